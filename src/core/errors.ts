@@ -1,0 +1,48 @@
+/**
+ * Goodput's error kinds. Each is tagged so callers test with a guard, never by message; the CLI
+ * and (later) the gateway map kinds to exit codes and HTTP statuses in one place each.
+ */
+
+/** A configuration value is invalid: names the dotted path and the bad value. */
+export class ConfigError extends Error {
+  readonly kind = 'config' as const;
+  readonly path: string;
+  constructor(path: string, expected: string, got: unknown) {
+    super(`${path}: expected ${expected}, got ${formatValue(got)}`);
+    this.name = 'ConfigError';
+    this.path = path;
+  }
+}
+
+/** A line of input (trace, fixture) is malformed: names file, line (1-based) and field. */
+export class InputError extends Error {
+  readonly kind = 'input' as const;
+  readonly file: string;
+  readonly line: number;
+  readonly field: string;
+  constructor(file: string, line: number, field: string, problem: string) {
+    super(`${file}:${line}: ${field}: ${problem}`);
+    this.name = 'InputError';
+    this.file = file;
+    this.line = line;
+    this.field = field;
+  }
+}
+
+export function isConfigError(e: unknown): e is ConfigError {
+  return e instanceof ConfigError;
+}
+
+export function isInputError(e: unknown): e is InputError {
+  return e instanceof InputError;
+}
+
+export function formatValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === undefined) return 'nothing';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

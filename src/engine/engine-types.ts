@@ -1,0 +1,63 @@
+/**
+ * The engine's contract with whoever drives it (the simulator, the wall-clock engine server,
+ * the gateway's embedded fleet): what goes in, which events come out, how it is configured.
+ */
+import type { Ms, Tokens } from '../core/request/units.ts';
+import type { PrefixBlocks } from '../core/request/request.ts';
+import type { GpuSpec, ModelSpec } from './hardware.ts';
+
+export interface EngineRequest {
+  readonly id: string;
+  readonly inputTokens: Tokens;
+  /** Tokens to generate before the sequence stops (EOS or max_tokens, decided by the driver). */
+  readonly outputTokens: Tokens;
+  readonly prefix?: PrefixBlocks;
+}
+
+export type PreemptionMode = 'recompute' | 'swap';
+
+export interface EngineConfig {
+  readonly model: ModelSpec;
+  readonly gpu: GpuSpec;
+  readonly tp: number;
+  /** vLLM's max_num_seqs: sequences running at once. */
+  readonly maxNumSeqs: number;
+  /** vLLM's max_num_batched_tokens: token budget of one step (decodes count one each). */
+  readonly maxBatchedTokens: number;
+  /** KV block size in tokens. */
+  readonly blockSize: number;
+  /** Fraction of GPU memory the engine may use for weights, activations and KV. */
+  readonly gpuMemoryUtilization: number;
+  readonly preemption: PreemptionMode;
+  readonly enablePrefixCaching: boolean;
+  /** Fixes KV capacity in blocks instead of deriving it from memory (tests, what-ifs). */
+  readonly numGpuBlocks?: number;
+  /** Host blocks available for swap-mode preemption. */
+  readonly numCpuBlocks?: number;
+}
+
+export type FailReason = 'prompt_exceeds_kv_capacity' | 'prompt_exceeds_max_model_len';
+
+/** Events, in the order they happen. `R` is the driver's own request object, handed back as is. */
+export interface EngineListener<R extends EngineRequest> {
+  /** The step starting at `atMs` holds the sequence's first prefill chunk (each time it restarts after preemption, too). */
+  onPrefillStart(req: R, atMs: Ms): void;
+  /** The step [stepStartMs, atMs) completed the prefill and emitted the first token. */
+  onFirstToken(req: R, atMs: Ms, stepStartMs: Ms, cachedTokens: Tokens): void;
+  /** Every token after the first; `index` counts from 1 (the first token is 0). */
+  onToken(req: R, atMs: Ms, index: number): void;
+  onFinish(req: R, atMs: Ms): void;
+  onPreempt(req: R, atMs: Ms, mode: PreemptionMode): void;
+  /** The engine cannot serve it at all; its blocks (if any) are already freed. */
+  onFail(req: R, atMs: Ms, reason: FailReason): void;
+}
+
+/** What a router or autoscaler may read of a replica, cheaply, at any time. */
+export interface ReplicaLoad {
+  readonly running: number;
+  readonly waiting: number;
+  readonly kvUsedBlocks: number;
+  readonly kvTotalBlocks: number;
+  /** Prompt tokens waiting and in progress that are not yet computed. */
+  readonly pendingPrefillTokens: Tokens;
+}
