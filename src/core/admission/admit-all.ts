@@ -1,0 +1,8 @@
+/** Admit everything: what a bare vLLM deployment does, and the baseline every gate is judged against. */
+import { ADMIT, type Admission } from './admission.ts';
+
+export const ADMIT_ALL = 'admit-all';
+
+export function admitAll(): Admission<null> {
+  return { type: ADMIT_ALL, initState: () => null, decide: () => ADMIT };
+}

@@ -1,0 +1,32 @@
+/**
+ * Named policies. The baselines are what real deployments run today, so every later policy is
+ * measured against them: `baseline-vllm` (admit all, dispatch at once, round-robin, engine
+ * FIFO) and `least-request` (the same with least-request routing).
+ */
+import { ConfigError } from '../errors.ts';
+import { resolvePolicy, type PolicyFile, type ResolvedPolicy } from './policy.ts';
+
+export const PRESETS: Readonly<Record<string, PolicyFile>> = {
+  'baseline-vllm': {
+    name: 'baseline-vllm',
+    policy_revision: 'baseline-vllm@1',
+    description: 'No admission control; dispatch at once; round-robin; the engine queues FIFO.',
+    admission: { type: 'admit-all' },
+    routing: { type: 'round-robin' },
+  },
+  'least-request': {
+    name: 'least-request',
+    policy_revision: 'least-request@1',
+    description: 'No admission control; dispatch at once to the replica with the fewest requests in flight.',
+    admission: { type: 'admit-all' },
+    routing: { type: 'least-request' },
+  },
+};
+
+export function presetPolicy(name: string): ResolvedPolicy {
+  const preset = PRESETS[name];
+  if (preset === undefined) {
+    throw new ConfigError('policy', `a preset (${Object.keys(PRESETS).join(', ')}) or a policy file`, name);
+  }
+  return resolvePolicy(preset);
+}

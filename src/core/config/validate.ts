@@ -1,0 +1,45 @@
+/**
+ * Turns schema failures into Goodput's ConfigError: the dotted path of the first bad value,
+ * what was expected and what was found — `routing.type: expected one of round-robin, least-request, got "fastest"`.
+ */
+import type { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+
+export function parseOrThrow<T>(schema: z.ZodType<T>, input: unknown, root = ''): T {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = [root, ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))]
+    .filter((p) => p !== '')
+    .join('.')
+    .replace(/\.\[/g, '[');
+  throw new ConfigError(path || '(root)', expectation(issue), valueAt(input, issue.path));
+}
+
+function expectation(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_value':
+      return `one of ${issue.values.map(String).join(', ')}`;
+    case 'too_small':
+      return `a number ${issue.inclusive === false ? '>' : '≥'} ${String(issue.minimum)}`;
+    case 'too_big':
+      return `a number ${issue.inclusive === false ? '<' : '≤'} ${String(issue.maximum)}`;
+    case 'invalid_type':
+      return `${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`;
+    case 'unrecognized_keys':
+      return `no unknown keys (${issue.keys.join(', ')})`;
+    case 'invalid_union':
+      return 'a known type';
+    default:
+      return issue.message;
+  }
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}

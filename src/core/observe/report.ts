@@ -1,0 +1,157 @@
+/**
+ * The run report: one JSON document with snake_case keys, shared by `goodput simulate`,
+ * `compare` and (later) the gateway's summaries. Numbers are rounded (ms to the microsecond,
+ * ratios to 1e-6) so reports diff cleanly; key order is fixed so equal runs are byte-identical.
+ */
+import type { Ms } from '../request/units.ts';
+import type { SloClass, SloClassName } from '../request/slo-classes.ts';
+import type { OutcomeAccumulator, GroupCounts } from './outcome-accumulator.ts';
+import { SERVICE_WEIGHTS } from './outcome-accumulator.ts';
+import { summarize, type Summary } from './percentile.ts';
+
+export interface ReportContext {
+  readonly seed: number;
+  readonly policy: string;
+  readonly policyRevision: string;
+  readonly scenario: Record<string, unknown>;
+  readonly durationMs: Ms;
+  readonly classes: Readonly<Record<SloClassName, SloClass>>;
+  /** Pooled token gaps of completed requests. */
+  readonly itl: Summary;
+  readonly fleet: {
+    readonly replicas: number;
+    readonly gpusPerReplica: number;
+    /** ∫ ready replicas dt, in ms. */
+    readonly readyReplicaMs: number;
+    readonly kvCapacityTokens: number;
+  };
+  readonly engine: { readonly steps: number; readonly preemptions: number; readonly prefixHitTokens: number; readonly promptTokens: number };
+  readonly client: { readonly timeouts: number; readonly retries: number };
+  readonly admission: { readonly deferred: number; readonly degraded: number };
+  readonly sim: { readonly wallMs: number; readonly events: number };
+}
+
+const r3 = (x: number) => Math.round(x * 1e3) / 1e3;
+const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+const ratio = (a: number, b: number) => (b > 0 ? r6(a / b) : 0);
+
+function latency(s: Summary) {
+  return { mean: r3(s.mean), p50: r3(s.p50), p90: r3(s.p90), p99: r3(s.p99), max: r3(s.max), count: s.count };
+}
+
+function sortedObject<V>(map: Map<string, V>): Record<string, V> {
+  return Object.fromEntries([...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
+  const seconds = ctx.durationMs / 1000;
+  const gpuSeconds = (ctx.fleet.readyReplicaMs / 1000) * ctx.fleet.gpusPerReplica;
+  const total = acc.total;
+  const byClass = new Map<string, unknown>();
+  for (const [name, g] of acc.byClass) {
+    byClass.set(name, {
+      requests: g.offered,
+      admitted: g.admitted,
+      completed: g.completed,
+      good: g.good,
+      attainment_admitted: ratio(g.good, g.admitted),
+      attainment_offered: ratio(g.good, g.offered),
+      ttft_ms: latency(summarize(acc.ttftByClass.get(name)?.values() ?? [])),
+      objectives_ms: objectives(ctx.classes[name]),
+    });
+  }
+  const tenants = new Map<string, unknown>();
+  for (const [name, g] of acc.byTenant) tenants.set(name, tenantEntry(g, total.service));
+  return {
+    seed: ctx.seed,
+    policy: ctx.policy,
+    policy_revision: ctx.policyRevision,
+    scenario: ctx.scenario,
+    duration_s: r6(seconds),
+    offered: { requests: total.offered, input_tokens: acc.offeredInputTokens },
+    admission: {
+      admitted: total.admitted,
+      deferred: ctx.admission.deferred,
+      degraded: ctx.admission.degraded,
+      rejected: acc.states.rejected,
+      reject_reasons: sortedObject(acc.rejectReasons),
+    },
+    completed: acc.states.completed,
+    failed: acc.states.failed,
+    cancelled: acc.states.cancelled,
+    running: acc.states.running,
+    fail_reasons: sortedObject(acc.failReasons),
+    latency_ms: {
+      ttft: latency(summarize(acc.ttft.values())),
+      tpot: latency(summarize(acc.tpot.values())),
+      itl: latency(ctx.itl),
+      e2el: latency(summarize(acc.e2e.values())),
+      max_stall: latency(summarize(acc.maxStall.values())),
+      ttft_parts: {
+        queue: latency(summarize(acc.queue.values())),
+        prefill: latency(summarize(acc.prefill.values())),
+        first_decode: latency(summarize(acc.firstDecode.values())),
+      },
+    },
+    slo: {
+      good: total.good,
+      attainment_admitted: ratio(total.good, total.admitted),
+      attainment_offered: ratio(total.good, total.offered),
+      by_class: sortedObject(byClass),
+    },
+    goodput: {
+      requests_per_s: ratio(total.good, seconds),
+      tokens_per_s: ratio(total.goodOutputTokens, seconds),
+    },
+    throughput: {
+      requests_per_s: ratio(acc.states.completed, seconds),
+      output_tokens_per_s: ratio(acc.outputTokens, seconds),
+    },
+    tenants: sortedObject(tenants),
+    tenant_service_weights: SERVICE_WEIGHTS,
+    client: {
+      attempts: acc.attempts,
+      retries: ctx.client.retries,
+      timeouts: ctx.client.timeouts,
+      retry_amplification: ratio(acc.attempts, total.offered),
+    },
+    engine: {
+      steps: ctx.engine.steps,
+      preemptions: ctx.engine.preemptions,
+      prefix_hit_tokens: ctx.engine.prefixHitTokens,
+      prefix_hit_rate: ratio(ctx.engine.prefixHitTokens, ctx.engine.promptTokens),
+    },
+    fleet: {
+      replicas: ctx.fleet.replicas,
+      gpus_per_replica: ctx.fleet.gpusPerReplica,
+      gpu_seconds: r3(gpuSeconds),
+      replicas_ready_mean: ctx.durationMs > 0 ? r6(ctx.fleet.readyReplicaMs / ctx.durationMs) : ctx.fleet.replicas,
+      kv_capacity_tokens: ctx.fleet.kvCapacityTokens,
+    },
+    cost: { gpu_seconds_per_good_request: total.good > 0 ? r6(gpuSeconds / total.good) : null },
+    sim: {
+      wall_ms: Math.round(ctx.sim.wallMs),
+      events: ctx.sim.events,
+      events_per_s: ctx.sim.wallMs > 0 ? Math.round(ctx.sim.events / (ctx.sim.wallMs / 1000)) : 0,
+      speedup: ctx.sim.wallMs > 0 ? Math.round(ctx.durationMs / ctx.sim.wallMs) : 0,
+    },
+  };
+}
+
+export type Report = ReturnType<typeof buildReport>;
+
+function tenantEntry(g: GroupCounts, totalService: number) {
+  return {
+    requests: g.offered,
+    admitted: g.admitted,
+    good: g.good,
+    service: g.service,
+    share: ratio(g.service, totalService),
+    attainment: ratio(g.good, g.offered),
+  };
+}
+
+function objectives(c: SloClass | undefined) {
+  const o = c?.objectives ?? {};
+  return { ttft: o.ttftMs ?? null, itl_p99: o.itlP99Ms ?? null, tpot: o.tpotMs ?? null, e2e: o.e2eMs ?? null };
+}

@@ -1,0 +1,43 @@
+/**
+ * What happened to one logical request (all its attempts), as the measurement sees it. The
+ * simulator and the gateway both produce these; every report number is computed from them.
+ */
+import type { Ms, Tokens } from '../request/units.ts';
+import type { SloClassName } from '../request/slo-classes.ts';
+
+export const FINAL_STATES = ['completed', 'failed', 'cancelled', 'rejected', 'running'] as const;
+export type FinalState = (typeof FINAL_STATES)[number];
+
+export interface RequestOutcome {
+  readonly id: string;
+  readonly tenant: string;
+  readonly sloClass: SloClassName;
+  readonly state: FinalState;
+  /** Admitted on its final attempt (rejected requests were not). */
+  readonly admitted: boolean;
+  readonly inputTokens: Tokens;
+  /** Tokens streamed back to the client. */
+  readonly outputTokens: Tokens;
+  /** Prompt tokens actually computed by the engine (after prefix-cache hits, including recomputes). */
+  readonly cachedTokens: Tokens;
+  /** From arrival; undefined when no token was produced. */
+  readonly ttftMs?: Ms;
+  readonly e2eMs?: Ms;
+  /** TTFT's parts: arrival → first prefill step, prefill steps before the last, the step that emitted the first token. */
+  readonly queueMs?: Ms;
+  readonly prefillMs?: Ms;
+  readonly firstDecodeMs?: Ms;
+  /** This request's own token gaps. */
+  readonly itlP99Ms?: Ms;
+  readonly maxStallMs?: Ms;
+  readonly attempts: number;
+  readonly preemptions: number;
+  readonly failReason?: string;
+  readonly rejectReason?: string;
+}
+
+/** TPOT as vLLM defines it: (E2E − TTFT) / (output tokens − 1), only for more than one token. */
+export function tpotMs(o: RequestOutcome): Ms | undefined {
+  if (o.ttftMs === undefined || o.e2eMs === undefined || o.outputTokens < 2) return undefined;
+  return (o.e2eMs - o.ttftMs) / (o.outputTokens - 1);
+}
