@@ -6,31 +6,79 @@ import tseslint from 'typescript-eslint';
 const clockAndEntropy = {
   'no-restricted-properties': [
     'error',
-    { object: 'Date', property: 'now', message: 'Read time from an injected Clock (src/runtime/ only).' },
-    { object: 'performance', property: 'now', message: 'Read time from an injected Clock (src/runtime/ only).' },
-    { object: 'Math', property: 'random', message: 'Use an injected, seeded Rng (src/runtime/ only).' },
-    { object: 'process', property: 'hrtime', message: 'Read time from an injected Clock (src/runtime/ only).' },
+    {
+      object: 'Date',
+      property: 'now',
+      message: 'Read time from an injected Clock (src/runtime/ only).',
+    },
+    {
+      object: 'performance',
+      property: 'now',
+      message: 'Read time from an injected Clock (src/runtime/ only).',
+    },
+    {
+      object: 'Math',
+      property: 'random',
+      message: 'Use an injected, seeded Rng (src/runtime/ only).',
+    },
+    {
+      object: 'process',
+      property: 'hrtime',
+      message: 'Read time from an injected Clock (src/runtime/ only).',
+    },
   ],
   'no-restricted-globals': [
     'error',
-    ...['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'queueMicrotask'].map(
-      (name) => ({ name, message: 'Schedule through injected Timers (src/runtime/ only).' }),
-    ),
+    ...[
+      'setTimeout',
+      'setInterval',
+      'setImmediate',
+      'clearTimeout',
+      'clearInterval',
+      'queueMicrotask',
+    ].map((name) => ({ name, message: 'Schedule through injected Timers (src/runtime/ only).' })),
   ],
   'no-restricted-syntax': [
     'error',
-    { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'new Date() reads the wall clock; inject a Clock.' },
+    {
+      selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+      message: 'new Date() reads the wall clock; inject a Clock.',
+    },
   ],
   'no-restricted-imports': [
     'error',
-    { paths: ['node:timers', 'node:timers/promises', 'timers', 'timers/promises', 'node:perf_hooks', 'perf_hooks'] },
+    {
+      paths: [
+        'node:timers',
+        'node:timers/promises',
+        'timers',
+        'timers/promises',
+        'node:perf_hooks',
+        'perf_hooks',
+      ],
+    },
   ],
 };
 
 const pureCore = {
   'no-restricted-imports': [
     'error',
-    { patterns: [{ group: ['node:*', '**/sim/**', '**/gateway/**', '**/engine/**', '**/runtime/**', '**/cli/**'], message: 'src/core is pure policy code.' }] },
+    {
+      paths: clockAndEntropy['no-restricted-imports'][1].paths,
+      patterns: [
+        {
+          group: [
+            'node:*',
+            '**/sim/**',
+            '**/gateway/**',
+            '**/engine/**',
+            '**/runtime/**',
+            '**/cli/**',
+          ],
+          message: 'src/core is pure policy code.',
+        },
+      ],
+    },
   ],
 };
 
@@ -41,9 +89,16 @@ export default tseslint.config(
   {
     languageOptions: { globals: { console: 'readonly', process: 'readonly', URL: 'readonly' } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
     },
   },
-  { files: ['src/**/*.ts'], ignores: ['src/runtime/**', 'src/**/*.test.ts'], rules: clockAndEntropy },
-  { files: ['src/core/**/*.ts'], rules: pureCore },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/runtime/**', 'src/**/*.test.ts'],
+    rules: clockAndEntropy,
+  },
+  { files: ['src/core/**/*.ts'], ignores: ['src/core/**/*.test.ts'], rules: pureCore },
 );

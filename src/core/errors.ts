@@ -3,14 +3,27 @@
  * and (later) the gateway map kinds to exit codes and HTTP statuses in one place each.
  */
 
-/** A configuration value is invalid: names the dotted path and the bad value. */
+/** A configuration value is invalid: names the dotted path, the bad value and, when known, the file. */
 export class ConfigError extends Error {
   readonly kind = 'config' as const;
   readonly path: string;
-  constructor(path: string, expected: string, got: unknown) {
-    super(`${path}: expected ${expected}, got ${formatValue(got)}`);
+  readonly expected: string;
+  readonly got: unknown;
+  readonly file: string | undefined;
+  constructor(path: string, expected: string, got: unknown, file?: string) {
+    super(
+      `${file === undefined ? '' : `${file}: `}${path}: expected ${expected}, got ${formatValue(got)}`,
+    );
     this.name = 'ConfigError';
     this.path = path;
+    this.expected = expected;
+    this.got = got;
+    this.file = file;
+  }
+
+  /** The same error, located in `file`. */
+  inFile(file: string): ConfigError {
+    return new ConfigError(this.path, this.expected, this.got, file);
   }
 }
 

@@ -28,9 +28,12 @@ export class SeededRng implements Rng {
   private c: number;
   private d: number;
   readonly seed: number;
+  /** Path of stream names from the root, so `a.fork('x')` and `b.fork('x')` differ when a and b do. */
+  readonly stream: string;
 
   constructor(seed: number, stream = '') {
     this.seed = seed;
+    this.stream = stream;
     const init = splitmix32(mix(seed, stream));
     this.a = init();
     this.b = init();
@@ -50,6 +53,6 @@ export class SeededRng implements Rng {
   }
 
   fork(stream: string): Rng {
-    return new SeededRng(this.seed, stream);
+    return new SeededRng(this.seed, `${this.stream}/${stream}`);
   }
 }

@@ -7,12 +7,23 @@
 import type { LlmRequest } from '../request/request.ts';
 import type { Ms } from '../request/units.ts';
 
-export const REJECT_REASONS = ['tenant_budget', 'service_capacity', 'deadline', 'kv_capacity', 'contract'] as const;
+export const REJECT_REASONS = [
+  'tenant_budget',
+  'service_capacity',
+  'deadline',
+  'kv_capacity',
+  'contract',
+] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 
 export type AdmissionDecision =
   | { readonly outcome: 'admit' }
-  | { readonly outcome: 'reject'; readonly status: 429 | 503; readonly reason: RejectReason; readonly retryAfterMs: Ms };
+  | {
+      readonly outcome: 'reject';
+      readonly status: 429 | 503;
+      readonly reason: RejectReason;
+      readonly retryAfterMs: Ms;
+    };
 
 export interface AdmissionContext {
   readonly nowMs: Ms;

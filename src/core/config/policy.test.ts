@@ -4,7 +4,12 @@ import { resolvePolicy } from './policy.ts';
 import { PRESETS, presetPolicy } from './presets.ts';
 import { isConfigError } from '../errors.ts';
 
-const valid = { name: 'p', policy_revision: 'r1', admission: { type: 'admit-all' }, routing: { type: 'least-request' } };
+const valid = {
+  name: 'p',
+  policy_revision: 'r1',
+  admission: { type: 'admit-all' },
+  routing: { type: 'least-request' },
+};
 
 test('every preset validates', () => {
   for (const name of Object.keys(PRESETS)) assert.equal(presetPolicy(name).name, name);
@@ -18,19 +23,41 @@ test('class overrides replace only what they name', () => {
 });
 
 const invalid: Array<[string, unknown, string]> = [
-  ['unknown router', { ...valid, routing: { type: 'fastest' } }, 'routing.type: expected one of round-robin, least-request, got "fastest"'],
-  ['negative objective', { ...valid, classes: { batch: { e2e_ms: -5 } } }, 'classes.batch.e2e_ms: expected a number ≥ 0, got -5'],
-  ['unknown class', { ...valid, classes: { vip: { ttft_ms: 1 } } }, 'classes: expected no unknown keys (vip)'],
-  ['missing revision', { ...valid, policy_revision: undefined }, 'policy_revision: expected a string, got nothing'],
+  [
+    'unknown router',
+    { ...valid, routing: { type: 'fastest' } },
+    'routing.type: expected one of round-robin, least-request, got "fastest"',
+  ],
+  [
+    'negative objective',
+    { ...valid, classes: { batch: { e2e_ms: -5 } } },
+    'classes.batch.e2e_ms: expected a number ≥ 0, got -5',
+  ],
+  [
+    'unknown class',
+    { ...valid, classes: { vip: { ttft_ms: 1 } } },
+    'classes: expected no unknown keys (vip)',
+  ],
+  [
+    'missing revision',
+    { ...valid, policy_revision: undefined },
+    'policy_revision: expected a string, got nothing',
+  ],
   ['unknown key', { ...valid, speed: 'max' }, '(root): expected no unknown keys (speed)'],
 ];
 
 for (const [name, input, message] of invalid) {
   test(`rejects ${name} naming path and value`, () => {
-    assert.throws(() => resolvePolicy(input), (e: unknown) => isConfigError(e) && e.message.startsWith(message));
+    assert.throws(
+      () => resolvePolicy(input),
+      (e: unknown) => isConfigError(e) && e.message.startsWith(message),
+    );
   });
 }
 
 test('unknown preset names the choices', () => {
-  assert.throws(() => presetPolicy('fast'), /policy: expected a preset \(baseline-vllm, least-request\) or a policy file, got "fast"/);
+  assert.throws(
+    () => presetPolicy('fast'),
+    /policy: expected a preset \(baseline-vllm, least-request\) or a policy file, got "fast"/,
+  );
 });

@@ -31,7 +31,9 @@ export const policySchema = z
     name: z.string().min(1),
     policy_revision: z.string().min(1),
     description: z.string().optional(),
-    admission: z.object({ type: z.enum(Object.keys(ADMISSIONS) as [string, ...string[]]) }).strict(),
+    admission: z
+      .object({ type: z.enum(Object.keys(ADMISSIONS) as [string, ...string[]]) })
+      .strict(),
     routing: z.object({ type: z.enum(Object.keys(ROUTERS) as [string, ...string[]]) }).strict(),
     classes: z.partialRecord(z.enum(SLO_CLASS_NAMES), classOverride).optional(),
   })
@@ -66,5 +68,11 @@ export function resolvePolicy(input: unknown): ResolvedPolicy {
       },
     };
   }
-  return { name: file.name, revision: file.policy_revision, admission: file.admission, routing: file.routing, classes };
+  return {
+    name: file.name,
+    revision: file.policy_revision,
+    admission: file.admission,
+    routing: file.routing,
+    classes,
+  };
 }

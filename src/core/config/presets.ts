@@ -17,7 +17,8 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
   'least-request': {
     name: 'least-request',
     policy_revision: 'least-request@1',
-    description: 'No admission control; dispatch at once to the replica with the fewest requests in flight.',
+    description:
+      'No admission control; dispatch at once to the replica with the fewest requests in flight.',
     admission: { type: 'admit-all' },
     routing: { type: 'least-request' },
   },
@@ -26,7 +27,11 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
 export function presetPolicy(name: string): ResolvedPolicy {
   const preset = PRESETS[name];
   if (preset === undefined) {
-    throw new ConfigError('policy', `a preset (${Object.keys(PRESETS).join(', ')}) or a policy file`, name);
+    throw new ConfigError(
+      'policy',
+      `a preset (${Object.keys(PRESETS).join(', ')}) or a policy file`,
+      name,
+    );
   }
   return resolvePolicy(preset);
 }

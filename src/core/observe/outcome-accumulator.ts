@@ -25,7 +25,13 @@ function emptyGroup(): GroupCounts {
 }
 
 export class OutcomeAccumulator {
-  readonly states: Record<FinalState, number> = { completed: 0, failed: 0, cancelled: 0, rejected: 0, running: 0 };
+  readonly states: Record<FinalState, number> = {
+    completed: 0,
+    failed: 0,
+    cancelled: 0,
+    rejected: 0,
+    running: 0,
+  };
   readonly rejectReasons = new Map<string, number>();
   readonly failReasons = new Map<string, number>();
   readonly byClass = new Map<SloClassName, GroupCounts>();
@@ -53,8 +59,14 @@ export class OutcomeAccumulator {
 
   add(o: RequestOutcome): void {
     const good = isGood(o, this.classes[o.sloClass].objectives);
-    const service = o.admitted ? SERVICE_WEIGHTS.input * o.inputTokens + SERVICE_WEIGHTS.output * o.outputTokens : 0;
-    for (const group of [this.total, groupOf(this.byClass, o.sloClass), groupOf(this.byTenant, o.tenant)]) {
+    const service = o.admitted
+      ? SERVICE_WEIGHTS.input * o.inputTokens + SERVICE_WEIGHTS.output * o.outputTokens
+      : 0;
+    for (const group of [
+      this.total,
+      groupOf(this.byClass, o.sloClass),
+      groupOf(this.byTenant, o.tenant),
+    ]) {
       group.offered++;
       if (o.admitted) group.admitted++;
       if (o.state === 'completed') group.completed++;

@@ -25,7 +25,15 @@ export interface ReportContext {
     readonly readyReplicaMs: number;
     readonly kvCapacityTokens: number;
   };
-  readonly engine: { readonly steps: number; readonly preemptions: number; readonly prefixHitTokens: number; readonly promptTokens: number };
+  readonly engine: {
+    readonly steps: number;
+    readonly preemptions: number;
+    readonly prefixHitTokens: number;
+    readonly promptTokens: number;
+    readonly kvUsedBlocksAtEnd: number;
+  };
+  /** Time-average requests in the fleet (Little's L, measured independently of latencies). */
+  readonly meanInSystem: number;
   readonly client: { readonly timeouts: number; readonly retries: number };
   readonly admission: { readonly deferred: number; readonly degraded: number };
   readonly sim: { readonly wallMs: number; readonly events: number };
@@ -36,7 +44,14 @@ const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const ratio = (a: number, b: number) => (b > 0 ? r6(a / b) : 0);
 
 function latency(s: Summary) {
-  return { mean: r3(s.mean), p50: r3(s.p50), p90: r3(s.p90), p99: r3(s.p99), max: r3(s.max), count: s.count };
+  return {
+    mean: r3(s.mean),
+    p50: r3(s.p50),
+    p90: r3(s.p90),
+    p99: r3(s.p99),
+    max: r3(s.max),
+    count: s.count,
+  };
 }
 
 function sortedObject<V>(map: Map<string, V>): Record<string, V> {
@@ -47,20 +62,11 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
   const seconds = ctx.durationMs / 1000;
   const gpuSeconds = (ctx.fleet.readyReplicaMs / 1000) * ctx.fleet.gpusPerReplica;
   const total = acc.total;
-  const byClass = new Map<string, unknown>();
+  const byClass = new Map<string, ReturnType<typeof classEntry>>();
   for (const [name, g] of acc.byClass) {
-    byClass.set(name, {
-      requests: g.offered,
-      admitted: g.admitted,
-      completed: g.completed,
-      good: g.good,
-      attainment_admitted: ratio(g.good, g.admitted),
-      attainment_offered: ratio(g.good, g.offered),
-      ttft_ms: latency(summarize(acc.ttftByClass.get(name)?.values() ?? [])),
-      objectives_ms: objectives(ctx.classes[name]),
-    });
+    byClass.set(name, classEntry(g, acc.ttftByClass.get(name)?.values() ?? [], ctx.classes[name]));
   }
-  const tenants = new Map<string, unknown>();
+  const tenants = new Map<string, ReturnType<typeof tenantEntry>>();
   for (const [name, g] of acc.byTenant) tenants.set(name, tenantEntry(g, total.service));
   return {
     seed: ctx.seed,
@@ -120,13 +126,16 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       preemptions: ctx.engine.preemptions,
       prefix_hit_tokens: ctx.engine.prefixHitTokens,
       prefix_hit_rate: ratio(ctx.engine.prefixHitTokens, ctx.engine.promptTokens),
+      kv_used_blocks_at_end: ctx.engine.kvUsedBlocksAtEnd,
     },
     fleet: {
       replicas: ctx.fleet.replicas,
       gpus_per_replica: ctx.fleet.gpusPerReplica,
       gpu_seconds: r3(gpuSeconds),
-      replicas_ready_mean: ctx.durationMs > 0 ? r6(ctx.fleet.readyReplicaMs / ctx.durationMs) : ctx.fleet.replicas,
+      replicas_ready_mean:
+        ctx.durationMs > 0 ? r6(ctx.fleet.readyReplicaMs / ctx.durationMs) : ctx.fleet.replicas,
       kv_capacity_tokens: ctx.fleet.kvCapacityTokens,
+      mean_requests_in_system: r6(ctx.meanInSystem),
     },
     cost: { gpu_seconds_per_good_request: total.good > 0 ? r6(gpuSeconds / total.good) : null },
     sim: {
@@ -151,7 +160,25 @@ function tenantEntry(g: GroupCounts, totalService: number) {
   };
 }
 
+function classEntry(g: GroupCounts, ttft: ArrayLike<number>, c: SloClass | undefined) {
+  return {
+    requests: g.offered,
+    admitted: g.admitted,
+    completed: g.completed,
+    good: g.good,
+    attainment_admitted: ratio(g.good, g.admitted),
+    attainment_offered: ratio(g.good, g.offered),
+    ttft_ms: latency(summarize(ttft)),
+    objectives_ms: objectives(c),
+  };
+}
+
 function objectives(c: SloClass | undefined) {
   const o = c?.objectives ?? {};
-  return { ttft: o.ttftMs ?? null, itl_p99: o.itlP99Ms ?? null, tpot: o.tpotMs ?? null, e2e: o.e2eMs ?? null };
+  return {
+    ttft: o.ttftMs ?? null,
+    itl_p99: o.itlP99Ms ?? null,
+    tpot: o.tpotMs ?? null,
+    e2e: o.e2eMs ?? null,
+  };
 }

@@ -42,7 +42,8 @@ export class RunLengthSamples {
     const counts: number[] = [];
     for (const i of order) {
       const v = this.values[i];
-      if (values.length > 0 && values[values.length - 1] === v) counts[counts.length - 1] += this.counts[i];
+      if (values.length > 0 && values[values.length - 1] === v)
+        counts[counts.length - 1] += this.counts[i];
       else {
         values.push(v);
         counts.push(this.counts[i]);

@@ -5,9 +5,20 @@ import type { RequestOutcome } from './request-outcome.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
 
 const base: RequestOutcome = {
-  id: 'r1', tenant: 't', sloClass: 'interactive', state: 'completed', admitted: true,
-  inputTokens: 100, outputTokens: 10, cachedTokens: 0, ttftMs: 500, e2eMs: 1400,
-  itlP99Ms: 60, maxStallMs: 70, attempts: 1, preemptions: 0,
+  id: 'r1',
+  tenant: 't',
+  sloClass: 'interactive',
+  state: 'completed',
+  admitted: true,
+  inputTokens: 100,
+  outputTokens: 10,
+  cachedTokens: 0,
+  ttftMs: 500,
+  e2eMs: 1400,
+  itlP99Ms: 60,
+  maxStallMs: 70,
+  attempts: 1,
+  preemptions: 0,
 };
 const interactive = DEFAULT_SLO_CLASSES.interactive.objectives;
 
@@ -23,7 +34,8 @@ const cases: Array<[string, Partial<RequestOutcome>, boolean]> = [
 ];
 
 for (const [name, change, good] of cases) {
-  test(`interactive: ${name}`, () => assert.equal(isGood({ ...base, ...change }, interactive), good));
+  test(`interactive: ${name}`, () =>
+    assert.equal(isGood({ ...base, ...change }, interactive), good));
 }
 
 test('batch judges only its completion deadline', () => {

@@ -5,7 +5,14 @@ import { ROUTERS } from './registry.ts';
 import type { ReplicaSnapshot } from './replica-snapshot.ts';
 import type { LlmRequest } from '../request/request.ts';
 
-const req: LlmRequest = { id: 'r', arrivalMs: 0, inputTokens: 10, outputTokens: 5, tenant: 't', sloClass: 'interactive' };
+const req: LlmRequest = {
+  id: 'r',
+  arrivalMs: 0,
+  inputTokens: 10,
+  outputTokens: 5,
+  tenant: 't',
+  sloClass: 'interactive',
+};
 const fleet = (loads: number[]): ReplicaSnapshot[] =>
   loads.map((inFlight, index) => ({ index, inFlight, running: inFlight, waiting: 0, kvUsage: 0 }));
 
@@ -15,7 +22,11 @@ for (const [type, make] of Object.entries(ROUTERS)) {
     const state = router.initState();
     for (const size of [1, 2, 3, 7]) {
       for (let k = 0; k < 20; k++) {
-        const i = router.pick(state, req, fleet(Array.from({ length: size }, (_, j) => (j * 7 + k) % 5)));
+        const i = router.pick(
+          state,
+          req,
+          fleet(Array.from({ length: size }, (_, j) => (j * 7 + k) % 5)),
+        );
         assert.ok(Number.isInteger(i) && i >= 0 && i < size);
       }
     }

@@ -1,0 +1,42 @@
+/** `goodput compare`: several policies over the same scenario (same seed, same requests), side by side. */
+import { writeFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { wallClock } from '../runtime/wall-clock.ts';
+import { runScenario } from '../sim/scenario.ts';
+import { loadPolicy } from '../sim/policy-source.ts';
+import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
+import { progressBar } from './progress-bar.ts';
+import { summaryTable } from './summary-table.ts';
+
+export function compareCommand(): Command {
+  return addScenarioFlags(
+    new Command('compare')
+      .description('run several policies on the same workload and print them side by side')
+      .requiredOption(
+        '--policies <list>',
+        'comma-separated preset names or policy files, e.g. baseline-vllm,least-request',
+      ),
+  ).action((flags: Record<string, unknown>) => {
+    const spec = scenarioFromFlags(flags);
+    const policies = (flags.policies as string).split(',').map((p) => loadPolicy(p.trim()));
+    const reports = policies.map((policy) => {
+      const bar = progressBar(
+        process.stderr,
+        wallClock,
+        spec.trace === undefined ? spec.numRequests : undefined,
+        `${policy.name} `,
+      );
+      const report = runScenario(spec, policy, { wallClock, onProgress: bar.update });
+      bar.done();
+      return report;
+    });
+    console.log(summaryTable(reports));
+    if (flags.out !== undefined) {
+      writeFileSync(
+        flags.out as string,
+        `${JSON.stringify({ seed: spec.seed, reports }, null, 2)}\n`,
+      );
+      console.log(`\nreports written to ${flags.out as string}`);
+    }
+  });
+}

@@ -1,0 +1,30 @@
+/**
+ * The `goodput` command line. Errors of Goodput's own kinds (bad config, bad input) print one
+ * clear line and exit 2; anything else is a bug and keeps its stack trace.
+ */
+import { Command, CommanderError } from 'commander';
+import { isConfigError, isInputError } from '../core/errors.ts';
+import { simulateCommand } from './simulate-command.ts';
+import { compareCommand } from './compare-command.ts';
+
+const program = new Command('goodput')
+  .description(
+    'Goodput: an SLO control plane for LLM serving, and a deterministic simulator of the fleet behind it',
+  )
+  .showHelpAfterError()
+  .exitOverride()
+  .addCommand(simulateCommand())
+  .addCommand(compareCommand());
+
+for (const cmd of program.commands) cmd.exitOverride();
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof CommanderError) process.exit(e.exitCode);
+  if (isConfigError(e) || isInputError(e)) {
+    console.error(`goodput: ${e.message}`);
+    process.exit(2);
+  }
+  throw e;
+}

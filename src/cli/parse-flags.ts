@@ -1,0 +1,58 @@
+/**
+ * Parsers for numeric command-line flags. Each failure is a ConfigError naming the flag and the
+ * value given, so `--rate abc` reads `--rate: expected a number > 0, got "abc"`.
+ */
+import { ConfigError } from '../core/errors.ts';
+
+export function positiveNumber(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new ConfigError(flag, 'a number > 0', value);
+    return n;
+  };
+}
+
+export function nonNegativeNumber(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0)
+      throw new ConfigError(flag, 'a number ≥ 0', value);
+    return n;
+  };
+}
+
+export function positiveInt(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
+      throw new ConfigError(flag, 'an integer ≥ 1', value);
+    return n;
+  };
+}
+
+export function nonNegativeInt(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
+      throw new ConfigError(flag, 'an integer ≥ 0', value);
+    return n;
+  };
+}
+
+export function fraction(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !(n > 0 && n <= 1))
+      throw new ConfigError(flag, 'a number in (0, 1]', value);
+    return n;
+  };
+}
+
+export function oneOf<T extends string>(flag: string, choices: readonly T[]) {
+  return (value: string): T => {
+    if (!(choices as readonly string[]).includes(value))
+      throw new ConfigError(flag, `one of ${choices.join(', ')}`, value);
+    return value as T;
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * The flags `simulate` and `compare` share, and their translation into a ScenarioSpec. Every
+ * flag is documented in `--help`; every numeric one is validated as it is parsed.
+ */
+import { Option, type Command } from 'commander';
+import { SCENARIO_DEFAULTS as D, type ScenarioSpec } from '../sim/scenario.ts';
+import {
+  fraction,
+  nonNegativeInt,
+  nonNegativeNumber,
+  oneOf,
+  positiveInt,
+  positiveNumber,
+} from './parse-flags.ts';
+
+export function addScenarioFlags(cmd: Command): Command {
+  return cmd
+    .option(
+      '--trace <file>',
+      'replay a trace: Azure 2023 CSV, Mooncake JSONL, BurstGPT CSV or native JSONL',
+    )
+    .option(
+      '--trace-format <format>',
+      'azure | mooncake | burstgpt | jsonl (default: detected from content)',
+    )
+    .addOption(
+      new Option('--arrival <process>', 'synthetic arrivals')
+        .choices(['poisson', 'gamma'])
+        .default(D.arrival),
+    )
+    .option('--rate <rps>', 'synthetic arrival rate, requests/s', positiveNumber('--rate'), D.rate)
+    .option(
+      '--burstiness <b>',
+      'gamma shape (vLLM --burstiness): 1 = Poisson, < 1 burstier',
+      positiveNumber('--burstiness'),
+      D.burstiness,
+    )
+    .option(
+      '--num-requests <n>',
+      'synthetic requests to generate',
+      positiveInt('--num-requests'),
+      D.numRequests,
+    )
+    .option('--input <spec>', 'input lengths: fixed:N | uniform:A:B | exp:MEAN | sharegpt', D.input)
+    .option(
+      '--output <spec>',
+      'output lengths: fixed:N | uniform:A:B | exp:MEAN | sharegpt',
+      D.output,
+    )
+    .option(
+      '--rate-scale <x>',
+      'multiply the trace arrival rate by x (time compressed x times)',
+      positiveNumber('--rate-scale'),
+      D.rateScale,
+    )
+    .option(
+      '--start <s>',
+      'cut the trace from this second of trace time (before scaling)',
+      nonNegativeNumber('--start'),
+    )
+    .option(
+      '--duration <s>',
+      'keep this many seconds of trace time (before scaling)',
+      positiveNumber('--duration'),
+    )
+    .option('--tenants <spec>', 'tenants for rows without one: NAME | zipf:N:S', D.tenants)
+    .option(
+      '--classes <spec>',
+      'SLO classes for rows without one: CLASS | CLASS:W,CLASS:W…',
+      D.classes,
+    )
+    .option('--model <name>', 'model served by every replica', D.model)
+    .option('--gpu <name>', 'GPU type: a100 | h100', D.gpu)
+    .option('--tp <n>', 'tensor-parallel GPUs per replica', positiveInt('--tp'), D.tp)
+    .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
+    .option(
+      '--profile <name>',
+      'timing profile: MODEL/GPU/tpN, or const:step_ms=10, or const:prefill_ms_per_token=X,decode_step_ms=Y',
+    )
+    .option(
+      '--max-num-seqs <n>',
+      "engine's max running sequences (vLLM max_num_seqs)",
+      positiveInt('--max-num-seqs'),
+      D.maxNumSeqs,
+    )
+    .option(
+      '--max-batched-tokens <n>',
+      "engine's token budget per step (vLLM max_num_batched_tokens)",
+      positiveInt('--max-batched-tokens'),
+      D.maxBatchedTokens,
+    )
+    .option(
+      '--preemption <mode>',
+      'recompute | swap',
+      oneOf('--preemption', ['recompute', 'swap'] as const),
+      D.preemption,
+    )
+    .option('--no-prefix-caching', 'disable the engine prefix cache')
+    .option(
+      '--kv-blocks <n>',
+      'fix KV capacity per replica in 16-token blocks instead of deriving it from memory',
+      positiveInt('--kv-blocks'),
+    )
+    .option(
+      '--gpu-memory-utilization <f>',
+      'fraction of GPU memory for the engine',
+      fraction('--gpu-memory-utilization'),
+      D.gpuMemoryUtilization,
+    )
+    .option(
+      '--client-timeout-ms <ms>',
+      'clients cancel an attempt not finished after this long',
+      positiveNumber('--client-timeout-ms'),
+    )
+    .option(
+      '--max-attempts <n>',
+      'attempts per request, the first included (1 = no retries)',
+      positiveInt('--max-attempts'),
+      D.maxAttempts,
+    )
+    .option(
+      '--backoff-base-ms <ms>',
+      'retry backoff base (exponential, full jitter)',
+      nonNegativeNumber('--backoff-base-ms'),
+      D.backoffBaseMs,
+    )
+    .option(
+      '--backoff-cap-ms <ms>',
+      'retry backoff cap',
+      nonNegativeNumber('--backoff-cap-ms'),
+      D.backoffCapMs,
+    )
+    .option('--seed <n>', 'random seed (recorded in the report)', nonNegativeInt('--seed'), 1)
+    .option('--out <file>', 'write the JSON report here');
+}
+
+/** Commander's parsed options → ScenarioSpec. */
+export function scenarioFromFlags(o: Record<string, unknown>): ScenarioSpec {
+  return {
+    seed: o.seed as number,
+    trace: o.trace as string | undefined,
+    traceFormat: o.traceFormat as string | undefined,
+    arrival: o.arrival as ScenarioSpec['arrival'],
+    rate: o.rate as number,
+    burstiness: o.burstiness as number,
+    numRequests: o.numRequests as number,
+    input: o.input as string,
+    output: o.output as string,
+    rateScale: o.rateScale as number,
+    startS: o.start as number | undefined,
+    durationS: o.duration as number | undefined,
+    tenants: o.tenants as string,
+    classes: o.classes as string,
+    model: o.model as string,
+    gpu: o.gpu as string,
+    tp: o.tp as number,
+    replicas: o.replicas as number,
+    profile: o.profile as string | undefined,
+    maxNumSeqs: o.maxNumSeqs as number,
+    maxBatchedTokens: o.maxBatchedTokens as number,
+    preemption: o.preemption as ScenarioSpec['preemption'],
+    prefixCaching: o.prefixCaching as boolean,
+    kvBlocks: o.kvBlocks as number | undefined,
+    gpuMemoryUtilization: o.gpuMemoryUtilization as number,
+    clientTimeoutMs: o.clientTimeoutMs as number | undefined,
+    maxAttempts: o.maxAttempts as number,
+    backoffBaseMs: o.backoffBaseMs as number,
+    backoffCapMs: o.backoffCapMs as number,
+  };
+}

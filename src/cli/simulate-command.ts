@@ -1,0 +1,36 @@
+/** `goodput simulate`: one policy over one scenario; prints a summary, writes the JSON report. */
+import { writeFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { wallClock } from '../runtime/wall-clock.ts';
+import { runScenario } from '../sim/scenario.ts';
+import { loadPolicy } from '../sim/policy-source.ts';
+import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
+import { progressBar } from './progress-bar.ts';
+import { summaryTable } from './summary-table.ts';
+
+export function simulateCommand(): Command {
+  return addScenarioFlags(
+    new Command('simulate')
+      .description('simulate a fleet serving a workload under one control policy')
+      .option(
+        '--policy <name|file>',
+        'preset name (baseline-vllm, least-request) or a YAML/JSON policy file',
+        'baseline-vllm',
+      ),
+  ).action((flags: Record<string, unknown>) => {
+    const spec = scenarioFromFlags(flags);
+    const policy = loadPolicy(flags.policy as string);
+    const bar = progressBar(
+      process.stderr,
+      wallClock,
+      spec.trace === undefined ? spec.numRequests : undefined,
+    );
+    const report = runScenario(spec, policy, { wallClock, onProgress: bar.update });
+    bar.done();
+    console.log(summaryTable([report]));
+    if (flags.out !== undefined) {
+      writeFileSync(flags.out as string, `${JSON.stringify(report, null, 2)}\n`);
+      console.log(`\nreport written to ${flags.out as string}`);
+    }
+  });
+}

@@ -1,0 +1,4 @@
+/** The wall clock: milliseconds since this process started (monotonic). Only runtimes and the CLI use it. */
+import type { Clock } from '../core/ports/clock.ts';
+
+export const wallClock: Clock = { now: () => performance.now() };

@@ -1,0 +1,113 @@
+/**
+ * The simulated fleet: N identical engine replicas on the virtual clock, plus the control
+ * plane's own view of them (requests in flight per replica). Routing sees snapshots of this.
+ */
+import type { Clock } from '../core/ports/clock.ts';
+import type { Timers } from '../core/ports/timers.ts';
+import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
+import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
+import type { TimingProfile } from '../engine/timing/profile.ts';
+import { ReplicaDriver } from '../engine/replica-driver.ts';
+import type { Attempt } from './request-tracker.ts';
+
+interface MutableSnapshot {
+  index: number;
+  inFlight: number;
+  running: number;
+  waiting: number;
+  kvUsage: number;
+}
+
+export class Fleet {
+  private readonly replicas: ReplicaDriver<Attempt>[] = [];
+  private readonly views: MutableSnapshot[] = [];
+  private readonly clock: Clock;
+  readonly kvCapacityTokens: number;
+  /** ∫ (requests in the fleet) dt, in request·ms: the L of Little's law, measured on its own. */
+  private inSystemArea = 0;
+  private inSystem = 0;
+  private lastChangeMs = 0;
+
+  constructor(
+    n: number,
+    config: EngineConfig,
+    profile: TimingProfile,
+    listener: EngineListener<Attempt>,
+    clock: Clock & Timers,
+  ) {
+    this.clock = clock;
+    for (let i = 0; i < n; i++) {
+      this.replicas.push(
+        new ReplicaDriver<Attempt>({ config, profile, listener, clock, timers: clock }),
+      );
+      this.views.push({ index: i, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 });
+    }
+    const load = this.replicas[0].load();
+    this.kvCapacityTokens = n * load.kvTotalBlocks * config.blockSize;
+  }
+
+  /** Fresh snapshots of every replica (all are ready until autoscaling exists). */
+  snapshots(): readonly ReplicaSnapshot[] {
+    for (let i = 0; i < this.replicas.length; i++) {
+      const load = this.replicas[i].load();
+      const v = this.views[i];
+      v.running = load.running;
+      v.waiting = load.waiting;
+      v.kvUsage = load.kvTotalBlocks > 0 ? load.kvUsedBlocks / load.kvTotalBlocks : 1;
+    }
+    return this.views;
+  }
+
+  dispatch(attempt: Attempt): void {
+    this.changeInSystem(1);
+    this.views[attempt.replica].inFlight++;
+    this.replicas[attempt.replica].add(attempt);
+  }
+
+  /** The attempt left the replica (finished or failed). */
+  release(replica: number): void {
+    this.changeInSystem(-1);
+    this.views[replica].inFlight--;
+  }
+
+  /** Time-average number of requests in the fleet over [0, untilMs]. */
+  meanInSystem(untilMs: number): number {
+    const area = this.inSystemArea + this.inSystem * (untilMs - this.lastChangeMs);
+    return untilMs > 0 ? area / untilMs : 0;
+  }
+
+  private changeInSystem(delta: number): void {
+    const now = this.clock.now();
+    this.inSystemArea += this.inSystem * (now - this.lastChangeMs);
+    this.lastChangeMs = now;
+    this.inSystem += delta;
+  }
+
+  /** The client abandoned it: the replica drops it and frees its memory. */
+  cancel(attempt: Attempt): void {
+    this.replicas[attempt.replica].cancel(attempt.id);
+    this.release(attempt.replica);
+  }
+
+  stats() {
+    let steps = 0;
+    let preemptions = 0;
+    let prefixHitTokens = 0;
+    let promptTokens = 0;
+    for (const r of this.replicas) {
+      const s = r.stats();
+      steps += s.steps;
+      preemptions += s.preemptions;
+      prefixHitTokens += s.prefixHitTokens;
+      promptTokens += s.promptTokens;
+    }
+    return { steps, preemptions, prefixHitTokens, promptTokens };
+  }
+
+  /** KV blocks held by sequences (cached, unreferenced prefix blocks excepted): 0 once all requests end. */
+  kvUsedBlocks(): number {
+    let used = 0;
+    for (const r of this.replicas) used += r.load().kvUsedBlocks;
+    return used;
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * A scenario is everything a run depends on, as plain data: workload, fleet, engine limits,
+ * client behaviour, seed. It is recorded verbatim in the report, so a report says how to
+ * reproduce itself. The policy is kept apart: `compare` runs several over one scenario.
+ */
+import type { Clock } from '../core/ports/clock.ts';
+import type { Ms } from '../core/request/units.ts';
+import type { ResolvedPolicy } from '../core/config/policy.ts';
+import type { Report } from '../core/observe/report.ts';
+import { ConfigError } from '../core/errors.ts';
+import { GPUS, MODELS } from '../engine/hardware.ts';
+import type { EngineConfig, PreemptionMode } from '../engine/engine-types.ts';
+import { resolveProfile } from '../engine/timing/profile-registry.ts';
+import { SeededRng } from '../runtime/seeded-rng.ts';
+import { buildWorkload } from './workload/build-workload.ts';
+import { simulate } from './simulation.ts';
+
+export interface ScenarioSpec {
+  readonly seed: number;
+  readonly trace?: string;
+  readonly traceFormat?: string;
+  readonly arrival: 'poisson' | 'gamma';
+  readonly rate: number;
+  readonly burstiness: number;
+  readonly numRequests: number;
+  readonly input: string;
+  readonly output: string;
+  readonly rateScale: number;
+  readonly startS?: number;
+  readonly durationS?: number;
+  readonly tenants: string;
+  readonly classes: string;
+  readonly model: string;
+  readonly gpu: string;
+  readonly tp: number;
+  readonly replicas: number;
+  readonly profile?: string;
+  readonly maxNumSeqs: number;
+  readonly maxBatchedTokens: number;
+  readonly preemption: PreemptionMode;
+  readonly prefixCaching: boolean;
+  readonly kvBlocks?: number;
+  readonly gpuMemoryUtilization: number;
+  readonly clientTimeoutMs?: number;
+  readonly maxAttempts: number;
+  readonly backoffBaseMs: number;
+  readonly backoffCapMs: number;
+}
+
+export const SCENARIO_DEFAULTS: Omit<ScenarioSpec, 'seed'> = {
+  arrival: 'poisson',
+  rate: 10,
+  burstiness: 1,
+  numRequests: 1000,
+  input: 'sharegpt',
+  output: 'sharegpt',
+  rateScale: 1,
+  tenants: 'default',
+  classes: 'interactive',
+  model: 'llama-3-8b',
+  gpu: 'h100',
+  tp: 1,
+  replicas: 1,
+  maxNumSeqs: 256,
+  maxBatchedTokens: 8192,
+  preemption: 'recompute',
+  prefixCaching: true,
+  gpuMemoryUtilization: 0.9,
+  maxAttempts: 1,
+  backoffBaseMs: 500,
+  backoffCapMs: 30_000,
+};
+
+export function engineConfig(spec: ScenarioSpec): EngineConfig {
+  const model = MODELS[spec.model];
+  if (model === undefined)
+    throw new ConfigError('model', `one of ${Object.keys(MODELS).join(', ')}`, spec.model);
+  const gpu = GPUS[spec.gpu];
+  if (gpu === undefined)
+    throw new ConfigError('gpu', `one of ${Object.keys(GPUS).join(', ')}`, spec.gpu);
+  return {
+    model,
+    gpu,
+    tp: spec.tp,
+    maxNumSeqs: spec.maxNumSeqs,
+    maxBatchedTokens: spec.maxBatchedTokens,
+    blockSize: 16,
+    gpuMemoryUtilization: spec.gpuMemoryUtilization,
+    preemption: spec.preemption,
+    enablePrefixCaching: spec.prefixCaching,
+    numGpuBlocks: spec.kvBlocks,
+  };
+}
+
+export interface RunHooks {
+  readonly wallClock: Clock;
+  readonly onProgress?: (simMs: Ms, finished: number) => void;
+}
+
+export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: RunHooks): Report {
+  const rng = new SeededRng(spec.seed);
+  const engine = engineConfig(spec);
+  const profile = resolveProfile({
+    profile: spec.profile,
+    model: spec.model,
+    gpu: spec.gpu,
+    tp: spec.tp,
+  });
+  const workload = buildWorkload(
+    {
+      trace: spec.trace,
+      traceFormat: spec.traceFormat,
+      arrival: spec.arrival,
+      rate: spec.rate,
+      burstiness: spec.burstiness,
+      numRequests: spec.numRequests,
+      input: spec.input,
+      output: spec.output,
+      rateScale: spec.rateScale,
+      startS: spec.startS,
+      durationS: spec.durationS,
+      tenants: spec.tenants,
+      classes: spec.classes,
+    },
+    rng.fork('workload'),
+  );
+  return simulate({
+    seed: spec.seed,
+    rng,
+    policy,
+    requests: workload.requests,
+    replicas: spec.replicas,
+    engine,
+    profile,
+    client: {
+      timeoutMs: spec.clientTimeoutMs,
+      maxAttempts: spec.maxAttempts,
+      backoffBaseMs: spec.backoffBaseMs,
+      backoffCapMs: spec.backoffCapMs,
+    },
+    scenario: { ...spec, profile: profile.name, workload: workload.describe },
+    wallClock: hooks.wallClock,
+    onProgress: hooks.onProgress,
+  });
+}

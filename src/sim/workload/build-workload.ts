@@ -1,0 +1,183 @@
+/**
+ * The one entry point for workloads: validates the options, loads what they name (a trace, the
+ * ShareGPT lengths) and returns a lazy, re-iterable request stream with its description. All
+ * checking and loading happens here, so a bad option or trace line fails before the simulation
+ * starts; iterating never throws. Which options apply to which kind is set out in
+ * workload-options.ts.
+ */
+import { ConfigError } from '../../core/errors.ts';
+import type { Rng } from '../../core/ports/rng.ts';
+import type { LlmRequest } from '../../core/request/request.ts';
+import { formatClassSpec, parseClassSpec, type ClassSpec } from './class-spec.ts';
+import { formatLengthSpec, parseLengthSpec } from './length-spec.ts';
+import { shareGptLengths } from './sharegpt-lengths.ts';
+import { syntheticRequests } from './synthetic-workload.ts';
+import { formatTenantSpec, parseTenantSpec, type TenantSpec } from './tenant-spec.ts';
+import { loadTrace } from './trace/load-trace.ts';
+import { traceRequests } from './trace/trace-workload.ts';
+import { scaledArrival, selectWindow } from './trace/trace-window.ts';
+import type {
+  SyntheticDescription,
+  TraceDescription,
+  WorkloadDescription,
+} from './workload-description.ts';
+import {
+  ARRIVAL_KINDS,
+  TRACE_FORMAT_ALIASES,
+  TRACE_FORMAT_NAMES,
+  WORKLOAD_DEFAULTS as D,
+  WORKLOAD_FLAGS as F,
+  type ArrivalKind,
+  type TraceFormatName,
+  type WorkloadOptions,
+} from './workload-options.ts';
+
+export interface Workload {
+  readonly requests: Iterable<LlmRequest>;
+  readonly describe: WorkloadDescription;
+}
+
+export function buildWorkload(opts: WorkloadOptions, rng: Rng): Workload {
+  const tenants = parseTenantSpec(opts.tenants ?? D.tenants, F.tenants);
+  const classes = parseClassSpec(opts.classes ?? D.classes, F.classes);
+  const rateScale = positive(opts.rateScale ?? D.rateScale, 'rateScale', false);
+  return opts.trace === undefined
+    ? buildSynthetic(opts, rng, { tenants, classes, rateScale })
+    : buildTrace(opts, opts.trace, rng, { tenants, classes, rateScale });
+}
+
+interface Common {
+  readonly tenants: TenantSpec;
+  readonly classes: ClassSpec;
+  readonly rateScale: number;
+}
+
+function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
+  rejectTraceOnly(opts);
+  const arrival = arrivalKind(opts);
+  const burstiness = positive(opts.burstiness ?? D.burstiness, 'burstiness', true);
+  if (arrival === 'poisson' && burstiness !== 1) {
+    const expected = `1 with ${F.arrival} poisson (pass ${F.arrival} gamma for other values)`;
+    throw new ConfigError(F.burstiness, expected, burstiness);
+  }
+  const rateRps = positive(opts.rate ?? D.rate, 'rate', true) * c.rateScale;
+  const numRequests = count(opts.numRequests ?? D.numRequests);
+  const input = parseLengthSpec(opts.input ?? D.input, F.input);
+  const output = parseLengthSpec(opts.output ?? D.output, F.output);
+  const needsTable = input.kind === 'sharegpt' || output.kind === 'sharegpt';
+  const describe: SyntheticDescription = {
+    kind: 'synthetic',
+    arrival,
+    rateRps,
+    burstiness,
+    numRequests,
+    durationS: numRequests / rateRps,
+    input: formatLengthSpec(input),
+    output: formatLengthSpec(output),
+    jointLengths: input.kind === 'sharegpt' && output.kind === 'sharegpt',
+    tenants: formatTenantSpec(c.tenants),
+    classes: formatClassSpec(c.classes),
+  };
+  const requests = syntheticRequests(
+    {
+      arrivals: { rateRps, burstiness, count: numRequests },
+      input,
+      output,
+      tenants: c.tenants,
+      classes: c.classes,
+      ...(needsTable && { shareGpt: shareGptLengths() }),
+    },
+    rng,
+  );
+  return { requests, describe };
+}
+
+function buildTrace(opts: WorkloadOptions, file: string, rng: Rng, c: Common): Workload {
+  const format = traceFormat(opts.traceFormat);
+  const startS = nonNegative(opts.startS ?? D.startS, 'startS');
+  const durationS =
+    opts.durationS === undefined ? undefined : positive(opts.durationS, 'durationS', false);
+  const table = loadTrace(file, format);
+  const window = selectWindow(table.tMs, startS, durationS);
+  let inputTokens = 0;
+  let outputTokens = 0;
+  for (let i = window.from; i < window.to; i++) {
+    inputTokens += table.inputTokens[i];
+    outputTokens += table.outputTokens[i];
+  }
+  const describe: TraceDescription = {
+    kind: 'trace',
+    file,
+    format: table.format,
+    formatDetected: table.formatDetected,
+    rowsRead: table.rowsRead,
+    rowsSkipped: table.skipped,
+    rowsReordered: table.reordered,
+    traceSpanS: table.tMs[table.rows - 1] / 1000,
+    window: { startS, durationS: durationS ?? null },
+    rateScale: c.rateScale,
+    numRequests: window.to - window.from,
+    firstArrivalMs: scaledArrival(table.tMs[window.from], window, c.rateScale),
+    lastArrivalMs: scaledArrival(table.tMs[window.to - 1], window, c.rateScale),
+    inputTokens,
+    outputTokens,
+    tenants: formatTenantSpec(c.tenants),
+    classes: formatClassSpec(c.classes),
+  };
+  const requests = traceRequests(
+    { table, window, rateScale: c.rateScale, tenants: c.tenants, classes: c.classes },
+    rng,
+  );
+  return { requests, describe };
+}
+
+function traceFormat(name: string | undefined): TraceFormatName | undefined {
+  if (name === undefined || name === 'auto') return undefined;
+  const format = TRACE_FORMAT_ALIASES[name] ?? name;
+  if (!(TRACE_FORMAT_NAMES as readonly string[]).includes(format)) {
+    const names = ['auto', ...TRACE_FORMAT_NAMES, ...Object.keys(TRACE_FORMAT_ALIASES)];
+    throw new ConfigError(F.traceFormat, `one of ${names.join(', ')}`, name);
+  }
+  return format as TraceFormatName;
+}
+
+function arrivalKind(opts: WorkloadOptions): ArrivalKind {
+  // Burstiness alone implies a gamma process: it means nothing to a Poisson one.
+  const kind = opts.arrival ?? (opts.burstiness !== undefined ? 'gamma' : D.arrival);
+  if (!ARRIVAL_KINDS.includes(kind))
+    throw new ConfigError(F.arrival, ARRIVAL_KINDS.join(' or '), kind);
+  return kind;
+}
+
+/** A window or format without a trace would be ignored; the user meant something else. */
+function rejectTraceOnly(opts: WorkloadOptions): void {
+  const set: [keyof WorkloadOptions, boolean][] = [
+    ['traceFormat', opts.traceFormat !== undefined && opts.traceFormat !== 'auto'],
+    ['startS', opts.startS !== undefined && opts.startS !== 0],
+    ['durationS', opts.durationS !== undefined],
+  ];
+  for (const [key, isSet] of set) {
+    if (isSet) throw new ConfigError(F[key], `nothing without ${F.trace}`, opts[key]);
+  }
+}
+
+function positive(value: number, key: keyof WorkloadOptions, allowInfinity: boolean): number {
+  if (typeof value !== 'number' || !(value > 0) || (!allowInfinity && value === Infinity)) {
+    throw new ConfigError(F[key], allowInfinity ? 'a number > 0' : 'a finite number > 0', value);
+  }
+  return value;
+}
+
+function nonNegative(value: number, key: keyof WorkloadOptions): number {
+  if (typeof value !== 'number' || !(value >= 0) || value === Infinity) {
+    throw new ConfigError(F[key], 'a finite number ≥ 0', value);
+  }
+  return value;
+}
+
+function count(value: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new ConfigError(F.numRequests, 'an integer ≥ 1', value);
+  }
+  return value;
+}

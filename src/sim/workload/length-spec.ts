@@ -1,0 +1,66 @@
+/**
+ * Token-length specs for synthetic requests, one for input and one for output:
+ * `fixed:N`, `uniform:A:B` (integers, both ends inclusive), `exp:MEAN` (exponential, rounded,
+ * at least 1) and `sharegpt` (drawn from the ShareGPT length table). Every length is an integer
+ * ≥ 1, because a request with no prompt or no output has nothing to serve. A spec that does not
+ * parse fails with the option's name and the text as given.
+ */
+import { ConfigError } from '../../core/errors.ts';
+
+export type LengthSpec =
+  | { readonly kind: 'fixed'; readonly value: number }
+  | { readonly kind: 'uniform'; readonly min: number; readonly max: number }
+  | { readonly kind: 'exp'; readonly mean: number }
+  | { readonly kind: 'sharegpt' };
+
+const EXPECTED = '`fixed:N`, `uniform:A:B` (1 ≤ A ≤ B), `exp:MEAN` (MEAN > 0) or `sharegpt`';
+const POSITIVE_INT = /^[1-9][0-9]*$/;
+
+export function parseLengthSpec(text: string, option: string): LengthSpec {
+  const fail = (): never => {
+    throw new ConfigError(option, EXPECTED, text);
+  };
+  const parts = text.trim().split(':');
+  const int = (s: string | undefined): number => {
+    if (s === undefined || !POSITIVE_INT.test(s)) return fail();
+    const n = Number(s);
+    return Number.isSafeInteger(n) ? n : fail();
+  };
+  switch (parts[0]) {
+    case 'fixed':
+      if (parts.length !== 2) fail();
+      return { kind: 'fixed', value: int(parts[1]) };
+    case 'uniform': {
+      if (parts.length !== 3) fail();
+      const min = int(parts[1]);
+      const max = int(parts[2]);
+      if (min > max) fail();
+      return { kind: 'uniform', min, max };
+    }
+    case 'exp': {
+      if (parts.length !== 2 || parts[1].trim() === '') fail();
+      const mean = Number(parts[1]);
+      if (!(mean > 0) || !Number.isFinite(mean)) fail();
+      return { kind: 'exp', mean };
+    }
+    case 'sharegpt':
+      if (parts.length !== 1) fail();
+      return { kind: 'sharegpt' };
+    default:
+      return fail();
+  }
+}
+
+/** The canonical text of a spec, for reports. */
+export function formatLengthSpec(spec: LengthSpec): string {
+  switch (spec.kind) {
+    case 'fixed':
+      return `fixed:${spec.value}`;
+    case 'uniform':
+      return `uniform:${spec.min}:${spec.max}`;
+    case 'exp':
+      return `exp:${spec.mean}`;
+    case 'sharegpt':
+      return 'sharegpt';
+  }
+}

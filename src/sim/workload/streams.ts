@@ -1,0 +1,12 @@
+/**
+ * The random streams a workload forks, one per aspect, so that changing one option (say the
+ * output lengths) leaves every other aspect's draws exactly as they were.
+ */
+export const WORKLOAD_STREAMS = {
+  arrivals: 'arrivals',
+  /** Input lengths, and the row of a joint ShareGPT draw. */
+  inputLengths: 'lengths',
+  outputLengths: 'lengths.output',
+  tenants: 'tenants',
+  classes: 'classes',
+} as const;

@@ -1,0 +1,122 @@
+/**
+ * Goodput's own trace format, JSON Lines: `{"t_ms", "input_tokens", "output_tokens"}` and,
+ * optionally, `"max_tokens"`, `"tenant"`, `"class"`, `"session"`, `"prefix_hashes"` (strings or
+ * integers, one per full block of the prompt, chained) and `"prefix_block_tokens"` (default 16).
+ * Because we own this format it is strict: an unknown key is an error, so a misspelt `"clas"`
+ * cannot silently fall back to the default class.
+ */
+import { isSloClassName, type SloClassName } from '../../../core/request/slo-classes.ts';
+import { fail, jsonNumber, timestamp, tokens, type LineRef } from './fields.ts';
+import { jsonObject, tryJsonObject, type JsonRecord } from './json-line.ts';
+import type { RowExtras, TraceFormat } from './trace-format.ts';
+
+export const NATIVE_BLOCK_TOKENS = 16;
+
+const KEYS = new Set([
+  't_ms',
+  'input_tokens',
+  'output_tokens',
+  'max_tokens',
+  'tenant',
+  'class',
+  'session',
+  'prefix_hashes',
+  'prefix_block_tokens',
+]);
+
+export const nativeFormat: TraceFormat = {
+  name: 'native',
+  detect(firstLine) {
+    const o = tryJsonObject(firstLine);
+    return o !== undefined && 't_ms' in o;
+  },
+  open(file) {
+    return (line, lineNo) => {
+      const at = { file, line: lineNo };
+      const o = jsonObject(at, line);
+      for (const key in o) if (!KEYS.has(key)) fail(at, key, 'unknown field');
+      const tMs = timestamp(at, 't_ms', jsonNumber(at, 't_ms', o.t_ms));
+      const input = tokens(at, 'input_tokens', jsonNumber(at, 'input_tokens', o.input_tokens));
+      const output = tokens(at, 'output_tokens', jsonNumber(at, 'output_tokens', o.output_tokens));
+      const extras = readExtras(at, o, input);
+      return extras
+        ? { tMs, inputTokens: input, outputTokens: output, extras }
+        : { tMs, inputTokens: input, outputTokens: output };
+    };
+  },
+};
+
+function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | undefined {
+  if (
+    o.max_tokens === undefined &&
+    o.tenant === undefined &&
+    o.class === undefined &&
+    o.session === undefined &&
+    o.prefix_hashes === undefined
+  ) {
+    return undefined;
+  }
+  const extras: {
+    maxTokens?: number;
+    tenant?: string;
+    sloClass?: SloClassName;
+    session?: string;
+    prefix?: { blockTokens: number; hashes: string[] };
+  } = {};
+  if (o.max_tokens !== undefined) {
+    extras.maxTokens = tokens(at, 'max_tokens', jsonNumber(at, 'max_tokens', o.max_tokens));
+  }
+  if (o.tenant !== undefined) extras.tenant = text(at, 'tenant', o.tenant);
+  if (o.class !== undefined) {
+    const name = text(at, 'class', o.class);
+    if (!isSloClassName(name)) {
+      fail(
+        at,
+        'class',
+        `unknown class ${JSON.stringify(name)}; expected interactive, reasoning, batch or best_effort`,
+      );
+    }
+    extras.sloClass = name;
+  }
+  if (o.session !== undefined) extras.session = text(at, 'session', o.session);
+  if (o.prefix_hashes !== undefined) {
+    const block =
+      o.prefix_block_tokens === undefined
+        ? NATIVE_BLOCK_TOKENS
+        : tokens(
+            at,
+            'prefix_block_tokens',
+            jsonNumber(at, 'prefix_block_tokens', o.prefix_block_tokens),
+          );
+    const hashes = hashList(at, o.prefix_hashes);
+    if (hashes.length * block > input) {
+      fail(
+        at,
+        'prefix_hashes',
+        `${hashes.length} blocks of ${block} tokens exceed input_tokens ${input}`,
+      );
+    }
+    if (hashes.length > 0) extras.prefix = { blockTokens: block, hashes };
+  }
+  return extras;
+}
+
+function text(at: LineRef, field: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') {
+    fail(at, field, `expected a non-empty string, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function hashList(at: LineRef, value: unknown): string[] {
+  if (!Array.isArray(value)) fail(at, 'prefix_hashes', 'expected an array of strings or integers');
+  return value.map((h: unknown, i) => {
+    if (typeof h === 'string' && h !== '') return h;
+    if (typeof h === 'number' && Number.isSafeInteger(h)) return String(h);
+    return fail(
+      at,
+      'prefix_hashes',
+      `item ${i}: expected a string or an integer, got ${JSON.stringify(h)}`,
+    );
+  });
+}

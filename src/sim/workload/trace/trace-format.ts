@@ -1,0 +1,48 @@
+/**
+ * The contract every trace format implements: recognise a file from its first line, and parse
+ * its lines one at a time into rows. Rows carry times on the trace's own clock; the loader
+ * re-bases them to the earliest request, sorts, windows and scales, so formats stay small and
+ * only know their own columns. Every malformed value is an InputError naming file, line, field.
+ */
+import type { PrefixBlocks } from '../../../core/request/request.ts';
+import type { SloClassName } from '../../../core/request/slo-classes.ts';
+import type { Ms, Tokens } from '../../../core/request/units.ts';
+import type { TraceFormatName } from '../workload-options.ts';
+
+/** What a row may carry beyond time and sizes; absent fields come from the workload's specs. */
+export interface RowExtras {
+  readonly maxTokens?: Tokens;
+  readonly tenant?: string;
+  readonly sloClass?: SloClassName;
+  readonly session?: string;
+  readonly prefix?: PrefixBlocks;
+}
+
+export interface TraceRow {
+  readonly tMs: Ms;
+  readonly inputTokens: Tokens;
+  readonly outputTokens: Tokens;
+  readonly extras?: RowExtras;
+}
+
+/** A row to skip on purpose (not an error), counted under `reason` in the workload description. */
+export interface SkippedRow {
+  readonly skip: string;
+}
+
+export const HEADER = 'header';
+export type ParsedLine = TraceRow | SkippedRow | typeof HEADER;
+
+/** Parses the non-blank lines of one file, in order; may keep state such as header columns. */
+export type LineParser = (line: string, lineNo: number) => ParsedLine;
+
+export interface TraceFormat {
+  readonly name: TraceFormatName;
+  /** Whether the first non-blank line of a file is in this format. Cheap and side-effect free. */
+  detect(firstLine: string): boolean;
+  open(file: string): LineParser;
+}
+
+export function isSkipped(parsed: ParsedLine): parsed is SkippedRow {
+  return typeof parsed === 'object' && 'skip' in parsed;
+}

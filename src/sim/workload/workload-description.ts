@@ -1,0 +1,50 @@
+/**
+ * What a built workload is, for the simulation report: plain, JSON-ready data with a fixed key
+ * order, so the same options give a byte-identical description.
+ */
+import type { ArrivalKind, TraceFormatName } from './workload-options.ts';
+
+export interface SyntheticDescription {
+  readonly kind: 'synthetic';
+  readonly arrival: ArrivalKind;
+  /** Mean requests per second offered, after `rateScale`. */
+  readonly rateRps: number;
+  readonly burstiness: number;
+  readonly numRequests: number;
+  /** Time of the last arrival: arrivals are rescaled to end at exactly N / rate. */
+  readonly durationS: number;
+  readonly input: string;
+  readonly output: string;
+  /** Input and output drawn together from one ShareGPT row. */
+  readonly jointLengths: boolean;
+  readonly tenants: string;
+  readonly classes: string;
+}
+
+export interface TraceDescription {
+  readonly kind: 'trace';
+  readonly file: string;
+  readonly format: TraceFormatName;
+  readonly formatDetected: boolean;
+  /** Data rows in the file, skipped ones included. */
+  readonly rowsRead: number;
+  /** Rows skipped on purpose, by reason (BurstGPT `failed`, `emptyPrompt`). */
+  readonly rowsSkipped: Readonly<Record<string, number>>;
+  /** Rows that were out of time order in the file and were sorted into place. */
+  readonly rowsReordered: number;
+  /** From the first to the last request of the whole trace, seconds of trace time. */
+  readonly traceSpanS: number;
+  /** The window cut, in seconds of trace time before scaling; null duration runs to the end. */
+  readonly window: { readonly startS: number; readonly durationS: number | null };
+  readonly rateScale: number;
+  readonly numRequests: number;
+  readonly firstArrivalMs: number;
+  readonly lastArrivalMs: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  /** Specs applied to rows that carry no tenant or class of their own. */
+  readonly tenants: string;
+  readonly classes: string;
+}
+
+export type WorkloadDescription = SyntheticDescription | TraceDescription;

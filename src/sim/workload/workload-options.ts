@@ -1,0 +1,79 @@
+/**
+ * What `goodput simulate` may say about its workload, the defaults, and the option names that
+ * errors quote. A synthetic workload reads the arrival and length options; a trace reads the
+ * window and format options and ignores the synthetic ones (callers fill every option with its
+ * default, so a trace cannot tell a default rate from a chosen one). Window and format options
+ * without a trace are rejected: `--duration 60` on a synthetic run would otherwise be ignored.
+ */
+export type ArrivalKind = 'poisson' | 'gamma';
+export const ARRIVAL_KINDS: readonly ArrivalKind[] = ['poisson', 'gamma'];
+
+export type TraceFormatName = 'azure' | 'mooncake' | 'burstgpt' | 'native';
+export const TRACE_FORMAT_NAMES: readonly TraceFormatName[] = [
+  'azure',
+  'mooncake',
+  'burstgpt',
+  'native',
+];
+
+/** Other names accepted for `traceFormat`. */
+export const TRACE_FORMAT_ALIASES: Readonly<Record<string, TraceFormatName>> = { jsonl: 'native' };
+
+export interface WorkloadOptions {
+  /** Path of a trace file; without it the workload is synthetic. */
+  readonly trace?: string;
+  /** Overrides format detection: a TraceFormatName or `jsonl` (= native); `auto` detects. */
+  readonly traceFormat?: string;
+  /** Synthetic only. */
+  readonly arrival?: ArrivalKind;
+  /** Synthetic only: mean requests per second (Infinity sends all at time 0). */
+  readonly rate?: number;
+  /** Synthetic only: gamma shape; 1 is Poisson, below 1 burstier. */
+  readonly burstiness?: number;
+  /** Synthetic only: how many requests. */
+  readonly numRequests?: number;
+  /** Synthetic only: input length spec, e.g. `uniform:100:2000`. */
+  readonly input?: string;
+  /** Synthetic only: output length spec. */
+  readonly output?: string;
+  /** Multiplies the arrival rate: trace times are divided by it, a synthetic rate multiplied. */
+  readonly rateScale?: number;
+  /** Trace only: window start, seconds of trace time from its first request, before scaling. */
+  readonly startS?: number;
+  /** Trace only: window length, seconds of trace time, before scaling. */
+  readonly durationS?: number;
+  /** `default`, any single name, or `zipf:N:S`; traces use it for rows without a tenant. */
+  readonly tenants?: string;
+  /** A class, or a mix `interactive:0.7,batch:0.3`; traces use it for rows without a class. */
+  readonly classes?: string;
+}
+
+export const WORKLOAD_DEFAULTS = {
+  arrival: 'poisson',
+  rate: 10,
+  burstiness: 1,
+  numRequests: 1000,
+  input: 'sharegpt',
+  output: 'sharegpt',
+  rateScale: 1,
+  startS: 0,
+  tenants: 'default',
+  classes: 'interactive',
+} as const satisfies WorkloadOptions;
+
+/** The command-line spelling of each option; ConfigError paths use these. */
+export const WORKLOAD_FLAGS: Readonly<Record<keyof WorkloadOptions, string>> = {
+  trace: '--trace',
+  traceFormat: '--trace-format',
+  arrival: '--arrival',
+  rate: '--rate',
+  burstiness: '--burstiness',
+  numRequests: '--num-requests',
+  input: '--input',
+  output: '--output',
+  rateScale: '--rate-scale',
+  startS: '--start',
+  durationS: '--duration',
+  tenants: '--tenants',
+  classes: '--classes',
+};

@@ -1,0 +1,136 @@
+// The command line as a user meets it: real processes, real files, real exit codes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const dir = mkdtempSync(join(tmpdir(), 'goodput-cli-'));
+
+function goodput(...args: string[]) {
+  const r = spawnSync(process.execPath, ['bin/goodput.js', ...args], { encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+test('simulate writes a report with every required key and prints a summary', () => {
+  const out = join(dir, 'report.json');
+  const r = goodput(
+    'simulate',
+    '--num-requests',
+    '200',
+    '--rate',
+    '20',
+    '--replicas',
+    '2',
+    '--seed',
+    '5',
+    '--out',
+    out,
+  );
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /SLO attainment \(offered\)/);
+  const report = JSON.parse(readFileSync(out, 'utf8'));
+  assert.equal(report.seed, 5);
+  assert.equal(report.offered.requests, 200);
+  const check = join(process.cwd(), '..', 'shared', 'checks', 'check-report.mjs');
+  if (existsSync(check)) {
+    const c = spawnSync(process.execPath, [check, out], { encoding: 'utf8' });
+    assert.equal(c.status, 0, c.stdout + c.stderr);
+  }
+});
+
+test('compare runs every policy on the same workload', () => {
+  const r = goodput(
+    'compare',
+    '--policies',
+    'baseline-vllm,least-request',
+    '--num-requests',
+    '150',
+    '--rate',
+    '30',
+    '--replicas',
+    '3',
+  );
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /baseline-vllm\s+least-request/);
+});
+
+test('help documents every command and flag', () => {
+  assert.match(goodput('--help').out, /simulate[\s\S]*compare/);
+  const help = goodput('simulate', '--help').out;
+  for (const flag of [
+    '--trace',
+    '--arrival',
+    '--rate',
+    '--burstiness',
+    '--num-requests',
+    '--input',
+    '--output',
+    '--model',
+    '--gpu',
+    '--tp',
+    '--replicas',
+    '--policy',
+    '--seed',
+    '--rate-scale',
+    '--start',
+    '--duration',
+    '--max-num-seqs',
+    '--max-batched-tokens',
+    '--profile',
+    '--out',
+    '--tenants',
+    '--classes',
+  ]) {
+    assert.ok(help.includes(flag), `simulate --help lacks ${flag}`);
+  }
+});
+
+const bad: Array<[string, string[], RegExp]> = [
+  ['unknown flag', ['simulate', '--sped', '3'], /unknown option '--sped'/],
+  ['bad number', ['simulate', '--rate', 'fast'], /--rate: expected a number > 0, got "fast"/],
+  ['unknown profile', ['simulate', '--profile', 'llama-9/tpu'], /profile/],
+  ['unknown policy', ['simulate', '--policy', 'fastest'], /policy: expected a preset/],
+  ['unknown model', ['simulate', '--model', 'gpt-9'], /model: expected one of/],
+  ['bad length spec', ['simulate', '--input', 'uniform:9:1'], /--input/],
+];
+
+for (const [name, args, message] of bad) {
+  test(`fails clearly on ${name}`, () => {
+    const r = goodput(...args);
+    assert.notEqual(r.code, 0);
+    assert.match(r.err, message);
+  });
+}
+
+test('a malformed trace line names file, line and field', () => {
+  const trace = join(dir, 'bad.csv');
+  writeFileSync(
+    trace,
+    'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:47.0000000,abc,10\n',
+  );
+  const r = goodput('simulate', '--trace', trace);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /bad\.csv:3: ContextTokens/);
+});
+
+test('a policy file is validated, naming file, path and value', () => {
+  const file = join(dir, 'policy.yaml');
+  writeFileSync(
+    file,
+    'name: mine\npolicy_revision: r1\nadmission: { type: admit-all }\nrouting: { type: fastest }\n',
+  );
+  const r = goodput('simulate', '--policy', file, '--num-requests', '10');
+  assert.equal(r.code, 2);
+  assert.match(
+    r.err,
+    /policy\.yaml: routing\.type: expected one of round-robin, least-request, got "fastest"/,
+  );
+  writeFileSync(
+    file,
+    'name: mine\npolicy_revision: r1\nadmission: { type: admit-all }\nrouting: { type: least-request }\n',
+  );
+  const ok = goodput('simulate', '--policy', file, '--num-requests', '10');
+  assert.equal(ok.code, 0, ok.err);
+});
