@@ -6,7 +6,7 @@
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
-import { percentileSorted } from '../core/observe/percentile.ts';
+import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
 
 export class Attempt implements EngineRequest {
@@ -43,19 +43,30 @@ export class RequestTracker {
   cachedTokens = 0;
   outputTokens = 0;
   preemptions = 0;
-  maxGapMs = 0;
-  readonly gaps: number[] = [];
+  /** The request's largest gaps: enough for its exact p99 and max. */
+  private readonly tail: TailSamples;
+  private tailFloor = -Infinity;
+  private gapCount = 0;
+  /**
+   * Every gap, kept only when the request might end without completing after producing tokens
+   * (clients with timeouts): the pooled ITL must then drop its gaps, as vLLM's client does.
+   */
+  readonly gaps: number[] | null;
   rejectReason: string | undefined;
   failReason: string | undefined;
 
-  constructor(req: LlmRequest) {
+  constructor(req: LlmRequest, keepGaps: boolean) {
     this.req = req;
+    const tokens = req.maxTokens === undefined ? req.outputTokens : Math.min(req.outputTokens, req.maxTokens);
+    this.tail = new TailSamples(tokens - 1);
+    this.gaps = keepGaps ? [] : null;
   }
 
   recordToken(atMs: Ms): number {
     const gap = atMs - (this.lastTokenMs as Ms);
-    this.gaps.push(gap);
-    if (gap > this.maxGapMs) this.maxGapMs = gap;
+    if (gap > this.tailFloor) this.tailFloor = this.tail.add(gap);
+    this.gapCount++;
+    if (this.gaps !== null) this.gaps.push(gap);
     this.lastTokenMs = atMs;
     this.outputTokens++;
     return gap;
@@ -64,8 +75,7 @@ export class RequestTracker {
   outcome(state: FinalState): RequestOutcome {
     const arrival = this.req.arrivalMs;
     const first = this.firstTokenMs;
-    let itlP99Ms: number | undefined;
-    if (this.gaps.length > 0) itlP99Ms = percentileSorted(Float64Array.from(this.gaps).sort(), 99);
+    const hasGaps = this.gapCount > 0;
     return {
       id: this.req.id,
       tenant: this.req.tenant,
@@ -86,8 +96,8 @@ export class RequestTracker {
         first === undefined || this.firstStepStartMs === undefined
           ? undefined
           : first - this.firstStepStartMs,
-      itlP99Ms,
-      maxStallMs: this.gaps.length > 0 ? this.maxGapMs : undefined,
+      itlP99Ms: hasGaps ? this.tail.p99(this.gapCount) : undefined,
+      maxStallMs: hasGaps ? this.tail.max : undefined,
       attempts: this.attempts,
       preemptions: this.preemptions,
       failReason: this.failReason,

@@ -48,7 +48,7 @@ export function simulate(opts: SimulationOptions): Report {
   const counters = { timeouts: 0, retries: 0, finished: 0 };
 
   const finish = (tracker: RequestTracker, state: FinalState) => {
-    if (state !== 'completed') for (const g of tracker.gaps) excludedGaps.push(g);
+    if (state !== 'completed' && tracker.gaps !== null) for (const g of tracker.gaps) excludedGaps.push(g);
     accumulator.add(tracker.outcome(state));
     counters.finished++;
   };
@@ -131,7 +131,7 @@ export function simulate(opts: SimulationOptions): Report {
     if (next.done) return;
     const req = next.value;
     clock.at(req.arrivalMs, () => {
-      sendAttempt(new RequestTracker(req));
+      sendAttempt(new RequestTracker(req, opts.client.timeoutMs !== undefined));
       scheduleNextArrival();
     });
   };

@@ -1,0 +1,46 @@
+/**
+ * Counters a replica keeps about its own work: plain data, cheap to bump on the hot path,
+ * summed across replicas by whoever reports them.
+ */
+import type { Ms, Tokens } from '../core/request/units.ts';
+
+export interface EngineStats {
+  steps: number;
+  /** Σ step durations: the replica's busy time. */
+  busyMs: Ms;
+  preemptions: number;
+  preemptionsRecompute: number;
+  preemptionsSwap: number;
+  /** Blocks moved over the host link, out and in. */
+  swapTransferBlocks: number;
+  /** Prompt tokens at admissions (recomputed prompts included): the prefix hit rate's denominator. */
+  promptTokens: Tokens;
+  /** Of those, tokens served from the prefix cache. */
+  prefixHitTokens: Tokens;
+  /** Prompt tokens actually computed. */
+  prefillTokens: Tokens;
+  tokensGenerated: Tokens;
+  finished: number;
+  cancelled: number;
+  failed: number;
+  prefixEvictedBlocks: number;
+}
+
+export function createStats(): EngineStats {
+  return {
+    steps: 0,
+    busyMs: 0,
+    preemptions: 0,
+    preemptionsRecompute: 0,
+    preemptionsSwap: 0,
+    swapTransferBlocks: 0,
+    promptTokens: 0,
+    prefixHitTokens: 0,
+    prefillTokens: 0,
+    tokensGenerated: 0,
+    finished: 0,
+    cancelled: 0,
+    failed: 0,
+    prefixEvictedBlocks: 0,
+  };
+}

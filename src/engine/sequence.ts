@@ -1,0 +1,95 @@
+/**
+ * One request's state inside a replica. Held directly by the running list and the waiting
+ * queue so the hot path never looks a sequence up. Token accounting follows vLLM V1: a
+ * sequence has `target` tokens to put in KV before it samples again (its prompt, or after a
+ * recompute preemption its prompt plus every token already emitted); `computed` counts those
+ * in KV. Once the prefill is done, each decode computes one token (the last one emitted).
+ */
+import type { EngineRequest } from './engine-types.ts';
+import type { PrefixEntry } from './prefix-cache.ts';
+
+export const SeqState = { Waiting: 0, Running: 1, Swapped: 2, Done: 3, Cancelled: 4 } as const;
+export type SeqState = (typeof SeqState)[keyof typeof SeqState];
+
+export class Seq<R extends EngineRequest> {
+  readonly req: R;
+  readonly input: number;
+  /** Tokens to emit in all (the request's outputTokens, capped at the model's length). */
+  readonly output: number;
+  state: SeqState = SeqState.Waiting;
+  target: number;
+  computed = 0;
+  /** Tokens already sent to the client; the next one emitted has this index. */
+  emitted = 0;
+  prefilling = true;
+  /** Tokens scheduled in the step in flight (0: not in it). */
+  sched = 0;
+  /** GPU blocks held, shared prefix blocks included. */
+  blocks = 0;
+  /** Blocks parked in the host pool while swapped out. */
+  hostBlocks = 0;
+  /** Prompt tokens served from the prefix cache at the latest admission. */
+  cachedTokens = 0;
+
+  // Prefix caching: entry j spans `entryTokens` (a multiple of both the hash block and the KV
+  // block) and is named by hashes[(j + 1) · stride − 1]. cacheLimit = 0 disables it.
+  readonly hashes: readonly string[];
+  readonly stride: number;
+  readonly entryTokens: number;
+  readonly entryBlocks: number;
+  readonly cacheLimit: number;
+  /** Next entry to insert once computed. */
+  cacheNext = 0;
+  shared: PrefixEntry[] | null = null;
+  sharedBlocks = 0;
+
+  constructor(req: R, output: number, blockSize: number, caching: boolean) {
+    this.req = req;
+    this.input = req.inputTokens;
+    this.output = output;
+    this.target = req.inputTokens;
+    const p = req.prefix;
+    const bt = p?.blockTokens ?? 0;
+    if (caching && p !== undefined && Number.isInteger(bt) && bt > 0 && p.hashes.length > 0) {
+      const unit = lcm(bt, blockSize);
+      this.hashes = p.hashes;
+      this.stride = unit / bt;
+      this.entryTokens = unit;
+      this.entryBlocks = unit / blockSize;
+      // Only full entries inside the prompt: a trailing hash may name a partial block.
+      this.cacheLimit = Math.min(
+        Math.floor(p.hashes.length / this.stride),
+        Math.floor(this.input / unit),
+      );
+    } else {
+      this.hashes = NO_HASHES;
+      this.stride = 1;
+      this.entryTokens = blockSize;
+      this.entryBlocks = 1;
+      this.cacheLimit = 0;
+    }
+  }
+
+  /** After a recompute preemption: everything emitted so far is recomputed as prompt. */
+  restart(): void {
+    this.target = this.input + this.emitted;
+    this.computed = 0;
+    this.prefilling = true;
+    this.cachedTokens = 0;
+    this.cacheNext = 0;
+  }
+}
+
+/** Prompt tokens this sequence still has to compute (0 once decoding). */
+export function prefillRemaining(s: Seq<EngineRequest>): number {
+  return s.prefilling ? s.target - s.computed : 0;
+}
+
+const NO_HASHES: readonly string[] = [];
+
+function lcm(a: number, b: number): number {
+  let x = a;
+  let y = b;
+  while (y !== 0) [x, y] = [y, x % y];
+  return (a / x) * b;
+}
