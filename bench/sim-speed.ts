@@ -22,7 +22,7 @@ const CASES: Record<string, Partial<ScenarioSpec>> = {
   azure: { trace: `${data}/traces/azure2023/AzureLLMInferenceTrace_conv.csv`, replicas: 8 },
   million: {
     numRequests: 1_000_000,
-    rate: 1_000,
+    rate: 250,
     replicas: 64,
     input: 'sharegpt',
     output: 'sharegpt',

@@ -8,7 +8,7 @@ import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';
-import type { Attempt } from './request-tracker.ts';
+import type { RequestTracker } from './request-tracker.ts';
 
 interface MutableSnapshot {
   index: number;
@@ -19,7 +19,7 @@ interface MutableSnapshot {
 }
 
 export class Fleet {
-  private readonly replicas: ReplicaDriver<Attempt>[] = [];
+  private readonly replicas: ReplicaDriver<RequestTracker>[] = [];
   private readonly views: MutableSnapshot[] = [];
   private readonly clock: Clock;
   readonly kvCapacityTokens: number;
@@ -32,13 +32,13 @@ export class Fleet {
     n: number,
     config: EngineConfig,
     profile: TimingProfile,
-    listener: EngineListener<Attempt>,
+    listener: EngineListener<RequestTracker>,
     clock: Clock & Timers,
   ) {
     this.clock = clock;
     for (let i = 0; i < n; i++) {
       this.replicas.push(
-        new ReplicaDriver<Attempt>({ config, profile, listener, clock, timers: clock }),
+        new ReplicaDriver<RequestTracker>({ config, profile, listener, clock, timers: clock }),
       );
       this.views.push({ index: i, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 });
     }
@@ -58,7 +58,7 @@ export class Fleet {
     return this.views;
   }
 
-  dispatch(attempt: Attempt): void {
+  dispatch(attempt: RequestTracker): void {
     this.changeInSystem(1);
     this.views[attempt.replica].inFlight++;
     this.replicas[attempt.replica].add(attempt);
@@ -84,7 +84,7 @@ export class Fleet {
   }
 
   /** The client abandoned it: the replica drops it and frees its memory. */
-  cancel(attempt: Attempt): void {
+  cancel(attempt: RequestTracker): void {
     this.replicas[attempt.replica].cancel(attempt.id);
     this.release(attempt.replica);
   }

@@ -1,7 +1,9 @@
 /**
- * Measurement state of one logical request while it is in the simulation, and the outcome it
- * becomes. Timestamps are simulated ms; TTFT and its parts run from the original arrival, so
- * retries and queueing before them count against the request, as its user would feel them.
+ * One logical request while it is in the simulation: the engine request of its current
+ * attempt, its measurement state, and the outcome it becomes. One object serves all attempts
+ * (a retry happens only after the previous attempt left the engine), so the per-token path
+ * touches a single object. Timestamps are simulated ms; TTFT and its parts run from the
+ * original arrival, so retries and queueing count against the request, as its user feels them.
  */
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
@@ -9,31 +11,16 @@ import type { FinalState, RequestOutcome } from '../core/observe/request-outcome
 import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
 
-export class Attempt implements EngineRequest {
-  readonly id: string;
+export class RequestTracker implements EngineRequest {
+  readonly req: LlmRequest;
+  /** The current attempt's id: the request id, then `id#2`, `id#3`… for retries. */
+  id: string;
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly prefix: LlmRequest['prefix'];
-  readonly tracker: RequestTracker;
-  readonly replica: number;
-  /** Set when the client gave up on it; the engine must drop it and nothing more is recorded. */
-  abandoned = false;
+  /** Replica of the current attempt, once dispatched. */
+  replica = -1;
   timeout: { cancel(): void } | null = null;
-
-  constructor(tracker: RequestTracker, n: number, replica: number) {
-    const req = tracker.req;
-    this.id = n === 1 ? req.id : `${req.id}#${n}`;
-    this.inputTokens = req.inputTokens;
-    this.outputTokens =
-      req.maxTokens === undefined ? req.outputTokens : Math.min(req.outputTokens, req.maxTokens);
-    this.prefix = req.prefix;
-    this.tracker = tracker;
-    this.replica = replica;
-  }
-}
-
-export class RequestTracker {
-  readonly req: LlmRequest;
   attempts = 0;
   admitted = false;
   prefillStartMs: Ms | undefined;
@@ -41,7 +28,8 @@ export class RequestTracker {
   firstStepStartMs: Ms | undefined;
   lastTokenMs: Ms | undefined;
   cachedTokens = 0;
-  outputTokens = 0;
+  /** Tokens streamed to the client so far. */
+  streamed = 0;
   preemptions = 0;
   /** The request's largest gaps: enough for its exact p99 and max. */
   private readonly tail: TailSamples;
@@ -57,9 +45,18 @@ export class RequestTracker {
 
   constructor(req: LlmRequest, keepGaps: boolean) {
     this.req = req;
-    const tokens = req.maxTokens === undefined ? req.outputTokens : Math.min(req.outputTokens, req.maxTokens);
-    this.tail = new TailSamples(tokens - 1);
+    this.id = req.id;
+    this.inputTokens = req.inputTokens;
+    this.outputTokens = req.maxTokens === undefined ? req.outputTokens : Math.min(req.outputTokens, req.maxTokens);
+    this.prefix = req.prefix;
+    this.tail = new TailSamples(this.outputTokens - 1);
     this.gaps = keepGaps ? [] : null;
+  }
+
+  /** Starts attempt number `attempts + 1`. */
+  nextAttempt(): void {
+    this.attempts++;
+    this.id = this.attempts === 1 ? this.req.id : `${this.req.id}#${this.attempts}`;
   }
 
   recordToken(atMs: Ms): number {
@@ -68,7 +65,7 @@ export class RequestTracker {
     this.gapCount++;
     if (this.gaps !== null) this.gaps.push(gap);
     this.lastTokenMs = atMs;
-    this.outputTokens++;
+    this.streamed++;
     return gap;
   }
 
@@ -83,7 +80,7 @@ export class RequestTracker {
       state,
       admitted: this.admitted,
       inputTokens: this.req.inputTokens,
-      outputTokens: this.outputTokens,
+      outputTokens: this.streamed,
       cachedTokens: this.cachedTokens,
       ttftMs: first === undefined ? undefined : first - arrival,
       e2eMs: this.lastTokenMs === undefined ? undefined : this.lastTokenMs - arrival,

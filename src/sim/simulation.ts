@@ -18,7 +18,7 @@ import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from './virtual-clock.ts';
 import { Fleet } from './fleet.ts';
-import { Attempt, RequestTracker } from './request-tracker.ts';
+import { RequestTracker } from './request-tracker.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
 
 export interface SimulationOptions {
@@ -53,37 +53,37 @@ export function simulate(opts: SimulationOptions): Report {
     counters.finished++;
   };
 
-  const endAttempt = (attempt: Attempt) => {
-    attempt.timeout?.cancel();
-    fleet.release(attempt.replica);
+  const endAttempt = (t: RequestTracker) => {
+    t.timeout?.cancel();
+    t.timeout = null;
+    fleet.release(t.replica);
   };
 
-  const listener: EngineListener<Attempt> = {
-    onPrefillStart(a, atMs) {
-      if (a.tracker.prefillStartMs === undefined) a.tracker.prefillStartMs = atMs;
+  const listener: EngineListener<RequestTracker> = {
+    onPrefillStart(t, atMs) {
+      if (t.prefillStartMs === undefined) t.prefillStartMs = atMs;
     },
-    onFirstToken(a, atMs, stepStartMs, cachedTokens) {
-      const t = a.tracker;
+    onFirstToken(t, atMs, stepStartMs, cachedTokens) {
       t.firstTokenMs = atMs;
       t.firstStepStartMs = stepStartMs;
       t.lastTokenMs = atMs;
       t.cachedTokens += cachedTokens;
-      t.outputTokens = 1;
+      t.streamed = 1;
     },
-    onToken(a, atMs) {
-      itl.add(a.tracker.recordToken(atMs));
+    onToken(t, atMs) {
+      itl.add(t.recordToken(atMs));
     },
-    onFinish(a) {
-      endAttempt(a);
-      finish(a.tracker, 'completed');
+    onFinish(t) {
+      endAttempt(t);
+      finish(t, 'completed');
     },
-    onPreempt(a) {
-      a.tracker.preemptions++;
+    onPreempt(t) {
+      t.preemptions++;
     },
-    onFail(a, _atMs, reason) {
-      endAttempt(a);
-      a.tracker.failReason = reason;
-      finish(a.tracker, 'failed');
+    onFail(t, _atMs, reason) {
+      endAttempt(t);
+      t.failReason = reason;
+      finish(t, 'failed');
     },
   };
 
@@ -96,19 +96,17 @@ export function simulate(opts: SimulationOptions): Report {
     clock.at(clock.now() + delay, () => sendAttempt(tracker));
   };
 
-  const onTimeout = (attempt: Attempt) => {
-    attempt.timeout = null;
-    attempt.abandoned = true;
+  const onTimeout = (tracker: RequestTracker) => {
+    tracker.timeout = null;
     counters.timeouts++;
-    fleet.cancel(attempt);
-    const tracker = attempt.tracker;
+    fleet.cancel(tracker);
     // A stream that already produced tokens is never retried: the client would see them twice.
     if (tracker.firstTokenMs !== undefined) return finish(tracker, 'cancelled');
     retryOrEnd(tracker, 'cancelled');
   };
 
   const sendAttempt = (tracker: RequestTracker) => {
-    tracker.attempts++;
+    tracker.nextAttempt();
     const now = clock.now();
     const decision = pipeline.decide(tracker.req, fleet.snapshots(), now);
     if (decision.outcome === 'reject') {
@@ -118,11 +116,11 @@ export function simulate(opts: SimulationOptions): Report {
     }
     tracker.admitted = true;
     tracker.rejectReason = undefined;
-    const attempt = new Attempt(tracker, tracker.attempts, decision.replica);
+    tracker.replica = decision.replica;
     if (opts.client.timeoutMs !== undefined) {
-      attempt.timeout = clock.at(now + opts.client.timeoutMs, () => onTimeout(attempt));
+      tracker.timeout = clock.at(now + opts.client.timeoutMs, () => onTimeout(tracker));
     }
-    fleet.dispatch(attempt);
+    fleet.dispatch(tracker);
   };
 
   const arrivals = opts.requests[Symbol.iterator]();

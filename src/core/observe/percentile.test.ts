@@ -43,3 +43,15 @@ test('run-length samples exclude what they are told to', () => {
   const s = rl.summarize([10, 2]);
   assert.deepEqual(s, summarize([1, 2, 3]));
 });
+
+test('run-length samples stay exact across chunk boundaries', () => {
+  const rl = new RunLengthSamples();
+  const expanded: number[] = [];
+  for (let i = 0; i < 200_000; i++) {
+    const value = (i * 7919) % 100_003;
+    const count = 1 + (i % 3);
+    rl.add(value, count);
+    for (let c = 0; c < count; c++) expanded.push(value);
+  }
+  assert.deepEqual(rl.summarize(), summarize(expanded));
+});

@@ -2,31 +2,45 @@
  * A multiset of samples stored as (value, count) runs. Token gaps arrive in runs — every
  * sequence decoding in one engine step sees the same gap — so hundreds of millions of pooled
  * gaps fit in a few million runs, and percentiles stay exact (numpy's linear definition over
- * the expanded multiset).
+ * the expanded multiset). Runs live in fixed-size chunks, so growing never copies.
  */
 import type { Summary } from './percentile.ts';
 
+const CHUNK = 1 << 16;
+
 export class RunLengthSamples {
-  private values = new Float64Array(1024);
-  private counts = new Float64Array(1024);
+  private readonly valueChunks: Float64Array[] = [];
+  private readonly countChunks: Uint32Array[] = [];
+  private values = new Float64Array(0);
+  private counts = new Uint32Array(0);
+  /** Runs in the last chunk. */
+  private fill = CHUNK;
   private runs = 0;
   private total = 0;
+  private lastValue = NaN;
 
   get count(): number {
     return this.total;
   }
 
   add(value: number, count = 1): void {
-    const last = this.runs - 1;
-    if (last >= 0 && this.values[last] === value) {
-      this.counts[last] += count;
-    } else {
-      if (this.runs === this.values.length) this.grow();
-      this.values[this.runs] = value;
-      this.counts[this.runs] = count;
-      this.runs++;
-    }
     this.total += count;
+    if (value === this.lastValue && this.counts[this.fill - 1] + count <= 0xffffffff) {
+      this.counts[this.fill - 1] += count;
+      return;
+    }
+    if (this.fill === CHUNK) {
+      this.values = new Float64Array(CHUNK);
+      this.counts = new Uint32Array(CHUNK);
+      this.valueChunks.push(this.values);
+      this.countChunks.push(this.counts);
+      this.fill = 0;
+    }
+    this.values[this.fill] = value;
+    this.counts[this.fill] = count;
+    this.fill++;
+    this.runs++;
+    this.lastValue = value;
   }
 
   /**
@@ -34,21 +48,16 @@ export class RunLengthSamples {
    * the gaps of requests that later failed). Every excluded value must have been added.
    */
   summarize(exclude: ArrayLike<number> = []): Summary {
-    const order = Array.from({ length: this.runs }, (_, i) => i).sort(
-      (a, b) => this.values[a] - this.values[b],
-    );
-    // Merge equal values into unique sorted runs.
-    const values: number[] = [];
-    const counts: number[] = [];
-    for (const i of order) {
-      const v = this.values[i];
-      if (values.length > 0 && values[values.length - 1] === v)
-        counts[counts.length - 1] += this.counts[i];
-      else {
-        values.push(v);
-        counts.push(this.counts[i]);
-      }
-    }
+    // Distinct values, sorted natively; each run's count lands on its value by binary search.
+    // (A comparator sort or a Map over millions of runs would dominate the whole simulation.)
+    const all = new Float64Array(this.runs);
+    this.forEachRun((v, _c, i) => (all[i] = v));
+    all.sort();
+    let distinct = 0;
+    for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[distinct++] = all[i];
+    const values = all.subarray(0, distinct);
+    const counts = new Float64Array(distinct);
+    this.forEachRun((v, c) => (counts[lowerBound(values, v)] += c));
     let n = this.total;
     for (let k = 0; k < exclude.length; k++) {
       const at = lowerBound(values, exclude[k]);
@@ -68,18 +77,19 @@ export class RunLengthSamples {
     return { mean: sum / n, p50: at(50), p90: at(90), p99: at(99), max, count: n };
   }
 
-  private grow(): void {
-    const values = new Float64Array(this.values.length * 2);
-    const counts = new Float64Array(this.counts.length * 2);
-    values.set(this.values);
-    counts.set(this.counts);
-    this.values = values;
-    this.counts = counts;
+  private forEachRun(fn: (value: number, count: number, index: number) => void): void {
+    let index = 0;
+    for (let c = 0; c < this.valueChunks.length; c++) {
+      const values = this.valueChunks[c];
+      const counts = this.countChunks[c];
+      const size = c === this.valueChunks.length - 1 ? this.fill : CHUNK;
+      for (let i = 0; i < size; i++) fn(values[i], counts[i], index++);
+    }
   }
 }
 
 /** Value at 0-based index `k` of the expanded multiset. */
-function nth(values: number[], counts: number[], k: number): number {
+function nth(values: Float64Array, counts: Float64Array, k: number): number {
   let seen = 0;
   for (let i = 0; i < values.length; i++) {
     seen += counts[i];
@@ -88,7 +98,7 @@ function nth(values: number[], counts: number[], k: number): number {
   return values[values.length - 1];
 }
 
-function quantile(values: number[], counts: number[], n: number, q: number): number {
+function quantile(values: Float64Array, counts: Float64Array, n: number, q: number): number {
   const h = ((n - 1) * q) / 100;
   const lo = Math.floor(h);
   const a = nth(values, counts, lo);
@@ -96,7 +106,7 @@ function quantile(values: number[], counts: number[], n: number, q: number): num
   return a + (h - lo) * (b - a);
 }
 
-function lowerBound(values: number[], v: number): number {
+function lowerBound(values: Float64Array, v: number): number {
   let lo = 0;
   let hi = values.length;
   while (lo < hi) {
