@@ -9,7 +9,7 @@ type Row = [label: string, value: (r: Report) => string];
 
 const n = (x: number) => x.toLocaleString('en-US');
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-const ms = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${x.toFixed(1)} ms`);
+const ms = (x: number) => (x >= 1_000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(1)} ms`);
 const num = (x: number, d = 2) => x.toFixed(d);
 
 const ROWS: Row[] = [

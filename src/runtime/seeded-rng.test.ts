@@ -13,7 +13,11 @@ test('forks are independent of the parent and of each other, and nest by path', 
   const root = new SeededRng(9);
   const before = draw(root.fork('a'));
   draw(root, 100);
-  assert.deepEqual(draw(root.fork('a')), before, 'forking does not depend on how far the parent advanced');
+  assert.deepEqual(
+    draw(root.fork('a')),
+    before,
+    'forking does not depend on how far the parent advanced',
+  );
   assert.notDeepEqual(draw(root.fork('a')), draw(root.fork('b')));
   assert.notDeepEqual(draw(root.fork('w').fork('a')), draw(root.fork('a')));
 });

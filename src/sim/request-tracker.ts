@@ -47,7 +47,8 @@ export class RequestTracker implements EngineRequest {
     this.req = req;
     this.id = req.id;
     this.inputTokens = req.inputTokens;
-    this.outputTokens = req.maxTokens === undefined ? req.outputTokens : Math.min(req.outputTokens, req.maxTokens);
+    this.outputTokens =
+      req.maxTokens === undefined ? req.outputTokens : Math.min(req.outputTokens, req.maxTokens);
     this.prefix = req.prefix;
     this.tail = new TailSamples(this.outputTokens - 1);
     this.gaps = keepGaps ? [] : null;

@@ -48,7 +48,8 @@ export function simulate(opts: SimulationOptions): Report {
   const counters = { timeouts: 0, retries: 0, finished: 0 };
 
   const finish = (tracker: RequestTracker, state: FinalState) => {
-    if (state !== 'completed' && tracker.gaps !== null) for (const g of tracker.gaps) excludedGaps.push(g);
+    if (state !== 'completed' && tracker.gaps !== null)
+      for (const g of tracker.gaps) excludedGaps.push(g);
     accumulator.add(tracker.outcome(state));
     counters.finished++;
   };

@@ -54,7 +54,8 @@ export class RunLengthSamples {
     this.forEachRun((v, _c, i) => (all[i] = v));
     all.sort();
     let distinct = 0;
-    for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[distinct++] = all[i];
+    for (let i = 0; i < all.length; i++)
+      if (i === 0 || all[i] !== all[i - 1]) all[distinct++] = all[i];
     const values = all.subarray(0, distinct);
     const counts = new Float64Array(distinct);
     this.forEachRun((v, c) => (counts[lowerBound(values, v)] += c));

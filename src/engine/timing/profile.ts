@@ -27,5 +27,11 @@ export interface TimingProfile {
 }
 
 export function emptyShape(): StepShape {
-  return { prefillTokens: 0, prefillSeqs: 0, prefillAttnWork: 0, decodeSeqs: 0, decodeContextTokens: 0 };
+  return {
+    prefillTokens: 0,
+    prefillSeqs: 0,
+    prefillAttnWork: 0,
+    decodeSeqs: 0,
+    decodeContextTokens: 0,
+  };
 }
