@@ -24,9 +24,10 @@ export function addScenarioFlags(cmd: Command): Command {
       'azure | mooncake | burstgpt | jsonl (default: detected from content)',
     )
     .addOption(
-      new Option('--arrival <process>', 'synthetic arrivals')
-        .choices(['poisson', 'gamma'])
-        .default(D.arrival),
+      new Option(
+        '--arrival <process>',
+        'synthetic arrivals (default: poisson, or gamma when --burstiness is not 1)',
+      ).choices(['poisson', 'gamma']),
     )
     .option('--rate <rps>', 'synthetic arrival rate, requests/s', positiveNumber('--rate'), D.rate)
     .option(
@@ -140,7 +141,9 @@ export function scenarioFromFlags(o: Record<string, unknown>): ScenarioSpec {
     seed: o.seed as number,
     trace: o.trace as string | undefined,
     traceFormat: o.traceFormat as string | undefined,
-    arrival: o.arrival as ScenarioSpec['arrival'],
+    arrival:
+      (o.arrival as ScenarioSpec['arrival'] | undefined) ??
+      (o.burstiness === 1 ? 'poisson' : 'gamma'),
     rate: o.rate as number,
     burstiness: o.burstiness as number,
     numRequests: o.numRequests as number,

@@ -56,6 +56,9 @@ export class RequestTracker implements EngineRequest {
 
   /** Starts attempt number `attempts + 1`. */
   nextAttempt(): void {
+    // A retry follows an attempt that produced no token; its prefill, if it began, was thrown
+    // away, so TTFT's queue part runs to the prefill that counts.
+    this.prefillStartMs = undefined;
     this.attempts++;
     this.id = this.attempts === 1 ? this.req.id : `${this.req.id}#${this.attempts}`;
   }
