@@ -2,11 +2,13 @@
 // and the per-token decode time, measured end to end through the simulator, next to the raw
 // per-operator times they come from (Vidur's mlp.csv, when ../shared/data is present).
 //   node bench/fidelity.ts [--data ../shared/data]
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 import { runScenario, SCENARIO_DEFAULTS } from '../src/sim/scenario.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
+import { opMedian, readCsv } from '../scripts/fit-profiles/csv.ts';
+import { LAYER_OPS } from '../scripts/fit-profiles/op-table.ts';
 
 const i = process.argv.indexOf('--data');
 const data = resolve(
@@ -34,37 +36,19 @@ console.log(
   `simulated TPOT (decode step at batch 1, context 1,024–1,152): ${report.latency_ms.tpot.mean.toFixed(2)} ms`,
 );
 
-// The nine per-layer operators Vidur times for each transformer layer (the embedding is per model).
-const OPS = [
-  'input_layernorm',
-  'attn_pre_proj',
-  'attn_rope',
-  'attn_post_proj',
-  'post_attention_layernorm',
-  'mlp_up_proj',
-  'mlp_act',
-  'mlp_down_proj',
-  'add',
-];
 const csv = `${data}/profiles/vidur/compute/a100/meta-llama/Meta-Llama-3-8B/mlp.csv`;
 if (!existsSync(csv)) {
   console.log(`(raw source not found at ${csv}; pass --data)`);
 } else {
-  const [header, ...rows] = readFileSync(csv, 'utf8').trim().split('\n');
-  const cols = header.split(',');
-  const col = (name: string) => cols.indexOf(name);
+  const { rows } = readCsv(csv);
   for (const tokens of [1024, 1]) {
-    const row = rows
-      .map((r) => r.split(','))
-      .find(
-        (r) =>
-          Number(r[col('num_tokens')]) === tokens &&
-          Number(r[col('num_tensor_parallel_workers')]) === 1,
-      );
+    const row = rows.find(
+      (r) => r.num('num_tokens') === tokens && r.num('num_tensor_parallel_workers') === 1,
+    );
     if (row === undefined) continue;
-    const perLayer = OPS.reduce((s, op) => s + Number(row[col(`time_stats.${op}.median`)]), 0);
+    const perLayer = LAYER_OPS.reduce((s, op) => s + opMedian(row, op), 0);
     console.log(
-      `source: Σ per-layer linear/norm ops at num_tokens=${tokens}, TP1 = ${perLayer.toFixed(4)} ms × 32 layers = ${(perLayer * 32).toFixed(2)} ms (before attention, embedding, LM head, CPU overhead)`,
+      `source: Σ per-layer linear/norm ops at num_tokens=${tokens}, TP1 (mlp.csv line ${row.line}) = ${perLayer.toFixed(4)} ms × 32 layers = ${(perLayer * 32).toFixed(2)} ms (before attention, embedding, LM head, CPU overhead)`,
     );
   }
 }

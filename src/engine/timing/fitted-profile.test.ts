@@ -10,6 +10,7 @@ import { FittedProfile } from './fitted-profile.ts';
 import { PROFILE_SCHEMA, type FittedProfileData } from './profile-data.ts';
 import { listProfiles, loadFittedProfile } from './profile-registry.ts';
 import type { StepShape } from './profile.ts';
+import { LAYER_OPS } from '../../../scripts/fit-profiles/op-table.ts';
 
 const REQUIRED = [
   'llama-3-8b/a100/tp1',
@@ -208,17 +209,6 @@ function rows(file: string): Record<string, string>[] {
   return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i], v])));
 }
 const med = (r: Record<string, string>, op: string) => Number(r[`time_stats.${op}.median`] || 0);
-const OPS = [
-  'input_layernorm',
-  'attn_pre_proj',
-  'attn_rope',
-  'attn_post_proj',
-  'post_attention_layernorm',
-  'mlp_up_proj',
-  'mlp_act',
-  'mlp_down_proj',
-  'add',
-];
 const HF: Record<string, string> = {
   'llama-3-8b': 'Meta-Llama-3-8B',
   'llama-3-70b': 'Meta-Llama-3-70B',
@@ -243,7 +233,7 @@ test('measured profiles follow every mlp.csv row at their TP', { skip: noRaw }, 
     const e = errors(
       rs.map((r) => [
         p.layerLinearMs(Number(r.num_tokens)),
-        OPS.reduce((s, op) => s + med(r, op), 0),
+        LAYER_OPS.reduce((s, op) => s + med(r, op), 0),
       ]),
     );
     assert.ok(rs.length > 200 && e.mape < 0.02 && e.over10 < 0.02, `${name}: ${JSON.stringify(e)}`);
