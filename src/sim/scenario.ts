@@ -13,6 +13,7 @@ import type { EngineConfig, PreemptionMode } from '../engine/engine-types.ts';
 import { resolveProfile } from '../engine/timing/profile-registry.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import { buildWorkload } from './workload/build-workload.ts';
+import { WORKLOAD_DEFAULTS } from './workload/workload-options.ts';
 import { simulate } from './simulation.ts';
 
 export interface ScenarioSpec {
@@ -47,16 +48,11 @@ export interface ScenarioSpec {
   readonly backoffCapMs: number;
 }
 
+// A synthetic workload starts at 0 without saying so; the window start is a trace option.
+const { startS: _windowStart, ...workloadDefaults } = WORKLOAD_DEFAULTS;
+
 export const SCENARIO_DEFAULTS: Omit<ScenarioSpec, 'seed'> = {
-  arrival: 'poisson',
-  rate: 10,
-  burstiness: 1,
-  numRequests: 1000,
-  input: 'sharegpt',
-  output: 'sharegpt',
-  rateScale: 1,
-  tenants: 'default',
-  classes: 'interactive',
+  ...workloadDefaults,
   model: 'llama-3-8b',
   gpu: 'h100',
   tp: 1,
@@ -106,24 +102,8 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     gpu: spec.gpu,
     tp: spec.tp,
   });
-  const workload = buildWorkload(
-    {
-      trace: spec.trace,
-      traceFormat: spec.traceFormat,
-      arrival: spec.arrival,
-      rate: spec.rate,
-      burstiness: spec.burstiness,
-      numRequests: spec.numRequests,
-      input: spec.input,
-      output: spec.output,
-      rateScale: spec.rateScale,
-      startS: spec.startS,
-      durationS: spec.durationS,
-      tenants: spec.tenants,
-      classes: spec.classes,
-    },
-    rng.fork('workload'),
-  );
+  // The spec carries the workload options under the workload's own names.
+  const workload = buildWorkload(spec, rng.fork('workload'));
   return simulate({
     seed: spec.seed,
     rng,
