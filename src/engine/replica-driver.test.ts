@@ -1,33 +1,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Clock } from '../core/ports/clock.ts';
-import type { TimerHandle, Timers } from '../core/ports/timers.ts';
+import { VirtualClock } from '../runtime/virtual-clock.ts';
 import type { EngineRequest } from './engine-types.ts';
 import { Recorder, constProfile, req, runLoop, testConfig } from './engine-test-kit.ts';
 import { ReplicaCore } from './replica.ts';
 import { ReplicaDriver } from './replica-driver.ts';
 
-/** A minimal virtual clock: runs due timers in (time, sequence) order. */
-class VirtualTime implements Clock, Timers {
-  private t = 0;
-  private seq = 0;
-  private queue: { at: number; seq: number; fn: () => void; live: boolean }[] = [];
-  now(): number {
-    return this.t;
-  }
-  at(atMs: number, fn: () => void): TimerHandle {
-    const item = { at: Math.max(atMs, this.t), seq: this.seq++, fn, live: true };
-    this.queue.push(item);
-    return { cancel: () => void (item.live = false) };
-  }
-  run(): void {
-    while (this.queue.length > 0) {
-      this.queue.sort((a, b) => a.at - b.at || a.seq - b.seq);
-      const next = this.queue.shift()!;
-      this.t = next.at;
-      if (next.live) next.fn();
-    }
-  }
+/** A driver on a virtual clock, recording its events. */
+function drivenReplica() {
+  const time = new VirtualClock();
+  const rec = new Recorder();
+  const driver = new ReplicaDriver<EngineRequest>({
+    config: testConfig(),
+    profile: constProfile(10),
+    listener: rec,
+    clock: time,
+    timers: time,
+  });
+  return { time, rec, driver };
 }
 
 test('the driver runs the core on timers exactly as a fake-step loop does', () => {
@@ -38,15 +28,7 @@ test('the driver runs the core on timers exactly as a fake-step loop does', () =
   const direct = new Recorder();
   runLoop(new ReplicaCore<EngineRequest>(testConfig(), constProfile(10), direct), arrivals);
 
-  const time = new VirtualTime();
-  const driven = new Recorder();
-  const driver = new ReplicaDriver<EngineRequest>({
-    config: testConfig(),
-    profile: constProfile(10),
-    listener: driven,
-    clock: time,
-    timers: time,
-  });
+  const { time, rec: driven, driver } = drivenReplica();
   for (const a of arrivals) time.at(a.atMs, () => driver.add(a.req));
   time.run();
   // (Distinct arrival times: with simultaneous ones the loop admits them all before planning,
@@ -58,15 +40,7 @@ test('the driver runs the core on timers exactly as a fake-step loop does', () =
 });
 
 test('a listener that adds work from inside an event (a closed-loop client) never nests steps', () => {
-  const time = new VirtualTime();
-  const rec = new Recorder();
-  const driver = new ReplicaDriver<EngineRequest>({
-    config: testConfig(),
-    profile: constProfile(10),
-    listener: rec,
-    clock: time,
-    timers: time,
-  });
+  const { time, rec, driver } = drivenReplica();
   let sent = 0;
   const onFinish = rec.onFinish.bind(rec);
   rec.onFinish = (r, at) => {
@@ -84,15 +58,7 @@ test('a listener that adds work from inside an event (a closed-loop client) neve
 });
 
 test('close stops the replica: the pending step is never applied', () => {
-  const time = new VirtualTime();
-  const rec = new Recorder();
-  const driver = new ReplicaDriver<EngineRequest>({
-    config: testConfig(),
-    profile: constProfile(10),
-    listener: rec,
-    clock: time,
-    timers: time,
-  });
+  const { time, rec, driver } = drivenReplica();
   driver.add(req('a', 10, 5));
   driver.close();
   time.run();

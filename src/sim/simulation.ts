@@ -16,7 +16,7 @@ import { RunLengthSamples } from '../core/observe/run-length-samples.ts';
 import { buildReport, type Report } from '../core/observe/report.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
-import { VirtualClock } from './virtual-clock.ts';
+import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { Fleet } from './fleet.ts';
 import { RequestTracker } from './request-tracker.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';

@@ -1,6 +1,7 @@
 /**
- * A virtual clock that is also the simulation's scheduler: `Clock` and `Timers` over an
- * EventQueue. Time only moves when `run` pops the next event, so hours pass in milliseconds.
+ * A virtual clock that is also a scheduler: `Clock` and `Timers` over an EventQueue. Time only
+ * moves when `run` pops the next event, so hours pass in milliseconds. The simulator runs on it,
+ * and so does any test of code that takes a Clock and Timers.
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
