@@ -5,8 +5,7 @@
 import type { Ms, Tokens } from '../request/units.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
 
-export const FINAL_STATES = ['completed', 'failed', 'cancelled', 'rejected', 'running'] as const;
-export type FinalState = (typeof FINAL_STATES)[number];
+export type FinalState = 'completed' | 'failed' | 'cancelled' | 'rejected' | 'running';
 
 export interface RequestOutcome {
   readonly id: string;
