@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { resolvePolicy } from './policy.ts';
 import { PRESETS, presetPolicy } from './presets.ts';
 import { isConfigError } from '../errors.ts';
+import { lookupTenant } from './tenant-schema.ts';
 
 const valid = {
   name: 'p',
@@ -15,6 +16,45 @@ test('every preset validates', () => {
   for (const name of Object.keys(PRESETS)) assert.equal(presetPolicy(name).name, name);
 });
 
+test('tenants: listed ones are known, others only through "*"', () => {
+  const closed = resolvePolicy({ ...valid, tenants: { acme: { weight: 2, classes: ['batch'] } } });
+  assert.equal(lookupTenant(closed.tenants, 'acme')?.weight, 2);
+  assert.deepEqual(lookupTenant(closed.tenants, 'acme')?.classes, ['batch']);
+  assert.equal(lookupTenant(closed.tenants, 'other'), undefined);
+  const open = resolvePolicy({
+    ...valid,
+    tenants: { '*': { quotas: { max_concurrent_requests: 4 } } },
+  });
+  assert.equal(lookupTenant(open.tenants, 'other')?.quotas.maxConcurrentRequests, 4);
+  assert.ok(lookupTenant(resolvePolicy(valid).tenants, 'anyone') !== undefined);
+});
+
+test('gate parameters and ladders resolve with their defaults', () => {
+  const p = resolvePolicy({
+    ...valid,
+    admission: {
+      type: 'goodput',
+      gates: [{ type: 'contract' }, { type: 'deadline', params: { margin_ms: 50 } }],
+    },
+    classes: {
+      batch: {
+        degrade: [
+          { level: 1, min_output_tokens: 32 },
+          { level: 4, mode: 'reject' },
+        ],
+      },
+    },
+  });
+  assert.ok(p.admission.type === 'goodput');
+  assert.deepEqual(p.admission.gates, ['contract', 'deadline']);
+  assert.equal(p.admission.marginMs, 50);
+  assert.equal(p.admission.marginRatio, 0.1);
+  assert.deepEqual(p.classes.batch.degrade, [
+    { level: 1, minOutputTokens: 32 },
+    { level: 4, mode: 'reject' },
+  ]);
+});
+
 test('class overrides replace only what they name', () => {
   const p = resolvePolicy({ ...valid, classes: { interactive: { ttft_ms: 500 } } });
   assert.equal(p.classes.interactive.objectives.ttftMs, 500);
@@ -23,6 +63,77 @@ test('class overrides replace only what they name', () => {
 });
 
 const invalid: Array<[string, unknown, string]> = [
+  [
+    'unknown admission type',
+    { ...valid, admission: { type: 'smart' } },
+    'admission.type: expected one of admit-all, goodput, got "smart"',
+  ],
+  [
+    'negative gate margin',
+    {
+      ...valid,
+      admission: { type: 'goodput', gates: [{ type: 'deadline', params: { margin_ms: -5 } }] },
+    },
+    'admission.gates[0].params.margin_ms: expected a number ≥ 0, got -5',
+  ],
+  [
+    'unknown gate',
+    { ...valid, admission: { type: 'goodput', gates: [{ type: 'vibes' }] } },
+    'admission.gates[0].type: expected one of contract, budget, memory, deadline, got "vibes"',
+  ],
+  [
+    'reserve ratio above 1',
+    {
+      ...valid,
+      admission: { type: 'goodput', gates: [{ type: 'memory', params: { reserve_ratio: 1.5 } }] },
+    },
+    'admission.gates[0].params.reserve_ratio: expected a number ≤ 1, got 1.5',
+  ],
+  [
+    'degrade ladder out of order',
+    {
+      ...valid,
+      classes: {
+        batch: {
+          degrade: [
+            { level: 4, mode: 'defer' },
+            { level: 1, min_output_tokens: 8 },
+          ],
+        },
+      },
+    },
+    'classes.batch.degrade: expected levels in ascending order, each at most once, got [{"level":4,"mode":"defer"},{"level":1,"min_output_tokens":8}]',
+  ],
+  [
+    'unknown degrade level',
+    { ...valid, classes: { batch: { degrade: [{ level: 7 }] } } },
+    'classes.batch.degrade[0].level: expected one of 1, 2, 3, 4, got 7',
+  ],
+  [
+    'unknown overload behaviour',
+    { ...valid, classes: { interactive: { overload: 'panic' } } },
+    'classes.interactive.overload: expected one of reject-fast, queue, defer, leftover-only, got "panic"',
+  ],
+  [
+    'tenant granted an unknown class',
+    { ...valid, tenants: { acme: { classes: ['vip'] } } },
+    'tenants.acme.classes[0]: expected one of interactive, reasoning, batch, best_effort, got "vip"',
+  ],
+  [
+    'negative tenant quota',
+    { ...valid, tenants: { acme: { quotas: { tokens_per_window: -1 } } } },
+    'tenants.acme.quotas.tokens_per_window: expected a number > 0, got -1',
+  ],
+  [
+    'fractional concurrency',
+    { ...valid, tenants: { acme: { quotas: { max_concurrent_requests: 1.5 } } } },
+    'tenants.acme.quotas.max_concurrent_requests: expected an integer, got 1.5',
+  ],
+  [
+    'unknown dispatch type',
+    { ...valid, dispatch: { type: 'yolo' } },
+    'dispatch.type: expected one of immediate, flow-control, got "yolo"',
+  ],
   [
     'unknown router',
     { ...valid, routing: { type: 'fastest' } },
@@ -58,6 +169,6 @@ for (const [name, input, message] of invalid) {
 test('unknown preset names the choices', () => {
   assert.throws(
     () => presetPolicy('fast'),
-    /policy: expected a preset \(baseline-vllm, least-request\) or a policy file, got "fast"/,
+    /policy: expected a preset \(baseline-vllm, least-request, goodput\) or a policy file, got "fast"/,
   );
 });

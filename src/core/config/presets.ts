@@ -1,7 +1,8 @@
 /**
  * Named policies. The baselines are what real deployments run today, so every later policy is
  * measured against them: `baseline-vllm` (admit all, dispatch at once, round-robin, engine
- * FIFO) and `least-request` (the same with least-request routing).
+ * FIFO) and `least-request` (the same with least-request routing). `goodput` turns everything
+ * on: the four admission gates, degrade ladders, deferral, and dispatch under flow control.
  */
 import { ConfigError } from '../errors.ts';
 import { resolvePolicy, type PolicyFile, type ResolvedPolicy } from './policy.ts';
@@ -20,6 +21,16 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
     description:
       'No admission control; dispatch at once to the replica with the fewest requests in flight.',
     admission: { type: 'admit-all' },
+    routing: { type: 'least-request' },
+  },
+  goodput: {
+    name: 'goodput',
+    policy_revision: 'goodput@1',
+    description:
+      'Contract, budget, memory and deadline gates; degrade, defer or reject with Retry-After; ' +
+      'priority bands; dispatch under KV and token-gap flow control; least-request among replicas that fit.',
+    admission: { type: 'goodput' },
+    dispatch: { type: 'flow-control' },
     routing: { type: 'least-request' },
   },
 };

@@ -28,8 +28,10 @@ function expectation(issue: z.core.$ZodIssue): string {
       return `${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`;
     case 'unrecognized_keys':
       return `no unknown keys (${issue.keys.join(', ')})`;
-    case 'invalid_union':
-      return 'a known type';
+    case 'invalid_union': {
+      const options = (issue as { options?: readonly unknown[] }).options;
+      return options === undefined ? 'a known type' : `one of ${options.map(String).join(', ')}`;
+    }
     default:
       return issue.message;
   }

@@ -21,7 +21,19 @@ export interface LlmRequest {
   /** The client's cap on output tokens, when it set one. */
   readonly maxTokens?: Tokens;
   readonly tenant: string;
+  /** The class the request asks for; admission checks the tenant is granted it. */
   readonly sloClass: SloClassName;
   readonly session?: string;
   readonly prefix?: PrefixBlocks;
+  /** Model asked for; undefined means the fleet's model. */
+  readonly model?: string;
+  /** LoRA adapter asked for, when any. */
+  readonly adapter?: string;
+  /** Whether the client asked for a streamed response (the simulator's clients stream). */
+  readonly stream?: boolean;
+  /** Agent-style requests: the request that spawned this one and the root of the tree. */
+  readonly parentId?: string;
+  readonly rootId?: string;
+  /** Prompt tokens the client marked optional (droppable context, degrade level 2). */
+  readonly optionalInputTokens?: Tokens;
 }

@@ -18,7 +18,17 @@ export interface SloObjectives {
   readonly e2eMs?: Ms;
 }
 
-export type OverloadBehaviour = 'reject-fast' | 'queue' | 'defer' | 'leftover-only';
+export const OVERLOAD_BEHAVIOURS = ['reject-fast', 'queue', 'defer', 'leftover-only'] as const;
+/** What admission does with a request it cannot serve in time: turn it away at once, let it wait
+ * longer (its deadline allows), or park it in the deferred queue (served from leftover capacity). */
+export type OverloadBehaviour = (typeof OVERLOAD_BEHAVIOURS)[number];
+
+/** One rung of a class's degrade ladder; admission tries them in order, never one not listed. */
+export type DegradeStep =
+  | { readonly level: 1; readonly minOutputTokens: Tokens }
+  | { readonly level: 2 }
+  | { readonly level: 3; readonly model: string }
+  | { readonly level: 4; readonly mode: 'defer' | 'reject' };
 
 export interface SloClass {
   readonly name: SloClassName;
@@ -27,6 +37,11 @@ export interface SloClass {
   /** Output budget: the most tokens a request of this class may generate. */
   readonly maxOutputTokens?: Tokens;
   readonly preemptible: boolean;
+  /** Band: lower is served first. */
+  readonly priority: number;
+  readonly degrade: readonly DegradeStep[];
+  /** How long a deferred request may wait, from arrival, when the class sets no E2E objective. */
+  readonly deferMaxMs?: Ms;
 }
 
 export const DEFAULT_SLO_CLASSES: Readonly<Record<SloClassName, SloClass>> = {
@@ -35,6 +50,8 @@ export const DEFAULT_SLO_CLASSES: Readonly<Record<SloClassName, SloClass>> = {
     objectives: { ttftMs: 2_000, itlP99Ms: 80 },
     overload: 'reject-fast',
     preemptible: false,
+    priority: 0,
+    degrade: [],
   },
   reasoning: {
     name: 'reasoning',
@@ -42,18 +59,28 @@ export const DEFAULT_SLO_CLASSES: Readonly<Record<SloClassName, SloClass>> = {
     overload: 'queue',
     maxOutputTokens: 32_768,
     preemptible: false,
+    priority: 1,
+    degrade: [{ level: 1, minOutputTokens: 1_024 }],
   },
   batch: {
     name: 'batch',
     objectives: { e2eMs: 3_600_000 },
     overload: 'defer',
     preemptible: true,
+    priority: 2,
+    degrade: [{ level: 4, mode: 'defer' }],
   },
   best_effort: {
     name: 'best_effort',
     objectives: {},
     overload: 'leftover-only',
     preemptible: true,
+    priority: 3,
+    degrade: [
+      { level: 1, minOutputTokens: 64 },
+      { level: 4, mode: 'defer' },
+    ],
+    deferMaxMs: 600_000,
   },
 };
 

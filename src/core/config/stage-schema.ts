@@ -1,0 +1,151 @@
+/**
+ * The pipeline stages a policy configures, each a discriminated union of `{ type, params }`:
+ * admission (and its gates), dispatch (flow control) and the demand estimator's knobs. Every
+ * parameter has a documented default, so a policy names only what it changes.
+ */
+import { z } from 'zod';
+
+const ms = z.number().min(0);
+const ratio = z.number().min(0).max(1);
+
+export const GATE_TYPES = ['contract', 'budget', 'memory', 'deadline'] as const;
+export type GateType = (typeof GATE_TYPES)[number];
+
+const gate = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('contract') }).strict(),
+  z.object({ type: z.literal('budget') }).strict(),
+  z
+    .object({
+      type: z.literal('memory'),
+      params: z.object({ reserve_ratio: ratio.optional() }).strict().optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('deadline'),
+      params: z
+        .object({ margin_ms: ms.optional(), margin_ratio: ratio.optional() })
+        .strict()
+        .optional(),
+    })
+    .strict(),
+]);
+
+export const admissionSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('admit-all') }).strict(),
+  z
+    .object({
+      type: z.literal('goodput'),
+      gates: z
+        .array(gate)
+        .refine((g) => new Set(g.map((x) => x.type)).size === g.length, {
+          message: 'each gate type at most once',
+        })
+        .optional(),
+      retry_after: z
+        .object({ min_ms: ms.optional(), max_ms: ms.optional() })
+        .strict()
+        .refine((r) => (r.min_ms ?? 0) <= (r.max_ms ?? Infinity), { message: 'min_ms ≤ max_ms' })
+        .optional(),
+    })
+    .strict(),
+]);
+
+export const dispatchSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('immediate') }).strict(),
+  z
+    .object({
+      type: z.literal('flow-control'),
+      params: z
+        .object({
+          itl_margin_ratio: ratio.optional(),
+          kv_reserve_ratio: ratio.optional(),
+          lookahead: z.int().min(1).optional(),
+        })
+        .strict()
+        .optional(),
+    })
+    .strict(),
+]);
+
+export const estimateSchema = z
+  .object({
+    output_window: z.int().min(1).optional(),
+    min_samples: z.int().min(1).optional(),
+    prior_output_p50: z.int().min(1).optional(),
+    prior_output_p90: z.int().min(1).optional(),
+  })
+  .strict()
+  .refine((e) => (e.prior_output_p50 ?? 0) <= (e.prior_output_p90 ?? Infinity), {
+    message: 'prior_output_p50 ≤ prior_output_p90',
+  });
+
+export type AdmissionConfig =
+  | { readonly type: 'admit-all' }
+  | {
+      readonly type: 'goodput';
+      readonly gates: readonly GateType[];
+      /** Memory gate: fraction of a replica's KV kept free for preemption/swap headroom. */
+      readonly kvReserveRatio: number;
+      /** Deadline gate: uncertainty margin, fixed plus a fraction of the predicted TTFT. */
+      readonly marginMs: number;
+      readonly marginRatio: number;
+      readonly retryAfterMinMs: number;
+      readonly retryAfterMaxMs: number;
+    };
+
+export type DispatchConfig =
+  | { readonly type: 'immediate' }
+  | {
+      readonly type: 'flow-control';
+      /** A step may take at most (1 − margin) × the tightest ITL objective of its decodes. */
+      readonly itlMarginRatio: number;
+      readonly kvReserveRatio: number;
+      /** Queued requests scanned past a head that does not fit yet. */
+      readonly lookahead: number;
+    };
+
+export interface EstimateConfig {
+  readonly outputWindow: number;
+  readonly minSamples: number;
+  readonly priorOutput: { readonly p50: number; readonly p90: number };
+}
+
+export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionConfig {
+  if (a.type === 'admit-all') return a;
+  const gates: ReadonlyArray<z.infer<typeof gate>> =
+    a.gates ?? GATE_TYPES.map((type) => ({ type }) as z.infer<typeof gate>);
+  let memory: { reserve_ratio?: number } | undefined;
+  let deadline: { margin_ms?: number; margin_ratio?: number } | undefined;
+  for (const g of gates) {
+    if (g.type === 'memory') memory = g.params;
+    if (g.type === 'deadline') deadline = g.params;
+  }
+  return {
+    type: 'goodput',
+    gates: gates.map((g) => g.type),
+    kvReserveRatio: memory?.reserve_ratio ?? 0.05,
+    marginMs: deadline?.margin_ms ?? 100,
+    marginRatio: deadline?.margin_ratio ?? 0.1,
+    retryAfterMinMs: a.retry_after?.min_ms ?? 500,
+    retryAfterMaxMs: a.retry_after?.max_ms ?? 60_000,
+  };
+}
+
+export function resolveDispatch(d: z.infer<typeof dispatchSchema> | undefined): DispatchConfig {
+  if (d === undefined || d.type === 'immediate') return { type: 'immediate' };
+  return {
+    type: 'flow-control',
+    itlMarginRatio: d.params?.itl_margin_ratio ?? 0.1,
+    kvReserveRatio: d.params?.kv_reserve_ratio ?? 0.05,
+    lookahead: d.params?.lookahead ?? 16,
+  };
+}
+
+export function resolveEstimate(e: z.infer<typeof estimateSchema> | undefined): EstimateConfig {
+  return {
+    outputWindow: e?.output_window ?? 256,
+    minSamples: e?.min_samples ?? 20,
+    priorOutput: { p50: e?.prior_output_p50 ?? 128, p90: e?.prior_output_p90 ?? 512 },
+  };
+}

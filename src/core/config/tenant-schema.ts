@@ -1,0 +1,87 @@
+/**
+ * The `tenants` section of a policy: weights, granted classes, quotas, agent-tree budgets and
+ * the server-side retry budget. Without the section every tenant gets the defaults; with it,
+ * only listed tenants are known, plus any tenant when a `"*"` entry gives the defaults.
+ */
+import { z } from 'zod';
+import { SLO_CLASS_NAMES } from '../request/slo-classes.ts';
+import { DEFAULT_TENANT, type TenantPolicy } from '../request/tenant.ts';
+
+const positive = z.number().positive();
+const count = z.int().min(1);
+
+const tenant = z
+  .object({
+    weight: positive.optional(),
+    classes: z.array(z.enum(SLO_CLASS_NAMES)).min(1).optional(),
+    stream: z.boolean().optional(),
+    quotas: z
+      .object({
+        window_ms: positive.optional(),
+        tokens_per_window: positive.optional(),
+        gpu_ms_per_window: positive.optional(),
+        max_concurrent_requests: count.optional(),
+        max_concurrent_sessions: count.optional(),
+      })
+      .strict()
+      .optional(),
+    root_budget: z
+      .object({
+        max_tokens: positive.optional(),
+        max_branches: z.int().min(0).optional(),
+        max_wall_ms: positive.optional(),
+      })
+      .strict()
+      .optional(),
+    retry_budget_ratio: z.number().min(0).optional(),
+  })
+  .strict();
+
+export const tenantsSchema = z.record(z.string().min(1), tenant);
+
+export interface TenantDirectory {
+  /** Listed tenants by name. */
+  readonly named: ReadonlyMap<string, TenantPolicy>;
+  /** Applies to unlisted tenants; undefined when unlisted tenants are unknown. */
+  readonly fallback: Omit<TenantPolicy, 'name'> | undefined;
+}
+
+function toTenant(t: z.infer<typeof tenant>): Omit<TenantPolicy, 'name'> {
+  const q = t.quotas ?? {};
+  const r = t.root_budget;
+  return {
+    weight: t.weight ?? DEFAULT_TENANT.weight,
+    classes: t.classes ?? DEFAULT_TENANT.classes,
+    streamAllowed: t.stream ?? DEFAULT_TENANT.streamAllowed,
+    quotas: {
+      windowMs: q.window_ms ?? DEFAULT_TENANT.quotas.windowMs,
+      tokensPerWindow: q.tokens_per_window,
+      gpuMsPerWindow: q.gpu_ms_per_window,
+      maxConcurrentRequests: q.max_concurrent_requests,
+      maxConcurrentSessions: q.max_concurrent_sessions,
+    },
+    rootBudget:
+      r === undefined
+        ? undefined
+        : { maxTokens: r.max_tokens, maxBranches: r.max_branches, maxWallMs: r.max_wall_ms },
+    retryBudgetRatio: t.retry_budget_ratio ?? DEFAULT_TENANT.retryBudgetRatio,
+  };
+}
+
+export function resolveTenants(
+  section: z.infer<typeof tenantsSchema> | undefined,
+): TenantDirectory {
+  if (section === undefined) return { named: new Map(), fallback: DEFAULT_TENANT };
+  const named = new Map<string, TenantPolicy>();
+  for (const [name, t] of Object.entries(section)) {
+    if (name !== '*') named.set(name, { name, ...toTenant(t) });
+  }
+  const star = section['*'];
+  return { named, fallback: star === undefined ? undefined : toTenant(star) };
+}
+
+export function lookupTenant(dir: TenantDirectory, name: string): TenantPolicy | undefined {
+  const t = dir.named.get(name);
+  if (t !== undefined) return t;
+  return dir.fallback === undefined ? undefined : { name, ...dir.fallback };
+}
