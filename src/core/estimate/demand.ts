@@ -1,0 +1,33 @@
+/**
+ * What one request is predicted to cost, computed once at the door and carried in its decision
+ * record: prompt work, predicted output, KV to reserve, total work. Conservative by rule: a
+ * prefix-cache hit counts only when the router can guarantee it.
+ */
+import type { Ms, Tokens } from '../request/units.ts';
+
+export interface OutputPrediction {
+  /** Few answers are shorter: what flow control assumes of a stream's length when it risks its gaps. */
+  readonly p10: Tokens;
+  readonly p50: Tokens;
+  readonly p90: Tokens;
+  /** Where the prediction came from: the tenant's own history in this class, the class's, or the policy prior. */
+  readonly source: 'tenant' | 'class' | 'prior';
+}
+
+export interface Demand {
+  readonly inputTokens: Tokens;
+  /** Prompt tokens expected to come from the prefix cache (0 unless guaranteed). */
+  readonly prefixHitTokens: Tokens;
+  /** Prompt compute on the target replica's profile, alone in a step. */
+  readonly prefillMs: Ms;
+  /** Steps the prompt's prefill spans (chunked prefill). */
+  readonly prefillSteps: number;
+  /** Duration of the step that emits the first token, at the current decode batch. */
+  readonly firstDecodeMs: Ms;
+  readonly output: OutputPrediction;
+  /** KV to reserve: prompt + predicted output p90, in tokens and bytes. */
+  readonly kvTokens: Tokens;
+  readonly kvBytes: number;
+  /** Prefill plus p90 output decoded at the current per-token step time. */
+  readonly workP90Ms: Ms;
+}

@@ -1,0 +1,53 @@
+/**
+ * The demand estimator: turns a request and the fleet's current load into its predicted cost —
+ * prompt work, output p50/p90 learned online per class and tenant, KV to reserve, total work.
+ * Prefix-cache hits are not counted: no router here guarantees one, and an optimistic estimate
+ * admits work the fleet cannot do.
+ */
+import type { LlmRequest } from '../request/request.ts';
+import type { SloClass } from '../request/slo-classes.ts';
+import type { Tokens } from '../request/units.ts';
+import type { Demand } from './demand.ts';
+import type { FleetLoad } from './fleet-load.ts';
+import type { OutputLengthModel } from './output-length-model.ts';
+
+/** Prefill time of a prompt alone on a replica (all its chunks). */
+export type PrefillTime = (promptTokens: Tokens) => number;
+
+/** The most tokens this request may generate: its own cap, its class's, and the context left. */
+export function outputCap(req: LlmRequest, cls: SloClass, maxModelLen: Tokens): Tokens {
+  return Math.max(
+    1,
+    Math.min(
+      req.maxTokens ?? Infinity,
+      cls.maxOutputTokens ?? Infinity,
+      maxModelLen - req.inputTokens,
+    ),
+  );
+}
+
+export function estimateDemand(
+  req: LlmRequest,
+  cls: SloClass,
+  fleet: FleetLoad,
+  outputs: OutputLengthModel,
+  prefillTime: PrefillTime,
+): Demand {
+  const spec = fleet.spec;
+  const output = outputs.predict(cls.name, req.tenant, outputCap(req, cls, spec.maxModelLen));
+  const prefillMs = prefillTime(req.inputTokens);
+  const kvTokens = req.inputTokens + output.p90;
+  const batch = Math.max(1, fleet.decodeBatch);
+  return {
+    inputTokens: req.inputTokens,
+    prefixHitTokens: 0,
+    prefillMs,
+    prefillSteps: Math.max(1, Math.ceil(req.inputTokens / spec.maxBatchedTokens)),
+    firstDecodeMs: fleet.decodeStepMs,
+    output,
+    kvTokens,
+    kvBytes: kvTokens * spec.kvBytesPerToken,
+    // GPU time the request is answerable for: its prefill plus its share of each decode step.
+    workP90Ms: prefillMs + (output.p90 * fleet.decodeStepMs) / batch,
+  };
+}

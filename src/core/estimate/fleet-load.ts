@@ -1,0 +1,30 @@
+/**
+ * What admission may know of the fleet at decision time: its fixed facts plus a summary the
+ * pipeline builds from its own ledger (what it dispatched, what has streamed) and the queue.
+ * Stale or missing backend figures never read as idle: the ledger's own counts are the floor.
+ */
+import type { Ms, Tokens } from '../request/units.ts';
+import type { SloClassName } from '../request/slo-classes.ts';
+import type { FleetSpec } from './fleet-spec.ts';
+
+export interface QueueAhead {
+  /** Requests queued ahead of a new one of this class (its band and higher). */
+  readonly requests: number;
+  /** Predicted wait before it dispatches. */
+  readonly waitMs: Ms;
+}
+
+export interface FleetLoad {
+  readonly spec: FleetSpec;
+  /** Replicas ready to take work. */
+  readonly readyReplicas: number;
+  /** Largest KV (tokens) any ready replica has left after its in-flight reservations. */
+  readonly maxFreeKvTokens: Tokens;
+  /** Decoding streams per ready replica, and their mean context, averaged over the fleet. */
+  readonly decodeBatch: number;
+  readonly decodeContextTokens: Tokens;
+  /** Time of one decode step at that batch. */
+  readonly decodeStepMs: Ms;
+  /** Predicted wait of a new request of `cls` that needs `kvTokens` and prefills `promptTokens`. */
+  queueAhead(cls: SloClassName, promptTokens: Tokens, kvTokens: Tokens): QueueAhead;
+}

@@ -1,0 +1,21 @@
+/**
+ * The fixed facts about the replicas a pipeline serves: model, limits, KV size and a step-time
+ * model for predicting prefill and decode durations. In the simulator they come from the engine
+ * configuration and timing profile; in the gateway from backend configuration.
+ */
+import type { Tokens } from '../request/units.ts';
+import type { StepTimeModel } from '../ports/step-time.ts';
+
+export interface FleetSpec {
+  readonly model: string;
+  readonly adapters: readonly string[];
+  readonly maxModelLen: Tokens;
+  /** Engine token budget per step (vLLM max_num_batched_tokens): longer prompts prefill in chunks. */
+  readonly maxBatchedTokens: Tokens;
+  /** Engine's max running sequences (vLLM max_num_seqs). */
+  readonly maxNumSeqs: number;
+  readonly kvBytesPerToken: number;
+  /** KV capacity of one replica, in tokens. */
+  readonly replicaKvTokens: Tokens;
+  readonly stepTime: StepTimeModel;
+}

@@ -1,0 +1,74 @@
+/**
+ * Builds the fleet summary admission reads: KV left on the roomiest replica, the mean decode
+ * batch and its step time, and the predicted wait of a new request — zero when it fits
+ * somewhere now with nothing queued ahead, else the queue ahead (plus itself) divided by the
+ * dispatcher's measured rate, and never less than the oldest waiting request has already
+ * waited (FIFO: a newcomer waits about as long as the queue ahead took to form). Before any rate
+ * is measured, a conservative stand-in: one dispatch per replica per prefill-plus-decode step.
+ */
+import type { Dispatcher } from '../dispatch/dispatcher.ts';
+import type { Tokens } from '../request/units.ts';
+import type { SloClassName } from '../request/slo-classes.ts';
+import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
+import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
+import type { FleetLoad, QueueAhead } from './fleet-load.ts';
+import type { FleetSpec } from './fleet-spec.ts';
+import type { Demand } from './demand.ts';
+import type { SloClass } from '../request/slo-classes.ts';
+
+export function summarizeFleet<H>(
+  spec: FleetSpec,
+  dispatcher: Dispatcher<H>,
+  replicas: readonly ReplicaSnapshot[],
+  nowMs: number,
+  classes: Readonly<Record<SloClassName, SloClass>> = DEFAULT_SLO_CLASSES,
+): FleetLoad {
+  const ledger = dispatcher.ledger;
+  ledger.resize(replicas.reduce((m, r) => Math.max(m, r.index + 1), 0));
+  let maxFree = 0;
+  let decoding = 0;
+  let context = 0;
+  for (const r of replicas) {
+    const a = ledger.replicas[r.index];
+    const used = Math.max(a.reservedKvTokens, r.kvUsage * spec.replicaKvTokens);
+    maxFree = Math.max(maxFree, spec.replicaKvTokens - used);
+    decoding += a.decoding;
+    context += a.decodeContextTokens;
+  }
+  const n = Math.max(1, replicas.length);
+  const batch = decoding / n;
+  const decodeStepMs = dispatcher.flow.decodeStepMs(Math.max(1, Math.round(batch)), context / n);
+  return {
+    spec,
+    readyReplicas: replicas.length,
+    maxFreeKvTokens: maxFree,
+    decodeBatch: batch,
+    decodeContextTokens: decoding > 0 ? context / decoding : 0,
+    decodeStepMs,
+    queueAhead(cls: SloClassName, promptTokens: Tokens, kvTokens: Tokens): QueueAhead {
+      const c = classes[cls];
+      const ahead = dispatcher.waitingAhead(c.priority);
+      if (replicas.length === 0) return { requests: ahead, waitMs: Infinity };
+      if (ahead === 0) {
+        const probe = {
+          req: { inputTokens: promptTokens },
+          demand: { kvTokens, prefixHitTokens: 0 },
+          cls: c,
+        };
+        if (dispatcher.wouldFit(probe as never, replicas)) return { requests: 0, waitMs: 0 };
+      }
+      const perMs =
+        dispatcher.rate.perMs() ??
+        n / (dispatcher.flow.prefillMs(Math.max(1, promptTokens)) + decodeStepMs);
+      const queued = nowMs - dispatcher.oldestOfferedMs(c.priority);
+      const itl = c.objectives.itlP99Ms;
+      const long =
+        itl !== undefined && dispatcher.isLongPrompt(promptTokens, itl)
+          ? dispatcher.longPromptWaitMs
+          : 0;
+      return { requests: ahead, waitMs: Math.max((ahead + 1) / perMs, queued, long) };
+    },
+  };
+}
+
+export type { Demand };

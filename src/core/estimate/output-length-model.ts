@@ -1,0 +1,114 @@
+/**
+ * Learns output lengths online, per (class, tenant) and per class, from finished requests, and
+ * predicts p50/p90 for a new one. The most specific history with enough samples wins: the
+ * tenant's own in this class, then the class's, then the configured prior. Memory is bounded:
+ * one window of at most `window` values per (class, tenant) seen, plus one per class.
+ */
+import type { OutputPrediction } from './demand.ts';
+import type { SloClassName } from '../request/slo-classes.ts';
+import type { Tokens } from '../request/units.ts';
+import { SortedWindow } from './sorted-window.ts';
+
+export interface OutputLengthModelOptions {
+  /** Most recent outputs remembered per (class, tenant) and per class. */
+  readonly window?: number;
+  /** Outputs a window needs before its percentiles are trusted over the next fallback. */
+  readonly minSamples?: number;
+  readonly prior: { readonly p50: Tokens; readonly p90: Tokens };
+}
+
+interface ClassHistory {
+  readonly all: SortedWindow;
+  // Nested maps, not `${cls}/${tenant}` keys: the hot path builds no strings.
+  readonly byTenant: Map<string, SortedWindow>;
+}
+
+export class OutputLengthModel {
+  private readonly window: number;
+  private readonly minSamples: number;
+  private readonly prior: { readonly p50: Tokens; readonly p90: Tokens };
+  private readonly classes = new Map<SloClassName, ClassHistory>();
+
+  constructor(options: OutputLengthModelOptions) {
+    const { window = 256, minSamples = 20, prior } = options;
+    if (!Number.isInteger(window) || window < 1) {
+      throw new RangeError(`OutputLengthModel window: expected an integer ≥ 1, got ${window}`);
+    }
+    // A threshold the window can never reach would silently pin every prediction to a fallback.
+    if (!Number.isInteger(minSamples) || minSamples < 1 || minSamples > window) {
+      throw new RangeError(
+        `OutputLengthModel minSamples: expected an integer in [1, ${window}], got ${minSamples}`,
+      );
+    }
+    if (!(prior.p50 > 0) || !(prior.p90 >= prior.p50) || !Number.isFinite(prior.p90)) {
+      throw new RangeError(
+        `OutputLengthModel prior: expected 0 < p50 ≤ p90, got p50=${prior.p50} p90=${prior.p90}`,
+      );
+    }
+    this.window = window;
+    this.minSamples = minSamples;
+    this.prior = prior;
+  }
+
+  /** Records one finished request's output length in its tenant's and its class's windows. */
+  observe(cls: SloClassName, tenant: string, outputTokens: Tokens): void {
+    if (!(outputTokens >= 0) || !Number.isFinite(outputTokens)) {
+      throw new RangeError(`OutputLengthModel.observe: expected tokens ≥ 0, got ${outputTokens}`);
+    }
+    let history = this.classes.get(cls);
+    if (history === undefined) {
+      history = { all: new SortedWindow(this.window), byTenant: new Map() };
+      this.classes.set(cls, history);
+    }
+    let own = history.byTenant.get(tenant);
+    if (own === undefined) {
+      own = new SortedWindow(this.window);
+      history.byTenant.set(tenant, own);
+    }
+    own.add(outputTokens);
+    history.all.add(outputTokens);
+  }
+
+  /**
+   * Predicted output for a new request. p50 and p90 are whole tokens ≥ 1, never above `cap`
+   * (the request's max_tokens or its class's output budget), and p90 ≥ p50.
+   */
+  predict(cls: SloClassName, tenant: string, cap?: Tokens): OutputPrediction {
+    const history = this.classes.get(cls);
+    if (history !== undefined) {
+      const own = history.byTenant.get(tenant);
+      if (own !== undefined && own.size >= this.minSamples)
+        return this.fromWindow(own, 'tenant', cap);
+      if (history.all.size >= this.minSamples) return this.fromWindow(history.all, 'class', cap);
+    }
+    // Without history the low quantile is unknown: 1 token, the safe end.
+    return shape(1, this.prior.p50, this.prior.p90, 'prior', cap);
+  }
+
+  private fromWindow(w: SortedWindow, source: 'tenant' | 'class', cap?: Tokens): OutputPrediction {
+    return shape(w.quantile(10), w.quantile(50), w.quantile(90), source, cap);
+  }
+}
+
+function shape(
+  p10: number,
+  p50: number,
+  p90: number,
+  source: OutputPrediction['source'],
+  cap: Tokens | undefined,
+): OutputPrediction {
+  const limit = cap ?? Infinity;
+  const r10 = Math.max(1, ceilTokens(Math.min(p10, limit)));
+  // Max with the lower quantile keeps the order even if interpolation rounding nudged one below.
+  const r50 = Math.max(r10, ceilTokens(Math.min(p50, limit)));
+  const r90 = Math.max(r50, ceilTokens(Math.min(p90, limit)));
+  return { p10: r10, p50: r50, p90: r90, source };
+}
+
+/**
+ * Interpolation between whole tokens can land a hair above an integer (numpy-linear p90 of
+ * [10, 10, 10, 50] computes as 38.00000000000001); that noise must not cost a whole extra token.
+ */
+function ceilTokens(x: number): number {
+  return Math.ceil(x - 1e-9);
+}
