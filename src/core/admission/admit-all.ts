@@ -4,5 +4,11 @@ import { ADMIT, type Admission } from './admission.ts';
 export const ADMIT_ALL = 'admit-all';
 
 export function admitAll(): Admission<null> {
-  return { type: ADMIT_ALL, initState: () => null, decide: () => ADMIT };
+  return {
+    type: ADMIT_ALL,
+    initState: () => null,
+    decide: () => ADMIT,
+    commit: () => {},
+    settle: () => {},
+  };
 }

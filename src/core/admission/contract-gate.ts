@@ -1,0 +1,36 @@
+/**
+ * The contract gate: is this request allowed at all? Known tenant; a class the tenant is
+ * granted (a request may ask for a granted class, never promote itself); a model and adapter
+ * the fleet serves; streaming only where allowed; prompt plus requested output within the
+ * context window and the class's output budget. Failures are the client's to fix, so they carry
+ * a 4xx status and no Retry-After.
+ */
+import { PASS, type GateInput, type GateVerdict } from './gate.ts';
+import type { RejectReason, RejectStatus } from './admission.ts';
+
+export const CONTRACT_GATE = 'contract';
+
+const fail = (reason: RejectReason, status: RejectStatus): GateVerdict => ({
+  pass: false,
+  reason,
+  status,
+});
+
+export function checkContract({ req, tenant, cls, fleet }: GateInput): GateVerdict {
+  const spec = fleet.spec;
+  if (tenant === undefined) return fail('unknown_tenant', 403);
+  if (!tenant.classes.includes(req.sloClass)) return fail('class_not_granted', 403);
+  if (req.model !== undefined && req.model !== spec.model) return fail('unknown_model', 404);
+  if (req.adapter !== undefined && !spec.adapters.includes(req.adapter)) {
+    return fail('unknown_adapter', 404);
+  }
+  if (req.stream === true && !tenant.streamAllowed) return fail('stream_not_allowed', 403);
+  if (req.inputTokens >= spec.maxModelLen) return fail('context_length', 400);
+  if (req.maxTokens !== undefined) {
+    if (req.inputTokens + req.maxTokens > spec.maxModelLen) return fail('context_length', 400);
+    if (cls.maxOutputTokens !== undefined && req.maxTokens > cls.maxOutputTokens) {
+      return fail('output_limit', 400);
+    }
+  }
+  return PASS;
+}

@@ -1,0 +1,177 @@
+/**
+ * Goodput's admission controller: the four gates in policy order, then the class's overload
+ * behaviour. Contract and budget failures are final (the request or its tenant must change).
+ * A capacity failure (memory or deadline) walks the class's degrade ladder — cap the output,
+ * drop optional context, a smaller model, defer — taking the first rung under which the
+ * request passes, and otherwise defers (classes that defer) or rejects with a Retry-After.
+ * Classes that defer are admitted only when they can start now; otherwise they wait in the
+ * deferred queue instead of holding reservations. Pure: the decision is computed from the
+ * request, the fleet summary and budget state; state changes only in `commit` and `settle`.
+ */
+import type { AdmissionConfig } from '../config/stage-schema.ts';
+import type { ResolvedPolicy } from '../config/policy.ts';
+import { lookupTenant } from '../config/tenant-schema.ts';
+import type { LlmRequest } from '../request/request.ts';
+import type { DegradeStep, SloClass } from '../request/slo-classes.ts';
+import type {
+  Admission,
+  AdmissionContext,
+  AdmissionDecision,
+  Assessment,
+  Degradation,
+} from './admission.ts';
+import type { GateInput, GateVerdict } from './gate.ts';
+import { budgetGate, type BudgetGate } from './budget/budget-gate.ts';
+import { checkContract } from './contract-gate.ts';
+import { checkMemory } from './memory-gate.ts';
+import { assessDeadline, checkDeadline, type DeadlineView } from './deadline-gate.ts';
+
+export const GOODPUT_ADMISSION = 'goodput';
+
+type Config = Extract<AdmissionConfig, { type: 'goodput' }>;
+
+interface Capacity {
+  readonly verdict: GateVerdict;
+  readonly view: DeadlineView;
+}
+
+export function goodputAdmission(policy: ResolvedPolicy): Admission<BudgetGate> {
+  const cfg = policy.admission as Config;
+  const on = (g: Config['gates'][number]) => cfg.gates.includes(g);
+  const retry = { retryAfterMinMs: cfg.retryAfterMinMs, retryAfterMaxMs: cfg.retryAfterMaxMs };
+  const deadlineParams = { marginMs: cfg.marginMs, marginRatio: cfg.marginRatio, ...retry };
+
+  const inputFor = (req: LlmRequest, ctx: AdmissionContext): GateInput => ({
+    req,
+    demand: ctx.estimate(req),
+    cls: policy.classes[req.sloClass],
+    tenant: lookupTenant(policy.tenants, req.tenant),
+    nowMs: ctx.nowMs,
+    fleet: ctx.fleet,
+  });
+
+  const capacity = (input: GateInput): Capacity => {
+    const view = assessDeadline(input, deadlineParams);
+    if (on('memory')) {
+      const memory = checkMemory(input, { reserveRatio: cfg.kvReserveRatio, ...retry });
+      if (!memory.pass) return { verdict: memory, view };
+    }
+    const defers = input.cls.overload === 'defer' || input.cls.overload === 'leftover-only';
+    if (defers && view.waitMs > 0) {
+      // Deferrable work starts only on capacity free now; the reason names what it waits for.
+      return { verdict: { pass: false, reason: 'service_capacity', status: 503 }, view };
+    }
+    if (on('deadline')) return { verdict: checkDeadline(view, deadlineParams), view };
+    return { verdict: { pass: true }, view };
+  };
+
+  const assessment = (view: DeadlineView): Assessment => ({
+    demand: view.demand,
+    slackMs: view.slackMs,
+    predictedTtftMs: view.predictedTtftMs,
+  });
+
+  return {
+    type: GOODPUT_ADMISSION,
+    initState: budgetGate,
+    decide(budgets, req, ctx): AdmissionDecision {
+      const input = inputFor(req, ctx);
+      for (const check of [
+        on('contract') ? checkContract : null,
+        on('budget') ? budgets.check : null,
+      ]) {
+        const v = check?.(input);
+        if (v !== undefined && !v.pass) return { outcome: 'reject', ...v };
+      }
+      const first = capacity(input);
+      if (first.verdict.pass) return { outcome: 'admit', assessment: assessment(first.view) };
+      for (const step of input.cls.degrade) {
+        const tried = tryRung(step, input, ctx, capacity, inputFor);
+        if (tried === 'defer') return deferral(req, input.cls, first.verdict, first.view);
+        if (tried === 'reject') break;
+        if (tried !== undefined) {
+          return {
+            outcome: 'admit',
+            degradation: tried.degradation,
+            assessment: assessment(tried.view),
+          };
+        }
+      }
+      const overload = input.cls.overload;
+      if (overload === 'defer' || overload === 'leftover-only') {
+        return deferral(req, input.cls, first.verdict, first.view);
+      }
+      return rejection(first.verdict, assessment(first.view));
+    },
+    commit(budgets, req, decision, ctx) {
+      const demand = decision.assessment?.demand ?? ctx.estimate(req);
+      budgets.commit({ ...inputFor(req, ctx), demand });
+    },
+    settle(budgets, req, outputTokens, gpuMs, nowMs) {
+      budgets.settle(req, outputTokens, gpuMs, nowMs);
+    },
+  };
+}
+
+type Rung = { degradation: Degradation; view: DeadlineView } | 'defer' | 'reject' | undefined;
+
+function tryRung(
+  step: DegradeStep,
+  input: GateInput,
+  ctx: AdmissionContext,
+  capacity: (i: GateInput) => Capacity,
+  inputFor: (req: LlmRequest, ctx: AdmissionContext) => GateInput,
+): Rung {
+  const req = input.req;
+  switch (step.level) {
+    case 1: {
+      // Halve the output cap from the predicted p90 down to the class's floor.
+      for (let cap = Math.floor(input.demand.output.p90 / 2); cap >= step.minOutputTokens;) {
+        const c = capacity(inputFor({ ...req, maxTokens: cap }, ctx));
+        if (c.verdict.pass) return { degradation: { level: 1, maxTokens: cap }, view: c.view };
+        if (cap === step.minOutputTokens) break;
+        cap = Math.max(step.minOutputTokens, Math.floor(cap / 2));
+      }
+      return undefined;
+    }
+    case 2: {
+      const optional = req.optionalInputTokens ?? 0;
+      if (optional <= 0 || optional >= req.inputTokens) return undefined;
+      const trimmed = { ...req, inputTokens: req.inputTokens - optional, optionalInputTokens: 0 };
+      const c = capacity(inputFor(trimmed, ctx));
+      return c.verdict.pass
+        ? { degradation: { level: 2, droppedInputTokens: optional }, view: c.view }
+        : undefined;
+    }
+    case 3:
+      // A smaller model needs a pool serving it; a fleet of one model has none, so the rung
+      // is passed over (the contract gate already refused models the fleet does not serve).
+      return undefined;
+    case 4:
+      return step.mode;
+  }
+}
+
+function deferral(
+  req: LlmRequest,
+  cls: SloClass,
+  verdict: GateVerdict,
+  view: DeadlineView,
+): AdmissionDecision {
+  const horizon = cls.objectives.e2eMs ?? cls.deferMaxMs ?? 600_000;
+  return {
+    outcome: 'defer',
+    deadlineMs: req.arrivalMs + horizon,
+    reason: verdict.pass ? 'service_capacity' : verdict.reason,
+    assessment: {
+      demand: view.demand,
+      slackMs: view.slackMs,
+      predictedTtftMs: view.predictedTtftMs,
+    },
+  };
+}
+
+function rejection(verdict: GateVerdict, assessment: Assessment): AdmissionDecision {
+  if (verdict.pass) throw new Error('rejection of a passing verdict');
+  return { outcome: 'reject', ...verdict, assessment };
+}
