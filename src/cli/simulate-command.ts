@@ -1,5 +1,5 @@
 /** `goodput simulate`: one policy over one scenario; prints a summary, writes the JSON report. */
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { Command } from 'commander';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { runScenario } from '../sim/scenario.ts';
@@ -14,9 +14,10 @@ export function simulateCommand(): Command {
       .description('simulate a fleet serving a workload under one control policy')
       .option(
         '--policy <name|file>',
-        'preset name (baseline-vllm, least-request) or a YAML/JSON policy file',
+        'preset name (baseline-vllm, least-request, goodput) or a YAML/JSON policy file',
         'baseline-vllm',
-      ),
+      )
+      .option('--decisions <file>', 'write every decision record here, one JSON object per line'),
   ).action((flags: Record<string, unknown>) => {
     const spec = scenarioFromFlags(flags);
     const policy = loadPolicy(flags.policy as string);
@@ -25,7 +26,14 @@ export function simulateCommand(): Command {
       wallClock,
       spec.trace === undefined ? spec.numRequests : undefined,
     );
-    const report = runScenario(spec, policy, { wallClock, onProgress: bar.update });
+    const decisions =
+      flags.decisions === undefined ? null : openSync(flags.decisions as string, 'w');
+    const onDecision =
+      decisions === null
+        ? undefined
+        : (record: unknown) => writeSync(decisions, `${JSON.stringify(record)}\n`);
+    const report = runScenario(spec, policy, { wallClock, onProgress: bar.update, onDecision });
+    if (decisions !== null) closeSync(decisions);
     bar.done();
     console.log(summaryTable([report]));
     if (flags.out !== undefined) {

@@ -1,48 +1,235 @@
 /**
- * The one place the stage order is written: admit → (queue) → route. Each stage is a plugin
- * behind a small interface; the pipeline only sequences them and returns a decision, which the
- * simulator or the gateway applies. Queueing at the control plane comes with the fairness
- * work; until then admitted requests dispatch at once.
+ * The one place the stage order is written: estimate → admit → queue → dispatch under flow
+ * control → route. Each stage is a plugin behind a small interface; the pipeline sequences them
+ * and tells its host (the simulator, the gateway) what to do through a sink: dispatch this
+ * request to that replica, this one expired, here is a decision record. The host reports back
+ * what it sees — first token, each token, the end — which feeds the ledger, the estimators and
+ * the budgets. Admission is final before the first byte streams.
  */
-import type { AdmissionDecision } from './admission/admission.ts';
-import type { Admission } from './admission/admission.ts';
-import type { LlmRequest } from './request/request.ts';
-import type { Ms } from './request/units.ts';
-import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
-import type { Router } from './routing/router.ts';
-import type { ResolvedPolicy } from './config/policy.ts';
+import type { Admission, AdmissionContext, AdmissionDecision } from './admission/admission.ts';
 import { ADMISSIONS } from './admission/registry.ts';
+import type { ResolvedPolicy } from './config/policy.ts';
+import { Dispatcher } from './dispatch/dispatcher.ts';
+import type { Demand } from './estimate/demand.ts';
+import { estimateDemand } from './estimate/estimator.ts';
+import type { FleetSpec } from './estimate/fleet-spec.ts';
+import { OutputLengthModel } from './estimate/output-length-model.ts';
+import { PredictionErrors } from './estimate/prediction-errors.ts';
+import { summarizeFleet } from './estimate/fleet-summary.ts';
+import { ticketRecord, decisionRecord, type DecisionRecord } from './observe/decision-record.ts';
+import type { Ticket } from './queueing/ticket.ts';
+import type { LlmRequest } from './request/request.ts';
+import type { Ms, Tokens } from './request/units.ts';
+import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
 
-export type Decision =
-  | Extract<AdmissionDecision, { outcome: 'reject' }>
-  | { readonly outcome: 'dispatch'; readonly replica: number };
-
-export interface PipelineState {
-  readonly admission: unknown;
-  readonly routing: unknown;
+export interface PipelineSink<H> {
+  dispatch(ticket: Ticket<H>): void;
+  /** A waiting ticket reached its deadline: it failed (admitted) or expired deferred. */
+  expire(ticket: Ticket<H>): void;
+  record?(record: DecisionRecord): void;
 }
 
-export class Pipeline {
-  readonly policy: ResolvedPolicy;
-  private readonly admission: Admission;
-  private readonly router: Router;
-  private readonly state: PipelineState;
-
-  constructor(policy: ResolvedPolicy) {
-    this.policy = policy;
-    this.admission = ADMISSIONS[policy.admission.type]();
-    this.router = ROUTERS[policy.routing.type]();
-    this.state = { admission: this.admission.initState(), routing: this.router.initState() };
-  }
-
-  /** `replicas` are the ready replicas; the decision's `replica` indexes into that list. */
-  decide(req: LlmRequest, replicas: readonly ReplicaSnapshot[], nowMs: Ms): Decision {
-    const admission = this.admission.decide(this.state.admission, req, { nowMs });
-    if (admission.outcome === 'reject') return admission;
-    if (replicas.length === 0) {
-      return { outcome: 'reject', status: 503, reason: 'service_capacity', retryAfterMs: 1_000 };
+export type Offer<H> =
+  | {
+      readonly outcome: 'reject';
+      readonly decision: Extract<AdmissionDecision, { outcome: 'reject' }>;
     }
-    return { outcome: 'dispatch', replica: this.router.pick(this.state.routing, req, replicas) };
+  | { readonly outcome: 'queued' | 'deferred'; readonly ticket: Ticket<H> };
+
+export class Pipeline<H> {
+  readonly policy: ResolvedPolicy;
+  readonly spec: FleetSpec;
+  readonly outputs: OutputLengthModel;
+  readonly errors = new PredictionErrors();
+  readonly dispatcher: Dispatcher<H>;
+  private readonly admission: Admission;
+  private readonly admissionState: unknown;
+  private readonly sink: PipelineSink<H>;
+  private replicas: readonly ReplicaSnapshot[] = [];
+  private nowMs: Ms = 0;
+
+  constructor(policy: ResolvedPolicy, spec: FleetSpec, sink: PipelineSink<H>) {
+    this.policy = policy;
+    this.spec = spec;
+    this.sink = sink;
+    this.outputs = new OutputLengthModel({
+      window: policy.estimate.outputWindow,
+      minSamples: policy.estimate.minSamples,
+      prior: policy.estimate.priorOutput,
+    });
+    this.admission = ADMISSIONS[policy.admission.type](policy);
+    this.admissionState = this.admission.initState();
+    this.dispatcher = new Dispatcher(policy.dispatch, spec, ROUTERS[policy.routing.type](), {
+      dispatch: (t) => {
+        this.record(
+          t,
+          t.decision.outcome === 'admit' && t.decision.degradation ? 'degrade' : 'admit',
+        );
+        sink.dispatch(t);
+      },
+      expire: (t) => this.expired(t),
+    });
   }
+
+  /** A request (or a retry of one) arrives; `replicas` are the ready replicas. */
+  offer(asked: LlmRequest, handle: H, nowMs: Ms, replicas: readonly ReplicaSnapshot[]): Offer<H> {
+    const ctx = this.context(nowMs, replicas);
+    const cls = this.policy.classes[asked.sloClass];
+    const decision = this.admission.decide(this.admissionState, asked, ctx);
+    if (decision.outcome === 'reject') {
+      this.sink.record?.(
+        decisionRecord({
+          req: asked,
+          cls,
+          revision: this.policy.revision,
+          atMs: nowMs,
+          decision,
+          demand: decision.assessment?.demand,
+          result: 'reject',
+          route: null,
+          deferred: false,
+        }),
+      );
+      return { outcome: 'reject', decision };
+    }
+    const req = served(asked, decision);
+    const ticket: Ticket<H> = {
+      handle,
+      req,
+      asked,
+      cls,
+      decision,
+      demand: decision.assessment?.demand ?? ctx.estimate(req),
+      state: 'queued',
+      queued: false,
+      offeredMs: nowMs,
+      expiresMs: Infinity,
+      wasDeferred: false,
+      replica: -1,
+      dispatchedMs: -1,
+      entry: null,
+    };
+    if (decision.outcome === 'defer') {
+      ticket.expiresMs = decision.deadlineMs;
+      this.dispatcher.defer(ticket);
+    } else {
+      this.admission.commit(this.admissionState, req, decision, ctx);
+      // A control plane that queues drops what can no longer make its deadline; one that
+      // dispatches at once (the baselines) leaves every request to the engine.
+      if (this.policy.dispatch.type !== 'immediate') ticket.expiresMs = expiry(ticket);
+      this.dispatcher.enqueue(ticket);
+    }
+    this.pump(nowMs, replicas);
+    return { outcome: ticket.state === 'deferred' ? 'deferred' : 'queued', ticket };
+  }
+
+  /** Dispatch what fits now; call whenever capacity may have freed or a deadline passed. */
+  pump(nowMs: Ms, replicas: readonly ReplicaSnapshot[]): void {
+    const ctx = this.context(nowMs, replicas);
+    this.dispatcher.pump(nowMs, replicas, (t) => {
+      const decision = this.admission.decide(this.admissionState, t.asked, ctx);
+      if (decision.outcome !== 'admit') return false;
+      t.decision = decision;
+      t.req = served(t.asked, decision);
+      t.demand = decision.assessment?.demand ?? t.demand;
+      this.admission.commit(this.admissionState, t.req, decision, ctx);
+      return true;
+    });
+  }
+
+  /** A waiting ticket's deadline timer fired: drop it if it is still waiting. */
+  expire(t: Ticket<H>, nowMs: Ms): void {
+    if (!t.queued || nowMs < t.expiresMs) return;
+    this.nowMs = nowMs;
+    this.dispatcher.withdraw(t);
+    this.expired(t);
+  }
+
+  private expired(t: Ticket<H>): void {
+    if (t.state === 'queued') this.settle(t, 0);
+    t.state = 'ended';
+    this.record(t, 'expire');
+    this.sink.expire(t);
+  }
+
+  /** The client gave up on a ticket that is still waiting. */
+  withdraw(t: Ticket<H>): void {
+    this.dispatcher.withdraw(t);
+    if (t.state === 'queued') this.settle(t, 0);
+    t.state = 'ended';
+  }
+
+  firstToken(t: Ticket<H>, ttftMs: Ms): void {
+    if (t.entry !== null) this.dispatcher.ledger.firstToken(t.entry);
+    // Deferred work waits by design; its TTFT says nothing of the prediction at the door.
+    const predicted = t.decision.assessment?.predictedTtftMs;
+    if (predicted !== undefined && !t.wasDeferred && t.cls.objectives.ttftMs !== undefined) {
+      this.errors.recordTtft(predicted, ttftMs);
+    }
+  }
+
+  token(t: Ticket<H>): void {
+    if (t.entry !== null) this.dispatcher.ledger.token(t.entry);
+  }
+
+  /** A dispatched ticket ended; `completed` when it ran to its natural end (EOS or max tokens). */
+  end(t: Ticket<H>, outputTokens: Tokens, completed: boolean): void {
+    if (t.state === 'ended') return;
+    if (t.entry !== null) this.dispatcher.ledger.remove(t.entry);
+    t.state = 'ended';
+    this.settle(t, outputTokens);
+    // Only natural ends teach the length model; a capped output says nothing of the true length.
+    const capped = t.req.maxTokens !== undefined && outputTokens >= t.req.maxTokens;
+    if (completed && !capped) {
+      this.outputs.observe(t.cls.name, t.req.tenant, outputTokens);
+      this.errors.recordOutput(t.demand.output.p90, outputTokens);
+    }
+  }
+
+  private settle(t: Ticket<H>, outputTokens: Tokens): void {
+    const d = t.demand;
+    const perToken = d.output.p90 > 0 ? (d.workP90Ms - d.prefillMs) / d.output.p90 : 0;
+    const gpuMs = d.prefillMs + outputTokens * perToken;
+    this.admission.settle(this.admissionState, t.req, outputTokens, gpuMs, this.nowMs);
+  }
+
+  private context(nowMs: Ms, replicas: readonly ReplicaSnapshot[]): AdmissionContext {
+    this.nowMs = nowMs;
+    this.replicas = replicas;
+    const fleet = summarizeFleet(this.spec, this.dispatcher, replicas, nowMs, this.policy.classes);
+    const prefill = (tokens: Tokens) => this.dispatcher.flow.prefillMs(tokens);
+    return {
+      nowMs,
+      fleet,
+      estimate: (req): Demand =>
+        estimateDemand(req, this.policy.classes[req.sloClass], fleet, this.outputs, prefill),
+    };
+  }
+
+  private record(t: Ticket<H>, result: 'admit' | 'degrade' | 'expire'): void {
+    this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result));
+  }
+}
+
+/** The request as admission decided to serve it. */
+function served(asked: LlmRequest, decision: AdmissionDecision): LlmRequest {
+  if (decision.outcome !== 'admit' || decision.degradation === undefined) return asked;
+  const d = decision.degradation;
+  return {
+    ...asked,
+    maxTokens: d.maxTokens ?? asked.maxTokens,
+    inputTokens: asked.inputTokens - (d.droppedInputTokens ?? 0),
+    model: d.model ?? asked.model,
+  };
+}
+
+/** An admitted request waits only while it can still make its first-token deadline. */
+function expiry<H>(t: Ticket<H>): Ms {
+  const ttft = t.cls.objectives.ttftMs;
+  if (ttft === undefined) {
+    const e2e = t.cls.objectives.e2eMs;
+    return e2e === undefined ? Infinity : t.asked.arrivalMs + e2e;
+  }
+  return t.asked.arrivalMs + ttft - t.demand.prefillMs;
 }

@@ -10,17 +10,25 @@ import type { Ms } from '../core/request/units.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
+import type { Ticket } from '../core/queueing/ticket.ts';
 
 export class RequestTracker implements EngineRequest {
   readonly req: LlmRequest;
   /** The current attempt's id: the request id, then `id#2`, `id#3`… for retries. */
   id: string;
-  readonly inputTokens: number;
-  readonly outputTokens: number;
+  /** What the engine serves on this attempt: the request as admitted (degraded, maybe). */
+  inputTokens: number;
+  outputTokens: number;
   readonly prefix: LlmRequest['prefix'];
   /** Replica of the current attempt, once dispatched. */
   replica = -1;
   timeout: { cancel(): void } | null = null;
+  /** Timer that drops the attempt if it is still waiting at its deadline. */
+  expiry: { cancel(): void } | null = null;
+  /** The control plane's ticket of the current attempt. */
+  ticket: Ticket<RequestTracker> | null = null;
+  deferred = false;
+  degradeLevel: number | undefined;
   attempts = 0;
   admitted = false;
   prefillStartMs: Ms | undefined;
@@ -47,8 +55,7 @@ export class RequestTracker implements EngineRequest {
     this.req = req;
     this.id = req.id;
     this.inputTokens = req.inputTokens;
-    this.outputTokens =
-      req.maxTokens === undefined ? req.outputTokens : Math.min(req.outputTokens, req.maxTokens);
+    this.outputTokens = cappedOutput(req);
     this.prefix = req.prefix;
     this.tail = new TailSamples(this.outputTokens - 1);
     this.gaps = keepGaps ? [] : null;
@@ -61,6 +68,12 @@ export class RequestTracker implements EngineRequest {
     this.prefillStartMs = undefined;
     this.attempts++;
     this.id = this.attempts === 1 ? this.req.id : `${this.req.id}#${this.attempts}`;
+  }
+
+  /** The attempt was dispatched as `served` (the request, possibly degraded). */
+  serve(served: LlmRequest): void {
+    this.inputTokens = served.inputTokens;
+    this.outputTokens = cappedOutput(served);
   }
 
   recordToken(atMs: Ms): number {
@@ -103,6 +116,12 @@ export class RequestTracker implements EngineRequest {
       preemptions: this.preemptions,
       failReason: this.failReason,
       rejectReason: this.rejectReason,
+      deferred: this.deferred,
+      degradeLevel: this.degradeLevel,
     };
   }
+}
+
+function cappedOutput(req: LlmRequest): number {
+  return req.maxTokens === undefined ? req.outputTokens : Math.min(req.outputTokens, req.maxTokens);
 }

@@ -7,6 +7,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { Report } from '../core/observe/report.ts';
+import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import { ConfigError } from '../core/errors.ts';
 import { GPUS, MODELS } from '../engine/hardware.ts';
 import type { EngineConfig, PreemptionMode } from '../engine/engine-types.ts';
@@ -91,6 +92,7 @@ export function engineConfig(spec: ScenarioSpec): EngineConfig {
 export interface RunHooks {
   readonly wallClock: Clock;
   readonly onProgress?: (simMs: Ms, finished: number) => void;
+  readonly onDecision?: (record: DecisionRecord) => void;
 }
 
 export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: RunHooks): Report {
@@ -121,5 +123,6 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     scenario: { ...spec, profile: profile.name, workload: workload.describe },
     wallClock: hooks.wallClock,
     onProgress: hooks.onProgress,
+    onDecision: hooks.onDecision,
   });
 }

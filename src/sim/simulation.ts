@@ -11,6 +11,10 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FinalState } from '../core/observe/request-outcome.ts';
 import { Pipeline } from '../core/pipeline.ts';
+import type { FleetSpec } from '../core/estimate/fleet-spec.ts';
+import type { Ticket } from '../core/queueing/ticket.ts';
+import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import { kvBytesPerToken } from '../engine/hardware.ts';
 import { OutcomeAccumulator } from '../core/observe/outcome-accumulator.ts';
 import { RunLengthSamples } from '../core/observe/run-length-samples.ts';
 import { buildReport, type Report } from '../core/observe/report.ts';
@@ -35,12 +39,13 @@ export interface SimulationOptions {
   readonly wallClock: Clock;
   /** Called every few thousand events with simulated time and requests finished. */
   readonly onProgress?: (simMs: Ms, finished: number) => void;
+  /** Receives every decision record (admission and route of each attempt). */
+  readonly onDecision?: (record: DecisionRecord) => void;
 }
 
 export function simulate(opts: SimulationOptions): Report {
   const wallStart = opts.wallClock.now();
   const clock = new VirtualClock();
-  const pipeline = new Pipeline(opts.policy);
   const accumulator = new OutcomeAccumulator(opts.policy.classes);
   const itl = new RunLengthSamples();
   const excludedGaps: number[] = [];
@@ -54,10 +59,12 @@ export function simulate(opts: SimulationOptions): Report {
     counters.finished++;
   };
 
-  const endAttempt = (t: RequestTracker) => {
+  const endAttempt = (t: RequestTracker, outputTokens: number, completed: boolean) => {
     t.timeout?.cancel();
     t.timeout = null;
     fleet.release(t.replica);
+    if (t.ticket !== null) pipeline.end(t.ticket, outputTokens, completed);
+    t.ticket = null;
   };
 
   const listener: EngineListener<RequestTracker> = {
@@ -70,25 +77,69 @@ export function simulate(opts: SimulationOptions): Report {
       t.lastTokenMs = atMs;
       t.cachedTokens += cachedTokens;
       t.streamed = 1;
+      if (t.ticket !== null) pipeline.firstToken(t.ticket, atMs - t.req.arrivalMs);
     },
     onToken(t, atMs) {
       itl.add(t.recordToken(atMs));
+      if (t.ticket !== null) pipeline.token(t.ticket);
     },
     onFinish(t) {
-      endAttempt(t);
+      endAttempt(t, t.streamed, true);
       finish(t, 'completed');
+      pump();
     },
     onPreempt(t) {
       t.preemptions++;
     },
     onFail(t, _atMs, reason) {
-      endAttempt(t);
+      endAttempt(t, t.streamed, false);
       t.failReason = reason;
       finish(t, 'failed');
+      pump();
     },
   };
 
   const fleet = new Fleet(opts.replicas, opts.engine, opts.profile, listener, clock);
+  const spec: FleetSpec = {
+    model: opts.engine.model.name,
+    adapters: [],
+    maxModelLen: opts.engine.model.maxModelLen,
+    maxBatchedTokens: opts.engine.maxBatchedTokens,
+    maxNumSeqs: opts.engine.maxNumSeqs,
+    kvBytesPerToken: kvBytesPerToken(opts.engine.model),
+    replicaKvTokens: fleet.kvCapacityTokens / opts.replicas,
+    stepTime: opts.profile,
+  };
+  const pipeline = new Pipeline<RequestTracker>(opts.policy, spec, {
+    dispatch(ticket: Ticket<RequestTracker>) {
+      const t = ticket.handle;
+      t.expiry?.cancel();
+      t.expiry = null;
+      t.ticket = ticket;
+      t.admitted = true;
+      t.rejectReason = undefined;
+      t.replica = ticket.replica;
+      const d = ticket.decision;
+      t.degradeLevel = d.outcome === 'admit' ? d.degradation?.level : undefined;
+      t.serve(ticket.req);
+      fleet.dispatch(t);
+    },
+    expire(ticket: Ticket<RequestTracker>) {
+      const t = ticket.handle;
+      t.expiry?.cancel();
+      t.expiry = null;
+      t.timeout?.cancel();
+      t.timeout = null;
+      t.ticket = null;
+      // An admitted request that can no longer make its deadline failed; a deferred one that
+      // never found capacity was never admitted. Both stay in the offered denominator.
+      t.admitted = !ticket.wasDeferred;
+      t.failReason = ticket.wasDeferred ? 'deferred_expired' : 'deadline_expired';
+      finish(t, 'failed');
+    },
+    record: opts.onDecision,
+  });
+  const pump = () => pipeline.pump(clock.now(), fleet.snapshots());
 
   const retryOrEnd = (tracker: RequestTracker, state: FinalState, retryAfterMs?: Ms) => {
     if (tracker.attempts >= opts.client.maxAttempts) return finish(tracker, state);
@@ -100,7 +151,16 @@ export function simulate(opts: SimulationOptions): Report {
   const onTimeout = (tracker: RequestTracker) => {
     tracker.timeout = null;
     counters.timeouts++;
-    fleet.cancel(tracker);
+    const ticket = tracker.ticket;
+    tracker.ticket = null;
+    tracker.expiry?.cancel();
+    tracker.expiry = null;
+    if (ticket !== null && ticket.state !== 'dispatched') pipeline.withdraw(ticket);
+    else {
+      fleet.cancel(tracker);
+      if (ticket !== null) pipeline.end(ticket, tracker.streamed, false);
+      pump();
+    }
     // A stream that already produced tokens is never retried: the client would see them twice.
     if (tracker.firstTokenMs !== undefined) return finish(tracker, 'cancelled');
     retryOrEnd(tracker, 'cancelled');
@@ -109,19 +169,24 @@ export function simulate(opts: SimulationOptions): Report {
   const sendAttempt = (tracker: RequestTracker) => {
     tracker.nextAttempt();
     const now = clock.now();
-    const decision = pipeline.decide(tracker.req, fleet.snapshots(), now);
-    if (decision.outcome === 'reject') {
+    const offer = pipeline.offer(tracker.req, tracker, now, fleet.snapshots());
+    if (offer.outcome === 'reject') {
       tracker.admitted = false;
-      tracker.rejectReason = decision.reason;
-      return retryOrEnd(tracker, 'rejected', decision.retryAfterMs);
+      tracker.rejectReason = offer.decision.reason;
+      return retryOrEnd(tracker, 'rejected', offer.decision.retryAfterMs);
     }
-    tracker.admitted = true;
-    tracker.rejectReason = undefined;
-    tracker.replica = decision.replica;
-    if (opts.client.timeoutMs !== undefined) {
+    const ticket = offer.ticket;
+    if (ticket.state === 'ended') return;
+    if (ticket.state !== 'dispatched') {
+      tracker.ticket = ticket;
+      if (ticket.wasDeferred) tracker.deferred = true;
+      if (Number.isFinite(ticket.expiresMs)) {
+        tracker.expiry = clock.at(ticket.expiresMs, () => pipeline.expire(ticket, clock.now()));
+      }
+    }
+    if (opts.client.timeoutMs !== undefined && tracker.timeout === null) {
       tracker.timeout = clock.at(now + opts.client.timeoutMs, () => onTimeout(tracker));
     }
-    fleet.dispatch(tracker);
   };
 
   const arrivals = opts.requests[Symbol.iterator]();
@@ -168,7 +233,7 @@ export function simulate(opts: SimulationOptions): Report {
     engine: { ...engine, kvUsedBlocksAtEnd: fleet.kvUsedBlocks() },
     meanInSystem: fleet.meanInSystem(durationMs),
     client: { timeouts: counters.timeouts, retries: counters.retries },
-    admission: { deferred: 0, degraded: 0 },
+    estimate: pipeline.errors.summary(),
     sim: { wallMs: opts.wallClock.now() - wallStart, events: clock.events },
   });
 }

@@ -5,7 +5,7 @@
  */
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import { FloatList } from './float-list.ts';
-import { isGood } from './slo-judge.ts';
+import { firstMiss } from './slo-judge.ts';
 import { tpotMs, type FinalState, type RequestOutcome } from './request-outcome.ts';
 
 /** Virtual-token-counter weights: a generated token costs more than a prompt token (VTC). */
@@ -18,10 +18,20 @@ export interface GroupCounts {
   good: number;
   goodOutputTokens: number;
   service: number;
+  /** Admitted requests that were not good, by the first objective they missed. */
+  admittedMisses: Record<string, number>;
 }
 
 function emptyGroup(): GroupCounts {
-  return { offered: 0, admitted: 0, completed: 0, good: 0, goodOutputTokens: 0, service: 0 };
+  return {
+    offered: 0,
+    admitted: 0,
+    completed: 0,
+    good: 0,
+    goodOutputTokens: 0,
+    service: 0,
+    admittedMisses: {},
+  };
 }
 
 export class OutcomeAccumulator {
@@ -33,6 +43,9 @@ export class OutcomeAccumulator {
     running: 0,
   };
   readonly rejectReasons = new Map<string, number>();
+  /** Requests that waited in the deferred queue, and those degraded, by level. */
+  deferred = 0;
+  readonly degradedByLevel = new Map<string, number>();
   readonly failReasons = new Map<string, number>();
   readonly byClass = new Map<SloClassName, GroupCounts>();
   readonly byTenant = new Map<string, GroupCounts>();
@@ -58,7 +71,8 @@ export class OutcomeAccumulator {
   }
 
   add(o: RequestOutcome): void {
-    const good = isGood(o, this.classes[o.sloClass].objectives);
+    const miss = firstMiss(o, this.classes[o.sloClass].objectives);
+    const good = miss === null;
     const service = o.admitted
       ? SERVICE_WEIGHTS.input * o.inputTokens + SERVICE_WEIGHTS.output * o.outputTokens
       : 0;
@@ -75,9 +89,14 @@ export class OutcomeAccumulator {
         group.goodOutputTokens += o.outputTokens;
       }
       group.service += service;
+      if (o.admitted && miss !== null) {
+        group.admittedMisses[miss] = (group.admittedMisses[miss] ?? 0) + 1;
+      }
     }
     this.states[o.state]++;
     if (o.rejectReason !== undefined) bump(this.rejectReasons, o.rejectReason);
+    if (o.deferred === true) this.deferred++;
+    if (o.degradeLevel !== undefined) bump(this.degradedByLevel, `level_${o.degradeLevel}`);
     if (o.failReason !== undefined) bump(this.failReasons, o.failReason);
     this.offeredInputTokens += o.inputTokens;
     this.outputTokens += o.outputTokens;

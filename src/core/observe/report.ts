@@ -35,7 +35,8 @@ export interface ReportContext {
   /** Time-average requests in the fleet (Little's L, measured independently of latencies). */
   readonly meanInSystem: number;
   readonly client: { readonly timeouts: number; readonly retries: number };
-  readonly admission: { readonly deferred: number; readonly degraded: number };
+  /** How good the demand estimator's predictions were. */
+  readonly estimate: unknown;
   readonly sim: { readonly wallMs: number; readonly events: number };
 }
 
@@ -52,6 +53,12 @@ function latency(s: Summary) {
     max: r3(s.max),
     count: s.count,
   };
+}
+
+function sum(map: Map<string, number>): number {
+  let n = 0;
+  for (const v of map.values()) n += v;
+  return n;
 }
 
 function sortedObject<V>(map: Map<string, V>): Record<string, V> {
@@ -76,11 +83,15 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
     duration_s: r6(seconds),
     offered: { requests: total.offered, input_tokens: acc.offeredInputTokens },
     admission: {
+      offered: total.offered,
       admitted: total.admitted,
-      deferred: ctx.admission.deferred,
-      degraded: ctx.admission.degraded,
+      deferred: acc.deferred,
+      deferred_expired: acc.failReasons.get('deferred_expired') ?? 0,
+      degraded: sum(acc.degradedByLevel),
+      degraded_by_level: sortedObject(acc.degradedByLevel),
       rejected: acc.states.rejected,
       reject_reasons: sortedObject(acc.rejectReasons),
+      expired_after_admission: acc.failReasons.get('deadline_expired') ?? 0,
     },
     completed: acc.states.completed,
     failed: acc.states.failed,
@@ -113,6 +124,7 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       requests_per_s: ratio(acc.states.completed, seconds),
       output_tokens_per_s: ratio(acc.outputTokens, seconds),
     },
+    estimate: ctx.estimate,
     tenants: sortedObject(tenants),
     tenant_service_weights: SERVICE_WEIGHTS,
     client: {
@@ -168,6 +180,7 @@ function classEntry(g: GroupCounts, ttft: ArrayLike<number>, c: SloClass | undef
     good: g.good,
     attainment_admitted: ratio(g.good, g.admitted),
     attainment_offered: ratio(g.good, g.offered),
+    admitted_misses: Object.fromEntries(Object.entries(g.admittedMisses).sort()),
     ttft_ms: latency(summarize(ttft)),
     objectives_ms: objectives(c),
   };

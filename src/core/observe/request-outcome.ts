@@ -33,6 +33,10 @@ export interface RequestOutcome {
   readonly preemptions: number;
   readonly failReason?: string;
   readonly rejectReason?: string;
+  /** Waited in the deferred queue on some attempt. */
+  readonly deferred?: boolean;
+  /** Degrade level applied on the final attempt, when any. */
+  readonly degradeLevel?: number;
 }
 
 /** TPOT as vLLM defines it: (E2E − TTFT) / (output tokens − 1), only for more than one token. */

@@ -1,0 +1,263 @@
+/**
+ * The dispatcher: admitted requests wait here in priority bands (FIFO within a band; band 0 is
+ * served first and a lower band waits while a higher one has work), deferred ones in their own
+ * queue served only from leftover capacity. `pump` places what fits — under flow control, or at
+ * once when the policy dispatches immediately — and drops what can no longer meet its deadline.
+ * A request that does not fit is passed by at most `lookahead` younger ones, and the first such
+ * request gets a replica held for it — no new work goes there until it fits — so nothing
+ * starves behind smaller work.
+ */
+import type { DispatchConfig } from '../config/stage-schema.ts';
+import type { FleetSpec } from '../estimate/fleet-spec.ts';
+import type { Ticket } from '../queueing/ticket.ts';
+import { TicketQueue } from '../queueing/ticket-queue.ts';
+import { DispatchRate } from '../queueing/dispatch-rate.ts';
+import type { Ms } from '../request/units.ts';
+import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
+import type { Router } from '../routing/router.ts';
+import { FlowControl, type Fit } from './flow-control.ts';
+import { ReplicaLedger } from './replica-ledger.ts';
+
+/** A request that fits nowhere gets a replica held for it at once (as a fraction of its TTFT objective). */
+const HOLD_AFTER_RATIO = 0;
+
+export interface DispatchSink<H> {
+  /** Send the ticket's request to `ticket.replica`. */
+  dispatch(ticket: Ticket<H>): void;
+  /** The ticket waited past its deadline and left the queue. */
+  expire(ticket: Ticket<H>): void;
+}
+
+interface Band<H> {
+  readonly priority: number;
+  readonly queue: TicketQueue<Ticket<H>>;
+}
+
+export class Dispatcher<H> {
+  readonly ledger: ReplicaLedger;
+  readonly flow: FlowControl;
+  readonly rate = new DispatchRate();
+  readonly deferred = new TicketQueue<Ticket<H>>();
+  private readonly bands: Band<H>[] = [];
+  private readonly config: DispatchConfig;
+  private readonly router: Router;
+  private readonly routerState: unknown;
+  private readonly sink: DispatchSink<H>;
+  private readonly lookahead: number;
+  /**
+   * A replica held back from new work for an aged request that fits nowhere (a long prompt that
+   * would stall every stream it joins): with nothing new arriving, its streams finish or grow
+   * tolerant, and the request goes there. One at a time, so capacity is never idled wholesale.
+   */
+  private held: { ticket: Ticket<H>; replica: number } | null = null;
+  /**
+   * Recent queue waits of long prompts (EWMA, ms), which wait for a replica whose streams can
+   * absorb a slow step: admission predicts a new long prompt's wait from it.
+   */
+  longPromptWaitMs = 0;
+
+  constructor(config: DispatchConfig, spec: FleetSpec, router: Router, sink: DispatchSink<H>) {
+    this.config = config;
+    this.router = router;
+    this.routerState = router.initState();
+    this.sink = sink;
+    this.ledger = new ReplicaLedger(0);
+    this.flow = new FlowControl(
+      spec,
+      config.type === 'flow-control' ? config : { itlMarginRatio: 0, kvReserveRatio: 0 },
+    );
+    this.lookahead = config.type === 'flow-control' ? config.lookahead : 1;
+  }
+
+  enqueue(t: Ticket<H>): void {
+    t.state = 'queued';
+    this.band(t.cls.priority).queue.push(t);
+  }
+
+  defer(t: Ticket<H>): void {
+    t.state = 'deferred';
+    t.wasDeferred = true;
+    this.deferred.push(t);
+  }
+
+  /** Takes a waiting ticket out (its client gave up). */
+  withdraw(t: Ticket<H>): void {
+    if (!t.queued) return;
+    if (t.state === 'deferred') this.deferred.remove(t);
+    else this.band(t.cls.priority).queue.remove(t);
+  }
+
+  /** Requests waiting in bands served before or with `priority`. */
+  waitingAhead(priority: number): number {
+    let n = 0;
+    for (const b of this.bands) if (b.priority <= priority) n += b.queue.live;
+    return n;
+  }
+
+  /** When the longest-waiting request in bands served before or with `priority` was offered. */
+  oldestOfferedMs(priority: number): Ms {
+    let oldest = Infinity;
+    for (const b of this.bands) {
+      if (b.priority > priority) continue;
+      const head = b.queue.peek();
+      if (head !== undefined && head.offeredMs < oldest) oldest = head.offeredMs;
+    }
+    return oldest;
+  }
+
+  /** Where `t` would go now, without placing it; -1 when nowhere fits. */
+  wouldFit(t: Pick<Ticket<H>, 'req' | 'demand' | 'cls'>, replicas: readonly ReplicaSnapshot[]) {
+    for (const r of replicas) if (this.fit(t, r).kind !== 'no') return true;
+    return false;
+  }
+
+  /**
+   * Places what fits, oldest and most urgent first; drops what has expired. `admitDeferred`
+   * re-decides a deferred ticket now that capacity is free (true: admitted, place it).
+   */
+  pump(nowMs: Ms, replicas: readonly ReplicaSnapshot[], admitDeferred: (t: Ticket<H>) => boolean) {
+    this.ledger.resize(replicas.length);
+    for (const b of this.bands) {
+      this.pumpQueue(b.queue, nowMs, replicas, null);
+      if (b.queue.live > 0) return;
+    }
+    this.pumpQueue(this.deferred, nowMs, replicas, admitDeferred);
+  }
+
+  private pumpQueue(
+    queue: TicketQueue<Ticket<H>>,
+    nowMs: Ms,
+    replicas: readonly ReplicaSnapshot[],
+    admitDeferred: ((t: Ticket<H>) => boolean) | null,
+  ): void {
+    for (;;) {
+      let placed = false;
+      for (const t of queue.scan(this.lookahead)) {
+        if (t.expiresMs <= nowMs) {
+          queue.remove(t);
+          this.noteWait(t, nowMs);
+          this.sink.expire(t);
+          placed = true;
+          break;
+        }
+        const replica = replicas.length === 0 ? -1 : this.choose(t, replicas);
+        if (replica >= 0 && (admitDeferred === null || admitDeferred(t))) {
+          queue.remove(t);
+          this.send(t, replica, replicas, nowMs, queue.live > 0);
+          placed = true;
+          break;
+        }
+        if (this.config.type === 'immediate') break;
+        const waited = nowMs - t.offeredMs;
+        if (
+          this.held === null &&
+          waited >= HOLD_AFTER_RATIO * (t.cls.objectives.ttftMs ?? Infinity)
+        ) {
+          this.held = { ticket: t, replica: this.leastCommitted(replicas) };
+        }
+      }
+      if (!placed) return;
+    }
+  }
+
+  private choose(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): number {
+    if (this.config.type === 'immediate')
+      return this.router.pick(this.routerState, t.req, replicas);
+    const held = this.held;
+    if (held !== null && (!held.ticket.queued || held.ticket.state === 'ended')) this.held = null;
+    const fast: ReplicaSnapshot[] = [];
+    const slow: ReplicaSnapshot[] = [];
+    for (const r of replicas) {
+      if (this.held !== null && this.held.ticket !== t && this.held.replica === r.index) continue;
+      const f = this.fit(t, r);
+      if (f.kind === 'fast') fast.push(r);
+      else if (f.kind === 'slow') slow.push(r);
+    }
+    const pool = fast.length > 0 ? fast : slow;
+    if (pool.length === 0) return -1;
+    if (this.held?.ticket === t) this.held = null;
+    return pool[this.router.pick(this.routerState, t.req, pool)].index;
+  }
+
+  /** A prompt too long to prefill within its own class's gap objective, next to any stream. */
+  isLongPrompt(promptTokens: number, itlSloMs: Ms): boolean {
+    return this.flow.prefillMs(Math.min(promptTokens, 1 << 20)) > itlSloMs;
+  }
+
+  /** Feeds the long-prompt wait estimate with a ticket that left the queue (either way). */
+  noteWait(t: Ticket<H>, nowMs: Ms): void {
+    const itl = t.cls.objectives.itlP99Ms;
+    if (itl === undefined || t.wasDeferred || !this.isLongPrompt(t.req.inputTokens, itl)) return;
+    this.longPromptWaitMs += 0.2 * (nowMs - t.offeredMs - this.longPromptWaitMs);
+  }
+
+  /** The replica with the fewest gap-sensitive streams: the quickest to become tolerant. */
+  private leastCommitted(replicas: readonly ReplicaSnapshot[]): number {
+    let best = replicas[0].index;
+    let bestCount = Infinity;
+    for (const r of replicas) {
+      let sensitive = 0;
+      for (const n of this.ledger.replicas[r.index].itlSlos.values()) sensitive += n;
+      if (sensitive < bestCount) {
+        best = r.index;
+        bestCount = sensitive;
+      }
+    }
+    return best;
+  }
+
+  private fit(t: Pick<Ticket<H>, 'req' | 'demand' | 'cls'>, r: ReplicaSnapshot): Fit {
+    this.ledger.resize(r.index + 1);
+    return this.flow.fit(
+      this.ledger.replicas[r.index],
+      {
+        promptTokens: t.req.inputTokens - t.demand.prefixHitTokens,
+        kvTokens: t.demand.kvTokens,
+        itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
+      },
+      r.kvUsage,
+    );
+  }
+
+  private send(
+    t: Ticket<H>,
+    replica: number,
+    replicas: readonly ReplicaSnapshot[],
+    nowMs: Ms,
+    leftWaiting: boolean,
+  ): void {
+    const account = this.ledger.replicas[replica];
+    if (this.config.type === 'flow-control') {
+      const f = this.fit(t, replicas.find((r) => r.index === replica) as ReplicaSnapshot);
+      if (f.kind === 'slow') this.flow.chargeSlow(account, f);
+    }
+    t.entry = {
+      replica,
+      promptTokens: t.req.inputTokens - t.demand.prefixHitTokens,
+      kvTokens: t.demand.kvTokens,
+      itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
+      expectedGaps: Math.max(0, t.demand.output.p10 - 1),
+      streamed: 0,
+      slowGaps: 0,
+      slowMs: 0,
+      slot: -1,
+    };
+    this.ledger.add(t.entry);
+    this.noteWait(t, nowMs);
+    t.replica = replica;
+    t.dispatchedMs = nowMs;
+    t.state = 'dispatched';
+    this.rate.record(nowMs, leftWaiting);
+    this.sink.dispatch(t);
+  }
+
+  private band(priority: number): Band<H> {
+    let b = this.bands.find((x) => x.priority === priority);
+    if (b === undefined) {
+      b = { priority, queue: new TicketQueue() };
+      this.bands.push(b);
+      this.bands.sort((x, y) => x.priority - y.priority);
+    }
+    return b;
+  }
+}

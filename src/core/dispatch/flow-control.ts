@@ -1,0 +1,133 @@
+/**
+ * Dispatch under flow control: may this replica take this request now, and at what cost to the
+ * streams already running there? A replica takes a request when its reserved KV (prompt +
+ * predicted p90 output of everything in flight) leaves room, its sequence limit allows, and the
+ * next step — its decodes plus all pending prefill plus this prompt — is predicted to finish
+ * within the tightest ITL objective of its streams (less a margin). A prompt too long for that
+ * ("slow") may still go, alone, where every stream can absorb one more slow gap and keep its p99
+ * — judged pessimistically: the stream's length is its class's p10 (or what it has streamed)
+ * and all its other gaps sit at the budget.
+ * Otherwise the request waits at the control plane, where order and deadlines are ours to keep,
+ * instead of in the engine's FIFO.
+ */
+import type { Ms, Tokens } from '../request/units.ts';
+import type { StepShape } from '../ports/step-time.ts';
+import type { FleetSpec } from '../estimate/fleet-spec.ts';
+import { p99WithSlowGaps } from './gap-tolerance.ts';
+import { tightestItl, type ReplicaAccount } from './replica-ledger.ts';
+
+export interface Candidate {
+  readonly promptTokens: Tokens;
+  readonly kvTokens: Tokens;
+  /** Infinity when the request's class sets no gap objective. */
+  readonly itlSloMs: Ms;
+}
+
+export type Fit =
+  | { readonly kind: 'fast'; readonly stepMs: Ms }
+  | { readonly kind: 'slow'; readonly stepMs: Ms; readonly steps: number }
+  | { readonly kind: 'no' };
+
+export interface FlowControlParams {
+  readonly itlMarginRatio: number;
+  readonly kvReserveRatio: number;
+}
+
+const NO: Fit = { kind: 'no' };
+
+export class FlowControl {
+  private readonly spec: FleetSpec;
+  private readonly params: FlowControlParams;
+  private readonly shape: StepShape = {
+    prefillTokens: 0,
+    prefillSeqs: 0,
+    prefillAttnWork: 0,
+    decodeSeqs: 0,
+    decodeContextTokens: 0,
+  };
+
+  constructor(spec: FleetSpec, params: FlowControlParams) {
+    this.spec = spec;
+    this.params = params;
+  }
+
+  /** `reportedKvUsage` is the replica's own KV usage in [0, 1] when known; the ledger is the floor. */
+  fit(a: ReplicaAccount, c: Candidate, reportedKvUsage = 0): Fit {
+    const spec = this.spec;
+    if (a.entries.length >= spec.maxNumSeqs) return NO;
+    const kvLimit = spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
+    const used = Math.max(a.reservedKvTokens, reportedKvUsage * spec.replicaKvTokens);
+    if (used + c.kvTokens > kvLimit) return NO;
+    const keep = 1 - this.params.itlMarginRatio;
+    // Once this request decodes, every step must still suit its own objective.
+    const steady = this.decodeStepMs(
+      a.decoding + a.prefilling + 1,
+      a.decodeContextTokens + a.pendingPrefillTokens + c.promptTokens,
+    );
+    if (steady > Math.min(c.itlSloMs, tightestItl(a)) * keep) return NO;
+    const chunk = Math.min(a.pendingPrefillTokens + c.promptTokens, spec.maxBatchedTokens);
+    const s = this.shape;
+    s.prefillTokens = chunk;
+    s.prefillSeqs = a.prefilling + 1;
+    s.prefillAttnWork = Math.min(
+      a.pendingAttnWork + c.promptTokens * c.promptTokens,
+      chunk * chunk,
+    );
+    s.decodeSeqs = a.decoding;
+    s.decodeContextTokens = a.decodeContextTokens;
+    const stepMs = spec.stepTime.stepMs(s);
+    if (stepMs <= tightestItl(a) * keep) return { kind: 'fast', stepMs };
+    if (a.prefilling > 0) return NO;
+    const steps = Math.ceil(c.promptTokens / spec.maxBatchedTokens);
+    // Every other gap may be as long as the budget allows: assuming shorter would let slow
+    // steps through that, with the stream's real prefill-laden gaps, break its p99.
+    const fastMs = tightestItl(a) * keep;
+    for (const e of a.entries) {
+      if (e.itlSloMs === Infinity) continue;
+      const n = Math.max(e.expectedGaps, e.streamed);
+      const p99 = p99WithSlowGaps(n, e.slowGaps + steps, fastMs, Math.max(e.slowMs, stepMs));
+      if (p99 > e.itlSloMs * keep) return NO;
+    }
+    return { kind: 'slow', stepMs, steps };
+  }
+
+  /** Marks the slow steps a dispatched long prompt puts next to the replica's streams. */
+  chargeSlow(a: ReplicaAccount, fit: Extract<Fit, { kind: 'slow' }>): void {
+    for (const e of a.entries) {
+      if (e.itlSloMs === Infinity || e.streamed === 0) continue;
+      e.slowGaps += fit.steps;
+      if (fit.stepMs > e.slowMs) e.slowMs = fit.stepMs;
+    }
+  }
+
+  decodeStepMs(seqs: number, contextTokens: Tokens): Ms {
+    if (seqs <= 0) return 0;
+    const s = this.shape;
+    s.prefillTokens = 0;
+    s.prefillSeqs = 0;
+    s.prefillAttnWork = 0;
+    s.decodeSeqs = seqs;
+    s.decodeContextTokens = contextTokens;
+    return this.spec.stepTime.stepMs(s);
+  }
+
+  /** A prompt alone on an otherwise idle replica: its prefill time, all chunks. */
+  prefillMs(promptTokens: Tokens): Ms {
+    let left = promptTokens;
+    let done = 0;
+    let total = 0;
+    const s = this.shape;
+    while (left > 0) {
+      const chunk = Math.min(left, this.spec.maxBatchedTokens);
+      s.prefillTokens = chunk;
+      s.prefillSeqs = 1;
+      s.prefillAttnWork = chunk * (done + chunk);
+      s.decodeSeqs = 0;
+      s.decodeContextTokens = 0;
+      total += this.spec.stepTime.stepMs(s);
+      done += chunk;
+      left -= chunk;
+    }
+    return total;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The control plane's own account of each replica: what it dispatched there that has not ended,
+ * which of those are still prefilling, how much prompt is pending, how many decode and with how
+ * much context, the KV it reserved, and the ITL objectives of the streams running there. Built
+ * only from what the control plane itself sees (dispatches, streamed tokens, ends), so it holds
+ * for a real backend as well as a simulated one; it never mistakes a silent replica for idle.
+ */
+import type { Ms, Tokens } from '../request/units.ts';
+
+export interface LedgerEntry {
+  readonly replica: number;
+  /** Prompt tokens the replica must compute (cache hits the router guarantees excluded). */
+  readonly promptTokens: Tokens;
+  readonly kvTokens: Tokens;
+  /** The stream's p99 gap objective; Infinity when its class sets none. */
+  readonly itlSloMs: Ms;
+  /** Gaps the stream is expected to have (predicted output − 1). */
+  readonly expectedGaps: number;
+  streamed: number;
+  /** Slow steps (longer than its objective allows) the dispatcher has put next to it. */
+  slowGaps: number;
+  slowMs: Ms;
+  /** Position in its replica's entry list. */
+  slot: number;
+}
+
+export interface ReplicaAccount {
+  readonly entries: LedgerEntry[];
+  prefilling: number;
+  pendingPrefillTokens: Tokens;
+  /** Σ prompt² over prefilling entries: their attention work. */
+  pendingAttnWork: number;
+  decoding: number;
+  decodeContextTokens: Tokens;
+  reservedKvTokens: Tokens;
+  /** Gap-sensitive streams per objective value (a handful of classes, so a tiny map). */
+  readonly itlSlos: Map<Ms, number>;
+}
+
+export class ReplicaLedger {
+  readonly replicas: ReplicaAccount[] = [];
+
+  constructor(n: number) {
+    this.resize(n);
+  }
+
+  resize(n: number): void {
+    while (this.replicas.length < n) {
+      this.replicas.push({
+        entries: [],
+        prefilling: 0,
+        pendingPrefillTokens: 0,
+        pendingAttnWork: 0,
+        decoding: 0,
+        decodeContextTokens: 0,
+        reservedKvTokens: 0,
+        itlSlos: new Map(),
+      });
+    }
+  }
+
+  add(e: LedgerEntry): void {
+    const r = this.replicas[e.replica];
+    e.slot = r.entries.length;
+    r.entries.push(e);
+    r.prefilling++;
+    r.pendingPrefillTokens += e.promptTokens;
+    r.pendingAttnWork += e.promptTokens * e.promptTokens;
+    r.reservedKvTokens += e.kvTokens;
+    if (e.itlSloMs !== Infinity) r.itlSlos.set(e.itlSloMs, (r.itlSlos.get(e.itlSloMs) ?? 0) + 1);
+  }
+
+  firstToken(e: LedgerEntry): void {
+    const r = this.replicas[e.replica];
+    this.endPrefill(r, e);
+    e.streamed = 1;
+    r.decoding++;
+    r.decodeContextTokens += e.promptTokens + 1;
+  }
+
+  token(e: LedgerEntry): void {
+    e.streamed++;
+    this.replicas[e.replica].decodeContextTokens++;
+  }
+
+  remove(e: LedgerEntry): void {
+    const r = this.replicas[e.replica];
+    if (r.entries[e.slot] !== e) return;
+    if (e.streamed === 0) this.endPrefill(r, e);
+    else {
+      r.decoding--;
+      r.decodeContextTokens -= e.promptTokens + e.streamed;
+    }
+    r.reservedKvTokens -= e.kvTokens;
+    if (e.itlSloMs !== Infinity) {
+      const left = (r.itlSlos.get(e.itlSloMs) ?? 1) - 1;
+      if (left === 0) r.itlSlos.delete(e.itlSloMs);
+      else r.itlSlos.set(e.itlSloMs, left);
+    }
+    const last = r.entries.pop() as LedgerEntry;
+    if (last !== e) {
+      r.entries[e.slot] = last;
+      last.slot = e.slot;
+    }
+    e.slot = -1;
+  }
+
+  private endPrefill(r: ReplicaAccount, e: LedgerEntry): void {
+    r.prefilling--;
+    r.pendingPrefillTokens -= e.promptTokens;
+    r.pendingAttnWork -= e.promptTokens * e.promptTokens;
+  }
+}
+
+/** The tightest ITL objective among a replica's streams; Infinity when none has one. */
+export function tightestItl(r: ReplicaAccount): Ms {
+  let min = Infinity;
+  for (const slo of r.itlSlos.keys()) if (slo < min) min = slo;
+  return min;
+}

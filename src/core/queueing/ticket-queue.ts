@@ -1,0 +1,53 @@
+/**
+ * A FIFO of waiting tickets that can also give up members from the middle (dispatched past a
+ * head that did not fit, or expired): removed members are only marked and skipped, and the
+ * array compacts when the dead prefix grows, so every operation is amortised O(1).
+ */
+export interface Queued {
+  /** False once the ticket left the queue (dispatched, expired, cancelled). */
+  queued: boolean;
+}
+
+export class TicketQueue<T extends Queued> {
+  private items: T[] = [];
+  private head = 0;
+  /** Members still queued. */
+  live = 0;
+
+  push(t: T): void {
+    t.queued = true;
+    this.items.push(t);
+    this.live++;
+  }
+
+  /** Takes `t` out (it must be a member still queued). */
+  remove(t: T): void {
+    t.queued = false;
+    this.live--;
+    this.trim();
+  }
+
+  /** Up to `limit` queued members, oldest first. */
+  *scan(limit: number): Generator<T> {
+    let seen = 0;
+    for (let i = this.head; i < this.items.length && seen < limit; i++) {
+      const t = this.items[i];
+      if (!t.queued) continue;
+      seen++;
+      yield t;
+    }
+  }
+
+  peek(): T | undefined {
+    this.trim();
+    return this.head < this.items.length ? this.items[this.head] : undefined;
+  }
+
+  private trim(): void {
+    while (this.head < this.items.length && !this.items[this.head].queued) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+  }
+}

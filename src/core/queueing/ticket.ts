@@ -1,0 +1,32 @@
+/**
+ * A request's passage through the control plane: admitted (or deferred) at the door, waiting in
+ * its band, dispatched to a replica, streaming, ended. `H` is the caller's own handle (the
+ * simulator's tracker, the gateway's connection), handed back untouched.
+ */
+import type { AdmissionDecision } from '../admission/admission.ts';
+import type { Demand } from '../estimate/demand.ts';
+import type { LedgerEntry } from '../dispatch/replica-ledger.ts';
+import type { LlmRequest } from '../request/request.ts';
+import type { SloClass } from '../request/slo-classes.ts';
+import type { Ms } from '../request/units.ts';
+import type { Queued } from './ticket-queue.ts';
+
+export type TicketState = 'queued' | 'deferred' | 'dispatched' | 'ended';
+
+export interface Ticket<H> extends Queued {
+  readonly handle: H;
+  /** The request as served: the asked one, or its degraded form. */
+  req: LlmRequest;
+  readonly asked: LlmRequest;
+  readonly cls: SloClass;
+  decision: AdmissionDecision;
+  demand: Demand;
+  state: TicketState;
+  readonly offeredMs: Ms;
+  /** Past this it can no longer be served usefully: dropped from the queue. */
+  expiresMs: Ms;
+  wasDeferred: boolean;
+  replica: number;
+  dispatchedMs: Ms;
+  entry: LedgerEntry | null;
+}

@@ -1,0 +1,107 @@
+// Admission and flow-controlled dispatch end to end in the simulator: what the gates promise
+// must hold for a whole run, and the report must make shedding visible.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
+import { loadPolicy } from '../src/sim/policy-source.ts';
+import type { DecisionRecord } from '../src/core/observe/decision-record.ts';
+import { deterministicPart, run } from './helpers.ts';
+
+const overload: Partial<ScenarioSpec> = {
+  rate: 40,
+  numRequests: 600,
+  input: 'sharegpt',
+  output: 'sharegpt',
+  classes: 'interactive:0.7,batch:0.2,best_effort:0.1',
+  replicas: 1,
+};
+
+function withRecords(spec: Partial<ScenarioSpec>, policy: string) {
+  const records: DecisionRecord[] = [];
+  const report = runScenario({ ...SCENARIO_DEFAULTS, seed: 3, ...spec }, loadPolicy(policy), {
+    wallClock: { now: () => 0 },
+    onDecision: (r) => records.push(r),
+  });
+  return { report, records };
+}
+
+test('no admitted request outgrows KV: reservations prevent every preemption', () => {
+  // 600 blocks of 16 tokens: a handful of long answers fill the replica.
+  const spec = { ...overload, kvBlocks: 600, rate: 10, numRequests: 200 };
+  const baseline = run(spec, 'baseline-vllm');
+  const goodput = run(spec, 'goodput');
+  assert.ok(baseline.engine.preemptions > 0, 'the scenario does pressure KV');
+  assert.equal(goodput.engine.preemptions, 0);
+  assert.equal(goodput.engine.kv_used_blocks_at_end, 0);
+});
+
+test('overload: shedding is visible on both denominators and every request is accounted', () => {
+  const r = run(overload, 'goodput');
+  const a = r.admission;
+  assert.equal(a.offered, r.offered.requests);
+  assert.ok(a.rejected > 0 && a.reject_reasons.deadline > 0);
+  assert.ok(a.deferred > 0, 'batch and best-effort wait for capacity instead of being refused');
+  assert.equal(r.completed + r.failed + r.cancelled + a.rejected, r.offered.requests);
+  assert.ok(r.slo.attainment_offered < r.slo.attainment_admitted);
+  assert.equal(r.slo.attainment_offered, Math.round((r.slo.good / r.offered.requests) * 1e6) / 1e6);
+});
+
+test('goodput beats the baseline under overload and protects admitted interactive requests', () => {
+  const base = run(overload, 'baseline-vllm');
+  const good = run(overload, 'goodput');
+  assert.ok(good.slo.good > base.slo.good);
+  assert.ok(
+    good.slo.by_class.interactive.attainment_admitted >
+      base.slo.by_class.interactive.attainment_admitted,
+  );
+});
+
+test('one complete decision record per attempt, replayable without the prompt', () => {
+  const { report, records } = withRecords(overload, 'goodput');
+  assert.equal(records.length, report.client.attempts);
+  const ids = new Set(records.map((r) => r.request_id));
+  assert.equal(ids.size, report.offered.requests);
+  for (const rec of records) {
+    assert.equal(rec.policy_revision, 'goodput@1');
+    assert.ok(['admit', 'degrade', 'defer', 'reject', 'expire'].includes(rec.admission.result));
+    assert.ok(rec.demand !== null, 'estimates are recorded for every decision');
+    assert.ok(rec.demand.output_p90 >= rec.demand.output_p50);
+    assert.equal(rec.demand.kv_reserved_tokens, rec.demand.input_tokens + rec.demand.output_p90);
+    const routed = rec.admission.result === 'admit' || rec.admission.result === 'degrade';
+    assert.equal(rec.route !== null, routed, `${rec.request_id} ${rec.admission.result}`);
+    if (rec.admission.result === 'reject') {
+      assert.ok(rec.admission.reason !== null && rec.admission.status !== null);
+    }
+    assert.ok(!('prompt' in rec) && !JSON.stringify(rec).includes('messages'));
+  }
+});
+
+test('goodput runs are deterministic', () => {
+  assert.equal(
+    deterministicPart(run(overload, 'goodput')),
+    deterministicPart(run(overload, 'goodput')),
+  );
+});
+
+test('a deferred request that never finds capacity fails in the offered denominator', () => {
+  const spec = { ...overload, classes: 'interactive:0.6,best_effort:0.4', rate: 60 };
+  const path = join(tmpdir(), `goodput-defer-policy-${process.pid}.json`);
+  writeFileSync(
+    path,
+    JSON.stringify({
+      name: 'short-defer',
+      policy_revision: 'short-defer@1',
+      admission: { type: 'goodput' },
+      dispatch: { type: 'flow-control' },
+      routing: { type: 'least-request' },
+      classes: { best_effort: { defer_max_ms: 200 } },
+    }),
+  );
+  const r = run(spec, path);
+  assert.ok(r.admission.deferred_expired > 0);
+  assert.equal(r.fail_reasons.deferred_expired, r.admission.deferred_expired);
+  assert.ok(r.slo.by_class.best_effort.attainment_offered < 1);
+});
