@@ -6,6 +6,8 @@
 import type { Ms } from '../request/units.ts';
 
 export function drainRetryAfterMs(predictedDrainMs: Ms, minMs: Ms, maxMs: Ms): Ms {
+  // An unknowable drain (no rate measured, no replica) is as far off as we ever say.
+  if (Number.isNaN(predictedDrainMs)) return maxMs;
   const rounded = Math.ceil(Math.max(0, predictedDrainMs) / 100) * 100;
   return Math.min(maxMs, Math.max(minMs, rounded));
 }

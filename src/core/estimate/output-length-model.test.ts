@@ -1,0 +1,121 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OutputLengthModel } from './output-length-model.ts';
+
+const prior = { p50: 200, p90: 800 };
+
+test('falls back tenant → class → prior exactly at the minSamples boundary', () => {
+  const m = new OutputLengthModel({ window: 16, minSamples: 4, prior });
+  assert.deepEqual(m.predict('interactive', 'a'), { p10: 1, p50: 200, p90: 800, source: 'prior' });
+
+  // Three samples from tenant b: neither window is trusted yet.
+  for (const v of [10, 10, 10]) m.observe('interactive', 'b', v);
+  assert.equal(m.predict('interactive', 'a').source, 'prior');
+  assert.equal(m.predict('interactive', 'b').source, 'prior');
+
+  // The fourth makes the class window trusted; b's own window too.
+  m.observe('interactive', 'a', 50);
+  assert.deepEqual(m.predict('interactive', 'a'), {
+    p10: 10,
+    p50: 10,
+    p90: 38,
+    source: 'class',
+  });
+  assert.equal(m.predict('interactive', 'c').source, 'class');
+  assert.equal(m.predict('interactive', 'b').source, 'class');
+  m.observe('interactive', 'b', 10);
+  assert.deepEqual(m.predict('interactive', 'b'), {
+    p10: 10,
+    p50: 10,
+    p90: 10,
+    source: 'tenant',
+  });
+
+  // Another class has learnt nothing.
+  assert.equal(m.predict('batch', 'b').source, 'prior');
+  for (const v of [100, 100, 100]) m.observe('interactive', 'a', v);
+  // [50, 100, 100, 100]: p10 = 50 + 0.3 × 50 = 65.
+  assert.deepEqual(m.predict('interactive', 'a'), {
+    p10: 65,
+    p50: 100,
+    p90: 100,
+    source: 'tenant',
+  });
+});
+
+test('rounds up to whole tokens ≥ 1 and keeps p10 ≤ p50 ≤ p90', () => {
+  const m = new OutputLengthModel({ window: 8, minSamples: 2, prior });
+  m.observe('batch', 't', 0);
+  m.observe('batch', 't', 0);
+  assert.deepEqual(m.predict('batch', 't'), { p10: 1, p50: 1, p90: 1, source: 'tenant' });
+  m.observe('batch', 'u', 3);
+  m.observe('batch', 'u', 4);
+  // numpy linear over [3, 4]: p10 = 3.1 → 4, p50 = 3.5 → 4, p90 = 3.9 → 4.
+  assert.deepEqual(m.predict('batch', 'u'), { p10: 4, p50: 4, p90: 4, source: 'tenant' });
+  for (let i = 1; i <= 8; i++) m.observe('reasoning', 'x', i * 37);
+  const p = m.predict('reasoning', 'x');
+  assert.ok([p.p10, p.p50, p.p90].every(Number.isInteger));
+  assert.ok(p.p10 <= p.p50 && p.p50 <= p.p90);
+});
+
+test('caps every percentile by the request budget', () => {
+  const m = new OutputLengthModel({ window: 8, minSamples: 2, prior });
+  const prior500 = { p10: 1, p50: 200, p90: 500, source: 'prior' };
+  assert.deepEqual(m.predict('reasoning', 'a', 500), prior500);
+  const prior100 = { p10: 1, p50: 100, p90: 100, source: 'prior' };
+  assert.deepEqual(m.predict('reasoning', 'a', 100), prior100);
+  m.observe('reasoning', 'a', 1000);
+  m.observe('reasoning', 'a', 3000);
+  // [1000, 3000]: p10 = 1200, p50 = 2000, p90 = 2800.
+  const capped = { p10: 1200, p50: 2000, p90: 2500, source: 'tenant' };
+  assert.deepEqual(m.predict('reasoning', 'a', 2500), capped);
+  const uncapped = { p10: 1200, p50: 2000, p90: 2800, source: 'tenant' };
+  assert.deepEqual(m.predict('reasoning', 'a'), uncapped);
+  const below = { p10: 1000, p50: 1000, p90: 1000, source: 'tenant' };
+  assert.deepEqual(m.predict('reasoning', 'a', 1000), below);
+});
+
+test("p10 is the window's 10th percentile, and p10 ≤ p50 ≤ p90", () => {
+  const spread = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110];
+  const cases: {
+    name: string;
+    values: number[];
+    cap?: number;
+    p10: number;
+    p50: number;
+    p90: number;
+  }[] = [
+    // 11 values: ranks 1, 5 and 9 fall on samples exactly.
+    { name: 'evenly spread', values: spread, p10: 20, p50: 60, p90: 100 },
+    // Rank 0.1 between 5 and 7: 5.2 rounds up to 6.
+    { name: 'interpolated', values: [7, 5], p10: 6, p50: 6, p90: 7 },
+    // Rank 0.9 of ten values is still the shortest answer, 0, which the floor of 1 lifts.
+    { name: 'mostly empty', values: [0, 0, 0, 0, 0, 0, 0, 0, 0, 100], p10: 1, p50: 1, p90: 10 },
+    { name: 'cap between p10 and p50', values: spread, cap: 50, p10: 20, p50: 50, p90: 50 },
+    { name: 'cap below p10', values: spread, cap: 15, p10: 15, p50: 15, p90: 15 },
+  ];
+  for (const c of cases) {
+    const m = new OutputLengthModel({ window: 16, minSamples: 2, prior });
+    for (const v of c.values) m.observe('interactive', 'a', v);
+    const p = m.predict('interactive', 'a', c.cap);
+    assert.deepEqual(p, { p10: c.p10, p50: c.p50, p90: c.p90, source: 'tenant' }, c.name);
+    assert.ok(p.p10 <= p.p50 && p.p50 <= p.p90, c.name);
+  }
+});
+
+test('forgets outputs older than the window', () => {
+  const m = new OutputLengthModel({ window: 4, minSamples: 4, prior });
+  for (const v of [1000, 1000, 1000, 1000]) m.observe('interactive', 'a', v);
+  for (const v of [20, 20, 20, 20]) m.observe('interactive', 'a', v);
+  assert.deepEqual(m.predict('interactive', 'a'), { p10: 20, p50: 20, p90: 20, source: 'tenant' });
+});
+
+test('rejects invalid options and observations', () => {
+  assert.throws(() => new OutputLengthModel({ window: 0, prior }), RangeError);
+  assert.throws(() => new OutputLengthModel({ window: 10, minSamples: 11, prior }), RangeError);
+  assert.throws(() => new OutputLengthModel({ prior: { p50: 100, p90: 50 } }), RangeError);
+  assert.throws(() => new OutputLengthModel({ prior: { p50: 0, p90: 50 } }), RangeError);
+  const m = new OutputLengthModel({ prior });
+  assert.throws(() => m.observe('batch', 'a', -1), RangeError);
+  assert.throws(() => m.observe('batch', 'a', NaN), RangeError);
+});
