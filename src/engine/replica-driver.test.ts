@@ -60,7 +60,16 @@ test('a listener that adds work from inside an event (a closed-loop client) neve
 test('close stops the replica: the pending step is never applied', () => {
   const { time, rec, driver } = drivenReplica();
   driver.add(req('a', 10, 5));
+  time.run(0);
   driver.close();
   time.run();
   assert.deepEqual(rec.lines, ['0 prefill a']);
+});
+
+test('requests arriving at the same instant share the first step', () => {
+  const { time, rec, driver } = drivenReplica();
+  driver.add(req('a', 10, 5));
+  driver.add(req('b', 10, 5));
+  time.run(0);
+  assert.deepEqual(rec.lines, ['0 prefill a', '0 prefill b']);
 });

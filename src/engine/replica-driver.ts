@@ -3,7 +3,9 @@
  * starts a step and sets a timer for its end; at the end it applies the step and starts the
  * next. The same driver serves the virtual-clock simulator and a wall-clock server — only the
  * `Clock` and `Timers` differ. Main rule: at most one step in flight, and a listener reacting
- * to an event (adding or cancelling) never starts a step from inside another.
+ * to an event (adding or cancelling) never starts a step from inside another. An idle replica
+ * starts its step on a timer due now, not inside `add`, so requests that arrive at the same
+ * instant share the step, as they share the engine loop's next iteration in vLLM.
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
@@ -25,6 +27,7 @@ export class ReplicaDriver<R extends EngineRequest> {
   private readonly clock: Clock;
   private readonly timers: Timers;
   private timer: TimerHandle | null = null;
+  private wake: TimerHandle | null = null;
   private closed = false;
 
   constructor(opts: ReplicaDriverOptions<R>) {
@@ -36,7 +39,9 @@ export class ReplicaDriver<R extends EngineRequest> {
   /** Queues `req` now; false if the engine failed it at once (its onFail has fired). */
   add(req: R): boolean {
     const ok = this.core.add(req, this.clock.now());
-    this.kick();
+    if (!this.core.stepping && this.wake === null && !this.closed) {
+      this.wake = this.timers.at(this.clock.now(), this.onWake);
+    }
     return ok;
   }
 
@@ -61,6 +66,8 @@ export class ReplicaDriver<R extends EngineRequest> {
     this.closed = true;
     this.timer?.cancel();
     this.timer = null;
+    this.wake?.cancel();
+    this.wake = null;
   }
 
   private kick(): void {
@@ -70,6 +77,11 @@ export class ReplicaDriver<R extends EngineRequest> {
     if (durationMs === null) return;
     this.timer = this.timers.at(now + durationMs, this.onStepEnd);
   }
+
+  private readonly onWake = (): void => {
+    this.wake = null;
+    this.kick();
+  };
 
   private readonly onStepEnd = (): void => {
     this.timer = null;
