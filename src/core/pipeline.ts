@@ -106,6 +106,7 @@ export class Pipeline<H> {
       offeredMs: nowMs,
       expiresMs: Infinity,
       wasDeferred: false,
+      long: false,
       replica: -1,
       dispatchedMs: -1,
       entry: null,

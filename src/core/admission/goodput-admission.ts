@@ -81,7 +81,13 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<BudgetGate> 
         on('budget') ? budgets.check : null,
       ]) {
         const v = check?.(input);
-        if (v !== undefined && !v.pass) return { outcome: 'reject', ...v };
+        if (v !== undefined && !v.pass) {
+          return {
+            outcome: 'reject',
+            ...v,
+            assessment: assessment(assessDeadline(input, deadlineParams)),
+          };
+        }
       }
       const first = capacity(input);
       if (first.verdict.pass) return { outcome: 'admit', assessment: assessment(first.view) };

@@ -18,8 +18,8 @@ import type { Router } from '../routing/router.ts';
 import { FlowControl, type Fit } from './flow-control.ts';
 import { ReplicaLedger } from './replica-ledger.ts';
 
-/** A request that fits nowhere gets a replica held for it at once (as a fraction of its TTFT objective). */
-const HOLD_AFTER_RATIO = 0;
+/** At most this fraction of the replicas (and at least one) is held for long prompts at once. */
+const MAX_HELD_RATIO = 0.5;
 
 export interface DispatchSink<H> {
   /** Send the ticket's request to `ticket.replica`. */
@@ -31,12 +31,16 @@ export interface DispatchSink<H> {
 interface Band<H> {
   readonly priority: number;
   readonly queue: TicketQueue<Ticket<H>>;
+  /** Long prompts among the queued: the rest pass them, so they do not count as ahead. */
+  longWaiting: number;
 }
 
 export class Dispatcher<H> {
   readonly ledger: ReplicaLedger;
   readonly flow: FlowControl;
   readonly rate = new DispatchRate();
+  /** The same for long prompts alone, which pass through held replicas at their own pace. */
+  readonly longRate = new DispatchRate();
   readonly deferred = new TicketQueue<Ticket<H>>();
   private readonly bands: Band<H>[] = [];
   private readonly config: DispatchConfig;
@@ -49,7 +53,8 @@ export class Dispatcher<H> {
    * would stall every stream it joins): with nothing new arriving, its streams finish or grow
    * tolerant, and the request goes there. One at a time, so capacity is never idled wholesale.
    */
-  private held: { ticket: Ticket<H>; replica: number } | null = null;
+  private held: { ticket: Ticket<H>; replica: number }[] = [];
+  private nowMs: Ms = 0;
   /**
    * Recent queue waits of long prompts (EWMA, ms), which wait for a replica whose streams can
    * absorb a slow step: admission predicts a new long prompt's wait from it.
@@ -71,7 +76,11 @@ export class Dispatcher<H> {
 
   enqueue(t: Ticket<H>): void {
     t.state = 'queued';
-    this.band(t.cls.priority).queue.push(t);
+    const itl = t.cls.objectives.itlP99Ms;
+    t.long = itl !== undefined && this.isLongPrompt(t.req.inputTokens, itl);
+    const band = this.band(t.cls.priority);
+    band.queue.push(t);
+    if (t.long) band.longWaiting++;
   }
 
   defer(t: Ticket<H>): void {
@@ -84,23 +93,51 @@ export class Dispatcher<H> {
   withdraw(t: Ticket<H>): void {
     if (!t.queued) return;
     if (t.state === 'deferred') this.deferred.remove(t);
-    else this.band(t.cls.priority).queue.remove(t);
+    else this.leaveBand(t);
   }
 
-  /** Requests waiting in bands served before or with `priority`. */
-  waitingAhead(priority: number): number {
+  /**
+   * Requests waiting in bands served before or with `priority` that a new request would queue
+   * behind: long prompts count only for another long prompt (the rest pass them).
+   */
+  waitingAhead(priority: number, long: boolean): number {
     let n = 0;
-    for (const b of this.bands) if (b.priority <= priority) n += b.queue.live;
+    for (const b of this.bands) {
+      if (b.priority <= priority) n += long ? b.longWaiting : b.queue.live - b.longWaiting;
+    }
     return n;
   }
 
-  /** When the longest-waiting request in bands served before or with `priority` was offered. */
+  private longWaitingTotal(): number {
+    let n = 0;
+    for (const b of this.bands) n += b.longWaiting;
+    return n;
+  }
+
+  private take(queue: TicketQueue<Ticket<H>>, t: Ticket<H>): void {
+    if (queue === this.deferred) queue.remove(t);
+    else this.leaveBand(t);
+  }
+
+  private leaveBand(t: Ticket<H>): void {
+    const band = this.band(t.cls.priority);
+    band.queue.remove(t);
+    if (t.long) band.longWaiting--;
+  }
+
+  /**
+   * When the longest-waiting request in bands served before or with `priority` was offered,
+   * long prompts aside: they wait for a replica of their own and others pass them.
+   */
   oldestOfferedMs(priority: number): Ms {
     let oldest = Infinity;
     for (const b of this.bands) {
       if (b.priority > priority) continue;
-      const head = b.queue.peek();
-      if (head !== undefined && head.offeredMs < oldest) oldest = head.offeredMs;
+      for (const t of b.queue.scan(this.lookahead)) {
+        if (t.long) continue;
+        if (t.offeredMs < oldest) oldest = t.offeredMs;
+        break;
+      }
     }
     return oldest;
   }
@@ -116,6 +153,7 @@ export class Dispatcher<H> {
    * re-decides a deferred ticket now that capacity is free (true: admitted, place it).
    */
   pump(nowMs: Ms, replicas: readonly ReplicaSnapshot[], admitDeferred: (t: Ticket<H>) => boolean) {
+    this.nowMs = nowMs;
     this.ledger.resize(replicas.length);
     for (const b of this.bands) {
       this.pumpQueue(b.queue, nowMs, replicas, null);
@@ -134,7 +172,7 @@ export class Dispatcher<H> {
       let placed = false;
       for (const t of queue.scan(this.lookahead)) {
         if (t.expiresMs <= nowMs) {
-          queue.remove(t);
+          this.take(queue, t);
           this.noteWait(t, nowMs);
           this.sink.expire(t);
           placed = true;
@@ -142,19 +180,13 @@ export class Dispatcher<H> {
         }
         const replica = replicas.length === 0 ? -1 : this.choose(t, replicas);
         if (replica >= 0 && (admitDeferred === null || admitDeferred(t))) {
-          queue.remove(t);
+          this.take(queue, t);
           this.send(t, replica, replicas, nowMs, queue.live > 0);
           placed = true;
           break;
         }
         if (this.config.type === 'immediate') break;
-        const waited = nowMs - t.offeredMs;
-        if (
-          this.held === null &&
-          waited >= HOLD_AFTER_RATIO * (t.cls.objectives.ttftMs ?? Infinity)
-        ) {
-          this.held = { ticket: t, replica: this.leastCommitted(replicas) };
-        }
+        this.maybeHold(t, replicas);
       }
       if (!placed) return;
     }
@@ -163,20 +195,34 @@ export class Dispatcher<H> {
   private choose(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): number {
     if (this.config.type === 'immediate')
       return this.router.pick(this.routerState, t.req, replicas);
-    const held = this.held;
-    if (held !== null && (!held.ticket.queued || held.ticket.state === 'ended')) this.held = null;
+    if (this.held.length > 0) this.held = this.held.filter((h) => h.ticket.queued);
     const fast: ReplicaSnapshot[] = [];
     const slow: ReplicaSnapshot[] = [];
     for (const r of replicas) {
-      if (this.held !== null && this.held.ticket !== t && this.held.replica === r.index) continue;
+      if (this.held.some((h) => h.replica === r.index && h.ticket !== t)) continue;
       const f = this.fit(t, r);
       if (f.kind === 'fast') fast.push(r);
       else if (f.kind === 'slow') slow.push(r);
     }
     const pool = fast.length > 0 ? fast : slow;
     if (pool.length === 0) return -1;
-    if (this.held?.ticket === t) this.held = null;
+    const held = this.held.find((h) => h.ticket === t);
+    // A request with a held replica goes there: the hold was for it.
+    if (held !== undefined) {
+      this.held = this.held.filter((h) => h !== held);
+      if (pool.some((r) => r.index === held.replica)) return held.replica;
+    }
     return pool[this.router.pick(this.routerState, t.req, pool)].index;
+  }
+
+  /** A long prompt that fits nowhere gets a replica held for it, while holds are few. */
+  private maybeHold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): void {
+    if (!t.long) return;
+    if (this.held.some((h) => h.ticket === t)) return;
+    if (this.held.length >= Math.max(1, Math.floor(replicas.length * MAX_HELD_RATIO))) return;
+    const free = replicas.filter((r) => !this.held.some((h) => h.replica === r.index));
+    if (free.length === 0) return;
+    this.held.push({ ticket: t, replica: this.leastCommitted(free) });
   }
 
   /** A prompt too long to prefill within its own class's gap objective, next to any stream. */
@@ -191,16 +237,23 @@ export class Dispatcher<H> {
     this.longPromptWaitMs += 0.2 * (nowMs - t.offeredMs - this.longPromptWaitMs);
   }
 
-  /** The replica with the fewest gap-sensitive streams: the quickest to become tolerant. */
+  /**
+   * The replica likely to tolerate a stall soonest: fewest young gap-sensitive streams (under
+   * ~100 gaps, whose p99 no stall can spare), then fewest streams.
+   */
   private leastCommitted(replicas: readonly ReplicaSnapshot[]): number {
     let best = replicas[0].index;
-    let bestCount = Infinity;
+    let bestScore = Infinity;
     for (const r of replicas) {
-      let sensitive = 0;
-      for (const n of this.ledger.replicas[r.index].itlSlos.values()) sensitive += n;
-      if (sensitive < bestCount) {
+      const entries = this.ledger.replicas[r.index].entries;
+      let young = 0;
+      for (const e of entries) {
+        if (e.itlSloMs !== Infinity && Math.max(e.expectedGaps, e.streamed) < 101) young++;
+      }
+      const score = young * 1_000 + entries.length;
+      if (score < bestScore) {
         best = r.index;
-        bestCount = sensitive;
+        bestScore = score;
       }
     }
     return best;
@@ -216,6 +269,7 @@ export class Dispatcher<H> {
         itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
       },
       r.kvUsage,
+      this.nowMs,
     );
   }
 
@@ -229,7 +283,7 @@ export class Dispatcher<H> {
     const account = this.ledger.replicas[replica];
     if (this.config.type === 'flow-control') {
       const f = this.fit(t, replicas.find((r) => r.index === replica) as ReplicaSnapshot);
-      if (f.kind === 'slow') this.flow.chargeSlow(account, f);
+      if (f.kind === 'slow') this.flow.chargeSlow(account, f, nowMs);
     }
     t.entry = {
       replica,
@@ -248,13 +302,14 @@ export class Dispatcher<H> {
     t.dispatchedMs = nowMs;
     t.state = 'dispatched';
     this.rate.record(nowMs, leftWaiting);
+    if (t.long) this.longRate.record(nowMs, this.longWaitingTotal() > 0);
     this.sink.dispatch(t);
   }
 
   private band(priority: number): Band<H> {
     let b = this.bands.find((x) => x.priority === priority);
     if (b === undefined) {
-      b = { priority, queue: new TicketQueue() };
+      b = { priority, queue: new TicketQueue(), longWaiting: 0 };
       this.bands.push(b);
       this.bands.sort((x, y) => x.priority - y.priority);
     }

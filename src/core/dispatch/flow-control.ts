@@ -52,7 +52,7 @@ export class FlowControl {
   }
 
   /** `reportedKvUsage` is the replica's own KV usage in [0, 1] when known; the ledger is the floor. */
-  fit(a: ReplicaAccount, c: Candidate, reportedKvUsage = 0): Fit {
+  fit(a: ReplicaAccount, c: Candidate, reportedKvUsage: number, nowMs: Ms): Fit {
     const spec = this.spec;
     if (a.entries.length >= spec.maxNumSeqs) return NO;
     const kvLimit = spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
@@ -77,7 +77,13 @@ export class FlowControl {
     s.decodeContextTokens = a.decodeContextTokens;
     const stepMs = spec.stepTime.stepMs(s);
     if (stepMs <= tightestItl(a) * keep) return { kind: 'fast', stepMs };
-    if (a.prefilling > 0) return NO;
+    if (a.prefilling > 0) {
+      // Long prompts placed at the same instant share one step, and so one stall, while they
+      // fit its token budget: batching them is how a replica absorbs several for one stall.
+      const joins =
+        a.slowBatchMs === nowMs && a.pendingPrefillTokens + c.promptTokens <= spec.maxBatchedTokens;
+      return joins ? { kind: 'slow', stepMs, steps: 0 } : NO;
+    }
     const steps = Math.ceil(c.promptTokens / spec.maxBatchedTokens);
     // Every other gap may be as long as the budget allows: assuming shorter would let slow
     // steps through that, with the stream's real prefill-laden gaps, break its p99.
@@ -92,10 +98,12 @@ export class FlowControl {
   }
 
   /** Marks the slow steps a dispatched long prompt puts next to the replica's streams. */
-  chargeSlow(a: ReplicaAccount, fit: Extract<Fit, { kind: 'slow' }>): void {
+  chargeSlow(a: ReplicaAccount, fit: Extract<Fit, { kind: 'slow' }>, nowMs: Ms): void {
+    a.slowBatchMs = nowMs;
     for (const e of a.entries) {
       if (e.itlSloMs === Infinity || e.streamed === 0) continue;
       e.slowGaps += fit.steps;
+      // A stall the tolerance check did not see (joining the batch) only lengthens it.
       if (fit.stepMs > e.slowMs) e.slowMs = fit.stepMs;
     }
   }

@@ -35,6 +35,8 @@ export interface ReplicaAccount {
   reservedKvTokens: Tokens;
   /** Gap-sensitive streams per objective value (a handful of classes, so a tiny map). */
   readonly itlSlos: Map<Ms, number>;
+  /** When a slow prompt was last placed here: prompts placed at that same instant share its step. */
+  slowBatchMs: Ms;
 }
 
 export class ReplicaLedger {
@@ -55,6 +57,7 @@ export class ReplicaLedger {
         decodeContextTokens: 0,
         reservedKvTokens: 0,
         itlSlos: new Map(),
+        slowBatchMs: -Infinity,
       });
     }
   }

@@ -47,7 +47,9 @@ export function summarizeFleet<H>(
     decodeStepMs,
     queueAhead(cls: SloClassName, promptTokens: Tokens, kvTokens: Tokens): QueueAhead {
       const c = classes[cls];
-      const ahead = dispatcher.waitingAhead(c.priority);
+      const itl = c.objectives.itlP99Ms;
+      const isLong = itl !== undefined && dispatcher.isLongPrompt(promptTokens, itl);
+      const ahead = dispatcher.waitingAhead(c.priority, isLong);
       if (replicas.length === 0) return { requests: ahead, waitMs: Infinity };
       if (ahead === 0) {
         const probe = {
@@ -61,12 +63,15 @@ export function summarizeFleet<H>(
         dispatcher.rate.perMs() ??
         n / (dispatcher.flow.prefillMs(Math.max(1, promptTokens)) + decodeStepMs);
       const queued = nowMs - dispatcher.oldestOfferedMs(c.priority);
-      const itl = c.objectives.itlP99Ms;
-      const long =
-        itl !== undefined && dispatcher.isLongPrompt(promptTokens, itl)
-          ? dispatcher.longPromptWaitMs
-          : 0;
-      return { requests: ahead, waitMs: Math.max((ahead + 1) / perMs, queued, long) };
+      if (isLong) {
+        const longPerMs = dispatcher.longRate.perMs();
+        const byRate = longPerMs === undefined ? 0 : (ahead + 1) / longPerMs;
+        return {
+          requests: ahead,
+          waitMs: Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs),
+        };
+      }
+      return { requests: ahead, waitMs: Math.max((ahead + 1) / perMs, queued) };
     },
   };
 }

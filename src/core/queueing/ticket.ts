@@ -26,6 +26,8 @@ export interface Ticket<H> extends Queued {
   /** Past this it can no longer be served usefully: dropped from the queue. */
   expiresMs: Ms;
   wasDeferred: boolean;
+  /** Its prefill alone would stall the streams next to it: it waits for a replica that can take that. */
+  long: boolean;
   replica: number;
   dispatchedMs: Ms;
   entry: LedgerEntry | null;
