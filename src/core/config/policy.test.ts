@@ -48,7 +48,7 @@ test('gate parameters and ladders resolve with their defaults', () => {
   assert.ok(p.admission.type === 'goodput');
   assert.deepEqual(p.admission.gates, ['contract', 'deadline']);
   assert.equal(p.admission.marginMs, 50);
-  assert.equal(p.admission.marginRatio, 0.1);
+  assert.equal(p.admission.marginRatio, 0);
   assert.deepEqual(p.classes.batch.degrade, [
     { level: 1, minOutputTokens: 32 },
     { level: 4, mode: 'reject' },

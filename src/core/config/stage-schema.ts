@@ -125,8 +125,8 @@ export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionC
     type: 'goodput',
     gates: gates.map((g) => g.type),
     kvReserveRatio: memory?.reserve_ratio ?? 0.05,
-    marginMs: deadline?.margin_ms ?? 100,
-    marginRatio: deadline?.margin_ratio ?? 0.1,
+    marginMs: deadline?.margin_ms ?? 50,
+    marginRatio: deadline?.margin_ratio ?? 0,
     retryAfterMinMs: a.retry_after?.min_ms ?? 500,
     retryAfterMaxMs: a.retry_after?.max_ms ?? 60_000,
   };

@@ -16,6 +16,12 @@ import type { FleetSpec } from './fleet-spec.ts';
 import type { Demand } from './demand.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 
+/**
+ * Long prompts' waits vary far more than the rest (they wait for a replica whose streams can
+ * absorb a stall), so their prediction carries a safety factor of its own.
+ */
+const LONG_WAIT_SAFETY = 1.25;
+
 export function summarizeFleet<H>(
   spec: FleetSpec,
   dispatcher: Dispatcher<H>,
@@ -68,7 +74,7 @@ export function summarizeFleet<H>(
         const byRate = longPerMs === undefined ? 0 : (ahead + 1) / longPerMs;
         return {
           requests: ahead,
-          waitMs: Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs),
+          waitMs: LONG_WAIT_SAFETY * Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs),
         };
       }
       return { requests: ahead, waitMs: Math.max((ahead + 1) / perMs, queued) };
