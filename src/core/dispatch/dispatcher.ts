@@ -20,6 +20,10 @@ import { ReplicaLedger } from './replica-ledger.ts';
 
 /** At most this fraction of the replicas (and at least one) is held for long prompts at once. */
 const MAX_HELD_RATIO = 0.5;
+/** Share of the step budget a prompt's prefill may take and still count as short. */
+const LONG_PROMPT_SHARE = 0.9;
+/** Gaps a stream needs per slow gap its p99 can spare. */
+const GAPS_PER_SLOW = 101;
 
 export interface DispatchSink<H> {
   /** Send the ticket's request to `ticket.replica`. */
@@ -48,6 +52,7 @@ export class Dispatcher<H> {
   private readonly routerState: unknown;
   private readonly sink: DispatchSink<H>;
   private readonly lookahead: number;
+  private readonly itlMargin: number;
   /**
    * A replica held back from new work for an aged request that fits nowhere (a long prompt that
    * would stall every stream it joins): with nothing new arriving, its streams finish or grow
@@ -72,6 +77,7 @@ export class Dispatcher<H> {
       config.type === 'flow-control' ? config : { itlMarginRatio: 0, kvReserveRatio: 0 },
     );
     this.lookahead = config.type === 'flow-control' ? config.lookahead : 1;
+    this.itlMargin = config.type === 'flow-control' ? config.itlMarginRatio : 0;
   }
 
   enqueue(t: Ticket<H>): void {
@@ -144,7 +150,10 @@ export class Dispatcher<H> {
 
   /** Where `t` would go now, without placing it; -1 when nowhere fits. */
   wouldFit(t: Pick<Ticket<H>, 'req' | 'demand' | 'cls'>, replicas: readonly ReplicaSnapshot[]) {
-    for (const r of replicas) if (this.fit(t, r).kind !== 'no') return true;
+    for (const r of replicas) {
+      if (this.held.some((h) => h.replica === r.index && h.ticket.queued)) continue;
+      if (this.fit(t, r).kind !== 'no') return true;
+    }
     return false;
   }
 
@@ -225,9 +234,13 @@ export class Dispatcher<H> {
     this.held.push({ ticket: t, replica: this.leastCommitted(free) });
   }
 
-  /** A prompt too long to prefill within its own class's gap objective, next to any stream. */
+  /**
+   * A prompt whose prefill takes most of a step's budget by itself: next to a replica's usual
+   * decodes it makes a slow step, so it waits for a replica that can absorb one.
+   */
   isLongPrompt(promptTokens: number, itlSloMs: Ms): boolean {
-    return this.flow.prefillMs(Math.min(promptTokens, 1 << 20)) > itlSloMs;
+    const budget = itlSloMs * (1 - this.itlMargin);
+    return this.flow.prefillMs(Math.min(promptTokens, 1 << 20)) > LONG_PROMPT_SHARE * budget;
   }
 
   /** Feeds the long-prompt wait estimate with a ticket that left the queue (either way). */
@@ -238,19 +251,22 @@ export class Dispatcher<H> {
   }
 
   /**
-   * The replica likely to tolerate a stall soonest: fewest young gap-sensitive streams (under
-   * ~100 gaps, whose p99 no stall can spare), then fewest streams.
+   * The replica likely to tolerate a stall soonest: the one whose least-ready stream has the
+   * fewest tokens to go before its p99 can spare one more slow gap (about 100 gaps per slow gap
+   * it holds, counting this one), then the one with fewer streams.
    */
   private leastCommitted(replicas: readonly ReplicaSnapshot[]): number {
     let best = replicas[0].index;
     let bestScore = Infinity;
     for (const r of replicas) {
       const entries = this.ledger.replicas[r.index].entries;
-      let young = 0;
+      let togo = 0;
       for (const e of entries) {
-        if (e.itlSloMs !== Infinity && Math.max(e.expectedGaps, e.streamed) < 101) young++;
+        if (e.itlSloMs === Infinity) continue;
+        const needs = GAPS_PER_SLOW * (e.slowGaps + 1) - Math.max(e.expectedGaps, e.streamed);
+        if (needs > togo) togo = needs;
       }
-      const score = young * 1_000 + entries.length;
+      const score = togo * 1_000 + entries.length;
       if (score < bestScore) {
         best = r.index;
         bestScore = score;
