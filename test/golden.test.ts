@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { deterministicPart, run } from './helpers.ts';
 
-const goldens = {
+const goldens: Record<string, Parameters<typeof run>[0] & { policy?: string }> = {
   'synthetic-mix': {
     rate: 25,
     numRequests: 300,
@@ -26,12 +26,25 @@ const goldens = {
     replicas: 1,
     seed: 3,
   },
+  'goodput-synthetic-mix': {
+    policy: 'goodput',
+    rate: 25,
+    numRequests: 300,
+    replicas: 2,
+    arrival: 'gamma' as const,
+    burstiness: 0.5,
+    tenants: 'zipf:4:1.1',
+    classes: 'interactive:0.6,reasoning:0.1,batch:0.2,best_effort:0.1',
+    clientTimeoutMs: 20_000,
+    maxAttempts: 2,
+    seed: 42,
+  },
 };
 
-for (const [name, spec] of Object.entries(goldens)) {
+for (const [name, { policy, ...spec }] of Object.entries(goldens)) {
   test(`golden: ${name} is byte-identical across runs and matches the committed report`, () => {
-    const first = deterministicPart(run(spec));
-    const second = deterministicPart(run(spec));
+    const first = deterministicPart(run(spec, policy));
+    const second = deterministicPart(run(spec, policy));
     assert.equal(first, second);
     const file = fileURLToPath(new URL(`./golden/${name}.json`, import.meta.url));
     if (process.env.UPDATE_GOLDEN === '1') writeFileSync(file, first);

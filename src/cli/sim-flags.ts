@@ -4,6 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { SCENARIO_DEFAULTS as D, type ScenarioSpec } from '../sim/scenario.ts';
+import { RETRY_MODES, type RetryMode } from '../sim/client-behaviour.ts';
 import {
   fraction,
   nonNegativeInt,
@@ -113,6 +114,15 @@ export function addScenarioFlags(cmd: Command): Command {
       'clients cancel an attempt not finished after this long',
       positiveNumber('--client-timeout-ms'),
     )
+    .addOption(
+      new Option(
+        '--retry-mode <mode>',
+        'disciplined: backoff with full jitter ≥ Retry-After, one idempotency key, no retry after tokens; ' +
+          'naive: retry at once as a new request, even after tokens',
+      )
+        .choices(RETRY_MODES)
+        .default(D.retryMode),
+    )
     .option(
       '--max-attempts <n>',
       'attempts per request, the first included (1 = no retries)',
@@ -167,6 +177,7 @@ export function scenarioFromFlags(o: Record<string, unknown>): ScenarioSpec {
     gpuMemoryUtilization: o.gpuMemoryUtilization as number,
     clientTimeoutMs: o.clientTimeoutMs as number | undefined,
     maxAttempts: o.maxAttempts as number,
+    retryMode: o.retryMode as RetryMode,
     backoffBaseMs: o.backoffBaseMs as number,
     backoffCapMs: o.backoffCapMs as number,
   };

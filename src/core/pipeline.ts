@@ -47,6 +47,8 @@ export class Pipeline<H> {
   private readonly admissionState: unknown;
   private readonly sink: PipelineSink<H>;
   private replicas: readonly ReplicaSnapshot[] = [];
+  /** Idempotency keys of tickets not yet ended: an attempt with one of these is a duplicate. */
+  private readonly inFlightKeys = new Map<string, Ticket<H>>();
   private nowMs: Ms = 0;
 
   constructor(policy: ResolvedPolicy, spec: FleetSpec, sink: PipelineSink<H>) {
@@ -76,7 +78,13 @@ export class Pipeline<H> {
   offer(asked: LlmRequest, handle: H, nowMs: Ms, replicas: readonly ReplicaSnapshot[]): Offer<H> {
     const ctx = this.context(nowMs, replicas);
     const cls = this.policy.classes[asked.sloClass];
-    const decision = this.admission.decide(this.admissionState, asked, ctx);
+    const key = asked.idempotencyKey;
+    // The same logical request is never executed twice at once: its client must wait for the
+    // one in flight (the gateway attaches it there; the simulator's clients get a 409).
+    const decision: AdmissionDecision =
+      key !== undefined && this.inFlightKeys.has(key)
+        ? { outcome: 'reject', status: 409, reason: 'duplicate' }
+        : this.admission.decide(this.admissionState, asked, ctx);
     if (decision.outcome === 'reject') {
       this.sink.record?.(
         decisionRecord({
@@ -111,6 +119,7 @@ export class Pipeline<H> {
       dispatchedMs: -1,
       entry: null,
     };
+    if (key !== undefined) this.inFlightKeys.set(key, ticket);
     if (decision.outcome === 'defer') {
       ticket.expiresMs = decision.deadlineMs;
       this.dispatcher.defer(ticket);
@@ -149,6 +158,7 @@ export class Pipeline<H> {
 
   private expired(t: Ticket<H>): void {
     if (t.state === 'queued') this.settle(t, 0);
+    this.forget(t);
     t.state = 'ended';
     this.record(t, 'expire');
     this.sink.expire(t);
@@ -158,6 +168,7 @@ export class Pipeline<H> {
   withdraw(t: Ticket<H>): void {
     this.dispatcher.withdraw(t);
     if (t.state === 'queued') this.settle(t, 0);
+    this.forget(t);
     t.state = 'ended';
   }
 
@@ -178,6 +189,7 @@ export class Pipeline<H> {
   end(t: Ticket<H>, outputTokens: Tokens, completed: boolean): void {
     if (t.state === 'ended') return;
     if (t.entry !== null) this.dispatcher.ledger.remove(t.entry);
+    this.forget(t);
     t.state = 'ended';
     this.settle(t, outputTokens);
     // Only natural ends teach the length model; a capped output says nothing of the true length.
@@ -186,6 +198,11 @@ export class Pipeline<H> {
       this.outputs.observe(t.cls.name, t.req.tenant, outputTokens);
       this.errors.recordOutput(t.demand.output.p90, outputTokens);
     }
+  }
+
+  private forget(t: Ticket<H>): void {
+    const key = t.asked.idempotencyKey;
+    if (key !== undefined && this.inFlightKeys.get(key) === t) this.inFlightKeys.delete(key);
   }
 
   private settle(t: Ticket<H>, outputTokens: Tokens): void {

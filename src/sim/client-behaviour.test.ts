@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 
-const client: ClientBehaviour = { maxAttempts: 5, backoffBaseMs: 100, backoffCapMs: 1_000 };
+const client: ClientBehaviour = {
+  retryMode: 'disciplined',
+  maxAttempts: 5,
+  backoffBaseMs: 100,
+  backoffCapMs: 1_000,
+};
 
 test('full jitter: uniform in [0, min(cap, base · 2^(attempt − 1))]', () => {
   const rng = new SeededRng(1);

@@ -1,7 +1,10 @@
 /**
  * How simulated clients behave when things go wrong: an optional timeout after which they
- * cancel, and retries with exponential backoff and full jitter that never come sooner than the
- * server's Retry-After. A stream that already produced tokens is never retried.
+ * cancel, and retries. A `disciplined` client keeps its half of the overload contract: backoff
+ * with full jitter never sooner than the server's Retry-After, one idempotency key across
+ * attempts, and never a retry of a stream that already produced tokens. A `naive` client
+ * retries at once, ignores Retry-After, sends each attempt as a new request, and treats a
+ * timed-out answer as lost even if tokens had arrived (as a non-streaming client would).
  */
 import type { Rng } from '../core/ports/rng.ts';
 import type { Ms } from '../core/request/units.ts';
@@ -13,9 +16,14 @@ export interface ClientBehaviour {
   readonly maxAttempts: number;
   readonly backoffBaseMs: Ms;
   readonly backoffCapMs: Ms;
+  readonly retryMode: RetryMode;
 }
 
+export const RETRY_MODES = ['disciplined', 'naive'] as const;
+export type RetryMode = (typeof RETRY_MODES)[number];
+
 export const DEFAULT_CLIENT: ClientBehaviour = {
+  retryMode: 'disciplined',
   maxAttempts: 1,
   backoffBaseMs: 500,
   backoffCapMs: 30_000,
@@ -26,6 +34,7 @@ export const DEFAULT_CLIENT: ClientBehaviour = {
  * [0, min(cap, base · 2^(attempt−1))] (AWS "full jitter"), raised to Retry-After when given.
  */
 export function retryDelayMs(c: ClientBehaviour, attempt: number, rng: Rng, retryAfterMs?: Ms): Ms {
+  if (c.retryMode === 'naive') return 0;
   const ceiling = Math.min(c.backoffCapMs, c.backoffBaseMs * 2 ** (attempt - 1));
   const jittered = rng.next() * ceiling;
   return retryAfterMs === undefined ? jittered : Math.max(jittered, retryAfterMs);

@@ -40,7 +40,7 @@ export class RequestTracker implements EngineRequest {
   streamed = 0;
   preemptions = 0;
   /** The request's largest gaps: enough for its exact p99 and max. */
-  private readonly tail: TailSamples;
+  private tail: TailSamples;
   private tailFloor = -Infinity;
   private gapCount = 0;
   /**
@@ -59,6 +59,34 @@ export class RequestTracker implements EngineRequest {
     this.prefix = req.prefix;
     this.tail = new TailSamples(this.outputTokens - 1);
     this.gaps = keepGaps ? [] : null;
+  }
+
+  /**
+   * The request as this attempt offers it. A disciplined client sends every attempt with its
+   * number, one idempotency key and the original absolute deadline, so the server knows a retry
+   * when it sees one. A naive client's retry is, to the server, a new request arriving now.
+   */
+  offered(disciplined: boolean, nowMs: Ms): LlmRequest {
+    if (disciplined || this.attempts === 1) {
+      return { ...this.req, attempt: this.attempts, idempotencyKey: this.req.id };
+    }
+    return { ...this.req, id: this.id, arrivalMs: nowMs, attempt: 1, idempotencyKey: this.id };
+  }
+
+  /**
+   * A naive client threw away a partial answer: measurement starts over with the next
+   * attempt. Returns the dropped gaps (the pooled ITL must not count them).
+   */
+  discardPartial(): number[] {
+    const dropped = this.gaps === null ? [] : this.gaps.splice(0);
+    this.firstTokenMs = undefined;
+    this.firstStepStartMs = undefined;
+    this.lastTokenMs = undefined;
+    this.streamed = 0;
+    this.gapCount = 0;
+    this.tail = new TailSamples(this.outputTokens - 1);
+    this.tailFloor = -Infinity;
+    return dropped;
   }
 
   /** Starts attempt number `attempts + 1`. */

@@ -16,6 +16,7 @@ import { SeededRng } from '../runtime/seeded-rng.ts';
 import { buildWorkload } from './workload/build-workload.ts';
 import { WORKLOAD_DEFAULTS } from './workload/workload-options.ts';
 import { simulate } from './simulation.ts';
+import type { RetryMode } from './client-behaviour.ts';
 
 export interface ScenarioSpec {
   readonly seed: number;
@@ -45,6 +46,7 @@ export interface ScenarioSpec {
   readonly gpuMemoryUtilization: number;
   readonly clientTimeoutMs?: number;
   readonly maxAttempts: number;
+  readonly retryMode: RetryMode;
   readonly backoffBaseMs: number;
   readonly backoffCapMs: number;
 }
@@ -64,6 +66,7 @@ export const SCENARIO_DEFAULTS: Omit<ScenarioSpec, 'seed'> = {
   prefixCaching: true,
   gpuMemoryUtilization: 0.9,
   maxAttempts: 1,
+  retryMode: 'disciplined',
   backoffBaseMs: 500,
   backoffCapMs: 30_000,
 };
@@ -117,6 +120,7 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     client: {
       timeoutMs: spec.clientTimeoutMs,
       maxAttempts: spec.maxAttempts,
+      retryMode: spec.retryMode,
       backoffBaseMs: spec.backoffBaseMs,
       backoffCapMs: spec.backoffCapMs,
     },

@@ -161,15 +161,22 @@ export function simulate(opts: SimulationOptions): Report {
       if (ticket !== null) pipeline.end(ticket, tracker.streamed, false);
       pump();
     }
-    // A stream that already produced tokens is never retried: the client would see them twice.
-    if (tracker.firstTokenMs !== undefined) return finish(tracker, 'cancelled');
+    if (tracker.firstTokenMs !== undefined) {
+      // A stream that already produced tokens is never retried: the client would see them
+      // twice. A naive client drops the partial answer and asks again.
+      if (opts.client.retryMode !== 'naive' || tracker.attempts >= opts.client.maxAttempts) {
+        return finish(tracker, 'cancelled');
+      }
+      for (const g of tracker.discardPartial()) excludedGaps.push(g);
+    }
     retryOrEnd(tracker, 'cancelled');
   };
 
   const sendAttempt = (tracker: RequestTracker) => {
     tracker.nextAttempt();
     const now = clock.now();
-    const offer = pipeline.offer(tracker.req, tracker, now, fleet.snapshots());
+    const asked = tracker.offered(opts.client.retryMode === 'disciplined', now);
+    const offer = pipeline.offer(asked, tracker, now, fleet.snapshots());
     if (offer.outcome === 'reject') {
       tracker.admitted = false;
       tracker.rejectReason = offer.decision.reason;

@@ -21,6 +21,8 @@ export const REJECT_REASONS = [
   'context_length',
   'output_limit',
   'stream_not_allowed',
+  // an attempt whose idempotency key is already being served (409)
+  'duplicate',
   // budget: the tenant's own limits (429)
   'tenant_tokens',
   'tenant_gpu_time',
@@ -34,7 +36,7 @@ export const REJECT_REASONS = [
   'service_capacity',
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
-export type RejectStatus = 400 | 403 | 404 | 429 | 503;
+export type RejectStatus = 400 | 403 | 404 | 409 | 429 | 503;
 
 /** Degrade ladder levels, in the order they are tried. */
 export const DEGRADE_LEVELS = [1, 2, 3, 4] as const;

@@ -22,6 +22,12 @@ import type {
 } from './admission.ts';
 import type { GateInput, GateVerdict } from './gate.ts';
 import { budgetGate, type BudgetGate } from './budget/budget-gate.ts';
+import {
+  chargeRetryBudget,
+  checkRetryBudget,
+  newRetryBudget,
+  type RetryBudgetState,
+} from './retry-budget.ts';
 import { checkContract } from './contract-gate.ts';
 import { checkMemory } from './memory-gate.ts';
 import { assessDeadline, checkDeadline, type DeadlineView } from './deadline-gate.ts';
@@ -35,7 +41,13 @@ interface Capacity {
   readonly view: DeadlineView;
 }
 
-export function goodputAdmission(policy: ResolvedPolicy): Admission<BudgetGate> {
+/** Budgets are tenants' own limits; the retry budget caps what retries add to them. */
+export interface GoodputAdmissionState {
+  readonly budgets: BudgetGate;
+  readonly retries: Map<string, RetryBudgetState>;
+}
+
+export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmissionState> {
   const cfg = policy.admission as Config;
   const on = (g: Config['gates'][number]) => cfg.gates.includes(g);
   const retry = { retryAfterMinMs: cfg.retryAfterMinMs, retryAfterMaxMs: cfg.retryAfterMaxMs };
@@ -73,12 +85,19 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<BudgetGate> 
 
   return {
     type: GOODPUT_ADMISSION,
-    initState: budgetGate,
-    decide(budgets, req, ctx): AdmissionDecision {
+    initState: () => ({ budgets: budgetGate(), retries: new Map() }),
+    decide(state, req, ctx): AdmissionDecision {
       const input = inputFor(req, ctx);
+      const retryBudget = (i: GateInput) =>
+        checkRetryBudget(
+          state.retries.get(i.req.tenant) ?? newRetryBudget(ctx.nowMs),
+          i.req.attempt ?? 1,
+          ctx.nowMs,
+        );
       for (const check of [
         on('contract') ? checkContract : null,
-        on('budget') ? budgets.check : null,
+        on('budget') ? retryBudget : null,
+        on('budget') ? state.budgets.check : null,
       ]) {
         const v = check?.(input);
         if (v !== undefined && !v.pass) {
@@ -109,12 +128,18 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<BudgetGate> 
       }
       return rejection(first.verdict, assessment(first.view));
     },
-    commit(budgets, req, decision, ctx) {
+    commit(state, req, decision, ctx) {
       const demand = decision.assessment?.demand ?? ctx.estimate(req);
-      budgets.commit({ ...inputFor(req, ctx), demand });
+      const input = { ...inputFor(req, ctx), demand };
+      state.budgets.commit(input);
+      let retries = state.retries.get(req.tenant);
+      if (retries === undefined)
+        state.retries.set(req.tenant, (retries = newRetryBudget(ctx.nowMs)));
+      const ratio = input.tenant?.retryBudgetRatio ?? 0;
+      chargeRetryBudget(retries, req.attempt ?? 1, ratio, ctx.nowMs);
     },
-    settle(budgets, req, outputTokens, gpuMs, nowMs) {
-      budgets.settle(req, outputTokens, gpuMs, nowMs);
+    settle(state, req, outputTokens, gpuMs, nowMs) {
+      state.budgets.settle(req, outputTokens, gpuMs, nowMs);
     },
   };
 }

@@ -34,6 +34,10 @@ export interface LlmRequest {
   /** Agent-style requests: the request that spawned this one and the root of the tree. */
   readonly parentId?: string;
   readonly rootId?: string;
+  /** Attempt number, 1 for the first; a retry says so (header or idempotency key seen before). */
+  readonly attempt?: number;
+  /** The client's Idempotency-Key: attempts sharing one are the same logical request. */
+  readonly idempotencyKey?: string;
   /** Prompt tokens the client marked optional (droppable context, degrade level 2). */
   readonly optionalInputTokens?: Tokens;
 }

@@ -1,0 +1,74 @@
+// The pipeline's own rules: one execution per idempotency key at a time, and every decision
+// leaves a record.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Pipeline } from './pipeline.ts';
+import { presetPolicy } from './config/presets.ts';
+import { SPEC, request } from './admission/admission-test-kit.ts';
+import type { Ticket } from './queueing/ticket.ts';
+import type { DecisionRecord } from './observe/decision-record.ts';
+import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
+
+const replicas: ReplicaSnapshot[] = [
+  { index: 0, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 },
+  { index: 1, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 },
+];
+
+function pipeline(policy: string) {
+  const dispatched: Ticket<string>[] = [];
+  const records: DecisionRecord[] = [];
+  const p = new Pipeline<string>(presetPolicy(policy), SPEC, {
+    dispatch: (t) => dispatched.push(t),
+    expire: () => {},
+    record: (r) => records.push(r),
+  });
+  return { p, dispatched, records };
+}
+
+for (const policy of ['baseline-vllm', 'goodput']) {
+  test(`${policy}: a second attempt with a key in flight is a 409 duplicate, accepted once it ends`, () => {
+    const { p, dispatched, records } = pipeline(policy);
+    const first = p.offer(request({ id: 'a', idempotencyKey: 'k' }), 'h1', 0, replicas);
+    assert.equal(first.outcome, 'queued');
+    assert.equal(dispatched.length, 1);
+    const dup = p.offer(request({ id: 'a#2', idempotencyKey: 'k', attempt: 2 }), 'h2', 5, replicas);
+    assert.equal(dup.outcome, 'reject');
+    assert.deepEqual(dup.outcome === 'reject' && [dup.decision.status, dup.decision.reason], [
+      409,
+      'duplicate',
+    ]);
+    p.end(dispatched[0], 10, true);
+    const again = p.offer(
+      request({ id: 'a#3', idempotencyKey: 'k', attempt: 3 }),
+      'h3',
+      9,
+      replicas,
+    );
+    assert.equal(again.outcome, 'queued');
+    assert.deepEqual(
+      records.map((r) => [r.request_id, r.admission.result, r.route?.replica ?? null]),
+      [
+        ['a', 'admit', dispatched[0].replica],
+        ['a#2', 'reject', null],
+        ['a#3', 'admit', dispatched[1].replica],
+      ],
+    );
+  });
+}
+
+test('a withdrawn ticket releases its key and its place', () => {
+  const { p, dispatched } = pipeline('goodput');
+  // Two 7,000-token prompts take both replicas' next steps; a third would stall their streams.
+  p.offer(request({ id: 'x', inputTokens: 7_000 }), 'hx', 0, replicas);
+  p.offer(request({ id: 'y', inputTokens: 7_000 }), 'hy', 0, replicas);
+  assert.equal(dispatched.length, 2);
+  const first = p.offer(request({ id: 'a', idempotencyKey: 'k' }), 'h1', 1, replicas);
+  assert.ok(first.outcome === 'queued' && first.ticket.state === 'queued');
+  assert.equal(p.dispatcher.waitingAhead(0, false), 1);
+  p.withdraw(first.ticket);
+  assert.equal(p.dispatcher.waitingAhead(0, false), 0);
+  assert.equal(
+    p.offer(request({ id: 'b', idempotencyKey: 'k' }), 'h2', 2, replicas).outcome,
+    'queued',
+  );
+});
