@@ -11,7 +11,7 @@ import { ADMISSIONS } from './admission/registry.ts';
 import type { ResolvedPolicy } from './config/policy.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Demand } from './estimate/demand.ts';
-import { estimateDemand } from './estimate/estimator.ts';
+import { estimateDemand, outputCap } from './estimate/estimator.ts';
 import type { FleetSpec } from './estimate/fleet-spec.ts';
 import { OutputLengthModel } from './estimate/output-length-model.ts';
 import { PredictionErrors } from './estimate/prediction-errors.ts';
@@ -115,6 +115,8 @@ export class Pipeline<H> {
       expiresMs: Infinity,
       wasDeferred: false,
       long: false,
+      lengths: this.outputs.distribution(cls.name, req.tenant),
+      capTokens: outputCap(req, cls, this.spec.maxModelLen),
       replica: -1,
       dispatchedMs: -1,
       entry: null,
@@ -143,6 +145,7 @@ export class Pipeline<H> {
       t.decision = decision;
       t.req = served(t.asked, decision);
       t.demand = decision.assessment?.demand ?? t.demand;
+      t.capTokens = outputCap(t.req, t.cls, this.spec.maxModelLen);
       this.admission.commit(this.admissionState, t.req, decision, ctx);
       return true;
     });

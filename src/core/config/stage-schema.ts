@@ -61,6 +61,7 @@ export const dispatchSchema = z.discriminatedUnion('type', [
           itl_margin_ratio: ratio.optional(),
           kv_reserve_ratio: ratio.optional(),
           lookahead: z.int().min(1).optional(),
+          stall_risk: z.number().min(0).optional(),
         })
         .strict()
         .optional(),
@@ -103,6 +104,8 @@ export type DispatchConfig =
       readonly kvReserveRatio: number;
       /** Queued requests scanned past a head that does not fit yet. */
       readonly lookahead: number;
+      /** Expected streams a long prompt's stall may push past their p99 gap objective. */
+      readonly stallRisk: number;
     };
 
 export interface EstimateConfig {
@@ -139,6 +142,7 @@ export function resolveDispatch(d: z.infer<typeof dispatchSchema> | undefined): 
     itlMarginRatio: d.params?.itl_margin_ratio ?? 0.1,
     kvReserveRatio: d.params?.kv_reserve_ratio ?? 0.05,
     lookahead: d.params?.lookahead ?? 16,
+    stallRisk: d.params?.stall_risk ?? 0.5,
   };
 }
 

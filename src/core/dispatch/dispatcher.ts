@@ -16,14 +16,13 @@ import type { Ms } from '../request/units.ts';
 import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
 import type { Router } from '../routing/router.ts';
 import { FlowControl, type Fit } from './flow-control.ts';
+import { gapsToSpare } from './gap-tolerance.ts';
 import { ReplicaLedger } from './replica-ledger.ts';
 
 /** At most this fraction of the replicas (and at least one) is held for long prompts at once. */
 const MAX_HELD_RATIO = 0.5;
 /** Share of the step budget a prompt's prefill may take and still count as short. */
 const LONG_PROMPT_SHARE = 0.9;
-/** Gaps a stream needs per slow gap its p99 can spare. */
-const GAPS_PER_SLOW = 101;
 
 export interface DispatchSink<H> {
   /** Send the ticket's request to `ticket.replica`. */
@@ -74,7 +73,9 @@ export class Dispatcher<H> {
     this.ledger = new ReplicaLedger(0);
     this.flow = new FlowControl(
       spec,
-      config.type === 'flow-control' ? config : { itlMarginRatio: 0, kvReserveRatio: 0 },
+      config.type === 'flow-control'
+        ? config
+        : { itlMarginRatio: 0, kvReserveRatio: 0, stallRisk: 0 },
     );
     this.lookahead = config.type === 'flow-control' ? config.lookahead : 1;
     this.itlMargin = config.type === 'flow-control' ? config.itlMarginRatio : 0;
@@ -263,7 +264,7 @@ export class Dispatcher<H> {
       let togo = 0;
       for (const e of entries) {
         if (e.itlSloMs === Infinity) continue;
-        const needs = GAPS_PER_SLOW * (e.slowGaps + 1) - Math.max(e.expectedGaps, e.streamed);
+        const needs = gapsToSpare(e.slowGaps + 1) - e.streamed;
         if (needs > togo) togo = needs;
       }
       const score = togo * 1_000 + entries.length;
@@ -306,7 +307,8 @@ export class Dispatcher<H> {
       promptTokens: t.req.inputTokens - t.demand.prefixHitTokens,
       kvTokens: t.demand.kvTokens,
       itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
-      expectedGaps: Math.max(0, t.demand.output.p10 - 1),
+      lengths: t.lengths,
+      capTokens: t.capTokens,
       streamed: 0,
       slowGaps: 0,
       slowMs: 0,

@@ -13,7 +13,7 @@
 import type { Ms, Tokens } from '../request/units.ts';
 import type { StepShape } from '../ports/step-time.ts';
 import type { FleetSpec } from '../estimate/fleet-spec.ts';
-import { p99WithSlowGaps } from './gap-tolerance.ts';
+import { stallRisk } from './gap-tolerance.ts';
 import { tightestItl, type ReplicaAccount } from './replica-ledger.ts';
 
 export interface Candidate {
@@ -31,6 +31,8 @@ export type Fit =
 export interface FlowControlParams {
   readonly itlMarginRatio: number;
   readonly kvReserveRatio: number;
+  /** Expected number of streams a stall may push past their p99 gap objective. */
+  readonly stallRisk: number;
 }
 
 const NO: Fit = { kind: 'no' };
@@ -85,14 +87,13 @@ export class FlowControl {
       return joins ? { kind: 'slow', stepMs, steps: 0 } : NO;
     }
     const steps = Math.ceil(c.promptTokens / spec.maxBatchedTokens);
-    // Every other gap may be as long as the budget allows: assuming shorter would let slow
-    // steps through that, with the stream's real prefill-laden gaps, break its p99.
-    const fastMs = tightestItl(a) * keep;
+    // Expected streams pushed past their p99 by this stall: each stream's chance of ending
+    // before it has enough gaps to spare the stall (its length so far and its class's lengths).
+    let risk = 0;
     for (const e of a.entries) {
       if (e.itlSloMs === Infinity) continue;
-      const n = Math.max(e.expectedGaps, e.streamed);
-      const p99 = p99WithSlowGaps(n, e.slowGaps + steps, fastMs, Math.max(e.slowMs, stepMs));
-      if (p99 > e.itlSloMs * keep) return NO;
+      risk += stallRisk(e.streamed, e.slowGaps + steps, e.capTokens, e.lengths);
+      if (risk > this.params.stallRisk) return NO;
     }
     return { kind: 'slow', stepMs, steps };
   }

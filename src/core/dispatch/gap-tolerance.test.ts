@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { p99WithSlowGaps } from './gap-tolerance.ts';
+import { gapsToSpare, p99WithSlowGaps, stallRisk } from './gap-tolerance.ts';
 import { percentileSorted } from '../observe/percentile.ts';
 
 test('matches the percentile of the explicit multiset', () => {
@@ -18,4 +18,36 @@ test('matches the percentile of the explicit multiset', () => {
 test('long answers absorb a slow step, short ones do not', () => {
   assert.ok(p99WithSlowGaps(300, 2, 15, 150) <= 80);
   assert.ok(p99WithSlowGaps(20, 1, 15, 150) > 80);
+});
+
+test('gapsToSpare: the fewest gaps whose p99 ignores that many slow ones', () => {
+  assert.deepEqual([0, 1, 2, 3].map(gapsToSpare), [0, 102, 202, 302]);
+  for (const slow of [1, 2, 3, 5]) {
+    const n = gapsToSpare(slow);
+    // From there on the slow gaps never reach the p99 (one fewer can, at an exact rank, too).
+    for (let k = n; k < n + 300; k++) assert.equal(p99WithSlowGaps(k, slow, 15, 500), 15, `${k}`);
+    assert.ok(p99WithSlowGaps(n - 2, slow, 15, 500) > 15, `n=${n - 2} does not`);
+  }
+});
+
+test('stallRisk: the chance a stream ends before it can spare the stall', () => {
+  // Outputs uniformly 1..200 tokens: P(length ≤ x) = x / 200.
+  const uniform = { cdf: (x: number) => Math.max(0, Math.min(1, x / 200)) };
+  const rows: Array<
+    [streamed: number, slow: number, cap: number, lengths: typeof uniform | undefined, risk: number]
+  > = [
+    [103, 1, 1_000, uniform, 0], // already has the gaps
+    [0, 1, 1_000, undefined, 1], // nothing known of its class
+    [10, 1, 50, uniform, 1], // its cap ends it first
+    [1, 1, 1_000, uniform, 102 / 200], // P(L ≤ 102)
+    [51, 1, 1_000, uniform, (102 - 50) / 150], // P(51 ≤ L ≤ 102 | L ≥ 51)
+    [250, 2, 1_000, uniform, 0], // 202 gaps spare two
+    [201, 3, 1_000, uniform, 0.5], // longer than every length seen: unknown
+  ];
+  for (const [streamed, slow, cap, lengths, risk] of rows) {
+    assert.ok(
+      Math.abs(stallRisk(streamed, slow, cap, lengths) - risk) < 1e-12,
+      `${streamed} ${slow}`,
+    );
+  }
 });

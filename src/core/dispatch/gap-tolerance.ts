@@ -22,3 +22,46 @@ export function p99WithSlowGaps(n: number, slow: number, fastMs: Ms, slowMs: Ms)
   const at = (i: number) => (i >= firstSlow ? slowMs : fastMs);
   return at(lo) + (h - lo) * (at(hi) - at(lo));
 }
+
+const SPARE_TABLE: number[] = [];
+
+/**
+ * Fewest gaps a stream must have for `slow` slow gaps to sit wholly above its p99's
+ * interpolation points (so they cannot raise it): the smallest n with
+ * slow ≤ n − 2 − ⌊0.99(n − 1)⌋ — 102 for one, 202 for two.
+ */
+export function gapsToSpare(slow: number): number {
+  if (slow <= 0) return 0;
+  if (SPARE_TABLE.length === 0) {
+    let need = 1;
+    for (let n = 2; need <= 32; n++) {
+      while (need <= 32 && need <= n - 2 - Math.floor(0.99 * (n - 1))) SPARE_TABLE[need++] = n;
+    }
+  }
+  return slow <= 32 ? SPARE_TABLE[slow] : Infinity;
+}
+
+/** The fraction of outputs of at most `tokens`. */
+export interface LengthCdf {
+  cdf(tokens: number): number;
+}
+
+/**
+ * Probability that a stream which has produced `streamed` tokens ends before it can spare
+ * `slow` slow gaps: P(length < gapsToSpare(slow) + 1 | length ≥ streamed), from the lengths its
+ * class and tenant have shown. Without that history, or when its cap ends it sooner, 1.
+ */
+export function stallRisk(
+  streamed: number,
+  slow: number,
+  capTokens: number,
+  lengths: LengthCdf | undefined,
+): number {
+  const needed = gapsToSpare(slow) + 1;
+  if (streamed >= needed) return 0;
+  if (capTokens < needed || lengths === undefined) return 1;
+  const seen = lengths.cdf(streamed - 1);
+  const left = 1 - seen;
+  if (left <= 1e-9) return 0.5;
+  return Math.min(1, Math.max(0, (lengths.cdf(needed - 1) - seen) / left));
+}

@@ -6,6 +6,7 @@
  * for a real backend as well as a simulated one; it never mistakes a silent replica for idle.
  */
 import type { Ms, Tokens } from '../request/units.ts';
+import type { LengthCdf } from './gap-tolerance.ts';
 
 export interface LedgerEntry {
   readonly replica: number;
@@ -14,8 +15,10 @@ export interface LedgerEntry {
   readonly kvTokens: Tokens;
   /** The stream's p99 gap objective; Infinity when its class sets none. */
   readonly itlSloMs: Ms;
-  /** Gaps the stream is expected to have (predicted output − 1). */
-  readonly expectedGaps: number;
+  /** What its class and tenant's outputs look like, when known: how likely it ends soon. */
+  readonly lengths: LengthCdf | undefined;
+  /** It cannot produce more tokens than this (its max_tokens or class budget). */
+  readonly capTokens: number;
   streamed: number;
   /** Slow steps (longer than its objective allows) the dispatcher has put next to it. */
   slowGaps: number;

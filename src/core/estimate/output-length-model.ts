@@ -23,6 +23,11 @@ interface ClassHistory {
   readonly byTenant: Map<string, SortedWindow>;
 }
 
+/** Output lengths as a distribution: the fraction of outputs of at most `tokens`. */
+export interface LengthDistribution {
+  cdf(tokens: Tokens): number;
+}
+
 export class OutputLengthModel {
   private readonly window: number;
   private readonly minSamples: number;
@@ -83,6 +88,18 @@ export class OutputLengthModel {
     }
     // Without history the low quantile is unknown: 1 token, the safe end.
     return shape(1, this.prior.p50, this.prior.p90, 'prior', cap);
+  }
+
+  /**
+   * The history `predict` would use, as a distribution of output lengths; undefined while the
+   * model has only its prior (nothing is known of the shape then).
+   */
+  distribution(cls: SloClassName, tenant: string): LengthDistribution | undefined {
+    const history = this.classes.get(cls);
+    if (history === undefined) return undefined;
+    const own = history.byTenant.get(tenant);
+    if (own !== undefined && own.size >= this.minSamples) return own;
+    return history.all.size >= this.minSamples ? history.all : undefined;
   }
 
   private fromWindow(w: SortedWindow, source: 'tenant' | 'class', cap?: Tokens): OutputPrediction {

@@ -77,3 +77,15 @@ test('is NaN when empty and rejects NaN values and bad capacities', () => {
   assert.throws(() => new SortedWindow(0), RangeError);
   assert.throws(() => new SortedWindow(2.5), RangeError);
 });
+
+test('cdf is the fraction of values at or below x', () => {
+  const w = new SortedWindow(4);
+  assert.equal(w.cdf(5), 0);
+  for (const v of [10, 20, 20, 40]) w.add(v);
+  assert.deepEqual(
+    [5, 10, 19, 20, 39, 40, 99].map((x) => w.cdf(x)),
+    [0, 0.25, 0.25, 0.75, 0.75, 1, 1],
+  );
+  w.add(50); // evicts 10
+  assert.equal(w.cdf(10), 0);
+});

@@ -63,6 +63,11 @@ export class SortedWindow {
   }
 
   /** numpy-linear percentile, q in [0, 100], of the values now in the window; NaN when empty. */
+  /** Fraction of the values ≤ `x` (0 when empty): the empirical CDF. */
+  cdf(x: number): number {
+    return this.n === 0 ? 0 : upperBound(this.sorted, this.n, x) / this.n;
+  }
+
   quantile(q: number): number {
     const n = this.n;
     return percentileSorted(n === this.sorted.length ? this.sorted : this.sorted.subarray(0, n), q);

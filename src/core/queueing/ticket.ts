@@ -10,6 +10,7 @@ import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { Ms } from '../request/units.ts';
 import type { Queued } from './ticket-queue.ts';
+import type { LengthCdf } from '../dispatch/gap-tolerance.ts';
 
 export type TicketState = 'queued' | 'deferred' | 'dispatched' | 'ended';
 
@@ -26,6 +27,9 @@ export interface Ticket<H> extends Queued {
   /** Past this it can no longer be served usefully: dropped from the queue. */
   expiresMs: Ms;
   wasDeferred: boolean;
+  /** Output lengths of its class and tenant, when known; and the most tokens it may produce. */
+  lengths: LengthCdf | undefined;
+  capTokens: number;
   /** Its prefill alone would stall the streams next to it: it waits for a replica that can take that. */
   long: boolean;
   replica: number;
