@@ -13,12 +13,14 @@ import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Demand } from './estimate/demand.ts';
 import { estimateDemand, outputCap } from './estimate/estimator.ts';
 import type { FleetSpec } from './estimate/fleet-spec.ts';
+import type { FleetLoad } from './estimate/fleet-load.ts';
 import { OutputLengthModel } from './estimate/output-length-model.ts';
 import { PredictionErrors } from './estimate/prediction-errors.ts';
 import { summarizeFleet } from './estimate/fleet-summary.ts';
 import { ticketRecord, decisionRecord, type DecisionRecord } from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
 import type { LlmRequest } from './request/request.ts';
+import type { SloClass } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
 import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
@@ -47,6 +49,7 @@ export class Pipeline<H> {
   private readonly admissionState: unknown;
   private readonly sink: PipelineSink<H>;
   private replicas: readonly ReplicaSnapshot[] = [];
+  private readonly prefill = (tokens: Tokens) => this.dispatcher.flow.prefillMs(tokens);
   /** Idempotency keys of tickets not yet ended: an attempt with one of these is a duplicate. */
   private readonly inFlightKeys = new Map<string, Ticket<H>>();
   private nowMs: Ms = 0;
@@ -108,7 +111,7 @@ export class Pipeline<H> {
       asked,
       cls,
       decision,
-      demand: decision.assessment?.demand ?? ctx.estimate(req),
+      demand: decision.assessment?.demand ?? this.baseDemand(req, cls, ctx),
       state: 'queued',
       queued: false,
       offeredMs: nowMs,
@@ -208,6 +211,34 @@ export class Pipeline<H> {
     if (key !== undefined && this.inFlightKeys.get(key) === t) this.inFlightKeys.delete(key);
   }
 
+  /**
+   * Demand for a request admission did not assess (the baselines admit without looking). Only
+   * the output prediction is made — it is cheap and the report scores it; timings are left at 0
+   * unless decision records are wanted, which then carry the full estimate.
+   */
+  private baseDemand(req: LlmRequest, cls: SloClass, ctx: AdmissionContext): Demand {
+    if (this.sink.record !== undefined || this.policy.dispatch.type !== 'immediate') {
+      return ctx.estimate(req);
+    }
+    const output = this.outputs.predict(
+      cls.name,
+      req.tenant,
+      outputCap(req, cls, this.spec.maxModelLen),
+    );
+    const kvTokens = req.inputTokens + output.p90;
+    return {
+      inputTokens: req.inputTokens,
+      prefixHitTokens: 0,
+      prefillMs: 0,
+      prefillSteps: 1,
+      firstDecodeMs: 0,
+      output,
+      kvTokens,
+      kvBytes: kvTokens * this.spec.kvBytesPerToken,
+      workP90Ms: 0,
+    };
+  }
+
   private settle(t: Ticket<H>, outputTokens: Tokens): void {
     const d = t.demand;
     const perToken = d.output.p90 > 0 ? (d.workP90Ms - d.prefillMs) / d.output.p90 : 0;
@@ -215,17 +246,40 @@ export class Pipeline<H> {
     this.admission.settle(this.admissionState, t.req, outputTokens, gpuMs, this.nowMs);
   }
 
+  /**
+   * Whether the pipeline needs every streamed token reported (`token`): only flow control
+   * uses the per-token ledger, so a host serving a baseline skips the call on its hottest path.
+   */
+  get followsTokens(): boolean {
+    return this.policy.dispatch.type !== 'immediate';
+  }
+
+  /** True while requests wait in the queues: only then can a pump do anything. */
+  get waiting(): boolean {
+    return this.dispatcher.hasWaiting();
+  }
+
   private context(nowMs: Ms, replicas: readonly ReplicaSnapshot[]): AdmissionContext {
     this.nowMs = nowMs;
     this.replicas = replicas;
-    const fleet = summarizeFleet(this.spec, this.dispatcher, replicas, nowMs, this.policy.classes);
-    const prefill = (tokens: Tokens) => this.dispatcher.flow.prefillMs(tokens);
-    return {
+    let fleet: FleetLoad | undefined;
+    const summary = () =>
+      (fleet ??= summarizeFleet(this.spec, this.dispatcher, replicas, nowMs, this.policy.classes));
+    const ctx: AdmissionContext = {
       nowMs,
-      fleet,
+      get fleet() {
+        return summary();
+      },
       estimate: (req): Demand =>
-        estimateDemand(req, this.policy.classes[req.sloClass], fleet, this.outputs, prefill),
+        estimateDemand(
+          req,
+          this.policy.classes[req.sloClass],
+          summary(),
+          this.outputs,
+          this.prefill,
+        ),
     };
+    return ctx;
   }
 
   private record(t: Ticket<H>, result: 'admit' | 'degrade' | 'expire'): void {

@@ -81,7 +81,7 @@ export function simulate(opts: SimulationOptions): Report {
     },
     onToken(t, atMs) {
       itl.add(t.recordToken(atMs));
-      if (t.ticket !== null) pipeline.token(t.ticket);
+      if (followTokens && t.ticket !== null) pipeline.token(t.ticket);
     },
     onFinish(t) {
       endAttempt(t, t.streamed, true);
@@ -139,7 +139,10 @@ export function simulate(opts: SimulationOptions): Report {
     },
     record: opts.onDecision,
   });
-  const pump = () => pipeline.pump(clock.now(), fleet.snapshots());
+  const followTokens = pipeline.followsTokens;
+  const pump = () => {
+    if (pipeline.waiting) pipeline.pump(clock.now(), fleet.snapshots());
+  };
 
   const retryOrEnd = (tracker: RequestTracker, state: FinalState, retryAfterMs?: Ms) => {
     if (tracker.attempts >= opts.client.maxAttempts) return finish(tracker, state);

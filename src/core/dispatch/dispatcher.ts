@@ -84,7 +84,10 @@ export class Dispatcher<H> {
   enqueue(t: Ticket<H>): void {
     t.state = 'queued';
     const itl = t.cls.objectives.itlP99Ms;
-    t.long = itl !== undefined && this.isLongPrompt(t.req.inputTokens, itl);
+    t.long =
+      this.config.type === 'flow-control' &&
+      itl !== undefined &&
+      this.isLongPrompt(t.req.inputTokens, itl);
     const band = this.band(t.cls.priority);
     band.queue.push(t);
     if (t.long) band.longWaiting++;
@@ -94,6 +97,12 @@ export class Dispatcher<H> {
     t.state = 'deferred';
     t.wasDeferred = true;
     this.deferred.push(t);
+  }
+
+  hasWaiting(): boolean {
+    if (this.deferred.live > 0) return true;
+    for (const b of this.bands) if (b.queue.live > 0) return true;
+    return false;
   }
 
   /** Takes a waiting ticket out (its client gave up). */

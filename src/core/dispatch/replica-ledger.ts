@@ -44,6 +44,9 @@ export interface ReplicaAccount {
 
 export class ReplicaLedger {
   readonly replicas: ReplicaAccount[] = [];
+  /** Fleet-wide sums, kept as they change so a summary costs O(1), not O(replicas). */
+  decoding = 0;
+  decodeContextTokens: Tokens = 0;
 
   constructor(n: number) {
     this.resize(n);
@@ -82,11 +85,14 @@ export class ReplicaLedger {
     e.streamed = 1;
     r.decoding++;
     r.decodeContextTokens += e.promptTokens + 1;
+    this.decoding++;
+    this.decodeContextTokens += e.promptTokens + 1;
   }
 
   token(e: LedgerEntry): void {
     e.streamed++;
     this.replicas[e.replica].decodeContextTokens++;
+    this.decodeContextTokens++;
   }
 
   remove(e: LedgerEntry): void {
@@ -96,6 +102,8 @@ export class ReplicaLedger {
     else {
       r.decoding--;
       r.decodeContextTokens -= e.promptTokens + e.streamed;
+      this.decoding--;
+      this.decodeContextTokens -= e.promptTokens + e.streamed;
     }
     r.reservedKvTokens -= e.kvTokens;
     if (e.itlSloMs !== Infinity) {

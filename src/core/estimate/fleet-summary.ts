@@ -30,27 +30,38 @@ export function summarizeFleet<H>(
   classes: Readonly<Record<SloClassName, SloClass>> = DEFAULT_SLO_CLASSES,
 ): FleetLoad {
   const ledger = dispatcher.ledger;
-  ledger.resize(replicas.reduce((m, r) => Math.max(m, r.index + 1), 0));
-  let maxFree = 0;
-  let decoding = 0;
-  let context = 0;
-  for (const r of replicas) {
-    const a = ledger.replicas[r.index];
-    const used = Math.max(a.reservedKvTokens, r.kvUsage * spec.replicaKvTokens);
-    maxFree = Math.max(maxFree, spec.replicaKvTokens - used);
-    decoding += a.decoding;
-    context += a.decodeContextTokens;
-  }
+  // Snapshots are indexed 0..n−1 (their `index` is their position).
+  ledger.resize(replicas.length);
   const n = Math.max(1, replicas.length);
-  const batch = decoding / n;
-  const decodeStepMs = dispatcher.flow.decodeStepMs(Math.max(1, Math.round(batch)), context / n);
+  const batch = ledger.decoding / n;
+  // Both figures below cost a profile evaluation or a pass over the replicas: computed only
+  // when a policy asks (the baselines never do).
+  let decodeStepMs: number | undefined;
+  let maxFree: number | undefined;
+  const stepMs = () =>
+    (decodeStepMs ??= dispatcher.flow.decodeStepMs(
+      Math.max(1, Math.round(batch)),
+      ledger.decodeContextTokens / n,
+    ));
   return {
     spec,
     readyReplicas: replicas.length,
-    maxFreeKvTokens: maxFree,
+    get maxFreeKvTokens() {
+      if (maxFree === undefined) {
+        maxFree = 0;
+        for (const r of replicas) {
+          const a = ledger.replicas[r.index];
+          const used = Math.max(a.reservedKvTokens, r.kvUsage * spec.replicaKvTokens);
+          maxFree = Math.max(maxFree, spec.replicaKvTokens - used);
+        }
+      }
+      return maxFree;
+    },
     decodeBatch: batch,
-    decodeContextTokens: decoding > 0 ? context / decoding : 0,
-    decodeStepMs,
+    decodeContextTokens: ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : 0,
+    get decodeStepMs() {
+      return stepMs();
+    },
     queueAhead(cls: SloClassName, promptTokens: Tokens, kvTokens: Tokens): QueueAhead {
       const c = classes[cls];
       const itl = c.objectives.itlP99Ms;
@@ -67,7 +78,7 @@ export function summarizeFleet<H>(
       }
       const perMs =
         dispatcher.rate.perMs() ??
-        n / (dispatcher.flow.prefillMs(Math.max(1, promptTokens)) + decodeStepMs);
+        n / (dispatcher.flow.prefillMs(Math.max(1, promptTokens)) + stepMs());
       const queued = nowMs - dispatcher.oldestOfferedMs(c.priority);
       if (isLong) {
         const longPerMs = dispatcher.longRate.perMs();
