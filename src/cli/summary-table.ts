@@ -12,11 +12,27 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => (x >= 1_000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(1)} ms`);
 const num = (x: number, d = 2) => x.toFixed(d);
 
+function topReason(reasons: Record<string, number>): string {
+  let best = '—';
+  let count = 0;
+  for (const [reason, c] of Object.entries(reasons)) {
+    if (c > count) [best, count] = [reason, c];
+  }
+  return count > 0 ? `${best} (${n(count)})` : best;
+}
+
 const ROWS: Row[] = [
   ['policy', (r) => r.policy],
   ['simulated time', (r) => `${num(r.duration_s, 1)} s`],
   ['offered requests', (r) => n(r.offered.requests)],
   ['admitted / rejected', (r) => `${n(r.admission.admitted)} / ${n(r.admission.rejected)}`],
+  [
+    'deferred / degraded / expired',
+    (r) =>
+      `${n(r.admission.deferred)} / ${n(r.admission.degraded)} / ` +
+      n(r.admission.expired_after_admission + r.admission.deferred_expired),
+  ],
+  ['top reject reason', (r) => topReason(r.admission.reject_reasons)],
   [
     'completed / failed / cancelled',
     (r) => `${n(r.completed)} / ${n(r.failed)} / ${n(r.cancelled)}`,

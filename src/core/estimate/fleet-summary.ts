@@ -20,7 +20,7 @@ import type { SloClass } from '../request/slo-classes.ts';
  * Long prompts' waits vary far more than the rest (they wait for a replica whose streams can
  * absorb a stall), so their prediction carries a safety factor of its own.
  */
-const LONG_WAIT_SAFETY = 1.25;
+const LONG_WAIT_SAFETY = 1.5;
 
 export function summarizeFleet<H>(
   spec: FleetSpec,
