@@ -16,6 +16,7 @@ import type { FleetSpec } from './estimate/fleet-spec.ts';
 import type { FleetLoad } from './estimate/fleet-load.ts';
 import { OutputLengthModel } from './estimate/output-length-model.ts';
 import { PredictionErrors } from './estimate/prediction-errors.ts';
+import { QueueBudgets } from './estimate/queue-budget.ts';
 import { summarizeFleet } from './estimate/fleet-summary.ts';
 import { ticketRecord, decisionRecord, type DecisionRecord } from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
@@ -44,6 +45,7 @@ export class Pipeline<H> {
   readonly spec: FleetSpec;
   readonly outputs: OutputLengthModel;
   readonly errors = new PredictionErrors();
+  readonly queueBudgets: QueueBudgets;
   readonly dispatcher: Dispatcher<H>;
   private readonly admission: Admission;
   private readonly admissionState: unknown;
@@ -63,6 +65,10 @@ export class Pipeline<H> {
       minSamples: policy.estimate.minSamples,
       prior: policy.estimate.priorOutput,
     });
+    this.queueBudgets = new QueueBudgets(
+      policy.classes,
+      policy.admission.type === 'goodput' ? policy.admission.marginMs : 0,
+    );
     this.admission = ADMISSIONS[policy.admission.type](policy);
     this.admissionState = this.admission.initState();
     this.dispatcher = new Dispatcher(policy.dispatch, spec, ROUTERS[policy.routing.type](), {
@@ -180,6 +186,9 @@ export class Pipeline<H> {
 
   firstToken(t: Ticket<H>, ttftMs: Ms): void {
     if (t.entry !== null) this.dispatcher.ledger.firstToken(t.entry);
+    if (t.dispatchedMs >= 0) {
+      this.queueBudgets.observe(t.cls.name, t.asked.arrivalMs + ttftMs - t.dispatchedMs);
+    }
     // Deferred work waits by design; its TTFT says nothing of the prediction at the door.
     const predicted = t.decision.assessment?.predictedTtftMs;
     if (predicted !== undefined && !t.wasDeferred && t.cls.objectives.ttftMs !== undefined) {
@@ -264,7 +273,14 @@ export class Pipeline<H> {
     this.replicas = replicas;
     let fleet: FleetLoad | undefined;
     const summary = () =>
-      (fleet ??= summarizeFleet(this.spec, this.dispatcher, replicas, nowMs, this.policy.classes));
+      (fleet ??= summarizeFleet(
+        this.spec,
+        this.dispatcher,
+        replicas,
+        nowMs,
+        this.policy.classes,
+        this.queueBudgets,
+      ));
     const ctx: AdmissionContext = {
       nowMs,
       get fleet() {

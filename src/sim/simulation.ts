@@ -11,6 +11,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FinalState } from '../core/observe/request-outcome.ts';
 import { Pipeline } from '../core/pipeline.ts';
+import { SLO_CLASS_NAMES } from '../core/request/slo-classes.ts';
 import type { FleetSpec } from '../core/estimate/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
@@ -244,6 +245,11 @@ export function simulate(opts: SimulationOptions): Report {
     meanInSystem: fleet.meanInSystem(durationMs),
     client: { timeouts: counters.timeouts, retries: counters.retries },
     estimate: pipeline.errors.summary(),
+    queueBudgets: Object.fromEntries(
+      SLO_CLASS_NAMES.filter((c) => opts.policy.classes[c].objectives.ttftMs !== undefined).map(
+        (c) => [c, pipeline.queueBudgets.of(c)],
+      ),
+    ),
     sim: { wallMs: opts.wallClock.now() - wallStart, events: clock.events },
   });
 }

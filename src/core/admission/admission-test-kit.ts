@@ -34,6 +34,7 @@ export function fleet(o: Partial<FleetLoad> & { wait?: QueueAhead } = {}): Fleet
     decodeContextTokens: 1_000,
     decodeStepMs: 10,
     queueAhead: () => wait,
+    queueBudgetMs: () => null,
     ...o,
   };
 }

@@ -44,12 +44,21 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
   return { demand, slackMs, predictedTtftMs, waitMs, e2eSlackMs };
 }
 
-export function checkDeadline(view: DeadlineView, p: DeadlineGateParams): GateVerdict {
+/**
+ * `queueBudgetMs`, when known, is the class's queue budget: a refused request is told to come
+ * back when the queue ahead has drained to within it, not when it is empty.
+ */
+export function checkDeadline(
+  view: DeadlineView,
+  p: DeadlineGateParams,
+  queueBudgetMs: Ms | null = null,
+): GateVerdict {
   if ((view.slackMs ?? 0) >= 0 && (view.e2eSlackMs ?? 0) >= 0) return PASS;
+  const drainMs = queueBudgetMs === null ? view.waitMs : view.waitMs - queueBudgetMs;
   return {
     pass: false,
     reason: 'deadline',
     status: 503,
-    retryAfterMs: drainRetryAfterMs(view.waitMs, p.retryAfterMinMs, p.retryAfterMaxMs),
+    retryAfterMs: drainRetryAfterMs(drainMs, p.retryAfterMinMs, p.retryAfterMaxMs),
   };
 }

@@ -461,3 +461,27 @@ test('drainRetryAfterMs never shrinks as the drain grows, and never falls short 
     assert.equal(last, maxMs);
   }
 });
+
+test('deadline: a refusal says to come back when the queue has drained to within the queue budget', () => {
+  const params = { marginMs: 0, marginRatio: 0, retryAfterMinMs: 500, retryAfterMaxMs: 60_000 };
+  const view = {
+    demand: demand(),
+    slackMs: -1_000,
+    predictedTtftMs: 3_000,
+    waitMs: 2_975,
+    e2eSlackMs: null,
+  };
+  const rows: Array<[budget: number | null, retryAfterMs: number]> = [
+    [null, 3_000], // no budget known yet: the whole queue must drain
+    [1_700, 1_300], // 2,975 − 1,700 = 1,275 → 1,300
+    [2_900, 500], // nearly within budget: the floor
+  ];
+  for (const [budget, retryAfterMs] of rows) {
+    assert.deepEqual(checkDeadline(view, params, budget), {
+      pass: false,
+      reason: 'deadline',
+      status: 503,
+      retryAfterMs,
+    });
+  }
+});

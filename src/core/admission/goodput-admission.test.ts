@@ -16,6 +16,7 @@ const policy = resolvePolicy({
   routing: { type: 'least-request' },
   classes: {
     reasoning: { degrade: [{ level: 2 }, { level: 4, mode: 'reject' }] },
+    batch: { degrade: [{ level: 4, mode: 'reject' }] },
     best_effort: {
       degrade: [
         { level: 1, min_output_tokens: 50 },
@@ -65,10 +66,16 @@ const rows: Array<{
     expect: { outcome: 'reject', reason: 'kv_capacity', status: 503, retryAfterMs: 700 },
   },
   {
-    name: 'batch waits for capacity in the deferred queue',
+    name: 'best-effort waits for capacity in the deferred queue',
+    req: { sloClass: 'best_effort' },
+    load: { wait: { requests: 5, waitMs: 400 } },
+    expect: { outcome: 'defer', reason: 'service_capacity', deadlineMs: 600_000 },
+  },
+  {
+    name: 'batch whose ladder says reject is refused for capacity, with Retry-After',
     req: { sloClass: 'batch' },
     load: { wait: { requests: 5, waitMs: 400 } },
-    expect: { outcome: 'defer', reason: 'service_capacity', deadlineMs: 3_600_000 },
+    expect: { outcome: 'reject', reason: 'service_capacity', status: 503, retryAfterMs: 500 },
   },
   {
     name: 'best-effort short of KV has its output capped (level 1)',

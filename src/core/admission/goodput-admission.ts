@@ -30,6 +30,7 @@ import {
 } from './retry-budget.ts';
 import { checkContract } from './contract-gate.ts';
 import { checkMemory } from './memory-gate.ts';
+import { drainRetryAfterMs } from './retry-after.ts';
 import { assessDeadline, checkDeadline, type DeadlineView } from './deadline-gate.ts';
 
 export const GOODPUT_ADMISSION = 'goodput';
@@ -71,9 +72,19 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
     const defers = input.cls.overload === 'defer' || input.cls.overload === 'leftover-only';
     if (defers && view.waitMs > 0) {
       // Deferrable work starts only on capacity free now; the reason names what it waits for.
-      return { verdict: { pass: false, reason: 'service_capacity', status: 503 }, view };
+      const retryAfterMs = drainRetryAfterMs(view.waitMs, cfg.retryAfterMinMs, cfg.retryAfterMaxMs);
+      const verdict: GateVerdict = {
+        pass: false,
+        reason: 'service_capacity',
+        status: 503,
+        retryAfterMs,
+      };
+      return { verdict, view };
     }
-    if (on('deadline')) return { verdict: checkDeadline(view, deadlineParams), view };
+    if (on('deadline')) {
+      const budget = input.fleet.queueBudgetMs(input.cls.name);
+      return { verdict: checkDeadline(view, deadlineParams, budget), view };
+    }
     return { verdict: { pass: true }, view };
   };
 
@@ -113,7 +124,7 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
       for (const step of input.cls.degrade) {
         const tried = tryRung(step, input, ctx, capacity, inputFor);
         if (tried === 'defer') return deferral(req, input.cls, first.verdict, first.view);
-        if (tried === 'reject') break;
+        if (tried === 'reject') return rejection(first.verdict, assessment(first.view));
         if (tried !== undefined) {
           return {
             outcome: 'admit',

@@ -25,6 +25,8 @@ export interface FleetLoad {
   readonly decodeContextTokens: Tokens;
   /** Time of one decode step at that batch. */
   readonly decodeStepMs: Ms;
+  /** The class's queue budget (ms it may wait and still make its TTFT), null when unknown. */
+  queueBudgetMs(cls: SloClassName): Ms | null;
   /** Predicted wait of a new request of `cls` that needs `kvTokens` and prefills `promptTokens`. */
   queueAhead(cls: SloClassName, promptTokens: Tokens, kvTokens: Tokens): QueueAhead;
 }

@@ -13,6 +13,7 @@ import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
 import type { FleetLoad, QueueAhead } from './fleet-load.ts';
 import type { FleetSpec } from './fleet-spec.ts';
+import type { QueueBudgets } from './queue-budget.ts';
 import type { Demand } from './demand.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 
@@ -28,6 +29,7 @@ export function summarizeFleet<H>(
   replicas: readonly ReplicaSnapshot[],
   nowMs: number,
   classes: Readonly<Record<SloClassName, SloClass>> = DEFAULT_SLO_CLASSES,
+  budgets?: QueueBudgets,
 ): FleetLoad {
   const ledger = dispatcher.ledger;
   // Snapshots are indexed 0..n−1 (their `index` is their position).
@@ -57,6 +59,7 @@ export function summarizeFleet<H>(
       }
       return maxFree;
     },
+    queueBudgetMs: (cls) => budgets?.of(cls).budgetMs ?? null,
     decodeBatch: batch,
     decodeContextTokens: ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : 0,
     get decodeStepMs() {

@@ -37,6 +37,10 @@ export interface ReportContext {
   readonly client: { readonly timeouts: number; readonly retries: number };
   /** How good the demand estimator's predictions were. */
   readonly estimate: unknown;
+  /** Each class's queue budget at the end of the run (classes with a TTFT objective). */
+  readonly queueBudgets: Readonly<
+    Record<string, { budgetMs: number | null; serviceP99Ms: number | null; samples: number }>
+  >;
   readonly sim: { readonly wallMs: number; readonly events: number };
 }
 
@@ -92,6 +96,16 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       rejected: acc.states.rejected,
       reject_reasons: sortedObject(acc.rejectReasons),
       expired_after_admission: acc.failReasons.get('deadline_expired') ?? 0,
+      queue_budget_ms: Object.fromEntries(
+        Object.entries(ctx.queueBudgets).map(([cls, b]) => [
+          cls,
+          {
+            budget: b.budgetMs === null ? null : r3(b.budgetMs),
+            service_p99: b.serviceP99Ms === null ? null : r3(b.serviceP99Ms),
+            samples: b.samples,
+          },
+        ]),
+      ),
     },
     completed: acc.states.completed,
     failed: acc.states.failed,
