@@ -320,7 +320,6 @@ export class Dispatcher<H> {
       capTokens: t.capTokens,
       streamed: 0,
       slowGaps: 0,
-      slowMs: 0,
       slot: -1,
     };
     this.ledger.add(t.entry);

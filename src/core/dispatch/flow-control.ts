@@ -4,11 +4,12 @@
  * predicted p90 output of everything in flight) leaves room, its sequence limit allows, and the
  * next step — its decodes plus all pending prefill plus this prompt — is predicted to finish
  * within the tightest ITL objective of its streams (less a margin). A prompt too long for that
- * ("slow") may still go, alone, where every stream can absorb one more slow gap and keep its p99
- * — judged pessimistically: the stream's length is its class's p10 (or what it has streamed)
- * and all its other gaps sit at the budget.
- * Otherwise the request waits at the control plane, where order and deadlines are ours to keep,
- * instead of in the engine's FIFO.
+ * ("slow") may still go, alone (or with long prompts placed at the same instant, sharing its
+ * step), where the expected number of streams it would push past their p99 gap is small: a
+ * stream is at risk only if it ends before it has the ~100 gaps per slow gap that its p99 can
+ * hide, which its class's observed output lengths make more or less likely. Otherwise the
+ * request waits at the control plane, where order and deadlines are ours to keep, instead of
+ * in the engine's FIFO.
  */
 import type { Ms, Tokens } from '../request/units.ts';
 import type { StepShape } from '../ports/step-time.ts';
@@ -100,12 +101,11 @@ export class FlowControl {
 
   /** Marks the slow steps a dispatched long prompt puts next to the replica's streams. */
   chargeSlow(a: ReplicaAccount, fit: Extract<Fit, { kind: 'slow' }>, nowMs: Ms): void {
+    // Joining a batch already placed this instant (steps 0) adds no stall: it only opens one.
     a.slowBatchMs = nowMs;
     for (const e of a.entries) {
       if (e.itlSloMs === Infinity || e.streamed === 0) continue;
       e.slowGaps += fit.steps;
-      // A stall the tolerance check did not see (joining the batch) only lengthens it.
-      if (fit.stepMs > e.slowMs) e.slowMs = fit.stepMs;
     }
   }
 

@@ -22,7 +22,6 @@ export interface LedgerEntry {
   streamed: number;
   /** Slow steps (longer than its objective allows) the dispatcher has put next to it. */
   slowGaps: number;
-  slowMs: Ms;
   /** Position in its replica's entry list. */
   slot: number;
 }

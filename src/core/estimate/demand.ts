@@ -6,7 +6,7 @@
 import type { Ms, Tokens } from '../request/units.ts';
 
 export interface OutputPrediction {
-  /** Few answers are shorter: what flow control assumes of a stream's length when it risks its gaps. */
+  /** The short end: one answer in ten is shorter. */
   readonly p10: Tokens;
   readonly p50: Tokens;
   readonly p90: Tokens;
