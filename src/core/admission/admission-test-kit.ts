@@ -8,7 +8,8 @@ import type { FleetSpec } from '../estimate/fleet-spec.ts';
 import type { LlmRequest } from '../request/request.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
 import { DEFAULT_TENANT, type TenantPolicy } from '../request/tenant.ts';
-import type { GateInput } from './gate.ts';
+import { PASS, type GateInput, type GateVerdict } from './gate.ts';
+import type { RejectReason, RejectStatus } from './admission.ts';
 
 /** 10 ms per 1,000 prompt tokens, plus 5 ms per step, plus 0.1 ms per decoding sequence. */
 export const SPEC: FleetSpec = {
@@ -79,4 +80,22 @@ export function gateInput(o: Partial<GateInput> = {}): GateInput {
     fleet: fleet(),
     ...o,
   };
+}
+
+export type WantVerdict =
+  | 'pass'
+  | {
+      readonly reason: RejectReason;
+      readonly status: RejectStatus;
+      /** Undefined for contract errors, which retrying cannot fix. */
+      readonly retryAfterMs?: number;
+    };
+
+/** The verdict a gate should return, as a value to compare with `deepEqual`. */
+export function expectedVerdict(want: WantVerdict): GateVerdict {
+  if (want === 'pass') return PASS;
+  const { retryAfterMs, ...refusal } = want;
+  return retryAfterMs === undefined
+    ? { pass: false, ...refusal }
+    : { pass: false, ...refusal, retryAfterMs };
 }

@@ -1,0 +1,257 @@
+// Tests for assessDeadline and checkDeadline (deadline-gate.ts): TTFT and E2E slack, Retry-After.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  assessDeadline,
+  checkDeadline,
+  type DeadlineGateParams,
+  type DeadlineView,
+} from './deadline-gate.ts';
+import {
+  demand,
+  fleet,
+  gateInput,
+  request,
+  expectedVerdict,
+  type WantVerdict,
+} from './admission-test-kit.ts';
+import type { Demand } from '../estimate/demand.ts';
+import type { LlmRequest } from '../request/request.ts';
+
+/** Margin = 100 ms + 10% of the prediction. */
+const DEADLINE: DeadlineGateParams = {
+  marginMs: 100,
+  marginRatio: 0.1,
+  retryAfterMinMs: 1_000,
+  retryAfterMaxMs: 30_000,
+};
+
+interface DeadlineCase {
+  name: string;
+  req: Partial<LlmRequest>;
+  nowMs?: number;
+  waitMs: number;
+  demand?: Partial<Demand>;
+  decodeStepMs?: number;
+  predictedTtftMs: number;
+  slackMs: number | null;
+  e2eSlackMs: number | null;
+  want: WantVerdict;
+}
+
+// Unless a row says otherwise: arrival 0, now 100, prefill 15 + first decode 10, p90 400 at a
+// 10 ms decode step. Predicted TTFT P = W + 25; TTFT slack = deadline − 100 − P − (100 + 0.1 P);
+// E2E = P + 400 × 10, with the same margin on it.
+const deadlineCases: DeadlineCase[] = [
+  {
+    name: 'interactive, empty queue: 2000 − 100 − 25 − 102.5',
+    req: {},
+    waitMs: 0,
+    predictedTtftMs: 25,
+    slackMs: 1_772.5,
+    e2eSlackMs: null,
+    want: 'pass',
+  },
+  {
+    name: 'interactive, P = 1000: 2000 − 100 − 1000 − 200',
+    req: {},
+    waitMs: 975,
+    predictedTtftMs: 1_000,
+    slackMs: 700,
+    e2eSlackMs: null,
+    want: 'pass',
+  },
+  {
+    name: 'interactive, P = 1500 split over wait, prefill and first decode',
+    req: {},
+    waitMs: 500,
+    demand: { prefillMs: 600, firstDecodeMs: 400 },
+    predictedTtftMs: 1_500,
+    slackMs: 150,
+    e2eSlackMs: null,
+    want: 'pass',
+  },
+  {
+    name: 'interactive, P = 1500 at now 250: slack exactly 0 passes',
+    req: {},
+    nowMs: 250,
+    waitMs: 1_475,
+    predictedTtftMs: 1_500,
+    slackMs: 0,
+    e2eSlackMs: null,
+    want: 'pass',
+  },
+  {
+    name: 'interactive, P = 1500 at now 251: slack −1',
+    req: {},
+    nowMs: 251,
+    waitMs: 1_475,
+    predictedTtftMs: 1_500,
+    slackMs: -1,
+    e2eSlackMs: null,
+    want: { reason: 'deadline', status: 503, retryAfterMs: 1_500 },
+  },
+  {
+    name: 'interactive, P = 1800: 2000 − 100 − 1800 − 280',
+    req: {},
+    waitMs: 1_775,
+    predictedTtftMs: 1_800,
+    slackMs: -180,
+    e2eSlackMs: null,
+    want: { reason: 'deadline', status: 503, retryAfterMs: 1_800 },
+  },
+  {
+    name: 'interactive, slack counts from arrival, not from 0',
+    req: { arrivalMs: 1_000 },
+    nowMs: 1_100,
+    waitMs: 0,
+    predictedTtftMs: 25,
+    slackMs: 1_772.5,
+    e2eSlackMs: null,
+    want: 'pass',
+  },
+  {
+    name: 'batch, empty queue: 3,600,000 − 100 − 4025 − 502.5',
+    req: { sloClass: 'batch' },
+    waitMs: 0,
+    predictedTtftMs: 25,
+    slackMs: null,
+    e2eSlackMs: 3_595_372.5,
+    want: 'pass',
+  },
+  {
+    name: 'batch, 55 min queued: 3,600,000 − 100 − 3,304,025 − 330,502.5',
+    req: { sloClass: 'batch' },
+    waitMs: 3_300_000,
+    predictedTtftMs: 3_300_025,
+    slackMs: null,
+    e2eSlackMs: -34_627.5,
+    want: { reason: 'deadline', status: 503, retryAfterMs: 30_000 },
+  },
+  {
+    name: 'batch, p90 400 at a 9 s decode step: E2E 3,600,025',
+    req: { sloClass: 'batch' },
+    waitMs: 0,
+    decodeStepMs: 9_000,
+    predictedTtftMs: 25,
+    slackMs: null,
+    e2eSlackMs: -360_227.5,
+    want: { reason: 'deadline', status: 503, retryAfterMs: 1_000 },
+  },
+  {
+    name: 'reasoning, both objectives met',
+    req: { sloClass: 'reasoning' },
+    waitMs: 0,
+    predictedTtftMs: 25,
+    slackMs: 9_772.5,
+    e2eSlackMs: 295_372.5,
+    want: 'pass',
+  },
+  {
+    name: 'reasoning, p90 30,000 misses E2E: 300,000 − 100 − 300,025 − 30,102.5',
+    req: { sloClass: 'reasoning' },
+    waitMs: 0,
+    demand: { output: { p10: 100, p50: 10_000, p90: 30_000, source: 'class' } },
+    predictedTtftMs: 25,
+    slackMs: 9_772.5,
+    e2eSlackMs: -30_227.5,
+    want: { reason: 'deadline', status: 503, retryAfterMs: 1_000 },
+  },
+  {
+    name: 'reasoning, E2E met but first token late: 10,000 − 100 − 10,000 − 1,100',
+    req: { sloClass: 'reasoning' },
+    waitMs: 9_975,
+    predictedTtftMs: 10_000,
+    slackMs: -1_200,
+    e2eSlackMs: 284_400,
+    want: { reason: 'deadline', status: 503, retryAfterMs: 10_000 },
+  },
+  {
+    name: 'best_effort has no objectives: no slack, always passes',
+    req: { sloClass: 'best_effort' },
+    waitMs: 10_000_000,
+    demand: { output: { p10: 1, p50: 50_000, p90: 100_000, source: 'prior' } },
+    predictedTtftMs: 10_000_025,
+    slackMs: null,
+    e2eSlackMs: null,
+    want: 'pass',
+  },
+];
+
+for (const c of deadlineCases) {
+  test(`deadline: ${c.name}`, () => {
+    const d = demand(c.demand);
+    const input = gateInput({
+      req: request(c.req),
+      demand: d,
+      nowMs: c.nowMs ?? 100,
+      fleet: fleet({
+        decodeStepMs: c.decodeStepMs ?? 10,
+        wait: { requests: 1, waitMs: c.waitMs },
+      }),
+    });
+    const view = assessDeadline(input, DEADLINE);
+    assert.deepEqual(view, {
+      demand: d,
+      waitMs: c.waitMs,
+      predictedTtftMs: c.predictedTtftMs,
+      slackMs: c.slackMs,
+      e2eSlackMs: c.e2eSlackMs,
+    });
+    assert.deepEqual(checkDeadline(view, DEADLINE), expectedVerdict(c.want), c.name);
+  });
+}
+
+test('deadline: the verdict is the sign of each slack present; Retry-After from the wait', () => {
+  const rows: [slackMs: number | null, e2eSlackMs: number | null, pass: boolean][] = [
+    [null, null, true],
+    [0, null, true],
+    [-0.5, null, false],
+    [null, 0, true],
+    [null, -0.5, false],
+    [0, 0, true],
+    [5, -1, false],
+    [-1, 5, false],
+  ];
+  for (const [slackMs, e2eSlackMs, pass] of rows) {
+    const view: DeadlineView = {
+      demand: demand(),
+      predictedTtftMs: 0,
+      waitMs: 12_345,
+      slackMs,
+      e2eSlackMs,
+    };
+    const want: WantVerdict = pass
+      ? 'pass'
+      : { reason: 'deadline', status: 503, retryAfterMs: 12_400 };
+    assert.deepEqual(
+      checkDeadline(view, DEADLINE),
+      expectedVerdict(want),
+      `slack ${slackMs}, e2e ${e2eSlackMs}`,
+    );
+  }
+});
+
+test('deadline: a refusal says to come back when the queue has drained to within the queue budget', () => {
+  const params = { marginMs: 0, marginRatio: 0, retryAfterMinMs: 500, retryAfterMaxMs: 60_000 };
+  const view = {
+    demand: demand(),
+    slackMs: -1_000,
+    predictedTtftMs: 3_000,
+    waitMs: 2_975,
+    e2eSlackMs: null,
+  };
+  const rows: Array<[budget: number | null, retryAfterMs: number]> = [
+    [null, 3_000], // no budget known yet: the whole queue must drain
+    [1_700, 1_300], // 2,975 − 1,700 = 1,275 → 1,300
+    [2_900, 500], // nearly within budget: the floor
+  ];
+  for (const [budget, retryAfterMs] of rows) {
+    assert.deepEqual(checkDeadline(view, params, budget), {
+      pass: false,
+      reason: 'deadline',
+      status: 503,
+      retryAfterMs,
+    });
+  }
+});
