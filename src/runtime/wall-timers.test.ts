@@ -1,0 +1,16 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { wallTimers } from './wall-timers.ts';
+
+test('fires in time order, never synchronously, and cancels', async () => {
+  let now = 0;
+  const timers = wallTimers({ now: () => now });
+  const seen: string[] = [];
+  timers.at(-5, () => seen.push('past'));
+  const cancelled = timers.at(0, () => seen.push('cancelled'));
+  cancelled.cancel();
+  assert.deepEqual(seen, [], 'nothing runs inside `at`');
+  await new Promise<void>((resolve) => timers.at(1, resolve));
+  now = 1;
+  assert.deepEqual(seen, ['past']);
+});
