@@ -34,8 +34,21 @@ const tenant = z
       .strict()
       .optional(),
     retry_budget_ratio: z.number().min(0).optional(),
+    /** SHA-256 (hex) of each API key that authenticates as this tenant: the file holds no secret. */
+    api_keys_sha256: z
+      .array(z.string().regex(/^[0-9a-f]{64}$/, { message: 'a lowercase hex SHA-256 digest' }))
+      .optional(),
+    /** Class a request gets when it asks for none; must be granted. */
+    default_class: z.enum(SLO_CLASS_NAMES).optional(),
   })
-  .strict();
+  .strict()
+  .refine(
+    (t) =>
+      t.default_class === undefined || (t.classes ?? SLO_CLASS_NAMES).includes(t.default_class),
+    {
+      message: 'a default_class among the granted classes',
+    },
+  );
 
 export const tenantsSchema = z.record(z.string().min(1), tenant);
 
@@ -65,6 +78,8 @@ function toTenant(t: z.infer<typeof tenant>): Omit<TenantPolicy, 'name'> {
         ? undefined
         : { maxTokens: r.max_tokens, maxBranches: r.max_branches, maxWallMs: r.max_wall_ms },
     retryBudgetRatio: t.retry_budget_ratio ?? DEFAULT_TENANT.retryBudgetRatio,
+    apiKeySha256: t.api_keys_sha256 ?? [],
+    defaultClass: t.default_class ?? (t.classes ?? DEFAULT_TENANT.classes)[0],
   };
 }
 

@@ -38,6 +38,10 @@ export interface TenantPolicy {
   readonly rootBudget?: RootBudget;
   /** Retries allowed as a fraction of the tenant's recent first attempts (server-side retry budget). */
   readonly retryBudgetRatio: number;
+  /** SHA-256 digests (hex) of the API keys that authenticate as this tenant. */
+  readonly apiKeySha256: readonly string[];
+  /** The class of a request that asks for none. */
+  readonly defaultClass: SloClassName;
 }
 
 export const DEFAULT_TENANT: Omit<TenantPolicy, 'name'> = {
@@ -46,4 +50,6 @@ export const DEFAULT_TENANT: Omit<TenantPolicy, 'name'> = {
   streamAllowed: true,
   quotas: { windowMs: 60_000 },
   retryBudgetRatio: 0.2,
+  apiKeySha256: [],
+  defaultClass: 'interactive',
 };

@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolvePolicy } from '../core/config/policy.ts';
+import { adminTokenMatches, apiKeys, sha256 } from './api-keys.ts';
+
+const hex = (key: string) => sha256(key).toString('hex');
+
+const policy = resolvePolicy({
+  name: 'k',
+  policy_revision: 'k@1',
+  admission: { type: 'goodput' },
+  routing: { type: 'least-request' },
+  tenants: {
+    acme: { api_keys_sha256: [hex('sk-acme-1'), hex('sk-acme-2')], classes: ['batch'] },
+    globex: { api_keys_sha256: [hex('sk-globex')] },
+  },
+});
+
+test('keys map to their tenant; unknown, empty and near-miss keys to none', () => {
+  const keys = apiKeys(policy);
+  assert.equal(keys.required, true);
+  assert.equal(keys.tenantOf('sk-acme-1'), 'acme');
+  assert.equal(keys.tenantOf('sk-acme-2'), 'acme');
+  assert.equal(keys.tenantOf('sk-globex'), 'globex');
+  for (const bad of ['', 'sk-acme', 'sk-acme-1 ', 'SK-ACME-1'])
+    assert.equal(keys.tenantOf(bad), undefined);
+});
+
+test('a policy without keys requires none', () => {
+  const open = resolvePolicy({
+    name: 'o',
+    policy_revision: 'o@1',
+    admission: { type: 'goodput' },
+    routing: { type: 'least-request' },
+  });
+  assert.equal(apiKeys(open).required, false);
+});
+
+test('a tenant default class must be one it is granted', () => {
+  assert.equal(policy.tenants.named.get('acme')?.defaultClass, 'batch');
+  assert.throws(
+    () =>
+      resolvePolicy({
+        name: 'b',
+        policy_revision: 'b@1',
+        admission: { type: 'goodput' },
+        routing: { type: 'least-request' },
+        tenants: { x: { classes: ['batch'], default_class: 'interactive' } },
+      }),
+    /tenants\.x: expected a default_class among the granted classes/,
+  );
+  assert.throws(
+    () =>
+      resolvePolicy({
+        name: 'b',
+        policy_revision: 'b@1',
+        admission: { type: 'goodput' },
+        routing: { type: 'least-request' },
+        tenants: { x: { api_keys_sha256: ['not-a-digest'] } },
+      }),
+    /tenants\.x\.api_keys_sha256\[0\]: expected a lowercase hex SHA-256 digest, got "not-a-digest"/,
+  );
+});
+
+test('admin token: exact match only', () => {
+  assert.equal(adminTokenMatches('t0ken', 't0ken'), true);
+  assert.equal(adminTokenMatches('t0ke', 't0ken'), false);
+  assert.equal(adminTokenMatches(undefined, 't0ken'), false);
+});

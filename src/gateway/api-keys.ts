@@ -1,0 +1,42 @@
+/**
+ * API keys → tenants. The policy file holds only SHA-256 digests of keys; a presented key is
+ * hashed and compared with every digest in constant time, so neither the file nor the timing of
+ * a refusal gives a key away. Keys are never logged or kept.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ResolvedPolicy } from '../core/config/policy.ts';
+
+export interface ApiKeys {
+  /** The tenant a presented key authenticates as; undefined for an unknown key. */
+  tenantOf(presentedKey: string): string | undefined;
+  /** Whether any key is configured (a policy with none accepts unauthenticated requests). */
+  readonly required: boolean;
+}
+
+export function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+export function apiKeys(policy: ResolvedPolicy): ApiKeys {
+  const entries: Array<{ digest: Buffer; tenant: string }> = [];
+  for (const [name, t] of policy.tenants.named) {
+    for (const hex of t.apiKeySha256)
+      entries.push({ digest: Buffer.from(hex, 'hex'), tenant: name });
+  }
+  return {
+    required: entries.length > 0,
+    tenantOf(presentedKey) {
+      const digest = sha256(presentedKey);
+      let found: string | undefined;
+      // Compare with every digest, matched or not, so time does not depend on which matched.
+      for (const e of entries) if (timingSafeEqual(digest, e.digest)) found ??= e.tenant;
+      return found;
+    },
+  };
+}
+
+/** The admin token check, also constant-time (tokens are compared as digests). */
+export function adminTokenMatches(presented: string | undefined, expected: string): boolean {
+  if (presented === undefined) return false;
+  return timingSafeEqual(sha256(presented), sha256(expected));
+}
