@@ -1,0 +1,45 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadFromExposition, parseExposition } from './backend-metrics.ts';
+
+const vllm = `# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+vllm:num_requests_running{engine="1",model_name="m"} 2.0
+vllm:num_requests_waiting{model_name="m"} 4
+vllm:kv_cache_usage_perc{model_name="m"} 0.25
+vllm:prefix_cache_queries_total{model_name="m"} 1000
+vllm:prefix_cache_hits_total{model_name="m"} 250
+vllm:num_preemptions_total{model_name="m"} 7
+vllm:e2e_request_latency_seconds_bucket{le="+Inf",model_name="m"} 12
+`;
+
+test('vLLM exposition: summed over label sets, prefix hit rate from queries and hits', () => {
+  assert.deepEqual(loadFromExposition(vllm, 5), {
+    ready: true,
+    running: 5,
+    waiting: 4,
+    kvUsage: 0.25,
+    prefixHitRate: 0.25,
+    preemptions: 7,
+    atMs: 5,
+  });
+});
+
+test('SGLang names and the older vLLM cache gauge are understood', () => {
+  const sglang = 'sglang:num_running_reqs 2\nsglang:num_queue_reqs 1\nsglang:token_usage 0.5\n';
+  assert.deepEqual(
+    [loadFromExposition(sglang, 0)?.running, loadFromExposition(sglang, 0)?.kvUsage],
+    [2, 0.5],
+  );
+  const old =
+    'vllm:num_requests_running 1\nvllm:num_requests_waiting 0\nvllm:gpu_cache_usage_perc 0.9\n';
+  assert.equal(loadFromExposition(old, 0)?.kvUsage, 0.9);
+});
+
+test('no running/waiting gauges means no load; junk lines are skipped', () => {
+  assert.equal(loadFromExposition('up 1\n', 0), undefined);
+  const sums = parseExposition('bad line\nx{a="}"} 2\nx 3 1700000000\ny NaN\n');
+  assert.equal(sums.get('x'), 5);
+  assert.equal(sums.has('y'), false);
+});

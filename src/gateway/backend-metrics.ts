@@ -1,0 +1,78 @@
+/**
+ * Reads a backend's Prometheus exposition into the load the gateway routes and admits on,
+ * understanding vLLM's names (`vllm:num_requests_running`, `vllm:num_requests_waiting`,
+ * `vllm:kv_cache_usage_perc` or the older `vllm:gpu_cache_usage_perc`, prefix-cache queries and
+ * hits, preemptions) and SGLang's (`sglang:num_running_reqs`, `sglang:num_queue_reqs`,
+ * `sglang:token_usage`). Values are summed over label sets (one engine may report per model).
+ * A scrape missing the running and waiting gauges is not a load at all: undefined.
+ */
+import type { Ms } from '../core/request/units.ts';
+import type { BackendLoad } from './backend.ts';
+
+const NAMES = {
+  running: ['vllm:num_requests_running', 'sglang:num_running_reqs'],
+  waiting: ['vllm:num_requests_waiting', 'sglang:num_queue_reqs'],
+  kvUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'sglang:token_usage'],
+  prefixQueries: ['vllm:prefix_cache_queries_total', 'vllm:prefix_cache_queries'],
+  prefixHits: ['vllm:prefix_cache_hits_total', 'vllm:prefix_cache_hits'],
+  preemptions: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],
+} as const;
+
+/** Sums of every sample per metric name (labels dropped). */
+export function parseExposition(text: string): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const nameEnd = line.search(/[{\s]/);
+    if (nameEnd <= 0) continue;
+    const name = line.slice(0, nameEnd);
+    const afterLabels = line.charAt(nameEnd) === '{' ? labelsEnd(line, nameEnd) : nameEnd;
+    if (afterLabels < 0) continue;
+    const value = Number(line.slice(afterLabels).trim().split(/\s+/)[0]);
+    if (!Number.isFinite(value)) continue;
+    sums.set(name, (sums.get(name) ?? 0) + value);
+  }
+  return sums;
+}
+
+/** Index just past the `}` closing the label set opened at `open`, quotes respected; −1 if none. */
+function labelsEnd(line: string, open: number): number {
+  let quoted = false;
+  for (let i = open + 1; i < line.length; i++) {
+    const c = line.charAt(i);
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === '}') return i + 1;
+  }
+  return -1;
+}
+
+function first(sums: Map<string, number>, names: readonly string[]): number | undefined {
+  for (const n of names) {
+    const v = sums.get(n);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+export function loadFromExposition(text: string, atMs: Ms): BackendLoad | undefined {
+  const sums = parseExposition(text);
+  const running = first(sums, NAMES.running);
+  const waiting = first(sums, NAMES.waiting);
+  if (running === undefined || waiting === undefined) return undefined;
+  const queries = first(sums, NAMES.prefixQueries);
+  const hits = first(sums, NAMES.prefixHits);
+  return {
+    ready: true,
+    running,
+    waiting,
+    kvUsage: Math.min(1, Math.max(0, first(sums, NAMES.kvUsage) ?? 0)),
+    prefixHitRate:
+      queries !== undefined && hits !== undefined && queries > 0 ? hits / queries : undefined,
+    preemptions: first(sums, NAMES.preemptions),
+    atMs,
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * A backend is one inference replica as the gateway reaches it: an OpenAI-compatible HTTP
+ * server (vLLM, SGLang, TGI, llama.cpp…) or an in-process simulated engine. The gateway always
+ * streams from it — token timing is what it measures and controls — and turns the stream into
+ * whatever the client asked for. Rule: `stream` yields tokens as they arrive and ends with one
+ * `end` event, or throws an `UpstreamError`; aborting `signal` stops it and frees the request
+ * upstream.
+ */
+import type { Ms, Tokens } from '../core/request/units.ts';
+
+export type ApiKind = 'chat' | 'completion';
+
+export interface UpstreamCall {
+  readonly id: string;
+  readonly kind: ApiKind;
+  /** The client's request body as it goes upstream (model, messages/prompt, max_tokens…). */
+  readonly body: Readonly<Record<string, unknown>>;
+  readonly signal: AbortSignal;
+}
+
+export type UpstreamEvent =
+  | { readonly type: 'token'; readonly text: string }
+  | {
+      readonly type: 'end';
+      readonly finishReason: string;
+      readonly promptTokens: Tokens;
+      readonly completionTokens: Tokens;
+    };
+
+/** What the gateway knows of a backend's load: its own scrape or the engine itself. */
+export interface BackendLoad {
+  /** False while unreachable, unhealthy or its figures are stale: never read as idle. */
+  readonly ready: boolean;
+  readonly running: number;
+  readonly waiting: number;
+  /** KV cache usage in [0, 1]. */
+  readonly kvUsage: number;
+  readonly prefixHitRate?: number;
+  readonly preemptions?: number;
+  /** When these figures were taken. */
+  readonly atMs: Ms;
+}
+
+export interface Backend {
+  readonly name: string;
+  stream(call: UpstreamCall): AsyncIterable<UpstreamEvent>;
+  load(): BackendLoad;
+  close(): Promise<void>;
+}
+
+/** The upstream failed; `beforeFirstToken` says whether another backend may still be tried. */
+export class UpstreamError extends Error {
+  readonly kind = 'upstream' as const;
+  readonly status: number | undefined;
+  readonly beforeFirstToken: boolean;
+  constructor(message: string, status: number | undefined, beforeFirstToken: boolean) {
+    super(message);
+    this.name = 'UpstreamError';
+    this.status = status;
+    this.beforeFirstToken = beforeFirstToken;
+  }
+}
+
+export function isUpstreamError(e: unknown): e is UpstreamError {
+  return e instanceof UpstreamError;
+}
