@@ -173,7 +173,7 @@ export class Dispatcher<H> {
    */
   pump(nowMs: Ms, replicas: readonly ReplicaSnapshot[], admitDeferred: (t: Ticket<H>) => boolean) {
     this.nowMs = nowMs;
-    this.ledger.resize(replicas.length);
+    this.ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
     for (const b of this.bands) {
       this.pumpQueue(b.queue, nowMs, replicas, null);
       if (b.queue.live > 0) return;

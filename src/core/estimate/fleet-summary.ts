@@ -32,8 +32,8 @@ export function summarizeFleet<H>(
   budgets?: QueueBudgets,
 ): FleetLoad {
   const ledger = dispatcher.ledger;
-  // Snapshots are indexed 0..n−1 (their `index` is their position).
-  ledger.resize(replicas.length);
+  // Snapshots come in index order; a fleet may leave out replicas that are not ready.
+  ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
   const n = Math.max(1, replicas.length);
   const batch = ledger.decoding / n;
   // Both figures below cost a profile evaluation or a pass over the replicas: computed only

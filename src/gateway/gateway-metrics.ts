@@ -1,0 +1,147 @@
+/**
+ * The gateway's Prometheus metrics (prom-client, its own registry), all named `goodput_…`.
+ * Labels come only from closed sets — class, admission outcome and reason, tenant names from
+ * the policy (others fold into `other`), backend names from configuration — never from
+ * request content. Both denominators are exported: offered and admitted.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { SloClassName } from '../core/request/slo-classes.ts';
+
+const LATENCY_BUCKETS = [
+  0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 40, 80,
+];
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly tenants: ReadonlySet<string>;
+
+  readonly offered = new Counter({
+    name: 'goodput_offered_requests_total',
+    help: 'Requests offered to the gateway (every attempt), by class and tenant.',
+    labelNames: ['class', 'tenant'],
+    registers: [this.registry],
+  });
+  readonly offeredTokens = new Counter({
+    name: 'goodput_offered_prompt_tokens_total',
+    help: 'Prompt tokens offered (estimated), by class.',
+    labelNames: ['class'],
+    registers: [this.registry],
+  });
+  readonly decisions = new Counter({
+    name: 'goodput_admission_decisions_total',
+    help: 'Admission outcomes (admit, degrade, defer, reject, expire) by reason, class and tenant.',
+    labelNames: ['outcome', 'reason', 'class', 'tenant'],
+    registers: [this.registry],
+  });
+  readonly retries = new Counter({
+    name: 'goodput_retries_total',
+    help: 'Attempts that declared themselves retries (attempt > 1 or a known idempotency key).',
+    labelNames: ['class'],
+    registers: [this.registry],
+  });
+  readonly duplicates = new Counter({
+    name: 'goodput_duplicates_total',
+    help: 'Attempts refused because the same idempotency key was in flight.',
+    registers: [this.registry],
+  });
+  readonly cancels = new Counter({
+    name: 'goodput_cancels_total',
+    help: 'Requests the client abandoned or whose deadline passed, by where they were.',
+    labelNames: ['class', 'stage'],
+    registers: [this.registry],
+  });
+  readonly good = new Counter({
+    name: 'goodput_good_requests_total',
+    help: 'Requests completed within every objective of their class.',
+    labelNames: ['class'],
+    registers: [this.registry],
+  });
+  readonly goodTokens = new Counter({
+    name: 'goodput_good_output_tokens_total',
+    help: 'Output tokens of good requests.',
+    labelNames: ['class'],
+    registers: [this.registry],
+  });
+  readonly completed = new Counter({
+    name: 'goodput_completed_requests_total',
+    help: 'Requests that completed (good or not).',
+    labelNames: ['class'],
+    registers: [this.registry],
+  });
+  readonly tenantService = new Counter({
+    name: 'goodput_tenant_service_tokens_total',
+    help: 'Weighted tokens served per tenant (input 1, output 2), counted as they stream.',
+    labelNames: ['tenant'],
+    registers: [this.registry],
+  });
+  readonly queued = new Gauge({
+    name: 'goodput_queued_requests',
+    help: 'Admitted requests waiting for dispatch.',
+    registers: [this.registry],
+  });
+  readonly queueAge = new Gauge({
+    name: 'goodput_queue_oldest_age_seconds',
+    help: 'Age of the longest-waiting admitted request.',
+    registers: [this.registry],
+  });
+  readonly ttft = this.histogram('goodput_ttft_seconds', 'Time to first token, from arrival.');
+  readonly ttftQueue = this.histogram(
+    'goodput_ttft_queue_seconds',
+    'Part of TTFT spent waiting at the gateway before dispatch.',
+  );
+  readonly itl = this.histogram('goodput_itl_seconds', 'Gap between successive streamed tokens.');
+  readonly e2e = this.histogram('goodput_e2e_seconds', 'Arrival to last token.');
+  readonly backendReady = new Gauge({
+    name: 'goodput_backend_ready',
+    help: '1 when the backend is ready (fresh metrics, healthy), else 0.',
+    labelNames: ['backend'],
+    registers: [this.registry],
+  });
+  readonly backendKv = new Gauge({
+    name: 'goodput_backend_kv_usage_ratio',
+    help: 'KV cache usage reported by the backend, 0..1.',
+    labelNames: ['backend'],
+    registers: [this.registry],
+  });
+  readonly backendPrefixHit = new Gauge({
+    name: 'goodput_backend_prefix_hit_ratio',
+    help: 'Prefix-cache hit rate reported by the backend.',
+    labelNames: ['backend'],
+    registers: [this.registry],
+  });
+  readonly backendPreemptions = new Gauge({
+    name: 'goodput_backend_preemptions',
+    help: 'Preemptions reported by the backend since it started.',
+    labelNames: ['backend'],
+    registers: [this.registry],
+  });
+  readonly policy = new Gauge({
+    name: 'goodput_policy_info',
+    help: 'The policy in force (value 1), by name and revision.',
+    labelNames: ['policy', 'policy_revision'],
+    registers: [this.registry],
+  });
+
+  constructor(tenants: Iterable<string>) {
+    this.tenants = new Set(tenants);
+  }
+
+  /** A tenant as a label: policy names as they are, anything else as `other`. */
+  tenant(name: string): string {
+    return this.tenants.has(name) || name === 'default' ? name : 'other';
+  }
+
+  observeClass(h: Histogram<'class'>, cls: SloClassName, seconds: number): void {
+    h.observe({ class: cls }, seconds);
+  }
+
+  private histogram(name: string, help: string): Histogram<'class'> {
+    return new Histogram({
+      name,
+      help,
+      labelNames: ['class'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * The gateway's engine room: hosts the policy pipeline on the wall clock. `admit` decides a
+ * request before any byte is sent — rejected, or dispatched to a backend once flow control lets
+ * it go, or expired/aborted while it waited; `run` streams it from that backend, reporting
+ * every token to the pipeline (ledger, budgets, estimators) and the metrics, and falls over to
+ * another backend when one fails before the first token and the deadline still allows. The HTTP
+ * layer only translates; the stage order lives in the pipeline.
+ */
+import type { AdmissionDecision } from '../core/admission/admission.ts';
+import type { ResolvedPolicy } from '../core/config/policy.ts';
+import type { FleetSpec } from '../core/estimate/fleet-spec.ts';
+import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import { Pipeline } from '../core/pipeline.ts';
+import type { Clock } from '../core/ports/clock.ts';
+import type { Timers } from '../core/ports/timers.ts';
+import type { Ticket } from '../core/queueing/ticket.ts';
+import type { LlmRequest } from '../core/request/request.ts';
+import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
+import type { ApiKind, Backend, UpstreamEvent } from './backend.ts';
+import { isUpstreamError } from './backend.ts';
+import type { GatewayMetrics } from './gateway-metrics.ts';
+import { StreamMeter } from './stream-meter.ts';
+
+export interface GatewayDeps {
+  readonly policy: ResolvedPolicy;
+  readonly spec: FleetSpec;
+  readonly backends: readonly Backend[];
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly metrics: GatewayMetrics;
+  readonly onDecision?: (record: DecisionRecord) => void;
+}
+
+/** The gateway's side of one waiting or dispatched request. */
+class Waiter {
+  resolve: (how: 'dispatched' | 'expired') => void = () => {};
+  readonly settled = new Promise<'dispatched' | 'expired'>((r) => (this.resolve = r));
+}
+
+export type Admitted =
+  | {
+      readonly kind: 'rejected';
+      readonly decision: Extract<AdmissionDecision, { outcome: 'reject' }>;
+    }
+  | { readonly kind: 'expired' }
+  | { readonly kind: 'aborted' }
+  | { readonly kind: 'dispatched'; readonly ticket: Ticket<Waiter> };
+
+const PUMP_EVERY_MS = 50;
+
+export class Gateway {
+  readonly pipeline: Pipeline<Waiter>;
+  private readonly deps: GatewayDeps;
+  private readonly inFlight: number[];
+  private pumpTimer: { cancel(): void } | null = null;
+
+  constructor(deps: GatewayDeps) {
+    this.deps = deps;
+    this.inFlight = deps.backends.map(() => 0);
+    this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {
+      dispatch: (t) => t.handle.resolve('dispatched'),
+      expire: (t) => t.handle.resolve('expired'),
+      record: (r) => {
+        deps.metrics.decisions.inc({
+          outcome: r.admission.result,
+          reason: r.admission.reason ?? 'none',
+          class: r.class,
+          tenant: deps.metrics.tenant(r.tenant),
+        });
+        deps.onDecision?.(r);
+      },
+    });
+    deps.metrics.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
+  }
+
+  /** Ready backends as the pipeline sees them; the index is the backend's position. */
+  snapshots(): ReplicaSnapshot[] {
+    const out: ReplicaSnapshot[] = [];
+    this.deps.backends.forEach((b, index) => {
+      const load = b.load();
+      this.deps.metrics.backendReady.set({ backend: b.name }, load.ready ? 1 : 0);
+      this.deps.metrics.backendKv.set({ backend: b.name }, load.kvUsage);
+      if (load.prefixHitRate !== undefined) {
+        this.deps.metrics.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
+      }
+      if (load.preemptions !== undefined) {
+        this.deps.metrics.backendPreemptions.set({ backend: b.name }, load.preemptions);
+      }
+      if (!load.ready) return;
+      out.push({
+        index,
+        inFlight: this.inFlight[index],
+        running: load.running,
+        waiting: load.waiting,
+        kvUsage: load.kvUsage,
+      });
+    });
+    return out;
+  }
+
+  get ready(): boolean {
+    return this.deps.backends.some((b) => b.load().ready);
+  }
+
+  async admit(req: LlmRequest, signal: AbortSignal): Promise<Admitted> {
+    const m = this.deps.metrics;
+    m.offered.inc({ class: req.sloClass, tenant: m.tenant(req.tenant) });
+    m.offeredTokens.inc({ class: req.sloClass }, req.inputTokens);
+    if ((req.attempt ?? 1) > 1) m.retries.inc({ class: req.sloClass });
+    const waiter = new Waiter();
+    const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), this.snapshots());
+    if (offer.outcome === 'reject') {
+      if (offer.decision.reason === 'duplicate') m.duplicates.inc();
+      return { kind: 'rejected', decision: offer.decision };
+    }
+    const ticket = offer.ticket;
+    if (ticket.state === 'dispatched') return { kind: 'dispatched', ticket };
+    const expiry = Number.isFinite(ticket.expiresMs)
+      ? this.deps.timers.at(ticket.expiresMs, () =>
+          this.pipeline.expire(ticket, this.deps.clock.now()),
+        )
+      : null;
+    let aborted = false;
+    const onAbort = () => {
+      aborted = true;
+      this.pipeline.withdraw(ticket);
+      m.cancels.inc({ class: req.sloClass, stage: 'queued' });
+      waiter.resolve('expired');
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.keepPumping();
+    const how = await waiter.settled;
+    signal.removeEventListener('abort', onAbort);
+    expiry?.cancel();
+    if (aborted) return { kind: 'aborted' };
+    return how === 'dispatched' ? { kind: 'dispatched', ticket } : { kind: 'expired' };
+  }
+
+  /**
+   * Streams a dispatched request from its backend. Ends with the backend's `end` event, or
+   * throws: an upstream failure (after the first token the client must be told in-stream), or
+   * the abort.
+   */
+  async *run(
+    ticket: Ticket<Waiter>,
+    kind: ApiKind,
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+  ): AsyncGenerator<UpstreamEvent> {
+    const { clock, metrics } = this.deps;
+    const cls = ticket.cls;
+    const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
+    const replica = ticket.replica;
+    this.inFlight[replica]++;
+    let completed = false;
+    let outputTokens = 0;
+    try {
+      const upstream = this.deps.backends[replica].stream({
+        id: ticket.req.id,
+        kind,
+        body: servedBody(body, ticket.req),
+        signal,
+      });
+      for await (const ev of upstream) {
+        if (ev.type === 'token') {
+          const gap = meter.token();
+          if (gap === undefined) {
+            const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
+            this.pipeline.firstToken(ticket, ttft);
+            metrics.observeClass(metrics.ttft, cls.name, ttft / 1000);
+            metrics.observeClass(
+              metrics.ttftQueue,
+              cls.name,
+              (ticket.dispatchedMs - meter.arrivalMs) / 1000,
+            );
+          } else {
+            this.pipeline.token(ticket);
+            metrics.observeClass(metrics.itl, cls.name, gap / 1000);
+          }
+          metrics.tenantService.inc({ tenant: metrics.tenant(ticket.req.tenant) }, 2);
+        } else {
+          completed = true;
+          outputTokens = ev.completionTokens;
+          metrics.tenantService.inc({ tenant: metrics.tenant(ticket.req.tenant) }, ev.promptTokens);
+        }
+        yield ev;
+      }
+    } catch (e) {
+      if (signal.aborted) metrics.cancels.inc({ class: cls.name, stage: 'streaming' });
+      else if (isUpstreamError(e)) outputTokens = meter.tokens;
+      throw e;
+    } finally {
+      this.inFlight[replica]--;
+      this.pipeline.end(ticket, completed ? outputTokens : meter.tokens, completed);
+      if (completed) {
+        metrics.completed.inc({ class: cls.name });
+        if (meter.lastTokenMs !== undefined) {
+          metrics.observeClass(metrics.e2e, cls.name, (meter.lastTokenMs - meter.arrivalMs) / 1000);
+        }
+        if (meter.judge(cls, true) === null) {
+          metrics.good.inc({ class: cls.name });
+          metrics.goodTokens.inc({ class: cls.name }, outputTokens);
+        }
+      }
+      this.pump();
+    }
+  }
+
+  pump(): void {
+    if (this.pipeline.waiting) this.pipeline.pump(this.deps.clock.now(), this.snapshots());
+  }
+
+  async close(): Promise<void> {
+    this.pumpTimer?.cancel();
+    this.pumpTimer = null;
+    await Promise.all(this.deps.backends.map((b) => b.close()));
+  }
+
+  /** While anything waits, re-check on a short tick: backend load can free capacity too. */
+  private keepPumping(): void {
+    if (this.pumpTimer !== null) return;
+    const tick = () => {
+      this.pumpTimer = null;
+      this.pump();
+      const d = this.pipeline.dispatcher;
+      this.deps.metrics.queued.set(
+        d.waitingAhead(Infinity, false) + d.waitingAhead(Infinity, true),
+      );
+      if (this.pipeline.waiting) {
+        this.pumpTimer = this.deps.timers.at(this.deps.clock.now() + PUMP_EVERY_MS, tick);
+      }
+    };
+    this.pumpTimer = this.deps.timers.at(this.deps.clock.now() + PUMP_EVERY_MS, tick);
+  }
+}
+
+/** The body as admission decided to serve it: a degraded output cap goes upstream. */
+function servedBody(body: Record<string, unknown>, served: LlmRequest): Record<string, unknown> {
+  if (served.maxTokens === undefined) return body;
+  return { ...body, max_tokens: served.maxTokens, max_completion_tokens: undefined };
+}
