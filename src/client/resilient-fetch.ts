@@ -1,0 +1,122 @@
+/**
+ * The client's half of the overload contract, as a `fetch` for the official `openai` client:
+ * one idempotency key and one absolute deadline for every attempt of a request; retries only
+ * where retrying can help (429, 503, 502/504, a connection that failed before any response),
+ * after exponential backoff with full jitter and never sooner than the server's Retry-After;
+ * at most `maxAttempts`, and only while the client's own retry budget (a fraction of its first
+ * attempts) allows; never a retry once a response — a stream that may already have produced
+ * tokens — came back; and a circuit breaker per endpoint that stops sending to one that keeps
+ * failing. Usage:
+ *
+ *   const client = new OpenAI({ baseURL, apiKey, maxRetries: 0, fetch: resilientFetch() });
+ */
+import type { Clock } from '../core/ports/clock.ts';
+import type { Rng } from '../core/ports/rng.ts';
+import type { Timers } from '../core/ports/timers.ts';
+import type { Ms } from '../core/request/units.ts';
+import { entropyRng, randomId } from '../runtime/entropy-rng.ts';
+import { epochMs as wallEpochMs, wallClock } from '../runtime/wall-clock.ts';
+import { wallTimers } from '../runtime/wall-timers.ts';
+import { CircuitBreaker } from './circuit-breaker.ts';
+
+export interface ResilientFetchOptions {
+  readonly maxAttempts?: number;
+  readonly backoffBaseMs?: Ms;
+  readonly backoffCapMs?: Ms;
+  /** Retries allowed per first attempt, over the client's lifetime (plus `minRetries`). */
+  readonly retryBudgetRatio?: number;
+  readonly minRetries?: number;
+  /** Default request deadline when the caller sets none (sent as `x-goodput-deadline-ms`). */
+  readonly timeoutMs?: Ms;
+  readonly fetch?: typeof fetch;
+  readonly clock?: Clock;
+  readonly timers?: Timers;
+  readonly rng?: Rng;
+  /** Unix epoch ms now, for the absolute deadline header (the wall clock by default). */
+  readonly epochMs?: () => number;
+}
+
+const RETRYABLE = new Set([429, 502, 503, 504]);
+
+export function resilientFetch(options: ResilientFetchOptions = {}): typeof fetch {
+  const o = {
+    maxAttempts: 4,
+    backoffBaseMs: 250,
+    backoffCapMs: 20_000,
+    retryBudgetRatio: 0.2,
+    minRetries: 10,
+    timeoutMs: 60_000,
+    ...options,
+  };
+  const doFetch = o.fetch ?? fetch;
+  const clock = o.clock ?? wallClock;
+  const timers = o.timers ?? wallTimers(clock);
+  const rng = o.rng ?? entropyRng();
+  const epochMs = o.epochMs ?? (() => Math.round(wallEpochMs()));
+  const breakers = new Map<string, CircuitBreaker>();
+  let firstAttempts = 0;
+  let retries = 0;
+
+  const sleep = (ms: Ms, signal: AbortSignal | null | undefined) =>
+    new Promise<void>((resolve, reject) => {
+      const t = timers.at(clock.now() + ms, resolve);
+      signal?.addEventListener('abort', () => (t.cancel(), reject(signal.reason)), { once: true });
+    });
+
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const endpoint = new URL(request.url).origin;
+    let breaker = breakers.get(endpoint);
+    if (breaker === undefined) breakers.set(endpoint, (breaker = new CircuitBreaker(clock)));
+    const headers = new Headers(request.headers);
+    if (!headers.has('idempotency-key')) headers.set('idempotency-key', randomId());
+    if (!headers.has('x-goodput-deadline-ms')) {
+      headers.set('x-goodput-deadline-ms', String(epochMs() + o.timeoutMs));
+    }
+    const body = request.body === null ? null : await request.arrayBuffer();
+    firstAttempts++;
+    for (let attempt = 1; ; attempt++) {
+      headers.set('x-goodput-attempt', String(attempt));
+      const last =
+        attempt >= o.maxAttempts || retries >= o.minRetries + o.retryBudgetRatio * firstAttempts;
+      let retryAfterMs: Ms | undefined;
+      if (!breaker.allows()) {
+        if (last)
+          return Response.json(
+            { error: { message: `circuit open for ${endpoint}` } },
+            { status: 503 },
+          );
+      } else {
+        try {
+          const res = await doFetch(request.url, {
+            method: request.method,
+            headers,
+            body,
+            signal: init?.signal ?? request.signal,
+          });
+          // A response that came back is never retried past this point: a stream may have begun.
+          if (!RETRYABLE.has(res.status) || last) {
+            breaker.record(res.status < 500);
+            return res;
+          }
+          breaker.record(res.status === 429);
+          retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+          await res.body?.cancel();
+        } catch (e) {
+          if (init?.signal?.aborted || last) throw e;
+          breaker.record(false);
+        }
+      }
+      retries++;
+      const ceiling = Math.min(o.backoffCapMs, o.backoffBaseMs * 2 ** (attempt - 1));
+      await sleep(Math.max(rng.next() * ceiling, retryAfterMs ?? 0), init?.signal);
+    }
+  };
+}
+
+/** Retry-After as delta-seconds (HTTP date forms are not used by Goodput); undefined if absent. */
+export function parseRetryAfter(value: string | null): Ms | undefined {
+  if (value === null) return undefined;
+  const s = Number(value.trim());
+  return Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
+}
