@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resilientFetch } from './resilient-fetch.ts';
-import { CircuitBreaker } from './circuit-breaker.ts';
+import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
 
 interface Seen {
   attempt: string | null;

@@ -17,7 +17,7 @@ import type { Ms } from '../core/request/units.ts';
 import { entropyRng, randomId } from '../runtime/entropy-rng.ts';
 import { epochMs as wallEpochMs, wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
-import { CircuitBreaker } from './circuit-breaker.ts';
+import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
 
 export interface ResilientFetchOptions {
   readonly maxAttempts?: number;

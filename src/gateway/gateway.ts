@@ -20,6 +20,7 @@ import type { ApiKind, Backend, UpstreamEvent } from './backend.ts';
 import { isUpstreamError } from './backend.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { StreamMeter } from './stream-meter.ts';
+import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
 
 export interface GatewayDeps {
   readonly policy: ResolvedPolicy;
@@ -52,11 +53,14 @@ export class Gateway {
   readonly pipeline: Pipeline<Waiter>;
   private readonly deps: GatewayDeps;
   private readonly inFlight: number[];
+  /** Per backend: consecutive upstream failures open it, and it leaves the fleet until a probe succeeds. */
+  private readonly breakers: CircuitBreaker[];
   private pumpTimer: { cancel(): void } | null = null;
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
     this.inFlight = deps.backends.map(() => 0);
+    this.breakers = deps.backends.map(() => new CircuitBreaker(deps.clock, 3, 5_000));
     this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {
       dispatch: (t) => t.handle.resolve('dispatched'),
       expire: (t) => t.handle.resolve('expired'),
@@ -86,7 +90,7 @@ export class Gateway {
       if (load.preemptions !== undefined) {
         this.deps.metrics.backendPreemptions.set({ backend: b.name }, load.preemptions);
       }
-      if (!load.ready) return;
+      if (!load.ready || this.breakers[index].state === 'open') return;
       out.push({
         index,
         inFlight: this.inFlight[index],
@@ -185,9 +189,10 @@ export class Gateway {
         }
         yield ev;
       }
+      this.breakers[replica].record(true);
     } catch (e) {
       if (signal.aborted) metrics.cancels.inc({ class: cls.name, stage: 'streaming' });
-      else if (isUpstreamError(e)) outputTokens = meter.tokens;
+      else if (isUpstreamError(e)) this.breakers[replica].record(false);
       throw e;
     } finally {
       this.inFlight[replica]--;

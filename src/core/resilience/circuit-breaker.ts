@@ -4,8 +4,8 @@
  * call probe — success closes it, failure opens it again. State is plain data; time comes from
  * the injected clock.
  */
-import type { Clock } from '../core/ports/clock.ts';
-import type { Ms } from '../core/request/units.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Ms } from '../request/units.ts';
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
 

@@ -1,0 +1,79 @@
+/**
+ * The gateway's HTTP surface as a Hono app (Web-standard Request/Response, testable in-process
+ * with `app.request`): the OpenAI endpoints, `/v1/models`, `/metrics` (Prometheus text),
+ * `/healthz` (the process answers), `/readyz` (at least one backend ready), and the admin
+ * lookup of a decision record by request id, behind the admin token. Every error is OpenAI's
+ * shape; bodies over the limit are refused before they are read whole.
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import {
+  errorResponse,
+  modelList,
+  OpenAiError,
+  payloadTooLarge,
+  routeNotFound,
+  serverError,
+} from '../../openai/index.ts';
+import { adminTokenMatches } from '../api-keys.ts';
+import type { BoundedMap } from '../bounded-map.ts';
+import type { DecisionRecord } from '../../core/observe/decision-record.ts';
+import type { GatewayMetrics } from '../gateway-metrics.ts';
+import { handleCompletion, type CompletionsDeps } from './completions.ts';
+
+export interface GatewayAppDeps extends CompletionsDeps {
+  readonly metrics: GatewayMetrics;
+  readonly decisions: BoundedMap<DecisionRecord>;
+  /** Admin endpoints are off without a token. */
+  readonly adminToken?: string;
+  readonly bodyLimitBytes?: number;
+}
+
+export function createGatewayApp(deps: GatewayAppDeps): Hono {
+  const app = new Hono();
+  const limit = deps.bodyLimitBytes ?? 4 * 1024 * 1024;
+  const limited = bodyLimit({
+    maxSize: limit,
+    onError: () => errorResponse(payloadTooLarge(limit)),
+  });
+
+  app.post('/v1/chat/completions', limited, async (c) =>
+    handleCompletion('chat', c.req.raw, await c.req.text(), deps),
+  );
+  app.post('/v1/completions', limited, async (c) =>
+    handleCompletion('completion', c.req.raw, await c.req.text(), deps),
+  );
+  app.get('/v1/models', (c) =>
+    c.json(modelList(deps.servedModels.map((id) => ({ id, created: 0, ownedBy: 'goodput' })))),
+  );
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', (c) =>
+    deps.gateway.ready ? c.json({ status: 'ready' }) : c.json({ status: 'no backend ready' }, 503),
+  );
+  app.get('/metrics', async (c) => {
+    deps.gateway.snapshots(); // refreshes the backend gauges
+    return c.body(await deps.metrics.registry.metrics(), 200, {
+      'content-type': deps.metrics.registry.contentType,
+    });
+  });
+  app.get('/admin/decisions/:id', (c) => {
+    const auth = c.req.header('authorization') ?? '';
+    const token = auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
+    if (deps.adminToken === undefined || !adminTokenMatches(token, deps.adminToken)) {
+      return errorResponse(
+        new OpenAiError(401, 'admin token required', null, 'invalid_admin_token'),
+      );
+    }
+    const record = deps.decisions.get(c.req.param('id'), deps.nowMs());
+    return record === undefined
+      ? errorResponse(new OpenAiError(404, 'no decision recorded for this request id', 'id'))
+      : c.json(record);
+  });
+  app.notFound((c) => errorResponse(routeNotFound(c.req.method, c.req.path)));
+  app.onError((e) => {
+    if (e instanceof OpenAiError) return errorResponse(e);
+    console.error('goodput serve: unexpected error', e);
+    return errorResponse(serverError('internal error'));
+  });
+  return app;
+}

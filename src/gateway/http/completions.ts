@@ -1,0 +1,297 @@
+/**
+ * `POST /v1/chat/completions` and `POST /v1/completions`: authenticate, validate, turn the body
+ * into the request the policy sees, and let the gateway decide before any byte goes out. A
+ * refusal is an HTTP error with Retry-After; an admitted request streams (SSE, usage chunk when
+ * asked) or is collected into one response. An upstream failure before the first token is
+ * retried through admission on another backend while the deadline allows; after it, the
+ * stream ends with an error event. A completed non-streaming answer is kept for replay under
+ * its Idempotency-Key.
+ */
+import type { ResolvedPolicy } from '../../core/config/policy.ts';
+import { lookupTenant } from '../../core/config/tenant-schema.ts';
+import type { LlmRequest } from '../../core/request/request.ts';
+import type { Ms } from '../../core/request/units.ts';
+import type { Timers } from '../../core/ports/timers.ts';
+import {
+  OpenAiError,
+  chatChunk,
+  chatCompletion,
+  errorResponse,
+  estimateChatTokens,
+  estimateCompletionTokens,
+  includeUsage,
+  invalidRequest,
+  modelNotFound,
+  outputLimit,
+  parseChatCompletionRequest,
+  parseCompletionRequest,
+  parseJsonText,
+  promptList,
+  SSE_DONE,
+  SSE_HEADERS,
+  sseData,
+  textChunk,
+  textCompletion,
+  usage,
+  usageChunk,
+  type FinishReason,
+} from '../../openai/index.ts';
+import type { ApiKeys } from '../api-keys.ts';
+import type { ApiKind, UpstreamEvent } from '../backend.ts';
+import { isUpstreamError } from '../backend.ts';
+import type { BoundedMap } from '../bounded-map.ts';
+import type { Gateway } from '../gateway.ts';
+import { parseClientHeaders } from './client-headers.ts';
+import { refusal } from './refusals.ts';
+
+export interface CompletionsDeps {
+  readonly gateway: Gateway;
+  readonly keys: ApiKeys;
+  readonly policy: ResolvedPolicy;
+  readonly servedModels: readonly string[];
+  readonly nowMs: () => Ms;
+  readonly epochMs: () => number;
+  readonly timers: Timers;
+  readonly newId: () => string;
+  readonly replay: BoundedMap<{
+    readonly status: number;
+    readonly body: string;
+    readonly headers: Record<string, string>;
+  }>;
+  /** Upstream attempts for one request, failovers included. */
+  readonly maxUpstreamTries?: number;
+}
+
+const unauthorized = () =>
+  errorResponse(new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key'));
+
+export async function handleCompletion(
+  kind: ApiKind,
+  raw: Request,
+  bodyText: string,
+  deps: CompletionsDeps,
+): Promise<Response> {
+  try {
+    return await complete(kind, raw, bodyText, deps);
+  } catch (e) {
+    if (e instanceof OpenAiError) return errorResponse(e);
+    throw e;
+  }
+}
+
+async function complete(kind: ApiKind, raw: Request, bodyText: string, deps: CompletionsDeps) {
+  // Authentication first: an unauthenticated caller learns nothing about the request's validity.
+  let tenantName = 'default';
+  if (deps.keys.required) {
+    const auth = raw.headers.get('authorization') ?? '';
+    const key = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+    const t = key === '' ? undefined : deps.keys.tenantOf(key);
+    if (t === undefined) return unauthorized();
+    tenantName = t;
+  }
+  const json = parseJsonText(bodyText);
+  const parsed = kind === 'chat' ? parseChatCompletionRequest(json) : parseCompletionRequest(json);
+  if (!deps.servedModels.includes(parsed.model))
+    throw modelNotFound(parsed.model, deps.servedModels);
+  if (kind === 'completion' && promptList(parsed as never).length !== 1) {
+    throw invalidRequest(
+      'prompt: expected one prompt (batched prompts are not supported)',
+      'prompt',
+    );
+  }
+  const headers = parseClientHeaders(raw.headers, deps.epochMs());
+  const tenant = lookupTenant(deps.policy.tenants, tenantName);
+  const cached =
+    headers.idempotencyKey === undefined
+      ? undefined
+      : deps.replay.get(`${tenantName}:${headers.idempotencyKey}`, deps.nowMs());
+  if (cached !== undefined) {
+    return new Response(cached.body, {
+      status: cached.status,
+      headers: { ...cached.headers, 'x-goodput-replayed': 'true' },
+    });
+  }
+  const limit = outputLimit(parsed);
+  const stream = parsed.stream === true;
+  const inputTokens =
+    kind === 'chat'
+      ? estimateChatTokens((parsed as ReturnType<typeof parseChatCompletionRequest>).messages)
+      : estimateCompletionTokens(promptList(parsed as never)[0]);
+  const deadlineAbort = new AbortController();
+  const upstream = AbortSignal.any([raw.signal, deadlineAbort.signal]);
+  // A request past its deadline is cancelled everywhere: in the queue and upstream.
+  if (headers.deadlineEpochMs !== undefined) {
+    const inMs = Math.max(0, headers.deadlineEpochMs - deps.epochMs());
+    deps.timers.at(deps.nowMs() + inMs, () => deadlineAbort.abort(new Error('deadline passed')));
+  }
+  const base: LlmRequest = {
+    id: deps.newId(),
+    arrivalMs: deps.nowMs(),
+    inputTokens,
+    outputTokens: 0,
+    maxTokens: limit?.tokens,
+    tenant: tenantName,
+    sloClass: headers.sloClass ?? tenant?.defaultClass ?? 'interactive',
+    stream,
+    model: undefined,
+    attempt: headers.attempt,
+    idempotencyKey: headers.idempotencyKey,
+  };
+  const tries = deps.maxUpstreamTries ?? 2;
+  for (let attempt = 0; ; attempt++) {
+    const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
+    const admitted = await deps.gateway.admit(req, upstream);
+    if (admitted.kind === 'rejected') {
+      const d = admitted.decision;
+      return refusal(d.reason, d.status, d.retryAfterMs);
+    }
+    if (admitted.kind === 'expired') return refusal('deadline', 503, 1_000);
+    if (admitted.kind === 'aborted') return refusal('deadline', 503, 1_000);
+    const ticket = admitted.ticket;
+    const run = deps.gateway.run(ticket, kind, json as Record<string, unknown>, upstream);
+    const events = run[Symbol.asyncIterator]();
+    let first: IteratorResult<UpstreamEvent>;
+    try {
+      first = await events.next();
+    } catch (e) {
+      if (isUpstreamError(e) && e.beforeFirstToken && attempt + 1 < tries && !upstream.aborted)
+        continue;
+      if (isUpstreamError(e))
+        return errorResponse(
+          new OpenAiError(
+            502,
+            'the upstream failed before the first token',
+            null,
+            'upstream_error',
+          ),
+        );
+      throw e;
+    }
+    const degraded = ticket.decision.outcome === 'admit' ? ticket.decision.degradation : undefined;
+    const extra: Record<string, string> =
+      degraded === undefined ? {} : { 'x-goodput-degraded': `level-${degraded.level}` };
+    const head = {
+      id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${ticket.req.id}`,
+      created: Math.floor(deps.epochMs() / 1000),
+      model: parsed.model,
+    };
+    if (stream)
+      return streamResponse(
+        kind,
+        head,
+        includeUsage(parsed),
+        first,
+        events,
+        extra,
+        degraded?.level,
+      );
+    const res = await wholeResponse(kind, head, first, events, degraded?.level);
+    const body = JSON.stringify(res);
+    const out = { status: 200, body, headers: { 'content-type': 'application/json', ...extra } };
+    if (headers.idempotencyKey !== undefined)
+      deps.replay.set(`${tenantName}:${headers.idempotencyKey}`, out, deps.nowMs());
+    return new Response(out.body, { status: 200, headers: out.headers });
+  }
+}
+
+type Head = { readonly id: string; readonly created: number; readonly model: string };
+
+async function wholeResponse(
+  kind: ApiKind,
+  head: Head,
+  first: IteratorResult<UpstreamEvent>,
+  events: AsyncIterator<UpstreamEvent>,
+  degradeLevel: number | undefined,
+) {
+  let text = '';
+  let end: Extract<UpstreamEvent, { type: 'end' }> | undefined;
+  for (let r = first; !r.done; r = await events.next()) {
+    if (r.value.type === 'token') text += r.value.text;
+    else end = r.value;
+  }
+  const finish = (end?.finishReason ?? 'stop') as FinishReason;
+  const used = usage(end?.promptTokens ?? 0, end?.completionTokens ?? 0);
+  const body =
+    kind === 'chat'
+      ? chatCompletion(head, text, finish, used)
+      : textCompletion(head, text, finish, used);
+  return degradeLevel === undefined
+    ? body
+    : { ...body, goodput: { degraded: true, degrade_level: degradeLevel } };
+}
+
+function streamResponse(
+  kind: ApiKind,
+  head: Head,
+  withUsage: boolean,
+  first: IteratorResult<UpstreamEvent>,
+  events: AsyncIterator<UpstreamEvent>,
+  extra: Record<string, string>,
+  degradeLevel: number | undefined,
+): Response {
+  const encoder = new TextEncoder();
+  const chunkHead = { ...head, includeUsage: withUsage };
+  let pending: IteratorResult<UpstreamEvent> | null = first;
+  let opened = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const out: string[] = [];
+      if (!opened && kind === 'chat')
+        out.push(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));
+      opened = true;
+      let r: IteratorResult<UpstreamEvent>;
+      try {
+        r = pending ?? (await events.next());
+      } catch (e) {
+        // After tokens went out nothing is retried: the client gets an error event and the end.
+        const message = isUpstreamError(e) ? 'the upstream failed mid-stream' : 'the stream failed';
+        out.push(
+          sseData({
+            error: { message, type: 'server_error', param: null, code: 'upstream_error' },
+          }),
+        );
+        controller.enqueue(encoder.encode(out.join('')));
+        controller.close();
+        return;
+      }
+      pending = null;
+      if (r.done) {
+        controller.enqueue(encoder.encode(out.join('') + SSE_DONE));
+        controller.close();
+        return;
+      }
+      const ev = r.value;
+      if (ev.type === 'token') {
+        out.push(
+          sseData(
+            kind === 'chat'
+              ? chatChunk(chunkHead, { content: ev.text }, null)
+              : textChunk(chunkHead, ev.text, null),
+          ),
+        );
+      } else {
+        const finish = ev.finishReason as FinishReason;
+        const last =
+          kind === 'chat' ? chatChunk(chunkHead, {}, finish) : textChunk(chunkHead, '', finish);
+        out.push(
+          sseData(
+            degradeLevel === undefined
+              ? last
+              : { ...last, goodput: { degraded: true, degrade_level: degradeLevel } },
+          ),
+        );
+        if (withUsage) {
+          const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+          out.push(
+            sseData(usageChunk(object, chunkHead, usage(ev.promptTokens, ev.completionTokens))),
+          );
+        }
+      }
+      controller.enqueue(encoder.encode(out.join('')));
+    },
+    async cancel() {
+      await events.return?.(undefined);
+    },
+  });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...extra } });
+}
