@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { isConfigError, isInputError } from '../core/errors.ts';
 import { simulateCommand } from './simulate-command.ts';
 import { compareCommand } from './compare-command.ts';
+import { engineCommand } from './engine-command.ts';
 
 const program = new Command('goodput')
   .description(
@@ -14,7 +15,8 @@ const program = new Command('goodput')
   .showHelpAfterError()
   .exitOverride()
   .addCommand(simulateCommand())
-  .addCommand(compareCommand());
+  .addCommand(compareCommand())
+  .addCommand(engineCommand());
 
 for (const cmd of program.commands) cmd.exitOverride();
 

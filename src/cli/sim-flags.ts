@@ -3,19 +3,13 @@
  * flag is documented in `--help`; every numeric one is validated as it is parsed.
  */
 import { Option, type Command } from 'commander';
+import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
 import { SCENARIO_DEFAULTS as D, type ScenarioSpec } from '../sim/scenario.ts';
 import { RETRY_MODES, type RetryMode } from '../sim/client-behaviour.ts';
-import {
-  fraction,
-  nonNegativeInt,
-  nonNegativeNumber,
-  oneOf,
-  positiveInt,
-  positiveNumber,
-} from './parse-flags.ts';
+import { nonNegativeInt, nonNegativeNumber, positiveInt, positiveNumber } from './parse-flags.ts';
 
 export function addScenarioFlags(cmd: Command): Command {
-  return cmd
+  return addEngineFlags(cmd)
     .option(
       '--trace <file>',
       'replay a trace: Azure 2023 CSV, Mooncake JSONL, BurstGPT CSV or native JSONL',
@@ -71,44 +65,7 @@ export function addScenarioFlags(cmd: Command): Command {
       'SLO classes for rows without one: CLASS | CLASS:W,CLASS:W…',
       D.classes,
     )
-    .option('--model <name>', 'model served by every replica', D.model)
-    .option('--gpu <name>', 'GPU type: a100 | h100', D.gpu)
-    .option('--tp <n>', 'tensor-parallel GPUs per replica', positiveInt('--tp'), D.tp)
     .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
-    .option(
-      '--profile <name>',
-      'timing profile: MODEL/GPU/tpN, or const:step_ms=10, or const:prefill_ms_per_token=X,decode_step_ms=Y',
-    )
-    .option(
-      '--max-num-seqs <n>',
-      "engine's max running sequences (vLLM max_num_seqs)",
-      positiveInt('--max-num-seqs'),
-      D.maxNumSeqs,
-    )
-    .option(
-      '--max-batched-tokens <n>',
-      "engine's token budget per step (vLLM max_num_batched_tokens)",
-      positiveInt('--max-batched-tokens'),
-      D.maxBatchedTokens,
-    )
-    .option(
-      '--preemption <mode>',
-      'recompute | swap',
-      oneOf('--preemption', ['recompute', 'swap'] as const),
-      D.preemption,
-    )
-    .option('--no-prefix-caching', 'disable the engine prefix cache')
-    .option(
-      '--kv-blocks <n>',
-      'fix KV capacity per replica in 16-token blocks instead of deriving it from memory',
-      positiveInt('--kv-blocks'),
-    )
-    .option(
-      '--gpu-memory-utilization <f>',
-      'fraction of GPU memory for the engine',
-      fraction('--gpu-memory-utilization'),
-      D.gpuMemoryUtilization,
-    )
     .option(
       '--client-timeout-ms <ms>',
       'clients cancel an attempt not finished after this long',
@@ -148,6 +105,7 @@ export function addScenarioFlags(cmd: Command): Command {
 /** Commander's parsed options → ScenarioSpec. */
 export function scenarioFromFlags(o: Record<string, unknown>): ScenarioSpec {
   return {
+    ...engineSpecFromFlags(o),
     seed: o.seed as number,
     trace: o.trace as string | undefined,
     traceFormat: o.traceFormat as string | undefined,
@@ -164,17 +122,7 @@ export function scenarioFromFlags(o: Record<string, unknown>): ScenarioSpec {
     durationS: o.duration as number | undefined,
     tenants: o.tenants as string,
     classes: o.classes as string,
-    model: o.model as string,
-    gpu: o.gpu as string,
-    tp: o.tp as number,
     replicas: o.replicas as number,
-    profile: o.profile as string | undefined,
-    maxNumSeqs: o.maxNumSeqs as number,
-    maxBatchedTokens: o.maxBatchedTokens as number,
-    preemption: o.preemption as ScenarioSpec['preemption'],
-    prefixCaching: o.prefixCaching as boolean,
-    kvBlocks: o.kvBlocks as number | undefined,
-    gpuMemoryUtilization: o.gpuMemoryUtilization as number,
     clientTimeoutMs: o.clientTimeoutMs as number | undefined,
     maxAttempts: o.maxAttempts as number,
     retryMode: o.retryMode as RetryMode,

@@ -8,10 +8,8 @@ import type { Ms } from '../core/request/units.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { Report } from '../core/observe/report.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
-import { ConfigError } from '../core/errors.ts';
-import { GPUS, MODELS } from '../engine/hardware.ts';
 import type { EngineConfig, PreemptionMode } from '../engine/engine-types.ts';
-import { resolveProfile } from '../engine/timing/profile-registry.ts';
+import { ENGINE_DEFAULTS, buildEngineConfig, buildEngineProfile } from '../engine/engine-spec.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import { buildWorkload } from './workload/build-workload.ts';
 import { WORKLOAD_DEFAULTS } from './workload/workload-options.ts';
@@ -56,40 +54,17 @@ const { startS: _windowStart, ...workloadDefaults } = WORKLOAD_DEFAULTS;
 
 export const SCENARIO_DEFAULTS: Omit<ScenarioSpec, 'seed'> = {
   ...workloadDefaults,
-  model: 'llama-3-8b',
-  gpu: 'h100',
-  tp: 1,
+  ...ENGINE_DEFAULTS,
   replicas: 1,
-  maxNumSeqs: 256,
-  maxBatchedTokens: 8192,
-  preemption: 'recompute',
-  prefixCaching: true,
-  gpuMemoryUtilization: 0.9,
   maxAttempts: 1,
   retryMode: 'disciplined',
   backoffBaseMs: 500,
   backoffCapMs: 30_000,
 };
 
+/** The engine every replica of the scenario runs. */
 export function engineConfig(spec: ScenarioSpec): EngineConfig {
-  const model = MODELS[spec.model];
-  if (model === undefined)
-    throw new ConfigError('model', `one of ${Object.keys(MODELS).join(', ')}`, spec.model);
-  const gpu = GPUS[spec.gpu];
-  if (gpu === undefined)
-    throw new ConfigError('gpu', `one of ${Object.keys(GPUS).join(', ')}`, spec.gpu);
-  return {
-    model,
-    gpu,
-    tp: spec.tp,
-    maxNumSeqs: spec.maxNumSeqs,
-    maxBatchedTokens: spec.maxBatchedTokens,
-    blockSize: 16,
-    gpuMemoryUtilization: spec.gpuMemoryUtilization,
-    preemption: spec.preemption,
-    enablePrefixCaching: spec.prefixCaching,
-    numGpuBlocks: spec.kvBlocks,
-  };
+  return buildEngineConfig(spec);
 }
 
 export interface RunHooks {
@@ -101,12 +76,7 @@ export interface RunHooks {
 export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: RunHooks): Report {
   const rng = new SeededRng(spec.seed);
   const engine = engineConfig(spec);
-  const profile = resolveProfile({
-    profile: spec.profile,
-    model: spec.model,
-    gpu: spec.gpu,
-    tp: spec.tp,
-  });
+  const profile = buildEngineProfile(spec);
   // The spec carries the workload options under the workload's own names.
   const workload = buildWorkload(spec, rng.fork('workload'));
   return simulate({

@@ -1,0 +1,75 @@
+/**
+ * `goodput engine`: a simulated vLLM-compatible server — the engine model on the wall clock
+ * behind OpenAI's API and vLLM's metrics, with injectable faults. Flags follow vLLM's names.
+ * Main rule: it prints the URL it serves once listening and shuts down cleanly on SIGINT/SIGTERM.
+ */
+import { Command } from 'commander';
+import { ConfigError } from '../core/errors.ts';
+import { ENGINE_SERVER_DEFAULTS as D } from '../engine-server/engine-options.ts';
+import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
+import { serveEngine } from '../engine-server/serve.ts';
+import { nonNegativeInt, nonNegativeNumber } from './parse-flags.ts';
+
+function rate(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !(n >= 0 && n <= 1))
+      throw new ConfigError(flag, 'a number in [0, 1]', value);
+    return n;
+  };
+}
+
+export function engineCommand(): Command {
+  return addEngineFlags(new Command('engine'))
+    .description(
+      'serve a simulated vLLM-compatible engine (OpenAI API, vLLM metrics) on the wall clock',
+    )
+    .option('--port <n>', 'port to listen on (0: any free port)', nonNegativeInt('--port'), 8000)
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option(
+      '--served-model-name <name>',
+      'name /v1/models lists and requests must use (default: --model)',
+    )
+    .option('--seed <n>', 'seed for output lengths and faults', nonNegativeInt('--seed'), D.seed)
+    .option(
+      '--fail-rate <f>',
+      'fraction of requests answered 500 before any token',
+      rate('--fail-rate'),
+      0,
+    )
+    .option(
+      '--stall-rate <f>',
+      'fraction of streams that pause once half-way',
+      rate('--stall-rate'),
+      0,
+    )
+    .option('--stall-ms <ms>', 'how long a stall lasts', nonNegativeNumber('--stall-ms'), 1000)
+    .option(
+      '--crash-rate <f>',
+      'fraction of streams cut half-way (connection destroyed)',
+      rate('--crash-rate'),
+      0,
+    )
+    .action(async (o: Record<string, unknown>) => {
+      const engine = await serveEngine({
+        port: o.port as number,
+        host: o.host as string,
+        ...engineSpecFromFlags(o),
+        servedModelName: o.servedModelName as string | undefined,
+        seed: o.seed as number,
+        faults: {
+          failRate: o.failRate as number,
+          stallRate: o.stallRate as number,
+          stallMs: o.stallMs as number,
+          crashRate: o.crashRate as number,
+        },
+        onInternalError: (e) => console.error('goodput engine: internal error:', e),
+      });
+      console.log(`goodput engine: serving ${engine.servedModelName} at ${engine.url}/v1`);
+      const stop = () => {
+        void engine.close().then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,145 @@
+/**
+ * `POST /v1/chat/completions` and `POST /v1/completions`: validate, estimate the prompt, submit
+ * to the backend, then stream tokens as SSE or answer once the generation finishes. Main rule:
+ * the client's connection owns the request — when it closes, the generation is cancelled and
+ * its KV freed, whether it was queued, running or streaming.
+ */
+import type { Context } from 'hono';
+import type { HttpBindings } from '@hono/node-server';
+import { parseChatCompletionRequest } from '../openai/chat-request.ts';
+import { type ChunkHead, SSE_HEADERS } from '../openai/chunks.ts';
+import { parseCompletionRequest, promptList } from '../openai/completion-request.ts';
+import { OpenAiError, invalidRequest, modelNotFound, serverError } from '../openai/errors.ts';
+import { promptBlockHashes } from '../openai/prefix-hashes.ts';
+import {
+  estimateChatTokens,
+  estimateCompletionTokens,
+  renderChatPrompt,
+} from '../openai/prompt-tokens.ts';
+import { includeUsage, outputLimit } from '../openai/request-fields.ts';
+import { chatCompletion, textCompletion, usage } from '../openai/responses.ts';
+import { parseJsonText } from '../openai/validation.ts';
+import type { Generation } from './generation.ts';
+import { rejectionError } from './rejections.ts';
+import type { SimulatedBackend } from './simulated-backend.ts';
+import { type CompletionKind, sseBody } from './sse-body.ts';
+
+export interface RouteDeps {
+  readonly backend: SimulatedBackend;
+  readonly servedModelName: string;
+  /** A fresh response id: `chatcmpl-…` or `cmpl-…`. */
+  nextId(kind: CompletionKind): string;
+  /** Unix seconds, for `created`. */
+  unixSeconds(): number;
+}
+
+interface Prepared {
+  readonly model: string;
+  readonly stream: boolean;
+  readonly includeUsage: boolean;
+  readonly ignoreEos: boolean;
+  readonly limit: ReturnType<typeof outputLimit>;
+  readonly promptField: string;
+  readonly promptText: string;
+  readonly promptTokens: number;
+}
+
+export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
+  const req = parseChatCompletionRequest(parseJsonText(await c.req.text()));
+  return run(c, deps, 'chat', {
+    model: req.model,
+    stream: req.stream === true,
+    includeUsage: includeUsage(req),
+    ignoreEos: req.ignore_eos === true,
+    limit: outputLimit(req),
+    promptField: 'messages',
+    promptText: renderChatPrompt(req.messages),
+    promptTokens: estimateChatTokens(req.messages),
+  });
+}
+
+export async function completionRoute(c: Context, deps: RouteDeps): Promise<Response> {
+  const req = parseCompletionRequest(parseJsonText(await c.req.text()));
+  const prompts = promptList(req);
+  if (prompts.length !== 1) {
+    throw invalidRequest(
+      `prompt: expected one prompt (the simulated engine does not batch prompts), got ${prompts.length} prompts`,
+      'prompt',
+    );
+  }
+  return run(c, deps, 'text', {
+    model: req.model,
+    stream: req.stream === true,
+    includeUsage: includeUsage(req),
+    ignoreEos: req.ignore_eos === true,
+    limit: outputLimit(req),
+    promptField: 'prompt',
+    promptText: prompts[0],
+    promptTokens: estimateCompletionTokens(prompts[0]),
+  });
+}
+
+async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepared) {
+  const { backend } = deps;
+  if (p.model !== deps.servedModelName) throw modelNotFound(p.model, [deps.servedModelName]);
+  const blockSize = backend.config.blockSize;
+  const result = backend.submit({
+    promptTokens: p.promptTokens,
+    maxTokens: p.limit?.tokens,
+    ignoreEos: p.ignoreEos,
+    prefix: promptBlockHashes(p.promptText, p.promptTokens, blockSize),
+  });
+  if (!result.ok) {
+    const load = backend.load();
+    throw rejectionError(result.reason, {
+      promptField: p.promptField,
+      promptTokens: p.promptTokens,
+      limit: p.limit,
+      maxModelLen: backend.maxModelLen,
+      kvTokens: load.kvTotalBlocks * blockSize,
+    });
+  }
+  const gen = result.generation;
+  const signal = c.req.raw.signal;
+  if (signal.aborted) gen.cancel();
+  else signal.addEventListener('abort', () => gen.cancel(), { once: true });
+
+  const head: ChunkHead = {
+    id: deps.nextId(kind),
+    created: deps.unixSeconds(),
+    model: deps.servedModelName,
+    includeUsage: p.includeUsage,
+  };
+  const socket = (c.env as HttpBindings | undefined)?.incoming?.socket;
+  if (p.stream) {
+    // Tokens already written reach the client, then the connection drops mid-body.
+    const cut = () => (socket === undefined ? false : (socket.destroySoon(), true));
+    return new Response(sseBody(kind, gen, head, cut), { headers: SSE_HEADERS });
+  }
+  return c.json(await collect(kind, gen, head, () => socket?.destroy()));
+}
+
+/** Waits for the whole generation; the body OpenAI returns when `stream` is off. */
+async function collect(kind: CompletionKind, gen: Generation, head: ChunkHead, cut: () => void) {
+  let text = '';
+  for await (const ev of gen) {
+    if (ev.type === 'token') {
+      text += ev.text;
+    } else if (ev.type === 'finish') {
+      const used = usage(gen.promptTokens, ev.completionTokens);
+      return kind === 'chat'
+        ? chatCompletion(head, text, ev.reason, used)
+        : textCompletion(head, text, ev.reason, used);
+    } else {
+      cut();
+      throw serverError(`generation ${head.id}: injected crash`, 'injected_crash');
+    }
+  }
+  // Cancelled (the client left: nobody reads this) or the backend shut down.
+  throw new OpenAiError(
+    503,
+    `generation ${head.id} ended before it finished`,
+    null,
+    'shutting_down',
+  );
+}

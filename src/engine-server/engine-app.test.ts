@@ -1,0 +1,97 @@
+// The engine server in-process (`app.request`, no socket): health and models, injected faults,
+// cancellation of a request whose client leaves, and configuration errors.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createEngineServer } from './engine-app.ts';
+import { CHAT, MODEL, TEXT, expectError, post, testServer, user } from './app-test-kit.ts';
+
+const main = testServer();
+
+test('health is 200 while serving and 503 after close; requests after close are 503', async () => {
+  const s = testServer();
+  assert.equal((await s.app.request('/health')).status, 200);
+  s.close();
+  assert.equal((await s.app.request('/health')).status, 503);
+  await expectError(await post(s, TEXT, { model: MODEL, prompt: 'hi' }), 503, /shutting down/);
+});
+
+test('fail injection answers 500 before any token', async () => {
+  const failing = testServer({ faults: { failRate: 1 } });
+  const err = await expectError(
+    await post(failing, TEXT, { model: MODEL, prompt: 'hi', stream: true }),
+    500,
+    /injected by --fail-rate/,
+  );
+  assert.equal(err.type, 'server_error');
+  assert.equal(failing.backend.load().waiting + failing.backend.load().running, 0);
+});
+
+test('a stalled stream still delivers every token and finishes', async () => {
+  const stalling = testServer({ faults: { stallRate: 1, stallMs: 15 } });
+  const res = await post(stalling, TEXT, {
+    model: MODEL,
+    prompt: 'hi',
+    stream: true,
+    max_tokens: 6,
+    ignore_eos: true,
+  });
+  const events = (await res.text()).split('\n\n').filter((e) => e !== '');
+  // Six tokens, the finish chunk, then [DONE].
+  assert.equal(events.length, 8);
+  assert.equal(events.at(-1), 'data: [DONE]');
+});
+
+test('without a socket, an injected crash fails the streamed body', async () => {
+  const crashing = testServer({ faults: { crashRate: 1 } });
+  const res = await post(crashing, CHAT, {
+    model: MODEL,
+    messages: user('hi'),
+    stream: true,
+    max_tokens: 4,
+    ignore_eos: true,
+  });
+  assert.equal(res.status, 200);
+  await assert.rejects(res.text(), /injected crash/);
+  assert.equal(crashing.backend.load().kvUsedBlocks, 0);
+});
+
+test('a client that aborts a non-streamed request cancels it in the engine', async () => {
+  const s = testServer();
+  const ac = new AbortController();
+  const body = { model: MODEL, prompt: 'hi', max_tokens: 5000, ignore_eos: true };
+  const pending = post(s, TEXT, body, { signal: ac.signal });
+  for (let i = 0; i < 1000 && s.backend.load().running === 0; i++)
+    await new Promise((r) => setTimeout(r, 1));
+  assert.equal(s.backend.load().running, 1);
+  ac.abort();
+  assert.equal(s.backend.load().running, 0, 'cancelled in the same tick');
+  assert.equal(s.backend.load().kvUsedBlocks, 0);
+  await pending.then(
+    (r) => assert.equal(r.status, 503),
+    () => {},
+  );
+});
+
+test('/v1/models has the OpenAI list shape with vLLM extras', async () => {
+  const body = (await (await main.app.request('/v1/models')).json()) as {
+    object: string;
+    data: Record<string, unknown>[];
+  };
+  assert.equal(body.object, 'list');
+  assert.equal(body.data.length, 1);
+  assert.equal(body.data[0].id, MODEL);
+  assert.equal(body.data[0].object, 'model');
+  assert.equal(body.data[0].max_model_len, 8192);
+  assert.equal(typeof body.data[0].created, 'number');
+});
+
+test('a bad configuration fails at creation, naming the option', () => {
+  assert.throws(
+    () => createEngineServer({ model: 'gpt-2' }),
+    /^ConfigError: model: expected one of/,
+  );
+  assert.throws(
+    () => createEngineServer({ faults: { crashRate: 1.5 } }),
+    /faults\.crashRate: expected a number in \[0, 1\], got 1.5/,
+  );
+});

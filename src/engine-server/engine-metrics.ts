@@ -1,0 +1,129 @@
+/**
+ * The engine server's Prometheus metrics under vLLM's names, so a gateway, autoscaler or
+ * dashboard built for vLLM reads the simulator unchanged. Gauges and counters are read from the
+ * backend at scrape time; histograms observe each request as it runs (vLLM's buckets). Main
+ * rule: a registry of its own (never prom-client's global one), every series labelled with
+ * `model_name`, and label values only from closed sets (finished_reason: stop, length, abort).
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BackendObserver, EndReason, SimulatedBackend } from './simulated-backend.ts';
+
+const TTFT_BUCKETS = [
+  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
+  160, 640, 2560,
+];
+const ITL_BUCKETS = [
+  0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
+];
+const E2E_BUCKETS = [
+  0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
+];
+const END_REASONS: readonly EndReason[] = ['stop', 'length', 'abort'];
+
+export class EngineMetrics implements BackendObserver {
+  readonly registry = new Registry();
+  private readonly labels: { model_name: string };
+  private readonly ttft: Histogram<'model_name'>;
+  private readonly itl: Histogram<'model_name'>[];
+  private readonly e2e: Histogram<'model_name'>;
+
+  constructor(modelName: string, backend: () => SimulatedBackend) {
+    const labels = { model_name: modelName };
+    this.labels = labels;
+    const registers = [this.registry];
+    const gauge = (name: string, help: string, read: (b: SimulatedBackend) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['model_name'],
+        registers,
+        collect() {
+          this.set(labels, read(backend()));
+        },
+      });
+    const counter = (name: string, help: string, read: (b: SimulatedBackend) => number) =>
+      new Counter({
+        name,
+        help,
+        labelNames: ['model_name'],
+        registers,
+        collect() {
+          this.reset();
+          this.inc(labels, read(backend()));
+        },
+      });
+    const kvUsage = (b: SimulatedBackend) => {
+      const l = b.load();
+      return l.kvTotalBlocks > 0 ? l.kvUsedBlocks / l.kvTotalBlocks : 0;
+    };
+    gauge(
+      'vllm:num_requests_running',
+      'Requests in model execution batches.',
+      (b) => b.load().running,
+    );
+    gauge(
+      'vllm:num_requests_waiting',
+      'Requests waiting to be processed.',
+      (b) => b.load().waiting,
+    );
+    gauge('vllm:gpu_cache_usage_perc', 'GPU KV-cache usage (1 = 100%).', kvUsage);
+    gauge('vllm:kv_cache_usage_perc', 'KV-cache usage (1 = 100%).', kvUsage);
+    counter(
+      'vllm:prefix_cache_queries_total',
+      'Prefix cache queries, in tokens.',
+      (b) => b.stats().promptTokens,
+    );
+    counter(
+      'vllm:prefix_cache_hits_total',
+      'Prefix cache hits, in tokens.',
+      (b) => b.stats().prefixHitTokens,
+    );
+    counter('vllm:num_preemptions_total', 'Cumulative preemptions.', (b) => b.stats().preemptions);
+    counter(
+      'vllm:prompt_tokens_total',
+      'Prefill tokens processed.',
+      (b) => b.counters().promptTokens,
+    );
+    counter(
+      'vllm:generation_tokens_total',
+      'Generation tokens processed.',
+      (b) => b.stats().tokensGenerated,
+    );
+    new Counter({
+      name: 'vllm:request_success_total',
+      help: 'Finished requests, by finished_reason.',
+      labelNames: ['model_name', 'finished_reason'],
+      registers,
+      collect() {
+        this.reset();
+        const ended = backend().counters().ended;
+        for (const r of END_REASONS) this.inc({ ...labels, finished_reason: r }, ended[r]);
+      },
+    });
+    const histogram = (name: string, help: string, buckets: number[]) =>
+      new Histogram({ name, help, buckets, labelNames: ['model_name'], registers });
+    this.ttft = histogram('vllm:time_to_first_token_seconds', 'Time to first token.', TTFT_BUCKETS);
+    this.itl = [
+      histogram('vllm:inter_token_latency_seconds', 'Inter-token latency.', ITL_BUCKETS),
+      histogram('vllm:time_per_output_token_seconds', 'Time per output token.', ITL_BUCKETS),
+    ];
+    this.e2e = histogram('vllm:e2e_request_latency_seconds', 'End-to-end latency.', E2E_BUCKETS);
+  }
+
+  firstToken(ttftMs: number): void {
+    this.ttft.observe(this.labels, ttftMs / 1000);
+  }
+
+  tokenGap(itlMs: number): void {
+    for (const h of this.itl) h.observe(this.labels, itlMs / 1000);
+  }
+
+  ended(reason: EndReason, e2eMs: number): void {
+    if (reason !== 'abort') this.e2e.observe(this.labels, e2eMs / 1000);
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * One request inside the simulated backend: the engine's request object and, to the caller, an
+ * async iterable of its events — a `token` per generated token, then `finish`; or `crash` when
+ * an injected fault cuts it. Main rule: `cancel()` takes effect at once, wherever the request
+ * is (queued, prefilling, decoding, or paused by a stall): the engine frees its KV in the same
+ * call and the stream ends; stopping the iteration early cancels it the same way.
+ */
+import type { Clock } from '../core/ports/clock.ts';
+import type { TimerHandle, Timers } from '../core/ports/timers.ts';
+import type { PrefixBlocks } from '../core/request/request.ts';
+import type { Ms } from '../core/request/units.ts';
+import type { EngineRequest, FailReason } from '../engine/engine-types.ts';
+import type { FinishReason } from '../openai/responses.ts';
+import { EventChannel } from './event-channel.ts';
+import { fillerPiece } from './filler-text.ts';
+import type { RequestPlan } from './request-plan.ts';
+
+export type GenerationEvent =
+  | { readonly type: 'token'; readonly index: number; readonly text: string; readonly atMs: Ms }
+  | {
+      readonly type: 'finish';
+      readonly reason: FinishReason;
+      readonly completionTokens: number;
+      readonly atMs: Ms;
+    }
+  /** Injected fault: the connection must drop now; no finish follows. */
+  | { readonly type: 'crash'; readonly completionTokens: number; readonly atMs: Ms };
+
+export interface Generation extends AsyncIterable<GenerationEvent> {
+  readonly id: string;
+  readonly promptTokens: number;
+  /** Frees the request in the engine now and ends the stream; idempotent. */
+  cancel(): void;
+}
+
+/** What a job needs from its backend. */
+export interface JobHost {
+  readonly clock: Clock;
+  readonly timers: Timers;
+  /** The job ended before finishing (client gone, or crashed): drop it from the engine. */
+  abort(job: Job): void;
+  finished(job: Job, reason: FinishReason, atMs: Ms): void;
+  tokenAt(job: Job, index: number, atMs: Ms): void;
+}
+
+export class Job implements EngineRequest, Generation {
+  readonly id: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly prefix?: PrefixBlocks;
+  readonly plan: RequestPlan;
+  readonly arrivalMs: Ms;
+  failReason: FailReason | null = null;
+  private readonly host: JobHost;
+  private readonly channel = new EventChannel<GenerationEvent>();
+  private emitted = 0;
+  private live = true;
+  /** Cancelled or dropped: nothing more is delivered, a pending stall ends at once. */
+  private halted = false;
+  private stall: { timer: TimerHandle; resume: () => void } | null = null;
+  private iterated = false;
+
+  constructor(
+    id: string,
+    promptTokens: number,
+    plan: RequestPlan,
+    host: JobHost,
+    prefix?: PrefixBlocks,
+  ) {
+    this.id = id;
+    this.inputTokens = promptTokens;
+    this.outputTokens = plan.outputTokens;
+    this.plan = plan;
+    this.host = host;
+    this.prefix = prefix;
+    this.arrivalMs = host.clock.now();
+  }
+
+  get promptTokens(): number {
+    return this.inputTokens;
+  }
+
+  get active(): boolean {
+    return this.live;
+  }
+
+  /** The engine emitted token `index` at `atMs`. */
+  token(index: number, atMs: Ms): void {
+    if (!this.live) return;
+    this.emitted++;
+    this.host.tokenAt(this, index, atMs);
+    this.channel.push({ type: 'token', index, text: fillerPiece(index), atMs });
+    if (this.emitted === this.plan.crashAfter) {
+      this.channel.push({ type: 'crash', completionTokens: this.emitted, atMs });
+      this.stop();
+    }
+  }
+
+  finish(atMs: Ms): void {
+    if (!this.live) return;
+    this.live = false;
+    const reason = this.plan.finishReason;
+    this.host.finished(this, reason, atMs);
+    this.channel.push({ type: 'finish', reason, completionTokens: this.emitted, atMs });
+    this.channel.end();
+  }
+
+  cancel(): void {
+    if (!this.live) return;
+    this.stop();
+  }
+
+  /** Ended by the engine without a token (it could not serve the prompt). */
+  fail(reason: FailReason): void {
+    this.failReason = reason;
+    this.live = false;
+    this.channel.end();
+  }
+
+  /** Closes the stream without touching the engine (the backend is shutting down). */
+  drop(): void {
+    this.live = false;
+    this.halted = true;
+    this.resumeStall();
+    this.channel.end();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<GenerationEvent> {
+    if (this.iterated) throw new Error(`generation ${this.id}: its events can be read once`);
+    this.iterated = true;
+    return this.events();
+  }
+
+  private stop(): void {
+    this.live = false;
+    this.halted = true;
+    this.host.abort(this);
+    this.resumeStall();
+    this.channel.end();
+  }
+
+  private async *events(): AsyncGenerator<GenerationEvent> {
+    try {
+      for (;;) {
+        const r = await this.channel.next();
+        if (r.done) return;
+        if (r.value.type === 'token' && r.value.index === this.plan.stallBefore) {
+          await this.pause(this.host.clock.now() + this.plan.stallMs);
+          if (this.halted) return;
+        }
+        yield r.value;
+      }
+    } finally {
+      this.cancel();
+    }
+  }
+
+  /** The injected stall: delivery waits, the engine does not (tokens queue meanwhile). */
+  private pause(untilMs: Ms): Promise<void> {
+    if (this.halted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const resume = () => {
+        this.stall = null;
+        resolve();
+      };
+      this.stall = { timer: this.host.timers.at(untilMs, resume), resume };
+    });
+  }
+
+  private resumeStall(): void {
+    const s = this.stall;
+    if (s === null) return;
+    s.timer.cancel();
+    s.resume();
+  }
+}

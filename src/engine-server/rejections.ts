@@ -1,0 +1,49 @@
+/**
+ * The one place where the backend's rejection reasons become OpenAI errors and HTTP statuses.
+ * Main rule: the message names the request field at fault and the numbers that decided it, so
+ * a client can tell a prompt that is too long from an output limit that is too large.
+ */
+import { OpenAiError, invalidRequest, serverError } from '../openai/errors.ts';
+import type { RejectReason } from './simulated-backend.ts';
+
+export interface RejectionContext {
+  /** `messages` or `prompt`. */
+  readonly promptField: string;
+  readonly promptTokens: number;
+  readonly limit?: { readonly tokens: number; readonly field: string };
+  readonly maxModelLen: number;
+  readonly kvTokens: number;
+}
+
+export function rejectionError(reason: RejectReason, ctx: RejectionContext): OpenAiError {
+  const { promptField, promptTokens, maxModelLen } = ctx;
+  switch (reason) {
+    case 'prompt_exceeds_max_model_len':
+      return invalidRequest(
+        `${promptField}: expected a prompt under the model's context of ${maxModelLen} tokens, got ${promptTokens} tokens (estimated)`,
+        promptField,
+        'context_length_exceeded',
+      );
+    case 'prompt_exceeds_kv_capacity':
+      return invalidRequest(
+        `${promptField}: expected a request that fits the engine's KV cache of ${ctx.kvTokens} tokens, got ${promptTokens} prompt tokens (estimated)${ctx.limit === undefined ? '' : ` and ${ctx.limit.field} ${ctx.limit.tokens}`}`,
+        promptField,
+        'kv_capacity_exceeded',
+      );
+    case 'output_exceeds_max_model_len': {
+      const field = ctx.limit?.field ?? 'max_tokens';
+      return invalidRequest(
+        `${field}: expected at most ${maxModelLen - promptTokens} (the model's context of ${maxModelLen} tokens less ${promptTokens} prompt tokens), got ${ctx.limit?.tokens ?? 'more'}`,
+        field,
+        'context_length_exceeded',
+      );
+    }
+    case 'injected_failure':
+      return serverError(
+        'the engine failed the request (injected by --fail-rate)',
+        'injected_failure',
+      );
+    case 'shutting_down':
+      return new OpenAiError(503, 'the engine is shutting down', null, 'shutting_down');
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Decides, when a request arrives, what the simulated model will do with it: how many tokens it
+ * generates and why it stops, and which injected fault (if any) hits it. Main rule: every
+ * request draws the same number of values from each seeded stream whatever the settings — one
+ * length, three fault draws — so a seed gives the same lengths with faults on or off.
+ */
+import type { Rng } from '../core/ports/rng.ts';
+import type { FinishReason } from '../openai/responses.ts';
+
+export interface FaultRates {
+  /** Fraction of requests answered 500 before any token. */
+  readonly failRate: number;
+  /** Fraction of requests whose token stream pauses once, half-way, for `stallMs`. */
+  readonly stallRate: number;
+  readonly stallMs: number;
+  /** Fraction of requests cut half-way: the connection drops after some tokens. */
+  readonly crashRate: number;
+}
+
+export const NO_FAULTS: FaultRates = { failRate: 0, stallRate: 0, stallMs: 0, crashRate: 0 };
+
+export interface PlanInput {
+  readonly promptTokens: number;
+  /** The client's output limit; none: whatever room the context leaves. */
+  readonly maxTokens?: number;
+  /** Generate exactly the limit (vLLM's ignore_eos). */
+  readonly ignoreEos: boolean;
+  readonly maxModelLen: number;
+}
+
+export interface RequestPlan {
+  /** Tokens the engine is asked for (≥ 1, so the engine can judge the prompt itself). */
+  readonly outputTokens: number;
+  /** Why the request stops if it runs to the end. */
+  readonly finishReason: FinishReason;
+  readonly fail: boolean;
+  /** Index of the token the stream pauses before, or null. */
+  readonly stallBefore: number | null;
+  readonly stallMs: number;
+  /** Tokens delivered before the connection is cut, or null. */
+  readonly crashAfter: number | null;
+}
+
+/** A natural (end-of-sequence) output length from a uniform draw in [0, 1). */
+export type LengthSampler = (u: number) => number;
+
+export class RequestPlanner {
+  private readonly lengths: Rng;
+  private readonly faults: Rng;
+  private readonly rates: FaultRates;
+  private readonly sample: LengthSampler;
+
+  constructor(rng: Rng, rates: FaultRates, sample: LengthSampler) {
+    this.lengths = rng.fork('lengths');
+    this.faults = rng.fork('faults');
+    this.rates = rates;
+    this.sample = sample;
+  }
+
+  plan(input: PlanInput): RequestPlan {
+    const natural = this.sample(this.lengths.next());
+    const fail = this.faults.next() < this.rates.failRate;
+    const stall = this.faults.next() < this.rates.stallRate && this.rates.stallMs > 0;
+    const crash = this.faults.next() < this.rates.crashRate;
+
+    const room = Math.max(1, input.maxModelLen - input.promptTokens);
+    const limit = Math.min(input.maxTokens ?? room, room);
+    const stops = !input.ignoreEos && natural <= limit;
+    const outputTokens = Math.max(1, stops ? natural : limit);
+    return {
+      outputTokens,
+      finishReason: stops ? 'stop' : 'length',
+      fail,
+      stallBefore: stall ? Math.floor(outputTokens / 2) : null,
+      stallMs: stall ? this.rates.stallMs : 0,
+      crashAfter: crash ? Math.ceil(outputTokens / 2) : null,
+    };
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The simulated engine apart from HTTP: one `ReplicaDriver` on an injected clock, and per
+ * request a `Generation` whose tokens arrive when the engine emits them. The engine server puts
+ * HTTP in front of it; the gateway can embed it in-process. Main rule: a request is either
+ * rejected at `submit` (a reason from a closed set, nothing queued) or accepted and then ends
+ * exactly once — finished, cancelled or crashed — with its KV freed in the engine at that moment.
+ */
+import type { Clock } from '../core/ports/clock.ts';
+import type { Rng } from '../core/ports/rng.ts';
+import type { Timers } from '../core/ports/timers.ts';
+import type { PrefixBlocks } from '../core/request/request.ts';
+import type { Ms } from '../core/request/units.ts';
+import type { EngineStats } from '../engine/engine-stats.ts';
+import type { EngineConfig, FailReason, ReplicaLoad } from '../engine/engine-types.ts';
+import { ReplicaDriver } from '../engine/replica-driver.ts';
+import type { TimingProfile } from '../engine/timing/profile.ts';
+import type { FinishReason } from '../openai/responses.ts';
+import { type Generation, Job, type JobHost } from './generation.ts';
+import { type FaultRates, type LengthSampler, RequestPlanner } from './request-plan.ts';
+
+export interface GenerationRequest {
+  readonly promptTokens: number;
+  readonly maxTokens?: number;
+  readonly ignoreEos: boolean;
+  readonly prefix?: PrefixBlocks;
+}
+
+export type RejectReason =
+  FailReason | 'output_exceeds_max_model_len' | 'injected_failure' | 'shutting_down';
+
+export type SubmitResult =
+  | { readonly ok: true; readonly generation: Generation }
+  | { readonly ok: false; readonly reason: RejectReason };
+
+/** How an accepted request ended: vLLM's finished_reason values. */
+export type EndReason = FinishReason | 'abort';
+
+/** Request-level timings as they happen, for histograms (vLLM's definitions, in ms). */
+export interface BackendObserver {
+  firstToken(ttftMs: Ms): void;
+  tokenGap(itlMs: Ms): void;
+  ended(reason: EndReason, e2eMs: Ms): void;
+}
+
+export interface BackendCounters {
+  /** Prompt tokens of requests whose prefill completed. */
+  promptTokens: number;
+  ended: Record<EndReason, number>;
+}
+
+export interface SimulatedBackendOptions {
+  readonly config: EngineConfig;
+  readonly profile: TimingProfile;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly rng: Rng;
+  readonly faults: FaultRates;
+  readonly lengths: LengthSampler;
+  readonly observer?: BackendObserver;
+}
+
+export class SimulatedBackend implements JobHost {
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly config: EngineConfig;
+  private readonly driver: ReplicaDriver<Job>;
+  private readonly planner: RequestPlanner;
+  private readonly observer: BackendObserver | undefined;
+  private readonly live = new Set<Job>();
+  private readonly lastTokenMs = new Map<Job, Ms>();
+  private readonly counts: BackendCounters = {
+    promptTokens: 0,
+    ended: { stop: 0, length: 0, abort: 0 },
+  };
+  private nextId = 0;
+  private closed = false;
+
+  constructor(opts: SimulatedBackendOptions) {
+    this.clock = opts.clock;
+    this.timers = opts.timers;
+    this.config = opts.config;
+    this.observer = opts.observer;
+    this.planner = new RequestPlanner(opts.rng, opts.faults, opts.lengths);
+    this.driver = new ReplicaDriver<Job>({
+      config: opts.config,
+      profile: opts.profile,
+      clock: opts.clock,
+      timers: opts.timers,
+      listener: {
+        onPrefillStart: () => {},
+        onFirstToken: (job, at) => job.token(0, at),
+        onToken: (job, at, index) => job.token(index, at),
+        onFinish: (job, at) => job.finish(at),
+        onPreempt: () => {},
+        onFail: (job, _at, reason) => job.fail(reason),
+      },
+    });
+  }
+
+  get maxModelLen(): number {
+    return this.config.model.maxModelLen;
+  }
+
+  submit(req: GenerationRequest): SubmitResult {
+    const plan = this.planner.plan({ ...req, maxModelLen: this.maxModelLen });
+    if (this.closed) return { ok: false, reason: 'shutting_down' };
+    const room = this.maxModelLen - req.promptTokens;
+    if (req.maxTokens !== undefined && room > 0 && req.maxTokens > room)
+      return { ok: false, reason: 'output_exceeds_max_model_len' };
+    if (plan.fail) return { ok: false, reason: 'injected_failure' };
+    const job = new Job(`req-${this.nextId++}`, req.promptTokens, plan, this, req.prefix);
+    if (!this.driver.add(job)) return { ok: false, reason: job.failReason ?? 'shutting_down' };
+    this.live.add(job);
+    return { ok: true, generation: job };
+  }
+
+  load(): ReplicaLoad {
+    return this.driver.load();
+  }
+
+  stats(): EngineStats {
+    return this.driver.stats();
+  }
+
+  counters(): Readonly<BackendCounters> {
+    return this.counts;
+  }
+
+  /** Accepted requests not yet ended. */
+  get inFlight(): number {
+    return this.live.size;
+  }
+
+  /** Stops the engine; streams still open end without a finish. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.driver.close();
+    for (const job of this.live) job.drop();
+    this.live.clear();
+    this.lastTokenMs.clear();
+  }
+
+  // JobHost: called by jobs as the engine drives them.
+
+  tokenAt(job: Job, index: number, atMs: Ms): void {
+    if (index === 0) {
+      this.counts.promptTokens += job.promptTokens;
+      this.observer?.firstToken(atMs - job.arrivalMs);
+    } else {
+      const last = this.lastTokenMs.get(job);
+      if (last !== undefined) this.observer?.tokenGap(atMs - last);
+    }
+    this.lastTokenMs.set(job, atMs);
+  }
+
+  finished(job: Job, reason: FinishReason, atMs: Ms): void {
+    this.end(job, reason, atMs);
+  }
+
+  abort(job: Job): void {
+    this.driver.cancel(job.id);
+    this.end(job, 'abort', this.clock.now());
+  }
+
+  private end(job: Job, reason: EndReason, atMs: Ms): void {
+    if (!this.live.delete(job)) return;
+    this.lastTokenMs.delete(job);
+    this.counts.ended[reason]++;
+    this.observer?.ended(reason, atMs - job.arrivalMs);
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Streamed responses as OpenAI sends them: Server-Sent Events whose `data:` lines are
+ * `chat.completion.chunk` or `text_completion` objects, then, when the client asked with
+ * `stream_options.include_usage`, one chunk with empty `choices` and the usage, then
+ * `data: [DONE]`. Main rule: a chat stream opens with a chunk carrying the role, carries one
+ * chunk per token, and closes with a chunk whose delta is empty and whose finish_reason is set;
+ * while usage is requested every other chunk carries `usage: null`, as OpenAI's do.
+ */
+import type { FinishReason, Usage } from './responses.ts';
+
+/** What every chunk of one response repeats. */
+export interface ChunkHead {
+  readonly id: string;
+  /** Unix seconds. */
+  readonly created: number;
+  readonly model: string;
+  /** The client asked for a usage chunk at the end. */
+  readonly includeUsage: boolean;
+}
+
+export interface ChatDelta {
+  readonly role?: 'assistant';
+  readonly content?: string;
+}
+
+export function chatChunk(head: ChunkHead, delta: ChatDelta, finishReason: FinishReason | null) {
+  return {
+    id: head.id,
+    object: 'chat.completion.chunk' as const,
+    created: head.created,
+    model: head.model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    ...(head.includeUsage ? { usage: null } : {}),
+  };
+}
+
+export function textChunk(head: ChunkHead, text: string, finishReason: FinishReason | null) {
+  return {
+    id: head.id,
+    object: 'text_completion' as const,
+    created: head.created,
+    model: head.model,
+    choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason }],
+    ...(head.includeUsage ? { usage: null } : {}),
+  };
+}
+
+/** The last chunk before [DONE] when usage was requested: no choices, the whole usage. */
+export function usageChunk(
+  object: 'chat.completion.chunk' | 'text_completion',
+  head: ChunkHead,
+  usage: Usage,
+) {
+  return { id: head.id, object, created: head.created, model: head.model, choices: [], usage };
+}
+
+/** One SSE event carrying `payload` as JSON. */
+export function sseData(payload: unknown): string {
+  return `data: ${JSON.stringify(payload)}\n\n`;
+}
+
+export const SSE_DONE = 'data: [DONE]\n\n';
+
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+};

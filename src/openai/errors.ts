@@ -1,0 +1,109 @@
+/**
+ * OpenAI's error wire format: `{ error: { message, type, param, code } }` with the HTTP status
+ * OpenAI (and vLLM) answer with. An `OpenAiError` is thrown by request parsing and by servers;
+ * one handler turns it into a response. Main rule: the message names the field and the value
+ * that was wrong, and `param` names the field, so a client can act on it without guessing.
+ */
+
+export interface OpenAiErrorBody {
+  readonly error: {
+    readonly message: string;
+    readonly type: string;
+    readonly param: string | null;
+    readonly code: string | null;
+  };
+}
+
+/** OpenAI's `type` for each status it uses; anything else 5xx is a server error. */
+const TYPES: Readonly<Record<number, string>> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'invalid_request_error',
+  409: 'invalid_request_error',
+  413: 'invalid_request_error',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
+export class OpenAiError extends Error {
+  readonly kind = 'openai' as const;
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  readonly code: string | null;
+
+  constructor(status: number, message: string, param: string | null = null, code?: string | null) {
+    super(message);
+    this.name = 'OpenAiError';
+    this.status = status;
+    this.type = TYPES[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
+    this.param = param;
+    this.code = code ?? null;
+  }
+
+  body(): OpenAiErrorBody {
+    return {
+      error: { message: this.message, type: this.type, param: this.param, code: this.code },
+    };
+  }
+}
+
+export function isOpenAiError(e: unknown): e is OpenAiError {
+  return e instanceof OpenAiError;
+}
+
+/** 400: the request is malformed or asks for something the server cannot do. */
+export function invalidRequest(message: string, param: string | null = null, code?: string) {
+  return new OpenAiError(400, message, param, code ?? null);
+}
+
+/** 404, as OpenAI answers a model it does not serve. */
+export function modelNotFound(model: string, served: readonly string[]): OpenAiError {
+  return new OpenAiError(
+    404,
+    `model: expected one of ${served.join(', ')}, got ${describeValue(model)} (the model does not exist)`,
+    'model',
+    'model_not_found',
+  );
+}
+
+/** 413: the body is over the server's limit. */
+export function payloadTooLarge(limitBytes: number): OpenAiError {
+  return new OpenAiError(
+    413,
+    `request body: expected at most ${limitBytes} bytes, got more`,
+    null,
+    'payload_too_large',
+  );
+}
+
+/** 404 for a path the server does not have. */
+export function routeNotFound(method: string, path: string): OpenAiError {
+  return new OpenAiError(404, `${method} ${path}: no such route`, null, 'not_found');
+}
+
+/** 500: the server failed; `code` says how, from a closed set the caller owns. */
+export function serverError(message: string, code = 'internal_error'): OpenAiError {
+  return new OpenAiError(500, message, null, code);
+}
+
+/** A Web-standard JSON response carrying the error, for any runtime. */
+export function errorResponse(e: OpenAiError, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(e.body()), {
+    status: e.status,
+    headers: { ...headers, 'content-type': 'application/json' },
+  });
+}
+
+/** A value as an error message shows it: JSON, cut short so a huge input cannot bloat the message. */
+export function describeValue(value: unknown, maxChars = 80): string {
+  let text: string;
+  if (value === undefined) return 'nothing';
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > maxChars ? `${text.slice(0, maxChars)}…` : text;
+}

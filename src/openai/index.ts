@@ -1,0 +1,66 @@
+/**
+ * OpenAI's wire format, shared by every Goodput server that speaks it (the simulated engine,
+ * the gateway): request schemas and their parsers, error bodies, whole responses, SSE chunks,
+ * and the tokenizer-free prompt estimate. Main rule: nothing here knows about engines, HTTP
+ * frameworks or clocks — callers pass ids, times and counts in.
+ */
+export {
+  OpenAiError,
+  type OpenAiErrorBody,
+  describeValue,
+  errorResponse,
+  invalidRequest,
+  isOpenAiError,
+  modelNotFound,
+  payloadTooLarge,
+  routeNotFound,
+  serverError,
+} from './errors.ts';
+export { expect, fieldPath, parseJsonText, parseWith } from './validation.ts';
+export { MAX_TOKENS_LIMIT, commonFields, includeUsage, outputLimit } from './request-fields.ts';
+export {
+  CHAT_ROLES,
+  type ChatCompletionRequest,
+  type ChatMessage,
+  type ChatRole,
+  chatCompletionRequestSchema,
+  chatMessageSchema,
+  messageText,
+  parseChatCompletionRequest,
+} from './chat-request.ts';
+export {
+  type CompletionRequest,
+  completionRequestSchema,
+  parseCompletionRequest,
+  promptList,
+} from './completion-request.ts';
+export {
+  CHARS_PER_TOKEN,
+  TOKENS_PER_MESSAGE,
+  TOKENS_PER_REPLY,
+  estimateChatTokens,
+  estimateCompletionTokens,
+  estimateTextTokens,
+  renderChatPrompt,
+} from './prompt-tokens.ts';
+export { type PromptBlockHashes, promptBlockHashes } from './prefix-hashes.ts';
+export {
+  type FinishReason,
+  type ModelCard,
+  type ResponseHead,
+  type Usage,
+  chatCompletion,
+  modelList,
+  textCompletion,
+  usage,
+} from './responses.ts';
+export {
+  type ChatDelta,
+  type ChunkHead,
+  SSE_DONE,
+  SSE_HEADERS,
+  chatChunk,
+  sseData,
+  textChunk,
+  usageChunk,
+} from './chunks.ts';

@@ -1,0 +1,91 @@
+/**
+ * Whole (non-streamed) response bodies: `chat.completion`, `text_completion`, and the model
+ * list of `GET /v1/models`. Main rule: usage is always present on a whole response and
+ * total_tokens is prompt + completion, as OpenAI's is.
+ */
+
+/** `stop`: the model ended on its own (or on a stop string); `length`: it hit the output limit. */
+export type FinishReason = 'stop' | 'length';
+
+export interface Usage {
+  readonly prompt_tokens: number;
+  readonly completion_tokens: number;
+  readonly total_tokens: number;
+}
+
+export function usage(promptTokens: number, completionTokens: number): Usage {
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+}
+
+export interface ResponseHead {
+  readonly id: string;
+  /** Unix seconds. */
+  readonly created: number;
+  readonly model: string;
+}
+
+export function chatCompletion(
+  head: ResponseHead,
+  content: string,
+  finishReason: FinishReason,
+  used: Usage,
+) {
+  return {
+    id: head.id,
+    object: 'chat.completion' as const,
+    created: head.created,
+    model: head.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant' as const, content },
+        logprobs: null,
+        finish_reason: finishReason,
+      },
+    ],
+    usage: used,
+  };
+}
+
+export function textCompletion(
+  head: ResponseHead,
+  text: string,
+  finishReason: FinishReason,
+  used: Usage,
+) {
+  return {
+    id: head.id,
+    object: 'text_completion' as const,
+    created: head.created,
+    model: head.model,
+    choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason }],
+    usage: used,
+  };
+}
+
+export interface ModelCard {
+  readonly id: string;
+  readonly created: number;
+  readonly ownedBy: string;
+  /** vLLM's extras: the model behind a served name, and its context length. */
+  readonly root?: string;
+  readonly maxModelLen?: number;
+}
+
+export function modelList(models: readonly ModelCard[]) {
+  return {
+    object: 'list' as const,
+    data: models.map((m) => ({
+      id: m.id,
+      object: 'model' as const,
+      created: m.created,
+      owned_by: m.ownedBy,
+      ...(m.root === undefined ? {} : { root: m.root }),
+      ...(m.maxModelLen === undefined ? {} : { max_model_len: m.maxModelLen }),
+    })),
+  };
+}
