@@ -7,6 +7,7 @@ import { isConfigError, isInputError } from '../core/errors.ts';
 import { simulateCommand } from './simulate-command.ts';
 import { compareCommand } from './compare-command.ts';
 import { engineCommand } from './engine-command.ts';
+import { serveCommand } from './serve-command.ts';
 
 const program = new Command('goodput')
   .description(
@@ -16,7 +17,8 @@ const program = new Command('goodput')
   .exitOverride()
   .addCommand(simulateCommand())
   .addCommand(compareCommand())
-  .addCommand(engineCommand());
+  .addCommand(engineCommand())
+  .addCommand(serveCommand());
 
 for (const cmd of program.commands) cmd.exitOverride();
 

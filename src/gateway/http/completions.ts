@@ -79,7 +79,12 @@ export async function handleCompletion(
   }
 }
 
-async function complete(kind: ApiKind, raw: Request, bodyText: string, deps: CompletionsDeps) {
+async function complete(
+  kind: ApiKind,
+  raw: Request,
+  bodyText: string,
+  deps: CompletionsDeps,
+): Promise<Response> {
   // Authentication first: an unauthenticated caller learns nothing about the request's validity.
   let tenantName = 'default';
   if (deps.keys.required) {
@@ -143,10 +148,9 @@ async function complete(kind: ApiKind, raw: Request, bodyText: string, deps: Com
     const admitted = await deps.gateway.admit(req, upstream);
     if (admitted.kind === 'rejected') {
       const d = admitted.decision;
-      return refusal(d.reason, d.status, d.retryAfterMs);
+      return tagged(refusal(d.reason, d.status, d.retryAfterMs), base.id);
     }
-    if (admitted.kind === 'expired') return refusal('deadline', 503, 1_000);
-    if (admitted.kind === 'aborted') return refusal('deadline', 503, 1_000);
+    if (admitted.kind !== 'dispatched') return tagged(refusal('deadline', 503, 1_000), base.id);
     const ticket = admitted.ticket;
     const run = deps.gateway.run(ticket, kind, json as Record<string, unknown>, upstream);
     const events = run[Symbol.asyncIterator]();
@@ -168,8 +172,8 @@ async function complete(kind: ApiKind, raw: Request, bodyText: string, deps: Com
       throw e;
     }
     const degraded = ticket.decision.outcome === 'admit' ? ticket.decision.degradation : undefined;
-    const extra: Record<string, string> =
-      degraded === undefined ? {} : { 'x-goodput-degraded': `level-${degraded.level}` };
+    const extra: Record<string, string> = { 'x-goodput-request-id': base.id };
+    if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
     const head = {
       id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${ticket.req.id}`,
       created: Math.floor(deps.epochMs() / 1000),
@@ -192,6 +196,12 @@ async function complete(kind: ApiKind, raw: Request, bodyText: string, deps: Com
       deps.replay.set(`${tenantName}:${headers.idempotencyKey}`, out, deps.nowMs());
     return new Response(out.body, { status: 200, headers: out.headers });
   }
+}
+
+/** Every answer names the request, so its decision record can be looked up. */
+function tagged(res: Response, requestId: string): Response {
+  res.headers.set('x-goodput-request-id', requestId);
+  return res;
 }
 
 type Head = { readonly id: string; readonly created: number; readonly model: string };

@@ -1,0 +1,115 @@
+/**
+ * A simulated engine inside the gateway's process — the embedded default fleet, so `goodput
+ * serve` works on a fresh machine with nothing else. It speaks the backend contract like an HTTP
+ * upstream would: the request body in, tokens out as the engine model emits them on the wall
+ * clock, aborts freeing the request at once.
+ */
+import type { Clock } from '../core/ports/clock.ts';
+import type { Ms } from '../core/request/units.ts';
+import type { SimulatedBackend } from '../engine-server/simulated-backend.ts';
+import {
+  estimateChatTokens,
+  estimateCompletionTokens,
+  outputLimit,
+  parseChatCompletionRequest,
+  parseCompletionRequest,
+  promptList,
+  promptBlockHashes,
+  renderChatPrompt,
+} from '../openai/index.ts';
+import {
+  UpstreamError,
+  type Backend,
+  type BackendLoad,
+  type UpstreamCall,
+  type UpstreamEvent,
+} from './backend.ts';
+
+export class EmbeddedBackend implements Backend {
+  readonly name: string;
+  private readonly engine: SimulatedBackend;
+  private readonly clock: Clock;
+
+  constructor(name: string, engine: SimulatedBackend, clock: Clock) {
+    this.name = name;
+    this.engine = engine;
+    this.clock = clock;
+  }
+
+  load(): BackendLoad {
+    const l = this.engine.load();
+    return {
+      ready: true,
+      running: l.running,
+      waiting: l.waiting,
+      kvUsage: l.kvTotalBlocks > 0 ? l.kvUsedBlocks / l.kvTotalBlocks : 1,
+      preemptions: this.engine.stats().preemptions,
+      atMs: this.clock.now() as Ms,
+    };
+  }
+
+  async *stream(call: UpstreamCall): AsyncGenerator<UpstreamEvent> {
+    const { text, promptTokens, maxTokens, ignoreEos } = describe(call);
+    const submitted = this.engine.submit({
+      promptTokens,
+      maxTokens,
+      ignoreEos,
+      prefix: promptBlockHashes(text, promptTokens, this.engine.config.blockSize),
+    });
+    if (!submitted.ok) throw new UpstreamError(`${this.name}: ${submitted.reason}`, 400, true);
+    const gen = submitted.generation;
+    const abort = () => gen.cancel();
+    call.signal.addEventListener('abort', abort, { once: true });
+    let tokens = 0;
+    try {
+      for await (const ev of gen) {
+        if (ev.type === 'token') {
+          tokens++;
+          yield { type: 'token', text: ev.text };
+        } else if (ev.type === 'finish') {
+          yield {
+            type: 'end',
+            finishReason: ev.reason,
+            promptTokens: gen.promptTokens,
+            completionTokens: ev.completionTokens,
+          };
+          return;
+        } else {
+          throw new UpstreamError(
+            `${this.name}: engine crashed mid-stream`,
+            undefined,
+            tokens === 0,
+          );
+        }
+      }
+      if (call.signal.aborted) throw call.signal.reason;
+    } finally {
+      call.signal.removeEventListener('abort', abort);
+      gen.cancel();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.engine.close();
+  }
+}
+
+function describe(call: UpstreamCall) {
+  if (call.kind === 'chat') {
+    const req = parseChatCompletionRequest(call.body);
+    return {
+      text: renderChatPrompt(req.messages),
+      promptTokens: estimateChatTokens(req.messages),
+      maxTokens: outputLimit(req)?.tokens,
+      ignoreEos: req.ignore_eos === true,
+    };
+  }
+  const req = parseCompletionRequest(call.body);
+  const prompt = promptList(req)[0] ?? '';
+  return {
+    text: prompt,
+    promptTokens: estimateCompletionTokens(prompt),
+    maxTokens: outputLimit(req)?.tokens,
+    ignoreEos: req.ignore_eos === true,
+  };
+}

@@ -1,0 +1,105 @@
+// Real parts for the gateway suites: `goodput engine` servers on a fast constant-step profile,
+// a gateway in front of them over HTTP, all on ephemeral ports and closed when the suite ends.
+import { after } from 'node:test';
+import OpenAI from 'openai';
+import { resolvePolicy, type ResolvedPolicy } from '../../src/core/config/policy.ts';
+import { presetPolicy } from '../../src/core/config/presets.ts';
+import {
+  ENGINE_DEFAULTS,
+  buildEngineConfig,
+  buildEngineProfile,
+} from '../../src/engine/engine-spec.ts';
+import { serveEngine, type ListeningEngineServer } from '../../src/engine-server/serve.ts';
+import type { EngineServerOptions } from '../../src/engine-server/engine-app.ts';
+import { startGateway, type RunningGateway } from '../../src/gateway/serve.ts';
+
+export const MODEL = 'llama-3-8b';
+const PROFILE = 'const:step_ms=2';
+const closers: Array<() => Promise<void>> = [];
+let registered = false;
+
+function onTeardown(fn: () => Promise<void>): void {
+  if (!registered) {
+    registered = true;
+    after(async () => {
+      for (const f of closers.splice(0).reverse()) await f();
+    });
+  }
+  closers.push(fn);
+}
+
+export async function engines(
+  n: number,
+  opts: EngineServerOptions = {},
+): Promise<ListeningEngineServer[]> {
+  const out: ListeningEngineServer[] = [];
+  for (let i = 0; i < n; i++) {
+    const e = await serveEngine({ port: 0, profile: PROFILE, seed: 10 + i, ...opts });
+    onTeardown(() => e.close());
+    out.push(e);
+  }
+  return out;
+}
+
+export interface GatewayUnderTest extends RunningGateway {
+  readonly client: OpenAI;
+}
+
+export async function gateway(
+  backends: readonly ListeningEngineServer[],
+  policy: ResolvedPolicy | string = 'goodput',
+  extra: { adminToken?: string; apiKey?: string } = {},
+): Promise<GatewayUnderTest> {
+  const spec = { ...ENGINE_DEFAULTS, profile: PROFILE };
+  const g = await startGateway({
+    policy: typeof policy === 'string' ? presetPolicy(policy) : policy,
+    engine: buildEngineConfig(spec),
+    profile: buildEngineProfile(spec),
+    servedModelName: MODEL,
+    backendUrls: backends.map((b) => b.url),
+    embedded: () => [],
+    host: '127.0.0.1',
+    port: 0,
+    scrapeIntervalMs: 20,
+    adminToken: extra.adminToken,
+  });
+  onTeardown(() => g.close());
+  await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);
+  const client = new OpenAI({
+    baseURL: `${g.url}/v1`,
+    apiKey: extra.apiKey ?? 'none',
+    maxRetries: 0,
+  });
+  return { ...g, client, close: g.close };
+}
+
+/** Polls `check` until it holds (the event loop runs between tries); fails after `tries`. */
+export async function until(check: () => Promise<boolean> | boolean, tries = 500): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await check()) return;
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error('condition not reached');
+}
+
+export function policyWith(doc: Record<string, unknown>): ResolvedPolicy {
+  return resolvePolicy({
+    name: 'test',
+    policy_revision: 'test@1',
+    admission: { type: 'goodput' },
+    dispatch: { type: 'flow-control' },
+    routing: { type: 'least-request' },
+    ...doc,
+  });
+}
+
+export async function metricValue(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+      sum += Number(line.split(' ').pop());
+  }
+  return sum;
+}

@@ -1,0 +1,116 @@
+// The official `openai` client against `goodput serve` in front of two `goodput engine`
+// servers over real HTTP: non-streaming and streaming, chat and text, usage and token counts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MODEL, engines, gateway, metricValue, until } from './gateway-kit.ts';
+
+/** vLLM's `ignore_eos`: generate exactly max_tokens (not in the OpenAI types). */
+const eos = <T extends object>(params: T): T => ({ ...params, ignore_eos: true }) as T;
+
+const backends = await engines(2);
+const gw = await gateway(backends);
+
+test('non-streaming chat: usage counts what was generated', async () => {
+  const r = await gw.client.chat.completions.create(
+    eos({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Tell me about goodput.' }],
+      max_tokens: 12,
+    }),
+  );
+  assert.equal(r.object, 'chat.completion');
+  assert.equal(r.choices[0].finish_reason, 'length');
+  assert.equal(r.usage?.completion_tokens, 12);
+  assert.ok((r.usage?.prompt_tokens ?? 0) > 0);
+  assert.equal(r.usage?.total_tokens, (r.usage?.prompt_tokens ?? 0) + 12);
+  assert.equal(r.choices[0].message.content?.split(' ').length, 12);
+});
+
+test('streaming chat with include_usage: one content chunk per token, then usage', async () => {
+  const stream = await gw.client.chat.completions.create(
+    eos({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Stream, please.' }],
+      max_tokens: 9,
+      stream: true as const,
+      stream_options: { include_usage: true },
+    }),
+  );
+  let content = 0;
+  let usage: { completion_tokens: number } | undefined;
+  let finish: string | null = null;
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta?.content;
+    if (delta) content++;
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.equal(content, 9);
+  assert.equal(usage?.completion_tokens, 9);
+  assert.equal(finish, 'length');
+});
+
+test('text completions, streaming and not', async () => {
+  const whole = await gw.client.completions.create({
+    model: MODEL,
+    prompt: 'Once upon a time',
+    max_tokens: 5,
+  });
+  assert.equal(whole.object, 'text_completion');
+  assert.ok(
+    (whole.usage?.completion_tokens ?? 0) >= 1 && (whole.usage?.completion_tokens ?? 0) <= 5,
+  );
+  const stream = await gw.client.completions.create({
+    model: MODEL,
+    prompt: 'Once upon a time',
+    max_tokens: 4,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let pieces = 0;
+  let completion = -1;
+  for await (const chunk of stream) {
+    if (chunk.choices[0]?.text) pieces++;
+    if (chunk.usage) completion = chunk.usage.completion_tokens;
+  }
+  assert.equal(pieces, completion);
+});
+
+test('a client abort mid-stream frees the request everywhere', async () => {
+  const controller = new AbortController();
+  const stream = await gw.client.chat.completions.create(
+    eos({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'long answer' }],
+      max_tokens: 2_000,
+      stream: true as const,
+    }),
+    { signal: controller.signal },
+  );
+  let seen = 0;
+  try {
+    for await (const _ of stream) if (++seen === 5) controller.abort();
+  } catch {
+    // The client reports the abort its own way; what matters is what the servers freed.
+  }
+  assert.ok(seen >= 5 && seen < 2_000);
+  await until(async () => {
+    let running = 0;
+    for (const b of backends) running += await metricValue(b.url, 'vllm:num_requests_running');
+    return running === 0;
+  });
+  await until(() => gw.gateway.pipeline.dispatcher.ledger.decoding === 0);
+  assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
+});
+
+test('/v1/models lists the served model; /metrics speaks goodput_ names', async () => {
+  const models = await gw.client.models.list();
+  assert.deepEqual(
+    models.data.map((m) => m.id),
+    [MODEL],
+  );
+  assert.ok((await metricValue(gw.url, 'goodput_good_requests_total')) >= 3);
+  assert.ok((await metricValue(gw.url, 'goodput_backend_ready')) === 2);
+  const text = await (await fetch(`${gw.url}/metrics`)).text();
+  assert.match(text, /goodput_policy_info\{policy="goodput",policy_revision="goodput@1"\} 1/);
+});
