@@ -8,6 +8,7 @@ import {
   ENGINE_DEFAULTS,
   buildEngineConfig,
   buildEngineProfile,
+  type EngineSpec,
 } from '../../src/engine/engine-spec.ts';
 import { serveEngine, type ListeningEngineServer } from '../../src/engine-server/serve.ts';
 import type { EngineServerOptions } from '../../src/engine-server/engine-app.ts';
@@ -15,17 +16,10 @@ import { startGateway, type RunningGateway } from '../../src/gateway/serve.ts';
 
 export const MODEL = 'llama-3-8b';
 const PROFILE = 'const:step_ms=2';
-const closers: Array<() => Promise<void>> = [];
-let registered = false;
 
+/** Closes `fn`'s server when the current test (or, at top level, the file) ends. */
 function onTeardown(fn: () => Promise<void>): void {
-  if (!registered) {
-    registered = true;
-    after(async () => {
-      for (const f of closers.splice(0).reverse()) await f();
-    });
-  }
-  closers.push(fn);
+  after(fn);
 }
 
 export async function engines(
@@ -48,9 +42,9 @@ export interface GatewayUnderTest extends RunningGateway {
 export async function gateway(
   backends: readonly ListeningEngineServer[],
   policy: ResolvedPolicy | string = 'goodput',
-  extra: { adminToken?: string; apiKey?: string } = {},
+  extra: { adminToken?: string; apiKey?: string; engine?: Partial<EngineSpec> } = {},
 ): Promise<GatewayUnderTest> {
-  const spec = { ...ENGINE_DEFAULTS, profile: PROFILE };
+  const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
   const g = await startGateway({
     policy: typeof policy === 'string' ? presetPolicy(policy) : policy,
     engine: buildEngineConfig(spec),

@@ -29,7 +29,12 @@ export interface DeadlineView extends Assessment {
 
 export function assessDeadline(input: GateInput, p: DeadlineGateParams): DeadlineView {
   const { req, demand, cls, fleet, nowMs } = input;
-  const { waitMs } = fleet.queueAhead(cls.name, demand.inputTokens, demand.kvTokens);
+  const { waitMs } = fleet.queueAhead(
+    cls.name,
+    demand.inputTokens,
+    demand.kvTokens,
+    demand.output.p50,
+  );
   const predictedTtftMs = waitMs + demand.prefillMs + demand.firstDecodeMs;
   const margin = (t: Ms) => p.marginMs + p.marginRatio * t;
   const ttft = cls.objectives.ttftMs;

@@ -23,7 +23,12 @@ export function checkMemory(input: GateInput, p: MemoryGateParams): GateVerdict 
     return { pass: false, reason: 'context_length', status: 400 };
   }
   if (demand.kvTokens <= fleet.maxFreeKvTokens - reserve) return PASS;
-  const ahead = fleet.queueAhead(input.cls.name, demand.inputTokens, demand.kvTokens);
+  const ahead = fleet.queueAhead(
+    input.cls.name,
+    demand.inputTokens,
+    demand.kvTokens,
+    demand.output.p50,
+  );
   return {
     pass: false,
     reason: 'kv_capacity',

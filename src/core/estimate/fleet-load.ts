@@ -28,5 +28,10 @@ export interface FleetLoad {
   /** The class's queue budget (ms it may wait and still make its TTFT), null when unknown. */
   queueBudgetMs(cls: SloClassName): Ms | null;
   /** Predicted wait of a new request of `cls` that needs `kvTokens` and prefills `promptTokens`. */
-  queueAhead(cls: SloClassName, promptTokens: Tokens, kvTokens: Tokens): QueueAhead;
+  queueAhead(
+    cls: SloClassName,
+    promptTokens: Tokens,
+    kvTokens: Tokens,
+    outputTokens?: Tokens,
+  ): QueueAhead;
 }

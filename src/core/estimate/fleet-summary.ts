@@ -65,7 +65,12 @@ export function summarizeFleet<H>(
     get decodeStepMs() {
       return stepMs();
     },
-    queueAhead(cls: SloClassName, promptTokens: Tokens, kvTokens: Tokens): QueueAhead {
+    queueAhead(
+      cls: SloClassName,
+      promptTokens: Tokens,
+      kvTokens: Tokens,
+      outputTokens = 1,
+    ): QueueAhead {
       const c = classes[cls];
       const itl = c.objectives.itlP99Ms;
       const isLong = itl !== undefined && dispatcher.isLongPrompt(promptTokens, itl);
@@ -79,9 +84,15 @@ export function summarizeFleet<H>(
         };
         if (dispatcher.wouldFit(probe as never, replicas)) return { requests: 0, waitMs: 0 };
       }
+      // Before any rate is measured: one dispatch per replica per step at best, and no faster
+      // than running requests can end when every sequence slot is taken.
+      const prefill = dispatcher.flow.prefillMs(Math.max(1, promptTokens));
       const perMs =
         dispatcher.rate.perMs() ??
-        n / (dispatcher.flow.prefillMs(Math.max(1, promptTokens)) + stepMs());
+        Math.min(
+          n / (prefill + stepMs()),
+          (n * spec.maxNumSeqs) / (prefill + outputTokens * stepMs()),
+        );
       const queued = nowMs - dispatcher.oldestOfferedMs(c.priority);
       if (isLong) {
         const longPerMs = dispatcher.longRate.perMs();

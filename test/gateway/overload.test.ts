@@ -1,0 +1,83 @@
+// Overload and failure, with real servers: a burst far beyond capacity is refused fast with
+// Retry-After while the admitted requests keep their SLO and the process keeps answering; a
+// backend that dies mid-stream ends the client's stream with an error event.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MODEL, engines, gateway, metricValue } from './gateway-kit.ts';
+
+const slow = { profile: 'const:step_ms=10', maxNumSeqs: 4 };
+
+test('a burst far beyond capacity: fast 503s with Retry-After, admitted requests within SLO', async () => {
+  const backends = await engines(2, slow);
+  const gw = await gateway(backends, 'goodput', { engine: slow });
+  const send = async () => {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'burst' }],
+        max_tokens: 60,
+        ignore_eos: true,
+      }),
+    });
+    const body = await res.text();
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      reason: res.headers.get('x-goodput-reason'),
+      body,
+      order: order++,
+    };
+  };
+  let order = 0;
+  const burst = await Promise.all(Array.from({ length: 120 }, send));
+  const health = await fetch(`${gw.url}/healthz`);
+  assert.equal(health.status, 200, 'the process stays responsive');
+  const refused = burst.filter((r) => r.status === 503 || r.status === 429);
+  const served = burst.filter((r) => r.status === 200);
+  assert.ok(refused.length > 0, 'some of the burst is refused');
+  assert.ok(served.length > 0, 'some of it is served');
+  assert.equal(
+    refused.length + served.length,
+    burst.length,
+    JSON.stringify(burst.find((r) => r.status !== 200 && r.status !== 503)),
+  );
+  for (const r of refused) {
+    assert.ok(Number(r.retryAfter) >= 1, 'Retry-After in whole seconds');
+    assert.ok(
+      ['deadline', 'service_capacity', 'kv_capacity'].includes(r.reason ?? ''),
+      r.reason ?? '',
+    );
+  }
+  // Refusals come back before the served requests finish: decided at the door, not by timeout.
+  const lastRefusal = Math.max(...refused.map((r) => r.order));
+  const firstServed = Math.min(...served.map((r) => r.order));
+  assert.ok(lastRefusal < firstServed || refused.length > served.length, 'refusals are fast');
+  const good = await metricValue(gw.url, 'goodput_good_requests_total');
+  const completed = await metricValue(gw.url, 'goodput_completed_requests_total');
+  assert.equal(completed, served.length);
+  assert.ok(good >= 0.9 * completed, `admitted requests keep their SLO: ${good}/${completed}`);
+});
+
+test('a backend crash mid-stream ends the stream with an error event', async () => {
+  const backends = await engines(1, { faults: { crashRate: 1 } });
+  const gw = await gateway(backends);
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'crash' }],
+      max_tokens: 20,
+      ignore_eos: true,
+      stream: true,
+    }),
+  });
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  assert.match(text, /"content":/, 'tokens came first');
+  assert.match(text, /data: \{"error":\{"message":"the upstream failed mid-stream"/);
+  assert.doesNotMatch(text, /\[DONE\]/);
+  assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
+});

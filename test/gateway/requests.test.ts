@@ -1,0 +1,134 @@
+// What the gateway refuses and how: each bad request gets the right status and an OpenAI error
+// naming the problem; API keys, granted classes, idempotency, and the admin lookup. Nothing
+// crashes and no reservation is left behind.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sha256 } from '../../src/gateway/api-keys.ts';
+import { MODEL, engines, gateway, policyWith } from './gateway-kit.ts';
+
+const hex = (k: string) => sha256(k).toString('hex');
+const backends = await engines(1);
+const gw = await gateway(
+  backends,
+  policyWith({
+    tenants: {
+      acme: { api_keys_sha256: [hex('sk-acme')], classes: ['interactive', 'batch'] },
+      lowly: { api_keys_sha256: [hex('sk-lowly')], classes: ['batch'] },
+    },
+  }),
+  { adminToken: 'admin-secret' },
+);
+
+function post(body: unknown, headers: Record<string, string> = {}, path = '/v1/chat/completions') {
+  return fetch(gw.url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-acme', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+const ok = { model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 };
+
+const cases: Array<
+  [name: string, body: unknown, headers: Record<string, string>, status: number, match: RegExp]
+> = [
+  ['malformed JSON', '{"model": ', {}, 400, /JSON/i],
+  ['missing messages', { model: MODEL }, {}, 400, /messages/],
+  [
+    'empty messages',
+    { model: MODEL, messages: [] },
+    {},
+    400,
+    /messages: expected a non-empty array/,
+  ],
+  [
+    'a role of the wrong kind',
+    { ...ok, messages: [{ role: 'robot', content: 'x' }] },
+    {},
+    400,
+    /messages\[0\]\.role/,
+  ],
+  ['max_tokens of the wrong type', { ...ok, max_tokens: 'ten' }, {}, 400, /max_tokens/],
+  ['negative max_tokens', { ...ok, max_tokens: -5 }, {}, 400, /max_tokens/],
+  ['huge max_tokens', { ...ok, max_tokens: 100_000 }, {}, 400, /context/],
+  ['unknown model', { ...ok, model: 'gpt-17' }, {}, 404, /gpt-17/],
+  [
+    'oversized body',
+    { ...ok, messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] },
+    {},
+    413,
+    /request body: expected at most 4194304 bytes/,
+  ],
+  ['missing API key', ok, { authorization: '' }, 401, /API key/],
+  ['bad API key', ok, { authorization: 'Bearer sk-nope' }, 401, /API key/],
+  [
+    'a class not granted',
+    ok,
+    { authorization: 'Bearer sk-lowly', 'x-goodput-class': 'interactive' },
+    403,
+    /not granted/,
+  ],
+  ['an unknown class', ok, { 'x-goodput-class': 'vip' }, 400, /x-goodput-class/],
+  [
+    'an invalid idempotency key',
+    ok,
+    { 'idempotency-key': 'has spaces in it' },
+    400,
+    /Idempotency-Key/,
+  ],
+  ['a bad timeout', ok, { 'x-goodput-timeout-ms': '-3' }, 400, /x-goodput-timeout-ms/],
+];
+
+for (const [name, body, headers, status, match] of cases) {
+  test(`refused: ${name} → ${status}`, async () => {
+    const res = await post(body, headers);
+    assert.equal(res.status, status);
+    const err = (await res.json()) as { error: { message: string; type: string } };
+    assert.match(err.error.message, match);
+    assert.equal(typeof err.error.type, 'string');
+  });
+}
+
+test('after every refusal the gateway is healthy and holds nothing', async () => {
+  assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
+  const ledger = gw.gateway.pipeline.dispatcher.ledger;
+  assert.equal(ledger.decoding, 0);
+  assert.equal(
+    ledger.replicas.reduce((n, r) => n + r.entries.length, 0),
+    0,
+  );
+  const res = await post(ok);
+  assert.equal(res.status, 200, 'and still serves');
+});
+
+test('a granted class is served; its decision can be looked up by the admin only', async () => {
+  const res = await post(ok, { 'x-goodput-class': 'batch' });
+  assert.equal(res.status, 200);
+  const id = res.headers.get('x-goodput-request-id');
+  assert.ok(id);
+  const lookup = (token?: string) =>
+    fetch(`${gw.url}/admin/decisions/${id}`, {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    });
+  assert.equal((await lookup()).status, 401);
+  assert.equal((await lookup('wrong')).status, 401);
+  const rec = (await (await lookup('admin-secret')).json()) as {
+    request_id: string;
+    class: string;
+    tenant: string;
+    admission: { result: string };
+  };
+  assert.equal(rec.request_id, id);
+  assert.equal(rec.class, 'batch');
+  assert.equal(rec.tenant, 'acme');
+  assert.ok(['admit', 'defer'].includes(rec.admission.result));
+  assert.ok(!JSON.stringify(rec).includes('hi"'), 'never the prompt');
+});
+
+test('a completed answer is replayed for its Idempotency-Key, not executed twice', async () => {
+  const first = await post(ok, { 'idempotency-key': 'k-123' });
+  const body = await first.text();
+  const again = await post(ok, { 'idempotency-key': 'k-123' });
+  assert.equal(again.headers.get('x-goodput-replayed'), 'true');
+  assert.equal(await again.text(), body);
+});
