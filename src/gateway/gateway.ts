@@ -154,6 +154,9 @@ export class Gateway {
     const { clock, metrics } = this.deps;
     const cls = ticket.cls;
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
+    // Label children resolved once per request: the per-token path does no label hashing.
+    const itl = metrics.itl.labels({ class: cls.name });
+    const service = metrics.tenantService.labels({ tenant: metrics.tenant(ticket.req.tenant) });
     const replica = ticket.replica;
     this.inFlight[replica]++;
     let completed = false;
@@ -179,13 +182,13 @@ export class Gateway {
             );
           } else {
             this.pipeline.token(ticket);
-            metrics.observeClass(metrics.itl, cls.name, gap / 1000);
+            itl.observe(gap / 1000);
           }
-          metrics.tenantService.inc({ tenant: metrics.tenant(ticket.req.tenant) }, 2);
+          service.inc(2);
         } else {
           completed = true;
           outputTokens = ev.completionTokens;
-          metrics.tenantService.inc({ tenant: metrics.tenant(ticket.req.tenant) }, ev.promptTokens);
+          service.inc(ev.promptTokens);
         }
         yield ev;
       }
