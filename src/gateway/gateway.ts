@@ -224,16 +224,21 @@ export class Gateway {
     await Promise.all(this.deps.backends.map((b) => b.close()));
   }
 
+  private observeQueue(): void {
+    const d = this.pipeline.dispatcher;
+    const m = this.deps.metrics;
+    m.queued.set(d.waitingAhead(Infinity, false) + d.waitingAhead(Infinity, true));
+    const oldest = d.oldestOfferedMs(Infinity);
+    m.queueAge.set(Number.isFinite(oldest) ? (this.deps.clock.now() - oldest) / 1000 : 0);
+  }
+
   /** While anything waits, re-check on a short tick: backend load can free capacity too. */
   private keepPumping(): void {
     if (this.pumpTimer !== null) return;
     const tick = () => {
       this.pumpTimer = null;
       this.pump();
-      const d = this.pipeline.dispatcher;
-      this.deps.metrics.queued.set(
-        d.waitingAhead(Infinity, false) + d.waitingAhead(Infinity, true),
-      );
+      this.observeQueue();
       if (this.pipeline.waiting) {
         this.pumpTimer = this.deps.timers.at(this.deps.clock.now() + PUMP_EVERY_MS, tick);
       }
