@@ -4,7 +4,8 @@
  * fresh machine with nothing else. Engine flags name what the backends run — the gateway's
  * predictions (prefill, decode, KV) come from that profile. Without a policy file it binds
  * where told (127.0.0.1 by default) and takes requests without a key as tenant `default`, and
- * says so; a policy file with API keys makes keys required.
+ * says so; a policy file with API keys makes keys required. Several replicas behind a load
+ * balancer share quotas, retry budgets and idempotency keys through `--redis`.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Command } from 'commander';
@@ -19,7 +20,7 @@ import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
 import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
-import { nonNegativeInt, positiveInt } from './parse-flags.ts';
+import { nonNegativeInt, oneOf, positiveInt } from './parse-flags.ts';
 
 export function serveCommand(): Command {
   return addEngineFlags(new Command('serve'))
@@ -41,6 +42,22 @@ export function serveCommand(): Command {
     .option('--admin-token <token>', 'token for /admin endpoints (default: $GOODPUT_ADMIN_TOKEN)')
     .option('--decisions <file>', 'append every decision record here, one JSON object per line')
     .option('--seed <n>', 'seed of the embedded fleet', nonNegativeInt('--seed'), 0)
+    .option(
+      '--redis <url>',
+      'share tenant quotas, retry budgets and idempotency keys with other gateways in Redis (redis://host:port)',
+    )
+    .option(
+      '--redis-failure <policy>',
+      'while Redis is unreachable: open (serve under local limits) | closed (503 for requests that need it)',
+      oneOf('--redis-failure', ['open', 'closed'] as const),
+      'open',
+    )
+    .option(
+      '--gateway-replicas <n>',
+      'gateway replicas sharing the quotas: failing open, each enforces 1/n of every limit',
+      positiveInt('--gateway-replicas'),
+      1,
+    )
     .action(async (o: Record<string, unknown>) => {
       const spec = engineSpecFromFlags(o);
       const engine = buildEngineConfig(spec);
@@ -73,6 +90,15 @@ export function serveCommand(): Command {
         host: o.host as string,
         port: o.port as number,
         adminToken: (o.adminToken as string | undefined) ?? process.env.GOODPUT_ADMIN_TOKEN,
+        shared:
+          o.redis === undefined
+            ? undefined
+            : {
+                redisUrl: o.redis as string,
+                failure: o.redisFailure as 'open' | 'closed',
+                replicas: o.gatewayReplicas as number,
+                log: (line) => console.log(line),
+              },
         onDecision:
           decisions === null ? undefined : (r) => writeSync(decisions, `${JSON.stringify(r)}\n`),
       });
@@ -86,6 +112,11 @@ export function serveCommand(): Command {
       ) {
         console.log(
           'goodput serve: no API keys configured — requests need no key and count as tenant `default`',
+        );
+      }
+      if (o.redis !== undefined) {
+        console.log(
+          `goodput serve: shared state in Redis (fails ${o.redisFailure as string}, ${o.gatewayReplicas as number} replica(s))`,
         );
       }
       console.log(`goodput serve: OpenAI API at ${running.url}/v1 (model "${model}")`);

@@ -115,6 +115,17 @@ export class GatewayMetrics {
     labelNames: ['backend'],
     registers: [this.registry],
   });
+  readonly sharedStoreUp = new Gauge({
+    name: 'goodput_shared_store_up',
+    help: '1 while the shared state store (Redis, or memory) answers, else 0.',
+    registers: [this.registry],
+  });
+  readonly sharedRefusals = new Counter({
+    name: 'goodput_shared_refusals_total',
+    help: 'Requests refused at the shared state (quotas, retry budget, idempotency, store down), by reason.',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
   readonly policy = new Gauge({
     name: 'goodput_policy_info',
     help: 'The policy in force (value 1), by name and revision.',

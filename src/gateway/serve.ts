@@ -1,8 +1,9 @@
 /**
  * Assembles a running gateway: the policy, the fleet facts its predictions use (from the named
  * model and GPU profile), the backends (OpenAI-compatible URLs, or an embedded simulated fleet
- * when none are given), the Hono app, and a listening Node server. Returns the URL and a
- * `close` that stops everything it started.
+ * when none are given), the shared state (in memory, or Redis for several replicas), the Hono
+ * app, and a listening Node server. Returns the URL and a `close` that stops everything it
+ * started.
  */
 import type { AddressInfo } from 'node:net';
 import { serve as listen, type ServerType } from '@hono/node-server';
@@ -23,6 +24,8 @@ import { Gateway } from './gateway.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
 import { createGatewayApp } from './http/app.ts';
+import type { FailurePolicy } from './shared/failover-store.ts';
+import { openSharedStore } from './shared/open-store.ts';
 
 export interface ServeOptions {
   readonly policy: ResolvedPolicy;
@@ -38,6 +41,19 @@ export interface ServeOptions {
   readonly adminToken?: string;
   readonly onDecision?: (record: DecisionRecord) => void;
   readonly scrapeIntervalMs?: number;
+  /** State shared with other gateway replicas; absent: in memory. */
+  readonly shared?: SharedStateSettings;
+}
+
+export interface SharedStateSettings {
+  /** `redis://host:port`. */
+  readonly redisUrl: string;
+  /** While Redis is unreachable: serve under local limits (`open`) or refuse (`closed`). */
+  readonly failure: FailurePolicy;
+  /** Gateway replicas sharing the quotas: the local limits are 1/replicas of each. */
+  readonly replicas: number;
+  /** Where the store's up/down transitions are told (one line each). */
+  readonly log?: (line: string) => void;
 }
 
 export interface RunningGateway {
@@ -81,6 +97,20 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
             }),
         );
   const metrics = new GatewayMetrics(o.policy.tenants.named.keys());
+  metrics.sharedStoreUp.set(1);
+  const shared = o.shared;
+  const store = await openSharedStore({
+    redisUrl: shared?.redisUrl,
+    failure: shared?.failure,
+    replicas: shared?.replicas,
+    clock,
+    timers,
+    newId: () => randomId(),
+    onChange: (up, cause) => {
+      metrics.sharedStoreUp.set(up ? 1 : 0);
+      shared?.log?.(storeTransition(up, shared, cause));
+    },
+  });
   const decisions = new BoundedMap<DecisionRecord>(100_000, 3_600_000);
   const gateway = new Gateway({
     policy: o.policy,
@@ -103,7 +133,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     epochMs,
     timers,
     newId: () => randomId(),
-    replay: new BoundedMap(10_000, 600_000),
+    store,
     metrics,
     decisions,
     adminToken: o.adminToken,
@@ -123,6 +153,16 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       await closed;
       await gateway.close();
+      await store.close();
     },
   };
+}
+
+function storeTransition(up: boolean, s: SharedStateSettings, cause?: string): string {
+  if (up) return 'goodput serve: shared state store is up: quotas are shared again';
+  const then =
+    s.failure === 'open'
+      ? `failing open: local limits (1/${s.replicas} of each quota)`
+      : 'failing closed: requests that need shared state get 503';
+  return `goodput serve: shared state store is down (${cause ?? 'unreachable'}): ${then}`;
 }

@@ -4,8 +4,10 @@
  * refusal is an HTTP error with Retry-After; an admitted request streams (SSE, usage chunk when
  * asked) or is collected into one response. An upstream failure before the first token is
  * retried through admission on another backend while the deadline allows; after it, the
- * stream ends with an error event. A completed non-streaming answer is kept for replay under
- * its Idempotency-Key.
+ * stream ends with an error event. Before admission the request passes the shared state (see
+ * shared/door.ts: tenant quotas, retry budget, idempotency across replicas), and what it took
+ * there is given back when it ends — answered, refused, failed, aborted, or when its stream's
+ * body ends; a completed non-streaming answer is kept for replay under its Idempotency-Key.
  */
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
@@ -39,8 +41,10 @@ import {
 import type { ApiKeys } from '../api-keys.ts';
 import type { ApiKind, UpstreamEvent } from '../backend.ts';
 import { isUpstreamError } from '../backend.ts';
-import type { BoundedMap } from '../bounded-map.ts';
 import type { Gateway } from '../gateway.ts';
+import type { GatewayMetrics } from '../gateway-metrics.ts';
+import { OPEN_DOOR, atTheDoor, type Pass } from '../shared/door.ts';
+import type { SharedStore, StoredResponse } from '../shared/shared-store.ts';
 import { parseClientHeaders } from './client-headers.ts';
 import { refusal } from './refusals.ts';
 
@@ -53,14 +57,15 @@ export interface CompletionsDeps {
   readonly epochMs: () => number;
   readonly timers: Timers;
   readonly newId: () => string;
-  readonly replay: BoundedMap<{
-    readonly status: number;
-    readonly body: string;
-    readonly headers: Record<string, string>;
-  }>;
+  /** Quotas, retry budgets and idempotency keys, shared with the other gateway replicas. */
+  readonly store: SharedStore;
+  readonly metrics: GatewayMetrics;
   /** Upstream attempts for one request, failovers included. */
   readonly maxUpstreamTries?: number;
 }
+
+/** Output tokens a request without a cap is charged in its tenant's shared token bucket. */
+const UNCAPPED_OUTPUT_TOKENS = 128;
 
 const unauthorized = () =>
   errorResponse(new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key'));
@@ -106,22 +111,70 @@ async function complete(
   }
   const headers = parseClientHeaders(raw.headers, deps.epochMs());
   const tenant = lookupTenant(deps.policy.tenants, tenantName);
-  const cached =
-    headers.idempotencyKey === undefined
-      ? undefined
-      : deps.replay.get(`${tenantName}:${headers.idempotencyKey}`, deps.nowMs());
-  if (cached !== undefined) {
-    return new Response(cached.body, {
-      status: cached.status,
-      headers: { ...cached.headers, 'x-goodput-replayed': 'true' },
-    });
-  }
   const limit = outputLimit(parsed);
-  const stream = parsed.stream === true;
   const inputTokens =
     kind === 'chat'
       ? estimateChatTokens((parsed as ReturnType<typeof parseChatCompletionRequest>).messages)
       : estimateCompletionTokens(promptList(parsed as never)[0]);
+  const id = deps.newId();
+  // An unknown tenant holds no shared state: the pipeline's contract gate turns it away.
+  const door =
+    tenant === undefined
+      ? OPEN_DOOR
+      : await atTheDoor(deps.store, deps.metrics, {
+          tenant,
+          requestId: id,
+          tokens: inputTokens + (limit?.tokens ?? UNCAPPED_OUTPUT_TOKENS),
+          attempt: headers.attempt,
+          idempotencyKey: headers.idempotencyKey,
+        });
+  if (door.kind === 'answered') return door.response;
+  let served: Served | undefined;
+  try {
+    served = await admitAndServe(kind, raw, parsed, json, headers, deps, {
+      id,
+      tenantName,
+      sloClass: headers.sloClass ?? tenant?.defaultClass ?? 'interactive',
+      inputTokens,
+      maxTokens: limit?.tokens,
+      pass: door.pass,
+    });
+    return served.response;
+  } finally {
+    // A stream gives its pass back when its body ends; every other answer is final here.
+    if (served?.streaming !== true) await door.pass.end(served?.keep);
+  }
+}
+
+interface Served {
+  readonly response: Response;
+  /** The body ends later and ends the pass itself. */
+  readonly streaming: boolean;
+  /** Kept for replay under the request's Idempotency-Key. */
+  readonly keep?: StoredResponse;
+}
+
+type Parsed =
+  ReturnType<typeof parseChatCompletionRequest> | ReturnType<typeof parseCompletionRequest>;
+
+async function admitAndServe(
+  kind: ApiKind,
+  raw: Request,
+  parsed: Parsed,
+  json: unknown,
+  headers: ReturnType<typeof parseClientHeaders>,
+  deps: CompletionsDeps,
+  r: {
+    readonly id: string;
+    readonly tenantName: string;
+    readonly sloClass: LlmRequest['sloClass'];
+    readonly inputTokens: number;
+    readonly maxTokens: number | undefined;
+    readonly pass: Pass;
+  },
+): Promise<Served> {
+  const stream = parsed.stream === true;
+  const final = (response: Response): Served => ({ response, streaming: false });
   const deadlineAbort = new AbortController();
   const upstream = AbortSignal.any([raw.signal, deadlineAbort.signal]);
   // A request past its deadline is cancelled everywhere: in the queue and upstream.
@@ -130,13 +183,13 @@ async function complete(
     deps.timers.at(deps.nowMs() + inMs, () => deadlineAbort.abort(new Error('deadline passed')));
   }
   const base: LlmRequest = {
-    id: deps.newId(),
+    id: r.id,
     arrivalMs: deps.nowMs(),
-    inputTokens,
+    inputTokens: r.inputTokens,
     outputTokens: 0,
-    maxTokens: limit?.tokens,
-    tenant: tenantName,
-    sloClass: headers.sloClass ?? tenant?.defaultClass ?? 'interactive',
+    maxTokens: r.maxTokens,
+    tenant: r.tenantName,
+    sloClass: r.sloClass,
     stream,
     model: undefined,
     attempt: headers.attempt,
@@ -148,9 +201,10 @@ async function complete(
     const admitted = await deps.gateway.admit(req, upstream);
     if (admitted.kind === 'rejected') {
       const d = admitted.decision;
-      return tagged(refusal(d.reason, d.status, d.retryAfterMs), base.id);
+      return final(tagged(refusal(d.reason, d.status, d.retryAfterMs), base.id));
     }
-    if (admitted.kind !== 'dispatched') return tagged(refusal('deadline', 503, 1_000), base.id);
+    if (admitted.kind !== 'dispatched')
+      return final(tagged(refusal('deadline', 503, 1_000), base.id));
     const ticket = admitted.ticket;
     const run = deps.gateway.run(ticket, kind, json as Record<string, unknown>, upstream);
     const events = run[Symbol.asyncIterator]();
@@ -161,12 +215,14 @@ async function complete(
       if (isUpstreamError(e) && e.beforeFirstToken && attempt + 1 < tries && !upstream.aborted)
         continue;
       if (isUpstreamError(e))
-        return errorResponse(
-          new OpenAiError(
-            502,
-            'the upstream failed before the first token',
-            null,
-            'upstream_error',
+        return final(
+          errorResponse(
+            new OpenAiError(
+              502,
+              'the upstream failed before the first token',
+              null,
+              'upstream_error',
+            ),
           ),
         );
       throw e;
@@ -179,8 +235,10 @@ async function complete(
       created: Math.floor(deps.epochMs() / 1000),
       model: parsed.model,
     };
-    if (stream)
-      return streamResponse(
+    if (stream) {
+      // A client gone before the body is read may never pull or cancel it: its abort ends too.
+      upstream.addEventListener('abort', () => void r.pass.end(), { once: true });
+      const response = streamResponse(
         kind,
         head,
         includeUsage(parsed),
@@ -188,13 +246,18 @@ async function complete(
         events,
         extra,
         degraded?.level,
+        () => r.pass.end(),
       );
+      return { response, streaming: true };
+    }
     const res = await wholeResponse(kind, head, first, events, degraded?.level);
     const body = JSON.stringify(res);
     const out = { status: 200, body, headers: { 'content-type': 'application/json', ...extra } };
-    if (headers.idempotencyKey !== undefined)
-      deps.replay.set(`${tenantName}:${headers.idempotencyKey}`, out, deps.nowMs());
-    return new Response(out.body, { status: 200, headers: out.headers });
+    return {
+      response: new Response(out.body, { status: 200, headers: out.headers }),
+      streaming: false,
+      keep: headers.idempotencyKey === undefined ? undefined : out,
+    };
   }
 }
 
@@ -238,6 +301,7 @@ function streamResponse(
   events: AsyncIterator<UpstreamEvent>,
   extra: Record<string, string>,
   degradeLevel: number | undefined,
+  onEnd: () => Promise<void>,
 ): Response {
   const encoder = new TextEncoder();
   const chunkHead = { ...head, includeUsage: withUsage };
@@ -260,12 +324,15 @@ function streamResponse(
             error: { message, type: 'server_error', param: null, code: 'upstream_error' },
           }),
         );
+        await onEnd();
         controller.enqueue(encoder.encode(out.join('')));
         controller.close();
         return;
       }
       pending = null;
       if (r.done) {
+        // Released before the client sees the end, so its next request finds the slot free.
+        await onEnd();
         controller.enqueue(encoder.encode(out.join('') + SSE_DONE));
         controller.close();
         return;
@@ -300,7 +367,11 @@ function streamResponse(
       controller.enqueue(encoder.encode(out.join('')));
     },
     async cancel() {
-      await events.return?.(undefined);
+      try {
+        await events.return?.(undefined);
+      } finally {
+        await onEnd();
+      }
     },
   });
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...extra } });

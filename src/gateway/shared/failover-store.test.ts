@@ -1,0 +1,127 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { VirtualClock } from '../../runtime/virtual-clock.ts';
+import { FailoverStore, type FailurePolicy } from './failover-store.ts';
+import { MemoryStore } from './memory-store.ts';
+import { isSharedStoreUnavailable, type SharedStore, type TenantAsk } from './shared-store.ts';
+
+/** A primary that can be switched off: every call then rejects, as Redis's client does. */
+class SwitchableStore implements SharedStore {
+  reachable = true;
+  calls = 0;
+  releases = 0;
+  readonly #inner: SharedStore;
+
+  constructor(clock: VirtualClock) {
+    this.#inner = new MemoryStore({ clock });
+  }
+
+  async admit(ask: TenantAsk) {
+    this.#gate();
+    const v = await this.#inner.admit(ask);
+    if (!v.ok) return v;
+    return { ok: true as const, lease: { release: async () => void this.releases++ } };
+  }
+  async claim(tenant: string, key: string) {
+    this.#gate();
+    return this.#inner.claim(tenant, key);
+  }
+  async ping() {
+    this.#gate();
+  }
+  async close() {}
+
+  #gate(): void {
+    this.calls++;
+    if (!this.reachable) throw new Error('connect ECONNREFUSED');
+  }
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+function setup(policy: FailurePolicy) {
+  const clock = new VirtualClock();
+  const primary = new SwitchableStore(clock);
+  const changes: Array<[boolean, string | undefined]> = [];
+  const store = new FailoverStore({
+    primary,
+    fallback: new MemoryStore({ clock, replicas: 2 }),
+    policy,
+    clock,
+    timers: clock,
+    pingEveryMs: 1_000,
+    onChange: (up, cause) => changes.push([up, cause]),
+  });
+  /** Lets the next health ping run to completion. */
+  const tick = async () => {
+    clock.run(clock.now() + 1_000);
+    await settle();
+  };
+  return { clock, primary, store, changes, tick };
+}
+
+const ask: TenantAsk = {
+  tenant: 'acme',
+  requestId: 'r',
+  tokens: 60,
+  attempt: 1,
+  quotas: { windowMs: 600_000, tokensPerWindow: 100 },
+  retryBudgetRatio: 0.2,
+};
+
+test('open: a dead primary fails over once, to local limits, and recovers by ping', async () => {
+  const { primary, store, changes, tick } = setup('open');
+  await store.start();
+  assert.equal((await store.admit(ask)).ok, true, 'served by the primary');
+  assert.equal(changes.length, 0);
+  primary.reachable = false;
+  assert.equal((await store.admit(ask)).ok, false, 'the fallback holds half the quota: 50 < 60');
+  assert.deepEqual(changes, [[false, 'Error: connect ECONNREFUSED']]);
+  const calls = primary.calls;
+  await store.admit({ ...ask, tokens: 10 });
+  assert.equal(primary.calls, calls, 'while down, requests do not wait on the primary');
+  await tick();
+  assert.equal(changes.length, 1, 'one line per transition');
+  primary.reachable = true;
+  await tick();
+  assert.deepEqual(changes.at(-1), [true, undefined]);
+  assert.equal(store.up, true);
+  assert.equal((await store.admit({ ...ask, tokens: 40 })).ok, true, 'the primary again');
+  await store.close();
+});
+
+test('closed: while the primary is down, calls reject as unavailable with a Retry-After', async () => {
+  const { primary, store, changes, tick } = setup('closed');
+  primary.reachable = false;
+  await store.start();
+  assert.deepEqual(changes, [[false, 'Error: connect ECONNREFUSED']], 'known down at start');
+  await assert.rejects(
+    store.admit(ask),
+    (e) => isSharedStoreUnavailable(e) && e.retryAfterMs === 1_000,
+  );
+  await assert.rejects(store.claim('acme', 'k'), isSharedStoreUnavailable);
+  primary.reachable = true;
+  await tick();
+  assert.equal((await store.admit(ask)).ok, true);
+  await store.close();
+});
+
+test('a lease goes back to the store that granted it, even after a failover', async () => {
+  const { primary, store } = setup('open');
+  await store.start();
+  const v = await store.admit({ ...ask, quotas: { windowMs: 1_000, maxConcurrentRequests: 3 } });
+  assert.ok(v.ok);
+  primary.reachable = false;
+  await store.admit(ask);
+  await v.lease.release();
+  assert.equal(primary.releases, 1);
+  await store.close();
+});
+
+test('after close no ping runs', async () => {
+  const { clock, store } = setup('open');
+  await store.start();
+  await store.close();
+  clock.run();
+  assert.equal(clock.events, 0, 'the scheduled ping was cancelled');
+});

@@ -1,0 +1,118 @@
+/**
+ * The failure policy for shared state: a primary store (Redis) watched by a PING on a fixed
+ * period, and what to do while it is unreachable. `open`: serve from the fallback (an in-memory
+ * store enforcing a conservative local share of each quota); `closed`: refuse with
+ * `SharedStoreUnavailable` (the gateway's 503 `service_capacity`). The store is marked down by
+ * the first failed operation or ping, and up again only by a ping, so a dead primary costs
+ * requests no timeouts; `onChange` fires once per transition. Handles come from the store that
+ * granted them, so a lease taken in Redis is released in Redis.
+ */
+import type { Clock } from '../../core/ports/clock.ts';
+import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
+import type { Ms } from '../../core/request/units.ts';
+import {
+  SharedStoreUnavailable,
+  type Claim,
+  type QuotaVerdict,
+  type SharedStore,
+  type TenantAsk,
+} from './shared-store.ts';
+
+export type FailurePolicy = 'open' | 'closed';
+
+export interface FailoverOptions {
+  readonly primary: SharedStore;
+  readonly fallback: SharedStore;
+  readonly policy: FailurePolicy;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  /** Period of the health PING, up or down. */
+  readonly pingEveryMs?: Ms;
+  /** The primary became reachable (`up`) or unreachable; `cause` says why it went down. */
+  readonly onChange?: (up: boolean, cause?: string) => void;
+}
+
+export class FailoverStore implements SharedStore {
+  readonly #o: FailoverOptions;
+  readonly #every: Ms;
+  #up = true;
+  #timer: TimerHandle | null = null;
+  #closed = false;
+
+  constructor(o: FailoverOptions) {
+    this.#o = o;
+    this.#every = o.pingEveryMs ?? 1_000;
+  }
+
+  get up(): boolean {
+    return this.#up;
+  }
+
+  /** Checks the primary once (so the first state is known), then keeps checking. */
+  async start(): Promise<void> {
+    await this.#check();
+    this.#schedule();
+  }
+
+  admit(ask: TenantAsk): Promise<QuotaVerdict> {
+    return this.#route((s) => s.admit(ask));
+  }
+
+  claim(tenant: string, key: string): Promise<Claim> {
+    return this.#route((s) => s.claim(tenant, key));
+  }
+
+  async ping(): Promise<void> {
+    if (!this.#up && this.#o.policy === 'closed') throw this.#unavailable();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#timer?.cancel();
+    await Promise.all([this.#o.primary.close(), this.#o.fallback.close()]);
+  }
+
+  async #route<T>(op: (s: SharedStore) => Promise<T>): Promise<T> {
+    if (this.#up) {
+      try {
+        return await op(this.#o.primary);
+      } catch (e) {
+        this.#mark(false, e);
+      }
+    }
+    if (this.#o.policy === 'closed') throw this.#unavailable();
+    return op(this.#o.fallback);
+  }
+
+  #unavailable(): SharedStoreUnavailable {
+    return new SharedStoreUnavailable(this.#every);
+  }
+
+  async #check(): Promise<void> {
+    try {
+      await this.#o.primary.ping();
+      this.#mark(true);
+    } catch (e) {
+      this.#mark(false, e);
+    }
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    this.#timer = this.#o.timers.at(this.#o.clock.now() + this.#every, () => {
+      this.#timer = null;
+      void this.#check().then(() => this.#schedule());
+    });
+  }
+
+  #mark(up: boolean, cause?: unknown): void {
+    if (up === this.#up || this.#closed) return;
+    this.#up = up;
+    this.#o.onChange?.(up, cause === undefined ? undefined : describe(cause));
+  }
+}
+
+function describe(e: unknown): string {
+  if (e instanceof AggregateError && e.errors.length > 0) return describe(e.errors[0]);
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}

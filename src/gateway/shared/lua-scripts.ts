@@ -1,0 +1,113 @@
+/**
+ * The Lua scripts that make every shared-state update atomic in Redis (run with EVALSHA, loaded
+ * with EVAL when the server does not know them — after a restart, say). Time is the Redis
+ * server's (`TIME`), so replicas whose clocks differ still share one bucket. The arithmetic is
+ * the policy core's, transcribed: the quota token bucket (capacity = limit, refill = limit per
+ * window; an absent bucket is full) and the retry budget (starts at half its capacity, a first
+ * attempt deposits `ratio`, a retry withdraws 1, a floor refill per second). Every key written
+ * gets a TTL after which its absence reads the same as its value would have.
+ */
+import { createHash } from 'node:crypto';
+
+export interface LuaScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function script(source: string): LuaScript {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+const NOW = `
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+`;
+
+/**
+ * KEYS: token bucket hash, lease sorted set, retry budget hash. ARGV: lease id, tokens needed,
+ * token limit (-1: none), window ms, max concurrent (-1: none), lease TTL ms, attempt, retry
+ * ratio, retry capacity, retry floor per second, busy Retry-After ms, retry Retry-After cap ms,
+ * retry budget TTL ms. Returns {'ok', 1 | 0 (a lease was taken)} or {reason, retry after ms}.
+ */
+export const ADMIT = script(`${NOW}
+local need, limit, window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local maxc, leaseTtl, attempt = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local ratio, rcap, floor = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local r = redis.call('HMGET', KEYS[3], 'level', 'at')
+local rlevel = tonumber(r[1]) or rcap / 2
+rlevel = math.min(rcap, rlevel + math.max(0, now - (tonumber(r[2]) or now)) / 1000 * floor)
+if attempt > 1 and rlevel < 1 then
+  local wait = math.ceil((1 - rlevel) / floor * 1000)
+  return {'retry_budget', math.min(tonumber(ARGV[12]), math.max(1, wait))}
+end
+if maxc >= 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if redis.call('ZCARD', KEYS[2]) >= maxc then
+    return {'tenant_concurrency', math.max(1, math.min(window, tonumber(ARGV[11])))}
+  end
+end
+local level, at = 0, now
+if limit >= 0 then
+  local b = redis.call('HMGET', KEYS[1], 'level', 'at')
+  local bat = tonumber(b[2]) or now
+  level = math.min(limit, (tonumber(b[1]) or limit) + math.max(0, now - bat) * limit / window)
+  at = math.max(now, bat)
+  if level < need - 1e-9 * math.max(1, need) then
+    local wait = window
+    if need <= limit then wait = (need - level) / (limit / window) end
+    return {'tenant_tokens', math.max(1, math.min(window, math.ceil(wait)))}
+  end
+  redis.call('HSET', KEYS[1], 'level', tostring(level - need), 'at', tostring(at))
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
+end
+local delta = ratio
+if attempt > 1 then delta = -1 end
+redis.call('HSET', KEYS[3], 'level', tostring(math.min(rcap, rlevel + delta)), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[13]))
+if maxc >= 0 then
+  redis.call('ZADD', KEYS[2], now + leaseTtl, ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], leaseTtl)
+  return {'ok', 1}
+end
+return {'ok', 0}
+`);
+
+/** KEYS: lease sorted set. ARGV: lease id, lease TTL ms. Pushes a live lease's expiry out. */
+export const RENEW_LEASE = script(`${NOW}
+if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 1
+`);
+
+/**
+ * KEYS: the idempotency key. ARGV: holder token, in-flight TTL ms. A key holds 'I' + holder
+ * while in flight, 'D' + the stored response (JSON) once done. Returns {'claimed'},
+ * {'in_flight'} or {'done', response}.
+ */
+export const CLAIM = script(`
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], 'I' .. ARGV[1], 'PX', tonumber(ARGV[2]))
+  return {'claimed'}
+end
+if string.sub(v, 1, 1) == 'D' then return {'done', string.sub(v, 2)} end
+return {'in_flight'}
+`);
+
+/**
+ * KEYS: the idempotency key. ARGV: holder token, action ('complete' | 'abandon' | 'renew'),
+ * TTL ms, stored response. Only the holder's own claim is touched.
+ */
+export const SETTLE_CLAIM = script(`
+if redis.call('GET', KEYS[1]) ~= 'I' .. ARGV[1] then return 0 end
+if ARGV[2] == 'complete' then
+  redis.call('SET', KEYS[1], 'D' .. ARGV[4], 'PX', tonumber(ARGV[3]))
+elseif ARGV[2] == 'abandon' then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+end
+return 1
+`);

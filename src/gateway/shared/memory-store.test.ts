@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { VirtualClock } from '../../runtime/virtual-clock.ts';
+import { MemoryStore, localShare } from './memory-store.ts';
+import { sharedStoreConformance } from './store-conformance.ts';
+import type { TenantAsk } from './shared-store.ts';
+
+sharedStoreConformance('memory', () => new MemoryStore({ clock: new VirtualClock() }));
+
+/** Moves the virtual clock to `t` (it moves only by running events). */
+function advance(clock: VirtualClock, t: number): void {
+  clock.at(t, () => {});
+  clock.run(t);
+}
+
+const ask = (over: Partial<TenantAsk> = {}): TenantAsk => ({
+  tenant: 'acme',
+  requestId: 'r',
+  tokens: 50,
+  attempt: 1,
+  quotas: { windowMs: 1_000, tokensPerWindow: 100 },
+  retryBudgetRatio: 0.2,
+  ...over,
+});
+
+test('Retry-After is when the bucket will hold the ask, and it does then', async () => {
+  const clock = new VirtualClock();
+  const s = new MemoryStore({ clock });
+  assert.equal((await s.admit(ask({ tokens: 100 }))).ok, true);
+  assert.deepEqual(await s.admit(ask()), {
+    ok: false,
+    reason: 'tenant_tokens',
+    retryAfterMs: 500,
+  });
+  advance(clock, 500);
+  assert.equal((await s.admit(ask())).ok, true);
+});
+
+test('a completed answer is replayed for the replay TTL, then the key is free', async () => {
+  const clock = new VirtualClock();
+  const s = new MemoryStore({ clock, replayTtlMs: 1_000 });
+  const c = await s.claim('acme', 'k');
+  assert.equal(c.kind, 'claimed');
+  if (c.kind === 'claimed') await c.hold.complete({ status: 200, body: 'x', headers: {} });
+  assert.equal((await s.claim('acme', 'k')).kind, 'done');
+  advance(clock, 1_001);
+  assert.equal((await s.claim('acme', 'k')).kind, 'claimed');
+});
+
+test('an answer too large to keep is not replayed', async () => {
+  const s = new MemoryStore({ clock: new VirtualClock() });
+  const c = await s.claim('acme', 'big');
+  if (c.kind === 'claimed')
+    await c.hold.complete({ status: 200, body: 'x'.repeat(2 * 1024 * 1024), headers: {} });
+  assert.equal((await s.claim('acme', 'big')).kind, 'claimed');
+});
+
+test('failing open, each replica enforces its share of every limit', async () => {
+  const q = { windowMs: 1_000, tokensPerWindow: 100, maxConcurrentRequests: 5 };
+  assert.deepEqual(localShare(q, 1), q);
+  assert.deepEqual(localShare(q, 2), { ...q, tokensPerWindow: 50, maxConcurrentRequests: 2 });
+  assert.equal(localShare(q, 10).maxConcurrentRequests, 1, 'never below one slot');
+  const s = new MemoryStore({ clock: new VirtualClock(), replicas: 2 });
+  assert.equal((await s.admit(ask({ quotas: q, tokens: 50 }))).ok, true);
+  assert.equal((await s.admit(ask({ quotas: q, tokens: 1 }))).ok, false);
+});

@@ -1,0 +1,39 @@
+/**
+ * Builds the gateway's shared-state store from its settings: in memory when no Redis URL is
+ * given (one replica, nothing to share), else Redis behind the failover policy with an
+ * in-memory fallback that enforces 1/`replicas` of each quota. Resolves once the first health
+ * check has settled, so the store's state is known before the gateway takes requests. The
+ * Redis client is loaded only when a URL is given.
+ */
+import type { Clock } from '../../core/ports/clock.ts';
+import type { Timers } from '../../core/ports/timers.ts';
+import { FailoverStore, type FailurePolicy } from './failover-store.ts';
+import { MemoryStore } from './memory-store.ts';
+import type { SharedStore } from './shared-store.ts';
+
+export interface SharedStateOptions {
+  /** `redis://host:port`; absent: in memory. */
+  readonly redisUrl?: string;
+  readonly failure?: FailurePolicy;
+  /** Gateway replicas sharing the quotas: the fallback enforces 1/replicas of each. */
+  readonly replicas?: number;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly newId: () => string;
+  readonly onChange?: (up: boolean, cause?: string) => void;
+}
+
+export async function openSharedStore(o: SharedStateOptions): Promise<SharedStore> {
+  if (o.redisUrl === undefined) return new MemoryStore({ clock: o.clock });
+  const { RedisStore } = await import('./redis-store.ts');
+  const store = new FailoverStore({
+    primary: new RedisStore({ url: o.redisUrl, clock: o.clock, timers: o.timers, newId: o.newId }),
+    fallback: new MemoryStore({ clock: o.clock, replicas: o.replicas ?? 1 }),
+    policy: o.failure ?? 'open',
+    clock: o.clock,
+    timers: o.timers,
+    onChange: o.onChange,
+  });
+  await store.start();
+  return store;
+}

@@ -1,0 +1,226 @@
+/**
+ * The shared state in Redis, for several gateway replicas: each update is one Lua script (see
+ * lua-scripts.ts), so replicas never interleave inside one. Keys are `goodput:{tenant}:…` (the
+ * braces keep a tenant's keys in one Redis Cluster slot) and every key has a TTL. Concurrency
+ * slots are leases with an expiry in a sorted set, renewed while their request runs, so the
+ * slots of a gateway that dies free themselves within one lease TTL. Main rule: this store
+ * never throws on its own account and never takes the process down — connection errors are
+ * swallowed (the failover store watches `ping`), commands time out, and a handle's methods
+ * swallow their errors (a lease or claim left behind expires).
+ */
+import { createClient } from 'redis';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
+import type { Ms } from '../../core/request/units.ts';
+import { RETRY_BUDGET_CAPACITY, RETRY_FLOOR_PER_S } from '../../core/admission/retry-budget.ts';
+import { BUSY_RETRY_MS } from '../../core/admission/budget/tenant-budgets.ts';
+import { ADMIT, CLAIM, RENEW_LEASE, SETTLE_CLAIM, type LuaScript } from './lua-scripts.ts';
+import {
+  NO_LEASE,
+  REPLAY_MAX_BYTES,
+  type Claim,
+  type QuotaVerdict,
+  type SharedReason,
+  type SharedStore,
+  type StoredResponse,
+  type TenantAsk,
+} from './shared-store.ts';
+
+export interface RedisStoreOptions {
+  /** `redis://host:port` (or `rediss://`, with user and password as usual). */
+  readonly url: string;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  /** Unique tokens naming idempotency claims. */
+  readonly newId: () => string;
+  readonly connectTimeoutMs?: Ms;
+  readonly commandTimeoutMs?: Ms;
+  /** A concurrency lease or in-flight claim not renewed for this long is gone. */
+  readonly leaseTtlMs?: Ms;
+  /** How long a completed answer is replayed. */
+  readonly replayTtlMs?: Ms;
+  /** Each connection error (the failover store logs transitions; this is for debugging). */
+  readonly onError?: (e: Error) => void;
+}
+
+const RETRY_AFTER_CAP_MS = 60_000;
+const RETRY_KEY_TTL_MS = 60_000;
+
+export class RedisStore implements SharedStore {
+  readonly #client: ReturnType<typeof createClient>;
+  readonly #o: Required<Omit<RedisStoreOptions, 'onError'>>;
+  /** Renewals of the leases and claims this process holds, run every third of the lease TTL. */
+  readonly #held = new Map<object, () => Promise<unknown>>();
+  #renewTimer: TimerHandle | null = null;
+  #closed = false;
+  /** Why the connection last failed: named when a ping finds it down. */
+  #lastError: Error | null = null;
+
+  constructor(o: RedisStoreOptions) {
+    this.#o = {
+      url: o.url,
+      clock: o.clock,
+      timers: o.timers,
+      newId: o.newId,
+      connectTimeoutMs: o.connectTimeoutMs ?? 1_000,
+      commandTimeoutMs: o.commandTimeoutMs ?? 500,
+      leaseTtlMs: o.leaseTtlMs ?? 30_000,
+      replayTtlMs: o.replayTtlMs ?? 600_000,
+    };
+    this.#client = createClient({
+      url: o.url,
+      // While disconnected, commands fail at once instead of queueing behind the reconnect.
+      disableOfflineQueue: true,
+      commandOptions: { timeout: this.#o.commandTimeoutMs },
+      socket: {
+        connectTimeout: this.#o.connectTimeoutMs,
+        // Never give up: the server may come back at any time.
+        reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 1_000),
+      },
+    });
+    const failed = (e: Error) => {
+      this.#lastError = e;
+      o.onError?.(e);
+    };
+    this.#client.on('error', failed);
+    this.#client.connect().catch(failed);
+  }
+
+  async admit(ask: TenantAsk): Promise<QuotaVerdict> {
+    const q = ask.quotas;
+    const keys = tenantKeys(ask.tenant);
+    const reply = (await this.#eval(
+      ADMIT,
+      [keys.tokens, keys.leases, keys.retry],
+      [
+        ask.requestId,
+        ask.tokens,
+        q.tokensPerWindow ?? -1,
+        q.windowMs,
+        q.maxConcurrentRequests ?? -1,
+        this.#o.leaseTtlMs,
+        ask.attempt,
+        ask.retryBudgetRatio,
+        RETRY_BUDGET_CAPACITY,
+        RETRY_FLOOR_PER_S,
+        BUSY_RETRY_MS,
+        RETRY_AFTER_CAP_MS,
+        RETRY_KEY_TTL_MS,
+      ],
+    )) as [string, number];
+    if (reply[0] !== 'ok') {
+      return { ok: false, reason: reply[0] as SharedReason, retryAfterMs: Number(reply[1]) };
+    }
+    if (Number(reply[1]) !== 1) return { ok: true, lease: NO_LEASE };
+    const token = {};
+    this.#hold(token, () =>
+      this.#eval(RENEW_LEASE, [keys.leases], [ask.requestId, this.#o.leaseTtlMs]),
+    );
+    return {
+      ok: true,
+      lease: {
+        release: async () => {
+          if (!this.#held.delete(token)) return;
+          try {
+            await this.#client.sendCommand(['ZREM', keys.leases, ask.requestId]);
+          } catch {
+            // Unreachable: the lease expires on its own within its TTL.
+          }
+        },
+      },
+    };
+  }
+
+  async claim(tenant: string, key: string): Promise<Claim> {
+    const redisKey = `${tenantPrefix(tenant)}:idem:${key}`;
+    const holder = this.#o.newId();
+    const reply = (await this.#eval(CLAIM, [redisKey], [holder, this.#o.leaseTtlMs])) as string[];
+    if (reply[0] === 'done')
+      return { kind: 'done', response: JSON.parse(reply[1]) as StoredResponse };
+    if (reply[0] === 'in_flight') return { kind: 'in_flight' };
+    const token = {};
+    const settle = (action: string, ttlMs: Ms, payload = '') =>
+      this.#eval(SETTLE_CLAIM, [redisKey], [holder, action, ttlMs, payload]);
+    this.#hold(token, () => settle('renew', this.#o.leaseTtlMs));
+    const end = async (response: StoredResponse | null) => {
+      if (!this.#held.delete(token)) return;
+      const payload = response === null ? '' : JSON.stringify(response);
+      const keep = response !== null && payload.length <= REPLAY_MAX_BYTES;
+      await (keep ? settle('complete', this.#o.replayTtlMs, payload) : settle('abandon', 0)).catch(
+        () => {},
+      );
+    };
+    return {
+      kind: 'claimed',
+      hold: { complete: (response) => end(response), abandon: () => end(null) },
+    };
+  }
+
+  /** While (re)connecting, waits for the connection up to the connect timeout, then PINGs. */
+  async ping(): Promise<void> {
+    if (!this.#client.isReady) await this.#whenReady(this.#o.connectTimeoutMs);
+    if (!this.#client.isReady) {
+      throw new Error(`not connected (${this.#lastError?.message ?? 'connecting'})`);
+    }
+    await this.#client.sendCommand(['PING']);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#renewTimer?.cancel();
+    this.#held.clear();
+    if (this.#client.isOpen) this.#client.destroy();
+  }
+
+  /** EVALSHA, falling back to EVAL when the server has not seen the script (NOSCRIPT). */
+  async #eval(
+    s: LuaScript,
+    keys: string[],
+    args: ReadonlyArray<string | number>,
+  ): Promise<unknown> {
+    const tail = [String(keys.length), ...keys, ...args.map(String)];
+    try {
+      return await this.#client.sendCommand(['EVALSHA', s.sha, ...tail]);
+    } catch (e) {
+      if (!(e instanceof Error && e.message.startsWith('NOSCRIPT'))) throw e;
+      return await this.#client.sendCommand(['EVAL', s.source, ...tail]);
+    }
+  }
+
+  #whenReady(ms: Ms): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        timer.cancel();
+        this.#client.off('ready', done);
+        resolve();
+      };
+      const timer = this.#o.timers.at(this.#o.clock.now() + ms, done);
+      this.#client.once('ready', done);
+    });
+  }
+
+  #hold(token: object, renew: () => Promise<unknown>): void {
+    this.#held.set(token, renew);
+    if (this.#renewTimer !== null || this.#closed) return;
+    const tick = () => {
+      this.#renewTimer = null;
+      for (const renewal of this.#held.values()) renewal().catch(() => {});
+      if (this.#held.size > 0 && !this.#closed) this.#schedule(tick);
+    };
+    this.#schedule(tick);
+  }
+
+  #schedule(tick: () => void): void {
+    this.#renewTimer = this.#o.timers.at(this.#o.clock.now() + this.#o.leaseTtlMs / 3, tick);
+  }
+}
+
+/** A tenant's key prefix; its name is encoded so no name can reach another tenant's keys. */
+function tenantPrefix(tenant: string): string {
+  return `goodput:{${encodeURIComponent(tenant)}}`;
+}
+
+function tenantKeys(tenant: string) {
+  const p = tenantPrefix(tenant);
+  return { tokens: `${p}:tokens`, leases: `${p}:leases`, retry: `${p}:retry` };
+}

@@ -1,0 +1,93 @@
+/**
+ * The state several gateway replicas must share, behind one interface: per-tenant quotas (a
+ * token bucket and concurrency leases), the per-tenant retry budget, and idempotency claims
+ * with the stored answer for replay. In memory for one process, Redis for many; the failover
+ * store picks between them. Rules every implementation keeps (the conformance suite in
+ * test/gateway/shared-store.conformance.ts checks them):
+ * - `admit` is all or nothing and atomic: a refusal takes nothing, a grant takes the tokens, one
+ *   concurrency slot when the tenant has a limit, and one retry when the attempt is a retry;
+ *   every refusal carries a Retry-After in [1 ms, the window] (60 s for the retry budget).
+ * - `claim` is atomic: of two concurrent claims on one key exactly one gets `claimed`.
+ * - A method rejects only when the store cannot be reached; a handle's methods (`release`,
+ *   `complete`, `abandon`) never reject and are idempotent, so `finally` blocks can call them.
+ */
+import type { TenantQuotas } from '../../core/request/tenant.ts';
+import type { Ms } from '../../core/request/units.ts';
+
+export interface TenantAsk {
+  readonly tenant: string;
+  /** Names the concurrency lease; unique per request. */
+  readonly requestId: string;
+  /** Estimated weighted tokens (prompt + output cap), drawn from the tenant's bucket. */
+  readonly tokens: number;
+  /** 1 for a first attempt; a retry (> 1) draws from the retry budget. */
+  readonly attempt: number;
+  readonly quotas: TenantQuotas;
+  /** Retries a first attempt earns (`retry_budget_ratio`). */
+  readonly retryBudgetRatio: number;
+}
+
+export type SharedReason = 'tenant_tokens' | 'tenant_concurrency' | 'retry_budget';
+
+/** Held while the request runs; `release` frees its concurrency slot. */
+export interface Lease {
+  release(): Promise<void>;
+}
+
+export type QuotaVerdict =
+  | { readonly ok: true; readonly lease: Lease }
+  | { readonly ok: false; readonly reason: SharedReason; readonly retryAfterMs: Ms };
+
+/** A completed non-streaming answer, replayed as it was for a repeated Idempotency-Key. */
+export interface StoredResponse {
+  readonly status: number;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** The claim on one idempotency key, held while its request runs. */
+export interface ClaimHold {
+  /** Keeps `response` for replay (for the store's replay TTL) and ends the claim. */
+  complete(response: StoredResponse): Promise<void>;
+  /** Ends the claim without an answer: the next attempt with the key runs. */
+  abandon(): Promise<void>;
+}
+
+export type Claim =
+  | { readonly kind: 'claimed'; readonly hold: ClaimHold }
+  | { readonly kind: 'in_flight' }
+  | { readonly kind: 'done'; readonly response: StoredResponse };
+
+export interface SharedStore {
+  /** Takes a request's share of its tenant's quotas and retry budget, or says why not. */
+  admit(ask: TenantAsk): Promise<QuotaVerdict>;
+  /** Claims `key` of `tenant` (keys are per tenant), or reports it in flight or done. */
+  claim(tenant: string, key: string): Promise<Claim>;
+  /** Resolves when the store answers; rejects when it cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Responses larger than this are not kept for replay, so one answer cannot fill the store. */
+export const REPLAY_MAX_BYTES = 1024 * 1024;
+
+/** A lease or claim hold with nothing to undo. */
+export const NO_LEASE: Lease = { release: async () => {} };
+
+/**
+ * The failover store's refusal when the shared state is unreachable and the policy is
+ * `closed`: the gateway answers 503 `service_capacity` with this Retry-After.
+ */
+export class SharedStoreUnavailable extends Error {
+  readonly retryAfterMs: Ms;
+
+  constructor(retryAfterMs: Ms) {
+    super('the shared state store is unreachable');
+    this.name = 'SharedStoreUnavailable';
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+export function isSharedStoreUnavailable(e: unknown): e is SharedStoreUnavailable {
+  return e instanceof SharedStoreUnavailable;
+}

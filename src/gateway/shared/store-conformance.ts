@@ -1,0 +1,130 @@
+/**
+ * The conformance suite of `SharedStore`: the rules in its doc comment, checked the same way
+ * over every implementation (memory-store.test.ts, test/gateway/redis-store.test.ts). Nothing
+ * here waits on time: every check holds within one window, whatever the clock does.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TenantQuotas } from '../../core/request/tenant.ts';
+import type { SharedStore, TenantAsk } from './shared-store.ts';
+
+const WINDOW = 600_000;
+let serial = 0;
+
+/** A tenant no other check touches, so one store can serve the whole suite. */
+function fresh(): string {
+  serial += 1;
+  return `tenant ${serial}/{odd}:name`;
+}
+
+function ask(
+  tenant: string,
+  quotas: Partial<TenantQuotas>,
+  extra: Partial<TenantAsk> = {},
+): TenantAsk {
+  serial += 1;
+  return {
+    tenant,
+    requestId: `req-${serial}`,
+    tokens: 10,
+    attempt: 1,
+    quotas: { windowMs: WINDOW, ...quotas },
+    retryBudgetRatio: 0.2,
+    ...extra,
+  };
+}
+
+export function sharedStoreConformance(name: string, store: () => SharedStore): void {
+  test(`${name}: the token bucket grants until spent; a refusal takes nothing`, async () => {
+    const s = store();
+    const t = fresh();
+    const q = { tokensPerWindow: 100 };
+    assert.equal((await s.admit(ask(t, q, { tokens: 60 }))).ok, true);
+    const no = await s.admit(ask(t, q, { tokens: 60 }));
+    assert.equal(no.ok, false);
+    if (no.ok) return;
+    assert.equal(no.reason, 'tenant_tokens');
+    assert.ok(no.retryAfterMs >= 1 && no.retryAfterMs <= WINDOW, String(no.retryAfterMs));
+    assert.equal((await s.admit(ask(t, q, { tokens: 39 }))).ok, true, 'the refusal took nothing');
+    const tooBig = await s.admit(ask(fresh(), q, { tokens: 101 }));
+    assert.deepEqual(tooBig.ok ? null : [tooBig.reason, tooBig.retryAfterMs], [
+      'tenant_tokens',
+      WINDOW,
+    ]);
+  });
+
+  test(`${name}: concurrency slots are leases, freed once by release`, async () => {
+    const s = store();
+    const t = fresh();
+    const q = { maxConcurrentRequests: 2 };
+    const a = await s.admit(ask(t, q));
+    const b = await s.admit(ask(t, q));
+    assert.ok(a.ok && b.ok);
+    const c = await s.admit(ask(t, q));
+    assert.deepEqual(c.ok ? null : c.reason, 'tenant_concurrency');
+    assert.ok(!c.ok && c.retryAfterMs >= 1 && c.retryAfterMs <= WINDOW);
+    assert.equal((await s.admit(ask(fresh(), q))).ok, true, 'tenants are apart');
+    await a.lease.release();
+    await a.lease.release();
+    const d = await s.admit(ask(t, q));
+    assert.equal(d.ok, true, 'a released slot is free');
+    assert.equal((await s.admit(ask(t, q))).ok, false, 'released twice, freed once');
+    await b.lease.release();
+    if (d.ok) await d.lease.release();
+  });
+
+  test(`${name}: concurrent admits never overdraw`, async () => {
+    const s = store();
+    const t = fresh();
+    const all = await Promise.all(
+      Array.from({ length: 10 }, () => s.admit(ask(t, { tokensPerWindow: 100 }, { tokens: 30 }))),
+    );
+    assert.equal(all.filter((v) => v.ok).length, 3);
+  });
+
+  test(`${name}: retries draw on the retry budget until it is empty`, async () => {
+    const s = store();
+    const t = fresh();
+    let granted = 0;
+    let refusal: { reason: string; retryAfterMs: number } | undefined;
+    while (refusal === undefined && granted < 50) {
+      const v = await s.admit(ask(t, {}, { attempt: 2, retryBudgetRatio: 0 }));
+      if (v.ok) granted++;
+      else refusal = v;
+    }
+    assert.ok(granted >= 5 && granted <= 15, `retries granted before it emptied: ${granted}`);
+    assert.equal(refusal?.reason, 'retry_budget');
+    assert.ok(refusal.retryAfterMs >= 1 && refusal.retryAfterMs <= 60_000);
+    assert.equal((await s.admit(ask(t, {}))).ok, true, 'first attempts are never refused by it');
+  });
+
+  test(`${name}: an idempotency key is claimed once, replayed when done, free when abandoned`, async () => {
+    const s = store();
+    const t = fresh();
+    const claims = await Promise.all(Array.from({ length: 5 }, () => s.claim(t, 'k-1')));
+    const mine = claims.filter((c) => c.kind === 'claimed');
+    assert.equal(mine.length, 1, 'one claim wins');
+    assert.ok(claims.every((c) => c.kind === 'claimed' || c.kind === 'in_flight'));
+    assert.equal((await s.claim(fresh(), 'k-1')).kind, 'claimed', 'keys are per tenant');
+    const answer = {
+      status: 200,
+      body: '{"ok":true}',
+      headers: { 'content-type': 'application/json' },
+    };
+    if (mine[0].kind !== 'claimed') return;
+    await mine[0].hold.complete(answer);
+    await mine[0].hold.abandon();
+    const again = await s.claim(t, 'k-1');
+    assert.deepEqual(again, { kind: 'done', response: answer }, 'completed, then replayed');
+    const other = await s.claim(t, 'k-2');
+    assert.equal(other.kind, 'claimed');
+    if (other.kind === 'claimed') await other.hold.abandon();
+    const retried = await s.claim(t, 'k-2');
+    assert.equal(retried.kind, 'claimed', 'an abandoned key runs again');
+    if (retried.kind === 'claimed') await retried.hold.abandon();
+  });
+
+  test(`${name}: it answers a ping`, async () => {
+    await store().ping();
+  });
+}

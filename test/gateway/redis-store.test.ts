@@ -1,0 +1,94 @@
+// The Redis store against a real redis-server: the SharedStore conformance suite, plus what only
+// Redis has — keys namespaced and all with a TTL, leases of a dead gateway expiring, scripts
+// reloaded after the server forgot them, and no crash when the server is not there.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createClient } from 'redis';
+import { RedisStore, type RedisStoreOptions } from '../../src/gateway/shared/redis-store.ts';
+import { sharedStoreConformance } from '../../src/gateway/shared/store-conformance.ts';
+import type { TenantAsk } from '../../src/gateway/shared/shared-store.ts';
+import { wallClock } from '../../src/runtime/wall-clock.ts';
+import { wallTimers } from '../../src/runtime/wall-timers.ts';
+import { freePort, startRedis } from './redis-kit.ts';
+import { until } from './gateway-kit.ts';
+
+const redis = await startRedis();
+
+/** A store, connected (as the failover store's first ping makes sure in the gateway). */
+async function open(extra: Partial<RedisStoreOptions> = {}): Promise<RedisStore> {
+  const store = new RedisStore({
+    url: redis.url,
+    clock: wallClock,
+    timers: wallTimers(),
+    newId: () => randomUUID(),
+    ...extra,
+  });
+  after(() => store.close());
+  if (extra.url === undefined) await store.ping();
+  return store;
+}
+
+const shared = await open();
+sharedStoreConformance('redis', () => shared);
+
+const ask = (over: Partial<TenantAsk>): TenantAsk => ({
+  tenant: 'acme',
+  requestId: randomUUID(),
+  tokens: 10,
+  attempt: 1,
+  quotas: { windowMs: 60_000, tokensPerWindow: 1_000, maxConcurrentRequests: 1 },
+  retryBudgetRatio: 0.2,
+  ...over,
+});
+
+test('every key is namespaced goodput: and has a TTL', async () => {
+  const s = await open();
+  const v = await s.admit(ask({ tenant: 'ttl' }));
+  const c = await s.claim('ttl', 'k');
+  if (c.kind === 'claimed') await c.hold.complete({ status: 200, body: '{}', headers: {} });
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  const keys = await raw.keys('*');
+  assert.ok(keys.length >= 4, keys.join());
+  for (const key of keys) {
+    assert.match(key, /^goodput:/);
+    assert.ok((await raw.pTTL(key)) > 0, `${key} has a TTL`);
+  }
+  raw.destroy();
+  if (v.ok) await v.lease.release();
+});
+
+test("a dead gateway's concurrency slot frees itself when its lease expires", async () => {
+  const dying = await open({ leaseTtlMs: 30 });
+  const q = { windowMs: 60_000, maxConcurrentRequests: 1 };
+  assert.equal((await dying.admit(ask({ tenant: 'lease', quotas: q }))).ok, true);
+  await dying.close(); // gone without releasing, as a crashed process would be
+  const other = await open();
+  const refused = await other.admit(ask({ tenant: 'lease', quotas: q }));
+  assert.equal(refused.ok, false, 'held until it expires');
+  await until(async () => (await other.admit(ask({ tenant: 'lease', quotas: q }))).ok);
+});
+
+test('scripts the server forgot are loaded again', async () => {
+  const s = await open();
+  await s.admit(ask({ tenant: 'flush' }));
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  await raw.scriptFlush();
+  raw.destroy();
+  assert.equal((await s.admit(ask({ tenant: 'flush', quotas: { windowMs: 1_000 } }))).ok, true);
+});
+
+test('no server: calls reject, nothing crashes', async () => {
+  const errors: Error[] = [];
+  const s = await open({
+    url: `redis://127.0.0.1:${await freePort()}`,
+    connectTimeoutMs: 200,
+    onError: (e) => errors.push(e),
+  });
+  await assert.rejects(s.ping());
+  await assert.rejects(s.admit(ask({})));
+  await assert.rejects(s.claim('acme', 'k'));
+  await until(() => errors.length > 0);
+});

@@ -1,0 +1,112 @@
+// The shared state at the HTTP door, in one gateway (in-memory store): a tenant's concurrency
+// slot is given back however its request ends — answered, streamed to the end, abandoned
+// mid-stream, refused later by the pipeline — a second request while it is held gets 429
+// `tenant_concurrency`, an Idempotency-Key in flight gets 409, and retries run out.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sha256 } from '../../src/gateway/api-keys.ts';
+import { MODEL, engines, gateway, policyWith, until } from './gateway-kit.ts';
+
+const hex = (k: string) => sha256(k).toString('hex');
+const gw = await gateway(
+  await engines(1),
+  policyWith({
+    tenants: {
+      solo: {
+        api_keys_sha256: [hex('sk-solo')],
+        classes: ['interactive', 'batch'],
+        quotas: { max_concurrent_requests: 1 },
+      },
+      retrier: { api_keys_sha256: [hex('sk-retrier')] },
+    },
+  }),
+);
+
+function post(
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+) {
+  return fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-solo', ...headers },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], ...body }),
+    signal,
+  });
+}
+
+/** The slot is free: a request gets in (polled, since a cancelled stream ends asynchronously). */
+async function slotIsFree(): Promise<void> {
+  await until(async () => {
+    const res = await post({ max_tokens: 2 });
+    await res.text();
+    return res.status === 200;
+  });
+}
+
+test('an answered request gives its slot back', async () => {
+  const res = await post({ max_tokens: 3 });
+  assert.equal(res.status, 200);
+  await res.text();
+  await slotIsFree();
+});
+
+test('while a stream holds the slot, the next request gets 429 tenant_concurrency', async () => {
+  const streaming = await post({ max_tokens: 50, ignore_eos: true, stream: true });
+  assert.equal(streaming.status, 200);
+  const refused = await post({ max_tokens: 3 });
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('x-goodput-reason'), 'tenant_concurrency');
+  assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+  await refused.text();
+  assert.match(await streaming.text(), /\[DONE\]/);
+  await slotIsFree();
+});
+
+test('a stream the client abandons gives its slot back', async () => {
+  const abort = new AbortController();
+  const res = await post({ max_tokens: 200, ignore_eos: true, stream: true }, {}, abort.signal);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  await reader.read();
+  abort.abort();
+  await reader.read().catch(() => {});
+  await slotIsFree();
+});
+
+test('a request the pipeline refuses after the door gives its slot back', async () => {
+  const res = await post({ max_tokens: 3 }, { 'x-goodput-class': 'reasoning' });
+  assert.equal(res.status, 403);
+  await res.text();
+  await slotIsFree();
+});
+
+test('an Idempotency-Key in flight is a 409 duplicate; a finished stream frees it', async () => {
+  const key = { 'idempotency-key': 'dup-1' };
+  const first = await post({ max_tokens: 50, ignore_eos: true, stream: true }, key);
+  assert.equal(first.status, 200);
+  const second = await post({ max_tokens: 3 }, key);
+  assert.equal(second.status, 409, 'the key is checked before the quota');
+  assert.equal(second.headers.get('x-goodput-reason'), 'duplicate');
+  await second.text();
+  await first.text();
+  await until(async () => {
+    const third = await post({ max_tokens: 3 }, key);
+    await third.text();
+    return third.status === 200 && third.headers.get('x-goodput-replayed') === null;
+  });
+});
+
+test('retries draw on the retry budget until it is spent: 429 retry_budget', async () => {
+  let last: Response | undefined;
+  for (let i = 0; i < 30; i++) {
+    last = await post(
+      { max_tokens: 1 },
+      { authorization: 'Bearer sk-retrier', 'x-goodput-attempt': '2' },
+    );
+    await last.text();
+    if (last.status === 429) break;
+  }
+  assert.equal(last?.status, 429);
+  assert.equal(last.headers.get('x-goodput-reason'), 'retry_budget');
+  assert.ok(Number(last.headers.get('retry-after')) >= 1);
+});

@@ -1,0 +1,150 @@
+// Two gateway processes share one tenant's quota through a real redis-server: what one gateway
+// spends, the other refuses with 429 `tenant_tokens`. Then Redis dies: the gateway that fails
+// open (B) keeps serving under local limits, the one that fails closed (A) answers 503, both
+// stay healthy and report `goodput_shared_store_up 0`; Redis returns and both recover on their
+// own. (Each gateway's own pipeline also enforces the quota on what it served itself, so the
+// gateway that spent is not the one asked to serve afterwards.)
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sha256 } from '../../src/gateway/api-keys.ts';
+import { MODEL, engines, metricValue, until } from './gateway-kit.ts';
+import { startRedis } from './redis-kit.ts';
+
+interface GatewayProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Everything it printed, stdout and stderr. */
+  readonly output: () => string;
+}
+
+const redis = await startRedis();
+const [backend] = await engines(1);
+const dir = mkdtempSync(join(tmpdir(), 'goodput-shared-'));
+const policyFile = join(dir, 'policy.json');
+writeFileSync(
+  policyFile,
+  JSON.stringify({
+    name: 'shared',
+    policy_revision: 'shared@1',
+    admission: { type: 'goodput' },
+    dispatch: { type: 'flow-control' },
+    routing: { type: 'least-request' },
+    tenants: {
+      acme: {
+        api_keys_sha256: [sha256('sk-acme').toString('hex')],
+        // Room for two of the requests below (≈ 108 tokens each), and no refill to speak of.
+        quotas: { window_ms: 600_000, tokens_per_window: 300 },
+      },
+    },
+  }),
+);
+
+async function startGatewayProcess(failure: 'open' | 'closed'): Promise<GatewayProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/goodput.js',
+      'serve',
+      '--backend',
+      backend.url,
+      '--redis',
+      redis.url,
+      '--redis-failure',
+      failure,
+      '--gateway-replicas',
+      '2',
+      '--policy',
+      policyFile,
+      '--port',
+      '0',
+      '--profile',
+      'const:step_ms=2',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (d) => (output += String(d)));
+  child.stderr?.on('data', (d) => (output += String(d)));
+  after(async () => {
+    if (child.exitCode !== null) return;
+    await new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    });
+  });
+  await until(() => /OpenAI API at (\S+)\/v1/.test(output) || child.exitCode !== null, 4_000);
+  const url = /OpenAI API at (\S+)\/v1/.exec(output)?.[1];
+  assert.ok(url, `the gateway did not start:\n${output}`);
+  await until(async () => (await fetch(`${url}/readyz`)).status === 200, 2_000);
+  return { url, child, output: () => output };
+}
+
+const [a, b] = await Promise.all([startGatewayProcess('closed'), startGatewayProcess('open')]);
+
+function ask(g: GatewayProcess): Promise<Response> {
+  return fetch(`${g.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-acme' },
+    body: JSON.stringify({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 100,
+      ignore_eos: true,
+    }),
+  });
+}
+
+const storeUp = (g: GatewayProcess) => metricValue(g.url, 'goodput_shared_store_up');
+
+test('what gateway A spends of a tenant quota, gateway B refuses: 429 tenant_tokens', async () => {
+  assert.equal(await storeUp(a), 1);
+  for (let i = 0; i < 2; i++) {
+    const res = await ask(a);
+    assert.equal(res.status, 200, await res.text());
+  }
+  const refused = await ask(b);
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('x-goodput-reason'), 'tenant_tokens');
+  assert.ok(Number(refused.headers.get('retry-after')) >= 1, 'with a Retry-After');
+  const body = (await refused.json()) as { error: { code: string } };
+  assert.equal(body.error.code, 'tenant_tokens');
+});
+
+test('Redis dies: open serves under local limits, closed answers 503; both stay up', async () => {
+  await redis.kill();
+  await until(async () => (await storeUp(a)) === 0 && (await storeUp(b)) === 0, 4_000);
+  const served = await ask(b);
+  assert.equal(served.status, 200, 'failing open, B serves from its own half of the quota');
+  await served.text();
+  const closed = await ask(a);
+  assert.equal(closed.status, 503);
+  assert.equal(closed.headers.get('x-goodput-reason'), 'service_capacity');
+  assert.ok(Number(closed.headers.get('retry-after')) >= 1);
+  await closed.text();
+  for (const g of [a, b]) {
+    assert.equal((await fetch(`${g.url}/healthz`)).status, 200);
+    assert.equal(g.child.exitCode, null, 'still running');
+    assert.equal(g.output().match(/shared state store is down/g)?.length, 1, g.output());
+  }
+  assert.match(b.output(), /failing open: local limits \(1\/2 of each quota\)/);
+  assert.match(a.output(), /failing closed/);
+});
+
+test('Redis returns: both gateways recover on their own', async () => {
+  await redis.restart();
+  await until(async () => (await storeUp(a)) === 1 && (await storeUp(b)) === 1, 4_000);
+  const res = await ask(b);
+  assert.equal(res.status, 200, 'the restarted Redis holds a fresh quota');
+  await res.text();
+  const again = await ask(a);
+  await again.text();
+  assert.notEqual(again.status, 503, 'A no longer refuses for want of shared state');
+  for (const g of [a, b]) {
+    assert.equal(g.output().match(/shared state store is up/g)?.length, 1, g.output());
+    assert.equal(g.child.exitCode, null);
+  }
+});
