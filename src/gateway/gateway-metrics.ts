@@ -84,6 +84,22 @@ export class GatewayMetrics {
     help: 'Age of the longest-waiting admitted request.',
     registers: [this.registry],
   });
+  readonly queuedWork = new Gauge({
+    name: 'goodput_queued_work_seconds',
+    help: 'Predicted GPU work (p90) of the requests waiting for dispatch.',
+    registers: [this.registry],
+  });
+  readonly earliestSlack = new Gauge({
+    name: 'goodput_earliest_slack_seconds',
+    help: 'Time left before the most urgent waiting request can no longer be served (+Inf when none waits).',
+    registers: [this.registry],
+  });
+  readonly shareDeviation = new Gauge({
+    name: 'goodput_tenant_share_deviation',
+    help: "A tenant's share of weighted service minus its weight's share, among tenants served.",
+    labelNames: ['tenant'],
+    registers: [this.registry],
+  });
   readonly ttft = this.histogram('goodput_ttft_seconds', 'Time to first token, from arrival.');
   readonly ttftQueue = this.histogram(
     'goodput_ttft_queue_seconds',

@@ -21,6 +21,7 @@ import { isUpstreamError } from './backend.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { StreamMeter } from './stream-meter.ts';
 import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
+import { lookupTenant } from '../core/config/tenant-schema.ts';
 
 export interface GatewayDeps {
   readonly policy: ResolvedPolicy;
@@ -75,6 +76,13 @@ export class Gateway {
       },
     });
     deps.metrics.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
+  }
+
+  /** Refreshes the gauges a scrape reads (queue, shares, backends). */
+  observe(): void {
+    this.observeQueue();
+    this.observeShares();
+    this.snapshots();
   }
 
   /** Ready backends as the pipeline sees them; the index is the backend's position. */
@@ -185,10 +193,12 @@ export class Gateway {
             itl.observe(gap / 1000);
           }
           service.inc(2);
+          this.charge(ticket.req.tenant, 2);
         } else {
           completed = true;
           outputTokens = ev.completionTokens;
           service.inc(ev.promptTokens);
+          this.charge(ticket.req.tenant, ev.promptTokens);
         }
         yield ev;
       }
@@ -214,6 +224,10 @@ export class Gateway {
     }
   }
 
+  private charge(tenant: string, tokens: number): void {
+    this.service.set(tenant, (this.service.get(tenant) ?? 0) + tokens);
+  }
+
   pump(): void {
     if (this.pipeline.waiting) this.pipeline.pump(this.deps.clock.now(), this.snapshots());
   }
@@ -227,9 +241,41 @@ export class Gateway {
   private observeQueue(): void {
     const d = this.pipeline.dispatcher;
     const m = this.deps.metrics;
-    m.queued.set(d.waitingAhead(Infinity, false) + d.waitingAhead(Infinity, true));
-    const oldest = d.oldestOfferedMs(Infinity);
-    m.queueAge.set(Number.isFinite(oldest) ? (this.deps.clock.now() - oldest) / 1000 : 0);
+    const now = this.deps.clock.now();
+    let count = 0;
+    let work = 0;
+    let slack = Infinity;
+    let oldest = Infinity;
+    for (const t of d.waitingTickets()) {
+      count++;
+      work += t.demand.workP90Ms;
+      slack = Math.min(slack, t.expiresMs - now);
+      oldest = Math.min(oldest, t.offeredMs);
+    }
+    m.queued.set(count);
+    m.queuedWork.set(work / 1000);
+    m.earliestSlack.set(slack / 1000);
+    m.queueAge.set(Number.isFinite(oldest) ? (now - oldest) / 1000 : 0);
+  }
+
+  /** Service (weighted tokens) each tenant got, for the share-deviation gauge. */
+  private readonly service = new Map<string, number>();
+
+  private observeShares(): void {
+    let total = 0;
+    let weights = 0;
+    const weightOf = (t: string) => lookupTenant(this.deps.policy.tenants, t)?.weight ?? 1;
+    for (const [t, v] of this.service) {
+      total += v;
+      weights += weightOf(t);
+    }
+    if (total === 0) return;
+    for (const [t, v] of this.service) {
+      this.deps.metrics.shareDeviation.set(
+        { tenant: this.deps.metrics.tenant(t) },
+        v / total - weightOf(t) / weights,
+      );
+    }
   }
 
   /** While anything waits, re-check on a short tick: backend load can free capacity too. */

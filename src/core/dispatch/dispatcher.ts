@@ -105,6 +105,12 @@ export class Dispatcher<H> {
     return false;
   }
 
+  /** Every waiting ticket, bands first, then the deferred queue. */
+  *waitingTickets(): Generator<Ticket<H>> {
+    for (const b of this.bands) yield* b.queue.scan(Infinity);
+    yield* this.deferred.scan(Infinity);
+  }
+
   /** Takes a waiting ticket out (its client gave up). */
   withdraw(t: Ticket<H>): void {
     if (!t.queued) return;

@@ -51,7 +51,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
     deps.gateway.ready ? c.json({ status: 'ready' }) : c.json({ status: 'no backend ready' }, 503),
   );
   app.get('/metrics', async (c) => {
-    deps.gateway.snapshots(); // refreshes the backend gauges
+    deps.gateway.observe();
     return c.body(await deps.metrics.registry.metrics(), 200, {
       'content-type': deps.metrics.registry.contentType,
     });
