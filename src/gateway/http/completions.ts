@@ -179,6 +179,10 @@ async function admitAndServe(
   const upstream = AbortSignal.any([raw.signal, deadlineAbort.signal]);
   // A request past its deadline is cancelled everywhere: in the queue and upstream.
   if (headers.deadlineEpochMs !== undefined) {
+    // Already past it (a late retry, a slow client): refused at once, nothing is queued.
+    if (headers.deadlineEpochMs <= deps.epochMs()) {
+      return final(tagged(refusal('deadline', 503, 1_000), r.id));
+    }
     const inMs = Math.max(0, headers.deadlineEpochMs - deps.epochMs());
     deps.timers.at(deps.nowMs() + inMs, () => deadlineAbort.abort(new Error('deadline passed')));
   }
