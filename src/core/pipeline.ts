@@ -84,7 +84,14 @@ export class Pipeline<H> {
   }
 
   /** A request (or a retry of one) arrives; `replicas` are the ready replicas. */
-  offer(asked: LlmRequest, handle: H, nowMs: Ms, replicas: readonly ReplicaSnapshot[]): Offer<H> {
+  /** `avoid`: a replica the request should not go to while another can take it (a failover). */
+  offer(
+    asked: LlmRequest,
+    handle: H,
+    nowMs: Ms,
+    replicas: readonly ReplicaSnapshot[],
+    avoid = -1,
+  ): Offer<H> {
     const ctx = this.context(nowMs, replicas);
     const cls = this.policy.classes[asked.sloClass];
     const key = asked.idempotencyKey;
@@ -127,6 +134,7 @@ export class Pipeline<H> {
       lengths: this.outputs.distribution(cls.name, req.tenant),
       capTokens: outputCap(req, cls, this.spec.maxModelLen),
       replica: -1,
+      avoid,
       dispatchedMs: -1,
       entry: null,
     };

@@ -114,13 +114,14 @@ export class Gateway {
     return this.deps.backends.some((b) => b.load().ready);
   }
 
-  async admit(req: LlmRequest, signal: AbortSignal): Promise<Admitted> {
+  /** `avoid`: the backend a failed earlier attempt of this request used (−1: none). */
+  async admit(req: LlmRequest, signal: AbortSignal, avoid = -1): Promise<Admitted> {
     const m = this.deps.metrics;
     m.offered.inc({ class: req.sloClass, tenant: m.tenant(req.tenant) });
     m.offeredTokens.inc({ class: req.sloClass }, req.inputTokens);
     if ((req.attempt ?? 1) > 1) m.retries.inc({ class: req.sloClass });
     const waiter = new Waiter();
-    const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), this.snapshots());
+    const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), this.snapshots(), avoid);
     if (offer.outcome === 'reject') {
       if (offer.decision.reason === 'duplicate') m.duplicates.inc();
       return { kind: 'rejected', decision: offer.decision };

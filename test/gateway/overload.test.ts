@@ -81,3 +81,22 @@ test('a backend crash mid-stream ends the stream with an error event', async () 
   assert.doesNotMatch(text, /\[DONE\]/);
   assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
 });
+
+test('a backend failing before the first token: the request fails over to another', async () => {
+  const [broken] = await engines(1, { faults: { failRate: 1 } });
+  const [healthy] = await engines(1);
+  const gw = await gateway([broken, healthy]);
+  for (let i = 0; i < 6; i++) {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        max_tokens: 3,
+      }),
+    });
+    assert.equal(res.status, 200, `request ${i}`);
+    await res.text();
+  }
+});

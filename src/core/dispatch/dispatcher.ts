@@ -217,9 +217,10 @@ export class Dispatcher<H> {
     }
   }
 
-  private choose(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): number {
+  private choose(t: Ticket<H>, all: readonly ReplicaSnapshot[]): number {
+    const replicas = t.avoid >= 0 && all.length > 1 ? all.filter((r) => r.index !== t.avoid) : all;
     if (this.config.type === 'immediate')
-      return this.router.pick(this.routerState, t.req, replicas);
+      return replicas[this.router.pick(this.routerState, t.req, replicas)].index;
     if (this.held.length > 0) this.held = this.held.filter((h) => h.ticket.queued);
     const fast: ReplicaSnapshot[] = [];
     const slow: ReplicaSnapshot[] = [];

@@ -200,9 +200,10 @@ async function admitAndServe(
     idempotencyKey: headers.idempotencyKey,
   };
   const tries = deps.maxUpstreamTries ?? 2;
+  let failedOn = -1;
   for (let attempt = 0; ; attempt++) {
     const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
-    const admitted = await deps.gateway.admit(req, upstream);
+    const admitted = await deps.gateway.admit(req, upstream, failedOn);
     if (admitted.kind === 'rejected') {
       const d = admitted.decision;
       return final(tagged(refusal(d.reason, d.status, d.retryAfterMs), base.id));
@@ -216,8 +217,10 @@ async function admitAndServe(
     try {
       first = await events.next();
     } catch (e) {
-      if (isUpstreamError(e) && e.beforeFirstToken && attempt + 1 < tries && !upstream.aborted)
+      if (isUpstreamError(e) && e.beforeFirstToken && attempt + 1 < tries && !upstream.aborted) {
+        failedOn = ticket.replica;
         continue;
+      }
       if (isUpstreamError(e))
         return final(
           errorResponse(
