@@ -105,6 +105,10 @@ export class GatewayMetrics {
     'goodput_ttft_queue_seconds',
     'Part of TTFT spent waiting at the gateway before dispatch.',
   );
+  readonly ttftUpstream = this.histogram(
+    'goodput_ttft_upstream_seconds',
+    "Part of TTFT after dispatch: the backend's prefill and first decode, and the network.",
+  );
   readonly itl = this.histogram('goodput_itl_seconds', 'Gap between successive streamed tokens.');
   readonly e2e = this.histogram('goodput_e2e_seconds', 'Arrival to last token.');
   readonly backendReady = new Gauge({

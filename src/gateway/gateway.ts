@@ -184,11 +184,9 @@ export class Gateway {
             const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
             this.pipeline.firstToken(ticket, ttft);
             metrics.observeClass(metrics.ttft, cls.name, ttft / 1000);
-            metrics.observeClass(
-              metrics.ttftQueue,
-              cls.name,
-              (ticket.dispatchedMs - meter.arrivalMs) / 1000,
-            );
+            const queued = ticket.dispatchedMs - meter.arrivalMs;
+            metrics.observeClass(metrics.ttftQueue, cls.name, queued / 1000);
+            metrics.observeClass(metrics.ttftUpstream, cls.name, (ttft - queued) / 1000);
           } else {
             this.pipeline.token(ticket);
             itl.observe(gap / 1000);

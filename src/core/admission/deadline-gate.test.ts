@@ -255,3 +255,25 @@ test('deadline: a refusal says to come back when the queue has drained to within
     });
   }
 });
+
+test('a client deadline sooner than the class objective binds, judged at the p50 output', () => {
+  const p: DeadlineGateParams = {
+    marginMs: 0,
+    marginRatio: 0,
+    retryAfterMinMs: 500,
+    retryAfterMaxMs: 60_000,
+  };
+  // Interactive (no E2E objective): wait 0, prefill 15, first decode 10, p50 100 × 10 ms steps.
+  const at = (deadlineMs: number | undefined) =>
+    assessDeadline(
+      gateInput({ req: request({ deadlineMs }), fleet: fleet({ decodeStepMs: 10 }) }),
+      p,
+    ).e2eSlackMs;
+  assert.equal(at(undefined), null);
+  assert.equal(at(2_000), 2_000 - (25 + 100 * 10));
+  assert.ok((at(900) ?? 0) < 0);
+  assert.equal(
+    checkDeadline(assessDeadline(gateInput({ req: request({ deadlineMs: 900 }) }), p), p).pass,
+    false,
+  );
+});

@@ -3,7 +3,8 @@
  * wait for the queue ahead (its band and higher, at the dispatcher's measured rate) plus its own
  * prefill and first decode step; slack is the first-token deadline minus now minus that minus an
  * uncertainty margin (fixed plus a fraction of the prediction). Classes with a completion
- * objective also need the predicted p90 completion inside it. The other half of the deadline
+ * objective, and requests whose client set a deadline, also need the predicted p90 completion
+ * inside it. The other half of the deadline
  * promise — not pushing running streams past their token-gap objective — is kept at dispatch
  * by flow control, whose waits this prediction includes.
  */
@@ -42,10 +43,17 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
     ttft === undefined
       ? null
       : req.arrivalMs + ttft - nowMs - predictedTtftMs - margin(predictedTtftMs);
+  // The completion deadline is the class's (judged at the p90 output), or the client's own
+  // when sooner (judged at the p50: refusing what would likely finish is worse than a miss).
   const e2e = cls.objectives.e2eMs;
-  const predictedE2e = predictedTtftMs + demand.output.p90 * fleet.decodeStepMs;
+  const classDeadline = e2e === undefined ? Infinity : req.arrivalMs + e2e;
+  const clientDeadline = req.deadlineMs ?? Infinity;
+  const client = clientDeadline < classDeadline;
+  const completeBy = client ? clientDeadline : classDeadline;
+  const output = client ? demand.output.p50 : demand.output.p90;
+  const predictedE2e = predictedTtftMs + output * fleet.decodeStepMs;
   const e2eSlackMs =
-    e2e === undefined ? null : req.arrivalMs + e2e - nowMs - predictedE2e - margin(predictedE2e);
+    completeBy === Infinity ? null : completeBy - nowMs - predictedE2e - margin(predictedE2e);
   return { demand, slackMs, predictedTtftMs, waitMs, e2eSlackMs };
 }
 

@@ -34,6 +34,8 @@ export interface LlmRequest {
   /** Agent-style requests: the request that spawned this one and the root of the tree. */
   readonly parentId?: string;
   readonly rootId?: string;
+  /** The client's own completion deadline (clock ms), when it set one; the sooner one binds. */
+  readonly deadlineMs?: Ms;
   /** Attempt number, 1 for the first; a retry says so (header or idempotency key seen before). */
   readonly attempt?: number;
   /** The client's Idempotency-Key: attempts sharing one are the same logical request. */

@@ -198,6 +198,10 @@ async function admitAndServe(
     model: undefined,
     attempt: headers.attempt,
     idempotencyKey: headers.idempotencyKey,
+    deadlineMs:
+      headers.deadlineEpochMs === undefined
+        ? undefined
+        : deps.nowMs() + (headers.deadlineEpochMs - deps.epochMs()),
   };
   const tries = deps.maxUpstreamTries ?? 2;
   let failedOn = -1;
