@@ -168,97 +168,115 @@ async function admitAndServe(
   const final = (response: Response): Served => ({ response, streaming: false });
   const deadlineAbort = new AbortController();
   const upstream = AbortSignal.any([raw.signal, deadlineAbort.signal]);
-  // A request past its deadline is cancelled everywhere: in the queue and upstream.
-  if (headers.deadlineEpochMs !== undefined) {
-    // Already past it (a late retry, a slow client): refused at once, nothing is queued.
-    if (headers.deadlineEpochMs <= deps.epochMs()) {
-      return final(tagged(refusal('deadline', 503, 1_000), r.id));
-    }
-    const inMs = Math.max(0, headers.deadlineEpochMs - deps.epochMs());
-    deps.timers.at(deps.nowMs() + inMs, () => deadlineAbort.abort(new Error('deadline passed')));
+  // Disarmed when the request ends, so long deadlines do not pile up timers.
+  let deadline: { cancel(): void } | undefined;
+  let streaming = false;
+  try {
+    return await serveWithin();
+  } finally {
+    if (!streaming) deadline?.cancel();
   }
-  const base: LlmRequest = {
-    id: r.id,
-    arrivalMs: deps.nowMs(),
-    inputTokens: r.inputTokens,
-    outputTokens: 0,
-    maxTokens: r.maxTokens,
-    tenant: r.tenantName,
-    sloClass: r.sloClass,
-    stream,
-    model: undefined,
-    attempt: headers.attempt,
-    idempotencyKey: headers.idempotencyKey,
-    deadlineMs:
-      headers.deadlineEpochMs === undefined
-        ? undefined
-        : deps.nowMs() + (headers.deadlineEpochMs - deps.epochMs()),
-  };
-  const tries = deps.maxUpstreamTries ?? 2;
-  let failedOn = -1;
-  for (let attempt = 0; ; attempt++) {
-    const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
-    const admitted = await deps.gateway.admit(req, upstream, failedOn);
-    if (admitted.kind === 'rejected') {
-      const d = admitted.decision;
-      return final(tagged(refusal(d.reason, d.status, d.retryAfterMs), base.id));
-    }
-    if (admitted.kind !== 'dispatched')
-      return final(tagged(refusal('deadline', 503, 1_000), base.id));
-    const ticket = admitted.ticket;
-    const run = deps.gateway.run(ticket, kind, json as Record<string, unknown>, upstream);
-    const events = run[Symbol.asyncIterator]();
-    let first: IteratorResult<UpstreamEvent>;
-    try {
-      first = await events.next();
-    } catch (e) {
-      if (isUpstreamError(e) && e.beforeFirstToken && attempt + 1 < tries && !upstream.aborted) {
-        failedOn = ticket.replica;
-        continue;
+
+  async function serveWithin(): Promise<Served> {
+    // A request past its deadline is cancelled everywhere: in the queue and upstream.
+    if (headers.deadlineEpochMs !== undefined) {
+      // Already past it (a late retry, a slow client): refused at once, nothing is queued.
+      if (headers.deadlineEpochMs <= deps.epochMs()) {
+        return final(tagged(refusal('deadline', 503, 1_000), r.id));
       }
-      if (isUpstreamError(e))
-        return final(
-          errorResponse(
-            new OpenAiError(
-              502,
-              'the upstream failed before the first token',
-              null,
-              'upstream_error',
-            ),
-          ),
-        );
-      throw e;
-    }
-    const degraded = ticket.decision.outcome === 'admit' ? ticket.decision.degradation : undefined;
-    const extra: Record<string, string> = { 'x-goodput-request-id': base.id };
-    if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
-    const head = {
-      id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${ticket.req.id}`,
-      created: Math.floor(deps.epochMs() / 1000),
-      model: parsed.model,
-    };
-    if (stream) {
-      // A client gone before the body is read may never pull or cancel it: its abort ends too.
-      upstream.addEventListener('abort', () => void r.pass.end(), { once: true });
-      const response = streamResponse(
-        kind,
-        head,
-        includeUsage(parsed),
-        first,
-        events,
-        extra,
-        degraded?.level,
-        () => r.pass.end(),
+      const inMs = Math.max(0, headers.deadlineEpochMs - deps.epochMs());
+      deadline = deps.timers.at(deps.nowMs() + inMs, () =>
+        deadlineAbort.abort(new Error('deadline passed')),
       );
-      return { response, streaming: true };
     }
-    const res = await wholeResponse(kind, head, first, events, degraded?.level);
-    const body = JSON.stringify(res);
-    const out = { status: 200, body, headers: { 'content-type': 'application/json', ...extra } };
-    return {
-      response: new Response(out.body, { status: 200, headers: out.headers }),
-      streaming: false,
-      keep: headers.idempotencyKey === undefined ? undefined : out,
+    const base: LlmRequest = {
+      id: r.id,
+      arrivalMs: deps.nowMs(),
+      inputTokens: r.inputTokens,
+      outputTokens: 0,
+      maxTokens: r.maxTokens,
+      tenant: r.tenantName,
+      sloClass: r.sloClass,
+      stream,
+      model: undefined,
+      attempt: headers.attempt,
+      idempotencyKey: headers.idempotencyKey,
+      deadlineMs:
+        headers.deadlineEpochMs === undefined
+          ? undefined
+          : deps.nowMs() + (headers.deadlineEpochMs - deps.epochMs()),
     };
+    const tries = deps.maxUpstreamTries ?? 2;
+    let failedOn = -1;
+    for (let attempt = 0; ; attempt++) {
+      const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
+      const admitted = await deps.gateway.admit(req, upstream, failedOn);
+      if (admitted.kind === 'rejected') {
+        const d = admitted.decision;
+        return final(tagged(refusal(d.reason, d.status, d.retryAfterMs), base.id));
+      }
+      if (admitted.kind !== 'dispatched')
+        return final(tagged(refusal('deadline', 503, 1_000), base.id));
+      const ticket = admitted.ticket;
+      const run = deps.gateway.run(ticket, kind, json as Record<string, unknown>, upstream);
+      const events = run[Symbol.asyncIterator]();
+      let first: IteratorResult<UpstreamEvent>;
+      try {
+        first = await events.next();
+      } catch (e) {
+        if (isUpstreamError(e) && e.beforeFirstToken && attempt + 1 < tries && !upstream.aborted) {
+          failedOn = ticket.replica;
+          continue;
+        }
+        if (isUpstreamError(e))
+          return final(
+            errorResponse(
+              new OpenAiError(
+                502,
+                'the upstream failed before the first token',
+                null,
+                'upstream_error',
+              ),
+            ),
+          );
+        throw e;
+      }
+      const degraded =
+        ticket.decision.outcome === 'admit' ? ticket.decision.degradation : undefined;
+      const extra: Record<string, string> = { 'x-goodput-request-id': base.id };
+      if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
+      const head = {
+        id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${ticket.req.id}`,
+        created: Math.floor(deps.epochMs() / 1000),
+        model: parsed.model,
+      };
+      if (stream) {
+        // A client gone before the body is read may never pull or cancel it: its abort ends too.
+        upstream.addEventListener('abort', () => void r.pass.end(), { once: true });
+        const response = streamResponse(
+          kind,
+          head,
+          includeUsage(parsed),
+          first,
+          events,
+          extra,
+          degraded?.level,
+          () => {
+            deadline?.cancel();
+            return r.pass.end();
+          },
+        );
+        streaming = true;
+        return { response, streaming: true };
+      }
+      const res = await wholeResponse(kind, head, first, events, degraded?.level);
+      const body = JSON.stringify(res);
+      const out = { status: 200, body, headers: { 'content-type': 'application/json', ...extra } };
+      return {
+        response: new Response(out.body, { status: 200, headers: out.headers }),
+        streaming: false,
+        keep: headers.idempotencyKey === undefined ? undefined : out,
+      };
+    }
   }
 }
