@@ -111,7 +111,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       shared?.log?.(storeTransition(up, shared, cause));
     },
   });
-  const decisions = new BoundedMap<DecisionRecord>(100_000, 3_600_000);
+  const decisions = new BoundedMap<DecisionRecord>(20_000, 3_600_000);
   const gateway = new Gateway({
     policy: o.policy,
     spec: fleetSpecFor(o.engine, o.profile, o.servedModelName),
