@@ -163,6 +163,7 @@ export class Gateway {
     const { clock, metrics } = this.deps;
     const cls = ticket.cls;
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
+    const follow = this.pipeline.followsTokens;
     // Label children resolved once per request: the per-token path does no label hashing.
     const itl = metrics.itl.labels({ class: cls.name });
     const service = metrics.tenantService.labels({ tenant: metrics.tenant(ticket.req.tenant) });
@@ -188,7 +189,7 @@ export class Gateway {
             metrics.observeClass(metrics.ttftQueue, cls.name, queued / 1000);
             metrics.observeClass(metrics.ttftUpstream, cls.name, (ttft - queued) / 1000);
           } else {
-            this.pipeline.token(ticket);
+            if (follow) this.pipeline.token(ticket);
             itl.observe(gap / 1000);
           }
           service.inc(2);

@@ -68,6 +68,9 @@ export function simulate(opts: SimulationOptions): Report {
     t.ticket = null;
   };
 
+  // Read on every token: a plain constant, decided before any engine event can fire (the
+  // pipeline's `followsTokens`, which exists only once the fleet does).
+  const followTokens = opts.policy.dispatch.type !== 'immediate';
   const listener: EngineListener<RequestTracker> = {
     onPrefillStart(t, atMs) {
       if (t.prefillStartMs === undefined) t.prefillStartMs = atMs;
@@ -140,7 +143,6 @@ export function simulate(opts: SimulationOptions): Report {
     },
     record: opts.onDecision,
   });
-  const followTokens = pipeline.followsTokens;
   const pump = () => {
     if (pipeline.waiting) pipeline.pump(clock.now(), fleet.snapshots());
   };
