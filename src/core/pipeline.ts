@@ -204,8 +204,14 @@ export class Pipeline<H> {
     }
   }
 
-  token(t: Ticket<H>): void {
-    if (t.entry !== null) this.dispatcher.ledger.token(t.entry);
+  token(t: Ticket<H>, nowMs?: Ms): void {
+    const e = t.entry;
+    if (e === null) return;
+    this.dispatcher.ledger.token(e);
+    // Past its estimate a stream draws on its tenant's budget as it goes (cheap check first).
+    if (e.streamed > t.demand.output.p50 && this.admission.usage !== undefined) {
+      this.admission.usage(this.admissionState, t.req, e.streamed, nowMs ?? this.nowMs);
+    }
   }
 
   /** A dispatched ticket ended; `completed` when it ran to its natural end (EOS or max tokens). */

@@ -189,7 +189,7 @@ export class Gateway {
             metrics.observeClass(metrics.ttftQueue, cls.name, queued / 1000);
             metrics.observeClass(metrics.ttftUpstream, cls.name, (ttft - queued) / 1000);
           } else {
-            if (follow) this.pipeline.token(ticket);
+            if (follow) this.pipeline.token(ticket, clock.now());
             itl.observe(gap / 1000);
           }
           service.inc(2);

@@ -85,7 +85,7 @@ export function simulate(opts: SimulationOptions): Report {
     },
     onToken(t, atMs) {
       itl.add(t.recordToken(atMs));
-      if (followTokens && t.ticket !== null) pipeline.token(t.ticket);
+      if (followTokens && t.ticket !== null) pipeline.token(t.ticket, atMs);
     },
     onFinish(t) {
       endAttempt(t, t.streamed, true);

@@ -149,6 +149,9 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
       const ratio = input.tenant?.retryBudgetRatio ?? 0;
       chargeRetryBudget(retries, req.attempt ?? 1, ratio, ctx.nowMs);
     },
+    usage(state, req, outputTokens, nowMs) {
+      state.budgets.draw(req, outputTokens, nowMs);
+    },
     settle(state, req, outputTokens, gpuMs, nowMs) {
       state.budgets.settle(req, outputTokens, gpuMs, nowMs);
     },

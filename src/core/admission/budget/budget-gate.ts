@@ -17,6 +17,8 @@ export interface BudgetGate {
   check(input: GateInput): GateVerdict;
   /** The request was admitted: charge its estimates. */
   commit(input: GateInput): void;
+  /** The request has streamed `outputTokens`: draw what runs past its estimate. */
+  draw(req: LlmRequest, outputTokens: Tokens, nowMs: Ms): void;
   /** The request ended: replace its estimates by actuals and release its slot. */
   settle(req: LlmRequest, outputTokens: Tokens, actualGpuMs: Ms, nowMs: Ms): void;
 }
@@ -28,6 +30,7 @@ export function budgetGate(): BudgetGate {
     budgets,
     check: (input) => budgets.check(input),
     commit: (input) => budgets.commit(input),
+    draw: (req, outputTokens, nowMs) => budgets.draw(req, outputTokens, nowMs),
     settle: (req, outputTokens, actualGpuMs, nowMs) =>
       budgets.settle(req, outputTokens, actualGpuMs, nowMs),
   };

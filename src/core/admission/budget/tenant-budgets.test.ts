@@ -361,3 +361,19 @@ test('budget gate: a thin wrapper over TenantBudgets', () => {
   gate.settle(input(tenant, { id: 'a' }).req, 1, 1, 1);
   assert.equal(gate.budgets.snapshot().t1.inFlight, 0);
 });
+
+test('a stream past its estimate draws the excess as it goes; settle then corrects nothing twice', () => {
+  const tenant = policy({ tokensPerWindow: 1000 });
+  const b = withCommitted(tenant, [{ id: 'a' }]); // 100 in + p50 100: 200 charged
+  const req = input(tenant, { id: 'a' }).req;
+  b.draw(req, 60, 0); // 160 so far: still inside the estimate
+  assert.equal(b.snapshot().t1.tokens?.level, 800);
+  b.draw(req, 150, 0); // 250: 50 past it
+  assert.equal(b.snapshot().t1.tokens?.level, 750);
+  b.draw(req, 400, 0); // 500: 250 more
+  assert.equal(b.snapshot().t1.tokens?.level, 500);
+  b.settle(req, 400, 0, 0); // actual 500, all already drawn
+  assert.equal(b.snapshot().t1.tokens?.level, 500);
+  b.draw(req, 900, 0); // settled: nothing more to draw
+  assert.equal(b.snapshot().t1.tokens?.level, 500);
+});

@@ -100,6 +100,22 @@ export class TenantBudgets {
   }
 
   /**
+   * `req` has streamed `outputTokens` so far: once prompt plus output pass what was charged, the
+   * excess is drawn from the token bucket as it streams, so a long generation spends its
+   * tenant's budget while it runs rather than at its end.
+   */
+  draw(req: LlmRequest, outputTokens: Tokens, nowMs: Ms): void {
+    const s = this.#tenants.get(req.tenant);
+    const c = s?.commitments.get(req.id);
+    if (s === undefined || c === undefined || c.tokensTaken === null || s.tokens === null) return;
+    const q = s.quotas;
+    const excess = c.inputTokens + outputTokens - c.tokensTaken;
+    if (excess <= 0 || q.tokensPerWindow === undefined) return;
+    s.tokens = quotaCorrect(s.tokens, excess, q.tokensPerWindow, q.windowMs, nowMs);
+    c.tokensTaken += excess;
+  }
+
+  /**
    * `req` ended after generating `outputTokens` and using `actualGpuMs`: release its slot and
    * session, and replace its estimates by actuals (prompt as served + output). Settling a
    * request that is not in flight — unknown, or already settled — changes nothing.

@@ -16,8 +16,9 @@ export interface Commitment {
   readonly inputTokens: Tokens;
   /** Estimated tokens, charged to the tree. */
   readonly tokens: Tokens;
-  /** What was taken from each bucket; null where the tenant had no such quota at commit. */
-  readonly tokensTaken: Tokens | null;
+  /** What was taken from each bucket; null where the tenant had no such quota at commit. Tokens
+   * grow as a stream runs past its estimate (`draw`). */
+  tokensTaken: Tokens | null;
   readonly gpuMsTaken: Ms | null;
   readonly treeKey: string | null;
 }
