@@ -25,6 +25,7 @@ import type { SloClass } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
 import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
+import { lookupTenant } from './config/tenant-schema.ts';
 
 export interface PipelineSink<H> {
   dispatch(ticket: Ticket<H>): void;
@@ -135,6 +136,8 @@ export class Pipeline<H> {
       capTokens: outputCap(req, cls, this.spec.maxModelLen),
       replica: -1,
       avoid,
+      budgeted:
+        lookupTenant(this.policy.tenants, asked.tenant)?.quotas.tokensPerWindow !== undefined,
       dispatchedMs: -1,
       entry: null,
     };
@@ -209,7 +212,7 @@ export class Pipeline<H> {
     if (e === null) return;
     this.dispatcher.ledger.token(e);
     // Past its estimate a stream draws on its tenant's budget as it goes (cheap check first).
-    if (e.streamed > t.demand.output.p50 && this.admission.usage !== undefined) {
+    if (t.budgeted && e.streamed > t.demand.output.p50 && this.admission.usage !== undefined) {
       this.admission.usage(this.admissionState, t.req, e.streamed, nowMs ?? this.nowMs);
     }
   }
