@@ -285,35 +285,47 @@ export class Pipeline<H> {
     return this.dispatcher.hasWaiting();
   }
 
+  /**
+   * The admission context for a decision at `nowMs` over `replicas`. One object serves every
+   * decision (no allocation on the path every request takes); the fleet summary is computed
+   * on first use within a decision and never carried over to the next.
+   */
   private context(nowMs: Ms, replicas: readonly ReplicaSnapshot[]): AdmissionContext {
     this.nowMs = nowMs;
     this.replicas = replicas;
-    let fleet: FleetLoad | undefined;
-    const summary = () =>
-      (fleet ??= summarizeFleet(
-        this.spec,
-        this.dispatcher,
-        replicas,
-        nowMs,
-        this.policy.classes,
-        this.queueBudgets,
-      ));
-    const ctx: AdmissionContext = {
-      nowMs,
-      get fleet() {
-        return summary();
-      },
-      estimate: (req): Demand =>
-        estimateDemand(
-          req,
-          this.policy.classes[req.sloClass],
-          summary(),
-          this.outputs,
-          this.prefill,
-        ),
-    };
-    return ctx;
+    this.fleet = undefined;
+    return this.ctx;
   }
+
+  private fleet: FleetLoad | undefined;
+
+  private summary(): FleetLoad {
+    return (this.fleet ??= summarizeFleet(
+      this.spec,
+      this.dispatcher,
+      this.replicas,
+      this.nowMs,
+      this.policy.classes,
+      this.queueBudgets,
+    ));
+  }
+
+  private readonly ctx: AdmissionContext = ((pipeline: Pipeline<H>) => ({
+    get nowMs() {
+      return pipeline.nowMs;
+    },
+    get fleet() {
+      return pipeline.summary();
+    },
+    estimate: (req: LlmRequest): Demand =>
+      estimateDemand(
+        req,
+        pipeline.policy.classes[req.sloClass],
+        pipeline.summary(),
+        pipeline.outputs,
+        pipeline.prefill,
+      ),
+  }))(this);
 
   private record(t: Ticket<H>, result: 'admit' | 'degrade' | 'expire'): void {
     this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result));

@@ -67,7 +67,10 @@ export class RequestTracker implements EngineRequest {
    * when it sees one. A naive client's retry is, to the server, a new request arriving now.
    */
   offered(disciplined: boolean, nowMs: Ms): LlmRequest {
-    if (disciplined || this.attempts === 1) {
+    // A first attempt is the request as it is: no copy on the path every request takes (a
+    // simulated first attempt cannot meet an earlier one of itself, so it needs no key).
+    if (this.attempts === 1) return this.req;
+    if (disciplined) {
       return { ...this.req, attempt: this.attempts, idempotencyKey: this.req.id };
     }
     return { ...this.req, id: this.id, arrivalMs: nowMs, attempt: 1, idempotencyKey: this.id };
