@@ -58,6 +58,8 @@ export class Dispatcher<H> {
    * tolerant, and the request goes there. One at a time, so capacity is never idled wholesale.
    */
   private held: { ticket: Ticket<H>; replica: number }[] = [];
+  /** Reused by every scan of a queue. */
+  private readonly scratch: Ticket<H>[] = [];
   private nowMs: Ms = 0;
   /**
    * Recent queue waits of long prompts (EWMA, ms), which wait for a replica whose streams can
@@ -195,7 +197,7 @@ export class Dispatcher<H> {
   ): void {
     for (;;) {
       let placed = false;
-      for (const t of queue.scan(this.lookahead)) {
+      for (const t of queue.collect(this.lookahead, this.scratch)) {
         if (t.expiresMs <= nowMs) {
           this.take(queue, t);
           this.noteWait(t, nowMs);

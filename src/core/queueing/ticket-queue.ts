@@ -27,6 +27,19 @@ export class TicketQueue<T extends Queued> {
     this.trim();
   }
 
+  /**
+   * Up to `limit` queued members, oldest first, into `out` (cleared first): the dispatcher's
+   * hot path, so no generator or array is allocated per call.
+   */
+  collect(limit: number, out: T[]): T[] {
+    out.length = 0;
+    for (let i = this.head; i < this.items.length && out.length < limit; i++) {
+      const t = this.items[i];
+      if (t.queued) out.push(t);
+    }
+    return out;
+  }
+
   /** Up to `limit` queued members, oldest first. */
   *scan(limit: number): Generator<T> {
     let seen = 0;
