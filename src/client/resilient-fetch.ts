@@ -18,6 +18,7 @@ import { entropyRng, randomId } from '../runtime/entropy-rng.ts';
 import { epochMs as wallEpochMs, wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
+import { fullJitterBackoffMs } from '../core/resilience/backoff.ts';
 
 export interface ResilientFetchOptions {
   readonly maxAttempts?: number;
@@ -108,8 +109,14 @@ export function resilientFetch(options: ResilientFetchOptions = {}): typeof fetc
         }
       }
       retries++;
-      const ceiling = Math.min(o.backoffCapMs, o.backoffBaseMs * 2 ** (attempt - 1));
-      await sleep(Math.max(rng.next() * ceiling, retryAfterMs ?? 0), init?.signal);
+      const delay = fullJitterBackoffMs(
+        o.backoffBaseMs,
+        o.backoffCapMs,
+        attempt,
+        rng.next(),
+        retryAfterMs,
+      );
+      await sleep(delay, init?.signal);
     }
   };
 }

@@ -8,6 +8,7 @@
  */
 import type { Rng } from '../core/ports/rng.ts';
 import type { Ms } from '../core/request/units.ts';
+import { fullJitterBackoffMs } from '../core/resilience/backoff.ts';
 
 export interface ClientBehaviour {
   /** Cancel an attempt that has not finished this long after it was sent. */
@@ -35,7 +36,5 @@ export const DEFAULT_CLIENT: ClientBehaviour = {
  */
 export function retryDelayMs(c: ClientBehaviour, attempt: number, rng: Rng, retryAfterMs?: Ms): Ms {
   if (c.retryMode === 'naive') return 0;
-  const ceiling = Math.min(c.backoffCapMs, c.backoffBaseMs * 2 ** (attempt - 1));
-  const jittered = rng.next() * ceiling;
-  return retryAfterMs === undefined ? jittered : Math.max(jittered, retryAfterMs);
+  return fullJitterBackoffMs(c.backoffBaseMs, c.backoffCapMs, attempt, rng.next(), retryAfterMs);
 }
