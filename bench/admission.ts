@@ -4,20 +4,12 @@
 // scale — comparing `goodput` with `baseline-vllm` at 0.8×, 1×, 1.5×, 2× and 3×. Usage:
 //   node bench/admission.ts [--data ../shared/data] [--replicas 4] [--classes SPEC] [--json FILE]
 import { writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { resolve } from 'node:path';
+import { DATA_DIR, flag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
 import type { Report } from '../src/core/observe/report.ts';
 
-const args = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
-const data = resolve(
-  flag('--data') ?? resolve(fileURLToPath(import.meta.url), '../../../shared/data'),
-);
+const data = DATA_DIR;
 const base: ScenarioSpec = {
   ...SCENARIO_DEFAULTS,
   seed: 1,

@@ -3,17 +3,13 @@
 // per-operator times they come from (Vidur's mlp.csv, when ../shared/data is present).
 //   node bench/fidelity.ts [--data ../shared/data]
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { resolve } from 'node:path';
+import { DATA_DIR } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS } from '../src/sim/scenario.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
 import { opMedian, readCsv } from '../scripts/fit-profiles/csv.ts';
 import { LAYER_OPS } from '../scripts/fit-profiles/op-table.ts';
 
-const i = process.argv.indexOf('--data');
-const data = resolve(
-  i >= 0 ? process.argv[i + 1] : resolve(fileURLToPath(import.meta.url), '../../../shared/data'),
-);
+const data = DATA_DIR;
 
 const report = runScenario(
   {

@@ -6,20 +6,14 @@
 // Usage: node bench/gateway-overhead.ts [--levels 100,500,1000] [--tokens 32] [--step-ms 20]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { resolve } from 'node:path';
+import { REPO_ROOT, flag } from './bench-args.ts';
 import { sseData } from '../src/gateway/sse-reader.ts';
 import { percentileSorted } from '../src/core/observe/percentile.ts';
 
-const args = process.argv.slice(2);
-const flag = (name: string, d: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : d;
-};
-const LEVELS = flag('--levels', '100,500,1000').split(',').map(Number);
-const TOKENS = Number(flag('--tokens', '32'));
-const STEP_MS = Number(flag('--step-ms', '20'));
-const root = resolve(fileURLToPath(import.meta.url), '../..');
+const LEVELS = (flag('--levels') ?? '100,500,1000').split(',').map(Number);
+const TOKENS = Number(flag('--tokens') ?? '32');
+const STEP_MS = Number(flag('--step-ms') ?? '20');
+const root = REPO_ROOT;
 const engineFlags = ['--profile', `const:step_ms=${STEP_MS}`, '--max-num-seqs', '2048'];
 
 function start(cmd: string[], pattern: RegExp): Promise<{ proc: ChildProcess; url: string }> {

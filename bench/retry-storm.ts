@@ -3,19 +3,11 @@
 // 5 s (--timeout-ms) and either never retry, retry with discipline (backoff with full jitter ≥ Retry-After,
 // one idempotency key, no retry after tokens) or retry naively (at once, as new requests,
 // even after tokens). Usage: node bench/retry-storm.ts [--data ../shared/data] [--scale 5.866]
-import { fileURLToPath } from 'node:url';
-import { resolve } from 'node:path';
+import { DATA_DIR, flag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
 
-const args = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
-const data = resolve(
-  flag('--data') ?? resolve(fileURLToPath(import.meta.url), '../../../shared/data'),
-);
+const data = DATA_DIR;
 const base: ScenarioSpec = {
   ...SCENARIO_DEFAULTS,
   seed: 1,

@@ -4,19 +4,12 @@
 //   node bench/sim-speed.ts [--data ../shared/data] [--only azure|million]
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { resolve } from 'node:path';
+import { DATA_DIR, flag } from './bench-args.ts';
 import { cpus } from 'node:os';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
 
-const args = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
-const data = resolve(
-  flag('--data') ?? resolve(fileURLToPath(import.meta.url), '../../../shared/data'),
-);
+const data = DATA_DIR;
 
 const CASES: Record<string, Partial<ScenarioSpec>> = {
   azure: { trace: `${data}/traces/azure2023/AzureLLMInferenceTrace_conv.csv`, replicas: 8 },

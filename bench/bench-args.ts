@@ -1,0 +1,16 @@
+// What every benchmark script reads from its command line: `--name value` flags, and where the
+// raw public data lives (`--data`, by default ../shared/data beside the repository).
+import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+
+const args = process.argv.slice(2);
+
+/** The value after `name`, or undefined when the flag is absent. */
+export function flag(name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+export const REPO_ROOT = resolve(fileURLToPath(import.meta.url), '../..');
+
+export const DATA_DIR = resolve(flag('--data') ?? resolve(REPO_ROOT, '../shared/data'));
