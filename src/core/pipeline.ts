@@ -272,12 +272,8 @@ export class Pipeline<H> {
     this.admission.settle(this.admissionState, t.req, outputTokens, gpuMs, this.nowMs);
   }
 
-  /**
-   * Whether the pipeline needs every streamed token reported (`token`): only flow control
-   * uses the per-token ledger, so a host serving a baseline skips the call on its hottest path.
-   */
   get followsTokens(): boolean {
-    return this.policy.dispatch.type !== 'immediate';
+    return followsTokens(this.policy);
   }
 
   /** True while requests wait in the queues: only then can a pump do anything. */
@@ -330,6 +326,15 @@ export class Pipeline<H> {
   private record(t: Ticket<H>, result: 'admit' | 'degrade' | 'expire'): void {
     this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result));
   }
+}
+
+/**
+ * Whether a pipeline under `policy` needs every streamed token reported (`token`): only flow
+ * control uses the per-token ledger, so a host serving a baseline skips the call on its hottest
+ * path. A function of the policy, so a host can decide before its pipeline exists.
+ */
+export function followsTokens(policy: ResolvedPolicy): boolean {
+  return policy.dispatch.type !== 'immediate';
 }
 
 /** The request as admission decided to serve it. */

@@ -10,7 +10,7 @@ import type { Rng } from '../core/ports/rng.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FinalState } from '../core/observe/request-outcome.ts';
-import { Pipeline } from '../core/pipeline.ts';
+import { Pipeline, followsTokens } from '../core/pipeline.ts';
 import { SLO_CLASS_NAMES } from '../core/request/slo-classes.ts';
 import type { FleetSpec } from '../core/estimate/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
@@ -68,9 +68,8 @@ export function simulate(opts: SimulationOptions): Report {
     t.ticket = null;
   };
 
-  // Read on every token: a plain constant, decided before any engine event can fire (the
-  // pipeline's `followsTokens`, which exists only once the fleet does).
-  const followTokens = opts.policy.dispatch.type !== 'immediate';
+  // Read on every token: a plain constant, decided before any engine event can fire.
+  const followTokens = followsTokens(opts.policy);
   const listener: EngineListener<RequestTracker> = {
     onPrefillStart(t, atMs) {
       if (t.prefillStartMs === undefined) t.prefillStartMs = atMs;
