@@ -89,7 +89,7 @@ export class Dispatcher<H> {
     t.long =
       this.config.type === 'flow-control' &&
       itl !== undefined &&
-      this.isLongPrompt(t.req.inputTokens, itl);
+      this.isLongPrefill(t.demand.prefillMs, itl);
     const band = this.band(t.cls.priority);
     band.queue.push(t);
     if (t.long) band.longWaiting++;
@@ -258,14 +258,17 @@ export class Dispatcher<H> {
    * decodes it makes a slow step, so it waits for a replica that can absorb one.
    */
   isLongPrompt(promptTokens: number, itlSloMs: Ms): boolean {
-    const budget = itlSloMs * (1 - this.itlMargin);
-    return this.flow.prefillMs(Math.min(promptTokens, 1 << 20)) > LONG_PROMPT_SHARE * budget;
+    return this.isLongPrefill(this.flow.prefillMs(Math.min(promptTokens, 1 << 20)), itlSloMs);
+  }
+
+  /** The same test on a prefill time already predicted (a ticket's demand carries it). */
+  private isLongPrefill(prefillMs: Ms, itlSloMs: Ms): boolean {
+    return prefillMs > LONG_PROMPT_SHARE * itlSloMs * (1 - this.itlMargin);
   }
 
   /** Feeds the long-prompt wait estimate with a ticket that left the queue (either way). */
   noteWait(t: Ticket<H>, nowMs: Ms): void {
-    const itl = t.cls.objectives.itlP99Ms;
-    if (itl === undefined || t.wasDeferred || !this.isLongPrompt(t.req.inputTokens, itl)) return;
+    if (!t.long || t.wasDeferred) return;
     this.longPromptWaitMs += 0.2 * (nowMs - t.offeredMs - this.longPromptWaitMs);
   }
 

@@ -14,7 +14,6 @@ import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
 import type { FleetLoad, QueueAhead } from './fleet-load.ts';
 import type { FleetSpec } from './fleet-spec.ts';
 import type { QueueBudgets } from './queue-budget.ts';
-import type { Demand } from './demand.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 
 /**
@@ -106,5 +105,3 @@ export function summarizeFleet<H>(
     },
   };
 }
-
-export type { Demand };
