@@ -6,7 +6,6 @@
  * value is refused naming the header and the value.
  */
 import { isSloClassName, type SloClassName } from '../../core/request/slo-classes.ts';
-import type { Ms } from '../../core/request/units.ts';
 import { describeValue, invalidRequest } from '../../openai/index.ts';
 
 export interface ClientHeaders {
@@ -64,9 +63,4 @@ export function parseClientHeaders(headers: Headers, nowEpochMs: number): Client
     idempotencyKey: key ?? undefined,
     attempt,
   };
-}
-
-/** Milliseconds left until an absolute deadline (may be ≤ 0). */
-export function remainingMs(deadlineEpochMs: number, nowEpochMs: number): Ms {
-  return deadlineEpochMs - nowEpochMs;
 }
