@@ -6,19 +6,21 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { deterministicPart, run } from './helpers.ts';
 
+const SYNTHETIC_MIX = {
+  rate: 25,
+  numRequests: 300,
+  replicas: 2,
+  arrival: 'gamma' as const,
+  burstiness: 0.5,
+  tenants: 'zipf:4:1.1',
+  classes: 'interactive:0.6,reasoning:0.1,batch:0.2,best_effort:0.1',
+  clientTimeoutMs: 20_000,
+  maxAttempts: 2,
+  seed: 42,
+};
+
 const goldens: Record<string, Parameters<typeof run>[0] & { policy?: string }> = {
-  'synthetic-mix': {
-    rate: 25,
-    numRequests: 300,
-    replicas: 2,
-    arrival: 'gamma' as const,
-    burstiness: 0.5,
-    tenants: 'zipf:4:1.1',
-    classes: 'interactive:0.6,reasoning:0.1,batch:0.2,best_effort:0.1',
-    clientTimeoutMs: 20_000,
-    maxAttempts: 2,
-    seed: 42,
-  },
+  'synthetic-mix': SYNTHETIC_MIX,
   'azure-conv-200': {
     // Relative to the repository root (npm test's working directory), so the recorded path is the same on every machine.
     trace: 'test/fixtures/traces/azure-conv-200.csv',
@@ -26,19 +28,7 @@ const goldens: Record<string, Parameters<typeof run>[0] & { policy?: string }> =
     replicas: 1,
     seed: 3,
   },
-  'goodput-synthetic-mix': {
-    policy: 'goodput',
-    rate: 25,
-    numRequests: 300,
-    replicas: 2,
-    arrival: 'gamma' as const,
-    burstiness: 0.5,
-    tenants: 'zipf:4:1.1',
-    classes: 'interactive:0.6,reasoning:0.1,batch:0.2,best_effort:0.1',
-    clientTimeoutMs: 20_000,
-    maxAttempts: 2,
-    seed: 42,
-  },
+  'goodput-synthetic-mix': { ...SYNTHETIC_MIX, policy: 'goodput' },
 };
 
 for (const [name, { policy, ...spec }] of Object.entries(goldens)) {
