@@ -4,20 +4,40 @@
 // is read from /proc for the proxy and the gateway. Reports client-side TTFT and token-gap
 // p50/p99, their increase over direct, and CPU per request with the gateway/proxy ratio.
 // Usage: node bench/gateway-overhead.ts [--levels 100,500,1000] [--tokens 32] [--step-ms 20]
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { REPO_ROOT, flag } from './bench-args.ts';
-import { sseData } from '../src/gateway/sse-reader.ts';
+import { streamLoad, type LoadSample } from './stream-load.ts';
 import { percentileSorted } from '../src/core/observe/percentile.ts';
 
 const LEVELS = (flag('--levels') ?? '100,500,1000').split(',').map(Number);
 const TOKENS = Number(flag('--tokens') ?? '32');
 const STEP_MS = Number(flag('--step-ms') ?? '20');
+// `--cpu-prof DIR`: the gateway writes a V8 CPU profile there when the run ends.
+const profileDir = flag('--cpu-prof');
+const profileFlags = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
+const REQUESTS_PER_SLOT = Number(flag('--requests') ?? '4');
 const root = REPO_ROOT;
-const engineFlags = ['--profile', `const:step_ms=${STEP_MS}`, '--max-num-seqs', '2048'];
+const engineFlags = ['--profile', `const:step_ms=${STEP_MS}`, '--max-num-seqs', '4096'];
 
-function start(cmd: string[], pattern: RegExp): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, cmd, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+// The process under test gets a core of its own; the engine and the load generator share the
+// rest, so neither starves the proxy or gateway whose added latency is measured.
+const cpus = availableParallelism();
+const pinned = cpus >= 2 && !process.argv.includes('--no-pin');
+const testCore = String(cpus - 1);
+const otherCores = `0-${cpus - 2}`;
+if (pinned) execFileSync('taskset', ['-pc', otherCores, String(process.pid)], { stdio: 'ignore' });
+
+function start(
+  cmd: string[],
+  pattern: RegExp,
+  cores = otherCores,
+): Promise<{ proc: ChildProcess; url: string }> {
+  const [file, args] = pinned
+    ? ['taskset', ['-c', cores, process.execPath, ...cmd]]
+    : [process.execPath, cmd];
+  const proc = spawn(file, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((ok, fail) => {
     let out = '';
     proc.stdout?.on('data', (d: Buffer) => {
@@ -35,51 +55,6 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-interface Sample {
-  ttft: number[];
-  gaps: number[];
-  failed: number;
-}
-
-async function one(url: string, s: Sample): Promise<void> {
-  const t0 = performance.now();
-  const res = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: 'llama-3-8b',
-      messages: [{ role: 'user', content: 'measure me' }],
-      max_tokens: TOKENS,
-      ignore_eos: true,
-      stream: true,
-    }),
-  });
-  if (res.status !== 200 || res.body === null) {
-    s.failed++;
-    await res.body?.cancel();
-    return;
-  }
-  let last = -1;
-  for await (const data of sseData(res.body)) {
-    if (!data.includes('"content":"') || data.includes('"content":""')) continue;
-    const now = performance.now();
-    if (last < 0) s.ttft.push(now - t0);
-    else s.gaps.push(now - last);
-    last = now;
-  }
-}
-
-async function load(url: string, concurrency: number): Promise<Sample> {
-  const s: Sample = { ttft: [], gaps: [], failed: 0 };
-  const perWorker = 3;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let i = 0; i < perWorker; i++) await one(url, s);
-    }),
-  );
-  return s;
-}
-
 const pct = (xs: number[], q: number) => percentileSorted(Float64Array.from(xs).sort(), q);
 const f = (x: number) => x.toFixed(2);
 
@@ -87,23 +62,49 @@ const engine = await start(
   ['bin/goodput.js', 'engine', '--port', '0', ...engineFlags],
   /serving .* at (http:\/\/\S+)\/v1/,
 );
-const proxy = await start(['bench/bare-proxy.ts', engine.url], /bare proxy at (http:\/\/\S+)/);
+const proxy = await start(
+  ['bench/bare-proxy.ts', engine.url],
+  /bare proxy at (http:\/\/\S+)/,
+  testCore,
+);
 const gateway = await start(
-  ['bin/goodput.js', 'serve', '--port', '0', '--backend', engine.url, ...engineFlags],
+  [
+    ...profileFlags,
+    'bin/goodput.js',
+    'serve',
+    '--port',
+    '0',
+    '--backend',
+    engine.url,
+    ...engineFlags,
+  ],
   /OpenAI API at (http:\/\/\S+)\/v1/,
+  testCore,
 );
 await new Promise((r) => setTimeout(r, 1_500)); // first metrics scrape: the backend is ready
 
 console.log(
-  `machine: ${process.arch}, node ${process.version}; ${TOKENS} tokens per stream, engine step ${STEP_MS} ms`,
+  `machine: ${cpus} CPUs, ${process.arch}, node ${process.version}; ` +
+    (pinned
+      ? `proxy/gateway on CPU ${testCore}, engine and load on ${otherCores}; `
+      : 'unpinned; ') +
+    `${TOKENS} tokens per stream, engine step ${STEP_MS} ms, ${REQUESTS_PER_SLOT} requests per slot`,
 );
+const load = (url: string, concurrency: number) =>
+  streamLoad({
+    url,
+    concurrency,
+    requestsPerSlot: REQUESTS_PER_SLOT,
+    maxTokens: TOKENS,
+    rampMs: TOKENS * STEP_MS,
+  });
 console.log(
   '| streams | path | TTFT p50 / p99 (ms) | gap p50 / p99 (ms) | +TTFT p50 / p99 vs direct | CPU ms / request | failed |',
 );
 console.log('|---:|---|---:|---:|---:|---:|---:|');
 for (const c of LEVELS) {
   const direct = await load(engine.url, c);
-  const rows: Array<[string, Sample, number | null]> = [['direct', direct, null]];
+  const rows: Array<[string, LoadSample, number | null]> = [['direct', direct, null]];
   for (const [name, target] of [
     ['bare proxy', proxy],
     ['goodput serve', gateway],

@@ -27,8 +27,8 @@ import { type CompletionKind, sseBody } from './sse-body.ts';
 export interface RouteDeps {
   readonly backend: SimulatedBackend;
   readonly servedModelName: string;
-  /** A fresh response id: `chatcmpl-…` or `cmpl-…`. */
-  nextId(kind: CompletionKind): string;
+  /** The response id, `chatcmpl-…` or `cmpl-…`: after the caller's `X-Request-Id` when it sent one (as vLLM does), else fresh. */
+  nextId(kind: CompletionKind, requestId: string | undefined): string;
   /** Unix seconds, for `created`. */
   unixSeconds(): number;
 }
@@ -105,7 +105,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   else signal.addEventListener('abort', () => gen.cancel(), { once: true });
 
   const head: ChunkHead = {
-    id: deps.nextId(kind),
+    id: deps.nextId(kind, c.req.header('x-request-id')),
     created: deps.unixSeconds(),
     model: deps.servedModelName,
     includeUsage: p.includeUsage,

@@ -49,6 +49,9 @@ export interface EngineServer {
   close(): void;
 }
 
+/** A caller's request id the engine names its response after; anything else gets a fresh one. */
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
 export function shareGptSampler(): LengthSampler {
   const { output, rows } = shareGptLengths();
   return (u) => output[Math.min(rows - 1, Math.floor(u * rows))];
@@ -86,7 +89,12 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
   const deps: RouteDeps = {
     backend,
     servedModelName,
-    nextId: (kind) => `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${tag}${(issued++).toString(16)}`,
+    nextId: (kind, requestId) =>
+      `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${
+        requestId !== undefined && REQUEST_ID.test(requestId)
+          ? requestId
+          : tag + (issued++).toString(16)
+      }`,
     unixSeconds,
   };
   const startedAt = unixSeconds();

@@ -19,7 +19,12 @@ export interface UpstreamCall {
 }
 
 export type UpstreamEvent =
-  | { readonly type: 'token'; readonly text: string }
+  | {
+      readonly type: 'token';
+      readonly text: string;
+      /** The upstream's SSE event for this token when it can go to the client unchanged. */
+      readonly sse?: string;
+    }
   | {
       readonly type: 'end';
       readonly finishReason: string;

@@ -1,9 +1,12 @@
 /**
- * An OpenAI-compatible HTTP upstream (vLLM, SGLang, TGI, llama.cpp server…) over Node's
- * keep-alive fetch. Every call streams (with usage) whatever the client asked for. Its
- * Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
+ * An OpenAI-compatible HTTP upstream (vLLM, SGLang, TGI, llama.cpp server…) over a keep-alive
+ * node:http agent — several times cheaper per streamed chunk than fetch, which matters at
+ * thousands of tokens a second. Every call streams (with usage) whatever the client asked for,
+ * and carries the gateway's request id as `X-Request-Id` (vLLM names its request after it).
+ * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
  * failed scrape — make the backend not ready: unknown is never read as idle.
  */
+import { Agent, request, type IncomingMessage } from 'node:http';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
@@ -15,7 +18,7 @@ import {
   type UpstreamCall,
   type UpstreamEvent,
 } from './backend.ts';
-import { sseData } from './sse-reader.ts';
+import { SseReader } from './sse-reader.ts';
 
 export interface HttpBackendOptions {
   readonly name: string;
@@ -36,12 +39,53 @@ const UNKNOWN = (atMs: Ms): BackendLoad => ({
   atMs,
 });
 
+/** A scrape that has not answered by then failed: the figures go on ageing. */
+const SCRAPE_TIMEOUT_MS = 2_000;
+
+async function readText(res: IncomingMessage): Promise<string> {
+  let text = '';
+  res.setEncoding('utf8');
+  for await (const piece of res) text += piece as string;
+  return text;
+}
+
+interface UpstreamChunk {
+  readonly id?: string;
+  readonly model?: string;
+  readonly choices?: ReadonlyArray<{
+    readonly delta?: { readonly content?: string };
+    readonly text?: string;
+    readonly finish_reason?: string | null;
+  }>;
+  readonly usage?: { readonly prompt_tokens?: number; readonly completion_tokens?: number } | null;
+}
+
+/**
+ * The upstream's own event when the gateway would write the same one — one token, no finish or
+ * usage, named with the gateway's response id (it sends `X-Request-Id`) and the model the client
+ * asked for — so it is forwarded byte for byte instead of rebuilt.
+ */
+function asIs(
+  chunk: UpstreamChunk,
+  data: string,
+  as: { readonly id: string; readonly model: unknown },
+): string | undefined {
+  const plain =
+    chunk.id === as.id &&
+    chunk.model === as.model &&
+    chunk.choices?.length === 1 &&
+    !chunk.choices[0].finish_reason &&
+    !chunk.usage;
+  return plain ? `data: ${data}\n\n` : undefined;
+}
+
 export class HttpBackend implements Backend {
   readonly name: string;
   private readonly opts: HttpBackendOptions;
   private last: BackendLoad;
   private timer: TimerHandle | null = null;
   private closed = false;
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity });
 
   constructor(opts: HttpBackendOptions) {
     this.name = opts.name;
@@ -58,48 +102,46 @@ export class HttpBackend implements Backend {
   async *stream(call: UpstreamCall): AsyncGenerator<UpstreamEvent> {
     const path = call.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions';
     const body = { ...call.body, stream: true, stream_options: { include_usage: true } };
-    let res: Response;
+    let res: IncomingMessage;
     try {
-      res = await fetch(this.opts.url + path, {
-        method: 'POST',
-        headers: this.headers({ 'content-type': 'application/json' }),
-        body: JSON.stringify(body),
-        signal: call.signal,
-      });
+      res = await this.post(path, JSON.stringify(body), call);
     } catch (e) {
       if (call.signal.aborted) throw e;
       throw new UpstreamError(`${this.name}: ${(e as Error).message}`, undefined, true);
     }
-    if (!res.ok || res.body === null) {
-      const text = await res.text().catch(() => '');
-      throw new UpstreamError(
-        `${this.name}: HTTP ${res.status} ${text.slice(0, 200)}`,
-        res.status,
-        true,
-      );
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      const text = await readText(res).catch(() => '');
+      throw new UpstreamError(`${this.name}: HTTP ${status} ${text.slice(0, 200)}`, status, true);
     }
+    const forwardable = {
+      id: `${call.kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.id}`,
+      model: call.body.model,
+    };
+    const reader = new SseReader();
     let tokens = 0;
     let finishReason = 'stop';
-    let usage: { prompt_tokens?: number; completion_tokens?: number } | undefined;
+    let usage: UpstreamChunk['usage'];
     try {
-      for await (const data of sseData(res.body)) {
-        if (data === '[DONE]') break;
-        const chunk = JSON.parse(data) as {
-          choices?: Array<{
-            delta?: { content?: string };
-            text?: string;
-            finish_reason?: string | null;
-          }>;
-          usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
-        };
-        const choice = chunk.choices?.[0];
-        const text = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
-        if (text !== undefined && text !== '') {
+      res.setEncoding('utf8');
+      // Read on to the body's end rather than leave at [DONE]: leaving the loop early would
+      // destroy the response, and with it the keep-alive connection.
+      const body = res[Symbol.asyncIterator]();
+      for (;;) {
+        const read = await body.next();
+        // The body's end flushes a last event sent without its blank line.
+        for (const data of read.done ? reader.end() : reader.push(read.value as string)) {
+          if (data === '[DONE]') continue;
+          const chunk = JSON.parse(data) as UpstreamChunk;
+          const choice = chunk.choices?.[0];
+          const token = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
+          if (choice?.finish_reason) finishReason = choice.finish_reason;
+          if (chunk.usage) usage = chunk.usage;
+          if (token === undefined || token === '') continue;
           tokens++;
-          yield { type: 'token', text };
+          yield { type: 'token', text: token, sse: asIs(chunk, data, forwardable) };
         }
-        if (choice?.finish_reason) finishReason = choice.finish_reason;
-        if (chunk.usage) usage = chunk.usage;
+        if (read.done) break;
       }
     } catch (e) {
       if (call.signal.aborted) throw e;
@@ -108,6 +150,9 @@ export class HttpBackend implements Backend {
         undefined,
         tokens === 0,
       );
+    } finally {
+      // Left before the body's end (the consumer stopped): the connection cannot be reused.
+      if (!res.readableEnded) res.destroy();
     }
     yield {
       type: 'end',
@@ -120,12 +165,45 @@ export class HttpBackend implements Backend {
   async close(): Promise<void> {
     this.closed = true;
     this.timer?.cancel();
+    this.agent.destroy();
+  }
+
+  private post(path: string, body: string, call: UpstreamCall): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = request(this.opts.url + path, {
+        method: 'POST',
+        agent: this.agent,
+        signal: call.signal,
+        headers: this.headers({
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          'x-request-id': call.id,
+        }),
+      });
+      req.once('response', resolve);
+      req.once('error', reject);
+      req.end(body);
+    });
   }
 
   private headers(extra: Record<string, string>): Record<string, string> {
     return this.opts.apiKey === undefined
       ? extra
       : { ...extra, authorization: `Bearer ${this.opts.apiKey}` };
+  }
+
+  private get(path: string): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = request(this.opts.url + path, {
+        agent: this.agent,
+        headers: this.headers({}),
+        timeout: SCRAPE_TIMEOUT_MS,
+      });
+      req.once('response', resolve);
+      req.once('error', reject);
+      req.once('timeout', () => req.destroy(new Error('scrape timed out')));
+      req.end();
+    });
   }
 
   private scheduleScrape(afterMs: Ms): void {
@@ -135,9 +213,10 @@ export class HttpBackend implements Backend {
 
   private async scrape(): Promise<void> {
     try {
-      const res = await fetch(`${this.opts.url}/metrics`, { headers: this.headers({}) });
-      const text = await res.text();
-      const load = res.ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
+      const res = await this.get('/metrics');
+      const text = await readText(res);
+      const ok = res.statusCode === 200;
+      const load = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
       // A scrape that fails leaves the last figures to go stale rather than pretending idle.
       if (load !== undefined) this.last = load;
     } catch {

@@ -27,24 +27,31 @@ test('non-streaming chat: usage counts what was generated', async () => {
 });
 
 test('streaming chat with include_usage: one content chunk per token, then usage', async () => {
-  const stream = await gw.client.chat.completions.create(
-    eos({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'Stream, please.' }],
-      max_tokens: 9,
-      stream: true as const,
-      stream_options: { include_usage: true },
-    }),
-  );
+  const { data: stream, response } = await gw.client.chat.completions
+    .create(
+      eos({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Stream, please.' }],
+        max_tokens: 9,
+        stream: true as const,
+        stream_options: { include_usage: true },
+      }),
+    )
+    .withResponse();
   let content = 0;
   let usage: { completion_tokens: number } | undefined;
   let finish: string | null = null;
+  const ids = new Set<string>();
   for await (const chunk of stream) {
+    // Forwarded and rebuilt chunks alike carry the gateway's id, which names the request.
+    ids.add(chunk.id);
+    assert.equal(chunk.model, MODEL);
     const delta = chunk.choices[0]?.delta?.content;
     if (delta) content++;
     finish = chunk.choices[0]?.finish_reason ?? finish;
     if (chunk.usage) usage = chunk.usage;
   }
+  assert.deepEqual([...ids], [`chatcmpl-${response.headers.get('x-goodput-request-id')}`]);
   assert.equal(content, 9);
   assert.equal(usage?.completion_tokens, 9);
   assert.equal(finish, 'length');

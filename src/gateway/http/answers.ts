@@ -97,11 +97,12 @@ export function streamResponse(
       const ev = r.value;
       if (ev.type === 'token') {
         out.push(
-          sseData(
-            kind === 'chat'
-              ? chatChunk(chunkHead, { content: ev.text }, null)
-              : textChunk(chunkHead, ev.text, null),
-          ),
+          ev.sse ??
+            sseData(
+              kind === 'chat'
+                ? chatChunk(chunkHead, { content: ev.text }, null)
+                : textChunk(chunkHead, ev.text, null),
+            ),
         );
       } else {
         const finish = ev.finishReason as FinishReason;

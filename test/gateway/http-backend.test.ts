@@ -1,0 +1,92 @@
+// HttpBackend against a scripted upstream over real HTTP: which upstream events are forwarded
+// byte for byte, which are rebuilt, what the end event reports, that the gateway's request id
+// goes upstream, and that a body cut mid-stream fails as the upstream's fault.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HttpBackend } from '../../src/gateway/http-backend.ts';
+import { isUpstreamError, type UpstreamEvent } from '../../src/gateway/backend.ts';
+import { wallClock } from '../../src/runtime/wall-clock.ts';
+import { wallTimers } from '../../src/runtime/wall-timers.ts';
+
+const ID = 'chatcmpl-r1';
+const chunk = (o: object) => `data: ${JSON.stringify({ id: ID, model: 'm', ...o })}\r\n\r\n`;
+const delta = (content: string, finish: string | null = null) =>
+  chunk({ choices: [{ index: 0, delta: { content }, finish_reason: finish }] });
+
+let script: string[] = [];
+let cut = false;
+let seen: IncomingHttpHeaders = {};
+const server = createServer((req, res) => {
+  seen = req.headers;
+  req.resume();
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (const piece of script) res.write(piece);
+  // Cut: once what was written has gone out, the connection drops without the body's end.
+  if (cut) res.write('', () => res.socket?.destroy());
+  else res.end();
+});
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const backend = new HttpBackend({ name: 'b0', url, clock: wallClock, timers: wallTimers() });
+after(async () => {
+  await backend.close();
+  server.close();
+});
+
+async function events(): Promise<UpstreamEvent[]> {
+  const out: UpstreamEvent[] = [];
+  const call = {
+    id: 'r1',
+    kind: 'chat' as const,
+    body: { model: 'm', messages: [] },
+    signal: new AbortController().signal,
+  };
+  for await (const ev of backend.stream(call)) out.push(ev);
+  return out;
+}
+
+test('plain token events are forwarded as they came; finish, usage and foreign ids are not', async () => {
+  const foreign = `data: ${JSON.stringify({ id: 'other', model: 'm', choices: [{ delta: { content: 'c' } }] })}\n\n`;
+  script = [
+    chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] }),
+    delta('a'),
+    // An event split across two writes is still one event.
+    delta('b').slice(0, 20),
+    delta('b').slice(20),
+    foreign,
+    delta('d', 'length'),
+    chunk({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 4 } }),
+    'data: [DONE]\n\n',
+  ];
+  cut = false;
+  const evs = await events();
+  assert.equal(seen['x-request-id'], 'r1');
+  const tokens = evs.filter((e) => e.type === 'token');
+  assert.deepEqual(
+    tokens.map((e) => e.text),
+    ['a', 'b', 'c', 'd'],
+  );
+  assert.equal(tokens[0].sse, `data: ${delta('a').slice(6, -4)}\n\n`);
+  assert.ok(tokens[1].sse?.includes('"content":"b"'));
+  assert.equal(tokens[2].sse, undefined, 'another id is rebuilt');
+  assert.equal(tokens[3].sse, undefined, 'the finishing chunk is rebuilt');
+  assert.deepEqual(evs.at(-1), {
+    type: 'end',
+    finishReason: 'length',
+    promptTokens: 7,
+    completionTokens: 4,
+  });
+});
+
+test('a body cut after tokens is an upstream failure that may not be retried', async () => {
+  script = [delta('a'), delta('b')];
+  cut = true;
+  const err = await events().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(isUpstreamError(err), String(err));
+  assert.equal(err.beforeFirstToken, false);
+});
