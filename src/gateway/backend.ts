@@ -2,9 +2,10 @@
  * A backend is one inference replica as the gateway reaches it: an OpenAI-compatible HTTP
  * server (vLLM, SGLang, TGI, llama.cpp…) or an in-process simulated engine. The gateway always
  * streams from it — token timing is what it measures and controls — and turns the stream into
- * whatever the client asked for. Rule: `stream` yields tokens as they arrive and ends with one
- * `end` event, or throws an `UpstreamError`; aborting `signal` stops it and frees the request
- * upstream.
+ * whatever the client asked for. Rule: `stream` hands each token to `onToken` synchronously as it
+ * arrives (no promise per token: at thousands of tokens a second each layer of them shows) and
+ * settles once — with the stream's end, or an `UpstreamError`; aborting `signal` stops it, frees
+ * the request upstream and rejects with the abort's reason.
  */
 import type { Ms, Tokens } from '../core/request/units.ts';
 
@@ -18,19 +19,20 @@ export interface UpstreamCall {
   readonly signal: AbortSignal;
 }
 
-export type UpstreamEvent =
-  | {
-      readonly type: 'token';
-      readonly text: string;
-      /** The upstream's SSE event for this token when it can go to the client unchanged. */
-      readonly sse?: string;
-    }
-  | {
-      readonly type: 'end';
-      readonly finishReason: string;
-      readonly promptTokens: Tokens;
-      readonly completionTokens: Tokens;
-    };
+export interface TokenEvent {
+  readonly text: string;
+  /** The upstream's SSE event for this token when it can go to the client unchanged. */
+  readonly sse?: string;
+}
+
+/** Receives a stream's tokens; it must not throw. */
+export type TokenSink = (token: TokenEvent) => void;
+
+export interface StreamEnd {
+  readonly finishReason: string;
+  readonly promptTokens: Tokens;
+  readonly completionTokens: Tokens;
+}
 
 /** What the gateway knows of a backend's load: its own scrape or the engine itself. */
 export interface BackendLoad {
@@ -48,7 +50,7 @@ export interface BackendLoad {
 
 export interface Backend {
   readonly name: string;
-  stream(call: UpstreamCall): AsyncIterable<UpstreamEvent>;
+  stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd>;
   load(): BackendLoad;
   close(): Promise<void>;
 }

@@ -21,8 +21,9 @@ import {
   UpstreamError,
   type Backend,
   type BackendLoad,
+  type StreamEnd,
+  type TokenSink,
   type UpstreamCall,
-  type UpstreamEvent,
 } from './backend.ts';
 
 export class EmbeddedBackend implements Backend {
@@ -48,7 +49,7 @@ export class EmbeddedBackend implements Backend {
     };
   }
 
-  async *stream(call: UpstreamCall): AsyncGenerator<UpstreamEvent> {
+  async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const { text, promptTokens, maxTokens, ignoreEos } = describe(call);
     const submitted = this.engine.submit({
       promptTokens,
@@ -65,15 +66,13 @@ export class EmbeddedBackend implements Backend {
       for await (const ev of gen) {
         if (ev.type === 'token') {
           tokens++;
-          yield { type: 'token', text: ev.text };
+          onToken({ text: ev.text });
         } else if (ev.type === 'finish') {
-          yield {
-            type: 'end',
+          return {
             finishReason: ev.reason,
             promptTokens: gen.promptTokens,
             completionTokens: ev.completionTokens,
           };
-          return;
         } else {
           throw new UpstreamError(
             `${this.name}: engine crashed mid-stream`,
@@ -82,7 +81,9 @@ export class EmbeddedBackend implements Backend {
           );
         }
       }
-      if (call.signal.aborted) throw call.signal.reason;
+      throw call.signal.aborted
+        ? call.signal.reason
+        : new UpstreamError(`${this.name}: the engine closed`, undefined, tokens === 0);
     } finally {
       call.signal.removeEventListener('abort', abort);
       gen.cancel();

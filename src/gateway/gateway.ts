@@ -16,7 +16,7 @@ import type { Timers } from '../core/ports/timers.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
-import type { ApiKind, Backend, UpstreamEvent } from './backend.ts';
+import type { ApiKind, Backend, StreamEnd, TokenSink } from './backend.ts';
 import { isUpstreamError } from './backend.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { StreamMeter } from './stream-meter.ts';
@@ -150,16 +150,17 @@ export class Gateway {
   }
 
   /**
-   * Streams a dispatched request from its backend. Ends with the backend's `end` event, or
-   * throws: an upstream failure (after the first token the client must be told in-stream), or
-   * the abort.
+   * Streams a dispatched request from its backend, handing each token to `onToken` once the
+   * pipeline and the metrics have counted it. Resolves with the backend's end, or rejects: an
+   * upstream failure (after the first token the client must be told in-stream), or the abort.
    */
-  async *run(
+  async run(
     ticket: Ticket<Waiter>,
     kind: ApiKind,
     body: Record<string, unknown>,
     signal: AbortSignal,
-  ): AsyncGenerator<UpstreamEvent> {
+    onToken: TokenSink,
+  ): Promise<StreamEnd> {
     const { clock, metrics } = this.deps;
     const cls = ticket.cls;
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
@@ -168,48 +169,43 @@ export class Gateway {
     const itl = metrics.itl.labels({ class: cls.name });
     const service = metrics.tenantService.labels({ tenant: metrics.tenant(ticket.req.tenant) });
     const replica = ticket.replica;
-    this.inFlight[replica]++;
-    let completed = false;
-    let outputTokens = 0;
-    try {
-      const upstream = this.deps.backends[replica].stream({
-        id: ticket.req.id,
-        kind,
-        body: servedBody(body, ticket.req),
-        signal,
-      });
-      for await (const ev of upstream) {
-        if (ev.type === 'token') {
-          const gap = meter.token();
-          if (gap === undefined) {
-            const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
-            this.pipeline.firstToken(ticket, ttft);
-            metrics.observeClass(metrics.ttft, cls.name, ttft / 1000);
-            const queued = ticket.dispatchedMs - meter.arrivalMs;
-            metrics.observeClass(metrics.ttftQueue, cls.name, queued / 1000);
-            metrics.observeClass(metrics.ttftUpstream, cls.name, (ttft - queued) / 1000);
-          } else {
-            if (follow) this.pipeline.token(ticket, clock.now());
-            itl.observe(gap / 1000);
-          }
-          service.inc(2);
-          this.charge(ticket.req.tenant, 2);
-        } else {
-          completed = true;
-          outputTokens = ev.completionTokens;
-          service.inc(ev.promptTokens);
-          this.charge(ticket.req.tenant, ev.promptTokens);
-        }
-        yield ev;
+    const counted: TokenSink = (token) => {
+      const gap = meter.token();
+      if (gap === undefined) {
+        const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
+        this.pipeline.firstToken(ticket, ttft);
+        metrics.observeClass(metrics.ttft, cls.name, ttft / 1000);
+        const queued = ticket.dispatchedMs - meter.arrivalMs;
+        metrics.observeClass(metrics.ttftQueue, cls.name, queued / 1000);
+        metrics.observeClass(metrics.ttftUpstream, cls.name, (ttft - queued) / 1000);
+      } else {
+        if (follow) this.pipeline.token(ticket, clock.now());
+        itl.observe(gap / 1000);
       }
+      service.inc(2);
+      this.charge(ticket.req.tenant, 2);
+      onToken(token);
+    };
+    this.inFlight[replica]++;
+    let end: StreamEnd | undefined;
+    try {
+      end = await this.deps.backends[replica].stream(
+        { id: ticket.req.id, kind, body: servedBody(body, ticket.req), signal },
+        counted,
+      );
+      service.inc(end.promptTokens);
+      this.charge(ticket.req.tenant, end.promptTokens);
       this.breakers[replica].record(true);
+      return end;
     } catch (e) {
       if (signal.aborted) metrics.cancels.inc({ class: cls.name, stage: 'streaming' });
       else if (isUpstreamError(e)) this.breakers[replica].record(false);
       throw e;
     } finally {
       this.inFlight[replica]--;
-      this.pipeline.end(ticket, completed ? outputTokens : meter.tokens, completed);
+      const completed = end !== undefined;
+      const outputTokens = end?.completionTokens ?? meter.tokens;
+      this.pipeline.end(ticket, outputTokens, completed);
       if (completed) {
         metrics.completed.inc({ class: cls.name });
         if (meter.lastTokenMs !== undefined) {

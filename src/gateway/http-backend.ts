@@ -15,8 +15,9 @@ import {
   UpstreamError,
   type Backend,
   type BackendLoad,
+  type StreamEnd,
+  type TokenSink,
   type UpstreamCall,
-  type UpstreamEvent,
 } from './backend.ts';
 import { SseReader } from './sse-reader.ts';
 
@@ -99,7 +100,7 @@ export class HttpBackend implements Backend {
     return stale ? { ...this.last, ready: false } : this.last;
   }
 
-  async *stream(call: UpstreamCall): AsyncGenerator<UpstreamEvent> {
+  async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const path = call.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions';
     const body = { ...call.body, stream: true, stream_options: { include_usage: true } };
     let res: IncomingMessage;
@@ -114,6 +115,11 @@ export class HttpBackend implements Backend {
       const text = await readText(res).catch(() => '');
       throw new UpstreamError(`${this.name}: HTTP ${status} ${text.slice(0, 200)}`, status, true);
     }
+    return this.relay(res, call, onToken);
+  }
+
+  /** Tokens go out from the body's `data` events themselves: no promise per token. */
+  private relay(res: IncomingMessage, call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const forwardable = {
       id: `${call.kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.id}`,
       model: call.body.model,
@@ -122,44 +128,59 @@ export class HttpBackend implements Backend {
     let tokens = 0;
     let finishReason = 'stop';
     let usage: UpstreamChunk['usage'];
-    try {
-      res.setEncoding('utf8');
-      // Read on to the body's end rather than leave at [DONE]: leaving the loop early would
-      // destroy the response, and with it the keep-alive connection.
-      const body = res[Symbol.asyncIterator]();
-      for (;;) {
-        const read = await body.next();
-        // The body's end flushes a last event sent without its blank line.
-        for (const data of read.done ? reader.end() : reader.push(read.value as string)) {
-          if (data === '[DONE]') continue;
-          const chunk = JSON.parse(data) as UpstreamChunk;
-          const choice = chunk.choices?.[0];
-          const token = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
-          if (choice?.finish_reason) finishReason = choice.finish_reason;
-          if (chunk.usage) usage = chunk.usage;
-          if (token === undefined || token === '') continue;
-          tokens++;
-          yield { type: 'token', text: token, sse: asIs(chunk, data, forwardable) };
-        }
-        if (read.done) break;
+    const take = (events: string[]) => {
+      for (const data of events) {
+        if (data === '[DONE]') continue;
+        const chunk = JSON.parse(data) as UpstreamChunk;
+        const choice = chunk.choices?.[0];
+        const token = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
+        if (choice?.finish_reason) finishReason = choice.finish_reason;
+        if (chunk.usage) usage = chunk.usage;
+        if (token === undefined || token === '') continue;
+        tokens++;
+        onToken({ text: token, sse: asIs(chunk, data, forwardable) });
       }
-    } catch (e) {
-      if (call.signal.aborted) throw e;
-      throw new UpstreamError(
-        `${this.name}: stream broke: ${(e as Error).message}`,
-        undefined,
-        tokens === 0,
-      );
-    } finally {
-      // Left before the body's end (the consumer stopped): the connection cannot be reused.
-      if (!res.readableEnded) res.destroy();
-    }
-    yield {
-      type: 'end',
-      finishReason,
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? tokens,
     };
+    return new Promise((resolve, reject) => {
+      const fail = (e: Error) => {
+        res.destroy();
+        reject(
+          call.signal.aborted
+            ? call.signal.reason
+            : new UpstreamError(
+                `${this.name}: stream broke: ${e.message}`,
+                undefined,
+                tokens === 0,
+              ),
+        );
+      };
+      res.setEncoding('utf8');
+      res.on('data', (text: string) => {
+        try {
+          take(reader.push(text));
+        } catch (e) {
+          fail(e as Error);
+        }
+      });
+      // The whole body is read, [DONE] included, so the keep-alive connection is reused.
+      res.once('end', () => {
+        try {
+          // A last event sent without its blank line still counts.
+          take(reader.end());
+          resolve({
+            finishReason,
+            promptTokens: usage?.prompt_tokens ?? 0,
+            completionTokens: usage?.completion_tokens ?? tokens,
+          });
+        } catch (e) {
+          fail(e as Error);
+        }
+      });
+      res.once('error', fail);
+      res.once('close', () => {
+        if (!res.complete) fail(new Error('the connection closed before the body ended'));
+      });
+    });
   }
 
   async close(): Promise<void> {

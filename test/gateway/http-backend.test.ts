@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpBackend } from '../../src/gateway/http-backend.ts';
-import { isUpstreamError, type UpstreamEvent } from '../../src/gateway/backend.ts';
+import { isUpstreamError, type StreamEnd, type TokenEvent } from '../../src/gateway/backend.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
 
@@ -35,16 +35,16 @@ after(async () => {
   server.close();
 });
 
-async function events(): Promise<UpstreamEvent[]> {
-  const out: UpstreamEvent[] = [];
+async function events(): Promise<{ tokens: TokenEvent[]; end: StreamEnd }> {
+  const tokens: TokenEvent[] = [];
   const call = {
     id: 'r1',
     kind: 'chat' as const,
     body: { model: 'm', messages: [] },
     signal: new AbortController().signal,
   };
-  for await (const ev of backend.stream(call)) out.push(ev);
-  return out;
+  const end = await backend.stream(call, (t) => tokens.push(t));
+  return { tokens, end };
 }
 
 test('plain token events are forwarded as they came; finish, usage and foreign ids are not', async () => {
@@ -61,9 +61,8 @@ test('plain token events are forwarded as they came; finish, usage and foreign i
     'data: [DONE]\n\n',
   ];
   cut = false;
-  const evs = await events();
+  const { tokens, end } = await events();
   assert.equal(seen['x-request-id'], 'r1');
-  const tokens = evs.filter((e) => e.type === 'token');
   assert.deepEqual(
     tokens.map((e) => e.text),
     ['a', 'b', 'c', 'd'],
@@ -72,8 +71,7 @@ test('plain token events are forwarded as they came; finish, usage and foreign i
   assert.ok(tokens[1].sse?.includes('"content":"b"'));
   assert.equal(tokens[2].sse, undefined, 'another id is rebuilt');
   assert.equal(tokens[3].sse, undefined, 'the finishing chunk is rebuilt');
-  assert.deepEqual(evs.at(-1), {
-    type: 'end',
+  assert.deepEqual(end, {
     finishReason: 'length',
     promptTokens: 7,
     completionTokens: 4,

@@ -1,7 +1,8 @@
 /**
  * The bodies of an admitted request's answer: collected into one OpenAI response, or streamed
- * as SSE chunks (a role chunk, one chunk per token, the finish, the usage when asked, [DONE])
- * — with an SSE error event instead of the end when the upstream fails after tokens went out.
+ * as SSE chunks (a role chunk, one chunk per token — the upstream's own when it can go as is —
+ * the finish, the usage when asked, [DONE]) — with an SSE error event instead of the end when
+ * the upstream fails after tokens went out.
  */
 import {
   SSE_DONE,
@@ -15,8 +16,9 @@ import {
   usageChunk,
   type FinishReason,
 } from '../../openai/index.ts';
-import type { ApiKind, UpstreamEvent } from '../backend.ts';
+import type { ApiKind, StreamEnd } from '../backend.ts';
 import { isUpstreamError } from '../backend.ts';
+import type { TokenRelay } from './token-relay.ts';
 
 /** Every answer names the request, so its decision record can be looked up. */
 export function tagged(res: Response, requestId: string): Response {
@@ -29,18 +31,15 @@ export type Head = { readonly id: string; readonly created: number; readonly mod
 export async function wholeResponse(
   kind: ApiKind,
   head: Head,
-  first: IteratorResult<UpstreamEvent>,
-  events: AsyncIterator<UpstreamEvent>,
+  relay: TokenRelay,
+  done: Promise<StreamEnd>,
   degradeLevel: number | undefined,
 ) {
   let text = '';
-  let end: Extract<UpstreamEvent, { type: 'end' }> | undefined;
-  for (let r = first; !r.done; r = await events.next()) {
-    if (r.value.type === 'token') text += r.value.text;
-    else end = r.value;
-  }
-  const finish = (end?.finishReason ?? 'stop') as FinishReason;
-  const used = usage(end?.promptTokens ?? 0, end?.completionTokens ?? 0);
+  relay.drainTo((t) => (text += t.text));
+  const end = await done;
+  const finish = end.finishReason as FinishReason;
+  const used = usage(end.promptTokens, end.completionTokens);
   const body =
     kind === 'chat'
       ? chatCompletion(head, text, finish, used)
@@ -50,87 +49,92 @@ export async function wholeResponse(
     : { ...body, goodput: { degraded: true, degrade_level: degradeLevel } };
 }
 
+/**
+ * The SSE answer. Tokens are written as the backend delivers them (a stream's output is bounded
+ * by its max_tokens, so a slow reader costs memory, never the upstream's pace); the end goes out
+ * after `onEnd` has released the request, so the client's next request finds its slot free.
+ */
 export function streamResponse(
   kind: ApiKind,
   head: Head,
   withUsage: boolean,
-  first: IteratorResult<UpstreamEvent>,
-  events: AsyncIterator<UpstreamEvent>,
+  relay: TokenRelay,
+  done: Promise<StreamEnd>,
   extra: Record<string, string>,
   degradeLevel: number | undefined,
   onEnd: () => Promise<void>,
+  /** The client stopped reading: stop the upstream. */
+  onCancel: () => void,
 ): Response {
   const encoder = new TextEncoder();
   const chunkHead = { ...head, includeUsage: withUsage };
-  let pending: IteratorResult<UpstreamEvent> | null = first;
-  let opened = false;
+  let open = true;
   const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const out: string[] = [];
-      if (!opened && kind === 'chat')
-        out.push(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));
-      opened = true;
-      let r: IteratorResult<UpstreamEvent>;
-      try {
-        r = pending ?? (await events.next());
-      } catch (e) {
-        // After tokens went out nothing is retried: the client gets an error event and the end.
-        const message = isUpstreamError(e) ? 'the upstream failed mid-stream' : 'the stream failed';
-        out.push(
-          sseData({
-            error: { message, type: 'server_error', param: null, code: 'upstream_error' },
-          }),
-        );
+    start(controller) {
+      const send = (text: string) => {
+        if (open) controller.enqueue(encoder.encode(text));
+      };
+      const close = async (last: string) => {
         await onEnd();
-        controller.enqueue(encoder.encode(out.join('')));
-        controller.close();
-        return;
-      }
-      pending = null;
-      if (r.done) {
-        // Released before the client sees the end, so its next request finds the slot free.
-        await onEnd();
-        controller.enqueue(encoder.encode(out.join('') + SSE_DONE));
-        controller.close();
-        return;
-      }
-      const ev = r.value;
-      if (ev.type === 'token') {
-        out.push(
-          ev.sse ??
+        send(last);
+        if (open) controller.close();
+        open = false;
+      };
+      if (kind === 'chat')
+        send(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));
+      relay.drainTo((t) =>
+        send(
+          t.sse ??
             sseData(
               kind === 'chat'
-                ? chatChunk(chunkHead, { content: ev.text }, null)
-                : textChunk(chunkHead, ev.text, null),
+                ? chatChunk(chunkHead, { content: t.text }, null)
+                : textChunk(chunkHead, t.text, null),
             ),
-        );
-      } else {
-        const finish = ev.finishReason as FinishReason;
-        const last =
-          kind === 'chat' ? chatChunk(chunkHead, {}, finish) : textChunk(chunkHead, '', finish);
-        out.push(
-          sseData(
-            degradeLevel === undefined
-              ? last
-              : { ...last, goodput: { degraded: true, degrade_level: degradeLevel } },
-          ),
-        );
-        if (withUsage) {
-          const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
-          out.push(
-            sseData(usageChunk(object, chunkHead, usage(ev.promptTokens, ev.completionTokens))),
+        ),
+      );
+      done.then(
+        (end) => close(closingEvents(kind, chunkHead, end, withUsage, degradeLevel)),
+        // After tokens went out nothing is retried: the client gets an error event and the end.
+        (e: unknown) => {
+          const message = isUpstreamError(e)
+            ? 'the upstream failed mid-stream'
+            : 'the stream failed';
+          return close(
+            sseData({
+              error: { message, type: 'server_error', param: null, code: 'upstream_error' },
+            }),
           );
-        }
-      }
-      controller.enqueue(encoder.encode(out.join('')));
+        },
+      );
     },
-    async cancel() {
-      try {
-        await events.return?.(undefined);
-      } finally {
-        await onEnd();
-      }
+    cancel() {
+      open = false;
+      onCancel();
+      return onEnd();
     },
   });
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...extra } });
+}
+
+/** The finish chunk (marked when degraded), the usage chunk when asked, and [DONE]. */
+function closingEvents(
+  kind: ApiKind,
+  chunkHead: Head & { readonly includeUsage: boolean },
+  end: StreamEnd,
+  withUsage: boolean,
+  degradeLevel: number | undefined,
+): string {
+  const finish = end.finishReason as FinishReason;
+  const last =
+    kind === 'chat' ? chatChunk(chunkHead, {}, finish) : textChunk(chunkHead, '', finish);
+  let out = sseData(
+    degradeLevel === undefined
+      ? last
+      : { ...last, goodput: { degraded: true, degrade_level: degradeLevel } },
+  );
+  if (withUsage) {
+    const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+    out += sseData(usageChunk(object, chunkHead, usage(end.promptTokens, end.completionTokens)));
+  }
+  return out + SSE_DONE;
 }

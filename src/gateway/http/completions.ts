@@ -29,7 +29,7 @@ import {
   promptList,
 } from '../../openai/index.ts';
 import type { ApiKeys } from '../api-keys.ts';
-import type { ApiKind, UpstreamEvent } from '../backend.ts';
+import type { ApiKind } from '../backend.ts';
 import { isUpstreamError } from '../backend.ts';
 import type { Gateway } from '../gateway.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
@@ -38,6 +38,7 @@ import type { SharedStore, StoredResponse } from '../shared/shared-store.ts';
 import { parseClientHeaders } from './client-headers.ts';
 import { streamResponse, tagged, wholeResponse } from './answers.ts';
 import { refusal } from './refusals.ts';
+import { TokenRelay } from './token-relay.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -166,15 +167,23 @@ async function admitAndServe(
 ): Promise<Served> {
   const stream = parsed.stream === true;
   const final = (response: Response): Served => ({ response, streaming: false });
-  const deadlineAbort = new AbortController();
-  const upstream = AbortSignal.any([raw.signal, deadlineAbort.signal]);
+  // Stops the request in the queue and upstream: the client gone, its deadline passed, or its
+  // stream no longer read.
+  const stop = new AbortController();
+  const upstream = stop.signal;
+  const clientGone = () => stop.abort(raw.signal.reason);
+  if (raw.signal.aborted) clientGone();
+  else raw.signal.addEventListener('abort', clientGone, { once: true });
   // Disarmed when the request ends, so long deadlines do not pile up timers.
   let deadline: { cancel(): void } | undefined;
   let streaming = false;
   try {
     return await serveWithin();
   } finally {
-    if (!streaming) deadline?.cancel();
+    if (!streaming) {
+      deadline?.cancel();
+      raw.signal.removeEventListener('abort', clientGone);
+    }
   }
 
   async function serveWithin(): Promise<Served> {
@@ -186,7 +195,7 @@ async function admitAndServe(
       }
       const inMs = Math.max(0, headers.deadlineEpochMs - deps.epochMs());
       deadline = deps.timers.at(deps.nowMs() + inMs, () =>
-        deadlineAbort.abort(new Error('deadline passed')),
+        stop.abort(new Error('deadline passed')),
       );
     }
     const base: LlmRequest = {
@@ -218,12 +227,24 @@ async function admitAndServe(
       if (admitted.kind !== 'dispatched')
         return final(tagged(refusal('deadline', 503, 1_000), base.id));
       const ticket = admitted.ticket;
-      const run = deps.gateway.run(ticket, kind, json as Record<string, unknown>, upstream);
-      const events = run[Symbol.asyncIterator]();
-      let first: IteratorResult<UpstreamEvent>;
-      try {
-        first = await events.next();
-      } catch (e) {
+      const relay = new TokenRelay();
+      const done = deps.gateway.run(
+        ticket,
+        kind,
+        json as Record<string, unknown>,
+        upstream,
+        relay.sink,
+      );
+      // The answer is chosen at the first token, or when the stream ended or failed before one.
+      const failed = await Promise.race([
+        relay.first.then(() => undefined),
+        done.then(
+          () => undefined,
+          (e: unknown) => e ?? new Error('the stream failed'),
+        ),
+      ]);
+      if (failed !== undefined) {
+        const e = failed;
         if (isUpstreamError(e) && e.beforeFirstToken && attempt + 1 < tries && !upstream.aborted) {
           failedOn = ticket.replica;
           continue;
@@ -257,19 +278,21 @@ async function admitAndServe(
           kind,
           head,
           includeUsage(parsed),
-          first,
-          events,
+          relay,
+          done,
           extra,
           degraded?.level,
           () => {
             deadline?.cancel();
+            raw.signal.removeEventListener('abort', clientGone);
             return r.pass.end();
           },
+          () => stop.abort(new Error('the client stopped reading')),
         );
         streaming = true;
         return { response, streaming: true };
       }
-      const res = await wholeResponse(kind, head, first, events, degraded?.level);
+      const res = await wholeResponse(kind, head, relay, done, degraded?.level);
       const body = JSON.stringify(res);
       const out = { status: 200, body, headers: { 'content-type': 'application/json', ...extra } };
       return {

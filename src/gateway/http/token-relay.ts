@@ -1,0 +1,27 @@
+/**
+ * Holds a stream's first tokens until its answer is chosen — the gateway must see the first token
+ * (or a failure before it, which may go to another backend) before it commits to a response —
+ * then hands every token straight to the answer.
+ */
+import type { TokenEvent, TokenSink } from '../backend.ts';
+
+export class TokenRelay {
+  private held: TokenEvent[] = [];
+  private target: TokenSink | null = null;
+  private firstSeen: () => void = () => {};
+  /** Resolves when the first token arrives. */
+  readonly first = new Promise<void>((resolve) => (this.firstSeen = resolve));
+
+  readonly sink: TokenSink = (token) => {
+    if (this.target !== null) return this.target(token);
+    this.held.push(token);
+    this.firstSeen();
+  };
+
+  /** From now on tokens go to `target`, starting with those held. */
+  drainTo(target: TokenSink): void {
+    for (const t of this.held) target(t);
+    this.held = [];
+    this.target = target;
+  }
+}
