@@ -62,20 +62,21 @@ export function streamResponse(
   done: Promise<StreamEnd>,
   extra: Record<string, string>,
   degradeLevel: number | undefined,
-  onEnd: () => Promise<void>,
+  /** The request is over; `end` when the stream ran to its end. */
+  onEnd: (end?: StreamEnd) => Promise<void>,
   /** The client stopped reading: stop the upstream. */
   onCancel: () => void,
 ): Response {
-  const encoder = new TextEncoder();
   const chunkHead = { ...head, includeUsage: withUsage };
   let open = true;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       const send = (text: string) => {
-        if (open) controller.enqueue(encoder.encode(text));
+        // Buffer.from slices Node's pool for small strings: no allocation per token.
+        if (open) controller.enqueue(Buffer.from(text));
       };
-      const close = async (last: string) => {
-        await onEnd();
+      const close = async (last: string, end?: StreamEnd) => {
+        await onEnd(end);
         send(last);
         if (open) controller.close();
         open = false;
@@ -93,7 +94,7 @@ export function streamResponse(
         ),
       );
       done.then(
-        (end) => close(closingEvents(kind, chunkHead, end, withUsage, degradeLevel)),
+        (end) => close(closingEvents(kind, chunkHead, end, withUsage, degradeLevel), end),
         // After tokens went out nothing is retried: the client gets an error event and the end.
         (e: unknown) => {
           const message = isUpstreamError(e)

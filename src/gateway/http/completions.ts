@@ -29,7 +29,7 @@ import {
   promptList,
 } from '../../openai/index.ts';
 import type { ApiKeys } from '../api-keys.ts';
-import type { ApiKind } from '../backend.ts';
+import type { ApiKind, StreamEnd } from '../backend.ts';
 import { isUpstreamError } from '../backend.ts';
 import type { Gateway } from '../gateway.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
@@ -134,7 +134,7 @@ async function complete(
     return served.response;
   } finally {
     // A stream gives its pass back when its body ends; every other answer is final here.
-    if (served?.streaming !== true) await door.pass.end(served?.keep);
+    if (served?.streaming !== true) await door.pass.end(served?.keep, served?.usedTokens);
   }
 }
 
@@ -144,6 +144,8 @@ interface Served {
   readonly streaming: boolean;
   /** Kept for replay under the request's Idempotency-Key. */
   readonly keep?: StoredResponse;
+  /** Prompt + completion tokens, when the stream ran to its end. */
+  readonly usedTokens?: number;
 }
 
 type Parsed =
@@ -216,6 +218,9 @@ async function admitAndServe(
           : deps.nowMs() + (headers.deadlineEpochMs - deps.epochMs()),
     };
     const tries = deps.maxUpstreamTries ?? 2;
+    // What the tenant's token bucket is settled to; a backend that reports no prompt count
+    // keeps the estimate's.
+    const used = (end: StreamEnd) => (end.promptTokens || r.inputTokens) + end.completionTokens;
     let failedOn = -1;
     for (let attempt = 0; ; attempt++) {
       const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
@@ -282,10 +287,10 @@ async function admitAndServe(
           done,
           extra,
           degraded?.level,
-          () => {
+          (end) => {
             deadline?.cancel();
             raw.signal.removeEventListener('abort', clientGone);
-            return r.pass.end();
+            return r.pass.end(undefined, end && used(end));
           },
           () => stop.abort(new Error('the client stopped reading')),
         );
@@ -299,6 +304,7 @@ async function admitAndServe(
         response: new Response(out.body, { status: 200, headers: out.headers }),
         streaming: false,
         keep: headers.idempotencyKey === undefined ? undefined : out,
+        usedTokens: used(await done),
       };
     }
   }

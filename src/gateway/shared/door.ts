@@ -31,8 +31,11 @@ export interface DoorAsk {
 }
 
 export interface Pass {
-  /** The request is over: frees its slot, and keeps `answer` for replay under its key. */
-  end(answer?: StoredResponse): Promise<void>;
+  /**
+   * The request is over: frees its slot, settles its token charge to `usedTokens` (prompt +
+   * completion, when the upstream reported them), and keeps `answer` for replay under its key.
+   */
+  end(answer?: StoredResponse, usedTokens?: number): Promise<void>;
 }
 
 export type Door =
@@ -95,15 +98,15 @@ export async function atTheDoor(
 
 function pass(lease: Lease, hold: ClaimHold | undefined): Pass {
   let ended: Promise<void> | undefined;
-  const settle = async (answer: StoredResponse | undefined) => {
+  const settle = async (answer: StoredResponse | undefined, usedTokens: number | undefined) => {
     await Promise.all([
-      lease.release(),
+      lease.release(usedTokens),
       answer === undefined ? hold?.abandon() : hold?.complete(answer),
     ]);
   };
   return {
-    end(answer) {
-      ended ??= settle(answer);
+    end(answer, usedTokens) {
+      ended ??= settle(answer, usedTokens);
       return ended;
     },
   };

@@ -73,6 +73,22 @@ end
 return {'ok', 0}
 `);
 
+/**
+ * KEYS: token bucket hash. ARGV: used − estimated tokens, token limit, window ms. Settles a
+ * finished request's charge: a positive delta is drawn further (no floor: debt), a negative one
+ * given back, never above the limit.
+ */
+export const SETTLE_TOKENS = script(`${NOW}
+local delta, limit, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local b = redis.call('HMGET', KEYS[1], 'level', 'at')
+local bat = tonumber(b[2]) or now
+local level = math.min(limit, (tonumber(b[1]) or limit) + math.max(0, now - bat) * limit / window)
+level = math.min(limit, level - delta)
+redis.call('HSET', KEYS[1], 'level', tostring(level), 'at', tostring(math.max(now, bat)))
+redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
+return 1
+`);
+
 /** KEYS: lease sorted set. ARGV: lease id, lease TTL ms. Pushes a live lease's expiry out. */
 export const RENEW_LEASE = script(`${NOW}
 if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1]) == 1 then

@@ -12,7 +12,11 @@ import {
   newRetryBudget,
 } from '../../core/admission/retry-budget.ts';
 import type { RetryBudgetState } from '../../core/admission/retry-budget.ts';
-import { quotaCharge, quotaWaitMs } from '../../core/admission/budget/quota-bucket.ts';
+import {
+  quotaCharge,
+  quotaCorrect,
+  quotaWaitMs,
+} from '../../core/admission/budget/quota-bucket.ts';
 import { BUSY_RETRY_MS } from '../../core/admission/budget/tenant-budgets.ts';
 import { boundedRetryMs, type TokenBucket } from '../../core/admission/budget/token-bucket.ts';
 import type { Clock } from '../../core/ports/clock.ts';
@@ -84,10 +88,19 @@ export class MemoryStore implements SharedStore {
       return { ok: false, reason: 'tenant_tokens', retryAfterMs: boundedRetryMs(wait, q.windowMs) };
     if (limit !== undefined) s.tokens = quotaCharge(s.tokens, ask.tokens, limit, q.windowMs, now);
     chargeRetryBudget(s.retry, ask.attempt, ask.retryBudgetRatio, now);
-    if (max === undefined) return { ok: true, lease: NO_LEASE };
-    const leases = s.leases;
-    leases.add(ask.requestId);
-    return { ok: true, lease: { release: async () => void leases.delete(ask.requestId) } };
+    if (max === undefined && limit === undefined) return { ok: true, lease: NO_LEASE };
+    const tenant = s;
+    if (max !== undefined) tenant.leases.add(ask.requestId);
+    let released = false;
+    const release = async (usedTokens?: number) => {
+      if (released) return;
+      released = true;
+      tenant.leases.delete(ask.requestId);
+      if (limit === undefined || usedTokens === undefined || tenant.tokens === null) return;
+      const delta = usedTokens - ask.tokens;
+      tenant.tokens = quotaCorrect(tenant.tokens, delta, limit, q.windowMs, this.#clock.now());
+    };
+    return { ok: true, lease: { release } };
   }
 
   async claim(tenant: string, key: string): Promise<Claim> {

@@ -14,7 +14,14 @@ import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { RETRY_BUDGET_CAPACITY, RETRY_FLOOR_PER_S } from '../../core/admission/retry-budget.ts';
 import { BUSY_RETRY_MS } from '../../core/admission/budget/tenant-budgets.ts';
-import { ADMIT, CLAIM, RENEW_LEASE, SETTLE_CLAIM, type LuaScript } from './lua-scripts.ts';
+import {
+  ADMIT,
+  CLAIM,
+  RENEW_LEASE,
+  SETTLE_CLAIM,
+  SETTLE_TOKENS,
+  type LuaScript,
+} from './lua-scripts.ts';
 import {
   NO_LEASE,
   REPLAY_MAX_BYTES,
@@ -111,24 +118,32 @@ export class RedisStore implements SharedStore {
     if (reply[0] !== 'ok') {
       return { ok: false, reason: reply[0] as SharedReason, retryAfterMs: Number(reply[1]) };
     }
-    if (Number(reply[1]) !== 1) return { ok: true, lease: NO_LEASE };
+    const leased = Number(reply[1]) === 1;
+    const limit = q.tokensPerWindow;
+    if (!leased && limit === undefined) return { ok: true, lease: NO_LEASE };
     const token = {};
-    this.#hold(token, () =>
-      this.#eval(RENEW_LEASE, [keys.leases], [ask.requestId, this.#o.leaseTtlMs]),
-    );
-    return {
-      ok: true,
-      lease: {
-        release: async () => {
-          if (!this.#held.delete(token)) return;
-          try {
-            await this.#client.sendCommand(['ZREM', keys.leases, ask.requestId]);
-          } catch {
-            // Unreachable: the lease expires on its own within its TTL.
-          }
-        },
-      },
+    if (leased) {
+      this.#hold(token, () =>
+        this.#eval(RENEW_LEASE, [keys.leases], [ask.requestId, this.#o.leaseTtlMs]),
+      );
+    }
+    let released = false;
+    const release = async (usedTokens?: number) => {
+      if (released) return;
+      released = true;
+      try {
+        if (leased && this.#held.delete(token)) {
+          await this.#client.sendCommand(['ZREM', keys.leases, ask.requestId]);
+        }
+        if (limit !== undefined && usedTokens !== undefined && usedTokens !== ask.tokens) {
+          const delta = usedTokens - ask.tokens;
+          await this.#eval(SETTLE_TOKENS, [keys.tokens], [delta, limit, q.windowMs]);
+        }
+      } catch {
+        // Unreachable: the lease expires on its own within its TTL; the estimate stands.
+      }
     };
+    return { ok: true, lease: { release } };
   }
 
   async claim(tenant: string, key: string): Promise<Claim> {

@@ -7,6 +7,7 @@
  * - `admit` is all or nothing and atomic: a refusal takes nothing, a grant takes the tokens, one
  *   concurrency slot when the tenant has a limit, and one retry when the attempt is a retry;
  *   every refusal carries a Retry-After in [1 ms, the window] (60 s for the retry budget).
+ * - `release(used)` moves the tenant's bucket by (used − estimate) once, never above its limit.
  * - `claim` is atomic: of two concurrent claims on one key exactly one gets `claimed`.
  * - A method rejects only when the store cannot be reached; a handle's methods (`release`,
  *   `complete`, `abandon`) never reject and are idempotent, so `finally` blocks can call them.
@@ -29,9 +30,14 @@ export interface TenantAsk {
 
 export type SharedReason = 'tenant_tokens' | 'tenant_concurrency' | 'retry_budget';
 
-/** Held while the request runs; `release` frees its concurrency slot. */
+/**
+ * Held while the request runs; `release` frees its concurrency slot and, given the tokens the
+ * request actually used (prompt + completion, from the upstream's usage), settles the tenant's
+ * token bucket to them: the estimate taken at admission is given back or drawn further. Without
+ * it (a failed or aborted stream) the estimate stands.
+ */
 export interface Lease {
-  release(): Promise<void>;
+  release(usedTokens?: number): Promise<void>;
 }
 
 export type QuotaVerdict =

@@ -53,6 +53,24 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
     ]);
   });
 
+  test(`${name}: release settles the token charge to what the request used, once`, async () => {
+    const s = store();
+    const q = { tokensPerWindow: 100 };
+    const t = fresh();
+    const a = await s.admit(ask(t, q, { tokens: 60 }));
+    assert.ok(a.ok);
+    assert.equal((await s.admit(ask(t, q, { tokens: 60 }))).ok, false);
+    await a.lease.release(20);
+    await a.lease.release(20);
+    assert.equal((await s.admit(ask(t, q, { tokens: 60 }))).ok, true, '40 given back');
+    assert.equal((await s.admit(ask(t, q, { tokens: 60 }))).ok, false, 'given back once');
+    const u = fresh();
+    const b = await s.admit(ask(u, q, { tokens: 10 }));
+    assert.ok(b.ok);
+    await b.lease.release(100);
+    assert.equal((await s.admit(ask(u, q, { tokens: 10 }))).ok, false, 'drawn to what it used');
+  });
+
   test(`${name}: concurrency slots are leases, freed once by release`, async () => {
     const s = store();
     const t = fresh();
