@@ -26,9 +26,21 @@ export type GenerationEvent =
   /** Injected fault: the connection must drop now; no finish follows. */
   | { readonly type: 'crash'; readonly completionTokens: number; readonly atMs: Ms };
 
+/** How the engine spent a request's time to first token, as the simulator's reports split it. */
+export interface TtftParts {
+  /** Arrival in the engine to the step holding its first prefill chunk. */
+  readonly queueMs: Ms;
+  /** That step's start to the start of the step that emitted the first token. */
+  readonly prefillMs: Ms;
+  /** The step that emitted the first token. */
+  readonly firstDecodeMs: Ms;
+}
+
 export interface Generation extends AsyncIterable<GenerationEvent> {
   readonly id: string;
   readonly promptTokens: number;
+  /** Known once the first token is out. */
+  ttftParts(): TtftParts | undefined;
   /** Frees the request in the engine now and ends the stream; idempotent. */
   cancel(): void;
 }
@@ -82,6 +94,22 @@ export class Job implements EngineRequest, Generation {
 
   get active(): boolean {
     return this.live;
+  }
+
+  /** The first step that held its prefill (a restart after preemption keeps the first). */
+  prefillStartMs: Ms | undefined;
+  /** The step that emitted its first token: [start, end). */
+  firstStep: { readonly startMs: Ms; readonly endMs: Ms } | undefined;
+
+  ttftParts(): TtftParts | undefined {
+    const prefill = this.prefillStartMs;
+    const step = this.firstStep;
+    if (prefill === undefined || step === undefined) return undefined;
+    return {
+      queueMs: prefill - this.arrivalMs,
+      prefillMs: step.startMs - prefill,
+      firstDecodeMs: step.endMs - step.startMs,
+    };
   }
 
   /** The engine emitted token `index` at `atMs`. */

@@ -87,8 +87,11 @@ export class SimulatedBackend implements JobHost {
       clock: opts.clock,
       timers: opts.timers,
       listener: {
-        onPrefillStart: () => {},
-        onFirstToken: (job, at) => job.token(0, at),
+        onPrefillStart: (job, at) => void (job.prefillStartMs ??= at),
+        onFirstToken: (job, at, stepStart) => {
+          job.firstStep = { startMs: stepStart, endMs: at };
+          job.token(0, at);
+        },
         onToken: (job, at, index) => job.token(index, at),
         onFinish: (job, at) => job.finish(at),
         onPreempt: () => {},

@@ -14,7 +14,7 @@ import {
   usageChunk,
 } from '../openai/chunks.ts';
 import { usage } from '../openai/responses.ts';
-import type { Generation } from './generation.ts';
+import type { Generation, TtftParts } from './generation.ts';
 
 export type CompletionKind = 'chat' | 'text';
 
@@ -53,8 +53,11 @@ export function sseBody(
         );
       } else if (ev.type === 'finish') {
         send(c, kind === 'chat' ? chatChunk(head, {}, ev.reason) : textChunk(head, '', ev.reason));
-        if (head.includeUsage)
-          send(c, usageChunk(object, head, usage(gen.promptTokens, ev.completionTokens)));
+        if (head.includeUsage) {
+          const parts = gen.ttftParts();
+          const used = usageChunk(object, head, usage(gen.promptTokens, ev.completionTokens));
+          send(c, parts === undefined ? used : { ...used, timings: wireTimings(parts) });
+        }
         c.enqueue(encoder.encode(SSE_DONE));
         c.close();
       } else if (!cutConnection()) {
@@ -68,4 +71,12 @@ export function sseBody(
       void events.return?.();
     },
   });
+}
+
+/**
+ * The engine's extension to the usage chunk: how it spent the request's TTFT, in ms, so a
+ * gateway in front can split TTFT into queue, prefill and first decode. Clients ignore it.
+ */
+function wireTimings(p: TtftParts) {
+  return { queue_ms: p.queueMs, prefill_ms: p.prefillMs, first_decode_ms: p.firstDecodeMs };
 }

@@ -32,6 +32,15 @@ export interface StreamEnd {
   readonly finishReason: string;
   readonly promptTokens: Tokens;
   readonly completionTokens: Tokens;
+  /** The backend's own account of its part of TTFT, when it gives one. */
+  readonly ttftParts?: BackendTtftParts;
+}
+
+/** Queue in the engine, prefill, and the step that emitted the first token (ms). */
+export interface BackendTtftParts {
+  readonly queueMs: Ms;
+  readonly prefillMs: Ms;
+  readonly firstDecodeMs: Ms;
 }
 
 /** What the gateway knows of a backend's load: its own scrape or the engine itself. */

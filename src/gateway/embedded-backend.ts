@@ -72,6 +72,7 @@ export class EmbeddedBackend implements Backend {
             finishReason: ev.reason,
             promptTokens: gen.promptTokens,
             completionTokens: ev.completionTokens,
+            ttftParts: gen.ttftParts(),
           };
         } else {
           throw new UpstreamError(

@@ -107,7 +107,21 @@ export class GatewayMetrics {
   );
   readonly ttftUpstream = this.histogram(
     'goodput_ttft_upstream_seconds',
-    "Part of TTFT after dispatch: the backend's prefill and first decode, and the network.",
+    "Part of TTFT after dispatch: the backend's queue, prefill and first decode, and the network.",
+  );
+  // The backend's own split of its part, from backends that report it (the embedded fleet and
+  // `goodput engine`); other backends leave these empty.
+  readonly ttftBackendQueue = this.histogram(
+    'goodput_ttft_backend_queue_seconds',
+    "Part of TTFT waiting in the backend's own queue, as the backend reports it.",
+  );
+  readonly ttftPrefill = this.histogram(
+    'goodput_ttft_prefill_seconds',
+    'Part of TTFT in prefill before the step that emits the first token, as the backend reports it.',
+  );
+  readonly ttftFirstDecode = this.histogram(
+    'goodput_ttft_first_decode_seconds',
+    'Part of TTFT in the step that emits the first token, as the backend reports it.',
   );
   readonly itl = this.histogram('goodput_itl_seconds', 'Gap between successive streamed tokens.');
   readonly e2e = this.histogram('goodput_e2e_seconds', 'Arrival to last token.');

@@ -195,6 +195,12 @@ export class Gateway {
       );
       service.inc(end.promptTokens);
       this.charge(ticket.req.tenant, end.promptTokens);
+      const parts = end.ttftParts;
+      if (parts !== undefined) {
+        metrics.observeClass(metrics.ttftBackendQueue, cls.name, parts.queueMs / 1000);
+        metrics.observeClass(metrics.ttftPrefill, cls.name, parts.prefillMs / 1000);
+        metrics.observeClass(metrics.ttftFirstDecode, cls.name, parts.firstDecodeMs / 1000);
+      }
       this.breakers[replica].record(true);
       return end;
     } catch (e) {

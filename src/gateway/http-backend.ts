@@ -14,6 +14,7 @@ import { loadFromExposition } from './backend-metrics.ts';
 import {
   UpstreamError,
   type Backend,
+  type BackendTtftParts,
   type BackendLoad,
   type StreamEnd,
   type TokenSink,
@@ -59,6 +60,14 @@ interface UpstreamChunk {
     readonly finish_reason?: string | null;
   }>;
   readonly usage?: { readonly prompt_tokens?: number; readonly completion_tokens?: number } | null;
+  /** `goodput engine`'s extension to the usage chunk: its part of TTFT. */
+  readonly timings?: { queue_ms?: number; prefill_ms?: number; first_decode_ms?: number };
+}
+
+function ttftParts(t: UpstreamChunk['timings']): BackendTtftParts | undefined {
+  if (t?.queue_ms === undefined || t.prefill_ms === undefined || t.first_decode_ms === undefined)
+    return undefined;
+  return { queueMs: t.queue_ms, prefillMs: t.prefill_ms, firstDecodeMs: t.first_decode_ms };
 }
 
 /**
@@ -128,6 +137,7 @@ export class HttpBackend implements Backend {
     let tokens = 0;
     let finishReason = 'stop';
     let usage: UpstreamChunk['usage'];
+    let timings: UpstreamChunk['timings'];
     const take = (events: string[]) => {
       for (const data of events) {
         if (data === '[DONE]') continue;
@@ -136,6 +146,7 @@ export class HttpBackend implements Backend {
         const token = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
         if (choice?.finish_reason) finishReason = choice.finish_reason;
         if (chunk.usage) usage = chunk.usage;
+        if (chunk.timings) timings = chunk.timings;
         if (token === undefined || token === '') continue;
         tokens++;
         onToken({ text: token, sse: asIs(chunk, data, forwardable) });
@@ -171,6 +182,7 @@ export class HttpBackend implements Backend {
             finishReason,
             promptTokens: usage?.prompt_tokens ?? 0,
             completionTokens: usage?.completion_tokens ?? tokens,
+            ttftParts: ttftParts(timings),
           });
         } catch (e) {
           fail(e as Error);

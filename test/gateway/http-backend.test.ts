@@ -47,7 +47,7 @@ async function events(): Promise<{ tokens: TokenEvent[]; end: StreamEnd }> {
   return { tokens, end };
 }
 
-test('plain token events are forwarded as they came; finish, usage and foreign ids are not', async () => {
+test("plain token events are forwarded as they came; finish, usage and foreign ids are not; the end carries usage and the engine's TTFT parts", async () => {
   const foreign = `data: ${JSON.stringify({ id: 'other', model: 'm', choices: [{ delta: { content: 'c' } }] })}\n\n`;
   script = [
     chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] }),
@@ -57,7 +57,11 @@ test('plain token events are forwarded as they came; finish, usage and foreign i
     delta('b').slice(20),
     foreign,
     delta('d', 'length'),
-    chunk({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 4 } }),
+    chunk({
+      choices: [],
+      usage: { prompt_tokens: 7, completion_tokens: 4 },
+      timings: { queue_ms: 1.5, prefill_ms: 0, first_decode_ms: 20 },
+    }),
     'data: [DONE]\n\n',
   ];
   cut = false;
@@ -75,6 +79,7 @@ test('plain token events are forwarded as they came; finish, usage and foreign i
     finishReason: 'length',
     promptTokens: 7,
     completionTokens: 4,
+    ttftParts: { queueMs: 1.5, prefillMs: 0, firstDecodeMs: 20 },
   });
 });
 

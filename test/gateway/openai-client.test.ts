@@ -123,4 +123,15 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
   assert.match(text, /goodput_queued_work_seconds 0/);
   assert.match(text, /goodput_earliest_slack_seconds \+Inf/);
   assert.match(text, /goodput_tenant_share_deviation\{tenant="default"\} 0/);
+  // TTFT's parts: the gateway's queue, and the engine's own queue / prefill / first decode,
+  // which `goodput engine` reports in its usage chunk. Each part is at most the whole.
+  const sum = (name: string) =>
+    Number(text.match(new RegExp(`^${name}_sum\\{class="interactive"\\} (\\S+)$`, 'm'))?.[1]);
+  const ttft = sum('goodput_ttft_seconds');
+  assert.ok(ttft > 0);
+  for (const part of ['queue', 'upstream', 'backend_queue', 'prefill', 'first_decode']) {
+    const v = sum(`goodput_ttft_${part}_seconds`);
+    assert.ok(v >= 0 && v <= ttft, `${part}: ${v} of ${ttft}`);
+  }
+  assert.ok(sum('goodput_ttft_first_decode_seconds') > 0);
 });
