@@ -3,7 +3,8 @@
 // at 100, 500 and 1,000 concurrent streams, in one run. Each server is its own process; CPU
 // is read from /proc for the proxy and the gateway. Reports client-side TTFT and token-gap
 // p50/p99, their increase over direct, and CPU per request with the gateway/proxy ratio.
-// Usage: node bench/gateway-overhead.ts [--levels 100,500,1000] [--tokens 32] [--step-ms 20]
+// Usage: node bench/gateway-overhead.ts [--levels 100,500,1000] [--tokens 64] [--step-ms 40]
+//   [--requests 4] [--no-pin] [--cpu-prof DIR]
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -12,8 +13,8 @@ import { streamLoad, type LoadSample } from './stream-load.ts';
 import { percentileSorted } from '../src/core/observe/percentile.ts';
 
 const LEVELS = (flag('--levels') ?? '100,500,1000').split(',').map(Number);
-const TOKENS = Number(flag('--tokens') ?? '32');
-const STEP_MS = Number(flag('--step-ms') ?? '20');
+const TOKENS = Number(flag('--tokens') ?? '64');
+const STEP_MS = Number(flag('--step-ms') ?? '40');
 // `--cpu-prof DIR`: the gateway writes a V8 CPU profile there when the run ends.
 const profileDir = flag('--cpu-prof');
 const profileFlags = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
@@ -102,6 +103,16 @@ console.log(
   '| streams | path | TTFT p50 / p99 (ms) | gap p50 / p99 (ms) | +TTFT p50 / p99 vs direct | CPU ms / request | failed |',
 );
 console.log('|---:|---|---:|---:|---:|---:|---:|');
+// Warm-up, not measured: JIT-compiled hot paths and open keep-alive pools on every path.
+for (const target of [engine, proxy, gateway]) {
+  await streamLoad({
+    url: target.url,
+    concurrency: 50,
+    requestsPerSlot: 2,
+    maxTokens: 16,
+    rampMs: 100,
+  });
+}
 for (const c of LEVELS) {
   const direct = await load(engine.url, c);
   const rows: Array<[string, LoadSample, number | null]> = [['direct', direct, null]];
