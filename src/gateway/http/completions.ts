@@ -241,15 +241,14 @@ async function admitAndServe(
         relay.sink,
       );
       // The answer is chosen at the first token, or when the stream ended or failed before one.
-      const failed = await Promise.race([
+      const e = await Promise.race([
         relay.first.then(() => undefined),
         done.then(
           () => undefined,
           (e: unknown) => e ?? new Error('the stream failed'),
         ),
       ]);
-      if (failed !== undefined) {
-        const e = failed;
+      if (e !== undefined) {
         if (isUpstreamError(e) && e.beforeFirstToken && attempt + 1 < tries && !upstream.aborted) {
           failedOn = ticket.replica;
           continue;
