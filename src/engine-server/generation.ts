@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
+import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { PrefixBlocks } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { EngineRequest, FailReason } from '../engine/engine-types.ts';
@@ -26,20 +27,10 @@ export type GenerationEvent =
   /** Injected fault: the connection must drop now; no finish follows. */
   | { readonly type: 'crash'; readonly completionTokens: number; readonly atMs: Ms };
 
-/** How the engine spent a request's time to first token, as the simulator's reports split it. */
-export interface TtftParts {
-  /** Arrival in the engine to the step holding its first prefill chunk. */
-  readonly queueMs: Ms;
-  /** That step's start to the start of the step that emitted the first token. */
-  readonly prefillMs: Ms;
-  /** The step that emitted the first token. */
-  readonly firstDecodeMs: Ms;
-}
-
 export interface Generation extends AsyncIterable<GenerationEvent> {
   readonly id: string;
   readonly promptTokens: number;
-  /** Known once the first token is out. */
+  /** How the engine spent its time to first token (from arrival in the engine); known once the first token is out. */
   ttftParts(): TtftParts | undefined;
   /** Frees the request in the engine now and ends the stream; idempotent. */
   cancel(): void;

@@ -14,7 +14,8 @@ import {
   usageChunk,
 } from '../openai/chunks.ts';
 import { usage } from '../openai/responses.ts';
-import type { Generation, TtftParts } from './generation.ts';
+import type { TtftParts } from '../core/observe/request-outcome.ts';
+import type { Generation } from './generation.ts';
 
 export type CompletionKind = 'chat' | 'text';
 

@@ -7,6 +7,7 @@
  * settles once — with the stream's end, or an `UpstreamError`; aborting `signal` stops it, frees
  * the request upstream and rejects with the abort's reason.
  */
+import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { Ms, Tokens } from '../core/request/units.ts';
 
 export type ApiKind = 'chat' | 'completion';
@@ -32,15 +33,8 @@ export interface StreamEnd {
   readonly finishReason: string;
   readonly promptTokens: Tokens;
   readonly completionTokens: Tokens;
-  /** The backend's own account of its part of TTFT, when it gives one. */
-  readonly ttftParts?: BackendTtftParts;
-}
-
-/** Queue in the engine, prefill, and the step that emitted the first token (ms). */
-export interface BackendTtftParts {
-  readonly queueMs: Ms;
-  readonly prefillMs: Ms;
-  readonly firstDecodeMs: Ms;
+  /** The backend's own account of its part of TTFT (its queue from arrival in the engine), when it gives one. */
+  readonly ttftParts?: TtftParts;
 }
 
 /** What the gateway knows of a backend's load: its own scrape or the engine itself. */

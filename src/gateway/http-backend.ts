@@ -6,15 +6,15 @@
  * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
  * failed scrape — make the backend not ready: unknown is never read as idle.
  */
-import { Agent, request, type IncomingMessage } from 'node:http';
+import { Agent, request, type IncomingMessage, type RequestOptions } from 'node:http';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
+import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { Ms } from '../core/request/units.ts';
 import { loadFromExposition } from './backend-metrics.ts';
 import {
   UpstreamError,
   type Backend,
-  type BackendTtftParts,
   type BackendLoad,
   type StreamEnd,
   type TokenSink,
@@ -64,7 +64,7 @@ interface UpstreamChunk {
   readonly timings?: { queue_ms?: number; prefill_ms?: number; first_decode_ms?: number };
 }
 
-function ttftParts(t: UpstreamChunk['timings']): BackendTtftParts | undefined {
+function ttftParts(t: UpstreamChunk['timings']): TtftParts | undefined {
   if (t?.queue_ms === undefined || t.prefill_ms === undefined || t.first_decode_ms === undefined)
     return undefined;
   return { queueMs: t.queue_ms, prefillMs: t.prefill_ms, firstDecodeMs: t.first_decode_ms };
@@ -114,7 +114,20 @@ export class HttpBackend implements Backend {
     const body = { ...call.body, stream: true, stream_options: { include_usage: true } };
     let res: IncomingMessage;
     try {
-      res = await this.post(path, JSON.stringify(body), call);
+      const text = JSON.stringify(body);
+      res = await this.send(
+        path,
+        {
+          method: 'POST',
+          signal: call.signal,
+          headers: this.headers({
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(text)),
+            'x-request-id': call.id,
+          }),
+        },
+        text,
+      );
     } catch (e) {
       if (call.signal.aborted) throw e;
       throw new UpstreamError(`${this.name}: ${(e as Error).message}`, undefined, true);
@@ -201,41 +214,20 @@ export class HttpBackend implements Backend {
     this.agent.destroy();
   }
 
-  private post(path: string, body: string, call: UpstreamCall): Promise<IncomingMessage> {
-    return new Promise((resolve, reject) => {
-      const req = request(this.opts.url + path, {
-        method: 'POST',
-        agent: this.agent,
-        signal: call.signal,
-        headers: this.headers({
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-          'x-request-id': call.id,
-        }),
-      });
-      req.once('response', resolve);
-      req.once('error', reject);
-      req.end(body);
-    });
-  }
-
   private headers(extra: Record<string, string>): Record<string, string> {
     return this.opts.apiKey === undefined
       ? extra
       : { ...extra, authorization: `Bearer ${this.opts.apiKey}` };
   }
 
-  private get(path: string): Promise<IncomingMessage> {
+  /** One request on the keep-alive agent; resolves with the response head. */
+  private send(path: string, options: RequestOptions, body?: string): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const req = request(this.opts.url + path, {
-        agent: this.agent,
-        headers: this.headers({}),
-        timeout: SCRAPE_TIMEOUT_MS,
-      });
+      const req = request(this.opts.url + path, { ...options, agent: this.agent });
       req.once('response', resolve);
       req.once('error', reject);
-      req.once('timeout', () => req.destroy(new Error('scrape timed out')));
-      req.end();
+      req.once('timeout', () => req.destroy(new Error(`${path}: timed out`)));
+      req.end(body);
     });
   }
 
@@ -246,7 +238,10 @@ export class HttpBackend implements Backend {
 
   private async scrape(): Promise<void> {
     try {
-      const res = await this.get('/metrics');
+      const res = await this.send('/metrics', {
+        headers: this.headers({}),
+        timeout: SCRAPE_TIMEOUT_MS,
+      });
       const text = await readText(res);
       const ok = res.statusCode === 200;
       const load = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;

@@ -7,7 +7,14 @@ import type { SloClassName } from '../request/slo-classes.ts';
 
 export type FinalState = 'completed' | 'failed' | 'cancelled' | 'rejected' | 'running';
 
-export interface RequestOutcome {
+/** TTFT's parts: arrival → first prefill step, prefill steps before the last, the step that emitted the first token. */
+export interface TtftParts {
+  readonly queueMs: Ms;
+  readonly prefillMs: Ms;
+  readonly firstDecodeMs: Ms;
+}
+
+export interface RequestOutcome extends Partial<TtftParts> {
   readonly id: string;
   readonly tenant: string;
   readonly sloClass: SloClassName;
@@ -22,10 +29,6 @@ export interface RequestOutcome {
   /** From arrival; undefined when no token was produced. */
   readonly ttftMs?: Ms;
   readonly e2eMs?: Ms;
-  /** TTFT's parts: arrival → first prefill step, prefill steps before the last, the step that emitted the first token. */
-  readonly queueMs?: Ms;
-  readonly prefillMs?: Ms;
-  readonly firstDecodeMs?: Ms;
   /** This request's own token gaps. */
   readonly itlP99Ms?: Ms;
   readonly maxStallMs?: Ms;

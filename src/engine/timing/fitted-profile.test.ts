@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { FittedProfile } from './fitted-profile.ts';
 import { PROFILE_SCHEMA, type FittedProfileData } from './profile-data.ts';
 import { listProfiles, loadFittedProfile } from './profile-registry.ts';
-import type { StepShape } from './profile.ts';
+import { emptyShape, type StepShape } from './profile.ts';
 import { LAYER_OPS } from '../../../scripts/fit-profiles/op-table.ts';
 
 const REQUIRED = [
@@ -19,16 +19,7 @@ const REQUIRED = [
   'llama-2-70b/h100/tp8',
 ];
 
-function shape(p: Partial<StepShape>): StepShape {
-  return {
-    prefillTokens: 0,
-    prefillSeqs: 0,
-    prefillAttnWork: 0,
-    decodeSeqs: 0,
-    decodeContextTokens: 0,
-    ...p,
-  };
-}
+const shape = (p: Partial<StepShape>): StepShape => ({ ...emptyShape(), ...p });
 const prefill = (tokens: number, cached = 0) =>
   shape({ prefillTokens: tokens, prefillSeqs: 1, prefillAttnWork: tokens * (cached + tokens) });
 const decode = (seqs: number, context: number) =>

@@ -53,6 +53,8 @@ export async function wholeResponse(
  * The SSE answer. Tokens are written as the backend delivers them (a stream's output is bounded
  * by its max_tokens, so a slow reader costs memory, never the upstream's pace); the end goes out
  * after `onEnd` has released the request, so the client's next request finds its slot free.
+ * `done` settles however the stream ends — a client gone before it reads the body included,
+ * since the upstream is stopped then — so `onEnd` is called from its handlers alone.
  */
 export function streamResponse(
   kind: ApiKind,
@@ -108,10 +110,10 @@ export function streamResponse(
         },
       );
     },
+    // The upstream's stop settles `done`, whose handler above ends the request.
     cancel() {
       open = false;
       onCancel();
-      return onEnd();
     },
   });
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...extra } });

@@ -276,8 +276,6 @@ async function admitAndServe(
         model: parsed.model,
       };
       if (stream) {
-        // A client gone before the body is read may never pull or cancel it: its abort ends too.
-        upstream.addEventListener('abort', () => void r.pass.end(), { once: true });
         const response = streamResponse(
           kind,
           head,
