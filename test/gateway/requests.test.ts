@@ -3,6 +3,7 @@
 // crashes and no reservation is left behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { MODEL, engines, gateway, policyWith } from './gateway-kit.ts';
 
@@ -89,6 +90,35 @@ for (const [name, body, headers, status, match] of cases) {
     assert.equal(typeof err.error.type, 'string');
   });
 }
+
+test('a body sent in chunks, without a length, is counted as it comes: 413 past the limit', async () => {
+  // node:http on a connection of its own: a body cut short must not spoil a pooled one.
+  const chunked = (bytes: number) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-acme' },
+      });
+      req.once('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.once('error', reject);
+      const text = JSON.stringify({
+        ...ok,
+        messages: [{ role: 'user', content: 'x'.repeat(bytes) }],
+      });
+      for (let i = 0; i < text.length; i += 64 * 1024) req.write(text.slice(i, i + 64 * 1024));
+      req.end();
+    });
+  assert.equal((await chunked(10)).status, 200);
+  const big = await chunked(5 * 1024 * 1024);
+  assert.equal(big.status, 413);
+  assert.match(big.body, /request body: expected at most 4194304 bytes/);
+});
 
 test('after every refusal the gateway is healthy and holds nothing', async () => {
   assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);

@@ -5,7 +5,7 @@
  * lookup of a decision record by request id, behind the admin token. Every error is OpenAI's
  * shape; bodies over the limit are refused before they are read whole.
  */
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import {
   errorResponse,
@@ -32,10 +32,17 @@ export interface GatewayAppDeps extends CompletionsDeps {
 export function createGatewayApp(deps: GatewayAppDeps): Hono {
   const app = new Hono();
   const limit = deps.bodyLimitBytes ?? 4 * 1024 * 1024;
-  const limited = bodyLimit({
-    maxSize: limit,
-    onError: () => errorResponse(payloadTooLarge(limit)),
-  });
+  const tooLarge = () => errorResponse(payloadTooLarge(limit));
+  const counted = bodyLimit({ maxSize: limit, onError: tooLarge });
+  // A declared length is checked as it stands (Node's parser holds the body to it), so the
+  // body is read once, straight from the socket; only a chunked body is counted as it streams.
+  const limited: MiddlewareHandler = (c, next) => {
+    const length = c.req.header('content-length');
+    if (length === undefined || c.req.header('transfer-encoding') !== undefined) {
+      return counted(c, next);
+    }
+    return Number(length) > limit ? Promise.resolve(tooLarge()) : next();
+  };
 
   app.post('/v1/chat/completions', limited, async (c) =>
     handleCompletion('chat', c.req.raw, await c.req.text(), deps),
