@@ -4,7 +4,8 @@
  * the policy (others fold into `other`), backend names from configuration — never from
  * request content. Both denominators are exported: offered and admitted.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { ArrayHistogram } from './array-histogram.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
 
 const LATENCY_BUCKETS = [
@@ -68,11 +69,23 @@ export class GatewayMetrics {
     labelNames: ['class'],
     registers: [this.registry],
   });
-  readonly tenantService = new Counter({
+  /**
+   * Weighted tokens served per tenant (policy names, not folded), added to as tokens stream:
+   * a request holds its tenant's cell, so a token costs one addition. Read by the service
+   * counter below at scrape time and by the share-deviation gauge.
+   */
+  readonly served = new Map<string, { tokens: number }>();
+  readonly tenantService: Counter<'tenant'> = new Counter({
     name: 'goodput_tenant_service_tokens_total',
     help: 'Weighted tokens served per tenant (input 1, output 2), counted as they stream.',
     labelNames: ['tenant'],
     registers: [this.registry],
+    collect: () => {
+      this.tenantService.reset();
+      for (const [name, cell] of this.served) {
+        this.tenantService.inc({ tenant: this.tenant(name) }, cell.tokens);
+      }
+    },
   });
   readonly queued = new Gauge({
     name: 'goodput_queued_requests',
@@ -176,17 +189,24 @@ export class GatewayMetrics {
     return this.tenants.has(name) || name === 'default' ? name : 'other';
   }
 
-  observeClass(h: Histogram<'class'>, cls: SloClassName, seconds: number): void {
+  /** The cell of `tenant`'s weighted service; a request takes it once and adds per token. */
+  servedBy(tenant: string): { tokens: number } {
+    let cell = this.served.get(tenant);
+    if (cell === undefined) this.served.set(tenant, (cell = { tokens: 0 }));
+    return cell;
+  }
+
+  observeClass(h: ArrayHistogram<'class'>, cls: SloClassName, seconds: number): void {
     h.observe({ class: cls }, seconds);
   }
 
-  private histogram(name: string, help: string): Histogram<'class'> {
-    return new Histogram({
+  private histogram(name: string, help: string): ArrayHistogram<'class'> {
+    return new ArrayHistogram({
       name,
       help,
       labelNames: ['class'],
       buckets: LATENCY_BUCKETS,
-      registers: [this.registry],
+      registry: this.registry,
     });
   }
 }

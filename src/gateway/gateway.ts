@@ -166,8 +166,8 @@ export class Gateway {
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
     const follow = this.pipeline.followsTokens;
     // Label children resolved once per request: the per-token path does no label hashing.
-    const itl = metrics.itl.labels({ class: cls.name });
-    const service = metrics.tenantService.labels({ tenant: metrics.tenant(ticket.req.tenant) });
+    const itl = metrics.itl.series({ class: cls.name });
+    const served = metrics.servedBy(ticket.req.tenant);
     const replica = ticket.replica;
     const counted: TokenSink = (token) => {
       const gap = meter.token();
@@ -182,8 +182,7 @@ export class Gateway {
         if (follow) this.pipeline.token(ticket, clock.now());
         itl.observe(gap / 1000);
       }
-      service.inc(2);
-      this.charge(ticket.req.tenant, 2);
+      served.tokens += 2;
       onToken(token);
     };
     this.inFlight[replica]++;
@@ -193,8 +192,7 @@ export class Gateway {
         { id: ticket.req.id, kind, body: servedBody(body, ticket.req), signal },
         counted,
       );
-      service.inc(end.promptTokens);
-      this.charge(ticket.req.tenant, end.promptTokens);
+      served.tokens += end.promptTokens;
       const parts = end.ttftParts;
       if (parts !== undefined) {
         metrics.observeClass(metrics.ttftBackendQueue, cls.name, parts.queueMs / 1000);
@@ -224,10 +222,6 @@ export class Gateway {
       }
       this.pump();
     }
-  }
-
-  private charge(tenant: string, tokens: number): void {
-    this.service.set(tenant, (this.service.get(tenant) ?? 0) + tokens);
   }
 
   pump(): void {
@@ -260,22 +254,20 @@ export class Gateway {
     m.queueAge.set(Number.isFinite(oldest) ? (now - oldest) / 1000 : 0);
   }
 
-  /** Service (weighted tokens) each tenant got, for the share-deviation gauge. */
-  private readonly service = new Map<string, number>();
-
   private observeShares(): void {
     let total = 0;
     let weights = 0;
     const weightOf = (t: string) => lookupTenant(this.deps.policy.tenants, t)?.weight ?? 1;
-    for (const [t, v] of this.service) {
-      total += v;
+    const served = this.deps.metrics.served;
+    for (const [t, { tokens }] of served) {
+      total += tokens;
       weights += weightOf(t);
     }
     if (total === 0) return;
-    for (const [t, v] of this.service) {
+    for (const [t, { tokens }] of served) {
       this.deps.metrics.shareDeviation.set(
         { tenant: this.deps.metrics.tenant(t) },
-        v / total - weightOf(t) / weights,
+        tokens / total - weightOf(t) / weights,
       );
     }
   }

@@ -134,4 +134,11 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
     assert.ok(v >= 0 && v <= ttft, `${part}: ${v} of ${ttft}`);
   }
   assert.ok(sum('goodput_ttft_first_decode_seconds') > 0);
+  // Counted per token: every gap is a token after a stream's first, and each output token is
+  // two weighted tokens of its tenant's service.
+  const one = (pattern: RegExp) => Number(text.match(pattern)?.[1]);
+  const gaps = one(/^goodput_itl_seconds_count\{class="interactive"\} (\S+)$/m);
+  const service = one(/^goodput_tenant_service_tokens_total\{tenant="default"\} (\S+)$/m);
+  assert.ok(gaps > 0);
+  assert.ok(service >= 2 * gaps, `service ${service}, gaps ${gaps}`);
 });
