@@ -21,6 +21,7 @@ import {
   type UpstreamCall,
 } from './backend.ts';
 import { SseReader } from './sse-reader.ts';
+import { TokenChunkShape } from './token-chunk-shape.ts';
 
 export interface HttpBackendOptions {
   readonly name: string;
@@ -151,9 +152,19 @@ export class HttpBackend implements Backend {
     let finishReason = 'stop';
     let usage: UpstreamChunk['usage'];
     let timings: UpstreamChunk['timings'];
+    const field = call.kind === 'chat' ? 'content' : 'text';
+    let shape: TokenChunkShape | undefined;
     const take = (events: string[]) => {
       for (const data of events) {
         if (data === '[DONE]') continue;
+        // A token chunk shaped like the first forwardable one: only its text is decoded.
+        const text = shape?.text(data);
+        if (text !== undefined) {
+          if (text === '') continue;
+          tokens++;
+          onToken({ text, sse: `data: ${data}\n\n` });
+          continue;
+        }
         const chunk = JSON.parse(data) as UpstreamChunk;
         const choice = chunk.choices?.[0];
         const token = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
@@ -162,7 +173,9 @@ export class HttpBackend implements Backend {
         if (chunk.timings) timings = chunk.timings;
         if (token === undefined || token === '') continue;
         tokens++;
-        onToken({ text: token, sse: asIs(chunk, data, forwardable) });
+        const sse = asIs(chunk, data, forwardable);
+        if (sse !== undefined) shape ??= TokenChunkShape.learn(data, field, token);
+        onToken({ text: token, sse });
       }
     };
     return new Promise((resolve, reject) => {

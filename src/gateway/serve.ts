@@ -23,7 +23,8 @@ import { BoundedMap } from './bounded-map.ts';
 import { Gateway } from './gateway.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
-import { createGatewayApp } from './http/app.ts';
+import { createGatewayApp, type GatewayEnv } from './http/app.ts';
+import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { openSharedStore } from './shared/open-store.ts';
 
@@ -58,6 +59,8 @@ export interface SharedStateSettings {
 
 export interface RunningGateway {
   readonly url: string;
+  /** The HTTP surface itself, for in-process requests (`app.request`). */
+  readonly app: Hono<GatewayEnv>;
   readonly gateway: Gateway;
   readonly embedded: boolean;
   close(): Promise<void>;
@@ -145,6 +148,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   return {
     url: `http://${host}:${port}`,
+    app,
     gateway,
     embedded: o.backendUrls.length === 0,
     async close() {

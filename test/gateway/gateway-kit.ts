@@ -37,6 +37,8 @@ export async function engines(
 
 export interface GatewayUnderTest extends RunningGateway {
   readonly client: OpenAI;
+  /** The same gateway in-process (`app.request`): answers are web streams, not Node's response. */
+  readonly inProcess: OpenAI;
 }
 
 export async function gateway(
@@ -64,7 +66,13 @@ export async function gateway(
     apiKey: extra.apiKey ?? 'none',
     maxRetries: 0,
   });
-  return { ...g, client, close: g.close };
+  const inProcess = new OpenAI({
+    baseURL: `${g.url}/v1`,
+    apiKey: extra.apiKey ?? 'none',
+    maxRetries: 0,
+    fetch: (url, init) => Promise.resolve(g.app.request(String(url), init)),
+  });
+  return { ...g, client, inProcess, close: g.close };
 }
 
 /** Polls `check` until it holds (the event loop runs between tries); fails after `tries`. */

@@ -9,6 +9,11 @@ const eos = <T extends object>(params: T): T => ({ ...params, ignore_eos: true }
 
 const backends = await engines(2);
 const gw = await gateway(backends);
+// Served by Node, a stream is written to Node's response; in-process it is a web stream.
+const paths = [
+  ['over HTTP', gw.client],
+  ['in-process', gw.inProcess],
+] as const;
 
 test('non-streaming chat: usage counts what was generated', async () => {
   const r = await gw.client.chat.completions.create(
@@ -26,36 +31,38 @@ test('non-streaming chat: usage counts what was generated', async () => {
   assert.equal(r.choices[0].message.content?.split(' ').length, 12);
 });
 
-test('streaming chat with include_usage: one content chunk per token, then usage', async () => {
-  const { data: stream, response } = await gw.client.chat.completions
-    .create(
-      eos({
-        model: MODEL,
-        messages: [{ role: 'user', content: 'Stream, please.' }],
-        max_tokens: 9,
-        stream: true as const,
-        stream_options: { include_usage: true },
-      }),
-    )
-    .withResponse();
-  let content = 0;
-  let usage: { completion_tokens: number } | undefined;
-  let finish: string | null = null;
-  const ids = new Set<string>();
-  for await (const chunk of stream) {
-    // Forwarded and rebuilt chunks alike carry the gateway's id, which names the request.
-    ids.add(chunk.id);
-    assert.equal(chunk.model, MODEL);
-    const delta = chunk.choices[0]?.delta?.content;
-    if (delta) content++;
-    finish = chunk.choices[0]?.finish_reason ?? finish;
-    if (chunk.usage) usage = chunk.usage;
-  }
-  assert.deepEqual([...ids], [`chatcmpl-${response.headers.get('x-goodput-request-id')}`]);
-  assert.equal(content, 9);
-  assert.equal(usage?.completion_tokens, 9);
-  assert.equal(finish, 'length');
-});
+for (const [how, client] of paths) {
+  test(`streaming chat with include_usage, ${how}: one content chunk per token, then usage`, async () => {
+    const { data: stream, response } = await client.chat.completions
+      .create(
+        eos({
+          model: MODEL,
+          messages: [{ role: 'user', content: 'Stream, please.' }],
+          max_tokens: 9,
+          stream: true as const,
+          stream_options: { include_usage: true },
+        }),
+      )
+      .withResponse();
+    let content = 0;
+    let usage: { completion_tokens: number } | undefined;
+    let finish: string | null = null;
+    const ids = new Set<string>();
+    for await (const chunk of stream) {
+      // Forwarded and rebuilt chunks alike carry the gateway's id, which names the request.
+      ids.add(chunk.id);
+      assert.equal(chunk.model, MODEL);
+      const delta = chunk.choices[0]?.delta?.content;
+      if (delta) content++;
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    assert.deepEqual([...ids], [`chatcmpl-${response.headers.get('x-goodput-request-id')}`]);
+    assert.equal(content, 9);
+    assert.equal(usage?.completion_tokens, 9);
+    assert.equal(finish, 'length');
+  });
+}
 
 test('text completions, streaming and not', async () => {
   const whole = await gw.client.completions.create({
@@ -83,32 +90,34 @@ test('text completions, streaming and not', async () => {
   assert.equal(pieces, completion);
 });
 
-test('a client abort mid-stream frees the request everywhere', async () => {
-  const controller = new AbortController();
-  const stream = await gw.client.chat.completions.create(
-    eos({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'long answer' }],
-      max_tokens: 2_000,
-      stream: true as const,
-    }),
-    { signal: controller.signal },
-  );
-  let seen = 0;
-  try {
-    for await (const _ of stream) if (++seen === 5) controller.abort();
-  } catch {
-    // The client reports the abort its own way; what matters is what the servers freed.
-  }
-  assert.ok(seen >= 5 && seen < 2_000);
-  await until(async () => {
-    let running = 0;
-    for (const b of backends) running += await metricValue(b.url, 'vllm:num_requests_running');
-    return running === 0;
+for (const [how, client] of paths) {
+  test(`a client abort mid-stream frees the request everywhere, ${how}`, async () => {
+    const controller = new AbortController();
+    const stream = await client.chat.completions.create(
+      eos({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'long answer' }],
+        max_tokens: 2_000,
+        stream: true as const,
+      }),
+      { signal: controller.signal },
+    );
+    let seen = 0;
+    try {
+      for await (const _ of stream) if (++seen === 5) controller.abort();
+    } catch {
+      // The client reports the abort its own way; what matters is what the servers freed.
+    }
+    assert.ok(seen >= 5 && seen < 2_000);
+    await until(async () => {
+      let running = 0;
+      for (const b of backends) running += await metricValue(b.url, 'vllm:num_requests_running');
+      return running === 0;
+    });
+    await until(() => gw.gateway.pipeline.dispatcher.ledger.decoding === 0);
+    assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
   });
-  await until(() => gw.gateway.pipeline.dispatcher.ledger.decoding === 0);
-  assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
-});
+}
 
 test('/v1/models lists the served model; /metrics speaks goodput_ names', async () => {
   const models = await gw.client.models.list();

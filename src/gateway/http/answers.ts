@@ -19,6 +19,8 @@ import {
 import type { ApiKind, StreamEnd } from '../backend.ts';
 import { isUpstreamError } from '../backend.ts';
 import type { TokenRelay } from './token-relay.ts';
+import type { ServerResponse } from 'node:http';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 
 /** Every answer names the request, so its decision record can be looked up. */
 export function tagged(res: Response, requestId: string): Response {
@@ -49,12 +51,23 @@ export async function wholeResponse(
     : { ...body, goodput: { degraded: true, degrade_level: degradeLevel } };
 }
 
+/** Where an SSE answer's bytes go. */
+interface ByteSink {
+  write(chunk: Uint8Array): void;
+  end(): void;
+}
+
 /**
  * The SSE answer. Tokens are written as the backend delivers them (a stream's output is bounded
  * by its max_tokens, so a slow reader costs memory, never the upstream's pace); the end goes out
  * after `onEnd` has released the request, so the client's next request finds its slot free.
  * `done` settles however the stream ends — a client gone before it reads the body included,
  * since the upstream is stopped then — so `onEnd` is called from its handlers alone.
+ *
+ * Served by Node (`outgoing` given), the bytes go straight to Node's response: no web stream
+ * and no promise per token between the upstream's socket and the client's. A client gone is
+ * then seen by the request's abort signal, which stops the upstream. Elsewhere (a fetch-style
+ * runtime) the answer is a web stream, and a client that stops reading cancels it.
  */
 export function streamResponse(
   kind: ApiKind,
@@ -68,55 +81,79 @@ export function streamResponse(
   onEnd: (end?: StreamEnd) => Promise<void>,
   /** The client stopped reading: stop the upstream. */
   onCancel: () => void,
+  outgoing: ServerResponse | undefined,
 ): Response {
-  const chunkHead = { ...head, includeUsage: withUsage };
+  const headers = { ...SSE_HEADERS, ...extra };
+  const answer = (to: ByteSink) =>
+    writeAnswer(to, kind, { ...head, includeUsage: withUsage }, relay, done, degradeLevel, onEnd);
+  if (outgoing !== undefined) {
+    outgoing.writeHead(200, headers);
+    const open = () => !outgoing.destroyed && !outgoing.writableEnded;
+    answer({
+      write: (chunk) => open() && outgoing.write(chunk),
+      end: () => open() && outgoing.end(),
+    });
+    return RESPONSE_ALREADY_SENT;
+  }
   let open = true;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      const send = (text: string) => {
-        // Buffer.from slices Node's pool for small strings: no allocation per token.
-        if (open) controller.enqueue(Buffer.from(text));
-      };
-      const close = async (last: string, end?: StreamEnd) => {
-        await onEnd(end);
-        send(last);
-        if (open) controller.close();
-        open = false;
-      };
-      if (kind === 'chat')
-        send(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));
-      relay.drainTo((t) =>
-        send(
-          t.sse ??
-            sseData(
-              kind === 'chat'
-                ? chatChunk(chunkHead, { content: t.text }, null)
-                : textChunk(chunkHead, t.text, null),
-            ),
-        ),
-      );
-      done.then(
-        (end) => close(closingEvents(kind, chunkHead, end, withUsage, degradeLevel), end),
-        // After tokens went out nothing is retried: the client gets an error event and the end.
-        (e: unknown) => {
-          const message = isUpstreamError(e)
-            ? 'the upstream failed mid-stream'
-            : 'the stream failed';
-          return close(
-            sseData({
-              error: { message, type: 'server_error', param: null, code: 'upstream_error' },
-            }),
-          );
+      answer({
+        write: (chunk) => open && controller.enqueue(chunk),
+        end: () => {
+          if (open) controller.close();
+          open = false;
         },
-      );
+      });
     },
-    // The upstream's stop settles `done`, whose handler above ends the request.
+    // The upstream's stop settles `done`, whose handler ends the request.
     cancel() {
       open = false;
       onCancel();
     },
   });
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...extra } });
+  return new Response(body, { status: 200, headers });
+}
+
+/** The role chunk, every token as it comes, then the closing events or an error event. */
+function writeAnswer(
+  to: ByteSink,
+  kind: ApiKind,
+  chunkHead: Head & { readonly includeUsage: boolean },
+  relay: TokenRelay,
+  done: Promise<StreamEnd>,
+  degradeLevel: number | undefined,
+  onEnd: (end?: StreamEnd) => Promise<void>,
+): void {
+  // Buffer.from slices Node's pool for small strings: no allocation per token.
+  const send = (text: string) => to.write(Buffer.from(text));
+  const close = async (last: string, end?: StreamEnd) => {
+    await onEnd(end);
+    send(last);
+    to.end();
+  };
+  if (kind === 'chat')
+    send(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));
+  relay.drainTo((t) =>
+    send(
+      t.sse ??
+        sseData(
+          kind === 'chat'
+            ? chatChunk(chunkHead, { content: t.text }, null)
+            : textChunk(chunkHead, t.text, null),
+        ),
+    ),
+  );
+  done.then(
+    (end) => close(closingEvents(kind, chunkHead, end, chunkHead.includeUsage, degradeLevel), end),
+    // After tokens went out nothing is retried: the client gets an error event and the end.
+    (e: unknown) => {
+      const message = isUpstreamError(e) ? 'the upstream failed mid-stream' : 'the stream failed';
+      return close(
+        sseData({ error: { message, type: 'server_error', param: null, code: 'upstream_error' } }),
+      );
+    },
+  );
 }
 
 /** The finish chunk (marked when degraded), the usage chunk when asked, and [DONE]. */

@@ -7,6 +7,7 @@
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import type { HttpBindings } from '@hono/node-server';
 import {
   errorResponse,
   modelList,
@@ -29,14 +30,17 @@ export interface GatewayAppDeps extends CompletionsDeps {
   readonly bodyLimitBytes?: number;
 }
 
-export function createGatewayApp(deps: GatewayAppDeps): Hono {
-  const app = new Hono();
+/** Served by Node, handlers reach its response (`c.env.outgoing`); in-process, env is empty. */
+export type GatewayEnv = { Bindings: Partial<HttpBindings> };
+
+export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
   const limit = deps.bodyLimitBytes ?? 4 * 1024 * 1024;
   const tooLarge = () => errorResponse(payloadTooLarge(limit));
   const counted = bodyLimit({ maxSize: limit, onError: tooLarge });
   // A declared length is checked as it stands (Node's parser holds the body to it), so the
   // body is read once, straight from the socket; only a chunked body is counted as it streams.
-  const limited: MiddlewareHandler = (c, next) => {
+  const limited: MiddlewareHandler<GatewayEnv> = (c, next) => {
     const length = c.req.header('content-length');
     if (length === undefined || c.req.header('transfer-encoding') !== undefined) {
       return counted(c, next);
@@ -45,10 +49,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   };
 
   app.post('/v1/chat/completions', limited, async (c) =>
-    handleCompletion('chat', c.req.raw, await c.req.text(), deps),
+    handleCompletion('chat', c.req.raw, await c.req.text(), deps, c.env?.outgoing),
   );
   app.post('/v1/completions', limited, async (c) =>
-    handleCompletion('completion', c.req.raw, await c.req.text(), deps),
+    handleCompletion('completion', c.req.raw, await c.req.text(), deps, c.env?.outgoing),
   );
   app.get('/v1/models', (c) =>
     c.json(modelList(deps.servedModels.map((id) => ({ id, created: 0, ownedBy: 'goodput' })))),

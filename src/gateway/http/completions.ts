@@ -9,6 +9,7 @@
  * there is given back when it ends — answered, refused, failed, aborted, or when its stream's
  * body ends; a completed non-streaming answer is kept for replay under its Idempotency-Key.
  */
+import type { ServerResponse } from 'node:http';
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
@@ -62,14 +63,16 @@ const UNCAPPED_OUTPUT_TOKENS = 128;
 const unauthorized = () =>
   errorResponse(new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key'));
 
+/** `outgoing`: Node's response, when Node serves the request; a stream is written to it directly. */
 export async function handleCompletion(
   kind: ApiKind,
   raw: Request,
   bodyText: string,
   deps: CompletionsDeps,
+  outgoing?: ServerResponse,
 ): Promise<Response> {
   try {
-    return await complete(kind, raw, bodyText, deps);
+    return await complete(kind, raw, bodyText, deps, outgoing);
   } catch (e) {
     if (e instanceof OpenAiError) return errorResponse(e);
     throw e;
@@ -81,6 +84,7 @@ async function complete(
   raw: Request,
   bodyText: string,
   deps: CompletionsDeps,
+  outgoing: ServerResponse | undefined,
 ): Promise<Response> {
   // Authentication first: an unauthenticated caller learns nothing about the request's validity.
   let tenantName = 'default';
@@ -130,6 +134,7 @@ async function complete(
       inputTokens,
       maxTokens: limit?.tokens,
       pass: door.pass,
+      outgoing,
     });
     return served.response;
   } finally {
@@ -165,6 +170,7 @@ async function admitAndServe(
     readonly inputTokens: number;
     readonly maxTokens: number | undefined;
     readonly pass: Pass;
+    readonly outgoing: ServerResponse | undefined;
   },
 ): Promise<Served> {
   const stream = parsed.stream === true;
@@ -290,6 +296,7 @@ async function admitAndServe(
             return r.pass.end(undefined, end && used(end));
           },
           () => stop.abort(new Error('the client stopped reading')),
+          r.outgoing,
         );
         streaming = true;
         return { response, streaming: true };

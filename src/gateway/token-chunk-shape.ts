@@ -1,0 +1,60 @@
+/**
+ * The token chunks of one upstream stream differ only in their text: vLLM's
+ * `{"id":"chatcmpl-…","object":"chat.completion.chunk","created":…,"model":"…","choices":[{"index":0,"delta":{"content":"` + text + `"},"logprobs":null,"finish_reason":null}]}`
+ * repeats byte for byte around it. Learnt from the first token chunk the gateway parsed and
+ * found fit to forward as is, the shape recognises the next ones by those bytes, so the
+ * per-token path decodes one JSON string instead of a whole chunk.
+ *
+ * Exact, not a heuristic: a chunk is taken only when it is the learnt prefix, a JSON string's
+ * body that JSON.parse accepts, and the learnt suffix. The string cannot end early or swallow
+ * the suffix (an unescaped quote or a trailing lone backslash fails the parse), so the chunk
+ * parses to the learnt one with only the text changed. Anything else — the finish, usage, a
+ * changed id — goes to the full parse.
+ */
+export class TokenChunkShape {
+  private readonly prefix: string;
+  private readonly suffix: string;
+
+  private constructor(prefix: string, suffix: string) {
+    this.prefix = prefix;
+    this.suffix = suffix;
+  }
+
+  /**
+   * The shape of `data`, a token chunk whose `field` (`content` or `text`) holds `token`;
+   * undefined when the token is not written there the way JSON.stringify writes it, or the
+   * field appears more than once.
+   */
+  static learn(
+    data: string,
+    field: 'content' | 'text',
+    token: string,
+  ): TokenChunkShape | undefined {
+    const key = `"${field}":`;
+    const value = JSON.stringify(token);
+    const at = data.indexOf(key + value);
+    if (at < 0 || data.indexOf(key) !== at || data.indexOf(key, at + 1) >= 0) return undefined;
+    const open = at + key.length + 1; // after the opening quote
+    return new TokenChunkShape(data.slice(0, open), data.slice(open + value.length - 2));
+  }
+
+  /** The token text when `data` has this shape, else undefined. */
+  text(data: string): string | undefined {
+    const { prefix, suffix } = this;
+    if (
+      data.length < prefix.length + suffix.length ||
+      !data.startsWith(prefix) ||
+      !data.endsWith(suffix)
+    ) {
+      return undefined;
+    }
+    try {
+      const text: unknown = JSON.parse(
+        `"${data.slice(prefix.length, data.length - suffix.length)}"`,
+      );
+      return typeof text === 'string' ? text : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
