@@ -1,5 +1,6 @@
 // Gateway overhead: one load generator against `goodput engine` directly, through a bare
-// streaming proxy on the same HTTP stack (bench/bare-proxy.ts), and through `goodput serve`,
+// streaming proxy on the same HTTP stack (bench/bare-proxy.ts; piped into Node's response as
+// the gateway writes, and answering with a web Response), and through `goodput serve`,
 // at 100, 500 and 1,000 concurrent streams, in one run. Each server is its own process; CPU
 // is read from /proc for the proxy and the gateway. Reports client-side TTFT and token-gap
 // p50/p99, their increase over direct, and CPU per request with the gateway/proxy ratio.
@@ -68,6 +69,13 @@ const proxy = await start(
   /bare proxy at (http:\/\/\S+)/,
   testCore,
 );
+// The same proxy answering with a web Response, as Hono handlers commonly do: the stack's
+// other way to stream, for scale.
+const webProxy = await start(
+  ['bench/bare-proxy.ts', engine.url, '--web-stream'],
+  /bare proxy at (http:\/\/\S+)/,
+  testCore,
+);
 const gateway = await start(
   [
     ...profileFlags,
@@ -104,7 +112,7 @@ console.log(
 );
 console.log('|---:|---|---:|---:|---:|---:|---:|');
 // Warm-up, not measured: JIT-compiled hot paths and open keep-alive pools on every path.
-for (const target of [engine, proxy, gateway]) {
+for (const target of [engine, proxy, webProxy, gateway]) {
   await streamLoad({
     url: target.url,
     concurrency: 50,
@@ -118,19 +126,26 @@ for (const c of LEVELS) {
   const rows: Array<[string, LoadSample, number | null]> = [['direct', direct, null]];
   for (const [name, target] of [
     ['bare proxy', proxy],
+    ['bare proxy, web stream', webProxy],
     ['goodput serve', gateway],
   ] as const) {
     const before = cpuMs(target.proc.pid as number);
     const s = await load(target.url, c);
     rows.push([name, s, (cpuMs(target.proc.pid as number) - before) / Math.max(1, s.ttft.length)]);
   }
+  const [proxyCpu, webCpu] = [rows[1][2] ?? NaN, rows[2][2] ?? NaN];
+  const cpuCell = (name: string, cpu: number | null) => {
+    if (cpu === null) return '—';
+    if (name !== 'goodput serve') return f(cpu);
+    return `${f(cpu)} (${(cpu / proxyCpu).toFixed(2)}× proxy, ${(cpu / webCpu).toFixed(2)}× web stream)`;
+  };
   for (const [name, s, cpu] of rows) {
     const dT50 = pct(s.ttft, 50) - pct(direct.ttft, 50);
     const dT99 = pct(s.ttft, 99) - pct(direct.ttft, 99);
     console.log(
       `| ${c} | ${name} | ${f(pct(s.ttft, 50))} / ${f(pct(s.ttft, 99))} | ${f(pct(s.gaps, 50))} / ${f(pct(s.gaps, 99))} | ` +
-        `${name === 'direct' ? '—' : `${f(dT50)} / ${f(dT99)}`} | ${cpu === null ? '—' : f(cpu)} | ${s.failed} |`,
+        `${name === 'direct' ? '—' : `${f(dT50)} / ${f(dT99)}`} | ${cpuCell(name, cpu)} | ${s.failed} |`,
     );
   }
 }
-for (const p of [gateway, proxy, engine]) p.proc.kill('SIGTERM');
+for (const p of [gateway, webProxy, proxy, engine]) p.proc.kill('SIGTERM');
