@@ -22,8 +22,8 @@ export interface UpstreamCall {
 
 export interface TokenEvent {
   readonly text: string;
-  /** The upstream's SSE event for this token when it can go to the client unchanged. */
-  readonly sse?: string;
+  /** The upstream's SSE frame for this token (its bytes) when it can go to the client unchanged. */
+  readonly sse?: Uint8Array;
 }
 
 /** Receives a stream's tokens; it must not throw. */

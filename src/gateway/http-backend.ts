@@ -6,6 +6,7 @@
  * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
  * failed scrape — make the backend not ready: unknown is never read as idle.
  */
+import { StringDecoder } from 'node:string_decoder';
 import { Agent, request, type IncomingMessage, type RequestOptions } from 'node:http';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
@@ -80,14 +81,14 @@ function asIs(
   chunk: UpstreamChunk,
   data: string,
   as: { readonly id: string; readonly model: unknown },
-): string | undefined {
+): Uint8Array | undefined {
   const plain =
     chunk.id === as.id &&
     chunk.model === as.model &&
     chunk.choices?.length === 1 &&
     !chunk.choices[0].finish_reason &&
     !chunk.usage;
-  return plain ? `data: ${data}\n\n` : undefined;
+  return plain ? Buffer.from(`data: ${data}\n\n`) : undefined;
 }
 
 export class HttpBackend implements Backend {
@@ -153,29 +154,31 @@ export class HttpBackend implements Backend {
     let usage: UpstreamChunk['usage'];
     let timings: UpstreamChunk['timings'];
     const field = call.kind === 'chat' ? 'content' : 'text';
+    // Learnt from the first token chunk fit to forward: the next are read by their bytes.
     let shape: TokenChunkShape | undefined;
+    const token = (text: string, sse: Uint8Array | undefined) => {
+      if (text === '') return;
+      tokens++;
+      onToken({ text, sse });
+    };
     const take = (events: string[]) => {
       for (const data of events) {
         if (data === '[DONE]') continue;
-        // A token chunk shaped like the first forwardable one: only its text is decoded.
         const text = shape?.text(data);
         if (text !== undefined) {
-          if (text === '') continue;
-          tokens++;
-          onToken({ text, sse: `data: ${data}\n\n` });
+          token(text, Buffer.from(`data: ${data}\n\n`));
           continue;
         }
         const chunk = JSON.parse(data) as UpstreamChunk;
         const choice = chunk.choices?.[0];
-        const token = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
+        const content = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
         if (choice?.finish_reason) finishReason = choice.finish_reason;
         if (chunk.usage) usage = chunk.usage;
         if (chunk.timings) timings = chunk.timings;
-        if (token === undefined || token === '') continue;
-        tokens++;
+        if (content === undefined || content === '') continue;
         const sse = asIs(chunk, data, forwardable);
-        if (sse !== undefined) shape ??= TokenChunkShape.learn(data, field, token);
-        onToken({ text: token, sse });
+        if (sse !== undefined) shape ??= TokenChunkShape.learn(data, field, content);
+        token(content, sse);
       }
     };
     return new Promise((resolve, reject) => {
@@ -191,10 +194,13 @@ export class HttpBackend implements Backend {
               ),
         );
       };
-      res.setEncoding('utf8');
-      res.on('data', (text: string) => {
+      const decoder = new StringDecoder('utf8');
+      res.on('data', (bytes: Buffer) => {
         try {
-          take(reader.push(text));
+          // One whole token frame, as vLLM writes each event: forwarded as the very bytes read.
+          const text = reader.idle ? shape?.frameText(bytes) : undefined;
+          if (text !== undefined) token(text, bytes);
+          else take(reader.push(decoder.write(bytes)));
         } catch (e) {
           fail(e as Error);
         }
@@ -203,6 +209,7 @@ export class HttpBackend implements Backend {
       res.once('end', () => {
         try {
           // A last event sent without its blank line still counts.
+          take(reader.push(decoder.end()));
           take(reader.end());
           resolve({
             finishReason,

@@ -9,6 +9,11 @@ export class SseReader {
   private buffer = '';
   private data: string[] = [];
 
+  /** Nothing held: the last text pushed ended with an event's blank line. */
+  get idle(): boolean {
+    return this.buffer === '' && this.data.length === 0;
+  }
+
   /** The payloads of the events `text` completes. */
   push(text: string): string[] {
     const out: string[] = [];

@@ -14,10 +14,15 @@
 export class TokenChunkShape {
   private readonly prefix: string;
   private readonly suffix: string;
+  /** The same as a whole SSE frame's bytes: `data: ` + prefix, and suffix + the blank line. */
+  private readonly framePrefix: Buffer;
+  private readonly frameSuffix: Buffer;
 
   private constructor(prefix: string, suffix: string) {
     this.prefix = prefix;
     this.suffix = suffix;
+    this.framePrefix = Buffer.from(`data: ${prefix}`);
+    this.frameSuffix = Buffer.from(`${suffix}\n\n`);
   }
 
   /**
@@ -38,7 +43,7 @@ export class TokenChunkShape {
     return new TokenChunkShape(data.slice(0, open), data.slice(open + value.length - 2));
   }
 
-  /** The token text when `data` has this shape, else undefined. */
+  /** The token text when the event's `data` has this shape, else undefined. */
   text(data: string): string | undefined {
     const { prefix, suffix } = this;
     if (
@@ -48,13 +53,33 @@ export class TokenChunkShape {
     ) {
       return undefined;
     }
-    try {
-      const text: unknown = JSON.parse(
-        `"${data.slice(prefix.length, data.length - suffix.length)}"`,
-      );
-      return typeof text === 'string' ? text : undefined;
-    } catch {
+    return stringBody(data.slice(prefix.length, data.length - suffix.length));
+  }
+
+  /**
+   * The token text when `bytes` are exactly one SSE frame of this shape (`data: …\n\n`, as
+   * vLLM writes each event), else undefined: read without decoding the rest of the frame.
+   */
+  frameText(bytes: Buffer): string | undefined {
+    const { framePrefix: head, frameSuffix: tail } = this;
+    const end = bytes.length - tail.length;
+    if (
+      end < head.length ||
+      bytes.compare(head, 0, head.length, 0, head.length) !== 0 ||
+      bytes.compare(tail, 0, tail.length, end, bytes.length) !== 0
+    ) {
       return undefined;
     }
+    return stringBody(bytes.toString('utf8', head.length, end));
+  }
+}
+
+/** `body` as the inside of a JSON string, decoded; undefined when it is not one. */
+function stringBody(body: string): string | undefined {
+  try {
+    const text: unknown = JSON.parse(`"${body}"`);
+    return typeof text === 'string' ? text : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -17,12 +17,17 @@ const delta = (content: string, finish: string | null = null) =>
 
 let script: string[] = [];
 let cut = false;
+/** Between pieces: each reaches the gateway as a read of its own. */
+let gapMs = 0;
 let seen: IncomingHttpHeaders = {};
-const server = createServer((req, res) => {
+const server = createServer(async (req, res) => {
   seen = req.headers;
   req.resume();
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  for (const piece of script) res.write(piece);
+  for (const piece of script) {
+    res.write(piece);
+    if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+  }
   // Cut: once what was written has gone out, the connection drops without the body's end.
   if (cut) res.write('', () => res.socket?.destroy());
   else res.end();
@@ -71,8 +76,9 @@ test("plain token events are forwarded as they came; finish, usage and foreign i
     tokens.map((e) => e.text),
     ['a', 'b', 'c', 'd'],
   );
-  assert.equal(tokens[0].sse, `data: ${delta('a').slice(6, -4)}\n\n`);
-  assert.ok(tokens[1].sse?.includes('"content":"b"'));
+  const sse = (t: TokenEvent) => (t.sse === undefined ? undefined : Buffer.from(t.sse).toString());
+  assert.equal(sse(tokens[0]), `data: ${delta('a').slice(6, -4)}\n\n`);
+  assert.ok(sse(tokens[1])?.includes('"content":"b"'));
   assert.equal(tokens[2].sse, undefined, 'another id is rebuilt');
   assert.equal(tokens[3].sse, undefined, 'the finishing chunk is rebuilt');
   assert.deepEqual(end, {
@@ -81,6 +87,30 @@ test("plain token events are forwarded as they came; finish, usage and foreign i
     completionTokens: 4,
     ttftParts: { queueMs: 1.5, prefillMs: 0, firstDecodeMs: 20 },
   });
+});
+
+test('token frames read one at a time go out as the bytes read, their text decoded', async () => {
+  const frame = (content: string, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: ID, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
+  const texts = ['a', ' b', 'q"uote\\', 'é🙂', '', 'z'];
+  script = [...texts.map((t) => frame(t)), frame('', 'stop'), 'data: [DONE]\n\n'];
+  cut = false;
+  gapMs = 5;
+  try {
+    const { tokens, end } = await events();
+    assert.deepEqual(
+      tokens.map((t) => t.text),
+      texts.filter((t) => t !== ''),
+    );
+    assert.deepEqual(
+      tokens.map((t) => Buffer.from(t.sse ?? []).toString()),
+      texts.filter((t) => t !== '').map((t) => frame(t)),
+    );
+    assert.equal(end.finishReason, 'stop');
+    assert.equal(end.completionTokens, 5);
+  } finally {
+    gapMs = 0;
+  }
 });
 
 test('a body cut after tokens is an upstream failure that may not be retried', async () => {

@@ -134,16 +134,16 @@ function writeAnswer(
   };
   if (kind === 'chat')
     send(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));
-  relay.drainTo((t) =>
+  relay.drainTo((t) => {
+    if (t.sse !== undefined) return to.write(t.sse);
     send(
-      t.sse ??
-        sseData(
-          kind === 'chat'
-            ? chatChunk(chunkHead, { content: t.text }, null)
-            : textChunk(chunkHead, t.text, null),
-        ),
-    ),
-  );
+      sseData(
+        kind === 'chat'
+          ? chatChunk(chunkHead, { content: t.text }, null)
+          : textChunk(chunkHead, t.text, null),
+      ),
+    );
+  });
   done.then(
     (end) => close(closingEvents(kind, chunkHead, end, chunkHead.includeUsage, degradeLevel), end),
     // After tokens went out nothing is retried: the client gets an error event and the end.
