@@ -165,7 +165,7 @@ export class Gateway {
     const cls = ticket.cls;
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
     const follow = this.pipeline.followsTokens;
-    // Label children resolved once per request: the per-token path does no label hashing.
+    // Series and cells resolved once per request: the per-token path does no label hashing.
     const itl = metrics.itl.series({ class: cls.name });
     const served = metrics.servedBy(ticket.req.tenant);
     const replica = ticket.replica;

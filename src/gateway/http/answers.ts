@@ -145,7 +145,7 @@ function writeAnswer(
     );
   });
   done.then(
-    (end) => close(closingEvents(kind, chunkHead, end, chunkHead.includeUsage, degradeLevel), end),
+    (end) => close(closingEvents(kind, chunkHead, end, degradeLevel), end),
     // After tokens went out nothing is retried: the client gets an error event and the end.
     (e: unknown) => {
       const message = isUpstreamError(e) ? 'the upstream failed mid-stream' : 'the stream failed';
@@ -161,7 +161,6 @@ function closingEvents(
   kind: ApiKind,
   chunkHead: Head & { readonly includeUsage: boolean },
   end: StreamEnd,
-  withUsage: boolean,
   degradeLevel: number | undefined,
 ): string {
   const finish = end.finishReason as FinishReason;
@@ -172,7 +171,7 @@ function closingEvents(
       ? last
       : { ...last, goodput: { degraded: true, degrade_level: degradeLevel } },
   );
-  if (withUsage) {
+  if (chunkHead.includeUsage) {
     const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
     out += sseData(usageChunk(object, chunkHead, usage(end.promptTokens, end.completionTokens)));
   }
