@@ -46,11 +46,11 @@ const UNKNOWN = (atMs: Ms): BackendLoad => ({
 /** A scrape that has not answered by then failed: the figures go on ageing. */
 const SCRAPE_TIMEOUT_MS = 2_000;
 
+/** A whole body as text. Read as bytes, like token streams: Node's stream code stays on one shape. */
 async function readText(res: IncomingMessage): Promise<string> {
-  let text = '';
-  res.setEncoding('utf8');
-  for await (const piece of res) text += piece as string;
-  return text;
+  const pieces: Buffer[] = [];
+  for await (const piece of res) pieces.push(piece as Buffer);
+  return Buffer.concat(pieces).toString('utf8');
 }
 
 interface UpstreamChunk {

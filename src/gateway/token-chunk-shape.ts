@@ -76,10 +76,20 @@ export class TokenChunkShape {
 
 /** `body` as the inside of a JSON string, decoded; undefined when it is not one. */
 function stringBody(body: string): string | undefined {
+  if (isPlain(body)) return body;
   try {
     const text: unknown = JSON.parse(`"${body}"`);
     return typeof text === 'string' ? text : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** No quote, backslash or control character: a JSON string body that is its own text. */
+function isPlain(body: string): boolean {
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
 }
