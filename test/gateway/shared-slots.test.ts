@@ -1,15 +1,17 @@
 // The shared state at the HTTP door, in one gateway (in-memory store): a tenant's concurrency
 // slot is given back however its request ends — answered, streamed to the end, abandoned
 // mid-stream, refused later by the pipeline — a second request while it is held gets 429
-// `tenant_concurrency`, an Idempotency-Key in flight gets 409, and retries run out.
+// `tenant_concurrency`, an Idempotency-Key in flight gets 409, retries run out, and a token
+// charge is settled to what the request used.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '../../src/gateway/api-keys.ts';
-import { MODEL, engines, gateway, policyWith, until } from './gateway-kit.ts';
+import { MODEL, engines, gateway, metricValue, policyWith, until } from './gateway-kit.ts';
 
 const hex = (k: string) => sha256(k).toString('hex');
+const backends = await engines(1);
 const gw = await gateway(
-  await engines(1),
+  backends,
   policyWith({
     tenants: {
       solo: {
@@ -18,6 +20,11 @@ const gw = await gateway(
         quotas: { max_concurrent_requests: 1 },
       },
       retrier: { api_keys_sha256: [hex('sk-retrier')] },
+      // A long window: the bucket refills ~1.4 tokens a second.
+      metered: {
+        api_keys_sha256: [hex('sk-metered')],
+        quotas: { window_ms: 3_600_000, tokens_per_window: 5_000 },
+      },
     },
   }),
 );
@@ -109,4 +116,29 @@ test('retries draw on the retry budget until it is spent: 429 retry_budget', asy
   assert.equal(last?.status, 429);
   assert.equal(last.headers.get('x-goodput-reason'), 'retry_budget');
   assert.ok(Number(last.headers.get('retry-after')) >= 1);
+});
+
+test('a token charge is settled to what the request used: what it did not use is spent again', async () => {
+  const metered = { authorization: 'Bearer sk-metered' };
+  // Charged prompt + 4,000 at the door; the engine stops at its natural length, far sooner.
+  const first = await post({ max_tokens: 4_000 }, metered);
+  assert.equal(first.status, 200);
+  const { usage } = (await first.json()) as {
+    usage: { prompt_tokens: number; completion_tokens: number };
+  };
+  const used = usage.prompt_tokens + usage.completion_tokens;
+  assert.ok(usage.completion_tokens < 3_000, `natural stop: ${usage.completion_tokens}`);
+  // Fits only if the first request was settled to `used` (the same prompt, counted alike by
+  // the gateway and the engine); charged at its estimate, the bucket would hold < 1,000.
+  const fits = { max_tokens: 5_000 - used - usage.prompt_tokens - 20, stream: true };
+  const stop = new AbortController();
+  const second = await post(fits, metered, stop.signal);
+  assert.equal(second.status, 200, second.headers.get('x-goodput-reason') ?? '');
+  // And the quota does bind at that size: with the second charged, a third is refused.
+  const third = await post(fits, metered);
+  assert.equal(third.status, 429);
+  assert.equal(third.headers.get('x-goodput-reason'), 'tenant_tokens');
+  await third.text();
+  stop.abort();
+  await until(async () => (await metricValue(backends[0].url, 'vllm:num_requests_running')) === 0);
 });
