@@ -26,9 +26,3 @@ export function fillerPiece(index: number): string {
   const word = WORDS[index % WORDS.length];
   return index === 0 ? word : ` ${word}`;
 }
-
-export function fillerText(tokens: number): string {
-  let out = '';
-  for (let i = 0; i < tokens; i++) out += fillerPiece(i);
-  return out;
-}

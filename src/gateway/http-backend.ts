@@ -73,23 +73,22 @@ function ttftParts(t: UpstreamChunk['timings']): TtftParts | undefined {
 }
 
 /**
- * The upstream's own event when the gateway would write the same one — one token, no finish or
+ * Whether the upstream's own event is the one the gateway would write — one token, no finish or
  * usage, named with the gateway's response id (it sends `X-Request-Id`) and the model the client
  * asked for — so it is forwarded byte for byte instead of rebuilt.
  */
-function asIs(
-  chunk: UpstreamChunk,
-  data: string,
-  as: { readonly id: string; readonly model: unknown },
-): Uint8Array | undefined {
-  const plain =
+function asIs(chunk: UpstreamChunk, as: { readonly id: string; readonly model: unknown }): boolean {
+  return (
     chunk.id === as.id &&
     chunk.model === as.model &&
     chunk.choices?.length === 1 &&
     !chunk.choices[0].finish_reason &&
-    !chunk.usage;
-  return plain ? Buffer.from(`data: ${data}\n\n`) : undefined;
+    !chunk.usage
+  );
 }
+
+/** An event's data as the SSE frame it came in. */
+const frame = (data: string): Uint8Array => Buffer.from(`data: ${data}\n\n`);
 
 export class HttpBackend implements Backend {
   readonly name: string;
@@ -166,7 +165,7 @@ export class HttpBackend implements Backend {
         if (data === '[DONE]') continue;
         const text = shape?.text(data);
         if (text !== undefined) {
-          token(text, Buffer.from(`data: ${data}\n\n`));
+          token(text, frame(data));
           continue;
         }
         const chunk = JSON.parse(data) as UpstreamChunk;
@@ -176,9 +175,9 @@ export class HttpBackend implements Backend {
         if (chunk.usage) usage = chunk.usage;
         if (chunk.timings) timings = chunk.timings;
         if (content === undefined || content === '') continue;
-        const sse = asIs(chunk, data, forwardable);
-        if (sse !== undefined) shape ??= TokenChunkShape.learn(data, field, content);
-        token(content, sse);
+        const plain = asIs(chunk, forwardable);
+        if (plain) shape ??= TokenChunkShape.learn(data, field, content);
+        token(content, plain ? frame(data) : undefined);
       }
     };
     return new Promise((resolve, reject) => {
