@@ -31,14 +31,17 @@ const testCore = String(cpus - 1);
 const otherCores = `0-${cpus - 2}`;
 if (pinned) execFileSync('taskset', ['-pc', otherCores, String(process.pid)], { stdio: 'ignore' });
 
+// Every server runs with the young generation `goodput` runs with (bin/goodput.js, npm start),
+// so the paths differ in their code, not their runtime settings.
+const NODE_FLAGS = ['--max-semi-space-size=4'];
+
 function start(
   cmd: string[],
   pattern: RegExp,
   cores = otherCores,
 ): Promise<{ proc: ChildProcess; url: string }> {
-  const [file, args] = pinned
-    ? ['taskset', ['-c', cores, process.execPath, ...cmd]]
-    : [process.execPath, cmd];
+  const node = [process.execPath, ...NODE_FLAGS, ...cmd];
+  const [file, args] = pinned ? ['taskset', ['-c', cores, ...node]] : [node[0], node.slice(1)];
   const proc = spawn(file, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((ok, fail) => {
     let out = '';
