@@ -5,7 +5,7 @@
 // is read from /proc for the proxy and the gateway. Reports client-side TTFT and token-gap
 // p50/p99, their increase over direct, and CPU per request with the gateway/proxy ratio.
 // Usage: node bench/gateway-overhead.ts [--levels 100,500,1000] [--tokens 64] [--step-ms 40]
-//   [--requests 4] [--no-pin] [--cpu-prof DIR]
+//   [--rounds 3] [--requests 2 (per slot and round)] [--no-pin] [--cpu-prof DIR]
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -19,7 +19,8 @@ const STEP_MS = Number(flag('--step-ms') ?? '40');
 // `--cpu-prof DIR`: the gateway writes a V8 CPU profile there when the run ends.
 const profileDir = flag('--cpu-prof');
 const profileFlags = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
-const REQUESTS_PER_SLOT = Number(flag('--requests') ?? '4');
+const REQUESTS_PER_SLOT = Number(flag('--requests') ?? '2');
+const ROUNDS = Number(flag('--rounds') ?? '3');
 const root = REPO_ROOT;
 const engineFlags = ['--profile', `const:step_ms=${STEP_MS}`, '--max-num-seqs', '4096'];
 
@@ -100,7 +101,8 @@ console.log(
     (pinned
       ? `proxy/gateway on CPU ${testCore}, engine and load on ${otherCores}; `
       : 'unpinned; ') +
-    `${TOKENS} tokens per stream, engine step ${STEP_MS} ms, ${REQUESTS_PER_SLOT} requests per slot`,
+    `${TOKENS} tokens per stream, engine step ${STEP_MS} ms, ` +
+    `${ROUNDS} rounds of ${REQUESTS_PER_SLOT} requests per slot`,
 );
 const load = (url: string, concurrency: number) =>
   streamLoad({
@@ -126,31 +128,54 @@ for (const target of [engine, proxy, webProxy, gateway]) {
     rampMs: TOKENS * STEP_MS,
   });
 }
+// Each level runs ROUNDS rounds, every path once per round in turn, and pools them: a drift in
+// the machine (a noisy neighbour, a slow minute) then falls on every path alike, not on
+// whichever ran at that moment.
+const paths = [
+  ['direct', engine],
+  ['bare proxy', proxy],
+  ['bare proxy, web stream', webProxy],
+  ['goodput serve', gateway],
+] as const;
 for (const c of LEVELS) {
-  const direct = await load(engine.url, c);
-  const rows: Array<[string, LoadSample, number | null]> = [['direct', direct, null]];
-  for (const [name, target] of [
-    ['bare proxy', proxy],
-    ['bare proxy, web stream', webProxy],
-    ['goodput serve', gateway],
-  ] as const) {
-    const before = cpuMs(target.proc.pid as number);
-    const s = await load(target.url, c);
-    rows.push([name, s, (cpuMs(target.proc.pid as number) - before) / Math.max(1, s.ttft.length)]);
+  const pooled = paths.map(() => ({
+    ttft: [] as number[],
+    gaps: [] as number[],
+    failed: 0,
+    cpu: 0,
+  }));
+  const ratios: string[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const cpu: number[] = [];
+    for (const [i, [, target]] of paths.entries()) {
+      const before = cpuMs(target.proc.pid as number);
+      const s: LoadSample = await load(target.url, c);
+      cpu.push(cpuMs(target.proc.pid as number) - before);
+      const p = pooled[i];
+      p.ttft = p.ttft.concat(s.ttft);
+      p.gaps = p.gaps.concat(s.gaps);
+      p.failed += s.failed;
+      p.cpu += cpu[i];
+    }
+    ratios.push((cpu[3] / cpu[1]).toFixed(2));
   }
-  const [proxyCpu, webCpu] = [rows[1][2] ?? NaN, rows[2][2] ?? NaN];
-  const cpuCell = (name: string, cpu: number | null) => {
-    if (cpu === null) return '—';
-    if (name !== 'goodput serve') return f(cpu);
-    return `${f(cpu)} (${(cpu / proxyCpu).toFixed(2)}× proxy, ${(cpu / webCpu).toFixed(2)}× web stream)`;
+  const perRequest = (i: number) => pooled[i].cpu / Math.max(1, pooled[i].ttft.length);
+  const cpuCell = (i: number) => {
+    if (i === 0) return '—';
+    if (i < 3) return f(perRequest(i));
+    const [gw, bare, web] = [perRequest(3), perRequest(1), perRequest(2)];
+    return `${f(gw)} (${(gw / bare).toFixed(2)}× proxy, ${(gw / web).toFixed(2)}× web stream)`;
   };
-  for (const [name, s, cpu] of rows) {
+  const direct = pooled[0];
+  for (const [i, [name]] of paths.entries()) {
+    const s = pooled[i];
     const dT50 = pct(s.ttft, 50) - pct(direct.ttft, 50);
     const dT99 = pct(s.ttft, 99) - pct(direct.ttft, 99);
     console.log(
       `| ${c} | ${name} | ${f(pct(s.ttft, 50))} / ${f(pct(s.ttft, 99))} | ${f(pct(s.gaps, 50))} / ${f(pct(s.gaps, 99))} | ` +
-        `${name === 'direct' ? '—' : `${f(dT50)} / ${f(dT99)}`} | ${cpuCell(name, cpu)} | ${s.failed} |`,
+        `${i === 0 ? '—' : `${f(dT50)} / ${f(dT99)}`} | ${cpuCell(i)} | ${s.failed} |`,
     );
   }
+  console.log(`|   | gateway ÷ bare proxy CPU, round by round: ${ratios.join(', ')} | | | | | |`);
 }
 for (const p of [gateway, webProxy, proxy, engine]) p.proc.kill('SIGTERM');
