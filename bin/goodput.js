@@ -3,7 +3,7 @@
 // `npm ci` installs it as the `node` dev dependency, which `npx goodput` and npm scripts use.
 // 4 MiB semi-spaces keep each young-generation collection short. On a large machine V8 grows
 // them to 32 MiB, and a gateway holding 500 streams then stops for 10–20 ms per collection,
-// every stream at once: that was most of its p99 TTFT and token-gap tail (bench/RESULTS.md).
+// every stream at once: a large part of its p99 TTFT and token-gap tail (bench/RESULTS.md).
 // Run as `node bin/goodput.js`, pass the flag yourself or set it in NODE_OPTIONS.
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
