@@ -36,6 +36,13 @@ if (pinned) execFileSync('taskset', ['-pc', otherCores, String(process.pid)], { 
 // so the paths differ in their code, not their runtime settings.
 const NODE_FLAGS = ['--max-semi-space-size=4'];
 
+// Stopped however the run ends, a thrown error or Ctrl-C included: no server outlives the bench.
+const servers: ChildProcess[] = [];
+process.on('exit', () => {
+  for (const p of servers) p.kill('SIGTERM');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(1));
+
 function start(
   cmd: string[],
   pattern: RegExp,
@@ -44,6 +51,7 @@ function start(
   const node = [process.execPath, ...NODE_FLAGS, ...cmd];
   const [file, args] = pinned ? ['taskset', ['-c', cores, ...node]] : [node[0], node.slice(1)];
   const proc = spawn(file, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  servers.push(proc);
   return new Promise((ok, fail) => {
     let out = '';
     proc.stdout?.on('data', (d: Buffer) => {
@@ -178,4 +186,4 @@ for (const c of LEVELS) {
   }
   console.log(`|   | gateway ÷ bare proxy CPU, round by round: ${ratios.join(', ')} | | | | | |`);
 }
-for (const p of [gateway, webProxy, proxy, engine]) p.proc.kill('SIGTERM');
+process.exit(0); // the servers are stopped on the way out
