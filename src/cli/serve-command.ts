@@ -7,12 +7,12 @@
  * says so; a policy file with API keys makes keys required. Several replicas behind a load
  * balancer share quotas, retry budgets and idempotency keys through `--redis`.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { Command } from 'commander';
 import { buildEngineConfig, buildEngineProfile } from '../engine/engine-spec.ts';
 import { shareGptSampler } from '../engine-server/engine-app.ts';
 import { NO_FAULTS } from '../engine-server/request-plan.ts';
 import { SimulatedBackend } from '../engine-server/simulated-backend.ts';
+import { openDecisionLog } from '../gateway/decision-log.ts';
 import { EmbeddedBackend } from '../gateway/embedded-backend.ts';
 import { startGateway } from '../gateway/serve.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
@@ -40,7 +40,10 @@ export function serveCommand(): Command {
     .option('--replicas <n>', 'embedded fleet size', positiveInt('--replicas'), 2)
     .option('--served-model-name <name>', 'model name clients use (default: --model)')
     .option('--admin-token <token>', 'token for /admin endpoints (default: $GOODPUT_ADMIN_TOKEN)')
-    .option('--decisions <file>', 'append every decision record here, one JSON object per line')
+    .option(
+      '--decisions <file>',
+      'append every decision record here, one JSON line each (pino: the record in its envelope)',
+    )
     .option('--seed <n>', 'seed of the embedded fleet', nonNegativeInt('--seed'), 0)
     .option(
       '--redis <url>',
@@ -67,7 +70,7 @@ export function serveCommand(): Command {
       const urls = (o.backend as string[] | undefined) ?? [];
       const rng = new SeededRng(o.seed as number);
       const timers = wallTimers(wallClock);
-      const decisions = o.decisions === undefined ? null : openSync(o.decisions as string, 'a');
+      const decisions = o.decisions === undefined ? null : openDecisionLog(o.decisions as string);
       const running = await startGateway({
         policy,
         engine,
@@ -99,8 +102,7 @@ export function serveCommand(): Command {
                 replicas: o.gatewayReplicas as number,
                 log: (line) => console.log(line),
               },
-        onDecision:
-          decisions === null ? undefined : (r) => writeSync(decisions, `${JSON.stringify(r)}\n`),
+        onDecision: decisions === null ? undefined : (r) => decisions.write(r),
       });
       const fleet = running.embedded
         ? `an embedded simulated fleet of ${o.replicas as number} × ${spec.model}/${spec.gpu}`
@@ -121,10 +123,10 @@ export function serveCommand(): Command {
       }
       console.log(`goodput serve: OpenAI API at ${running.url}/v1 (model "${model}")`);
       const stop = () => {
-        void running.close().then(() => {
-          if (decisions !== null) closeSync(decisions);
-          process.exit(0);
-        });
+        void running
+          .close()
+          .then(() => decisions?.close())
+          .then(() => process.exit(0));
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -96,6 +96,21 @@ export function policyWith(doc: Record<string, unknown>): ResolvedPolicy {
   });
 }
 
+/** A chat completion to the server at `url`: `fields` over the model and a one-line prompt. */
+export function postChat(
+  url: string,
+  fields: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], ...fields }),
+    signal,
+  });
+}
+
 export async function metricValue(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let sum = 0;

@@ -3,7 +3,7 @@
 // backend that dies mid-stream ends the client's stream with an error event.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MODEL, engines, gateway, metricValue } from './gateway-kit.ts';
+import { engines, gateway, metricValue, postChat } from './gateway-kit.ts';
 
 const slow = { profile: 'const:step_ms=10', maxNumSeqs: 4 };
 
@@ -11,15 +11,10 @@ test('a burst far beyond capacity: fast 503s with Retry-After, admitted requests
   const backends = await engines(2, slow);
   const gw = await gateway(backends, 'goodput', { engine: slow });
   const send = async () => {
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: MODEL,
-        messages: [{ role: 'user', content: 'burst' }],
-        max_tokens: 60,
-        ignore_eos: true,
-      }),
+    const res = await postChat(gw.url, {
+      messages: [{ role: 'user', content: 'burst' }],
+      max_tokens: 60,
+      ignore_eos: true,
     });
     const body = await res.text();
     return {
@@ -63,16 +58,11 @@ test('a burst far beyond capacity: fast 503s with Retry-After, admitted requests
 test('a backend crash mid-stream ends the stream with an error event', async () => {
   const backends = await engines(1, { faults: { crashRate: 1 } });
   const gw = await gateway(backends);
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'crash' }],
-      max_tokens: 20,
-      ignore_eos: true,
-      stream: true,
-    }),
+  const res = await postChat(gw.url, {
+    messages: [{ role: 'user', content: 'crash' }],
+    max_tokens: 20,
+    ignore_eos: true,
+    stream: true,
   });
   assert.equal(res.status, 200);
   const text = await res.text();
@@ -87,14 +77,9 @@ test('a backend failing before the first token: the request fails over to anothe
   const [healthy] = await engines(1);
   const gw = await gateway([broken, healthy]);
   for (let i = 0; i < 6; i++) {
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: MODEL,
-        messages: [{ role: 'user', content: 'x' }],
-        max_tokens: 3,
-      }),
+    const res = await postChat(gw.url, {
+      messages: [{ role: 'user', content: 'x' }],
+      max_tokens: 3,
     });
     assert.equal(res.status, 200, `request ${i}`);
     await res.text();

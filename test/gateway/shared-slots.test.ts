@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '../../src/gateway/api-keys.ts';
-import { MODEL, engines, gateway, metricValue, policyWith, until } from './gateway-kit.ts';
+import { engines, gateway, metricValue, policyWith, postChat, until } from './gateway-kit.ts';
 
 const hex = (k: string) => sha256(k).toString('hex');
 const backends = await engines(1);
@@ -34,12 +34,7 @@ function post(
   headers: Record<string, string> = {},
   signal?: AbortSignal,
 ) {
-  return fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-solo', ...headers },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], ...body }),
-    signal,
-  });
+  return postChat(gw.url, body, { authorization: 'Bearer sk-solo', ...headers }, signal);
 }
 
 /** The slot is free: a request gets in (polled, since a cancelled stream ends asynchronously). */

@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sha256 } from '../../src/gateway/api-keys.ts';
-import { MODEL, engines, metricValue, until } from './gateway-kit.ts';
+import { engines, metricValue, postChat, until } from './gateway-kit.ts';
 import { startRedis } from './redis-kit.ts';
 
 interface GatewayProcess {
@@ -86,16 +86,11 @@ async function startGatewayProcess(failure: 'open' | 'closed'): Promise<GatewayP
 const [a, b] = await Promise.all([startGatewayProcess('closed'), startGatewayProcess('open')]);
 
 function ask(g: GatewayProcess): Promise<Response> {
-  return fetch(`${g.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-acme' },
-    body: JSON.stringify({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'hi' }],
-      max_tokens: 100,
-      ignore_eos: true,
-    }),
-  });
+  return postChat(
+    g.url,
+    { max_tokens: 100, ignore_eos: true },
+    { authorization: 'Bearer sk-acme' },
+  );
 }
 
 const storeUp = (g: GatewayProcess) => metricValue(g.url, 'goodput_shared_store_up');

@@ -1,0 +1,30 @@
+/**
+ * The gateway's decision log (`goodput serve --decisions FILE`): every decision record as one
+ * JSON line, written by pino through an asynchronous destination, so a slow disk never holds a
+ * request. A line is the record's own keys with pino's envelope around them: `level`, `time`
+ * (Unix ms), `pid`, `hostname` and `msg: "decision"`. A log pipeline takes it as it is, and a
+ * replay reads the record's keys.
+ */
+import { pino } from 'pino';
+import type { DecisionRecord } from '../core/observe/decision-record.ts';
+
+export interface DecisionLog {
+  write(record: DecisionRecord): void;
+  /** Writes out what is still buffered, then closes the file. */
+  close(): Promise<void>;
+}
+
+export function openDecisionLog(path: string): DecisionLog {
+  // Appends (a restart keeps the earlier lines); creates the file's directory if need be.
+  const destination = pino.destination({ dest: path, append: true, mkdir: true, sync: false });
+  const logger = pino({}, destination);
+  return {
+    write: (record) => logger.info(record, 'decision'),
+    close: () =>
+      new Promise((resolve, reject) => {
+        destination.once('close', () => resolve());
+        destination.once('error', reject);
+        destination.end();
+      }),
+  };
+}

@@ -1,0 +1,79 @@
+// `goodput serve --decisions FILE` as an operator runs it: a process on the embedded fleet. Every
+// decision is appended to the file as one JSON line: the record that `/admin/decisions/:id`
+// returns, in pino's envelope. SIGTERM closes the log, and the process exits 0.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { postChat, until } from './gateway-kit.ts';
+
+const ADMIN = 'admin-secret';
+const dir = mkdtempSync(join(tmpdir(), 'goodput-decisions-'));
+// A directory that does not exist yet: the log creates it.
+const file = join(dir, 'logs', 'decisions.jsonl');
+const child = spawn(
+  process.execPath,
+  [
+    'bin/goodput.js',
+    'serve',
+    '--port',
+    '0',
+    '--decisions',
+    file,
+    '--admin-token',
+    ADMIN,
+    '--profile',
+    'const:step_ms=2',
+  ],
+  { stdio: ['ignore', 'pipe', 'pipe'] },
+);
+let output = '';
+child.stdout.on('data', (d) => (output += String(d)));
+child.stderr.on('data', (d) => (output += String(d)));
+const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+after(() => {
+  if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+test('every decision is appended as a JSON line: the admin record in its envelope', async () => {
+  await until(() => /OpenAI API at (\S+)\/v1/.test(output) || child.exitCode !== null, 4_000);
+  const url = /OpenAI API at (\S+)\/v1/.exec(output)?.[1];
+  assert.ok(url, `the gateway did not start:\n${output}`);
+
+  const ids: string[] = [];
+  for (const stream of [false, true]) {
+    const res = await postChat(url, { max_tokens: 4, stream });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.text();
+    ids.push(res.headers.get('x-goodput-request-id') ?? '');
+  }
+  const fromAdmin = await Promise.all(
+    ids.map(async (id) => {
+      const res = await fetch(`${url}/admin/decisions/${id}`, {
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
+      assert.equal(res.status, 200);
+      return (await res.json()) as Record<string, unknown>;
+    }),
+  );
+
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, output);
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+  assert.equal(lines.length, 2, 'one line per decision');
+  for (const [i, line] of lines.entries()) {
+    const { level, time, pid, hostname, msg, ...record } = JSON.parse(line) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(msg, 'decision');
+    assert.equal(level, 30);
+    assert.equal(pid, child.pid);
+    assert.equal(typeof hostname, 'string');
+    assert.ok(typeof time === 'number' && Math.abs(time - Date.now()) < 60_000, `time ${time}`);
+    assert.deepEqual(record, fromAdmin[i]);
+    assert.equal(record.request_id, ids[i]);
+  }
+});
