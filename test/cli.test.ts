@@ -134,3 +134,12 @@ test('a policy file is validated, naming file, path and value', () => {
   const ok = goodput('simulate', '--policy', file, '--num-requests', '10');
   assert.equal(ok.code, 0, ok.err);
 });
+
+test('serve: a decision log it cannot append to fails at start, naming the flag and the path', () => {
+  // A directory where the file should be: no server starts, nothing listens.
+  const r = goodput('serve', '--port', '0', '--decisions', dir);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /--decisions: expected a file it can append to \(EISDIR/);
+  assert.ok(r.err.includes(JSON.stringify(dir)), r.err);
+  assert.doesNotMatch(r.out, /OpenAI API at/);
+});

@@ -12,7 +12,8 @@ import { buildEngineConfig, buildEngineProfile } from '../engine/engine-spec.ts'
 import { shareGptSampler } from '../engine-server/engine-app.ts';
 import { NO_FAULTS } from '../engine-server/request-plan.ts';
 import { SimulatedBackend } from '../engine-server/simulated-backend.ts';
-import { openDecisionLog } from '../gateway/decision-log.ts';
+import { ConfigError } from '../core/errors.ts';
+import { openDecisionLog, type DecisionLog } from '../gateway/decision-log.ts';
 import { EmbeddedBackend } from '../gateway/embedded-backend.ts';
 import { startGateway } from '../gateway/serve.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
@@ -70,7 +71,7 @@ export function serveCommand(): Command {
       const urls = (o.backend as string[] | undefined) ?? [];
       const rng = new SeededRng(o.seed as number);
       const timers = wallTimers(wallClock);
-      const decisions = o.decisions === undefined ? null : openDecisionLog(o.decisions as string);
+      const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);
       const running = await startGateway({
         policy,
         engine,
@@ -131,4 +132,13 @@ export function serveCommand(): Command {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+}
+
+/** The decision log at `path`; a path it cannot append to is a configuration error. */
+function decisionLogAt(path: string): DecisionLog {
+  try {
+    return openDecisionLog(path);
+  } catch (e) {
+    throw new ConfigError('--decisions', `a file it can append to (${(e as Error).message})`, path);
+  }
 }

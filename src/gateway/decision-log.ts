@@ -5,6 +5,7 @@
  * (Unix ms), `pid`, `hostname` and `msg: "decision"`. A log pipeline takes it as it is, and a
  * replay reads the record's keys.
  */
+import { openSync } from 'node:fs';
 import { pino } from 'pino';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 
@@ -14,9 +15,12 @@ export interface DecisionLog {
   close(): Promise<void>;
 }
 
+/**
+ * Opens `path` for appending (a restart keeps the earlier lines), here and now: a path that
+ * cannot be written throws at start, not mid-run.
+ */
 export function openDecisionLog(path: string): DecisionLog {
-  // Appends (a restart keeps the earlier lines); creates the file's directory if need be.
-  const destination = pino.destination({ dest: path, append: true, mkdir: true, sync: false });
+  const destination = pino.destination({ dest: openSync(path, 'a'), sync: false });
   const logger = pino({}, destination);
   return {
     write: (record) => logger.info(record, 'decision'),

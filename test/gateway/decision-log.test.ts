@@ -11,8 +11,7 @@ import { postChat, until } from './gateway-kit.ts';
 
 const ADMIN = 'admin-secret';
 const dir = mkdtempSync(join(tmpdir(), 'goodput-decisions-'));
-// A directory that does not exist yet: the log creates it.
-const file = join(dir, 'logs', 'decisions.jsonl');
+const file = join(dir, 'decisions.jsonl');
 const child = spawn(
   process.execPath,
   [
