@@ -137,7 +137,9 @@ export function serveCommand(): Command {
 /** The decision log at `path`; a path it cannot append to is a configuration error. */
 function decisionLogAt(path: string): DecisionLog {
   try {
-    return openDecisionLog(path);
+    return openDecisionLog(path, (e) =>
+      console.error(`goodput serve: decision log ${path}: ${e.message}; no more lines go there`),
+    );
   } catch (e) {
     throw new ConfigError('--decisions', `a file it can append to (${(e as Error).message})`, path);
   }

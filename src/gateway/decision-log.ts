@@ -19,15 +19,28 @@ export interface DecisionLog {
  * Opens `path` for appending (a restart keeps the earlier lines), here and now: a path that
  * cannot be written throws at start, not mid-run.
  */
-export function openDecisionLog(path: string): DecisionLog {
+export function openDecisionLog(path: string, onError: (e: Error) => void): DecisionLog {
   const destination = pino.destination({ dest: openSync(path, 'a'), sync: false });
+  // A write that fails later (a full disk) loses log lines, never requests: told once, and the
+  // gateway serves on.
+  let failed = false;
+  destination.on('error', (e: Error) => {
+    if (!failed) onError(e);
+    failed = true;
+  });
   const logger = pino({}, destination);
   return {
-    write: (record) => logger.info(record, 'decision'),
+    write: (record) => {
+      if (!failed) logger.info(record, 'decision');
+    },
     close: () =>
-      new Promise((resolve, reject) => {
+      new Promise((resolve) => {
+        if (failed) {
+          destination.destroy();
+          return resolve();
+        }
         destination.once('close', () => resolve());
-        destination.once('error', reject);
+        destination.once('error', () => resolve());
         destination.end();
       }),
   };
