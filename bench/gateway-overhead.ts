@@ -10,7 +10,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { REPO_ROOT, flag } from './bench-args.ts';
-import { streamLoad, type LoadSample } from './stream-load.ts';
+import { streamLoad } from './stream-load.ts';
 import { percentileSorted } from '../src/core/observe/percentile.ts';
 
 const LEVELS = (flag('--levels') ?? '100,500,1000').split(',').map(Number);
@@ -124,10 +124,19 @@ console.log(
   '| streams | path | TTFT p50 / p99 (ms) | gap p50 / p99 (ms) | +TTFT p50 / p99 vs direct | CPU ms / request | failed |',
 );
 console.log('|---:|---|---:|---:|---:|---:|---:|');
+// The paths, in the order each round runs them. Each level runs ROUNDS rounds, every path once
+// per round in turn, and pools them: a drift in the machine (a noisy neighbour, a slow minute)
+// then falls on every path alike, not on whichever ran at that moment.
+const paths = [
+  ['direct', engine],
+  ['bare proxy', proxy],
+  ['bare proxy, web stream', webProxy],
+  ['goodput serve', gateway],
+] as const;
 // Warm-up, not measured: open keep-alive pools, and hot paths compiled by V8's optimising
 // tier. A function runs once per request there, so it takes hundreds of requests: with 100
 // the gateway still cost ~40% more CPU per request than in steady state, the proxy ~30%.
-for (const target of [engine, proxy, webProxy, gateway]) {
+for (const [, target] of paths) {
   await streamLoad({
     url: target.url,
     concurrency: 200,
@@ -136,15 +145,6 @@ for (const target of [engine, proxy, webProxy, gateway]) {
     rampMs: TOKENS * STEP_MS,
   });
 }
-// Each level runs ROUNDS rounds, every path once per round in turn, and pools them: a drift in
-// the machine (a noisy neighbour, a slow minute) then falls on every path alike, not on
-// whichever ran at that moment.
-const paths = [
-  ['direct', engine],
-  ['bare proxy', proxy],
-  ['bare proxy, web stream', webProxy],
-  ['goodput serve', gateway],
-] as const;
 for (const c of LEVELS) {
   const pooled = paths.map(() => ({
     ttft: [] as number[],
@@ -157,7 +157,7 @@ for (const c of LEVELS) {
     const cpu: number[] = [];
     for (const [i, [, target]] of paths.entries()) {
       const before = cpuMs(target.proc.pid as number);
-      const s: LoadSample = await load(target.url, c);
+      const s = await load(target.url, c);
       cpu.push(cpuMs(target.proc.pid as number) - before);
       const p = pooled[i];
       p.ttft = p.ttft.concat(s.ttft);
