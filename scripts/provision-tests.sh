@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# What the test suites need beyond npm packages, installed when missing: a real redis-server for
+# the shared-state suites (they fail, never skip, without one). Runs as the first step of
+# `npm test`, so a fresh machine needs nothing done by hand. Debian's packages, through apt-get
+# (with sudo when not root); a machine that has them already does nothing here.
+set -euo pipefail
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+[ ${#missing[@]} -eq 0 ] && exit 0
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "provision-tests: missing ${missing[*]} and no apt-get to install it; install it and run the tests again" >&2
+  exit 1
+fi
+sudo=''
+if [ "$(id -u)" -ne 0 ]; then sudo='sudo'; fi
+echo "provision-tests: installing ${missing[*]} (Debian packages)" >&2
+$sudo apt-get update -qq
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
