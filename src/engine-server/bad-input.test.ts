@@ -6,7 +6,7 @@ import { CHAT, MODEL, TEXT, expectError, post, testServer, user } from './app-te
 
 const main = testServer();
 
-const badInputs: [string, string, unknown, number, RegExp, string | null][] = [
+const badInputs: [string, string, unknown, number, RegExp, string | null | undefined][] = [
   ['malformed JSON', CHAT, '{"model": ', 400, /^request body: expected valid JSON, got/, null],
   ['empty body', CHAT, '', 400, /^request body: expected a JSON object, got nothing$/, null],
   ['a JSON array', CHAT, '[1,2]', 400, /^body: expected a JSON object, got \[1,2\]$/, null],
@@ -111,8 +111,88 @@ const badInputs: [string, string, unknown, number, RegExp, string | null][] = [
     TEXT,
     { model: MODEL },
     400,
-    /^prompt: expected a string or a non-empty array of strings, got nothing$/,
+    /^prompt: expected a string, or a non-empty array of strings, of token ids or of token-id arrays, got nothing$/,
     'prompt',
+  ],
+  [
+    'a negative token id',
+    TEXT,
+    { model: MODEL, prompt: [1, -5] },
+    400,
+    /^prompt\[1\]: expected a token id \(an integer in \[0, 1679615\]\), got -5$/,
+    'prompt[1]',
+  ],
+  [
+    'an unknown field',
+    CHAT,
+    { model: MODEL, messages: user('hi'), temprature: 0.5 },
+    400,
+    /^temprature: unknown field$/,
+    'temprature',
+  ],
+  [
+    'an unknown message field',
+    CHAT,
+    { model: MODEL, messages: [{ role: 'user', content: 'hi', contents: 'x' }] },
+    400,
+    /^messages\[0\]\.contents: unknown field$/,
+    'messages[0].contents',
+  ],
+  [
+    'a __proto__ key',
+    TEXT,
+    '{"model":"llama-3-8b","prompt":"hi","__proto__":{"max_tokens":1}}',
+    400,
+    /^__proto__: unknown field$/,
+    '__proto__',
+  ],
+  [
+    'an unsupported field with a value that asks for something',
+    CHAT,
+    { model: MODEL, messages: user('hi'), logprobs: true, top_logprobs: 3 },
+    400,
+    /^logprobs: not supported by this server \(expected false or absent\), got true; top_logprobs: not supported/,
+    'logprobs',
+  ],
+  [
+    'stream_options without stream',
+    TEXT,
+    { model: MODEL, prompt: 'hi', stream_options: { include_usage: true } },
+    400,
+    /^stream_options: only allowed when stream is true$/,
+    'stream_options',
+  ],
+  [
+    'a lone surrogate',
+    CHAT,
+    '{"model":"llama-3-8b","messages":[{"role":"user","content":"a\\ud800"}]}',
+    400,
+    /^messages\[0\]\.content: expected well-formed Unicode text, got a lone surrogate$/,
+    'messages[0].content',
+  ],
+  [
+    'a number past a double (1e309)',
+    CHAT,
+    '{"model":"llama-3-8b","messages":[{"role":"user","content":"hi"}],"max_tokens":1e309}',
+    400,
+    /^max_tokens: expected an integer in \[1, 1048576\], got Infinity$/,
+    'max_tokens',
+  ],
+  [
+    'nesting 5,000 levels deep in an unknown field',
+    CHAT,
+    `{"model":"llama-3-8b","messages":[{"role":"user","content":"x"}],"max_tokens":3,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+    400,
+    /^request body: nesting deeper than 32 levels at x\[0\]\[0\]/,
+    undefined,
+  ],
+  [
+    'a duplicate key',
+    CHAT,
+    '{"model":"llama-3-8b","messages":[{"role":"user","role":"system","content":"x"}]}',
+    400,
+    /^messages\[0\]: duplicate key "role"$/,
+    'messages[0].role',
   ],
   [
     'batched prompts',
@@ -138,6 +218,14 @@ const badInputs: [string, string, unknown, number, RegExp, string | null][] = [
     /^prompt: expected a prompt under the model's context of 8192 tokens, got 9000 tokens \(estimated\)$/,
     'prompt',
   ],
+  [
+    'token ids longer than the context (counted, not estimated)',
+    TEXT,
+    { model: MODEL, prompt: Array.from({ length: 9000 }, () => 1) },
+    400,
+    /^prompt: expected a prompt under the model's context of 8192 tokens, got 9000 tokens$/,
+    'prompt',
+  ],
 ];
 
 for (const [name, path, body, status, message, param] of badInputs) {
@@ -153,6 +241,19 @@ test('every problem of a request is named, the first one as param', async () => 
     /top_p: expected a number in \[0, 1\], got 2; messages\[0\]\.role: expected one of/,
   );
   assert.equal(err.type, 'invalid_request_error');
+});
+
+test('a body that is not UTF-8 is a 400 naming the offset, not decoded with replacements', async () => {
+  const bytes = new TextEncoder().encode(`{"model":"${MODEL}","prompt":"hi \u00ff"}`);
+  bytes[bytes.length - 4] = 0xff; // the lead byte of ÿ, now a byte UTF-8 never uses
+  await expectError(
+    await post(main, TEXT, '', { body: bytes }),
+    400,
+    new RegExp(
+      `^request body: expected UTF-8 text, got invalid bytes at offset ${bytes.length - 4}$`,
+    ),
+    null,
+  );
 });
 
 test('an oversized body is answered 413 without being parsed', async () => {

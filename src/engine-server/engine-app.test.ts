@@ -1,5 +1,5 @@
 // The engine server in-process (`app.request`, no socket): health and models, injected faults,
-// cancellation of a request whose client leaves, and configuration errors.
+// cancellation of a request whose client leaves, token-id prompts, and configuration errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngineServer } from './engine-app.ts';
@@ -83,6 +83,15 @@ test('/v1/models has the OpenAI list shape with vLLM extras', async () => {
   assert.equal(body.data[0].object, 'model');
   assert.equal(body.data[0].max_model_len, 8192);
   assert.equal(typeof body.data[0].created, 'number');
+});
+
+test('a token-id prompt is served, its prompt tokens counted exactly', async () => {
+  for (const prompt of [[9906, 11, 1917], [[128000, 40, 1097, 264, 8415]]]) {
+    const res = await post(main, TEXT, { model: MODEL, prompt, max_tokens: 2, ignore_eos: true });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { usage: { prompt_tokens: number } };
+    assert.equal(body.usage.prompt_tokens, prompt.flat().length);
+  }
 });
 
 test('a bad configuration fails at creation, naming the option', () => {

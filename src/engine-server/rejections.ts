@@ -10,6 +10,8 @@ export interface RejectionContext {
   /** `messages` or `prompt`. */
   readonly promptField: string;
   readonly promptTokens: number;
+  /** The prompt came as token ids, so its size is exact; otherwise it is an estimate. */
+  readonly promptTokensExact?: boolean;
   readonly limit?: { readonly tokens: number; readonly field: string };
   readonly maxModelLen: number;
   readonly kvTokens: number;
@@ -17,16 +19,17 @@ export interface RejectionContext {
 
 export function rejectionError(reason: RejectReason, ctx: RejectionContext): OpenAiError {
   const { promptField, promptTokens, maxModelLen } = ctx;
+  const estimated = ctx.promptTokensExact === true ? '' : ' (estimated)';
   switch (reason) {
     case 'prompt_exceeds_max_model_len':
       return invalidRequest(
-        `${promptField}: expected a prompt under the model's context of ${maxModelLen} tokens, got ${promptTokens} tokens (estimated)`,
+        `${promptField}: expected a prompt under the model's context of ${maxModelLen} tokens, got ${promptTokens} tokens${estimated}`,
         promptField,
         'context_length_exceeded',
       );
     case 'prompt_exceeds_kv_capacity':
       return invalidRequest(
-        `${promptField}: expected a request that fits the engine's KV cache of ${ctx.kvTokens} tokens, got ${promptTokens} prompt tokens (estimated)${ctx.limit === undefined ? '' : ` and ${ctx.limit.field} ${ctx.limit.tokens}`}`,
+        `${promptField}: expected a request that fits the engine's KV cache of ${ctx.kvTokens} tokens, got ${promptTokens} prompt tokens${estimated}${ctx.limit === undefined ? '' : ` and ${ctx.limit.field} ${ctx.limit.tokens}`}`,
         promptField,
         'kv_capacity_exceeded',
       );

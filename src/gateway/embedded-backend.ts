@@ -16,6 +16,7 @@ import {
   promptList,
   promptBlockHashes,
   renderChatPrompt,
+  renderCompletionPrompt,
 } from '../openai/index.ts';
 import {
   UpstreamError,
@@ -109,7 +110,7 @@ function describe(call: UpstreamCall) {
   const req = parseCompletionRequest(call.body);
   const prompt = promptList(req)[0] ?? '';
   return {
-    text: prompt,
+    text: renderCompletionPrompt(prompt),
     promptTokens: estimateCompletionTokens(prompt),
     maxTokens: outputLimit(req)?.tokens,
     ignoreEos: req.ignore_eos === true,

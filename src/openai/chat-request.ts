@@ -1,40 +1,45 @@
 /**
  * `POST /v1/chat/completions` request body. Content is a string or an array of text parts
- * (images and audio are not modelled); an assistant message may carry no content. Main rule:
- * parse with `parseChatCompletionRequest`, which throws a 400 naming the bad field and value.
+ * (images and audio are not modelled); an assistant message may carry no content. Messages are
+ * strict like the request: an unknown field is a 400 (`messages[0].foo: unknown field`), and
+ * the fields a response's message carries back (`tool_calls: []`, `refusal: null`) pass only
+ * with their neutral values. Main rule: parse with `parseChatCompletionRequest`, which throws a
+ * 400 naming the bad field and value.
  */
 import { z } from 'zod';
-import { commonFields, MAX_TOKENS_LIMIT } from './request-fields.ts';
-import { expect, parseWith } from './validation.ts';
+import { checkCommonRules, commonFields, maxTokens } from './request-fields.ts';
+import { unsupportedMessageFields } from './unsupported-fields.ts';
+import { expect, parseWith, text } from './validation.ts';
 
 export const CHAT_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
 
-const textPart = z.object({ type: z.literal('text'), text: z.string() });
+const textPart = z.strictObject({ type: z.literal('text'), text: text('a string') });
 
-export const chatMessageSchema = z.object(
+export const chatMessageSchema = z.strictObject(
   {
     role: z.enum(CHAT_ROLES, expect(`one of ${CHAT_ROLES.join(', ')}`)),
     content: z
-      .union([z.string(), z.array(textPart)], expect('a string or an array of text parts'))
+      .union([text('a string'), z.array(textPart)], expect('a string or an array of text parts'))
       .nullish(),
-    name: z.string(expect('a string')).nullish(),
+    name: text('a string').nullish(),
+    /** On a tool message: the call it answers. */
+    tool_call_id: text('a string').nullish(),
+    ...unsupportedMessageFields,
   },
   expect('a message object'),
 );
 
-export const chatCompletionRequestSchema = z.object(
-  {
-    ...commonFields,
-    messages: z.array(chatMessageSchema, expect('a non-empty array of messages')).min(1),
-    max_completion_tokens: z
-      .int(expect(`an integer in [1, ${MAX_TOKENS_LIMIT}]`))
-      .min(1)
-      .max(MAX_TOKENS_LIMIT)
-      .nullish(),
-  },
-  expect('a JSON object'),
-);
+export const chatCompletionRequestSchema = z
+  .strictObject(
+    {
+      ...commonFields,
+      messages: z.array(chatMessageSchema, expect('a non-empty array of messages')).min(1),
+      max_completion_tokens: maxTokens,
+    },
+    expect('a JSON object'),
+  )
+  .check(checkCommonRules);
 
 export type ChatMessage = z.output<typeof chatMessageSchema>;
 export type ChatCompletionRequest = z.output<typeof chatCompletionRequestSchema>;

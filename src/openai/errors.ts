@@ -96,14 +96,48 @@ export function errorResponse(e: OpenAiError, headers: Record<string, string> = 
   });
 }
 
-/** A value as an error message shows it: JSON, cut short so a huge input cannot bloat the message. */
+/**
+ * A value as an error message shows it: JSON, cut short so a huge input cannot bloat the message.
+ * Only the part shown is rendered, and only a few levels deep, so neither a 4 MB string nor a
+ * value nested thousands of levels costs more than the message (JSON.stringify would copy the
+ * first and overflow the stack on the second). Non-finite numbers show as themselves
+ * (`Infinity`, from a literal like `1e309`), not as JSON's `null`.
+ */
 export function describeValue(value: unknown, maxChars = 80): string {
-  let text: string;
   if (value === undefined) return 'nothing';
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = String(value);
-  }
+  const text = preview(value, maxChars + 1, 0);
   return text.length > maxChars ? `${text.slice(0, maxChars)}…` : text;
+}
+
+/** Levels a preview opens before it shows `[…]` or `{…}`: messages name the field, not its innards. */
+const PREVIEW_DEPTH = 8;
+
+function preview(value: unknown, budget: number, depth: number): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, budget));
+  if (typeof value !== 'object' || value === null) return String(value);
+  const isArray = Array.isArray(value);
+  if (depth >= PREVIEW_DEPTH) return isArray ? '[…]' : '{…}';
+  let text = isArray ? '[' : '{';
+  let first = true;
+  const add = (part: string) => {
+    text += (first ? '' : ',') + part;
+    first = false;
+  };
+  if (isArray) {
+    for (let i = 0; i < value.length && text.length <= budget; i++) {
+      const item: unknown = value[i];
+      add(item === undefined ? 'null' : preview(item, budget - text.length, depth + 1));
+    }
+  } else {
+    for (const key in value) {
+      if (text.length > budget) break;
+      if (!Object.hasOwn(value, key)) continue;
+      const item: unknown = (value as Record<string, unknown>)[key];
+      if (item === undefined) continue;
+      add(
+        `${JSON.stringify(key.slice(0, budget))}:${preview(item, budget - text.length, depth + 1)}`,
+      );
+    }
+  }
+  return text + (isArray ? ']' : '}');
 }

@@ -2,7 +2,9 @@
  * OpenAI's wire format, shared by every Goodput server that speaks it (the simulated engine,
  * the gateway): request schemas and their parsers, error bodies, whole responses, SSE chunks,
  * and the tokenizer-free prompt estimate. Main rule: nothing here knows about engines, HTTP
- * frameworks or clocks — callers pass ids, times and counts in.
+ * frameworks or clocks — callers pass ids, times and counts in. A body is read as
+ * `parseXRequest(parseJsonText(decodeUtf8(bytes)))`: each step refuses what it cannot vouch
+ * for with a 400 naming the field, and nothing a client sends is silently dropped.
  */
 export {
   OpenAiError,
@@ -16,8 +18,25 @@ export {
   routeNotFound,
   serverError,
 } from './errors.ts';
-export { expect, fieldPath, parseJsonText, parseWith } from './validation.ts';
-export { MAX_TOKENS_LIMIT, commonFields, includeUsage, outputLimit } from './request-fields.ts';
+export {
+  type Wording,
+  expect,
+  fieldPath,
+  parseJsonText,
+  parseWith,
+  refusal,
+  text,
+} from './validation.ts';
+export { MAX_JSON_DEPTH, checkJsonShape } from './json-shape.ts';
+export { decodeUtf8 } from './utf8-text.ts';
+export {
+  MAX_TOKENS_LIMIT,
+  checkCommonRules,
+  commonFields,
+  includeUsage,
+  outputLimit,
+} from './request-fields.ts';
+export { unsupportedFields, unsupportedMessageFields } from './unsupported-fields.ts';
 export {
   CHAT_ROLES,
   type ChatCompletionRequest,
@@ -29,6 +48,7 @@ export {
   parseChatCompletionRequest,
 } from './chat-request.ts';
 export {
+  type CompletionPrompt,
   type CompletionRequest,
   completionRequestSchema,
   parseCompletionRequest,
@@ -36,12 +56,14 @@ export {
 } from './completion-request.ts';
 export {
   CHARS_PER_TOKEN,
+  MAX_TOKEN_ID,
   TOKENS_PER_MESSAGE,
   TOKENS_PER_REPLY,
   estimateChatTokens,
   estimateCompletionTokens,
   estimateTextTokens,
   renderChatPrompt,
+  renderCompletionPrompt,
 } from './prompt-tokens.ts';
 export { type PromptBlockHashes, promptBlockHashes } from './prefix-hashes.ts';
 export {

@@ -1,10 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  CHARS_PER_TOKEN,
+  MAX_TOKEN_ID,
   estimateChatTokens,
   estimateCompletionTokens,
   estimateTextTokens,
   renderChatPrompt,
+  renderCompletionPrompt,
 } from './prompt-tokens.ts';
 import { promptBlockHashes } from './prefix-hashes.ts';
 
@@ -31,9 +34,43 @@ test('a chat prompt adds 4 per message and 3 for the reply', () => {
   );
 });
 
-test('a text prompt is never below one token', () => {
-  assert.equal(estimateCompletionTokens(''), 1);
-  assert.equal(estimateCompletionTokens('abcdefghi'), 3);
+test('a text prompt is never below one token; a token prompt counts its ids exactly', () => {
+  const cases: [string | number[], number][] = [
+    ['', 1],
+    ['abcdefghi', 3],
+    [[7], 1],
+    [[1, 2, 3, 4, 5, 6, 7, 8, 9], 9],
+    [Array.from({ length: 1000 }, (_, i) => i), 1000],
+  ];
+  for (const [prompt, tokens] of cases) assert.equal(estimateCompletionTokens(prompt), tokens);
+});
+
+test('token ids render as exactly CHARS_PER_TOKEN characters each, text as itself', () => {
+  const cases: [string | number[], string][] = [
+    ['as is', 'as is'],
+    [[0], '0000'],
+    [[5, 35, 36], '0005000z0010'],
+    [[128000, MAX_TOKEN_ID], '2qrkzzzz'],
+  ];
+  for (const [prompt, text] of cases) assert.equal(renderCompletionPrompt(prompt), text);
+  const ids = Array.from({ length: 100 }, (_, i) => i * 16_777);
+  assert.equal(renderCompletionPrompt(ids).length, ids.length * CHARS_PER_TOKEN);
+});
+
+test('token prompts share block hashes exactly as far as they share whole blocks of ids', () => {
+  const hashes = (ids: number[]) =>
+    promptBlockHashes(renderCompletionPrompt(ids), estimateCompletionTokens(ids), 16).hashes;
+  const shared = Array.from({ length: 40 }, (_, i) => 1000 + i);
+  // 40 shared ids, then 24 that differ: blocks 0 and 1 (ids 0…31) match, block 2 does not.
+  const a = hashes([...shared, ...Array.from({ length: 24 }, () => 7)]);
+  const b = hashes([...shared, ...Array.from({ length: 24 }, () => 8)]);
+  assert.equal(a.length, 4);
+  assert.equal(b.length, 4);
+  assert.deepEqual(a.slice(0, 2), b.slice(0, 2));
+  assert.notEqual(a[2], b[2]);
+  // One block per 16 ids, a partial block is not hashed.
+  assert.equal(hashes(shared).length, 2);
+  assert.equal(hashes(shared.slice(0, 15)).length, 0);
 });
 
 test('prompts share block hashes exactly as far as they share full blocks', () => {

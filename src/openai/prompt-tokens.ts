@@ -5,12 +5,14 @@
  *   text tokens    = ceil(characters / 4), characters counted as Unicode code points
  *   chat prompt    = Σ over messages (4 + text tokens of its content and name) + 3
  *   text prompt    = max(1, text tokens)
+ *   token prompt   = its number of token ids (exact, not an estimate)
  *
  * The 4 per message stand for the role header and end-of-turn markers, the 3 for the assistant
  * header that primes the reply. Main rule: an estimate is never below 1 — a real prompt always
  * holds at least a BOS token — and the same text always gives the same count.
  */
 import { messageText, type ChatMessage } from './chat-request.ts';
+import type { CompletionPrompt } from './completion-request.ts';
 
 export const CHARS_PER_TOKEN = 4;
 export const TOKENS_PER_MESSAGE = 4;
@@ -36,8 +38,36 @@ export function estimateChatTokens(messages: readonly ChatMessage[]): number {
   return total;
 }
 
-export function estimateCompletionTokens(prompt: string): number {
-  return Math.max(1, estimateTextTokens(prompt));
+/** A completion prompt's size: estimated for text, exact for token ids. */
+export function estimateCompletionTokens(prompt: CompletionPrompt): number {
+  return typeof prompt === 'string'
+    ? Math.max(1, estimateTextTokens(prompt))
+    : Math.max(1, prompt.length);
+}
+
+/** Token ids render in this base, CHARS_PER_TOKEN digits each. */
+const TOKEN_ID_RADIX = 36;
+
+/**
+ * The largest token id a prompt may hold: what CHARS_PER_TOKEN base-36 digits can render
+ * (1,679,615), far above any real vocabulary (Llama 3: 128,256; Gemma 3: 262,144).
+ */
+export const MAX_TOKEN_ID = TOKEN_ID_RADIX ** CHARS_PER_TOKEN - 1;
+
+/**
+ * A completion prompt as the text prefix hashing sees (prefix-hashes.ts): text as it is; token
+ * ids as exactly CHARS_PER_TOKEN base-36 digits each (id 5 → `0005`, 128000 → `2qrk`;
+ * MAX_TOKEN_ID keeps every id within that width). So the hashing's blocks of blockTokens ×
+ * CHARS_PER_TOKEN characters hold exactly blockTokens tokens, and two token prompts share block
+ * hash j exactly when they share their first (j + 1) × blockTokens ids. The rendering is for
+ * hashing only, never shown; a text prompt made of the same digits would hash alike, which no
+ * real prompt does.
+ */
+export function renderCompletionPrompt(prompt: CompletionPrompt): string {
+  if (typeof prompt === 'string') return prompt;
+  let out = '';
+  for (const id of prompt) out += id.toString(TOKEN_ID_RADIX).padStart(CHARS_PER_TOKEN, '0');
+  return out;
 }
 
 /**

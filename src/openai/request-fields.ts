@@ -1,16 +1,22 @@
 /**
- * The request fields chat and text completions share: the model, output limits, streaming and
- * the sampling knobs. Sampling knobs are accepted and range-checked, as OpenAI and vLLM do, so a
- * client that sends them is not refused; a server may ignore them. `null` counts as absent,
- * since several clients send explicit nulls. Unknown fields are dropped, as vLLM does.
+ * The request fields chat and text completions share: the model, output limits, streaming, the
+ * sampling knobs (OpenAI's and vLLM's extensions) and the known fields this server does not
+ * implement (unsupported-fields.ts). Sampling knobs are accepted and range-checked with vLLM's
+ * rules, so a client that sends them is not refused; a server may ignore them. `null` counts as
+ * absent, since several clients send explicit nulls. Main rule: nothing is silently dropped —
+ * the request objects are strict, so an unknown field is a 400 naming it (as OpenAI answers
+ * "Unrecognized request argument supplied"), and what parses is exactly what the client sent
+ * and the server accepted, safe to forward upstream.
  */
 import { z } from 'zod';
-import { expect } from './validation.ts';
+import { unsupportedFields } from './unsupported-fields.ts';
+import { expect, text, type Wording } from './validation.ts';
 
 /** The largest max_tokens the wire format accepts; a server checks it against its context too. */
 export const MAX_TOKENS_LIMIT = 1_048_576;
 
-const maxTokens = z
+/** An output limit: max_tokens, or chat's max_completion_tokens. */
+export const maxTokens = z
   .int(expect(`an integer in [1, ${MAX_TOKENS_LIMIT}]`))
   .min(1)
   .max(MAX_TOKENS_LIMIT)
@@ -23,18 +29,14 @@ const unitNumber = (lo: number, hi: number) =>
     .max(hi)
     .nullish();
 
+const flag = () => z.boolean(expect('a boolean')).nullish();
+
 export const commonFields = {
-  model: z.string(expect('a model name')).min(1),
+  model: text('a model name').min(1),
   max_tokens: maxTokens,
-  stream: z.boolean(expect('a boolean')).nullish(),
+  stream: flag(),
   stream_options: z
-    .object(
-      {
-        include_usage: z.boolean(expect('a boolean')).nullish(),
-        continuous_usage_stats: z.boolean(expect('a boolean')).nullish(),
-      },
-      expect('an object'),
-    )
+    .strictObject({ include_usage: flag(), continuous_usage_stats: flag() }, expect('an object'))
     .nullish(),
   temperature: unitNumber(0, 2),
   top_p: unitNumber(0, 1),
@@ -42,13 +44,54 @@ export const commonFields = {
   frequency_penalty: unitNumber(-2, 2),
   n: z.literal(1, expect('1 (only one choice per request is supported)')).nullish(),
   stop: z
-    .union([z.string(), z.array(z.string())], expect('a string or an array of strings'))
+    .union([text('a string'), z.array(text('a string'))], expect('a string or an array of strings'))
     .nullish(),
   seed: z.int(expect('an integer')).nullish(),
-  user: z.string(expect('a string')).nullish(),
-  /** vLLM's extension: generate exactly the output limit, never stopping at end-of-sequence. */
-  ignore_eos: z.boolean(expect('a boolean')).nullish(),
+  user: text('a string').nullish(),
+  // vLLM's extensions, with vLLM's rules.
+  /** Generate exactly the output limit, never stopping at end-of-sequence. */
+  ignore_eos: flag(),
+  /** -1 or 0: all tokens. */
+  top_k: z.int(expect('an integer ≥ -1')).min(-1).nullish(),
+  min_p: unitNumber(0, 1),
+  repetition_penalty: z.number(expect('a number > 0')).gt(0).nullish(),
+  /** At most the output limit (checked by `checkCommonRules`). */
+  min_tokens: z.int(expect('an integer ≥ 0')).min(0).nullish(),
+  ...unsupportedFields,
 };
+
+interface RuleFields extends OutputLimitFields {
+  readonly stream?: boolean | null;
+  readonly stream_options?: object | null;
+  readonly min_tokens?: number | null;
+}
+
+/**
+ * The rules that span fields, for `.check()` on a request schema (zod runs it once every field
+ * parsed): stream_options only with `stream: true`, as OpenAI and vLLM refuse it otherwise;
+ * min_tokens at most the output limit, as vLLM requires.
+ */
+export function checkCommonRules(ctx: z.core.ParsePayload<RuleFields>): void {
+  const req = ctx.value;
+  if (req.stream_options != null && req.stream !== true) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['stream_options'],
+      input: req.stream_options,
+      message: 'only allowed when stream is true',
+      params: { plain: true, got: null } satisfies Wording,
+    });
+  }
+  const limit = outputLimit(req);
+  if (req.min_tokens != null && limit !== undefined && req.min_tokens > limit.tokens) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['min_tokens'],
+      input: req.min_tokens,
+      message: `at most ${limit.field} (${limit.tokens})`,
+    });
+  }
+}
 
 interface OutputLimitFields {
   readonly max_tokens?: number | null;

@@ -1,22 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isOpenAiError, type OpenAiError } from './errors.ts';
 import { messageText, parseChatCompletionRequest } from './chat-request.ts';
 import { parseCompletionRequest, promptList } from './completion-request.ts';
+import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { includeUsage, outputLimit } from './request-fields.ts';
 import { fieldPath, parseJsonText } from './validation.ts';
+import { rejection } from './openai-test-kit.ts';
 
-function rejection(fn: () => unknown): OpenAiError {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(isOpenAiError(e), String(e));
-    return e;
-  }
-  assert.fail('expected a rejection');
-}
-
-test('a full chat request parses; nulls count as absent and unknown fields are dropped', () => {
+test('a full chat request parses; nulls count as absent', () => {
   const req = parseChatCompletionRequest({
     model: 'm',
     messages: [
@@ -29,6 +20,7 @@ test('a full chat request parses; nulls count as absent and unknown fields are d
         ],
       },
       { role: 'assistant', content: null },
+      { role: 'tool', content: '42', tool_call_id: 'call_1' },
     ],
     max_tokens: null,
     max_completion_tokens: 7,
@@ -41,25 +33,69 @@ test('a full chat request parses; nulls count as absent and unknown fields are d
     seed: 42,
     user: 'u1',
     ignore_eos: true,
-    logit_bias: { 1: 2 },
+    top_k: -1,
+    min_p: 0.05,
+    repetition_penalty: 1.1,
+    min_tokens: 7,
   });
   assert.equal(messageText(req.messages[1]), 'a\nb');
   assert.equal(messageText(req.messages[2]), '');
+  assert.equal(req.messages[3].tool_call_id, 'call_1');
   assert.deepEqual(outputLimit(req), { tokens: 7, field: 'max_completion_tokens' });
   assert.equal(includeUsage(req), true);
-  assert.equal('logit_bias' in req, false);
 });
 
-test('a completion prompt is a string or a list of strings', () => {
-  assert.deepEqual(promptList(parseCompletionRequest({ model: 'm', prompt: 'x' })), ['x']);
-  assert.deepEqual(promptList(parseCompletionRequest({ model: 'm', prompt: ['x', 'y'] })), [
-    'x',
-    'y',
-  ]);
-  const err = rejection(() => parseCompletionRequest({ model: 'm', prompt: [1, 2] }));
-  assert.equal(err.message, 'prompt: expected a string or a non-empty array of strings, got [1,2]');
-  assert.equal(err.status, 400);
-  assert.equal(err.param, 'prompt');
+test('a completion prompt takes the four forms vLLM accepts', () => {
+  const cases: [unknown, readonly (string | readonly number[])[]][] = [
+    ['x', ['x']],
+    ['', ['']],
+    [
+      ['x', 'y'],
+      ['x', 'y'],
+    ],
+    [[1, 2, 3], [[1, 2, 3]]],
+    [
+      [[1, 2], [3]],
+      [[1, 2], [3]],
+    ],
+    [[0, MAX_TOKEN_ID], [[0, MAX_TOKEN_ID]]],
+  ];
+  for (const [prompt, list] of cases) {
+    assert.deepEqual(promptList(parseCompletionRequest({ model: 'm', prompt })), list);
+  }
+});
+
+test('a bad completion prompt names the element at fault', () => {
+  const forms = 'a string, or a non-empty array of strings, of token ids or of token-id arrays';
+  const cases: [unknown, string, string][] = [
+    [undefined, `prompt: expected ${forms}, got nothing`, 'prompt'],
+    [[], `prompt: expected ${forms}, got []`, 'prompt'],
+    [['a', 1], `prompt: expected ${forms}, got ["a",1]`, 'prompt'],
+    [
+      [1, -1],
+      `prompt[1]: expected a token id (an integer in [0, ${MAX_TOKEN_ID}]), got -1`,
+      'prompt[1]',
+    ],
+    // Not an integer: no form matches, so the whole prompt is named.
+    [[1, 2.5], `prompt: expected ${forms}, got [1,2.5]`, 'prompt'],
+    [
+      [MAX_TOKEN_ID + 1],
+      `prompt[0]: expected a token id (an integer in [0, ${MAX_TOKEN_ID}]), got ${MAX_TOKEN_ID + 1}`,
+      'prompt[0]',
+    ],
+    [[[1], []], 'prompt[1]: expected a non-empty array of token ids, got []', 'prompt[1]'],
+    [
+      [[1], [2, -3]],
+      `prompt[1][1]: expected a token id (an integer in [0, ${MAX_TOKEN_ID}]), got -3`,
+      'prompt[1][1]',
+    ],
+  ];
+  for (const [prompt, message, param] of cases) {
+    const err = rejection(() => parseCompletionRequest({ model: 'm', prompt }));
+    assert.equal(err.message, message);
+    assert.equal(err.status, 400);
+    assert.equal(err.param, param);
+  }
 });
 
 test('errors name the nested field, what it must be and the value', () => {
@@ -92,10 +128,85 @@ test('errors name the nested field, what it must be and the value', () => {
       'model: expected a model name, got ""',
     ],
     [null, 'body: expected a JSON object, got null'],
+    [
+      { model: 'm', messages: [{ role: 'user', content: '\ud800' }] },
+      'messages[0].content: expected well-formed Unicode text, got a lone surrogate',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'a\udc00b' }] }] },
+      'messages[0].content[0].text: expected well-formed Unicode text, got a lone surrogate',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'x', name: '\udbff' }] },
+      'messages[0].name: expected well-formed Unicode text, got a lone surrogate',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], stop: ['ok', '\ud800'] },
+      'stop[1]: expected well-formed Unicode text, got a lone surrogate',
+    ],
+    [
+      { model: 'm\ud800', messages: [{ role: 'user', content: 'x' }] },
+      'model: expected well-formed Unicode text, got a lone surrogate',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], top_k: -2 },
+      'top_k: expected an integer ≥ -1, got -2',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], min_p: 1.5 },
+      'min_p: expected a number in [0, 1], got 1.5',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], repetition_penalty: 0 },
+      'repetition_penalty: expected a number > 0, got 0',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], min_tokens: -1 },
+      'min_tokens: expected an integer ≥ 0, got -1',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], min_tokens: 9, max_tokens: 8 },
+      'min_tokens: expected at most max_tokens (8), got 9',
+    ],
   ];
   for (const [body, message] of cases) {
     assert.equal(rejection(() => parseChatCompletionRequest(body)).message, message);
   }
+});
+
+test('a number too large for a double (1e309) is a 400 naming the field, not Infinity', () => {
+  const base = '"model":"m","messages":[{"role":"user","content":"x"}]';
+  const cases: [string, string][] = [
+    ['max_tokens', 'an integer in [1, 1048576]'],
+    ['temperature', 'a number in [0, 2]'],
+    ['seed', 'an integer'],
+    ['max_completion_tokens', 'an integer in [1, 1048576]'],
+  ];
+  for (const [field, expected] of cases) {
+    for (const literal of ['1e309', '-1e309']) {
+      const body = parseJsonText(`{${base},"${field}":${literal}}`);
+      const err = rejection(() => parseChatCompletionRequest(body));
+      const got = literal.startsWith('-') ? '-Infinity' : 'Infinity';
+      assert.equal(err.message, `${field}: expected ${expected}, got ${got}`);
+      assert.equal(err.param, field);
+    }
+  }
+});
+
+test('stream_options is only allowed when stream is true, as OpenAI and vLLM answer', () => {
+  const base = { model: 'm', messages: [{ role: 'user', content: 'x' }] };
+  for (const stream of [undefined, null, false]) {
+    const err = rejection(() =>
+      parseChatCompletionRequest({ ...base, stream, stream_options: { include_usage: true } }),
+    );
+    assert.equal(err.message, 'stream_options: only allowed when stream is true');
+    assert.equal(err.param, 'stream_options');
+    assert.throws(() =>
+      parseCompletionRequest({ model: 'm', prompt: 'x', stream, stream_options: {} }),
+    );
+  }
+  assert.ok(parseChatCompletionRequest({ ...base, stream_options: null }));
+  assert.ok(parseChatCompletionRequest({ ...base, stream: true, stream_options: {} }));
 });
 
 test('field paths read like code', () => {

@@ -2,45 +2,88 @@
  * Turns zod validation failures into one OpenAI 400 error that names the field, what it must
  * be and what it was: `messages[0].role: expected one of system, user, assistant, tool, got
  * "robot"`. Main rule: every leaf schema of the wire format carries its expectation as its
- * error (`expect('an integer ≥ 1')`), so the message never leaks zod's wording.
+ * error (`expect('an integer ≥ 1')`), so the message never leaks zod's wording. An unknown
+ * field reads `messages[0].foo: unknown field`; a refusal that is not an expectation (`not
+ * supported by this server …`) is worded by its issue's params (`Wording`).
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { describeValue, invalidRequest } from './errors.ts';
+import { fieldPath } from './field-path.ts';
+import { checkJsonShape } from './json-shape.ts';
+
+export { fieldPath };
 
 /** Schema params that make `text` the schema's whole expectation, for every check it fails. */
 export function expect(text: string): { error: string } {
   return { error: text };
 }
 
-/** `['messages', 0, 'role']` → `messages[0].role`; the root is `body`. */
-export function fieldPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out === '' ? String(key) : `.${String(key)}`;
+/** How `parseWith` words a custom issue, carried in the issue's `params`. */
+export interface Wording {
+  /** The message stands alone (`only allowed when stream is true`), without `expected`. */
+  readonly plain?: boolean;
+  /** Shown after `got` instead of the value; null: no `got` part at all. */
+  readonly got?: string | null;
+}
+
+/** Params for a check whose failure is worded as `text` rather than as an expectation. */
+export function refusal(text: string, wording: Wording = {}) {
+  return { error: text, params: { plain: true, ...wording } satisfies Wording };
+}
+
+/**
+ * A string field: a string that is also well-formed Unicode. A lone surrogate (`"\ud800"` is
+ * valid JSON) cannot be encoded as UTF-8, so an upstream would see a different string, or
+ * refuse it after the gateway has already admitted and queued the request.
+ */
+export function text(expectation: string) {
+  return z.string(expect(expectation)).refine((s) => s.isWellFormed(), {
+    error: 'well-formed Unicode text',
+    params: { got: 'a lone surrogate' } satisfies Wording,
+  });
+}
+
+interface Problem {
+  readonly message: string;
+  readonly param: string | null;
+}
+
+function problems(issue: z.core.$ZodIssue): Problem[] {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => {
+      const at = fieldPath([...issue.path, key]);
+      return { message: `${at}: unknown field`, param: at };
+    });
   }
-  return out === '' ? 'body' : out;
+  const wording: Wording = (issue.code === 'custom' ? issue.params : undefined) ?? {};
+  const input = 'input' in issue ? issue.input : undefined;
+  const got = wording.got === undefined ? describeValue(input) : wording.got;
+  const at = fieldPath(issue.path);
+  const what = wording.plain === true ? issue.message : `expected ${issue.message}`;
+  const message = got === null ? `${at}: ${what}` : `${at}: ${what}, got ${got}`;
+  return [{ message, param: issue.path.length === 0 ? null : at }];
 }
 
 /** Parses `body` or throws a 400 naming the first bad field (the others follow in the message). */
 export function parseWith<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const input = 'input' in issue ? issue.input : undefined;
-    return `${fieldPath(issue.path)}: expected ${issue.message}, got ${describeValue(input)}`;
-  });
-  const first = result.error.issues[0];
-  return throwInvalid(problems.join('; '), first.path.length === 0 ? null : fieldPath(first.path));
+  const all = result.error.issues.flatMap(problems);
+  throw invalidRequest(all.map((p) => p.message).join('; '), all[0].param, 'invalid_value');
 }
 
 function throwInvalid(message: string, param: string | null): never {
   throw invalidRequest(message, param, 'invalid_value');
 }
 
-/** A request body's text as JSON, or a 400 that says why it is not. */
+/**
+ * A request body's text as JSON, or a 400 that says why it is not: not JSON, nested deeper than
+ * `MAX_JSON_DEPTH`, or an object with a duplicate key (see json-shape.ts). Decode the bytes with
+ * `decodeUtf8` first, so invalid UTF-8 is refused rather than replaced.
+ */
 export function parseJsonText(text: string): unknown {
   if (text.trim() === '') throwInvalid('request body: expected a JSON object, got nothing', null);
+  checkJsonShape(text);
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {

@@ -1,0 +1,181 @@
+// Nothing a client sends is silently ignored: unknown fields are refused, known but unsupported
+// fields pass only with their neutral values, and what parses is what goes upstream.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseChatCompletionRequest } from './chat-request.ts';
+import { parseCompletionRequest } from './completion-request.ts';
+import { unsupportedFields, unsupportedMessageFields } from './unsupported-fields.ts';
+import { parseJsonText } from './validation.ts';
+import { rejection } from './openai-test-kit.ts';
+
+const CHAT = { model: 'm', messages: [{ role: 'user', content: 'x' }] };
+const TEXT = { model: 'm', prompt: 'x' };
+const parsers: [string, (body: unknown) => unknown, Record<string, unknown>][] = [
+  ['chat', parseChatCompletionRequest, CHAT],
+  ['text', parseCompletionRequest, TEXT],
+];
+
+test('an unknown field is a 400 naming it, at any level', () => {
+  const cases: [unknown, string, string][] = [
+    [{ ...CHAT, x: 1 }, 'x: unknown field', 'x'],
+    [{ ...CHAT, x: 1, y: 2 }, 'x: unknown field; y: unknown field', 'x'],
+    [
+      { ...CHAT, messages: [{ role: 'user', content: 'x', foo: 'bar' }] },
+      'messages[0].foo: unknown field',
+      'messages[0].foo',
+    ],
+    [
+      { ...CHAT, stream: true, stream_options: { include_usage: true, extra: true } },
+      'stream_options.extra: unknown field',
+      'stream_options.extra',
+    ],
+  ];
+  for (const [body, message, param] of cases) {
+    const err = rejection(() => parseChatCompletionRequest(body));
+    assert.equal(err.status, 400);
+    assert.equal(err.message, message);
+    assert.equal(err.param, param);
+  }
+  assert.equal(
+    rejection(() => parseCompletionRequest({ ...TEXT, use_beam_search: true })).message,
+    'use_beam_search: unknown field',
+  );
+});
+
+test('a __proto__ key is an unknown field and never reaches a prototype', () => {
+  const cases: [string, string][] = [
+    [
+      '{"model":"m","messages":[{"role":"user","content":"x"}],"__proto__":{"polluted":1}}',
+      '__proto__: unknown field',
+    ],
+    [
+      '{"model":"m","messages":[{"role":"user","content":"x","__proto__":{"polluted":1}}]}',
+      'messages[0].__proto__: unknown field',
+    ],
+    [
+      '{"model":"m","messages":[{"role":"user","content":"x"}],"logit_bias":{"__proto__":{}}}',
+      'logit_bias: not supported by this server (expected {} or absent), got {"__proto__":{}}',
+    ],
+  ];
+  for (const [text, message] of cases) {
+    assert.equal(rejection(() => parseChatCompletionRequest(parseJsonText(text))).message, message);
+  }
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
+// [field, a value that asks for something, its neutral values, what the message expects]
+const unsupported: [string, unknown, unknown[], string][] = [
+  ['echo', true, [false], 'false or absent'],
+  ['logprobs', true, [false], 'false or absent'],
+  ['top_logprobs', 5, [0], '0 or absent'],
+  ['best_of', 2, [1], '1 or absent'],
+  ['suffix', 'end', [], 'absent'],
+  ['logit_bias', { '50256': -100 }, [{}], '{} or absent'],
+  ['tools', [{ type: 'function', function: { name: 'f' } }], [[]], '[] or absent'],
+  ['tool_choice', 'auto', ['none'], '"none" or absent'],
+  ['functions', [{ name: 'f' }], [[]], '[] or absent'],
+  ['function_call', 'auto', ['none'], '"none" or absent'],
+  ['response_format', { type: 'json_object' }, [{ type: 'text' }], '{"type":"text"} or absent'],
+  ['parallel_tool_calls', 'yes', [true, false], 'true, false or absent'],
+  ['service_tier', 'flex', ['auto', 'default'], '"auto", "default" or absent'],
+  ['store', true, [false], 'false or absent'],
+  ['metadata', { k: 'v' }, [{}], '{} or absent'],
+  ['modalities', ['text', 'audio'], [['text']], '["text"] or absent'],
+  ['audio', { voice: 'alloy', format: 'mp3' }, [], 'absent'],
+  ['prediction', { type: 'content', content: 'x' }, [], 'absent'],
+  ['reasoning_effort', 'high', [], 'absent'],
+  ['web_search_options', {}, [], 'absent'],
+];
+
+test('the table of unsupported fields is the one tested here', () => {
+  assert.deepEqual(
+    Object.keys(unsupportedFields).sort(),
+    unsupported.map(([field]) => field).sort(),
+  );
+});
+
+test('an unsupported field is a 400 unless it carries a neutral value, which is kept', () => {
+  for (const [kind, parse, base] of parsers) {
+    for (const [field, asks, neutrals, expected] of unsupported) {
+      const err = rejection(() => parse({ ...base, [field]: asks }));
+      const shown = JSON.stringify(asks);
+      assert.equal(
+        err.message,
+        `${field}: not supported by this server (expected ${expected}), got ${shown}`,
+        kind,
+      );
+      assert.equal(err.param, field);
+      for (const neutral of [...neutrals, null]) {
+        const parsed = parse({ ...base, [field]: neutral }) as Record<string, unknown>;
+        assert.deepEqual(parsed[field], neutral, `${kind} ${field}`);
+      }
+    }
+  }
+});
+
+test("a response's message appended to the history passes with its neutral fields", () => {
+  assert.deepEqual(Object.keys(unsupportedMessageFields).sort(), [
+    'annotations',
+    'audio',
+    'function_call',
+    'reasoning_content',
+    'refusal',
+    'tool_calls',
+  ]);
+  const echoed = {
+    role: 'assistant',
+    content: 'hi',
+    refusal: null,
+    annotations: [],
+    audio: null,
+    function_call: null,
+    tool_calls: [],
+    reasoning_content: null,
+  };
+  const req = parseChatCompletionRequest({ ...CHAT, messages: [...CHAT.messages, echoed] });
+  assert.deepEqual(req.messages[1], echoed);
+  const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
+  const err = rejection(() =>
+    parseChatCompletionRequest({ ...CHAT, messages: [{ ...echoed, tool_calls: [call] }] }),
+  );
+  assert.match(err.message, /^messages\[0\]\.tool_calls: not supported by this server \(expected/);
+  assert.equal(err.param, 'messages[0].tool_calls');
+});
+
+test('the parsed request holds every accepted field and only those, in the schema order', () => {
+  const full = {
+    model: 'm',
+    messages: [
+      { role: 'system', content: 's', name: 'n' },
+      { role: 'user', content: [{ type: 'text', text: 't' }] },
+      { role: 'tool', content: 'r', tool_call_id: 'c' },
+    ],
+    max_tokens: 5,
+    max_completion_tokens: 4,
+    stream: true,
+    stream_options: { include_usage: true, continuous_usage_stats: false },
+    temperature: 0.5,
+    top_p: 0.9,
+    presence_penalty: 0,
+    frequency_penalty: null,
+    n: 1,
+    stop: 'x',
+    seed: 1,
+    user: 'u',
+    ignore_eos: false,
+    top_k: 40,
+    min_p: 0.1,
+    repetition_penalty: 1.2,
+    min_tokens: 1,
+    logprobs: false,
+    tools: [],
+    response_format: { type: 'text' },
+  };
+  const parsed = parseChatCompletionRequest(full);
+  assert.deepEqual(parsed, full);
+  // Keys come out in the schema's order, whatever order they came in, so JSON.stringify of the
+  // parsed request is the same for the same request.
+  const reversed = Object.fromEntries(Object.entries(full).reverse());
+  assert.equal(JSON.stringify(parseChatCompletionRequest(reversed)), JSON.stringify(parsed));
+  assert.deepEqual(JSON.parse(JSON.stringify(parsed)), full);
+});

@@ -1,0 +1,87 @@
+/**
+ * OpenAI request fields this server knows but does not implement, in one table with the values
+ * that ask for nothing — what real clients send by default (`logprobs: false`, `tools: []`,
+ * `response_format: {"type": "text"}`). Main rule: a neutral value, null or absence is
+ * accepted and kept as sent, so the request forwarded upstream is the client's; any other
+ * value is a 400 naming the field — `logprobs: not supported by this server (expected false or
+ * absent), got true` — never silently ignored, since the client would get an answer to a
+ * question it did not ask. One table serves both endpoints (vLLM accepts most of these on
+ * both); a second, beside it, serves chat messages.
+ */
+import { z } from 'zod';
+import { describeValue } from './errors.ts';
+import { refusal } from './validation.ts';
+
+type Json = null | boolean | number | string | readonly Json[] | { readonly [k: string]: Json };
+
+/** Deep equality of a parsed JSON value with a (small) neutral value. */
+function sameJson(value: unknown, neutral: Json): boolean {
+  if (neutral === null || typeof neutral !== 'object') return value === neutral;
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(neutral)) {
+    return (
+      Array.isArray(value) &&
+      value.length === neutral.length &&
+      neutral.every((n, i) => sameJson(value[i], n))
+    );
+  }
+  if (Array.isArray(value)) return false;
+  const keys = Object.keys(neutral);
+  return (
+    Object.keys(value).length === keys.length &&
+    keys.every(
+      (k) =>
+        Object.hasOwn(value, k) &&
+        sameJson((value as Record<string, unknown>)[k], (neutral as Record<string, Json>)[k]),
+    )
+  );
+}
+
+/** A field accepted only with one of `values` (or null, or absent); its value is kept as sent. */
+function neutralOnly<const V extends readonly Json[]>(values: V) {
+  const shown = [...values.map((v) => describeValue(v)), 'absent'];
+  const expected = shown.length === 1 ? shown[0] : `${shown.slice(0, -1).join(', ')} or absent`;
+  return z
+    .custom<V[number]>(
+      (v) => values.some((n) => sameJson(v, n)),
+      refusal(`not supported by this server (expected ${expected})`),
+    )
+    .nullish();
+}
+
+export const unsupportedFields = {
+  echo: neutralOnly([false]),
+  logprobs: neutralOnly([false]),
+  top_logprobs: neutralOnly([0]),
+  best_of: neutralOnly([1]),
+  suffix: neutralOnly([]),
+  logit_bias: neutralOnly([{}]),
+  tools: neutralOnly([[]]),
+  tool_choice: neutralOnly(['none']),
+  functions: neutralOnly([[]]),
+  function_call: neutralOnly(['none']),
+  response_format: neutralOnly([{ type: 'text' }]),
+  // Only meaningful with tools, and tools must be empty: either value asks for nothing.
+  parallel_tool_calls: neutralOnly([true, false]),
+  service_tier: neutralOnly(['auto', 'default']),
+  store: neutralOnly([false]),
+  metadata: neutralOnly([{}]),
+  modalities: neutralOnly([['text']]),
+  audio: neutralOnly([]),
+  prediction: neutralOnly([]),
+  reasoning_effort: neutralOnly([]),
+  web_search_options: neutralOnly([]),
+};
+
+/**
+ * The same for a chat message's fields: what a client sends back when it appends a response's
+ * message (OpenAI's or vLLM's, with their empty tool calls and null refusal) to the history.
+ */
+export const unsupportedMessageFields = {
+  tool_calls: neutralOnly([[]]),
+  function_call: neutralOnly([]),
+  refusal: neutralOnly([]),
+  annotations: neutralOnly([[]]),
+  audio: neutralOnly([]),
+  reasoning_content: neutralOnly([]),
+};
