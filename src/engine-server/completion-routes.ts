@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import { parseChatCompletionRequest } from '../openai/chat-request.ts';
-import { type ChunkHead, SSE_HEADERS } from '../openai/chunks.ts';
+import type { ChunkHead } from '../openai/chunks.ts';
 import { parseCompletionRequest, promptList } from '../openai/completion-request.ts';
 import { OpenAiError, invalidRequest, modelNotFound, serverError } from '../openai/errors.ts';
 import { promptBlockHashes } from '../openai/prefix-hashes.ts';
@@ -15,14 +15,16 @@ import {
   estimateChatTokens,
   estimateCompletionTokens,
   renderChatPrompt,
+  renderCompletionPrompt,
 } from '../openai/prompt-tokens.ts';
 import { includeUsage, outputLimit } from '../openai/request-fields.ts';
 import { chatCompletion, textCompletion, usage } from '../openai/responses.ts';
+import { decodeUtf8 } from '../openai/utf8-text.ts';
 import { parseJsonText } from '../openai/validation.ts';
 import type { Generation } from './generation.ts';
 import { rejectionError } from './rejections.ts';
 import type { SimulatedBackend } from './simulated-backend.ts';
-import { type CompletionKind, sseBody } from './sse-body.ts';
+import { type CompletionKind, sseResponse } from './sse-body.ts';
 
 export interface RouteDeps {
   readonly backend: SimulatedBackend;
@@ -40,12 +42,20 @@ interface Prepared {
   readonly ignoreEos: boolean;
   readonly limit: ReturnType<typeof outputLimit>;
   readonly promptField: string;
+  /** The text prefix hashing sees. */
   readonly promptText: string;
   readonly promptTokens: number;
+  /** The prompt came as token ids: its size is exact, not estimated. */
+  readonly promptTokensExact: boolean;
+}
+
+/** The body as JSON; bytes that are not UTF-8 are refused, not replaced (see utf8-text.ts). */
+async function jsonBody(c: Context): Promise<unknown> {
+  return parseJsonText(decodeUtf8(new Uint8Array(await c.req.arrayBuffer())));
 }
 
 export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
-  const req = parseChatCompletionRequest(parseJsonText(await c.req.text()));
+  const req = parseChatCompletionRequest(await jsonBody(c));
   return run(c, deps, 'chat', {
     model: req.model,
     stream: req.stream === true,
@@ -55,11 +65,12 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
     promptField: 'messages',
     promptText: renderChatPrompt(req.messages),
     promptTokens: estimateChatTokens(req.messages),
+    promptTokensExact: false,
   });
 }
 
 export async function completionRoute(c: Context, deps: RouteDeps): Promise<Response> {
-  const req = parseCompletionRequest(parseJsonText(await c.req.text()));
+  const req = parseCompletionRequest(await jsonBody(c));
   const prompts = promptList(req);
   if (prompts.length !== 1) {
     throw invalidRequest(
@@ -74,8 +85,9 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     ignoreEos: req.ignore_eos === true,
     limit: outputLimit(req),
     promptField: 'prompt',
-    promptText: prompts[0],
+    promptText: renderCompletionPrompt(prompts[0]),
     promptTokens: estimateCompletionTokens(prompts[0]),
+    promptTokensExact: typeof prompts[0] !== 'string',
   });
 }
 
@@ -94,6 +106,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
     throw rejectionError(result.reason, {
       promptField: p.promptField,
       promptTokens: p.promptTokens,
+      promptTokensExact: p.promptTokensExact,
       limit: p.limit,
       maxModelLen: backend.maxModelLen,
       kvTokens: load.kvTotalBlocks * blockSize,
@@ -110,11 +123,13 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
     model: deps.servedModelName,
     includeUsage: p.includeUsage,
   };
-  const socket = (c.env as HttpBindings | undefined)?.incoming?.socket;
+  // Served by Node, the request's socket and response; in-process (`app.request`), neither.
+  const node = c.env as Partial<HttpBindings> | undefined;
+  const socket = node?.incoming?.socket;
   if (p.stream) {
     // Tokens already written reach the client, then the connection drops mid-body.
     const cut = () => (socket === undefined ? false : (socket.destroySoon(), true));
-    return new Response(sseBody(kind, gen, head, cut), { headers: SSE_HEADERS });
+    return sseResponse(kind, gen, head, node?.outgoing, cut);
   }
   return c.json(await collect(kind, gen, head, () => socket?.destroy()));
 }

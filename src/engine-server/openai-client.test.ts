@@ -1,5 +1,6 @@
 // The engine server as a user meets it: the official `openai` client over real HTTP on an
-// ephemeral port. A 2 ms constant step keeps every request to a few tens of milliseconds.
+// ephemeral port, and for the streaming tests in-process too (the engine's other way to
+// stream). A 2 ms constant step keeps every request to a few tens of milliseconds.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -14,6 +15,24 @@ let client: OpenAI;
 
 const clientFor = (e: ListeningEngineServer) =>
   new OpenAI({ baseURL: `${e.url}/v1`, apiKey: 'x', maxRetries: 0 });
+
+/**
+ * The two ways the engine streams: on its socket, written straight to Node's response; and
+ * in-process (`app.request`), as a web stream. The streaming tests run over both.
+ */
+const PATHS = [
+  ['socket', clientFor],
+  [
+    'in-process',
+    (e: ListeningEngineServer) =>
+      new OpenAI({
+        baseURL: 'http://engine/v1',
+        apiKey: 'x',
+        maxRetries: 0,
+        fetch: (url, init) => Promise.resolve(e.app.request(url, init)),
+      }),
+  ],
+] as const;
 
 before(async () => {
   engine = await serveEngine(FAST);
@@ -65,50 +84,52 @@ test('non-streaming text completion with ignore_eos produces exactly max_tokens'
   });
 });
 
-test('streaming chat with include_usage: one content chunk per completion token', async () => {
-  const stream = await client.chat.completions.create({
-    model: MODEL,
-    messages: [{ role: 'user', content: 'Stream me something.' }],
-    max_tokens: 20,
-    stream: true,
-    stream_options: { include_usage: true },
+for (const [over, clientOf] of PATHS) {
+  test(`streaming chat with include_usage: one content chunk per completion token (${over})`, async () => {
+    const stream = await clientOf(engine).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Stream me something.' }],
+      max_tokens: 20,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let contentChunks = 0;
+    let roleChunks = 0;
+    let finish: string | null = null;
+    let used: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (choice?.delta.role === 'assistant') roleChunks++;
+      if (choice?.delta.content) contentChunks++;
+      if (choice?.finish_reason) finish = choice.finish_reason;
+      if (chunk.usage) used = chunk.usage;
+    }
+    assert.equal(roleChunks, 1);
+    assert.ok(used);
+    assert.equal(used.completion_tokens, contentChunks);
+    assert.equal(used.total_tokens, used.prompt_tokens + contentChunks);
+    assert.ok(finish === 'stop' || finish === 'length');
   });
-  let contentChunks = 0;
-  let roleChunks = 0;
-  let finish: string | null = null;
-  let used: OpenAI.CompletionUsage | null | undefined;
-  for await (const chunk of stream) {
-    const choice = chunk.choices[0];
-    if (choice?.delta.role === 'assistant') roleChunks++;
-    if (choice?.delta.content) contentChunks++;
-    if (choice?.finish_reason) finish = choice.finish_reason;
-    if (chunk.usage) used = chunk.usage;
-  }
-  assert.equal(roleChunks, 1);
-  assert.ok(used);
-  assert.equal(used.completion_tokens, contentChunks);
-  assert.equal(used.total_tokens, used.prompt_tokens + contentChunks);
-  assert.ok(finish === 'stop' || finish === 'length');
-});
 
-test('streaming text completion with ignore_eos streams exactly max_tokens', async () => {
-  const stream = await client.completions.create({
-    model: MODEL,
-    prompt: 'Count:',
-    max_tokens: 15,
-    stream: true,
-    stream_options: { include_usage: true },
-    ignore_eos: true,
-  } as OpenAI.CompletionCreateParamsStreaming);
-  let pieces = 0;
-  let used: OpenAI.CompletionUsage | null | undefined;
-  for await (const chunk of stream) {
-    if (chunk.choices[0]?.text) pieces++;
-    if (chunk.usage) used = chunk.usage;
-  }
-  assert.equal(pieces, 15);
-  assert.equal(used?.completion_tokens, 15);
-});
+  test(`streaming text completion with ignore_eos streams exactly max_tokens (${over})`, async () => {
+    const stream = await clientOf(engine).completions.create({
+      model: MODEL,
+      prompt: 'Count:',
+      max_tokens: 15,
+      stream: true,
+      stream_options: { include_usage: true },
+      ignore_eos: true,
+    } as OpenAI.CompletionCreateParamsStreaming);
+    let pieces = 0;
+    let used: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.text) pieces++;
+      if (chunk.usage) used = chunk.usage;
+    }
+    assert.equal(pieces, 15);
+    assert.equal(used?.completion_tokens, 15);
+  });
+}
 
 test('/v1/models lists the served model name', async () => {
   const named = await serveEngine({ ...FAST, servedModelName: 'my-llama' });
@@ -175,66 +196,71 @@ test('/metrics after traffic shows vLLM names with nonzero counters and prefix h
   assert.match(text, /# TYPE vllm:num_preemptions_total counter/);
 });
 
-test('aborting a stream mid-way cancels it in the engine and frees its KV', async () => {
-  const ac = new AbortController();
-  const stream = await client.chat.completions.create(
-    {
-      model: MODEL,
-      messages: [{ role: 'user', content: 'A very long answer, please.' }],
-      max_tokens: 5000,
-      stream: true,
-      ignore_eos: true,
-    } as OpenAI.ChatCompletionCreateParamsStreaming,
-    { signal: ac.signal },
-  );
-  const abortsBefore = engine.backend.counters().ended.abort;
-  let seen = 0;
-  try {
-    for await (const chunk of stream) {
-      if (chunk.choices[0]?.delta.content) seen++;
-      if (seen === 3) {
-        assert.equal(engine.backend.load().running, 1);
-        assert.ok(engine.backend.load().kvUsedBlocks > 0);
-        ac.abort();
-      }
-    }
-  } catch (e) {
-    // The client either ends the iteration quietly or throws its abort error.
-    assert.ok(e instanceof OpenAI.APIUserAbortError, String(e));
-  }
-  assert.equal(seen, 3);
-  await eventually(() => {
-    const load = engine.backend.load();
-    return load.running === 0 && load.waiting === 0 && load.kvUsedBlocks === 0;
-  }, 'the engine still holds the aborted request');
-  assert.equal(engine.backend.counters().ended.abort, abortsBefore + 1);
-  assert.equal(engine.backend.inFlight, 0);
-});
-
-test('crash injection cuts a stream with a network error after some tokens', async () => {
-  const crashing = await serveEngine({ ...FAST, faults: { crashRate: 1 } });
-  try {
-    const stream = await clientFor(crashing).chat.completions.create({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'hello' }],
-      max_tokens: 10,
-      stream: true,
-      ignore_eos: true,
-    } as OpenAI.ChatCompletionCreateParamsStreaming);
+for (const [over, clientOf] of PATHS) {
+  test(`aborting a stream mid-way cancels it in the engine and frees its KV (${over})`, async () => {
+    const ac = new AbortController();
+    const stream = await clientOf(engine).chat.completions.create(
+      {
+        model: MODEL,
+        messages: [{ role: 'user', content: 'A very long answer, please.' }],
+        max_tokens: 5000,
+        stream: true,
+        ignore_eos: true,
+      } as OpenAI.ChatCompletionCreateParamsStreaming,
+      { signal: ac.signal },
+    );
+    const abortsBefore = engine.backend.counters().ended.abort;
     let seen = 0;
-    const err = await (async () => {
-      try {
-        for await (const chunk of stream) if (chunk.choices[0]?.delta.content) seen++;
-      } catch (e) {
-        return e;
+    try {
+      for await (const chunk of stream) {
+        if (chunk.choices[0]?.delta.content) seen++;
+        if (seen === 3) {
+          assert.equal(engine.backend.load().running, 1);
+          assert.ok(engine.backend.load().kvUsedBlocks > 0);
+          ac.abort();
+        }
       }
-      return null;
-    })();
-    assert.ok(err !== null, 'the stream ended normally');
-    assert.ok(!(err instanceof OpenAI.APIError) || err instanceof OpenAI.APIConnectionError);
-    assert.equal(seen, 5, 'a crash comes half-way through');
-    await eventually(() => crashing.backend.load().kvUsedBlocks === 0, 'crashed request holds KV');
-  } finally {
-    await crashing.close();
-  }
-});
+    } catch (e) {
+      // The client either ends the iteration quietly or throws its abort error.
+      assert.ok(e instanceof OpenAI.APIUserAbortError, String(e));
+    }
+    assert.equal(seen, 3);
+    await eventually(() => {
+      const load = engine.backend.load();
+      return load.running === 0 && load.waiting === 0 && load.kvUsedBlocks === 0;
+    }, 'the engine still holds the aborted request');
+    assert.equal(engine.backend.counters().ended.abort, abortsBefore + 1);
+    assert.equal(engine.backend.inFlight, 0);
+  });
+
+  test(`crash injection breaks a stream after some tokens, with no finish (${over})`, async () => {
+    const crashing = await serveEngine({ ...FAST, faults: { crashRate: 1 } });
+    try {
+      const stream = await clientOf(crashing).chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'hello' }],
+        max_tokens: 10,
+        stream: true,
+        ignore_eos: true,
+      } as OpenAI.ChatCompletionCreateParamsStreaming);
+      let seen = 0;
+      const err = await (async () => {
+        try {
+          for await (const chunk of stream) if (chunk.choices[0]?.delta.content) seen++;
+        } catch (e) {
+          return e;
+        }
+        return null;
+      })();
+      assert.ok(err !== null, 'the stream ended normally');
+      assert.ok(!(err instanceof OpenAI.APIError) || err instanceof OpenAI.APIConnectionError);
+      assert.equal(seen, 5, 'a crash comes half-way through');
+      await eventually(
+        () => crashing.backend.load().kvUsedBlocks === 0,
+        'crashed request holds KV',
+      );
+    } finally {
+      await crashing.close();
+    }
+  });
+}

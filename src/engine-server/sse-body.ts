@@ -1,14 +1,23 @@
 /**
- * A generation as an OpenAI SSE body: a role chunk (chat), one chunk per token as the engine
- * emits it, a chunk with the finish reason, the usage chunk when asked, then `[DONE]`. The body
- * pulls one event at a time, so a slow client leaves tokens queued in the backend rather than
- * in socket buffers. Main rule: a client that goes away cancels the generation in the same
- * tick; an injected crash cuts the connection with no terminating chunk, as a dead server would.
+ * A generation as an OpenAI SSE answer: a role chunk (chat), one chunk per token as the engine
+ * emits it, a chunk with the finish reason, the usage chunk when asked, then `[DONE]`. Main
+ * rule: a client that goes away cancels the generation in the same tick; an injected crash cuts
+ * the connection with no terminating chunk, as a dead server would.
+ *
+ * Served by Node (`outgoing` given), the bytes go straight to Node's response, as the gateway
+ * writes its own: no web stream between the engine and the socket, so the yardstick the
+ * gateway's overhead is measured against costs little and adds little noise. A client gone is
+ * then seen by the request's abort signal, which the route ties to the generation. In-process
+ * (`app.request`), the answer is a web stream, and a reader that cancels it cancels the
+ * generation.
  */
+import type { ServerResponse } from 'node:http';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import {
   chatChunk,
   type ChunkHead,
   SSE_DONE,
+  SSE_HEADERS,
   sseData,
   textChunk,
   usageChunk,
@@ -19,59 +28,106 @@ import type { Generation } from './generation.ts';
 
 export type CompletionKind = 'chat' | 'text';
 
+/** Where an SSE answer's bytes go. Each call after the answer ended or broke is a no-op. */
+interface SseSink {
+  write(event: string): void;
+  end(): void;
+  /** The answer broke: the client must see a broken stream, not a complete one. */
+  fail(reason: unknown): void;
+}
+
 const encoder = new TextEncoder();
 
-export function sseBody(
+export function sseResponse(
   kind: CompletionKind,
   gen: Generation,
   head: ChunkHead,
+  outgoing: ServerResponse | undefined,
   /** Ends the connection abruptly once what was written is flushed; false if there is none. */
   cutConnection: () => boolean,
-): ReadableStream<Uint8Array> {
-  const events = gen[Symbol.asyncIterator]();
-  const send = (c: ReadableStreamDefaultController<Uint8Array>, payload: unknown) =>
-    c.enqueue(encoder.encode(sseData(payload)));
-  const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
-  return new ReadableStream<Uint8Array>({
+): Response {
+  const answer = (to: SseSink) => {
+    writeEvents(kind, gen, head, cutConnection, to).catch(to.fail);
+  };
+  if (outgoing !== undefined) {
+    outgoing.writeHead(200, SSE_HEADERS);
+    // Written without waiting for 'drain': a stream's output is bounded by its max_tokens, so a
+    // slow reader costs memory, never the engine's pace (the gateway writes the same way).
+    const open = () => !outgoing.destroyed && !outgoing.writableEnded;
+    answer({
+      write: (event) => open() && outgoing.write(event),
+      end: () => open() && outgoing.end(),
+      fail: () => outgoing.destroy(),
+    });
+    return RESPONSE_ALREADY_SENT;
+  }
+  let open = true;
+  const body = new ReadableStream<Uint8Array>({
     start(c) {
-      if (kind === 'chat') send(c, chatChunk(head, { role: 'assistant', content: '' }, null));
+      answer({
+        write: (event) => open && c.enqueue(encoder.encode(event)),
+        end: () => {
+          if (open) c.close();
+          open = false;
+        },
+        fail: (reason) => {
+          if (open) c.error(reason);
+          open = false;
+        },
+      });
     },
-    async pull(c) {
-      const r = await events.next();
-      if (r.done) {
-        // Ended without a finish: the backend shut down under it. Fail the body so the
-        // client sees a broken stream, not a complete one.
-        c.error(new Error(`generation ${gen.id} ended before it finished`));
-        return;
-      }
-      const ev = r.value;
-      if (ev.type === 'token') {
-        send(
-          c,
+    cancel() {
+      open = false;
+      gen.cancel();
+    },
+  });
+  return new Response(body, { headers: SSE_HEADERS });
+}
+
+/** The role chunk, every token as the engine emits it, then the closing events or the break. */
+async function writeEvents(
+  kind: CompletionKind,
+  gen: Generation,
+  head: ChunkHead,
+  cutConnection: () => boolean,
+  to: SseSink,
+): Promise<void> {
+  if (kind === 'chat') to.write(sseData(chatChunk(head, { role: 'assistant', content: '' }, null)));
+  for await (const ev of gen) {
+    if (ev.type === 'token') {
+      to.write(
+        sseData(
           kind === 'chat'
             ? chatChunk(head, { content: ev.text }, null)
             : textChunk(head, ev.text, null),
-        );
-      } else if (ev.type === 'finish') {
-        send(c, kind === 'chat' ? chatChunk(head, {}, ev.reason) : textChunk(head, '', ev.reason));
-        if (head.includeUsage) {
-          const parts = gen.ttftParts();
-          const used = usageChunk(object, head, usage(gen.promptTokens, ev.completionTokens));
-          send(c, parts === undefined ? used : { ...used, timings: wireTimings(parts) });
-        }
-        c.enqueue(encoder.encode(SSE_DONE));
-        c.close();
-      } else if (!cutConnection()) {
-        // No socket to cut (in-process use): fail the body instead. With a socket the body
-        // just stops; the socket's close cancels it.
-        c.error(new Error(`generation ${gen.id}: injected crash`));
-      }
-    },
-    cancel() {
-      gen.cancel();
-      void events.return?.();
-    },
-  });
+        ),
+      );
+    } else if (ev.type === 'finish') {
+      // One write per event, as before: the same HTTP chunks, not only the same SSE bytes.
+      to.write(
+        sseData(kind === 'chat' ? chatChunk(head, {}, ev.reason) : textChunk(head, '', ev.reason)),
+      );
+      if (head.includeUsage) to.write(sseData(usageEvent(kind, gen, head, ev.completionTokens)));
+      to.write(SSE_DONE);
+      to.end();
+      return;
+    } else {
+      // No socket to cut (in-process use): fail the body instead. With a socket the answer
+      // just stops; the socket's close ends the request.
+      if (!cutConnection()) to.fail(new Error(`generation ${gen.id}: injected crash`));
+      return;
+    }
+  }
+  // Ended without a finish: the client left (nothing reads this), or the backend shut down
+  // under it.
+  to.fail(new Error(`generation ${gen.id} ended before it finished`));
+}
+
+function usageEvent(kind: CompletionKind, gen: Generation, head: ChunkHead, completion: number) {
+  const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+  const used = usageChunk(object, head, usage(gen.promptTokens, completion));
+  const parts = gen.ttftParts();
+  return parts === undefined ? used : { ...used, timings: wireTimings(parts) };
 }
 
 /**
