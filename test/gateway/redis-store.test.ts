@@ -1,6 +1,7 @@
 // The Redis store against a real redis-server: the SharedStore conformance suite, plus what only
-// Redis has — keys namespaced and all with a TTL, leases of a dead gateway expiring, scripts
-// reloaded after the server forgot them, and no crash when the server is not there.
+// Redis has — keys namespaced and all with a TTL, idempotency keys of the format before
+// fingerprints still read, leases of a dead gateway expiring, scripts reloaded after the server
+// forgot them, and no crash when the server is not there.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -45,7 +46,7 @@ const ask = (over: Partial<TenantAsk>): TenantAsk => ({
 test('every key is namespaced goodput: and has a TTL', async () => {
   const s = await open();
   const v = await s.admit(ask({ tenant: 'ttl' }));
-  const c = await s.claim('ttl', 'k');
+  const c = await s.claim('ttl', 'k', 'fp');
   if (c.kind === 'claimed') await c.hold.complete({ status: 200, body: '{}', headers: {} });
   const raw = createClient({ url: redis.url });
   await raw.connect();
@@ -57,6 +58,19 @@ test('every key is namespaced goodput: and has a TTL', async () => {
   }
   raw.destroy();
   if (v.ok) await v.lease.release();
+});
+
+test('a key written before fingerprints (I<holder>, D<answer>) is read as bound to none', async () => {
+  const s = await open();
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  const answer = { status: 200, body: '{"old":true}', headers: {} };
+  const key = (k: string) => `goodput:{legacy}:idem:${k}`;
+  await raw.sendCommand(['SET', key('done'), `D${JSON.stringify(answer)}`, 'PX', '60000']);
+  await raw.sendCommand(['SET', key('held'), 'Ian-old-holder', 'PX', '60000']);
+  raw.destroy();
+  assert.deepEqual(await s.claim('legacy', 'done', 'any'), { kind: 'done', response: answer });
+  assert.equal((await s.claim('legacy', 'held', 'any')).kind, 'in_flight');
 });
 
 test("a dead gateway's concurrency slot frees itself when its lease expires", async () => {
@@ -89,6 +103,6 @@ test('no server: calls reject, nothing crashes', async () => {
   });
   await assert.rejects(s.ping());
   await assert.rejects(s.admit(ask({})));
-  await assert.rejects(s.claim('acme', 'k'));
+  await assert.rejects(s.claim('acme', 'k', 'fp'));
   await until(() => errors.length > 0);
 });

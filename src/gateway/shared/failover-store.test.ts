@@ -4,6 +4,7 @@ import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import { FailoverStore, type FailurePolicy } from './failover-store.ts';
 import { MemoryStore } from './memory-store.ts';
 import { isSharedStoreUnavailable, type SharedStore, type TenantAsk } from './shared-store.ts';
+import { sharedStoreConformance } from './store-conformance.ts';
 
 /** A primary that can be switched off: every call then rejects, as Redis's client does. */
 class SwitchableStore implements SharedStore {
@@ -22,9 +23,9 @@ class SwitchableStore implements SharedStore {
     if (!v.ok) return v;
     return { ok: true as const, lease: { release: async () => void this.releases++ } };
   }
-  async claim(tenant: string, key: string) {
+  async claim(tenant: string, key: string, fingerprint: string) {
     this.#gate();
-    return this.#inner.claim(tenant, key);
+    return this.#inner.claim(tenant, key, fingerprint);
   }
   async ping() {
     this.#gate();
@@ -36,6 +37,23 @@ class SwitchableStore implements SharedStore {
     if (!this.reachable) throw new Error('connect ECONNREFUSED');
   }
 }
+
+/** Failing open, the store keeps the contract whichever store serves it. */
+function overMemory(primaryUp: boolean): FailoverStore {
+  const clock = new VirtualClock();
+  const down = new SwitchableStore(clock);
+  down.reachable = false;
+  return new FailoverStore({
+    primary: primaryUp ? new MemoryStore({ clock }) : down,
+    fallback: new MemoryStore({ clock }),
+    policy: 'open',
+    clock,
+    timers: clock,
+  });
+}
+
+sharedStoreConformance('failover, primary up', () => overMemory(true));
+sharedStoreConformance('failover, primary down', () => overMemory(false));
 
 const settle = () => new Promise((r) => setImmediate(r));
 
@@ -99,7 +117,7 @@ test('closed: while the primary is down, calls reject as unavailable with a Retr
     store.admit(ask),
     (e) => isSharedStoreUnavailable(e) && e.retryAfterMs === 1_000,
   );
-  await assert.rejects(store.claim('acme', 'k'), isSharedStoreUnavailable);
+  await assert.rejects(store.claim('acme', 'k', 'fp'), isSharedStoreUnavailable);
   primary.reachable = true;
   await tick();
   assert.equal((await store.admit(ask)).ok, true);

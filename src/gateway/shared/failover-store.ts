@@ -58,8 +58,8 @@ export class FailoverStore implements SharedStore {
     return this.#route((s) => s.admit(ask));
   }
 
-  claim(tenant: string, key: string): Promise<Claim> {
-    return this.#route((s) => s.claim(tenant, key));
+  claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
+    return this.#route((s) => s.claim(tenant, key, fingerprint));
   }
 
   async ping(): Promise<void> {

@@ -98,32 +98,53 @@ return 1
 `);
 
 /**
- * KEYS: the idempotency key. ARGV: holder token, in-flight TTL ms. A key holds 'I' + holder
- * while in flight, 'D' + the stored response (JSON) once done. Returns {'claimed'},
- * {'in_flight'} or {'done', response}.
+ * An idempotency key's value binds it to its request's fingerprint: `H<n>:<fingerprint><holder>`
+ * while held (in flight), `A<n>:<fingerprint><answer JSON>` once answered, n the fingerprint's
+ * length in bytes — so no fingerprint reads as another's prefix, whatever its characters. The
+ * format before fingerprints, `I<holder>` and `D<answer JSON>`, is still read, as bound to no
+ * fingerprint (in flight, or replayed to any claim): such keys were written by a gateway of the
+ * earlier version, during a rolling upgrade or up to the replay TTL (10 min) after it, and
+ * answered as they were before, never by running the request twice. Refusing them as mismatches
+ * would turn away honest retries across the upgrade, and taking them as free would run a request
+ * twice. A gateway of the earlier version reads `H` and `A` as in flight (a 409 `duplicate`)
+ * and never overwrites them.
  */
-export const CLAIM = script(`
+const BOUND = `local bound = #ARGV[3] .. ':' .. ARGV[3]`;
+
+/**
+ * KEYS: the idempotency key. ARGV: holder token, in-flight TTL ms, fingerprint. Returns
+ * {'claimed'}, {'mismatch'} (held or done for another fingerprint), {'in_flight'} or
+ * {'done', response}.
+ */
+export const CLAIM = script(`${BOUND}
 local v = redis.call('GET', KEYS[1])
 if not v then
-  redis.call('SET', KEYS[1], 'I' .. ARGV[1], 'PX', tonumber(ARGV[2]))
+  redis.call('SET', KEYS[1], 'H' .. bound .. ARGV[1], 'PX', tonumber(ARGV[2]))
   return {'claimed'}
 end
-if string.sub(v, 1, 1) == 'D' then return {'done', string.sub(v, 2)} end
+local tag = string.sub(v, 1, 1)
+if tag == 'H' or tag == 'A' then
+  if string.sub(v, 2, #bound + 1) ~= bound then return {'mismatch'} end
+  if tag == 'A' then return {'done', string.sub(v, #bound + 2)} end
+  return {'in_flight'}
+end
+if tag == 'D' then return {'done', string.sub(v, 2)} end
 return {'in_flight'}
 `);
 
 /**
  * KEYS: the idempotency key. ARGV: holder token, action ('complete' | 'abandon' | 'renew'),
- * TTL ms, stored response. Only the holder's own claim is touched.
+ * fingerprint, TTL ms, stored response. Only the holder's own claim is touched; a completed
+ * answer stays bound to the fingerprint.
  */
-export const SETTLE_CLAIM = script(`
-if redis.call('GET', KEYS[1]) ~= 'I' .. ARGV[1] then return 0 end
+export const SETTLE_CLAIM = script(`${BOUND}
+if redis.call('GET', KEYS[1]) ~= 'H' .. bound .. ARGV[1] then return 0 end
 if ARGV[2] == 'complete' then
-  redis.call('SET', KEYS[1], 'D' .. ARGV[4], 'PX', tonumber(ARGV[3]))
+  redis.call('SET', KEYS[1], 'A' .. bound .. ARGV[5], 'PX', tonumber(ARGV[4]))
 elseif ARGV[2] == 'abandon' then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
 end
 return 1
 `);

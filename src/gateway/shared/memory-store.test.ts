@@ -39,20 +39,20 @@ test('Retry-After is when the bucket will hold the ask, and it does then', async
 test('a completed answer is replayed for the replay TTL, then the key is free', async () => {
   const clock = new VirtualClock();
   const s = new MemoryStore({ clock, replayTtlMs: 1_000 });
-  const c = await s.claim('acme', 'k');
+  const c = await s.claim('acme', 'k', 'fp');
   assert.equal(c.kind, 'claimed');
   if (c.kind === 'claimed') await c.hold.complete({ status: 200, body: 'x', headers: {} });
-  assert.equal((await s.claim('acme', 'k')).kind, 'done');
+  assert.equal((await s.claim('acme', 'k', 'fp')).kind, 'done');
   advance(clock, 1_001);
-  assert.equal((await s.claim('acme', 'k')).kind, 'claimed');
+  assert.equal((await s.claim('acme', 'k', 'another request')).kind, 'claimed');
 });
 
 test('an answer too large to keep is not replayed', async () => {
   const s = new MemoryStore({ clock: new VirtualClock() });
-  const c = await s.claim('acme', 'big');
+  const c = await s.claim('acme', 'big', 'fp');
   if (c.kind === 'claimed')
     await c.hold.complete({ status: 200, body: 'x'.repeat(2 * 1024 * 1024), headers: {} });
-  assert.equal((await s.claim('acme', 'big')).kind, 'claimed');
+  assert.equal((await s.claim('acme', 'big', 'fp')).kind, 'claimed');
 });
 
 test('failing open, each replica enforces its share of every limit', async () => {

@@ -48,8 +48,11 @@ interface TenantState {
   readonly retry: RetryBudgetState;
 }
 
-/** An idempotency key in flight (its holder's token), done (its answer), or released (null). */
-type KeyState = { readonly holder: object } | { readonly response: StoredResponse } | null;
+/**
+ * An idempotency key in flight (no response yet), done (its answer), or released (null). The
+ * entry's identity names its holder; its fingerprint, the request it is bound to.
+ */
+type KeyState = { readonly fingerprint: string; readonly response?: StoredResponse } | null;
 
 export class MemoryStore implements SharedStore {
   readonly #clock: Clock;
@@ -103,16 +106,17 @@ export class MemoryStore implements SharedStore {
     return { ok: true, lease: { release } };
   }
 
-  async claim(tenant: string, key: string): Promise<Claim> {
+  async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
     const id = `${tenant}:${key}`;
     const now = this.#clock.now();
     const state = this.#keys.get(id, now);
     if (state != null) {
-      return 'response' in state
-        ? { kind: 'done', response: state.response }
-        : { kind: 'in_flight' };
+      if (state.fingerprint !== fingerprint) return { kind: 'mismatch' };
+      return state.response === undefined
+        ? { kind: 'in_flight' }
+        : { kind: 'done', response: state.response };
     }
-    const mine = { holder: {} };
+    const mine: KeyState = { fingerprint };
     this.#keys.set(id, mine, now);
     // Only the holder's own entry is ever replaced: an evicted key claimed again is not touched.
     const settle = (next: KeyState) => {
@@ -123,7 +127,7 @@ export class MemoryStore implements SharedStore {
       kind: 'claimed',
       hold: {
         complete: async (response) =>
-          settle(response.body.length <= REPLAY_MAX_BYTES ? { response } : null),
+          settle(response.body.length <= REPLAY_MAX_BYTES ? { fingerprint, response } : null),
         abandon: async () => settle(null),
       },
     };

@@ -3,7 +3,9 @@
  * lua-scripts.ts), so replicas never interleave inside one. Keys are `goodput:{tenant}:…` (the
  * braces keep a tenant's keys in one Redis Cluster slot) and every key has a TTL. Concurrency
  * slots are leases with an expiry in a sorted set, renewed while their request runs, so the
- * slots of a gateway that dies free themselves within one lease TTL. Main rule: this store
+ * slots of a gateway that dies free themselves within one lease TTL. An idempotency key is one
+ * string holding its request's fingerprint with its holder or answer (the format is in
+ * lua-scripts.ts, with how keys of the earlier format are read). Main rule: this store
  * never throws on its own account and never takes the process down — connection errors are
  * swallowed (the failover store watches `ping`), commands time out, and a handle's methods
  * swallow their errors (a lease or claim left behind expires).
@@ -146,16 +148,20 @@ export class RedisStore implements SharedStore {
     return { ok: true, lease: { release } };
   }
 
-  async claim(tenant: string, key: string): Promise<Claim> {
+  async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
     const redisKey = `${tenantPrefix(tenant)}:idem:${key}`;
     const holder = this.#o.newId();
-    const reply = (await this.#eval(CLAIM, [redisKey], [holder, this.#o.leaseTtlMs])) as string[];
+    const reply = (await this.#eval(
+      CLAIM,
+      [redisKey],
+      [holder, this.#o.leaseTtlMs, fingerprint],
+    )) as string[];
     if (reply[0] === 'done')
       return { kind: 'done', response: JSON.parse(reply[1]) as StoredResponse };
-    if (reply[0] === 'in_flight') return { kind: 'in_flight' };
+    if (reply[0] === 'in_flight' || reply[0] === 'mismatch') return { kind: reply[0] };
     const token = {};
     const settle = (action: string, ttlMs: Ms, payload = '') =>
-      this.#eval(SETTLE_CLAIM, [redisKey], [holder, action, ttlMs, payload]);
+      this.#eval(SETTLE_CLAIM, [redisKey], [holder, action, fingerprint, ttlMs, payload]);
     this.#hold(token, () => settle('renew', this.#o.leaseTtlMs));
     const end = async (response: StoredResponse | null) => {
       if (!this.#held.delete(token)) return;

@@ -1,14 +1,19 @@
 /**
  * The state several gateway replicas must share, behind one interface: per-tenant quotas (a
  * token bucket and concurrency leases), the per-tenant retry budget, and idempotency claims
- * with the stored answer for replay. In memory for one process, Redis for many; the failover
- * store picks between them. Rules every implementation keeps (the conformance suite in
- * test/gateway/shared-store.conformance.ts checks them):
+ * bound to their request's fingerprint, with the stored answer for replay. In memory for one
+ * process, Redis for many; the failover store picks between them. Rules every implementation
+ * keeps (the conformance suite in store-conformance.ts checks them):
  * - `admit` is all or nothing and atomic: a refusal takes nothing, a grant takes the tokens, one
  *   concurrency slot when the tenant has a limit, and one retry when the attempt is a retry;
  *   every refusal carries a Retry-After in [1 ms, the window] (60 s for the retry budget).
  * - `release(used)` moves the tenant's bucket by (used − estimate) once, never above its limit.
  * - `claim` is atomic: of two concurrent claims on one key exactly one gets `claimed`.
+ * - A key is bound to the fingerprint of the request that claimed it, in flight and once done
+ *   (as Stripe and the IETF Idempotency-Key draft bind it): a claim with another fingerprint
+ *   gets `mismatch`, ahead of `in_flight` or `done`, since the client is reusing the key for
+ *   another request and must learn so rather than wait or get another request's answer. The
+ *   same fingerprint gets `in_flight` or `done`; an abandoned key is free for any fingerprint.
  * - A method rejects only when the store cannot be reached; a handle's methods (`release`,
  *   `complete`, `abandon`) never reject and are idempotent, so `finally` blocks can call them.
  */
@@ -62,13 +67,19 @@ export interface ClaimHold {
 export type Claim =
   | { readonly kind: 'claimed'; readonly hold: ClaimHold }
   | { readonly kind: 'in_flight' }
-  | { readonly kind: 'done'; readonly response: StoredResponse };
+  | { readonly kind: 'done'; readonly response: StoredResponse }
+  /** The key is held or done for a request with another fingerprint. */
+  | { readonly kind: 'mismatch' };
 
 export interface SharedStore {
   /** Takes a request's share of its tenant's quotas and retry budget, or says why not. */
   admit(ask: TenantAsk): Promise<QuotaVerdict>;
-  /** Claims `key` of `tenant` (keys are per tenant), or reports it in flight or done. */
-  claim(tenant: string, key: string): Promise<Claim>;
+  /**
+   * Claims `key` of `tenant` (keys are per tenant) for the request `fingerprint` names (an
+   * opaque string: the caller's hash of the request, body and mode), or reports the key in
+   * flight or done for that request, or held for another (`mismatch`).
+   */
+  claim(tenant: string, key: string, fingerprint: string): Promise<Claim>;
   /** Resolves when the store answers; rejects when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

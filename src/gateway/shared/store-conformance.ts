@@ -1,7 +1,8 @@
 /**
  * The conformance suite of `SharedStore`: the rules in its doc comment, checked the same way
- * over every implementation (memory-store.test.ts, test/gateway/redis-store.test.ts). Nothing
- * here waits on time: every check holds within one window, whatever the clock does.
+ * over every implementation (memory-store.test.ts, failover-store.test.ts,
+ * test/gateway/redis-store.test.ts). Nothing here waits on time: every check holds within one
+ * window, whatever the clock does.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -119,11 +120,11 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
   test(`${name}: an idempotency key is claimed once, replayed when done, free when abandoned`, async () => {
     const s = store();
     const t = fresh();
-    const claims = await Promise.all(Array.from({ length: 5 }, () => s.claim(t, 'k-1')));
+    const claims = await Promise.all(Array.from({ length: 5 }, () => s.claim(t, 'k-1', 'fp')));
     const mine = claims.filter((c) => c.kind === 'claimed');
     assert.equal(mine.length, 1, 'one claim wins');
     assert.ok(claims.every((c) => c.kind === 'claimed' || c.kind === 'in_flight'));
-    assert.equal((await s.claim(fresh(), 'k-1')).kind, 'claimed', 'keys are per tenant');
+    assert.equal((await s.claim(fresh(), 'k-1', 'fp')).kind, 'claimed', 'keys are per tenant');
     const answer = {
       status: 200,
       body: '{"ok":true}',
@@ -132,14 +133,53 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
     if (mine[0].kind !== 'claimed') return;
     await mine[0].hold.complete(answer);
     await mine[0].hold.abandon();
-    const again = await s.claim(t, 'k-1');
+    const again = await s.claim(t, 'k-1', 'fp');
     assert.deepEqual(again, { kind: 'done', response: answer }, 'completed, then replayed');
-    const other = await s.claim(t, 'k-2');
+    const other = await s.claim(t, 'k-2', 'fp');
     assert.equal(other.kind, 'claimed');
     if (other.kind === 'claimed') await other.hold.abandon();
-    const retried = await s.claim(t, 'k-2');
+    const retried = await s.claim(t, 'k-2', 'fp');
     assert.equal(retried.kind, 'claimed', 'an abandoned key runs again');
     if (retried.kind === 'claimed') await retried.hold.abandon();
+  });
+
+  test(`${name}: a key is bound to its request's fingerprint, in flight and once done`, async () => {
+    const s = store();
+    const t = fresh();
+    const first = await s.claim(t, 'k', 'fp');
+    assert.equal(first.kind, 'claimed');
+    if (first.kind !== 'claimed') return;
+    assert.equal((await s.claim(t, 'k', 'fp')).kind, 'in_flight', 'the same request');
+    // Fingerprints that extend or contain one another are still different.
+    for (const other of ['fp2', 'f', '', '2:fp', 'other'])
+      assert.equal((await s.claim(t, 'k', other)).kind, 'mismatch', `in flight, ${other}`);
+    const answer = { status: 200, body: '{"n":1}', headers: {} };
+    await first.hold.complete(answer);
+    assert.deepEqual(await s.claim(t, 'k', 'fp'), { kind: 'done', response: answer });
+    for (const other of ['fp2', 'f', '', 'other'])
+      assert.equal((await s.claim(t, 'k', other)).kind, 'mismatch', `done, ${other}`);
+    const dropped = await s.claim(t, 'k-2', 'fp');
+    assert.equal(dropped.kind, 'claimed');
+    if (dropped.kind === 'claimed') await dropped.hold.abandon();
+    const next = await s.claim(t, 'k-2', 'other');
+    assert.equal(next.kind, 'claimed', 'an abandoned key is free for any fingerprint');
+    if (next.kind === 'claimed') await next.hold.abandon();
+  });
+
+  test(`${name}: of concurrent claims for different requests, one wins, the others mismatch`, async () => {
+    const s = store();
+    const t = fresh();
+    const prints = ['a', 'b', 'a', 'b', 'c', 'a'];
+    const claims = await Promise.all(prints.map((fp) => s.claim(t, 'k', fp)));
+    const won = claims.findIndex((c) => c.kind === 'claimed');
+    assert.ok(won >= 0, 'one claim wins');
+    const expected = prints.map((fp, i) =>
+      i === won ? 'claimed' : fp === prints[won] ? 'in_flight' : 'mismatch',
+    );
+    const kinds = claims.map((c) => c.kind);
+    assert.deepEqual(kinds, expected);
+    const mine = claims[won];
+    if (mine.kind === 'claimed') await mine.hold.abandon();
   });
 
   test(`${name}: it answers a ping`, async () => {
