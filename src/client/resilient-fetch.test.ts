@@ -104,7 +104,11 @@ test('an exhausted retry budget means no retries', async () => {
 
 test('circuit breaker: opens after consecutive failures, half-opens for one probe', () => {
   let now = 0;
-  const b = new CircuitBreaker({ now: () => now }, 3, 1_000);
+  const changes: string[] = [];
+  const b = new CircuitBreaker(
+    { now: () => now },
+    { failures: 3, openMs: 1_000, onChange: (from, to) => changes.push(`${from}→${to}`) },
+  );
   for (let i = 0; i < 3; i++) {
     assert.ok(b.allows());
     b.record(false);
@@ -115,6 +119,21 @@ test('circuit breaker: opens after consecutive failures, half-opens for one prob
   assert.equal(b.state, 'half-open');
   assert.ok(b.allows());
   assert.equal(b.allows(), false, 'one probe at a time');
+  b.abandon();
+  assert.ok(b.allows(), 'a probe that ended without a verdict lets the next one go');
+  b.record(false);
+  assert.equal(b.state, 'open', 'a failed probe opens it again');
+  assert.equal(b.msUntilProbe(), 1_000);
+  now = 2_000;
+  assert.ok(b.allows());
   b.record(true);
   assert.equal(b.state, 'closed');
+  assert.equal(b.msUntilProbe(), 0);
+  assert.deepEqual(changes, [
+    'closed→open',
+    'open→half-open',
+    'half-open→open',
+    'open→half-open',
+    'half-open→closed',
+  ]);
 });

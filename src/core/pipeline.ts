@@ -6,7 +6,13 @@
  * what it sees — first token, each token, the end — which feeds the ledger, the estimators and
  * the budgets. Admission is final before the first byte streams.
  */
-import type { Admission, AdmissionContext, AdmissionDecision } from './admission/admission.ts';
+import type {
+  Admission,
+  AdmissionContext,
+  AdmissionDecision,
+  RejectReason,
+  Rejection,
+} from './admission/admission.ts';
 import { ADMISSIONS } from './admission/registry.ts';
 import type { ResolvedPolicy } from './config/policy.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
@@ -18,7 +24,12 @@ import { OutputLengthModel } from './estimate/output-length-model.ts';
 import { PredictionErrors } from './estimate/prediction-errors.ts';
 import { QueueBudgets } from './estimate/queue-budget.ts';
 import { summarizeFleet } from './estimate/fleet-summary.ts';
-import { ticketRecord, decisionRecord, type DecisionRecord } from './observe/decision-record.ts';
+import {
+  decisionRecord,
+  ticketRecord,
+  type DecisionRecord,
+  type DecisionResult,
+} from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
 import type { LlmRequest } from './request/request.ts';
 import type { SloClass } from './request/slo-classes.ts';
@@ -29,17 +40,29 @@ import { lookupTenant } from './config/tenant-schema.ts';
 
 export interface PipelineSink<H> {
   dispatch(ticket: Ticket<H>): void;
-  /** A waiting ticket reached its deadline: it failed (admitted) or expired deferred. */
-  expire(ticket: Ticket<H>): void;
+  /**
+   * A waiting ticket reached its deadline: it failed (admitted) or expired deferred. `reason`
+   * says which deadline: `deadline_exceeded` (the client's own), `deadline` (its class's first
+   * token), or what a deferred ticket waited for.
+   */
+  expire(ticket: Ticket<H>, reason: RejectReason): void;
   record?(record: DecisionRecord): void;
 }
 
 export type Offer<H> =
-  | {
-      readonly outcome: 'reject';
-      readonly decision: Extract<AdmissionDecision, { outcome: 'reject' }>;
-    }
+  | { readonly outcome: 'reject'; readonly decision: Rejection }
   | { readonly outcome: 'queued' | 'deferred'; readonly ticket: Ticket<H> };
+
+/** What the host knows beyond the ready replicas when it offers a request. */
+export interface OfferContext {
+  /** A replica the request should not go to while another can take it (a failover); −1: none. */
+  readonly avoid?: number;
+  /** With no replica ready: when one may be again (a breaker's next probe, a replica starting). */
+  readonly readyInMs?: Ms;
+}
+
+/** Retry-After of a refusal for want of any ready replica, when the host cannot say more. */
+const NO_REPLICA_RETRY_MS: Ms = 1_000;
 
 export class Pipeline<H> {
   readonly policy: ResolvedPolicy;
@@ -85,37 +108,21 @@ export class Pipeline<H> {
   }
 
   /** A request (or a retry of one) arrives; `replicas` are the ready replicas. */
-  /** `avoid`: a replica the request should not go to while another can take it (a failover). */
   offer(
     asked: LlmRequest,
     handle: H,
     nowMs: Ms,
     replicas: readonly ReplicaSnapshot[],
-    avoid = -1,
+    host: OfferContext = {},
   ): Offer<H> {
     const ctx = this.context(nowMs, replicas);
     const cls = this.policy.classes[asked.sloClass];
     const key = asked.idempotencyKey;
-    // The same logical request is never executed twice at once: its client must wait for the
-    // one in flight (the gateway attaches it there; the simulator's clients get a 409).
     const decision: AdmissionDecision =
-      key !== undefined && this.inFlightKeys.has(key)
-        ? { outcome: 'reject', status: 409, reason: 'duplicate' }
-        : this.admission.decide(this.admissionState, asked, ctx);
+      this.refusedUpFront(asked, nowMs, replicas, host) ??
+      this.admission.decide(this.admissionState, asked, ctx);
     if (decision.outcome === 'reject') {
-      this.sink.record?.(
-        decisionRecord({
-          req: asked,
-          cls,
-          revision: this.policy.revision,
-          atMs: nowMs,
-          decision,
-          demand: decision.assessment?.demand,
-          result: 'reject',
-          route: null,
-          deferred: false,
-        }),
-      );
+      this.refuse(asked, decision, nowMs);
       return { outcome: 'reject', decision };
     }
     const req = served(asked, decision);
@@ -135,7 +142,7 @@ export class Pipeline<H> {
       lengths: this.outputs.distribution(cls.name, req.tenant),
       capTokens: outputCap(req, cls, this.spec.maxModelLen),
       replica: -1,
-      avoid,
+      avoid: host.avoid ?? -1,
       budgeted:
         lookupTenant(this.policy.tenants, asked.tenant)?.quotas.tokensPerWindow !== undefined,
       dispatchedMs: -1,
@@ -152,6 +159,8 @@ export class Pipeline<H> {
       if (this.policy.dispatch.type !== 'immediate') ticket.expiresMs = expiry(ticket);
       this.dispatcher.enqueue(ticket);
     }
+    // Whatever the policy, nothing waits past the client's own deadline.
+    ticket.expiresMs = Math.min(ticket.expiresMs, asked.deadlineMs ?? Infinity);
     this.pump(nowMs, replicas);
     return { outcome: ticket.state === 'deferred' ? 'deferred' : 'queued', ticket };
   }
@@ -171,6 +180,38 @@ export class Pipeline<H> {
     });
   }
 
+  /**
+   * A request refused before admission looked at it — its deadline already passed, no replica
+   * ready, its key in flight — or by the host's own door (tenant quotas in shared state, a key
+   * reused for another request, a gateway shutting down): recorded like any refusal, so every
+   * request has its decision record whoever turned it away.
+   */
+  refuse(asked: LlmRequest, decision: Rejection, nowMs: Ms): void {
+    this.sink.record?.(
+      decisionRecord({
+        req: asked,
+        cls: this.policy.classes[asked.sloClass],
+        revision: this.policy.revision,
+        atMs: nowMs,
+        decision,
+        demand: decision.assessment?.demand,
+        result: 'reject',
+        route: null,
+        deferred: false,
+      }),
+    );
+  }
+
+  /**
+   * A dispatched request stopped before its end by its client's deadline (or by the host
+   * shutting down, `reason` saying which): recorded as its outcome, after the admission record.
+   * The host still ends it (`end`) as for any stream.
+   */
+  cut(t: Ticket<H>, reason: RejectReason, nowMs: Ms): void {
+    this.nowMs = nowMs;
+    this.record(t, reason === 'deadline_exceeded' ? 'expire' : 'abort', reason);
+  }
+
   /** A waiting ticket's deadline timer fired: drop it if it is still waiting. */
   expire(t: Ticket<H>, nowMs: Ms): void {
     if (!t.queued || nowMs < t.expiresMs) return;
@@ -183,8 +224,32 @@ export class Pipeline<H> {
     if (t.state === 'queued') this.settle(t, 0);
     this.forget(t);
     t.state = 'ended';
-    this.record(t, 'expire');
-    this.sink.expire(t);
+    const reason = expiryReason(t, this.nowMs);
+    this.record(t, 'expire', reason);
+    this.sink.expire(t, reason);
+  }
+
+  /** Refusals that need no assessment; undefined when admission decides. */
+  private refusedUpFront(
+    asked: LlmRequest,
+    nowMs: Ms,
+    replicas: readonly ReplicaSnapshot[],
+    host: OfferContext,
+  ): Rejection | undefined {
+    if (asked.deadlineMs !== undefined && asked.deadlineMs <= nowMs) {
+      return { outcome: 'reject', status: 504, reason: 'deadline_exceeded' };
+    }
+    // The same logical request is never executed twice at once: its client must wait for the
+    // one in flight (the gateway attaches it there; the simulator's clients get a 409).
+    const key = asked.idempotencyKey;
+    if (key !== undefined && this.inFlightKeys.has(key)) {
+      return { outcome: 'reject', status: 409, reason: 'duplicate' };
+    }
+    if (replicas.length === 0) {
+      const retryAfterMs = Math.max(1, host.readyInMs ?? NO_REPLICA_RETRY_MS);
+      return { outcome: 'reject', status: 503, reason: 'no_ready_replica', retryAfterMs };
+    }
+    return undefined;
   }
 
   /** The client gave up on a ticket that is still waiting. */
@@ -323,8 +388,8 @@ export class Pipeline<H> {
       ),
   }))(this);
 
-  private record(t: Ticket<H>, result: 'admit' | 'degrade' | 'expire'): void {
-    this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result));
+  private record(t: Ticket<H>, result: DecisionResult, reason?: RejectReason): void {
+    this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result, reason));
   }
 }
 
@@ -347,6 +412,16 @@ function served(asked: LlmRequest, decision: AdmissionDecision): LlmRequest {
     inputTokens: asked.inputTokens - (d.droppedInputTokens ?? 0),
     model: d.model ?? asked.model,
   };
+}
+
+/**
+ * Why a waiting ticket expired: the client's own deadline when that has passed, else its class's
+ * first-token deadline (admitted), else what the deferred ticket was waiting for.
+ */
+function expiryReason<H>(t: Ticket<H>, nowMs: Ms): RejectReason {
+  const clientDeadline = t.asked.deadlineMs;
+  if (clientDeadline !== undefined && nowMs >= clientDeadline) return 'deadline_exceeded';
+  return t.decision.outcome === 'defer' ? t.decision.reason : 'deadline';
 }
 
 /** An admitted request waits only while it can still make its first-token deadline. */

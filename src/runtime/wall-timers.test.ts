@@ -14,3 +14,17 @@ test('fires in time order, never synchronously, and cancels', async () => {
   now = 1;
   assert.deepEqual(seen, ['past']);
 });
+
+test('a time beyond what Node timers reach waits, instead of firing at once', async () => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  const timers = wallTimers({ now: () => 0 });
+  let fired = false;
+  const far = timers.at(2 ** 31 + 1_000, () => (fired = true));
+  await new Promise((r) => setTimeout(r, 20));
+  far.cancel();
+  process.off('warning', onWarning);
+  assert.equal(fired, false);
+  assert.deepEqual(warnings, [], 'no TimeoutOverflowWarning');
+});

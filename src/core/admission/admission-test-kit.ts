@@ -8,7 +8,7 @@ import type { FleetSpec } from '../estimate/fleet-spec.ts';
 import type { LlmRequest } from '../request/request.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
 import { DEFAULT_TENANT, type TenantPolicy } from '../request/tenant.ts';
-import { PASS, type GateInput, type GateVerdict } from './gate.ts';
+import { PASS, type ContextOverflow, type GateInput, type GateVerdict } from './gate.ts';
 import type { RejectReason, RejectStatus } from './admission.ts';
 
 /** 10 ms per 1,000 prompt tokens, plus 5 ms per step, plus 0.1 ms per decoding sequence. */
@@ -89,13 +89,18 @@ export type WantVerdict =
       readonly status: RejectStatus;
       /** Undefined for contract errors, which retrying cannot fix. */
       readonly retryAfterMs?: number;
+      /** The sizes a `context_length` refusal reports. */
+      readonly context?: ContextOverflow;
     };
 
 /** The verdict a gate should return, as a value to compare with `deepEqual`. */
 export function expectedVerdict(want: WantVerdict): GateVerdict {
   if (want === 'pass') return PASS;
-  const { retryAfterMs, ...refusal } = want;
-  return retryAfterMs === undefined
-    ? { pass: false, ...refusal }
-    : { pass: false, ...refusal, retryAfterMs };
+  const { retryAfterMs, context, ...refusal } = want;
+  return {
+    pass: false,
+    ...refusal,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(context === undefined ? {} : { context }),
+  };
 }

@@ -10,9 +10,14 @@ import type { LlmRequest } from '../request/request.ts';
 import type { Ms, Tokens } from '../request/units.ts';
 import type { Demand } from '../estimate/demand.ts';
 import type { FleetLoad } from '../estimate/fleet-load.ts';
+import type { ContextOverflow } from './gate.ts';
 
 /** Closed set: used as a metric label and in reports. */
 export const REJECT_REASONS = [
+  // the request could not be read as one (the gateway's own checks before admission)
+  'invalid_request',
+  'unauthenticated',
+  'payload_too_large',
   // contract: the request itself is not allowed (retrying cannot help)
   'unknown_tenant',
   'class_not_granted',
@@ -21,8 +26,12 @@ export const REJECT_REASONS = [
   'context_length',
   'output_limit',
   'stream_not_allowed',
-  // an attempt whose idempotency key is already being served (409)
+  // an attempt whose idempotency key is already being served (409), or was used for another
+  // request (422)
   'duplicate',
+  'idempotency_key_reused',
+  // the client's own deadline has passed: no attempt can succeed any more (504, never retried)
+  'deadline_exceeded',
   // budget: the tenant's own limits (429)
   'tenant_tokens',
   'tenant_gpu_time',
@@ -34,9 +43,11 @@ export const REJECT_REASONS = [
   'kv_capacity',
   'deadline',
   'service_capacity',
+  'no_ready_replica',
+  'shutting_down',
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
-export type RejectStatus = 400 | 403 | 404 | 409 | 429 | 503;
+export type RejectStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503 | 504;
 
 /** Degrade ladder levels, in the order they are tried. */
 export const DEGRADE_LEVELS = [1, 2, 3, 4] as const;
@@ -78,8 +89,12 @@ export type AdmissionDecision =
       readonly reason: RejectReason;
       /** Present for 429 and 503. */
       readonly retryAfterMs?: Ms;
+      /** Present for `context_length`: the sizes that did not fit. */
+      readonly context?: ContextOverflow;
       readonly assessment?: Assessment;
     };
+
+export type Rejection = Extract<AdmissionDecision, { outcome: 'reject' }>;
 
 export interface AdmissionContext {
   readonly nowMs: Ms;

@@ -68,7 +68,11 @@ const contractCases: { name: string; input: GateInput; want: WantVerdict }[] = [
   {
     name: 'prompt fills the context window (8192)',
     input: gateInput({ req: request({ inputTokens: 8_192 }) }),
-    want: { reason: 'context_length', status: 400 },
+    want: {
+      reason: 'context_length',
+      status: 400,
+      context: { promptTokens: 8_192, limitTokens: 8_192, limit: 'context_window' },
+    },
   },
   {
     name: 'prompt one token short of the window',
@@ -78,7 +82,16 @@ const contractCases: { name: string; input: GateInput; want: WantVerdict }[] = [
   {
     name: 'prompt + max_tokens = 8193',
     input: gateInput({ req: request({ inputTokens: 8_000, maxTokens: 193 }) }),
-    want: { reason: 'context_length', status: 400 },
+    want: {
+      reason: 'context_length',
+      status: 400,
+      context: {
+        promptTokens: 8_000,
+        outputTokens: 193,
+        limitTokens: 8_192,
+        limit: 'context_window',
+      },
+    },
   },
   {
     name: 'prompt + max_tokens = 8192',
@@ -88,7 +101,16 @@ const contractCases: { name: string; input: GateInput; want: WantVerdict }[] = [
   {
     name: 'over the output budget, but the narrow window is reported first',
     input: gateInput({ req: request({ sloClass: 'reasoning', maxTokens: 32_769 }) }),
-    want: { reason: 'context_length', status: 400 },
+    want: {
+      reason: 'context_length',
+      status: 400,
+      context: {
+        promptTokens: 1_000,
+        outputTokens: 32_769,
+        limitTokens: 8_192,
+        limit: 'context_window',
+      },
+    },
   },
   {
     name: 'reasoning max_tokens 32769 > budget 32768',

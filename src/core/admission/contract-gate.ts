@@ -5,7 +5,7 @@
  * context window and the class's output budget. Failures are the client's to fix, so they carry
  * a 4xx status and no Retry-After.
  */
-import { PASS, type GateInput, type GateVerdict } from './gate.ts';
+import { PASS, type ContextOverflow, type GateInput, type GateVerdict } from './gate.ts';
 import type { RejectReason, RejectStatus } from './admission.ts';
 
 export const CONTRACT_GATE = 'contract';
@@ -14,6 +14,13 @@ const fail = (reason: RejectReason, status: RejectStatus): GateVerdict => ({
   pass: false,
   reason,
   status,
+});
+
+const tooLong = (context: ContextOverflow): GateVerdict => ({
+  pass: false,
+  reason: 'context_length',
+  status: 400,
+  context,
 });
 
 export function checkContract({ req, tenant, cls, fleet }: GateInput): GateVerdict {
@@ -25,9 +32,12 @@ export function checkContract({ req, tenant, cls, fleet }: GateInput): GateVerdi
     return fail('unknown_adapter', 404);
   }
   if (req.stream === true && !tenant.streamAllowed) return fail('stream_not_allowed', 403);
-  if (req.inputTokens >= spec.maxModelLen) return fail('context_length', 400);
+  const window = { promptTokens: req.inputTokens, limitTokens: spec.maxModelLen };
+  if (req.inputTokens >= spec.maxModelLen) return tooLong({ ...window, limit: 'context_window' });
   if (req.maxTokens !== undefined) {
-    if (req.inputTokens + req.maxTokens > spec.maxModelLen) return fail('context_length', 400);
+    if (req.inputTokens + req.maxTokens > spec.maxModelLen) {
+      return tooLong({ ...window, outputTokens: req.maxTokens, limit: 'context_window' });
+    }
     if (cls.maxOutputTokens !== undefined && req.maxTokens > cls.maxOutputTokens) {
       return fail('output_limit', 400);
     }

@@ -9,7 +9,7 @@
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { TenantPolicy } from '../request/tenant.ts';
-import type { Ms } from '../request/units.ts';
+import type { Ms, Tokens } from '../request/units.ts';
 import type { Demand } from '../estimate/demand.ts';
 import type { FleetLoad } from '../estimate/fleet-load.ts';
 import type { RejectReason, RejectStatus } from './admission.ts';
@@ -33,6 +33,18 @@ export type GateVerdict =
       readonly status: RejectStatus;
       /** For 429 and 503; undefined for contract errors, which retrying cannot fix. */
       readonly retryAfterMs?: Ms;
+      /** The sizes behind a `context_length` refusal, so the client can see what to cut. */
+      readonly context?: ContextOverflow;
     };
+
+/** A request too long for the model (or for a replica's KV cache), in tokens. */
+export interface ContextOverflow {
+  readonly promptTokens: Tokens;
+  /** The output it asked for (or was reserved for it): absent when only the prompt is too long. */
+  readonly outputTokens?: Tokens;
+  /** What they must fit in: the context window, or a replica's usable KV cache. */
+  readonly limitTokens: Tokens;
+  readonly limit: 'context_window' | 'kv_cache';
+}
 
 export const PASS: GateVerdict = { pass: true };

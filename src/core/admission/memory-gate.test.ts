@@ -51,14 +51,32 @@ const memoryCases: {
     name: 'larger than an empty replica − reserve, though all of it is free',
     kvTokens: 90_001,
     maxFreeKvTokens: 100_000,
-    want: { reason: 'context_length', status: 400 },
+    want: {
+      reason: 'context_length',
+      status: 400,
+      context: {
+        promptTokens: 1_000,
+        outputTokens: 89_001,
+        limitTokens: 90_000,
+        limit: 'kv_cache',
+      },
+    },
   },
   {
     name: 'too large is the client’s to fix even when nothing is free',
     kvTokens: 200_000,
     maxFreeKvTokens: 0,
     waitMs: 5_000,
-    want: { reason: 'context_length', status: 400 },
+    want: {
+      reason: 'context_length',
+      status: 400,
+      context: {
+        promptTokens: 1_000,
+        outputTokens: 199_000,
+        limitTokens: 90_000,
+        limit: 'kv_cache',
+      },
+    },
   },
   {
     name: 'no reserve: the whole replica',

@@ -19,8 +19,15 @@ export interface MemoryGateParams {
 export function checkMemory(input: GateInput, p: MemoryGateParams): GateVerdict {
   const { fleet, demand } = input;
   const reserve = fleet.spec.replicaKvTokens * p.reserveRatio;
-  if (demand.kvTokens > fleet.spec.replicaKvTokens - reserve) {
-    return { pass: false, reason: 'context_length', status: 400 };
+  const usable = fleet.spec.replicaKvTokens - reserve;
+  if (demand.kvTokens > usable) {
+    const context = {
+      promptTokens: demand.inputTokens,
+      outputTokens: demand.kvTokens - demand.inputTokens,
+      limitTokens: Math.floor(usable),
+      limit: 'kv_cache' as const,
+    };
+    return { pass: false, reason: 'context_length', status: 400, context };
   }
   if (demand.kvTokens <= fleet.maxFreeKvTokens - reserve) return PASS;
   const ahead = fleet.queueAhead(

@@ -9,6 +9,7 @@ import { ROUTERS } from '../routing/registry.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import { parseOrThrow } from './validate.ts';
 import { classesSchema, resolveClasses } from './class-schema.ts';
+import { resilienceSchema, resolveResilience, type ResilienceConfig } from './resilience-schema.ts';
 import { resolveTenants, tenantsSchema, type TenantDirectory } from './tenant-schema.ts';
 import {
   admissionSchema,
@@ -33,6 +34,7 @@ export const policySchema = z
     estimate: estimateSchema.optional(),
     classes: classesSchema.optional(),
     tenants: tenantsSchema.optional(),
+    resilience: resilienceSchema.optional(),
   })
   .strict();
 
@@ -47,6 +49,7 @@ export interface ResolvedPolicy {
   readonly estimate: EstimateConfig;
   readonly classes: Readonly<Record<SloClassName, SloClass>>;
   readonly tenants: TenantDirectory;
+  readonly resilience: ResilienceConfig;
 }
 
 /** Validates a parsed policy document (from YAML or JSON) and fills in every default. */
@@ -61,5 +64,6 @@ export function resolvePolicy(input: unknown): ResolvedPolicy {
     estimate: resolveEstimate(file.estimate),
     classes: resolveClasses(file.classes),
     tenants: resolveTenants(file.tenants),
+    resilience: resolveResilience(file.resilience),
   };
 }

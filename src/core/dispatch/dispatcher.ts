@@ -182,20 +182,23 @@ export class Dispatcher<H> {
   pump(nowMs: Ms, replicas: readonly ReplicaSnapshot[], admitDeferred: (t: Ticket<H>) => boolean) {
     this.nowMs = nowMs;
     this.ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
+    const live = { replicas };
     for (const b of this.bands) {
-      this.pumpQueue(b.queue, nowMs, replicas, null);
+      this.pumpQueue(b.queue, nowMs, live, null);
       if (b.queue.live > 0) return;
     }
-    this.pumpQueue(this.deferred, nowMs, replicas, admitDeferred);
+    this.pumpQueue(this.deferred, nowMs, live, admitDeferred);
   }
 
+  /** `live.replicas` loses a replica on trial once it has its one request. */
   private pumpQueue(
     queue: TicketQueue<Ticket<H>>,
     nowMs: Ms,
-    replicas: readonly ReplicaSnapshot[],
+    live: { replicas: readonly ReplicaSnapshot[] },
     admitDeferred: ((t: Ticket<H>) => boolean) | null,
   ): void {
     for (;;) {
+      const replicas = live.replicas;
       let placed = false;
       for (const t of queue.collect(this.lookahead, this.scratch)) {
         if (t.expiresMs <= nowMs) {
@@ -209,6 +212,9 @@ export class Dispatcher<H> {
         if (replica >= 0 && (admitDeferred === null || admitDeferred(t))) {
           this.take(queue, t);
           this.send(t, replica, replicas, nowMs, queue.live > 0);
+          if (replicas.some((r) => r.index === replica && r.probe === true)) {
+            live.replicas = replicas.filter((r) => r.index !== replica);
+          }
           placed = true;
           break;
         }

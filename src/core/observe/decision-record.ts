@@ -1,18 +1,69 @@
 /**
  * The decision record: one JSON line per request attempt, written when its admission and route
  * are settled (dispatched, rejected or expired) — enough to replay the decision without the
- * prompt, which never appears. Keys are snake_case and stable; numbers are rounded like reports.
+ * prompt, which never appears — and a second one when a dispatched request is cut short (its
+ * client's deadline, a shutdown). Every request refused anywhere has one, so its id finds it:
+ * a body that could not be read has neither class nor demand, and says so with nulls. Keys are
+ * snake_case and stable; numbers are rounded like reports.
  */
-import type { AdmissionDecision } from '../admission/admission.ts';
-import type { SloClass } from '../request/slo-classes.ts';
+import type { AdmissionDecision, RejectReason } from '../admission/admission.ts';
+import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { Ms } from '../request/units.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 import type { LlmRequest } from '../request/request.ts';
 import type { Demand } from '../estimate/demand.ts';
 
-export type DecisionResult = 'admit' | 'degrade' | 'defer' | 'reject' | 'expire';
+/**
+ * `expire`: it ran out of time (waiting, or mid-stream past its client's deadline); `abort`: the
+ * host stopped it (a gateway shutting down).
+ */
+export type DecisionResult = 'admit' | 'degrade' | 'defer' | 'reject' | 'expire' | 'abort';
 
 const r3 = (x: number) => Math.round(x * 1e3) / 1e3;
+
+export interface DecisionRecord {
+  readonly request_id: string;
+  /** Null when the caller could not be authenticated. */
+  readonly tenant: string | null;
+  /** Null when the request could not be read far enough to have one. */
+  readonly class: SloClassName | null;
+  readonly policy_revision: string;
+  readonly at_ms: number;
+  readonly slo_ms: {
+    readonly ttft: number | null;
+    readonly itl_p99: number | null;
+    readonly tpot: number | null;
+    readonly e2e: number | null;
+  } | null;
+  readonly demand: {
+    readonly input_tokens: number;
+    readonly prefix_hit_tokens: number;
+    readonly output_p50: number;
+    readonly output_p90: number;
+    readonly output_source: string;
+    readonly kv_reserved_tokens: number;
+    readonly kv_reserved_bytes: number;
+    readonly prefill_ms: number;
+    readonly work_p90_ms: number;
+  } | null;
+  readonly admission: {
+    readonly result: DecisionResult;
+    readonly deferred: boolean;
+    readonly reason: RejectReason | null;
+    readonly status: number | null;
+    readonly retry_after_ms: number | null;
+    readonly slack_ms: number | null;
+    readonly predicted_ttft_ms: number | null;
+    readonly degrade_level: number | null;
+    readonly degraded_max_tokens: number | null;
+    readonly dropped_input_tokens: number | null;
+  };
+  readonly route: {
+    readonly replica: number;
+    readonly prefix_hit_tokens: number;
+    readonly queued_ms: number;
+  } | null;
+}
 
 export interface DecisionRecordInput {
   readonly req: LlmRequest;
@@ -24,9 +75,11 @@ export interface DecisionRecordInput {
   readonly result: DecisionResult;
   readonly route: { readonly replica: number; readonly queuedMs: Ms } | null;
   readonly deferred: boolean;
+  /** Why it expired or was cut, where the decision itself (an admission) names no reason. */
+  readonly reason?: RejectReason;
 }
 
-export function decisionRecord(d: DecisionRecordInput) {
+export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
   const o = d.cls.objectives;
   const a = d.decision;
   const demand = d.demand;
@@ -59,7 +112,7 @@ export function decisionRecord(d: DecisionRecordInput) {
     admission: {
       result: d.result,
       deferred: d.deferred,
-      reason: a.outcome === 'admit' ? null : a.reason,
+      reason: d.reason ?? (a.outcome === 'admit' ? null : a.reason),
       status: a.outcome === 'reject' ? a.status : null,
       retry_after_ms: a.outcome === 'reject' ? (a.retryAfterMs ?? null) : null,
       slack_ms: a.assessment?.slackMs == null ? null : r3(a.assessment.slackMs),
@@ -76,14 +129,13 @@ export function decisionRecord(d: DecisionRecordInput) {
   };
 }
 
-export type DecisionRecord = ReturnType<typeof decisionRecord>;
-
 /** The record of a ticket whose fate is settled. */
 export function ticketRecord<H>(
   t: Ticket<H>,
   revision: string,
   atMs: Ms,
   result: DecisionResult,
+  reason?: RejectReason,
 ): DecisionRecord {
   return decisionRecord({
     req: t.asked,
@@ -95,5 +147,42 @@ export function ticketRecord<H>(
     result,
     route: t.replica < 0 ? null : { replica: t.replica, queuedMs: t.dispatchedMs - t.offeredMs },
     deferred: t.wasDeferred,
+    reason,
   });
+}
+
+/** A request turned away before it was one the policy could look at: unreadable, unauthenticated. */
+export interface UnreadRefusal {
+  readonly requestId: string;
+  readonly tenant: string | null;
+  readonly cls: SloClassName | null;
+  readonly revision: string;
+  readonly atMs: Ms;
+  readonly reason: RejectReason;
+  readonly status: number;
+}
+
+export function unreadRecord(u: UnreadRefusal): DecisionRecord {
+  return {
+    request_id: u.requestId,
+    tenant: u.tenant,
+    class: u.cls,
+    policy_revision: u.revision,
+    at_ms: r3(u.atMs),
+    slo_ms: null,
+    demand: null,
+    admission: {
+      result: 'reject',
+      deferred: false,
+      reason: u.reason,
+      status: u.status,
+      retry_after_ms: null,
+      slack_ms: null,
+      predicted_ttft_ms: null,
+      degrade_level: null,
+      degraded_max_tokens: null,
+      dropped_input_tokens: null,
+    },
+    route: null,
+  };
 }

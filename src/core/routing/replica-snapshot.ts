@@ -7,4 +7,9 @@ export interface ReplicaSnapshot {
   readonly waiting: number;
   /** KV blocks in use / total, in [0, 1]. */
   readonly kvUsage: number;
+  /**
+   * On trial (its circuit breaker half-open): it takes one request, then no more until that one
+   * has told whether it is healthy again.
+   */
+  readonly probe?: boolean;
 }
