@@ -2,6 +2,7 @@
  * The `goodput` command line. Errors of Goodput's own kinds (bad config, bad input) print one
  * clear line and exit 2; anything else is a bug and keeps its stack trace.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isConfigError, isInputError } from '../core/errors.ts';
 import { simulateCommand } from './simulate-command.ts';
@@ -13,6 +14,7 @@ const program = new Command('goodput')
   .description(
     'Goodput: an SLO control plane for LLM serving, and a deterministic simulator of the fleet behind it',
   )
+  .version(packageVersion(), '-V, --version', 'print the version and exit')
   .showHelpAfterError()
   .exitOverride()
   .addCommand(simulateCommand())
@@ -31,4 +33,9 @@ try {
     process.exit(2);
   }
   throw e;
+}
+
+function packageVersion(): string {
+  const file = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }

@@ -56,3 +56,12 @@ export function oneOf<T extends string>(flag: string, choices: readonly T[]) {
     return value as T;
   };
 }
+
+export function portNumber(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || n > 65_535)
+      throw new ConfigError(flag, 'a port number in [0, 65535] (0: any free port)', value);
+    return n;
+  };
+}

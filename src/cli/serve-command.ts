@@ -5,7 +5,10 @@
  * predictions (prefill, decode, KV) come from that profile. Without a policy file it binds
  * where told (127.0.0.1 by default) and takes requests without a key as tenant `default`, and
  * says so; a policy file with API keys makes keys required. Several replicas behind a load
- * balancer share quotas, retry budgets and idempotency keys through `--redis`.
+ * balancer share quotas, retry budgets and idempotency keys through `--redis`. SIGTERM (or
+ * SIGINT) drains it: not ready at once, requests in flight finish within `--drain-timeout`,
+ * the decision log is flushed, exit 0; a second signal cuts what is left at once. Operational
+ * lines are JSON on stdout.
  */
 import { Command } from 'commander';
 import { buildEngineConfig, buildEngineProfile } from '../engine/engine-spec.ts';
@@ -15,27 +18,42 @@ import { SimulatedBackend } from '../engine-server/simulated-backend.ts';
 import { ConfigError } from '../core/errors.ts';
 import { openDecisionLog, type DecisionLog } from '../gateway/decision-log.ts';
 import { EmbeddedBackend } from '../gateway/embedded-backend.ts';
-import { startGateway } from '../gateway/serve.ts';
+import { stdoutOpsLog, type OpsLog } from '../gateway/ops-log.ts';
+import { backendBaseUrl, startGateway, type RunningGateway } from '../gateway/serve.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
 import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
-import { nonNegativeInt, oneOf, positiveInt } from './parse-flags.ts';
+import {
+  nonNegativeInt,
+  nonNegativeNumber,
+  oneOf,
+  portNumber,
+  positiveInt,
+} from './parse-flags.ts';
+
+const KEYS_HELP = `
+API keys: clients send them as \`Authorization: Bearer <key>\`. A policy file (--policy) lists,
+per tenant, the SHA-256 digests of its keys — tenants.<name>.api_keys_sha256, so the file holds
+no secret; make a digest with \`printf %s "$KEY" | sha256sum\`. A policy with no keys takes
+requests without one, as tenant \`default\`. The /admin endpoints need --admin-token (or
+$GOODPUT_ADMIN_TOKEN), sent the same way.`;
 
 export function serveCommand(): Command {
   return addEngineFlags(new Command('serve'))
     .description('run the gateway: OpenAI-compatible API in front of a fleet, under a policy')
-    .option('--port <n>', 'port to listen on (0: any free port)', nonNegativeInt('--port'), 8080)
+    .addHelpText('after', KEYS_HELP)
+    .option('--port <n>', 'port to listen on (0: any free port)', portNumber('--port'), 8080)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option(
       '--policy <name|file>',
-      'preset name (goodput, baseline-vllm, least-request) or a YAML/JSON policy file',
+      'preset name (goodput, baseline-vllm, least-request) or a YAML/JSON policy file (tenants, API key digests)',
       'goodput',
     )
     .option(
       '--backend <url>',
-      'an OpenAI-compatible upstream base URL (repeatable); none: an embedded simulated fleet',
+      'an OpenAI-compatible upstream base URL, http(s)://host:port[/v1] (repeatable); none: an embedded simulated fleet',
       (value: string, prev: string[] = []) => [...prev, value],
     )
     .option('--replicas <n>', 'embedded fleet size', positiveInt('--replicas'), 2)
@@ -62,13 +80,20 @@ export function serveCommand(): Command {
       positiveInt('--gateway-replicas'),
       1,
     )
+    .option(
+      '--drain-timeout <seconds>',
+      'on SIGTERM, how long requests in flight may run on before they are cut',
+      nonNegativeNumber('--drain-timeout'),
+      30,
+    )
     .action(async (o: Record<string, unknown>) => {
+      const log = stdoutOpsLog();
       const spec = engineSpecFromFlags(o);
       const engine = buildEngineConfig(spec);
       const profile = buildEngineProfile(spec);
       const policy = loadPolicy(o.policy as string);
       const model = (o.servedModelName as string | undefined) ?? spec.model;
-      const urls = (o.backend as string[] | undefined) ?? [];
+      const urls = ((o.backend as string[] | undefined) ?? []).map(backendBaseUrl);
       const rng = new SeededRng(o.seed as number);
       const timers = wallTimers(wallClock);
       const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);
@@ -101,37 +126,57 @@ export function serveCommand(): Command {
                 redisUrl: o.redis as string,
                 failure: o.redisFailure as 'open' | 'closed',
                 replicas: o.gatewayReplicas as number,
-                log: (line) => console.log(line),
               },
         onDecision: decisions === null ? undefined : (r) => decisions.write(r),
+        log,
       });
       const fleet = running.embedded
-        ? `an embedded simulated fleet of ${o.replicas as number} × ${spec.model}/${spec.gpu}`
-        : `${urls.length} backend(s)`;
-      console.log(`goodput serve: policy ${policy.revision}, ${fleet}`);
-      if (
-        policy.tenants.named.size === 0 ||
-        [...policy.tenants.named.values()].every((t) => t.apiKeySha256.length === 0)
-      ) {
-        console.log(
-          'goodput serve: no API keys configured — requests need no key and count as tenant `default`',
-        );
+        ? { embedded_replicas: o.replicas as number, model: spec.model, gpu: spec.gpu }
+        : { backends: urls };
+      log.info({ policy: policy.revision, ...fleet }, `policy ${policy.revision}`);
+      if ([...policy.tenants.named.values()].every((t) => t.apiKeySha256.length === 0)) {
+        log.warn({}, 'no API keys configured: requests need no key and count as tenant `default`');
       }
       if (o.redis !== undefined) {
-        console.log(
-          `goodput serve: shared state in Redis (fails ${o.redisFailure as string}, ${o.gatewayReplicas as number} replica(s))`,
+        log.info(
+          { failure: o.redisFailure, gateway_replicas: o.gatewayReplicas },
+          `shared state in Redis (fails ${o.redisFailure as string})`,
         );
       }
-      console.log(`goodput serve: OpenAI API at ${running.url}/v1 (model "${model}")`);
-      const stop = () => {
-        void running
-          .close()
-          .then(() => decisions?.close())
-          .then(() => process.exit(0));
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      log.info(
+        { url: `${running.url}/v1`, model },
+        `OpenAI API at ${running.url}/v1 (model "${model}")`,
+      );
+      onSignals(running, (o.drainTimeout as number) * 1000, decisions, log);
     });
+}
+
+/** The first SIGTERM/SIGINT drains, then exits 0; a second cuts what is still running. */
+function onSignals(
+  running: RunningGateway,
+  drainMs: number,
+  decisions: DecisionLog | null,
+  log: OpsLog,
+): void {
+  let draining = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (draining) {
+      log.warn({ signal }, 'second signal: cutting what is still running');
+      running.cutNow();
+      return;
+    }
+    draining = true;
+    log.info({ signal, drain_timeout_ms: drainMs }, 'shutting down');
+    void running
+      .drain(drainMs)
+      .then(() => decisions?.close())
+      .then(() => {
+        log.info({}, 'stopped');
+        process.exit(0);
+      });
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 /** The decision log at `path`; a path it cannot append to is a configuration error. */

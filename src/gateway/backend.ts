@@ -49,6 +49,8 @@ export interface BackendLoad {
   readonly preemptions?: number;
   /** When these figures were taken. */
   readonly atMs: Ms;
+  /** Why it is not ready, when it is not (for the log line that says so). */
+  readonly why?: string;
 }
 
 export interface Backend {
@@ -58,16 +60,35 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-/** The upstream failed; `beforeFirstToken` says whether another backend may still be tried. */
+/**
+ * The upstream failed, or answered with an error: `status` is its HTTP status (undefined when
+ * there was no answer — no connection, a stream that broke), `beforeFirstToken` says whether
+ * another backend may still be tried, and `body` is the upstream's own error body (its first
+ * few KB), which a 4xx passes on to the client: the request, not the backend, was at fault.
+ */
 export class UpstreamError extends Error {
   readonly kind = 'upstream' as const;
   readonly status: number | undefined;
   readonly beforeFirstToken: boolean;
-  constructor(message: string, status: number | undefined, beforeFirstToken: boolean) {
+  readonly body: string | undefined;
+  constructor(
+    message: string,
+    status: number | undefined,
+    beforeFirstToken: boolean,
+    body?: string,
+  ) {
     super(message);
     this.name = 'UpstreamError';
     this.status = status;
     this.beforeFirstToken = beforeFirstToken;
+    this.body = body;
+  }
+
+  /** A 4xx other than 429: the backend refused this request, and would refuse it anywhere. */
+  get requestAtFault(): boolean {
+    return (
+      this.status !== undefined && this.status >= 400 && this.status < 500 && this.status !== 429
+    );
   }
 }
 

@@ -47,7 +47,7 @@ export class GatewayMetrics {
   });
   readonly cancels = new Counter({
     name: 'goodput_cancels_total',
-    help: 'Requests the client abandoned or whose deadline passed, by where they were.',
+    help: 'Requests the client abandoned (closed the connection, stopped reading), by where they were: upload, queued, streaming.',
     labelNames: ['class', 'stage'],
     registers: [this.registry],
   });
@@ -156,10 +156,22 @@ export class GatewayMetrics {
     labelNames: ['backend'],
     registers: [this.registry],
   });
-  readonly backendPreemptions = new Gauge({
-    name: 'goodput_backend_preemptions',
-    help: 'Preemptions reported by the backend since it started.',
+  readonly backendPreemptions = new Counter({
+    name: 'goodput_backend_preemptions_total',
+    help: 'Preemptions reported by the backend (its running total, followed across restarts).',
     labelNames: ['backend'],
+    registers: [this.registry],
+  });
+  private readonly breakerStates = new Gauge({
+    name: 'goodput_backend_breaker_state',
+    help: "The backend's circuit breaker: 1 on its current state (closed, half-open, open), 0 on the others.",
+    labelNames: ['backend', 'state'],
+    registers: [this.registry],
+  });
+  readonly breakerTransitions = new Counter({
+    name: 'goodput_backend_breaker_transitions_total',
+    help: "Changes of a backend's circuit breaker, by the state it went to.",
+    labelNames: ['backend', 'to'],
     registers: [this.registry],
   });
   readonly sharedStoreUp = new Gauge({
@@ -169,8 +181,24 @@ export class GatewayMetrics {
   });
   readonly sharedRefusals = new Counter({
     name: 'goodput_shared_refusals_total',
-    help: 'Requests refused at the shared state (quotas, retry budget, idempotency, store down), by reason.',
+    help: 'Requests refused at the shared state (quotas, retry budget, idempotency, store down), by reason, class and tenant.',
+    labelNames: ['reason', 'class', 'tenant'],
+    registers: [this.registry],
+  });
+  readonly invalid = new Counter({
+    name: 'goodput_invalid_requests_total',
+    help: 'Requests refused before they could be read as one (unauthenticated, malformed, too large, no such route), by reason.',
     labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly inFlightRequests = new Gauge({
+    name: 'goodput_in_flight_requests',
+    help: 'Requests the gateway is answering (waiting, streaming, or ending).',
+    registers: [this.registry],
+  });
+  readonly draining = new Gauge({
+    name: 'goodput_draining',
+    help: '1 while the gateway drains before it exits (refusing new requests), else 0.',
     registers: [this.registry],
   });
   readonly policy = new Gauge({
@@ -182,6 +210,13 @@ export class GatewayMetrics {
 
   constructor(tenants: Iterable<string>) {
     this.tenants = new Set(tenants);
+  }
+
+  /** Marks `state` as the backend's breaker state. */
+  breakerState(backend: string, state: 'closed' | 'half-open' | 'open'): void {
+    for (const s of ['closed', 'half-open', 'open'] as const) {
+      this.breakerStates.set({ backend, state: s }, s === state ? 1 : 0);
+    }
   }
 
   /** A tenant as a label: policy names as they are, anything else as `other`. */

@@ -1,27 +1,35 @@
 /**
  * The gateway's engine room: hosts the policy pipeline on the wall clock. `admit` decides a
  * request before any byte is sent — rejected, or dispatched to a backend once flow control lets
- * it go, or expired/aborted while it waited; `run` streams it from that backend, reporting
- * every token to the pipeline (ledger, budgets, estimators) and the metrics, and falls over to
- * another backend when one fails before the first token and the deadline still allows. The HTTP
- * layer only translates; the stage order lives in the pipeline.
+ * it go, or expired, withdrawn or cut while it waited; `run` streams it from that backend,
+ * reporting every token to the pipeline (ledger, budgets, estimators) and the metrics. `refuse`
+ * and `refuseUnread` account for requests turned away before the pipeline (at the shared-state
+ * door, or unreadable), so every request is counted and has a decision record. A circuit breaker
+ * per backend takes it out of the fleet after consecutive failures of its own — transport
+ * errors, 5xx answers, broken streams; never an error of the gateway's making, a client gone or
+ * a deadline passed — and lets one probe request at a time bring it back. The HTTP layer only
+ * translates; the stage order lives in the pipeline.
  */
-import type { AdmissionDecision } from '../core/admission/admission.ts';
+import type { RejectReason, Rejection } from '../core/admission/admission.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/estimate/fleet-spec.ts';
-import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import { unreadRecord, type DecisionRecord } from '../core/observe/decision-record.ts';
 import { Pipeline } from '../core/pipeline.ts';
 import type { Clock } from '../core/ports/clock.ts';
-import type { Timers } from '../core/ports/timers.ts';
+import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LlmRequest } from '../core/request/request.ts';
+import type { SloClassName } from '../core/request/slo-classes.ts';
+import type { Ms } from '../core/request/units.ts';
 import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
 import type { ApiKind, Backend, StreamEnd, TokenSink } from './backend.ts';
-import { isUpstreamError } from './backend.ts';
+import { isUpstreamError, type UpstreamError } from './backend.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { StreamMeter } from './stream-meter.ts';
 import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
 import { lookupTenant } from '../core/config/tenant-schema.ts';
+import type { OpsLog } from './ops-log.ts';
+import { stoppedBy, type StopCause } from './stop.ts';
 
 export interface GatewayDeps {
   readonly policy: ResolvedPolicy;
@@ -30,52 +38,84 @@ export interface GatewayDeps {
   readonly clock: Clock;
   readonly timers: Timers;
   readonly metrics: GatewayMetrics;
+  readonly log: OpsLog;
   readonly onDecision?: (record: DecisionRecord) => void;
 }
 
+type Settled =
+  | { readonly how: 'dispatched' }
+  | { readonly how: 'expired'; readonly reason: RejectReason }
+  | { readonly how: 'stopped'; readonly why: StopCause };
+
 /** The gateway's side of one waiting or dispatched request. */
 class Waiter {
-  resolve: (how: 'dispatched' | 'expired') => void = () => {};
-  readonly settled = new Promise<'dispatched' | 'expired'>((r) => (this.resolve = r));
+  resolve: (how: Settled) => void = () => {};
+  readonly settled = new Promise<Settled>((r) => (this.resolve = r));
 }
 
 export type Admitted =
-  | {
-      readonly kind: 'rejected';
-      readonly decision: Extract<AdmissionDecision, { outcome: 'reject' }>;
-    }
-  | { readonly kind: 'expired' }
-  | { readonly kind: 'aborted' }
+  | { readonly kind: 'rejected'; readonly decision: Rejection }
+  /** It waited past a deadline: `deadline_exceeded` (the client's), `deadline` (its class's)… */
+  | { readonly kind: 'expired'; readonly reason: RejectReason }
+  | { readonly kind: 'stopped'; readonly why: StopCause }
   | { readonly kind: 'dispatched'; readonly ticket: Ticket<Waiter> };
 
 const PUMP_EVERY_MS = 50;
+/** How often backends' readiness is looked at for up/down lines when no request looks. */
+const WATCH_EVERY_MS = 1_000;
+/** Retry-After for want of a ready backend when none has a breaker about to probe. */
+const UNREADY_RETRY_MS: Ms = 1_000;
 
 export class Gateway {
   readonly pipeline: Pipeline<Waiter>;
   private readonly deps: GatewayDeps;
   private readonly inFlight: number[];
-  /** Per backend: consecutive upstream failures open it, and it leaves the fleet until a probe succeeds. */
   private readonly breakers: CircuitBreaker[];
-  private pumpTimer: { cancel(): void } | null = null;
+  /** Each backend's readiness as last told (null: not yet). */
+  private readonly wasReady: (boolean | null)[];
+  private readonly preemptionsSeen: number[];
+  private pumpTimer: TimerHandle | null = null;
+  private watchTimer: TimerHandle | null = null;
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
+    const m = deps.metrics;
     this.inFlight = deps.backends.map(() => 0);
-    this.breakers = deps.backends.map(() => new CircuitBreaker(deps.clock, 3, 5_000));
+    this.wasReady = deps.backends.map(() => null);
+    this.preemptionsSeen = deps.backends.map(() => 0);
+    const { failures, openMs } = deps.policy.resilience.breaker;
+    this.breakers = deps.backends.map((b) => {
+      m.breakerState(b.name, 'closed');
+      return new CircuitBreaker(deps.clock, {
+        failures,
+        openMs,
+        onChange: (from, to) => {
+          m.breakerState(b.name, to);
+          m.breakerTransitions.inc({ backend: b.name, to });
+          const level = to === 'open' ? 'warn' : 'info';
+          deps.log[level]({ backend: b.name, from, to }, `circuit breaker ${from} → ${to}`);
+        },
+      });
+    });
     this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {
-      dispatch: (t) => t.handle.resolve('dispatched'),
-      expire: (t) => t.handle.resolve('expired'),
+      dispatch: (t) => {
+        // A half-open backend's one probe: nothing else goes there until it returns.
+        this.breakers[t.replica].allows();
+        t.handle.resolve({ how: 'dispatched' });
+      },
+      expire: (t, reason) => t.handle.resolve({ how: 'expired', reason }),
       record: (r) => {
-        deps.metrics.decisions.inc({
+        m.decisions.inc({
           outcome: r.admission.result,
           reason: r.admission.reason ?? 'none',
-          class: r.class,
-          tenant: deps.metrics.tenant(r.tenant),
+          class: r.class ?? 'none',
+          tenant: r.tenant === null ? 'none' : m.tenant(r.tenant),
         });
         deps.onDecision?.(r);
       },
     });
-    deps.metrics.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
+    m.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
+    this.watch();
   }
 
   /** Refreshes the gauges a scrape reads (queue, shares, backends). */
@@ -90,28 +130,72 @@ export class Gateway {
     const out: ReplicaSnapshot[] = [];
     this.deps.backends.forEach((b, index) => {
       const load = b.load();
-      this.deps.metrics.backendReady.set({ backend: b.name }, load.ready ? 1 : 0);
-      this.deps.metrics.backendKv.set({ backend: b.name }, load.kvUsage);
+      this.noteReadiness(index, load.ready, load.why);
+      const m = this.deps.metrics;
+      m.backendKv.set({ backend: b.name }, load.kvUsage);
       if (load.prefixHitRate !== undefined) {
-        this.deps.metrics.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
+        m.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
       }
-      if (load.preemptions !== undefined) {
-        this.deps.metrics.backendPreemptions.set({ backend: b.name }, load.preemptions);
-      }
-      if (!load.ready || this.breakers[index].state === 'open') return;
+      if (load.preemptions !== undefined) this.notePreemptions(index, load.preemptions);
+      if (!load.ready) return;
+      const breaker = this.breakers[index];
+      const state = breaker.state;
+      if (state === 'open' || (state === 'half-open' && breaker.probing)) return;
       out.push({
         index,
         inFlight: this.inFlight[index],
         running: load.running,
         waiting: load.waiting,
         kvUsage: load.kvUsage,
+        probe: state === 'half-open',
       });
     });
     return out;
   }
 
   get ready(): boolean {
-    return this.deps.backends.some((b) => b.load().ready);
+    return this.deps.backends.some((b, i) => b.load().ready && this.breakers[i].state !== 'open');
+  }
+
+  /** With no backend usable: until one may be (the soonest breaker probe, or the next scrape). */
+  readyInMs(): Ms {
+    let soonest = Infinity;
+    this.deps.backends.forEach((b, i) => {
+      const wait = this.breakers[i].msUntilProbe();
+      soonest = Math.min(soonest, b.load().ready && wait > 0 ? wait : UNREADY_RETRY_MS);
+    });
+    return Number.isFinite(soonest) ? soonest : UNREADY_RETRY_MS;
+  }
+
+  /**
+   * A request refused before the pipeline, by the shared-state door or the gateway's own state
+   * (shutting down): counted as offered, with its decision record, like the pipeline's refusals.
+   */
+  refuse(req: LlmRequest, rejection: Rejection, shared: boolean): void {
+    const m = this.deps.metrics;
+    const tenant = m.tenant(req.tenant);
+    m.offered.inc({ class: req.sloClass, tenant });
+    m.offeredTokens.inc({ class: req.sloClass }, req.inputTokens);
+    if (rejection.reason === 'duplicate') m.duplicates.inc();
+    if (shared) m.sharedRefusals.inc({ reason: rejection.reason, class: req.sloClass, tenant });
+    this.pipeline.refuse(req, rejection, this.deps.clock.now());
+  }
+
+  /** A request that could not be read as one (bad body, no key…): counted and recorded. */
+  refuseUnread(u: {
+    readonly requestId: string;
+    readonly tenant: string | null;
+    readonly cls: SloClassName | null;
+    readonly reason: RejectReason;
+    readonly status: number;
+  }): void {
+    this.deps.metrics.invalid.inc({ reason: u.reason });
+    const record = unreadRecord({
+      ...u,
+      revision: this.deps.policy.revision,
+      atMs: this.deps.clock.now(),
+    });
+    this.deps.onDecision?.(record);
   }
 
   /** `avoid`: the backend a failed earlier attempt of this request used (−1: none). */
@@ -121,7 +205,11 @@ export class Gateway {
     m.offeredTokens.inc({ class: req.sloClass }, req.inputTokens);
     if ((req.attempt ?? 1) > 1) m.retries.inc({ class: req.sloClass });
     const waiter = new Waiter();
-    const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), this.snapshots(), avoid);
+    const replicas = this.snapshots();
+    const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), replicas, {
+      avoid,
+      readyInMs: replicas.length === 0 ? this.readyInMs() : undefined,
+    });
     if (offer.outcome === 'reject') {
       if (offer.decision.reason === 'duplicate') m.duplicates.inc();
       return { kind: 'rejected', decision: offer.decision };
@@ -133,26 +221,36 @@ export class Gateway {
           this.pipeline.expire(ticket, this.deps.clock.now()),
         )
       : null;
-    let aborted = false;
     const onAbort = () => {
-      aborted = true;
+      // Dispatched already: the stream sees the abort and ends the ticket itself.
+      if (!ticket.queued) return;
+      const why = stoppedBy(signal) ?? 'client_closed';
       this.pipeline.withdraw(ticket);
-      m.cancels.inc({ class: req.sloClass, stage: 'queued' });
-      waiter.resolve('expired');
+      if (why === 'client_closed') m.cancels.inc({ class: req.sloClass, stage: 'queued' });
+      else this.pipeline.cut(ticket, why, this.deps.clock.now());
+      waiter.resolve({ how: 'stopped', why });
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     this.keepPumping();
-    const how = await waiter.settled;
+    const settled = await waiter.settled;
     signal.removeEventListener('abort', onAbort);
     expiry?.cancel();
-    if (aborted) return { kind: 'aborted' };
-    return how === 'dispatched' ? { kind: 'dispatched', ticket } : { kind: 'expired' };
+    switch (settled.how) {
+      case 'dispatched':
+        return { kind: 'dispatched', ticket };
+      case 'expired':
+        return { kind: 'expired', reason: settled.reason };
+      case 'stopped':
+        return { kind: 'stopped', why: settled.why };
+    }
   }
 
   /**
    * Streams a dispatched request from its backend, handing each token to `onToken` once the
    * pipeline and the metrics have counted it. Resolves with the backend's end, or rejects: an
-   * upstream failure (after the first token the client must be told in-stream), or the abort.
+   * upstream failure (after the first token the client must be told in-stream), or the reason
+   * `signal` was aborted with.
    */
   async run(
     ticket: Ticket<Waiter>,
@@ -202,8 +300,16 @@ export class Gateway {
       this.breakers[replica].record(true);
       return end;
     } catch (e) {
-      if (signal.aborted) metrics.cancels.inc({ class: cls.name, stage: 'streaming' });
-      else if (isUpstreamError(e)) this.breakers[replica].record(false);
+      const why = stoppedBy(signal);
+      if (why !== undefined) {
+        this.breakers[replica].abandon();
+        if (why === 'client_closed') metrics.cancels.inc({ class: cls.name, stage: 'streaming' });
+        else this.pipeline.cut(ticket, why, clock.now());
+      } else if (isUpstreamError(e)) {
+        this.judge(replica, e);
+      } else {
+        this.breakers[replica].abandon();
+      }
       throw e;
     } finally {
       this.inFlight[replica]--;
@@ -231,7 +337,42 @@ export class Gateway {
   async close(): Promise<void> {
     this.pumpTimer?.cancel();
     this.pumpTimer = null;
+    this.watchTimer?.cancel();
+    this.watchTimer = null;
     await Promise.all(this.deps.backends.map((b) => b.close()));
+  }
+
+  /**
+   * What an upstream failure says of the backend's health: a 4xx answer is the request's fault
+   * (the backend is up: a success for the breaker), a 429 says nothing, anything else — no
+   * connection, a 5xx, a stream that broke — is a failure.
+   */
+  private judge(replica: number, e: UpstreamError): void {
+    const breaker = this.breakers[replica];
+    if (e.status === 429) breaker.abandon();
+    else breaker.record(e.status !== undefined && e.status >= 400 && e.status < 500);
+  }
+
+  private noteReadiness(index: number, ready: boolean, why: string | undefined): void {
+    if (this.wasReady[index] === ready) return;
+    const first = this.wasReady[index] === null;
+    this.wasReady[index] = ready;
+    const name = this.deps.backends[index].name;
+    this.deps.metrics.backendReady.set({ backend: name }, ready ? 1 : 0);
+    // A backend not ready yet at start is not news; one that goes down, or comes up, is.
+    if (first && !ready) return;
+    if (ready) this.deps.log.info({ backend: name }, `backend ${name} is ready`);
+    else this.deps.log.warn({ backend: name, cause: why }, `backend ${name} is not ready`);
+  }
+
+  /** Backends report a running total; the counter follows it (a restart starts it again). */
+  private notePreemptions(index: number, total: number): void {
+    const seen = this.preemptionsSeen[index];
+    const added = total >= seen ? total - seen : total;
+    this.preemptionsSeen[index] = total;
+    if (added > 0) {
+      this.deps.metrics.backendPreemptions.inc({ backend: this.deps.backends[index].name }, added);
+    }
   }
 
   private observeQueue(): void {
@@ -272,6 +413,15 @@ export class Gateway {
     }
   }
 
+  /** Backends' readiness and breakers, looked at on a slow tick so changes are told unasked. */
+  private watch(): void {
+    const tick = () => {
+      this.snapshots();
+      this.watchTimer = this.deps.timers.at(this.deps.clock.now() + WATCH_EVERY_MS, tick);
+    };
+    this.watchTimer = this.deps.timers.at(this.deps.clock.now(), tick);
+  }
+
   /** While anything waits, re-check on a short tick: backend load can free capacity too. */
   private keepPumping(): void {
     if (this.pumpTimer !== null) return;
@@ -287,8 +437,18 @@ export class Gateway {
   }
 }
 
-/** The body as admission decided to serve it: a degraded output cap goes upstream. */
+/**
+ * The body as admission decided to serve it: a degraded output cap goes upstream, and a
+ * `min_tokens` above it comes down with it (vLLM refuses min_tokens > max_tokens).
+ */
 function servedBody(body: Record<string, unknown>, served: LlmRequest): Record<string, unknown> {
-  if (served.maxTokens === undefined) return body;
-  return { ...body, max_tokens: served.maxTokens, max_completion_tokens: undefined };
+  const cap = served.maxTokens;
+  if (cap === undefined) return body;
+  const min = typeof body.min_tokens === 'number' ? Math.min(body.min_tokens, cap) : undefined;
+  return {
+    ...body,
+    max_tokens: cap,
+    max_completion_tokens: undefined,
+    ...(min === undefined ? {} : { min_tokens: min }),
+  };
 }

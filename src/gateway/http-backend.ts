@@ -45,6 +45,8 @@ const UNKNOWN = (atMs: Ms): BackendLoad => ({
 
 /** A scrape that has not answered by then failed: the figures go on ageing. */
 const SCRAPE_TIMEOUT_MS = 2_000;
+/** How much of an upstream's error answer is kept (and passed on, for a 4xx). */
+const ERROR_BODY_CHARS = 4_096;
 
 /** A whole body as text. Read as bytes, like token streams: Node's stream code stays on one shape. */
 async function readText(res: IncomingMessage): Promise<string> {
@@ -94,6 +96,8 @@ export class HttpBackend implements Backend {
   readonly name: string;
   private readonly opts: HttpBackendOptions;
   private last: BackendLoad;
+  /** Why the last scrape failed; undefined after one succeeded. */
+  private lastError: string | undefined;
   private timer: TimerHandle | null = null;
   private closed = false;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity });
@@ -106,16 +110,23 @@ export class HttpBackend implements Backend {
   }
 
   load(): BackendLoad {
-    const stale = this.opts.clock.now() - this.last.atMs > (this.opts.staleAfterMs ?? 5_000);
-    return stale ? { ...this.last, ready: false } : this.last;
+    const age = this.opts.clock.now() - this.last.atMs;
+    if (age <= (this.opts.staleAfterMs ?? 5_000)) return this.last;
+    const why = `no fresh metrics from ${this.opts.url}/metrics for ${Math.round(age)} ms (${this.lastError ?? 'never scraped'})`;
+    return { ...this.last, ready: false, why };
   }
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const path = call.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions';
-    const body = { ...call.body, stream: true, stream_options: { include_usage: true } };
+    // The body was validated (bounded depth, known fields): serialising it cannot fail, and it
+    // happens outside the try below, which blames the upstream for what goes wrong.
+    const text = JSON.stringify({
+      ...call.body,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let res: IncomingMessage;
     try {
-      const text = JSON.stringify(body);
       res = await this.send(
         path,
         {
@@ -135,8 +146,13 @@ export class HttpBackend implements Backend {
     }
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
-      const text = await readText(res).catch(() => '');
-      throw new UpstreamError(`${this.name}: HTTP ${status} ${text.slice(0, 200)}`, status, true);
+      const answer = await readText(res).catch(() => '');
+      throw new UpstreamError(
+        `${this.name}: HTTP ${status} ${answer.slice(0, 200)}`,
+        status,
+        true,
+        answer.slice(0, ERROR_BODY_CHARS),
+      );
     }
     return this.relay(res, call, onToken);
   }
@@ -266,8 +282,10 @@ export class HttpBackend implements Backend {
       const load = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
       // A scrape that fails leaves the last figures to go stale rather than pretending idle.
       if (load !== undefined) this.last = load;
-    } catch {
+      this.lastError = ok ? undefined : `HTTP ${res.statusCode}`;
+    } catch (e) {
       // Unreachable: same — the figures age out and the backend stops being ready.
+      this.lastError = (e as Error).message;
     }
     this.scheduleScrape(this.opts.scrapeIntervalMs ?? 1_000);
   }

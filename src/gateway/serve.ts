@@ -2,8 +2,10 @@
  * Assembles a running gateway: the policy, the fleet facts its predictions use (from the named
  * model and GPU profile), the backends (OpenAI-compatible URLs, or an embedded simulated fleet
  * when none are given), the shared state (in memory, or Redis for several replicas), the Hono
- * app, and a listening Node server. Returns the URL and a `close` that stops everything it
- * started.
+ * app, and a listening Node server. Returns the URL, a `drain` that ends it the way Kubernetes
+ * expects (not ready at once, new requests refused, those in flight finished or — past the
+ * drain time — cut with an error event, every lease given back, then everything closed), and a
+ * `close` that stops everything at once. A port in use is a ConfigError naming it.
  */
 import type { AddressInfo } from 'node:net';
 import { serve as listen, type ServerType } from '@hono/node-server';
@@ -27,6 +29,12 @@ import { createGatewayApp, type GatewayEnv } from './http/app.ts';
 import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { openSharedStore } from './shared/open-store.ts';
+import type { Duplex } from 'node:stream';
+import { ConfigError } from '../core/errors.ts';
+import type { Ms } from '../core/request/units.ts';
+import { InFlight } from './http/in-flight.ts';
+import { answerUnparsed } from './http/unparsed.ts';
+import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
 
 export interface ServeOptions {
   readonly policy: ResolvedPolicy;
@@ -44,6 +52,9 @@ export interface ServeOptions {
   readonly scrapeIntervalMs?: number;
   /** State shared with other gateway replicas; absent: in memory. */
   readonly shared?: SharedStateSettings;
+  /** Operational lines (backends, breakers, store, drain); default: none. */
+  readonly log?: OpsLog;
+  readonly bodyLimitBytes?: number;
 }
 
 export interface SharedStateSettings {
@@ -53,8 +64,6 @@ export interface SharedStateSettings {
   readonly failure: FailurePolicy;
   /** Gateway replicas sharing the quotas: the local limits are 1/replicas of each. */
   readonly replicas: number;
-  /** Where the store's up/down transitions are told (one line each). */
-  readonly log?: (line: string) => void;
 }
 
 export interface RunningGateway {
@@ -63,6 +72,15 @@ export interface RunningGateway {
   readonly app: Hono<GatewayEnv>;
   readonly gateway: Gateway;
   readonly embedded: boolean;
+  /**
+   * Ends the gateway gracefully: `/readyz` turns 503 and new requests are refused (503
+   * `shutting_down`) at once; requests in flight run on for up to `timeoutMs`, then the rest
+   * are stopped (an SSE error event naming the shutdown); when each has given back what it held,
+   * everything closes. Resolves with how many ended on their own and how many were cut.
+   */
+  drain(timeoutMs: Ms): Promise<{ readonly finished: number; readonly cut: number }>;
+  /** Stops every request still in flight now: a second signal does not wait for the drain. */
+  cutNow(): void;
   close(): Promise<void>;
 }
 
@@ -86,6 +104,7 @@ export function fleetSpecFor(
 export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const clock = wallClock;
   const timers = wallTimers(clock);
+  const log = o.log ?? SILENT_OPS_LOG;
   const backends =
     o.backendUrls.length === 0
       ? o.embedded()
@@ -93,7 +112,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
           (url, i) =>
             new HttpBackend({
               name: `backend-${i}`,
-              url: url.replace(/\/+$/, ''),
+              url: backendBaseUrl(url),
               clock,
               timers,
               scrapeIntervalMs: o.scrapeIntervalMs,
@@ -111,7 +130,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     newId: () => randomId(),
     onChange: (up, cause) => {
       metrics.sharedStoreUp.set(up ? 1 : 0);
-      shared?.log?.(storeTransition(up, shared, cause));
+      if (shared !== undefined) storeTransition(log, up, shared, cause);
     },
   });
   const decisions = new BoundedMap<DecisionRecord>(20_000, 3_600_000);
@@ -122,11 +141,13 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     clock,
     timers,
     metrics,
+    log,
     onDecision: (r) => {
       decisions.set(r.request_id, r, clock.now());
       o.onDecision?.(r);
     },
   });
+  const inFlight = new InFlight();
   const app = createGatewayApp({
     gateway,
     keys: apiKeys(o.policy),
@@ -140,33 +161,119 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     metrics,
     decisions,
     adminToken: o.adminToken,
+    inFlight,
+    log,
+    bodyLimitBytes: o.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
   });
-  const server: ServerType = await new Promise((resolve) => {
-    const s = listen({ fetch: app.fetch, hostname: o.host, port: o.port }, () => resolve(s));
-  });
+  let server: ServerType;
+  try {
+    server = await listenOn(app, o.host, o.port, metrics);
+  } catch (e) {
+    await gateway.close();
+    await store.close();
+    throw e;
+  }
   const { port } = server.address() as AddressInfo;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
-  return {
-    url: `http://${host}:${port}`,
-    app,
-    gateway,
-    embedded: o.backendUrls.length === 0,
-    async close() {
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive clients would hold the server open; their requests are over or abandoned.
       (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       await closed;
       await gateway.close();
       await store.close();
+    })());
+  return {
+    url: `http://${host}:${port}`,
+    app,
+    gateway,
+    embedded: o.backendUrls.length === 0,
+    async drain(timeoutMs) {
+      metrics.draining.set(1);
+      const before = inFlight.size;
+      log.info(
+        { in_flight: before, timeout_ms: timeoutMs },
+        'draining: not ready, refusing new requests',
+      );
+      // Idle keep-alive connections would carry new requests here; busy ones close as they end.
+      (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      const finished = await inFlight.drainWithin(timeoutMs, clock, timers);
+      const cut = finished ? 0 : inFlight.cut();
+      if (cut > 0) {
+        log.warn({ cut }, `drain time over: ${cut} request(s) stopped as shutting_down`);
+        await inFlight.drain();
+      }
+      log.info({ finished: before - cut, cut }, 'drained');
+      await close();
+      return { finished: before - cut, cut };
     },
+    cutNow() {
+      inFlight.cut();
+    },
+    close,
   };
 }
 
-function storeTransition(up: boolean, s: SharedStateSettings, cause?: string): string {
-  if (up) return 'goodput serve: shared state store is up: quotas are shared again';
+/** The default limit on a request body: 4 MiB (a 128K-token prompt is about 512 KB of text). */
+export const DEFAULT_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Listens on `host:port`; a port that cannot be taken is a ConfigError naming it. Requests whose
+ * head Node cannot take (headers over its limit) are answered 431 in OpenAI's shape, and counted.
+ */
+async function listenOn(
+  app: Hono<GatewayEnv>,
+  host: string,
+  port: number,
+  metrics: GatewayMetrics,
+): Promise<ServerType> {
+  return await new Promise((resolve, reject) => {
+    const s = listen({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
+    s.once('error', (e: NodeJS.ErrnoException) => {
+      const why =
+        e.code === 'EADDRINUSE'
+          ? 'a free port'
+          : `a port it may listen on (${e.code ?? e.message})`;
+      reject(new ConfigError('--port', why, port));
+    });
+    s.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
+      if (e.code === 'HPE_HEADER_OVERFLOW') metrics.invalid.inc({ reason: 'header_too_large' });
+      answerUnparsed(e, socket);
+    });
+  });
+}
+
+/**
+ * A backend's base URL as given to `--backend`: http(s) only; an OpenAI-style base ending in
+ * `/v1` is taken as the server's root (the gateway adds `/v1/...` and `/metrics` itself).
+ */
+export function backendBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('--backend', 'an http(s) URL such as http://10.0.0.5:8000', raw);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError('--backend', 'an http(s) URL such as http://10.0.0.5:8000', raw);
+  }
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ConfigError('--backend', 'a base URL without query, fragment or credentials', raw);
+  }
+  const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return `${url.origin}${path}`;
+}
+
+function storeTransition(log: OpsLog, up: boolean, s: SharedStateSettings, cause?: string): void {
+  if (up) return log.info({ store: 'redis' }, 'shared state store is up: quotas are shared again');
   const then =
     s.failure === 'open'
       ? `failing open: local limits (1/${s.replicas} of each quota)`
       : 'failing closed: requests that need shared state get 503';
-  return `goodput serve: shared state store is down (${cause ?? 'unreachable'}): ${then}`;
+  log.warn(
+    { store: 'redis', cause: cause ?? 'unreachable', failure: s.failure },
+    `shared state store is down: ${then}`,
+  );
 }

@@ -67,8 +67,12 @@ test('a backend crash mid-stream ends the stream with an error event', async () 
   assert.equal(res.status, 200);
   const text = await res.text();
   assert.match(text, /"content":/, 'tokens came first');
-  assert.match(text, /data: \{"error":\{"message":"the upstream failed mid-stream"/);
-  assert.doesNotMatch(text, /\[DONE\]/);
+  // As vLLM ends a failed stream: the error event (naming the cause), then [DONE]; no finish.
+  assert.match(
+    text,
+    /data: \{"error":\{"message":"the upstream failed mid-stream"[^\n]*"code":"upstream_error"\}\}\n\ndata: \[DONE\]\n\n$/,
+  );
+  assert.doesNotMatch(text, /"finish_reason":"(stop|length)"/);
   assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
 });
 

@@ -78,7 +78,7 @@ const cases: Array<
     /Idempotency-Key/,
   ],
   ['a bad timeout', ok, { 'x-goodput-timeout-ms': '-3' }, 400, /x-goodput-timeout-ms/],
-  ['a deadline already passed', ok, { 'x-goodput-deadline-ms': '1000' }, 503, /deadline/],
+  ['a deadline already passed', ok, { 'x-goodput-deadline-ms': '1000' }, 504, /deadline/],
 ];
 
 for (const [name, body, headers, status, match] of cases) {

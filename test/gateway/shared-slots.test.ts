@@ -82,20 +82,33 @@ test('a request the pipeline refuses after the door gives its slot back', async 
   await slotIsFree();
 });
 
-test('an Idempotency-Key in flight is a 409 duplicate; a finished stream frees it', async () => {
+test('an Idempotency-Key: 409 in flight, 422 for another request, the stream replayed once done', async () => {
   const key = { 'idempotency-key': 'dup-1' };
-  const first = await post({ max_tokens: 50, ignore_eos: true, stream: true }, key);
+  const body = { max_tokens: 50, ignore_eos: true, stream: true };
+  const first = await post(body, key);
   assert.equal(first.status, 200);
-  const second = await post({ max_tokens: 3 }, key);
+  const second = await post(body, key);
   assert.equal(second.status, 409, 'the key is checked before the quota');
   assert.equal(second.headers.get('x-goodput-reason'), 'duplicate');
   await second.text();
-  await first.text();
+  const other = await post({ max_tokens: 3 }, key);
+  assert.equal(other.status, 422, 'the same key for a different request');
+  assert.equal(other.headers.get('x-goodput-reason'), 'idempotency_key_reused');
+  assert.match(await other.text(), /different request/);
+  const streamed = await first.text();
+  assert.match(streamed, /\[DONE\]\n\n$/);
+  let replay: Response | undefined;
   await until(async () => {
-    const third = await post({ max_tokens: 3 }, key);
-    await third.text();
-    return third.status === 200 && third.headers.get('x-goodput-replayed') === null;
+    replay = await post(body, key);
+    if (replay.status !== 200) await replay.text();
+    return replay.status === 200;
   });
+  assert.equal(replay?.headers.get('x-goodput-replayed'), 'true');
+  assert.equal(replay?.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+  assert.equal(await replay?.text(), streamed, 'the very answer, in the mode it was asked');
+  const notStreamed = await post({ ...body, stream: false }, key);
+  assert.equal(notStreamed.status, 422, 'a whole answer is not a replay of a stream');
+  await notStreamed.text();
 });
 
 test('retries draw on the retry budget until it is spent: 429 retry_budget', async () => {

@@ -2,7 +2,8 @@
  * The bodies of an admitted request's answer: collected into one OpenAI response, or streamed
  * as SSE chunks (a role chunk, one chunk per token — the upstream's own when it can go as is —
  * the finish, the usage when asked, [DONE]) — with an SSE error event instead of the end when
- * the upstream fails after tokens went out.
+ * the stream is cut after tokens went out: its code names what cut it (`upstream_error`,
+ * `deadline_exceeded`, `shutting_down`).
  */
 import {
   SSE_DONE,
@@ -21,12 +22,8 @@ import { isUpstreamError } from '../backend.ts';
 import type { TokenRelay } from './token-relay.ts';
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-
-/** Every answer names the request, so its decision record can be looked up. */
-export function tagged(res: Response, requestId: string): Response {
-  res.headers.set('x-goodput-request-id', requestId);
-  return res;
-}
+import type { StoredResponse } from '../shared/shared-store.ts';
+import { isRequestStopped, type StopCause } from '../stop.ts';
 
 export type Head = { readonly id: string; readonly created: number; readonly model: string };
 
@@ -57,6 +54,27 @@ interface ByteSink {
   end(): void;
 }
 
+export interface StreamAnswer {
+  readonly kind: ApiKind;
+  readonly head: Head;
+  readonly withUsage: boolean;
+  readonly relay: TokenRelay;
+  readonly done: Promise<StreamEnd>;
+  readonly extra: Record<string, string>;
+  readonly degradeLevel: number | undefined;
+  /** Keep the bytes written, for replay under the request's Idempotency-Key. */
+  readonly keep: boolean;
+  /**
+   * The request is over: `end` when the stream ran to its end, and then — when kept — the
+   * answer as it went out.
+   */
+  readonly onEnd: (end?: StreamEnd, answer?: StoredResponse) => Promise<void>;
+  /** The client stopped reading: stop the upstream. */
+  readonly onCancel: () => void;
+  /** Node's response, when Node serves the request. */
+  readonly outgoing: ServerResponse | undefined;
+}
+
 /**
  * The SSE answer. Tokens are written as the backend delivers them (a stream's output is bounded
  * by its max_tokens, so a slow reader costs memory, never the upstream's pace); the end goes out
@@ -69,23 +87,10 @@ interface ByteSink {
  * then seen by the request's abort signal, which stops the upstream. Elsewhere (a fetch-style
  * runtime) the answer is a web stream, and a client that stops reading cancels it.
  */
-export function streamResponse(
-  kind: ApiKind,
-  head: Head,
-  withUsage: boolean,
-  relay: TokenRelay,
-  done: Promise<StreamEnd>,
-  extra: Record<string, string>,
-  degradeLevel: number | undefined,
-  /** The request is over; `end` when the stream ran to its end. */
-  onEnd: (end?: StreamEnd) => Promise<void>,
-  /** The client stopped reading: stop the upstream. */
-  onCancel: () => void,
-  outgoing: ServerResponse | undefined,
-): Response {
-  const headers = { ...SSE_HEADERS, ...extra };
-  const answer = (to: ByteSink) =>
-    writeAnswer(to, kind, { ...head, includeUsage: withUsage }, relay, done, degradeLevel, onEnd);
+export function streamResponse(a: StreamAnswer): Response {
+  const headers = { ...SSE_HEADERS, ...a.extra };
+  const answer = (to: ByteSink) => writeAnswer(a.keep ? kept(to) : to, a);
+  const outgoing = a.outgoing;
   if (outgoing !== undefined) {
     outgoing.writeHead(200, headers);
     const open = () => !outgoing.destroyed && !outgoing.writableEnded;
@@ -109,52 +114,81 @@ export function streamResponse(
     // The upstream's stop settles `done`, whose handler ends the request.
     cancel() {
       open = false;
-      onCancel();
+      a.onCancel();
     },
   });
   return new Response(body, { status: 200, headers });
+
+  /** A sink that also keeps what it writes, for a replay of this very answer. */
+  function kept(to: ByteSink): ByteSink & { readonly bytes: Uint8Array[] } {
+    const bytes: Uint8Array[] = [];
+    return {
+      bytes,
+      write: (chunk) => {
+        bytes.push(chunk);
+        to.write(chunk);
+      },
+      end: () => to.end(),
+    };
+  }
 }
 
 /** The role chunk, every token as it comes, then the closing events or an error event. */
-function writeAnswer(
-  to: ByteSink,
-  kind: ApiKind,
-  chunkHead: Head & { readonly includeUsage: boolean },
-  relay: TokenRelay,
-  done: Promise<StreamEnd>,
-  degradeLevel: number | undefined,
-  onEnd: (end?: StreamEnd) => Promise<void>,
-): void {
+function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: StreamAnswer): void {
+  const chunkHead = { ...a.head, includeUsage: a.withUsage };
   // Buffer.from slices Node's pool for small strings: no allocation per token.
   const send = (text: string) => to.write(Buffer.from(text));
+  // The end goes out only after the request is released (and its answer kept), so a client's
+  // next request finds its slot free and a replay finds the answer.
   const close = async (last: string, end?: StreamEnd) => {
-    await onEnd(end);
-    send(last);
+    const tail = Buffer.from(last);
+    const answer =
+      end === undefined || to.bytes === undefined
+        ? undefined
+        : {
+            status: 200,
+            body: Buffer.concat([...to.bytes, tail]).toString('utf8'),
+            headers: { ...SSE_HEADERS, ...a.extra },
+          };
+    await a.onEnd(end, answer);
+    to.write(tail);
     to.end();
   };
-  if (kind === 'chat')
+  if (a.kind === 'chat')
     send(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));
-  relay.drainTo((t) => {
+  a.relay.drainTo((t) => {
     if (t.sse !== undefined) return to.write(t.sse);
     send(
       sseData(
-        kind === 'chat'
+        a.kind === 'chat'
           ? chatChunk(chunkHead, { content: t.text }, null)
           : textChunk(chunkHead, t.text, null),
       ),
     );
   });
-  done.then(
-    (end) => close(closingEvents(kind, chunkHead, end, degradeLevel), end),
+  a.done.then(
+    (end) => close(closingEvents(a.kind, chunkHead, end, a.degradeLevel), end),
     // After tokens went out nothing is retried: the client gets an error event and the end.
-    (e: unknown) => {
-      const message = isUpstreamError(e) ? 'the upstream failed mid-stream' : 'the stream failed';
-      return close(
-        sseData({ error: { message, type: 'server_error', param: null, code: 'upstream_error' } }),
-      );
-    },
+    // As vLLM ends a failed stream: the error event, then [DONE].
+    (e: unknown) => close(sseData(streamError(e)) + SSE_DONE),
   );
 }
+
+/** The SSE error event that ends a stream cut short, naming what cut it. */
+function streamError(e: unknown) {
+  const [code, message] = isRequestStopped(e)
+    ? [e.why, STOPPED[e.why]]
+    : isUpstreamError(e)
+      ? ['upstream_error', 'the upstream failed mid-stream']
+      : ['internal_error', 'the stream failed'];
+  return { error: { message, type: 'server_error', param: null, code } };
+}
+
+const STOPPED: Readonly<Record<StopCause, string>> = {
+  client_closed: 'the client closed the request',
+  deadline_exceeded: "the request's deadline passed mid-stream",
+  shutting_down: 'the gateway shut down before the stream ended',
+};
 
 /** The finish chunk (marked when degraded), the usage chunk when asked, and [DONE]. */
 function closingEvents(

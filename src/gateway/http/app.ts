@@ -1,66 +1,78 @@
 /**
  * The gateway's HTTP surface as a Hono app (Web-standard Request/Response, testable in-process
- * with `app.request`): the OpenAI endpoints, `/v1/models`, `/metrics` (Prometheus text),
- * `/healthz` (the process answers), `/readyz` (at least one backend ready), and the admin
- * lookup of a decision record by request id, behind the admin token. Every error is OpenAI's
- * shape; bodies over the limit are refused before they are read whole.
+ * with `app.request`): the OpenAI endpoints, `/v1/models` (behind the API key when keys are
+ * configured, as OpenAI's is), `/metrics` (Prometheus text), `/healthz` (the process answers),
+ * `/readyz` (a backend is usable and the gateway is not draining), and the admin lookup of a
+ * decision record by request id, behind the admin token. Every error is OpenAI's shape; a known
+ * path asked with the wrong method is a 405 naming the methods it takes (`Allow`). Nothing a
+ * client sends is an error of the gateway's: only a bug is a 500, and it is logged.
  */
-import { Hono, type MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { Hono } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import {
+  OpenAiError,
   errorResponse,
   modelList,
-  OpenAiError,
-  payloadTooLarge,
   routeNotFound,
   serverError,
 } from '../../openai/index.ts';
 import { adminTokenMatches } from '../api-keys.ts';
 import type { BoundedMap } from '../bounded-map.ts';
 import type { DecisionRecord } from '../../core/observe/decision-record.ts';
-import type { GatewayMetrics } from '../gateway-metrics.ts';
+import type { OpsLog } from '../ops-log.ts';
 import { handleCompletion, type CompletionsDeps } from './completions.ts';
 
 export interface GatewayAppDeps extends CompletionsDeps {
-  readonly metrics: GatewayMetrics;
   readonly decisions: BoundedMap<DecisionRecord>;
   /** Admin endpoints are off without a token. */
   readonly adminToken?: string;
-  readonly bodyLimitBytes?: number;
+  readonly log: OpsLog;
 }
 
 /** Served by Node, handlers reach its response (`c.env.outgoing`); in-process, env is empty. */
 export type GatewayEnv = { Bindings: Partial<HttpBindings> };
 
+/** The methods each known path takes: anything else there is a 405, not a 404. */
+const ROUTES: Readonly<Record<string, string>> = {
+  '/v1/chat/completions': 'POST',
+  '/v1/completions': 'POST',
+  '/v1/models': 'GET, HEAD',
+  '/healthz': 'GET, HEAD',
+  '/readyz': 'GET, HEAD',
+  '/metrics': 'GET, HEAD',
+};
+
 export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
-  const limit = deps.bodyLimitBytes ?? 4 * 1024 * 1024;
-  const tooLarge = () => errorResponse(payloadTooLarge(limit));
-  const counted = bodyLimit({ maxSize: limit, onError: tooLarge });
-  // A declared length is checked as it stands (Node's parser holds the body to it), so the
-  // body is read once, straight from the socket; only a chunked body is counted as it streams.
-  const limited: MiddlewareHandler<GatewayEnv> = (c, next) => {
-    const length = c.req.header('content-length');
-    if (length === undefined || c.req.header('transfer-encoding') !== undefined) {
-      return counted(c, next);
-    }
-    return Number(length) > limit ? Promise.resolve(tooLarge()) : next();
-  };
 
-  app.post('/v1/chat/completions', limited, async (c) =>
-    handleCompletion('chat', c.req.raw, await c.req.text(), deps, c.env?.outgoing),
+  app.post('/v1/chat/completions', (c) =>
+    handleCompletion('chat', c.req.raw, deps, c.env?.outgoing),
   );
-  app.post('/v1/completions', limited, async (c) =>
-    handleCompletion('completion', c.req.raw, await c.req.text(), deps, c.env?.outgoing),
+  app.post('/v1/completions', (c) =>
+    handleCompletion('completion', c.req.raw, deps, c.env?.outgoing),
   );
-  app.get('/v1/models', (c) =>
-    c.json(modelList(deps.servedModels.map((id) => ({ id, created: 0, ownedBy: 'goodput' })))),
-  );
+  app.get('/v1/models', (c) => {
+    if (deps.keys.required) {
+      const auth = c.req.header('authorization') ?? '';
+      const key = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+      if (key === '' || deps.keys.tenantOf(key) === undefined) {
+        deps.metrics.invalid.inc({ reason: 'unauthenticated' });
+        return errorResponse(
+          new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key'),
+        );
+      }
+    }
+    return c.json(
+      modelList(deps.servedModels.map((id) => ({ id, created: 0, ownedBy: 'goodput' }))),
+    );
+  });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', (c) =>
-    deps.gateway.ready ? c.json({ status: 'ready' }) : c.json({ status: 'no backend ready' }, 503),
-  );
+  app.get('/readyz', (c) => {
+    if (deps.inFlight.draining) return c.json({ status: 'draining' }, 503);
+    return deps.gateway.ready
+      ? c.json({ status: 'ready' })
+      : c.json({ status: 'no backend ready' }, 503);
+  });
   app.get('/metrics', async (c) => {
     deps.gateway.observe();
     return c.body(await deps.metrics.registry.metrics(), 200, {
@@ -80,10 +92,24 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       ? errorResponse(new OpenAiError(404, 'no decision recorded for this request id', 'id'))
       : c.json(record);
   });
-  app.notFound((c) => errorResponse(routeNotFound(c.req.method, c.req.path)));
+  app.notFound((c) => {
+    const allowed = ROUTES[c.req.path];
+    if (allowed === undefined) {
+      deps.metrics.invalid.inc({ reason: 'not_found' });
+      return errorResponse(routeNotFound(c.req.method, c.req.path));
+    }
+    deps.metrics.invalid.inc({ reason: 'method_not_allowed' });
+    const e = new OpenAiError(
+      405,
+      `${c.req.method} ${c.req.path}: method not allowed (allowed: ${allowed})`,
+      null,
+      'method_not_allowed',
+    );
+    return errorResponse(e, { allow: allowed });
+  });
   app.onError((e) => {
     if (e instanceof OpenAiError) return errorResponse(e);
-    console.error('goodput serve: unexpected error', e);
+    deps.log.error({ err: e }, 'unexpected error');
     return errorResponse(serverError('internal error'));
   });
   return app;

@@ -3,7 +3,10 @@
  * (`x-goodput-class`; the policy decides whether it is granted), its deadline
  * (`x-goodput-timeout-ms`, relative, or `x-goodput-deadline-ms`, absolute Unix ms — the same on
  * every attempt), its `Idempotency-Key`, and the attempt number (`x-goodput-attempt`). Each bad
- * value is refused naming the header and the value.
+ * value is refused naming the header, the value and the limit. A deadline lies at most
+ * `MAX_DEADLINE_MS` (24 h) ahead — past that a request is not one a deadline is for, and timers
+ * cannot hold it; an absolute deadline already passed is not an error here but an outcome: the
+ * request is refused as `deadline_exceeded`.
  */
 import { isSloClassName, type SloClassName } from '../../core/request/slo-classes.ts';
 import { describeValue, invalidRequest } from '../../openai/index.ts';
@@ -16,12 +19,17 @@ export interface ClientHeaders {
   readonly attempt: number;
 }
 
+/** The furthest a deadline may lie ahead: 24 hours. */
+export const MAX_DEADLINE_MS = 86_400_000;
+/** The highest attempt number taken: far past any retry policy, well inside an integer. */
+export const MAX_ATTEMPT = 1_000;
+
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-function positiveNumber(name: string, raw: string): number {
+function numberIn(name: string, raw: string, lo: number, hi: number, what: string): number {
   const v = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(v) || v <= 0) {
-    throw invalidRequest(`${name}: expected a positive number, got ${describeValue(raw)}`, name);
+  if (raw.trim() === '' || !Number.isFinite(v) || v < lo || v > hi) {
+    throw invalidRequest(`${name}: expected ${what}, got ${describeValue(raw)}`, name);
   }
   return v;
 }
@@ -44,19 +52,27 @@ export function parseClientHeaders(headers: Headers, nowEpochMs: number): Client
   const attemptRaw = headers.get('x-goodput-attempt');
   let attempt = 1;
   if (attemptRaw !== null) {
-    attempt = positiveNumber('x-goodput-attempt', attemptRaw);
+    const what = `an integer in [1, ${MAX_ATTEMPT}]`;
+    attempt = numberIn('x-goodput-attempt', attemptRaw, 1, MAX_ATTEMPT, what);
     if (!Number.isInteger(attempt)) {
       throw invalidRequest(
-        `x-goodput-attempt: expected an integer ≥ 1, got ${describeValue(attemptRaw)}`,
+        `x-goodput-attempt: expected ${what}, got ${describeValue(attemptRaw)}`,
+        'x-goodput-attempt',
       );
     }
   }
   const absolute = headers.get('x-goodput-deadline-ms');
   const relative = headers.get('x-goodput-timeout-ms');
   let deadlineEpochMs: number | undefined;
-  if (absolute !== null) deadlineEpochMs = positiveNumber('x-goodput-deadline-ms', absolute);
-  else if (relative !== null)
-    deadlineEpochMs = nowEpochMs + positiveNumber('x-goodput-timeout-ms', relative);
+  if (absolute !== null) {
+    const latest = nowEpochMs + MAX_DEADLINE_MS;
+    const what = `a Unix time in ms no later than 24 h from now (${Math.floor(latest)})`;
+    deadlineEpochMs = numberIn('x-goodput-deadline-ms', absolute, 0, latest, what);
+  } else if (relative !== null) {
+    const what = `milliseconds in (0, ${MAX_DEADLINE_MS}] (24 h)`;
+    const ms = numberIn('x-goodput-timeout-ms', relative, Number.MIN_VALUE, MAX_DEADLINE_MS, what);
+    deadlineEpochMs = nowEpochMs + ms;
+  }
   return {
     sloClass: cls === null ? undefined : cls,
     deadlineEpochMs,

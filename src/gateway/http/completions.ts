@@ -1,18 +1,21 @@
 /**
- * `POST /v1/chat/completions` and `POST /v1/completions`: authenticate, validate, turn the body
- * into the request the policy sees, and let the gateway decide before any byte goes out. A
- * refusal is an HTTP error with Retry-After; an admitted request streams (SSE, usage chunk when
- * asked) or is collected into one response. An upstream failure before the first token is
- * retried through admission on another backend while the deadline allows; after it, the
- * stream ends with an error event. Before admission the request passes the shared state (see
- * shared/door.ts: tenant quotas, retry budget, idempotency across replicas), and what it took
- * there is given back when it ends — answered, refused, failed, aborted, or when its stream's
- * body ends; a completed non-streaming answer is kept for replay under its Idempotency-Key.
+ * `POST /v1/chat/completions` and `POST /v1/completions`, as a few steps, each of which may end
+ * the request with its refusal: authenticate → read and validate the body → read the client's
+ * headers → the shared-state door (idempotency, tenant quotas and slot, retry budget; see
+ * shared/door.ts) → admit and serve (serve.ts). Every request gets an id at once, carried by
+ * every answer (`x-goodput-request-id`), and every refusal — wherever it happens — is counted
+ * and has a decision record under that id. What the request took at the door is given back
+ * when it ends, however it ends; a completed answer is kept for replay under its
+ * Idempotency-Key, bound to the request's fingerprint. The request counts as in flight (for the
+ * gateway's drain) until nothing of it remains.
  */
+import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import type { RejectReason, Rejection } from '../../core/admission/admission.ts';
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
+import type { SloClassName } from '../../core/request/slo-classes.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
 import {
@@ -20,7 +23,6 @@ import {
   errorResponse,
   estimateChatTokens,
   estimateCompletionTokens,
-  includeUsage,
   invalidRequest,
   modelNotFound,
   outputLimit,
@@ -30,16 +32,17 @@ import {
   promptList,
 } from '../../openai/index.ts';
 import type { ApiKeys } from '../api-keys.ts';
-import type { ApiKind, StreamEnd } from '../backend.ts';
-import { isUpstreamError } from '../backend.ts';
+import type { ApiKind } from '../backend.ts';
 import type { Gateway } from '../gateway.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
-import { OPEN_DOOR, atTheDoor, type Pass } from '../shared/door.ts';
+import { OPEN_DOOR, atTheDoor } from '../shared/door.ts';
 import type { SharedStore, StoredResponse } from '../shared/shared-store.ts';
-import { parseClientHeaders } from './client-headers.ts';
-import { streamResponse, tagged, wholeResponse } from './answers.ts';
-import { refusal } from './refusals.ts';
-import { TokenRelay } from './token-relay.ts';
+import { isRequestStopped } from '../stop.ts';
+import { parseClientHeaders, type ClientHeaders } from './client-headers.ts';
+import type { InFlight } from './in-flight.ts';
+import { readBody } from './read-body.ts';
+import { refusalOf } from './refusals.ts';
+import { admitAndServe, type Parsed } from './serve-admitted.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -53,263 +56,184 @@ export interface CompletionsDeps {
   /** Quotas, retry budgets and idempotency keys, shared with the other gateway replicas. */
   readonly store: SharedStore;
   readonly metrics: GatewayMetrics;
-  /** Upstream attempts for one request, failovers included. */
-  readonly maxUpstreamTries?: number;
+  readonly inFlight: InFlight;
+  readonly bodyLimitBytes: number;
 }
 
 /** Output tokens a request without a cap is charged in its tenant's shared token bucket. */
 const UNCAPPED_OUTPUT_TOKENS = 128;
+/** Retry-After of a request refused by a gateway shutting down: another replica can take it. */
+const SHUTDOWN_RETRY_MS: Ms = 1_000;
 
-const unauthorized = () =>
-  errorResponse(new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key'));
+/** Why a request that could not be read as one was refused, from its OpenAI error's status. */
+const UNREAD_REASONS: Readonly<Record<number, RejectReason>> = {
+  401: 'unauthenticated',
+  404: 'unknown_model',
+  413: 'payload_too_large',
+};
 
 /** `outgoing`: Node's response, when Node serves the request; a stream is written to it directly. */
 export async function handleCompletion(
   kind: ApiKind,
   raw: Request,
-  bodyText: string,
   deps: CompletionsDeps,
   outgoing?: ServerResponse,
 ): Promise<Response> {
+  const id = deps.newId();
+  const live = deps.inFlight.enter();
+  deps.metrics.inFlightRequests.inc();
+  let streaming = false;
+  const ended = () => {
+    live.leave();
+    deps.metrics.inFlightRequests.dec();
+  };
+  let tenant: string | null = null;
+  let cls: SloClassName | null = null;
   try {
-    return await complete(kind, raw, bodyText, deps, outgoing);
+    tenant = authenticate(raw, deps.keys);
+    const bodyText = await readBody(raw, deps.bodyLimitBytes);
+    const parsed = parse(kind, bodyText, deps.servedModels);
+    const headers = parseClientHeaders(raw.headers, deps.epochMs());
+    const policyTenant = lookupTenant(deps.policy.tenants, tenant);
+    cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
+    const req = request(id, kind, parsed, headers, tenant, cls, deps);
+    const refused = (rejection: Rejection, shared: boolean, extra?: Record<string, string>) => {
+      deps.gateway.refuse(req, rejection, shared);
+      return named(refusalOf(rejection), id, extra);
+    };
+    if (deps.inFlight.draining) {
+      const down: Rejection = {
+        outcome: 'reject',
+        status: 503,
+        reason: 'shutting_down',
+        retryAfterMs: SHUTDOWN_RETRY_MS,
+      };
+      return refused(down, false, { connection: 'close' });
+    }
+    // An unknown tenant holds no shared state: the pipeline's contract gate turns it away.
+    const door =
+      policyTenant === undefined
+        ? OPEN_DOOR
+        : await atTheDoor(deps.store, {
+            tenant: policyTenant,
+            requestId: id,
+            tokens: req.inputTokens + (req.maxTokens ?? UNCAPPED_OUTPUT_TOKENS),
+            attempt: headers.attempt,
+            idempotencyKey: headers.idempotencyKey,
+            fingerprint:
+              headers.idempotencyKey === undefined ? undefined : fingerprint(kind, cls, bodyText),
+          });
+    if (door.kind === 'replay') return replayed(door.answer);
+    if (door.kind === 'refused') return refused(door.rejection, true);
+    let served: Awaited<ReturnType<typeof admitAndServe>> | undefined;
+    try {
+      served = await admitAndServe(kind, raw, parsed, headers, req, deps, {
+        pass: door.pass,
+        live,
+        outgoing,
+        keep: headers.idempotencyKey !== undefined,
+        ended,
+      });
+      streaming = served.streaming;
+      return served.response;
+    } finally {
+      // A stream gives its pass back when its body ends; every other answer is final here.
+      if (!streaming) await door.pass.end(served?.keep, served?.usedTokens);
+    }
   } catch (e) {
-    if (e instanceof OpenAiError) return errorResponse(e);
-    throw e;
+    if (isRequestStopped(e)) {
+      // Gone during its upload: nobody reads an answer.
+      deps.metrics.cancels.inc({ class: cls ?? 'none', stage: 'upload' });
+      return named(errorResponse(new OpenAiError(499, 'client closed the request')), id);
+    }
+    if (!(e instanceof OpenAiError)) throw e;
+    const reason = UNREAD_REASONS[e.status] ?? 'invalid_request';
+    deps.gateway.refuseUnread({ requestId: id, tenant, cls: null, reason, status: e.status });
+    return named(errorResponse(e, { 'x-goodput-reason': reason }), id);
+  } finally {
+    if (!streaming) ended();
   }
 }
 
-async function complete(
-  kind: ApiKind,
-  raw: Request,
-  bodyText: string,
-  deps: CompletionsDeps,
-  outgoing: ServerResponse | undefined,
-): Promise<Response> {
-  // Authentication first: an unauthenticated caller learns nothing about the request's validity.
-  let tenantName = 'default';
-  if (deps.keys.required) {
-    const auth = raw.headers.get('authorization') ?? '';
-    const key = auth.startsWith('Bearer ') ? auth.slice(7) : '';
-    const t = key === '' ? undefined : deps.keys.tenantOf(key);
-    if (t === undefined) return unauthorized();
-    tenantName = t;
+/** The tenant a request speaks for: its key's, or `default` when the policy needs none. */
+function authenticate(raw: Request, keys: ApiKeys): string {
+  if (!keys.required) return 'default';
+  const auth = raw.headers.get('authorization') ?? '';
+  const key = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+  const tenant = key === '' ? undefined : keys.tenantOf(key);
+  if (tenant === undefined) {
+    throw new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key');
   }
+  return tenant;
+}
+
+function parse(kind: ApiKind, bodyText: string, models: readonly string[]): Parsed {
   const json = parseJsonText(bodyText);
   const parsed = kind === 'chat' ? parseChatCompletionRequest(json) : parseCompletionRequest(json);
-  if (!deps.servedModels.includes(parsed.model))
-    throw modelNotFound(parsed.model, deps.servedModels);
+  if (!models.includes(parsed.model)) throw modelNotFound(parsed.model, models);
   if (kind === 'completion' && promptList(parsed as never).length !== 1) {
     throw invalidRequest(
       'prompt: expected one prompt (batched prompts are not supported)',
       'prompt',
     );
   }
-  const headers = parseClientHeaders(raw.headers, deps.epochMs());
-  const tenant = lookupTenant(deps.policy.tenants, tenantName);
-  const limit = outputLimit(parsed);
+  return parsed;
+}
+
+/** The request as the policy sees it. */
+function request(
+  id: string,
+  kind: ApiKind,
+  parsed: Parsed,
+  headers: ClientHeaders,
+  tenant: string,
+  cls: SloClassName,
+  deps: CompletionsDeps,
+): LlmRequest {
   const inputTokens =
     kind === 'chat'
       ? estimateChatTokens((parsed as ReturnType<typeof parseChatCompletionRequest>).messages)
       : estimateCompletionTokens(promptList(parsed as never)[0]);
-  const id = deps.newId();
-  // An unknown tenant holds no shared state: the pipeline's contract gate turns it away.
-  const door =
-    tenant === undefined
-      ? OPEN_DOOR
-      : await atTheDoor(deps.store, deps.metrics, {
-          tenant,
-          requestId: id,
-          tokens: inputTokens + (limit?.tokens ?? UNCAPPED_OUTPUT_TOKENS),
-          attempt: headers.attempt,
-          idempotencyKey: headers.idempotencyKey,
-        });
-  if (door.kind === 'answered') return door.response;
-  let served: Served | undefined;
-  try {
-    served = await admitAndServe(kind, raw, parsed, json, headers, deps, {
-      id,
-      tenantName,
-      sloClass: headers.sloClass ?? tenant?.defaultClass ?? 'interactive',
-      inputTokens,
-      maxTokens: limit?.tokens,
-      pass: door.pass,
-      outgoing,
-    });
-    return served.response;
-  } finally {
-    // A stream gives its pass back when its body ends; every other answer is final here.
-    if (served?.streaming !== true) await door.pass.end(served?.keep, served?.usedTokens);
-  }
+  const now = deps.nowMs();
+  return {
+    id,
+    arrivalMs: now,
+    inputTokens,
+    outputTokens: 0,
+    maxTokens: outputLimit(parsed)?.tokens,
+    tenant,
+    sloClass: cls,
+    stream: parsed.stream === true,
+    model: undefined,
+    attempt: headers.attempt,
+    idempotencyKey: headers.idempotencyKey,
+    deadlineMs:
+      headers.deadlineEpochMs === undefined
+        ? undefined
+        : now + (headers.deadlineEpochMs - deps.epochMs()),
+  };
 }
 
-interface Served {
-  readonly response: Response;
-  /** The body ends later and ends the pass itself. */
-  readonly streaming: boolean;
-  /** Kept for replay under the request's Idempotency-Key. */
-  readonly keep?: StoredResponse;
-  /** Prompt + completion tokens, when the stream ran to its end. */
-  readonly usedTokens?: number;
+/**
+ * What binds an Idempotency-Key: the endpoint, the class and the body's bytes (its `stream`
+ * included, so an answer is only ever replayed in the mode it was asked in). A client's retry
+ * sends the same bytes; anything else is another request.
+ */
+function fingerprint(kind: ApiKind, cls: SloClassName, bodyText: string): string {
+  return createHash('sha256').update(`${kind}\n${cls}\n`).update(bodyText).digest('base64url');
 }
 
-type Parsed =
-  ReturnType<typeof parseChatCompletionRequest> | ReturnType<typeof parseCompletionRequest>;
+/** The stored answer as it was, the original request's id included: its record is the one. */
+function replayed(r: StoredResponse): Response {
+  return new Response(r.body, {
+    status: r.status,
+    headers: { ...r.headers, 'x-goodput-replayed': 'true' },
+  });
+}
 
-async function admitAndServe(
-  kind: ApiKind,
-  raw: Request,
-  parsed: Parsed,
-  json: unknown,
-  headers: ReturnType<typeof parseClientHeaders>,
-  deps: CompletionsDeps,
-  r: {
-    readonly id: string;
-    readonly tenantName: string;
-    readonly sloClass: LlmRequest['sloClass'];
-    readonly inputTokens: number;
-    readonly maxTokens: number | undefined;
-    readonly pass: Pass;
-    readonly outgoing: ServerResponse | undefined;
-  },
-): Promise<Served> {
-  const stream = parsed.stream === true;
-  const final = (response: Response): Served => ({ response, streaming: false });
-  // Stops the request in the queue and upstream: the client gone, its deadline passed, or its
-  // stream no longer read.
-  const stop = new AbortController();
-  const upstream = stop.signal;
-  const clientGone = () => stop.abort(raw.signal.reason);
-  if (raw.signal.aborted) clientGone();
-  else raw.signal.addEventListener('abort', clientGone, { once: true });
-  // Disarmed when the request ends, so long deadlines do not pile up timers.
-  let deadline: { cancel(): void } | undefined;
-  let streaming = false;
-  try {
-    return await serveWithin();
-  } finally {
-    if (!streaming) {
-      deadline?.cancel();
-      raw.signal.removeEventListener('abort', clientGone);
-    }
-  }
-
-  async function serveWithin(): Promise<Served> {
-    // A request past its deadline is cancelled everywhere: in the queue and upstream.
-    if (headers.deadlineEpochMs !== undefined) {
-      // Already past it (a late retry, a slow client): refused at once, nothing is queued.
-      if (headers.deadlineEpochMs <= deps.epochMs()) {
-        return final(tagged(refusal('deadline', 503, 1_000), r.id));
-      }
-      const inMs = Math.max(0, headers.deadlineEpochMs - deps.epochMs());
-      deadline = deps.timers.at(deps.nowMs() + inMs, () =>
-        stop.abort(new Error('deadline passed')),
-      );
-    }
-    const base: LlmRequest = {
-      id: r.id,
-      arrivalMs: deps.nowMs(),
-      inputTokens: r.inputTokens,
-      outputTokens: 0,
-      maxTokens: r.maxTokens,
-      tenant: r.tenantName,
-      sloClass: r.sloClass,
-      stream,
-      model: undefined,
-      attempt: headers.attempt,
-      idempotencyKey: headers.idempotencyKey,
-      deadlineMs:
-        headers.deadlineEpochMs === undefined
-          ? undefined
-          : deps.nowMs() + (headers.deadlineEpochMs - deps.epochMs()),
-    };
-    const tries = deps.maxUpstreamTries ?? 2;
-    // What the tenant's token bucket is settled to; a backend that reports no prompt count
-    // keeps the estimate's.
-    const used = (end: StreamEnd) => (end.promptTokens || r.inputTokens) + end.completionTokens;
-    let failedOn = -1;
-    for (let attempt = 0; ; attempt++) {
-      const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
-      const admitted = await deps.gateway.admit(req, upstream, failedOn);
-      if (admitted.kind === 'rejected') {
-        const d = admitted.decision;
-        return final(tagged(refusal(d.reason, d.status, d.retryAfterMs), base.id));
-      }
-      if (admitted.kind !== 'dispatched')
-        return final(tagged(refusal('deadline', 503, 1_000), base.id));
-      const ticket = admitted.ticket;
-      const relay = new TokenRelay();
-      const done = deps.gateway.run(
-        ticket,
-        kind,
-        json as Record<string, unknown>,
-        upstream,
-        relay.sink,
-      );
-      // The answer is chosen at the first token, or when the stream ended or failed before one.
-      const e = await Promise.race([
-        relay.first.then(() => undefined),
-        done.then(
-          () => undefined,
-          (e: unknown) => e ?? new Error('the stream failed'),
-        ),
-      ]);
-      if (e !== undefined) {
-        if (isUpstreamError(e) && e.beforeFirstToken && attempt + 1 < tries && !upstream.aborted) {
-          failedOn = ticket.replica;
-          continue;
-        }
-        if (isUpstreamError(e))
-          return final(
-            errorResponse(
-              new OpenAiError(
-                502,
-                'the upstream failed before the first token',
-                null,
-                'upstream_error',
-              ),
-            ),
-          );
-        throw e;
-      }
-      const degraded =
-        ticket.decision.outcome === 'admit' ? ticket.decision.degradation : undefined;
-      const extra: Record<string, string> = { 'x-goodput-request-id': base.id };
-      if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
-      const head = {
-        id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${ticket.req.id}`,
-        created: Math.floor(deps.epochMs() / 1000),
-        model: parsed.model,
-      };
-      if (stream) {
-        const response = streamResponse(
-          kind,
-          head,
-          includeUsage(parsed),
-          relay,
-          done,
-          extra,
-          degraded?.level,
-          (end) => {
-            deadline?.cancel();
-            raw.signal.removeEventListener('abort', clientGone);
-            return r.pass.end(undefined, end && used(end));
-          },
-          () => stop.abort(new Error('the client stopped reading')),
-          r.outgoing,
-        );
-        streaming = true;
-        return { response, streaming: true };
-      }
-      const res = await wholeResponse(kind, head, relay, done, degraded?.level);
-      const body = JSON.stringify(res);
-      const out = { status: 200, body, headers: { 'content-type': 'application/json', ...extra } };
-      return {
-        response: new Response(out.body, { status: 200, headers: out.headers }),
-        streaming: false,
-        keep: headers.idempotencyKey === undefined ? undefined : out,
-        usedTokens: used(await done),
-      };
-    }
-  }
+/** Every answer names its request, so its decision record can be looked up. */
+function named(res: Response, id: string, extra?: Record<string, string>): Response {
+  res.headers.set('x-goodput-request-id', id);
+  if (extra !== undefined) for (const [k, v] of Object.entries(extra)) res.headers.set(k, v);
+  return res;
 }

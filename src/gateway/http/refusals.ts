@@ -1,14 +1,20 @@
 /**
- * The one place an admission refusal becomes an HTTP response: OpenAI's error body with a
- * machine-readable `code` (the closed-enum reason), the status admission chose, `Retry-After`
- * in whole seconds (rounded up, never 0) for 429 and 503, and `x-goodput-reason`. Nothing of
- * the policy's internals beyond the reason leaves.
+ * The one place a refusal becomes an HTTP response: OpenAI's error body with a machine-readable
+ * `code` (the closed-enum reason), the status chosen where it was decided, `Retry-After` in
+ * whole seconds (rounded up, never 0) for 429 and 503 when a retry can succeed, and
+ * `x-goodput-reason`. A passed deadline (504 `deadline_exceeded`) never carries a Retry-After:
+ * no retry of that request can succeed. Nothing of the policy's internals beyond the reason and
+ * the sizes a client can act on leaves.
  */
-import type { RejectReason, RejectStatus } from '../../core/admission/admission.ts';
+import type { RejectReason, Rejection } from '../../core/admission/admission.ts';
+import type { ContextOverflow } from '../../core/admission/gate.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { OpenAiError, errorResponse } from '../../openai/index.ts';
 
 const MESSAGES: Readonly<Record<RejectReason, string>> = {
+  invalid_request: 'the request is not a valid one',
+  unauthenticated: 'missing or invalid API key',
+  payload_too_large: 'the request body is over the limit',
   unknown_tenant: 'the API key is not known to any tenant',
   class_not_granted: 'this tenant is not granted the requested class',
   unknown_model: 'the model is not served here',
@@ -17,6 +23,9 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
   output_limit: "max_tokens exceeds the class's output budget",
   stream_not_allowed: 'streaming is not allowed for this tenant',
   duplicate: 'a request with this Idempotency-Key is already in flight',
+  idempotency_key_reused:
+    'this Idempotency-Key was already used for a different request; use a new key for a new request',
+  deadline_exceeded: "the request's deadline has passed",
   tenant_tokens: "the tenant's token budget for this window is spent",
   tenant_gpu_time: "the tenant's GPU-time budget for this window is spent",
   tenant_concurrency: 'the tenant has too many requests in flight',
@@ -26,12 +35,38 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
   kv_capacity: 'no replica has memory for this request now',
   deadline: 'the request cannot be served within its deadline now',
   service_capacity: 'the service is at capacity',
+  no_ready_replica: 'no backend is ready to serve this request now',
+  shutting_down: 'this gateway is shutting down; another replica can take the request',
 };
 
-export function refusal(reason: RejectReason, status: RejectStatus, retryAfterMs?: Ms): Response {
+export function refusal(
+  reason: RejectReason,
+  status: number,
+  retryAfterMs?: Ms,
+  context?: ContextOverflow,
+): Response {
   const headers: Record<string, string> = { 'x-goodput-reason': reason };
-  if (retryAfterMs !== undefined) {
+  if (retryAfterMs !== undefined && reason !== 'deadline_exceeded') {
     headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
   }
-  return errorResponse(new OpenAiError(status, MESSAGES[reason], null, reason), headers);
+  const message = context === undefined ? MESSAGES[reason] : overflowMessage(context);
+  return errorResponse(new OpenAiError(status, message, null, reason), headers);
+}
+
+/** A decision's refusal as the client sees it. */
+export function refusalOf(d: Rejection): Response {
+  return refusal(d.reason, d.status, d.retryAfterMs, d.context);
+}
+
+/** The message of a `context_length` refusal: the sizes, so the client knows what to cut. */
+function overflowMessage(c: ContextOverflow): string {
+  const what =
+    c.outputTokens === undefined
+      ? `the prompt (${c.promptTokens} tokens)`
+      : `the prompt (${c.promptTokens} tokens) and ${c.limit === 'kv_cache' ? 'the output reserved for it' : 'max_tokens'} (${c.outputTokens})`;
+  const limit =
+    c.limit === 'kv_cache'
+      ? `a replica's usable KV cache of ${c.limitTokens} tokens`
+      : `the model's context of ${c.limitTokens} tokens`;
+  return `${what} exceed ${limit}`;
 }

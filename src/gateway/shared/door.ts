@@ -1,22 +1,21 @@
 /**
  * A request's passage through the shared state, before the pipeline sees it: claim its
- * Idempotency-Key (a completed answer is replayed, one in flight anywhere is a 409 `duplicate`),
- * then take its share of the tenant's quotas and retry budget (a refusal is a 429 with
- * Retry-After). What it takes is given back by `Pass.end`, which the handler calls when the
- * request ends — however it ends — and awaits before the client sees the end, so a client's
- * next request (on any replica) finds the slot free and the answer stored; `end` is idempotent
- * and never rejects. When the store is unreachable and
- * fails closed, a request that needs shared state (a quota, a key, a retry) gets a 503
- * `service_capacity`; one that does not goes on without it.
+ * Idempotency-Key (a completed answer to the same request is replayed, one in flight anywhere is
+ * a 409 `duplicate`, a key used for a different request is a 422 `idempotency_key_reused`), then
+ * take its share of the tenant's quotas and retry budget (a refusal is a 429 with Retry-After).
+ * The door only decides: the caller counts and records a refusal like any other. What a request
+ * takes is given back by `Pass.end`, which the handler calls when the request ends — however it
+ * ends — and awaits before the client sees the end, so a client's next request (on any replica)
+ * finds the slot free and the answer stored; `end` is idempotent and never rejects. When the
+ * store is unreachable and fails closed, a request that needs shared state (a quota, a key, a
+ * retry) gets a 503 `service_capacity`; one that does not goes on without it.
  */
+import type { Rejection } from '../../core/admission/admission.ts';
 import type { TenantPolicy } from '../../core/request/tenant.ts';
-import type { GatewayMetrics } from '../gateway-metrics.ts';
-import { refusal } from '../http/refusals.ts';
 import {
   isSharedStoreUnavailable,
   type ClaimHold,
   type Lease,
-  type SharedReason,
   type SharedStore,
   type StoredResponse,
 } from './shared-store.ts';
@@ -28,6 +27,8 @@ export interface DoorAsk {
   readonly tokens: number;
   readonly attempt: number;
   readonly idempotencyKey?: string;
+  /** The request's fingerprint (body and mode): binds its Idempotency-Key to it. */
+  readonly fingerprint?: string;
 }
 
 export interface Pass {
@@ -39,35 +40,22 @@ export interface Pass {
 }
 
 export type Door =
-  | { readonly kind: 'answered'; readonly response: Response }
+  | { readonly kind: 'replay'; readonly answer: StoredResponse }
+  | { readonly kind: 'refused'; readonly rejection: Rejection }
   | { readonly kind: 'enter'; readonly pass: Pass };
 
 /** No shared state held: for requests the store had nothing to say about. */
 export const OPEN_DOOR: Door = { kind: 'enter', pass: { end: async () => {} } };
 
-export async function atTheDoor(
-  store: SharedStore,
-  metrics: GatewayMetrics,
-  ask: DoorAsk,
-): Promise<Door> {
+export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door> {
   const q = ask.tenant.quotas;
-  const refused = (
-    res: Response,
-    reason: SharedReason | 'duplicate' | 'service_capacity',
-  ): Door => {
-    metrics.sharedRefusals.inc({ reason });
-    res.headers.set('x-goodput-request-id', ask.requestId);
-    return { kind: 'answered', response: res };
-  };
   let hold: ClaimHold | undefined;
   try {
     if (ask.idempotencyKey !== undefined) {
-      const claim = await store.claim(ask.tenant.name, ask.idempotencyKey);
-      if (claim.kind === 'done') return { kind: 'answered', response: replayed(claim.response) };
-      if (claim.kind === 'in_flight') {
-        metrics.duplicates.inc();
-        return refused(refusal('duplicate', 409), 'duplicate');
-      }
+      const claim = await store.claim(ask.tenant.name, ask.idempotencyKey, ask.fingerprint ?? '');
+      if (claim.kind === 'mismatch') return refused(422, 'idempotency_key_reused');
+      if (claim.kind === 'done') return { kind: 'replay', answer: claim.response };
+      if (claim.kind === 'in_flight') return refused(409, 'duplicate');
       hold = claim.hold;
     }
     const verdict = await store.admit({
@@ -80,7 +68,7 @@ export async function atTheDoor(
     });
     if (!verdict.ok) {
       await hold?.abandon();
-      return refused(refusal(verdict.reason, 429, verdict.retryAfterMs), verdict.reason);
+      return refused(429, verdict.reason, verdict.retryAfterMs);
     }
     return { kind: 'enter', pass: pass(verdict.lease, hold) };
   } catch (e) {
@@ -92,8 +80,16 @@ export async function atTheDoor(
       q.tokensPerWindow !== undefined ||
       q.maxConcurrentRequests !== undefined;
     if (!needed) return OPEN_DOOR;
-    return refused(refusal('service_capacity', 503, e.retryAfterMs), 'service_capacity');
+    return refused(503, 'service_capacity', e.retryAfterMs);
   }
+}
+
+function refused(
+  status: Rejection['status'],
+  reason: Rejection['reason'],
+  retryAfterMs?: number,
+): Door {
+  return { kind: 'refused', rejection: { outcome: 'reject', status, reason, retryAfterMs } };
 }
 
 function pass(lease: Lease, hold: ClaimHold | undefined): Pass {
@@ -110,11 +106,4 @@ function pass(lease: Lease, hold: ClaimHold | undefined): Pass {
       return ended;
     },
   };
-}
-
-function replayed(r: StoredResponse): Response {
-  return new Response(r.body, {
-    status: r.status,
-    headers: { ...r.headers, 'x-goodput-replayed': 'true' },
-  });
 }

@@ -1,0 +1,238 @@
+/**
+ * The last step of a completion: let the gateway decide before any byte goes out, then answer.
+ * A refusal is an HTTP error with Retry-After where a retry can succeed; an admitted request
+ * streams (SSE, usage chunk when asked) or is collected into one response. One signal stops the
+ * request in the queue and upstream, and says why: its client went away, its deadline passed
+ * (armed once it is dispatched — while it waits, the pipeline expires it), or the gateway's
+ * drain ran out of time. An upstream failure before the first token is retried through
+ * admission on another backend while attempts and the deadline allow; a backend's 4xx is the
+ * request's fault and goes to the client as the backend said it; after the first token, a
+ * stream ends with an SSE error event naming what ended it.
+ */
+import type { ServerResponse } from 'node:http';
+import type { RejectReason } from '../../core/admission/admission.ts';
+import type { LlmRequest } from '../../core/request/request.ts';
+import type { TimerHandle } from '../../core/ports/timers.ts';
+import {
+  OpenAiError,
+  errorResponse,
+  includeUsage,
+  type ChatCompletionRequest,
+  type CompletionRequest,
+} from '../../openai/index.ts';
+import type { ApiKind, StreamEnd, UpstreamError } from '../backend.ts';
+import { isUpstreamError } from '../backend.ts';
+import type { Pass } from '../shared/door.ts';
+import type { StoredResponse } from '../shared/shared-store.ts';
+import { RequestStopped, stoppedBy, type StopCause } from '../stop.ts';
+import type { ClientHeaders } from './client-headers.ts';
+import type { CompletionsDeps } from './completions.ts';
+import type { Live } from './in-flight.ts';
+import { streamResponse, wholeResponse } from './answers.ts';
+import { refusal, refusalOf } from './refusals.ts';
+import { TokenRelay } from './token-relay.ts';
+
+export type Parsed = ChatCompletionRequest | CompletionRequest;
+
+export interface Served {
+  readonly response: Response;
+  /** The body ends later and ends the pass (and the request) itself. */
+  readonly streaming: boolean;
+  /** Kept for replay under the request's Idempotency-Key. */
+  readonly keep?: StoredResponse;
+  /** Prompt + completion tokens, when the request ran to its end. */
+  readonly usedTokens?: number;
+}
+
+export interface ServeContext {
+  readonly pass: Pass;
+  readonly live: Live;
+  readonly outgoing: ServerResponse | undefined;
+  /** Keep the answer for replay (the request has an Idempotency-Key). */
+  readonly keep: boolean;
+  /** A stream's request is over: called once its body has ended and its pass is given back. */
+  readonly ended: () => void;
+}
+
+/** Retry-After of a request that waited past its class's deadline, or was cut by a shutdown. */
+const SOON_MS = 1_000;
+
+export async function admitAndServe(
+  kind: ApiKind,
+  raw: Request,
+  parsed: Parsed,
+  headers: ClientHeaders,
+  base: LlmRequest,
+  deps: CompletionsDeps,
+  r: ServeContext,
+): Promise<Served> {
+  const id = base.id;
+  const final = (response: Response): Served => ({ response, streaming: false });
+  const stop = new AbortController();
+  const upstream = stop.signal;
+  const clientGone = () => stop.abort(new RequestStopped('client_closed'));
+  const shutdown = () => stop.abort(r.live.signal.reason);
+  for (const [signal, then] of [
+    [raw.signal, clientGone],
+    [r.live.signal, shutdown],
+  ] as const) {
+    if (signal.aborted) then();
+    else signal.addEventListener('abort', then, { once: true });
+  }
+  let deadline: TimerHandle | undefined;
+  const unlink = () => {
+    deadline?.cancel();
+    raw.signal.removeEventListener('abort', clientGone);
+    r.live.signal.removeEventListener('abort', shutdown);
+  };
+  let streaming = false;
+  try {
+    return await serve();
+  } finally {
+    if (!streaming) unlink();
+  }
+
+  async function serve(): Promise<Served> {
+    const tries = deps.policy.resilience.upstreamAttempts;
+    // What the tenant's token bucket is settled to; a backend that reports no prompt count
+    // keeps the estimate's.
+    const used = (end: StreamEnd) => (end.promptTokens || base.inputTokens) + end.completionTokens;
+    let failedOn = -1;
+    for (let attempt = 0; ; attempt++) {
+      const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
+      const admitted = await deps.gateway.admit(req, upstream, failedOn);
+      if (admitted.kind === 'rejected') return final(named(refusalOf(admitted.decision), id));
+      if (admitted.kind === 'expired') return final(named(expired(admitted.reason), id));
+      if (admitted.kind === 'stopped') return final(named(stopped(admitted.why), id));
+      const ticket = admitted.ticket;
+      // Once it runs, its deadline stops it wherever it is.
+      if (base.deadlineMs !== undefined && deadline === undefined) {
+        deadline = deps.timers.at(base.deadlineMs, () =>
+          stop.abort(new RequestStopped('deadline_exceeded')),
+        );
+      }
+      const relay = new TokenRelay();
+      const done = deps.gateway.run(ticket, kind, parsed, upstream, relay.sink);
+      // The answer is chosen at the first token, or when the stream ended or failed before one.
+      const e = await Promise.race([
+        relay.first.then(() => undefined),
+        done.then(
+          () => undefined,
+          (e: unknown) => e ?? new Error('the stream failed'),
+        ),
+      ]);
+      if (e !== undefined) {
+        const why = stoppedBy(upstream);
+        if (why !== undefined) return final(named(stopped(why), id));
+        if (!isUpstreamError(e)) throw e;
+        if (e.requestAtFault) return final(named(rejectedUpstream(e), id));
+        if (e.beforeFirstToken && attempt + 1 < tries) {
+          failedOn = ticket.replica;
+          continue;
+        }
+        return final(named(upstreamFailed('the upstream failed before the first token'), id));
+      }
+      const degraded =
+        ticket.decision.outcome === 'admit' ? ticket.decision.degradation : undefined;
+      const extra: Record<string, string> = { 'x-goodput-request-id': id };
+      if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
+      const head = {
+        id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${ticket.req.id}`,
+        created: Math.floor(deps.epochMs() / 1000),
+        model: parsed.model,
+      };
+      if (parsed.stream === true) {
+        const response = streamResponse({
+          kind,
+          head,
+          withUsage: includeUsage(parsed),
+          relay,
+          done,
+          extra,
+          degradeLevel: degraded?.level,
+          keep: r.keep,
+          onEnd: async (end, answer) => {
+            unlink();
+            await r.pass.end(answer, end && used(end));
+            r.ended();
+          },
+          onCancel: () => stop.abort(new RequestStopped('client_closed')),
+          outgoing: r.outgoing,
+        });
+        streaming = true;
+        return { response, streaming: true };
+      }
+      let res;
+      try {
+        res = await wholeResponse(kind, head, relay, done, degraded?.level);
+      } catch (e) {
+        const why = stoppedBy(upstream);
+        if (why !== undefined) return final(named(stopped(why), id));
+        if (isUpstreamError(e))
+          return final(named(upstreamFailed('the upstream failed mid-generation'), id));
+        throw e;
+      }
+      const body = JSON.stringify(res);
+      const out = { status: 200, body, headers: { 'content-type': 'application/json', ...extra } };
+      return {
+        response: new Response(out.body, { status: 200, headers: out.headers }),
+        streaming: false,
+        keep: r.keep ? out : undefined,
+        usedTokens: used(await done),
+      };
+    }
+  }
+}
+
+/** A request that waited past a deadline: its client's (never retried), or its class's. */
+function expired(reason: RejectReason): Response {
+  if (reason === 'deadline_exceeded') return refusal(reason, 504);
+  return refusal(reason, 503, SOON_MS);
+}
+
+/** The answer to a request the gateway stopped before its end. */
+function stopped(why: StopCause): Response {
+  switch (why) {
+    case 'deadline_exceeded':
+      return refusal('deadline_exceeded', 504);
+    case 'shutting_down': {
+      const res = refusal('shutting_down', 503, SOON_MS);
+      res.headers.set('connection', 'close');
+      return res;
+    }
+    case 'client_closed':
+      // Nobody is there to read it.
+      return errorResponse(new OpenAiError(499, 'client closed the request'));
+  }
+}
+
+/** A backend's 4xx: the request was at fault, and the client hears it as the backend said it. */
+function rejectedUpstream(e: UpstreamError): Response {
+  const status = e.status ?? 400;
+  const body = e.body ?? '';
+  if (isOpenAiErrorBody(body)) {
+    return new Response(body, { status, headers: { 'content-type': 'application/json' } });
+  }
+  const message = `the backend refused the request: ${body.slice(0, 200) || `HTTP ${status}`}`;
+  return errorResponse(new OpenAiError(status, message, null, 'upstream_rejected'));
+}
+
+function upstreamFailed(message: string): Response {
+  return errorResponse(new OpenAiError(502, message, null, 'upstream_error'), {
+    'retry-after': '1',
+  });
+}
+
+function isOpenAiErrorBody(text: string): boolean {
+  try {
+    const v = JSON.parse(text) as { error?: unknown };
+    return typeof v === 'object' && v !== null && typeof v.error === 'object' && v.error !== null;
+  } catch {
+    return false;
+  }
+}
+
+function named(res: Response, id: string): Response {
+  res.headers.set('x-goodput-request-id', id);
+  return res;
+}
