@@ -143,8 +143,6 @@ export class Pipeline<H> {
       capTokens: outputCap(req, cls, this.spec.maxModelLen),
       replica: -1,
       avoid: host.avoid ?? -1,
-      budgeted:
-        lookupTenant(this.policy.tenants, asked.tenant)?.quotas.tokensPerWindow !== undefined,
       dispatchedMs: -1,
       entry: null,
     };
@@ -163,6 +161,20 @@ export class Pipeline<H> {
     ticket.expiresMs = Math.min(ticket.expiresMs, asked.deadlineMs ?? Infinity);
     this.pump(nowMs, replicas);
     return { outcome: ticket.state === 'deferred' ? 'deferred' : 'queued', ticket };
+  }
+
+  /**
+   * What a request is charged against its tenant's token quota at the door (the tenant ledger,
+   * before `offer`): its prompt plus its output cap — or, when it set none, the output its class
+   * and tenant are predicted to reach at p90, as the memory gate reserves. Settled to what it
+   * used when it ends.
+   */
+  tenantCharge(req: LlmRequest): Tokens {
+    const cls = this.policy.classes[req.sloClass];
+    const output =
+      req.maxTokens ??
+      this.outputs.predict(cls.name, req.tenant, outputCap(req, cls, this.spec.maxModelLen)).p90;
+    return req.inputTokens + output;
   }
 
   /** Dispatch what fits now; call whenever capacity may have freed or a deadline passed. */
@@ -272,14 +284,8 @@ export class Pipeline<H> {
     }
   }
 
-  token(t: Ticket<H>, nowMs?: Ms): void {
-    const e = t.entry;
-    if (e === null) return;
-    this.dispatcher.ledger.token(e);
-    // Past its estimate a stream draws on its tenant's budget as it goes (cheap check first).
-    if (t.budgeted && e.streamed > t.demand.output.p50 && this.admission.usage !== undefined) {
-      this.admission.usage(this.admissionState, t.req, e.streamed, nowMs ?? this.nowMs);
-    }
+  token(t: Ticket<H>): void {
+    if (t.entry !== null) this.dispatcher.ledger.token(t.entry);
   }
 
   /** A dispatched ticket ended; `completed` when it ran to its natural end (EOS or max tokens). */

@@ -15,7 +15,11 @@ export type ApiKind = 'chat' | 'completion';
 export interface UpstreamCall {
   readonly id: string;
   readonly kind: ApiKind;
-  /** The client's request body as it goes upstream (model, messages/prompt, max_tokens…). */
+  /**
+   * The client's request body as it goes upstream (model, messages/prompt, max_tokens…): the
+   * object src/openai's parser returned — validated once, at the gateway's door — with the
+   * degraded output cap applied; an in-process backend reads it as such.
+   */
   readonly body: Readonly<Record<string, unknown>>;
   readonly signal: AbortSignal;
 }

@@ -11,12 +11,12 @@ import {
   estimateChatTokens,
   estimateCompletionTokens,
   outputLimit,
-  parseChatCompletionRequest,
-  parseCompletionRequest,
   promptList,
   promptBlockHashes,
   renderChatPrompt,
   renderCompletionPrompt,
+  type ChatCompletionRequest,
+  type CompletionRequest,
 } from '../openai/index.ts';
 import {
   UpstreamError,
@@ -97,9 +97,10 @@ export class EmbeddedBackend implements Backend {
   }
 }
 
+/** The validated body the gateway hands every backend (validated once, at the door). */
 function describe(call: UpstreamCall) {
   if (call.kind === 'chat') {
-    const req = parseChatCompletionRequest(call.body);
+    const req = call.body as ChatCompletionRequest;
     return {
       text: renderChatPrompt(req.messages),
       promptTokens: estimateChatTokens(req.messages),
@@ -107,7 +108,7 @@ function describe(call: UpstreamCall) {
       ignoreEos: req.ignore_eos === true,
     };
   }
-  const req = parseCompletionRequest(call.body);
+  const req = call.body as CompletionRequest;
   const prompt = promptList(req)[0] ?? '';
   return {
     text: renderCompletionPrompt(prompt),

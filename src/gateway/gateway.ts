@@ -277,7 +277,7 @@ export class Gateway {
         metrics.observeClass(metrics.ttftQueue, cls.name, queued / 1000);
         metrics.observeClass(metrics.ttftUpstream, cls.name, (ttft - queued) / 1000);
       } else {
-        if (follow) this.pipeline.token(ticket, clock.now());
+        if (follow) this.pipeline.token(ticket);
         itl.observe(gap / 1000);
       }
       served.tokens += 2;
@@ -444,11 +444,7 @@ export class Gateway {
 function servedBody(body: Record<string, unknown>, served: LlmRequest): Record<string, unknown> {
   const cap = served.maxTokens;
   if (cap === undefined) return body;
+  const { max_completion_tokens: _asked, ...rest } = body;
   const min = typeof body.min_tokens === 'number' ? Math.min(body.min_tokens, cap) : undefined;
-  return {
-    ...body,
-    max_tokens: cap,
-    max_completion_tokens: undefined,
-    ...(min === undefined ? {} : { min_tokens: min }),
-  };
+  return { ...rest, max_tokens: cap, ...(min === undefined ? {} : { min_tokens: min }) };
 }

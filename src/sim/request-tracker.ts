@@ -11,6 +11,7 @@ import type { FinalState, RequestOutcome } from '../core/observe/request-outcome
 import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
+import type { LedgerLease } from '../core/admission/budget/tenant-ledger.ts';
 
 export class RequestTracker implements EngineRequest {
   readonly req: LlmRequest;
@@ -27,6 +28,8 @@ export class RequestTracker implements EngineRequest {
   expiry: { cancel(): void } | null = null;
   /** The control plane's ticket of the current attempt. */
   ticket: Ticket<RequestTracker> | null = null;
+  /** What the current attempt holds of its tenant's quotas, until it ends. */
+  lease: LedgerLease | null = null;
   deferred = false;
   degradeLevel: number | undefined;
   attempts = 0;

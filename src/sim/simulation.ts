@@ -11,6 +11,9 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FinalState } from '../core/observe/request-outcome.ts';
 import { Pipeline, followsTokens } from '../core/pipeline.ts';
+import type { Rejection } from '../core/admission/admission.ts';
+import { TenantLedger } from '../core/admission/budget/tenant-ledger.ts';
+import { lookupTenant } from '../core/config/tenant-schema.ts';
 import { SLO_CLASS_NAMES } from '../core/request/slo-classes.ts';
 import type { FleetSpec } from '../core/estimate/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
@@ -60,12 +63,22 @@ export function simulate(opts: SimulationOptions): Report {
     counters.finished++;
   };
 
+  // The tenant-accounting port at the door, as the gateway has it (its in-memory store wraps
+  // this same ledger): tokens, concurrency and retries are taken once per attempt, before the
+  // pipeline, and settled to what the attempt used when it ends.
+  const ledger = new TenantLedger();
+  const settleTenant = (t: RequestTracker, usedTokens: number) => {
+    if (t.lease !== null) ledger.release(t.lease, usedTokens, clock.now());
+    t.lease = null;
+  };
+
   const endAttempt = (t: RequestTracker, outputTokens: number, completed: boolean) => {
     t.timeout?.cancel();
     t.timeout = null;
     fleet.release(t.replica);
     if (t.ticket !== null) pipeline.end(t.ticket, outputTokens, completed);
     t.ticket = null;
+    settleTenant(t, t.req.inputTokens + outputTokens);
   };
 
   // Read on every token: a plain constant, decided before any engine event can fire.
@@ -84,7 +97,7 @@ export function simulate(opts: SimulationOptions): Report {
     },
     onToken(t, atMs) {
       itl.add(t.recordToken(atMs));
-      if (followTokens && t.ticket !== null) pipeline.token(t.ticket, atMs);
+      if (followTokens && t.ticket !== null) pipeline.token(t.ticket);
     },
     onFinish(t) {
       endAttempt(t, t.streamed, true);
@@ -138,6 +151,7 @@ export function simulate(opts: SimulationOptions): Report {
       // never found capacity was never admitted. Both stay in the offered denominator.
       t.admitted = !ticket.wasDeferred;
       t.failReason = ticket.wasDeferred ? 'deferred_expired' : 'deadline_expired';
+      settleTenant(t, 0);
       finish(t, 'failed');
     },
     record: opts.onDecision,
@@ -160,8 +174,10 @@ export function simulate(opts: SimulationOptions): Report {
     tracker.ticket = null;
     tracker.expiry?.cancel();
     tracker.expiry = null;
-    if (ticket !== null && ticket.state !== 'dispatched') pipeline.withdraw(ticket);
-    else {
+    if (ticket !== null && ticket.state !== 'dispatched') {
+      pipeline.withdraw(ticket);
+      settleTenant(tracker, 0);
+    } else {
       fleet.cancel(tracker);
       if (ticket !== null) pipeline.end(ticket, tracker.streamed, false);
       pump();
@@ -181,8 +197,10 @@ export function simulate(opts: SimulationOptions): Report {
     tracker.nextAttempt();
     const now = clock.now();
     const asked = tracker.offered(opts.client.retryMode === 'disciplined', now);
-    const offer = pipeline.offer(asked, tracker, now, fleet.snapshots());
+    const offer =
+      atTheDoor(tracker, asked, now) ?? pipeline.offer(asked, tracker, now, fleet.snapshots());
     if (offer.outcome === 'reject') {
+      settleTenant(tracker, 0);
       tracker.admitted = false;
       tracker.rejectReason = offer.decision.reason;
       return retryOrEnd(tracker, 'rejected', offer.decision.retryAfterMs);
@@ -199,6 +217,36 @@ export function simulate(opts: SimulationOptions): Report {
     if (opts.client.timeoutMs !== undefined && tracker.timeout === null) {
       tracker.timeout = clock.at(now + opts.client.timeoutMs, () => onTimeout(tracker));
     }
+  };
+
+  /** The tenant's quotas and retry budget; a refusal here is recorded like the pipeline's. */
+  const atTheDoor = (t: RequestTracker, asked: LlmRequest, now: Ms) => {
+    const tenant = lookupTenant(opts.policy.tenants, asked.tenant);
+    // An unknown tenant holds nothing here: the pipeline's contract gate turns it away.
+    if (tenant === undefined) return undefined;
+    const verdict = ledger.admit(
+      {
+        tenant: tenant.name,
+        requestId: asked.id,
+        tokens: pipeline.tenantCharge(asked),
+        attempt: asked.attempt ?? 1,
+        quotas: tenant.quotas,
+        retryBudgetRatio: tenant.retryBudgetRatio,
+      },
+      now,
+    );
+    if (verdict.ok) {
+      t.lease = verdict.lease;
+      return undefined;
+    }
+    const decision: Rejection = {
+      outcome: 'reject',
+      status: 429,
+      reason: verdict.reason,
+      retryAfterMs: verdict.retryAfterMs,
+    };
+    pipeline.refuse(asked, decision, now);
+    return { outcome: 'reject' as const, decision };
   };
 
   const arrivals = opts.requests[Symbol.iterator]();

@@ -109,11 +109,6 @@ export interface Admission<S = unknown> {
   decide(state: S, req: LlmRequest, ctx: AdmissionContext): AdmissionDecision;
   /** The pipeline admitted `req` (now, or later from the deferred queue). */
   commit(state: S, req: LlmRequest, decision: AdmissionDecision, ctx: AdmissionContext): void;
-  /**
-   * `req` has streamed `outputTokens` past its estimate (called only then, token by token):
-   * budgets draw the excess as it streams.
-   */
-  usage?(state: S, req: LlmRequest, outputTokens: Tokens, nowMs: Ms): void;
   /** `req` ended; `outputTokens` were generated and `gpuMs` of replica time attributed to it. */
   settle(state: S, req: LlmRequest, outputTokens: Tokens, gpuMs: Ms, nowMs: Ms): void;
 }

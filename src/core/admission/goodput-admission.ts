@@ -22,12 +22,6 @@ import type {
 } from './admission.ts';
 import type { GateInput, GateVerdict } from './gate.ts';
 import { budgetGate, type BudgetGate } from './budget/budget-gate.ts';
-import {
-  chargeRetryBudget,
-  checkRetryBudget,
-  newRetryBudget,
-  type RetryBudgetState,
-} from './retry-budget.ts';
 import { checkContract } from './contract-gate.ts';
 import { checkMemory } from './memory-gate.ts';
 import { drainRetryAfterMs } from './retry-after.ts';
@@ -42,10 +36,9 @@ interface Capacity {
   readonly view: DeadlineView;
 }
 
-/** Budgets are tenants' own limits; the retry budget caps what retries add to them. */
+/** Tenants' own limits that need the estimates (sessions, GPU time, agent trees). */
 export interface GoodputAdmissionState {
   readonly budgets: BudgetGate;
-  readonly retries: Map<string, RetryBudgetState>;
 }
 
 export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmissionState> {
@@ -96,18 +89,11 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
 
   return {
     type: GOODPUT_ADMISSION,
-    initState: () => ({ budgets: budgetGate(), retries: new Map() }),
+    initState: () => ({ budgets: budgetGate() }),
     decide(state, req, ctx): AdmissionDecision {
       const input = inputFor(req, ctx);
-      const retryBudget = (i: GateInput) =>
-        checkRetryBudget(
-          state.retries.get(i.req.tenant) ?? newRetryBudget(ctx.nowMs),
-          i.req.attempt ?? 1,
-          ctx.nowMs,
-        );
       for (const check of [
         on('contract') ? checkContract : null,
-        on('budget') ? retryBudget : null,
         on('budget') ? state.budgets.check : null,
       ]) {
         const v = check?.(input);
@@ -143,14 +129,6 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
       const demand = decision.assessment?.demand ?? ctx.estimate(req);
       const input = { ...inputFor(req, ctx), demand };
       state.budgets.commit(input);
-      let retries = state.retries.get(req.tenant);
-      if (retries === undefined)
-        state.retries.set(req.tenant, (retries = newRetryBudget(ctx.nowMs)));
-      const ratio = input.tenant?.retryBudgetRatio ?? 0;
-      chargeRetryBudget(retries, req.attempt ?? 1, ratio, ctx.nowMs);
-    },
-    usage(state, req, outputTokens, nowMs) {
-      state.budgets.draw(req, outputTokens, nowMs);
     },
     settle(state, req, outputTokens, gpuMs, nowMs) {
       state.budgets.settle(req, outputTokens, gpuMs, nowMs);

@@ -33,8 +33,6 @@ export interface Ticket<H> extends Queued {
   /** Its prefill alone would stall the streams next to it: it waits for a replica that can take that. */
   long: boolean;
   replica: number;
-  /** Its tenant has a token quota: a stream past its estimate draws on it as it goes. */
-  budgeted: boolean;
   /** A replica this request should not go to (its previous attempt failed there); −1: none. */
   avoid: number;
   dispatchedMs: Ms;

@@ -60,8 +60,6 @@ export interface CompletionsDeps {
   readonly bodyLimitBytes: number;
 }
 
-/** Output tokens a request without a cap is charged in its tenant's shared token bucket. */
-const UNCAPPED_OUTPUT_TOKENS = 128;
 /** Retry-After of a request refused by a gateway shutting down: another replica can take it. */
 const SHUTDOWN_RETRY_MS: Ms = 1_000;
 
@@ -117,7 +115,7 @@ export async function handleCompletion(
         : await atTheDoor(deps.store, {
             tenant: policyTenant,
             requestId: id,
-            tokens: req.inputTokens + (req.maxTokens ?? UNCAPPED_OUTPUT_TOKENS),
+            tokens: deps.gateway.pipeline.tenantCharge(req),
             attempt: headers.attempt,
             idempotencyKey: headers.idempotencyKey,
             fingerprint:
@@ -137,7 +135,8 @@ export async function handleCompletion(
       streaming = served.streaming;
       return served.response;
     } finally {
-      // A stream gives its pass back when its body ends; every other answer is final here.
+      // A stream gives its pass back when its body ends; every other answer is final here (a
+      // request that threw used what it may have: its charge stands).
       if (!streaming) await door.pass.end(served?.keep, served?.usedTokens);
     }
   } catch (e) {

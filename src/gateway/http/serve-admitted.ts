@@ -40,8 +40,8 @@ export interface Served {
   readonly streaming: boolean;
   /** Kept for replay under the request's Idempotency-Key. */
   readonly keep?: StoredResponse;
-  /** Prompt + completion tokens, when the request ran to its end. */
-  readonly usedTokens?: number;
+  /** Prompt + completion tokens it used: 0 when it never reached a backend. */
+  readonly usedTokens: number;
 }
 
 export interface ServeContext {
@@ -67,7 +67,16 @@ export async function admitAndServe(
   r: ServeContext,
 ): Promise<Served> {
   const id = base.id;
-  const final = (response: Response): Served => ({ response, streaming: false });
+  // What the tenant's token bucket is settled to: nothing until a backend has the prompt, then
+  // the prompt and what streamed (the upstream's own count when it ran to its end; a backend
+  // that reports no prompt count keeps the estimate's).
+  let spent = 0;
+  const used = (end: StreamEnd) => (end.promptTokens || base.inputTokens) + end.completionTokens;
+  const final = (response: Response): Served => ({
+    response,
+    streaming: false,
+    usedTokens: spent,
+  });
   const stop = new AbortController();
   const upstream = stop.signal;
   const clientGone = () => stop.abort(new RequestStopped('client_closed'));
@@ -94,9 +103,6 @@ export async function admitAndServe(
 
   async function serve(): Promise<Served> {
     const tries = deps.policy.resilience.upstreamAttempts;
-    // What the tenant's token bucket is settled to; a backend that reports no prompt count
-    // keeps the estimate's.
-    const used = (end: StreamEnd) => (end.promptTokens || base.inputTokens) + end.completionTokens;
     let failedOn = -1;
     for (let attempt = 0; ; attempt++) {
       const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
@@ -113,6 +119,8 @@ export async function admitAndServe(
       }
       const relay = new TokenRelay();
       const done = deps.gateway.run(ticket, kind, parsed, upstream, relay.sink);
+      const streamed = () => base.inputTokens + relay.count;
+      spent = base.inputTokens;
       // The answer is chosen at the first token, or when the stream ended or failed before one.
       const e = await Promise.race([
         relay.first.then(() => undefined),
@@ -153,19 +161,20 @@ export async function admitAndServe(
           keep: r.keep,
           onEnd: async (end, answer) => {
             unlink();
-            await r.pass.end(answer, end && used(end));
+            await r.pass.end(answer, end === undefined ? streamed() : used(end));
             r.ended();
           },
           onCancel: () => stop.abort(new RequestStopped('client_closed')),
           outgoing: r.outgoing,
         });
         streaming = true;
-        return { response, streaming: true };
+        return { response, streaming: true, usedTokens: spent };
       }
       let res;
       try {
         res = await wholeResponse(kind, head, relay, done, degraded?.level);
       } catch (e) {
+        spent = streamed();
         const why = stoppedBy(upstream);
         if (why !== undefined) return final(named(stopped(why), id));
         if (isUpstreamError(e))

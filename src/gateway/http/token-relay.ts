@@ -9,10 +9,13 @@ export class TokenRelay {
   private held: TokenEvent[] = [];
   private target: TokenSink | null = null;
   private firstSeen: () => void = () => {};
+  /** Tokens that came through, held or handed on. */
+  count = 0;
   /** Resolves when the first token arrives. */
   readonly first = new Promise<void>((resolve) => (this.firstSeen = resolve));
 
   readonly sink: TokenSink = (token) => {
+    this.count++;
     if (this.target !== null) return this.target(token);
     this.held.push(token);
     this.firstSeen();

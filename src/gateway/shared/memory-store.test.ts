@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '../../runtime/virtual-clock.ts';
-import { MemoryStore, localShare } from './memory-store.ts';
+import { MemoryStore } from './memory-store.ts';
+import { localShare } from '../../core/admission/budget/tenant-ledger.ts';
 import { sharedStoreConformance } from './store-conformance.ts';
 import type { TenantAsk } from './shared-store.ts';
 

@@ -1,30 +1,17 @@
 /**
  * The shared state of one gateway process, in memory: the default store, and the failover
- * store's fallback when Redis is unreachable. Its arithmetic is the policy core's (the quota
- * token bucket, the retry budget), so one process behaves the same with or without Redis. As a
+ * store's fallback when Redis is unreachable. Its tenant accounting is the core's own ledger
+ * (core/admission/budget/tenant-ledger.ts) — the one the simulator uses — so one process behaves
+ * the same with or without Redis, and as the simulator predicts. As a
  * fallback it enforces a conservative share of each quota — the limit divided by the number of
  * replicas — since each replica then counts alone. Memory is bounded: one entry per tenant the
  * policy names, and at most `replayCapacity` idempotency keys.
  */
-import {
-  chargeRetryBudget,
-  checkRetryBudget,
-  newRetryBudget,
-} from '../../core/admission/retry-budget.ts';
-import type { RetryBudgetState } from '../../core/admission/retry-budget.ts';
-import {
-  quotaCharge,
-  quotaCorrect,
-  quotaWaitMs,
-} from '../../core/admission/budget/quota-bucket.ts';
-import { BUSY_RETRY_MS } from '../../core/admission/budget/tenant-budgets.ts';
-import { boundedRetryMs, type TokenBucket } from '../../core/admission/budget/token-bucket.ts';
+import { TenantLedger } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Clock } from '../../core/ports/clock.ts';
-import type { TenantQuotas } from '../../core/request/tenant.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { BoundedMap } from '../bounded-map.ts';
 import {
-  NO_LEASE,
   REPLAY_MAX_BYTES,
   type Claim,
   type QuotaVerdict,
@@ -42,12 +29,6 @@ export interface MemoryStoreOptions {
   readonly replayCapacity?: number;
 }
 
-interface TenantState {
-  tokens: TokenBucket | null;
-  readonly leases: Set<string>;
-  readonly retry: RetryBudgetState;
-}
-
 /**
  * An idempotency key in flight (no response yet), done (its answer), or released (null). The
  * entry's identity names its holder; its fingerprint, the request it is bound to.
@@ -56,54 +37,26 @@ type KeyState = { readonly fingerprint: string; readonly response?: StoredRespon
 
 export class MemoryStore implements SharedStore {
   readonly #clock: Clock;
-  readonly #replicas: number;
-  readonly #tenants = new Map<string, TenantState>();
+  readonly #ledger: TenantLedger;
   readonly #keys: BoundedMap<KeyState>;
 
   constructor(o: MemoryStoreOptions) {
     this.#clock = o.clock;
-    this.#replicas = o.replicas ?? 1;
+    this.#ledger = new TenantLedger({ replicas: o.replicas });
     this.#keys = new BoundedMap(o.replayCapacity ?? 10_000, o.replayTtlMs ?? 600_000);
   }
 
   async admit(ask: TenantAsk): Promise<QuotaVerdict> {
-    const now = this.#clock.now();
-    const q = localShare(ask.quotas, this.#replicas);
-    let s = this.#tenants.get(ask.tenant);
-    if (s === undefined) {
-      s = { tokens: null, leases: new Set(), retry: newRetryBudget(now) };
-      this.#tenants.set(ask.tenant, s);
-    }
-    const retry = checkRetryBudget(s.retry, ask.attempt, now);
-    if (!retry.pass)
-      return { ok: false, reason: 'retry_budget', retryAfterMs: retry.retryAfterMs ?? 1 };
-    const max = q.maxConcurrentRequests;
-    if (max !== undefined && s.leases.size >= max) {
-      return {
-        ok: false,
-        reason: 'tenant_concurrency',
-        retryAfterMs: boundedRetryMs(BUSY_RETRY_MS, q.windowMs),
-      };
-    }
-    const limit = q.tokensPerWindow;
-    const wait = quotaWaitMs(s.tokens, ask.tokens, limit, q.windowMs, now);
-    if (wait > 0)
-      return { ok: false, reason: 'tenant_tokens', retryAfterMs: boundedRetryMs(wait, q.windowMs) };
-    if (limit !== undefined) s.tokens = quotaCharge(s.tokens, ask.tokens, limit, q.windowMs, now);
-    chargeRetryBudget(s.retry, ask.attempt, ask.retryBudgetRatio, now);
-    if (max === undefined && limit === undefined) return { ok: true, lease: NO_LEASE };
-    const tenant = s;
-    if (max !== undefined) tenant.leases.add(ask.requestId);
-    let released = false;
-    const release = async (usedTokens?: number) => {
-      if (released) return;
-      released = true;
-      tenant.leases.delete(ask.requestId);
-      if (limit === undefined || usedTokens === undefined || tenant.tokens === null) return;
-      const delta = usedTokens - ask.tokens;
-      tenant.tokens = quotaCorrect(tenant.tokens, delta, limit, q.windowMs, this.#clock.now());
+    const verdict = this.#ledger.admit(ask, this.#clock.now());
+    if (!verdict.ok) return verdict;
+    const lease = verdict.lease;
+    return {
+      ok: true,
+      lease: {
+        release: async (usedTokens = ask.tokens) =>
+          this.#ledger.release(lease, usedTokens, this.#clock.now()),
+      },
     };
-    return { ok: true, lease: { release } };
   }
 
   async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
@@ -136,17 +89,4 @@ export class MemoryStore implements SharedStore {
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {}
-}
-
-/** A replica's conservative share of its tenant's quotas when it counts alone. */
-export function localShare(q: TenantQuotas, replicas: number): TenantQuotas {
-  if (replicas <= 1) return q;
-  return {
-    ...q,
-    tokensPerWindow: q.tokensPerWindow === undefined ? undefined : q.tokensPerWindow / replicas,
-    maxConcurrentRequests:
-      q.maxConcurrentRequests === undefined
-        ? undefined
-        : Math.max(1, Math.floor(q.maxConcurrentRequests / replicas)),
-  };
 }

@@ -15,7 +15,7 @@ import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { RETRY_BUDGET_CAPACITY, RETRY_FLOOR_PER_S } from '../../core/admission/retry-budget.ts';
-import { BUSY_RETRY_MS } from '../../core/admission/budget/tenant-budgets.ts';
+import { BUSY_RETRY_MS } from '../../core/admission/budget/tenant-ledger.ts';
 import {
   ADMIT,
   CLAIM,

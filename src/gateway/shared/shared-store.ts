@@ -17,29 +17,18 @@
  * - A method rejects only when the store cannot be reached; a handle's methods (`release`,
  *   `complete`, `abandon`) never reject and are idempotent, so `finally` blocks can call them.
  */
-import type { TenantQuotas } from '../../core/request/tenant.ts';
+import type { TenantAsk, TenantReason } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Ms } from '../../core/request/units.ts';
 
-export interface TenantAsk {
-  readonly tenant: string;
-  /** Names the concurrency lease; unique per request. */
-  readonly requestId: string;
-  /** Estimated weighted tokens (prompt + output cap), drawn from the tenant's bucket. */
-  readonly tokens: number;
-  /** 1 for a first attempt; a retry (> 1) draws from the retry budget. */
-  readonly attempt: number;
-  readonly quotas: TenantQuotas;
-  /** Retries a first attempt earns (`retry_budget_ratio`). */
-  readonly retryBudgetRatio: number;
-}
-
-export type SharedReason = 'tenant_tokens' | 'tenant_concurrency' | 'retry_budget';
+/** What a request asks of its tenant's quotas: the tenant-accounting port's ask (core). */
+export type { TenantAsk };
+export type SharedReason = TenantReason;
 
 /**
  * Held while the request runs; `release` frees its concurrency slot and, given the tokens the
- * request actually used (prompt + completion, from the upstream's usage), settles the tenant's
- * token bucket to them: the estimate taken at admission is given back or drawn further. Without
- * it (a failed or aborted stream) the estimate stands.
+ * request actually used (prompt + completion; 0 when it never ran), settles the tenant's token
+ * bucket to them: the charge taken at admission is given back or drawn further. Without a
+ * count the charge stands.
  */
 export interface Lease {
   release(usedTokens?: number): Promise<void>;

@@ -1,6 +1,7 @@
 /**
- * The budget gate: a tenant's own limits (concurrency, sessions, tokens, GPU time, agent-tree
- * budgets) as a gate. Main rule: a thin wrapper — `check` is `TenantBudgets.check` and never
+ * The budget gate: a tenant's own limits that need the pipeline's estimates (sessions, GPU time,
+ * agent-tree budgets) as a gate; tokens, concurrency and retries are the tenant ledger's, taken
+ * at the door. Main rule: a thin wrapper — `check` is `TenantBudgets.check` and never
  * mutates; the admission controller reaches the state through `commit` and `settle` (or
  * `budgets` directly). Every refusal is a 429 with a Retry-After; see tenant-budgets.ts.
  */
@@ -17,8 +18,6 @@ export interface BudgetGate {
   check(input: GateInput): GateVerdict;
   /** The request was admitted: charge its estimates. */
   commit(input: GateInput): void;
-  /** The request has streamed `outputTokens`: draw what runs past its estimate. */
-  draw(req: LlmRequest, outputTokens: Tokens, nowMs: Ms): void;
   /** The request ended: replace its estimates by actuals and release its slot. */
   settle(req: LlmRequest, outputTokens: Tokens, actualGpuMs: Ms, nowMs: Ms): void;
 }
@@ -30,7 +29,6 @@ export function budgetGate(): BudgetGate {
     budgets,
     check: (input) => budgets.check(input),
     commit: (input) => budgets.commit(input),
-    draw: (req, outputTokens, nowMs) => budgets.draw(req, outputTokens, nowMs),
     settle: (req, outputTokens, actualGpuMs, nowMs) =>
       budgets.settle(req, outputTokens, actualGpuMs, nowMs),
   };

@@ -89,14 +89,6 @@ const cases: {
   retryMs?: number;
 }[] = [
   {
-    name: 'concurrency',
-    tenant: policy({ maxConcurrentRequests: 2 }),
-    setup: [{ id: 'a' }, { id: 'b' }],
-    probe: { id: 'c' },
-    reason: 'tenant_concurrency',
-    retryMs: 1000,
-  },
-  {
     name: 'a new session over the limit',
     tenant: policy({ maxConcurrentSessions: 1 }),
     setup: [{ id: 'a', session: 's1' }],
@@ -115,15 +107,6 @@ const cases: {
     tenant: policy({ maxConcurrentSessions: 1 }),
     setup: [{ id: 'a', session: 's1' }],
     probe: { id: 'b' },
-  },
-  {
-    // 4 × 200 taken, 200 left; 300 needed: 100 more at 1000/60000 per ms.
-    name: 'tokens',
-    tenant: policy({ tokensPerWindow: 1000 }),
-    setup: [{ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'd' }],
-    probe: { id: 'e', inputTokens: 200 },
-    reason: 'tenant_tokens',
-    retryMs: 6000,
   },
   {
     // 2 × 120 ms taken, 60 left; 120 needed: 60 more at 300/60000 per ms.
@@ -210,67 +193,50 @@ test('unknown tenant passes and leaves no state', () => {
   assert.deepEqual(b.snapshot(), {});
 });
 
-test('Retry-After is bounded and grows with the tokens and GPU time asked for', () => {
-  // Each setup leaves under 100 in the bucket: 950 tokens taken, or 20 + 900 GPU ms taken.
-  const setups: [Partial<TenantQuotas>, Probe][] = [
-    [{ tokensPerWindow: 1000 }, { id: 'a', inputTokens: 700, p50: 250 }],
-    [{ gpuMsPerWindow: 1000 }, { id: 'a', p50: 900 }],
-  ];
-  for (const [quotas, setup] of setups) {
-    const tenant = policy(quotas);
-    const b = withCommitted(tenant, [setup]);
-    let last = 0;
-    for (const p50 of [200, 300, 500, 1000, 1500, 5000, 50_000]) {
-      const v = b.check(input(tenant, { id: 'x', inputTokens: 0, p50 }));
-      const reason = 'tokensPerWindow' in quotas ? 'tenant_tokens' : 'tenant_gpu_time';
-      const retry = assertRejected(v, reason);
-      assert.ok(retry >= last, `p50 ${p50}: ${retry} < ${last}`);
-      last = retry;
-    }
-    assert.equal(last, WINDOW, 'more than a whole window can hold waits exactly the window');
+test('Retry-After is bounded and grows with the GPU time asked for', () => {
+  // 20 + 900 GPU ms taken: under 100 left in the bucket.
+  const tenant = policy({ gpuMsPerWindow: 1000 });
+  const b = withCommitted(tenant, [{ id: 'a', p50: 900 }]);
+  let last = 0;
+  for (const p50 of [200, 300, 500, 1000, 1500, 5000, 50_000]) {
+    const v = b.check(input(tenant, { id: 'x', inputTokens: 0, p50 }));
+    const retry = assertRejected(v, 'tenant_gpu_time');
+    assert.ok(retry >= last, `p50 ${p50}: ${retry} < ${last}`);
+    last = retry;
   }
+  assert.equal(last, WINDOW, 'more than a whole window can hold waits exactly the window');
 });
 
-test('refill lets a refused request pass at its Retry-After, not before', () => {
-  const tenant = policy({ tokensPerWindow: 1000 });
-  const b = withCommitted(tenant, [{ id: 'a', inputTokens: 900 }]); // 1000 taken
-  const retry = assertRejected(b.check(input(tenant, { id: 'b' })), 'tenant_tokens');
-  assert.equal(retry, 12_000);
-  assertRejected(b.check(input(tenant, { id: 'b', nowMs: retry - 1 })), 'tenant_tokens');
-  assert.deepEqual(b.check(input(tenant, { id: 'b', nowMs: retry })), PASS);
-});
-
-test('settle turns an under-estimate into debt that refill repays before anything passes', () => {
-  const tenant = policy({ tokensPerWindow: 1000 });
-  const b = withCommitted(tenant, [{ id: 'a' }]); // 200 estimated
-  b.settle(input(tenant, { id: 'a' }).req, 1900, 0, 0); // 100 in + 1900 out: 1800 over
-  assert.equal(b.snapshot().t1.tokens?.level, -1000);
-  // 1200 short at 1/60 per ms is 72 s: the header says one window, the next answer the rest.
-  assert.equal(assertRejected(b.check(input(tenant, { id: 'b' })), 'tenant_tokens'), WINDOW);
+test('settle turns an under-estimate of GPU time into debt that refill repays first', () => {
+  const tenant = policy({ gpuMsPerWindow: 300 });
+  const b = withCommitted(tenant, [{ id: 'a' }]); // 120 ms estimated
+  b.settle(input(tenant, { id: 'a' }).req, 100, 520, 0); // 400 ms over
+  assert.equal(b.snapshot().t1.gpu?.level, -220);
+  // 340 short at 300/60000 per ms is 68 s: the header says one window, the next answer the rest.
+  assert.equal(assertRejected(b.check(input(tenant, { id: 'b' })), 'tenant_gpu_time'), WINDOW);
   const later = b.check(input(tenant, { id: 'b', nowMs: WINDOW }));
-  assert.equal(assertRejected(later, 'tenant_tokens'), 12_000);
-  assert.deepEqual(b.check(input(tenant, { id: 'b', nowMs: 72_000 })), PASS);
+  assert.equal(assertRejected(later, 'tenant_gpu_time'), 8_000);
+  assert.deepEqual(b.check(input(tenant, { id: 'b', nowMs: 68_000 })), PASS);
 });
 
 test('settle gives back an over-estimate, never above capacity', () => {
-  const tenant = policy({ tokensPerWindow: 1000, gpuMsPerWindow: 1000 });
-  const b = withCommitted(tenant, [{ id: 'a' }, { id: 'b' }]); // 400 tokens, 240 GPU ms
-  b.settle(input(tenant, { id: 'a' }).req, 0, 20, 0); // 100 actual tokens, 20 GPU ms
-  assert.equal(b.snapshot().t1.tokens?.level, 700);
+  const tenant = policy({ gpuMsPerWindow: 1000 });
+  const b = withCommitted(tenant, [{ id: 'a' }, { id: 'b' }]); // 240 GPU ms
+  b.settle(input(tenant, { id: 'a' }).req, 0, 20, 0); // 20 GPU ms actual
   assert.equal(b.snapshot().t1.gpu?.level, 860);
   b.settle(input(tenant, { id: 'b' }).req, 0, 0, WINDOW); // refilled to 1000 by then
-  assert.equal(b.snapshot().t1.tokens?.level, 1000);
+  assert.equal(b.snapshot().t1.gpu?.level, 1000);
 });
 
-test('settle releases concurrency and sessions; settling twice or unknown ids changes nothing', () => {
-  const tenant = policy({ maxConcurrentRequests: 1, maxConcurrentSessions: 1 });
+test('settle releases sessions; settling twice or unknown ids changes nothing', () => {
+  const tenant = policy({ maxConcurrentSessions: 1 });
   const b = withCommitted(tenant, [{ id: 'a', session: 's1' }]);
-  assertRejected(b.check(input(tenant, { id: 'b', session: 's2' })), 'tenant_concurrency');
+  assertRejected(b.check(input(tenant, { id: 'b', session: 's2' })), 'tenant_sessions');
   b.settle(input(tenant, { id: 'a' }).req, 100, 50, 10);
   assert.deepEqual(b.check(input(tenant, { id: 'b', session: 's2' })), PASS);
   const after = b.snapshot();
   assert.deepEqual(after.t1.sessions, {});
-  assert.equal(after.t1.inFlight, 0);
+  assert.deepEqual(after.t1.commitments, {});
   b.settle(input(tenant, { id: 'a' }).req, 100, 50, 20);
   b.settle(input(tenant, { id: 'nope' }).req, 100, 50, 20);
   assert.deepEqual(b.snapshot(), after);
@@ -289,7 +255,7 @@ test('a session stays active until its last request settles', () => {
 });
 
 test('committing the same request twice charges it once', () => {
-  const tenant = policy({ tokensPerWindow: 1000, maxConcurrentRequests: 5 });
+  const tenant = policy({ gpuMsPerWindow: 1000, maxConcurrentSessions: 5 });
   const once = withCommitted(tenant, [{ id: 'a' }]).snapshot();
   assert.deepEqual(withCommitted(tenant, [{ id: 'a' }, { id: 'a' }]).snapshot(), once);
 });
@@ -353,27 +319,11 @@ test('memory stays bounded: finished trees are forgotten a window after their de
 
 test('budget gate: a thin wrapper over TenantBudgets', () => {
   const gate = budgetGate();
-  const tenant = policy({ maxConcurrentRequests: 1 });
+  const tenant = policy({ maxConcurrentSessions: 1 });
   assert.equal(gate.type, BUDGET_GATE);
-  assert.deepEqual(gate.check(input(tenant, { id: 'a' })), PASS);
-  gate.commit(input(tenant, { id: 'a' }));
-  assertRejected(gate.check(input(tenant, { id: 'b' })), 'tenant_concurrency');
+  assert.deepEqual(gate.check(input(tenant, { id: 'a', session: 's1' })), PASS);
+  gate.commit(input(tenant, { id: 'a', session: 's1' }));
+  assertRejected(gate.check(input(tenant, { id: 'b', session: 's2' })), 'tenant_sessions');
   gate.settle(input(tenant, { id: 'a' }).req, 1, 1, 1);
-  assert.equal(gate.budgets.snapshot().t1.inFlight, 0);
-});
-
-test('a stream past its estimate draws the excess as it goes; settle then corrects nothing twice', () => {
-  const tenant = policy({ tokensPerWindow: 1000 });
-  const b = withCommitted(tenant, [{ id: 'a' }]); // 100 in + p50 100: 200 charged
-  const req = input(tenant, { id: 'a' }).req;
-  b.draw(req, 60, 0); // 160 so far: still inside the estimate
-  assert.equal(b.snapshot().t1.tokens?.level, 800);
-  b.draw(req, 150, 0); // 250: 50 past it
-  assert.equal(b.snapshot().t1.tokens?.level, 750);
-  b.draw(req, 400, 0); // 500: 250 more
-  assert.equal(b.snapshot().t1.tokens?.level, 500);
-  b.settle(req, 400, 0, 0); // actual 500, all already drawn
-  assert.equal(b.snapshot().t1.tokens?.level, 500);
-  b.draw(req, 900, 0); // settled: nothing more to draw
-  assert.equal(b.snapshot().t1.tokens?.level, 500);
+  assert.deepEqual(gate.budgets.snapshot().t1.sessions, {});
 });

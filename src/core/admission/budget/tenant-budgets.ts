@@ -1,13 +1,16 @@
 /**
- * A tenant's own limits, enforced at admission: concurrency, sessions, a token bucket, a GPU-time
- * bucket and agent-tree budgets. Main rule: `check` reads and never writes; `commit` charges the
- * median estimate and `settle` corrects it to the actual exactly once per request, so a tenant
- * that used more than predicted carries debt and one that used less gets it back. Every refusal
- * is a 429 with a finite Retry-After in [1, window]:
- * - concurrency, sessions: `BUSY_RETRY_MS` (within the window), since they free up when another
- *   request ends, which nothing here can predict;
- * - tokens, GPU time: when the bucket will hold the charge, capped at the window (a charge larger
- *   than the whole window's allowance gets exactly the window);
+ * A tenant's own limits that need the pipeline's estimates, enforced at admission: concurrent
+ * sessions, a GPU-time bucket and agent-tree budgets. Tokens per window, concurrent requests and
+ * the retry budget are the tenant ledger's (tenant-ledger.ts), taken once at the door by the
+ * gateway and the simulator alike — and shared across gateways in Redis; these are per
+ * pipeline. Main rule: `check` reads and never writes; `commit` charges the median estimate and
+ * `settle` corrects it to the actual exactly once per request, so a tenant that used more than
+ * predicted carries debt and one that used less gets it back. Every refusal is a 429 with a
+ * finite Retry-After in [1, window]:
+ * - sessions: `BUSY_RETRY_MS` (within the window), since they free up when another request
+ *   ends, which nothing here can predict;
+ * - GPU time: when the bucket will hold the charge, capped at the window (a charge larger than
+ *   the whole window's allowance gets exactly the window);
  * - root budget: the window — a tree never gets budget back, so this only paces retries.
  */
 import { PASS, type GateInput, type GateVerdict } from '../gate.ts';
@@ -24,9 +27,7 @@ import {
 } from './tenant-state.ts';
 import { quotaCharge, quotaCorrect, quotaWaitMs } from './quota-bucket.ts';
 import { boundedRetryMs } from './token-bucket.ts';
-
-/** Retry-After for limits that free up when another of the tenant's requests ends. */
-export const BUSY_RETRY_MS: Ms = 1_000;
+import { BUSY_RETRY_MS } from './tenant-ledger.ts';
 
 export class TenantBudgets {
   readonly #tenants = new Map<string, TenantState>();
@@ -36,9 +37,6 @@ export class TenantBudgets {
     if (tenant === undefined) return PASS; // the contract gate turns unknown tenants away
     const q = tenant.quotas;
     const s = this.#tenants.get(req.tenant);
-    if (q.maxConcurrentRequests !== undefined && (s?.inFlight ?? 0) >= q.maxConcurrentRequests) {
-      return reject('tenant_concurrency', boundedRetryMs(BUSY_RETRY_MS, q.windowMs));
-    }
     const sessions = s?.sessions;
     const newSession = req.session !== undefined && sessions?.has(req.session) !== true;
     if (q.maxConcurrentSessions !== undefined && newSession) {
@@ -47,8 +45,6 @@ export class TenantBudgets {
       }
     }
     const tokens = estimatedTokens(demand);
-    const tokenWait = quotaWaitMs(s?.tokens ?? null, tokens, q.tokensPerWindow, q.windowMs, nowMs);
-    if (tokenWait > 0) return reject('tenant_tokens', boundedRetryMs(tokenWait, q.windowMs));
     const gpuMs = estimatedGpuMs(demand);
     const gpuWait = quotaWaitMs(s?.gpu ?? null, gpuMs, q.gpuMsPerWindow, q.windowMs, nowMs);
     if (gpuWait > 0) return reject('tenant_gpu_time', boundedRetryMs(gpuWait, q.windowMs));
@@ -78,13 +74,9 @@ export class TenantBudgets {
     s.quotas = q;
     const tokens = estimatedTokens(demand);
     const gpuMs = estimatedGpuMs(demand);
-    if (q.tokensPerWindow !== undefined) {
-      s.tokens = quotaCharge(s.tokens, tokens, q.tokensPerWindow, q.windowMs, nowMs);
-    }
     if (q.gpuMsPerWindow !== undefined) {
       s.gpu = quotaCharge(s.gpu, gpuMs, q.gpuMsPerWindow, q.windowMs, nowMs);
     }
-    s.inFlight += 1;
     if (req.session !== undefined) {
       s.sessions.set(req.session, (s.sessions.get(req.session) ?? 0) + 1);
     }
@@ -93,26 +85,9 @@ export class TenantBudgets {
       session: req.session ?? null,
       inputTokens: req.inputTokens,
       tokens,
-      tokensTaken: q.tokensPerWindow === undefined ? null : tokens,
       gpuMsTaken: q.gpuMsPerWindow === undefined ? null : gpuMs,
       treeKey,
     });
-  }
-
-  /**
-   * `req` has streamed `outputTokens` so far: once prompt plus output pass what was charged, the
-   * excess is drawn from the token bucket as it streams, so a long generation spends its
-   * tenant's budget while it runs rather than at its end.
-   */
-  draw(req: LlmRequest, outputTokens: Tokens, nowMs: Ms): void {
-    const s = this.#tenants.get(req.tenant);
-    const c = s?.commitments.get(req.id);
-    if (s === undefined || c === undefined || c.tokensTaken === null || s.tokens === null) return;
-    const q = s.quotas;
-    const excess = c.inputTokens + outputTokens - c.tokensTaken;
-    if (excess <= 0 || q.tokensPerWindow === undefined) return;
-    s.tokens = quotaCorrect(s.tokens, excess, q.tokensPerWindow, q.windowMs, nowMs);
-    c.tokensTaken += excess;
   }
 
   /**
@@ -125,7 +100,6 @@ export class TenantBudgets {
     const c = s?.commitments.get(req.id);
     if (s === undefined || c === undefined) return;
     s.commitments.delete(req.id);
-    s.inFlight = Math.max(0, s.inFlight - 1);
     if (c.session !== null) {
       const left = (s.sessions.get(c.session) ?? 0) - 1;
       if (left > 0) s.sessions.set(c.session, left);
@@ -133,15 +107,6 @@ export class TenantBudgets {
     }
     const q = s.quotas;
     const actualTokens = c.inputTokens + outputTokens;
-    if (c.tokensTaken !== null && s.tokens !== null && q.tokensPerWindow !== undefined) {
-      s.tokens = quotaCorrect(
-        s.tokens,
-        actualTokens - c.tokensTaken,
-        q.tokensPerWindow,
-        q.windowMs,
-        nowMs,
-      );
-    }
     if (c.gpuMsTaken !== null && s.gpu !== null && q.gpuMsPerWindow !== undefined) {
       s.gpu = quotaCorrect(s.gpu, actualGpuMs - c.gpuMsTaken, q.gpuMsPerWindow, q.windowMs, nowMs);
     }

@@ -1,6 +1,6 @@
 /**
  * What the budget gate remembers about one tenant, and its JSON-serialisable snapshot. Main
- * rule: everything here is plain data — buckets, counters, per-request commitments and agent
+ * rule: everything here is plain data — the GPU bucket, sessions, per-request commitments and agent
  * trees — so state can be logged, compared in tests and replayed. Memory is bounded by requests
  * in flight, sessions in flight and recently active trees.
  */
@@ -16,9 +16,7 @@ export interface Commitment {
   readonly inputTokens: Tokens;
   /** Estimated tokens, charged to the tree. */
   readonly tokens: Tokens;
-  /** What was taken from each bucket; null where the tenant had no such quota at commit. Tokens
-   * grow as a stream runs past its estimate (`draw`). */
-  tokensTaken: Tokens | null;
+  /** What was taken from the GPU-time bucket; null where the tenant had no such quota at commit. */
   readonly gpuMsTaken: Ms | null;
   readonly treeKey: string | null;
 }
@@ -27,9 +25,7 @@ export interface TenantState {
   /** Quotas as of the last commit: settle has no policy at hand but must refill correctly. */
   quotas: TenantQuotas;
   /** Null until a request is charged; an absent bucket counts as full. */
-  tokens: TokenBucket | null;
   gpu: TokenBucket | null;
-  inFlight: number;
   /** Session → requests in flight; a session leaves the map when its count reaches 0. */
   readonly sessions: Map<string, number>;
   readonly commitments: Map<string, Commitment>;
@@ -40,9 +36,7 @@ export interface TenantState {
 
 export interface TenantSnapshot {
   readonly quotas: TenantQuotas;
-  readonly tokens: TokenBucket | null;
   readonly gpu: TokenBucket | null;
-  readonly inFlight: number;
   readonly sessions: Readonly<Record<string, number>>;
   readonly commitments: Readonly<Record<string, Commitment>>;
   readonly trees: Readonly<Record<string, RootTree>>;
@@ -52,9 +46,7 @@ export interface TenantSnapshot {
 export function newTenantState(quotas: TenantQuotas, nowMs: Ms): TenantState {
   return {
     quotas,
-    tokens: null,
     gpu: null,
-    inFlight: 0,
     sessions: new Map(),
     commitments: new Map(),
     trees: new Map(),
@@ -66,9 +58,7 @@ export function newTenantState(quotas: TenantQuotas, nowMs: Ms): TenantState {
 export function snapshotOf(state: TenantState): TenantSnapshot {
   return {
     quotas: { ...state.quotas },
-    tokens: state.tokens === null ? null : { ...state.tokens },
     gpu: state.gpu === null ? null : { ...state.gpu },
-    inFlight: state.inFlight,
     sessions: Object.fromEntries(state.sessions),
     commitments: Object.fromEntries([...state.commitments].map(([id, c]) => [id, { ...c }])),
     trees: Object.fromEntries([...state.trees].map(([key, t]) => [key, { ...t }])),
