@@ -11,6 +11,7 @@ import type {
   AdmissionContext,
   AdmissionDecision,
   RejectReason,
+  RejectStatus,
   Rejection,
 } from './admission/admission.ts';
 import { ADMISSIONS } from './admission/registry.ts';
@@ -36,7 +37,6 @@ import type { SloClass } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
 import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
-import { lookupTenant } from './config/tenant-schema.ts';
 
 export interface PipelineSink<H> {
   dispatch(ticket: Ticket<H>): void;
@@ -219,9 +219,10 @@ export class Pipeline<H> {
    * shutting down, `reason` saying which): recorded as its outcome, after the admission record.
    * The host still ends it (`end`) as for any stream.
    */
-  cut(t: Ticket<H>, reason: RejectReason, nowMs: Ms): void {
+  cut(t: Ticket<H>, reason: RejectReason, status: RejectStatus, nowMs: Ms): void {
     this.nowMs = nowMs;
-    this.record(t, reason === 'deadline_exceeded' ? 'expire' : 'abort', reason);
+    const result = reason === 'deadline_exceeded' ? 'expire' : 'abort';
+    this.sink.record?.(ticketRecord(t, this.policy.revision, nowMs, result, reason, status));
   }
 
   /** A waiting ticket's deadline timer fired: drop it if it is still waiting. */

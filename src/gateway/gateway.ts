@@ -61,6 +61,8 @@ export type Admitted =
   | { readonly kind: 'dispatched'; readonly ticket: Ticket<Waiter> };
 
 const PUMP_EVERY_MS = 50;
+/** The status a request the gateway stops gets (a stream already answered 200 says it in-stream). */
+const CUT_STATUS = { deadline_exceeded: 504, shutting_down: 503 } as const;
 /** How often backends' readiness is looked at for up/down lines when no request looks. */
 const WATCH_EVERY_MS = 1_000;
 /** Retry-After for want of a ready backend when none has a breaker about to probe. */
@@ -227,7 +229,7 @@ export class Gateway {
       const why = stoppedBy(signal) ?? 'client_closed';
       this.pipeline.withdraw(ticket);
       if (why === 'client_closed') m.cancels.inc({ class: req.sloClass, stage: 'queued' });
-      else this.pipeline.cut(ticket, why, this.deps.clock.now());
+      else this.pipeline.cut(ticket, why, CUT_STATUS[why], this.deps.clock.now());
       waiter.resolve({ how: 'stopped', why });
     };
     if (signal.aborted) onAbort();
@@ -304,7 +306,7 @@ export class Gateway {
       if (why !== undefined) {
         this.breakers[replica].abandon();
         if (why === 'client_closed') metrics.cancels.inc({ class: cls.name, stage: 'streaming' });
-        else this.pipeline.cut(ticket, why, clock.now());
+        else this.pipeline.cut(ticket, why, CUT_STATUS[why], clock.now());
       } else if (isUpstreamError(e)) {
         this.judge(replica, e);
       } else {

@@ -9,7 +9,14 @@
 import { z } from 'zod';
 import { checkCommonRules, commonFields, maxTokens } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
+import { invalidRequest } from './errors.ts';
 import { expect, parseWith, text } from './validation.ts';
+
+/**
+ * The most messages a request may carry, as OpenAI's API allows. Checked before the schema: a
+ * body of 100,000 bad messages would otherwise cost seconds of validation to refuse.
+ */
+export const MAX_MESSAGES = 2_048;
 
 export const CHAT_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
@@ -34,7 +41,10 @@ export const chatCompletionRequestSchema = z
   .strictObject(
     {
       ...commonFields,
-      messages: z.array(chatMessageSchema, expect('a non-empty array of messages')).min(1),
+      messages: z
+        .array(chatMessageSchema, expect('a non-empty array of messages'))
+        .min(1)
+        .max(MAX_MESSAGES),
       max_completion_tokens: maxTokens,
     },
     expect('a JSON object'),
@@ -45,6 +55,14 @@ export type ChatMessage = z.output<typeof chatMessageSchema>;
 export type ChatCompletionRequest = z.output<typeof chatCompletionRequestSchema>;
 
 export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest {
+  const messages = (body as { messages?: unknown } | null)?.messages;
+  if (Array.isArray(messages) && messages.length > MAX_MESSAGES) {
+    throw invalidRequest(
+      `messages: expected at most ${MAX_MESSAGES} messages, got ${messages.length}`,
+      'messages',
+      'invalid_value',
+    );
+  }
   return parseWith(chatCompletionRequestSchema, body);
 }
 

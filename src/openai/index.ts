@@ -42,6 +42,7 @@ export {
   type ChatCompletionRequest,
   type ChatMessage,
   type ChatRole,
+  MAX_MESSAGES,
   chatCompletionRequestSchema,
   chatMessageSchema,
   messageText,

@@ -51,7 +51,7 @@ interface Problem {
 function problems(issue: z.core.$ZodIssue): Problem[] {
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => {
-      const at = fieldPath([...issue.path, key]);
+      const at = fieldPath([...issue.path, cut(key)]);
       return { message: `${at}: unknown field`, param: at };
     });
   }
@@ -64,12 +64,31 @@ function problems(issue: z.core.$ZodIssue): Problem[] {
   return [{ message, param: issue.path.length === 0 ? null : at }];
 }
 
-/** Parses `body` or throws a 400 naming the first bad field (the others follow in the message). */
+/** Problems an error message lists; past them it says how many more there were. */
+const LISTED_PROBLEMS = 5;
+/** The longest field name a message repeats: a key is client input, and may be megabytes. */
+const KEY_CHARS = 64;
+
+function cut(key: string): string {
+  return key.length > KEY_CHARS ? `${key.slice(0, KEY_CHARS)}…` : key;
+}
+
+/**
+ * Parses `body` or throws a 400 naming the first bad field; the next few follow in the message,
+ * then how many more there were, so a body of many errors gets a message of bounded size.
+ */
 export function parseWith<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
-  const all = result.error.issues.flatMap(problems);
-  throw invalidRequest(all.map((p) => p.message).join('; '), all[0].param, 'invalid_value');
+  const issues = result.error.issues;
+  const shown = issues.slice(0, LISTED_PROBLEMS).flatMap(problems).slice(0, LISTED_PROBLEMS);
+  const hidden = issues.reduce(
+    (n, i) => n + (i.code === 'unrecognized_keys' ? i.keys.length : 1),
+    -shown.length,
+  );
+  const more = hidden > 0 ? `; and ${hidden} more` : '';
+  const message = shown.map((p) => p.message).join('; ') + more;
+  throw invalidRequest(message, shown[0].param, 'invalid_value');
 }
 
 function throwInvalid(message: string, param: string | null): never {

@@ -1,6 +1,7 @@
 // Real parts for the gateway suites: `goodput engine` servers on a fast constant-step profile,
 // a gateway in front of them over HTTP, all on ephemeral ports and closed when the suite ends.
 import { after } from 'node:test';
+import { request } from 'node:http';
 import OpenAI from 'openai';
 import { resolvePolicy, type ResolvedPolicy } from '../../src/core/config/policy.ts';
 import { presetPolicy } from '../../src/core/config/presets.ts';
@@ -13,6 +14,7 @@ import {
 import { serveEngine, type ListeningEngineServer } from '../../src/engine-server/serve.ts';
 import type { EngineServerOptions } from '../../src/engine-server/engine-app.ts';
 import { startGateway, type RunningGateway } from '../../src/gateway/serve.ts';
+import type { OpsLog } from '../../src/gateway/ops-log.ts';
 
 export const MODEL = 'llama-3-8b';
 const PROFILE = 'const:step_ms=2';
@@ -44,7 +46,13 @@ export interface GatewayUnderTest extends RunningGateway {
 export async function gateway(
   backends: readonly ListeningEngineServer[],
   policy: ResolvedPolicy | string = 'goodput',
-  extra: { adminToken?: string; apiKey?: string; engine?: Partial<EngineSpec> } = {},
+  extra: {
+    adminToken?: string;
+    apiKey?: string;
+    engine?: Partial<EngineSpec>;
+    /** The gateway's operational log (default: none), e.g. `memoryOpsLog()` to read it. */
+    log?: OpsLog;
+  } = {},
 ): Promise<GatewayUnderTest> {
   const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
   const g = await startGateway({
@@ -58,6 +66,7 @@ export async function gateway(
     port: 0,
     scrapeIntervalMs: 20,
     adminToken: extra.adminToken,
+    log: extra.log,
   });
   onTeardown(() => g.close());
   await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);
@@ -111,12 +120,78 @@ export function postChat(
   });
 }
 
-export async function metricValue(url: string, name: string): Promise<number> {
+/** The sum of a metric's lines, over those carrying every one of `labels` (all lines: none given). */
+export async function metricValue(
+  url: string,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
   let sum = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const set = line.slice(name.length, line.lastIndexOf(' '));
+    if (wanted.every((l) => set.includes(`{${l}`) || set.includes(`,${l}`)))
       sum += Number(line.split(' ').pop());
   }
   return sum;
+}
+
+/**
+ * What a hostile request may have left behind, as a user sees it: whether a normal request is
+ * served at once, `/readyz`, and how many backends' circuit breakers are open (0 when every
+ * backend is still in the fleet).
+ */
+export async function aftermath(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ chat: number; readyz: number; breakersOpen: number }> {
+  const res = await postChat(url, { max_tokens: 2 }, headers);
+  await res.text();
+  const readyz = (await fetch(`${url}/readyz`)).status;
+  const breakersOpen = await metricValue(url, 'goodput_backend_breaker_state', { state: 'open' });
+  return { chat: res.status, readyz, breakersOpen };
+}
+
+/** An answer read whole, whichever client got it. */
+export interface Answer {
+  readonly status: number;
+  header(name: string): string | null;
+  readonly body: string;
+}
+
+/**
+ * A POST through node:http on a connection of its own (never a pooled one a gateway may have
+ * closed): any bytes, any headers, however large.
+ */
+export function rawPost(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+  path = '/v1/chat/completions',
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+    req.once('response', (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (d: Buffer) => parts.push(d));
+      res.once('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          header: (n) => {
+            const v = res.headers[n.toLowerCase()];
+            return v === undefined ? null : String(v);
+          },
+          body: Buffer.concat(parts).toString('utf8'),
+        }),
+      );
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
 }

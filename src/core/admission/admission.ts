@@ -18,6 +18,8 @@ export const REJECT_REASONS = [
   'invalid_request',
   'unauthenticated',
   'payload_too_large',
+  'not_found',
+  'method_not_allowed',
   // contract: the request itself is not allowed (retrying cannot help)
   'unknown_tenant',
   'class_not_granted',
@@ -47,7 +49,7 @@ export const REJECT_REASONS = [
   'shutting_down',
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
-export type RejectStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503 | 504;
+export type RejectStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 422 | 429 | 503 | 504;
 
 /** Degrade ladder levels, in the order they are tried. */
 export const DEGRADE_LEVELS = [1, 2, 3, 4] as const;

@@ -77,6 +77,8 @@ export interface DecisionRecordInput {
   readonly deferred: boolean;
   /** Why it expired or was cut, where the decision itself (an admission) names no reason. */
   readonly reason?: RejectReason;
+  /** The status its client got, where the decision itself names none (a cut stream's). */
+  readonly status?: number;
 }
 
 export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
@@ -113,7 +115,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
       result: d.result,
       deferred: d.deferred,
       reason: d.reason ?? (a.outcome === 'admit' ? null : a.reason),
-      status: a.outcome === 'reject' ? a.status : null,
+      status: d.status ?? (a.outcome === 'reject' ? a.status : null),
       retry_after_ms: a.outcome === 'reject' ? (a.retryAfterMs ?? null) : null,
       slack_ms: a.assessment?.slackMs == null ? null : r3(a.assessment.slackMs),
       predicted_ttft_ms: a.assessment === undefined ? null : r3(a.assessment.predictedTtftMs),
@@ -136,6 +138,7 @@ export function ticketRecord<H>(
   atMs: Ms,
   result: DecisionResult,
   reason?: RejectReason,
+  status?: number,
 ): DecisionRecord {
   return decisionRecord({
     req: t.asked,
@@ -148,6 +151,7 @@ export function ticketRecord<H>(
     route: t.replica < 0 ? null : { replica: t.replica, queuedMs: t.dispatchedMs - t.offeredMs },
     deferred: t.wasDeferred,
     reason,
+    status,
   });
 }
 

@@ -18,6 +18,7 @@ import {
 } from '../../openai/index.ts';
 import { adminTokenMatches } from '../api-keys.ts';
 import type { BoundedMap } from '../bounded-map.ts';
+import type { RejectReason } from '../../core/admission/admission.ts';
 import type { DecisionRecord } from '../../core/observe/decision-record.ts';
 import type { OpsLog } from '../ops-log.ts';
 import { handleCompletion, type CompletionsDeps } from './completions.ts';
@@ -44,6 +45,16 @@ const ROUTES: Readonly<Record<string, string>> = {
 
 export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
+  /** A refusal outside the completion routes: counted, recorded under a fresh id it carries. */
+  const refused = (e: OpenAiError, reason: RejectReason, headers: Record<string, string> = {}) => {
+    const id = deps.newId();
+    deps.gateway.refuseUnread({ requestId: id, tenant: null, cls: null, reason, status: e.status });
+    return errorResponse(e, {
+      ...headers,
+      'x-goodput-request-id': id,
+      'x-goodput-reason': reason,
+    });
+  };
 
   app.post('/v1/chat/completions', (c) =>
     handleCompletion('chat', c.req.raw, deps, c.env?.outgoing),
@@ -56,10 +67,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       const auth = c.req.header('authorization') ?? '';
       const key = auth.startsWith('Bearer ') ? auth.slice(7) : '';
       if (key === '' || deps.keys.tenantOf(key) === undefined) {
-        deps.metrics.invalid.inc({ reason: 'unauthenticated' });
-        return errorResponse(
-          new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key'),
-        );
+        const e = new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key');
+        return refused(e, 'unauthenticated');
       }
     }
     return c.json(
@@ -95,22 +104,22 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   app.notFound((c) => {
     const allowed = ROUTES[c.req.path];
     if (allowed === undefined) {
-      deps.metrics.invalid.inc({ reason: 'not_found' });
-      return errorResponse(routeNotFound(c.req.method, c.req.path));
+      return refused(routeNotFound(c.req.method, c.req.path), 'not_found');
     }
-    deps.metrics.invalid.inc({ reason: 'method_not_allowed' });
     const e = new OpenAiError(
       405,
       `${c.req.method} ${c.req.path}: method not allowed (allowed: ${allowed})`,
       null,
       'method_not_allowed',
     );
-    return errorResponse(e, { allow: allowed });
+    return refused(e, 'method_not_allowed', { allow: allowed });
   });
   app.onError((e) => {
     if (e instanceof OpenAiError) return errorResponse(e);
-    deps.log.error({ err: e }, 'unexpected error');
-    return errorResponse(serverError('internal error'));
+    // A bug: logged under an id the answer carries, so the two can be matched.
+    const id = deps.newId();
+    deps.log.error({ err: e, request_id: id }, 'unexpected error');
+    return errorResponse(serverError('internal error'), { 'x-goodput-request-id': id });
   });
   return app;
 }

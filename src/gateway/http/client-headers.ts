@@ -29,7 +29,11 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 function numberIn(name: string, raw: string, lo: number, hi: number, what: string): number {
   const v = Number(raw);
   if (raw.trim() === '' || !Number.isFinite(v) || v < lo || v > hi) {
-    throw invalidRequest(`${name}: expected ${what}, got ${describeValue(raw)}`, name);
+    throw invalidRequest(
+      `${name}: expected ${what}, got ${describeValue(raw)}`,
+      name,
+      'invalid_value',
+    );
   }
   return v;
 }
@@ -40,6 +44,7 @@ export function parseClientHeaders(headers: Headers, nowEpochMs: number): Client
     throw invalidRequest(
       `x-goodput-class: expected one of interactive, reasoning, batch, best_effort, got ${describeValue(cls)}`,
       'x-goodput-class',
+      'invalid_value',
     );
   }
   const key = headers.get('idempotency-key');
@@ -47,6 +52,7 @@ export function parseClientHeaders(headers: Headers, nowEpochMs: number): Client
     throw invalidRequest(
       `Idempotency-Key: expected 1–255 visible ASCII characters, got ${describeValue(key)}`,
       'Idempotency-Key',
+      'invalid_value',
     );
   }
   const attemptRaw = headers.get('x-goodput-attempt');
@@ -58,6 +64,7 @@ export function parseClientHeaders(headers: Headers, nowEpochMs: number): Client
       throw invalidRequest(
         `x-goodput-attempt: expected ${what}, got ${describeValue(attemptRaw)}`,
         'x-goodput-attempt',
+        'invalid_value',
       );
     }
   }

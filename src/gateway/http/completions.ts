@@ -174,6 +174,7 @@ function parse(kind: ApiKind, bodyText: string, models: readonly string[]): Pars
     throw invalidRequest(
       'prompt: expected one prompt (batched prompts are not supported)',
       'prompt',
+      'invalid_value',
     );
   }
   return parsed;

@@ -15,6 +15,8 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
   invalid_request: 'the request is not a valid one',
   unauthenticated: 'missing or invalid API key',
   payload_too_large: 'the request body is over the limit',
+  not_found: 'no such route',
+  method_not_allowed: 'the route does not take this method',
   unknown_tenant: 'the API key is not known to any tenant',
   class_not_granted: 'this tenant is not granted the requested class',
   unknown_model: 'the model is not served here',
@@ -68,5 +70,5 @@ function overflowMessage(c: ContextOverflow): string {
     c.limit === 'kv_cache'
       ? `a replica's usable KV cache of ${c.limitTokens} tokens`
       : `the model's context of ${c.limitTokens} tokens`;
-  return `${what} exceed ${limit}`;
+  return `${what} ${c.outputTokens === undefined ? 'exceeds' : 'exceed'} ${limit}`;
 }

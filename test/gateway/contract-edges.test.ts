@@ -1,0 +1,410 @@
+// The edges of the gateway's HTTP contract, through a real gateway in front of real `goodput
+// engine` servers: every answer names its request, wrong methods get 405 with Allow, refusals
+// say the sizes a client can act on, token-id prompts, /v1/models behind the key, a client's
+// deadline that passes mid-generation (504, or an SSE error event, recorded as an expiry), and
+// every refusal counted and findable by its request id.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { APIError } from 'openai';
+import { sha256 } from '../../src/gateway/api-keys.ts';
+import { ENGINE_DEFAULTS, buildEngineConfig } from '../../src/engine/engine-spec.ts';
+import {
+  MODEL,
+  aftermath,
+  engines,
+  gateway,
+  metricValue,
+  policyWith,
+  postChat,
+  rawPost,
+} from './gateway-kit.ts';
+
+// Node warns (TimeoutOverflowWarning) when a timer is set past 2^31 ms; none may be.
+const warnings: string[] = [];
+process.on('warning', (w) => warnings.push(w.name));
+
+const hex = (k: string) => sha256(k).toString('hex');
+const ADMIN = 'admin-secret';
+const backends = await engines(2);
+const gw = await gateway(
+  backends,
+  policyWith({
+    tenants: {
+      acme: { api_keys_sha256: [hex('sk-acme')] },
+      solo: { api_keys_sha256: [hex('sk-solo')], quotas: { max_concurrent_requests: 1 } },
+    },
+  }),
+  { adminToken: ADMIN, apiKey: 'sk-acme' },
+);
+const ACME = { authorization: 'Bearer sk-acme' };
+const SOLO = { authorization: 'Bearer sk-solo' };
+const CONTEXT = buildEngineConfig(ENGINE_DEFAULTS).model.maxModelLen;
+/** Every status the gateway answered in this file: a 500 is a bug wherever it shows. */
+const statuses: number[] = [];
+
+async function send(path: string, init: RequestInit = {}): Promise<Response> {
+  const res = await fetch(`${gw.url}${path}`, init);
+  statuses.push(res.status);
+  return res;
+}
+
+function post(
+  body: unknown,
+  headers: Record<string, string> = ACME,
+  path = '/v1/chat/completions',
+): Promise<Response> {
+  return send(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+const chat = (fields: Record<string, unknown> = {}) => ({
+  model: MODEL,
+  messages: [{ role: 'user', content: 'hi' }],
+  max_tokens: 3,
+  ...fields,
+});
+
+interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+async function errorOf(res: Response): Promise<ErrorBody['error']> {
+  const body = (await res.json()) as ErrorBody;
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+  return body.error;
+}
+
+interface DecisionRecord {
+  tenant: string | null;
+  admission: { result: string; reason: string | null; status: number | null };
+}
+
+/** The decision record of an answer, found by the id it carries: [result, reason, status, tenant]. */
+async function recorded(res: Response): Promise<unknown[]> {
+  const id = res.headers.get('x-goodput-request-id');
+  assert.ok(id, 'the answer names its request');
+  if (!res.bodyUsed) await res.body?.cancel();
+  const found = await fetch(`${gw.url}/admin/decisions/${id}`, {
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  assert.equal(found.status, 200, `a decision record for ${id}`);
+  const r = (await found.json()) as DecisionRecord;
+  return [r.admission.result, r.admission.reason, r.admission.status, r.tenant];
+}
+
+/** A stream that holds `solo`'s one slot for about a second; resolves once it is answering. */
+async function soloStream(): Promise<Response> {
+  const res = await post({ ...chat(), max_tokens: 500, ignore_eos: true, stream: true }, SOLO);
+  assert.equal(res.status, 200);
+  return res;
+}
+
+// ---- every answer names its request ----------------------------------------------------------
+
+const named: [name: string, send: () => Promise<Response>, status: number, code: string][] = [
+  ['401 (no API key)', () => post(chat(), {}), 401, 'invalid_api_key'],
+  ['400 (bad body)', () => post('{"model": '), 400, 'invalid_value'],
+  ['404 (unknown model)', () => post(chat({ model: 'gpt-17' })), 404, 'model_not_found'],
+  [
+    '413 (body over the limit)',
+    () => post(chat({ messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] })),
+    413,
+    'payload_too_large',
+  ],
+];
+
+for (const [name, sendIt, status, code] of named) {
+  test(`x-goodput-request-id on a ${name}`, async () => {
+    const res = await sendIt();
+    assert.equal(res.status, status);
+    assert.ok(res.headers.get('x-goodput-request-id'));
+    assert.equal((await errorOf(res)).code, code);
+  });
+}
+
+test('x-goodput-request-id on a 503 shutting_down refusal', async () => {
+  const draining = await gateway(backends);
+  const stream = await postChat(draining.url, { max_tokens: 150, ignore_eos: true, stream: true });
+  assert.equal(stream.status, 200);
+  const drained = draining.drain(10_000);
+  // On a connection of its own: the drain closes idle pooled ones.
+  const res = await rawPost(draining.url, JSON.stringify(chat()));
+  assert.equal(res.status, 503);
+  assert.ok(res.header('x-goodput-request-id'));
+  assert.equal(res.header('x-goodput-reason'), 'shutting_down');
+  assert.ok(Number(res.header('retry-after')) >= 1);
+  assert.equal((JSON.parse(res.body) as ErrorBody).error.code, 'shutting_down');
+  assert.match(await stream.text(), /\[DONE\]/);
+  assert.deepEqual(await drained, { finished: 1, cut: 0 });
+});
+
+const unnamed: [name: string, method: string, path: string, status: number][] = [
+  ['405 (wrong method)', 'GET', '/v1/chat/completions', 405],
+  ['404 (unknown path)', 'GET', '/v1/nope', 404],
+  ['401 from /v1/models', 'GET', '/v1/models', 401],
+];
+
+for (const [name, method, path, status] of unnamed) {
+  test(`x-goodput-request-id on a ${name}`, async () => {
+    const res = await send(path, { method });
+    assert.equal(res.status, status);
+    await res.text();
+    assert.ok(res.headers.get('x-goodput-request-id'));
+  });
+}
+
+// ---- methods and paths -------------------------------------------------------------------------
+
+const methods: [method: string, path: string, allow: string][] = [
+  ['GET', '/v1/chat/completions', 'POST'],
+  ['PUT', '/v1/completions', 'POST'],
+  ['DELETE', '/v1/models', 'GET, HEAD'],
+  ['POST', '/readyz', 'GET, HEAD'],
+  ['POST', '/metrics', 'GET, HEAD'],
+];
+
+for (const [method, path, allow] of methods) {
+  test(`${method} ${path} → 405, Allow: ${allow}`, async () => {
+    const res = await send(path, { method, headers: ACME });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), allow);
+    const e = await errorOf(res);
+    assert.equal(e.code, 'method_not_allowed');
+    assert.equal(e.message, `${method} ${path}: method not allowed (allowed: ${allow})`);
+  });
+}
+
+for (const [method, path] of [
+  ['GET', '/v1/nope'],
+  ['POST', '/v1/embeddings'],
+]) {
+  test(`${method} ${path} → 404 not_found`, async () => {
+    const res = await send(path, { method, headers: ACME });
+    assert.equal(res.status, 404);
+    const e = await errorOf(res);
+    assert.equal(e.code, 'not_found');
+    assert.equal(e.message, `${method} ${path}: no such route`);
+  });
+}
+
+// ---- the body's edges ------------------------------------------------------------------------
+
+for (const stream of [undefined, false]) {
+  test(`stream_options with stream ${String(stream)} → 400 naming stream_options`, async () => {
+    const res = await post(chat({ stream, stream_options: { include_usage: true } }));
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get('x-goodput-reason'), 'invalid_request');
+    const e = await errorOf(res);
+    assert.equal(e.param, 'stream_options');
+    assert.equal(e.code, 'invalid_value');
+    assert.equal(e.message, 'stream_options: only allowed when stream is true');
+  });
+}
+
+test('a context_length refusal gives the prompt tokens, max_tokens and the limit', async () => {
+  const messages = [{ role: 'user', content: 'How long is this prompt, in tokens?' }];
+  const served = await post(chat({ messages }));
+  assert.equal(served.status, 200);
+  const prompt = ((await served.json()) as { usage: { prompt_tokens: number } }).usage
+    .prompt_tokens;
+  const res = await post(chat({ messages, max_tokens: 100_000 }));
+  assert.equal(res.status, 400);
+  assert.equal(res.headers.get('x-goodput-reason'), 'context_length');
+  const e = await errorOf(res);
+  assert.equal(e.code, 'context_length');
+  assert.equal(
+    e.message,
+    `the prompt (${prompt} tokens) and max_tokens (100000) exceed the model's context of ${CONTEXT} tokens`,
+  );
+});
+
+test('/v1/completions with a token-id prompt is served: usage counts the ids', async () => {
+  const res = await post(
+    { model: MODEL, prompt: [1, 2, 3], max_tokens: 2 },
+    ACME,
+    '/v1/completions',
+  );
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { object: string; usage: { prompt_tokens: number } };
+  assert.equal(body.object, 'text_completion');
+  assert.equal(body.usage.prompt_tokens, 3);
+  const viaClient = await gw.client.completions.create({
+    model: MODEL,
+    prompt: [1, 2, 3],
+    max_tokens: 2,
+  });
+  assert.equal(viaClient.usage?.prompt_tokens, 3);
+  assert.equal(viaClient.choices.length, 1);
+});
+
+for (const prompt of [
+  [[1], [2]],
+  ['a', 'b'],
+]) {
+  test(`/v1/completions with a batch prompt ${JSON.stringify(prompt)} → 400`, async () => {
+    const res = await post({ model: MODEL, prompt, max_tokens: 2 }, ACME, '/v1/completions');
+    assert.equal(res.status, 400);
+    assert.ok(res.headers.get('x-goodput-request-id'));
+    const e = await errorOf(res);
+    assert.equal(e.param, 'prompt');
+    assert.match(e.message, /^prompt: expected one prompt/);
+  });
+}
+
+test('/v1/models needs a key when keys are configured', async () => {
+  for (const headers of [{}, { authorization: 'Bearer sk-nope' }, { authorization: 'sk-acme' }]) {
+    const res = await send('/v1/models', { headers });
+    assert.equal(res.status, 401);
+    assert.equal((await errorOf(res)).code, 'invalid_api_key');
+  }
+  const res = await send('/v1/models', { headers: ACME });
+  assert.equal(res.status, 200);
+  const list = (await res.json()) as { data: { id: string }[] };
+  assert.deepEqual(
+    list.data.map((m) => m.id),
+    [MODEL],
+  );
+  assert.deepEqual(
+    (await gw.client.models.list()).data.map((m) => m.id),
+    [MODEL],
+  );
+});
+
+// ---- a client's deadline passing mid-generation ----------------------------------------------
+
+/**
+ * 10 s of generation on the kit's 2 ms steps, with a 1 s deadline. Admission judges a client's
+ * deadline at the class's p50 output (the prior's 128 tokens here), so it admits; at 300 ms it
+ * would refuse it up front (503 `deadline`).
+ */
+const LONG = { max_tokens: 5000, ignore_eos: true };
+const DEADLINE_MS = 1_000;
+const TIMEOUT = { ...ACME, 'x-goodput-timeout-ms': String(DEADLINE_MS) };
+const EXPIRED = { outcome: 'expire', reason: 'deadline_exceeded' };
+
+test('a deadline passing mid-generation, not streamed: 504 deadline_exceeded, no Retry-After, recorded as an expiry', async () => {
+  const before = await metricValue(gw.url, 'goodput_admission_decisions_total', EXPIRED);
+  const t0 = performance.now();
+  const res = await post(chat(LONG), TIMEOUT);
+  const took = performance.now() - t0;
+  assert.equal(res.status, 504);
+  assert.equal(res.headers.get('x-goodput-reason'), 'deadline_exceeded');
+  assert.equal(res.headers.get('retry-after'), null);
+  const e = await errorOf(res);
+  assert.equal(e.code, 'deadline_exceeded');
+  assert.ok(
+    took >= DEADLINE_MS - 10 && took < DEADLINE_MS + 2_000,
+    `cut at its deadline: ${took} ms`,
+  );
+  assert.deepEqual((await recorded(res)).slice(0, 2), ['expire', 'deadline_exceeded']);
+  assert.equal(await metricValue(gw.url, 'goodput_admission_decisions_total', EXPIRED), before + 1);
+  assert.deepEqual(await aftermath(gw.url, ACME), { chat: 200, readyz: 200, breakersOpen: 0 });
+});
+
+test('a deadline passing mid-stream: an SSE error event deadline_exceeded, then [DONE]', async () => {
+  const before = await metricValue(gw.url, 'goodput_admission_decisions_total', EXPIRED);
+  const res = await post(chat({ ...LONG, stream: true }), TIMEOUT);
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  assert.match(text.slice(0, 2_000), /"content":/, 'tokens went out first');
+  // Its end only: a failure would print a stream of up to 5,000 tokens.
+  assert.match(
+    text.slice(-400),
+    /data: \{"error":\{"message":"[^"]*deadline[^"]*","type":"server_error","param":null,"code":"deadline_exceeded"\}\}\n\ndata: \[DONE\]\n\n$/,
+  );
+  assert.ok(!/"finish_reason":"(stop|length)"/.test(text), 'no finish: the stream was cut');
+  assert.deepEqual((await recorded(res)).slice(0, 2), ['expire', 'deadline_exceeded']);
+  assert.equal(await metricValue(gw.url, 'goodput_admission_decisions_total', EXPIRED), before + 1);
+});
+
+test('a deadline passing mid-stream, through the openai client: the stream throws an APIError', async () => {
+  // vLLM's ignore_eos is not in the client's types.
+  const eos = { ignore_eos: true } as object;
+  const stream = await gw.client.chat.completions.create(
+    {
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: LONG.max_tokens,
+      stream: true,
+      ...eos,
+    },
+    { headers: { 'x-goodput-timeout-ms': String(DEADLINE_MS) } },
+  );
+  let chunks = 0;
+  await assert.rejects(
+    async () => {
+      for await (const _ of stream) chunks++;
+    },
+    (e: unknown) => {
+      assert.ok(e instanceof APIError, String(e));
+      assert.equal((e.error as { code?: string } | undefined)?.code, 'deadline_exceeded');
+      return true;
+    },
+  );
+  assert.ok(chunks > 0, 'tokens came before the error');
+});
+
+// ---- every refusal counted and findable ---------------------------------------------------------
+
+test('a 400, a 401 and a 429 at the door: each named, recorded under its id and counted', async () => {
+  const invalid = (reason: string) =>
+    metricValue(gw.url, 'goodput_invalid_requests_total', { reason });
+  const door = { reason: 'tenant_concurrency' };
+  const soloLabels = { class: 'interactive', tenant: 'solo' };
+  const before = {
+    invalid: await invalid('invalid_request'),
+    unauthenticated: await invalid('unauthenticated'),
+    offered: await metricValue(gw.url, 'goodput_offered_requests_total', { tenant: 'solo' }),
+    decisions: await metricValue(gw.url, 'goodput_admission_decisions_total', door),
+    shared: await metricValue(gw.url, 'goodput_shared_refusals_total', { ...door, ...soloLabels }),
+  };
+
+  assert.deepEqual(await recorded(await post(chat({ max_tokens: 'ten' }))), [
+    'reject',
+    'invalid_request',
+    400,
+    'acme',
+  ]);
+  assert.deepEqual(await recorded(await post(chat(), {})), [
+    'reject',
+    'unauthenticated',
+    401,
+    null,
+  ]);
+  const stream = await soloStream();
+  const refused = await post(chat(), SOLO);
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('x-goodput-reason'), 'tenant_concurrency');
+  assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+  assert.equal((await errorOf(refused)).code, 'tenant_concurrency');
+  assert.deepEqual(await recorded(refused), ['reject', 'tenant_concurrency', 429, 'solo']);
+  await stream.text();
+
+  assert.equal(await invalid('invalid_request'), before.invalid + 1);
+  assert.equal(await invalid('unauthenticated'), before.unauthenticated + 1);
+  // The stream and the refusal were both offered.
+  assert.equal(
+    await metricValue(gw.url, 'goodput_offered_requests_total', { tenant: 'solo' }),
+    before.offered + 2,
+  );
+  assert.equal(
+    await metricValue(gw.url, 'goodput_admission_decisions_total', door),
+    before.decisions + 1,
+  );
+  assert.equal(
+    await metricValue(gw.url, 'goodput_shared_refusals_total', { ...door, ...soloLabels }),
+    before.shared + 1,
+  );
+});
+
+test('no answer in this file was a 500, no timer overflowed, and the gateway serves on', async () => {
+  assert.ok(!statuses.includes(500), JSON.stringify(statuses));
+  assert.deepEqual(
+    warnings.filter((w) => w === 'TimeoutOverflowWarning'),
+    [],
+  );
+  assert.deepEqual(await aftermath(gw.url, ACME), { chat: 200, readyz: 200, breakersOpen: 0 });
+});
