@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-cli-'));
 
@@ -142,4 +143,51 @@ test('serve: a decision log it cannot append to fails at start, naming the flag 
   assert.match(r.err, /--decisions: expected a file it can append to \(EISDIR/);
   assert.ok(r.err.includes(JSON.stringify(dir)), r.err);
   assert.doesNotMatch(r.out, /OpenAI API at/);
+});
+
+test('goodput --version prints the package version', () => {
+  const r = goodput('--version');
+  assert.equal(r.code, 0, r.err);
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  assert.equal(r.out.trim(), pkg.version);
+});
+
+test('serve --help says how API keys are given and how it drains', () => {
+  const r = goodput('serve', '--help');
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /Authorization: Bearer <key>/);
+  assert.match(r.out, /api_keys_sha256/);
+  assert.match(r.out, /--drain-timeout <seconds>/);
+});
+
+test('serve: a bad --backend is a clear error at start, naming the flag and the value', () => {
+  for (const url of ['notaurl', 'ftp://10.0.0.5:21']) {
+    const r = goodput('serve', '--port', '0', '--backend', url);
+    assert.equal(r.code, 2, r.err);
+    assert.match(
+      r.err,
+      /^goodput: --backend: expected an http\(s\) URL such as http:\/\/10\.0\.0\.5:8000, got "/,
+    );
+    assert.doesNotMatch(r.err, /at .*\.ts:\d+/, 'no stack trace');
+  }
+});
+
+test('serve: a port in use is a clear error (exit 2), not an unhandled EADDRINUSE', async () => {
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  const { port } = busy.address() as AddressInfo;
+  try {
+    const r = goodput('serve', '--port', String(port), '--profile', 'const:step_ms=2');
+    assert.equal(r.code, 2, r.err);
+    assert.equal(r.err.trim(), `goodput: --port: expected a free port, got ${port}`);
+    // What it said before giving up is operational JSON, one line each.
+    for (const line of r.out
+      .trim()
+      .split('\n')
+      .filter((l) => l !== '')) {
+      assert.doesNotThrow(() => JSON.parse(line), line);
+    }
+  } finally {
+    busy.close();
+  }
 });

@@ -25,6 +25,7 @@ import { BoundedMap } from './bounded-map.ts';
 import { Gateway } from './gateway.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
+import { backendBaseUrl } from './backend-url.ts';
 import { createGatewayApp, type GatewayEnv } from './http/app.ts';
 import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
@@ -243,27 +244,6 @@ async function listenOn(
       answerUnparsed(e, socket);
     });
   });
-}
-
-/**
- * A backend's base URL as given to `--backend`: http(s) only; an OpenAI-style base ending in
- * `/v1` is taken as the server's root (the gateway adds `/v1/...` and `/metrics` itself).
- */
-export function backendBaseUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError('--backend', 'an http(s) URL such as http://10.0.0.5:8000', raw);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError('--backend', 'an http(s) URL such as http://10.0.0.5:8000', raw);
-  }
-  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    throw new ConfigError('--backend', 'a base URL without query, fragment or credentials', raw);
-  }
-  const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
-  return `${url.origin}${path}`;
 }
 
 function storeTransition(log: OpsLog, up: boolean, s: SharedStateSettings, cause?: string): void {
