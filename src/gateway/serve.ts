@@ -200,12 +200,13 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       );
       // Idle keep-alive connections would carry new requests here; busy ones close as they end.
       (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-      const finished = await inFlight.drainWithin(timeoutMs, clock, timers);
-      const cut = finished ? 0 : inFlight.cut();
-      if (cut > 0) {
-        log.warn({ cut }, `drain time over: ${cut} request(s) stopped as shutting_down`);
+      if (!(await inFlight.drainWithin(timeoutMs, clock, timers))) {
+        const over = inFlight.cut();
+        log.warn({ cut: over }, `drain time over: ${over} request(s) stopped as shutting_down`);
         await inFlight.drain();
       }
+      // A second signal may have cut some before the drain time ran out.
+      const cut = inFlight.cutCount;
       log.info({ finished: before - cut, cut }, 'drained');
       await close();
       return { finished: before - cut, cut };

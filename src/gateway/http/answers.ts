@@ -21,6 +21,7 @@ import type { ApiKind, StreamEnd } from '../backend.ts';
 import { isUpstreamError } from '../backend.ts';
 import type { TokenRelay } from './token-relay.ts';
 import type { ServerResponse } from 'node:http';
+import { finished } from 'node:stream';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { StoredResponse } from '../shared/shared-store.ts';
 import { isRequestStopped, type StopCause } from '../stop.ts';
@@ -48,10 +49,10 @@ export async function wholeResponse(
     : { ...body, goodput: { degraded: true, degrade_level: degradeLevel } };
 }
 
-/** Where an SSE answer's bytes go. */
+/** Where an SSE answer's bytes go; `end` calls back once the last of them has left (or can't). */
 interface ByteSink {
   write(chunk: Uint8Array): void;
-  end(): void;
+  end(flushed: () => void): void;
 }
 
 export interface StreamAnswer {
@@ -69,6 +70,11 @@ export interface StreamAnswer {
    * answer as it went out.
    */
   readonly onEnd: (end?: StreamEnd, answer?: StoredResponse) => Promise<void>;
+  /**
+   * The answer's last byte has gone to the client (or the connection is gone): nothing of the
+   * request remains. A drain waits for this, so a server closing behind it cuts no answer short.
+   */
+  readonly onFlushed: () => void;
   /** The client stopped reading: stop the upstream. */
   readonly onCancel: () => void;
   /** Node's response, when Node serves the request. */
@@ -96,7 +102,10 @@ export function streamResponse(a: StreamAnswer): Response {
     const open = () => !outgoing.destroyed && !outgoing.writableEnded;
     answer({
       write: (chunk) => open() && outgoing.write(chunk),
-      end: () => open() && outgoing.end(),
+      end: (flushed) => {
+        finished(outgoing, () => flushed());
+        if (open()) outgoing.end();
+      },
     });
     return RESPONSE_ALREADY_SENT;
   }
@@ -105,9 +114,10 @@ export function streamResponse(a: StreamAnswer): Response {
     start(controller) {
       answer({
         write: (chunk) => open && controller.enqueue(chunk),
-        end: () => {
+        end: (flushed) => {
           if (open) controller.close();
           open = false;
+          flushed();
         },
       });
     },
@@ -128,7 +138,7 @@ export function streamResponse(a: StreamAnswer): Response {
         bytes.push(chunk);
         to.write(chunk);
       },
-      end: () => to.end(),
+      end: (flushed) => to.end(flushed),
     };
   }
 }
@@ -152,7 +162,7 @@ function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: Stream
           };
     await a.onEnd(end, answer);
     to.write(tail);
-    to.end();
+    to.end(a.onFlushed);
   };
   if (a.kind === 'chat')
     send(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));

@@ -20,6 +20,7 @@ export interface Live {
 
 export class InFlight {
   #draining = false;
+  #cut = 0;
   readonly #live = new Set<AbortController>();
   #idle: (() => void)[] = [];
 
@@ -29,6 +30,11 @@ export class InFlight {
 
   get size(): number {
     return this.#live.size;
+  }
+
+  /** Requests stopped by `cut` so far, whoever called it. */
+  get cutCount(): number {
+    return this.#cut;
   }
 
   enter(): Live {
@@ -51,8 +57,13 @@ export class InFlight {
 
   /** Stops every request still in flight; they end (and leave) as their handlers unwind. */
   cut(): number {
-    const n = this.#live.size;
-    for (const stop of this.#live) stop.abort(new RequestStopped('shutting_down'));
+    let n = 0;
+    for (const stop of this.#live) {
+      if (stop.signal.aborted) continue;
+      stop.abort(new RequestStopped('shutting_down'));
+      n++;
+    }
+    this.#cut += n;
     return n;
   }
 

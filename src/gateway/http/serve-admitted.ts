@@ -50,7 +50,7 @@ export interface ServeContext {
   readonly outgoing: ServerResponse | undefined;
   /** Keep the answer for replay (the request has an Idempotency-Key). */
   readonly keep: boolean;
-  /** A stream's request is over: called once its body has ended and its pass is given back. */
+  /** A stream's request is over: called once its pass is given back and its last byte sent. */
   readonly ended: () => void;
 }
 
@@ -162,8 +162,8 @@ export async function admitAndServe(
           onEnd: async (end, answer) => {
             unlink();
             await r.pass.end(answer, end === undefined ? streamed() : used(end));
-            r.ended();
           },
+          onFlushed: r.ended,
           onCancel: () => stop.abort(new RequestStopped('client_closed')),
           outgoing: r.outgoing,
         });
