@@ -38,6 +38,9 @@ const SETUPS: readonly Setup[] = [
   { name: 'door', connections: 200, headers: ['x-goodput-timeout-ms: 5'] },
 ];
 const chosen = (flag('--setups') ?? 'overload,door').split(',');
+/** `--policy FILE`: the gateway's policy (default: the goodput preset). */
+const policyFile = flag('--policy');
+const policyFlags = policyFile === undefined ? [] : ['--policy', policyFile];
 const connections = (flag('--connections') ?? '1500,200').split(',').map(Number);
 const DURATION_S = Number(flag('--duration') ?? '15');
 const THREADS = Number(flag('--threads') ?? '2');
@@ -142,7 +145,7 @@ interface SetupResult {
 async function runSetup(s: Setup): Promise<SetupResult> {
   const bare = await start(['bench/bare-503.ts'], /bare 503 at (http:\/\/\S+)/);
   const gateway = await start(
-    [...profileFlags, 'bin/goodput.js', 'serve', '--port', '0'],
+    [...profileFlags, 'bin/goodput.js', 'serve', '--port', '0', ...policyFlags],
     /OpenAI API at (http:\/\/\S+)\/v1/,
   );
   const chat = '/v1/chat/completions';

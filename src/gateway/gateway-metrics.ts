@@ -191,11 +191,6 @@ export class GatewayMetrics {
     labelNames: ['reason'],
     registers: [this.registry],
   });
-  readonly inFlightRequests = new Gauge({
-    name: 'goodput_in_flight_requests',
-    help: 'Requests the gateway is answering (waiting, streaming, or ending).',
-    registers: [this.registry],
-  });
   readonly draining = new Gauge({
     name: 'goodput_draining',
     help: '1 while the gateway drains before it exits (refusing new requests), else 0.',
@@ -210,6 +205,26 @@ export class GatewayMetrics {
 
   constructor(tenants: Iterable<string>) {
     this.tenants = new Set(tenants);
+  }
+
+  /** Gauges read at scrape time from the HTTP layer: requests in flight, the loop's lag. */
+  httpGauges(inFlight: () => number, lagSeconds: () => number): void {
+    new Gauge({
+      name: 'goodput_in_flight_requests',
+      help: 'Requests the gateway is answering (waiting, streaming, or ending).',
+      registers: [this.registry],
+      collect() {
+        this.set(inFlight());
+      },
+    });
+    new Gauge({
+      name: 'goodput_event_loop_lag_seconds',
+      help: "How late the gateway's event loop runs (smoothed); above resilience.shed_lag_ms it sheds new requests.",
+      registers: [this.registry],
+      collect() {
+        this.set(lagSeconds());
+      },
+    });
   }
 
   /** Marks `state` as the backend's breaker state. */

@@ -8,7 +8,7 @@
  * `close` that stops everything at once. A port in use is a ConfigError naming it.
  */
 import type { AddressInfo } from 'node:net';
-import { serve as listen, type ServerType } from '@hono/node-server';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/estimate/fleet-spec.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
@@ -27,6 +27,7 @@ import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
 import { backendBaseUrl } from './backend-url.ts';
 import { createGatewayApp, type GatewayEnv } from './http/app.ts';
+import { nodeListener } from './http/node-listener.ts';
 import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { openSharedStore } from './shared/open-store.ts';
@@ -34,6 +35,7 @@ import type { Duplex } from 'node:stream';
 import { ConfigError } from '../core/errors.ts';
 import type { Ms } from '../core/request/units.ts';
 import { InFlight } from './http/in-flight.ts';
+import { LagShedder } from './http/lag-shedder.ts';
 import { answerUnparsed } from './http/unparsed.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
 
@@ -56,6 +58,8 @@ export interface ServeOptions {
   /** Operational lines (backends, breakers, store, drain); default: none. */
   readonly log?: OpsLog;
   readonly bodyLimitBytes?: number;
+  /** Overrides the policy's `resilience.shed_lag_ms` (tests: 0, never shed). */
+  readonly shedLagMs?: Ms;
 }
 
 export interface SharedStateSettings {
@@ -134,7 +138,9 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       if (shared !== undefined) storeTransition(log, up, shared, cause);
     },
   });
-  const decisions = new BoundedMap<DecisionRecord>(20_000, 3_600_000);
+  // Kept as JSON text: 20,000 records as objects are a large graph the collector walks again
+  // and again under load; as strings they cost it nearly nothing, and the lookup serves them as is.
+  const decisions = new BoundedMap<string>(20_000, 3_600_000);
   const gateway = new Gateway({
     policy: o.policy,
     spec: fleetSpecFor(o.engine, o.profile, o.servedModelName),
@@ -144,12 +150,17 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     metrics,
     log,
     onDecision: (r) => {
-      decisions.set(r.request_id, r, clock.now());
+      decisions.set(r.request_id, JSON.stringify(r), clock.now());
       o.onDecision?.(r);
     },
   });
   const inFlight = new InFlight();
-  const app = createGatewayApp({
+  const shedder = new LagShedder(clock, timers, o.shedLagMs ?? o.policy.resilience.shedLagMs);
+  metrics.httpGauges(
+    () => inFlight.size,
+    () => shedder.lagMs / 1000,
+  );
+  const appDeps = {
     gateway,
     keys: apiKeys(o.policy),
     policy: o.policy,
@@ -165,11 +176,14 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     inFlight,
     log,
     bodyLimitBytes: o.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
-  });
-  let server: ServerType;
+    shedding: () => shedder.shedding,
+  };
+  const app = createGatewayApp(appDeps);
+  let server: Server;
   try {
-    server = await listenOn(app, o.host, o.port, metrics);
+    server = await listenOn(nodeListener(app, appDeps), o.host, o.port, metrics);
   } catch (e) {
+    shedder.stop();
     await gateway.close();
     await store.close();
     throw e;
@@ -181,8 +195,9 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     (closing ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive clients would hold the server open; their requests are over or abandoned.
-      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      server.closeAllConnections();
       await closed;
+      shedder.stop();
       await gateway.close();
       await store.close();
     })());
@@ -199,7 +214,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
         'draining: not ready, refusing new requests',
       );
       // Idle keep-alive connections would carry new requests here; busy ones close as they end.
-      (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      server.closeIdleConnections();
       if (!(await inFlight.drainWithin(timeoutMs, clock, timers))) {
         const over = inFlight.cut();
         log.warn({ cut: over }, `drain time over: ${over} request(s) stopped as shutting_down`);
@@ -226,24 +241,25 @@ export const DEFAULT_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
  * head Node cannot take (headers over its limit) are answered 431 in OpenAI's shape, and counted.
  */
 async function listenOn(
-  app: Hono<GatewayEnv>,
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
   host: string,
   port: number,
   metrics: GatewayMetrics,
-): Promise<ServerType> {
+): Promise<Server> {
+  const server = createServer(listener);
+  server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
+    if (e.code === 'HPE_HEADER_OVERFLOW') metrics.invalid.inc({ reason: 'header_too_large' });
+    answerUnparsed(e, socket);
+  });
   return await new Promise((resolve, reject) => {
-    const s = listen({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
-    s.once('error', (e: NodeJS.ErrnoException) => {
+    server.once('error', (e: NodeJS.ErrnoException) => {
       const why =
         e.code === 'EADDRINUSE'
           ? 'a free port'
           : `a port it may listen on (${e.code ?? e.message})`;
       reject(new ConfigError('--port', why, port));
     });
-    s.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
-      if (e.code === 'HPE_HEADER_OVERFLOW') metrics.invalid.inc({ reason: 'header_too_large' });
-      answerUnparsed(e, socket);
-    });
+    server.listen(port, host, () => resolve(server));
   });
 }
 

@@ -37,16 +37,31 @@ export class OpenAiError extends Error {
     super(message);
     this.name = 'OpenAiError';
     this.status = status;
-    this.type = TYPES[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
+    this.type = errorType(status);
     this.param = param;
     this.code = code ?? null;
   }
 
   body(): OpenAiErrorBody {
-    return {
-      error: { message: this.message, type: this.type, param: this.param, code: this.code },
-    };
+    return errorBody(this.status, this.message, this.param, this.code);
   }
+}
+
+function errorType(status: number): string {
+  return TYPES[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
+}
+
+/**
+ * An error's body without an Error: for answers made where nothing was thrown (a refusal under
+ * overload should not pay for a stack trace it never shows).
+ */
+export function errorBody(
+  status: number,
+  message: string,
+  param: string | null = null,
+  code: string | null = null,
+): OpenAiErrorBody {
+  return { error: { message, type: errorType(status), param, code } };
 }
 
 export function isOpenAiError(e: unknown): e is OpenAiError {

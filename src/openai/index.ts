@@ -10,6 +10,7 @@ export {
   OpenAiError,
   type OpenAiErrorBody,
   describeValue,
+  errorBody,
   errorResponse,
   invalidRequest,
   isOpenAiError,

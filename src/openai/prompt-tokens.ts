@@ -18,10 +18,19 @@ export const CHARS_PER_TOKEN = 4;
 export const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_PER_REPLY = 3;
 
-/** Code points, not UTF-16 units, so an emoji counts once. */
+/** Code points, not UTF-16 units, so an emoji counts once: units less the pairs' second halves. */
 function codePoints(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
+  let n = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
   return n;
 }
 

@@ -52,6 +52,8 @@ export async function gateway(
     engine?: Partial<EngineSpec>;
     /** The gateway's operational log (default: none), e.g. `memoryOpsLog()` to read it. */
     log?: OpsLog;
+    /** Event-loop lag above which it sheds new requests (default here: 0, never). */
+    shedLagMs?: number;
   } = {},
 ): Promise<GatewayUnderTest> {
   const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
@@ -67,6 +69,8 @@ export async function gateway(
     scrapeIntervalMs: 20,
     adminToken: extra.adminToken,
     log: extra.log,
+    // A test machine's event loop lags for reasons of its own: only the shedder's tests shed.
+    shedLagMs: extra.shedLagMs ?? 0,
   });
   onTeardown(() => g.close());
   await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);

@@ -47,6 +47,8 @@ export const REJECT_REASONS = [
   'service_capacity',
   'no_ready_replica',
   'shutting_down',
+  // the gateway's own CPU is behind: shed on arrival, before the body is read
+  'gateway_overloaded',
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 export type RejectStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 422 | 429 | 503 | 504;

@@ -19,12 +19,14 @@ import {
 import { adminTokenMatches } from '../api-keys.ts';
 import type { BoundedMap } from '../bounded-map.ts';
 import type { RejectReason } from '../../core/admission/admission.ts';
-import type { DecisionRecord } from '../../core/observe/decision-record.ts';
 import type { OpsLog } from '../ops-log.ts';
-import { handleCompletion, type CompletionsDeps } from './completions.ts';
+import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
+import { toResponse } from './answer.ts';
+import { webInbound } from './inbound.ts';
 
 export interface GatewayAppDeps extends CompletionsDeps {
-  readonly decisions: BoundedMap<DecisionRecord>;
+  /** Recent decision records by request id, as JSON text. */
+  readonly decisions: BoundedMap<string>;
   /** Admin endpoints are off without a token. */
   readonly adminToken?: string;
   readonly log: OpsLog;
@@ -56,12 +58,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     });
   };
 
-  app.post('/v1/chat/completions', (c) =>
-    handleCompletion('chat', c.req.raw, deps, c.env?.outgoing),
-  );
-  app.post('/v1/completions', (c) =>
-    handleCompletion('completion', c.req.raw, deps, c.env?.outgoing),
-  );
+  // Served by Node, these two never reach Hono (node-listener.ts); in-process they do.
+  for (const [path, kind] of Object.entries(COMPLETION_PATHS)) {
+    app.post(path, async (c) =>
+      toResponse(await handleCompletion(kind, webInbound(c.req.raw), deps, c.env?.outgoing)),
+    );
+  }
   app.get('/v1/models', (c) => {
     if (deps.keys.required) {
       const auth = c.req.header('authorization') ?? '';
@@ -99,7 +101,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     const record = deps.decisions.get(c.req.param('id'), deps.nowMs());
     return record === undefined
       ? errorResponse(new OpenAiError(404, 'no decision recorded for this request id', 'id'))
-      : c.json(record);
+      : c.body(record, 200, { 'content-type': 'application/json' });
   });
   app.notFound((c) => {
     const allowed = ROUTES[c.req.path];

@@ -38,8 +38,12 @@ function numberIn(name: string, raw: string, lo: number, hi: number, what: strin
   return v;
 }
 
-export function parseClientHeaders(headers: Headers, nowEpochMs: number): ClientHeaders {
-  const cls = headers.get('x-goodput-class');
+/** `header`: a header's value by lowercase name, null when absent. */
+export function parseClientHeaders(
+  header: (name: string) => string | null,
+  nowEpochMs: number,
+): ClientHeaders {
+  const cls = header('x-goodput-class');
   if (cls !== null && !isSloClassName(cls)) {
     throw invalidRequest(
       `x-goodput-class: expected one of interactive, reasoning, batch, best_effort, got ${describeValue(cls)}`,
@@ -47,7 +51,7 @@ export function parseClientHeaders(headers: Headers, nowEpochMs: number): Client
       'invalid_value',
     );
   }
-  const key = headers.get('idempotency-key');
+  const key = header('idempotency-key');
   if (key !== null && !KEY.test(key)) {
     throw invalidRequest(
       `Idempotency-Key: expected 1–255 visible ASCII characters, got ${describeValue(key)}`,
@@ -55,7 +59,7 @@ export function parseClientHeaders(headers: Headers, nowEpochMs: number): Client
       'invalid_value',
     );
   }
-  const attemptRaw = headers.get('x-goodput-attempt');
+  const attemptRaw = header('x-goodput-attempt');
   let attempt = 1;
   if (attemptRaw !== null) {
     const what = `an integer in [1, ${MAX_ATTEMPT}]`;
@@ -68,8 +72,8 @@ export function parseClientHeaders(headers: Headers, nowEpochMs: number): Client
       );
     }
   }
-  const absolute = headers.get('x-goodput-deadline-ms');
-  const relative = headers.get('x-goodput-timeout-ms');
+  const absolute = header('x-goodput-deadline-ms');
+  const relative = header('x-goodput-timeout-ms');
   let deadlineEpochMs: number | undefined;
   if (absolute !== null) {
     const latest = nowEpochMs + MAX_DEADLINE_MS;

@@ -15,12 +15,11 @@ import type { RejectReason, Rejection } from '../../core/admission/admission.ts'
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
-import type { SloClassName } from '../../core/request/slo-classes.ts';
+import { isSloClassName, type SloClassName } from '../../core/request/slo-classes.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
 import {
   OpenAiError,
-  errorResponse,
   estimateChatTokens,
   estimateCompletionTokens,
   invalidRequest,
@@ -40,7 +39,8 @@ import type { SharedStore, StoredResponse } from '../shared/shared-store.ts';
 import { isRequestStopped } from '../stop.ts';
 import { parseClientHeaders, type ClientHeaders } from './client-headers.ts';
 import type { InFlight } from './in-flight.ts';
-import { readBody } from './read-body.ts';
+import type { Inbound } from './inbound.ts';
+import { errorWhole, named, type Answer, type Whole } from './answer.ts';
 import { refusalOf } from './refusals.ts';
 import { admitAndServe, type Parsed } from './serve-admitted.ts';
 
@@ -58,10 +58,18 @@ export interface CompletionsDeps {
   readonly metrics: GatewayMetrics;
   readonly inFlight: InFlight;
   readonly bodyLimitBytes: number;
+  /** Whether the gateway sheds new requests on arrival now (its event loop behind). */
+  readonly shedding: () => boolean;
 }
 
 /** Retry-After of a request refused by a gateway shutting down: another replica can take it. */
 const SHUTDOWN_RETRY_MS: Ms = 1_000;
+
+/** The completion endpoints, by path. */
+export const COMPLETION_PATHS: Readonly<Record<string, ApiKind>> = {
+  '/v1/chat/completions': 'chat',
+  '/v1/completions': 'completion',
+};
 
 /** Why a request that could not be read as one was refused, from its OpenAI error's status. */
 const UNREAD_REASONS: Readonly<Record<number, RejectReason>> = {
@@ -73,25 +81,22 @@ const UNREAD_REASONS: Readonly<Record<number, RejectReason>> = {
 /** `outgoing`: Node's response, when Node serves the request; a stream is written to it directly. */
 export async function handleCompletion(
   kind: ApiKind,
-  raw: Request,
+  inbound: Inbound,
   deps: CompletionsDeps,
   outgoing?: ServerResponse,
-): Promise<Response> {
+): Promise<Answer> {
   const id = deps.newId();
   const live = deps.inFlight.enter();
-  deps.metrics.inFlightRequests.inc();
   let streaming = false;
-  const ended = () => {
-    live.leave();
-    deps.metrics.inFlightRequests.dec();
-  };
+  const ended = () => live.leave();
   let tenant: string | null = null;
   let cls: SloClassName | null = null;
   try {
-    tenant = authenticate(raw, deps.keys);
-    const bodyText = await readBody(raw, deps.bodyLimitBytes);
+    tenant = authenticate(inbound, deps.keys);
+    if (deps.shedding()) return shed(inbound, id, tenant, deps);
+    const bodyText = await inbound.body(deps.bodyLimitBytes);
     const parsed = parse(kind, bodyText, deps.servedModels);
-    const headers = parseClientHeaders(raw.headers, deps.epochMs());
+    const headers = parseClientHeaders(inbound.header, deps.epochMs());
     const policyTenant = lookupTenant(deps.policy.tenants, tenant);
     cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
     const req = request(id, kind, parsed, headers, tenant, cls, deps);
@@ -125,7 +130,7 @@ export async function handleCompletion(
     if (door.kind === 'refused') return refused(door.rejection, true);
     let served: Awaited<ReturnType<typeof admitAndServe>> | undefined;
     try {
-      served = await admitAndServe(kind, raw, parsed, headers, req, deps, {
+      served = await admitAndServe(kind, inbound, parsed, headers, req, deps, {
         pass: door.pass,
         live,
         outgoing,
@@ -143,21 +148,52 @@ export async function handleCompletion(
     if (isRequestStopped(e)) {
       // Gone during its upload: nobody reads an answer.
       deps.metrics.cancels.inc({ class: cls ?? 'none', stage: 'upload' });
-      return named(errorResponse(new OpenAiError(499, 'client closed the request')), id);
+      return named(errorWhole(new OpenAiError(499, 'client closed the request')), id);
     }
     if (!(e instanceof OpenAiError)) throw e;
     const reason = UNREAD_REASONS[e.status] ?? 'invalid_request';
     deps.gateway.refuseUnread({ requestId: id, tenant, cls: null, reason, status: e.status });
-    return named(errorResponse(e, { 'x-goodput-reason': reason }), id);
+    return named(errorWhole(e, { 'x-goodput-reason': reason }), id);
   } finally {
     if (!streaming) ended();
   }
 }
 
+/**
+ * A request the gateway sheds on arrival, its event loop behind (lag-shedder.ts): refused
+ * unread — its body let go by — yet counted as offered in the class it asked for (or its
+ * tenant's default) and recorded, like any refusal.
+ */
+function shed(inbound: Inbound, id: string, tenant: string, deps: CompletionsDeps): Whole {
+  inbound.discard();
+  const asked = inbound.header('x-goodput-class');
+  const cls =
+    asked !== null && isSloClassName(asked)
+      ? asked
+      : (lookupTenant(deps.policy.tenants, tenant)?.defaultClass ?? 'interactive');
+  const req: LlmRequest = {
+    id,
+    arrivalMs: deps.nowMs(),
+    inputTokens: 0,
+    outputTokens: 0,
+    tenant,
+    sloClass: cls,
+  };
+  deps.gateway.refuse(req, SHED, false);
+  return named(refusalOf(SHED), id);
+}
+
+const SHED: Rejection = {
+  outcome: 'reject',
+  status: 503,
+  reason: 'gateway_overloaded',
+  retryAfterMs: 1_000,
+};
+
 /** The tenant a request speaks for: its key's, or `default` when the policy needs none. */
-function authenticate(raw: Request, keys: ApiKeys): string {
+function authenticate(inbound: Inbound, keys: ApiKeys): string {
   if (!keys.required) return 'default';
-  const auth = raw.headers.get('authorization') ?? '';
+  const auth = inbound.header('authorization') ?? '';
   const key = auth.startsWith('Bearer ') ? auth.slice(7) : '';
   const tenant = key === '' ? undefined : keys.tenantOf(key);
   if (tenant === undefined) {
@@ -224,16 +260,11 @@ function fingerprint(kind: ApiKind, cls: SloClassName, bodyText: string): string
 }
 
 /** The stored answer as it was, the original request's id included: its record is the one. */
-function replayed(r: StoredResponse): Response {
-  return new Response(r.body, {
+function replayed(r: StoredResponse): Whole {
+  return {
+    kind: 'whole',
     status: r.status,
     headers: { ...r.headers, 'x-goodput-replayed': 'true' },
-  });
-}
-
-/** Every answer names its request, so its decision record can be looked up. */
-function named(res: Response, id: string, extra?: Record<string, string>): Response {
-  res.headers.set('x-goodput-request-id', id);
-  if (extra !== undefined) for (const [k, v] of Object.entries(extra)) res.headers.set(k, v);
-  return res;
+    body: r.body,
+  };
 }

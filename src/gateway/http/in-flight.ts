@@ -9,19 +9,47 @@
 import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
 import type { Clock } from '../../core/ports/clock.ts';
-import { RequestStopped } from '../stop.ts';
 
 export interface Live {
-  /** Aborted with `RequestStopped('shutting_down')` when the drain runs out of time. */
-  readonly signal: AbortSignal;
+  /**
+   * What to do if the drain runs out of time while the request is still in flight (at once, if
+   * it already has); a later call replaces an earlier one, `undefined` forgets it.
+   */
+  onCut(stop: (() => void) | undefined): void;
   /** Idempotent: the request is over. */
   leave(): void;
+}
+
+/** One request in flight: plain fields, no AbortController unless the drain needs one. */
+class LiveRequest implements Live {
+  cut = false;
+  private stop: (() => void) | undefined;
+  private readonly owner: InFlight;
+
+  constructor(owner: InFlight) {
+    this.owner = owner;
+  }
+
+  onCut(stop: (() => void) | undefined): void {
+    this.stop = stop;
+    if (this.cut) stop?.();
+  }
+
+  leave(): void {
+    this.owner.left(this);
+  }
+
+  /** The drain ran out of time. */
+  cutNow(): void {
+    this.cut = true;
+    this.stop?.();
+  }
 }
 
 export class InFlight {
   #draining = false;
   #cut = 0;
-  readonly #live = new Set<AbortController>();
+  readonly #live = new Set<LiveRequest>();
   #idle: (() => void)[] = [];
 
   get draining(): boolean {
@@ -38,14 +66,14 @@ export class InFlight {
   }
 
   enter(): Live {
-    const stop = new AbortController();
-    this.#live.add(stop);
-    return {
-      signal: stop.signal,
-      leave: () => {
-        if (this.#live.delete(stop) && this.#live.size === 0) this.#wake();
-      },
-    };
+    const live = new LiveRequest(this);
+    this.#live.add(live);
+    return live;
+  }
+
+  /** `live` is over (its own `leave`). */
+  left(live: LiveRequest): void {
+    if (this.#live.delete(live) && this.#live.size === 0) this.#wake();
   }
 
   /** From now on new requests are refused; resolves once none is in flight. */
@@ -58,9 +86,9 @@ export class InFlight {
   /** Stops every request still in flight; they end (and leave) as their handlers unwind. */
   cut(): number {
     let n = 0;
-    for (const stop of this.#live) {
-      if (stop.signal.aborted) continue;
-      stop.abort(new RequestStopped('shutting_down'));
+    for (const live of this.#live) {
+      if (live.cut) continue;
+      live.cutNow();
       n++;
     }
     this.#cut += n;

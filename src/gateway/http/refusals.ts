@@ -9,7 +9,8 @@
 import type { RejectReason, Rejection } from '../../core/admission/admission.ts';
 import type { ContextOverflow } from '../../core/admission/gate.ts';
 import type { Ms } from '../../core/request/units.ts';
-import { OpenAiError, errorResponse } from '../../openai/index.ts';
+import { errorBody } from '../../openai/index.ts';
+import { whole, type Whole } from './answer.ts';
 
 const MESSAGES: Readonly<Record<RejectReason, string>> = {
   invalid_request: 'the request is not a valid one',
@@ -39,6 +40,7 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
   service_capacity: 'the service is at capacity',
   no_ready_replica: 'no backend is ready to serve this request now',
   shutting_down: 'this gateway is shutting down; another replica can take the request',
+  gateway_overloaded: 'this gateway is overloaded and sheds new requests until it catches up',
 };
 
 export function refusal(
@@ -46,18 +48,34 @@ export function refusal(
   status: number,
   retryAfterMs?: Ms,
   context?: ContextOverflow,
-): Response {
+): Whole {
   const headers: Record<string, string> = { 'x-goodput-reason': reason };
   if (retryAfterMs !== undefined && reason !== 'deadline_exceeded') {
     headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
   }
-  const message = context === undefined ? MESSAGES[reason] : overflowMessage(context);
-  return errorResponse(new OpenAiError(status, message, null, reason), headers);
+  const body =
+    context === undefined
+      ? bodyOf(reason, status)
+      : JSON.stringify(errorBody(status, overflowMessage(context), null, reason));
+  return whole(status, headers, body);
 }
 
 /** A decision's refusal as the client sees it. */
-export function refusalOf(d: Rejection): Response {
+export function refusalOf(d: Rejection): Whole {
   return refusal(d.reason, d.status, d.retryAfterMs, d.context);
+}
+
+/** Bodies of the refusals whose message is fixed, made once: they are the overload's answers. */
+const BODIES = new Map<string, string>();
+
+function bodyOf(reason: RejectReason, status: number): string {
+  const key = `${status} ${reason}`;
+  let body = BODIES.get(key);
+  if (body === undefined) {
+    body = JSON.stringify(errorBody(status, MESSAGES[reason], null, reason));
+    BODIES.set(key, body);
+  }
+  return body;
 }
 
 /** The message of a `context_length` refusal: the sizes, so the client knows what to cut. */

@@ -15,7 +15,6 @@ import type { LlmRequest } from '../../core/request/request.ts';
 import type { TimerHandle } from '../../core/ports/timers.ts';
 import {
   OpenAiError,
-  errorResponse,
   includeUsage,
   type ChatCompletionRequest,
   type CompletionRequest,
@@ -31,11 +30,13 @@ import type { Live } from './in-flight.ts';
 import { streamResponse, wholeResponse } from './answers.ts';
 import { refusal, refusalOf } from './refusals.ts';
 import { TokenRelay } from './token-relay.ts';
+import type { Inbound } from './inbound.ts';
+import { errorWhole, named, whole, type Answer, type Whole } from './answer.ts';
 
 export type Parsed = ChatCompletionRequest | CompletionRequest;
 
 export interface Served {
-  readonly response: Response;
+  readonly response: Answer;
   /** The body ends later and ends the pass (and the request) itself. */
   readonly streaming: boolean;
   /** Kept for replay under the request's Idempotency-Key. */
@@ -59,7 +60,7 @@ const SOON_MS = 1_000;
 
 export async function admitAndServe(
   kind: ApiKind,
-  raw: Request,
+  inbound: Inbound,
   parsed: Parsed,
   headers: ClientHeaders,
   base: LlmRequest,
@@ -72,7 +73,7 @@ export async function admitAndServe(
   // that reports no prompt count keeps the estimate's).
   let spent = 0;
   const used = (end: StreamEnd) => (end.promptTokens || base.inputTokens) + end.completionTokens;
-  const final = (response: Response): Served => ({
+  const final = (response: Whole): Served => ({
     response,
     streaming: false,
     usedTokens: spent,
@@ -80,19 +81,15 @@ export async function admitAndServe(
   const stop = new AbortController();
   const upstream = stop.signal;
   const clientGone = () => stop.abort(new RequestStopped('client_closed'));
-  const shutdown = () => stop.abort(r.live.signal.reason);
-  for (const [signal, then] of [
-    [raw.signal, clientGone],
-    [r.live.signal, shutdown],
-  ] as const) {
-    if (signal.aborted) then();
-    else signal.addEventListener('abort', then, { once: true });
-  }
+  const client = inbound.signal;
+  if (client.aborted) clientGone();
+  else client.addEventListener('abort', clientGone, { once: true });
+  r.live.onCut(() => stop.abort(new RequestStopped('shutting_down')));
   let deadline: TimerHandle | undefined;
   const unlink = () => {
     deadline?.cancel();
-    raw.signal.removeEventListener('abort', clientGone);
-    r.live.signal.removeEventListener('abort', shutdown);
+    client.removeEventListener('abort', clientGone);
+    r.live.onCut(undefined);
   };
   let streaming = false;
   try {
@@ -181,12 +178,13 @@ export async function admitAndServe(
           return final(named(upstreamFailed('the upstream failed mid-generation'), id));
         throw e;
       }
-      const body = JSON.stringify(res);
-      const out = { status: 200, body, headers: { 'content-type': 'application/json', ...extra } };
+      const out = whole(200, extra, JSON.stringify(res));
       return {
-        response: new Response(out.body, { status: 200, headers: out.headers }),
+        response: out,
         streaming: false,
-        keep: r.keep ? out : undefined,
+        keep: r.keep
+          ? { status: out.status, body: out.body, headers: { ...out.headers } }
+          : undefined,
         usedTokens: used(await done),
       };
     }
@@ -194,42 +192,37 @@ export async function admitAndServe(
 }
 
 /** A request that waited past a deadline: its client's (never retried), or its class's. */
-function expired(reason: RejectReason): Response {
+function expired(reason: RejectReason): Whole {
   if (reason === 'deadline_exceeded') return refusal(reason, 504);
   return refusal(reason, 503, SOON_MS);
 }
 
 /** The answer to a request the gateway stopped before its end. */
-function stopped(why: StopCause): Response {
+function stopped(why: StopCause): Whole {
   switch (why) {
     case 'deadline_exceeded':
       return refusal('deadline_exceeded', 504);
     case 'shutting_down': {
       const res = refusal('shutting_down', 503, SOON_MS);
-      res.headers.set('connection', 'close');
-      return res;
+      return { ...res, headers: { ...res.headers, connection: 'close' } };
     }
     case 'client_closed':
       // Nobody is there to read it.
-      return errorResponse(new OpenAiError(499, 'client closed the request'));
+      return errorWhole(new OpenAiError(499, 'client closed the request'));
   }
 }
 
 /** A backend's 4xx: the request was at fault, and the client hears it as the backend said it. */
-function rejectedUpstream(e: UpstreamError): Response {
+function rejectedUpstream(e: UpstreamError): Whole {
   const status = e.status ?? 400;
   const body = e.body ?? '';
-  if (isOpenAiErrorBody(body)) {
-    return new Response(body, { status, headers: { 'content-type': 'application/json' } });
-  }
+  if (isOpenAiErrorBody(body)) return whole(status, {}, body);
   const message = `the backend refused the request: ${body.slice(0, 200) || `HTTP ${status}`}`;
-  return errorResponse(new OpenAiError(status, message, null, 'upstream_rejected'));
+  return errorWhole(new OpenAiError(status, message, null, 'upstream_rejected'));
 }
 
-function upstreamFailed(message: string): Response {
-  return errorResponse(new OpenAiError(502, message, null, 'upstream_error'), {
-    'retry-after': '1',
-  });
+function upstreamFailed(message: string): Whole {
+  return errorWhole(new OpenAiError(502, message, null, 'upstream_error'), { 'retry-after': '1' });
 }
 
 function isOpenAiErrorBody(text: string): boolean {
@@ -239,9 +232,4 @@ function isOpenAiErrorBody(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-function named(res: Response, id: string): Response {
-  res.headers.set('x-goodput-request-id', id);
-  return res;
 }

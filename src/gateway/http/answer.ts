@@ -1,0 +1,54 @@
+/**
+ * What a completion handler answers: a whole answer — status, headers, a JSON body — or a
+ * stream. A whole answer is plain data, so the server that carries the request writes it the
+ * cheapest way it has: Node's response straight (`writeWhole`: one head, one body, its length
+ * known), or a Web-standard Response in-process (`toResponse`). A refusal under overload is
+ * exactly that: no Error object, no web Response, no stream.
+ */
+import type { ServerResponse } from 'node:http';
+import type { OpenAiError } from '../../openai/index.ts';
+
+/** One answer's: its headers object is its own, so naming or sizing it adds to it in place. */
+export interface Whole {
+  readonly kind: 'whole';
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/** A stream: a web Response in-process, or Node's already answered (RESPONSE_ALREADY_SENT). */
+export type Answer = Whole | Response;
+
+/** `headers` becomes the answer's own, not copied: pass a fresh object. */
+export function whole(status: number, headers: Record<string, string>, body: string): Whole {
+  headers['content-type'] = 'application/json';
+  return { kind: 'whole', status, headers, body };
+}
+
+/** An OpenAI error as a whole answer. */
+export function errorWhole(e: OpenAiError, headers: Record<string, string> = {}): Whole {
+  return whole(e.status, { ...headers }, JSON.stringify(e.body()));
+}
+
+export function isWhole(a: Answer): a is Whole {
+  return (a as Partial<Whole>).kind === 'whole';
+}
+
+export function toResponse(a: Answer): Response {
+  return isWhole(a) ? new Response(a.body, { status: a.status, headers: a.headers }) : a;
+}
+
+/** One head and one body, the body's length declared: Node writes both at once. */
+export function writeWhole(res: ServerResponse, a: Whole): void {
+  if (res.headersSent || res.destroyed) return;
+  a.headers['content-length'] = String(Buffer.byteLength(a.body));
+  res.writeHead(a.status, a.headers);
+  res.end(a.body);
+}
+
+/** Every answer names its request, so its decision record can be looked up. */
+export function named(a: Whole, id: string, extra?: Record<string, string>): Whole {
+  if (extra !== undefined) Object.assign(a.headers, extra);
+  a.headers['x-goodput-request-id'] = id;
+  return a;
+}

@@ -1,0 +1,57 @@
+// The lag shedder on scripted time: a tick that fires late is lag; the smoothed lag above the
+// threshold sheds, and it stops once ticks come on time again.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Timers } from '../../core/ports/timers.ts';
+import { LagShedder } from './lag-shedder.ts';
+
+/** Timers whose callbacks run when the test says, on a clock the test moves. */
+function scripted() {
+  let now = 0;
+  let pending: { atMs: number; fn: () => void } | undefined;
+  const timers: Timers = {
+    at(atMs, fn) {
+      pending = { atMs, fn };
+      return { cancel: () => (pending = undefined) };
+    },
+  };
+  /** The next tick fires `lateMs` after it was due. */
+  const fire = (lateMs: number) => {
+    const p = pending;
+    assert.ok(p, 'a tick is set');
+    now = p.atMs + lateMs;
+    p.fn();
+  };
+  return { clock: { now: () => now }, timers, fire, pending: () => pending };
+}
+
+test('late ticks raise the lag past the threshold; on-time ticks bring it back', () => {
+  const t = scripted();
+  const s = new LagShedder(t.clock, t.timers, 20);
+  assert.equal(s.shedding, false);
+  t.fire(100);
+  assert.equal(s.lagMs, 25, 'a quarter of the first late sample');
+  assert.equal(s.shedding, true);
+  for (let i = 0; i < 6; i++) t.fire(0);
+  assert.ok(s.lagMs < 20, `${s.lagMs}`);
+  assert.equal(s.shedding, false);
+});
+
+test('a single short pause does not shed; a sustained lag does', () => {
+  const t = scripted();
+  const s = new LagShedder(t.clock, t.timers, 20);
+  t.fire(30); // one 30 ms pause (a collection): 7.5
+  assert.equal(s.shedding, false);
+  for (let i = 0; i < 5; i++) t.fire(30);
+  assert.equal(s.shedding, true, `sustained: ${s.lagMs}`);
+});
+
+test('threshold 0 never sheds and sets no tick; stop cancels the tick', () => {
+  const off = scripted();
+  const never = new LagShedder(off.clock, off.timers, 0);
+  assert.equal(off.pending(), undefined);
+  assert.equal(never.shedding, false);
+  const on = scripted();
+  new LagShedder(on.clock, on.timers, 20).stop();
+  assert.equal(on.pending(), undefined);
+});

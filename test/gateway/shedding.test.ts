@@ -1,0 +1,41 @@
+// The gateway's guard of its own CPU, through real HTTP: while its event loop runs late, new
+// requests are refused on arrival — 503 gateway_overloaded with Retry-After, counted as offered
+// in their class and recorded — and served again once it has caught up.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { engines, gateway, metricValue, postChat, until } from './gateway-kit.ts';
+
+const backends = await engines(1);
+const gw = await gateway(backends, 'goodput', { shedLagMs: 5, adminToken: 'admin' });
+
+/** Holds the event loop (the gateway's too: it runs in this process) for `ms`. */
+function block(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+test('a gateway behind sheds new requests on arrival, then serves again', async () => {
+  block(300);
+  const shed = await postChat(gw.url, { max_tokens: 3 }, { 'x-goodput-class': 'batch' });
+  assert.equal(shed.status, 503);
+  assert.equal(shed.headers.get('x-goodput-reason'), 'gateway_overloaded');
+  assert.equal(shed.headers.get('retry-after'), '1');
+  const id = shed.headers.get('x-goodput-request-id');
+  assert.ok(id);
+  const body = (await shed.json()) as { error: { code: string } };
+  assert.equal(body.error.code, 'gateway_overloaded');
+  const labels = { reason: 'gateway_overloaded', class: 'batch', outcome: 'reject' };
+  assert.equal(await metricValue(gw.url, 'goodput_admission_decisions_total', labels), 1);
+  assert.equal(await metricValue(gw.url, 'goodput_offered_requests_total', { class: 'batch' }), 1);
+  const record = await fetch(`${gw.url}/admin/decisions/${id}`, {
+    headers: { authorization: 'Bearer admin' },
+  });
+  const r = (await record.json()) as { class: string; admission: { reason: string } };
+  assert.deepEqual([r.class, r.admission.reason], ['batch', 'gateway_overloaded']);
+  await until(async () => {
+    const res = await postChat(gw.url, { max_tokens: 3 });
+    await res.text();
+    return res.status === 200;
+  });
+  assert.ok((await metricValue(gw.url, 'goodput_event_loop_lag_seconds')) < 0.005);
+});
