@@ -18,7 +18,7 @@ import { ADMISSIONS } from './admission/registry.ts';
 import type { ResolvedPolicy } from './config/policy.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Demand } from './estimate/demand.ts';
-import { estimateDemand, outputCap } from './estimate/estimator.ts';
+import { estimateDemand, outputCap, tenantCharge } from './estimate/estimator.ts';
 import type { FleetSpec } from './estimate/fleet-spec.ts';
 import type { FleetLoad } from './estimate/fleet-load.ts';
 import { OutputLengthModel } from './estimate/output-length-model.ts';
@@ -32,6 +32,8 @@ import {
   type DecisionResult,
 } from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
+import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
+import { refusedUpFront } from './admission/up-front.ts';
 import type { LlmRequest } from './request/request.ts';
 import type { SloClass } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
@@ -60,9 +62,6 @@ export interface OfferContext {
   /** With no replica ready: when one may be again (a breaker's next probe, a replica starting). */
   readonly readyInMs?: Ms;
 }
-
-/** Retry-After of a refusal for want of any ready replica, when the host cannot say more. */
-const NO_REPLICA_RETRY_MS: Ms = 1_000;
 
 export class Pipeline<H> {
   readonly policy: ResolvedPolicy;
@@ -119,8 +118,12 @@ export class Pipeline<H> {
     const cls = this.policy.classes[asked.sloClass];
     const key = asked.idempotencyKey;
     const decision: AdmissionDecision =
-      this.refusedUpFront(asked, nowMs, replicas, host) ??
-      this.admission.decide(this.admissionState, asked, ctx);
+      refusedUpFront(asked, {
+        nowMs,
+        keyInFlight: key !== undefined && this.inFlightKeys.has(key),
+        readyReplicas: replicas.length,
+        readyInMs: host.readyInMs,
+      }) ?? this.admission.decide(this.admissionState, asked, ctx);
     if (decision.outcome === 'reject') {
       this.refuse(asked, decision, nowMs);
       return { outcome: 'reject', decision };
@@ -154,7 +157,7 @@ export class Pipeline<H> {
       this.admission.commit(this.admissionState, req, decision, ctx);
       // A control plane that queues drops what can no longer make its deadline; one that
       // dispatches at once (the baselines) leaves every request to the engine.
-      if (this.policy.dispatch.type !== 'immediate') ticket.expiresMs = expiry(ticket);
+      if (this.policy.dispatch.type !== 'immediate') ticket.expiresMs = admittedExpiry(ticket);
       this.dispatcher.enqueue(ticket);
     }
     // Whatever the policy, nothing waits past the client's own deadline.
@@ -170,11 +173,7 @@ export class Pipeline<H> {
    * used when it ends.
    */
   tenantCharge(req: LlmRequest): Tokens {
-    const cls = this.policy.classes[req.sloClass];
-    const output =
-      req.maxTokens ??
-      this.outputs.predict(cls.name, req.tenant, outputCap(req, cls, this.spec.maxModelLen)).p90;
-    return req.inputTokens + output;
+    return tenantCharge(req, this.policy.classes[req.sloClass], this.spec, this.outputs);
   }
 
   /** Dispatch what fits now; call whenever capacity may have freed or a deadline passed. */
@@ -240,29 +239,6 @@ export class Pipeline<H> {
     const reason = expiryReason(t, this.nowMs);
     this.record(t, 'expire', reason);
     this.sink.expire(t, reason);
-  }
-
-  /** Refusals that need no assessment; undefined when admission decides. */
-  private refusedUpFront(
-    asked: LlmRequest,
-    nowMs: Ms,
-    replicas: readonly ReplicaSnapshot[],
-    host: OfferContext,
-  ): Rejection | undefined {
-    if (asked.deadlineMs !== undefined && asked.deadlineMs <= nowMs) {
-      return { outcome: 'reject', status: 504, reason: 'deadline_exceeded' };
-    }
-    // The same logical request is never executed twice at once: its client must wait for the
-    // one in flight (the gateway attaches it there; the simulator's clients get a 409).
-    const key = asked.idempotencyKey;
-    if (key !== undefined && this.inFlightKeys.has(key)) {
-      return { outcome: 'reject', status: 409, reason: 'duplicate' };
-    }
-    if (replicas.length === 0) {
-      const retryAfterMs = Math.max(1, host.readyInMs ?? NO_REPLICA_RETRY_MS);
-      return { outcome: 'reject', status: 503, reason: 'no_ready_replica', retryAfterMs };
-    }
-    return undefined;
   }
 
   /** The client gave up on a ticket that is still waiting. */
@@ -419,24 +395,4 @@ function served(asked: LlmRequest, decision: AdmissionDecision): LlmRequest {
     inputTokens: asked.inputTokens - (d.droppedInputTokens ?? 0),
     model: d.model ?? asked.model,
   };
-}
-
-/**
- * Why a waiting ticket expired: the client's own deadline when that has passed, else its class's
- * first-token deadline (admitted), else what the deferred ticket was waiting for.
- */
-function expiryReason<H>(t: Ticket<H>, nowMs: Ms): RejectReason {
-  const clientDeadline = t.asked.deadlineMs;
-  if (clientDeadline !== undefined && nowMs >= clientDeadline) return 'deadline_exceeded';
-  return t.decision.outcome === 'defer' ? t.decision.reason : 'deadline';
-}
-
-/** An admitted request waits only while it can still make its first-token deadline. */
-function expiry<H>(t: Ticket<H>): Ms {
-  const ttft = t.cls.objectives.ttftMs;
-  if (ttft === undefined) {
-    const e2e = t.cls.objectives.e2eMs;
-    return e2e === undefined ? Infinity : t.asked.arrivalMs + e2e;
-  }
-  return t.asked.arrivalMs + ttft - t.demand.prefillMs;
 }

@@ -4,11 +4,9 @@
  * it go, or expired, withdrawn or cut while it waited; `run` streams it from that backend,
  * reporting every token to the pipeline (ledger, budgets, estimators) and the metrics. `refuse`
  * and `refuseUnread` account for requests turned away before the pipeline (at the shared-state
- * door, or unreadable), so every request is counted and has a decision record. A circuit breaker
- * per backend takes it out of the fleet after consecutive failures of its own — transport
- * errors, 5xx answers, broken streams; never an error of the gateway's making, a client gone or
- * a deadline passed — and lets one probe request at a time bring it back. The HTTP layer only
- * translates; the stage order lives in the pipeline.
+ * door, or unreadable), so every request is counted and has a decision record. The backends'
+ * readiness and circuit breakers are the fleet's (backend-fleet.ts), told how each request went.
+ * The HTTP layer only translates; the stage order lives in the pipeline.
  */
 import type { RejectReason, Rejection } from '../core/admission/admission.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
@@ -20,13 +18,12 @@ import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
-import type { Ms } from '../core/request/units.ts';
 import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
 import type { ApiKind, Backend, StreamEnd, TokenSink } from './backend.ts';
-import { isUpstreamError, type UpstreamError } from './backend.ts';
+import { isUpstreamError } from './backend.ts';
+import { BackendFleet } from './backend-fleet.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { StreamMeter } from './stream-meter.ts';
-import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
 import { lookupTenant } from '../core/config/tenant-schema.ts';
 import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
@@ -63,46 +60,20 @@ export type Admitted =
 const PUMP_EVERY_MS = 50;
 /** The status a request the gateway stops gets (a stream already answered 200 says it in-stream). */
 const CUT_STATUS = { deadline_exceeded: 504, shutting_down: 503 } as const;
-/** How often backends' readiness is looked at for up/down lines when no request looks. */
-const WATCH_EVERY_MS = 1_000;
-/** Retry-After for want of a ready backend when none has a breaker about to probe. */
-const UNREADY_RETRY_MS: Ms = 1_000;
 
 export class Gateway {
   readonly pipeline: Pipeline<Waiter>;
   private readonly deps: GatewayDeps;
-  private readonly inFlight: number[];
-  private readonly breakers: CircuitBreaker[];
-  /** Each backend's readiness as last told (null: not yet). */
-  private readonly wasReady: (boolean | null)[];
-  private readonly preemptionsSeen: number[];
+  private readonly fleet: BackendFleet;
   private pumpTimer: TimerHandle | null = null;
-  private watchTimer: TimerHandle | null = null;
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
     const m = deps.metrics;
-    this.inFlight = deps.backends.map(() => 0);
-    this.wasReady = deps.backends.map(() => null);
-    this.preemptionsSeen = deps.backends.map(() => 0);
-    const { failures, openMs } = deps.policy.resilience.breaker;
-    this.breakers = deps.backends.map((b) => {
-      m.breakerState(b.name, 'closed');
-      return new CircuitBreaker(deps.clock, {
-        failures,
-        openMs,
-        onChange: (from, to) => {
-          m.breakerState(b.name, to);
-          m.breakerTransitions.inc({ backend: b.name, to });
-          const level = to === 'open' ? 'warn' : 'info';
-          deps.log[level]({ backend: b.name, from, to }, `circuit breaker ${from} → ${to}`);
-        },
-      });
-    });
+    this.fleet = new BackendFleet({ ...deps, breaker: deps.policy.resilience.breaker });
     this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {
       dispatch: (t) => {
-        // A half-open backend's one probe: nothing else goes there until it returns.
-        this.breakers[t.replica].allows();
+        this.fleet.dispatched(t.replica);
         t.handle.resolve({ how: 'dispatched' });
       },
       expire: (t, reason) => t.handle.resolve({ how: 'expired', reason }),
@@ -117,7 +88,6 @@ export class Gateway {
       },
     });
     m.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
-    this.watch();
   }
 
   /** Refreshes the gauges a scrape reads (queue, shares, backends). */
@@ -127,46 +97,13 @@ export class Gateway {
     this.snapshots();
   }
 
-  /** Ready backends as the pipeline sees them; the index is the backend's position. */
+  /** Usable backends as the pipeline sees them (backend-fleet.ts). */
   snapshots(): ReplicaSnapshot[] {
-    const out: ReplicaSnapshot[] = [];
-    this.deps.backends.forEach((b, index) => {
-      const load = b.load();
-      this.noteReadiness(index, load.ready, load.why);
-      const m = this.deps.metrics;
-      m.backendKv.set({ backend: b.name }, load.kvUsage);
-      if (load.prefixHitRate !== undefined) {
-        m.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
-      }
-      if (load.preemptions !== undefined) this.notePreemptions(index, load.preemptions);
-      if (!load.ready) return;
-      const breaker = this.breakers[index];
-      const state = breaker.state;
-      if (state === 'open' || (state === 'half-open' && breaker.probing)) return;
-      out.push({
-        index,
-        inFlight: this.inFlight[index],
-        running: load.running,
-        waiting: load.waiting,
-        kvUsage: load.kvUsage,
-        probe: state === 'half-open',
-      });
-    });
-    return out;
+    return this.fleet.snapshots();
   }
 
   get ready(): boolean {
-    return this.deps.backends.some((b, i) => b.load().ready && this.breakers[i].state !== 'open');
-  }
-
-  /** With no backend usable: until one may be (the soonest breaker probe, or the next scrape). */
-  readyInMs(): Ms {
-    let soonest = Infinity;
-    this.deps.backends.forEach((b, i) => {
-      const wait = this.breakers[i].msUntilProbe();
-      soonest = Math.min(soonest, b.load().ready && wait > 0 ? wait : UNREADY_RETRY_MS);
-    });
-    return Number.isFinite(soonest) ? soonest : UNREADY_RETRY_MS;
+    return this.fleet.ready;
   }
 
   /**
@@ -210,7 +147,7 @@ export class Gateway {
     const replicas = this.snapshots();
     const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), replicas, {
       avoid,
-      readyInMs: replicas.length === 0 ? this.readyInMs() : undefined,
+      readyInMs: replicas.length === 0 ? this.fleet.readyInMs() : undefined,
     });
     if (offer.outcome === 'reject') {
       if (offer.decision.reason === 'duplicate') m.duplicates.inc();
@@ -285,7 +222,7 @@ export class Gateway {
       served.tokens += 2;
       onToken(token);
     };
-    this.inFlight[replica]++;
+    this.fleet.started(replica);
     let end: StreamEnd | undefined;
     try {
       end = await this.deps.backends[replica].stream(
@@ -299,22 +236,22 @@ export class Gateway {
         metrics.observeClass(metrics.ttftPrefill, cls.name, parts.prefillMs / 1000);
         metrics.observeClass(metrics.ttftFirstDecode, cls.name, parts.firstDecodeMs / 1000);
       }
-      this.breakers[replica].record(true);
+      this.fleet.succeeded(replica);
       return end;
     } catch (e) {
       const why = stoppedBy(signal);
       if (why !== undefined) {
-        this.breakers[replica].abandon();
+        this.fleet.abandoned(replica);
         if (why === 'client_closed') metrics.cancels.inc({ class: cls.name, stage: 'streaming' });
         else this.pipeline.cut(ticket, why, CUT_STATUS[why], clock.now());
       } else if (isUpstreamError(e)) {
-        this.judge(replica, e);
+        this.fleet.failed(replica, e);
       } else {
-        this.breakers[replica].abandon();
+        this.fleet.abandoned(replica);
       }
       throw e;
     } finally {
-      this.inFlight[replica]--;
+      this.fleet.ended(replica);
       const completed = end !== undefined;
       const outputTokens = end?.completionTokens ?? meter.tokens;
       this.pipeline.end(ticket, outputTokens, completed);
@@ -339,42 +276,7 @@ export class Gateway {
   async close(): Promise<void> {
     this.pumpTimer?.cancel();
     this.pumpTimer = null;
-    this.watchTimer?.cancel();
-    this.watchTimer = null;
-    await Promise.all(this.deps.backends.map((b) => b.close()));
-  }
-
-  /**
-   * What an upstream failure says of the backend's health: a 4xx answer is the request's fault
-   * (the backend is up: a success for the breaker), a 429 says nothing, anything else — no
-   * connection, a 5xx, a stream that broke — is a failure.
-   */
-  private judge(replica: number, e: UpstreamError): void {
-    const breaker = this.breakers[replica];
-    if (e.status === 429) breaker.abandon();
-    else breaker.record(e.status !== undefined && e.status >= 400 && e.status < 500);
-  }
-
-  private noteReadiness(index: number, ready: boolean, why: string | undefined): void {
-    if (this.wasReady[index] === ready) return;
-    const first = this.wasReady[index] === null;
-    this.wasReady[index] = ready;
-    const name = this.deps.backends[index].name;
-    this.deps.metrics.backendReady.set({ backend: name }, ready ? 1 : 0);
-    // A backend not ready yet at start is not news; one that goes down, or comes up, is.
-    if (first && !ready) return;
-    if (ready) this.deps.log.info({ backend: name }, `backend ${name} is ready`);
-    else this.deps.log.warn({ backend: name, cause: why }, `backend ${name} is not ready`);
-  }
-
-  /** Backends report a running total; the counter follows it (a restart starts it again). */
-  private notePreemptions(index: number, total: number): void {
-    const seen = this.preemptionsSeen[index];
-    const added = total >= seen ? total - seen : total;
-    this.preemptionsSeen[index] = total;
-    if (added > 0) {
-      this.deps.metrics.backendPreemptions.inc({ backend: this.deps.backends[index].name }, added);
-    }
+    await this.fleet.close();
   }
 
   private observeQueue(): void {
@@ -413,15 +315,6 @@ export class Gateway {
         tokens / total - weightOf(t) / weights,
       );
     }
-  }
-
-  /** Backends' readiness and breakers, looked at on a slow tick so changes are told unasked. */
-  private watch(): void {
-    const tick = () => {
-      this.snapshots();
-      this.watchTimer = this.deps.timers.at(this.deps.clock.now() + WATCH_EVERY_MS, tick);
-    };
-    this.watchTimer = this.deps.timers.at(this.deps.clock.now(), tick);
   }
 
   /** While anything waits, re-check on a short tick: backend load can free capacity too. */

@@ -9,6 +9,7 @@ import type { SloClass } from '../request/slo-classes.ts';
 import type { Tokens } from '../request/units.ts';
 import type { Demand } from './demand.ts';
 import type { FleetLoad } from './fleet-load.ts';
+import type { FleetSpec } from './fleet-spec.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
 
 /** Prefill time of a prompt alone on a replica (all its chunks). */
@@ -50,4 +51,21 @@ export function estimateDemand(
     // GPU time the request is answerable for: its prefill plus its share of each decode step.
     workP90Ms: prefillMs + (output.p90 * fleet.decodeStepMs) / batch,
   };
+}
+
+/**
+ * What a request is charged against its tenant's token quota at the door: its prompt plus its
+ * output cap — or, when it set none, the output its class and tenant are predicted to reach at
+ * p90, as the memory gate reserves.
+ */
+export function tenantCharge(
+  req: LlmRequest,
+  cls: SloClass,
+  spec: FleetSpec,
+  outputs: OutputLengthModel,
+): Tokens {
+  const output =
+    req.maxTokens ??
+    outputs.predict(cls.name, req.tenant, outputCap(req, cls, spec.maxModelLen)).p90;
+  return req.inputTokens + output;
 }

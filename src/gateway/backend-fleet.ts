@@ -1,0 +1,180 @@
+/**
+ * The backends as the pipeline sees them: which are ready, what each reports of its load, how
+ * many requests the gateway has sent each, and a circuit breaker each. `snapshots` is the fleet
+ * a decision is made over: a backend is in it while it is ready and its breaker is not open —
+ * half-open, as a probe that takes one request (`dispatched` marks the probe out). Only a
+ * backend's own failures count against it (`failed`): no answer, a 5xx, a broken stream; a 4xx
+ * is the request's fault and a success for the breaker, a 429 says nothing, and a request the
+ * gateway stopped (client gone, deadline, shutdown) is `abandoned`. Every change — readiness,
+ * breaker state — is told once, as a metric and a log line, also when no request looks: a slow
+ * watch reads the fleet on its own.
+ */
+import type { ResilienceConfig } from '../core/config/resilience-schema.ts';
+import type { Clock } from '../core/ports/clock.ts';
+import type { TimerHandle, Timers } from '../core/ports/timers.ts';
+import type { Ms } from '../core/request/units.ts';
+import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
+import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
+import type { Backend, UpstreamError } from './backend.ts';
+import type { GatewayMetrics } from './gateway-metrics.ts';
+import type { OpsLog } from './ops-log.ts';
+
+/** How often readiness is looked at for up/down lines when no request looks. */
+const WATCH_EVERY_MS = 1_000;
+/** Retry-After for want of a ready backend when none has a breaker about to probe. */
+const UNREADY_RETRY_MS: Ms = 1_000;
+
+export interface FleetDeps {
+  readonly backends: readonly Backend[];
+  readonly breaker: ResilienceConfig['breaker'];
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly metrics: GatewayMetrics;
+  readonly log: OpsLog;
+}
+
+export class BackendFleet {
+  readonly backends: readonly Backend[];
+  private readonly deps: FleetDeps;
+  /** Requests the gateway has sent each backend that have not ended. */
+  private readonly inFlight: number[];
+  private readonly breakers: CircuitBreaker[];
+  /** Each backend's readiness as last told (null: not yet). */
+  private readonly wasReady: (boolean | null)[];
+  private readonly preemptionsSeen: number[];
+  private watchTimer: TimerHandle | null = null;
+
+  constructor(deps: FleetDeps) {
+    this.deps = deps;
+    this.backends = deps.backends;
+    const m = deps.metrics;
+    this.inFlight = deps.backends.map(() => 0);
+    this.wasReady = deps.backends.map(() => null);
+    this.preemptionsSeen = deps.backends.map(() => 0);
+    this.breakers = deps.backends.map((b) => {
+      m.breakerState(b.name, 'closed');
+      return new CircuitBreaker(deps.clock, {
+        ...deps.breaker,
+        onChange: (from, to) => {
+          m.breakerState(b.name, to);
+          m.breakerTransitions.inc({ backend: b.name, to });
+          const level = to === 'open' ? 'warn' : 'info';
+          deps.log[level]({ backend: b.name, from, to }, `circuit breaker ${from} → ${to}`);
+        },
+      });
+    });
+    this.watch();
+  }
+
+  /** Usable backends as the pipeline sees them; the index is the backend's position. */
+  snapshots(): ReplicaSnapshot[] {
+    const out: ReplicaSnapshot[] = [];
+    const m = this.deps.metrics;
+    this.backends.forEach((b, index) => {
+      const load = b.load();
+      this.noteReadiness(index, load.ready, load.why);
+      m.backendKv.set({ backend: b.name }, load.kvUsage);
+      if (load.prefixHitRate !== undefined) {
+        m.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
+      }
+      if (load.preemptions !== undefined) this.notePreemptions(index, load.preemptions);
+      if (!load.ready) return;
+      const breaker = this.breakers[index];
+      const state = breaker.state;
+      if (state === 'open' || (state === 'half-open' && breaker.probing)) return;
+      out.push({
+        index,
+        inFlight: this.inFlight[index],
+        running: load.running,
+        waiting: load.waiting,
+        kvUsage: load.kvUsage,
+        probe: state === 'half-open',
+      });
+    });
+    return out;
+  }
+
+  get ready(): boolean {
+    return this.backends.some((b, i) => b.load().ready && this.breakers[i].state !== 'open');
+  }
+
+  /** With no backend usable: until one may be (the soonest breaker probe, or the next scrape). */
+  readyInMs(): Ms {
+    let soonest = Infinity;
+    this.backends.forEach((b, i) => {
+      const wait = this.breakers[i].msUntilProbe();
+      soonest = Math.min(soonest, b.load().ready && wait > 0 ? wait : UNREADY_RETRY_MS);
+    });
+    return Number.isFinite(soonest) ? soonest : UNREADY_RETRY_MS;
+  }
+
+  /** A request was placed on `replica`: a half-open backend's one probe is now out. */
+  dispatched(replica: number): void {
+    this.breakers[replica].allows();
+  }
+
+  /** Its stream starts: it counts against the backend until `ended`. */
+  started(replica: number): void {
+    this.inFlight[replica]++;
+  }
+
+  ended(replica: number): void {
+    this.inFlight[replica]--;
+  }
+
+  succeeded(replica: number): void {
+    this.breakers[replica].record(true);
+  }
+
+  /**
+   * What an upstream failure says of the backend's health: a 4xx answer is the request's fault
+   * (the backend is up: a success), a 429 says nothing, anything else — no connection, a 5xx, a
+   * stream that broke — is a failure.
+   */
+  failed(replica: number, e: UpstreamError): void {
+    const breaker = this.breakers[replica];
+    if (e.status === 429) breaker.abandon();
+    else breaker.record(e.status !== undefined && e.status >= 400 && e.status < 500);
+  }
+
+  /** The request ended without saying anything of the backend's health. */
+  abandoned(replica: number): void {
+    this.breakers[replica].abandon();
+  }
+
+  async close(): Promise<void> {
+    this.watchTimer?.cancel();
+    this.watchTimer = null;
+    await Promise.all(this.backends.map((b) => b.close()));
+  }
+
+  private noteReadiness(index: number, ready: boolean, why: string | undefined): void {
+    if (this.wasReady[index] === ready) return;
+    const first = this.wasReady[index] === null;
+    this.wasReady[index] = ready;
+    const name = this.backends[index].name;
+    this.deps.metrics.backendReady.set({ backend: name }, ready ? 1 : 0);
+    // A backend not ready yet at start is not news; one that goes down, or comes up, is.
+    if (first && !ready) return;
+    if (ready) this.deps.log.info({ backend: name }, `backend ${name} is ready`);
+    else this.deps.log.warn({ backend: name, cause: why }, `backend ${name} is not ready`);
+  }
+
+  /** Backends report a running total; the counter follows it (a restart starts it again). */
+  private notePreemptions(index: number, total: number): void {
+    const seen = this.preemptionsSeen[index];
+    const added = total >= seen ? total - seen : total;
+    this.preemptionsSeen[index] = total;
+    if (added > 0) {
+      this.deps.metrics.backendPreemptions.inc({ backend: this.backends[index].name }, added);
+    }
+  }
+
+  private watch(): void {
+    const tick = () => {
+      this.snapshots();
+      this.watchTimer = this.deps.timers.at(this.deps.clock.now() + WATCH_EVERY_MS, tick);
+    };
+    this.watchTimer = this.deps.timers.at(this.deps.clock.now(), tick);
+  }
+}
