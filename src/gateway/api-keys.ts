@@ -40,3 +40,10 @@ export function adminTokenMatches(presented: string | undefined, expected: strin
   if (presented === undefined) return false;
   return timingSafeEqual(sha256(presented), sha256(expected));
 }
+
+/** The token of an `Authorization: Bearer <token>` header; undefined for anything else. */
+export function bearerToken(authorization: string | null | undefined): string | undefined {
+  if (authorization == null || !authorization.startsWith('Bearer ')) return undefined;
+  const token = authorization.slice(7);
+  return token === '' ? undefined : token;
+}

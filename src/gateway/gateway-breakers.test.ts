@@ -1,7 +1,8 @@
 // The gateway's circuit breakers, on a virtual clock with scripted backends: thresholds come
 // from the policy, a half-open backend gets one probe at a time (not all traffic), every change
 // is a metric and a log line, no usable backend is its own refusal with a Retry-After from the
-// next probe, and nothing but the backend's own failures opens a breaker.
+// next probe, and nothing but the backend's own failures opens a breaker. And a request the
+// gateway stops while it waits (a drain out of time) is accounted, the backend untouched.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolvePolicy } from '../core/config/policy.ts';
@@ -21,6 +22,7 @@ import { GatewayMetrics } from './gateway-metrics.ts';
 import { memoryOpsLog } from './ops-log.ts';
 import { fleetSpecFor } from './serve.ts';
 import { RequestStopped } from './stop.ts';
+import type { DecisionRecord } from '../core/observe/decision-record.ts';
 
 type Mode = 'ok' | 'down' | 'http-500' | 'http-400' | 'bug' | 'hang';
 
@@ -66,7 +68,7 @@ class ScriptedBackend implements Backend {
 
 const spec = { ...ENGINE_DEFAULTS, profile: 'const:step_ms=2' };
 
-function setup(backends = 2) {
+function setup(backends = 2, policyDoc: Record<string, unknown> = {}) {
   const clock = new VirtualClock();
   const log = memoryOpsLog();
   const metrics = new GatewayMetrics([]);
@@ -77,7 +79,9 @@ function setup(backends = 2) {
     admission: { type: 'admit-all' },
     routing: { type: 'round-robin' },
     resilience: { circuit_breaker: { consecutive_failures: 2, open_ms: 1_000 } },
+    ...policyDoc,
   });
+  const records: DecisionRecord[] = [];
   const gateway = new Gateway({
     policy,
     spec: fleetSpecFor(buildEngineConfig(spec), buildEngineProfile(spec), 'llama-3-8b'),
@@ -86,6 +90,7 @@ function setup(backends = 2) {
     timers: clock,
     metrics,
     log,
+    onDecision: (r) => records.push(r),
   });
   let n = 0;
   const request = (): LlmRequest => ({
@@ -113,7 +118,7 @@ function setup(backends = 2) {
     for (const [, b, s] of text.matchAll(on)) if (b === backend) return s;
     return undefined;
   };
-  return { clock, log, metrics, fleet, gateway, send, state };
+  return { clock, log, metrics, fleet, gateway, send, state, records };
 }
 
 test('a backend failing on its own opens its breaker at the policy threshold, and leaves the fleet', async () => {
@@ -220,5 +225,28 @@ test('a backend that goes down and comes back is told once each way', async () =
     ],
   );
   assert.equal(told[1].fields.cause, 'stale');
+  await gateway.close();
+});
+
+test('a request waiting when the drain runs out is cut: its own outcome, its record, no breaker touched', async () => {
+  const { clock, fleet, gateway, send, state, records } = setup(1, {
+    dispatch: { type: 'flow-control' },
+  });
+  // A full KV cache: flow control holds every request at the gateway.
+  fleet[0].load = () => ({ ready: true, running: 0, waiting: 0, kvUsage: 1, atMs: clock.now() });
+  const stop = new AbortController();
+  const waiting = send(stop.signal);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(gateway.pipeline.waiting, true, 'it waits at the gateway');
+  stop.abort(new RequestStopped('shutting_down'));
+  assert.deepEqual(await waiting, { kind: 'stopped', why: 'shutting_down' });
+  assert.equal(gateway.pipeline.waiting, false, 'withdrawn from the queue');
+  assert.equal(fleet[0].calls, 0);
+  const last = records.at(-1);
+  assert.deepEqual(
+    [last?.admission.result, last?.admission.reason, last?.admission.status, last?.route],
+    ['abort', 'shutting_down', 503, null],
+  );
+  assert.equal(await state('b0'), 'closed');
   await gateway.close();
 });

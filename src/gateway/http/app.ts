@@ -16,7 +16,7 @@ import {
   routeNotFound,
   serverError,
 } from '../../openai/index.ts';
-import { adminTokenMatches } from '../api-keys.ts';
+import { adminTokenMatches, bearerToken } from '../api-keys.ts';
 import type { BoundedMap } from '../bounded-map.ts';
 import type { RejectReason } from '../../core/admission/admission.ts';
 import type { OpsLog } from '../ops-log.ts';
@@ -66,9 +66,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   }
   app.get('/v1/models', (c) => {
     if (deps.keys.required) {
-      const auth = c.req.header('authorization') ?? '';
-      const key = auth.startsWith('Bearer ') ? auth.slice(7) : '';
-      if (key === '' || deps.keys.tenantOf(key) === undefined) {
+      const key = bearerToken(c.req.header('authorization'));
+      if (key === undefined || deps.keys.tenantOf(key) === undefined) {
         const e = new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key');
         return refused(e, 'unauthenticated');
       }
@@ -91,8 +90,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     });
   });
   app.get('/admin/decisions/:id', (c) => {
-    const auth = c.req.header('authorization') ?? '';
-    const token = auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
+    const token = bearerToken(c.req.header('authorization'));
     if (deps.adminToken === undefined || !adminTokenMatches(token, deps.adminToken)) {
       return errorResponse(
         new OpenAiError(401, 'admin token required', null, 'invalid_admin_token'),

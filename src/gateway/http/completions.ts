@@ -30,7 +30,7 @@ import {
   parseJsonText,
   promptList,
 } from '../../openai/index.ts';
-import type { ApiKeys } from '../api-keys.ts';
+import { bearerToken, type ApiKeys } from '../api-keys.ts';
 import type { ApiKind } from '../backend.ts';
 import type { Gateway } from '../gateway.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
@@ -41,7 +41,7 @@ import { parseClientHeaders, type ClientHeaders } from './client-headers.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Inbound } from './inbound.ts';
 import { errorWhole, named, type Answer, type Whole } from './answer.ts';
-import { refusalOf } from './refusals.ts';
+import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe, type Parsed } from './serve-admitted.ts';
 
 export interface CompletionsDeps {
@@ -61,9 +61,6 @@ export interface CompletionsDeps {
   /** Whether the gateway sheds new requests on arrival now (its event loop behind). */
   readonly shedding: () => boolean;
 }
-
-/** Retry-After of a request refused by a gateway shutting down: another replica can take it. */
-const SHUTDOWN_RETRY_MS: Ms = 1_000;
 
 /** The completion endpoints, by path. */
 export const COMPLETION_PATHS: Readonly<Record<string, ApiKind>> = {
@@ -90,7 +87,6 @@ export async function handleCompletion(
   let streaming = false;
   const ended = () => live.leave();
   let tenant: string | null = null;
-  let cls: SloClassName | null = null;
   try {
     tenant = authenticate(inbound, deps.keys);
     if (deps.shedding()) return shed(inbound, id, tenant, deps);
@@ -98,21 +94,13 @@ export async function handleCompletion(
     const parsed = parse(kind, bodyText, deps.servedModels);
     const headers = parseClientHeaders(inbound.header, deps.epochMs());
     const policyTenant = lookupTenant(deps.policy.tenants, tenant);
-    cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
+    const cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
     const req = request(id, kind, parsed, headers, tenant, cls, deps);
-    const refused = (rejection: Rejection, shared: boolean, extra?: Record<string, string>) => {
+    const refused = (rejection: Rejection, shared: boolean) => {
       deps.gateway.refuse(req, rejection, shared);
-      return named(refusalOf(rejection), id, extra);
+      return named(refusalOf(rejection), id);
     };
-    if (deps.inFlight.draining) {
-      const down: Rejection = {
-        outcome: 'reject',
-        status: 503,
-        reason: 'shutting_down',
-        retryAfterMs: SHUTDOWN_RETRY_MS,
-      };
-      return refused(down, false, { connection: 'close' });
-    }
+    if (deps.inFlight.draining) return refused(SHUTTING_DOWN, false);
     // An unknown tenant holds no shared state: the pipeline's contract gate turns it away.
     const door =
       policyTenant === undefined
@@ -147,7 +135,7 @@ export async function handleCompletion(
   } catch (e) {
     if (isRequestStopped(e)) {
       // Gone during its upload: nobody reads an answer.
-      deps.metrics.cancels.inc({ class: cls ?? 'none', stage: 'upload' });
+      deps.metrics.cancels.inc({ class: 'none', stage: 'upload' });
       return named(errorWhole(new OpenAiError(499, 'client closed the request')), id);
     }
     if (!(e instanceof OpenAiError)) throw e;
@@ -193,9 +181,8 @@ const SHED: Rejection = {
 /** The tenant a request speaks for: its key's, or `default` when the policy needs none. */
 function authenticate(inbound: Inbound, keys: ApiKeys): string {
   if (!keys.required) return 'default';
-  const auth = inbound.header('authorization') ?? '';
-  const key = auth.startsWith('Bearer ') ? auth.slice(7) : '';
-  const tenant = key === '' ? undefined : keys.tenantOf(key);
+  const key = bearerToken(inbound.header('authorization'));
+  const tenant = key === undefined ? undefined : keys.tenantOf(key);
   if (tenant === undefined) {
     throw new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key');
   }

@@ -50,6 +50,8 @@ export function refusal(
   context?: ContextOverflow,
 ): Whole {
   const headers: Record<string, string> = { 'x-goodput-reason': reason };
+  // Going away: the client's next request should open a connection to another replica.
+  if (reason === 'shutting_down') headers.connection = 'close';
   if (retryAfterMs !== undefined && reason !== 'deadline_exceeded') {
     headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
   }
@@ -59,6 +61,14 @@ export function refusal(
       : JSON.stringify(errorBody(status, overflowMessage(context), null, reason));
   return whole(status, headers, body);
 }
+
+/** A gateway shutting down: another replica can take the request at once. */
+export const SHUTTING_DOWN: Rejection = {
+  outcome: 'reject',
+  status: 503,
+  reason: 'shutting_down',
+  retryAfterMs: 1_000,
+};
 
 /** A decision's refusal as the client sees it. */
 export function refusalOf(d: Rejection): Whole {

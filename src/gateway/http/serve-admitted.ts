@@ -28,7 +28,7 @@ import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
 import type { Live } from './in-flight.ts';
 import { streamResponse, wholeResponse } from './answers.ts';
-import { refusal, refusalOf } from './refusals.ts';
+import { SHUTTING_DOWN, refusal, refusalOf } from './refusals.ts';
 import { TokenRelay } from './token-relay.ts';
 import type { Inbound } from './inbound.ts';
 import { errorWhole, named, whole, type Answer, type Whole } from './answer.ts';
@@ -55,7 +55,7 @@ export interface ServeContext {
   readonly ended: () => void;
 }
 
-/** Retry-After of a request that waited past its class's deadline, or was cut by a shutdown. */
+/** Retry-After of a request that waited past its class's deadline. */
 const SOON_MS = 1_000;
 
 export async function admitAndServe(
@@ -202,10 +202,8 @@ function stopped(why: StopCause): Whole {
   switch (why) {
     case 'deadline_exceeded':
       return refusal('deadline_exceeded', 504);
-    case 'shutting_down': {
-      const res = refusal('shutting_down', 503, SOON_MS);
-      return { ...res, headers: { ...res.headers, connection: 'close' } };
-    }
+    case 'shutting_down':
+      return refusalOf(SHUTTING_DOWN);
     case 'client_closed':
       // Nobody is there to read it.
       return errorWhole(new OpenAiError(499, 'client closed the request'));
