@@ -22,9 +22,11 @@ import { estimateDemand, outputCap, tenantCharge } from './estimate/estimator.ts
 import type { FleetSpec } from './estimate/fleet-spec.ts';
 import type { FleetLoad } from './estimate/fleet-load.ts';
 import { OutputLengthModel } from './estimate/output-length-model.ts';
+import { DEFAULT_WAIT_CALIBRATION, WaitCalibration } from './estimate/wait-calibration.ts';
 import { PredictionErrors } from './estimate/prediction-errors.ts';
 import { QueueBudgets } from './estimate/queue-budget.ts';
 import { summarizeFleet } from './estimate/fleet-summary.ts';
+import { QueueDelayControl } from './queueing/queue-delay.ts';
 import {
   decisionRecord,
   ticketRecord,
@@ -69,6 +71,8 @@ export class Pipeline<H> {
   readonly outputs: OutputLengthModel;
   readonly errors = new PredictionErrors();
   readonly queueBudgets: QueueBudgets;
+  readonly waitCalibration: WaitCalibration;
+  private readonly queueDelay: QueueDelayControl | undefined;
   readonly dispatcher: Dispatcher<H>;
   private readonly admission: Admission;
   private readonly admissionState: unknown;
@@ -92,10 +96,20 @@ export class Pipeline<H> {
       policy.classes,
       policy.admission.type === 'goodput' ? policy.admission.marginMs : 0,
     );
+    const a = policy.admission;
+    this.waitCalibration = new WaitCalibration({
+      ...DEFAULT_WAIT_CALIBRATION,
+      sureQuantile: a.type === 'goodput' ? a.sureWaitQuantile : 50,
+    });
+    this.queueDelay =
+      a.type === 'goodput'
+        ? new QueueDelayControl({ targetRatio: a.queueTargetRatio, intervalMs: a.queueIntervalMs })
+        : undefined;
     this.admission = ADMISSIONS[policy.admission.type](policy);
     this.admissionState = this.admission.initState();
     this.dispatcher = new Dispatcher(policy.dispatch, spec, ROUTERS[policy.routing.type](), {
       dispatch: (t) => {
+        this.learnWait(t, t.dispatchedMs);
         this.record(
           t,
           t.decision.outcome === 'admit' && t.decision.degradation ? 'degrade' : 'admit',
@@ -125,6 +139,7 @@ export class Pipeline<H> {
         readyInMs: host.readyInMs,
       }) ?? this.admission.decide(this.admissionState, asked, ctx);
     if (decision.outcome === 'reject') {
+      if (decision.reason === 'deadline') this.queueDelay?.refused(cls.name, nowMs);
       this.refuse(asked, decision, nowMs);
       return { outcome: 'reject', decision };
     }
@@ -233,12 +248,31 @@ export class Pipeline<H> {
   }
 
   private expired(t: Ticket<H>): void {
-    if (t.state === 'queued') this.settle(t, 0);
+    if (t.state === 'queued') {
+      this.learnWait(t, this.nowMs);
+      this.settle(t, 0);
+    }
     this.forget(t);
     t.state = 'ended';
     const reason = expiryReason(t, this.nowMs);
     this.record(t, 'expire', reason);
     this.sink.expire(t, reason);
+  }
+
+  /**
+   * A ticket left the queue (dispatched, or expired with the wait it had reached): its wait
+   * against what the queue model predicted at the door calibrates the next predictions.
+   * Deferred work waits by design and says nothing of the model.
+   */
+  private learnWait(t: Ticket<H>, leftMs: Ms): void {
+    const a = t.decision.assessment;
+    if (a === undefined || t.wasDeferred) return;
+    this.waitCalibration.observe(
+      t.cls.name,
+      t.req.inputTokens,
+      a.modelledWaitMs,
+      leftMs - t.offeredMs,
+    );
   }
 
   /** The client gave up on a ticket that is still waiting. */
@@ -344,14 +378,12 @@ export class Pipeline<H> {
   private fleet: FleetLoad | undefined;
 
   private summary(): FleetLoad {
-    return (this.fleet ??= summarizeFleet(
-      this.spec,
-      this.dispatcher,
-      this.replicas,
-      this.nowMs,
-      this.policy.classes,
-      this.queueBudgets,
-    ));
+    return (this.fleet ??= summarizeFleet(this.spec, this.dispatcher, this.replicas, this.nowMs, {
+      classes: this.policy.classes,
+      budgets: this.queueBudgets,
+      calibration: this.waitCalibration,
+      queueDelay: this.queueDelay,
+    }));
   }
 
   private readonly ctx: AdmissionContext = ((pipeline: Pipeline<H>) => ({

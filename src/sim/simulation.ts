@@ -293,7 +293,10 @@ export function simulate(opts: SimulationOptions): Report {
     engine: { ...engine, kvUsedBlocksAtEnd: fleet.kvUsedBlocks() },
     meanInSystem: fleet.meanInSystem(durationMs),
     client: { timeouts: counters.timeouts, retries: counters.retries },
-    estimate: pipeline.errors.summary(),
+    estimate: {
+      ...pipeline.errors.summary(),
+      wait_calibration: pipeline.waitCalibration.summary(),
+    },
     queueBudgets: Object.fromEntries(
       SLO_CLASS_NAMES.filter((c) => opts.policy.classes[c].objectives.ttftMs !== undefined).map(
         (c) => [c, pipeline.queueBudgets.of(c)],

@@ -36,6 +36,7 @@ export function fleet(o: Partial<FleetLoad> & { wait?: QueueAhead } = {}): Fleet
     decodeStepMs: 10,
     queueAhead: () => wait,
     queueBudgetMs: () => null,
+    queueTargetMs: () => null,
     ...o,
   };
 }

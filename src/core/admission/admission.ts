@@ -72,6 +72,11 @@ export interface Assessment {
   /** First-token deadline minus now minus predicted TTFT minus margin; null without a TTFT objective. */
   readonly slackMs: Ms | null;
   readonly predictedTtftMs: Ms;
+  /** Predicted wait in the queue (part of the TTFT), and the queue model's before calibration. */
+  readonly waitMs: Ms;
+  readonly modelledWaitMs: Ms;
+  /** The target sojourn queue-delay control held the wait to, null when not in force. */
+  readonly queueTargetMs: Ms | null;
 }
 
 export type AdmissionDecision =

@@ -194,6 +194,8 @@ for (const c of deadlineCases) {
     assert.deepEqual(view, {
       demand: d,
       waitMs: c.waitMs,
+      modelledWaitMs: c.waitMs,
+      queueTargetMs: null,
       predictedTtftMs: c.predictedTtftMs,
       slackMs: c.slackMs,
       e2eSlackMs: c.e2eSlackMs,
@@ -218,6 +220,8 @@ test('deadline: the verdict is the sign of each slack present; Retry-After from 
       demand: demand(),
       predictedTtftMs: 0,
       waitMs: 12_345,
+      modelledWaitMs: 12_345,
+      queueTargetMs: null,
       slackMs,
       e2eSlackMs,
     };
@@ -239,6 +243,8 @@ test('deadline: a refusal says to come back when the queue has drained to within
     slackMs: -1_000,
     predictedTtftMs: 3_000,
     waitMs: 2_975,
+    modelledWaitMs: 2_975,
+    queueTargetMs: null,
     e2eSlackMs: null,
   };
   const rows: Array<[budget: number | null, retryAfterMs: number]> = [
@@ -276,4 +282,75 @@ test('a client deadline sooner than the class objective binds, judged at the p50
     checkDeadline(assessDeadline(gateInput({ req: request({ deadlineMs: 900 }) }), p), p).pass,
     false,
   );
+});
+
+test('deadline: slack is judged at the sure wait, the prediction stays the likely one', () => {
+  const input = gateInput({
+    req: request(),
+    demand: demand(),
+    nowMs: 100,
+    fleet: fleet({ wait: { requests: 3, waitMs: 500, modelledWaitMs: 400, sureWaitMs: 1_500 } }),
+  });
+  const view = assessDeadline(input, DEADLINE);
+  assert.equal(view.predictedTtftMs, 525, 'likely wait 500 + prefill 15 + first decode 10');
+  assert.equal(view.modelledWaitMs, 400);
+  // 2,000 − 100 − 1,525 − (100 + 152.5): the sure TTFT and its margin.
+  assert.equal(view.slackMs, 122.5);
+  assert.deepEqual(checkDeadline(view, DEADLINE), { pass: true });
+  const surer = assessDeadline(
+    { ...input, fleet: fleet({ wait: { requests: 3, waitMs: 500, sureWaitMs: 1_700 } }) },
+    DEADLINE,
+  );
+  assert.equal(surer.slackMs, -97.5);
+  assert.equal(checkDeadline(surer, DEADLINE).pass, false);
+});
+
+test('deadline: under queue-delay control a wait over the target is refused, with slack to spare', () => {
+  const params = { ...DEADLINE, retryAfterMinMs: 0 };
+  const seen: [string, number][] = [];
+  const control = (cls: string, waitMs: number) => {
+    seen.push([cls, waitMs]);
+    return 400;
+  };
+  const at = (waitMs: number) =>
+    assessDeadline(
+      gateInput({
+        req: request(),
+        demand: demand(),
+        fleet: fleet({ wait: { requests: 3, waitMs }, queueTargetMs: control }),
+      }),
+      params,
+    );
+  const within = at(400);
+  assert.equal(within.queueTargetMs, 400);
+  assert.deepEqual(checkDeadline(within, params, 1_500), { pass: true });
+  const over = at(900);
+  assert.ok((over.slackMs ?? 0) > 0, 'the deadline alone would admit it');
+  // Come back when the queue has drained to within the target: 900 − 400.
+  assert.deepEqual(checkDeadline(over, params, 1_500), {
+    pass: false,
+    reason: 'deadline',
+    status: 503,
+    retryAfterMs: 500,
+  });
+  assert.deepEqual(seen, [
+    ['interactive', 400],
+    ['interactive', 900],
+  ]);
+});
+
+test('deadline: a long prompt shows the control no wait of the queue’s', () => {
+  const seen: number[] = [];
+  assessDeadline(
+    gateInput({
+      req: request(),
+      demand: demand(),
+      fleet: fleet({
+        wait: { requests: 0, waitMs: 1_200, long: true },
+        queueTargetMs: (_cls, waitMs) => (seen.push(waitMs), null),
+      }),
+    }),
+    DEADLINE,
+  );
+  assert.deepEqual(seen, [0]);
 });

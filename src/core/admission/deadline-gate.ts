@@ -1,12 +1,14 @@
 /**
  * The deadline gate: will the request make its deadline if admitted now? Predicted TTFT is the
- * wait for the queue ahead (its band and higher, at the dispatcher's measured rate) plus its own
- * prefill and first decode step; slack is the first-token deadline minus now minus that minus an
- * uncertainty margin (fixed plus a fraction of the prediction). Classes with a completion
- * objective, and requests whose client set a deadline, also need the predicted p90 completion
- * inside it. The other half of the deadline
- * promise — not pushing running streams past their token-gap objective — is kept at dispatch
- * by flow control, whose waits this prediction includes.
+ * wait for the queue ahead (its band and higher, at the dispatcher's measured rate, calibrated
+ * by the waits requests of its size had) plus its own prefill and first decode step. Slack is
+ * judged at the *sure* wait — a high percentile of those waits — less an uncertainty margin
+ * (fixed plus a fraction of the prediction). Classes with a completion objective, and requests
+ * whose client set a deadline, also need the predicted p90 completion inside it. While the
+ * class's queue-delay control is in force, the predicted wait must also be within its target
+ * sojourn. The other half of the deadline promise — not pushing running streams past their
+ * token-gap objective — is kept at dispatch by flow control, whose waits this prediction
+ * includes.
  */
 import type { Assessment } from './admission.ts';
 import { PASS, type GateInput, type GateVerdict } from './gate.ts';
@@ -23,26 +25,22 @@ export interface DeadlineGateParams {
 }
 
 export interface DeadlineView extends Assessment {
-  readonly waitMs: Ms;
   /** Completion slack for classes with an E2E objective, else null. */
   readonly e2eSlackMs: Ms | null;
 }
 
 export function assessDeadline(input: GateInput, p: DeadlineGateParams): DeadlineView {
   const { req, demand, cls, fleet, nowMs } = input;
-  const { waitMs } = fleet.queueAhead(
-    cls.name,
-    demand.inputTokens,
-    demand.kvTokens,
-    demand.output.p50,
-  );
+  const ahead = fleet.queueAhead(cls.name, demand.inputTokens, demand.kvTokens, demand.output.p50);
+  const { waitMs, modelledWaitMs = waitMs, sureWaitMs = waitMs } = ahead;
+  // A long prompt's wait is its own, not a sign of the queue's.
+  const queueTargetMs = fleet.queueTargetMs(cls.name, ahead.long === true ? 0 : waitMs);
   const predictedTtftMs = waitMs + demand.prefillMs + demand.firstDecodeMs;
   const margin = (t: Ms) => p.marginMs + p.marginRatio * t;
   const ttft = cls.objectives.ttftMs;
+  const sureTtftMs = sureWaitMs + demand.prefillMs + demand.firstDecodeMs;
   const slackMs =
-    ttft === undefined
-      ? null
-      : req.arrivalMs + ttft - nowMs - predictedTtftMs - margin(predictedTtftMs);
+    ttft === undefined ? null : req.arrivalMs + ttft - nowMs - sureTtftMs - margin(sureTtftMs);
   // The completion deadline is the class's (judged at the p90 output), or the client's own
   // when sooner (judged at the p50: refusing what would likely finish is worse than a miss).
   const e2e = cls.objectives.e2eMs;
@@ -51,23 +49,27 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
   const client = clientDeadline < classDeadline;
   const completeBy = client ? clientDeadline : classDeadline;
   const output = client ? demand.output.p50 : demand.output.p90;
-  const predictedE2e = predictedTtftMs + output * fleet.decodeStepMs;
+  const predictedE2e = sureTtftMs + output * fleet.decodeStepMs;
   const e2eSlackMs =
     completeBy === Infinity ? null : completeBy - nowMs - predictedE2e - margin(predictedE2e);
-  return { demand, slackMs, predictedTtftMs, waitMs, e2eSlackMs };
+  return { demand, slackMs, predictedTtftMs, waitMs, modelledWaitMs, queueTargetMs, e2eSlackMs };
 }
 
 /**
  * `queueBudgetMs`, when known, is the class's queue budget: a refused request is told to come
- * back when the queue ahead has drained to within it, not when it is empty.
+ * back when the queue ahead has drained to within what admission would take — the target
+ * sojourn while the control is in force, else the budget — not when it is empty.
  */
 export function checkDeadline(
   view: DeadlineView,
   p: DeadlineGateParams,
   queueBudgetMs: Ms | null = null,
 ): GateVerdict {
-  if ((view.slackMs ?? 0) >= 0 && (view.e2eSlackMs ?? 0) >= 0) return PASS;
-  const drainMs = queueBudgetMs === null ? view.waitMs : view.waitMs - queueBudgetMs;
+  const target = view.queueTargetMs;
+  const withinTarget = target === null || view.waitMs <= target;
+  if ((view.slackMs ?? 0) >= 0 && (view.e2eSlackMs ?? 0) >= 0 && withinTarget) return PASS;
+  const limitMs = target ?? queueBudgetMs;
+  const drainMs = limitMs === null ? view.waitMs : view.waitMs - limitMs;
   return {
     pass: false,
     reason: 'deadline',

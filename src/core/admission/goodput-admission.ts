@@ -81,12 +81,6 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
     return { verdict: { pass: true }, view };
   };
 
-  const assessment = (view: DeadlineView): Assessment => ({
-    demand: view.demand,
-    slackMs: view.slackMs,
-    predictedTtftMs: view.predictedTtftMs,
-  });
-
   return {
     type: GOODPUT_ADMISSION,
     initState: () => ({ budgets: budgetGate() }),
@@ -175,6 +169,17 @@ function tryRung(
   }
 }
 
+function assessment(view: DeadlineView): Assessment {
+  return {
+    demand: view.demand,
+    slackMs: view.slackMs,
+    predictedTtftMs: view.predictedTtftMs,
+    waitMs: view.waitMs,
+    modelledWaitMs: view.modelledWaitMs,
+    queueTargetMs: view.queueTargetMs,
+  };
+}
+
 function deferral(
   req: LlmRequest,
   cls: SloClass,
@@ -186,11 +191,7 @@ function deferral(
     outcome: 'defer',
     deadlineMs: req.arrivalMs + horizon,
     reason: verdict.pass ? 'service_capacity' : verdict.reason,
-    assessment: {
-      demand: view.demand,
-      slackMs: view.slackMs,
-      predictedTtftMs: view.predictedTtftMs,
-    },
+    assessment: assessment(view),
   };
 }
 

@@ -24,7 +24,13 @@ const gate = z.discriminatedUnion('type', [
     .object({
       type: z.literal('deadline'),
       params: z
-        .object({ margin_ms: ms.optional(), margin_ratio: ratio.optional() })
+        .object({
+          margin_ms: ms.optional(),
+          margin_ratio: ratio.optional(),
+          sure_wait_quantile: z.number().min(50).max(100).optional(),
+          queue_target_ratio: ratio.optional(),
+          queue_interval_ms: ms.optional(),
+        })
         .strict()
         .optional(),
     })
@@ -91,6 +97,15 @@ export type AdmissionConfig =
       /** Deadline gate: uncertainty margin, fixed plus a fraction of the predicted TTFT. */
       readonly marginMs: number;
       readonly marginRatio: number;
+      /** Deadline gate: slack is judged at this percentile of calibrated waits (50–100). */
+      readonly sureWaitQuantile: number;
+      /**
+       * Deadline gate, queue-delay control: the target sojourn as a fraction of the class's
+       * queue budget, and how long without a wait at the target or a refusal for one before
+       * the control lapses (see core/admission/README.md).
+       */
+      readonly queueTargetRatio: number;
+      readonly queueIntervalMs: number;
       readonly retryAfterMinMs: number;
       readonly retryAfterMaxMs: number;
     };
@@ -119,7 +134,7 @@ export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionC
   const gates: ReadonlyArray<z.infer<typeof gate>> =
     a.gates ?? GATE_TYPES.map((type) => ({ type }) as z.infer<typeof gate>);
   let memory: { reserve_ratio?: number } | undefined;
-  let deadline: { margin_ms?: number; margin_ratio?: number } | undefined;
+  let deadline: Extract<z.infer<typeof gate>, { type: 'deadline' }>['params'];
   for (const g of gates) {
     if (g.type === 'memory') memory = g.params;
     if (g.type === 'deadline') deadline = g.params;
@@ -130,6 +145,9 @@ export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionC
     kvReserveRatio: memory?.reserve_ratio ?? 0.05,
     marginMs: deadline?.margin_ms ?? 50,
     marginRatio: deadline?.margin_ratio ?? 0,
+    sureWaitQuantile: deadline?.sure_wait_quantile ?? 90,
+    queueTargetRatio: deadline?.queue_target_ratio ?? 0.25,
+    queueIntervalMs: deadline?.queue_interval_ms ?? 1000,
     retryAfterMinMs: a.retry_after?.min_ms ?? 500,
     retryAfterMaxMs: a.retry_after?.max_ms ?? 60_000,
   };

@@ -10,8 +10,14 @@ import type { FleetSpec } from './fleet-spec.ts';
 export interface QueueAhead {
   /** Requests queued ahead of a new one of this class (its band and higher). */
   readonly requests: number;
-  /** Predicted wait before it dispatches. */
+  /** Predicted wait before it dispatches: the queue model's, calibrated by what waits were. */
   readonly waitMs: Ms;
+  /** The queue model's own prediction, before calibration (what calibration learns from). */
+  readonly modelledWaitMs?: Ms;
+  /** A wait it will almost surely not exceed (a high percentile of such waits). */
+  readonly sureWaitMs?: Ms;
+  /** A long prompt: it waits for a replica of its own, apart from the queue's order. */
+  readonly long?: boolean;
 }
 
 export interface FleetLoad {
@@ -27,6 +33,13 @@ export interface FleetLoad {
   readonly decodeStepMs: Ms;
   /** The class's queue budget (ms it may wait and still make its TTFT), null when unknown. */
   queueBudgetMs(cls: SloClassName): Ms | null;
+  /**
+   * The target sojourn while queue-delay control is in force for the class (admission then
+   * admits only predicted waits within it), else null. `waitMs` is the predicted wait of the
+   * request being decided when it queues in order (0 for a long prompt): a burst shows in it
+   * before the queue's head has aged.
+   */
+  queueTargetMs(cls: SloClassName, waitMs: Ms): Ms | null;
   /** Predicted wait of a new request of `cls` that needs `kvTokens` and prefills `promptTokens`. */
   queueAhead(
     cls: SloClassName,

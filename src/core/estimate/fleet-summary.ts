@@ -15,6 +15,8 @@ import type { FleetLoad, QueueAhead } from './fleet-load.ts';
 import type { FleetSpec } from './fleet-spec.ts';
 import type { QueueBudgets } from './queue-budget.ts';
 import type { SloClass } from '../request/slo-classes.ts';
+import type { WaitCalibration } from './wait-calibration.ts';
+import type { QueueDelayControl } from '../queueing/queue-delay.ts';
 
 /**
  * Long prompts' waits vary far more than the rest (they wait for a replica whose streams can
@@ -22,14 +24,22 @@ import type { SloClass } from '../request/slo-classes.ts';
  */
 const LONG_WAIT_SAFETY = 1.5;
 
+/** What the summary learns from besides the dispatcher: all optional, each adds a figure. */
+export interface SummaryLearners {
+  readonly classes?: Readonly<Record<SloClassName, SloClass>>;
+  readonly budgets?: QueueBudgets;
+  readonly calibration?: WaitCalibration;
+  readonly queueDelay?: QueueDelayControl;
+}
+
 export function summarizeFleet<H>(
   spec: FleetSpec,
   dispatcher: Dispatcher<H>,
   replicas: readonly ReplicaSnapshot[],
   nowMs: number,
-  classes: Readonly<Record<SloClassName, SloClass>> = DEFAULT_SLO_CLASSES,
-  budgets?: QueueBudgets,
+  learners: SummaryLearners = {},
 ): FleetLoad {
+  const { classes = DEFAULT_SLO_CLASSES, budgets, calibration, queueDelay } = learners;
   const ledger = dispatcher.ledger;
   // Snapshots come in index order; a fleet may leave out replicas that are not ready.
   ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
@@ -59,6 +69,12 @@ export function summarizeFleet<H>(
       return maxFree;
     },
     queueBudgetMs: (cls) => budgets?.of(cls).budgetMs ?? null,
+    queueTargetMs(cls, waitMs) {
+      const budget = budgets?.orObjective(cls) ?? null;
+      if (queueDelay === undefined || budget === null) return null;
+      const headWaitMs = nowMs - dispatcher.oldestOfferedMs(classes[cls].priority);
+      return queueDelay.targetMs(cls, budget, Math.max(headWaitMs, waitMs), nowMs);
+    },
     decodeBatch: batch,
     decodeContextTokens: ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : 0,
     get decodeStepMs() {
@@ -74,7 +90,9 @@ export function summarizeFleet<H>(
       const itl = c.objectives.itlP99Ms;
       const isLong = itl !== undefined && dispatcher.isLongPrompt(promptTokens, itl);
       const ahead = dispatcher.waitingAhead(c.priority, isLong);
-      if (replicas.length === 0) return { requests: ahead, waitMs: Infinity };
+      if (replicas.length === 0) {
+        return { requests: ahead, waitMs: Infinity };
+      }
       if (ahead === 0) {
         const probe = {
           req: { inputTokens: promptTokens },
@@ -93,15 +111,22 @@ export function summarizeFleet<H>(
           (n * spec.maxNumSeqs) / (prefill + outputTokens * stepMs()),
         );
       const queued = nowMs - dispatcher.oldestOfferedMs(c.priority);
+      let modelledWaitMs: number;
       if (isLong) {
         const longPerMs = dispatcher.longRate.perMs();
         const byRate = longPerMs === undefined ? 0 : (ahead + 1) / longPerMs;
-        return {
-          requests: ahead,
-          waitMs: LONG_WAIT_SAFETY * Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs),
-        };
+        modelledWaitMs =
+          LONG_WAIT_SAFETY * Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs);
+      } else {
+        modelledWaitMs = Math.max((ahead + 1) / perMs, queued);
       }
-      return { requests: ahead, waitMs: Math.max((ahead + 1) / perMs, queued) };
+      return {
+        requests: ahead,
+        long: isLong,
+        waitMs: modelledWaitMs * (calibration?.factor(cls, promptTokens) ?? 1),
+        modelledWaitMs,
+        sureWaitMs: modelledWaitMs * (calibration?.sureFactor(cls, promptTokens) ?? 1),
+      };
     },
   };
 }

@@ -34,6 +34,16 @@ export class QueueBudgets {
     w.add(Math.max(0, serviceMs));
   }
 
+  /**
+   * The learned budget, or before any first token was seen the TTFT objective less the margin
+   * (what a request may wait at most); null for a class without a TTFT objective.
+   */
+  orObjective(cls: SloClassName): Ms | null {
+    const ttft = this.classes[cls].objectives.ttftMs;
+    if (ttft === undefined) return null;
+    return this.of(cls).budgetMs ?? Math.max(0, ttft - this.routeP99Ms - this.marginMs);
+  }
+
   /** Null for a class without a TTFT objective, or before any first token was seen. */
   of(cls: SloClassName): QueueBudget {
     const w = this.service.get(cls);

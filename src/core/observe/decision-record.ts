@@ -54,6 +54,10 @@ export interface DecisionRecord {
     readonly retry_after_ms: number | null;
     readonly slack_ms: number | null;
     readonly predicted_ttft_ms: number | null;
+    /** The wait in the queue predicted at the door (part of predicted_ttft_ms). */
+    readonly predicted_wait_ms: number | null;
+    /** The target sojourn queue-delay control held the wait to; null when not in force. */
+    readonly queue_target_ms: number | null;
     readonly degrade_level: number | null;
     readonly degraded_max_tokens: number | null;
     readonly dropped_input_tokens: number | null;
@@ -63,6 +67,11 @@ export interface DecisionRecord {
     readonly prefix_hit_tokens: number;
     readonly queued_ms: number;
   } | null;
+  /**
+   * What happened against predicted_wait_ms: how long it waited in the queue before it was
+   * dispatched or expired there; null when it never queued.
+   */
+  readonly waited_ms: number | null;
 }
 
 export interface DecisionRecordInput {
@@ -74,6 +83,8 @@ export interface DecisionRecordInput {
   readonly demand: Demand | undefined;
   readonly result: DecisionResult;
   readonly route: { readonly replica: number; readonly queuedMs: Ms } | null;
+  /** How long it waited in the queue, when it queued. */
+  readonly waitedMs?: Ms;
   readonly deferred: boolean;
   /** Why it expired or was cut, where the decision itself (an admission) names no reason. */
   readonly reason?: RejectReason;
@@ -119,6 +130,8 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
       retry_after_ms: a.outcome === 'reject' ? (a.retryAfterMs ?? null) : null,
       slack_ms: a.assessment?.slackMs == null ? null : r3(a.assessment.slackMs),
       predicted_ttft_ms: a.assessment === undefined ? null : r3(a.assessment.predictedTtftMs),
+      predicted_wait_ms: a.assessment === undefined ? null : r3(a.assessment.waitMs),
+      queue_target_ms: a.assessment?.queueTargetMs == null ? null : r3(a.assessment.queueTargetMs),
       degrade_level: a.outcome === 'admit' ? (a.degradation?.level ?? null) : null,
       degraded_max_tokens: a.outcome === 'admit' ? (a.degradation?.maxTokens ?? null) : null,
       dropped_input_tokens:
@@ -128,6 +141,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
       d.route === null
         ? null
         : { replica: d.route.replica, prefix_hit_tokens: 0, queued_ms: r3(d.route.queuedMs) },
+    waited_ms: d.waitedMs === undefined ? null : r3(d.waitedMs),
   };
 }
 
@@ -149,6 +163,7 @@ export function ticketRecord<H>(
     demand: t.demand,
     result,
     route: t.replica < 0 ? null : { replica: t.replica, queuedMs: t.dispatchedMs - t.offeredMs },
+    waitedMs: (t.replica < 0 ? atMs : t.dispatchedMs) - t.offeredMs,
     deferred: t.wasDeferred,
     reason,
     status,
@@ -183,10 +198,13 @@ export function unreadRecord(u: UnreadRefusal): DecisionRecord {
       retry_after_ms: null,
       slack_ms: null,
       predicted_ttft_ms: null,
+      predicted_wait_ms: null,
+      queue_target_ms: null,
       degrade_level: null,
       degraded_max_tokens: null,
       dropped_input_tokens: null,
     },
     route: null,
+    waited_ms: null,
   };
 }
