@@ -105,3 +105,40 @@ test('a deferred request that never finds capacity fails in the offered denomina
   assert.equal(r.fail_reasons.deferred_expired, r.admission.deferred_expired);
   assert.ok(r.slo.by_class.best_effort.attainment_offered < 1);
 });
+
+test('deep overload: what admission admits is served in time, however deep the overload', () => {
+  for (const rateScale of [8, 16, 32]) {
+    const { report: r, records } = withRecords(
+      { trace: 'test/fixtures/traces/azure-conv-200.csv', rateScale, replicas: 1 },
+      'goodput',
+    );
+    const at = `×${rateScale}`;
+    assert.ok(r.admission.rejected > 0, `${at}: the fleet is overloaded`);
+    assert.equal(r.admission.expired_after_admission, 0, `${at}: nothing admitted expires`);
+    assert.equal(r.slo.attainment_admitted, 1, at);
+    // Every admitted request's wait is on record against what was predicted, and within budget.
+    for (const d of records.filter((x) => x.admission.result === 'admit')) {
+      assert.ok(d.admission.predicted_wait_ms !== null && d.waited_ms !== null, d.request_id);
+      assert.ok(d.waited_ms < 2_000, `${at}: ${d.request_id} waited ${d.waited_ms} ms`);
+    }
+    // Under the control the queue holds a quarter of the budget: decisions name that target.
+    assert.ok(
+      records.some((x) => x.admission.queue_target_ms !== null),
+      at,
+    );
+  }
+});
+
+test('an instant burst: before any rate is measured, admission takes only what it can serve', () => {
+  const burst = { rate: Infinity, numRequests: 300, input: 'exp:1155', output: 'exp:211' };
+  const { report: r, records } = withRecords({ ...burst, replicas: 2 }, 'goodput');
+  assert.ok(r.admission.admitted >= 30, `admitted ${r.admission.admitted}`);
+  assert.equal(r.admission.expired_after_admission, 0);
+  assert.equal(r.slo.attainment_admitted, 1);
+  const refused = records.filter((x) => x.admission.result === 'reject');
+  assert.equal(refused.length, r.admission.rejected);
+  for (const d of refused) {
+    assert.equal(d.admission.reason, 'deadline');
+    assert.ok((d.admission.retry_after_ms ?? 0) >= 500, `${d.request_id}: a Retry-After`);
+  }
+});

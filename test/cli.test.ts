@@ -90,7 +90,12 @@ test('help documents every command and flag', () => {
 
 const bad: Array<[string, string[], RegExp]> = [
   ['unknown flag', ['simulate', '--sped', '3'], /unknown option '--sped'/],
-  ['bad number', ['simulate', '--rate', 'fast'], /--rate: expected a number > 0, got "fast"/],
+  [
+    'bad number',
+    ['simulate', '--rate', 'fast'],
+    /--rate: expected a number > 0, or inf, got "fast"/,
+  ],
+  ['zero rate', ['simulate', '--rate', '0'], /--rate: expected a number > 0, or inf, got "0"/],
   ['unknown profile', ['simulate', '--profile', 'llama-9/tpu'], /profile/],
   ['unknown policy', ['simulate', '--policy', 'fastest'], /policy: expected a preset/],
   ['unknown model', ['simulate', '--model', 'gpt-9'], /model: expected one of/],

@@ -13,6 +13,19 @@ export function positiveNumber(flag: string) {
   };
 }
 
+/** A rate: a number > 0, or `inf` (vLLM's spelling) for everything at once. */
+export function positiveRate(flag: string) {
+  const finite = positiveNumber(flag);
+  return (value: string): number => {
+    if (value === 'inf' || value === 'Infinity') return Infinity;
+    try {
+      return finite(value);
+    } catch {
+      throw new ConfigError(flag, 'a number > 0, or inf', value);
+    }
+  };
+}
+
 export function nonNegativeNumber(flag: string) {
   return (value: string): number => {
     const n = Number(value);

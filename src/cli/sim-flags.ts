@@ -6,7 +6,13 @@ import { Option, type Command } from 'commander';
 import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
 import { SCENARIO_DEFAULTS as D, type ScenarioSpec } from '../sim/scenario.ts';
 import { RETRY_MODES, type RetryMode } from '../sim/client-behaviour.ts';
-import { nonNegativeInt, nonNegativeNumber, positiveInt, positiveNumber } from './parse-flags.ts';
+import {
+  nonNegativeInt,
+  nonNegativeNumber,
+  positiveInt,
+  positiveNumber,
+  positiveRate,
+} from './parse-flags.ts';
 
 export function addScenarioFlags(cmd: Command): Command {
   return addEngineFlags(cmd)
@@ -21,10 +27,15 @@ export function addScenarioFlags(cmd: Command): Command {
     .addOption(
       new Option(
         '--arrival <process>',
-        'synthetic arrivals (default: poisson, or gamma when --burstiness is not 1)',
+        'synthetic arrivals (default: poisson, or gamma when --burstiness is not 1); gamma with --trace re-times the trace at its own mean rate',
       ).choices(['poisson', 'gamma']),
     )
-    .option('--rate <rps>', 'synthetic arrival rate, requests/s', positiveNumber('--rate'), D.rate)
+    .option(
+      '--rate <rps>',
+      'synthetic arrival rate, requests/s, or inf: every request at once',
+      positiveRate('--rate'),
+      D.rate,
+    )
     .option(
       '--burstiness <b>',
       'gamma shape (vLLM --burstiness): 1 = Poisson, < 1 burstier',

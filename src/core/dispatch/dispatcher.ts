@@ -66,6 +66,8 @@ export class Dispatcher<H> {
    * absorb a slow step: admission predicts a new long prompt's wait from it.
    */
   longPromptWaitMs = 0;
+  /** Long prompts that have left the queue: until one has, their wait is unknown. */
+  longPromptsSeen = 0;
 
   constructor(config: DispatchConfig, spec: FleetSpec, router: Router, sink: DispatchSink<H>) {
     this.config = config;
@@ -275,7 +277,11 @@ export class Dispatcher<H> {
   /** Feeds the long-prompt wait estimate with a ticket that left the queue (either way). */
   noteWait(t: Ticket<H>, nowMs: Ms): void {
     if (!t.long || t.wasDeferred) return;
-    this.longPromptWaitMs += 0.2 * (nowMs - t.offeredMs - this.longPromptWaitMs);
+    const waited = nowMs - t.offeredMs;
+    this.longPromptWaitMs =
+      this.longPromptsSeen++ === 0
+        ? waited
+        : this.longPromptWaitMs + 0.2 * (waited - this.longPromptWaitMs);
   }
 
   /**

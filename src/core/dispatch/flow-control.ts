@@ -109,6 +109,26 @@ export class FlowControl {
     }
   }
 
+  /**
+   * The most requests alike a replica holds at once under flow control: within its sequence
+   * slots, its KV (each `kvTokens`), and a steady decode step (each stream at
+   * `contextTokens`) within the ITL objective's budget. At least 1.
+   */
+  steadyBatch(itlSloMs: Ms, contextTokens: Tokens, kvTokens: Tokens): number {
+    const spec = this.spec;
+    const kvLimit = spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
+    let hi = Math.max(1, Math.min(spec.maxNumSeqs, Math.floor(kvLimit / Math.max(1, kvTokens))));
+    const budget = itlSloMs * (1 - this.params.itlMarginRatio);
+    if (budget === Infinity || this.decodeStepMs(hi, hi * contextTokens) <= budget) return hi;
+    let lo = 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.decodeStepMs(mid, mid * contextTokens) <= budget) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
   decodeStepMs(seqs: number, contextTokens: Tokens): Ms {
     if (seqs <= 0) return 0;
     const s = this.shape;

@@ -44,6 +44,7 @@ export interface ReplicaAccount {
 export class ReplicaLedger {
   readonly replicas: ReplicaAccount[] = [];
   /** Fleet-wide sums, kept as they change so a summary costs O(1), not O(replicas). */
+  inFlight = 0;
   decoding = 0;
   decodeContextTokens: Tokens = 0;
 
@@ -71,6 +72,7 @@ export class ReplicaLedger {
     const r = this.replicas[e.replica];
     e.slot = r.entries.length;
     r.entries.push(e);
+    this.inFlight++;
     r.prefilling++;
     r.pendingPrefillTokens += e.promptTokens;
     r.pendingAttnWork += e.promptTokens * e.promptTokens;
@@ -110,6 +112,7 @@ export class ReplicaLedger {
       if (left === 0) r.itlSlos.delete(e.itlSloMs);
       else r.itlSlos.set(e.itlSloMs, left);
     }
+    this.inFlight--;
     const last = r.entries.pop() as LedgerEntry;
     if (last !== e) {
       r.entries[e.slot] = last;

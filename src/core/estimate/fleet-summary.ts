@@ -7,7 +7,7 @@
  * is measured, a conservative stand-in: one dispatch per replica per prefill-plus-decode step.
  */
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
-import type { Tokens } from '../request/units.ts';
+import type { Ms, Tokens } from '../request/units.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
 import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
@@ -23,6 +23,8 @@ import type { QueueDelayControl } from '../queueing/queue-delay.ts';
  * absorb a stall), so their prediction carries a safety factor of its own.
  */
 const LONG_WAIT_SAFETY = 1.5;
+/** Before any long prompt was placed: a replica is ready for one after a stream this long. */
+const LONG_DRAIN_OUTPUT_TOKENS = 512;
 
 /** What the summary learns from besides the dispatcher: all optional, each adds a figure. */
 export interface SummaryLearners {
@@ -54,6 +56,14 @@ export function summarizeFleet<H>(
       Math.max(1, Math.round(batch)),
       ledger.decodeContextTokens / n,
     ));
+  // Dispatches per ms before any rate is measured, for requests like this one.
+  const standInRate = (promptTokens: Tokens, outputTokens: Tokens, kvTokens: Tokens, itl: Ms) => {
+    const prefill = dispatcher.flow.prefillMs(Math.max(1, promptTokens));
+    const context = promptTokens + outputTokens / 2;
+    const full = dispatcher.flow.steadyBatch(itl, context, kvTokens);
+    const fullStepMs = dispatcher.flow.decodeStepMs(full, full * context);
+    return Math.min(n / (prefill + stepMs()), (n * full) / (prefill + outputTokens * fullStepMs));
+  };
   return {
     spec,
     readyReplicas: replicas.length,
@@ -101,18 +111,22 @@ export function summarizeFleet<H>(
         };
         if (dispatcher.wouldFit(probe as never, replicas)) return { requests: 0, waitMs: 0 };
       }
-      // Before any rate is measured: one dispatch per replica per step at best, and no faster
-      // than running requests can end when every sequence slot is taken.
-      const prefill = dispatcher.flow.prefillMs(Math.max(1, promptTokens));
+      // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
+      // replica per step at best, and no faster than requests end once the replicas hold all
+      // that flow control lets them (Little: that many over how long one runs).
       const perMs =
         dispatcher.rate.perMs() ??
-        Math.min(
-          n / (prefill + stepMs()),
-          (n * spec.maxNumSeqs) / (prefill + outputTokens * stepMs()),
-        );
+        standInRate(promptTokens, outputTokens, kvTokens, itl ?? Infinity);
       const queued = nowMs - dispatcher.oldestOfferedMs(c.priority);
       let modelledWaitMs: number;
-      if (isLong) {
+      if (isLong && dispatcher.longPromptsSeen === 0) {
+        // No long prompt has been placed yet: each ahead, and this one, waits for a replica
+        // whose streams can absorb its stall — about as long as a stream runs.
+        const drainMs =
+          dispatcher.flow.prefillMs(Math.max(1, promptTokens)) +
+          LONG_DRAIN_OUTPUT_TOKENS * stepMs();
+        modelledWaitMs = ledger.inFlight === 0 ? 1 / perMs : ((ahead + 1) * drainMs) / n;
+      } else if (isLong) {
         const longPerMs = dispatcher.longRate.perMs();
         const byRate = longPerMs === undefined ? 0 : (ahead + 1) / longPerMs;
         modelledWaitMs =

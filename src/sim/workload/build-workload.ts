@@ -15,7 +15,9 @@ import { syntheticRequests } from './synthetic-workload.ts';
 import { formatTenantSpec, parseTenantSpec, type TenantSpec } from './tenant-spec.ts';
 import { loadTrace } from './trace/load-trace.ts';
 import { traceRequests } from './trace/trace-workload.ts';
-import { scaledArrival, selectWindow } from './trace/trace-window.ts';
+import { scaledArrival, selectWindow, type TraceWindow } from './trace/trace-window.ts';
+import { arrivalClock } from './arrivals.ts';
+import { WORKLOAD_STREAMS as S } from './streams.ts';
 import type {
   SyntheticDescription,
   TraceDescription,
@@ -99,6 +101,7 @@ function buildTrace(opts: WorkloadOptions, file: string, rng: Rng, c: Common): W
     opts.durationS === undefined ? undefined : positive(opts.durationS, 'durationS', false);
   const table = loadTrace(file, format);
   const window = selectWindow(table.tMs, startS, durationS);
+  const arrivalsMs = retimedArrivals(opts, table.tMs, window, c.rateScale, rng);
   let inputTokens = 0;
   let outputTokens = 0;
   for (let i = window.from; i < window.to; i++) {
@@ -117,18 +120,48 @@ function buildTrace(opts: WorkloadOptions, file: string, rng: Rng, c: Common): W
     window: { startS, durationS: durationS ?? null },
     rateScale: c.rateScale,
     numRequests: window.to - window.from,
-    firstArrivalMs: scaledArrival(table.tMs[window.from], window, c.rateScale),
-    lastArrivalMs: scaledArrival(table.tMs[window.to - 1], window, c.rateScale),
+    retimed:
+      arrivalsMs === undefined
+        ? null
+        : { arrival: 'gamma', burstiness: opts.burstiness ?? D.burstiness },
+    firstArrivalMs: arrivalsMs?.[0] ?? scaledArrival(table.tMs[window.from], window, c.rateScale),
+    lastArrivalMs:
+      arrivalsMs?.[arrivalsMs.length - 1] ??
+      scaledArrival(table.tMs[window.to - 1], window, c.rateScale),
     inputTokens,
     outputTokens,
     tenants: formatTenantSpec(c.tenants),
     classes: formatClassSpec(c.classes),
   };
   const requests = traceRequests(
-    { table, window, rateScale: c.rateScale, tenants: c.tenants, classes: c.classes },
+    { table, window, rateScale: c.rateScale, arrivalsMs, tenants: c.tenants, classes: c.classes },
     rng,
   );
   return { requests, describe };
+}
+
+/**
+ * A trace re-timed (`--arrival gamma`, or a burstiness other than 1): its window's requests, in
+ * their order and with their sizes, arrive by a Gamma process at the window's own mean rate
+ * (times the rate scale), ending when the scaled window ends — the same load, burstier or
+ * smoother. Undefined when the trace keeps its recorded times.
+ */
+function retimedArrivals(
+  opts: WorkloadOptions,
+  tMs: Float64Array,
+  window: TraceWindow,
+  rateScale: number,
+  rng: Rng,
+): Float64Array | undefined {
+  if (arrivalKind(opts) !== 'gamma') return undefined;
+  const burstiness = positive(opts.burstiness ?? D.burstiness, 'burstiness', true);
+  const count = window.to - window.from;
+  const spanMs = (tMs[window.to - 1] - window.startMs) / rateScale;
+  const rateRps = spanMs > 0 ? (count * 1000) / spanMs : Infinity;
+  const next = arrivalClock({ rateRps, burstiness, count }, () => rng.fork(S.arrivals));
+  const out = new Float64Array(count);
+  for (let i = 0; i < count; i++) out[i] = next();
+  return out;
 }
 
 function traceFormat(name: string | undefined): TraceFormatName | undefined {

@@ -37,6 +37,8 @@ export interface TraceDescription {
   /** The window cut, in seconds of trace time before scaling; null duration runs to the end. */
   readonly window: { readonly startS: number; readonly durationS: number | null };
   readonly rateScale: number;
+  /** Null: recorded times; else the process the window's requests were re-timed by. */
+  readonly retimed: { readonly arrival: 'gamma'; readonly burstiness: number } | null;
   readonly numRequests: number;
   readonly firstArrivalMs: number;
   readonly lastArrivalMs: number;

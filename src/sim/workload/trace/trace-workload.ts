@@ -17,6 +17,8 @@ export interface TracePlan {
   readonly table: TraceTable;
   readonly window: TraceWindow;
   readonly rateScale: number;
+  /** Arrival times replacing the recorded ones (a re-timed trace), one per window row. */
+  readonly arrivalsMs?: Float64Array;
   readonly tenants: TenantSpec;
   readonly classes: ClassSpec;
 }
@@ -35,7 +37,8 @@ function* generate(plan: TracePlan, rng: Rng): Generator<LlmRequest> {
     const x = table.extras?.[i];
     const request: Mutable<LlmRequest> = {
       id: requestId(i - window.from + 1),
-      arrivalMs: scaledArrival(table.tMs[i], window, rateScale),
+      arrivalMs:
+        plan.arrivalsMs?.[i - window.from] ?? scaledArrival(table.tMs[i], window, rateScale),
       inputTokens: table.inputTokens[i],
       outputTokens: table.outputTokens[i],
       tenant: x?.tenant ?? tenant(),

@@ -1,0 +1,31 @@
+// Tests for FlowControl.steadyBatch (flow-control.ts): how many requests alike a replica holds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FlowControl } from './flow-control.ts';
+import type { FleetSpec } from '../estimate/fleet-spec.ts';
+
+/** A decode step of 10 ms plus 1 ms per sequence; context costs nothing. */
+const spec: FleetSpec = {
+  model: 'm',
+  adapters: [],
+  maxModelLen: 8_192,
+  maxBatchedTokens: 8_192,
+  maxNumSeqs: 256,
+  kvBytesPerToken: 1_000,
+  replicaKvTokens: 1_000_000,
+  stepTime: { stepMs: (s) => 10 + s.decodeSeqs + s.prefillSeqs },
+};
+const flow = (o: Partial<FleetSpec> = {}) =>
+  new FlowControl({ ...spec, ...o }, { itlMarginRatio: 0.1, kvReserveRatio: 0.1, stallRisk: 0.5 });
+
+test('steady batch: the step budget binds — 10 + B ≤ 0.9 × 80 gives 62', () => {
+  assert.equal(flow().steadyBatch(80, 1_000, 1_000), 62);
+  assert.equal(flow().steadyBatch(11.2, 1_000, 1_000), 1, 'not even one fits: still 1');
+});
+
+test('steady batch: sequence slots and KV bind when they are tighter', () => {
+  assert.equal(flow().steadyBatch(Infinity, 1_000, 1_000), 256, 'no objective: the slots');
+  assert.equal(flow({ maxNumSeqs: 32 }).steadyBatch(80, 1_000, 1_000), 32);
+  // 0.9 × 1,000,000 KV tokens at 20,000 a request.
+  assert.equal(flow().steadyBatch(80, 1_000, 20_000), 45);
+});
