@@ -4,6 +4,7 @@
 // a keep-alive agent and a byte scan for content chunks, so the generator itself stays cheap
 // next to the servers it measures. Records client-side TTFT and the gap between token chunks.
 import { Agent, request } from 'node:http';
+import { contentChunks } from './stream-client.ts';
 
 export interface LoadSample {
   readonly ttft: number[];
@@ -18,18 +19,6 @@ export interface LoadOptions {
   readonly maxTokens: number;
   /** First requests start evenly over this many ms. */
   readonly rampMs: number;
-}
-
-const CONTENT = Buffer.from('"content":"');
-
-/** Token chunks in a piece of an SSE body: `"content":"` followed by a non-empty string. */
-function contentChunks(buf: Buffer): number {
-  let n = 0;
-  for (let i = buf.indexOf(CONTENT); i >= 0; i = buf.indexOf(CONTENT, i + CONTENT.length)) {
-    // The empty role chunk carries `"content":""`: not a token.
-    if (buf[i + CONTENT.length] !== 0x22) n++;
-  }
-  return n;
 }
 
 function once(agent: Agent, o: LoadOptions, s: LoadSample): Promise<void> {

@@ -20,6 +20,42 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"model":"llama-3-8b","messages":[{"role":"system","content":"' .. system ..
   '"},{"role":"user","content":"' .. user .. '"}],"stream":true,"max_tokens":256,"temperature":0.7}'
 
+-- With GOODPUT_WRK_OUTCOMES set, each response is also judged as the client sees it (which makes
+-- wrk slower: every body passes through Lua): a 200 is `completed` when its stream ends with
+-- [DONE] and carries no error event, else `cut`; 429/503 are `refused`; the rest `other`. The
+-- counts, summed over wrk's threads, join the final line as "outcomes".
+local threads = {}
+function setup(thread)
+  threads[#threads + 1] = thread
+end
+local outcomes = os.getenv("GOODPUT_WRK_OUTCOMES") ~= nil
+if outcomes then
+  completed, cut, refused, other = 0, 0, 0, 0
+  function response(status, headers, body)
+    if status == 200 then
+      if body:find("data: [DONE]", 1, true) and not body:find('"error"', 1, true) then
+        completed = completed + 1
+      else
+        cut = cut + 1
+      end
+    elseif status == 429 or status == 503 then
+      refused = refused + 1
+    else
+      other = other + 1
+    end
+  end
+end
+
+local function outcomesJson()
+  if not outcomes then return "" end
+  local sum = { completed = 0, cut = 0, refused = 0, other = 0 }
+  for _, t in ipairs(threads) do
+    for k, _ in pairs(sum) do sum[k] = sum[k] + (t:get(k) or 0) end
+  end
+  return string.format(',"outcomes":{"completed":%d,"cut":%d,"refused":%d,"other":%d}',
+    sum.completed, sum.cut, sum.refused, sum.other)
+end
+
 -- The latency distribution as quantile points, each standing for the mass below it down to the
 -- previous point: 1% steps to p99, 0.1% steps to p99.9, 0.01% steps to the maximum. Rounds are
 -- pooled as the mixture of these points weighted by their requests (bench/wrk-run.ts). Values
@@ -36,7 +72,7 @@ done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(
     'wrk-json {"duration_us":%d,"requests":%d,"bytes":%d,"errors":{"connect":%d,"read":%d,' ..
-      '"write":%d,"status":%d,"timeout":%d},"latency":{"min":%d,"max":%d,"mean":%.1f,"q":[%s]}}\n',
+      '"write":%d,"status":%d,"timeout":%d},"latency":{"min":%d,"max":%d,"mean":%.1f,"q":[%s]}%s}\n',
     summary.duration, summary.requests, summary.bytes, e.connect, e.read, e.write, e.status,
-    e.timeout, latency.min, latency.max, latency.mean, table.concat(q, ",")))
+    e.timeout, latency.min, latency.max, latency.mean, table.concat(q, ","), outcomesJson()))
 end

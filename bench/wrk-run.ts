@@ -30,6 +30,8 @@ export interface WrkResult {
     mean: number;
     q: readonly (readonly [number, number, number])[];
   };
+  /** With `outcomes`: responses as the client saw them (see bench/wrk-chat.lua). */
+  readonly outcomes?: { completed: number; cut: number; refused: number; other: number };
 }
 
 export interface WrkOptions {
@@ -42,6 +44,8 @@ export interface WrkOptions {
   readonly headers: readonly string[];
   /** `taskset -c` list for wrk, or undefined to leave it unpinned. */
   readonly cores?: string;
+  /** Judge every response (200 completed or cut, refused, other): slower, so only when asked. */
+  readonly outcomes?: boolean;
   /** Told the child while it runs, so the caller can stop it however the run ends. */
   readonly onSpawn?: (proc: ChildProcess) => void;
 }
@@ -57,7 +61,8 @@ export function runWrk(o: WrkOptions): Promise<WrkResult> {
   ];
   const [file, argv] =
     o.cores === undefined ? ['wrk', args] : ['taskset', ['-c', o.cores, 'wrk', ...args]];
-  const proc = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = o.outcomes === true ? { ...process.env, GOODPUT_WRK_OUTCOMES: '1' } : process.env;
+  const proc = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
   o.onSpawn?.(proc);
   let out = '';
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()));

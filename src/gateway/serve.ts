@@ -259,9 +259,16 @@ async function listenOn(
           : `a port it may listen on (${e.code ?? e.message})`;
       reject(new ConfigError('--port', why, port));
     });
-    server.listen(port, host, () => resolve(server));
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => resolve(server));
   });
 }
+
+/**
+ * Connections the kernel may hold before the gateway accepts them (Node's default is 511): a
+ * burst of thousands of clients connecting at once is then answered, not left to retry its SYN
+ * after a second. The kernel caps it at net.core.somaxconn.
+ */
+const LISTEN_BACKLOG = 4096;
 
 function storeTransition(log: OpsLog, up: boolean, s: SharedStateSettings, cause?: string): void {
   if (up) return log.info({ store: 'redis' }, 'shared state store is up: quotas are shared again');

@@ -15,7 +15,7 @@ import { DispatchRate } from '../queueing/dispatch-rate.ts';
 import type { Ms } from '../request/units.ts';
 import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
 import type { Router } from '../routing/router.ts';
-import { FlowControl, type Fit } from './flow-control.ts';
+import { FlowControl, type Candidate, type Fit } from './flow-control.ts';
 import { gapsToSpare } from './gap-tolerance.ts';
 import { ReplicaLedger } from './replica-ledger.ts';
 
@@ -177,6 +177,15 @@ export class Dispatcher<H> {
     return false;
   }
 
+  /** Whether some replica has room to hold `t` once its prefills are done (FlowControl.holds). */
+  couldHold(t: Pick<Ticket<H>, 'req' | 'demand' | 'cls'>, replicas: readonly ReplicaSnapshot[]) {
+    for (const r of replicas) {
+      this.ledger.resize(r.index + 1);
+      if (this.flow.holds(this.ledger.replicas[r.index], candidate(t), r.kvUsage)) return true;
+    }
+    return false;
+  }
+
   /**
    * Places what fits, oldest and most urgent first; drops what has expired. `admitDeferred`
    * re-decides a deferred ticket now that capacity is free (true: admitted, place it).
@@ -251,6 +260,34 @@ export class Dispatcher<H> {
     return pool[this.router.pick(this.routerState, t.req, pool)].index;
   }
 
+  /**
+   * Decode steps until `k` of the requests running now have ended, each expected to run to its
+   * predicted output (one step more for a stream already past it): when nothing more fits, a
+   * queued request dispatches no sooner than a running one ends, and after a burst the running
+   * ones end together, not at the rate the queue drained before. Infinity with nothing running.
+   * Recomputed when the ledger has changed, at most once per millisecond of `nowMs`.
+   */
+  stepsUntilEnded(k: number, nowMs: Ms): number {
+    const ledger = this.ledger;
+    if (ledger.inFlight === 0) return Infinity;
+    if (this.drainAtMs !== nowMs || this.drainInFlight !== ledger.inFlight) {
+      const left = this.drainSteps;
+      left.length = 0;
+      for (const r of ledger.replicas) {
+        for (const e of r.entries) left.push(Math.max(1, e.expectTokens - e.streamed));
+      }
+      left.sort((a, b) => a - b);
+      this.drainAtMs = nowMs;
+      this.drainInFlight = ledger.inFlight;
+    }
+    const left = this.drainSteps;
+    return left[Math.min(k, left.length) - 1];
+  }
+
+  private readonly drainSteps: number[] = [];
+  private drainAtMs = NaN;
+  private drainInFlight = -1;
+
   /** A long prompt that fits nowhere gets a replica held for it, while holds are few. */
   private maybeHold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): void {
     if (!t.long) return;
@@ -311,16 +348,7 @@ export class Dispatcher<H> {
 
   private fit(t: Pick<Ticket<H>, 'req' | 'demand' | 'cls'>, r: ReplicaSnapshot): Fit {
     this.ledger.resize(r.index + 1);
-    return this.flow.fit(
-      this.ledger.replicas[r.index],
-      {
-        promptTokens: t.req.inputTokens - t.demand.prefixHitTokens,
-        kvTokens: t.demand.kvTokens,
-        itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
-      },
-      r.kvUsage,
-      this.nowMs,
-    );
+    return this.flow.fit(this.ledger.replicas[r.index], candidate(t), r.kvUsage, this.nowMs);
   }
 
   private send(
@@ -342,6 +370,7 @@ export class Dispatcher<H> {
       itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
       lengths: t.lengths,
       capTokens: t.capTokens,
+      expectTokens: Math.max(1, Math.min(t.capTokens, t.demand.output.p50)),
       streamed: 0,
       slowGaps: 0,
       slot: -1,
@@ -365,4 +394,13 @@ export class Dispatcher<H> {
     }
     return b;
   }
+}
+
+/** What flow control weighs of a request. */
+function candidate(t: Pick<Ticket<unknown>, 'req' | 'demand' | 'cls'>): Candidate {
+  return {
+    promptTokens: t.req.inputTokens - t.demand.prefixHitTokens,
+    kvTokens: t.demand.kvTokens,
+    itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
+  };
 }

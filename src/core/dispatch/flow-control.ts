@@ -54,20 +54,31 @@ export class FlowControl {
     this.params = params;
   }
 
-  /** `reportedKvUsage` is the replica's own KV usage in [0, 1] when known; the ledger is the floor. */
-  fit(a: ReplicaAccount, c: Candidate, reportedKvUsage: number, nowMs: Ms): Fit {
+  /**
+   * Whether the replica has room to hold `c` once what it is prefilling now has joined the
+   * decodes: a sequence slot, KV, and a steady decode step within every objective. Without it
+   * the request waits for running ones to end, not just for a step to pass.
+   */
+  holds(a: ReplicaAccount, c: Candidate, reportedKvUsage: number): boolean {
     const spec = this.spec;
-    if (a.entries.length >= spec.maxNumSeqs) return NO;
+    if (a.entries.length >= spec.maxNumSeqs) return false;
     const kvLimit = spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
     const used = Math.max(a.reservedKvTokens, reportedKvUsage * spec.replicaKvTokens);
-    if (used + c.kvTokens > kvLimit) return NO;
+    if (used + c.kvTokens > kvLimit) return false;
     const keep = 1 - this.params.itlMarginRatio;
     // Once this request decodes, every step must still suit its own objective.
     const steady = this.decodeStepMs(
       a.decoding + a.prefilling + 1,
       a.decodeContextTokens + a.pendingPrefillTokens + c.promptTokens,
     );
-    if (steady > Math.min(c.itlSloMs, tightestItl(a)) * keep) return NO;
+    return steady <= Math.min(c.itlSloMs, tightestItl(a)) * keep;
+  }
+
+  /** `reportedKvUsage` is the replica's own KV usage in [0, 1] when known; the ledger is the floor. */
+  fit(a: ReplicaAccount, c: Candidate, reportedKvUsage: number, nowMs: Ms): Fit {
+    const spec = this.spec;
+    if (!this.holds(a, c, reportedKvUsage)) return NO;
+    const keep = 1 - this.params.itlMarginRatio;
     const chunk = Math.min(a.pendingPrefillTokens + c.promptTokens, spec.maxBatchedTokens);
     const s = this.shape;
     s.prefillTokens = chunk;

@@ -19,6 +19,8 @@ export interface LedgerEntry {
   readonly lengths: LengthCdf | undefined;
   /** It cannot produce more tokens than this (its max_tokens or class budget). */
   readonly capTokens: number;
+  /** The output it was predicted to reach (its p50, within its cap): how long it should run. */
+  readonly expectTokens: number;
   streamed: number;
   /** Slow steps (longer than its objective allows) the dispatcher has put next to it. */
   slowGaps: number;

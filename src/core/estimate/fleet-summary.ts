@@ -103,14 +103,13 @@ export function summarizeFleet<H>(
       if (replicas.length === 0) {
         return { requests: ahead, waitMs: Infinity };
       }
-      if (ahead === 0) {
-        const probe = {
+      const probe = () =>
+        ({
           req: { inputTokens: promptTokens },
           demand: { kvTokens, prefixHitTokens: 0 },
           cls: c,
-        };
-        if (dispatcher.wouldFit(probe as never, replicas)) return { requests: 0, waitMs: 0 };
-      }
+        }) as never;
+      if (ahead === 0 && dispatcher.wouldFit(probe(), replicas)) return { requests: 0, waitMs: 0 };
       // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
       // replica per step at best, and no faster than requests end once the replicas hold all
       // that flow control lets them (Little: that many over how long one runs).
@@ -133,6 +132,12 @@ export function summarizeFleet<H>(
           LONG_WAIT_SAFETY * Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs);
       } else {
         modelledWaitMs = Math.max((ahead + 1) / perMs, queued);
+        // When no replica has room to hold it even once its prefills are done, a queued
+        // request goes no sooner than enough running ones end (after a burst, together).
+        if (!dispatcher.couldHold(probe(), replicas)) {
+          const drainMs = dispatcher.stepsUntilEnded(ahead + 1, nowMs) * stepMs();
+          if (drainMs > modelledWaitMs) modelledWaitMs = drainMs;
+        }
       }
       return {
         requests: ahead,

@@ -22,7 +22,9 @@ function scripted() {
     now = p.atMs + lateMs;
     p.fn();
   };
-  return { clock: { now: () => now }, timers, fire, pending: () => pending };
+  /** Time passes and the tick has not fired (the loop is busy elsewhere). */
+  const stall = (ms: number) => (now += ms);
+  return { clock: { now: () => now }, timers, fire, stall, pending: () => pending };
 }
 
 test('late ticks raise the lag past the threshold; on-time ticks bring it back', () => {
@@ -54,4 +56,25 @@ test('threshold 0 never sheds and sets no tick; stop cancels the tick', () => {
   const on = scripted();
   new LagShedder(on.clock, on.timers, 20).stop();
   assert.equal(on.pending(), undefined);
+});
+
+test('a tick overdue enough to shed when it fires sheds already: a loop stuck in I/O is seen', () => {
+  const t = scripted();
+  const s = new LagShedder(t.clock, t.timers, 20);
+  // The tick is due at 10; with no lag yet it sheds once overdue by 80 (20 / 0.25).
+  t.stall(10 + 80);
+  assert.equal(s.shedding, false, 'overdue by exactly 80');
+  t.stall(1);
+  assert.equal(s.shedding, true, 'overdue by 81: the tick will bring the lag past 20');
+  t.fire(81);
+  assert.equal(s.shedding, true);
+  // With 10 of lag already, (20 − 7.5) / 0.25 = 50 overdue is the line.
+  const u = scripted();
+  const v = new LagShedder(u.clock, u.timers, 20);
+  u.fire(40); // lag 10
+  assert.equal(v.lagMs, 10);
+  u.stall(10 + 50);
+  assert.equal(v.shedding, false);
+  u.stall(1);
+  assert.equal(v.shedding, true);
 });

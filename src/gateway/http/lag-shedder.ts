@@ -22,6 +22,8 @@ export class LagShedder {
   readonly thresholdMs: Ms;
   #lagMs = 0;
   #timer: TimerHandle | null = null;
+  /** When the tick is due: once it is overdue, the loop is late by at least that much. */
+  #dueMs = 0;
   readonly #clock: Clock;
   readonly #timers: Timers;
 
@@ -38,16 +40,28 @@ export class LagShedder {
     return this.#lagMs;
   }
 
+  /**
+   * True while the smoothed lag is over the threshold — or the tick is already so overdue that
+   * it will be when the tick fires (late by more than `(threshold − 0.75 lag) / 0.25`). Under a
+   * flood of ready sockets Node's poll phase can run for seconds before any timer fires (libuv
+   * polls again at once while its event array comes back full), and a lag measured only when
+   * the tick fires would be seen only once the flood is over. Asking costs one clock read.
+   */
   get shedding(): boolean {
-    return this.thresholdMs > 0 && this.#lagMs > this.thresholdMs;
+    if (this.thresholdMs <= 0) return false;
+    if (this.#lagMs > this.thresholdMs) return true;
+    const overdue = this.#clock.now() - this.#dueMs;
+    return overdue > (this.thresholdMs - (1 - SMOOTHING) * this.#lagMs) / SMOOTHING;
   }
 
   stop(): void {
     this.#timer?.cancel();
     this.#timer = null;
+    this.#dueMs = Infinity;
   }
 
   #tick(atMs: Ms): void {
+    this.#dueMs = atMs;
     this.#timer = this.#timers.at(atMs, () => {
       const now = this.#clock.now();
       this.#lagMs += SMOOTHING * (Math.max(0, now - atMs) - this.#lagMs);

@@ -50,8 +50,11 @@ export function refusal(
   context?: ContextOverflow,
 ): Whole {
   const headers: Record<string, string> = { 'x-goodput-reason': reason };
-  // Going away: the client's next request should open a connection to another replica.
-  if (reason === 'shutting_down') headers.connection = 'close';
+  // Going away: the client's next request should open a connection to another replica. And a
+  // gateway shedding load stops keeping connections alive (Envoy's disable_http_keepalive
+  // overload action): a client must reconnect, fewer sockets are ready at once, and Node's loop
+  // gets back to its timers — streams' deadlines, the shedder's own tick — between polls.
+  if (reason === 'shutting_down' || reason === 'gateway_overloaded') headers.connection = 'close';
   if (retryAfterMs !== undefined && reason !== 'deadline_exceeded') {
     headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
   }

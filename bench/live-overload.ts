@@ -1,0 +1,270 @@
+// Admission's promise live: `goodput serve` on its embedded fleet, driven far past capacity,
+// must refuse at the door what it cannot serve and serve in time what it admits. Three runs,
+// one gateway, in order:
+//   burst     — N streaming requests sent at once (default 3,000);
+//   sustained — wrk, closed loop, 1,500 connections for 15 s (every response judged: a 200 is
+//               complete when it ends with [DONE] and no error event), with an open-loop probe
+//               of 10 streaming requests a second, on connections opened before the flood,
+//               measuring time to first token as a client sees it (a new connection waits for
+//               the flood to end in Node's accept, the bare server's too: see bench/RESULTS.md);
+//   gamma     — open loop, Gamma arrivals (burstiness 0.2) at 5× the good requests per second
+//               the sustained run served, for 20 s.
+// Per run: what the client saw (completed 200s within the SLO — TTFT ≤ 2 s and p99 gap ≤ 80 ms
+// — refusals by code, anything else), what the gateway counted (/metrics growth) and what its
+// decision log recorded, and the promise: admitted then expired ÷ admitted.
+// Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
+//   [--rate-multiple 5] [--burstiness 0.2] [--gamma-s 20] [--json FILE]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT, flag } from './bench-args.ts';
+import { addGrowth, emptyMix, idle, scrape, type Mix } from './gateway-mix.ts';
+import { gapP99, openLoop, warmAgent, type Outcome } from './stream-client.ts';
+import { runWrk } from './wrk-run.ts';
+import { arrivalClock } from '../src/sim/workload/arrivals.ts';
+import { SeededRng } from '../src/runtime/seeded-rng.ts';
+
+const BURST = Number(flag('--burst') ?? 3000);
+const CONNECTIONS = Number(flag('--connections') ?? 1500);
+const DURATION_S = Number(flag('--duration') ?? 15);
+const RATE_MULTIPLE = Number(flag('--rate-multiple') ?? 5);
+const BURSTINESS = Number(flag('--burstiness') ?? 0.2);
+const GAMMA_S = Number(flag('--gamma-s') ?? 20);
+const TTFT_SLO_MS = 2_000;
+const ITL_SLO_MS = 80;
+
+const body = JSON.stringify({
+  model: 'llama-3-8b',
+  messages: [
+    { role: 'system', content: 'You are a concise assistant for a storage product.' },
+    { role: 'user', content: 'Our nightly backup started failing with SlowDown errors. Why?' },
+  ],
+  stream: true,
+  max_tokens: 256,
+});
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const p of children) p.kill('SIGKILL');
+});
+
+function startGateway(decisions: string): Promise<{ proc: ChildProcess; url: string }> {
+  const proc = spawn(
+    process.execPath,
+    ['--max-semi-space-size=4', 'bin/goodput.js', 'serve', '--port', '0', '--decisions', decisions],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  children.add(proc);
+  return new Promise((ok, fail) => {
+    let out = '';
+    proc.stdout?.on('data', (d: Buffer) => {
+      out = (out + d.toString()).slice(-8192);
+      const m = out.match(/OpenAI API at (http:\/\/\S+)\/v1/);
+      if (m) ok({ proc, url: m[1] });
+    });
+    proc.once('exit', (code) => fail(new Error(`goodput serve exited ${code}: ${out}`)));
+  });
+}
+
+interface Records {
+  readonly byResult: Record<string, number>;
+  readonly ids: Set<string>;
+}
+
+/** Decision records appended to the log since `from` (bytes), by result. */
+function records(file: string, from: number): { records: Records; to: number } {
+  const text = readFileSync(file);
+  const byResult: Record<string, number> = {};
+  const ids = new Set<string>();
+  for (const line of text.subarray(from).toString().split('\n')) {
+    if (line === '') continue;
+    const r = JSON.parse(line) as { request_id: string; admission: { result: string } };
+    byResult[r.admission.result] = (byResult[r.admission.result] ?? 0) + 1;
+    ids.add(r.request_id);
+  }
+  return { records: { byResult, ids }, to: text.length };
+}
+
+interface ClientCounts {
+  sent: number;
+  completed: number;
+  withinSlo: number;
+  ttftOver: number;
+  gapOver: number;
+  cut: number;
+  refused: Record<string, number>;
+  other: Record<string, number>;
+  ttftP50: number;
+  ttftP99: number;
+}
+
+function clientCounts(outcomes: readonly Outcome[]): ClientCounts {
+  const c: ClientCounts = {
+    sent: outcomes.length,
+    completed: 0,
+    withinSlo: 0,
+    ttftOver: 0,
+    gapOver: 0,
+    cut: 0,
+    refused: {},
+    other: {},
+    ttftP50: 0,
+    ttftP99: 0,
+  };
+  const ttfts: number[] = [];
+  for (const o of outcomes) {
+    if (o.status === 200) {
+      if (!o.completed) {
+        c.cut++;
+        continue;
+      }
+      c.completed++;
+      const ttft = o.ttftMs ?? Infinity;
+      ttfts.push(ttft);
+      const gapOk = gapP99(o.gapsMs) <= ITL_SLO_MS;
+      if (ttft > TTFT_SLO_MS) c.ttftOver++;
+      if (!gapOk) c.gapOver++;
+      if (ttft <= TTFT_SLO_MS && gapOk) c.withinSlo++;
+    } else if (o.status === 503 || o.status === 429) {
+      const k = `${o.status} ${o.code ?? '?'}`;
+      c.refused[k] = (c.refused[k] ?? 0) + 1;
+    } else {
+      const k = String(o.status);
+      c.other[k] = (c.other[k] ?? 0) + 1;
+    }
+  }
+  ttfts.sort((a, b) => a - b);
+  const q = (p: number) => (ttfts.length === 0 ? 0 : ttfts[Math.floor(p * (ttfts.length - 1))]);
+  c.ttftP50 = Math.round(q(0.5));
+  c.ttftP99 = Math.round(q(0.99));
+  return c;
+}
+
+interface RunResult {
+  readonly name: string;
+  readonly client: ClientCounts;
+  /** The same, for requests sent on connections already open: the gateway without the accept. */
+  readonly openConnections: ClientCounts;
+  readonly gateway: Mix;
+  readonly log: Record<string, number>;
+  readonly expiredShare: number;
+  readonly wrk?: unknown;
+  readonly durationS: number;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'goodput-live-'));
+const decisionFile = join(dir, 'decisions.jsonl');
+const gw = await startGateway(decisionFile);
+let logAt = 0;
+
+async function measured(
+  name: string,
+  drive: () => Promise<{ outcomes: Outcome[]; wrk?: unknown; durationS: number }>,
+): Promise<RunResult> {
+  await idle(gw.url);
+  const before = await scrape(gw.url);
+  const { outcomes, wrk, durationS } = await drive();
+  await idle(gw.url);
+  // The decision log is written without blocking requests: let it reach the file.
+  await new Promise((ok) => setTimeout(ok, 500));
+  const gateway = emptyMix();
+  addGrowth(gateway, before, await scrape(gw.url));
+  const logged = records(decisionFile, logAt);
+  logAt = logged.to;
+  const log = logged.records.byResult;
+  const admitted = (log.admit ?? 0) + (log.degrade ?? 0) + (log.expire ?? 0);
+  const client = clientCounts(outcomes);
+  const missing = outcomes.filter(
+    (o) => o.requestId !== null && !logged.records.ids.has(o.requestId),
+  ).length;
+  if (missing > 0) console.log(`  ${name}: ${missing} client answers without a decision record`);
+  return {
+    name,
+    client,
+    openConnections: clientCounts(outcomes.filter((o) => o.reused)),
+    gateway,
+    log,
+    expiredShare: admitted === 0 ? 0 : (log.expire ?? 0) / admitted,
+    wrk,
+    durationS,
+  };
+}
+
+const results: RunResult[] = [];
+
+results.push(
+  await measured('burst', async () => {
+    const t0 = performance.now();
+    const outcomes = await openLoop({ url: gw.url, body }, new Array<number>(BURST).fill(0));
+    return { outcomes, durationS: (performance.now() - t0) / 1000 };
+  }),
+);
+
+results.push(
+  await measured('sustained', async () => {
+    const probeAt = Array.from({ length: DURATION_S * 10 }, (_, i) => 500 + i * 100);
+    const probes = await warmAgent(gw.url, 40);
+    const [wrk, outcomes] = await Promise.all([
+      runWrk({
+        url: `${gw.url}/v1/chat/completions`,
+        threads: 2,
+        connections: CONNECTIONS,
+        durationS: DURATION_S,
+        timeoutS: 30,
+        headers: [],
+        outcomes: true,
+        onSpawn: (p) => children.add(p),
+      }),
+      openLoop({ url: gw.url, body }, probeAt, probes),
+    ]);
+    return { outcomes, wrk, durationS: DURATION_S };
+  }),
+);
+
+const sustained = results[1];
+const wrkOut = (sustained.wrk as { outcomes?: { completed: number } } | undefined)?.outcomes;
+const goodRps = ((wrkOut?.completed ?? 0) + sustained.client.withinSlo) / DURATION_S;
+const rate = Math.max(1, RATE_MULTIPLE * goodRps);
+results.push(
+  await measured(`gamma ${BURSTINESS} at ${rate.toFixed(1)}/s`, async () => {
+    const n = Math.round(rate * GAMMA_S);
+    const next = arrivalClock({ rateRps: rate, burstiness: BURSTINESS, count: n }, () =>
+      new SeededRng(7).fork('arrivals'),
+    );
+    const at = Array.from({ length: n }, () => next());
+    const outcomes = await openLoop({ url: gw.url, body }, at);
+    return { outcomes, durationS: GAMMA_S };
+  }),
+);
+
+gw.proc.kill('SIGTERM');
+
+const fmt = (r: Record<string, number>) =>
+  Object.entries(r)
+    .map(([k, v]) => `${k} ${v.toLocaleString('en-US')}`)
+    .join(', ') || '–';
+console.log(
+  `\nsustained good requests/s (wrk completed + probes within SLO): ${goodRps.toFixed(1)}; gamma rate ${rate.toFixed(1)}/s\n`,
+);
+console.log(
+  '| run | client: sent | 200 complete (within SLO) | TTFT p50 / p99 ms | 200 cut | refused | other | gateway: offered | decisions (/metrics) | decision log | **expired ÷ admitted** |',
+);
+console.log('|---|---:|---:|---:|---:|---|---|---:|---|---|---:|');
+const rows = results.flatMap((r) => [
+  r,
+  { ...r, name: `${r.name}, on open connections`, client: r.openConnections, wrk: undefined },
+]);
+for (const r of rows) {
+  const c = r.client;
+  const w = r.wrk as { outcomes?: Record<string, number>; requests: number } | undefined;
+  const wrkPart = w?.outcomes === undefined ? '' : ` + wrk ${fmt(w.outcomes)}`;
+  console.log(
+    `| ${r.name} | ${c.sent.toLocaleString('en-US')}${wrkPart} | ${c.completed} (${c.withinSlo}) | ` +
+      `${c.ttftP50} / ${c.ttftP99} | ${c.cut} | ${fmt(c.refused)} | ${fmt(c.other)} | ` +
+      `${r.gateway.offered.toLocaleString('en-US')} | ${fmt(r.gateway.decisions)} | ${fmt(r.log)} | ` +
+      `**${(r.expiredShare * 100).toFixed(2)}%** |`,
+  );
+}
+const out = flag('--json');
+if (out !== undefined) writeFileSync(out, JSON.stringify({ goodRps, rate, results }, null, 2));
