@@ -13,10 +13,10 @@
 // — refusals by code, anything else), what the gateway counted (/metrics growth) and what its
 // decision log recorded, and the promise: admitted then expired ÷ admitted.
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
-//   [--rate-multiple 5] [--burstiness 0.2] [--gamma-s 20] [--json FILE]
+//   [--rate-multiple 5] [--burstiness 0.2] [--gamma-s 20] [--pin] [--json FILE]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, flag } from './bench-args.ts';
 import { addGrowth, emptyMix, idle, scrape, type Mix } from './gateway-mix.ts';
@@ -31,6 +31,9 @@ const DURATION_S = Number(flag('--duration') ?? 15);
 const RATE_MULTIPLE = Number(flag('--rate-multiple') ?? 5);
 const BURSTINESS = Number(flag('--burstiness') ?? 0.2);
 const GAMMA_S = Number(flag('--gamma-s') ?? 20);
+/** `--pin`: the gateway alone on the last core, wrk and this client on the others. */
+const PIN = process.argv.includes('--pin');
+const cores = availableParallelism();
 const TTFT_SLO_MS = 2_000;
 const ITL_SLO_MS = 80;
 
@@ -50,11 +53,17 @@ process.on('exit', () => {
 });
 
 function startGateway(decisions: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(
+  const args = [
     process.execPath,
-    ['--max-semi-space-size=4', 'bin/goodput.js', 'serve', '--port', '0', '--decisions', decisions],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+    ...['--max-semi-space-size=4', 'bin/goodput.js', 'serve', '--port', '0'],
+    ...['--decisions', decisions],
+  ];
+  const proc = PIN
+    ? spawn('taskset', ['-c', String(cores - 1), ...args], {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      })
+    : spawn(args[0], args.slice(1), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(proc);
   return new Promise((ok, fail) => {
     let out = '';
@@ -214,6 +223,7 @@ results.push(
         timeoutS: 30,
         headers: [],
         outcomes: true,
+        cores: PIN ? `0-${cores - 2}` : undefined,
         onSpawn: (p) => children.add(p),
       }),
       openLoop({ url: gw.url, body }, probeAt, probes),

@@ -20,6 +20,8 @@ test('a gateway behind sheds new requests on arrival, then serves again', async 
   assert.equal(shed.status, 503);
   assert.equal(shed.headers.get('x-goodput-reason'), 'gateway_overloaded');
   assert.equal(shed.headers.get('retry-after'), '1');
+  // Keep-alive is off while shedding: the client reconnects, and the loop gets back to its timers.
+  assert.equal(shed.headers.get('connection'), 'close');
   const id = shed.headers.get('x-goodput-request-id');
   assert.ok(id);
   const body = (await shed.json()) as { error: { code: string } };

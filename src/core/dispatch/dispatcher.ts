@@ -262,7 +262,7 @@ export class Dispatcher<H> {
 
   /**
    * Decode steps until `k` of the requests running now have ended, each expected to run to its
-   * predicted output (one step more for a stream already past it): when nothing more fits, a
+   * predicted output (a stream already past it, halfway on to its cap): when nothing more fits, a
    * queued request dispatches no sooner than a running one ends, and after a burst the running
    * ones end together, not at the rate the queue drained before. Infinity with nothing running.
    * Recomputed when the ledger has changed, at most once per millisecond of `nowMs`.
@@ -274,7 +274,14 @@ export class Dispatcher<H> {
       const left = this.drainSteps;
       left.length = 0;
       for (const r of ledger.replicas) {
-        for (const e of r.entries) left.push(Math.max(1, e.expectTokens - e.streamed));
+        for (const e of r.entries) {
+          // Past its predicted output, a stream is as likely as not to run halfway to its cap.
+          const togo =
+            e.streamed < e.expectTokens
+              ? e.expectTokens - e.streamed
+              : (e.capTokens - e.streamed) / 2;
+          left.push(Math.max(1, togo));
+        }
       }
       left.sort((a, b) => a - b);
       this.drainAtMs = nowMs;

@@ -132,10 +132,19 @@ export function summarizeFleet<H>(
           LONG_WAIT_SAFETY * Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs);
       } else {
         modelledWaitMs = Math.max((ahead + 1) / perMs, queued);
-        // When no replica has room to hold it even once its prefills are done, a queued
-        // request goes no sooner than enough running ones end (after a burst, together).
-        if (!dispatcher.couldHold(probe(), replicas)) {
-          const drainMs = dispatcher.stepsUntilEnded(ahead + 1, nowMs) * stepMs();
+        // Requests beyond what the replicas can hold at once go no sooner than enough running
+        // ones end — after a burst filled them, together, not at the rate the fill went: all
+        // of those ahead when no replica could hold this one even once its prefills are done,
+        // else those beyond the replicas' steady batch for requests like it.
+        const full =
+          n *
+          dispatcher.flow.steadyBatch(itl ?? Infinity, promptTokens + outputTokens / 2, kvTokens);
+        const beyond = ledger.inFlight + ahead + 1 - full;
+        const mustEnd = dispatcher.couldHold(probe(), replicas)
+          ? beyond
+          : Math.max(beyond, ahead + 1);
+        if (mustEnd > 0) {
+          const drainMs = dispatcher.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * stepMs();
           if (drainMs > modelledWaitMs) modelledWaitMs = drainMs;
         }
       }
