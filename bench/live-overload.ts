@@ -76,6 +76,15 @@ function startGateway(decisions: string): Promise<{ proc: ChildProcess; url: str
   });
 }
 
+/** A counter's value summed over its label sets. */
+function sum(scraped: Map<string, number>, name: string): number {
+  let total = 0;
+  for (const [series, v] of scraped) {
+    if (series === name || series.startsWith(`${name}{`)) total += v;
+  }
+  return total;
+}
+
 interface Records {
   readonly byResult: Record<string, number>;
   readonly ids: Set<string>;
@@ -152,6 +161,11 @@ function clientCounts(outcomes: readonly Outcome[]): ClientCounts {
 
 interface RunResult {
   readonly name: string;
+  /** Client answers with a request id that no decision record has. */
+  readonly unrecorded: number;
+  /** Streams the gateway saw complete, and those within their SLO as it measured them. */
+  readonly gatewayCompleted: number;
+  readonly gatewayGood: number;
   readonly client: ClientCounts;
   /** The same, for requests sent on connections already open: the gateway without the accept. */
   readonly openConnections: ClientCounts;
@@ -178,18 +192,22 @@ async function measured(
   // The decision log is written without blocking requests: let it reach the file.
   await new Promise((ok) => setTimeout(ok, 500));
   const gateway = emptyMix();
-  addGrowth(gateway, before, await scrape(gw.url));
+  const after = await scrape(gw.url);
+  addGrowth(gateway, before, after);
+  const grown = (name: string) => sum(after, name) - sum(before, name);
   const logged = records(decisionFile, logAt);
   logAt = logged.to;
   const log = logged.records.byResult;
   const admitted = (log.admit ?? 0) + (log.degrade ?? 0) + (log.expire ?? 0);
   const client = clientCounts(outcomes);
-  const missing = outcomes.filter(
+  const unrecorded = outcomes.filter(
     (o) => o.requestId !== null && !logged.records.ids.has(o.requestId),
   ).length;
-  if (missing > 0) console.log(`  ${name}: ${missing} client answers without a decision record`);
   return {
     name,
+    unrecorded,
+    gatewayCompleted: grown('goodput_completed_requests_total'),
+    gatewayGood: grown('goodput_good_requests_total'),
     client,
     openConnections: clientCounts(outcomes.filter((o) => o.reused)),
     gateway,
@@ -274,6 +292,25 @@ for (const r of rows) {
       `${c.ttftP50} / ${c.ttftP99} | ${c.cut} | ${fmt(c.refused)} | ${fmt(c.other)} | ` +
       `${r.gateway.offered.toLocaleString('en-US')} | ${fmt(r.gateway.decisions)} | ${fmt(r.log)} | ` +
       `**${(r.expiredShare * 100).toFixed(2)}%** |`,
+  );
+}
+console.log('\nchecks (client against /metrics and the decision log):');
+for (const r of results) {
+  const c = r.client;
+  const w = (r.wrk as { outcomes?: Record<string, number> } | undefined)?.outcomes ?? {};
+  const served = c.completed + c.cut + (w.completed ?? 0) + (w.cut ?? 0);
+  const refused = Object.values(c.refused).reduce((a, b) => a + b, 0) + (w.refused ?? 0);
+  const admits =
+    (r.gateway.decisions['admit/none'] ?? 0) + (r.gateway.decisions['degrade/none'] ?? 0);
+  const logRefused = (r.log.reject ?? 0) + (r.log.expire ?? 0);
+  const wrk =
+    r.wrk === undefined
+      ? ''
+      : ' (with wrk, which does not report the requests in flight when it stops)';
+  console.log(
+    `  ${r.name}: the gateway saw ${r.gatewayCompleted} streams complete, ${r.gatewayGood} within their SLO; ` +
+      `200s — client ${served}, log ${r.log.admit ?? 0}, /metrics ${admits}; ` +
+      `refusals — client ${refused}, log ${logRefused}; answers without a record: ${r.unrecorded}${wrk}`,
   );
 }
 const out = flag('--json');
