@@ -113,9 +113,13 @@ export function summarizeFleet<H>(
       // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
       // replica per step at best, and no faster than requests end once the replicas hold all
       // that flow control lets them (Little: that many over how long one runs).
+      // A rate measured before an idle stretch is only a ceiling on the guess.
       const perMs =
-        dispatcher.rate.perMs() ??
-        standInRate(promptTokens, outputTokens, kvTokens, itl ?? Infinity);
+        dispatcher.rate.perMs(nowMs) ??
+        Math.min(
+          standInRate(promptTokens, outputTokens, kvTokens, itl ?? Infinity),
+          dispatcher.rate.lastPerMs ?? Infinity,
+        );
       const queued = nowMs - dispatcher.oldestOfferedMs(c.priority);
       let modelledWaitMs: number;
       if (isLong && dispatcher.longPromptsSeen === 0) {
@@ -126,7 +130,7 @@ export function summarizeFleet<H>(
           LONG_DRAIN_OUTPUT_TOKENS * stepMs();
         modelledWaitMs = ledger.inFlight === 0 ? 1 / perMs : ((ahead + 1) * drainMs) / n;
       } else if (isLong) {
-        const longPerMs = dispatcher.longRate.perMs();
+        const longPerMs = dispatcher.longRate.perMs(nowMs) ?? dispatcher.longRate.lastPerMs;
         const byRate = longPerMs === undefined ? 0 : (ahead + 1) / longPerMs;
         modelledWaitMs =
           LONG_WAIT_SAFETY * Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs);

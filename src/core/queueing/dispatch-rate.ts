@@ -47,13 +47,22 @@ export class DispatchRate {
     this.backlogged = leftWaiting;
   }
 
-  /** Dispatches per ms, or undefined until enough backlogged dispatches were seen. */
-  perMs(): number | undefined {
-    if (this.count < 8 || this.sum <= 0) return undefined;
-    const recent = this.count / this.sum;
+  /**
+   * Dispatches per ms at `nowMs`, or undefined while fewer than 8 backlogged dispatches fall in
+   * the last span: a rate measured before an idle stretch says nothing of the next flood (the
+   * fleet may have emptied since, or been cut off mid-wave), and the caller's stand-in is the
+   * better guess.
+   */
+  perMs(nowMs: Ms): number | undefined {
+    this.forgetBefore(nowMs - this.spanMs);
+    if (this.spanCount < 8 || this.sum <= 0 || this.spanSum <= 0) return undefined;
     // A wave's dozens of same-millisecond dispatches, spread over the backlog they ended.
-    return this.spanSum > 0 ? Math.min(recent, this.spanCount / this.spanSum) : recent;
+    this.lastPerMs = Math.min(this.count / this.sum, this.spanCount / this.spanSum);
+    return this.lastPerMs;
   }
+
+  /** The last rate measured, however long ago: a ceiling for a guess, never a measurement. */
+  lastPerMs: number | undefined;
 
   private addToSpan(nowMs: Ms, gap: Ms): void {
     if (this.spanCount === SPAN_SLOTS) this.dropOldest();
@@ -62,14 +71,17 @@ export class DispatchRate {
     this.spanGaps[at] = gap;
     this.spanCount++;
     this.spanSum += gap;
-    while (this.spanCount > 0 && this.spanEnds[this.first] < nowMs - this.spanMs) {
-      this.dropOldest();
-    }
+    this.forgetBefore(nowMs - this.spanMs);
+  }
+
+  private forgetBefore(ms: Ms): void {
+    while (this.spanCount > 0 && this.spanEnds[this.first] < ms) this.dropOldest();
   }
 
   private dropOldest(): void {
     this.spanSum -= this.spanGaps[this.first];
     this.first = (this.first + 1) % SPAN_SLOTS;
     this.spanCount--;
+    if (this.spanCount === 0) this.spanSum = 0;
   }
 }
