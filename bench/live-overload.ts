@@ -23,6 +23,7 @@ import { addGrowth, emptyMix, idle, scrape, type Mix } from './gateway-mix.ts';
 import { gapP99, openLoop, warmAgent, type Outcome } from './stream-client.ts';
 import { runWrk } from './wrk-run.ts';
 import { arrivalClock } from '../src/sim/workload/arrivals.ts';
+import { percentileSorted } from '../src/core/observe/percentile.ts';
 import { SeededRng } from '../src/runtime/seeded-rng.ts';
 
 const BURST = Number(flag('--burst') ?? 3000);
@@ -115,6 +116,9 @@ interface ClientCounts {
   other: Record<string, number>;
   ttftP50: number;
   ttftP99: number;
+  /** How long a refusal took to come back, from the scheduled send. */
+  refusalP50: number;
+  refusalP99: number;
 }
 
 function clientCounts(outcomes: readonly Outcome[]): ClientCounts {
@@ -129,8 +133,11 @@ function clientCounts(outcomes: readonly Outcome[]): ClientCounts {
     other: {},
     ttftP50: 0,
     ttftP99: 0,
+    refusalP50: 0,
+    refusalP99: 0,
   };
   const ttfts: number[] = [];
+  const refusals: number[] = [];
   for (const o of outcomes) {
     if (o.status === 200) {
       if (!o.completed) {
@@ -147,15 +154,25 @@ function clientCounts(outcomes: readonly Outcome[]): ClientCounts {
     } else if (o.status === 503 || o.status === 429) {
       const k = `${o.status} ${o.code ?? '?'}`;
       c.refused[k] = (c.refused[k] ?? 0) + 1;
+      refusals.push(o.latencyMs);
     } else {
       const k = String(o.status);
       c.other[k] = (c.other[k] ?? 0) + 1;
     }
   }
-  ttfts.sort((a, b) => a - b);
-  const q = (p: number) => (ttfts.length === 0 ? 0 : ttfts[Math.floor(p * (ttfts.length - 1))]);
-  c.ttftP50 = Math.round(q(0.5));
-  c.ttftP99 = Math.round(q(0.99));
+  const q = (xs: number[], p: number) =>
+    xs.length === 0
+      ? 0
+      : Math.round(
+          percentileSorted(
+            xs.sort((a, b) => a - b),
+            p,
+          ),
+        );
+  c.ttftP50 = q(ttfts, 50);
+  c.ttftP99 = q(ttfts, 99);
+  c.refusalP50 = q(refusals, 50);
+  c.refusalP99 = q(refusals, 99);
   return c;
 }
 
@@ -276,7 +293,7 @@ console.log(
   `\nsustained good requests/s (wrk completed + probes within SLO): ${goodRps.toFixed(1)}; gamma rate ${rate.toFixed(1)}/s\n`,
 );
 console.log(
-  '| run | client: sent | 200 complete (within SLO) | TTFT p50 / p99 ms | 200 cut | refused | other | gateway: offered | decisions (/metrics) | decision log | **expired ÷ admitted** |',
+  '| run | client: sent | 200 complete (within SLO) | TTFT p50 / p99 ms | 200 cut | refused (p50 / p99 ms) | other | gateway: offered | decisions (/metrics) | decision log | **expired ÷ admitted** |',
 );
 console.log('|---|---:|---:|---:|---:|---|---|---:|---|---|---:|');
 const rows = results.flatMap((r) => [
@@ -289,7 +306,7 @@ for (const r of rows) {
   const wrkPart = w?.outcomes === undefined ? '' : ` + wrk ${fmt(w.outcomes)}`;
   console.log(
     `| ${r.name} | ${c.sent.toLocaleString('en-US')}${wrkPart} | ${c.completed} (${c.withinSlo}) | ` +
-      `${c.ttftP50} / ${c.ttftP99} | ${c.cut} | ${fmt(c.refused)} | ${fmt(c.other)} | ` +
+      `${c.ttftP50} / ${c.ttftP99} | ${c.cut} | ${fmt(c.refused)} (${c.refusalP50} / ${c.refusalP99}) | ${fmt(c.other)} | ` +
       `${r.gateway.offered.toLocaleString('en-US')} | ${fmt(r.gateway.decisions)} | ${fmt(r.log)} | ` +
       `**${(r.expiredShare * 100).toFixed(2)}%** |`,
   );

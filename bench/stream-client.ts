@@ -18,6 +18,8 @@ export interface Outcome {
   readonly completed: boolean;
   /** The answer's x-goodput-request-id, to find its decision record. */
   readonly requestId: string | null;
+  /** From the scheduled send to the end of the answer. */
+  readonly latencyMs: number;
   /** Sent on a connection already open (not one this request had to wait to open). */
   readonly reused: boolean;
   /** For refusals: the error code and Retry-After (s) the gateway gave. */
@@ -96,6 +98,7 @@ function send(agent: Agent, r: StreamRequest, t0: number): Promise<Outcome> {
             gapsMs,
             completed: status === 200 && sawDone && !sawError,
             requestId,
+            latencyMs: performance.now() - t0,
             reused: req.reusedSocket,
             code,
             retryAfterS: retry === undefined ? null : Number(retry),
@@ -112,6 +115,7 @@ function send(agent: Agent, r: StreamRequest, t0: number): Promise<Outcome> {
         gapsMs: [],
         completed: false,
         requestId: null,
+        latencyMs: performance.now() - t0,
         reused: req.reusedSocket,
         code: null,
         retryAfterS: null,
