@@ -269,10 +269,11 @@ export class Dispatcher<H> {
    */
   stepsUntilEnded(k: number, nowMs: Ms): number {
     const ledger = this.ledger;
-    if (ledger.inFlight === 0) return Infinity;
-    if (this.drainAtMs !== nowMs || this.drainInFlight !== ledger.inFlight) {
-      const left = this.drainSteps;
-      left.length = 0;
+    const n = ledger.inFlight;
+    if (n === 0) return Infinity;
+    if (this.drainAtMs !== nowMs || this.drainInFlight !== n) {
+      if (this.drainSteps.length < n) this.drainSteps = new Float64Array(2 * n);
+      let i = 0;
       for (const r of ledger.replicas) {
         for (const e of r.entries) {
           // Past its predicted output, a stream is as likely as not to run halfway to its cap.
@@ -280,18 +281,19 @@ export class Dispatcher<H> {
             e.streamed < e.expectTokens
               ? e.expectTokens - e.streamed
               : (e.capTokens - e.streamed) / 2;
-          left.push(Math.max(1, togo));
+          this.drainSteps[i++] = Math.max(1, togo);
         }
       }
-      left.sort((a, b) => a - b);
+      this.drainSorted = this.drainSteps.subarray(0, i).sort();
       this.drainAtMs = nowMs;
-      this.drainInFlight = ledger.inFlight;
+      this.drainInFlight = n;
     }
-    const left = this.drainSteps;
-    return left[Math.min(k, left.length) - 1];
+    const sorted = this.drainSorted;
+    return sorted[Math.min(k, sorted.length) - 1];
   }
 
-  private readonly drainSteps: number[] = [];
+  private drainSteps = new Float64Array(256);
+  private drainSorted = new Float64Array(0);
   private drainAtMs = NaN;
   private drainInFlight = -1;
 
