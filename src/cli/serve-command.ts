@@ -12,18 +12,16 @@
  */
 import { Command } from 'commander';
 import { buildEngineConfig, buildEngineProfile } from '../engine/engine-spec.ts';
-import { shareGptSampler } from '../engine-server/engine-app.ts';
-import { NO_FAULTS } from '../engine-server/request-plan.ts';
-import { SimulatedBackend } from '../engine-server/simulated-backend.ts';
 import { ConfigError } from '../core/errors.ts';
 import { openDecisionLog, type DecisionLog } from '../gateway/decision-log.ts';
 import { EmbeddedBackend } from '../gateway/embedded-backend.ts';
+import { ThreadedFleet } from '../gateway/threaded-fleet.ts';
+import { simulatedFleet } from '../engine-server/simulated-fleet.ts';
+import { wallTimers } from '../runtime/wall-timers.ts';
 import { stdoutOpsLog, type OpsLog } from '../gateway/ops-log.ts';
 import { backendBaseUrl } from '../gateway/backend-url.ts';
 import { startGateway, type RunningGateway } from '../gateway/serve.ts';
-import { SeededRng } from '../runtime/seeded-rng.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
-import { wallTimers } from '../runtime/wall-timers.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
 import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
 import {
@@ -58,6 +56,10 @@ export function serveCommand(): Command {
       (value: string, prev: string[] = []) => [...prev, value],
     )
     .option('--replicas <n>', 'embedded fleet size', positiveInt('--replicas'), 2)
+    .option(
+      '--fleet-thread',
+      "run the embedded fleet's engines on a thread of their own, so their steps keep a GPU's time however busy the gateway is (default: on the gateway's event loop)",
+    )
     .option('--served-model-name <name>', 'model name clients use (default: --model)')
     .option('--admin-token <token>', 'token for /admin endpoints (default: $GOODPUT_ADMIN_TOKEN)')
     .option(
@@ -95,8 +97,6 @@ export function serveCommand(): Command {
       const policy = loadPolicy(o.policy as string);
       const model = (o.servedModelName as string | undefined) ?? spec.model;
       const urls = ((o.backend as string[] | undefined) ?? []).map(backendBaseUrl);
-      const rng = new SeededRng(o.seed as number);
-      const timers = wallTimers(wallClock);
       const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);
       const running = await startGateway({
         policy,
@@ -104,19 +104,25 @@ export function serveCommand(): Command {
         profile,
         servedModelName: model,
         backendUrls: urls,
-        embedded: () =>
-          Array.from({ length: o.replicas as number }, (_, i) => {
-            const sim = new SimulatedBackend({
-              config: engine,
-              profile,
-              clock: wallClock,
-              timers,
-              rng: rng.fork(`replica-${i}`),
-              faults: NO_FAULTS,
-              lengths: shareGptSampler(),
-            });
-            return new EmbeddedBackend(`embedded-${i}`, sim, wallClock);
-          }),
+        embedded: async () => {
+          const fleet = { replicas: o.replicas as number, seed: o.seed as number };
+          if (o.fleetThread === true) {
+            const threaded = await ThreadedFleet.start(
+              { spec, ...fleet },
+              engine.blockSize,
+              wallClock,
+            );
+            return threaded.backends;
+          }
+          const timers = wallTimers(wallClock);
+          return simulatedFleet({
+            config: engine,
+            profile,
+            clock: wallClock,
+            timers,
+            ...fleet,
+          }).map((sim, i) => new EmbeddedBackend(`embedded-${i}`, sim, wallClock));
+        },
         host: o.host as string,
         port: o.port as number,
         adminToken: (o.adminToken as string | undefined) ?? process.env.GOODPUT_ADMIN_TOKEN,

@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
-import type { SimulatedBackend } from '../engine-server/simulated-backend.ts';
+import type { GenerationRequest, SimulatedBackend } from '../engine-server/simulated-backend.ts';
 import {
   estimateChatTokens,
   estimateCompletionTokens,
@@ -51,13 +51,7 @@ export class EmbeddedBackend implements Backend {
   }
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
-    const { text, promptTokens, maxTokens, ignoreEos } = describe(call);
-    const submitted = this.engine.submit({
-      promptTokens,
-      maxTokens,
-      ignoreEos,
-      prefix: promptBlockHashes(text, promptTokens, this.engine.config.blockSize),
-    });
+    const submitted = this.engine.submit(generationRequest(call, this.engine.config.blockSize));
     if (!submitted.ok) throw new UpstreamError(`${this.name}: ${submitted.reason}`, 400, true);
     const gen = submitted.generation;
     const abort = () => gen.cancel();
@@ -95,6 +89,17 @@ export class EmbeddedBackend implements Backend {
   async close(): Promise<void> {
     this.engine.close();
   }
+}
+
+/** What an engine is asked, from the validated body the gateway hands every backend. */
+export function generationRequest(call: UpstreamCall, blockSize: number): GenerationRequest {
+  const { text, promptTokens, maxTokens, ignoreEos } = describe(call);
+  return {
+    promptTokens,
+    maxTokens,
+    ignoreEos,
+    prefix: promptBlockHashes(text, promptTokens, blockSize),
+  };
 }
 
 /** The validated body the gateway hands every backend (validated once, at the door). */

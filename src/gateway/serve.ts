@@ -47,7 +47,7 @@ export interface ServeOptions {
   readonly servedModelName: string;
   /** OpenAI-compatible base URLs; empty: `embedded()` provides the fleet. */
   readonly backendUrls: readonly string[];
-  readonly embedded: () => Backend[];
+  readonly embedded: () => Backend[] | Promise<Backend[]>;
   readonly host: string;
   readonly port: number;
   readonly adminToken?: string;
@@ -112,7 +112,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const log = o.log ?? SILENT_OPS_LOG;
   const backends =
     o.backendUrls.length === 0
-      ? o.embedded()
+      ? await o.embedded()
       : o.backendUrls.map(
           (url, i) =>
             new HttpBackend({

@@ -1,0 +1,57 @@
+/**
+ * What the gateway and its embedded fleet's thread say to each other: plain data, structured
+ * clone. Requests are numbered by the gateway; every submit gets exactly one end — `rejected`,
+ * `finish`, `crash` or `closed` — after its tokens, in order.
+ */
+import type { TtftParts } from '../core/observe/request-outcome.ts';
+import type { EngineSpec } from '../engine/engine-spec.ts';
+import type { GenerationRequest, RejectReason } from '../engine-server/simulated-backend.ts';
+import type { FinishReason } from '../openai/responses.ts';
+
+export interface FleetSetup {
+  readonly spec: EngineSpec;
+  readonly replicas: number;
+  readonly seed: number;
+}
+
+export type FleetRequest =
+  | {
+      readonly t: 'submit';
+      readonly id: number;
+      readonly replica: number;
+      readonly request: GenerationRequest;
+    }
+  | { readonly t: 'cancel'; readonly id: number }
+  | { readonly t: 'close' };
+
+export type FleetReply =
+  | { readonly t: 'rejected'; readonly id: number; readonly reason: RejectReason }
+  | { readonly t: 'token'; readonly id: number; readonly text: string }
+  | {
+      readonly t: 'finish';
+      readonly id: number;
+      readonly reason: FinishReason;
+      readonly promptTokens: number;
+      readonly completionTokens: number;
+      readonly ttftParts: TtftParts | undefined;
+    }
+  /** An injected fault cut it after `tokens` tokens. */
+  | { readonly t: 'crash'; readonly id: number; readonly tokens: number }
+  /** The engine shut down under it. */
+  | { readonly t: 'closed'; readonly id: number; readonly tokens: number };
+
+/** One replica's load, as its engine reports it. */
+export interface ReplicaLoadMessage {
+  readonly running: number;
+  readonly waiting: number;
+  readonly kvUsage: number;
+  readonly preemptions: number;
+}
+
+export type FleetMessage =
+  | { readonly t: 'ready'; readonly loads: readonly ReplicaLoadMessage[] }
+  | {
+      readonly t: 'batch';
+      readonly replies: readonly FleetReply[];
+      readonly loads: readonly ReplicaLoadMessage[];
+    };

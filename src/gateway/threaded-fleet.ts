@@ -1,0 +1,178 @@
+/**
+ * The embedded fleet on a thread of its own (`embedded-fleet-worker.ts`): each replica is a
+ * `Backend` like any other, whose engine steps on the worker's event loop — a GPU's time that
+ * the gateway's busy loop cannot stretch. Requests go over as messages; tokens come back a step
+ * at a time and are handed to each stream's sink in order; a stream's abort cancels it in the
+ * engine. Loads are the engines' own, as of the last message.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Clock } from '../core/ports/clock.ts';
+import type { Ms } from '../core/request/units.ts';
+import {
+  UpstreamError,
+  type Backend,
+  type BackendLoad,
+  type StreamEnd,
+  type TokenSink,
+  type UpstreamCall,
+} from './backend.ts';
+import { generationRequest } from './embedded-backend.ts';
+import type {
+  FleetMessage,
+  FleetReply,
+  FleetRequest,
+  FleetSetup,
+  ReplicaLoadMessage,
+} from './embedded-fleet-messages.ts';
+
+interface Stream {
+  readonly name: string;
+  readonly onToken: TokenSink;
+  readonly resolve: (end: StreamEnd) => void;
+  readonly reject: (e: unknown) => void;
+  tokens: number;
+}
+
+export class ThreadedFleet {
+  readonly backends: Backend[];
+  private readonly worker: Worker;
+  private readonly streams = new Map<number, Stream>();
+  private loads: readonly ReplicaLoadMessage[];
+  private loadsAtMs: Ms;
+  private nextId = 1;
+  private closed = false;
+
+  private constructor(
+    worker: Worker,
+    first: readonly ReplicaLoadMessage[],
+    blockSize: number,
+    clock: Clock,
+  ) {
+    this.worker = worker;
+    this.loads = first;
+    this.loadsAtMs = clock.now();
+    worker.on('message', (m: FleetMessage) => {
+      this.loads = m.loads;
+      this.loadsAtMs = clock.now();
+      if (m.t === 'batch') for (const r of m.replies) this.reply(r);
+    });
+    worker.on('error', (e) => this.failAll(`the embedded fleet's thread failed: ${e.message}`));
+    worker.on('exit', () => this.failAll('the embedded fleet closed'));
+    this.backends = first.map((_, i) => this.backend(i, blockSize));
+  }
+
+  /** Starts the thread and its `replicas` engines; resolves once they are up. */
+  static async start(setup: FleetSetup, blockSize: number, clock: Clock): Promise<ThreadedFleet> {
+    const worker = new Worker(new URL('./embedded-fleet-worker.ts', import.meta.url), {
+      workerData: setup,
+    });
+    const first = await new Promise<readonly ReplicaLoadMessage[]>((resolve, reject) => {
+      worker.once('message', (m: FleetMessage) => resolve(m.loads));
+      worker.once('error', reject);
+    });
+    return new ThreadedFleet(worker, first, blockSize, clock);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.post({ t: 'close' });
+    await this.worker.terminate();
+  }
+
+  private backend(replica: number, blockSize: number): Backend {
+    const name = `embedded-${replica}`;
+    return {
+      name,
+      stream: (call, onToken) => this.stream(replica, name, blockSize, call, onToken),
+      load: (): BackendLoad => {
+        const l = this.loads[replica];
+        return {
+          ready: !this.closed,
+          running: l.running,
+          waiting: l.waiting,
+          kvUsage: l.kvUsage,
+          preemptions: l.preemptions,
+          atMs: this.loadsAtMs,
+          ...(this.closed && { why: 'closed' }),
+        };
+      },
+      close: () => this.close(),
+    };
+  }
+
+  private stream(
+    replica: number,
+    name: string,
+    blockSize: number,
+    call: UpstreamCall,
+    onToken: TokenSink,
+  ): Promise<StreamEnd> {
+    if (this.closed)
+      return Promise.reject(new UpstreamError(`${name}: the engine closed`, undefined, true));
+    const id = this.nextId++;
+    return new Promise<StreamEnd>((resolve, reject) => {
+      const abort = () => {
+        if (!this.streams.delete(id)) return;
+        this.post({ t: 'cancel', id });
+        reject(call.signal.reason);
+      };
+      const done = () => call.signal.removeEventListener('abort', abort);
+      this.streams.set(id, {
+        name,
+        onToken,
+        resolve: (end) => (done(), resolve(end)),
+        reject: (e) => (done(), reject(e)),
+        tokens: 0,
+      });
+      call.signal.addEventListener('abort', abort, { once: true });
+      this.post({ t: 'submit', id, replica, request: generationRequest(call, blockSize) });
+    });
+  }
+
+  private reply(r: FleetReply): void {
+    const s = this.streams.get(r.id);
+    if (s === undefined) return; // aborted here already
+    switch (r.t) {
+      case 'token':
+        s.tokens++;
+        s.onToken({ text: r.text });
+        return;
+      case 'finish':
+        this.streams.delete(r.id);
+        s.resolve({
+          finishReason: r.reason,
+          promptTokens: r.promptTokens,
+          completionTokens: r.completionTokens,
+          ...(r.ttftParts !== undefined && { ttftParts: r.ttftParts }),
+        });
+        return;
+      case 'rejected':
+        this.streams.delete(r.id);
+        s.reject(new UpstreamError(`${s.name}: ${r.reason}`, 400, true));
+        return;
+      case 'crash':
+        this.streams.delete(r.id);
+        s.reject(
+          new UpstreamError(`${s.name}: engine crashed mid-stream`, undefined, r.tokens === 0),
+        );
+        return;
+      case 'closed':
+        this.streams.delete(r.id);
+        s.reject(new UpstreamError(`${s.name}: the engine closed`, undefined, r.tokens === 0));
+        return;
+    }
+  }
+
+  private failAll(why: string): void {
+    this.closed = true;
+    for (const [id, s] of this.streams) {
+      this.streams.delete(id);
+      s.reject(new UpstreamError(`${s.name}: ${why}`, undefined, s.tokens === 0));
+    }
+  }
+
+  private post(m: FleetRequest): void {
+    if (!this.closed || m.t === 'close') this.worker.postMessage(m);
+  }
+}

@@ -1,0 +1,65 @@
+// `goodput serve --fleet-thread`: the embedded engines on a thread of their own, through a real
+// process — streams complete with every token, a client that goes away frees its request in the
+// engine, and SIGTERM lets a stream in flight finish before the process exits 0.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServe } from './process-kit.ts';
+
+const body = (maxTokens: number) =>
+  JSON.stringify({
+    model: 'llama-3-8b',
+    messages: [{ role: 'user', content: 'tell me about the thread' }],
+    max_tokens: maxTokens,
+    ignore_eos: true,
+    stream: true,
+  });
+
+async function stream(url: string, maxTokens: number, signal?: AbortSignal) {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: body(maxTokens),
+    signal,
+  });
+  const raw = await res.text();
+  const tokens = raw.split('\n').filter((l) => /"content":"[^"]/.test(l)).length;
+  return { status: res.status, raw, tokens };
+}
+
+async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+      sum += Number(line.split(' ').pop());
+  }
+  return sum;
+}
+
+test('--fleet-thread: streams, a cancel, and a drain on SIGTERM', async () => {
+  const gw = await startServe(['--fleet-thread', '--replicas', '2']);
+  const served = await Promise.all([stream(gw.url, 20), stream(gw.url, 20), stream(gw.url, 20)]);
+  for (const s of served) {
+    assert.equal(s.status, 200);
+    assert.equal(s.tokens, 20);
+    assert.ok(s.raw.endsWith('data: [DONE]\n\n'));
+  }
+  // A client that leaves mid-stream: the engine frees its request, the next one is served.
+  const leaving = new AbortController();
+  const left = stream(gw.url, 2_000, leaving.signal).catch((e: Error) => e);
+  await new Promise((ok) => setTimeout(ok, 300));
+  leaving.abort();
+  assert.ok((await left) instanceof Error);
+  const freed = async () => (await metric(gw.url, 'goodput_backend_kv_usage_ratio')) === 0;
+  for (let i = 0; i < 50 && !(await freed()); i++) await new Promise((ok) => setTimeout(ok, 100));
+  assert.ok(await freed(), 'the cancelled request left the engine: its KV is free');
+  assert.equal(await metric(gw.url, 'goodput_cancels_total'), 1);
+  // SIGTERM with a stream under way: it runs to its end, then the process exits 0.
+  const last = stream(gw.url, 40);
+  await new Promise((ok) => setTimeout(ok, 200));
+  gw.proc.child.kill('SIGTERM');
+  const s = await last;
+  assert.equal(s.status, 200);
+  assert.equal(s.tokens, 40);
+  assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
+});
