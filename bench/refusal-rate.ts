@@ -11,7 +11,7 @@
 // offered and how it decided; the ratio is gateway ÷ bare.
 // Usage: node bench/refusal-rate.ts [--setups overload,door] [--connections 1500,200]
 //   [--duration 15] [--threads 2] [--rounds 3] [--warmup 5] [--timeout 30] [--json FILE]
-//   [--no-pin] [--cpu-prof DIR]
+//   [--no-pin] [--cpu-prof DIR] [--policy FILE] [--fleet-thread]
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus as cpuList } from 'node:os';
@@ -40,7 +40,11 @@ const SETUPS: readonly Setup[] = [
 const chosen = (flag('--setups') ?? 'overload,door').split(',');
 /** `--policy FILE`: the gateway's policy (default: the goodput preset). */
 const policyFile = flag('--policy');
-const policyFlags = policyFile === undefined ? [] : ['--policy', policyFile];
+const policyFlags = [
+  ...(policyFile === undefined ? [] : ['--policy', policyFile]),
+  // `--fleet-thread`: the embedded engines on a thread of their own (goodput serve's flag).
+  ...(process.argv.includes('--fleet-thread') ? ['--fleet-thread'] : []),
+];
 const connections = (flag('--connections') ?? '1500,200').split(',').map(Number);
 const DURATION_S = Number(flag('--duration') ?? '15');
 const THREADS = Number(flag('--threads') ?? '2');
