@@ -1,10 +1,12 @@
 /**
  * Builds the fleet summary admission reads: KV left on the roomiest replica, the mean decode
- * batch and its step time, and the predicted wait of a new request — zero when it fits
- * somewhere now with nothing queued ahead, else the queue ahead (plus itself) divided by the
- * dispatcher's measured rate, and never less than the oldest waiting request has already
- * waited (FIFO: a newcomer waits about as long as the queue ahead took to form). Before any rate
- * is measured, a conservative stand-in: one dispatch per replica per prefill-plus-decode step.
+ * batch and its step time, the class's queue budget and queue-delay target, and the predicted
+ * wait of a new request — zero when it fits somewhere now with nothing queued ahead; else the
+ * queue model (the queue ahead over the measured dispatch rate, never less than the oldest
+ * waiting request has waited; long prompts by their own history; before any rate is measured, a
+ * stand-in bounded by what the replicas can hold; and no sooner than enough running requests
+ * end when the replicas are full), calibrated by the waits requests of its size had. The rules
+ * and their reasons: ../admission/README.md.
  */
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
 import type { Ms, Tokens } from '../request/units.ts';
