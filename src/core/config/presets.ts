@@ -25,7 +25,7 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
   },
   goodput: {
     name: 'goodput',
-    policy_revision: 'goodput@1',
+    policy_revision: 'goodput@2',
     description:
       'Contract, budget, memory and deadline gates; degrade, defer or reject with Retry-After; ' +
       'priority bands; dispatch under KV and token-gap flow control; least-request among replicas that fit.',
