@@ -2,7 +2,8 @@
 // replicas, rate-scaled to multiples of the fleet's SLO capacity — the highest rate at which
 // `baseline-vllm` keeps ≥ 90% of offered requests within SLO, found by bisection on the rate
 // scale — comparing `goodput` with `baseline-vllm` at 0.8×, 1×, 1.5×, 2× and 3×. Usage:
-//   node bench/admission.ts [--data ../shared/data] [--replicas 4] [--classes SPEC] [--json FILE]
+//   node bench/admission.ts [--data ../shared/data] [--replicas 4] [--classes SPEC]
+//   [--policy NAME|FILE] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { DATA_DIR, flag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
@@ -18,6 +19,8 @@ const base: ScenarioSpec = {
   classes: flag('--classes') ?? 'interactive:0.7,batch:0.2,best_effort:0.1',
 };
 const wallClock = { now: () => performance.now() };
+/** `--policy NAME|FILE`: the policy compared with the baseline (default: the goodput preset). */
+const goodputPolicy = flag('--policy') ?? 'goodput';
 const run = (policy: string, rateScale: number): Report =>
   runScenario({ ...base, rateScale }, loadPolicy(policy), { wallClock });
 
@@ -44,7 +47,7 @@ console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|');
 for (const load of [0.8, 1, 1.5, 2, 3]) {
   const reports: Record<string, Report> = {};
   for (const policy of ['baseline-vllm', 'goodput']) {
-    const r = run(policy, capacityScale * load);
+    const r = run(policy === 'goodput' ? goodputPolicy : policy, capacityScale * load);
     reports[policy] = r;
     const a = r.admission;
     const inter = r.slo.by_class.interactive;

@@ -13,7 +13,8 @@
 // — refusals by code, anything else), what the gateway counted (/metrics growth) and what its
 // decision log recorded, and the promise: admitted then expired ÷ admitted.
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
-//   [--rate-multiple 5] [--burstiness 0.2] [--gamma-s 20] [--pin] [--fleet-thread] [--json FILE]
+//   [--rate-multiple 5] [--burstiness 0.2] [--gamma-s 20] [--pin] [--fleet-thread]
+//   [--policy NAME|FILE] [--json FILE]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -59,6 +60,7 @@ function startGateway(decisions: string): Promise<{ proc: ChildProcess; url: str
     ...['--max-semi-space-size=4', 'bin/goodput.js', 'serve', '--port', '0'],
     ...['--decisions', decisions],
     ...(process.argv.includes('--fleet-thread') ? ['--fleet-thread'] : []),
+    ...(flag('--policy') === undefined ? [] : ['--policy', flag('--policy') as string]),
   ];
   const proc = PIN
     ? spawn('taskset', ['-c', String(cores - 1), ...args], {

@@ -9,7 +9,7 @@
 //     in and 211 out).
 // Per run: good requests/s, attainment over offered and over admitted, refused, expired after
 // admission, admitted misses by kind, and the TTFT prediction error (actual − predicted).
-// Usage: node bench/overload.ts [--data ../shared/data] [--json FILE]
+// Usage: node bench/overload.ts [--data ../shared/data] [--policy NAME|FILE] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { DATA_DIR, flag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
@@ -59,7 +59,7 @@ const runs: Run[] = [
   })),
 ];
 
-const policy = loadPolicy('goodput');
+const policy = loadPolicy(flag('--policy') ?? 'goodput');
 const wallClock = { now: () => performance.now() };
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => Math.round(x).toLocaleString('en-US');

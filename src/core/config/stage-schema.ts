@@ -146,7 +146,7 @@ export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionC
     marginMs: deadline?.margin_ms ?? 50,
     marginRatio: deadline?.margin_ratio ?? 0,
     sureWaitQuantile: deadline?.sure_wait_quantile ?? 90,
-    queueTargetRatio: deadline?.queue_target_ratio ?? 0.25,
+    queueTargetRatio: deadline?.queue_target_ratio ?? 0.15,
     queueIntervalMs: deadline?.queue_interval_ms ?? 1000,
     retryAfterMinMs: a.retry_after?.min_ms ?? 500,
     retryAfterMaxMs: a.retry_after?.max_ms ?? 60_000,
