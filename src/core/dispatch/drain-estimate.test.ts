@@ -1,0 +1,87 @@
+// Tests for Dispatcher.stepsUntilEnded (dispatcher.ts): how long until k running requests end.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Dispatcher } from './dispatcher.ts';
+import type { LedgerEntry } from './replica-ledger.ts';
+import { ROUTERS } from '../routing/registry.ts';
+import type { FleetSpec } from '../estimate/fleet-spec.ts';
+
+const spec: FleetSpec = {
+  model: 'm',
+  adapters: [],
+  maxModelLen: 8_192,
+  maxBatchedTokens: 8_192,
+  maxNumSeqs: 256,
+  kvBytesPerToken: 1_000,
+  replicaKvTokens: 1_000_000,
+  stepTime: { stepMs: () => 10 },
+};
+
+function dispatcher(): Dispatcher<unknown> {
+  const d = new Dispatcher(
+    {
+      type: 'flow-control',
+      itlMarginRatio: 0.1,
+      kvReserveRatio: 0.05,
+      lookahead: 16,
+      stallRisk: 0.5,
+    },
+    spec,
+    ROUTERS['round-robin'](),
+    { dispatch: () => {}, expire: () => {} },
+  );
+  d.ledger.resize(2);
+  return d;
+}
+
+function running(replica: number, expectTokens: number, streamed: number, capTokens = 1_000) {
+  const e: LedgerEntry = {
+    replica,
+    promptTokens: 100,
+    kvTokens: 200,
+    itlSloMs: 80,
+    lengths: undefined,
+    capTokens,
+    expectTokens,
+    streamed: 0,
+    slowGaps: 0,
+    slot: -1,
+  };
+  return { e, streamed };
+}
+
+test('drain estimate: nothing running is Infinity; else the k-th soonest end, over replicas', () => {
+  const d = dispatcher();
+  assert.equal(d.stepsUntilEnded(1, 0), Infinity);
+  for (const { e, streamed } of [running(0, 100, 90), running(1, 50, 10), running(0, 300, 100)]) {
+    d.ledger.add(e);
+    e.streamed = streamed;
+  }
+  // To go: 10, 40, 200 steps.
+  assert.equal(d.stepsUntilEnded(1, 1), 10);
+  assert.equal(d.stepsUntilEnded(2, 1), 40);
+  assert.equal(d.stepsUntilEnded(3, 1), 200);
+  assert.equal(d.stepsUntilEnded(9, 1), 200, 'beyond what runs: when all of it has ended');
+});
+
+test('drain estimate: a stream past its predicted output counts halfway on to its cap', () => {
+  const d = dispatcher();
+  const { e } = running(0, 100, 0, 500);
+  d.ledger.add(e);
+  e.streamed = 300;
+  assert.equal(d.stepsUntilEnded(1, 0), 100, '(500 − 300) / 2');
+  e.streamed = 499;
+  assert.equal(d.stepsUntilEnded(1, 1), 1, 'at least one step');
+});
+
+test('drain estimate: recomputed when time moves or the ledger changes, not in between', () => {
+  const d = dispatcher();
+  const a = running(0, 100, 0).e;
+  d.ledger.add(a);
+  assert.equal(d.stepsUntilEnded(1, 5), 100);
+  a.streamed = 50;
+  assert.equal(d.stepsUntilEnded(1, 5), 100, 'the same instant and ledger: the same answer');
+  assert.equal(d.stepsUntilEnded(1, 6), 50);
+  d.ledger.remove(a);
+  assert.equal(d.stepsUntilEnded(1, 6), Infinity);
+});
