@@ -4,18 +4,9 @@ import assert from 'node:assert/strict';
 import { Dispatcher } from './dispatcher.ts';
 import type { LedgerEntry } from './replica-ledger.ts';
 import { ROUTERS } from '../routing/registry.ts';
-import type { FleetSpec } from '../estimate/fleet-spec.ts';
+import { testSpec } from './dispatch-test-kit.ts';
 
-const spec: FleetSpec = {
-  model: 'm',
-  adapters: [],
-  maxModelLen: 8_192,
-  maxBatchedTokens: 8_192,
-  maxNumSeqs: 256,
-  kvBytesPerToken: 1_000,
-  replicaKvTokens: 1_000_000,
-  stepTime: { stepMs: () => 10 },
-};
+const spec = testSpec(() => 10);
 
 function dispatcher(): Dispatcher<unknown> {
   const d = new Dispatcher(
