@@ -21,12 +21,8 @@ import type { Demand } from './estimate/demand.ts';
 import { estimateDemand, outputCap, tenantCharge } from './estimate/estimator.ts';
 import type { FleetSpec } from './estimate/fleet-spec.ts';
 import type { FleetLoad } from './estimate/fleet-load.ts';
-import { OutputLengthModel } from './estimate/output-length-model.ts';
-import { DEFAULT_WAIT_CALIBRATION, WaitCalibration } from './estimate/wait-calibration.ts';
-import { PredictionErrors } from './estimate/prediction-errors.ts';
-import { QueueBudgets } from './estimate/queue-budget.ts';
 import { summarizeFleet } from './estimate/fleet-summary.ts';
-import { QueueDelayControl } from './queueing/queue-delay.ts';
+import { Learned } from './estimate/learned.ts';
 import {
   decisionRecord,
   ticketRecord,
@@ -68,11 +64,8 @@ export interface OfferContext {
 export class Pipeline<H> {
   readonly policy: ResolvedPolicy;
   readonly spec: FleetSpec;
-  readonly outputs: OutputLengthModel;
-  readonly errors = new PredictionErrors();
-  readonly queueBudgets: QueueBudgets;
-  readonly waitCalibration: WaitCalibration;
-  private readonly queueDelay: QueueDelayControl | undefined;
+  /** What it learns from outcomes: output lengths, prediction errors, queue budgets, waits. */
+  readonly learned: Learned;
   readonly dispatcher: Dispatcher<H>;
   private readonly admission: Admission;
   private readonly admissionState: unknown;
@@ -87,29 +80,12 @@ export class Pipeline<H> {
     this.policy = policy;
     this.spec = spec;
     this.sink = sink;
-    this.outputs = new OutputLengthModel({
-      window: policy.estimate.outputWindow,
-      minSamples: policy.estimate.minSamples,
-      prior: policy.estimate.priorOutput,
-    });
-    this.queueBudgets = new QueueBudgets(
-      policy.classes,
-      policy.admission.type === 'goodput' ? policy.admission.marginMs : 0,
-    );
-    const a = policy.admission;
-    this.waitCalibration = new WaitCalibration({
-      ...DEFAULT_WAIT_CALIBRATION,
-      sureQuantile: a.type === 'goodput' ? a.sureWaitQuantile : 50,
-    });
-    this.queueDelay =
-      a.type === 'goodput'
-        ? new QueueDelayControl({ targetRatio: a.queueTargetRatio, intervalMs: a.queueIntervalMs })
-        : undefined;
+    this.learned = new Learned(policy);
     this.admission = ADMISSIONS[policy.admission.type](policy);
     this.admissionState = this.admission.initState();
     this.dispatcher = new Dispatcher(policy.dispatch, spec, ROUTERS[policy.routing.type](), {
       dispatch: (t) => {
-        this.learnWait(t, t.dispatchedMs);
+        this.learned.leftQueue(t, t.dispatchedMs);
         this.record(
           t,
           t.decision.outcome === 'admit' && t.decision.degradation ? 'degrade' : 'admit',
@@ -139,7 +115,7 @@ export class Pipeline<H> {
         readyInMs: host.readyInMs,
       }) ?? this.admission.decide(this.admissionState, asked, ctx);
     if (decision.outcome === 'reject') {
-      if (decision.reason === 'deadline') this.queueDelay?.refused(cls.name, nowMs);
+      if (decision.reason === 'deadline') this.learned.refusedForWait(cls.name, nowMs);
       this.refuse(asked, decision, nowMs);
       return { outcome: 'reject', decision };
     }
@@ -157,7 +133,7 @@ export class Pipeline<H> {
       expiresMs: Infinity,
       wasDeferred: false,
       long: false,
-      lengths: this.outputs.distribution(cls.name, req.tenant),
+      lengths: this.learned.outputs.distribution(cls.name, req.tenant),
       capTokens: outputCap(req, cls, this.spec.maxModelLen),
       replica: -1,
       avoid: host.avoid ?? -1,
@@ -188,7 +164,7 @@ export class Pipeline<H> {
    * used when it ends.
    */
   tenantCharge(req: LlmRequest): Tokens {
-    return tenantCharge(req, this.policy.classes[req.sloClass], this.spec, this.outputs);
+    return tenantCharge(req, this.policy.classes[req.sloClass], this.spec, this.learned.outputs);
   }
 
   /** Dispatch what fits now; call whenever capacity may have freed or a deadline passed. */
@@ -249,7 +225,7 @@ export class Pipeline<H> {
 
   private expired(t: Ticket<H>): void {
     if (t.state === 'queued') {
-      this.learnWait(t, this.nowMs);
+      this.learned.leftQueue(t, this.nowMs);
       this.settle(t, 0);
     }
     this.forget(t);
@@ -257,22 +233,6 @@ export class Pipeline<H> {
     const reason = expiryReason(t, this.nowMs);
     this.record(t, 'expire', reason);
     this.sink.expire(t, reason);
-  }
-
-  /**
-   * A ticket left the queue (dispatched, or expired with the wait it had reached): its wait
-   * against what the queue model predicted at the door calibrates the next predictions.
-   * Deferred work waits by design and says nothing of the model.
-   */
-  private learnWait(t: Ticket<H>, leftMs: Ms): void {
-    const a = t.decision.assessment;
-    if (a === undefined || t.wasDeferred) return;
-    this.waitCalibration.observe(
-      t.cls.name,
-      t.req.inputTokens,
-      a.modelledWaitMs,
-      leftMs - t.offeredMs,
-    );
   }
 
   /** The client gave up on a ticket that is still waiting. */
@@ -285,14 +245,7 @@ export class Pipeline<H> {
 
   firstToken(t: Ticket<H>, ttftMs: Ms): void {
     if (t.entry !== null) this.dispatcher.ledger.firstToken(t.entry);
-    if (t.dispatchedMs >= 0) {
-      this.queueBudgets.observe(t.cls.name, t.asked.arrivalMs + ttftMs - t.dispatchedMs);
-    }
-    // Deferred work waits by design; its TTFT says nothing of the prediction at the door.
-    const predicted = t.decision.assessment?.predictedTtftMs;
-    if (predicted !== undefined && !t.wasDeferred && t.cls.objectives.ttftMs !== undefined) {
-      this.errors.recordTtft(predicted, ttftMs);
-    }
+    this.learned.firstToken(t, ttftMs);
   }
 
   token(t: Ticket<H>): void {
@@ -306,12 +259,7 @@ export class Pipeline<H> {
     this.forget(t);
     t.state = 'ended';
     this.settle(t, outputTokens);
-    // Only natural ends teach the length model; a capped output says nothing of the true length.
-    const capped = t.req.maxTokens !== undefined && outputTokens >= t.req.maxTokens;
-    if (completed && !capped) {
-      this.outputs.observe(t.cls.name, t.req.tenant, outputTokens);
-      this.errors.recordOutput(t.demand.output.p90, outputTokens);
-    }
+    this.learned.ended(t, outputTokens, completed);
   }
 
   private forget(t: Ticket<H>): void {
@@ -328,7 +276,7 @@ export class Pipeline<H> {
     if (this.sink.record !== undefined || this.policy.dispatch.type !== 'immediate') {
       return ctx.estimate(req);
     }
-    const output = this.outputs.predict(
+    const output = this.learned.outputs.predict(
       cls.name,
       req.tenant,
       outputCap(req, cls, this.spec.maxModelLen),
@@ -378,12 +326,13 @@ export class Pipeline<H> {
   private fleet: FleetLoad | undefined;
 
   private summary(): FleetLoad {
-    return (this.fleet ??= summarizeFleet(this.spec, this.dispatcher, this.replicas, this.nowMs, {
-      classes: this.policy.classes,
-      budgets: this.queueBudgets,
-      calibration: this.waitCalibration,
-      queueDelay: this.queueDelay,
-    }));
+    return (this.fleet ??= summarizeFleet(
+      this.spec,
+      this.dispatcher,
+      this.replicas,
+      this.nowMs,
+      this.learned.forSummary,
+    ));
   }
 
   private readonly ctx: AdmissionContext = ((pipeline: Pipeline<H>) => ({
@@ -398,7 +347,7 @@ export class Pipeline<H> {
         req,
         pipeline.policy.classes[req.sloClass],
         pipeline.summary(),
-        pipeline.outputs,
+        pipeline.learned.outputs,
         pipeline.prefill,
       ),
   }))(this);

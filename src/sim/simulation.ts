@@ -294,12 +294,12 @@ export function simulate(opts: SimulationOptions): Report {
     meanInSystem: fleet.meanInSystem(durationMs),
     client: { timeouts: counters.timeouts, retries: counters.retries },
     estimate: {
-      ...pipeline.errors.summary(),
-      wait_calibration: pipeline.waitCalibration.summary(),
+      ...pipeline.learned.errors.summary(),
+      wait_calibration: pipeline.learned.waitCalibration.summary(),
     },
     queueBudgets: Object.fromEntries(
       SLO_CLASS_NAMES.filter((c) => opts.policy.classes[c].objectives.ttftMs !== undefined).map(
-        (c) => [c, pipeline.queueBudgets.of(c)],
+        (c) => [c, pipeline.learned.queueBudgets.of(c)],
       ),
     ),
     sim: { wallMs: opts.wallClock.now() - wallStart, events: clock.events },

@@ -260,43 +260,6 @@ export class Dispatcher<H> {
     return pool[this.router.pick(this.routerState, t.req, pool)].index;
   }
 
-  /**
-   * Decode steps until `k` of the requests running now have ended, each expected to run to its
-   * predicted output (a stream already past it, halfway on to its cap): when nothing more fits, a
-   * queued request dispatches no sooner than a running one ends, and after a burst the running
-   * ones end together, not at the rate the queue drained before. Infinity with nothing running.
-   * Recomputed when the ledger has changed, at most once per millisecond of `nowMs`.
-   */
-  stepsUntilEnded(k: number, nowMs: Ms): number {
-    const ledger = this.ledger;
-    const n = ledger.inFlight;
-    if (n === 0) return Infinity;
-    if (this.drainAtMs !== nowMs || this.drainInFlight !== n) {
-      if (this.drainSteps.length < n) this.drainSteps = new Float64Array(2 * n);
-      let i = 0;
-      for (const r of ledger.replicas) {
-        for (const e of r.entries) {
-          // Past its predicted output, a stream is as likely as not to run halfway to its cap.
-          const togo =
-            e.streamed < e.expectTokens
-              ? e.expectTokens - e.streamed
-              : (e.capTokens - e.streamed) / 2;
-          this.drainSteps[i++] = Math.max(1, togo);
-        }
-      }
-      this.drainSorted = this.drainSteps.subarray(0, i).sort();
-      this.drainAtMs = nowMs;
-      this.drainInFlight = n;
-    }
-    const sorted = this.drainSorted;
-    return sorted[Math.min(k, sorted.length) - 1];
-  }
-
-  private drainSteps = new Float64Array(256);
-  private drainSorted = new Float64Array(0);
-  private drainAtMs = NaN;
-  private drainInFlight = -1;
-
   /** A long prompt that fits nowhere gets a replica held for it, while holds are few. */
   private maybeHold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): void {
     if (!t.long) return;

@@ -1,29 +1,7 @@
-// Tests for Dispatcher.stepsUntilEnded (dispatcher.ts): how long until k running requests end.
+// Tests for ReplicaLedger.stepsUntilEnded (replica-ledger.ts): how long until k running requests end.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Dispatcher } from './dispatcher.ts';
-import type { LedgerEntry } from './replica-ledger.ts';
-import { ROUTERS } from '../routing/registry.ts';
-import { testSpec } from './dispatch-test-kit.ts';
-
-const spec = testSpec(() => 10);
-
-function dispatcher(): Dispatcher<unknown> {
-  const d = new Dispatcher(
-    {
-      type: 'flow-control',
-      itlMarginRatio: 0.1,
-      kvReserveRatio: 0.05,
-      lookahead: 16,
-      stallRisk: 0.5,
-    },
-    spec,
-    ROUTERS['round-robin'](),
-    { dispatch: () => {}, expire: () => {} },
-  );
-  d.ledger.resize(2);
-  return d;
-}
+import { ReplicaLedger, type LedgerEntry } from './replica-ledger.ts';
 
 function running(replica: number, expectTokens: number, streamed: number, capTokens = 1_000) {
   const e: LedgerEntry = {
@@ -42,10 +20,10 @@ function running(replica: number, expectTokens: number, streamed: number, capTok
 }
 
 test('drain estimate: nothing running is Infinity; else the k-th soonest end, over replicas', () => {
-  const d = dispatcher();
+  const d = new ReplicaLedger(2);
   assert.equal(d.stepsUntilEnded(1, 0), Infinity);
   for (const { e, streamed } of [running(0, 100, 90), running(1, 50, 10), running(0, 300, 100)]) {
-    d.ledger.add(e);
+    d.add(e);
     e.streamed = streamed;
   }
   // To go: 10, 40, 200 steps.
@@ -56,9 +34,9 @@ test('drain estimate: nothing running is Infinity; else the k-th soonest end, ov
 });
 
 test('drain estimate: a stream past its predicted output counts halfway on to its cap', () => {
-  const d = dispatcher();
+  const d = new ReplicaLedger(2);
   const { e } = running(0, 100, 0, 500);
-  d.ledger.add(e);
+  d.add(e);
   e.streamed = 300;
   assert.equal(d.stepsUntilEnded(1, 0), 100, '(500 − 300) / 2');
   e.streamed = 499;
@@ -66,13 +44,13 @@ test('drain estimate: a stream past its predicted output counts halfway on to it
 });
 
 test('drain estimate: recomputed when time moves or the ledger changes, not in between', () => {
-  const d = dispatcher();
+  const d = new ReplicaLedger(2);
   const a = running(0, 100, 0).e;
-  d.ledger.add(a);
+  d.add(a);
   assert.equal(d.stepsUntilEnded(1, 5), 100);
   a.streamed = 50;
   assert.equal(d.stepsUntilEnded(1, 5), 100, 'the same instant and ledger: the same answer');
   assert.equal(d.stepsUntilEnded(1, 6), 50);
-  d.ledger.remove(a);
+  d.remove(a);
   assert.equal(d.stepsUntilEnded(1, 6), Infinity);
 });

@@ -3,10 +3,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlowControl } from './flow-control.ts';
 import type { FleetSpec } from '../estimate/fleet-spec.ts';
-import { testSpec } from './dispatch-test-kit.ts';
 
 /** A decode step of 10 ms plus 1 ms per sequence; context costs nothing. */
-const spec = testSpec((s) => 10 + s.decodeSeqs + s.prefillSeqs);
+const spec: FleetSpec = {
+  model: 'm',
+  adapters: [],
+  maxModelLen: 8_192,
+  maxBatchedTokens: 8_192,
+  maxNumSeqs: 256,
+  kvBytesPerToken: 1_000,
+  replicaKvTokens: 1_000_000,
+  stepTime: { stepMs: (s) => 10 + s.decodeSeqs + s.prefillSeqs },
+};
 const flow = (o: Partial<FleetSpec> = {}) =>
   new FlowControl({ ...spec, ...o }, { itlMarginRatio: 0.1, kvReserveRatio: 0.1, stallRisk: 0.5 });
 

@@ -9,7 +9,7 @@
  * and their reasons: ../admission/README.md.
  */
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
-import type { Ms, Tokens } from '../request/units.ts';
+import type { Tokens } from '../request/units.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
 import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
@@ -58,11 +58,18 @@ export function summarizeFleet<H>(
       Math.max(1, Math.round(batch)),
       ledger.decodeContextTokens / n,
     ));
+  // The queue's head, asked by the queue-delay control and the wait model alike: scanned once.
+  let oldest: { priority: number; ms: number } | undefined;
+  const oldestOffered = (priority: number) => {
+    if (oldest?.priority !== priority) {
+      oldest = { priority, ms: dispatcher.oldestOfferedMs(priority) };
+    }
+    return oldest.ms;
+  };
   // Dispatches per ms before any rate is measured, for requests like this one.
-  const standInRate = (promptTokens: Tokens, outputTokens: Tokens, kvTokens: Tokens, itl: Ms) => {
+  const standInRate = (promptTokens: Tokens, outputTokens: Tokens, full: number) => {
     const prefill = dispatcher.flow.prefillMs(Math.max(1, promptTokens));
     const context = promptTokens + outputTokens / 2;
-    const full = dispatcher.flow.steadyBatch(itl, context, kvTokens);
     const fullStepMs = dispatcher.flow.decodeStepMs(full, full * context);
     return Math.min(n / (prefill + stepMs()), (n * full) / (prefill + outputTokens * fullStepMs));
   };
@@ -84,7 +91,7 @@ export function summarizeFleet<H>(
     queueTargetMs(cls, waitMs) {
       const budget = budgets?.orObjective(cls) ?? null;
       if (queueDelay === undefined || budget === null) return null;
-      const headWaitMs = nowMs - dispatcher.oldestOfferedMs(classes[cls].priority);
+      const headWaitMs = nowMs - oldestOffered(classes[cls].priority);
       return queueDelay.targetMs(cls, budget, Math.max(headWaitMs, waitMs), nowMs);
     },
     decodeBatch: batch,
@@ -112,6 +119,14 @@ export function summarizeFleet<H>(
           cls: c,
         }) as never;
       if (ahead === 0 && dispatcher.wouldFit(probe(), replicas)) return { requests: 0, waitMs: 0 };
+      // How many requests like this one a replica holds under flow control (asked at most once).
+      let steadyBatch: number | undefined;
+      const steady = () =>
+        (steadyBatch ??= dispatcher.flow.steadyBatch(
+          itl ?? Infinity,
+          promptTokens + outputTokens / 2,
+          kvTokens,
+        ));
       // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
       // replica per step at best, and no faster than requests end once the replicas hold all
       // that flow control lets them (Little: that many over how long one runs).
@@ -119,10 +134,10 @@ export function summarizeFleet<H>(
       const perMs =
         dispatcher.rate.perMs(nowMs) ??
         Math.min(
-          standInRate(promptTokens, outputTokens, kvTokens, itl ?? Infinity),
+          standInRate(promptTokens, outputTokens, steady()),
           dispatcher.rate.lastPerMs ?? Infinity,
         );
-      const queued = nowMs - dispatcher.oldestOfferedMs(c.priority);
+      const queued = nowMs - oldestOffered(c.priority);
       let modelledWaitMs: number;
       if (isLong && dispatcher.longPromptsSeen === 0) {
         // No long prompt has been placed yet: each ahead, and this one, waits for a replica
@@ -142,15 +157,12 @@ export function summarizeFleet<H>(
         // ones end — after a burst filled them, together, not at the rate the fill went: all
         // of those ahead when no replica could hold this one even once its prefills are done,
         // else those beyond the replicas' steady batch for requests like it.
-        const full =
-          n *
-          dispatcher.flow.steadyBatch(itl ?? Infinity, promptTokens + outputTokens / 2, kvTokens);
-        const beyond = ledger.inFlight + ahead + 1 - full;
+        const beyond = ledger.inFlight + ahead + 1 - n * steady();
         const mustEnd = dispatcher.couldHold(probe(), replicas)
           ? beyond
           : Math.max(beyond, ahead + 1);
         if (mustEnd > 0) {
-          const drainMs = dispatcher.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * stepMs();
+          const drainMs = ledger.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * stepMs();
           if (drainMs > modelledWaitMs) modelledWaitMs = drainMs;
         }
       }
