@@ -88,6 +88,44 @@ test('help documents every command and flag', () => {
   }
 });
 
+test('simulate --rate inf sends every request at once; --arrival gamma re-times a trace', () => {
+  const burst = join(dir, 'burst.json');
+  const b = goodput(
+    'simulate',
+    '--policy',
+    'goodput',
+    '--rate',
+    'inf',
+    '--num-requests',
+    '40',
+    '--replicas',
+    '2',
+    '--out',
+    burst,
+  );
+  assert.equal(b.code, 0, b.err);
+  const br = JSON.parse(readFileSync(burst, 'utf8'));
+  assert.equal(br.offered.requests, 40);
+  assert.equal(br.scenario.workload.durationS, 0, 'all 40 at time 0');
+  const retimed = join(dir, 'retimed.json');
+  const trace = 'test/fixtures/traces/azure-conv-200.csv';
+  const t = goodput(
+    'simulate',
+    '--trace',
+    trace,
+    '--arrival',
+    'gamma',
+    '--burstiness',
+    '0.2',
+    '--out',
+    retimed,
+  );
+  assert.equal(t.code, 0, t.err);
+  const tr = JSON.parse(readFileSync(retimed, 'utf8'));
+  assert.equal(tr.offered.requests, 200);
+  assert.deepEqual(tr.scenario.workload.retimed, { arrival: 'gamma', burstiness: 0.2 });
+});
+
 const bad: Array<[string, string[], RegExp]> = [
   ['unknown flag', ['simulate', '--sped', '3'], /unknown option '--sped'/],
   [
