@@ -17,8 +17,8 @@ const CASES: Record<string, Partial<ScenarioSpec>> = {
     numRequests: 1_000_000,
     rate: 250,
     replicas: 64,
-    input: 'sharegpt',
-    output: 'sharegpt',
+    input: 'sharegpt-sarathi',
+    output: 'sharegpt-sarathi',
   },
 };
 

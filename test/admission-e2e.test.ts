@@ -13,8 +13,8 @@ import { deterministicPart, run } from './helpers.ts';
 const overload: Partial<ScenarioSpec> = {
   rate: 40,
   numRequests: 600,
-  input: 'sharegpt',
-  output: 'sharegpt',
+  input: 'sharegpt-sarathi',
+  output: 'sharegpt-sarathi',
   classes: 'interactive:0.7,batch:0.2,best_effort:0.1',
   replicas: 1,
 };

@@ -12,6 +12,8 @@ const SYNTHETIC_MIX = {
   replicas: 2,
   arrival: 'gamma' as const,
   burstiness: 0.5,
+  input: 'sharegpt-sarathi',
+  output: 'sharegpt-sarathi',
   tenants: 'zipf:4:1.1',
   classes: 'interactive:0.6,reasoning:0.1,batch:0.2,best_effort:0.1',
   clientTimeoutMs: 20_000,

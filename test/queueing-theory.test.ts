@@ -74,8 +74,8 @@ test("Little's law holds: time-average occupancy = arrival rate × mean time in 
     { ...base, output: 'fixed:10', rate: 5, numRequests: 5_000 },
     {
       profile: undefined,
-      input: 'sharegpt',
-      output: 'sharegpt',
+      input: 'sharegpt-sarathi',
+      output: 'sharegpt-sarathi',
       rate: 30,
       numRequests: 3_000,
       replicas: 2,

@@ -10,8 +10,8 @@ import { run } from './helpers.ts';
 const overload: Partial<ScenarioSpec> = {
   rate: 6,
   numRequests: 500,
-  input: 'sharegpt',
-  output: 'sharegpt',
+  input: 'sharegpt-sarathi',
+  output: 'sharegpt-sarathi',
   replicas: 1,
   clientTimeoutMs: 5_000,
 };

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { ENGINE_DEFAULTS as D, type EngineSpec } from '../engine/engine-spec.ts';
+import { ENGINE_VERSIONS } from '../engine/engine-versions.ts';
 import { GPUS, MODELS } from '../engine/hardware.ts';
 import { fraction, oneOf, positiveInt } from './parse-flags.ts';
 
@@ -17,16 +18,37 @@ export function addEngineFlags(cmd: Command): Command {
       'timing profile: MODEL/GPU/tpN, or const:step_ms=10, or const:prefill_ms_per_token=X,decode_step_ms=Y (default: fitted for model/gpu/tp)',
     )
     .option(
+      '--engine-version <name>',
+      `vLLM the replicas behave as: ${Object.values(ENGINE_VERSIONS)
+        .map((v) => `${v.name} (${v.summary})`)
+        .join('; ')}`,
+      oneOf('--engine-version', Object.keys(ENGINE_VERSIONS)),
+      D.engineVersion,
+    )
+    .option(
+      '--max-model-len <n>',
+      "longest sequence (prompt + output) served, vLLM max_model_len (default: the model's context)",
+      positiveInt('--max-model-len'),
+    )
+    .option(
       '--max-num-seqs <n>',
-      "engine's max running sequences (vLLM max_num_seqs)",
+      "engine's max running sequences, vLLM max_num_seqs (default: the engine version's)",
       positiveInt('--max-num-seqs'),
-      D.maxNumSeqs,
     )
     .option(
       '--max-batched-tokens <n>',
-      "engine's token budget per step (vLLM max_num_batched_tokens)",
+      "engine's token budget per step, vLLM max_num_batched_tokens (default: the engine version's)",
       positiveInt('--max-batched-tokens'),
-      D.maxBatchedTokens,
+    )
+    .option(
+      '--enable-chunked-prefill',
+      "chunk long prompts and mix them with decodes (default: the engine version's)",
+    )
+    .option('--no-enable-chunked-prefill', 'vLLM 0.6 and older: steps of whole prompts first')
+    .option(
+      '--num-scheduler-steps <n>',
+      'vLLM 0.6 multi-step: decode steps per scheduling (default 1)',
+      positiveInt('--num-scheduler-steps'),
     )
     .option(
       '--preemption <mode>',
@@ -54,8 +76,12 @@ export function engineSpecFromFlags(o: Record<string, unknown>): EngineSpec {
     gpu: o.gpu as string,
     tp: o.tp as number,
     profile: o.profile as string | undefined,
-    maxNumSeqs: o.maxNumSeqs as number,
-    maxBatchedTokens: o.maxBatchedTokens as number,
+    engineVersion: o.engineVersion as string,
+    maxModelLen: o.maxModelLen as number | undefined,
+    maxNumSeqs: o.maxNumSeqs as number | undefined,
+    maxBatchedTokens: o.maxBatchedTokens as number | undefined,
+    chunkedPrefill: o.enableChunkedPrefill as boolean | undefined,
+    schedulerSteps: o.numSchedulerSteps as number | undefined,
     preemption: o.preemption as EngineSpec['preemption'],
     prefixCaching: o.prefixCaching as boolean,
     kvBlocks: o.kvBlocks as number | undefined,

@@ -13,6 +13,12 @@ import {
   positiveNumber,
   positiveRate,
 } from './parse-flags.ts';
+import { LENGTH_TABLE_NAMES, LENGTH_TABLES } from '../sim/workload/sharegpt-lengths.ts';
+
+const LENGTH_SPECS = [
+  'fixed:N | uniform:A:B | exp:MEAN',
+  ...LENGTH_TABLE_NAMES.map((name) => `${name} (${LENGTH_TABLES[name].about})`),
+].join(' | ');
 
 export function addScenarioFlags(cmd: Command): Command {
   return addEngineFlags(cmd)
@@ -48,12 +54,8 @@ export function addScenarioFlags(cmd: Command): Command {
       positiveInt('--num-requests'),
       D.numRequests,
     )
-    .option('--input <spec>', 'input lengths: fixed:N | uniform:A:B | exp:MEAN | sharegpt', D.input)
-    .option(
-      '--output <spec>',
-      'output lengths: fixed:N | uniform:A:B | exp:MEAN | sharegpt',
-      D.output,
-    )
+    .option('--input <spec>', `input lengths: ${LENGTH_SPECS}`, D.input)
+    .option('--output <spec>', `output lengths: ${LENGTH_SPECS}`, D.output)
     .option(
       '--rate-scale <x>',
       'multiply the trace arrival rate by x (time compressed x times)',

@@ -12,7 +12,7 @@ import type { Timers } from '../core/ports/timers.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
-import { shareGptLengths } from '../sim/workload/sharegpt-lengths.ts';
+import { lengthTable } from '../sim/workload/sharegpt-lengths.ts';
 import {
   errorResponse,
   isOpenAiError,
@@ -34,7 +34,7 @@ export interface EngineServerOptions extends Partial<Omit<EngineServerSpec, 'fau
   readonly timers?: Timers;
   /** Unix time in ms at the clock's 0, for `created` fields; default: the wall clock's origin. */
   readonly clockOriginUnixMs?: number;
-  /** Natural output lengths; default: drawn from the committed ShareGPT lengths. */
+  /** Natural output lengths; default: `shareGptSampler()`. */
   readonly lengths?: LengthSampler;
   /** Told of unexpected errors (bugs), which are answered 500. */
   readonly onInternalError?: (e: unknown) => void;
@@ -52,8 +52,9 @@ export interface EngineServer {
 /** A caller's request id the engine names its response after; anything else gets a fresh one. */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** Output lengths of the `sharegpt-sarathi` table, for requests that set no `max_tokens`. */
 export function shareGptSampler(): LengthSampler {
-  const { output, rows } = shareGptLengths();
+  const { output, rows } = lengthTable('sharegpt-sarathi');
   return (u) => output[Math.min(rows - 1, Math.floor(u * rows))];
 }
 
@@ -113,7 +114,7 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
           created: startedAt,
           ownedBy: 'goodput',
           root: spec.model,
-          maxModelLen: config.model.maxModelLen,
+          maxModelLen: config.maxModelLen,
         },
       ]),
     ),

@@ -101,7 +101,7 @@ export class SimulatedBackend implements JobHost {
   }
 
   get maxModelLen(): number {
-    return this.config.model.maxModelLen;
+    return this.config.maxModelLen;
   }
 
   submit(req: GenerationRequest): SubmitResult {

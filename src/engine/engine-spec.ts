@@ -1,11 +1,15 @@
 /**
  * An engine described in plain, flag-shaped values (what `goodput simulate`, `engine` and
  * `serve` take on the command line), and the one function that turns it into an
- * `EngineConfig` and a timing profile, failing on an unknown model or GPU with the choices.
+ * `EngineConfig` and a timing profile, failing on an unknown model, GPU or engine version with
+ * the choices. Limits left unset take the engine version's defaults, as vLLM does.
  */
 import { ConfigError } from '../core/errors.ts';
 import type { EngineConfig, PreemptionMode } from './engine-types.ts';
-import { GPUS, MODELS } from './hardware.ts';
+import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS, type EngineVersion } from './engine-versions.ts';
+import { GPUS, MODELS, type GpuSpec, type ModelSpec } from './hardware.ts';
+import { HostTimedProfile, type HostOverhead } from './timing/host-overhead.ts';
+import { FittedProfile } from './timing/fitted-profile.ts';
 import { resolveProfile } from './timing/profile-registry.ts';
 import type { TimingProfile } from './timing/profile.ts';
 
@@ -13,8 +17,18 @@ export interface EngineSpec {
   readonly model: string;
   readonly gpu: string;
   readonly tp: number;
-  readonly maxNumSeqs: number;
-  readonly maxBatchedTokens: number;
+  /** Which vLLM the replicas behave as (`ENGINE_VERSIONS`). */
+  readonly engineVersion: string;
+  /** Default: the model's context. */
+  readonly maxModelLen?: number;
+  /** Default: the engine version's. */
+  readonly maxNumSeqs?: number;
+  /** Default: the engine version's. */
+  readonly maxBatchedTokens?: number;
+  /** Default: the engine version's (V1: on; 0.6: on past a 32K context). */
+  readonly chunkedPrefill?: boolean;
+  /** vLLM 0.6's --num-scheduler-steps; default: the engine version's. */
+  readonly schedulerSteps?: number;
   readonly gpuMemoryUtilization: number;
   readonly preemption: PreemptionMode;
   readonly prefixCaching: boolean;
@@ -22,32 +36,70 @@ export interface EngineSpec {
   readonly kvBlocks?: number;
   /** `const:…` or a fitted profile name; default: the fitted profile of model/gpu/tp. */
   readonly profile?: string;
+  /** Replaces the engine version's host term (what-ifs, and fitting it to measurements). */
+  readonly hostOverhead?: HostOverhead;
 }
 
 export const ENGINE_DEFAULTS: EngineSpec = {
   model: 'llama-3-8b',
   gpu: 'h100',
   tp: 1,
-  maxNumSeqs: 256,
-  maxBatchedTokens: 8192,
+  engineVersion: DEFAULT_ENGINE_VERSION,
   gpuMemoryUtilization: 0.9,
   preemption: 'recompute',
   prefixCaching: true,
 };
 
+function choose<T>(table: Readonly<Record<string, T>>, field: string, name: string): T {
+  const found = table[name];
+  if (found === undefined)
+    throw new ConfigError(field, `one of ${Object.keys(table).join(', ')}`, name);
+  return found;
+}
+
+export function engineVersion(spec: EngineSpec): EngineVersion {
+  return choose(ENGINE_VERSIONS, 'engineVersion', spec.engineVersion);
+}
+
 export function buildEngineConfig(spec: EngineSpec): EngineConfig {
-  const model = MODELS[spec.model];
-  if (model === undefined)
-    throw new ConfigError('model', `one of ${Object.keys(MODELS).join(', ')}`, spec.model);
-  const gpu = GPUS[spec.gpu];
-  if (gpu === undefined)
-    throw new ConfigError('gpu', `one of ${Object.keys(GPUS).join(', ')}`, spec.gpu);
+  const model: ModelSpec = choose(MODELS, 'model', spec.model);
+  const gpu: GpuSpec = choose(GPUS, 'gpu', spec.gpu);
+  const version = engineVersion(spec);
+  const maxModelLen = spec.maxModelLen ?? model.maxModelLen;
+  if (!(Number.isInteger(maxModelLen) && maxModelLen >= 2 && maxModelLen <= model.maxModelLen)) {
+    throw new ConfigError(
+      'maxModelLen',
+      `an integer in [2, ${model.maxModelLen}] (${model.name}'s context)`,
+      maxModelLen,
+    );
+  }
+  const chunkedPrefill = spec.chunkedPrefill ?? version.chunkedPrefillByDefault(maxModelLen);
+  if (!chunkedPrefill && version.name === 'vllm-v1') {
+    throw new ConfigError(
+      'chunkedPrefill',
+      'true: the vllm-v1 engine model always chunks prefills',
+      false,
+    );
+  }
+  const defaults = version.defaults(gpu, maxModelLen, chunkedPrefill);
+  const maxBatchedTokens = spec.maxBatchedTokens ?? defaults.maxBatchedTokens;
+  if (!chunkedPrefill && maxBatchedTokens < maxModelLen) {
+    // vLLM refuses this too: without chunking, a prompt must fit in one step.
+    throw new ConfigError(
+      'maxBatchedTokens',
+      `≥ maxModelLen (${maxModelLen}) when chunked prefill is off`,
+      maxBatchedTokens,
+    );
+  }
   return {
     model,
     gpu,
     tp: spec.tp,
-    maxNumSeqs: spec.maxNumSeqs,
-    maxBatchedTokens: spec.maxBatchedTokens,
+    maxModelLen,
+    maxNumSeqs: spec.maxNumSeqs ?? defaults.maxNumSeqs,
+    maxBatchedTokens,
+    chunkedPrefill,
+    schedulerSteps: spec.schedulerSteps ?? version.schedulerSteps,
     blockSize: 16,
     gpuMemoryUtilization: spec.gpuMemoryUtilization,
     preemption: spec.preemption,
@@ -56,6 +108,28 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
   };
 }
 
+/**
+ * The step time replicas of this spec run with: a fitted profile's GPU time plus the engine
+ * version's host cost (see `HostTimedProfile`); a `const:` profile as it is.
+ */
 export function buildEngineProfile(spec: EngineSpec): TimingProfile {
-  return resolveProfile({ profile: spec.profile, model: spec.model, gpu: spec.gpu, tp: spec.tp });
+  const model = choose(MODELS, 'model', spec.model);
+  const base = resolveProfile({
+    profile: spec.profile,
+    model: model.timingAs ?? model.name,
+    gpu: spec.gpu,
+    tp: spec.tp,
+  });
+  if (!(base instanceof FittedProfile)) return base;
+  const version = engineVersion(spec);
+  const host =
+    spec.hostOverhead ??
+    (version.host === 'profile'
+      ? {
+          fixedMs: base.data.cpuOverhead.fixedMs,
+          perSeqMs: base.data.cpuOverhead.perSeqMs,
+          overlap: 0,
+        }
+      : version.host);
+  return new HostTimedProfile(base, host, spec.schedulerSteps ?? version.schedulerSteps);
 }

@@ -15,6 +15,11 @@ export function constProfile(stepMs: Ms): TimingProfile {
   return { name: `const:step_ms=${stepMs}`, stepMs: () => stepMs };
 }
 
+/** A fixed step time that records the shape of every step it is asked about. */
+export function recordingProfile(stepMs: Ms, into: StepShape[]): TimingProfile {
+  return { name: 'recording', stepMs: (s) => (into.push({ ...s }), stepMs) };
+}
+
 /** base + perPrefillToken · prefill tokens: a step's cost grows with its prompt work only. */
 export function linearProfile(baseMs: Ms, perPrefillTokenMs: Ms): TimingProfile {
   return {
@@ -28,8 +33,11 @@ export function testConfig(over: Partial<EngineConfig> = {}): EngineConfig {
     model: MODELS['llama-3-8b'],
     gpu: GPUS.h100,
     tp: 1,
+    maxModelLen: 8192,
     maxNumSeqs: 8,
     maxBatchedTokens: 64,
+    chunkedPrefill: true,
+    schedulerSteps: 1,
     blockSize: 16,
     gpuMemoryUtilization: 0.9,
     preemption: 'recompute',

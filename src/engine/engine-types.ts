@@ -20,10 +20,16 @@ export interface EngineConfig {
   readonly model: ModelSpec;
   readonly gpu: GpuSpec;
   readonly tp: number;
+  /** vLLM's max_model_len: the longest sequence (prompt + output) served; ≤ the model's context. */
+  readonly maxModelLen: number;
   /** vLLM's max_num_seqs: sequences running at once. */
   readonly maxNumSeqs: number;
   /** vLLM's max_num_batched_tokens: token budget of one step (decodes count one each). */
   readonly maxBatchedTokens: number;
+  /** Chunked prefill (vLLM V1, or V0 with it on); false: V0's prefill-first steps of whole prompts. */
+  readonly chunkedPrefill: boolean;
+  /** vLLM 0.6's num_scheduler_steps: decode steps run per scheduling (1: every step is planned). */
+  readonly schedulerSteps: number;
   /** KV block size in tokens. */
   readonly blockSize: number;
   /** Fraction of GPU memory the engine may use for weights, activations and KV. */

@@ -16,7 +16,10 @@ export interface ModelSpec {
   /** Parameter count, for weight memory. */
   readonly params: number;
   readonly dtypeBytes: number;
+  /** The context the model was trained for (its max_position_embeddings, as vLLM reads it). */
   readonly maxModelLen: number;
+  /** Another model whose fitted timing profiles this one uses (same shapes per operator). */
+  readonly timingAs?: string;
 }
 
 export interface GpuSpec {
@@ -30,32 +33,50 @@ export interface GpuSpec {
 
 const GiB = 1024 ** 3;
 
+const LLAMA_3_8B: ModelSpec = {
+  name: 'llama-3-8b',
+  layers: 32,
+  hidden: 4096,
+  heads: 32,
+  kvHeads: 8,
+  headDim: 128,
+  ffn: 14336,
+  vocab: 128256,
+  params: 8.03e9,
+  dtypeBytes: 2,
+  maxModelLen: 8192,
+};
+
+const LLAMA_3_70B: ModelSpec = {
+  name: 'llama-3-70b',
+  layers: 80,
+  hidden: 8192,
+  heads: 64,
+  kvHeads: 8,
+  headDim: 128,
+  ffn: 28672,
+  vocab: 128256,
+  params: 70.6e9,
+  dtypeBytes: 2,
+  maxModelLen: 8192,
+};
+
 export const MODELS: Readonly<Record<string, ModelSpec>> = {
-  'llama-3-8b': {
-    name: 'llama-3-8b',
-    layers: 32,
-    hidden: 4096,
-    heads: 32,
-    kvHeads: 8,
-    headDim: 128,
-    ffn: 14336,
-    vocab: 128256,
-    params: 8.03e9,
-    dtypeBytes: 2,
-    maxModelLen: 8192,
+  'llama-3-8b': LLAMA_3_8B,
+  'llama-3-70b': LLAMA_3_70B,
+  // Llama 3.1: the Llama 3 architecture with RoPE scaled to a 128K context. Per-operator
+  // timing is Llama 3's; attention is evaluated over the longer context.
+  'llama-3.1-8b': {
+    ...LLAMA_3_8B,
+    name: 'llama-3.1-8b',
+    maxModelLen: 131_072,
+    timingAs: 'llama-3-8b',
   },
-  'llama-3-70b': {
-    name: 'llama-3-70b',
-    layers: 80,
-    hidden: 8192,
-    heads: 64,
-    kvHeads: 8,
-    headDim: 128,
-    ffn: 28672,
-    vocab: 128256,
-    params: 70.6e9,
-    dtypeBytes: 2,
-    maxModelLen: 8192,
+  'llama-3.1-70b': {
+    ...LLAMA_3_70B,
+    name: 'llama-3.1-70b',
+    maxModelLen: 131_072,
+    timingAs: 'llama-3-70b',
   },
   'llama-2-7b': {
     name: 'llama-2-7b',

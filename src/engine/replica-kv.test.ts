@@ -78,6 +78,9 @@ test('randomised stress on a tiny pool: invariants hold every step and every req
     { preemption: 'recompute', enablePrefixCaching: true },
     { preemption: 'swap', numCpuBlocks: 12, enablePrefixCaching: true },
     { preemption: 'swap', numCpuBlocks: 0, enablePrefixCaching: false },
+    { preemption: 'recompute', enablePrefixCaching: true, schedulerSteps: 4 },
+    { preemption: 'recompute', enablePrefixCaching: true, chunkedPrefill: false },
+    { preemption: 'swap', numCpuBlocks: 12, chunkedPrefill: false, schedulerSteps: 3 },
   ];
   for (const [m, mode] of modes.entries()) {
     for (let seed = 1; seed <= 5; seed++) {
@@ -141,8 +144,11 @@ test('a sequence whose KV can never fit fails at once', () => {
 
 test('a prompt of maxModelLen tokens fails; an output running past it is capped there', () => {
   const rec = new Recorder();
-  const model = { ...testConfig().model, maxModelLen: 100 };
-  const core = new ReplicaCore<EngineRequest>(testConfig({ model }), constProfile(10), rec);
+  const core = new ReplicaCore<EngineRequest>(
+    testConfig({ maxModelLen: 100 }),
+    constProfile(10),
+    rec,
+  );
   assert.equal(core.add(req('long', 100, 1), 3), false);
   assert.equal(core.add(req('capped', 60, 100), 3), true);
   assert.deepEqual(rec.lines, ['3 fail long prompt_exceeds_max_model_len']);

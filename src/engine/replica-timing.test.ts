@@ -5,16 +5,13 @@ import {
   Recorder,
   constProfile,
   linearProfile,
+  recordingProfile,
   req,
   runLoop,
   testConfig,
 } from './engine-test-kit.ts';
 import { ReplicaCore } from './replica.ts';
-import type { StepShape, TimingProfile } from './timing/profile.ts';
-
-function shapesProfile(stepMs: number, into: StepShape[]): TimingProfile {
-  return { name: 'recording', stepMs: (s) => (into.push({ ...s }), stepMs) };
-}
+import type { StepShape } from './timing/profile.ts';
 
 test('single request: TTFT is one step when the prompt fits the budget, chunked otherwise', () => {
   const cases = [
@@ -68,7 +65,7 @@ test('decodes and prefill chunks share a step within the token budget', () => {
   const rec = new Recorder();
   const core = new ReplicaCore<EngineRequest>(
     testConfig({ maxBatchedTokens: 64 }),
-    shapesProfile(10, shapes),
+    recordingProfile(10, shapes),
     rec,
   );
   runLoop(core, [
@@ -98,7 +95,7 @@ test('maxNumSeqs caps the running batch; the next starts when one finishes', () 
   const rec = new Recorder();
   const core = new ReplicaCore<EngineRequest>(
     testConfig({ maxNumSeqs: 3, maxBatchedTokens: 512 }),
-    shapesProfile(10, shapes),
+    recordingProfile(10, shapes),
     rec,
   );
   const arrivals = ['a', 'b', 'c', 'd', 'e'].map((id, i) => ({ atMs: 0, req: req(id, 10, 3 + i) }));

@@ -79,7 +79,7 @@ export class ReplicaCore<R extends EngineRequest> {
     }
     if (this.byId.has(req.id))
       throw new EngineInvariantError(`engine: duplicate request id ${req.id}`);
-    const maxLen = this.config.model.maxModelLen;
+    const maxLen = this.config.maxModelLen;
     if (req.inputTokens >= maxLen) return this.fail(req, nowMs, 'prompt_exceeds_max_model_len');
     const output = Math.min(req.outputTokens, maxLen - req.inputTokens);
     if (this.kv.blocksFor(req.inputTokens + output - 1) > this.kv.pool.totalBlocks) {

@@ -1,12 +1,15 @@
 /**
- * Plans one iteration the way vLLM V1's scheduler does, with chunked prefill: walk the running
+ * Plans one iteration. With chunked prefill, the way vLLM V1's scheduler does: walk the running
  * sequences in admission order, giving each what it needs (one token for a decode, the rest of
  * its prompt for a prefill) within the step's token budget and taking KV blocks as they grow;
  * then admit waiting sequences FIFO while budget, `maxNumSeqs` and blocks allow. The newest
  * admission is the one left partially prefilled, so admission order puts decodes first and a
- * chunked prefill after them. When a running sequence cannot grow, the most recently admitted
- * running one is preempted (recompute, or swap to host); after a preemption no new sequence is
- * admitted that step. Work is O(running + admitted) per step with no per-token allocation.
+ * chunked prefill after them. Without it, as vLLM V0 does: a step of whole prompts whenever one
+ * can be admitted, else a step of decodes. With `schedulerSteps` N > 1 (V0's multi-step), a
+ * decode step is planned once and run N times with no admission in between. When a running
+ * sequence cannot grow, the most recently admitted running one is preempted (recompute, or
+ * swap to host); after a preemption no new sequence is admitted that step. Work is
+ * O(running + admitted) per step with no per-token allocation.
  */
 import type { Ms } from '../core/request/units.ts';
 import type { EngineListener, EngineRequest, PreemptionMode } from './engine-types.ts';
@@ -20,11 +23,20 @@ export interface SchedulerLimits {
   readonly maxNumSeqs: number;
   readonly maxBatchedTokens: number;
   readonly preemption: PreemptionMode;
+  /** false: vLLM V0's prefill-first steps of whole prompts (see `schedulePrefillFirst`). */
+  readonly chunkedPrefill: boolean;
+  /** vLLM 0.6's `--num-scheduler-steps`: a decode step is planned once for this many steps. */
+  readonly schedulerSteps: number;
 }
 
 const EV_PREFILL_START = 0;
 const EV_PREEMPT_RECOMPUTE = 1;
 const EV_PREEMPT_SWAP = 2;
+
+const ADMIT_ANY = 0;
+const ADMIT_WHOLE_PROMPTS = 1;
+const ADMIT_SWAPPED = 2;
+type AdmitMode = typeof ADMIT_ANY | typeof ADMIT_WHOLE_PROMPTS | typeof ADMIT_SWAPPED;
 
 export class Scheduler<R extends EngineRequest> {
   /** Admission order; the step in flight is exactly the members with `sched > 0`. */
@@ -37,6 +49,11 @@ export class Scheduler<R extends EngineRequest> {
   pendingPrefill = 0;
   /** Blocks crossing the host link in the step just planned. */
   swapBlocks = 0;
+  /** Decode steps left in the current multi-step round, after the one just planned. */
+  roundLeft = 0;
+  // Side results of scheduleRunning, kept in fields so planning a step allocates nothing.
+  private preempted = false;
+  private budgetLeft = 0;
   private readonly limits: SchedulerLimits;
   private readonly kv: KvCacheManager;
   private readonly stats: EngineStats;
@@ -60,13 +77,58 @@ export class Scheduler<R extends EngineRequest> {
 
   /** Plans the next step into `shape` (already zeroed); returns how many sequences it holds. */
   schedule(shape: StepShape): number {
-    const running = this.running;
-    const kv = this.kv;
-    let budget = this.limits.maxBatchedTokens;
-    let scheduled = 0;
-    let preempted = false;
     this.swapBlocks = 0;
     this.evCount = 0;
+    if (this.roundLeft > 0) {
+      // Inside a multi-step round the batch is fixed: its decodes run on, nothing is admitted.
+      this.roundLeft--;
+      const scheduled = this.scheduleRunning(shape, Infinity);
+      if (scheduled > 0) return scheduled;
+      this.roundLeft = 0;
+    }
+    const scheduled = this.limits.chunkedPrefill
+      ? this.scheduleChunked(shape)
+      : this.schedulePrefillFirst(shape);
+    // A round of decode steps is planned once; a step with a prompt in it stands alone.
+    if (shape.prefillTokens === 0) this.roundLeft = this.limits.schedulerSteps - 1;
+    return scheduled;
+  }
+
+  /**
+   * vLLM V1, and V0 with chunked prefill: the running sequences first, each with what it needs
+   * within the budget, then waiting ones FIFO, the last possibly with a chunk of its prompt.
+   */
+  private scheduleChunked(shape: StepShape): number {
+    const scheduled = this.scheduleRunning(shape, this.limits.maxBatchedTokens);
+    if (this.preempted && scheduled > 0) return scheduled;
+    return scheduled + this.admit(shape, this.budgetLeft, ADMIT_ANY);
+  }
+
+  /**
+   * vLLM V0 without chunked prefill: whenever the head of the queue can be admitted (and it is
+   * not a swapped-out sequence), the step holds only whole prompts, admitted FIFO while budget,
+   * seats and blocks allow; otherwise it is a decode step of every running sequence, with
+   * swapped-out ones brought back after them. Prompts come before decodes, so TTFT is short
+   * and overload shows as slower tokens rather than as queueing.
+   */
+  private schedulePrefillFirst(shape: StepShape): number {
+    const admitted = this.admit(shape, this.limits.maxBatchedTokens, ADMIT_WHOLE_PROMPTS);
+    if (admitted > 0) return admitted;
+    const scheduled = this.scheduleRunning(shape, Infinity);
+    if (this.preempted && scheduled > 0) return scheduled;
+    return scheduled + this.admit(shape, Infinity, ADMIT_SWAPPED);
+  }
+
+  /**
+   * Gives each running sequence what it needs, in admission order, within `budget`, preempting
+   * from the back when one cannot grow. Leaves `preempted` and `budgetLeft` set.
+   */
+  private scheduleRunning(shape: StepShape, budgetIn: number): number {
+    const running = this.running;
+    const kv = this.kv;
+    let budget = budgetIn;
+    let scheduled = 0;
+    this.preempted = false;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const s = running[i];
       const tokens = s.prefilling ? Math.min(s.target - s.computed, budget) : 1;
@@ -75,7 +137,7 @@ export class Scheduler<R extends EngineRequest> {
       while (!ok) {
         const victim = running.pop() as Seq<R>;
         this.preempt(victim);
-        preempted = true;
+        this.preempted = true;
         if (victim === s) break;
         ok = kv.grow(s, s.computed + tokens);
       }
@@ -85,7 +147,7 @@ export class Scheduler<R extends EngineRequest> {
       scheduled++;
       addToShape(shape, s, tokens);
     }
-    if (!preempted || scheduled === 0) scheduled += this.admit(shape, budget);
+    this.budgetLeft = budget;
     return scheduled;
   }
 
@@ -102,7 +164,12 @@ export class Scheduler<R extends EngineRequest> {
     this.evCount = 0;
   }
 
-  private admit(shape: StepShape, budgetIn: number): number {
+  /**
+   * Admits from the front of the waiting queue while budget and seats allow. `mode` restricts
+   * what may be admitted: anything (a chunk of the last prompt allowed), whole prompts only
+   * (stopping at a swapped-out sequence), or swapped-out sequences only.
+   */
+  private admit(shape: StepShape, budgetIn: number, mode: AdmitMode): number {
     const { running, waiting, kv } = this;
     const maxSeqs = this.limits.maxNumSeqs;
     let budget = budgetIn;
@@ -116,18 +183,25 @@ export class Scheduler<R extends EngineRequest> {
       }
       let tokens: number;
       if (s.state === SeqState.Swapped) {
+        if (mode === ADMIT_WHOLE_PROMPTS) break;
         tokens = s.prefilling ? Math.min(s.target - s.computed, budget) : 1;
         const moved = s.hostBlocks;
         if (!kv.swapIn(s, s.computed + tokens)) break;
         this.swapBlocks += moved;
         this.stats.swapTransferBlocks += moved;
       } else {
-        tokens = kv.admit(s, budget);
+        if (mode === ADMIT_SWAPPED) break;
+        const whole = mode === ADMIT_WHOLE_PROMPTS;
+        // V0 counts a whole prompt against the budget, cached prefix included; one longer than
+        // the whole budget (a recompute of a long sequence) still runs, alone in its step.
+        if (whole && s.target > budget && admitted > 0) break;
+        tokens = kv.admit(s, whole ? s.target : budget);
         if (tokens === 0) break;
         this.pendingPrefill -= s.cachedTokens;
         this.stats.promptTokens += s.target;
         this.stats.prefixHitTokens += s.cachedTokens;
         this.record(EV_PREFILL_START, s);
+        if (whole) budget -= s.cachedTokens;
       }
       waiting.popFront();
       this.numWaiting--;

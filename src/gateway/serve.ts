@@ -97,7 +97,7 @@ export function fleetSpecFor(
   return {
     model,
     adapters: [],
-    maxModelLen: engine.model.maxModelLen,
+    maxModelLen: engine.maxModelLen,
     maxBatchedTokens: engine.maxBatchedTokens,
     maxNumSeqs: engine.maxNumSeqs,
     kvBytesPerToken: kvBytesPerToken(engine.model),

@@ -8,15 +8,20 @@ import type { Ms } from '../core/request/units.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { Report } from '../core/observe/report.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
-import type { EngineConfig, PreemptionMode } from '../engine/engine-types.ts';
-import { ENGINE_DEFAULTS, buildEngineConfig, buildEngineProfile } from '../engine/engine-spec.ts';
+import type { EngineConfig } from '../engine/engine-types.ts';
+import {
+  ENGINE_DEFAULTS,
+  buildEngineConfig,
+  buildEngineProfile,
+  type EngineSpec,
+} from '../engine/engine-spec.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import { buildWorkload } from './workload/build-workload.ts';
 import { WORKLOAD_DEFAULTS } from './workload/workload-options.ts';
 import { simulate } from './simulation.ts';
 import type { RetryMode } from './client-behaviour.ts';
 
-export interface ScenarioSpec {
+export interface ScenarioSpec extends EngineSpec {
   readonly seed: number;
   readonly trace?: string;
   readonly traceFormat?: string;
@@ -31,17 +36,7 @@ export interface ScenarioSpec {
   readonly durationS?: number;
   readonly tenants: string;
   readonly classes: string;
-  readonly model: string;
-  readonly gpu: string;
-  readonly tp: number;
   readonly replicas: number;
-  readonly profile?: string;
-  readonly maxNumSeqs: number;
-  readonly maxBatchedTokens: number;
-  readonly preemption: PreemptionMode;
-  readonly prefixCaching: boolean;
-  readonly kvBlocks?: number;
-  readonly gpuMemoryUtilization: number;
   readonly clientTimeoutMs?: number;
   readonly maxAttempts: number;
   readonly retryMode: RetryMode;
@@ -94,7 +89,17 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
       backoffBaseMs: spec.backoffBaseMs,
       backoffCapMs: spec.backoffCapMs,
     },
-    scenario: { ...spec, profile: profile.name, workload: workload.describe },
+    // The engine as resolved: an unset limit is recorded as the version's default it took.
+    scenario: {
+      ...spec,
+      profile: profile.name,
+      maxModelLen: engine.maxModelLen,
+      maxNumSeqs: engine.maxNumSeqs,
+      maxBatchedTokens: engine.maxBatchedTokens,
+      chunkedPrefill: engine.chunkedPrefill,
+      schedulerSteps: engine.schedulerSteps,
+      workload: workload.describe,
+    },
     wallClock: hooks.wallClock,
     onProgress: hooks.onProgress,
     onDecision: hooks.onDecision,

@@ -119,7 +119,7 @@ export function simulate(opts: SimulationOptions): Report {
   const spec: FleetSpec = {
     model: opts.engine.model.name,
     adapters: [],
-    maxModelLen: opts.engine.model.maxModelLen,
+    maxModelLen: opts.engine.maxModelLen,
     maxBatchedTokens: opts.engine.maxBatchedTokens,
     maxNumSeqs: opts.engine.maxNumSeqs,
     kvBytesPerToken: kvBytesPerToken(opts.engine.model),

@@ -70,6 +70,12 @@ export class FittedProfile implements TimingProfile {
   }
 
   stepMs(s: StepShape): Ms {
+    const gpu = this.gpuStepMs(s);
+    return gpu > 0 ? gpu + this.cpuOverheadMs(s.prefillSeqs + s.decodeSeqs) : 0;
+  }
+
+  /** The step without the host term: what the GPUs compute and communicate. */
+  gpuStepMs(s: StepShape): Ms {
     const tokens = s.prefillTokens + s.decodeSeqs;
     if (tokens <= 0) return 0;
     const seqs = s.prefillSeqs + s.decodeSeqs;
@@ -79,12 +85,7 @@ export class FittedProfile implements TimingProfile {
       this.attnDecodeMs(s.decodeSeqs, s.decodeContextTokens);
     if (this.allReduce !== null)
       perLayer += 2 * this.allReduceMs(tokens * this.allReduceBytesPerToken);
-    return (
-      this.layers * perLayer +
-      this.embeddingMs(tokens) +
-      this.lmHeadMs(seqs) +
-      this.cpuOverheadMs(seqs)
-    );
+    return this.layers * perLayer + this.embeddingMs(tokens) + this.lmHeadMs(seqs);
   }
 
   // Components, exposed for tests and fidelity reports. Per layer unless the name says otherwise.
@@ -103,7 +104,7 @@ export class FittedProfile implements TimingProfile {
     return seqs > 0 ? curveAt(this.lmHead, seqs) : 0;
   }
 
-  /** Per step. */
+  /** Per step: the host cost fitted from Vidur's CPU profile (a May-2024 vLLM, serial). */
   cpuOverheadMs(seqs: number): Ms {
     return this.cpuFixed + this.cpuPerSeq * seqs;
   }

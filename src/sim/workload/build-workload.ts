@@ -1,6 +1,6 @@
 /**
- * The one entry point for workloads: validates the options, loads what they name (a trace, the
- * ShareGPT lengths) and returns a lazy, re-iterable request stream with its description. All
+ * The one entry point for workloads: validates the options, loads what they name (a trace, a
+ * length table) and returns a lazy, re-iterable request stream with its description. All
  * checking and loading happens here, so a bad option or trace line fails before the simulation
  * starts; iterating never throws. Which options apply to which kind is set out in
  * workload-options.ts.
@@ -9,8 +9,8 @@ import { ConfigError } from '../../core/errors.ts';
 import type { Rng } from '../../core/ports/rng.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
 import { formatClassSpec, parseClassSpec, type ClassSpec } from './class-spec.ts';
-import { formatLengthSpec, parseLengthSpec } from './length-spec.ts';
-import { shareGptLengths } from './sharegpt-lengths.ts';
+import { formatLengthSpec, jointTable, parseLengthSpec, tablesNamed } from './length-spec.ts';
+import { lengthTable } from './sharegpt-lengths.ts';
 import { syntheticRequests } from './synthetic-workload.ts';
 import { formatTenantSpec, parseTenantSpec, type TenantSpec } from './tenant-spec.ts';
 import { loadTrace } from './trace/load-trace.ts';
@@ -66,7 +66,7 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
   const numRequests = count(opts.numRequests ?? D.numRequests);
   const input = parseLengthSpec(opts.input ?? D.input, F.input);
   const output = parseLengthSpec(opts.output ?? D.output, F.output);
-  const needsTable = input.kind === 'sharegpt' || output.kind === 'sharegpt';
+  const tables = Object.fromEntries(tablesNamed(input, output).map((n) => [n, lengthTable(n)]));
   const describe: SyntheticDescription = {
     kind: 'synthetic',
     arrival,
@@ -76,7 +76,7 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
     durationS: numRequests / rateRps,
     input: formatLengthSpec(input),
     output: formatLengthSpec(output),
-    jointLengths: input.kind === 'sharegpt' && output.kind === 'sharegpt',
+    jointLengths: jointTable(input, output) !== undefined,
     tenants: formatTenantSpec(c.tenants),
     classes: formatClassSpec(c.classes),
   };
@@ -87,7 +87,7 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
       output,
       tenants: c.tenants,
       classes: c.classes,
-      ...(needsTable && { shareGpt: shareGptLengths() }),
+      tables,
     },
     rng,
   );

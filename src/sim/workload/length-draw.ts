@@ -1,43 +1,48 @@
 /**
  * Draws each synthetic request's (input, output) token lengths from two specs. Input and output
  * use separate streams, so changing one spec leaves the other's draws as they were. When both
- * are `sharegpt`, one row is drawn per request and gives both lengths: real prompts and their
- * outputs are correlated, and drawing them apart would lose it. Writes into its own fields
- * instead of returning a pair, to keep a million draws free of allocation.
+ * name the same length table, one row is drawn per request and gives both lengths: real prompts
+ * and their outputs are correlated, and drawing them apart would lose it. Specs naming different
+ * tables each read their own table's column. Writes into its own fields instead of returning a
+ * pair, to keep a million draws free of allocation.
  */
 import type { Rng } from '../../core/ports/rng.ts';
 import type { Tokens } from '../../core/request/units.ts';
-import type { LengthSpec } from './length-spec.ts';
-import type { ShareGptLengths } from './sharegpt-lengths.ts';
+import { jointTable, type LengthSpec } from './length-spec.ts';
+import type { LengthTableName, ShareGptLengths } from './sharegpt-lengths.ts';
+
+/** The loaded length tables, by name; every table a spec names must be present. */
+export type LengthTables = Readonly<Partial<Record<LengthTableName, ShareGptLengths>>>;
 
 export class LengthDraw {
   input: Tokens = 0;
   output: Tokens = 0;
-  /** Both lengths come from one ShareGPT row per request. */
+  /** Both lengths come from one table row per request. */
   readonly joint: boolean;
   private readonly drawInput: () => Tokens;
   private readonly drawOutput: () => Tokens;
-  private readonly table: ShareGptLengths | undefined;
+  private readonly pairTable: ShareGptLengths | undefined;
   private readonly pairRng: Rng;
 
-  /** `inputRng` and `outputRng` must be independent streams; `table` is needed for `sharegpt`. */
+  /** `inputRng` and `outputRng` must be independent; a joint draw picks its row with `inputRng`. */
   constructor(
     input: LengthSpec,
     output: LengthSpec,
     inputRng: Rng,
     outputRng: Rng,
-    table?: ShareGptLengths,
+    tables: LengthTables = {},
   ) {
-    this.joint = input.kind === 'sharegpt' && output.kind === 'sharegpt';
-    this.table = table;
+    const joint = jointTable(input, output);
+    this.joint = joint !== undefined;
+    this.pairTable = joint === undefined ? undefined : tableOf(tables, joint);
     this.pairRng = inputRng;
-    this.drawInput = lengthSampler(input, inputRng, table?.input);
-    this.drawOutput = lengthSampler(output, outputRng, table?.output);
+    this.drawInput = lengthSampler(input, inputRng, columnOf(tables, input, 'input'));
+    this.drawOutput = lengthSampler(output, outputRng, columnOf(tables, output, 'output'));
   }
 
   next(): void {
-    if (this.joint) {
-      const t = this.table!;
+    if (this.pairTable !== undefined) {
+      const t = this.pairTable;
       const row = Math.floor(this.pairRng.next() * t.rows);
       this.input = t.input[row];
       this.output = t.output[row];
@@ -48,7 +53,7 @@ export class LengthDraw {
   }
 }
 
-/** One length per call from `spec`; `column` is the ShareGPT column this side reads. */
+/** One length per call from `spec`; `column` is the table column this side reads. */
 export function lengthSampler(spec: LengthSpec, rng: Rng, column?: Int32Array): () => Tokens {
   switch (spec.kind) {
     case 'fixed': {
@@ -64,10 +69,24 @@ export function lengthSampler(spec: LengthSpec, rng: Rng, column?: Int32Array): 
       const { mean } = spec;
       return () => Math.max(1, Math.round(-mean * Math.log(1 - rng.next())));
     }
-    case 'sharegpt': {
-      if (!column) throw new Error('sharegpt length spec needs the ShareGPT table');
+    case 'table': {
+      if (!column) throw new Error(`length spec ${spec.name} needs its table`);
       const rows = column.length;
       return () => column[Math.floor(rng.next() * rows)];
     }
   }
+}
+
+function tableOf(tables: LengthTables, name: LengthTableName): ShareGptLengths {
+  const table = tables[name];
+  if (table === undefined) throw new Error(`length table ${name} was not loaded`);
+  return table;
+}
+
+function columnOf(
+  tables: LengthTables,
+  spec: LengthSpec,
+  side: 'input' | 'output',
+): Int32Array | undefined {
+  return spec.kind === 'table' ? tableOf(tables, spec.name)[side] : undefined;
 }

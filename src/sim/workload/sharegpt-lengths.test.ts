@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isInputError } from '../../core/errors.ts';
-import { parseShareGptLengths, shareGptLengths } from './sharegpt-lengths.ts';
+import { lengthTable, parseShareGptLengths } from './sharegpt-lengths.ts';
 import { mean } from './test-stats.ts';
 
-test('the committed table holds the 30,731 ShareGPT pairs with the source means', () => {
-  const t = shareGptLengths();
+test('sharegpt-sarathi holds the 30,731 Sarathi-Serve pairs with the source means', () => {
+  const t = lengthTable('sharegpt-sarathi');
   assert.equal(t.rows, 30_731);
   assert.equal(t.input.length, t.rows);
   assert.equal(t.output.length, t.rows);
@@ -15,7 +15,18 @@ test('the committed table holds the 30,731 ShareGPT pairs with the source means'
   // The first row of the raw CSV is 74,918.
   assert.equal(t.input[0], 74);
   assert.equal(t.output[0], 918);
-  assert.equal(shareGptLengths(), t, 'loaded once');
+  assert.equal(lengthTable('sharegpt-sarathi'), t, 'loaded once');
+});
+
+test('sharegpt-vllm is its own table, within the filter vLLM bench applies', () => {
+  const t = lengthTable('sharegpt-vllm');
+  assert.notEqual(t, lengthTable('sharegpt-sarathi'));
+  assert.equal(lengthTable('sharegpt-vllm'), t, 'loaded once');
+  assert.ok(t.rows > 30_000, `${t.rows} rows`);
+  for (let i = 0; i < t.rows; i++) {
+    const [p, o] = [t.input[i], t.output[i]];
+    assert.ok(p >= 4 && o >= 4 && p <= 1024 && p + o <= 2048, `row ${i}: ${p}, ${o}`);
+  }
 });
 
 test('a malformed table is an InputError naming the column', () => {

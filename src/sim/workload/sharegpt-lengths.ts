@@ -1,8 +1,10 @@
 /**
- * The ShareGPT (prompt, output) length pairs, derived by scripts/derive-lengths.ts into
- * data/lengths/sharegpt.json and read relative to this module, so a clone works without the raw
- * trace. Rows stay paired: row i is one real conversation turn, and sampling the pair keeps the
- * correlation between prompt and output length. Loaded once per process, on first use.
+ * The named ShareGPT length tables: (prompt, output) token pairs committed under data/lengths/ and
+ * read relative to this module, so a clone works without the raw data. Two tables measure
+ * different things and are easy to confuse, so each has an explicit name and a description that
+ * error messages and help text quote (data/lengths/SOURCE.md tells how each was derived). Rows
+ * stay paired: drawing row i gives both lengths, keeping whatever correlation the table holds.
+ * Each file is read once per process, on first use.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -14,18 +16,49 @@ export interface ShareGptLengths {
   readonly output: Int32Array;
 }
 
-export const SHAREGPT_LENGTHS_FILE = fileURLToPath(
-  new URL('../../../data/lengths/sharegpt.json', import.meta.url),
-);
+export const LENGTH_TABLE_NAMES = ['sharegpt-vllm', 'sharegpt-sarathi'] as const;
 
-let cached: ShareGptLengths | undefined;
+export type LengthTableName = (typeof LENGTH_TABLE_NAMES)[number];
 
-export function shareGptLengths(): ShareGptLengths {
-  cached ??= parseShareGptLengths(
-    readFileSync(SHAREGPT_LENGTHS_FILE, 'utf8'),
-    SHAREGPT_LENGTHS_FILE,
+interface LengthTableSource {
+  /** File name under data/lengths/. */
+  readonly file: string;
+  /** What the table is, for messages: whose sample, which tokenizer, mean lengths. */
+  readonly about: string;
+}
+
+export const LENGTH_TABLES: Readonly<Record<LengthTableName, LengthTableSource>> = {
+  'sharegpt-vllm': {
+    file: 'sharegpt-vllm.json',
+    about: "vLLM bench's ShareGPT first turns, Llama-3 tokens, mean ≈215 in / 200 out",
+  },
+  // The file keeps its first name: golden reports and SOURCE.md cite it.
+  'sharegpt-sarathi': {
+    file: 'sharegpt.json',
+    about: "Sarathi-Serve's multi-turn ShareGPT, Llama-2 tokens, mean ≈2,340 in / 439 out",
+  },
+};
+
+export function isLengthTableName(text: string): text is LengthTableName {
+  return Object.hasOwn(LENGTH_TABLES, text);
+}
+
+export function lengthTableFile(name: LengthTableName): string {
+  return fileURLToPath(
+    new URL(`../../../data/lengths/${LENGTH_TABLES[name].file}`, import.meta.url),
   );
-  return cached;
+}
+
+const cached = new Map<LengthTableName, ShareGptLengths>();
+
+export function lengthTable(name: LengthTableName): ShareGptLengths {
+  let table = cached.get(name);
+  if (table === undefined) {
+    const file = lengthTableFile(name);
+    table = parseShareGptLengths(readFileSync(file, 'utf8'), file);
+    cached.set(name, table);
+  }
+  return table;
 }
 
 export function parseShareGptLengths(text: string, file: string): ShareGptLengths {

@@ -4,7 +4,7 @@
  */
 export const WORKLOAD_STREAMS = {
   arrivals: 'arrivals',
-  /** Input lengths, and the row of a joint ShareGPT draw. */
+  /** Input lengths, and the row of a joint length-table draw. */
   inputLengths: 'lengths',
   outputLengths: 'lengths.output',
   tenants: 'tenants',

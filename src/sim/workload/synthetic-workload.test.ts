@@ -4,7 +4,7 @@ import type { LlmRequest } from '../../core/request/request.ts';
 import { SeededRng } from '../../runtime/seeded-rng.ts';
 import { parseClassSpec } from './class-spec.ts';
 import { parseLengthSpec } from './length-spec.ts';
-import { shareGptLengths } from './sharegpt-lengths.ts';
+import { lengthTable } from './sharegpt-lengths.ts';
 import { syntheticRequests, type SyntheticPlan } from './synthetic-workload.ts';
 import { parseTenantSpec } from './tenant-spec.ts';
 
@@ -25,7 +25,7 @@ function plan(
     output: parseLengthSpec(over.output ?? 'exp:200', '--output'),
     tenants: parseTenantSpec(over.tenants ?? 'zipf:20:1.1'),
     classes: parseClassSpec(over.classes ?? 'interactive:0.8,batch:0.2'),
-    shareGpt: shareGptLengths(),
+    tables: { 'sharegpt-sarathi': lengthTable('sharegpt-sarathi') },
   };
 }
 
@@ -63,7 +63,7 @@ test('same seed, same stream; iterating again replays it; another seed differs',
 
 test('each aspect has its own stream: changing one option leaves the others alone', () => {
   const base = run(plan());
-  const otherOutput = run(plan({ output: 'sharegpt' }));
+  const otherOutput = run(plan({ output: 'sharegpt-sarathi' }));
   assert.deepEqual(pick(otherOutput, 'arrivalMs'), pick(base, 'arrivalMs'));
   assert.deepEqual(pick(otherOutput, 'inputTokens'), pick(base, 'inputTokens'));
   assert.deepEqual(pick(otherOutput, 'tenant'), pick(base, 'tenant'));
@@ -89,7 +89,13 @@ test('each aspect has its own stream: changing one option leaves the others alon
 
 test('1,000,000 requests stream through without being held', () => {
   const requests = syntheticRequests(
-    plan({ count: 1_000_000, rate: 1000, burstiness: 0.5, input: 'sharegpt', output: 'sharegpt' }),
+    plan({
+      count: 1_000_000,
+      rate: 1000,
+      burstiness: 0.5,
+      input: 'sharegpt-sarathi',
+      output: 'sharegpt-sarathi',
+    }),
     new SeededRng(1),
   );
   assert.ok(!Array.isArray(requests));

@@ -9,10 +9,9 @@ import type { LlmRequest } from '../../core/request/request.ts';
 import type { SloClassName } from '../../core/request/slo-classes.ts';
 import { arrivalClock, type ArrivalProcess } from './arrivals.ts';
 import { classSampler, type ClassSpec } from './class-spec.ts';
-import { LengthDraw } from './length-draw.ts';
+import { LengthDraw, type LengthTables } from './length-draw.ts';
 import type { LengthSpec } from './length-spec.ts';
 import { requestId } from './request-id.ts';
-import type { ShareGptLengths } from './sharegpt-lengths.ts';
 import { WORKLOAD_STREAMS as S } from './streams.ts';
 import { tenantSampler, type TenantSpec } from './tenant-spec.ts';
 
@@ -22,8 +21,8 @@ export interface SyntheticPlan {
   readonly output: LengthSpec;
   readonly tenants: TenantSpec;
   readonly classes: ClassSpec;
-  /** Required when either length spec is `sharegpt`. */
-  readonly shareGpt?: ShareGptLengths;
+  /** Every length table the input or output spec names. */
+  readonly tables?: LengthTables;
 }
 
 export function syntheticRequests(plan: SyntheticPlan, rng: Rng): Iterable<LlmRequest> {
@@ -38,7 +37,7 @@ function* generate(plan: SyntheticPlan, rng: Rng): Generator<LlmRequest> {
     plan.output,
     rng.fork(S.inputLengths),
     rng.fork(S.outputLengths),
-    plan.shareGpt,
+    plan.tables,
   );
   const tenant = tenantSampler(plan.tenants, rng.fork(S.tenants));
   const sloClass: () => SloClassName = classSampler(plan.classes, rng.fork(S.classes));

@@ -15,7 +15,7 @@ export interface SyntheticDescription {
   readonly durationS: number;
   readonly input: string;
   readonly output: string;
-  /** Input and output drawn together from one ShareGPT row. */
+  /** Input and output drawn together from one row of a length table. */
   readonly jointLengths: boolean;
   readonly tenants: string;
   readonly classes: string;
