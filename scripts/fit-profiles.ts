@@ -18,7 +18,12 @@ import { PROFILE_SCHEMA } from '../src/engine/timing/profile-data.ts';
 import { attentionScaling, fitAttention } from './fit-profiles/attention.ts';
 import { formatJson } from './fit-profiles/json-format.ts';
 import { derivationCrossCheck, fitLinear, gpuSpeedups } from './fit-profiles/linear.ts';
-import { fitAllReduce, fitCpuOverhead, type AllReduceFit } from './fit-profiles/network-cpu.ts';
+import {
+  customAllReduce,
+  fitAllReduce,
+  fitCpuOverhead,
+  type AllReduceFit,
+} from './fit-profiles/network-cpu.ts';
 import { readOpTable, type OpTable } from './fit-profiles/op-table.ts';
 import { sourceMarkdown } from './fit-profiles/source-md.ts';
 import { Sources, VIDUR } from './fit-profiles/sources.ts';
@@ -96,6 +101,7 @@ for (const t of TARGETS) {
   const linear = fitLinear({ model, base, ref });
   const scaling = attentionScaling(model, t.tp, t.gpu, speedupFor(t.gpu));
   const ar = t.tp > 1 ? allReduce(t.gpu, t.tp) : null;
+  const custom = t.tp > 1 ? customAllReduce(t.gpu, t.tp) : undefined;
   const files = [
     base.file,
     ...(ref ? [ref.a100.file, ref.h100.file] : []),
@@ -135,6 +141,12 @@ for (const t of TARGETS) {
         `median of ${src.allReduce(t.gpu).cite} for ${t.tp} workers on one node, over message size (8 points per ` +
         `octave, ±1/8 octave window), non-decreasing, linear past 64 MiB.`
       : 'No all-reduce at TP 1.',
+    ...(ar && custom !== undefined
+      ? [
+          `Up to ${custom.maxBytes} bytes vLLM runs its custom all-reduce instead, where faster: ` +
+            `its latency at ${t.tp} GPUs as measured on ${t.gpu.toUpperCase()} (${custom.source}), non-decreasing, linear past the last size.`,
+        ]
+      : []),
     cpu.method,
   ].join('\n');
   const data = {
@@ -161,7 +173,13 @@ for (const t of TARGETS) {
         grid: attention.decode,
       },
     },
-    allReduce: ar ? { bytesPerToken: model.hidden * model.dtypeBytes, ms: ar.ms } : null,
+    allReduce: ar
+      ? {
+          bytesPerToken: model.hidden * model.dtypeBytes,
+          ms: ar.ms,
+          ...(custom === undefined ? {} : { custom }),
+        }
+      : null,
     cpuOverhead: { fixedMs: cpu.fixedMs, perSeqMs: cpu.perSeqMs },
     fitError: {
       ...linear.fitError,

@@ -154,3 +154,43 @@ export function fitCpuOverhead(file: SourceFile): CpuFit {
     method,
   };
 }
+
+/**
+ * vLLM's custom all-reduce (vllm/distributed/device_communicators/custom_all_reduce.py: one
+ * node, NVLink, 2–8 GPUs, messages up to 8 MiB): latency in ms by message size in bytes, measured
+ * on H100 and published with the comparison in SGLang's pull request. No A100 measurement was
+ * found, so A100 profiles keep NCCL's curve alone.
+ */
+const CUSTOM_ALL_REDUCE_SOURCE =
+  'https://github.com/sgl-project/sglang/pull/2904, "vllm" table, H100 without CUDA graphs';
+const CUSTOM_ALL_REDUCE_MAX_BYTES = 8 * 1024 * 1024;
+const CUSTOM_ALL_REDUCE_BYTES = [512, 4096, 32768, 262144, 524288, 1048576];
+const CUSTOM_ALL_REDUCE: Record<string, Record<number, number[]>> = {
+  h100: {
+    2: [0.0095, 0.0088, 0.0087, 0.0129, 0.0177, 0.0266],
+    4: [0.0091, 0.0085, 0.0092, 0.0206, 0.0269, 0.0402],
+    8: [0.0101, 0.0093, 0.0118, 0.0241, 0.0304, 0.045],
+  },
+};
+
+/** vLLM's custom all-reduce for `tp` GPUs of this kind, when it was measured there. */
+export function customAllReduce(
+  gpu: string,
+  tp: number,
+): { maxBytes: number; ms: CurveData; source: string } | undefined {
+  const measured = CUSTOM_ALL_REDUCE[gpu]?.[tp];
+  if (measured === undefined) return undefined;
+  // Made non-decreasing (a bigger message never reduces faster), then linear past 1 MiB.
+  const y = isotonic(measured);
+  const n = y.length;
+  const x = CUSTOM_ALL_REDUCE_BYTES;
+  return {
+    maxBytes: CUSTOM_ALL_REDUCE_MAX_BYTES,
+    ms: {
+      x,
+      y,
+      tail: { kind: 'linear', slope: sig((y[n - 1] - y[n - 2]) / (x[n - 1] - x[n - 2])) },
+    },
+    source: CUSTOM_ALL_REDUCE_SOURCE,
+  };
+}

@@ -274,7 +274,7 @@ test('all-reduce curves follow the profiled rows from 2 MiB', { skip: noRaw }, (
         Number(r.devices_per_node) === p.data.tp &&
         Number(r.size) >= 2 ** 21,
     );
-    const e = errors(rs.map((r) => [p.allReduceMs(Number(r.size)), med(r, 'all_reduce')]));
+    const e = errors(rs.map((r) => [p.ncclAllReduceMs(Number(r.size)), med(r, 'all_reduce')]));
     assert.ok(rs.length > 500 && e.mape < 0.04 && e.over10 < 0.05, `${name}: ${JSON.stringify(e)}`);
   }
 });

@@ -38,6 +38,8 @@ export class FittedProfile implements TimingProfile {
   private readonly decodeScale: number;
   private readonly decodeFloor: number;
   private readonly allReduce: Curve | null;
+  private readonly customAllReduce: Curve | null;
+  private readonly customMaxBytes: number;
   private readonly allReduceBytesPerToken: number;
   private readonly cpuFixed: number;
   private readonly cpuPerSeq: number;
@@ -59,6 +61,9 @@ export class FittedProfile implements TimingProfile {
     this.decodeScale = decode.scale;
     this.decodeFloor = Math.min(...decode.grid.v.flat());
     this.allReduce = data.allReduce === null ? null : toCurve(data.allReduce.ms);
+    const custom = data.allReduce?.custom;
+    this.customAllReduce = custom === undefined ? null : toCurve(custom.ms);
+    this.customMaxBytes = custom?.maxBytes ?? 0;
     this.allReduceBytesPerToken = data.allReduce === null ? 0 : data.allReduce.bytesPerToken;
     this.cpuFixed = data.cpuOverhead.fixedMs;
     this.cpuPerSeq = data.cpuOverhead.perSeqMs;
@@ -109,7 +114,16 @@ export class FittedProfile implements TimingProfile {
     return this.cpuFixed + this.cpuPerSeq * seqs;
   }
 
+  /** NCCL's all-reduce, or vLLM's custom one where it applies and is faster. */
   allReduceMs(bytes: number): Ms {
+    if (this.allReduce === null) return 0;
+    const nccl = curveAt(this.allReduce, bytes);
+    if (this.customAllReduce === null || bytes > this.customMaxBytes) return nccl;
+    return Math.min(nccl, curveAt(this.customAllReduce, bytes));
+  }
+
+  /** NCCL's all-reduce alone: what the fit's checks compare with. */
+  ncclAllReduceMs(bytes: number): Ms {
     return this.allReduce === null ? 0 : curveAt(this.allReduce, bytes);
   }
 
@@ -154,7 +168,7 @@ export class FittedProfile implements TimingProfile {
       case 'attn_decode_source':
         return this.sourceAttnDecodeMs(i.batch, i.context);
       case 'all_reduce':
-        return this.allReduceMs(i.bytes);
+        return this.ncclAllReduceMs(i.bytes);
       case 'cpu_overhead':
         return this.cpuOverheadMs(i.seqs);
     }

@@ -60,7 +60,17 @@ export interface FittedProfileData {
       readonly scale: number;
     };
   };
-  readonly allReduce: null | { readonly bytesPerToken: number; readonly ms: CurveData };
+  readonly allReduce: null | {
+    readonly bytesPerToken: number;
+    /** NCCL's all-reduce over message size. */
+    readonly ms: CurveData;
+    /** vLLM's custom all-reduce, used up to `maxBytes` where it is faster than NCCL. */
+    readonly custom?: {
+      readonly maxBytes: number;
+      readonly ms: CurveData;
+      readonly source: string;
+    };
+  };
   readonly cpuOverhead: { readonly fixedMs: number; readonly perSeqMs: number };
   readonly fitError: Readonly<Record<string, unknown>>;
   readonly checks: ProfileCheck[];
@@ -180,6 +190,17 @@ export function validateProfileData(raw: unknown, file: string): FittedProfileDa
       bytesPerToken: r.num(ar.bytesPerToken, 'allReduce.bytesPerToken', 1),
       ms: r.curve(ar.ms, 'allReduce.ms'),
     };
+    if (ar.custom !== undefined) {
+      const c = r.obj(ar.custom, 'allReduce.custom');
+      allReduce = {
+        ...allReduce,
+        custom: {
+          maxBytes: r.num(c.maxBytes, 'allReduce.custom.maxBytes', 1),
+          ms: r.curve(c.ms, 'allReduce.custom.ms'),
+          source: r.str(c.source, 'allReduce.custom.source'),
+        },
+      };
+    }
   }
   const tp = r.num(o.tp, 'tp', 1);
   if (!Number.isInteger(tp)) r.fail('tp', 'an integer ≥ 1', tp);
