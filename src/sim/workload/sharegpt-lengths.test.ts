@@ -22,7 +22,7 @@ test('sharegpt-vllm is its own table, within the filter vLLM bench applies', () 
   const t = lengthTable('sharegpt-vllm');
   assert.notEqual(t, lengthTable('sharegpt-sarathi'));
   assert.equal(lengthTable('sharegpt-vllm'), t, 'loaded once');
-  assert.ok(t.rows > 30_000, `${t.rows} rows`);
+  assert.ok(t.rows > 29_000, `${t.rows} rows`);
   for (let i = 0; i < t.rows; i++) {
     const [p, o] = [t.input[i], t.output[i]];
     assert.ok(p >= 4 && o >= 4 && p <= 1024 && p + o <= 2048, `row ${i}: ${p}, ${o}`);
