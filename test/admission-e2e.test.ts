@@ -28,14 +28,22 @@ function withRecords(spec: Partial<ScenarioSpec>, policy: string) {
   return { report, records };
 }
 
-test('no admitted request outgrows KV: reservations prevent every preemption', () => {
-  // 600 blocks of 16 tokens: a handful of long answers fill the replica.
-  const spec = { ...overload, kvBlocks: 600, rate: 10, numRequests: 200 };
-  const baseline = run(spec, 'baseline-vllm');
-  const goodput = run(spec, 'goodput');
-  assert.ok(baseline.engine.preemptions > 0, 'the scenario does pressure KV');
-  assert.equal(goodput.engine.preemptions, 0);
-  assert.equal(goodput.engine.kv_used_blocks_at_end, 0);
+test('KV reservations all but remove preemption where the baseline preempts constantly', () => {
+  // 600 blocks of 16 tokens: a handful of long answers fill the replica. Each admitted request
+  // reserves its predicted p90 output, so the one that runs past it can still outgrow its room
+  // now and then: the claim is rare, not never.
+  let baseline = 0;
+  let goodput = 0;
+  for (const seed of [1, 2, 3]) {
+    const spec = { ...overload, kvBlocks: 600, rate: 10, numRequests: 200, seed };
+    baseline += run(spec, 'baseline-vllm').engine.preemptions;
+    const g = run(spec, 'goodput');
+    goodput += g.engine.preemptions;
+    assert.ok(g.engine.preemptions <= 1, `seed ${seed}: ${g.engine.preemptions} preemptions`);
+    assert.equal(g.engine.kv_used_blocks_at_end, 0);
+  }
+  assert.ok(baseline >= 100, `the scenario does pressure KV: ${baseline} baseline preemptions`);
+  assert.ok(goodput * 50 <= baseline, `${goodput} preemptions against ${baseline}`);
 });
 
 test('overload: shedding is visible on both denominators and every request is accounted', () => {

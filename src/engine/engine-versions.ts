@@ -44,7 +44,7 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
         ? { maxNumSeqs: 256, maxBatchedTokens: 2048 }
         : { maxNumSeqs: 1024, maxBatchedTokens: 8192 },
     schedulerSteps: 1,
-    host: { fixedMs: 1.5, perSeqMs: 0.02, overlap: 0.8 },
+    host: { fixedMs: 4, perSeqMs: 0.02, overlap: 0.8 },
     sources: [
       'vllm/engine/arg_utils.py EngineArgs.get_batch_defaults (vllm@2a69949bd, v0.19): serve defaults 1024 seqs / 8192 tokens on ≥ 70 GiB GPUs other than A100, else 256 / 2048',
       'vllm/v1/core/sched/scheduler.py: running requests first, then waiting ones, one token budget',
@@ -60,7 +60,7 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
       maxBatchedTokens: v0Budget(maxModelLen, chunked, 512),
     }),
     schedulerSteps: 1,
-    host: { fixedMs: 3, perSeqMs: 0.03, overlap: 0.3 },
+    host: { fixedMs: 8, perSeqMs: 0.08, overlap: 0 },
     sources: [
       'vllm/config.py SchedulerConfig (vllm@32e7db253, v0.6.0): max_num_seqs 256; max_num_batched_tokens max(max_model_len, 2048), 512 with chunked prefill',
       'vllm/engine/arg_utils.py (v0.6.0): chunked prefill switched on only when max_model_len > 32K',
@@ -86,4 +86,4 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
   },
 };
 
-export const DEFAULT_ENGINE_VERSION = 'vllm-0.4';
+export const DEFAULT_ENGINE_VERSION = 'vllm-v1';
