@@ -179,6 +179,53 @@ test('a policy file is validated, naming file, path and value', () => {
   assert.equal(ok.code, 0, ok.err);
 });
 
+test('the engine version comes from the flag, else the policy file, else vllm-v1; compare needs one', () => {
+  const policy = (name: string, version: string) => {
+    const file = join(dir, `${name}.yaml`);
+    writeFileSync(
+      file,
+      `name: ${name}\npolicy_revision: r1\nadmission: { type: admit-all }\nrouting: { type: round-robin }\nengine: { version: ${version} }\n`,
+    );
+    return file;
+  };
+  const old = policy('old', 'vllm-0.6');
+  const recorded = (...args: string[]) => {
+    const out = join(dir, 'engine.json');
+    const r = goodput('simulate', '--num-requests', '20', '--out', out, ...args);
+    assert.equal(r.code, 0, r.err);
+    const s = JSON.parse(readFileSync(out, 'utf8')).scenario;
+    return [s.engineVersion, s.chunkedPrefill, s.maxNumSeqs, s.maxBatchedTokens];
+  };
+  assert.deepEqual(recorded(), ['vllm-v1', true, 1024, 8192]);
+  assert.deepEqual(recorded('--policy', old), ['vllm-0.6', false, 256, 8192]);
+  assert.deepEqual(recorded('--policy', old, '--engine-version', 'vllm-v1'), [
+    'vllm-v1',
+    true,
+    1024,
+    8192,
+  ]);
+  const bad = goodput('simulate', '--engine-version', 'vllm-0.3', '--num-requests', '5');
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /--engine-version.*vllm-v1.*vllm-0\.6.*vllm-0\.4.*"vllm-0\.3"/);
+  const both = `${old},${policy('new', 'vllm-v1')}`;
+  const clash = goodput('compare', '--policies', both, '--num-requests', '5');
+  assert.equal(clash.code, 2);
+  assert.match(
+    clash.err,
+    /engineVersion: expected --engine-version, as the policies name different engines \(vllm-0\.6, vllm-v1\)/,
+  );
+  const chosen = goodput(
+    'compare',
+    '--policies',
+    both,
+    '--num-requests',
+    '5',
+    '--engine-version',
+    'vllm-0.6',
+  );
+  assert.equal(chosen.code, 0, chosen.err);
+});
+
 test('serve: a decision log it cannot append to fails at start, naming the flag and the path', () => {
   // A directory where the file should be: no server starts, nothing listens.
   const r = goodput('serve', '--port', '0', '--decisions', dir);

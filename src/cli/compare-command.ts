@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { runScenario } from '../sim/scenario.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
+import { ConfigError } from '../core/errors.ts';
 import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
 import { progressBar } from './progress-bar.ts';
 import { summaryTable } from './summary-table.ts';
@@ -17,8 +18,17 @@ export function compareCommand(): Command {
         'comma-separated preset names or policy files, e.g. baseline-vllm,least-request',
       ),
   ).action((flags: Record<string, unknown>) => {
-    const spec = scenarioFromFlags(flags);
     const policies = (flags.policies as string).split(',').map((p) => loadPolicy(p.trim()));
+    // One fleet for every policy: their engine sections, if any, must agree.
+    const versions = [...new Set(policies.flatMap((p) => p.engine.version ?? []))];
+    if (flags.engineVersion === undefined && versions.length > 1) {
+      throw new ConfigError(
+        'engineVersion',
+        `--engine-version, as the policies name different engines (${versions.join(', ')})`,
+        undefined,
+      );
+    }
+    const spec = scenarioFromFlags(flags, versions[0]);
     const reports = policies.map((policy) => {
       const bar = progressBar(
         process.stderr,

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { ENGINE_DEFAULTS as D, type EngineSpec } from '../engine/engine-spec.ts';
-import { ENGINE_VERSIONS } from '../engine/engine-versions.ts';
+import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS } from '../engine/engine-versions.ts';
 import { GPUS, MODELS } from '../engine/hardware.ts';
 import { fraction, oneOf, positiveInt } from './parse-flags.ts';
 
@@ -19,11 +19,12 @@ export function addEngineFlags(cmd: Command): Command {
     )
     .option(
       '--engine-version <name>',
-      `vLLM the replicas behave as: ${Object.values(ENGINE_VERSIONS)
+      `vLLM the replicas behave as (default: the policy's engine.version, else ${DEFAULT_ENGINE_VERSION}): ${Object.values(
+        ENGINE_VERSIONS,
+      )
         .map((v) => `${v.name} (${v.summary})`)
         .join('; ')}`,
       oneOf('--engine-version', Object.keys(ENGINE_VERSIONS)),
-      D.engineVersion,
     )
     .option(
       '--max-model-len <n>',
@@ -70,13 +71,17 @@ export function addEngineFlags(cmd: Command): Command {
     );
 }
 
-export function engineSpecFromFlags(o: Record<string, unknown>): EngineSpec {
+/** `policyVersion`: the policy's `engine.version`, used when the flag is absent. */
+export function engineSpecFromFlags(
+  o: Record<string, unknown>,
+  policyVersion?: string,
+): EngineSpec {
   return {
     model: o.model as string,
     gpu: o.gpu as string,
     tp: o.tp as number,
     profile: o.profile as string | undefined,
-    engineVersion: o.engineVersion as string,
+    engineVersion: (o.engineVersion as string | undefined) ?? policyVersion ?? D.engineVersion,
     maxModelLen: o.maxModelLen as number | undefined,
     maxNumSeqs: o.maxNumSeqs as number | undefined,
     maxBatchedTokens: o.maxBatchedTokens as number | undefined,

@@ -91,10 +91,10 @@ export function serveCommand(): Command {
     )
     .action(async (o: Record<string, unknown>) => {
       const log = stdoutOpsLog();
-      const spec = engineSpecFromFlags(o);
+      const policy = loadPolicy(o.policy as string);
+      const spec = engineSpecFromFlags(o, policy.engine.version);
       const engine = buildEngineConfig(spec);
       const profile = buildEngineProfile(spec);
-      const policy = loadPolicy(o.policy as string);
       const model = (o.servedModelName as string | undefined) ?? spec.model;
       const urls = ((o.backend as string[] | undefined) ?? []).map(backendBaseUrl);
       const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);

@@ -115,10 +115,13 @@ export function addScenarioFlags(cmd: Command): Command {
     .option('--out <file>', 'write the JSON report here');
 }
 
-/** Commander's parsed options → ScenarioSpec. */
-export function scenarioFromFlags(o: Record<string, unknown>): ScenarioSpec {
+/** Commander's parsed options → ScenarioSpec; `policyVersion` as in `engineSpecFromFlags`. */
+export function scenarioFromFlags(
+  o: Record<string, unknown>,
+  policyVersion?: string,
+): ScenarioSpec {
   return {
-    ...engineSpecFromFlags(o),
+    ...engineSpecFromFlags(o, policyVersion),
     seed: o.seed as number,
     trace: o.trace as string | undefined,
     traceFormat: o.traceFormat as string | undefined,

@@ -19,8 +19,8 @@ export function simulateCommand(): Command {
       )
       .option('--decisions <file>', 'write every decision record here, one JSON object per line'),
   ).action((flags: Record<string, unknown>) => {
-    const spec = scenarioFromFlags(flags);
     const policy = loadPolicy(flags.policy as string);
+    const spec = scenarioFromFlags(flags, policy.engine.version);
     const bar = progressBar(
       process.stderr,
       wallClock,

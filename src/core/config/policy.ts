@@ -35,6 +35,12 @@ export const policySchema = z
     classes: classesSchema.optional(),
     tenants: tenantsSchema.optional(),
     resilience: resilienceSchema.optional(),
+    // The engine the replicas run, when the command line does not say (`--engine-version`):
+    // what the estimator's step-time model and a simulated fleet assume.
+    engine: z
+      .object({ version: z.string().min(1) })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -50,6 +56,7 @@ export interface ResolvedPolicy {
   readonly classes: Readonly<Record<SloClassName, SloClass>>;
   readonly tenants: TenantDirectory;
   readonly resilience: ResilienceConfig;
+  readonly engine: { readonly version?: string };
 }
 
 /** Validates a parsed policy document (from YAML or JSON) and fills in every default. */
@@ -65,5 +72,6 @@ export function resolvePolicy(input: unknown): ResolvedPolicy {
     classes: resolveClasses(file.classes),
     tenants: resolveTenants(file.tenants),
     resilience: resolveResilience(file.resilience),
+    engine: { version: file.engine?.version },
   };
 }
