@@ -3,7 +3,7 @@
 // `baseline-vllm` keeps ≥ 90% of offered requests within SLO, found by bisection on the rate
 // scale — comparing `goodput` with `baseline-vllm` at 0.8×, 1×, 1.5×, 2× and 3×. Usage:
 //   node bench/admission.ts [--data ../shared/data] [--replicas 4] [--classes SPEC]
-//   [--policy NAME|FILE] [--json FILE]
+//   [--policy NAME|FILE] [--engine-version NAME] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { DATA_DIR, flag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
@@ -17,6 +17,7 @@ const base: ScenarioSpec = {
   trace: `${data}/traces/azure2023/AzureLLMInferenceTrace_conv.csv`,
   replicas: Number(flag('--replicas') ?? 4),
   classes: flag('--classes') ?? 'interactive:0.7,batch:0.2,best_effort:0.1',
+  engineVersion: flag('--engine-version') ?? SCENARIO_DEFAULTS.engineVersion,
 };
 const wallClock = { now: () => performance.now() };
 /** `--policy NAME|FILE`: the policy compared with the baseline (default: the goodput preset). */

@@ -78,8 +78,43 @@ const blog8b: Engine = {
   maxNumSeqs: 512,
 };
 const SHAREGPT = { input: 'sharegpt-vllm', output: 'sharegpt-vllm' } as const;
+// Its prefill- and decode-heavy sets: 500 prompts from the sonnet dataset, "roughly 462 input
+// tokens" and 16 or 256 output tokens "on average", replayed as those fixed lengths.
+const SONNET = { input: 'fixed:462' } as const;
+const SONNET_NOTE =
+  'lengths replayed as the stated averages (462 in; 16 or 256 out). On H100 the profiles prefill ~30% (8B) and ~15% (70B) faster than these runs: the simulated H100 ÷ A100 prefill-heavy throughput is 2.81× (8B) and 2.62× (70B), the published one 2.07× and 2.21×';
 const EOS_NOTE =
-  'EOS not ignored: real outputs stop early (the post gives 179 tokens on average), replayed at the sample’s ~200';
+  'EOS not ignored: the generated replies (179 tokens on average) and their tail are unpublished; replayed at the sample’s lengths (~200, tail to ~2,000), so a rate-inf run ends with the sample’s longest reply: request throughput moves 21.5–26.8 req/s over seeds 1–3 (8B H100) and reaches 60.8 with every reply at 179';
+
+/**
+ * The post's prefill- and decode-heavy runs of one model and GPU at rate inf: request throughput
+ * and mean TTFT of each, and the decode-heavy mean TPOT.
+ */
+function sonnetPair(
+  gpu: string,
+  size: string,
+  engine: Engine,
+  prefill: readonly [number, number],
+  decode: readonly [number, number, number],
+): Setup[] {
+  const run = (kind: string, output: string, published: Setup['published']): Setup => ({
+    id: `blog060-${gpu}-${size}-${kind}-inf`,
+    source: BLOG_060,
+    engine,
+    workload: { ...SONNET, output, numRequests: 500, rate: Infinity },
+    published,
+    fromPlot: true,
+    note: SONNET_NOTE,
+  });
+  return [
+    run('prefillheavy', 'fixed:16', { request_throughput: prefill[0], mean_ttft_ms: prefill[1] }),
+    run('decodeheavy', 'fixed:256', {
+      request_throughput: decode[0],
+      mean_ttft_ms: decode[1],
+      mean_tpot_ms: decode[2],
+    }),
+  ];
+}
 
 export const SETUPS: readonly Setup[] = [
   {
@@ -169,6 +204,22 @@ export const SETUPS: readonly Setup[] = [
     fromPlot: true,
     note: EOS_NOTE,
   },
+  ...sonnetPair('h100', '8b', blog8b, [59.0, 4843], [31.0, 4752, 43.6]),
+  ...sonnetPair(
+    'h100',
+    '70b',
+    { ...blog8b, model: 'llama-3-70b', tp: 4 },
+    [25.2, 10671],
+    [15.4, 10925, 93.2],
+  ),
+  ...sonnetPair('a100', '8b', { ...blog8b, gpu: 'a100' }, [28.5, 9279], [14.7, 9370, 94.9]),
+  ...sonnetPair(
+    'a100',
+    '70b',
+    { ...blog8b, model: 'llama-3-70b', gpu: 'a100', tp: 4 },
+    [11.4, 23405],
+    [6.76, 23535, 217.5],
+  ),
   {
     id: 'pr7921-h100-8b-sonnet-rps10',
     source:
