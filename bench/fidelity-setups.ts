@@ -82,7 +82,7 @@ const SHAREGPT = { input: 'sharegpt-vllm', output: 'sharegpt-vllm' } as const;
 // tokens" and 16 or 256 output tokens "on average", replayed as those fixed lengths.
 const SONNET = { input: 'fixed:462' } as const;
 const SONNET_NOTE =
-  'lengths replayed as the stated averages (462 in; 16 or 256 out). On H100 the profiles prefill ~30% (8B) and ~15% (70B) faster than these runs: the simulated H100 ÷ A100 prefill-heavy throughput is 2.81× (8B) and 2.62× (70B), the published one 2.07× and 2.21×';
+  'lengths replayed as the stated averages (462 in; 16 or 256 out). The H100 ÷ A100 prefill-heavy throughput (2.07× for 8B, 2.21× for 70B) sets the derived H100 profiles’ compute calibration under vllm-0.6 (×1.42, ×1.24; uncalibrated they give 2.84× and 2.63×), so the H100 prefill-heavy rows are fitted, not checks; the calibration also slows the 8B decode-heavy run’s large batches, whose TPOT comes out high';
 const EOS_NOTE =
   'EOS not ignored: the generated replies (179 tokens on average) and their tail are unpublished; replayed at the sample’s lengths (~200, tail to ~2,000), so a rate-inf run ends with the sample’s longest reply: request throughput moves 21.5–26.8 req/s over seeds 1–3 (8B H100) and reaches 60.8 with every reply at 179';
 

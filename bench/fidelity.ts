@@ -4,6 +4,8 @@
 //   node bench/fidelity.ts [--only ID,ID] [--seed N] [--markdown]
 //   node bench/fidelity.ts --fit VERSION   grid-search that version's host term over its setups
 //   node bench/fidelity.ts --host F,S,O     report with host term fixedMs F, perSeqMs S, overlap O
+//   node bench/fidelity.ts --calibrate-compute  derive the H100 compute calibration of the
+//                                           Llama 3 profiles from the post's prefill-heavy runs
 //   node bench/fidelity.ts --as VERSION     replay every setup as that engine version instead
 //                                           (no multi-step): how another model would have fared
 import { cpus } from 'node:os';
@@ -34,6 +36,7 @@ const policy = loadPolicy('baseline-vllm');
 export function simulateSetup(
   s: Pick<Setup, 'engine' | 'workload'>,
   host?: HostOverhead,
+  computeScale?: number,
 ): Record<Metric, number> {
   const spec: ScenarioSpec = {
     ...SCENARIO_DEFAULTS,
@@ -43,6 +46,7 @@ export function simulateSetup(
     ...(as === undefined ? {} : { engineVersion: as, schedulerSteps: undefined }),
     ...s.workload,
     hostOverhead: host,
+    computeScale,
   };
   return metricsOf(runScenario(spec, policy, { wallClock: { now: () => 0 } }));
 }
@@ -210,6 +214,37 @@ function report(): void {
   }
 }
 
+/**
+ * The factor on the H100 profile's compute-bound share that makes the simulated H100 ÷ A100
+ * request throughput of the post's prefill-heavy run the published one (bisection; the A100
+ * profiles are measured, not derived, and match those runs within 5%).
+ */
+function calibrateCompute(): void {
+  for (const size of ['8b', '70b']) {
+    const find = (gpu: string) => {
+      const s = SETUPS.find((x) => x.id === `blog060-${gpu}-${size}-prefillheavy-inf`);
+      if (s === undefined) throw new Error(`no ${gpu} ${size} prefill-heavy setup`);
+      return s;
+    };
+    const [h100, a100] = [find('h100'), find('a100')];
+    const target =
+      (h100.published.request_throughput as number) / (a100.published.request_throughput as number);
+    const a100Rate = simulateSetup(a100).request_throughput;
+    const ratio = (k: number) => simulateSetup(h100, undefined, k).request_throughput / a100Rate;
+    let lo = 1;
+    let hi = 2;
+    for (let i = 0; i < 20; i++) {
+      const mid = (lo + hi) / 2;
+      if (ratio(mid) > target) lo = mid;
+      else hi = mid;
+    }
+    console.log(
+      `llama-3-${size} on H100: published H100 ÷ A100 ${target.toFixed(3)}, simulated ${ratio(1).toFixed(3)} uncalibrated; factor ${hi.toFixed(3)}`,
+    );
+  }
+}
+
 const fitVersion = flag('--fit');
 if (fitVersion !== undefined) fit(fitVersion);
+else if (process.argv.includes('--calibrate-compute')) calibrateCompute();
 else report();

@@ -16,6 +16,7 @@ import { MODELS } from '../src/engine/hardware.ts';
 import { FittedProfile } from '../src/engine/timing/fitted-profile.ts';
 import { PROFILE_SCHEMA } from '../src/engine/timing/profile-data.ts';
 import { attentionScaling, fitAttention } from './fit-profiles/attention.ts';
+import { computeCalibration } from './fit-profiles/calibration.ts';
 import { formatJson } from './fit-profiles/json-format.ts';
 import { derivationCrossCheck, fitLinear, gpuSpeedups } from './fit-profiles/linear.ts';
 import {
@@ -102,6 +103,7 @@ for (const t of TARGETS) {
   const scaling = attentionScaling(model, t.tp, t.gpu, speedupFor(t.gpu));
   const ar = t.tp > 1 ? allReduce(t.gpu, t.tp) : null;
   const custom = t.tp > 1 ? customAllReduce(t.gpu, t.tp) : undefined;
+  const calibration = computeCalibration(name);
   const files = [
     base.file,
     ...(ref ? [ref.a100.file, ref.h100.file] : []),
@@ -148,6 +150,13 @@ for (const t of TARGETS) {
         ]
       : []),
     cpu.method,
+    ...(calibration === undefined
+      ? []
+      : [
+          `Calibrated to measured vLLM serving: the share of each linear-op time above its one-token time, and ` +
+            `prefill attention, × ${calibration.value} when served by ${calibration.engineVersions.join(', ')} ` +
+            `(${calibration.source}; see scripts/fit-profiles/calibration.ts).`,
+        ]),
   ].join('\n');
   const data = {
     schema: PROFILE_SCHEMA,
@@ -181,6 +190,7 @@ for (const t of TARGETS) {
         }
       : null,
     cpuOverhead: { fixedMs: cpu.fixedMs, perSeqMs: cpu.perSeqMs },
+    ...(calibration === undefined ? {} : { computeScale: calibration }),
     fitError: {
       ...linear.fitError,
       ...attention.fitError,

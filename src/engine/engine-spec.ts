@@ -38,6 +38,11 @@ export interface EngineSpec {
   readonly profile?: string;
   /** Replaces the engine version's host term (what-ifs, and fitting it to measurements). */
   readonly hostOverhead?: HostOverhead;
+  /**
+   * Replaces a fitted profile's compute calibration, which otherwise applies to the engine
+   * versions it was measured with (what-ifs, and deriving it).
+   */
+  readonly computeScale?: number;
 }
 
 export const ENGINE_DEFAULTS: EngineSpec = {
@@ -122,6 +127,11 @@ export function buildEngineProfile(spec: EngineSpec): TimingProfile {
   });
   if (!(base instanceof FittedProfile)) return base;
   const version = engineVersion(spec);
+  const calibration = base.data.computeScale;
+  const gpu = base.withComputeScale(
+    spec.computeScale ??
+      (calibration?.engineVersions.includes(version.name) === true ? calibration.value : 1),
+  );
   const host =
     spec.hostOverhead ??
     (version.host === 'profile'
@@ -131,5 +141,5 @@ export function buildEngineProfile(spec: EngineSpec): TimingProfile {
           overlap: 0,
         }
       : version.host);
-  return new HostTimedProfile(base, host, spec.schedulerSteps ?? version.schedulerSteps);
+  return new HostTimedProfile(gpu, host, spec.schedulerSteps ?? version.schedulerSteps);
 }

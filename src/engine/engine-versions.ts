@@ -60,7 +60,7 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
       maxBatchedTokens: v0Budget(maxModelLen, chunked, 512),
     }),
     schedulerSteps: 1,
-    host: { fixedMs: 8, perSeqMs: 0.08, overlap: 0 },
+    host: { fixedMs: 6, perSeqMs: 0.06, overlap: 0 },
     sources: [
       'vllm/config.py SchedulerConfig (vllm@32e7db253, v0.6.0): max_num_seqs 256; max_num_batched_tokens max(max_model_len, 2048), 512 with chunked prefill',
       'vllm/engine/arg_utils.py (v0.6.0): chunked prefill switched on only when max_model_len > 32K',

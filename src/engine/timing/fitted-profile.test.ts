@@ -11,6 +11,8 @@ import { PROFILE_SCHEMA, type FittedProfileData } from './profile-data.ts';
 import { listProfiles, loadFittedProfile } from './profile-registry.ts';
 import { emptyShape, type StepShape } from './profile.ts';
 import { LAYER_OPS } from '../../../scripts/fit-profiles/op-table.ts';
+import { buildEngineProfile, ENGINE_DEFAULTS } from '../engine-spec.ts';
+import type { HostTimedProfile } from './host-overhead.ts';
 
 const REQUIRED = [
   'llama-3-8b/a100/tp1',
@@ -277,4 +279,54 @@ test('all-reduce curves follow the profiled rows from 2 MiB', { skip: noRaw }, (
     const e = errors(rs.map((r) => [p.ncclAllReduceMs(Number(r.size)), med(r, 'all_reduce')]));
     assert.ok(rs.length > 500 && e.mape < 0.04 && e.over10 < 0.05, `${name}: ${JSON.stringify(e)}`);
   }
+});
+
+test('a compute calibration scales prefill work above the one-token floor and leaves a lone decode alone', () => {
+  const raw = loadFittedProfile('llama-3-8b/h100/tp1');
+  const k = raw.data.computeScale?.value ?? 0;
+  assert.equal(k, 1.42);
+  const derived = raw.withComputeScale(k);
+  const decode = { ...emptyShape(), decodeSeqs: 1, decodeContextTokens: 500 };
+  assert.equal(derived.gpuStepMs(decode), raw.gpuStepMs(decode));
+  const prefill = {
+    ...emptyShape(),
+    prefillTokens: 8192,
+    prefillSeqs: 1,
+    prefillAttnWork: 8192 * 8192,
+  };
+  const floor = raw.layerLinearMs(1);
+  const expected =
+    derived.data.layers *
+      (floor +
+        k * (raw.layerLinearMs(8192) - floor) +
+        k * raw.attnPrefillMs(8192, 1, 8192 * 8192)) +
+    raw.embeddingMs(8192) +
+    raw.lmHeadMs(1);
+  assert.ok(Math.abs(derived.gpuStepMs(prefill) - expected) < 1e-9 * expected);
+  // Measured profiles carry none.
+  assert.equal(loadFittedProfile('llama-3-8b/a100/tp1').data.computeScale, undefined);
+});
+
+test('an engine applies the calibration only for the versions it was measured with', () => {
+  const prefill = {
+    ...emptyShape(),
+    prefillTokens: 4096,
+    prefillSeqs: 1,
+    prefillAttnWork: 4096 ** 2,
+  };
+  const raw = loadFittedProfile('llama-3-8b/h100/tp1');
+  assert.deepEqual(raw.data.computeScale?.engineVersions, ['vllm-0.6']);
+  const gpuMs = (engineVersion: string, computeScale?: number) =>
+    (
+      buildEngineProfile({
+        ...ENGINE_DEFAULTS,
+        model: 'llama-3-8b',
+        gpu: 'h100',
+        engineVersion,
+        ...(computeScale === undefined ? {} : { computeScale }),
+      }) as HostTimedProfile
+    ).gpu.gpuStepMs(prefill);
+  assert.equal(gpuMs('vllm-0.6'), raw.withComputeScale(1.42).gpuStepMs(prefill));
+  assert.equal(gpuMs('vllm-v1'), raw.gpuStepMs(prefill));
+  assert.equal(gpuMs('vllm-v1', 2), raw.withComputeScale(2).gpuStepMs(prefill));
 });

@@ -43,8 +43,15 @@ export class FittedProfile implements TimingProfile {
   private readonly allReduceBytesPerToken: number;
   private readonly cpuFixed: number;
   private readonly cpuPerSeq: number;
+  private readonly computeScale: number;
+  private readonly linearFloor: number;
 
-  constructor(data: FittedProfileData) {
+  /**
+   * `computeScale` multiplies the compute-bound share of the work (see `calibrated`): 1 runs the
+   * profile as fitted; a derived profile's `data.computeScale` holds the factor measured serving
+   * gave, which `buildEngineProfile` applies for the engine versions it was measured with.
+   */
+  constructor(data: FittedProfileData, computeScale = 1) {
     this.name = data.name;
     this.data = data;
     this.layers = data.layers;
@@ -67,6 +74,13 @@ export class FittedProfile implements TimingProfile {
     this.allReduceBytesPerToken = data.allReduce === null ? 0 : data.allReduce.bytesPerToken;
     this.cpuFixed = data.cpuOverhead.fixedMs;
     this.cpuPerSeq = data.cpuOverhead.perSeqMs;
+    this.computeScale = computeScale;
+    this.linearFloor = curveAt(this.layerLinear, 1);
+  }
+
+  /** The same profile with its compute-bound share scaled by `value`. */
+  withComputeScale(value: number): FittedProfile {
+    return value === this.computeScale ? this : new FittedProfile(this.data, value);
   }
 
   /** Validates a parsed JSON object; `file` labels errors. */
@@ -85,12 +99,17 @@ export class FittedProfile implements TimingProfile {
     if (tokens <= 0) return 0;
     const seqs = s.prefillSeqs + s.decodeSeqs;
     let perLayer =
-      curveAt(this.layerLinear, tokens) +
-      this.attnPrefillMs(s.prefillTokens, s.prefillSeqs, s.prefillAttnWork) +
+      this.calibrated(curveAt(this.layerLinear, tokens), this.linearFloor) +
+      this.calibrated(this.attnPrefillMs(s.prefillTokens, s.prefillSeqs, s.prefillAttnWork), 0) +
       this.attnDecodeMs(s.decodeSeqs, s.decodeContextTokens);
     if (this.allReduce !== null)
       perLayer += 2 * this.allReduceMs(tokens * this.allReduceBytesPerToken);
     return this.layers * perLayer + this.embeddingMs(tokens) + this.lmHeadMs(seqs);
+  }
+
+  /** `ms` with its share above `floorMs` (the compute-bound share) scaled by the calibration. */
+  private calibrated(ms: Ms, floorMs: Ms): Ms {
+    return this.computeScale === 1 ? ms : floorMs + this.computeScale * (ms - floorMs);
   }
 
   // Components, exposed for tests and fidelity reports. Per layer unless the name says otherwise.

@@ -72,6 +72,16 @@ export interface FittedProfileData {
     };
   };
   readonly cpuOverhead: { readonly fixedMs: number; readonly perSeqMs: number };
+  /**
+   * A derived profile's calibration against measured serving: the compute-bound share of linear
+   * ops (above their one-token time) and prefill attention take `value` times as long when the
+   * replica runs one of `engineVersions` (whose kernels the measurement was made with).
+   */
+  readonly computeScale?: {
+    readonly value: number;
+    readonly engineVersions: readonly string[];
+    readonly source: string;
+  };
   readonly fitError: Readonly<Record<string, unknown>>;
   readonly checks: ProfileCheck[];
 }
@@ -112,6 +122,19 @@ class Reader {
   str(v: unknown, path: string): string {
     if (typeof v !== 'string' || v.length === 0) this.fail(path, 'a non-empty string', v);
     return v;
+  }
+  strs(v: unknown, path: string): string[] {
+    if (!Array.isArray(v) || v.length === 0) this.fail(path, 'a non-empty array of strings', v);
+    v.forEach((x, i) => this.str(x, `${path}[${i}]`));
+    return v as string[];
+  }
+  calibration(v: unknown): NonNullable<FittedProfileData['computeScale']> {
+    const o = this.obj(v, 'computeScale');
+    return {
+      value: this.num(o.value, 'computeScale.value', Number.MIN_VALUE),
+      engineVersions: this.strs(o.engineVersions, 'computeScale.engineVersions'),
+      source: this.str(o.source, 'computeScale.source'),
+    };
   }
   nums(v: unknown, path: string, minLength: number, increasing: boolean): number[] {
     if (!Array.isArray(v) || v.length < minLength)
@@ -235,6 +258,7 @@ export function validateProfileData(raw: unknown, file: string): FittedProfileDa
       fixedMs: r.num(cpu.fixedMs, 'cpuOverhead.fixedMs'),
       perSeqMs: r.num(cpu.perSeqMs, 'cpuOverhead.perSeqMs'),
     },
+    ...(o.computeScale === undefined ? {} : { computeScale: r.calibration(o.computeScale) }),
     fitError: r.obj(o.fitError, 'fitError'),
     checks: checks.map((c: unknown, i: number) => r.check(c, `checks[${i}]`)),
   };
