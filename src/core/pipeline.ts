@@ -37,6 +37,8 @@ import type { SloClass } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
 import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
+import { lookupTenant } from './config/tenant-schema.ts';
+import { VirtualTokenCounters } from './queueing/virtual-token-counter.ts';
 
 export interface PipelineSink<H> {
   dispatch(ticket: Ticket<H>): void;
@@ -67,6 +69,8 @@ export class Pipeline<H> {
   /** What it learns from outcomes: output lengths, prediction errors, queue budgets, waits. */
   readonly learned: Learned;
   readonly dispatcher: Dispatcher<H>;
+  /** Each tenant's weighted service, which orders the bands (`policy.queueing`). */
+  readonly vtc: VirtualTokenCounters;
   private readonly admission: Admission;
   private readonly admissionState: unknown;
   private readonly sink: PipelineSink<H>;
@@ -83,17 +87,26 @@ export class Pipeline<H> {
     this.learned = new Learned(policy);
     this.admission = ADMISSIONS[policy.admission.type](policy);
     this.admissionState = this.admission.initState();
-    this.dispatcher = new Dispatcher(policy.dispatch, spec, ROUTERS[policy.routing.type](), {
-      dispatch: (t) => {
-        this.learned.leftQueue(t, t.dispatchedMs);
-        this.record(
-          t,
-          t.decision.outcome === 'admit' && t.decision.degradation ? 'degrade' : 'admit',
-        );
-        sink.dispatch(t);
+    const weightOf = (tenant: string) => lookupTenant(policy.tenants, tenant)?.weight ?? 1;
+    this.vtc = new VirtualTokenCounters(policy.queueing.cost, weightOf);
+    const queueing = { order: policy.queueing.order, vtc: this.vtc };
+    this.dispatcher = new Dispatcher(
+      policy.dispatch,
+      queueing,
+      spec,
+      ROUTERS[policy.routing.type](),
+      {
+        dispatch: (t) => {
+          this.learned.leftQueue(t, t.dispatchedMs);
+          this.record(
+            t,
+            t.decision.outcome === 'admit' && t.decision.degradation ? 'degrade' : 'admit',
+          );
+          sink.dispatch(t);
+        },
+        expire: (t) => this.expired(t),
       },
-      expire: (t) => this.expired(t),
-    });
+    );
   }
 
   /** A request (or a retry of one) arrives; `replicas` are the ready replicas. */
@@ -139,6 +152,8 @@ export class Pipeline<H> {
       avoid: host.avoid ?? -1,
       dispatchedMs: -1,
       entry: null,
+      queueCost: 0,
+      chargedTokens: 0,
     };
     if (key !== undefined) this.inFlightKeys.set(key, ticket);
     if (decision.outcome === 'defer') {
@@ -246,16 +261,27 @@ export class Pipeline<H> {
   firstToken(t: Ticket<H>, ttftMs: Ms): void {
     if (t.entry !== null) this.dispatcher.ledger.firstToken(t.entry);
     this.learned.firstToken(t, ttftMs);
+    this.chargeToken(t);
   }
 
   token(t: Ticket<H>): void {
     if (t.entry !== null) this.dispatcher.ledger.token(t.entry);
+    this.chargeToken(t);
+  }
+
+  /** Each generated token is charged to its tenant as it streams (VTC needs no length ahead). */
+  private chargeToken(t: Ticket<H>): void {
+    this.vtc.chargeOutput(t.req.tenant, 1);
+    t.chargedTokens++;
   }
 
   /** A dispatched ticket ended; `completed` when it ran to its natural end (EOS or max tokens). */
   end(t: Ticket<H>, outputTokens: Tokens, completed: boolean): void {
     if (t.state === 'ended') return;
     if (t.entry !== null) this.dispatcher.ledger.remove(t.entry);
+    // A host that does not report every token (a baseline's) is charged for them at the end.
+    this.vtc.chargeOutput(t.req.tenant, outputTokens - t.chargedTokens);
+    t.chargedTokens = outputTokens;
     this.forget(t);
     t.state = 'ended';
     this.settle(t, outputTokens);

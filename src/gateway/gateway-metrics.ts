@@ -70,20 +70,23 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
   /**
-   * Weighted tokens served per tenant (policy names, not folded), added to as tokens stream:
-   * a request holds its tenant's cell, so a token costs one addition. Read by the service
-   * counter below at scrape time and by the share-deviation gauge.
+   * Each tenant's weighted service as the fair queue's virtual token counters charge it (the
+   * pipeline's, so the metric and the queue order agree): read at scrape time.
    */
-  readonly served = new Map<string, { tokens: number }>();
-  readonly tenantService: Counter<'tenant'> = new Counter({
+  serviceSource: () => Iterable<{ tenant: string; service: number; weight: number }> = () => [];
+  costRevision = '';
+  readonly tenantService: Counter<'tenant' | 'cost_revision'> = new Counter({
     name: 'goodput_tenant_service_tokens_total',
-    help: 'Weighted tokens served per tenant (input 1, output 2), counted as they stream.',
-    labelNames: ['tenant'],
+    help: 'Weighted tokens served per tenant, as the fair queue charges them (policy queueing.cost: prompt tokens when the prefill starts, output tokens as they stream).',
+    labelNames: ['tenant', 'cost_revision'],
     registers: [this.registry],
     collect: () => {
       this.tenantService.reset();
-      for (const [name, cell] of this.served) {
-        this.tenantService.inc({ tenant: this.tenant(name) }, cell.tokens);
+      for (const e of this.serviceSource()) {
+        this.tenantService.inc(
+          { tenant: this.tenant(e.tenant), cost_revision: this.costRevision },
+          e.service,
+        );
       }
     },
   });
@@ -237,13 +240,6 @@ export class GatewayMetrics {
   /** A tenant as a label: policy names as they are, anything else as `other`. */
   tenant(name: string): string {
     return this.tenants.has(name) || name === 'default' ? name : 'other';
-  }
-
-  /** The cell of `tenant`'s weighted service; a request takes it once and adds per token. */
-  servedBy(tenant: string): { tokens: number } {
-    let cell = this.served.get(tenant);
-    if (cell === undefined) this.served.set(tenant, (cell = { tokens: 0 }));
-    return cell;
   }
 
   observeClass(h: ArrayHistogram<'class'>, cls: SloClassName, seconds: number): void {

@@ -24,7 +24,6 @@ import { isUpstreamError } from './backend.ts';
 import { BackendFleet } from './backend-fleet.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { StreamMeter } from './stream-meter.ts';
-import { lookupTenant } from '../core/config/tenant-schema.ts';
 import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
 
@@ -88,6 +87,8 @@ export class Gateway {
       },
     });
     m.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
+    m.serviceSource = () => this.pipeline.vtc.entries();
+    m.costRevision = deps.policy.queueing.cost.revision;
   }
 
   /** Refreshes the gauges a scrape reads (queue, shares, backends). */
@@ -204,7 +205,6 @@ export class Gateway {
     const follow = this.pipeline.followsTokens;
     // Series and cells resolved once per request: the per-token path does no label hashing.
     const itl = metrics.itl.series({ class: cls.name });
-    const served = metrics.servedBy(ticket.req.tenant);
     const replica = ticket.replica;
     const counted: TokenSink = (token) => {
       const gap = meter.token();
@@ -219,7 +219,6 @@ export class Gateway {
         if (follow) this.pipeline.token(ticket);
         itl.observe(gap / 1000);
       }
-      served.tokens += 2;
       onToken(token);
     };
     this.fleet.started(replica);
@@ -229,7 +228,6 @@ export class Gateway {
         { id: ticket.req.id, kind, body: servedBody(body, ticket.req), signal },
         counted,
       );
-      served.tokens += end.promptTokens;
       const parts = end.ttftParts;
       if (parts !== undefined) {
         metrics.observeClass(metrics.ttftBackendQueue, cls.name, parts.queueMs / 1000);
@@ -302,17 +300,16 @@ export class Gateway {
   private observeShares(): void {
     let total = 0;
     let weights = 0;
-    const weightOf = (t: string) => lookupTenant(this.deps.policy.tenants, t)?.weight ?? 1;
-    const served = this.deps.metrics.served;
-    for (const [t, { tokens }] of served) {
-      total += tokens;
-      weights += weightOf(t);
+    const served = [...this.pipeline.vtc.entries()].filter((e) => e.service > 0);
+    for (const e of served) {
+      total += e.service;
+      weights += e.weight;
     }
     if (total === 0) return;
-    for (const [t, { tokens }] of served) {
+    for (const e of served) {
       this.deps.metrics.shareDeviation.set(
-        { tenant: this.deps.metrics.tenant(t) },
-        tokens / total - weightOf(t) / weights,
+        { tenant: this.deps.metrics.tenant(e.tenant) },
+        e.service / total - e.weight / weights,
       );
     }
   }

@@ -292,6 +292,7 @@ export function simulate(opts: SimulationOptions): Report {
     },
     engine: { ...engine, kvUsedBlocksAtEnd: fleet.kvUsedBlocks() },
     meanInSystem: fleet.meanInSystem(durationMs),
+    fairness: { order: opts.policy.queueing.order, vtc: pipeline.vtc },
     client: { timeouts: counters.timeouts, retries: counters.retries },
     estimate: {
       ...pipeline.learned.errors.summary(),

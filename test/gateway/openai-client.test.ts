@@ -128,7 +128,7 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
   assert.ok((await metricValue(gw.url, 'goodput_good_requests_total')) >= 3);
   assert.ok((await metricValue(gw.url, 'goodput_backend_ready')) === 2);
   const text = await (await fetch(`${gw.url}/metrics`)).text();
-  assert.match(text, /goodput_policy_info\{policy="goodput",policy_revision="goodput@2"\} 1/);
+  assert.match(text, /goodput_policy_info\{policy="goodput",policy_revision="goodput@3"\} 1/);
   assert.match(text, /goodput_queued_work_seconds 0/);
   assert.match(text, /goodput_earliest_slack_seconds \+Inf/);
   assert.match(text, /goodput_tenant_share_deviation\{tenant="default"\} 0/);
@@ -147,7 +147,9 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
   // two weighted tokens of its tenant's service.
   const one = (pattern: RegExp) => Number(text.match(pattern)?.[1]);
   const gaps = one(/^goodput_itl_seconds_count\{class="interactive"\} (\S+)$/m);
-  const service = one(/^goodput_tenant_service_tokens_total\{tenant="default"\} (\S+)$/m);
+  const service = one(
+    /^goodput_tenant_service_tokens_total\{tenant="default",cost_revision="vtc-1"\} (\S+)$/m,
+  );
   assert.ok(gaps > 0);
   assert.ok(service >= 2 * gaps, `service ${service}, gaps ${gaps}`);
 });

@@ -31,7 +31,13 @@ export interface DeadlineView extends Assessment {
 
 export function assessDeadline(input: GateInput, p: DeadlineGateParams): DeadlineView {
   const { req, demand, cls, fleet, nowMs } = input;
-  const ahead = fleet.queueAhead(cls.name, demand.inputTokens, demand.kvTokens, demand.output.p50);
+  const ahead = fleet.queueAhead(
+    cls.name,
+    demand.inputTokens,
+    demand.kvTokens,
+    demand.output.p50,
+    req.tenant,
+  );
   const { waitMs, modelledWaitMs = waitMs, sureWaitMs = waitMs } = ahead;
   // A long prompt's wait is its own, not a sign of the queue's.
   const queueTargetMs = fleet.queueTargetMs(cls.name, ahead.long === true ? 0 : waitMs);

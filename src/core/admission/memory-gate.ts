@@ -35,6 +35,7 @@ export function checkMemory(input: GateInput, p: MemoryGateParams): GateVerdict 
     demand.inputTokens,
     demand.kvTokens,
     demand.output.p50,
+    input.req.tenant,
   );
   return {
     pass: false,

@@ -11,6 +11,7 @@ import { parseOrThrow } from './validate.ts';
 import { classesSchema, resolveClasses } from './class-schema.ts';
 import { resilienceSchema, resolveResilience, type ResilienceConfig } from './resilience-schema.ts';
 import { resolveTenants, tenantsSchema, type TenantDirectory } from './tenant-schema.ts';
+import { queueingSchema, resolveQueueing, type QueueingConfig } from './queueing-schema.ts';
 import {
   admissionSchema,
   dispatchSchema,
@@ -30,6 +31,7 @@ export const policySchema = z
     description: z.string().optional(),
     admission: admissionSchema,
     dispatch: dispatchSchema.optional(),
+    queueing: queueingSchema.optional(),
     routing: z.object({ type: z.enum(Object.keys(ROUTERS) as [string, ...string[]]) }).strict(),
     estimate: estimateSchema.optional(),
     classes: classesSchema.optional(),
@@ -51,6 +53,7 @@ export interface ResolvedPolicy {
   readonly revision: string;
   readonly admission: AdmissionConfig;
   readonly dispatch: DispatchConfig;
+  readonly queueing: QueueingConfig;
   readonly routing: { readonly type: string };
   readonly estimate: EstimateConfig;
   readonly classes: Readonly<Record<SloClassName, SloClass>>;
@@ -67,6 +70,7 @@ export function resolvePolicy(input: unknown): ResolvedPolicy {
     revision: file.policy_revision,
     admission: resolveAdmission(file.admission),
     dispatch: resolveDispatch(file.dispatch),
+    queueing: resolveQueueing(file.queueing),
     routing: file.routing,
     estimate: resolveEstimate(file.estimate),
     classes: resolveClasses(file.classes),

@@ -25,10 +25,10 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
   },
   goodput: {
     name: 'goodput',
-    policy_revision: 'goodput@2',
+    policy_revision: 'goodput@3',
     description:
       'Contract, budget, memory and deadline gates; degrade, defer or reject with Retry-After; ' +
-      'priority bands; dispatch under KV and token-gap flow control; least-request among replicas that fit.',
+      'priority bands, tenant-fair (virtual token counters) within each; dispatch under KV and token-gap flow control; least-request among replicas that fit.',
     admission: { type: 'goodput' },
     dispatch: { type: 'flow-control' },
     routing: { type: 'least-request' },

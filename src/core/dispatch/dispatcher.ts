@@ -1,5 +1,6 @@
 /**
- * The dispatcher: admitted requests wait here in priority bands (FIFO within a band; band 0 is
+ * The dispatcher: admitted requests wait here in priority bands (within a band, by tenant
+ * fairness — virtual token counters — or FIFO, as the policy's `queueing.order` says; band 0 is
  * served first and a lower band waits while a higher one has work), deferred ones in their own
  * queue served only from leftover capacity. `pump` places what fits — under flow control, or at
  * once when the policy dispatches immediately — and drops what can no longer meet its deadline.
@@ -10,7 +11,9 @@
 import type { DispatchConfig } from '../config/stage-schema.ts';
 import type { FleetSpec } from '../estimate/fleet-spec.ts';
 import type { Ticket } from '../queueing/ticket.ts';
-import { TicketQueue } from '../queueing/ticket-queue.ts';
+import { TicketQueue, type WaitQueue } from '../queueing/ticket-queue.ts';
+import { FairQueue } from '../queueing/fair-queue.ts';
+import type { VirtualTokenCounters } from '../queueing/virtual-token-counter.ts';
 import { DispatchRate } from '../queueing/dispatch-rate.ts';
 import type { Ms } from '../request/units.ts';
 import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
@@ -31,9 +34,15 @@ export interface DispatchSink<H> {
   expire(ticket: Ticket<H>): void;
 }
 
+/** How a band orders its queue, and the counters that order it by tenant. */
+export interface BandOrder {
+  readonly order: 'vtc' | 'fifo';
+  readonly vtc: VirtualTokenCounters;
+}
+
 interface Band<H> {
   readonly priority: number;
-  readonly queue: TicketQueue<Ticket<H>>;
+  readonly queue: WaitQueue<Ticket<H>>;
   /** Long prompts among the queued: the rest pass them, so they do not count as ahead. */
   longWaiting: number;
 }
@@ -47,6 +56,7 @@ export class Dispatcher<H> {
   readonly deferred = new TicketQueue<Ticket<H>>();
   private readonly bands: Band<H>[] = [];
   private readonly config: DispatchConfig;
+  private readonly bandOrder: BandOrder;
   private readonly router: Router;
   private readonly routerState: unknown;
   private readonly sink: DispatchSink<H>;
@@ -69,8 +79,15 @@ export class Dispatcher<H> {
   /** Long prompts that have left the queue: until one has, their wait is unknown. */
   longPromptsSeen = 0;
 
-  constructor(config: DispatchConfig, spec: FleetSpec, router: Router, sink: DispatchSink<H>) {
+  constructor(
+    config: DispatchConfig,
+    bandOrder: BandOrder,
+    spec: FleetSpec,
+    router: Router,
+    sink: DispatchSink<H>,
+  ) {
     this.config = config;
+    this.bandOrder = bandOrder;
     this.router = router;
     this.routerState = router.initState();
     this.sink = sink;
@@ -124,12 +141,19 @@ export class Dispatcher<H> {
 
   /**
    * Requests waiting in bands served before or with `priority` that a new request would queue
-   * behind: long prompts count only for another long prompt (the rest pass them).
+   * behind: long prompts count only for another long prompt (the rest pass them). In its own
+   * band, when the band is fair and the tenant is known, only those its tenant's counter lets
+   * go first.
    */
-  waitingAhead(priority: number, long: boolean): number {
+  waitingAhead(priority: number, long: boolean, tenant?: string): number {
     let n = 0;
     for (const b of this.bands) {
-      if (b.priority <= priority) n += long ? b.longWaiting : b.queue.live - b.longWaiting;
+      if (b.priority > priority) continue;
+      let ahead = long ? b.longWaiting : b.queue.live - b.longWaiting;
+      if (b.priority === priority && tenant !== undefined && b.queue instanceof FairQueue) {
+        ahead = Math.min(ahead, b.queue.ahead(tenant));
+      }
+      n += ahead;
     }
     return n;
   }
@@ -140,7 +164,7 @@ export class Dispatcher<H> {
     return n;
   }
 
-  private take(queue: TicketQueue<Ticket<H>>, t: Ticket<H>): void {
+  private take(queue: WaitQueue<Ticket<H>>, t: Ticket<H>): void {
     if (queue === this.deferred) queue.remove(t);
     else this.leaveBand(t);
   }
@@ -152,13 +176,31 @@ export class Dispatcher<H> {
   }
 
   /**
-   * When the longest-waiting request in bands served before or with `priority` was offered,
-   * long prompts aside: they wait for a replica of their own and others pass them.
+   * A new request of `tenant` in the band of `priority` waits at least its tenant's own pace
+   * when the band is fair and the tenant has work queued there (`FairQueue.tenantPaceMs`).
    */
-  oldestOfferedMs(priority: number): Ms {
+  tenantPaceMs(priority: number, tenant: string): Ms | undefined {
+    const b = this.bands.find((x) => x.priority === priority);
+    return b !== undefined && b.queue instanceof FairQueue
+      ? b.queue.tenantPaceMs(tenant)
+      : undefined;
+  }
+
+  /**
+   * When the longest-waiting request in bands served before or with `priority` was offered,
+   * long prompts aside: they wait for a replica of their own and others pass them. In a fair
+   * band, with `tenant` given, only that tenant's own oldest counts: the others' waits are not
+   * its own.
+   */
+  oldestOfferedMs(priority: number, tenant?: string): Ms {
     let oldest = Infinity;
     for (const b of this.bands) {
       if (b.priority > priority) continue;
+      if (b.priority === priority && tenant !== undefined && b.queue instanceof FairQueue) {
+        const head = b.queue.headOf(tenant);
+        if (head !== undefined && !head.long && head.offeredMs < oldest) oldest = head.offeredMs;
+        continue;
+      }
       for (const t of b.queue.scan(this.lookahead)) {
         if (t.long) continue;
         if (t.offeredMs < oldest) oldest = t.offeredMs;
@@ -203,7 +245,7 @@ export class Dispatcher<H> {
 
   /** `live.replicas` loses a replica on trial once it has its one request. */
   private pumpQueue(
-    queue: TicketQueue<Ticket<H>>,
+    queue: WaitQueue<Ticket<H>>,
     nowMs: Ms,
     live: { replicas: readonly ReplicaSnapshot[] },
     admitDeferred: ((t: Ticket<H>) => boolean) | null,
@@ -222,6 +264,7 @@ export class Dispatcher<H> {
         const replica = replicas.length === 0 ? -1 : this.choose(t, replicas);
         if (replica >= 0 && (admitDeferred === null || admitDeferred(t))) {
           this.take(queue, t);
+          if (queue instanceof FairQueue) queue.dispatched(t, nowMs);
           this.send(t, replica, replicas, nowMs, queue.live > 0);
           if (replicas.some((r) => r.index === replica && r.probe === true)) {
             live.replicas = replicas.filter((r) => r.index !== replica);
@@ -348,6 +391,7 @@ export class Dispatcher<H> {
       slot: -1,
     };
     this.ledger.add(t.entry);
+    this.bandOrder.vtc.chargeInput(t.req.tenant, t.req.inputTokens, t.demand.prefixHitTokens);
     this.noteWait(t, nowMs);
     t.replica = replica;
     t.dispatchedMs = nowMs;
@@ -360,7 +404,9 @@ export class Dispatcher<H> {
   private band(priority: number): Band<H> {
     let b = this.bands.find((x) => x.priority === priority);
     if (b === undefined) {
-      b = { priority, queue: new TicketQueue(), longWaiting: 0 };
+      const queue: WaitQueue<Ticket<H>> =
+        this.bandOrder.order === 'vtc' ? new FairQueue(this.bandOrder.vtc) : new TicketQueue();
+      b = { priority, queue, longWaiting: 0 };
       this.bands.push(b);
       this.bands.sort((x, y) => x.priority - y.priority);
     }

@@ -125,9 +125,14 @@ export class FlowControl {
    * slots, its KV (each `kvTokens`), and a steady decode step (each stream at
    * `contextTokens`) within the ITL objective's budget. At least 1.
    */
+  /** KV tokens a replica may reserve: its capacity less the reserve kept free. */
+  get kvLimitTokens(): Tokens {
+    return this.spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
+  }
+
   steadyBatch(itlSloMs: Ms, contextTokens: Tokens, kvTokens: Tokens): number {
     const spec = this.spec;
-    const kvLimit = spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
+    const kvLimit = this.kvLimitTokens;
     let hi = Math.max(1, Math.min(spec.maxNumSeqs, Math.floor(kvLimit / Math.max(1, kvTokens))));
     const budget = itlSloMs * (1 - this.params.itlMarginRatio);
     if (budget === Infinity || this.decodeStepMs(hi, hi * contextTokens) <= budget) return hi;

@@ -40,11 +40,15 @@ export interface FleetLoad {
    * before the queue's head has aged.
    */
   queueTargetMs(cls: SloClassName, waitMs: Ms): Ms | null;
-  /** Predicted wait of a new request of `cls` that needs `kvTokens` and prefills `promptTokens`. */
+  /**
+   * Predicted wait of a new request of `cls` that needs `kvTokens` and prefills `promptTokens`;
+   * with `tenant`, as the band's fair order would place it.
+   */
   queueAhead(
     cls: SloClassName,
     promptTokens: Tokens,
     kvTokens: Tokens,
     outputTokens?: Tokens,
+    tenant?: string,
   ): QueueAhead;
 }

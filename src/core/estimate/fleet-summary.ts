@@ -59,10 +59,10 @@ export function summarizeFleet<H>(
       ledger.decodeContextTokens / n,
     ));
   // The queue's head, asked by the queue-delay control and the wait model alike: scanned once.
-  let oldest: { priority: number; ms: number } | undefined;
-  const oldestOffered = (priority: number) => {
-    if (oldest?.priority !== priority) {
-      oldest = { priority, ms: dispatcher.oldestOfferedMs(priority) };
+  let oldest: { priority: number; tenant?: string; ms: number } | undefined;
+  const oldestOffered = (priority: number, tenant?: string) => {
+    if (oldest?.priority !== priority || oldest.tenant !== tenant) {
+      oldest = { priority, tenant, ms: dispatcher.oldestOfferedMs(priority, tenant) };
     }
     return oldest.ms;
   };
@@ -72,6 +72,32 @@ export function summarizeFleet<H>(
     const context = promptTokens + outputTokens / 2;
     const fullStepMs = dispatcher.flow.decodeStepMs(full, full * context);
     return Math.min(n / (prefill + stepMs()), (n * full) / (prefill + outputTokens * fullStepMs));
+  };
+  /**
+   * How many running requests must end before a new one (context `context`, reserving
+   * `kvTokens`) behind `ahead` others fits, in the sizes of the requests running: the token-gap
+   * budget limits how many streams of the running mix's mean context a step carries, and KV
+   * the sum of reservations (those ahead taken at the mix's mean). Sizing the whole batch like
+   * the new request instead would make a large prompt wait for the batch to shrink to a batch
+   * of large prompts. With nothing running: the steady batch of requests like it.
+   */
+  const beyondHeld = (
+    ahead: number,
+    context: Tokens,
+    kvTokens: Tokens,
+    itl: number | undefined,
+    steady: () => number,
+  ): number => {
+    const held = ledger.inFlight;
+    if (held === 0) return ahead + 1 - n * steady();
+    let reserved = 0;
+    for (const r of replicas) reserved += ledger.replicas[r.index].reservedKvTokens;
+    const mixKv = Math.max(1, reserved / held);
+    const mixContext = ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : context;
+    const streams = dispatcher.flow.steadyBatch(itl ?? Infinity, mixContext, 1);
+    const bySeqs = held + ahead + 1 - n * streams;
+    const byKv = (reserved + ahead * mixKv + kvTokens - n * dispatcher.flow.kvLimitTokens) / mixKv;
+    return Math.max(bySeqs, byKv);
   };
   return {
     spec,
@@ -104,11 +130,12 @@ export function summarizeFleet<H>(
       promptTokens: Tokens,
       kvTokens: Tokens,
       outputTokens = 1,
+      tenant?: string,
     ): QueueAhead {
       const c = classes[cls];
       const itl = c.objectives.itlP99Ms;
       const isLong = itl !== undefined && dispatcher.isLongPrompt(promptTokens, itl);
-      const ahead = dispatcher.waitingAhead(c.priority, isLong);
+      const ahead = dispatcher.waitingAhead(c.priority, isLong, tenant);
       if (replicas.length === 0) {
         return { requests: ahead, waitMs: Infinity };
       }
@@ -137,7 +164,7 @@ export function summarizeFleet<H>(
           standInRate(promptTokens, outputTokens, steady()),
           dispatcher.rate.lastPerMs ?? Infinity,
         );
-      const queued = nowMs - oldestOffered(c.priority);
+      const queued = nowMs - oldestOffered(c.priority, tenant);
       let modelledWaitMs: number;
       if (isLong && dispatcher.longPromptsSeen === 0) {
         // No long prompt has been placed yet: each ahead, and this one, waits for a replica
@@ -152,12 +179,15 @@ export function summarizeFleet<H>(
         modelledWaitMs =
           LONG_WAIT_SAFETY * Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs);
       } else {
-        modelledWaitMs = Math.max((ahead + 1) / perMs, queued);
+        // A tenant with work queued in a fair band goes at the pace the fair order gives it:
+        // tenants arriving later with less service pass it.
+        const pace = tenant === undefined ? undefined : dispatcher.tenantPaceMs(c.priority, tenant);
+        modelledWaitMs = Math.max((ahead + 1) / perMs, queued, pace ?? 0);
         // Requests beyond what the replicas can hold at once go no sooner than enough running
         // ones end — after a burst filled them, together, not at the rate the fill went: all
         // of those ahead when no replica could hold this one even once its prefills are done,
-        // else those beyond the replicas' steady batch for requests like it.
-        const beyond = ledger.inFlight + ahead + 1 - n * steady();
+        // else those beyond what the replicas hold of the running mix (below).
+        const beyond = beyondHeld(ahead, promptTokens + outputTokens / 2, kvTokens, itl, steady);
         const mustEnd = dispatcher.couldHold(probe(), replicas)
           ? beyond
           : Math.max(beyond, ahead + 1);

@@ -18,6 +18,8 @@ export interface GroupCounts {
   good: number;
   goodOutputTokens: number;
   service: number;
+  /** The longest a completed request waited in the control plane's queue (its starvation age). */
+  maxQueueMs: number;
   /** Admitted requests that were not good, by the first objective they missed. */
   admittedMisses: Record<string, number>;
 }
@@ -30,6 +32,7 @@ function emptyGroup(): GroupCounts {
     good: 0,
     goodOutputTokens: 0,
     service: 0,
+    maxQueueMs: 0,
     admittedMisses: {},
   };
 }
@@ -115,7 +118,11 @@ export class OutcomeAccumulator {
     const tpot = tpotMs(o);
     if (tpot !== undefined) this.tpot.push(tpot);
     if (o.maxStallMs !== undefined) this.maxStall.push(o.maxStallMs);
-    if (o.queueMs !== undefined) this.queue.push(o.queueMs);
+    if (o.queueMs !== undefined) {
+      this.queue.push(o.queueMs);
+      const cls = groupOf(this.byClass, o.sloClass);
+      if (o.queueMs > cls.maxQueueMs) cls.maxQueueMs = o.queueMs;
+    }
     if (o.prefillMs !== undefined) this.prefill.push(o.prefillMs);
     if (o.firstDecodeMs !== undefined) this.firstDecode.push(o.firstDecodeMs);
   }

@@ -8,6 +8,8 @@ import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { OutcomeAccumulator, GroupCounts } from './outcome-accumulator.ts';
 import { SERVICE_WEIGHTS } from './outcome-accumulator.ts';
 import { summarize, type Summary } from './percentile.ts';
+import { fairnessReport } from './fairness-report.ts';
+import type { VirtualTokenCounters } from '../queueing/virtual-token-counter.ts';
 
 export interface ReportContext {
   readonly seed: number;
@@ -42,6 +44,8 @@ export interface ReportContext {
     Record<string, { budgetMs: number | null; serviceP99Ms: number | null; samples: number }>
   >;
   readonly sim: { readonly wallMs: number; readonly events: number };
+  /** The queue's order and the counters that kept it. */
+  readonly fairness: { readonly order: string; readonly vtc: VirtualTokenCounters };
 }
 
 const r3 = (x: number) => Math.round(x * 1e3) / 1e3;
@@ -141,6 +145,7 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
     estimate: ctx.estimate,
     tenants: sortedObject(tenants),
     tenant_service_weights: SERVICE_WEIGHTS,
+    fairness: fairnessReport(ctx.fairness.order, ctx.fairness.vtc, acc.byClass),
     client: {
       attempts: acc.attempts,
       retries: ctx.client.retries,

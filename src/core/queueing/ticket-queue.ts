@@ -8,7 +8,21 @@ export interface Queued {
   queued: boolean;
 }
 
-export class TicketQueue<T extends Queued> {
+/** What the dispatcher needs of a queue, whatever order it keeps. */
+export interface WaitQueue<T extends Queued> {
+  /** Members still queued. */
+  readonly live: number;
+  push(t: T): void;
+  /** Takes `t` out (it must be a member still queued). */
+  remove(t: T): void;
+  /** Up to `limit` members in the order they should be served, into `out` (cleared first). */
+  collect(limit: number, out: T[]): T[];
+  /** Up to `limit` members, in the same order. */
+  scan(limit: number): Iterable<T>;
+  peek(): T | undefined;
+}
+
+export class TicketQueue<T extends Queued> implements WaitQueue<T> {
   private items: T[] = [];
   private head = 0;
   /** Members still queued. */

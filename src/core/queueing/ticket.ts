@@ -37,4 +37,8 @@ export interface Ticket<H> extends Queued {
   avoid: number;
   dispatchedMs: Ms;
   entry: LedgerEntry | null;
+  /** Expected charge to its tenant's virtual token counter, set when it joins a band. */
+  queueCost: number;
+  /** Output tokens charged to its tenant's counter so far. */
+  chargedTokens: number;
 }

@@ -1,0 +1,81 @@
+// Tenant isolation under overload: one llama-3-8b/h100 replica, interactive sharegpt-vllm
+// requests at 2× its SLO capacity (~55 req/s), queued by virtual token counters (`vtc`, the
+// goodput preset's default) or FIFO, beside the `baseline-vllm` preset. Two scenarios:
+//   two tenants  — tenant-0 sends ~95% of requests with weight 1, tenant-1 ~5% with weight 4.26,
+//                  so tenant-0 offers 10× its fair share;
+//   zipf:24:1.2  — 24 tenants of equal weight with Zipf-skewed sizes; a tenant is under its fair
+//                  share when it offers less than capacity / 24 (under 1/48 of all requests).
+// Usage: node bench/fairness.ts [--seeds 1,2,3] [--rate 110] [--num-requests 6000]
+import { flag } from './bench-args.ts';
+import { runScenario, SCENARIO_DEFAULTS } from '../src/sim/scenario.ts';
+import { resolvePolicy } from '../src/core/config/policy.ts';
+import { PRESETS } from '../src/core/config/presets.ts';
+import type { Report } from '../src/core/observe/report.ts';
+import { cpus } from 'node:os';
+
+const seeds = (flag('--seeds') ?? '1,2,3').split(',').map(Number);
+const rate = Number(flag('--rate') ?? 110);
+const numRequests = Number(flag('--num-requests') ?? 6_000);
+
+const SCENARIOS = {
+  'two tenants': {
+    tenants: 'zipf:2:4.25',
+    weights: { 'tenant-0': { weight: 1 }, 'tenant-1': { weight: 4.26 } },
+  },
+  'zipf:24:1.2': { tenants: 'zipf:24:1.2', weights: { '*': { weight: 1 } } },
+} as const;
+
+type Variant = 'goodput vtc' | 'goodput fifo' | 'baseline-vllm';
+const VARIANTS: Variant[] = ['goodput vtc', 'goodput fifo', 'baseline-vllm'];
+
+function run(variant: Variant, scenario: keyof typeof SCENARIOS, seed: number): Report {
+  const s = SCENARIOS[scenario];
+  const base = variant === 'baseline-vllm' ? PRESETS['baseline-vllm'] : PRESETS.goodput;
+  const policy = resolvePolicy({
+    ...base,
+    queueing: { order: variant === 'goodput fifo' ? 'fifo' : 'vtc' },
+    tenants: s.weights,
+  });
+  return runScenario(
+    {
+      ...SCENARIO_DEFAULTS,
+      seed,
+      rate,
+      numRequests,
+      tenants: s.tenants,
+      classes: 'interactive',
+      input: 'sharegpt-vllm',
+      output: 'sharegpt-vllm',
+    },
+    policy,
+    { wallClock: { now: () => performance.now() } },
+  );
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+console.log(`machine: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}`);
+console.log(`rate ${rate} req/s, ${numRequests} requests, seeds ${seeds.join(', ')}\n`);
+console.log(
+  '| scenario | seed | policy | good req/s | attainment offered / admitted | protected tenants: min attainment | heaviest tenant attainment | Jain | max queue wait |',
+);
+console.log('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const scenario of Object.keys(SCENARIOS) as (keyof typeof SCENARIOS)[]) {
+  for (const seed of seeds) {
+    for (const variant of VARIANTS) {
+      const r = run(variant, scenario, seed);
+      const tenants = Object.entries(r.tenants);
+      const total = tenants.reduce((n, [, t]) => n + t.requests, 0);
+      // Protected: the light tenant, or every tenant under its fair share of capacity.
+      const isProtected =
+        scenario === 'two tenants'
+          ? (name: string) => name === 'tenant-1'
+          : (name: string) => (r.tenants[name].requests / total) * (rate / 55) < 1 / tenants.length;
+      const shielded = tenants.filter(([n]) => isProtected(n));
+      const minProtected = Math.min(...shielded.map(([, t]) => t.attainment));
+      const heaviest = tenants.reduce((a, b) => (b[1].requests > a[1].requests ? b : a));
+      console.log(
+        `| ${scenario} | ${seed} | ${variant} | ${r.goodput.requests_per_s.toFixed(2)} | ${pct(r.slo.attainment_offered)} / ${pct(r.slo.attainment_admitted)} | ${pct(minProtected)} (${shielded.length}) | ${pct(heaviest[1].attainment)} | ${r.fairness.jain_index.toFixed(3)} | ${(r.fairness.max_queue_wait_ms.interactive ?? 0).toFixed(0)} ms |`,
+      );
+    }
+  }
+}

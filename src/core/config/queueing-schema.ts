@@ -1,0 +1,45 @@
+/**
+ * The `queueing` section of a policy: the order admitted requests wait in within a priority band
+ * — `vtc` (tenant fairness by virtual token counters, the default; with one tenant it is FIFO)
+ * or `fifo` — and the cost function the counters charge, whose revision labels their metrics.
+ */
+import { z } from 'zod';
+import { DEFAULT_SERVICE_COST, type ServiceCost } from '../queueing/virtual-token-counter.ts';
+
+const weight = z.number().min(0);
+
+export const queueingSchema = z
+  .object({
+    order: z.enum(['vtc', 'fifo']).optional(),
+    cost: z
+      .object({
+        revision: z.string().min(1).optional(),
+        input_weight: weight.optional(),
+        output_weight: weight.optional(),
+        charge_cached_input: z.boolean().optional(),
+      })
+      .strict()
+      .refine((c) => (c.input_weight ?? 1) + (c.output_weight ?? 1) > 0, {
+        message: 'input_weight and output_weight not both 0',
+      })
+      .optional(),
+  })
+  .strict();
+
+export interface QueueingConfig {
+  readonly order: 'vtc' | 'fifo';
+  readonly cost: ServiceCost;
+}
+
+export function resolveQueueing(q: z.infer<typeof queueingSchema> | undefined): QueueingConfig {
+  const d = DEFAULT_SERVICE_COST;
+  return {
+    order: q?.order ?? 'vtc',
+    cost: {
+      revision: q?.cost?.revision ?? d.revision,
+      inputWeight: q?.cost?.input_weight ?? d.inputWeight,
+      outputWeight: q?.cost?.output_weight ?? d.outputWeight,
+      chargeCachedInput: q?.cost?.charge_cached_input ?? d.chargeCachedInput,
+    },
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * A band's queue ordered by tenant fairness: one FIFO per tenant, and the tenants taken in the
+ * order virtual token counters say (./virtual-token-counter.ts) — the backlogged tenant with the
+ * smallest counter first. `collect` lists candidates in the order VTC would serve them if each
+ * cost what it is expected to: the smallest counter's head, that counter advanced by the head's
+ * expected charge, and so on. Within a tenant, oldest first.
+ */
+import { TicketQueue, type Queued, type WaitQueue } from './ticket-queue.ts';
+import type { VirtualTokenCounters } from './virtual-token-counter.ts';
+
+/** What the fair queue reads of a member. */
+export interface FairMember extends Queued {
+  readonly req: { readonly tenant: string };
+  /** Its expected charge to its tenant's counter (weighted tokens over weight), set when queued. */
+  queueCost: number;
+}
+
+interface TenantQueue<T extends FairMember> {
+  readonly tenant: string;
+  readonly queue: TicketQueue<T>;
+  /** Sum of the queued members' `queueCost`. */
+  cost: number;
+  /** Reused by `collect`. */
+  readonly scratch: T[];
+  /** When its last member was dispatched, and the mean gap between its dispatches while backlogged. */
+  lastDispatchMs: number;
+  gapMs: number;
+  gaps: number;
+  /** Whether members were left queued at its last dispatch: only then does the next gap count. */
+  wasBacklogged: boolean;
+}
+
+/** Weight of the newest gap in a tenant's mean dispatch gap (an EWMA over ~10 dispatches). */
+const GAP_EWMA = 0.1;
+
+export class FairQueue<T extends FairMember> implements WaitQueue<T> {
+  private readonly vtc: VirtualTokenCounters;
+  private readonly tenants = new Map<string, TenantQueue<T>>();
+  /** Tenants with members queued, in the order they became backlogged. */
+  private readonly backlogged: TenantQueue<T>[] = [];
+  live = 0;
+  /** Reused by `collect`: each backlogged tenant's running tag and next candidate. */
+  private readonly tags: number[] = [];
+  private readonly next: number[] = [];
+
+  constructor(vtc: VirtualTokenCounters) {
+    this.vtc = vtc;
+  }
+
+  push(t: T): void {
+    const q = this.of(t.req.tenant);
+    if (q.queue.live === 0) {
+      this.vtc.backlog(q.tenant);
+      this.backlogged.push(q);
+    }
+    q.queue.push(t);
+    q.cost += t.queueCost;
+    this.live++;
+  }
+
+  remove(t: T): void {
+    const q = this.of(t.req.tenant);
+    q.queue.remove(t);
+    q.cost -= t.queueCost;
+    this.live--;
+    if (q.queue.live === 0) {
+      q.cost = 0;
+      this.vtc.idle(q.tenant);
+      this.backlogged.splice(this.backlogged.indexOf(q), 1);
+    }
+  }
+
+  /** Up to `limit` members in the order they are expected to be served, into `out`. */
+  collect(limit: number, out: T[]): T[] {
+    out.length = 0;
+    const b = this.backlogged;
+    if (b.length === 1) return b[0].queue.collect(limit, out);
+    const { tags, next } = this;
+    tags.length = 0;
+    next.length = 0;
+    for (const q of b) {
+      q.queue.collect(limit, q.scratch);
+      tags.push(this.vtc.counter(q.tenant));
+      next.push(0);
+    }
+    while (out.length < limit) {
+      let best = -1;
+      for (let i = 0; i < b.length; i++) {
+        if (next[i] < b[i].scratch.length && (best < 0 || tags[i] < tags[best])) best = i;
+      }
+      if (best < 0) break;
+      const t = b[best].scratch[next[best]++];
+      tags[best] += t.queueCost;
+      out.push(t);
+    }
+    return out;
+  }
+
+  *scan(limit: number): Generator<T> {
+    yield* this.collect(Math.min(limit, this.live), []);
+  }
+
+  peek(): T | undefined {
+    return this.collect(1, [])[0];
+  }
+
+  /**
+   * About how many of the queued would be served before a new member of `tenant`: all of its
+   * own tenant's, and of each other tenant those whose turn comes before its counter, past its
+   * own queue, reaches theirs (each other tenant's members taken at their mean expected cost).
+   */
+  ahead(tenant: string): number {
+    const own = this.tenants.get(tenant);
+    const ownQueued = own?.queue.live ?? 0;
+    const start =
+      (ownQueued > 0
+        ? this.vtc.counter(tenant)
+        : Math.max(this.vtc.counter(tenant), this.vtc.floor())) + (own?.cost ?? 0);
+    let n = ownQueued;
+    for (const q of this.backlogged) {
+      if (q === own) continue;
+      const gap = start - this.vtc.counter(q.tenant);
+      if (gap <= 0) continue;
+      const mean = q.cost / q.queue.live;
+      n += mean > 0 ? Math.min(q.queue.live, Math.ceil(gap / mean)) : q.queue.live;
+    }
+    return n;
+  }
+
+  /**
+   * `t` was dispatched at `nowMs` (after `remove`): while its tenant stays backlogged, the gaps
+   * between its dispatches measure the share of the fleet the fair order gives it.
+   */
+  dispatched(t: T, nowMs: number): void {
+    const q = this.of(t.req.tenant);
+    if (q.wasBacklogged) {
+      const gap = nowMs - q.lastDispatchMs;
+      q.gapMs = q.gaps === 0 ? gap : q.gapMs + GAP_EWMA * (gap - q.gapMs);
+      q.gaps++;
+    }
+    q.lastDispatchMs = nowMs;
+    q.wasBacklogged = q.queue.live > 0;
+  }
+
+  /**
+   * How long a new member of `tenant` waits at its tenant's own pace: its queued members and it,
+   * one measured dispatch gap each; undefined while it has none queued or no gap is measured.
+   */
+  tenantPaceMs(tenant: string): number | undefined {
+    const q = this.tenants.get(tenant);
+    // Alone in the band, its pace is the band's: the queue model already has it.
+    if (q === undefined || q.queue.live === 0 || q.gaps === 0 || this.backlogged.length < 2) {
+      return undefined;
+    }
+    return (q.queue.live + 1) * q.gapMs;
+  }
+
+  /** The oldest member of `tenant` still queued, if any. */
+  headOf(tenant: string): T | undefined {
+    return this.tenants.get(tenant)?.queue.peek();
+  }
+
+  private of(tenant: string): TenantQueue<T> {
+    let q = this.tenants.get(tenant);
+    if (q === undefined) {
+      q = {
+        tenant,
+        queue: new TicketQueue(),
+        cost: 0,
+        scratch: [],
+        lastDispatchMs: 0,
+        gapMs: 0,
+        gaps: 0,
+        wasBacklogged: false,
+      };
+      this.tenants.set(tenant, q);
+    }
+    return q;
+  }
+}

@@ -1,0 +1,61 @@
+// Virtual token counters: charges in weighted tokens over the tenant's weight; a tenant that
+// comes back after idling is lifted to the backlogged floor, so idle time earns no credit.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_SERVICE_COST, VirtualTokenCounters } from './virtual-token-counter.ts';
+
+const weights: Record<string, number> = { a: 1, b: 2 };
+const counters = (cost = DEFAULT_SERVICE_COST) =>
+  new VirtualTokenCounters(cost, (t) => weights[t] ?? 1);
+
+test('prompt tokens cost input_weight when the prefill starts, output tokens output_weight each, over the weight', () => {
+  const v = counters();
+  v.chargeInput('a', 100, 0);
+  v.chargeOutput('a', 10);
+  v.chargeInput('b', 100, 0);
+  v.chargeOutput('b', 10);
+  assert.equal(v.service('a'), 100 + 2 * 10);
+  assert.equal(v.counter('a'), 120);
+  assert.equal(v.service('b'), 120);
+  assert.equal(v.counter('b'), 60, 'twice the weight, half the counter for the same service');
+});
+
+test('cached prompt tokens are free unless the cost charges them', () => {
+  const v = counters();
+  v.chargeInput('a', 1_000, 600);
+  assert.equal(v.service('a'), 400);
+  const all = counters({ ...DEFAULT_SERVICE_COST, chargeCachedInput: true });
+  all.chargeInput('a', 1_000, 600);
+  assert.equal(all.service('a'), 1_000);
+});
+
+test('a tenant backlogged again is lifted to the smallest backlogged counter: idling earns nothing', () => {
+  const v = counters();
+  v.backlog('a');
+  v.backlog('c');
+  v.chargeOutput('a', 500); // a: 1,000
+  v.chargeOutput('c', 300); // c: 600
+  // d never ran: it arrives at the floor, not at 0, so it cannot take 600 tokens' worth at once.
+  v.backlog('d');
+  assert.equal(v.counter('d'), 600);
+  // a tenant whose counter is above the floor keeps it.
+  v.idle('a');
+  v.backlog('a');
+  assert.equal(v.counter('a'), 1_000);
+});
+
+test('with nothing backlogged, a returning tenant is lifted to the counter of the tenant served last', () => {
+  const v = counters();
+  v.backlog('a');
+  v.chargeOutput('a', 50);
+  v.idle('a');
+  v.backlog('c');
+  assert.equal(v.counter('c'), 100);
+  assert.equal(v.floor(), 100);
+});
+
+test('expected charge is in counter units: weighted tokens over the weight', () => {
+  const v = counters();
+  assert.equal(v.expectedCharge('a', 100, 50), 200);
+  assert.equal(v.expectedCharge('b', 100, 50), 100);
+});

@@ -1,0 +1,134 @@
+/**
+ * Virtual token counters (VTC, Sheng et al., "Fairness in Serving Large Language Models", OSDI
+ * 2024), weighted: each tenant's counter is the service it has received, in weighted tokens,
+ * divided by its weight. The queue serves the backlogged tenant with the smallest counter, so
+ * over any stretch in which two tenants are both backlogged their weighted service differs by at
+ * most a couple of requests' worth (the bound in ./README.md) — whatever their request lengths.
+ *
+ * Charges: `inputWeight` per prompt token when the prefill starts (uncached tokens only, unless
+ * the cost says otherwise) and `outputWeight` per output token as it is generated, so output
+ * length need not be known ahead. A tenant that becomes backlogged again is lifted to at least
+ * the smallest counter among the backlogged (or, with none, to the counter of the tenant served
+ * last): idle time earns no credit to spend later in a burst.
+ */
+import type { Tokens } from '../request/units.ts';
+
+/** What a unit of service costs; `revision` labels the metrics it produces. */
+export interface ServiceCost {
+  readonly revision: string;
+  /** Weight of one prompt token (VTC's w_p). */
+  readonly inputWeight: number;
+  /** Weight of one generated token (VTC's w_q). */
+  readonly outputWeight: number;
+  /** Charge prompt tokens served from the prefix cache too (false: only those computed). */
+  readonly chargeCachedInput: boolean;
+}
+
+export const DEFAULT_SERVICE_COST: ServiceCost = {
+  revision: 'vtc-1',
+  inputWeight: 1,
+  outputWeight: 2,
+  chargeCachedInput: false,
+};
+
+interface TenantCounter {
+  /** Weighted service received over the tenant's weight, plus every lift. */
+  counter: number;
+  /** Weighted service received (no lifts, no division): what the tenant actually got. */
+  service: number;
+  readonly weight: number;
+  backlogged: boolean;
+}
+
+export class VirtualTokenCounters {
+  readonly cost: ServiceCost;
+  private readonly tenants = new Map<string, TenantCounter>();
+  private readonly weightOf: (tenant: string) => number;
+  private backloggedCount = 0;
+  /** Counter of the tenant charged last: the floor for a tenant arriving at an empty queue. */
+  private lastServed = 0;
+
+  constructor(cost: ServiceCost, weightOf: (tenant: string) => number) {
+    this.cost = cost;
+    this.weightOf = weightOf;
+  }
+
+  /** The tenant's counter (0 for one never seen). */
+  counter(tenant: string): number {
+    return this.tenants.get(tenant)?.counter ?? 0;
+  }
+
+  /** Weighted service the tenant has received (not divided by its weight). */
+  service(tenant: string): number {
+    return this.tenants.get(tenant)?.service ?? 0;
+  }
+
+  weight(tenant: string): number {
+    return this.of(tenant).weight;
+  }
+
+  /** Every tenant seen, with its counter and service. */
+  *entries(): Generator<{ tenant: string; counter: number; service: number; weight: number }> {
+    for (const [tenant, c] of this.tenants) yield { tenant, ...c };
+  }
+
+  /** The smallest counter among backlogged tenants; `lastServed` when none is. */
+  floor(): number {
+    if (this.backloggedCount === 0) return this.lastServed;
+    let min = Infinity;
+    for (const c of this.tenants.values()) if (c.backlogged && c.counter < min) min = c.counter;
+    return min;
+  }
+
+  /** The tenant now has work waiting; lifted to the floor if it had none. */
+  backlog(tenant: string): void {
+    const c = this.of(tenant);
+    if (c.backlogged) return;
+    c.counter = Math.max(c.counter, this.floor());
+    c.backlogged = true;
+    this.backloggedCount++;
+  }
+
+  /** The tenant has nothing waiting any more. */
+  idle(tenant: string): void {
+    const c = this.tenants.get(tenant);
+    if (c === undefined || !c.backlogged) return;
+    c.backlogged = false;
+    this.backloggedCount--;
+  }
+
+  /** A prefill starts: `tokens` prompt tokens, `cached` of them from the prefix cache. */
+  chargeInput(tenant: string, tokens: Tokens, cached: Tokens): void {
+    const billed = this.cost.chargeCachedInput ? tokens : Math.max(0, tokens - cached);
+    this.charge(tenant, this.cost.inputWeight * billed);
+  }
+
+  /** `tokens` more output tokens were generated. */
+  chargeOutput(tenant: string, tokens: Tokens): void {
+    if (tokens > 0) this.charge(tenant, this.cost.outputWeight * tokens);
+  }
+
+  /** What a request of this size is expected to cost its tenant's counter (for wait estimates). */
+  expectedCharge(tenant: string, uncachedInput: Tokens, expectedOutput: Tokens): number {
+    return (
+      (this.cost.inputWeight * uncachedInput + this.cost.outputWeight * expectedOutput) /
+      this.of(tenant).weight
+    );
+  }
+
+  private charge(tenant: string, weighted: number): void {
+    const c = this.of(tenant);
+    c.service += weighted;
+    c.counter += weighted / c.weight;
+    this.lastServed = c.counter;
+  }
+
+  private of(tenant: string): TenantCounter {
+    let c = this.tenants.get(tenant);
+    if (c === undefined) {
+      c = { counter: 0, service: 0, weight: this.weightOf(tenant), backlogged: false };
+      this.tenants.set(tenant, c);
+    }
+    return c;
+  }
+}
