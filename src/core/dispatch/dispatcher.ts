@@ -253,7 +253,7 @@ export class Dispatcher<H> {
     for (;;) {
       const replicas = live.replicas;
       let placed = false;
-      for (const t of queue.collect(this.lookahead, this.scratch)) {
+      for (const t of queue.collect(this.lookahead, this.scratch, nowMs)) {
         if (t.expiresMs <= nowMs) {
           this.take(queue, t);
           this.noteWait(t, nowMs);

@@ -14,6 +14,9 @@ const item = (id: string, tenant: string, queueCost: number): Item => ({
   req: { tenant },
   queueCost,
   queued: false,
+  long: false,
+  offeredMs: 0,
+  expiresMs: 1_000,
 });
 
 const ids = (xs: readonly Item[]) => xs.map((x) => x.id);

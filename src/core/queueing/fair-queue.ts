@@ -8,9 +8,22 @@
 import { TicketQueue, type Queued, type WaitQueue } from './ticket-queue.ts';
 import type { VirtualTokenCounters } from './virtual-token-counter.ts';
 
+/**
+ * How far past an urgent member's turn (in its own expected charges) others may be listed to
+ * pass it while it waits for room.
+ */
+const PASS_WINDOW = 2;
+/** A member is urgent once it has waited this share of the time it may wait. */
+const URGENT_SHARE = 0.1;
+
 /** What the fair queue reads of a member. */
 export interface FairMember extends Queued {
   readonly req: { readonly tenant: string };
+  /** A long prompt: others pass it while it waits for a replica of its own. */
+  readonly long: boolean;
+  readonly offeredMs: number;
+  /** Past this it leaves the queue unserved. */
+  readonly expiresMs: number;
   /** Its expected charge to its tenant's counter (weighted tokens over weight), set when queued. */
   queueCost: number;
 }
@@ -70,8 +83,15 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
     }
   }
 
-  /** Up to `limit` members in the order they are expected to be served, into `out`. */
-  collect(limit: number, out: T[]): T[] {
+  /**
+   * Up to `limit` members in the order they are expected to be served, into `out`. With
+   * `nowMs`, a member that has waited a quarter of what it may (`URGENT_SHARE`) and is not a
+   * long prompt closes the list soon after it (`PASS_WINDOW`): members of tenants far ahead in
+   * service may not pass it while it waits for room. (Long prompts wait for a replica of their
+   * own and are passed by design: ../dispatch/README.md.) Before that, anything listed may pass
+   * a member that does not fit: the fleet stays busy.
+   */
+  collect(limit: number, out: T[], nowMs = -Infinity): T[] {
     out.length = 0;
     const b = this.backlogged;
     if (b.length === 1) return b[0].queue.collect(limit, out);
@@ -83,13 +103,17 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
       tags.push(this.vtc.counter(q.tenant));
       next.push(0);
     }
+    let windowEnd = Infinity;
     while (out.length < limit) {
       let best = -1;
       for (let i = 0; i < b.length; i++) {
         if (next[i] < b[i].scratch.length && (best < 0 || tags[i] < tags[best])) best = i;
       }
-      if (best < 0) break;
+      if (best < 0 || tags[best] > windowEnd) break;
       const t = b[best].scratch[next[best]++];
+      if (windowEnd === Infinity && !t.long && urgent(t, nowMs)) {
+        windowEnd = tags[best] + PASS_WINDOW * t.queueCost;
+      }
       tags[best] += t.queueCost;
       out.push(t);
     }
@@ -177,4 +201,8 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
     }
     return q;
   }
+}
+
+function urgent(t: FairMember, nowMs: number): boolean {
+  return nowMs - t.offeredMs >= URGENT_SHARE * (t.expiresMs - t.offeredMs);
 }

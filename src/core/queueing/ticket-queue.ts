@@ -15,8 +15,11 @@ export interface WaitQueue<T extends Queued> {
   push(t: T): void;
   /** Takes `t` out (it must be a member still queued). */
   remove(t: T): void;
-  /** Up to `limit` members in the order they should be served, into `out` (cleared first). */
-  collect(limit: number, out: T[]): T[];
+  /**
+   * Up to `limit` members in the order they should be served, into `out` (cleared first);
+   * `nowMs` lets an order that weighs waiting time see it.
+   */
+  collect(limit: number, out: T[], nowMs?: number): T[];
   /** Up to `limit` members, in the same order. */
   scan(limit: number): Iterable<T>;
   peek(): T | undefined;
