@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { ENGINE_DEFAULTS as D, type EngineSpec } from '../engine/engine-spec.ts';
 import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS } from '../engine/engine-versions.ts';
 import { GPUS, MODELS } from '../engine/hardware.ts';
-import { fraction, oneOf, positiveInt } from './parse-flags.ts';
+import { fraction, oneOf, positiveInt, positiveNumber } from './parse-flags.ts';
 
 export function addEngineFlags(cmd: Command): Command {
   return cmd
@@ -52,6 +52,16 @@ export function addEngineFlags(cmd: Command): Command {
       positiveInt('--num-scheduler-steps'),
     )
     .option(
+      '--long-prefill-token-threshold <n>',
+      "vLLM V1: the most prompt tokens one sequence prefills in a step (default: no cap beyond the step's budget)",
+      positiveInt('--long-prefill-token-threshold'),
+    )
+    .option(
+      '--max-iteration-ms <ms>',
+      "Goodput's engine policy (not a vLLM option): cut a step's prefill so the step, with its decodes, is predicted within this many ms, protecting running streams' token gaps (chunked prefill only)",
+      positiveNumber('--max-iteration-ms'),
+    )
+    .option(
       '--preemption <mode>',
       'recompute | swap',
       oneOf('--preemption', ['recompute', 'swap'] as const),
@@ -87,6 +97,8 @@ export function engineSpecFromFlags(
     maxBatchedTokens: o.maxBatchedTokens as number | undefined,
     chunkedPrefill: o.enableChunkedPrefill as boolean | undefined,
     schedulerSteps: o.numSchedulerSteps as number | undefined,
+    longPrefillTokenThreshold: o.longPrefillTokenThreshold as number | undefined,
+    maxIterationMs: o.maxIterationMs as number | undefined,
     preemption: o.preemption as EngineSpec['preemption'],
     prefixCaching: o.prefixCaching as boolean,
     kvBlocks: o.kvBlocks as number | undefined,

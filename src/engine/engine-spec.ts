@@ -29,6 +29,10 @@ export interface EngineSpec {
   readonly chunkedPrefill?: boolean;
   /** vLLM 0.6's --num-scheduler-steps; default: the engine version's. */
   readonly schedulerSteps?: number;
+  /** vLLM V1's --long-prefill-token-threshold: one sequence's prompt tokens per step. */
+  readonly longPrefillTokenThreshold?: number;
+  /** Goodput's iteration-time cap: a step's prefill cut to keep it within this many ms. */
+  readonly maxIterationMs?: number;
   readonly gpuMemoryUtilization: number;
   readonly preemption: PreemptionMode;
   readonly prefixCaching: boolean;
@@ -96,6 +100,14 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
       maxBatchedTokens,
     );
   }
+  for (const [field, value] of [
+    ['longPrefillTokenThreshold', spec.longPrefillTokenThreshold],
+    ['maxIterationMs', spec.maxIterationMs],
+  ] as const) {
+    if (value !== undefined && !chunkedPrefill) {
+      throw new ConfigError(field, 'unset when chunked prefill is off (it limits chunks)', value);
+    }
+  }
   return {
     model,
     gpu,
@@ -105,6 +117,10 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
     maxBatchedTokens,
     chunkedPrefill,
     schedulerSteps: spec.schedulerSteps ?? version.schedulerSteps,
+    ...(spec.longPrefillTokenThreshold === undefined
+      ? {}
+      : { longPrefillTokenThreshold: spec.longPrefillTokenThreshold }),
+    ...(spec.maxIterationMs === undefined ? {} : { maxIterationMs: spec.maxIterationMs }),
     blockSize: 16,
     gpuMemoryUtilization: spec.gpuMemoryUtilization,
     preemption: spec.preemption,

@@ -30,6 +30,17 @@ export interface EngineConfig {
   readonly chunkedPrefill: boolean;
   /** vLLM 0.6's num_scheduler_steps: decode steps run per scheduling (1: every step is planned). */
   readonly schedulerSteps: number;
+  /**
+   * vLLM V1's long_prefill_token_threshold: the most prompt tokens one sequence prefills in a
+   * step (0: no cap beyond the step's budget). Chunked prefill only.
+   */
+  readonly longPrefillTokenThreshold?: number;
+  /**
+   * An iteration-time cap (Goodput's engine policy, not a vLLM option): a step's prefill tokens
+   * are cut so that the step, with its decodes, is predicted within this many ms — the token gap
+   * of the running streams is protected from long prompts. Chunked prefill only.
+   */
+  readonly maxIterationMs?: number;
   /** KV block size in tokens. */
   readonly blockSize: number;
   /** Fraction of GPU memory the engine may use for weights, activations and KV. */

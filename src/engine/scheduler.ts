@@ -27,7 +27,14 @@ export interface SchedulerLimits {
   readonly chunkedPrefill: boolean;
   /** vLLM 0.6's `--num-scheduler-steps`: a decode step is planned once for this many steps. */
   readonly schedulerSteps: number;
+  /** vLLM V1's long_prefill_token_threshold: one sequence's prompt tokens per step (0: no cap). */
+  readonly longPrefillTokenThreshold?: number;
+  /** Goodput's iteration-time cap: prefill tokens cut so the step is predicted within it. */
+  readonly maxIterationMs?: number;
 }
+
+/** Prompt tokens a step may always carry under the iteration-time cap: prefills progress. */
+const MIN_PREFILL_TOKENS = 64;
 
 const EV_PREFILL_START = 0;
 const EV_PREEMPT_RECOMPUTE = 1;
@@ -63,10 +70,29 @@ export class Scheduler<R extends EngineRequest> {
   private readonly evSeq: Seq<R>[] = [];
   private evCount = 0;
 
-  constructor(limits: SchedulerLimits, kv: KvCacheManager, stats: EngineStats) {
+  private readonly chunkCap: number;
+  private readonly stepMs: ((shape: StepShape) => Ms) | undefined;
+  private readonly probe: StepShape = {
+    prefillTokens: 0,
+    prefillSeqs: 0,
+    prefillAttnWork: 0,
+    decodeSeqs: 0,
+    decodeContextTokens: 0,
+  };
+
+  /** `stepMs` predicts a step's time; the iteration-time cap needs it. */
+  constructor(
+    limits: SchedulerLimits,
+    kv: KvCacheManager,
+    stats: EngineStats,
+    stepMs?: (shape: StepShape) => Ms,
+  ) {
     this.limits = limits;
     this.kv = kv;
     this.stats = stats;
+    const t = limits.longPrefillTokenThreshold ?? 0;
+    this.chunkCap = t > 0 ? t : Infinity;
+    this.stepMs = limits.maxIterationMs === undefined ? undefined : stepMs;
   }
 
   enqueue(s: Seq<R>): void {
@@ -99,7 +125,7 @@ export class Scheduler<R extends EngineRequest> {
    * within the budget, then waiting ones FIFO, the last possibly with a chunk of its prompt.
    */
   private scheduleChunked(shape: StepShape): number {
-    const scheduled = this.scheduleRunning(shape, this.limits.maxBatchedTokens);
+    const scheduled = this.scheduleRunning(shape, this.stepBudget());
     if (this.preempted && scheduled > 0) return scheduled;
     return scheduled + this.admit(shape, this.budgetLeft, ADMIT_ANY);
   }
@@ -120,6 +146,46 @@ export class Scheduler<R extends EngineRequest> {
   }
 
   /**
+   * The step's token budget: `maxBatchedTokens`, or under the iteration-time cap the running
+   * decodes plus the most prompt tokens (at least MIN_PREFILL_TOKENS) that keep the step,
+   * predicted by the profile as one chunk beside those decodes (attending to as much prompt as
+   * the deepest prefill under way has computed), within `maxIterationMs`.
+   */
+  private stepBudget(): number {
+    const max = this.limits.maxBatchedTokens;
+    const stepMs = this.stepMs;
+    if (stepMs === undefined) return max;
+    const p = this.probe;
+    p.decodeSeqs = 0;
+    p.decodeContextTokens = 0;
+    // A chunk attends to the prompt already computed: taken at the deepest prefill under way.
+    let cached = 0;
+    for (const s of this.running) {
+      if (s.prefilling) {
+        if (s.computed > cached) cached = s.computed;
+        continue;
+      }
+      p.decodeSeqs++;
+      p.decodeContextTokens += s.computed + 1;
+    }
+    const fits = (tokens: number) => {
+      p.prefillTokens = tokens;
+      p.prefillSeqs = tokens > 0 ? 1 : 0;
+      p.prefillAttnWork = tokens * (cached + tokens);
+      return stepMs(p) <= (this.limits.maxIterationMs as number);
+    };
+    let lo = Math.min(MIN_PREFILL_TOKENS, max);
+    let hi = Math.max(lo, max - p.decodeSeqs);
+    if (fits(hi)) lo = hi;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (fits(mid)) lo = mid;
+      else hi = mid - 1;
+    }
+    return Math.min(max, p.decodeSeqs + lo);
+  }
+
+  /**
    * Gives each running sequence what it needs, in admission order, within `budget`, preempting
    * from the back when one cannot grow. Leaves `preempted` and `budgetLeft` set.
    */
@@ -131,7 +197,7 @@ export class Scheduler<R extends EngineRequest> {
     this.preempted = false;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const s = running[i];
-      const tokens = s.prefilling ? Math.min(s.target - s.computed, budget) : 1;
+      const tokens = s.prefilling ? Math.min(s.target - s.computed, budget, this.chunkCap) : 1;
       let ok = kv.grow(s, s.computed + tokens);
       // Victims come from the back, so none of them is already in this step.
       while (!ok) {
@@ -184,7 +250,7 @@ export class Scheduler<R extends EngineRequest> {
       let tokens: number;
       if (s.state === SeqState.Swapped) {
         if (mode === ADMIT_WHOLE_PROMPTS) break;
-        tokens = s.prefilling ? Math.min(s.target - s.computed, budget) : 1;
+        tokens = s.prefilling ? Math.min(s.target - s.computed, budget, this.chunkCap) : 1;
         const moved = s.hostBlocks;
         if (!kv.swapIn(s, s.computed + tokens)) break;
         this.swapBlocks += moved;
@@ -195,7 +261,7 @@ export class Scheduler<R extends EngineRequest> {
         // V0 counts a whole prompt against the budget, cached prefix included; one longer than
         // the whole budget (a recompute of a long sequence) still runs, alone in its step.
         if (whole && s.target > budget && admitted > 0) break;
-        tokens = kv.admit(s, whole ? s.target : budget);
+        tokens = kv.admit(s, whole ? s.target : Math.min(budget, this.chunkCap));
         if (tokens === 0) break;
         this.pendingPrefill -= s.cachedTokens;
         this.stats.promptTokens += s.target;
