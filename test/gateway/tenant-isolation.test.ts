@@ -1,9 +1,8 @@
 // Tenant isolation, live: one slow engine behind `goodput`, two API keys. A heavy tenant keeps
 // the gateway backlogged (40 requests every 200 ms, far beyond capacity) while a light one
-// (weight 4) sends a
-// request every 250 ms. Queued by virtual token counters, the light tenant's requests are
-// admitted and served ahead of the heavy backlog; queued FIFO, they are refused with it — the
-// ordering the simulator shows (test/fairness.test.ts), measured here by the client.
+// (weight 4) sends a request every 250 ms. Queued by virtual token counters, the light tenant's
+// requests are admitted and served ahead of the heavy backlog; queued FIFO, most are refused with
+// it — the ordering the simulator shows (test/fairness.test.ts), measured here by the client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
