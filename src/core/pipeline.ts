@@ -89,7 +89,15 @@ export class Pipeline<H> {
     this.admissionState = this.admission.initState();
     const weightOf = (tenant: string) => lookupTenant(policy.tenants, tenant)?.weight ?? 1;
     this.vtc = new VirtualTokenCounters(policy.queueing.cost, weightOf);
-    const queueing = { order: policy.queueing.order, vtc: this.vtc };
+    const classes = Object.values(policy.classes);
+    const queueing = {
+      order: policy.queueing.order,
+      vtc: this.vtc,
+      pressedAbove: (priority: number, nowMs: Ms) =>
+        classes.some(
+          (c) => c.priority < priority && this.learned.queueDelay?.inForce(c.name, nowMs) === true,
+        ),
+    };
     this.dispatcher = new Dispatcher(
       policy.dispatch,
       queueing,

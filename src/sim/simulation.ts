@@ -292,7 +292,15 @@ export function simulate(opts: SimulationOptions): Report {
     },
     engine: { ...engine, kvUsedBlocksAtEnd: fleet.kvUsedBlocks() },
     meanInSystem: fleet.meanInSystem(durationMs),
-    fairness: { order: opts.policy.queueing.order, vtc: pipeline.vtc },
+    fairness: {
+      order: opts.policy.queueing.order,
+      vtc: pipeline.vtc,
+      contracts: {
+        workByClass: pipeline.dispatcher.workByClass,
+        passes: pipeline.dispatcher.passes,
+        classes: opts.policy.classes,
+      },
+    },
     client: { timeouts: counters.timeouts, retries: counters.retries },
     estimate: {
       ...pipeline.learned.errors.summary(),

@@ -1,6 +1,6 @@
 /**
  * The `classes` section of a policy: per-class overrides of the default SLO classes — objectives,
- * overload behaviour, band priority and the degrade ladder the class approves. A ladder lists
+ * overload behaviour, band priority, its share contract and the degrade ladder the class approves. A ladder lists
  * levels in ascending order; admission never applies a level the ladder does not list.
  */
 import { z } from 'zod';
@@ -39,10 +39,21 @@ const classOverride = z
     priority: z.int().min(0).optional(),
     degrade: ladder.optional(),
     defer_max_ms: ms.optional(),
+    min_share: z.number().min(0).max(1).optional(),
+    max_share: z.number().gt(0).max(1).optional(),
+    aging_ms: z.number().positive().optional(),
+    starvation_ms: z.number().positive().optional(),
   })
-  .strict();
+  .strict()
+  .refine((o) => (o.min_share ?? 0) <= (o.max_share ?? 1), {
+    message: 'min_share ≤ max_share',
+  });
 
-export const classesSchema = z.partialRecord(z.enum(SLO_CLASS_NAMES), classOverride);
+export const classesSchema = z
+  .partialRecord(z.enum(SLO_CLASS_NAMES), classOverride)
+  .refine((c) => Object.values(c).reduce((n, o) => n + (o?.min_share ?? 0), 0) <= 1, {
+    message: 'min_share summed over the classes ≤ 1',
+  });
 
 function toStep(s: z.infer<typeof degradeStep>): DegradeStep {
   switch (s.level) {
@@ -72,6 +83,12 @@ export function resolveClasses(
       priority: o.priority ?? base.priority,
       degrade: o.degrade?.map(toStep) ?? base.degrade,
       deferMaxMs: o.defer_max_ms ?? base.deferMaxMs,
+      contract: {
+        minShare: o.min_share ?? base.contract.minShare,
+        maxShare: o.max_share ?? base.contract.maxShare,
+        agingMs: o.aging_ms ?? base.contract.agingMs,
+        starvationMs: o.starvation_ms ?? base.contract.starvationMs,
+      },
       objectives: {
         ttftMs: o.ttft_ms ?? base.objectives.ttftMs,
         itlP99Ms: o.itl_p99_ms ?? base.objectives.itlP99Ms,

@@ -155,6 +155,21 @@ const invalid: Array<[string, unknown, string]> = [
     'policy_revision: expected a string, got nothing',
   ],
   ['unknown key', { ...valid, speed: 'max' }, '(root): expected no unknown keys (speed)'],
+  [
+    'minimum shares over 1',
+    { ...valid, classes: { batch: { min_share: 0.6 }, reasoning: { min_share: 0.5 } } },
+    'classes: expected min_share summed over the classes ≤ 1',
+  ],
+  [
+    'a minimum share over the maximum',
+    { ...valid, classes: { batch: { min_share: 0.6, max_share: 0.5 } } },
+    'classes.batch: expected min_share ≤ max_share',
+  ],
+  [
+    'an unknown queue order',
+    { ...valid, queueing: { order: 'lifo' } },
+    'queueing.order: expected one of vtc, fifo, got "lifo"',
+  ],
 ];
 
 for (const [name, input, message] of invalid) {

@@ -14,6 +14,7 @@ import type { Ticket } from '../queueing/ticket.ts';
 import { TicketQueue, type WaitQueue } from '../queueing/ticket-queue.ts';
 import { FairQueue } from '../queueing/fair-queue.ts';
 import type { VirtualTokenCounters } from '../queueing/virtual-token-counter.ts';
+import { ShareMeter, type ClassContract, type PassReason } from '../queueing/class-contract.ts';
 import { DispatchRate } from '../queueing/dispatch-rate.ts';
 import type { Ms } from '../request/units.ts';
 import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
@@ -38,11 +39,18 @@ export interface DispatchSink<H> {
 export interface BandOrder {
   readonly order: 'vtc' | 'fifo';
   readonly vtc: VirtualTokenCounters;
+  /**
+   * Whether a class of higher priority than `priority` is refusing requests for their wait at
+   * `nowMs` (its queue-delay control is in force): capacity is then not leftover.
+   */
+  readonly pressedAbove?: (priority: number, nowMs: Ms) => boolean;
 }
 
 interface Band<H> {
   readonly priority: number;
   readonly queue: WaitQueue<Ticket<H>>;
+  /** The contract of the first class seen at this priority. */
+  readonly contract: ClassContract;
   /** Long prompts among the queued: the rest pass them, so they do not count as ahead. */
   longWaiting: number;
 }
@@ -78,6 +86,23 @@ export class Dispatcher<H> {
   longPromptWaitMs = 0;
   /** Long prompts that have left the queue: until one has, their wait is unknown. */
   longPromptsSeen = 0;
+  /** Work dispatched per band, for the class contracts' shares. */
+  readonly shares = new ShareMeter();
+  /** Work dispatched per class over the whole run (weighted tokens expected). */
+  readonly workByClass = new Map<string, number>();
+  /**
+   * Dispatches made while a band of higher priority had work waiting, by the contract that
+   * allowed it; `priority` counts those no contract allowed (priority inversions: none expected).
+   */
+  readonly passes: Record<PassReason | 'priority', number> = {
+    starvation: 0,
+    min_share: 0,
+    aging: 0,
+    max_share: 0,
+    priority: 0,
+  };
+  /** The contract the pump is applying while it places (null: strict priority). */
+  private phase: PassReason | null = null;
 
   constructor(
     config: DispatchConfig,
@@ -109,7 +134,7 @@ export class Dispatcher<H> {
       this.config.type === 'flow-control' &&
       itl !== undefined &&
       this.isLongPrefill(t.demand.prefillMs, itl);
-    const band = this.band(t.cls.priority);
+    const band = this.band(t.cls.priority, t.cls.contract);
     band.queue.push(t);
     if (t.long) band.longWaiting++;
   }
@@ -170,7 +195,7 @@ export class Dispatcher<H> {
   }
 
   private leaveBand(t: Ticket<H>): void {
-    const band = this.band(t.cls.priority);
+    const band = this.band(t.cls.priority, t.cls.contract);
     band.queue.remove(t);
     if (t.long) band.longWaiting--;
   }
@@ -236,24 +261,100 @@ export class Dispatcher<H> {
     this.nowMs = nowMs;
     this.ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
     const live = { replicas };
+    // Contracts first: a band whose oldest request has starved, one under its reserved share,
+    // one aged up to the front — each places what fits while its reason holds. A starved
+    // deferred request goes too (admission still re-decides it).
+    const first = this.bands.find((b) => b.queue.live > 0);
+    if (first !== undefined && this.config.type !== 'immediate') {
+      for (const b of this.bands) {
+        const reason = this.passReason(b, first, nowMs);
+        if (reason === null) continue;
+        this.phase = reason;
+        const oldestOnly = reason === 'starvation';
+        this.pumpQueue(b.queue, nowMs, live, null, oldestOnly, () => {
+          return this.passReason(b, first, nowMs) !== reason;
+        });
+      }
+      const d = this.deferred.peek();
+      const starve = d?.cls.contract.starvationMs;
+      if (d !== undefined && starve !== undefined && nowMs - d.offeredMs >= starve) {
+        this.phase = 'starvation';
+        this.pumpQueue(this.deferred, nowMs, live, admitDeferred, true, () => {
+          const h = this.deferred.peek();
+          return h === undefined || nowMs - h.offeredMs < (h.cls.contract.starvationMs ?? Infinity);
+        });
+      }
+    }
+    // Then strict priority: a lower band waits while a higher one has work — except that a band
+    // past its maximum share yields to the others with work, and gets what is left after them.
+    const yielded: Band<H>[] = [];
     for (const b of this.bands) {
+      if (b.queue.live === 0) continue;
+      if (this.overMax(b, nowMs) && this.bands.some((o) => o !== b && o.queue.live > 0)) {
+        yielded.push(b);
+        continue;
+      }
+      this.phase = yielded.length > 0 ? 'max_share' : null;
+      this.pumpQueue(b.queue, nowMs, live, null);
+      if (b.queue.live > 0) {
+        this.phase = null;
+        return;
+      }
+    }
+    this.phase = null;
+    for (const b of yielded) {
       this.pumpQueue(b.queue, nowMs, live, null);
       if (b.queue.live > 0) return;
+    }
+    // Deferred work runs on leftover capacity: none is left while a class above it is refusing
+    // requests for their wait (a higher class refused while lower work is served is the
+    // inversion to avoid). Starved deferred requests went above, under their contract.
+    const head = this.deferred.peek();
+    if (head !== undefined && this.bandOrder.pressedAbove?.(head.cls.priority, nowMs) === true) {
+      return;
     }
     this.pumpQueue(this.deferred, nowMs, live, admitDeferred);
   }
 
+  /** Which contract, if any, lets `b` go before `first` (the highest band with work) now. */
+  private passReason(b: Band<H>, first: Band<H>, nowMs: Ms): PassReason | null {
+    const c = b.contract;
+    if (c.minShare === 0 && c.starvationMs === undefined && c.agingMs === undefined) return null;
+    if (b === first || b.queue.live === 0) return null;
+    const oldest = b.queue.oldest();
+    const waited = oldest === undefined ? 0 : nowMs - oldest.offeredMs;
+    if (c.starvationMs !== undefined && waited >= c.starvationMs) return 'starvation';
+    if (c.minShare > 0 && this.shares.share(b.priority, nowMs) < c.minShare) return 'min_share';
+    if (c.agingMs !== undefined && b.priority - Math.floor(waited / c.agingMs) <= first.priority) {
+      return 'aging';
+    }
+    return null;
+  }
+
+  private overMax(b: Band<H>, nowMs: Ms): boolean {
+    return b.contract.maxShare < 1 && this.shares.share(b.priority, nowMs) > b.contract.maxShare;
+  }
+
   /** `live.replicas` loses a replica on trial once it has its one request. */
+  /**
+   * `oldestOnly`: only the queue's oldest member is a candidate (a starved one); `done`, asked
+   * after each placement, ends the pass early (its contract no longer holds).
+   */
   private pumpQueue(
     queue: WaitQueue<Ticket<H>>,
     nowMs: Ms,
     live: { replicas: readonly ReplicaSnapshot[] },
     admitDeferred: ((t: Ticket<H>) => boolean) | null,
+    oldestOnly = false,
+    done?: () => boolean,
   ): void {
     for (;;) {
       const replicas = live.replicas;
       let placed = false;
-      for (const t of queue.collect(this.lookahead, this.scratch, nowMs)) {
+      const candidates = oldestOnly
+        ? this.oldestOf(queue)
+        : queue.collect(this.lookahead, this.scratch, nowMs);
+      for (const t of candidates) {
         if (t.expiresMs <= nowMs) {
           this.take(queue, t);
           this.noteWait(t, nowMs);
@@ -275,8 +376,15 @@ export class Dispatcher<H> {
         if (this.config.type === 'immediate') break;
         this.maybeHold(t, replicas);
       }
-      if (!placed) return;
+      if (!placed || done?.() === true) return;
     }
+  }
+
+  private oldestOf(queue: WaitQueue<Ticket<H>>): Ticket<H>[] {
+    this.scratch.length = 0;
+    const t = queue.oldest();
+    if (t !== undefined) this.scratch.push(t);
+    return this.scratch;
   }
 
   private choose(t: Ticket<H>, all: readonly ReplicaSnapshot[]): number {
@@ -396,17 +504,35 @@ export class Dispatcher<H> {
     t.replica = replica;
     t.dispatchedMs = nowMs;
     t.state = 'dispatched';
+    this.account(t, nowMs);
     this.rate.record(nowMs, leftWaiting);
     if (t.long) this.longRate.record(nowMs, this.longWaitingTotal() > 0);
     this.sink.dispatch(t);
   }
 
-  private band(priority: number): Band<H> {
+  /** The share meter's work, and whether a band above still had work waiting (and why). */
+  private account(t: Ticket<H>, nowMs: Ms): void {
+    const { inputWeight, outputWeight } = this.bandOrder.vtc.cost;
+    const uncached = t.req.inputTokens - t.demand.prefixHitTokens;
+    const work =
+      inputWeight * uncached +
+      outputWeight * Math.max(1, Math.min(t.capTokens, t.demand.output.p50));
+    this.shares.add(t.cls.priority, work, nowMs);
+    this.workByClass.set(t.cls.name, (this.workByClass.get(t.cls.name) ?? 0) + work);
+    const p = t.cls.priority;
+    // Deferred work also passes a higher class that is refusing requests for their wait.
+    const passed =
+      this.bands.some((b) => b.priority < p && b.queue.live > 0) ||
+      (t.wasDeferred && this.bandOrder.pressedAbove?.(p, nowMs) === true);
+    if (passed) this.passes[this.phase ?? 'priority']++;
+  }
+
+  private band(priority: number, contract: ClassContract): Band<H> {
     let b = this.bands.find((x) => x.priority === priority);
     if (b === undefined) {
       const queue: WaitQueue<Ticket<H>> =
         this.bandOrder.order === 'vtc' ? new FairQueue(this.bandOrder.vtc) : new TicketQueue();
-      b = { priority, queue, longWaiting: 0 };
+      b = { priority, queue, contract, longWaiting: 0 };
       this.bands.push(b);
       this.bands.sort((x, y) => x.priority - y.priority);
     }

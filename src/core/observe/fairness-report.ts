@@ -6,6 +6,14 @@
  */
 import type { GroupCounts } from './outcome-accumulator.ts';
 import type { VirtualTokenCounters } from '../queueing/virtual-token-counter.ts';
+import type { SloClass } from '../request/slo-classes.ts';
+
+/** What the dispatcher kept of the class contracts over a run. */
+export interface ContractRecord {
+  readonly workByClass: ReadonlyMap<string, number>;
+  readonly passes: Readonly<Record<string, number>>;
+  readonly classes: Readonly<Record<string, SloClass>>;
+}
 
 const r3 = (x: number) => Math.round(x * 1e3) / 1e3;
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -28,6 +36,7 @@ export function fairnessReport(
   order: string,
   vtc: VirtualTokenCounters,
   byClass: ReadonlyMap<string, GroupCounts>,
+  contracts: ContractRecord,
 ) {
   const served = [...vtc.entries()]
     .filter((e) => e.service > 0)
@@ -57,6 +66,23 @@ export function fairnessReport(
   const maxQueue = [...byClass.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([cls, g]) => [cls, r3(g.maxQueueMs)]);
+  let work = 0;
+  for (const w of contracts.workByClass.values()) work += w;
+  const classes = [...contracts.workByClass.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, w]) => {
+      const c = contracts.classes[name]?.contract;
+      return [
+        name,
+        {
+          dispatched_work_share: work > 0 ? r6(w / work) : 0,
+          min_share: c?.minShare ?? 0,
+          max_share: c?.maxShare ?? 1,
+          aging_ms: c?.agingMs ?? null,
+          starvation_ms: c?.starvationMs ?? null,
+        },
+      ];
+    });
   return {
     order,
     cost_revision: vtc.cost.revision,
@@ -64,5 +90,14 @@ export function fairnessReport(
     tenants,
     jain_index: r6(jainIndex(served.map((e) => e.service / e.weight))),
     max_queue_wait_ms: Object.fromEntries(maxQueue),
+    classes: Object.fromEntries(classes),
+    /** Dispatches ahead of a band with work waiting, by the contract that allowed it. */
+    contract_passes: {
+      starvation: contracts.passes.starvation,
+      min_share: contracts.passes.min_share,
+      aging: contracts.passes.aging,
+      max_share: contracts.passes.max_share,
+    },
+    priority_inversions: contracts.passes.priority,
   };
 }

@@ -8,7 +8,7 @@ import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { OutcomeAccumulator, GroupCounts } from './outcome-accumulator.ts';
 import { SERVICE_WEIGHTS } from './outcome-accumulator.ts';
 import { summarize, type Summary } from './percentile.ts';
-import { fairnessReport } from './fairness-report.ts';
+import { fairnessReport, type ContractRecord } from './fairness-report.ts';
 import type { VirtualTokenCounters } from '../queueing/virtual-token-counter.ts';
 
 export interface ReportContext {
@@ -45,7 +45,11 @@ export interface ReportContext {
   >;
   readonly sim: { readonly wallMs: number; readonly events: number };
   /** The queue's order and the counters that kept it. */
-  readonly fairness: { readonly order: string; readonly vtc: VirtualTokenCounters };
+  readonly fairness: {
+    readonly order: string;
+    readonly vtc: VirtualTokenCounters;
+    readonly contracts: ContractRecord;
+  };
 }
 
 const r3 = (x: number) => Math.round(x * 1e3) / 1e3;
@@ -145,7 +149,12 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
     estimate: ctx.estimate,
     tenants: sortedObject(tenants),
     tenant_service_weights: SERVICE_WEIGHTS,
-    fairness: fairnessReport(ctx.fairness.order, ctx.fairness.vtc, acc.byClass),
+    fairness: fairnessReport(
+      ctx.fairness.order,
+      ctx.fairness.vtc,
+      acc.byClass,
+      ctx.fairness.contracts,
+    ),
     client: {
       attempts: acc.attempts,
       retries: ctx.client.retries,

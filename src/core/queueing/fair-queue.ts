@@ -128,6 +128,18 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
     return this.collect(1, [])[0];
   }
 
+  /** The oldest head among the tenants' queues. */
+  oldest(): T | undefined {
+    let oldest: T | undefined;
+    for (const q of this.backlogged) {
+      const head = q.queue.peek();
+      if (head !== undefined && (oldest === undefined || head.offeredMs < oldest.offeredMs)) {
+        oldest = head;
+      }
+    }
+    return oldest;
+  }
+
   /**
    * About how many of the queued would be served before a new member of `tenant`: all of its
    * own tenant's, and of each other tenant those whose turn comes before its counter, past its

@@ -46,6 +46,15 @@ export class QueueDelayControl {
     return null;
   }
 
+  /**
+   * Whether the control is in force for `cls` at `nowMs` — it is refusing requests whose wait
+   * would pass the target — without refreshing it.
+   */
+  inForce(cls: SloClassName, nowMs: Ms): boolean {
+    const last = this.lastPressure.get(cls);
+    return last !== undefined && nowMs - last < this.params.intervalMs;
+  }
+
   /** A request of `cls` was refused because its wait would not fit: the control holds on. */
   refused(cls: SloClassName, nowMs: Ms): void {
     if (this.lastPressure.has(cls)) this.lastPressure.set(cls, nowMs);

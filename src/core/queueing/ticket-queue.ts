@@ -23,6 +23,8 @@ export interface WaitQueue<T extends Queued> {
   /** Up to `limit` members, in the same order. */
   scan(limit: number): Iterable<T>;
   peek(): T | undefined;
+  /** The member queued longest, whatever the order. */
+  oldest(): T | undefined;
 }
 
 export class TicketQueue<T extends Queued> implements WaitQueue<T> {
@@ -71,6 +73,10 @@ export class TicketQueue<T extends Queued> implements WaitQueue<T> {
   peek(): T | undefined {
     this.trim();
     return this.head < this.items.length ? this.items[this.head] : undefined;
+  }
+
+  oldest(): T | undefined {
+    return this.peek();
   }
 
   private trim(): void {

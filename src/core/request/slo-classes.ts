@@ -3,6 +3,7 @@
  * every objective its class sets holds; an objective left undefined is not checked.
  */
 import type { Ms, Tokens } from './units.ts';
+import { NO_CONTRACT, type ClassContract } from '../queueing/class-contract.ts';
 
 export const SLO_CLASS_NAMES = ['interactive', 'reasoning', 'batch', 'best_effort'] as const;
 export type SloClassName = (typeof SLO_CLASS_NAMES)[number];
@@ -42,6 +43,8 @@ export interface SloClass {
   readonly degrade: readonly DegradeStep[];
   /** How long a deferred request may wait, from arrival, when the class sets no E2E objective. */
   readonly deferMaxMs?: Ms;
+  /** Its band's share contract: reserved minimum, burst maximum, aging, starvation bound. */
+  readonly contract: ClassContract;
 }
 
 export const DEFAULT_SLO_CLASSES: Readonly<Record<SloClassName, SloClass>> = {
@@ -52,6 +55,7 @@ export const DEFAULT_SLO_CLASSES: Readonly<Record<SloClassName, SloClass>> = {
     preemptible: false,
     priority: 0,
     degrade: [],
+    contract: NO_CONTRACT,
   },
   reasoning: {
     name: 'reasoning',
@@ -61,6 +65,7 @@ export const DEFAULT_SLO_CLASSES: Readonly<Record<SloClassName, SloClass>> = {
     preemptible: false,
     priority: 1,
     degrade: [{ level: 1, minOutputTokens: 1_024 }],
+    contract: NO_CONTRACT,
   },
   batch: {
     name: 'batch',
@@ -69,6 +74,7 @@ export const DEFAULT_SLO_CLASSES: Readonly<Record<SloClassName, SloClass>> = {
     preemptible: true,
     priority: 2,
     degrade: [{ level: 4, mode: 'defer' }],
+    contract: NO_CONTRACT,
   },
   best_effort: {
     name: 'best_effort',
@@ -81,6 +87,8 @@ export const DEFAULT_SLO_CLASSES: Readonly<Record<SloClassName, SloClass>> = {
       { level: 4, mode: 'defer' },
     ],
     deferMaxMs: 600_000,
+    // Leftover capacity only, but never starved: after two minutes it goes ahead.
+    contract: { ...NO_CONTRACT, starvationMs: 120_000 },
   },
 };
 
