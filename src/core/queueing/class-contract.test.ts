@@ -23,31 +23,23 @@ function backlogged(
 ): { loop: Loop; share: number; waits: number[] } {
   const loop = replicaLoop({ classes: { interactive: LONG, reasoning: LONG, ...classes } });
   let n = 0;
+  const send = (cls: SloClassName) =>
+    loop.offer({
+      id: `${cls}-${n++}`,
+      inputTokens: 200,
+      outputTokens: 40,
+      tenant: 't',
+      sloClass: cls,
+    });
   const keepQueued = (cls: SloClassName, depth: number) => {
     let queued = 0;
     for (const t of loop.p.dispatcher.waitingTickets()) if (t.cls.name === cls) queued++;
-    for (; queued < depth; queued++) {
-      loop.offer({
-        id: `${cls}-${n++}`,
-        inputTokens: 200,
-        outputTokens: 40,
-        tenant: 't',
-        sloClass: cls,
-      });
-    }
+    for (; queued < depth; queued++) send(cls);
   };
   for (let i = 0; i < steps; i++) {
     keepQueued('interactive', 40);
     if (everySteps === undefined) keepQueued(other, 40);
-    else if (i % everySteps === 0) {
-      loop.offer({
-        id: `${other}-${n++}`,
-        inputTokens: 200,
-        outputTokens: 40,
-        tenant: 't',
-        sloClass: other,
-      });
-    }
+    else if (i % everySteps === 0) send(other);
     loop.step();
   }
   const work = (cls: SloClassName) => loop.dispatched.filter((t) => t.cls.name === cls).length; // equal sizes: count is work
