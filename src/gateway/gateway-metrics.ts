@@ -90,6 +90,29 @@ export class GatewayMetrics {
       }
     },
   });
+  /** The dispatcher's contract passes, read at scrape time (set by the gateway). */
+  passesSource: () => Readonly<Record<string, number>> = () => ({});
+  readonly contractPasses: Counter<'reason'> = new Counter({
+    name: 'goodput_contract_passes_total',
+    help: 'Dispatches made while a higher-priority band had work waiting, by the class contract that allowed it (starvation, min_share, aging, max_share).',
+    labelNames: ['reason'],
+    registers: [this.registry],
+    collect: () => {
+      this.contractPasses.reset();
+      for (const [reason, n] of Object.entries(this.passesSource())) {
+        if (reason !== 'priority') this.contractPasses.inc({ reason }, n);
+      }
+    },
+  });
+  readonly priorityInversions: Counter = new Counter({
+    name: 'goodput_priority_inversions_total',
+    help: 'Dispatches made while a higher-priority band had work waiting that no class contract allowed (expected 0).',
+    registers: [this.registry],
+    collect: () => {
+      this.priorityInversions.reset();
+      this.priorityInversions.inc(this.passesSource().priority ?? 0);
+    },
+  });
   readonly queued = new Gauge({
     name: 'goodput_queued_requests',
     help: 'Admitted requests waiting for dispatch.',

@@ -88,6 +88,7 @@ export class Gateway {
     });
     m.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
     m.serviceSource = () => this.pipeline.vtc.entries();
+    m.passesSource = () => this.pipeline.dispatcher.passes;
     m.costRevision = deps.policy.queueing.cost.revision;
   }
 

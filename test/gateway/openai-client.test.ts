@@ -132,6 +132,7 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
   assert.match(text, /goodput_queued_work_seconds 0/);
   assert.match(text, /goodput_earliest_slack_seconds \+Inf/);
   assert.match(text, /goodput_tenant_share_deviation\{tenant="default"\} 0/);
+  assert.match(text, /^goodput_priority_inversions_total 0$/m);
   // TTFT's parts: the gateway's queue, and the engine's own queue / prefill / first decode,
   // which `goodput engine` reports in its usage chunk. Each part is at most the whole.
   const sum = (name: string) =>
