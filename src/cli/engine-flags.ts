@@ -62,9 +62,14 @@ export function addEngineFlags(cmd: Command): Command {
       positiveNumber('--max-iteration-ms'),
     )
     .option(
+      '--scheduling-policy <policy>',
+      "vLLM's engine queue order: fcfs | priority (the request's class band, then arrival; the lowest priority is preempted first)",
+      oneOf('--scheduling-policy', ['fcfs', 'priority'] as const),
+    )
+    .option(
       '--preemption <mode>',
-      'recompute | swap',
-      oneOf('--preemption', ['recompute', 'swap'] as const),
+      'recompute | swap | auto (per victim, whichever is predicted cheaper: prefilling what it computed again, or moving its KV to host and back)',
+      oneOf('--preemption', ['recompute', 'swap', 'auto'] as const),
       D.preemption,
     )
     .option('--no-prefix-caching', 'disable the engine prefix cache')
@@ -99,6 +104,7 @@ export function engineSpecFromFlags(
     schedulerSteps: o.numSchedulerSteps as number | undefined,
     longPrefillTokenThreshold: o.longPrefillTokenThreshold as number | undefined,
     maxIterationMs: o.maxIterationMs as number | undefined,
+    schedulingPolicy: o.schedulingPolicy as EngineSpec['schedulingPolicy'],
     preemption: o.preemption as EngineSpec['preemption'],
     prefixCaching: o.prefixCaching as boolean,
     kvBlocks: o.kvBlocks as number | undefined,

@@ -33,6 +33,8 @@ export interface EngineSpec {
   readonly longPrefillTokenThreshold?: number;
   /** Goodput's iteration-time cap: a step's prefill cut to keep it within this many ms. */
   readonly maxIterationMs?: number;
+  /** vLLM's --scheduling-policy: fcfs (default) or priority (requests' priority, then arrival). */
+  readonly schedulingPolicy?: 'fcfs' | 'priority';
   readonly gpuMemoryUtilization: number;
   readonly preemption: PreemptionMode;
   readonly prefixCaching: boolean;
@@ -121,6 +123,7 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
       ? {}
       : { longPrefillTokenThreshold: spec.longPrefillTokenThreshold }),
     ...(spec.maxIterationMs === undefined ? {} : { maxIterationMs: spec.maxIterationMs }),
+    ...(spec.schedulingPolicy === undefined ? {} : { schedulingPolicy: spec.schedulingPolicy }),
     blockSize: 16,
     gpuMemoryUtilization: spec.gpuMemoryUtilization,
     preemption: spec.preemption,

@@ -13,6 +13,8 @@ export interface EngineStats {
   preemptionsSwap: number;
   /** Blocks moved over the host link, out and in. */
   swapTransferBlocks: number;
+  /** Tokens whose KV a recompute preemption threw away (computed again on readmission). */
+  recomputedTokens: Tokens;
   /** Prompt tokens at admissions (recomputed prompts included): the prefix hit rate's denominator. */
   promptTokens: Tokens;
   /** Of those, tokens served from the prefix cache. */
@@ -34,6 +36,7 @@ export function createStats(): EngineStats {
     preemptionsRecompute: 0,
     preemptionsSwap: 0,
     swapTransferBlocks: 0,
+    recomputedTokens: 0,
     promptTokens: 0,
     prefixHitTokens: 0,
     prefillTokens: 0,

@@ -163,9 +163,8 @@ export function auditKv(core: ReplicaCore<EngineRequest>): void {
     throw new Error('audit: over capacity');
   if (sch.running.length > core.config.maxNumSeqs) throw new Error('audit: over maxNumSeqs');
   let host = 0;
-  for (let i = 0; i < sch.waiting.size; i++) {
-    const s = sch.waiting.at(i);
-    if (s !== undefined && s.state === SeqState.Swapped) host += s.hostBlocks;
+  for (const s of sch.waiting.members()) {
+    if (s.state === SeqState.Swapped) host += s.hostBlocks;
   }
   if (host !== core.kv.hostUsedBlocks)
     throw new Error(`audit: host ${core.kv.hostUsedBlocks} ≠ ${host}`);

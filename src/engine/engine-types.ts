@@ -12,9 +12,21 @@ export interface EngineRequest {
   /** Tokens to generate before the sequence stops (EOS or max_tokens, decided by the driver). */
   readonly outputTokens: Tokens;
   readonly prefix?: PrefixBlocks;
+  /**
+   * vLLM's request `priority` (lower is served first) under `--scheduling-policy priority`;
+   * 0 when absent. Ignored under FCFS.
+   */
+  readonly priority?: number;
 }
 
-export type PreemptionMode = 'recompute' | 'swap';
+/**
+ * How a preempted sequence gives its KV back: recompute (freed, its prompt and output prefilled
+ * again), swap (moved to host memory and back over the host link), or — Goodput's engine policy,
+ * not a vLLM option — `auto`: per victim, whichever of the two is predicted cheaper.
+ */
+export type PreemptionMode = 'recompute' | 'swap' | 'auto';
+/** What one preemption did. */
+export type PreemptionKind = 'recompute' | 'swap';
 
 export interface EngineConfig {
   readonly model: ModelSpec;
@@ -41,6 +53,11 @@ export interface EngineConfig {
    * of the running streams is protected from long prompts. Chunked prefill only.
    */
   readonly maxIterationMs?: number;
+  /**
+   * vLLM's --scheduling-policy: `fcfs` (arrival order) or `priority` (by the request's priority,
+   * then arrival; running sequences kept in that order, so preemption takes the lowest first).
+   */
+  readonly schedulingPolicy?: 'fcfs' | 'priority';
   /** KV block size in tokens. */
   readonly blockSize: number;
   /** Fraction of GPU memory the engine may use for weights, activations and KV. */
@@ -64,7 +81,7 @@ export interface EngineListener<R extends EngineRequest> {
   /** Every token after the first; `index` counts from 1 (the first token is 0). */
   onToken(req: R, atMs: Ms, index: number): void;
   onFinish(req: R, atMs: Ms): void;
-  onPreempt(req: R, atMs: Ms, mode: PreemptionMode): void;
+  onPreempt(req: R, atMs: Ms, mode: PreemptionKind): void;
   /** The engine cannot serve it at all; its blocks (if any) are already freed. */
   onFail(req: R, atMs: Ms, reason: FailReason): void;
 }

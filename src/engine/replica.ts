@@ -48,12 +48,16 @@ export class ReplicaCore<R extends EngineRequest> {
       config.blockSize,
       config.enablePrefixCaching,
     );
-    this.scheduler = new Scheduler<R>(config, this.kv, this.counters, (shape) =>
-      profile.stepMs(shape),
-    );
     // Each GPU moves its own KV shard over its own host link, in parallel.
     const blockBytes = config.blockSize * kvBytesPerToken(config.model);
     this.swapMsPerBlock = blockBytes / (config.gpu.hostLinkBytesPerMs * config.tp);
+    this.scheduler = new Scheduler<R>(
+      config,
+      this.kv,
+      this.counters,
+      (shape) => profile.stepMs(shape),
+      { swapMsPerBlock: this.swapMsPerBlock },
+    );
   }
 
   get totalBlocks(): number {

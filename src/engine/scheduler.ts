@@ -14,7 +14,7 @@
 import type { Ms } from '../core/request/units.ts';
 import type { EngineListener, EngineRequest, PreemptionMode } from './engine-types.ts';
 import type { EngineStats } from './engine-stats.ts';
-import { Deque } from './deque.ts';
+import { WaitingQueue } from './waiting-queue.ts';
 import type { KvCacheManager } from './kv-cache-manager.ts';
 import { type Seq, SeqState, prefillRemaining } from './sequence.ts';
 import type { StepShape } from './timing/profile.ts';
@@ -31,6 +31,13 @@ export interface SchedulerLimits {
   readonly longPrefillTokenThreshold?: number;
   /** Goodput's iteration-time cap: prefill tokens cut so the step is predicted within it. */
   readonly maxIterationMs?: number;
+  /** vLLM's --scheduling-policy; default fcfs. */
+  readonly schedulingPolicy?: 'fcfs' | 'priority';
+}
+
+/** What `auto` preemption weighs: the host link's time per block moved. */
+export interface PreemptionCosts {
+  readonly swapMsPerBlock: number;
 }
 
 /** Prompt tokens a step may always carry under the iteration-time cap: prefills progress. */
@@ -48,8 +55,8 @@ type AdmitMode = typeof ADMIT_ANY | typeof ADMIT_WHOLE_PROMPTS | typeof ADMIT_SW
 export class Scheduler<R extends EngineRequest> {
   /** Admission order; the step in flight is exactly the members with `sched > 0`. */
   readonly running: Seq<R>[] = [];
-  /** FIFO; cancelled members stay until they reach the front (`numWaiting` excludes them). */
-  readonly waiting = new Deque<Seq<R>>(1024);
+  /** FIFO (per priority level); cancelled members stay until they reach the front (`numWaiting` excludes them). */
+  readonly waiting: WaitingQueue<Seq<R>>;
   numRunning = 0;
   numWaiting = 0;
   /** Σ prefillRemaining over live sequences. */
@@ -80,12 +87,20 @@ export class Scheduler<R extends EngineRequest> {
     decodeContextTokens: 0,
   };
 
-  /** `stepMs` predicts a step's time; the iteration-time cap needs it. */
+  private readonly profileMs: ((shape: StepShape) => Ms) | undefined;
+  private readonly byPriority: boolean;
+  private readonly swapMsPerBlock: number;
+
+  /**
+   * `stepMs` predicts a step's time (the iteration-time cap and `auto` preemption need it);
+   * `costs`, what moving KV over the host link takes (`auto` preemption).
+   */
   constructor(
     limits: SchedulerLimits,
     kv: KvCacheManager,
     stats: EngineStats,
     stepMs?: (shape: StepShape) => Ms,
+    costs?: PreemptionCosts,
   ) {
     this.limits = limits;
     this.kv = kv;
@@ -93,6 +108,10 @@ export class Scheduler<R extends EngineRequest> {
     const t = limits.longPrefillTokenThreshold ?? 0;
     this.chunkCap = t > 0 ? t : Infinity;
     this.stepMs = limits.maxIterationMs === undefined ? undefined : stepMs;
+    this.profileMs = stepMs;
+    this.byPriority = limits.schedulingPolicy === 'priority';
+    this.swapMsPerBlock = costs?.swapMsPerBlock ?? Infinity;
+    this.waiting = new WaitingQueue((s) => (this.byPriority ? (s.req.priority ?? 0) : 0));
   }
 
   enqueue(s: Seq<R>): void {
@@ -273,7 +292,7 @@ export class Scheduler<R extends EngineRequest> {
       this.numWaiting--;
       this.numRunning++;
       s.state = SeqState.Running;
-      running.push(s);
+      this.addRunning(s);
       s.sched = tokens;
       budget -= tokens;
       admitted++;
@@ -282,10 +301,49 @@ export class Scheduler<R extends EngineRequest> {
     return admitted;
   }
 
+  /**
+   * Running sequences stay in admission order; under priority scheduling, in priority order
+   * first, so the back — where victims are taken — holds the lowest priority, newest first.
+   */
+  private addRunning(s: Seq<R>): void {
+    const running = this.running;
+    if (!this.byPriority) {
+      running.push(s);
+      return;
+    }
+    const p = s.req.priority ?? 0;
+    let i = running.length;
+    while (i > 0 && (running[i - 1].req.priority ?? 0) > p) i--;
+    running.splice(i, 0, s);
+  }
+
+  /**
+   * Whether a victim is swapped out rather than recomputed: as configured, or under `auto` when
+   * moving its blocks out and back is predicted faster than prefilling what it has computed.
+   */
+  private swaps(v: Seq<R>): boolean {
+    const mode = this.limits.preemption;
+    if (mode !== 'auto') return mode === 'swap';
+    if (this.profileMs === undefined) return false;
+    // What prefilling its tokens again adds to a step (the step's own fixed costs aside).
+    const p = this.probe;
+    p.decodeSeqs = 1;
+    p.decodeContextTokens = 1;
+    p.prefillTokens = 0;
+    p.prefillSeqs = 0;
+    p.prefillAttnWork = 0;
+    const baseMs = this.profileMs(p);
+    p.prefillTokens = v.computed;
+    p.prefillSeqs = 1;
+    p.prefillAttnWork = v.computed * v.computed;
+    const recomputeMs = this.profileMs(p) - baseMs;
+    return 2 * v.blocks * this.swapMsPerBlock < recomputeMs;
+  }
+
   private preempt(v: Seq<R>): void {
     this.numRunning--;
     this.stats.preemptions++;
-    if (this.limits.preemption === 'swap' && this.kv.swapOut(v)) {
+    if (this.swaps(v) && this.kv.swapOut(v)) {
       v.state = SeqState.Swapped;
       this.swapBlocks += v.hostBlocks;
       this.stats.swapTransferBlocks += v.hostBlocks;
@@ -293,6 +351,7 @@ export class Scheduler<R extends EngineRequest> {
       this.record(EV_PREEMPT_SWAP, v);
     } else {
       this.pendingPrefill -= prefillRemaining(v);
+      this.stats.recomputedTokens += v.computed;
       this.kv.freeSeq(v);
       v.restart();
       this.pendingPrefill += v.target;

@@ -90,18 +90,21 @@ export class Fleet {
   }
 
   stats() {
-    let steps = 0;
-    let preemptions = 0;
-    let prefixHitTokens = 0;
-    let promptTokens = 0;
+    const sum = {
+      steps: 0,
+      preemptions: 0,
+      preemptionsRecompute: 0,
+      preemptionsSwap: 0,
+      swapTransferBlocks: 0,
+      recomputedTokens: 0,
+      prefixHitTokens: 0,
+      promptTokens: 0,
+    };
     for (const r of this.replicas) {
       const s = r.stats();
-      steps += s.steps;
-      preemptions += s.preemptions;
-      prefixHitTokens += s.prefixHitTokens;
-      promptTokens += s.promptTokens;
+      for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += s[k];
     }
-    return { steps, preemptions, prefixHitTokens, promptTokens };
+    return sum;
   }
 
   /** KV blocks held by sequences (cached, unreferenced prefix blocks excepted): 0 once all requests end. */

@@ -21,6 +21,8 @@ export class RequestTracker implements EngineRequest {
   inputTokens: number;
   outputTokens: number;
   readonly prefix: LlmRequest['prefix'];
+  /** Its class's band: the engine's request priority under `--scheduling-policy priority`. */
+  readonly priority: number;
   /** Replica of the current attempt, once dispatched. */
   replica = -1;
   timeout: { cancel(): void } | null = null;
@@ -54,8 +56,9 @@ export class RequestTracker implements EngineRequest {
   rejectReason: string | undefined;
   failReason: string | undefined;
 
-  constructor(req: LlmRequest, keepGaps: boolean) {
+  constructor(req: LlmRequest, keepGaps: boolean, priority = 0) {
     this.req = req;
+    this.priority = priority;
     this.id = req.id;
     this.inputTokens = req.inputTokens;
     this.outputTokens = cappedOutput(req);

@@ -255,7 +255,8 @@ export function simulate(opts: SimulationOptions): Report {
     if (next.done) return;
     const req = next.value;
     clock.at(req.arrivalMs, () => {
-      sendAttempt(new RequestTracker(req, opts.client.timeoutMs !== undefined));
+      const priority = opts.policy.classes[req.sloClass].priority;
+      sendAttempt(new RequestTracker(req, opts.client.timeoutMs !== undefined, priority));
       scheduleNextArrival();
     });
   };
@@ -290,7 +291,12 @@ export function simulate(opts: SimulationOptions): Report {
       readyReplicaMs: opts.replicas * durationMs,
       kvCapacityTokens: fleet.kvCapacityTokens,
     },
-    engine: { ...engine, kvUsedBlocksAtEnd: fleet.kvUsedBlocks() },
+    engine: {
+      ...engine,
+      swappedBytes:
+        engine.swapTransferBlocks * opts.engine.blockSize * kvBytesPerToken(opts.engine.model),
+      kvUsedBlocksAtEnd: fleet.kvUsedBlocks(),
+    },
     meanInSystem: fleet.meanInSystem(durationMs),
     fairness: {
       order: opts.policy.queueing.order,

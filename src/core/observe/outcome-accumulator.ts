@@ -20,6 +20,8 @@ export interface GroupCounts {
   service: number;
   /** The longest a completed request waited in the control plane's queue (its starvation age). */
   maxQueueMs: number;
+  /** Times its requests were preempted in the engine. */
+  preemptions: number;
   /** Admitted requests that were not good, by the first objective they missed. */
   admittedMisses: Record<string, number>;
 }
@@ -33,6 +35,7 @@ function emptyGroup(): GroupCounts {
     goodOutputTokens: 0,
     service: 0,
     maxQueueMs: 0,
+    preemptions: 0,
     admittedMisses: {},
   };
 }
@@ -92,6 +95,7 @@ export class OutcomeAccumulator {
         group.goodOutputTokens += o.outputTokens;
       }
       group.service += service;
+      group.preemptions += o.preemptions;
       if (o.admitted && miss !== null) {
         group.admittedMisses[miss] = (group.admittedMisses[miss] ?? 0) + 1;
       }

@@ -30,6 +30,12 @@ export interface ReportContext {
   readonly engine: {
     readonly steps: number;
     readonly preemptions: number;
+    readonly preemptionsRecompute: number;
+    readonly preemptionsSwap: number;
+    /** Tokens whose KV recompute preemptions threw away. */
+    readonly recomputedTokens: number;
+    /** Bytes moved over the host link by swap preemptions, out and in. */
+    readonly swappedBytes: number;
     readonly prefixHitTokens: number;
     readonly promptTokens: number;
     readonly kvUsedBlocksAtEnd: number;
@@ -164,6 +170,12 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
     engine: {
       steps: ctx.engine.steps,
       preemptions: ctx.engine.preemptions,
+      preemption: {
+        recompute: ctx.engine.preemptionsRecompute,
+        swap: ctx.engine.preemptionsSwap,
+        recomputed_tokens: ctx.engine.recomputedTokens,
+        swapped_bytes: ctx.engine.swappedBytes,
+      },
       prefix_hit_tokens: ctx.engine.prefixHitTokens,
       prefix_hit_rate: ratio(ctx.engine.prefixHitTokens, ctx.engine.promptTokens),
       kv_used_blocks_at_end: ctx.engine.kvUsedBlocksAtEnd,
@@ -209,6 +221,7 @@ function classEntry(g: GroupCounts, ttft: ArrayLike<number>, c: SloClass | undef
     attainment_admitted: ratio(g.good, g.admitted),
     attainment_offered: ratio(g.good, g.offered),
     admitted_misses: Object.fromEntries(Object.entries(g.admittedMisses).sort()),
+    preemptions: g.preemptions,
     ttft_ms: latency(summarize(ttft)),
     objectives_ms: objectives(c),
   };

@@ -1,0 +1,52 @@
+// Engine preemption chosen by class and by cost. Under KV pressure (a small KV pool, half
+// interactive, half batch), vLLM's FCFS engine preempts whoever was admitted last, interactive
+// streams included; with `--scheduling-policy priority` (the class band as vLLM's request
+// priority) the victims are batch requests, and interactive keeps its SLO. `--preemption auto`
+// picks, per victim, the cheaper of recompute and swap by the timing profile and the host link.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { run } from './helpers.ts';
+import type { ScenarioSpec } from '../src/sim/scenario.ts';
+
+const pressured: Partial<ScenarioSpec> = {
+  rate: 30,
+  numRequests: 1_500,
+  input: 'sharegpt-vllm',
+  output: 'sharegpt-vllm',
+  classes: 'interactive:0.5,batch:0.5',
+  kvBlocks: 2_000,
+};
+
+test('priority scheduling makes batch requests the victims: interactive is not preempted', () => {
+  const fcfs = run({ ...pressured, schedulingPolicy: 'fcfs' });
+  const priority = run({ ...pressured, schedulingPolicy: 'priority' });
+  const cls = (r: typeof fcfs, c: 'interactive' | 'batch') => r.slo.by_class[c];
+  assert.ok(cls(fcfs, 'interactive').preemptions > 100, 'FCFS preempts interactive streams');
+  assert.equal(cls(priority, 'interactive').preemptions, 0);
+  assert.ok(cls(priority, 'batch').preemptions > 0);
+  assert.ok(
+    cls(priority, 'interactive').attainment_offered > cls(fcfs, 'interactive').attainment_offered,
+  );
+  assert.equal(cls(priority, 'batch').attainment_offered, 1, 'batch still within its hour');
+});
+
+test('preemption modes are counted as they happen; auto takes the cheaper per victim', () => {
+  const long: Partial<ScenarioSpec> = {
+    rate: 4,
+    numRequests: 300,
+    input: 'uniform:3000:6000',
+    output: 'uniform:200:800',
+    kvBlocks: 3_000,
+  };
+  const recompute = run({ ...long, preemption: 'recompute' });
+  const swap = run({ ...long, preemption: 'swap' });
+  const auto = run({ ...long, preemption: 'auto' });
+  const p = (r: typeof auto) => r.engine.preemption;
+  assert.equal(p(recompute).swap, 0);
+  assert.ok(p(recompute).recomputed_tokens > 0);
+  assert.equal(p(swap).recompute, 0);
+  assert.ok(p(swap).swapped_bytes > 0);
+  // Thousands of tokens of context move over the host link faster than they prefill again.
+  assert.ok(p(auto).swap > 0 && p(auto).swap >= p(auto).recompute);
+  assert.ok(auto.latency_ms.e2el.mean <= recompute.latency_ms.e2el.mean);
+});
