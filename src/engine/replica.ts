@@ -21,7 +21,7 @@ import { resolveCpuBlocks, resolveGpuBlocks } from './kv-capacity.ts';
 import { KvCacheManager } from './kv-cache-manager.ts';
 import { Scheduler } from './scheduler.ts';
 import { Seq, SeqState, prefillRemaining } from './sequence.ts';
-import { type StepShape, type TimingProfile, emptyShape } from './timing/profile.ts';
+import { type StepShape, type TimingProfile, clearShape, emptyShape } from './timing/profile.ts';
 
 export class ReplicaCore<R extends EngineRequest> {
   readonly config: EngineConfig;
@@ -130,11 +130,7 @@ export class ReplicaCore<R extends EngineRequest> {
     const sch = this.scheduler;
     if (sch.numRunning === 0 && sch.numWaiting === 0) return null;
     const shape = this.shape;
-    shape.prefillTokens = 0;
-    shape.prefillSeqs = 0;
-    shape.prefillAttnWork = 0;
-    shape.decodeSeqs = 0;
-    shape.decodeContextTokens = 0;
+    clearShape(shape);
     if (sch.schedule(shape) === 0) {
       throw new EngineInvariantError(`engine: ${sch.numWaiting} waiting but nothing schedulable`);
     }

@@ -17,7 +17,7 @@ import type { EngineStats } from './engine-stats.ts';
 import { WaitingQueue } from './waiting-queue.ts';
 import type { KvCacheManager } from './kv-cache-manager.ts';
 import { type Seq, SeqState, prefillRemaining } from './sequence.ts';
-import type { StepShape } from './timing/profile.ts';
+import { clearShape, emptyShape, type StepShape } from './timing/profile.ts';
 
 export interface SchedulerLimits {
   readonly maxNumSeqs: number;
@@ -79,13 +79,7 @@ export class Scheduler<R extends EngineRequest> {
 
   private readonly chunkCap: number;
   private readonly stepMs: ((shape: StepShape) => Ms) | undefined;
-  private readonly probe: StepShape = {
-    prefillTokens: 0,
-    prefillSeqs: 0,
-    prefillAttnWork: 0,
-    decodeSeqs: 0,
-    decodeContextTokens: 0,
-  };
+  private readonly probe: StepShape = emptyShape();
 
   private readonly profileMs: ((shape: StepShape) => Ms) | undefined;
   private readonly byPriority: boolean;
@@ -327,11 +321,9 @@ export class Scheduler<R extends EngineRequest> {
     if (this.profileMs === undefined) return false;
     // What prefilling its tokens again adds to a step (the step's own fixed costs aside).
     const p = this.probe;
+    clearShape(p);
     p.decodeSeqs = 1;
     p.decodeContextTokens = 1;
-    p.prefillTokens = 0;
-    p.prefillSeqs = 0;
-    p.prefillAttnWork = 0;
     const baseMs = this.profileMs(p);
     p.prefillTokens = v.computed;
     p.prefillSeqs = 1;

@@ -15,6 +15,15 @@ export interface TimingProfile {
   stepMs(shape: StepShape): Ms;
 }
 
+/** Zeroes `s` in place (a step planned into a reused shape allocates nothing). */
+export function clearShape(s: StepShape): void {
+  s.prefillTokens = 0;
+  s.prefillSeqs = 0;
+  s.prefillAttnWork = 0;
+  s.decodeSeqs = 0;
+  s.decodeContextTokens = 0;
+}
+
 export function emptyShape(): StepShape {
   return {
     prefillTokens: 0,
