@@ -37,6 +37,7 @@ export function fleet(o: Partial<FleetLoad> & { wait?: QueueAhead } = {}): Fleet
     queueAhead: () => wait,
     queueBudgetMs: () => null,
     queueTargetMs: () => null,
+    lowerWaiting: () => false,
     ...o,
   };
 }

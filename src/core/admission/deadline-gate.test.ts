@@ -199,6 +199,7 @@ for (const c of deadlineCases) {
       predictedTtftMs: c.predictedTtftMs,
       slackMs: c.slackMs,
       e2eSlackMs: c.e2eSlackMs,
+      yieldWaitMs: null,
     });
     assert.deepEqual(checkDeadline(view, DEADLINE), expectedVerdict(c.want), c.name);
   });
@@ -224,6 +225,7 @@ test('deadline: the verdict is the sign of each slack present; Retry-After from 
       queueTargetMs: null,
       slackMs,
       e2eSlackMs,
+      yieldWaitMs: null,
     };
     const want: WantVerdict = pass
       ? 'pass'
@@ -246,6 +248,7 @@ test('deadline: a refusal says to come back when the queue has drained to within
     modelledWaitMs: 2_975,
     queueTargetMs: null,
     e2eSlackMs: null,
+    yieldWaitMs: null,
   };
   const rows: Array<[budget: number | null, retryAfterMs: number]> = [
     [null, 3_000], // no budget known yet: the whole queue must drain
@@ -353,4 +356,38 @@ test('deadline: a long prompt shows the control no wait of the queue’s', () =>
     DEADLINE,
   );
   assert.deepEqual(seen, [0]);
+});
+
+test('deadline: the queue-delay target yields to priority while lower work waits, within half the budget (a queueing class)', () => {
+  const view = (waitMs: number, lowerWaiting: boolean, budget = 9_800): DeadlineView => ({
+    demand: demand(),
+    slackMs: 5_000,
+    predictedTtftMs: waitMs + 20,
+    waitMs,
+    modelledWaitMs: waitMs,
+    queueTargetMs: 1_500,
+    e2eSlackMs: null,
+    yieldWaitMs: lowerWaiting ? budget / 2 : null,
+  });
+  const budget = 9_800;
+  // Over the target with nothing below it waiting: refused, as under sustained overload.
+  assert.equal(checkDeadline(view(2_000, false), DEADLINE, budget).pass, false);
+  // Lower-priority work waits: the capacity it would take is this class's first.
+  assert.equal(checkDeadline(view(2_000, true), DEADLINE, budget).pass, true);
+  // But never past half the queue budget: the target's margin for estimation error holds.
+  assert.equal(checkDeadline(view(5_000, true), DEADLINE, budget).pass, false);
+});
+
+test('deadline: only a class that queues under overload has the target yield, half its budget or TTFT', () => {
+  const assess = (cls: 'reasoning' | 'interactive', budgetMs: number | null) =>
+    assessDeadline(
+      gateInput({
+        req: request({ sloClass: cls }),
+        fleet: fleet({ lowerWaiting: () => true, queueBudgetMs: () => budgetMs }),
+      }),
+      DEADLINE,
+    ).yieldWaitMs;
+  assert.equal(assess('reasoning', 9_000), 4_500);
+  assert.equal(assess('reasoning', null), 5_000, 'half its 10 s TTFT before a budget is learned');
+  assert.equal(assess('interactive', 1_800), null, 'reject-fast keeps the target');
 });

@@ -27,6 +27,13 @@ export interface DeadlineGateParams {
 export interface DeadlineView extends Assessment {
   /** Completion slack for classes with an E2E objective, else null. */
   readonly e2eSlackMs: Ms | null;
+  /**
+   * Up to this wait the queue-delay target yields to priority (null: it does not): the class
+   * queues under overload (`overload: queue`) and work of lower priority waits, so the capacity
+   * that work would take belongs to this class first. Half the class's queue budget (of its
+   * TTFT objective before a budget is learned).
+   */
+  readonly yieldWaitMs: Ms | null;
 }
 
 export function assessDeadline(input: GateInput, p: DeadlineGateParams): DeadlineView {
@@ -58,7 +65,21 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
   const predictedE2e = sureTtftMs + output * fleet.decodeStepMs;
   const e2eSlackMs =
     completeBy === Infinity ? null : completeBy - nowMs - predictedE2e - margin(predictedE2e);
-  return { demand, slackMs, predictedTtftMs, waitMs, modelledWaitMs, queueTargetMs, e2eSlackMs };
+  const yieldBudget = fleet.queueBudgetMs(cls.name) ?? cls.objectives.ttftMs;
+  const yieldWaitMs =
+    cls.overload === 'queue' && yieldBudget !== undefined && fleet.lowerWaiting(cls.name)
+      ? yieldBudget / 2
+      : null;
+  return {
+    demand,
+    slackMs,
+    predictedTtftMs,
+    waitMs,
+    modelledWaitMs,
+    queueTargetMs,
+    e2eSlackMs,
+    yieldWaitMs,
+  };
 }
 
 /**
@@ -72,7 +93,10 @@ export function checkDeadline(
   queueBudgetMs: Ms | null = null,
 ): GateVerdict {
   const target = view.queueTargetMs;
-  const withinTarget = target === null || view.waitMs <= target;
+  // The target yields to priority (`yieldWaitMs`): refusing a class that may queue while lower
+  // work waits to be served would be a priority inversion. Classes that reject fast keep it.
+  const yields = view.yieldWaitMs !== null && view.waitMs <= view.yieldWaitMs;
+  const withinTarget = target === null || view.waitMs <= target || yields;
   if ((view.slackMs ?? 0) >= 0 && (view.e2eSlackMs ?? 0) >= 0 && withinTarget) return PASS;
   const limitMs = target ?? queueBudgetMs;
   const drainMs = limitMs === null ? view.waitMs : view.waitMs - limitMs;

@@ -62,6 +62,8 @@ export class Dispatcher<H> {
   /** The same for long prompts alone, which pass through held replicas at their own pace. */
   readonly longRate = new DispatchRate();
   readonly deferred = new TicketQueue<Ticket<H>>();
+  /** Deferred tickets by their class's priority. */
+  private readonly deferredAt = new Map<number, number>();
   private readonly bands: Band<H>[] = [];
   private readonly config: DispatchConfig;
   private readonly bandOrder: BandOrder;
@@ -143,6 +145,14 @@ export class Dispatcher<H> {
     t.state = 'deferred';
     t.wasDeferred = true;
     this.deferred.push(t);
+    this.deferredAt.set(t.cls.priority, (this.deferredAt.get(t.cls.priority) ?? 0) + 1);
+  }
+
+  /** Whether work of lower priority than `priority` waits, in a band or deferred. */
+  lowerWaiting(priority: number): boolean {
+    for (const b of this.bands) if (b.priority > priority && b.queue.live > 0) return true;
+    for (const [p, n] of this.deferredAt) if (p > priority && n > 0) return true;
+    return false;
   }
 
   hasWaiting(): boolean {
@@ -160,7 +170,7 @@ export class Dispatcher<H> {
   /** Takes a waiting ticket out (its client gave up). */
   withdraw(t: Ticket<H>): void {
     if (!t.queued) return;
-    if (t.state === 'deferred') this.deferred.remove(t);
+    if (t.state === 'deferred') this.leaveDeferred(t);
     else this.leaveBand(t);
   }
 
@@ -190,8 +200,13 @@ export class Dispatcher<H> {
   }
 
   private take(queue: WaitQueue<Ticket<H>>, t: Ticket<H>): void {
-    if (queue === this.deferred) queue.remove(t);
+    if (queue === this.deferred) this.leaveDeferred(t);
     else this.leaveBand(t);
+  }
+
+  private leaveDeferred(t: Ticket<H>): void {
+    this.deferred.remove(t);
+    this.deferredAt.set(t.cls.priority, (this.deferredAt.get(t.cls.priority) ?? 1) - 1);
   }
 
   private leaveBand(t: Ticket<H>): void {

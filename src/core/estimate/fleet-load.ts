@@ -40,6 +40,8 @@ export interface FleetLoad {
    * before the queue's head has aged.
    */
   queueTargetMs(cls: SloClassName, waitMs: Ms): Ms | null;
+  /** Whether work of lower priority than `cls` waits (in a band, or deferred). */
+  lowerWaiting(cls: SloClassName): boolean;
   /**
    * Predicted wait of a new request of `cls` that needs `kvTokens` and prefills `promptTokens`;
    * with `tenant`, as the band's fair order would place it.

@@ -120,6 +120,7 @@ export function summarizeFleet<H>(
       const headWaitMs = nowMs - oldestOffered(classes[cls].priority);
       return queueDelay.targetMs(cls, budget, Math.max(headWaitMs, waitMs), nowMs);
     },
+    lowerWaiting: (cls) => dispatcher.lowerWaiting(classes[cls].priority),
     decodeBatch: batch,
     decodeContextTokens: ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : 0,
     get decodeStepMs() {

@@ -1,0 +1,58 @@
+// Four classes at once, live: 500 requests over ~2 s, round-robin over interactive, reasoning,
+// batch and best_effort, against two slow engines. No priority inversion of the kind an
+// operator sees: a reasoning request refused while a best-effort request sent before it still
+// waits and is later served. Best effort runs on leftover capacity (none is left while a class
+// above is refusing for its wait), and reasoning, which may queue, is admitted on its slack while
+// lower work waits, rather than held to the short queue-delay target.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { engines, gateway, metricValue, postChat } from './gateway-kit.ts';
+
+const slow = { profile: 'const:step_ms=10', maxNumSeqs: 8 };
+const CLASSES = ['interactive', 'reasoning', 'batch', 'best_effort'] as const;
+
+interface Sent {
+  readonly cls: (typeof CLASSES)[number];
+  readonly sentMs: number;
+  readonly endMs: number;
+  readonly status: number;
+}
+
+test('500 requests in four classes: no reasoning refusal while earlier best-effort work waits to be served', async () => {
+  const backends = await engines(2, slow);
+  const gw = await gateway(backends, 'goodput', { engine: slow });
+  const t0 = performance.now();
+  const all: Promise<Sent>[] = [];
+  for (let i = 0; i < 500; i++) {
+    const cls = CLASSES[i % 4];
+    all.push(
+      (async () => {
+        const sentMs = performance.now() - t0;
+        const res = await postChat(
+          gw.url,
+          { max_tokens: 40, ignore_eos: true },
+          { 'x-goodput-class': cls },
+        );
+        await res.arrayBuffer();
+        return { cls, sentMs, endMs: performance.now() - t0, status: res.status };
+      })(),
+    );
+    await new Promise((r) => setTimeout(r, 4));
+  }
+  const sent = await Promise.all(all);
+  const of = (cls: Sent['cls']) => sent.filter((s) => s.cls === cls);
+  const refusedReasoning = of('reasoning').filter((s) => s.status !== 200);
+  const servedBestEffort = of('best_effort').filter((s) => s.status === 200);
+  const inversions = refusedReasoning.filter((r) =>
+    servedBestEffort.some((b) => b.sentMs < r.endMs && b.endMs > r.endMs),
+  );
+  assert.equal(
+    inversions.length,
+    0,
+    `${inversions.length} reasoning refusals behind waiting best effort`,
+  );
+  assert.ok(of('interactive').some((s) => s.status === 200));
+  assert.ok(servedBestEffort.length > 0, 'best effort is served once capacity is left over');
+  for (const s of sent) assert.ok([200, 503].includes(s.status), `status ${s.status}`);
+  assert.equal(await metricValue(gw.url, 'goodput_priority_inversions_total'), 0);
+});
