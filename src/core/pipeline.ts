@@ -29,7 +29,7 @@ import {
   type DecisionRecord,
   type DecisionResult,
 } from './observe/decision-record.ts';
-import type { Ticket } from './queueing/ticket.ts';
+import { ADMIN_BAND, type Ticket } from './queueing/ticket.ts';
 import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
 import { refusedUpFront } from './admission/up-front.ts';
 import type { LlmRequest } from './request/request.ts';
@@ -162,6 +162,9 @@ export class Pipeline<H> {
       entry: null,
       queueCost: 0,
       chargedTokens: 0,
+      kvChargedMs: -1,
+      band:
+        lookupTenant(this.policy.tenants, req.tenant)?.lane === 'admin' ? ADMIN_BAND : cls.priority,
     };
     if (key !== undefined) this.inFlightKeys.set(key, ticket);
     if (decision.outcome === 'defer') {
@@ -269,25 +272,41 @@ export class Pipeline<H> {
   firstToken(t: Ticket<H>, ttftMs: Ms): void {
     if (t.entry !== null) this.dispatcher.ledger.firstToken(t.entry);
     this.learned.firstToken(t, ttftMs);
-    this.chargeToken(t);
+    this.chargeToken(t, t.asked.arrivalMs + ttftMs);
   }
 
-  token(t: Ticket<H>): void {
+  /** Another token streamed at `nowMs` (the KV term of the cost needs the time). */
+  token(t: Ticket<H>, nowMs?: Ms): void {
     if (t.entry !== null) this.dispatcher.ledger.token(t.entry);
-    this.chargeToken(t);
+    this.chargeToken(t, nowMs);
   }
 
   /** Each generated token is charged to its tenant as it streams (VTC needs no length ahead). */
-  private chargeToken(t: Ticket<H>): void {
+  private chargeToken(t: Ticket<H>, nowMs: Ms | undefined): void {
+    this.chargeKv(t, nowMs);
     this.vtc.chargeOutput(t.req.tenant, 1);
     t.chargedTokens++;
   }
 
-  /** A dispatched ticket ended; `completed` when it ran to its natural end (EOS or max tokens). */
-  end(t: Ticket<H>, outputTokens: Tokens, completed: boolean): void {
+  /** The KV cache the request has held since it was last charged (prompt and output so far). */
+  private chargeKv(t: Ticket<H>, nowMs: Ms | undefined): void {
+    if (this.vtc.cost.kvGibSecondWeight === 0 || nowMs === undefined) return;
+    const since = t.kvChargedMs < 0 ? t.dispatchedMs : t.kvChargedMs;
+    if (since < 0 || nowMs <= since) return;
+    const gib = ((t.req.inputTokens + t.chargedTokens) * this.spec.kvBytesPerToken) / 2 ** 30;
+    this.vtc.chargeKv(t.req.tenant, (gib * (nowMs - since)) / 1000);
+    t.kvChargedMs = nowMs;
+  }
+
+  /**
+   * A dispatched ticket ended (at `nowMs`, for the KV term of the cost); `completed` when it ran
+   * to its natural end (EOS or max tokens).
+   */
+  end(t: Ticket<H>, outputTokens: Tokens, completed: boolean, nowMs?: Ms): void {
     if (t.state === 'ended') return;
     if (t.entry !== null) this.dispatcher.ledger.remove(t.entry);
     // A host that does not report every token (a baseline's) is charged for them at the end.
+    this.chargeKv(t, nowMs);
     this.vtc.chargeOutput(t.req.tenant, outputTokens - t.chargedTokens);
     t.chargedTokens = outputTokens;
     this.forget(t);

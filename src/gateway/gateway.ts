@@ -217,7 +217,7 @@ export class Gateway {
         metrics.observeClass(metrics.ttftQueue, cls.name, queued / 1000);
         metrics.observeClass(metrics.ttftUpstream, cls.name, (ttft - queued) / 1000);
       } else {
-        if (follow) this.pipeline.token(ticket);
+        if (follow) this.pipeline.token(ticket, clock.now());
         itl.observe(gap / 1000);
       }
       onToken(token);
@@ -253,7 +253,7 @@ export class Gateway {
       this.fleet.ended(replica);
       const completed = end !== undefined;
       const outputTokens = end?.completionTokens ?? meter.tokens;
-      this.pipeline.end(ticket, outputTokens, completed);
+      this.pipeline.end(ticket, outputTokens, completed, clock.now());
       if (completed) {
         metrics.completed.inc({ class: cls.name });
         if (meter.lastTokenMs !== undefined) {

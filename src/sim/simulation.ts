@@ -76,7 +76,7 @@ export function simulate(opts: SimulationOptions): Report {
     t.timeout?.cancel();
     t.timeout = null;
     fleet.release(t.replica);
-    if (t.ticket !== null) pipeline.end(t.ticket, outputTokens, completed);
+    if (t.ticket !== null) pipeline.end(t.ticket, outputTokens, completed, clock.now());
     t.ticket = null;
     settleTenant(t, t.req.inputTokens + outputTokens);
   };
@@ -97,7 +97,7 @@ export function simulate(opts: SimulationOptions): Report {
     },
     onToken(t, atMs) {
       itl.add(t.recordToken(atMs));
-      if (followTokens && t.ticket !== null) pipeline.token(t.ticket);
+      if (followTokens && t.ticket !== null) pipeline.token(t.ticket, atMs);
     },
     onFinish(t) {
       endAttempt(t, t.streamed, true);
@@ -179,7 +179,7 @@ export function simulate(opts: SimulationOptions): Report {
       settleTenant(tracker, 0);
     } else {
       fleet.cancel(tracker);
-      if (ticket !== null) pipeline.end(ticket, tracker.streamed, false);
+      if (ticket !== null) pipeline.end(ticket, tracker.streamed, false, clock.now());
       pump();
     }
     if (tracker.firstTokenMs !== undefined) {

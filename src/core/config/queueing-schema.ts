@@ -17,6 +17,7 @@ export const queueingSchema = z
         input_weight: weight.optional(),
         output_weight: weight.optional(),
         charge_cached_input: z.boolean().optional(),
+        kv_gib_second_weight: weight.optional(),
       })
       .strict()
       .refine((c) => (c.input_weight ?? 1) + (c.output_weight ?? 1) > 0, {
@@ -40,6 +41,7 @@ export function resolveQueueing(q: z.infer<typeof queueingSchema> | undefined): 
       inputWeight: q?.cost?.input_weight ?? d.inputWeight,
       outputWeight: q?.cost?.output_weight ?? d.outputWeight,
       chargeCachedInput: q?.cost?.charge_cached_input ?? d.chargeCachedInput,
+      kvGibSecondWeight: q?.cost?.kv_gib_second_weight ?? d.kvGibSecondWeight,
     },
   };
 }

@@ -40,6 +40,8 @@ const tenant = z
       .optional(),
     /** Class a request gets when it asks for none; must be granted. */
     default_class: z.enum(SLO_CLASS_NAMES).optional(),
+    /** admin: a lane served before every band, for operators' and safety traffic. */
+    lane: z.enum(['normal', 'admin']).optional(),
   })
   .strict()
   .refine(
@@ -80,6 +82,7 @@ function toTenant(t: z.infer<typeof tenant>): Omit<TenantPolicy, 'name'> {
     retryBudgetRatio: t.retry_budget_ratio ?? DEFAULT_TENANT.retryBudgetRatio,
     apiKeySha256: t.api_keys_sha256 ?? [],
     defaultClass: t.default_class ?? (t.classes ?? DEFAULT_TENANT.classes)[0],
+    lane: t.lane ?? DEFAULT_TENANT.lane,
   };
 }
 

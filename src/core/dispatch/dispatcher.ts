@@ -10,11 +10,16 @@
  */
 import type { DispatchConfig } from '../config/stage-schema.ts';
 import type { FleetSpec } from '../estimate/fleet-spec.ts';
-import type { Ticket } from '../queueing/ticket.ts';
+import { ADMIN_BAND, type Ticket } from '../queueing/ticket.ts';
 import { TicketQueue, type WaitQueue } from '../queueing/ticket-queue.ts';
 import { FairQueue } from '../queueing/fair-queue.ts';
 import type { VirtualTokenCounters } from '../queueing/virtual-token-counter.ts';
-import { ShareMeter, type ClassContract, type PassReason } from '../queueing/class-contract.ts';
+import {
+  NO_CONTRACT,
+  ShareMeter,
+  type ClassContract,
+  type PassReason,
+} from '../queueing/class-contract.ts';
 import { DispatchRate } from '../queueing/dispatch-rate.ts';
 import type { Ms } from '../request/units.ts';
 import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
@@ -136,7 +141,7 @@ export class Dispatcher<H> {
       this.config.type === 'flow-control' &&
       itl !== undefined &&
       this.isLongPrefill(t.demand.prefillMs, itl);
-    const band = this.band(t.cls.priority, t.cls.contract);
+    const band = this.band(t.band, t.band === ADMIN_BAND ? NO_CONTRACT : t.cls.contract);
     band.queue.push(t);
     if (t.long) band.longWaiting++;
   }
@@ -145,7 +150,7 @@ export class Dispatcher<H> {
     t.state = 'deferred';
     t.wasDeferred = true;
     this.deferred.push(t);
-    this.deferredAt.set(t.cls.priority, (this.deferredAt.get(t.cls.priority) ?? 0) + 1);
+    this.deferredAt.set(t.band, (this.deferredAt.get(t.band) ?? 0) + 1);
   }
 
   /** Whether work of lower priority than `priority` waits, in a band or deferred. */
@@ -206,11 +211,11 @@ export class Dispatcher<H> {
 
   private leaveDeferred(t: Ticket<H>): void {
     this.deferred.remove(t);
-    this.deferredAt.set(t.cls.priority, (this.deferredAt.get(t.cls.priority) ?? 1) - 1);
+    this.deferredAt.set(t.band, (this.deferredAt.get(t.band) ?? 1) - 1);
   }
 
   private leaveBand(t: Ticket<H>): void {
-    const band = this.band(t.cls.priority, t.cls.contract);
+    const band = this.band(t.band, t.band === ADMIN_BAND ? NO_CONTRACT : t.cls.contract);
     band.queue.remove(t);
     if (t.long) band.longWaiting--;
   }
@@ -325,7 +330,7 @@ export class Dispatcher<H> {
     // requests for their wait (a higher class refused while lower work is served is the
     // inversion to avoid). Starved deferred requests went above, under their contract.
     const head = this.deferred.peek();
-    if (head !== undefined && this.bandOrder.pressedAbove?.(head.cls.priority, nowMs) === true) {
+    if (head !== undefined && this.bandOrder.pressedAbove?.(head.band, nowMs) === true) {
       return;
     }
     this.pumpQueue(this.deferred, nowMs, live, admitDeferred);
@@ -532,9 +537,9 @@ export class Dispatcher<H> {
     const work =
       inputWeight * uncached +
       outputWeight * Math.max(1, Math.min(t.capTokens, t.demand.output.p50));
-    this.shares.add(t.cls.priority, work, nowMs);
+    this.shares.add(t.band, work, nowMs);
     this.workByClass.set(t.cls.name, (this.workByClass.get(t.cls.name) ?? 0) + work);
-    const p = t.cls.priority;
+    const p = t.band;
     // Deferred work also passes a higher class that is refusing requests for their wait.
     const passed =
       this.bands.some((b) => b.priority < p && b.queue.live > 0) ||

@@ -86,7 +86,11 @@ export function fairnessReport(
   return {
     order,
     cost_revision: vtc.cost.revision,
-    cost: { input_weight: vtc.cost.inputWeight, output_weight: vtc.cost.outputWeight },
+    cost: {
+      input_weight: vtc.cost.inputWeight,
+      output_weight: vtc.cost.outputWeight,
+      kv_gib_second_weight: vtc.cost.kvGibSecondWeight,
+    },
     tenants,
     jain_index: r6(jainIndex(served.map((e) => e.service / e.weight))),
     max_queue_wait_ms: Object.fromEntries(maxQueue),

@@ -99,3 +99,34 @@ test('share meter: decayed work over all bands', () => {
   m.add(1, 150, 10_000);
   assert.equal(m.share(1, 10_000), 200 / 350);
 });
+
+test('an admin tenant has a lane of its own: served before every band, whatever its class', () => {
+  const loop = replicaLoop({
+    classes: { interactive: LONG },
+    tenants: { ops: { lane: 'admin' }, '*': {} },
+  });
+  for (let i = 0; i < 60; i++) {
+    loop.offer({
+      id: `i-${i}`,
+      inputTokens: 200,
+      outputTokens: 40,
+      tenant: 't',
+      sloClass: 'interactive',
+    });
+  }
+  loop.step();
+  const before = loop.dispatched.length;
+  const probe = loop.offer({
+    id: 'probe',
+    inputTokens: 50,
+    outputTokens: 5,
+    tenant: 'ops',
+    sloClass: 'batch',
+  });
+  assert.equal(probe.band, -1);
+  const waiting = [...loop.p.dispatcher.waitingTickets()].filter((t) => t !== probe).length;
+  assert.ok(waiting > 20, `${waiting} interactive requests were waiting before it`);
+  while (probe.state === 'queued') loop.step();
+  assert.equal(loop.dispatched.indexOf(probe), before, 'the next dispatch after it arrived');
+  assert.equal(loop.p.dispatcher.passes.priority, 0);
+});

@@ -57,3 +57,20 @@ test('FIFO over the same arrivals lets the long-request tenant pull away past th
   const fifo = run('fifo');
   assert.ok(fifo.spread > 3 * fifo.bound, `FIFO spread ${fifo.spread} vs bound ${fifo.bound}`);
 });
+
+test('with a KV term, a tenant is charged for the cache its requests hold while they stream', () => {
+  const charged = (kv: number) => {
+    const loop = replicaLoop({ queueing: { cost: { kv_gib_second_weight: kv } } });
+    loop.offer({ id: 'a', inputTokens: 4_000, outputTokens: 100, tenant: 'a', sloClass: 'batch' });
+    while (loop.p.vtc.service('a') === 0 || loop.dispatched[0].state !== 'ended') loop.step();
+    return loop.p.vtc.service('a');
+  };
+  const tokensOnly = charged(0);
+  assert.equal(tokensOnly, 4_000 + 2 * 100);
+  // Its 100 tokens come 10 ms apart: ~0.99 s holding ~4,050 tokens of 1,000 bytes each.
+  const withKv = charged(1_000_000);
+  assert.ok(withKv > tokensOnly, `${withKv} vs ${tokensOnly}`);
+  const gibSeconds = (withKv - tokensOnly) / 1_000_000;
+  const expected = (4_050 * 1_000 * 0.99) / 2 ** 30;
+  assert.ok(Math.abs(gibSeconds - expected) / expected < 0.05, `${gibSeconds} GiB-s`);
+});

@@ -83,9 +83,9 @@ export function replicaLoop(
       p.pump(nowMs, snapshot());
       for (const r of [...running]) {
         if (r.generated++ === 0) p.firstToken(r.t, nowMs - r.t.asked.arrivalMs);
-        else p.token(r.t);
+        else p.token(r.t, nowMs);
         if (r.generated === r.t.req.outputTokens) {
-          p.end(r.t, r.generated, true);
+          p.end(r.t, r.generated, true, nowMs);
           running.splice(running.indexOf(r), 1);
         }
       }

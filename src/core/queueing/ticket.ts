@@ -37,8 +37,15 @@ export interface Ticket<H> extends Queued {
   avoid: number;
   dispatchedMs: Ms;
   entry: LedgerEntry | null;
+  /** The band it waits in: its class's priority, or ADMIN_BAND for an admin tenant's request. */
+  readonly band: number;
   /** Expected charge to its tenant's virtual token counter, set when it joins a band. */
   queueCost: number;
   /** Output tokens charged to its tenant's counter so far. */
   chargedTokens: number;
+  /** When its KV cache was last charged (the KV term of the cost): its dispatch, then each token. */
+  kvChargedMs: Ms;
 }
+
+/** The band of admin-lane requests: served before every class's. */
+export const ADMIN_BAND = -1;

@@ -59,3 +59,13 @@ test('expected charge is in counter units: weighted tokens over the weight', () 
   assert.equal(v.expectedCharge('a', 100, 50), 200);
   assert.equal(v.expectedCharge('b', 100, 50), 100);
 });
+
+test('the optional KV term charges GiB-seconds of cache held, over the weight', () => {
+  const off = counters();
+  off.chargeKv('a', 10);
+  assert.equal(off.service('a'), 0, 'weight 0: memory held is free');
+  const on = counters({ ...DEFAULT_SERVICE_COST, kvGibSecondWeight: 50 });
+  on.chargeKv('b', 2);
+  assert.equal(on.service('b'), 100);
+  assert.equal(on.counter('b'), 50);
+});

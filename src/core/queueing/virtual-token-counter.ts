@@ -7,7 +7,7 @@
  *
  * Charges: `inputWeight` per prompt token when the prefill starts (uncached tokens only, unless
  * the cost says otherwise) and `outputWeight` per output token as it is generated, so output
- * length need not be known ahead. A tenant that becomes backlogged again is lifted to at least
+ * length need not be known ahead; optionally `kvGibSecondWeight` per GiB-second of KV cache held. A tenant that becomes backlogged again is lifted to at least
  * the smallest counter among the backlogged (or, with none, to the counter of the tenant served
  * last): idle time earns no credit to spend later in a burst.
  */
@@ -22,6 +22,8 @@ export interface ServiceCost {
   readonly outputWeight: number;
   /** Charge prompt tokens served from the prefix cache too (false: only those computed). */
   readonly chargeCachedInput: boolean;
+  /** Weight of one GiB of KV cache held for one second (0: memory held is free). */
+  readonly kvGibSecondWeight: number;
 }
 
 export const DEFAULT_SERVICE_COST: ServiceCost = {
@@ -29,6 +31,7 @@ export const DEFAULT_SERVICE_COST: ServiceCost = {
   inputWeight: 1,
   outputWeight: 2,
   chargeCachedInput: false,
+  kvGibSecondWeight: 0,
 };
 
 interface TenantCounter {
@@ -106,6 +109,13 @@ export class VirtualTokenCounters {
   /** `tokens` more output tokens were generated. */
   chargeOutput(tenant: string, tokens: Tokens): void {
     if (tokens > 0) this.charge(tenant, this.cost.outputWeight * tokens);
+  }
+
+  /** `gibSeconds` of KV cache held (GiB × seconds). */
+  chargeKv(tenant: string, gibSeconds: number): void {
+    if (this.cost.kvGibSecondWeight > 0 && gibSeconds > 0) {
+      this.charge(tenant, this.cost.kvGibSecondWeight * gibSeconds);
+    }
   }
 
   /** What a request of this size is expected to cost its tenant's counter (for wait estimates). */

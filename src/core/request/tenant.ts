@@ -42,6 +42,11 @@ export interface TenantPolicy {
   readonly apiKeySha256: readonly string[];
   /** The class of a request that asks for none. */
   readonly defaultClass: SloClassName;
+  /**
+   * `admin`: its requests wait in a lane of their own, served before every band (operators'
+   * and safety traffic: a health probe, a moderation call); `normal`: its class's band.
+   */
+  readonly lane: 'normal' | 'admin';
 }
 
 export const DEFAULT_TENANT: Omit<TenantPolicy, 'name'> = {
@@ -52,4 +57,5 @@ export const DEFAULT_TENANT: Omit<TenantPolicy, 'name'> = {
   retryBudgetRatio: 0.2,
   apiKeySha256: [],
   defaultClass: 'interactive',
+  lane: 'normal',
 };
