@@ -67,6 +67,16 @@ export function addEngineFlags(cmd: Command): Command {
       oneOf('--scheduling-policy', ['fcfs', 'priority'] as const),
     )
     .option(
+      '--tool-kv <mode>',
+      'KV of a sequence paused for a tool call: auto (keep while tool calls return within --tool-keep-ms and KV is not short, else the cheaper of swap and drop) | keep | swap | drop',
+      oneOf('--tool-kv', ['auto', 'keep', 'swap', 'drop'] as const),
+    )
+    .option(
+      '--tool-keep-ms <ms>',
+      'under --tool-kv auto, the expected tool wait up to which KV is kept (default 2000)',
+      positiveNumber('--tool-keep-ms'),
+    )
+    .option(
       '--preemption <mode>',
       'recompute | swap | auto (per victim, whichever is predicted cheaper: prefilling what it computed again, or moving its KV to host and back)',
       oneOf('--preemption', ['recompute', 'swap', 'auto'] as const),
@@ -105,6 +115,8 @@ export function engineSpecFromFlags(
     longPrefillTokenThreshold: o.longPrefillTokenThreshold as number | undefined,
     maxIterationMs: o.maxIterationMs as number | undefined,
     schedulingPolicy: o.schedulingPolicy as EngineSpec['schedulingPolicy'],
+    toolKv: o.toolKv as EngineSpec['toolKv'],
+    toolKeepMs: o.toolKeepMs as number | undefined,
     preemption: o.preemption as EngineSpec['preemption'],
     prefixCaching: o.prefixCaching as boolean,
     kvBlocks: o.kvBlocks as number | undefined,

@@ -78,6 +78,10 @@ export function addScenarioFlags(cmd: Command): Command {
       'SLO classes for rows without one: CLASS | CLASS:W,CLASS:W…',
       D.classes,
     )
+    .option(
+      '--tool-calls <spec>',
+      'agents: each request pauses N times for a tool call, N:WAIT_MS:RESULT_TOKENS (exponential waits of that mean; native traces carry tool_calls per row)',
+    )
     .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
     .option(
       '--client-timeout-ms <ms>',
@@ -138,6 +142,7 @@ export function scenarioFromFlags(
     durationS: o.duration as number | undefined,
     tenants: o.tenants as string,
     classes: o.classes as string,
+    toolCalls: o.toolCalls as string | undefined,
     replicas: o.replicas as number,
     clientTimeoutMs: o.clientTimeoutMs as number | undefined,
     maxAttempts: o.maxAttempts as number,

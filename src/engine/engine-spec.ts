@@ -5,7 +5,7 @@
  * the choices. Limits left unset take the engine version's defaults, as vLLM does.
  */
 import { ConfigError } from '../core/errors.ts';
-import type { EngineConfig, PreemptionMode } from './engine-types.ts';
+import type { EngineConfig, PreemptionMode, ToolKvMode } from './engine-types.ts';
 import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS, type EngineVersion } from './engine-versions.ts';
 import { GPUS, MODELS, type GpuSpec, type ModelSpec } from './hardware.ts';
 import { HostTimedProfile, type HostOverhead } from './timing/host-overhead.ts';
@@ -35,6 +35,10 @@ export interface EngineSpec {
   readonly maxIterationMs?: number;
   /** vLLM's --scheduling-policy: fcfs (default) or priority (requests' priority, then arrival). */
   readonly schedulingPolicy?: 'fcfs' | 'priority';
+  /** KV of a sequence paused for a tool call: auto (default), keep, swap or drop. */
+  readonly toolKv?: ToolKvMode;
+  /** Under toolKv auto, the expected tool wait up to which KV is kept (ms). */
+  readonly toolKeepMs?: number;
   readonly gpuMemoryUtilization: number;
   readonly preemption: PreemptionMode;
   readonly prefixCaching: boolean;
@@ -124,6 +128,8 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
       : { longPrefillTokenThreshold: spec.longPrefillTokenThreshold }),
     ...(spec.maxIterationMs === undefined ? {} : { maxIterationMs: spec.maxIterationMs }),
     ...(spec.schedulingPolicy === undefined ? {} : { schedulingPolicy: spec.schedulingPolicy }),
+    ...(spec.toolKv === undefined ? {} : { toolKv: spec.toolKv }),
+    ...(spec.toolKeepMs === undefined ? {} : { toolKeepMs: spec.toolKeepMs }),
     blockSize: 16,
     gpuMemoryUtilization: spec.gpuMemoryUtilization,
     preemption: spec.preemption,

@@ -15,6 +15,13 @@ export interface EngineStats {
   swapTransferBlocks: number;
   /** Tokens whose KV a recompute preemption threw away (computed again on readmission). */
   recomputedTokens: Tokens;
+  /** Pauses for tool calls, by what happened to their KV, and the time spent paused. */
+  toolPausesKeep: number;
+  toolPausesSwap: number;
+  toolPausesDrop: number;
+  /** Summed over the pauses that resumed (`toolResumes`). */
+  toolPausedMs: Ms;
+  toolResumes: number;
   /** Prompt tokens at admissions (recomputed prompts included): the prefix hit rate's denominator. */
   promptTokens: Tokens;
   /** Of those, tokens served from the prefix cache. */
@@ -37,6 +44,11 @@ export function createStats(): EngineStats {
     preemptionsSwap: 0,
     swapTransferBlocks: 0,
     recomputedTokens: 0,
+    toolPausesKeep: 0,
+    toolPausesSwap: 0,
+    toolPausesDrop: 0,
+    toolPausedMs: 0,
+    toolResumes: 0,
     promptTokens: 0,
     prefixHitTokens: 0,
     prefillTokens: 0,

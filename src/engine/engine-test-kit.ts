@@ -163,7 +163,8 @@ export function auditKv(core: ReplicaCore<EngineRequest>): void {
     throw new Error('audit: over capacity');
   if (sch.running.length > core.config.maxNumSeqs) throw new Error('audit: over maxNumSeqs');
   let host = 0;
-  for (const s of sch.waiting.members()) {
+  // Waiting swapped sequences, and those paused for a tool call with their KV on the host.
+  for (const s of core.sequences()) {
     if (s.state === SeqState.Swapped) host += s.hostBlocks;
   }
   if (host !== core.kv.hostUsedBlocks)

@@ -3,7 +3,7 @@
  * the gateway's embedded fleet): what goes in, which events come out, how it is configured.
  */
 import type { Ms, Tokens } from '../core/request/units.ts';
-import type { PrefixBlocks } from '../core/request/request.ts';
+import type { PrefixBlocks, ToolCall } from '../core/request/request.ts';
 import type { GpuSpec, ModelSpec } from './hardware.ts';
 
 export interface EngineRequest {
@@ -17,7 +17,18 @@ export interface EngineRequest {
    * 0 when absent. Ignored under FCFS.
    */
   readonly priority?: number;
+  /** Tool calls it pauses for while generating (agents), in output order. */
+  readonly toolCalls?: readonly ToolCall[];
 }
+
+/**
+ * What a sequence paused for a tool call does with its KV cache: keeps it (holding its blocks
+ * and its seat, nothing to redo), swaps it to host memory (moved out and back over the host
+ * link), or drops it (its context prefilled again on resume). `auto` (Goodput's engine policy):
+ * keep while tool calls on this replica are expected to return within `toolKeepMs` and KV is not
+ * short, else the cheaper of swap and drop, as `auto` preemption chooses.
+ */
+export type ToolKvMode = 'auto' | 'keep' | 'swap' | 'drop';
 
 /**
  * How a preempted sequence gives its KV back: recompute (freed, its prompt and output prefilled
@@ -58,6 +69,10 @@ export interface EngineConfig {
    * then arrival; running sequences kept in that order, so preemption takes the lowest first).
    */
   readonly schedulingPolicy?: 'fcfs' | 'priority';
+  /** KV of a sequence paused for a tool call (default auto). */
+  readonly toolKv?: ToolKvMode;
+  /** Under `auto`, the expected tool wait up to which KV is kept (default 2,000 ms). */
+  readonly toolKeepMs?: number;
   /** KV block size in tokens. */
   readonly blockSize: number;
   /** Fraction of GPU memory the engine may use for weights, activations and KV. */
@@ -82,6 +97,10 @@ export interface EngineListener<R extends EngineRequest> {
   onToken(req: R, atMs: Ms, index: number): void;
   onFinish(req: R, atMs: Ms): void;
   onPreempt(req: R, atMs: Ms, mode: PreemptionKind): void;
+  /** It paused for a tool call, its KV kept, swapped or dropped. */
+  onPause?(req: R, atMs: Ms, kv: 'keep' | 'swap' | 'drop'): void;
+  /** Its tool call returned: the result is prefilled next, then generation goes on. */
+  onResume?(req: R, atMs: Ms): void;
   /** The engine cannot serve it at all; its blocks (if any) are already freed. */
   onFail(req: R, atMs: Ms, reason: FailReason): void;
 }

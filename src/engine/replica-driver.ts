@@ -86,6 +86,14 @@ export class ReplicaDriver<R extends EngineRequest> {
   private readonly onStepEnd = (): void => {
     this.timer = null;
     this.core.finishStep(this.clock.now());
+    for (const p of this.core.takePauses()) {
+      this.timers.at(p.atMs, () => {
+        if (this.closed || !this.core.resume(p.id, this.clock.now())) return;
+        if (!this.core.stepping && this.wake === null) {
+          this.wake = this.timers.at(this.clock.now(), this.onWake);
+        }
+      });
+    }
     this.kick();
   };
 }

@@ -23,6 +23,13 @@ import { Scheduler } from './scheduler.ts';
 import { Seq, SeqState, prefillRemaining } from './sequence.ts';
 import { type StepShape, type TimingProfile, clearShape, emptyShape } from './timing/profile.ts';
 
+/** Under `toolKv: auto`, the expected tool wait up to which KV is kept. */
+const DEFAULT_TOOL_KEEP_MS = 2_000;
+/** KV is short when fewer than this share of its blocks are free: a paused sequence gives way. */
+const KV_SHORT_RATIO = 0.1;
+/** Weight of the newest tool wait in the replica's expectation (an EWMA over ~10). */
+const TOOL_WAIT_EWMA = 0.1;
+
 export class ReplicaCore<R extends EngineRequest> {
   readonly config: EngineConfig;
   readonly kv: KvCacheManager;
@@ -32,6 +39,11 @@ export class ReplicaCore<R extends EngineRequest> {
   private readonly shape: StepShape = emptyShape();
   private readonly byId = new Map<string, Seq<R>>();
   private readonly swapMsPerBlock: Ms;
+  /** Pauses not yet handed to the driver. */
+  private pauses: { id: string; atMs: Ms }[] = [];
+  /** Tool waits seen on this replica (EWMA), which `auto` weighs: until one, keep. */
+  private toolWaitMs = 0;
+  private toolWaits = 0;
   private readonly counters: EngineStats = createStats();
   private inFlight = false;
   private stepStartMs: Ms = 0;
@@ -60,13 +72,18 @@ export class ReplicaCore<R extends EngineRequest> {
     );
   }
 
+  /** Every live sequence: running, waiting, or paused for a tool call (audits). */
+  sequences(): IterableIterator<Seq<R>> {
+    return this.byId.values();
+  }
+
   get totalBlocks(): number {
     return this.kv.pool.totalBlocks;
   }
 
-  /** Nothing running, waiting or in flight. */
+  /** Nothing running (but paused), waiting or in flight. */
   get idle(): boolean {
-    return !this.inFlight && this.scheduler.numRunning === 0 && this.scheduler.numWaiting === 0;
+    return !this.inFlight && this.scheduler.activeRunning === 0 && this.scheduler.numWaiting === 0;
   }
 
   get stepping(): boolean {
@@ -117,7 +134,8 @@ export class ReplicaCore<R extends EngineRequest> {
       else sch.running.splice(sch.running.indexOf(s), 1);
     } else {
       if (s.state === SeqState.Swapped) this.kv.releaseHost(s);
-      sch.numWaiting--;
+      // A sequence paused out of the batch waits nowhere until it resumes.
+      if (!s.paused) sch.numWaiting--;
       s.state = SeqState.Cancelled;
     }
     return true;
@@ -132,6 +150,8 @@ export class ReplicaCore<R extends EngineRequest> {
     const shape = this.shape;
     clearShape(shape);
     if (sch.schedule(shape) === 0) {
+      // Every sequence left is paused for a tool call: idle until one resumes.
+      if (sch.numWaiting === 0 && sch.activeRunning === 0) return null;
       throw new EngineInvariantError(`engine: ${sch.numWaiting} waiting but nothing schedulable`);
     }
     const durationMs = this.profile.stepMs(shape) + sch.swapBlocks * this.swapMsPerBlock;
@@ -181,6 +201,8 @@ export class ReplicaCore<R extends EngineRequest> {
       s.emitted++;
       counters.tokensGenerated++;
       if (s.emitted < s.output) {
+        const call = s.req.toolCalls?.[s.toolNext];
+        if (call !== undefined && s.emitted >= call.afterTokens && this.pause(s, nowMs)) continue;
         running[w++] = s;
         continue;
       }
@@ -202,6 +224,75 @@ export class ReplicaCore<R extends EngineRequest> {
       running.length = k;
       this.cancelledInFlight = 0;
     }
+  }
+
+  /**
+   * `s` reached a tool call: it pauses until the call returns, its KV kept (it stays in the
+   * running batch, holding its blocks and its seat, skipped), swapped or dropped (it leaves the
+   * batch) as `toolKv` says. Returns true when it left the batch. The driver resumes it when the
+   * call returns (`takePauses`, `resume`).
+   */
+  private pause(s: Seq<R>, nowMs: Ms): boolean {
+    const call = (s.req.toolCalls as NonNullable<R['toolCalls']>)[s.toolNext++];
+    s.paused = true;
+    s.pausedAtMs = nowMs;
+    this.pauses.push({ id: s.req.id, atMs: nowMs + call.waitMs });
+    const kv = this.toolKvFor(s);
+    this.listener.onPause?.(s.req, nowMs, kv);
+    if (kv === 'keep') {
+      this.counters.toolPausesKeep++;
+      return false;
+    }
+    // Called while the step's end compacts the batch: it is left out there, not spliced here.
+    const done = this.scheduler.release(s, kv === 'swap', false);
+    if (done === 'swap') this.counters.toolPausesSwap++;
+    else this.counters.toolPausesDrop++;
+    return true;
+  }
+
+  /** What a pausing sequence does with its KV (`ToolKvMode`). */
+  private toolKvFor(s: Seq<R>): 'keep' | 'swap' | 'drop' {
+    const mode = this.config.toolKv ?? 'auto';
+    if (mode !== 'auto') return mode;
+    const keepMs = this.config.toolKeepMs ?? DEFAULT_TOOL_KEEP_MS;
+    const short = this.kv.pool.freeBlocks < KV_SHORT_RATIO * this.kv.pool.totalBlocks;
+    if (this.toolWaitMs <= keepMs && !short) return 'keep';
+    return this.scheduler.swapIsCheaper(s) ? 'swap' : 'drop';
+  }
+
+  /** Pauses begun since the last call, each with when its tool call returns: the driver's timers. */
+  takePauses(): { id: string; atMs: Ms }[] {
+    const out = this.pauses;
+    this.pauses = [];
+    return out;
+  }
+
+  /**
+   * The tool call of `id` returned at `nowMs`: its result joins the context to be prefilled, and
+   * the sequence goes on — in the batch if its KV was kept, else from the front of the waiting
+   * queue. False if it is gone (cancelled).
+   */
+  resume(id: string, nowMs: Ms): boolean {
+    const s = this.byId.get(id);
+    if (s === undefined || !s.paused) return false;
+    const call = (s.req.toolCalls as NonNullable<R['toolCalls']>)[s.toolNext - 1];
+    const waited = nowMs - s.pausedAtMs;
+    this.counters.toolPausedMs += waited;
+    this.counters.toolResumes++;
+    this.toolWaitMs =
+      this.toolWaits++ === 0
+        ? waited
+        : this.toolWaitMs + TOOL_WAIT_EWMA * (waited - this.toolWaitMs);
+    s.paused = false;
+    // The context to compute now: its last token (emitted, not yet in KV) and the tool's result
+    // — and, dropped, everything before them again.
+    const before = prefillRemaining(s);
+    s.target = s.input + s.emitted + call.resultTokens;
+    s.prefilling = true;
+    this.scheduler.pendingPrefill += prefillRemaining(s) - before;
+    if (s.state !== SeqState.Running) this.scheduler.requeue(s);
+    this.listener.onResume?.(s.req, nowMs);
+    return true;
   }
 
   load(): ReplicaLoad {

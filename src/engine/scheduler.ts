@@ -210,11 +210,14 @@ export class Scheduler<R extends EngineRequest> {
     this.preempted = false;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const s = running[i];
+      if (s.paused) continue;
       const tokens = s.prefilling ? Math.min(s.target - s.computed, budget, this.chunkCap) : 1;
       let ok = kv.grow(s, s.computed + tokens);
-      // Victims come from the back, so none of them is already in this step.
+      // Victims come from the back, so none of them is already in this step; a sequence
+      // paused for a tool call goes first — its KV is idle.
       while (!ok) {
-        const victim = running.pop() as Seq<R>;
+        const idle = this.pausedFromBack(i);
+        const victim = idle >= 0 ? running.splice(idle, 1)[0] : (running.pop() as Seq<R>);
         this.preempt(victim);
         this.preempted = true;
         if (victim === s) break;
@@ -253,7 +256,9 @@ export class Scheduler<R extends EngineRequest> {
     const maxSeqs = this.limits.maxNumSeqs;
     let budget = budgetIn;
     let admitted = 0;
-    while (budget > 0 && running.length < maxSeqs) {
+    while (budget > 0) {
+      // Seats held by sequences paused for a tool call are given back before admission stops.
+      if (running.length >= maxSeqs && !this.releasePaused()) break;
       const s = waiting.peekFront();
       if (s === undefined) break;
       if (s.state === SeqState.Cancelled) {
@@ -265,7 +270,10 @@ export class Scheduler<R extends EngineRequest> {
         if (mode === ADMIT_WHOLE_PROMPTS) break;
         tokens = s.prefilling ? Math.min(s.target - s.computed, budget, this.chunkCap) : 1;
         const moved = s.hostBlocks;
-        if (!kv.swapIn(s, s.computed + tokens)) break;
+        if (!kv.swapIn(s, s.computed + tokens)) {
+          if (this.releasePaused()) continue;
+          break;
+        }
         this.swapBlocks += moved;
         this.stats.swapTransferBlocks += moved;
       } else {
@@ -275,7 +283,10 @@ export class Scheduler<R extends EngineRequest> {
         // the whole budget (a recompute of a long sequence) still runs, alone in its step.
         if (whole && s.target > budget && admitted > 0) break;
         tokens = kv.admit(s, whole ? s.target : Math.min(budget, this.chunkCap));
-        if (tokens === 0) break;
+        if (tokens === 0) {
+          if (this.releasePaused()) continue;
+          break;
+        }
         this.pendingPrefill -= s.cachedTokens;
         this.stats.promptTokens += s.target;
         this.stats.prefixHitTokens += s.cachedTokens;
@@ -317,7 +328,11 @@ export class Scheduler<R extends EngineRequest> {
    */
   private swaps(v: Seq<R>): boolean {
     const mode = this.limits.preemption;
-    if (mode !== 'auto') return mode === 'swap';
+    return mode === 'auto' ? this.swapIsCheaper(v) : mode === 'swap';
+  }
+
+  /** Whether moving `v`'s blocks out and back is predicted faster than prefilling it again. */
+  swapIsCheaper(v: Seq<R>): boolean {
     if (this.profileMs === undefined) return false;
     // What prefilling its tokens again adds to a step (the step's own fixed costs aside).
     const p = this.probe;
@@ -330,6 +345,60 @@ export class Scheduler<R extends EngineRequest> {
     p.prefillAttnWork = v.computed * v.computed;
     const recomputeMs = this.profileMs(p) - baseMs;
     return 2 * v.blocks * this.swapMsPerBlock < recomputeMs;
+  }
+
+  /** The last running sequence after `i` that is paused for a tool call, or −1. */
+  private pausedFromBack(i: number): number {
+    for (let j = this.running.length - 1; j > i; j--) if (this.running[j].paused) return j;
+    return -1;
+  }
+
+  /**
+   * Moves a sequence paused for a tool call out of the running batch (`detach`), its KV to host or freed
+   * (`swap` false: dropped, its context prefilled again on resume). It waits nowhere: its resume
+   * puts it at the front of the waiting queue.
+   */
+  release(v: Seq<R>, swap: boolean, detach = true): 'swap' | 'drop' {
+    // `detach` false: the caller is compacting the batch itself (the end of a step).
+    if (detach) this.running.splice(this.running.indexOf(v), 1);
+    this.numRunning--;
+    if (swap && this.kv.swapOut(v)) {
+      v.state = SeqState.Swapped;
+      this.swapBlocks += v.hostBlocks;
+      this.stats.swapTransferBlocks += v.hostBlocks;
+      return 'swap';
+    }
+    this.kv.freeSeq(v);
+    this.pendingPrefill -= prefillRemaining(v);
+    v.restart();
+    this.pendingPrefill += prefillRemaining(v);
+    v.state = SeqState.Waiting;
+    return 'drop';
+  }
+
+  /**
+   * Gives back the seat and KV of the last running sequence paused for a tool call (swapped or
+   * dropped, whichever is cheaper), so a waiting one can run; false when none is paused.
+   */
+  private releasePaused(): boolean {
+    const j = this.pausedFromBack(-1);
+    if (j < 0) return false;
+    const v = this.running[j];
+    this.release(v, this.swapIsCheaper(v));
+    return true;
+  }
+
+  /** Sequences in the batch that are not paused. */
+  get activeRunning(): number {
+    let n = 0;
+    for (const s of this.running) if (!s.paused) n++;
+    return n;
+  }
+
+  /** A released paused sequence resumes: to the front of the waiting queue. */
+  requeue(v: Seq<R>): void {
+    this.waiting.pushFront(v);
+    this.numWaiting++;
   }
 
   private preempt(v: Seq<R>): void {
@@ -351,6 +420,8 @@ export class Scheduler<R extends EngineRequest> {
       this.stats.preemptionsRecompute++;
       this.record(EV_PREEMPT_RECOMPUTE, v);
     }
+    // A paused one waits nowhere until its tool call returns (`requeue`).
+    if (v.paused) return;
     this.waiting.pushFront(v);
     this.numWaiting++;
   }

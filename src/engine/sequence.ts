@@ -30,6 +30,12 @@ export class Seq<R extends EngineRequest> {
   hostBlocks = 0;
   /** Prompt tokens served from the prefix cache at the latest admission. */
   cachedTokens = 0;
+  /** Paused for a tool call: not scheduled, not admitted, until it resumes. */
+  paused = false;
+  /** The next of its tool calls (index into req.toolCalls). */
+  toolNext = 0;
+  /** When its current pause began. */
+  pausedAtMs = 0;
 
   // Prefix caching: entry j spans `entryTokens` (a multiple of both the hash block and the KV
   // block) and is named by hashes[(j + 1) · stride − 1]. cacheLimit = 0 disables it.

@@ -33,11 +33,6 @@ export class WaitingQueue<T> {
     return undefined;
   }
 
-  /** Every member, front to back (audits). */
-  *members(): Generator<T> {
-    for (const l of this.levels) for (let i = 0; i < l.q.size; i++) yield l.q.at(i) as T;
-  }
-
   private level(priority: number): Deque<T> {
     let i = 0;
     while (i < this.levels.length && this.levels[i].priority < priority) i++;

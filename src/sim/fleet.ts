@@ -97,6 +97,11 @@ export class Fleet {
       preemptionsSwap: 0,
       swapTransferBlocks: 0,
       recomputedTokens: 0,
+      toolPausesKeep: 0,
+      toolPausesSwap: 0,
+      toolPausesDrop: 0,
+      toolPausedMs: 0,
+      toolResumes: 0,
       prefixHitTokens: 0,
       promptTokens: 0,
     };

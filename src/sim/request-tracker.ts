@@ -23,6 +23,9 @@ export class RequestTracker implements EngineRequest {
   readonly prefix: LlmRequest['prefix'];
   /** Its class's band: the engine's request priority under `--scheduling-policy priority`. */
   readonly priority: number;
+  readonly toolCalls: LlmRequest['toolCalls'];
+  /** The next gap spans a tool call's pause: the tool's time, not the server's, so not a gap. */
+  private pauseGap = false;
   /** Replica of the current attempt, once dispatched. */
   replica = -1;
   timeout: { cancel(): void } | null = null;
@@ -63,6 +66,7 @@ export class RequestTracker implements EngineRequest {
     this.inputTokens = req.inputTokens;
     this.outputTokens = cappedOutput(req);
     this.prefix = req.prefix;
+    this.toolCalls = req.toolCalls;
     this.tail = new TailSamples(this.outputTokens - 1);
     this.gaps = keepGaps ? [] : null;
   }
@@ -113,7 +117,19 @@ export class RequestTracker implements EngineRequest {
     this.outputTokens = cappedOutput(served);
   }
 
-  recordToken(atMs: Ms): number {
+  /** Its tool call paused it: the gap to the next token is not the server's. */
+  paused(): void {
+    this.pauseGap = true;
+  }
+
+  /** A token at `atMs`; returns its gap, or undefined for the one after a tool call's pause. */
+  recordToken(atMs: Ms): number | undefined {
+    if (this.pauseGap) {
+      this.pauseGap = false;
+      this.lastTokenMs = atMs;
+      this.streamed++;
+      return undefined;
+    }
     const gap = atMs - (this.lastTokenMs as Ms);
     if (gap > this.tailFloor) this.tailFloor = this.tail.add(gap);
     this.gapCount++;

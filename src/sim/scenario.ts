@@ -36,6 +36,7 @@ export interface ScenarioSpec extends EngineSpec {
   readonly durationS?: number;
   readonly tenants: string;
   readonly classes: string;
+  readonly toolCalls?: string;
   readonly replicas: number;
   readonly clientTimeoutMs?: number;
   readonly maxAttempts: number;

@@ -96,7 +96,8 @@ export function simulate(opts: SimulationOptions): Report {
       if (t.ticket !== null) pipeline.firstToken(t.ticket, atMs - t.req.arrivalMs);
     },
     onToken(t, atMs) {
-      itl.add(t.recordToken(atMs));
+      const gap = t.recordToken(atMs);
+      if (gap !== undefined) itl.add(gap);
       if (followTokens && t.ticket !== null) pipeline.token(t.ticket, atMs);
     },
     onFinish(t) {
@@ -106,6 +107,9 @@ export function simulate(opts: SimulationOptions): Report {
     },
     onPreempt(t) {
       t.preemptions++;
+    },
+    onPause(t) {
+      t.paused();
     },
     onFail(t, _atMs, reason) {
       endAttempt(t, t.streamed, false);

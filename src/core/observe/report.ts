@@ -34,8 +34,13 @@ export interface ReportContext {
     readonly preemptionsSwap: number;
     /** Tokens whose KV recompute preemptions threw away. */
     readonly recomputedTokens: number;
-    /** Bytes moved over the host link by swap preemptions, out and in. */
+    /** Bytes moved over the host link by swap preemptions and tool pauses, out and in. */
     readonly swappedBytes: number;
+    readonly toolPausesKeep: number;
+    readonly toolPausesSwap: number;
+    readonly toolPausesDrop: number;
+    readonly toolPausedMs: number;
+    readonly toolResumes: number;
     readonly prefixHitTokens: number;
     readonly promptTokens: number;
     readonly kvUsedBlocksAtEnd: number;
@@ -175,6 +180,12 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
         swap: ctx.engine.preemptionsSwap,
         recomputed_tokens: ctx.engine.recomputedTokens,
         swapped_bytes: ctx.engine.swappedBytes,
+      },
+      tool_pauses: {
+        keep: ctx.engine.toolPausesKeep,
+        swap: ctx.engine.toolPausesSwap,
+        drop: ctx.engine.toolPausesDrop,
+        paused_ms_mean: ratio(ctx.engine.toolPausedMs, ctx.engine.toolResumes),
       },
       prefix_hit_tokens: ctx.engine.prefixHitTokens,
       prefix_hit_rate: ratio(ctx.engine.prefixHitTokens, ctx.engine.promptTokens),

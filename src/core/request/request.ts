@@ -12,6 +12,17 @@ export interface PrefixBlocks {
   readonly hashes: readonly string[];
 }
 
+/**
+ * An agent's tool call in the middle of a generation: after `afterTokens` output tokens the
+ * request pauses for `waitMs` (the tool runs), then `resultTokens` of tool output join its
+ * context and generation goes on. Known to the simulator's workload, not to policy.
+ */
+export interface ToolCall {
+  readonly afterTokens: Tokens;
+  readonly waitMs: Ms;
+  readonly resultTokens: Tokens;
+}
+
 export interface LlmRequest {
   readonly id: string;
   readonly arrivalMs: Ms;
@@ -42,4 +53,6 @@ export interface LlmRequest {
   readonly idempotencyKey?: string;
   /** Prompt tokens the client marked optional (droppable context, degrade level 2). */
   readonly optionalInputTokens?: Tokens;
+  /** Tool calls it makes while generating, in output order (agents; simulator workloads). */
+  readonly toolCalls?: readonly ToolCall[];
 }

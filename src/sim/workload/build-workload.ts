@@ -12,6 +12,7 @@ import { formatClassSpec, parseClassSpec, type ClassSpec } from './class-spec.ts
 import { formatLengthSpec, jointTable, parseLengthSpec, tablesNamed } from './length-spec.ts';
 import { lengthTable } from './sharegpt-lengths.ts';
 import { syntheticRequests } from './synthetic-workload.ts';
+import { formatToolCallSpec, parseToolCallSpec } from './tool-call-spec.ts';
 import { formatTenantSpec, parseTenantSpec, type TenantSpec } from './tenant-spec.ts';
 import { loadTrace } from './trace/load-trace.ts';
 import { traceRequests } from './trace/trace-workload.ts';
@@ -67,6 +68,8 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
   const input = parseLengthSpec(opts.input ?? D.input, F.input);
   const output = parseLengthSpec(opts.output ?? D.output, F.output);
   const tables = Object.fromEntries(tablesNamed(input, output).map((n) => [n, lengthTable(n)]));
+  const toolCalls =
+    opts.toolCalls === undefined ? undefined : parseToolCallSpec(opts.toolCalls, F.toolCalls);
   const describe: SyntheticDescription = {
     kind: 'synthetic',
     arrival,
@@ -79,6 +82,7 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
     jointLengths: jointTable(input, output) !== undefined,
     tenants: formatTenantSpec(c.tenants),
     classes: formatClassSpec(c.classes),
+    ...(toolCalls === undefined ? {} : { toolCalls: formatToolCallSpec(toolCalls) }),
   };
   const requests = syntheticRequests(
     {
@@ -88,6 +92,7 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
       tenants: c.tenants,
       classes: c.classes,
       tables,
+      toolCalls,
     },
     rng,
   );
@@ -95,6 +100,13 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
 }
 
 function buildTrace(opts: WorkloadOptions, file: string, rng: Rng, c: Common): Workload {
+  if (opts.toolCalls !== undefined) {
+    throw new ConfigError(
+      F.toolCalls,
+      `nothing with ${F.trace} (rows carry tool_calls)`,
+      opts.toolCalls,
+    );
+  }
   const format = traceFormat(opts.traceFormat);
   const startS = nonNegative(opts.startS ?? D.startS, 'startS');
   const durationS =

@@ -9,4 +9,5 @@ export const WORKLOAD_STREAMS = {
   outputLengths: 'lengths.output',
   tenants: 'tenants',
   classes: 'classes',
+  toolCalls: 'tool-calls',
 } as const;

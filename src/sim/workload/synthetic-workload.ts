@@ -14,6 +14,7 @@ import type { LengthSpec } from './length-spec.ts';
 import { requestId } from './request-id.ts';
 import { WORKLOAD_STREAMS as S } from './streams.ts';
 import { tenantSampler, type TenantSpec } from './tenant-spec.ts';
+import { drawToolCalls, type ToolCallSpec } from './tool-call-spec.ts';
 
 export interface SyntheticPlan {
   readonly arrivals: ArrivalProcess;
@@ -23,6 +24,8 @@ export interface SyntheticPlan {
   readonly classes: ClassSpec;
   /** Every length table the input or output spec names. */
   readonly tables?: LengthTables;
+  /** Agent tool calls every request makes, when any. */
+  readonly toolCalls?: ToolCallSpec;
 }
 
 export function syntheticRequests(plan: SyntheticPlan, rng: Rng): Iterable<LlmRequest> {
@@ -41,9 +44,10 @@ function* generate(plan: SyntheticPlan, rng: Rng): Generator<LlmRequest> {
   );
   const tenant = tenantSampler(plan.tenants, rng.fork(S.tenants));
   const sloClass: () => SloClassName = classSampler(plan.classes, rng.fork(S.classes));
+  const toolRng = rng.fork(S.toolCalls);
   for (let i = 1; i <= count; i++) {
     lengths.next();
-    yield {
+    const request: LlmRequest = {
       id: requestId(i),
       arrivalMs: nextArrival(),
       inputTokens: lengths.input,
@@ -51,5 +55,8 @@ function* generate(plan: SyntheticPlan, rng: Rng): Generator<LlmRequest> {
       tenant: tenant(),
       sloClass: sloClass(),
     };
+    yield plan.toolCalls === undefined
+      ? request
+      : { ...request, toolCalls: drawToolCalls(plan.toolCalls, lengths.output, toolRng) };
   }
 }

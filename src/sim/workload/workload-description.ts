@@ -19,6 +19,8 @@ export interface SyntheticDescription {
   readonly jointLengths: boolean;
   readonly tenants: string;
   readonly classes: string;
+  /** Agent tool calls per request, when any (`N:WAIT_MS:RESULT_TOKENS`). */
+  readonly toolCalls?: string;
 }
 
 export interface TraceDescription {

@@ -46,6 +46,8 @@ export interface WorkloadOptions {
   readonly tenants?: string;
   /** A class, or a mix `interactive:0.7,batch:0.3`; traces use it for rows without a class. */
   readonly classes?: string;
+  /** Synthetic only: agent tool calls, `N:WAIT_MS:RESULT_TOKENS` (see tool-call-spec.ts). */
+  readonly toolCalls?: string;
 }
 
 export const WORKLOAD_DEFAULTS = {
@@ -76,4 +78,5 @@ export const WORKLOAD_FLAGS: Readonly<Record<keyof WorkloadOptions, string>> = {
   durationS: '--duration',
   tenants: '--tenants',
   classes: '--classes',
+  toolCalls: '--tool-calls',
 };

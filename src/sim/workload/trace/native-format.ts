@@ -1,7 +1,10 @@
 /**
  * Goodput's own trace format, JSON Lines: `{"t_ms", "input_tokens", "output_tokens"}` and,
  * optionally, `"max_tokens"`, `"tenant"`, `"class"`, `"session"`, `"prefix_hashes"` (strings or
- * integers, one per full block of the prompt, chained) and `"prefix_block_tokens"` (default 16).
+ * integers, one per full block of the prompt, chained), `"prefix_block_tokens"` (default 16) and
+ * `"tool_calls"`: `[[after_tokens, wait_ms, result_tokens], …]`, an agent's tool calls in output
+ * order — it pauses after that many output tokens, the tool takes wait_ms, and its result's
+ * tokens join the context before generation goes on.
  * Because we own this format it is strict: an unknown key is an error, so a misspelt `"clas"`
  * cannot silently fall back to the default class.
  */
@@ -9,6 +12,7 @@ import { isSloClassName, type SloClassName } from '../../../core/request/slo-cla
 import { fail, jsonNumber, timestamp, tokens, type LineRef } from './fields.ts';
 import { jsonObject, tryJsonObject, type JsonRecord } from './json-line.ts';
 import type { RowExtras, TraceFormat } from './trace-format.ts';
+import type { ToolCall } from '../../../core/request/request.ts';
 
 export const NATIVE_BLOCK_TOKENS = 16;
 
@@ -22,6 +26,7 @@ const KEYS = new Set([
   'session',
   'prefix_hashes',
   'prefix_block_tokens',
+  'tool_calls',
 ]);
 
 export const nativeFormat: TraceFormat = {
@@ -52,7 +57,8 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
     o.tenant === undefined &&
     o.class === undefined &&
     o.session === undefined &&
-    o.prefix_hashes === undefined
+    o.prefix_hashes === undefined &&
+    o.tool_calls === undefined
   ) {
     return undefined;
   }
@@ -62,6 +68,7 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
     sloClass?: SloClassName;
     session?: string;
     prefix?: { blockTokens: number; hashes: string[] };
+    toolCalls?: ToolCall[];
   } = {};
   if (o.max_tokens !== undefined) {
     extras.maxTokens = tokens(at, 'max_tokens', jsonNumber(at, 'max_tokens', o.max_tokens));
@@ -98,7 +105,25 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
     }
     if (hashes.length > 0) extras.prefix = { blockTokens: block, hashes };
   }
+  if (o.tool_calls !== undefined) extras.toolCalls = toolCalls(at, o.tool_calls);
   return extras;
+}
+
+/** `[[after_tokens, wait_ms, result_tokens], …]`, in output order. */
+function toolCalls(at: LineRef, value: unknown): ToolCall[] {
+  const expected = 'an array of [after_tokens, wait_ms, result_tokens] triples, in output order';
+  if (!Array.isArray(value)) fail(at, 'tool_calls', `expected ${expected}`);
+  let last = 0;
+  return value.map((v: unknown, i) => {
+    const field = `tool_calls[${i}]`;
+    if (!Array.isArray(v) || v.length !== 3) fail(at, field, `expected ${expected}`);
+    const after = tokens(at, field, jsonNumber(at, field, v[0]));
+    const waitMs = timestamp(at, field, jsonNumber(at, field, v[1]));
+    const result = tokens(at, field, jsonNumber(at, field, v[2]), 0);
+    if (after < last) fail(at, field, `after_tokens ${after} before the previous call's ${last}`);
+    last = after;
+    return { afterTokens: after, waitMs, resultTokens: result };
+  });
 }
 
 function text(at: LineRef, field: string, value: unknown): string {

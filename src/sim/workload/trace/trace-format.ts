@@ -4,7 +4,7 @@
  * re-bases them to the earliest request, sorts, windows and scales, so formats stay small and
  * only know their own columns. Every malformed value is an InputError naming file, line, field.
  */
-import type { PrefixBlocks } from '../../../core/request/request.ts';
+import type { PrefixBlocks, ToolCall } from '../../../core/request/request.ts';
 import type { SloClassName } from '../../../core/request/slo-classes.ts';
 import type { Ms, Tokens } from '../../../core/request/units.ts';
 import type { TraceFormatName } from '../workload-options.ts';
@@ -16,6 +16,7 @@ export interface RowExtras {
   readonly sloClass?: SloClassName;
   readonly session?: string;
   readonly prefix?: PrefixBlocks;
+  readonly toolCalls?: readonly ToolCall[];
 }
 
 export interface TraceRow {

@@ -47,6 +47,7 @@ function* generate(plan: TracePlan, rng: Rng): Generator<LlmRequest> {
     if (x?.maxTokens !== undefined) request.maxTokens = x.maxTokens;
     if (x?.session !== undefined) request.session = x.session;
     if (x?.prefix !== undefined) request.prefix = x.prefix;
+    if (x?.toolCalls !== undefined) request.toolCalls = x.toolCalls;
     yield request;
   }
 }

@@ -1,0 +1,108 @@
+// Sequences paused for tool calls, stepped by hand: the pause takes the sequence out of
+// scheduling (kept: in the batch with its blocks; swapped: its blocks on the host; dropped:
+// freed), the resume prefills the tool's result (and, dropped, the whole context again) before
+// the next token, and the KV books balance at every step — cancels while paused included.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { EngineConfig, EngineRequest } from './engine-types.ts';
+import {
+  Recorder,
+  assertTokensInOrder,
+  auditKv,
+  constProfile,
+  testConfig,
+} from './engine-test-kit.ts';
+import { ReplicaCore } from './replica.ts';
+
+const agent = (id: string): EngineRequest => ({
+  id,
+  inputTokens: 100,
+  outputTokens: 6,
+  toolCalls: [{ afterTokens: 3, waitMs: 50, resultTokens: 40 }],
+});
+
+/** Steps until the core goes idle, resuming paused sequences when their tools return. */
+function drive(core: ReplicaCore<EngineRequest>, cancelAt?: { id: string; afterPauses: number }) {
+  let now = 0;
+  const resumes: { id: string; atMs: number }[] = [];
+  let pauses = 0;
+  for (let i = 0; i < 1_000; i++) {
+    for (const r of resumes.filter((r) => r.atMs <= now)) core.resume(r.id, now);
+    resumes.splice(0, resumes.length, ...resumes.filter((r) => r.atMs > now));
+    const d = core.startStep(now);
+    if (d === null) {
+      if (resumes.length === 0) return now;
+      now = Math.min(...resumes.map((r) => r.atMs));
+      continue;
+    }
+    now += d;
+    core.finishStep(now);
+    auditKv(core);
+    const taken = core.takePauses();
+    resumes.push(...taken);
+    pauses += taken.length;
+    if (cancelAt !== undefined && pauses >= cancelAt.afterPauses && taken.length > 0) {
+      core.cancel(cancelAt.id, now);
+      auditKv(core);
+    }
+  }
+  throw new Error('did not finish');
+}
+
+for (const toolKv of ['keep', 'swap', 'drop'] as const) {
+  test(`tool pause with KV ${toolKv}: every token once, in order; the result prefilled; books balanced`, () => {
+    const rec = new Recorder();
+    const config: EngineConfig = testConfig({ toolKv, preemption: 'swap' });
+    const core = new ReplicaCore<EngineRequest>(config, constProfile(10), rec);
+    core.add(agent('a'), 0);
+    core.add(agent('b'), 0);
+    const end = drive(core);
+    for (const id of ['a', 'b']) assertTokensInOrder(rec, id, 6);
+    const stats = core.stats();
+    const key = { keep: 'toolPausesKeep', swap: 'toolPausesSwap', drop: 'toolPausesDrop' } as const;
+    assert.equal(stats[key[toolKv]], 2);
+    assert.equal(stats.toolResumes, 2);
+    assert.ok(end >= 50, 'it waited for its tool');
+    // Each: its prompt (100), then its last token before the call and the result (1 + 40);
+    // dropped, the 102 tokens that were in KV are computed again too.
+    const again = toolKv === 'drop' ? 2 * 102 : 0;
+    assert.equal(stats.prefillTokens, 2 * (100 + 41) + again);
+    assert.equal(core.load().kvUsedBlocks, 0);
+    assert.equal(core.load().pendingPrefillTokens, 0);
+    assert.ok(core.idle);
+  });
+
+  test(`a request cancelled while paused (KV ${toolKv}) frees what it held`, () => {
+    const core = new ReplicaCore<EngineRequest>(
+      testConfig({ toolKv, preemption: 'swap' }),
+      constProfile(10),
+      new Recorder(),
+    );
+    core.add(agent('a'), 0);
+    core.add(agent('b'), 0);
+    drive(core, { id: 'a', afterPauses: 1 });
+    assert.equal(core.load().kvUsedBlocks, 0);
+    assert.equal(core.kv.hostUsedBlocks, 0);
+    assert.equal(core.load().waiting, 0);
+    assert.equal(core.load().pendingPrefillTokens, 0);
+    assert.equal(core.stats().cancelled, 1);
+  });
+}
+
+test('a kept pause gives its seat back when a waiting request needs it', () => {
+  const rec = new Recorder();
+  const core = new ReplicaCore<EngineRequest>(
+    testConfig({ toolKv: 'keep', maxNumSeqs: 1 }),
+    constProfile(10),
+    rec,
+  );
+  core.add(agent('a'), 0);
+  core.add({ id: 'c', inputTokens: 20, outputTokens: 2 }, 0);
+  drive(core);
+  assertTokensInOrder(rec, 'a', 6);
+  assertTokensInOrder(rec, 'c', 2);
+  // c finished while a's tool ran: a's seat went to it.
+  const cDone = rec.lines.findIndex((l) => l.endsWith('finish c'));
+  const aResumed = rec.lines.findIndex((l) => l.includes('token a 3'));
+  assert.ok(cDone >= 0 && cDone < aResumed, rec.lines.join('\n'));
+});
