@@ -307,14 +307,14 @@ export class Dispatcher<H> {
     }
     // Then strict priority: a lower band waits while a higher one has work — except that a band
     // past its maximum share yields to the others with work, and gets what is left after them.
-    const yielded: Band<H>[] = [];
+    let yielded: Band<H>[] | null = null;
     for (const b of this.bands) {
       if (b.queue.live === 0) continue;
       if (this.overMax(b, nowMs) && this.bands.some((o) => o !== b && o.queue.live > 0)) {
-        yielded.push(b);
+        (yielded ??= []).push(b);
         continue;
       }
-      this.phase = yielded.length > 0 ? 'max_share' : null;
+      this.phase = yielded === null ? null : 'max_share';
       this.pumpQueue(b.queue, nowMs, live, null);
       if (b.queue.live > 0) {
         this.phase = null;
@@ -322,7 +322,7 @@ export class Dispatcher<H> {
       }
     }
     this.phase = null;
-    for (const b of yielded) {
+    for (const b of yielded ?? []) {
       this.pumpQueue(b.queue, nowMs, live, null);
       if (b.queue.live > 0) return;
     }
