@@ -1,6 +1,7 @@
 // Tenant isolation under overload: one llama-3-8b/h100 replica, interactive sharegpt-vllm
 // requests at 2× its SLO capacity (~55 req/s), queued by virtual token counters (`vtc`, the
-// goodput preset's default) or FIFO, beside the `baseline-vllm` preset. Two scenarios:
+// goodput preset's default), by the weighted candidate score (`scored`, default weights) or
+// FIFO, beside the `baseline-vllm` preset. Two scenarios:
 //   two tenants  — tenant-0 sends ~95% of requests with weight 1, tenant-1 ~5% with weight 4.26,
 //                  so tenant-0 offers 10× its fair share;
 //   zipf:24:1.2  — 24 tenants of equal weight with Zipf-skewed sizes; a tenant is under its fair
@@ -25,15 +26,17 @@ const SCENARIOS = {
   'zipf:24:1.2': { tenants: 'zipf:24:1.2', weights: { '*': { weight: 1 } } },
 } as const;
 
-type Variant = 'goodput vtc' | 'goodput fifo' | 'baseline-vllm';
-const VARIANTS: Variant[] = ['goodput vtc', 'goodput fifo', 'baseline-vllm'];
+type Variant = 'goodput vtc' | 'goodput scored' | 'goodput fifo' | 'baseline-vllm';
+const VARIANTS: Variant[] = ['goodput vtc', 'goodput scored', 'goodput fifo', 'baseline-vllm'];
 
 function run(variant: Variant, scenario: keyof typeof SCENARIOS, seed: number): Report {
   const s = SCENARIOS[scenario];
   const base = variant === 'baseline-vllm' ? PRESETS['baseline-vllm'] : PRESETS.goodput;
   const policy = resolvePolicy({
     ...base,
-    queueing: { order: variant === 'goodput fifo' ? 'fifo' : 'vtc' },
+    queueing: {
+      order: variant === 'goodput fifo' ? 'fifo' : variant === 'goodput scored' ? 'scored' : 'vtc',
+    },
     tenants: s.weights,
   });
   return runScenario(

@@ -92,6 +92,7 @@ export class Pipeline<H> {
     const classes = Object.values(policy.classes);
     const queueing = {
       order: policy.queueing.order,
+      score: policy.queueing.score,
       vtc: this.vtc,
       pressedAbove: (priority: number, nowMs: Ms) =>
         classes.some(

@@ -168,7 +168,7 @@ const invalid: Array<[string, unknown, string]> = [
   [
     'an unknown queue order',
     { ...valid, queueing: { order: 'lifo' } },
-    'queueing.order: expected one of vtc, fifo, got "lifo"',
+    'queueing.order: expected one of vtc, scored, fifo, got "lifo"',
   ],
 ];
 

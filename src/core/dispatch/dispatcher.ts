@@ -12,7 +12,7 @@ import type { DispatchConfig } from '../config/stage-schema.ts';
 import type { FleetSpec } from '../estimate/fleet-spec.ts';
 import { ADMIN_BAND, type Ticket } from '../queueing/ticket.ts';
 import { TicketQueue, type WaitQueue } from '../queueing/ticket-queue.ts';
-import { FairQueue } from '../queueing/fair-queue.ts';
+import { FairQueue, type CandidateScore } from '../queueing/fair-queue.ts';
 import type { VirtualTokenCounters } from '../queueing/virtual-token-counter.ts';
 import {
   NO_CONTRACT,
@@ -42,7 +42,9 @@ export interface DispatchSink<H> {
 
 /** How a band orders its queue, and the counters that order it by tenant. */
 export interface BandOrder {
-  readonly order: 'vtc' | 'fifo';
+  readonly order: 'vtc' | 'scored' | 'fifo';
+  /** The candidate score's weights, for `scored`. */
+  readonly score?: CandidateScore;
   readonly vtc: VirtualTokenCounters;
   /**
    * Whether a class of higher priority than `priority` is refusing requests for their wait at
@@ -551,7 +553,12 @@ export class Dispatcher<H> {
     let b = this.bands.find((x) => x.priority === priority);
     if (b === undefined) {
       const queue: WaitQueue<Ticket<H>> =
-        this.bandOrder.order === 'vtc' ? new FairQueue(this.bandOrder.vtc) : new TicketQueue();
+        this.bandOrder.order === 'fifo'
+          ? new TicketQueue()
+          : new FairQueue(
+              this.bandOrder.vtc,
+              this.bandOrder.order === 'scored' ? this.bandOrder.score : undefined,
+            );
       b = { priority, queue, contract, longWaiting: 0 };
       this.bands.push(b);
       this.bands.sort((x, y) => x.priority - y.priority);

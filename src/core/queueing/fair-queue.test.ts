@@ -17,6 +17,8 @@ const item = (id: string, tenant: string, queueCost: number): Item => ({
   long: false,
   offeredMs: 0,
   expiresMs: 1_000,
+  cls: { objectives: { itlP99Ms: 80 }, contract: {} },
+  demand: { prefillMs: 10 },
 });
 
 const ids = (xs: readonly Item[]) => xs.map((x) => x.id);
@@ -79,4 +81,37 @@ test('removal keeps the backlog and the counters right', () => {
   q.remove(b);
   assert.equal(q.live, 0);
   assert.equal(q.peek(), undefined);
+});
+
+test('scored order: with only the virtual-service weight it is the VTC order', () => {
+  const pure = { virtualService: 1, urgency: 0, age: 0, interference: 0 };
+  const build = (score?: typeof pure) => {
+    const vtc = new VirtualTokenCounters(DEFAULT_SERVICE_COST, () => 1);
+    const q = new FairQueue<Item>(vtc, score);
+    for (let i = 0; i < 4; i++) q.push(item(`h${i}`, 'heavy', 1_000));
+    q.push(item('l0', 'light', 100));
+    q.push(item('l1', 'light', 100));
+    vtc.chargeInput('heavy', 5_000, 0);
+    return q;
+  };
+  assert.deepEqual(ids(build(pure).collect(6, [], 0)), ids(build().collect(6, [], 0)));
+});
+
+test('scored order: urgency lifts a request near its deadline; interference holds a long prefill back', () => {
+  const vtc = new VirtualTokenCounters(DEFAULT_SERVICE_COST, () => 1);
+  const q = new FairQueue<Item>(vtc, { virtualService: 1, urgency: 4, age: 0, interference: 0 });
+  const old = { ...item('late', 'heavy', 100), offeredMs: 0, expiresMs: 1_000 };
+  q.push(old);
+  q.push({ ...item('fresh', 'light', 100), offeredMs: 900, expiresMs: 2_900 });
+  vtc.chargeInput('heavy', 300, 0); // heavy is 3 requests' worth ahead in service
+  // At 100 ms the heavy tenant's request is not urgent: the light tenant goes first.
+  assert.deepEqual(ids(q.collect(2, [], 100)), ['fresh', 'late']);
+  // At 950 ms it has used 95% of its wait: 4 × 0.95 outweighs 3 requests' worth.
+  assert.deepEqual(ids(q.collect(2, [], 950)), ['late', 'fresh']);
+
+  const v2 = new VirtualTokenCounters(DEFAULT_SERVICE_COST, () => 1);
+  const q2 = new FairQueue<Item>(v2, { virtualService: 1, urgency: 0, age: 0, interference: 1 });
+  q2.push({ ...item('long', 'a', 100), demand: { prefillMs: 400 } });
+  q2.push(item('short', 'b', 100));
+  assert.deepEqual(ids(q2.collect(2, [], 0)), ['short', 'long']);
 });

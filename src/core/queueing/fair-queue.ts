@@ -19,6 +19,11 @@ const URGENT_SHARE = 0.1;
 /** What the fair queue reads of a member. */
 export interface FairMember extends Queued {
   readonly req: { readonly tenant: string };
+  readonly cls: {
+    readonly objectives: { readonly itlP99Ms?: number };
+    readonly contract: { readonly starvationMs?: number };
+  };
+  readonly demand: { readonly prefillMs: number };
   /** A long prompt: others pass it while it waits for a replica of its own. */
   readonly long: boolean;
   readonly offeredMs: number;
@@ -43,6 +48,24 @@ interface TenantQueue<T extends FairMember> {
   wasBacklogged: boolean;
 }
 
+/**
+ * The weights of `order: scored` (policy `queueing.score`): a candidate's score is
+ * virtual_service × (its VTC tag − the lowest tag listed) ÷ the mean expected charge listed
+ * − urgency × (share of its allowed wait already waited) − age × (waited ÷ its class's starvation
+ * bound, or 60 s) + interference × (its prefill ms ÷ its class's ITL objective, or 80 ms).
+ * Lowest first. The terms are in "requests' worth of service", so urgency 4 lets a request at
+ * its deadline go before four requests' worth of less-served tenants.
+ */
+export interface CandidateScore {
+  readonly virtualService: number;
+  readonly urgency: number;
+  readonly age: number;
+  readonly interference: number;
+}
+
+const AGE_REFERENCE_MS = 60_000;
+const ITL_REFERENCE_MS = 80;
+
 /** Weight of the newest gap in a tenant's mean dispatch gap (an EWMA over ~10 dispatches). */
 const GAP_EWMA = 0.1;
 
@@ -56,8 +79,12 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
   private readonly tags: number[] = [];
   private readonly next: number[] = [];
 
-  constructor(vtc: VirtualTokenCounters) {
+  private readonly score: CandidateScore | undefined;
+
+  /** `score`: order candidates by the weighted score (`order: scored`) instead of VTC tags alone. */
+  constructor(vtc: VirtualTokenCounters, score?: CandidateScore) {
     this.vtc = vtc;
+    this.score = score;
   }
 
   push(t: T): void {
@@ -94,6 +121,7 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
   collect(limit: number, out: T[], nowMs = -Infinity): T[] {
     out.length = 0;
     const b = this.backlogged;
+    if (this.score !== undefined) return this.collectScored(limit, out, nowMs, this.score);
     if (b.length === 1) return b[0].queue.collect(limit, out);
     const { tags, next } = this;
     tags.length = 0;
@@ -119,6 +147,46 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
     }
     return out;
   }
+
+  /**
+   * `order: scored`: each tenant's first `limit` members with their VTC tags, scored
+   * (`CandidateScore`, formula in ./README.md), lowest first; ties by arrival.
+   */
+  private collectScored(limit: number, out: T[], nowMs: number, w: CandidateScore): T[] {
+    const scored = this.scoredScratch;
+    scored.length = 0;
+    let minTag = Infinity;
+    let cost = 0;
+    for (const q of this.backlogged) {
+      let tag = this.vtc.counter(q.tenant);
+      for (const t of q.queue.collect(limit, q.scratch)) {
+        scored.push({ t, score: tag });
+        if (tag < minTag) minTag = tag;
+        cost += t.queueCost;
+        tag += t.queueCost;
+      }
+    }
+    if (scored.length === 0) return out;
+    const mean = cost > 0 ? cost / scored.length : 1;
+    for (const c of scored) {
+      const t = c.t;
+      const waited = Number.isFinite(nowMs) ? Math.max(0, nowMs - t.offeredMs) : 0;
+      const allowed = t.expiresMs - t.offeredMs;
+      const urgency = allowed > 0 && Number.isFinite(allowed) ? Math.min(1, waited / allowed) : 0;
+      const age = waited / (t.cls.contract.starvationMs ?? AGE_REFERENCE_MS);
+      const interference = t.demand.prefillMs / (t.cls.objectives.itlP99Ms ?? ITL_REFERENCE_MS);
+      c.score =
+        (w.virtualService * (c.score - minTag)) / mean -
+        w.urgency * urgency -
+        w.age * age +
+        w.interference * interference;
+    }
+    scored.sort((x, y) => x.score - y.score || x.t.offeredMs - y.t.offeredMs);
+    for (let i = 0; i < scored.length && out.length < limit; i++) out.push(scored[i].t);
+    return out;
+  }
+
+  private readonly scoredScratch: { t: T; score: number }[] = [];
 
   *scan(limit: number): Generator<T> {
     yield* this.collect(Math.min(limit, this.live), []);
