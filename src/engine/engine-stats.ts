@@ -11,6 +11,8 @@ export interface EngineStats {
   preemptions: number;
   preemptionsRecompute: number;
   preemptionsSwap: number;
+  /** Compute-only preemptions: a lower-priority sequence gave its seat, keeping its KV. */
+  preemptionsKeep: number;
   /** Blocks moved over the host link, out and in. */
   swapTransferBlocks: number;
   /** Tokens whose KV a recompute preemption threw away (computed again on readmission). */
@@ -42,6 +44,7 @@ export function createStats(): EngineStats {
     preemptions: 0,
     preemptionsRecompute: 0,
     preemptionsSwap: 0,
+    preemptionsKeep: 0,
     swapTransferBlocks: 0,
     recomputedTokens: 0,
     toolPausesKeep: 0,

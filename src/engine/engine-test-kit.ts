@@ -161,7 +161,17 @@ export function auditKv(core: ReplicaCore<EngineRequest>): void {
     throw new Error(`audit: cached ${pool.cachedBlocks} ≠ idle entries ${idle}`);
   if (pool.usedBlocks + pool.cachedBlocks > pool.totalBlocks)
     throw new Error('audit: over capacity');
-  if (sch.running.length > core.config.maxNumSeqs) throw new Error('audit: over maxNumSeqs');
+  // Seats are for scheduled sequences: those paused for a tool with their KV, or held, give theirs.
+  let idleSeqs = 0;
+  for (const s of sch.running) {
+    if (s.state === SeqState.Running && (s.paused || s.held)) idleSeqs++;
+  }
+  if (idleSeqs !== sch.numIdle) {
+    throw new Error(`audit: ${idleSeqs} idle in the batch ≠ ${sch.numIdle}`);
+  }
+  if (sch.running.length - idleSeqs > core.config.maxNumSeqs) {
+    throw new Error('audit: over maxNumSeqs');
+  }
   let host = 0;
   // Waiting swapped sequences, and those paused for a tool call with their KV on the host.
   for (const s of core.sequences()) {

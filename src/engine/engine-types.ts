@@ -36,8 +36,8 @@ export type ToolKvMode = 'auto' | 'keep' | 'swap' | 'drop';
  * not a vLLM option — `auto`: per victim, whichever of the two is predicted cheaper.
  */
 export type PreemptionMode = 'recompute' | 'swap' | 'auto';
-/** What one preemption did. */
-export type PreemptionKind = 'recompute' | 'swap';
+/** What one preemption did; `keep`: compute only, its KV kept (priority scheduling). */
+export type PreemptionKind = 'recompute' | 'swap' | 'keep';
 
 export interface EngineConfig {
   readonly model: ModelSpec;

@@ -89,7 +89,7 @@ for (const toolKv of ['keep', 'swap', 'drop'] as const) {
   });
 }
 
-test('a kept pause gives its seat back when a waiting request needs it', () => {
+test('a kept pause holds its KV but not its seat: a waiting request runs meanwhile', () => {
   const rec = new Recorder();
   const core = new ReplicaCore<EngineRequest>(
     testConfig({ toolKv: 'keep', maxNumSeqs: 1 }),
@@ -101,8 +101,43 @@ test('a kept pause gives its seat back when a waiting request needs it', () => {
   drive(core);
   assertTokensInOrder(rec, 'a', 6);
   assertTokensInOrder(rec, 'c', 2);
-  // c finished while a's tool ran: a's seat went to it.
+  // c ran and finished while a's tool ran, a's KV kept.
   const cDone = rec.lines.findIndex((l) => l.endsWith('finish c'));
   const aResumed = rec.lines.findIndex((l) => l.includes('token a 3'));
   assert.ok(cDone >= 0 && cDone < aResumed, rec.lines.join('\n'));
+});
+
+test('priority scheduling: a higher-priority arrival takes a seat from a lower-priority sequence, which keeps its KV and resumes', () => {
+  const rec = new Recorder();
+  const core = new ReplicaCore<EngineRequest>(
+    testConfig({ schedulingPolicy: 'priority', maxNumSeqs: 2 }),
+    constProfile(10),
+    rec,
+  );
+  core.add({ id: 'b1', inputTokens: 50, outputTokens: 20, priority: 2 }, 0);
+  core.add({ id: 'b2', inputTokens: 50, outputTokens: 20, priority: 2 }, 0);
+  let now = 0;
+  for (let i = 0; i < 3; i++) {
+    now += core.startStep(now) as number;
+    core.finishStep(now);
+  }
+  core.add({ id: 'i', inputTokens: 30, outputTokens: 5, priority: 0 }, now);
+  const kvBefore = core.load().kvUsedBlocks;
+  drive(core);
+  for (const [id, n] of [
+    ['b1', 20],
+    ['b2', 20],
+    ['i', 5],
+  ] as const)
+    assertTokensInOrder(rec, id, n);
+  assert.equal(core.stats().preemptionsKeep, 1);
+  assert.equal(core.stats().preemptionsRecompute + core.stats().preemptionsSwap, 0);
+  assert.ok(kvBefore > 0);
+  // The interactive request finished before the held batch sequence did: it had the seat.
+  const done = (id: string) => rec.lines.findIndex((l) => l.endsWith(`finish ${id}`));
+  assert.ok(done('i') < Math.max(done('b1'), done('b2')));
+  assert.ok(
+    rec.lines.some((l) => l.includes('preempt') && l.includes('keep')),
+    rec.lines.join('\n'),
+  );
 });

@@ -129,6 +129,7 @@ export class ReplicaCore<R extends EngineRequest> {
     if (s.state === SeqState.Running) {
       this.kv.freeSeq(s);
       sch.numRunning--;
+      if (s.paused || s.held) sch.unmarkIdle();
       s.state = SeqState.Cancelled;
       if (this.inFlight) this.cancelledInFlight++;
       else sch.running.splice(sch.running.indexOf(s), 1);
@@ -241,6 +242,7 @@ export class ReplicaCore<R extends EngineRequest> {
     this.listener.onPause?.(s.req, nowMs, kv);
     if (kv === 'keep') {
       this.counters.toolPausesKeep++;
+      this.scheduler.markIdle();
       return false;
     }
     // Called while the step's end compacts the batch: it is left out there, not spliced here.
@@ -290,7 +292,8 @@ export class ReplicaCore<R extends EngineRequest> {
     s.target = s.input + s.emitted + call.resultTokens;
     s.prefilling = true;
     this.scheduler.pendingPrefill += prefillRemaining(s) - before;
-    if (s.state !== SeqState.Running) this.scheduler.requeue(s);
+    if (s.state === SeqState.Running) this.scheduler.unmarkIdle();
+    else this.scheduler.requeue(s);
     this.listener.onResume?.(s.req, nowMs);
     return true;
   }

@@ -46,6 +46,7 @@ const MIN_PREFILL_TOKENS = 64;
 const EV_PREFILL_START = 0;
 const EV_PREEMPT_RECOMPUTE = 1;
 const EV_PREEMPT_SWAP = 2;
+const EV_PREEMPT_KEEP = 3;
 
 const ADMIT_ANY = 0;
 const ADMIT_WHOLE_PROMPTS = 1;
@@ -63,6 +64,8 @@ export class Scheduler<R extends EngineRequest> {
   pendingPrefill = 0;
   /** Blocks crossing the host link in the step just planned. */
   swapBlocks = 0;
+  /** Sequences in the batch that are not scheduled: paused for a tool (KV kept) or held. */
+  numIdle = 0;
   /** Decode steps left in the current multi-step round, after the one just planned. */
   roundLeft = 0;
   // Side results of scheduleRunning, kept in fields so planning a step allocates nothing.
@@ -138,6 +141,7 @@ export class Scheduler<R extends EngineRequest> {
    * within the budget, then waiting ones FIFO, the last possibly with a chunk of its prompt.
    */
   private scheduleChunked(shape: StepShape): number {
+    this.holdForWaiting();
     const scheduled = this.scheduleRunning(shape, this.stepBudget());
     if (this.preempted && scheduled > 0) return scheduled;
     return scheduled + this.admit(shape, this.budgetLeft, ADMIT_ANY);
@@ -210,7 +214,7 @@ export class Scheduler<R extends EngineRequest> {
     this.preempted = false;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const s = running[i];
-      if (s.paused) continue;
+      if (s.paused || s.held) continue;
       const tokens = s.prefilling ? Math.min(s.target - s.computed, budget, this.chunkCap) : 1;
       let ok = kv.grow(s, s.computed + tokens);
       // Victims come from the back, so none of them is already in this step; a sequence
@@ -241,7 +245,11 @@ export class Scheduler<R extends EngineRequest> {
       if (s.state === SeqState.Cancelled) continue;
       const kind = this.evKind[i];
       if (kind === EV_PREFILL_START) listener.onPrefillStart(s.req, atMs);
-      else listener.onPreempt(s.req, atMs, kind === EV_PREEMPT_SWAP ? 'swap' : 'recompute');
+      else {
+        const mode =
+          kind === EV_PREEMPT_SWAP ? 'swap' : kind === EV_PREEMPT_KEEP ? 'keep' : 'recompute';
+        listener.onPreempt(s.req, atMs, mode);
+      }
     }
     this.evCount = 0;
   }
@@ -256,11 +264,12 @@ export class Scheduler<R extends EngineRequest> {
     const maxSeqs = this.limits.maxNumSeqs;
     let budget = budgetIn;
     let admitted = 0;
+    this.unhold(maxSeqs);
     while (budget > 0) {
-      // Seats held by sequences paused for a tool call are given back before admission stops.
-      if (running.length >= maxSeqs && !this.releasePaused()) break;
       const s = waiting.peekFront();
       if (s === undefined) break;
+      // Seats go to sequences that are scheduled (see `holdForWaiting`).
+      if (running.length - this.numIdle >= maxSeqs) break;
       if (s.state === SeqState.Cancelled) {
         waiting.popFront();
         continue;
@@ -347,10 +356,59 @@ export class Scheduler<R extends EngineRequest> {
     return 2 * v.blocks * this.swapMsPerBlock < recomputeMs;
   }
 
-  /** The last running sequence after `i` that is paused for a tool call, or −1. */
+  /** The last running sequence after `i` that is paused for a tool call or held, or −1. */
   private pausedFromBack(i: number): number {
-    for (let j = this.running.length - 1; j > i; j--) if (this.running[j].paused) return j;
+    for (let j = this.running.length - 1; j > i; j--) {
+      if (this.running[j].paused || this.running[j].held) return j;
+    }
     return -1;
+  }
+
+  /** A running sequence stops being scheduled (paused for a tool with its KV, or held). */
+  markIdle(): void {
+    this.numIdle++;
+  }
+
+  unmarkIdle(): void {
+    this.numIdle--;
+  }
+
+  /**
+   * Priority scheduling, before a step is planned: when every seat is taken and the waiting
+   * queue's head has a strictly higher priority than the lowest-priority scheduled sequence,
+   * that sequence gives its seat and keeps its KV (a compute-only preemption); it takes a seat
+   * back when one frees (`unhold`). One per step.
+   */
+  private holdForWaiting(): void {
+    if (!this.byPriority || this.running.length - this.numIdle < this.limits.maxNumSeqs) return;
+    const head = this.waiting.peekFront();
+    if (head === undefined || head.state === SeqState.Cancelled) return;
+    const p = head.req.priority ?? 0;
+    for (let j = this.running.length - 1; j >= 0; j--) {
+      const v = this.running[j];
+      if (v.paused || v.held) continue;
+      if ((v.req.priority ?? 0) <= p) return;
+      v.held = true;
+      this.numIdle++;
+      this.stats.preemptions++;
+      this.stats.preemptionsKeep++;
+      this.record(EV_PREEMPT_KEEP, v);
+      return;
+    }
+  }
+
+  /** Held sequences take free seats back, highest priority first, before the waiting queue's lower ones. */
+  private unhold(maxSeqs: number): void {
+    if (this.numIdle === 0) return;
+    const head = this.waiting.peekFront();
+    const headPriority = head === undefined ? Infinity : (head.req.priority ?? 0);
+    for (const v of this.running) {
+      if (this.running.length - this.numIdle >= maxSeqs) return;
+      if (!v.held) continue;
+      if ((v.req.priority ?? 0) > headPriority) return;
+      v.held = false;
+      this.numIdle--;
+    }
   }
 
   /**
@@ -359,8 +417,12 @@ export class Scheduler<R extends EngineRequest> {
    * puts it at the front of the waiting queue.
    */
   release(v: Seq<R>, swap: boolean, detach = true): 'swap' | 'drop' {
-    // `detach` false: the caller is compacting the batch itself (the end of a step).
-    if (detach) this.running.splice(this.running.indexOf(v), 1);
+    // `detach` false: the caller is compacting the batch itself (the end of a step), and the
+    // sequence was never idle in the batch.
+    if (detach) {
+      this.running.splice(this.running.indexOf(v), 1);
+      this.numIdle--;
+    }
     this.numRunning--;
     if (swap && this.kv.swapOut(v)) {
       v.state = SeqState.Swapped;
@@ -388,11 +450,9 @@ export class Scheduler<R extends EngineRequest> {
     return true;
   }
 
-  /** Sequences in the batch that are not paused. */
+  /** Sequences in the batch that are scheduled (not paused, not held). */
   get activeRunning(): number {
-    let n = 0;
-    for (const s of this.running) if (!s.paused) n++;
-    return n;
+    return this.running.length - this.numIdle;
   }
 
   /** A released paused sequence resumes: to the front of the waiting queue. */
@@ -402,6 +462,8 @@ export class Scheduler<R extends EngineRequest> {
   }
 
   private preempt(v: Seq<R>): void {
+    if (v.paused || v.held) this.numIdle--;
+    v.held = false;
     this.numRunning--;
     this.stats.preemptions++;
     if (this.swaps(v) && this.kv.swapOut(v)) {

@@ -32,6 +32,11 @@ export class Seq<R extends EngineRequest> {
   cachedTokens = 0;
   /** Paused for a tool call: not scheduled, not admitted, until it resumes. */
   paused = false;
+  /**
+   * Preempted for compute only (priority scheduling, a higher-priority request needed its seat):
+   * in the batch with its KV, not scheduled, until a seat frees.
+   */
+  held = false;
   /** The next of its tool calls (index into req.toolCalls). */
   toolNext = 0;
   /** When its current pause began. */

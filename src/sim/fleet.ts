@@ -95,6 +95,7 @@ export class Fleet {
       preemptions: 0,
       preemptionsRecompute: 0,
       preemptionsSwap: 0,
+      preemptionsKeep: 0,
       swapTransferBlocks: 0,
       recomputedTokens: 0,
       toolPausesKeep: 0,

@@ -32,6 +32,7 @@ export interface ReportContext {
     readonly preemptions: number;
     readonly preemptionsRecompute: number;
     readonly preemptionsSwap: number;
+    readonly preemptionsKeep: number;
     /** Tokens whose KV recompute preemptions threw away. */
     readonly recomputedTokens: number;
     /** Bytes moved over the host link by swap preemptions and tool pauses, out and in. */
@@ -178,6 +179,7 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       preemption: {
         recompute: ctx.engine.preemptionsRecompute,
         swap: ctx.engine.preemptionsSwap,
+        keep: ctx.engine.preemptionsKeep,
         recomputed_tokens: ctx.engine.recomputedTokens,
         swapped_bytes: ctx.engine.swappedBytes,
       },
