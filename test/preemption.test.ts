@@ -41,7 +41,7 @@ test('preemption modes are counted as they happen; auto takes the cheaper per vi
   const recompute = run({ ...long, preemption: 'recompute' });
   const swap = run({ ...long, preemption: 'swap' });
   const auto = run({ ...long, preemption: 'auto' });
-  const p = (r: typeof auto) => r.engine.preemption;
+  const p = (r: typeof auto) => r.preemption;
   assert.equal(p(recompute).swap, 0);
   assert.ok(p(recompute).recomputed_tokens > 0);
   assert.equal(p(swap).recompute, 0);

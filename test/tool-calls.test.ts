@@ -24,14 +24,14 @@ test('keep, swap and drop do what they say, and cost what they should', () => {
   const keep = agents('2:1500:300', { toolKv: 'keep' });
   const swap = agents('2:1500:300', { toolKv: 'swap' });
   const drop = agents('2:1500:300', { toolKv: 'drop' });
-  const pauses = (r: typeof keep) => r.engine.tool_pauses;
+  const pauses = (r: typeof keep) => r.preemption.tool_pauses;
   assert.ok(pauses(keep).keep > 1_000);
   assert.equal(pauses(keep).swap + pauses(keep).drop, 0);
   assert.ok(
     pauses(swap).swap > pauses(swap).drop,
     'swap, dropping only when the host pool is full',
   );
-  assert.ok(swap.engine.preemption.swapped_bytes > 0);
+  assert.ok(swap.preemption.swapped_bytes > 0);
   assert.equal(pauses(drop).drop, pauses(keep).keep);
   for (const r of [keep, swap, drop]) assert.equal(r.completed, 600);
   // Prefilling every context again after each tool call is the dearest.
@@ -42,8 +42,8 @@ test('keep, swap and drop do what they say, and cost what they should', () => {
 });
 
 test('auto keeps KV for quick tools and gives it up for slow ones', () => {
-  const quick = agents('2:500:300').engine.tool_pauses;
-  const slow = agents('2:10000:300').engine.tool_pauses;
+  const quick = agents('2:500:300').preemption.tool_pauses;
+  const slow = agents('2:10000:300').preemption.tool_pauses;
   assert.ok(quick.keep > 0.9 * (quick.keep + quick.swap + quick.drop), JSON.stringify(quick));
   assert.ok(slow.keep < 0.2 * (slow.keep + slow.swap + slow.drop), JSON.stringify(slow));
 });
@@ -75,7 +75,7 @@ test('native traces carry tool_calls per row; a bad one is refused naming line a
   const r = run({ trace: ok });
   assert.equal(r.completed, 2);
   assert.equal(
-    r.engine.tool_pauses.keep + r.engine.tool_pauses.swap + r.engine.tool_pauses.drop,
+    r.preemption.tool_pauses.keep + r.preemption.tool_pauses.swap + r.preemption.tool_pauses.drop,
     1,
   );
   assert.ok(r.latency_ms.e2el.max > 2_000, 'the request waited for its tool');

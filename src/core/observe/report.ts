@@ -176,22 +176,23 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
     engine: {
       steps: ctx.engine.steps,
       preemptions: ctx.engine.preemptions,
-      preemption: {
-        recompute: ctx.engine.preemptionsRecompute,
-        swap: ctx.engine.preemptionsSwap,
-        keep: ctx.engine.preemptionsKeep,
-        recomputed_tokens: ctx.engine.recomputedTokens,
-        swapped_bytes: ctx.engine.swappedBytes,
-      },
+      prefix_hit_tokens: ctx.engine.prefixHitTokens,
+      prefix_hit_rate: ratio(ctx.engine.prefixHitTokens, ctx.engine.promptTokens),
+      kv_used_blocks_at_end: ctx.engine.kvUsedBlocksAtEnd,
+    },
+    /** How engines gave KV and compute back: preemptions by mode, and tool-call pauses. */
+    preemption: {
+      recompute: ctx.engine.preemptionsRecompute,
+      swap: ctx.engine.preemptionsSwap,
+      keep: ctx.engine.preemptionsKeep,
+      recomputed_tokens: ctx.engine.recomputedTokens,
+      swapped_bytes: ctx.engine.swappedBytes,
       tool_pauses: {
         keep: ctx.engine.toolPausesKeep,
         swap: ctx.engine.toolPausesSwap,
         drop: ctx.engine.toolPausesDrop,
         paused_ms_mean: ratio(ctx.engine.toolPausedMs, ctx.engine.toolResumes),
       },
-      prefix_hit_tokens: ctx.engine.prefixHitTokens,
-      prefix_hit_rate: ratio(ctx.engine.prefixHitTokens, ctx.engine.promptTokens),
-      kv_used_blocks_at_end: ctx.engine.kvUsedBlocksAtEnd,
     },
     fleet: {
       replicas: ctx.fleet.replicas,
