@@ -50,3 +50,20 @@ test('preemption modes are counted as they happen; auto takes the cheaper per vi
   assert.ok(p(auto).swap > 0 && p(auto).swap >= p(auto).recompute);
   assert.ok(auto.latency_ms.e2el.mean <= recompute.latency_ms.e2el.mean);
 });
+
+test('TTFT boost: under priority scheduling a reasoning request near its deadline goes before interactive ones', () => {
+  const mix: Partial<ScenarioSpec> = {
+    rate: 60,
+    numRequests: 3_000,
+    input: 'sharegpt-vllm',
+    output: 'sharegpt-vllm',
+    classes: 'interactive:0.8,reasoning:0.2',
+    maxNumSeqs: 64,
+    schedulingPolicy: 'priority',
+  };
+  const plain = run(mix).slo.by_class.reasoning;
+  const boosted = run({ ...mix, ttftBoostMs: 3_000 }).slo.by_class.reasoning;
+  assert.ok(plain.attainment_offered < 0.1, `without: ${plain.attainment_offered}`);
+  assert.ok(boosted.attainment_offered > 0.4, `with: ${boosted.attainment_offered}`);
+  assert.throws(() => run({ ...mix, schedulingPolicy: 'fcfs', ttftBoostMs: 3_000 }), /ttftBoostMs/);
+});

@@ -67,6 +67,11 @@ export function addEngineFlags(cmd: Command): Command {
       oneOf('--scheduling-policy', ['fcfs', 'priority'] as const),
     )
     .option(
+      '--ttft-boost-ms <ms>',
+      "Goodput's engine policy, with --scheduling-policy priority: a waiting request this close to its first-token deadline is admitted before every other",
+      positiveNumber('--ttft-boost-ms'),
+    )
+    .option(
       '--tool-kv <mode>',
       'KV of a sequence paused for a tool call: auto (keep while tool calls return within --tool-keep-ms and KV is not short, else the cheaper of swap and drop) | keep | swap | drop',
       oneOf('--tool-kv', ['auto', 'keep', 'swap', 'drop'] as const),
@@ -115,6 +120,7 @@ export function engineSpecFromFlags(
     longPrefillTokenThreshold: o.longPrefillTokenThreshold as number | undefined,
     maxIterationMs: o.maxIterationMs as number | undefined,
     schedulingPolicy: o.schedulingPolicy as EngineSpec['schedulingPolicy'],
+    ttftBoostMs: o.ttftBoostMs as number | undefined,
     toolKv: o.toolKv as EngineSpec['toolKv'],
     toolKeepMs: o.toolKeepMs as number | undefined,
     preemption: o.preemption as EngineSpec['preemption'],

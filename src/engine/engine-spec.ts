@@ -35,6 +35,8 @@ export interface EngineSpec {
   readonly maxIterationMs?: number;
   /** vLLM's --scheduling-policy: fcfs (default) or priority (requests' priority, then arrival). */
   readonly schedulingPolicy?: 'fcfs' | 'priority';
+  /** Goodput's TTFT boost under priority scheduling: within this many ms of its first-token deadline, a waiting request goes first. */
+  readonly ttftBoostMs?: number;
   /** KV of a sequence paused for a tool call: auto (default), keep, swap or drop. */
   readonly toolKv?: ToolKvMode;
   /** Under toolKv auto, the expected tool wait up to which KV is kept (ms). */
@@ -96,6 +98,13 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
       false,
     );
   }
+  if (spec.ttftBoostMs !== undefined && spec.schedulingPolicy !== 'priority') {
+    throw new ConfigError(
+      'ttftBoostMs',
+      'unset unless schedulingPolicy is priority',
+      spec.ttftBoostMs,
+    );
+  }
   const defaults = version.defaults(gpu, maxModelLen, chunkedPrefill);
   const maxBatchedTokens = spec.maxBatchedTokens ?? defaults.maxBatchedTokens;
   if (!chunkedPrefill && maxBatchedTokens < maxModelLen) {
@@ -128,6 +137,7 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
       : { longPrefillTokenThreshold: spec.longPrefillTokenThreshold }),
     ...(spec.maxIterationMs === undefined ? {} : { maxIterationMs: spec.maxIterationMs }),
     ...(spec.schedulingPolicy === undefined ? {} : { schedulingPolicy: spec.schedulingPolicy }),
+    ...(spec.ttftBoostMs === undefined ? {} : { ttftBoostMs: spec.ttftBoostMs }),
     ...(spec.toolKv === undefined ? {} : { toolKv: spec.toolKv }),
     ...(spec.toolKeepMs === undefined ? {} : { toolKeepMs: spec.toolKeepMs }),
     blockSize: 16,

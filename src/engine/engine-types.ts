@@ -19,6 +19,8 @@ export interface EngineRequest {
   readonly priority?: number;
   /** Tool calls it pauses for while generating (agents), in output order. */
   readonly toolCalls?: readonly ToolCall[];
+  /** When its first token is due (clock ms), if it has such an objective: `ttftBoostMs` reads it. */
+  readonly ttftDeadlineMs?: Ms;
 }
 
 /**
@@ -69,6 +71,11 @@ export interface EngineConfig {
    * then arrival; running sequences kept in that order, so preemption takes the lowest first).
    */
   readonly schedulingPolicy?: 'fcfs' | 'priority';
+  /**
+   * A waiting request this close to its first-token deadline (ms) is admitted before every
+   * other waiting one, whatever its priority (Goodput's engine policy, not a vLLM option).
+   */
+  readonly ttftBoostMs?: number;
   /** KV of a sequence paused for a tool call (default auto). */
   readonly toolKv?: ToolKvMode;
   /** Under `auto`, the expected tool wait up to which KV is kept (default 2,000 ms). */

@@ -150,7 +150,7 @@ export class ReplicaCore<R extends EngineRequest> {
     if (sch.numRunning === 0 && sch.numWaiting === 0) return null;
     const shape = this.shape;
     clearShape(shape);
-    if (sch.schedule(shape) === 0) {
+    if (sch.schedule(shape, nowMs) === 0) {
       // Every sequence left is paused for a tool call: idle until one resumes.
       if (sch.numWaiting === 0 && sch.activeRunning === 0) return null;
       throw new EngineInvariantError(`engine: ${sch.numWaiting} waiting but nothing schedulable`);

@@ -33,6 +33,8 @@ export interface SchedulerLimits {
   readonly maxIterationMs?: number;
   /** vLLM's --scheduling-policy; default fcfs. */
   readonly schedulingPolicy?: 'fcfs' | 'priority';
+  /** Goodput's TTFT boost: a waiting request this close to its first-token deadline goes first. */
+  readonly ttftBoostMs?: number;
 }
 
 /** What `auto` preemption weighs: the host link's time per block moved. */
@@ -66,6 +68,10 @@ export class Scheduler<R extends EngineRequest> {
   swapBlocks = 0;
   /** Sequences in the batch that are not scheduled: paused for a tool (KV kept) or held. */
   numIdle = 0;
+  /** The time of the step being planned (the TTFT boost reads it). */
+  private nowMs = 0;
+  /** Whether a waiting sequence is near enough its first-token deadline to go first. */
+  private readonly boosted: ((s: Seq<R>) => boolean) | undefined;
   /** Decode steps left in the current multi-step round, after the one just planned. */
   roundLeft = 0;
   // Side results of scheduleRunning, kept in fields so planning a step allocates nothing.
@@ -109,6 +115,15 @@ export class Scheduler<R extends EngineRequest> {
     this.byPriority = limits.schedulingPolicy === 'priority';
     this.swapMsPerBlock = costs?.swapMsPerBlock ?? Infinity;
     this.waiting = new WaitingQueue((s) => (this.byPriority ? (s.req.priority ?? 0) : 0));
+    const boostMs = limits.ttftBoostMs;
+    this.boosted =
+      boostMs === undefined || !this.byPriority
+        ? undefined
+        : (s) => {
+            // Near its deadline, not past it: a first token already late gains nothing.
+            const left = (s.req.ttftDeadlineMs ?? -Infinity) - this.nowMs;
+            return s.emitted === 0 && left >= 0 && left <= boostMs;
+          };
   }
 
   enqueue(s: Seq<R>): void {
@@ -117,8 +132,9 @@ export class Scheduler<R extends EngineRequest> {
     this.pendingPrefill += prefillRemaining(s);
   }
 
-  /** Plans the next step into `shape` (already zeroed); returns how many sequences it holds. */
-  schedule(shape: StepShape): number {
+  /** Plans the next step at `nowMs` into `shape` (already zeroed); returns how many it holds. */
+  schedule(shape: StepShape, nowMs = 0): number {
+    this.nowMs = nowMs;
     this.swapBlocks = 0;
     this.evCount = 0;
     if (this.roundLeft > 0) {
@@ -266,7 +282,7 @@ export class Scheduler<R extends EngineRequest> {
     let admitted = 0;
     this.unhold(maxSeqs);
     while (budget > 0) {
-      const s = waiting.peekFront();
+      const s = waiting.peekFront(this.boosted);
       if (s === undefined) break;
       // Seats go to sequences that are scheduled (see `holdForWaiting`).
       if (running.length - this.numIdle >= maxSeqs) break;

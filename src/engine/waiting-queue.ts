@@ -23,15 +23,35 @@ export class WaitingQueue<T> {
     this.level(this.priorityOf(t)).pushFront(t);
   }
 
-  peekFront(): T | undefined {
-    for (const l of this.levels) if (l.q.size > 0) return l.q.peekFront();
-    return undefined;
+  /**
+   * The member served next: the first level's head — or, with `boosted`, the head of a lower
+   * level that `boosted` says must go first (a deadline near).
+   */
+  peekFront(boosted?: (t: T) => boolean): T | undefined {
+    this.from = -1;
+    for (let i = 0; i < this.levels.length; i++) {
+      const q = this.levels[i].q;
+      if (q.size === 0) continue;
+      if (this.from < 0) this.from = i;
+      if (boosted === undefined) break;
+      if (boosted(q.peekFront() as T)) {
+        this.from = i;
+        break;
+      }
+    }
+    return this.from < 0 ? undefined : this.levels[this.from].q.peekFront();
   }
 
+  /** Takes the member the last `peekFront` returned. */
   popFront(): T | undefined {
-    for (const l of this.levels) if (l.q.size > 0) return l.q.popFront();
-    return undefined;
+    if (this.from < 0) this.peekFront();
+    const t = this.from < 0 ? undefined : this.levels[this.from].q.popFront();
+    this.from = -1;
+    return t;
   }
+
+  /** The level `peekFront` chose (−1: none yet). */
+  private from = -1;
 
   private level(priority: number): Deque<T> {
     let i = 0;

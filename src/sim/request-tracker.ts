@@ -24,6 +24,8 @@ export class RequestTracker implements EngineRequest {
   /** Its class's band: the engine's request priority under `--scheduling-policy priority`. */
   readonly priority: number;
   readonly toolCalls: LlmRequest['toolCalls'];
+  /** When its first token is due, by its class's TTFT objective (the engine's TTFT boost). */
+  readonly ttftDeadlineMs: Ms | undefined;
   /** The next gap spans a tool call's pause: the tool's time, not the server's, so not a gap. */
   private pauseGap = false;
   /** Replica of the current attempt, once dispatched. */
@@ -59,9 +61,10 @@ export class RequestTracker implements EngineRequest {
   rejectReason: string | undefined;
   failReason: string | undefined;
 
-  constructor(req: LlmRequest, keepGaps: boolean, priority = 0) {
+  constructor(req: LlmRequest, keepGaps: boolean, priority = 0, ttftMs?: Ms) {
     this.req = req;
     this.priority = priority;
+    this.ttftDeadlineMs = ttftMs === undefined ? undefined : req.arrivalMs + ttftMs;
     this.id = req.id;
     this.inputTokens = req.inputTokens;
     this.outputTokens = cappedOutput(req);

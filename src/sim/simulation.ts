@@ -259,8 +259,15 @@ export function simulate(opts: SimulationOptions): Report {
     if (next.done) return;
     const req = next.value;
     clock.at(req.arrivalMs, () => {
-      const priority = opts.policy.classes[req.sloClass].priority;
-      sendAttempt(new RequestTracker(req, opts.client.timeoutMs !== undefined, priority));
+      const cls = opts.policy.classes[req.sloClass];
+      sendAttempt(
+        new RequestTracker(
+          req,
+          opts.client.timeoutMs !== undefined,
+          cls.priority,
+          cls.objectives.ttftMs,
+        ),
+      );
       scheduleNextArrival();
     });
   };
