@@ -39,6 +39,7 @@ import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
 import { lookupTenant } from './config/tenant-schema.ts';
 import { VirtualTokenCounters } from './queueing/virtual-token-counter.ts';
+import { ServiceCharges } from './queueing/service-charges.ts';
 
 export interface PipelineSink<H> {
   dispatch(ticket: Ticket<H>): void;
@@ -71,6 +72,7 @@ export class Pipeline<H> {
   readonly dispatcher: Dispatcher<H>;
   /** Each tenant's weighted service, which orders the bands (`policy.queueing`). */
   readonly vtc: VirtualTokenCounters;
+  private readonly charges: ServiceCharges;
   private readonly admission: Admission;
   private readonly admissionState: unknown;
   private readonly sink: PipelineSink<H>;
@@ -89,6 +91,7 @@ export class Pipeline<H> {
     this.admissionState = this.admission.initState();
     const weightOf = (tenant: string) => lookupTenant(policy.tenants, tenant)?.weight ?? 1;
     this.vtc = new VirtualTokenCounters(policy.queueing.cost, weightOf);
+    this.charges = new ServiceCharges(this.vtc, spec.kvBytesPerToken);
     const classes = Object.values(policy.classes);
     const queueing = {
       order: policy.queueing.order,
@@ -106,6 +109,7 @@ export class Pipeline<H> {
       ROUTERS[policy.routing.type](),
       {
         dispatch: (t) => {
+          this.charges.dispatched(t);
           this.learned.leftQueue(t, t.dispatchedMs);
           this.record(
             t,
@@ -164,6 +168,7 @@ export class Pipeline<H> {
       queueCost: 0,
       chargedTokens: 0,
       kvChargedMs: -1,
+      account: null,
       band:
         lookupTenant(this.policy.tenants, req.tenant)?.lane === 'admin' ? ADMIN_BAND : cls.priority,
     };
@@ -273,30 +278,13 @@ export class Pipeline<H> {
   firstToken(t: Ticket<H>, ttftMs: Ms): void {
     if (t.entry !== null) this.dispatcher.ledger.firstToken(t.entry);
     this.learned.firstToken(t, ttftMs);
-    this.chargeToken(t, t.asked.arrivalMs + ttftMs);
+    this.charges.token(t, t.asked.arrivalMs + ttftMs);
   }
 
   /** Another token streamed at `nowMs` (the KV term of the cost needs the time). */
   token(t: Ticket<H>, nowMs?: Ms): void {
     if (t.entry !== null) this.dispatcher.ledger.token(t.entry);
-    this.chargeToken(t, nowMs);
-  }
-
-  /** Each generated token is charged to its tenant as it streams (VTC needs no length ahead). */
-  private chargeToken(t: Ticket<H>, nowMs: Ms | undefined): void {
-    this.chargeKv(t, nowMs);
-    this.vtc.chargeOutput(t.req.tenant, 1);
-    t.chargedTokens++;
-  }
-
-  /** The KV cache the request has held since it was last charged (prompt and output so far). */
-  private chargeKv(t: Ticket<H>, nowMs: Ms | undefined): void {
-    if (this.vtc.cost.kvGibSecondWeight === 0 || nowMs === undefined) return;
-    const since = t.kvChargedMs < 0 ? t.dispatchedMs : t.kvChargedMs;
-    if (since < 0 || nowMs <= since) return;
-    const gib = ((t.req.inputTokens + t.chargedTokens) * this.spec.kvBytesPerToken) / 2 ** 30;
-    this.vtc.chargeKv(t.req.tenant, (gib * (nowMs - since)) / 1000);
-    t.kvChargedMs = nowMs;
+    this.charges.token(t, nowMs);
   }
 
   /**
@@ -307,9 +295,7 @@ export class Pipeline<H> {
     if (t.state === 'ended') return;
     if (t.entry !== null) this.dispatcher.ledger.remove(t.entry);
     // A host that does not report every token (a baseline's) is charged for them at the end.
-    this.chargeKv(t, nowMs);
-    this.vtc.chargeOutput(t.req.tenant, outputTokens - t.chargedTokens);
-    t.chargedTokens = outputTokens;
+    this.charges.ended(t, outputTokens, nowMs);
     this.forget(t);
     t.state = 'ended';
     this.settle(t, outputTokens);

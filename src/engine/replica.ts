@@ -20,6 +20,7 @@ import { EngineInvariantError } from './invariant.ts';
 import { resolveCpuBlocks, resolveGpuBlocks } from './kv-capacity.ts';
 import { KvCacheManager } from './kv-cache-manager.ts';
 import { Scheduler } from './scheduler.ts';
+import { StepCosts } from './step-costs.ts';
 import { Seq, SeqState, prefillRemaining } from './sequence.ts';
 import { type StepShape, type TimingProfile, clearShape, emptyShape } from './timing/profile.ts';
 
@@ -67,8 +68,7 @@ export class ReplicaCore<R extends EngineRequest> {
       config,
       this.kv,
       this.counters,
-      (shape) => profile.stepMs(shape),
-      { swapMsPerBlock: this.swapMsPerBlock },
+      new StepCosts(profile, this.swapMsPerBlock),
     );
   }
 
@@ -259,7 +259,7 @@ export class ReplicaCore<R extends EngineRequest> {
     const keepMs = this.config.toolKeepMs ?? DEFAULT_TOOL_KEEP_MS;
     const short = this.kv.pool.freeBlocks < KV_SHORT_RATIO * this.kv.pool.totalBlocks;
     if (this.toolWaitMs <= keepMs && !short) return 'keep';
-    return this.scheduler.swapIsCheaper(s) ? 'swap' : 'drop';
+    return this.scheduler.costs.swapIsCheaper(s) ? 'swap' : 'drop';
   }
 
   /** Pauses begun since the last call, each with when its tool call returns: the driver's timers. */

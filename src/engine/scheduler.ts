@@ -12,38 +12,27 @@
  * O(running + admitted) per step with no per-token allocation.
  */
 import type { Ms } from '../core/request/units.ts';
-import type { EngineListener, EngineRequest, PreemptionMode } from './engine-types.ts';
+import type { EngineConfig, EngineListener, EngineRequest } from './engine-types.ts';
 import type { EngineStats } from './engine-stats.ts';
 import { WaitingQueue } from './waiting-queue.ts';
 import type { KvCacheManager } from './kv-cache-manager.ts';
 import { type Seq, SeqState, prefillRemaining } from './sequence.ts';
-import { clearShape, emptyShape, type StepShape } from './timing/profile.ts';
+import type { StepShape } from './timing/profile.ts';
+import type { StepCosts } from './step-costs.ts';
 
-export interface SchedulerLimits {
-  readonly maxNumSeqs: number;
-  readonly maxBatchedTokens: number;
-  readonly preemption: PreemptionMode;
-  /** false: vLLM V0's prefill-first steps of whole prompts (see `schedulePrefillFirst`). */
-  readonly chunkedPrefill: boolean;
-  /** vLLM 0.6's `--num-scheduler-steps`: a decode step is planned once for this many steps. */
-  readonly schedulerSteps: number;
-  /** vLLM V1's long_prefill_token_threshold: one sequence's prompt tokens per step (0: no cap). */
-  readonly longPrefillTokenThreshold?: number;
-  /** Goodput's iteration-time cap: prefill tokens cut so the step is predicted within it. */
-  readonly maxIterationMs?: number;
-  /** vLLM's --scheduling-policy; default fcfs. */
-  readonly schedulingPolicy?: 'fcfs' | 'priority';
-  /** Goodput's TTFT boost: a waiting request this close to its first-token deadline goes first. */
-  readonly ttftBoostMs?: number;
-}
-
-/** What `auto` preemption weighs: the host link's time per block moved. */
-export interface PreemptionCosts {
-  readonly swapMsPerBlock: number;
-}
-
-/** Prompt tokens a step may always carry under the iteration-time cap: prefills progress. */
-const MIN_PREFILL_TOKENS = 64;
+/** What of the engine's configuration the scheduler plans by (documented on `EngineConfig`). */
+export type SchedulerLimits = Pick<
+  EngineConfig,
+  | 'maxNumSeqs'
+  | 'maxBatchedTokens'
+  | 'preemption'
+  | 'chunkedPrefill'
+  | 'schedulerSteps'
+  | 'longPrefillTokenThreshold'
+  | 'maxIterationMs'
+  | 'schedulingPolicy'
+  | 'ttftBoostMs'
+>;
 
 const EV_PREFILL_START = 0;
 const EV_PREEMPT_RECOMPUTE = 1;
@@ -87,33 +76,18 @@ export class Scheduler<R extends EngineRequest> {
   private evCount = 0;
 
   private readonly chunkCap: number;
-  private readonly stepMs: ((shape: StepShape) => Ms) | undefined;
-  private readonly probe: StepShape = emptyShape();
-
-  private readonly profileMs: ((shape: StepShape) => Ms) | undefined;
   private readonly byPriority: boolean;
-  private readonly swapMsPerBlock: number;
+  /** What steps and swaps are predicted to cost (the iteration-time cap, `auto` choices). */
+  readonly costs: StepCosts;
 
-  /**
-   * `stepMs` predicts a step's time (the iteration-time cap and `auto` preemption need it);
-   * `costs`, what moving KV over the host link takes (`auto` preemption).
-   */
-  constructor(
-    limits: SchedulerLimits,
-    kv: KvCacheManager,
-    stats: EngineStats,
-    stepMs?: (shape: StepShape) => Ms,
-    costs?: PreemptionCosts,
-  ) {
+  constructor(limits: SchedulerLimits, kv: KvCacheManager, stats: EngineStats, costs: StepCosts) {
     this.limits = limits;
     this.kv = kv;
     this.stats = stats;
     const t = limits.longPrefillTokenThreshold ?? 0;
     this.chunkCap = t > 0 ? t : Infinity;
-    this.stepMs = limits.maxIterationMs === undefined ? undefined : stepMs;
-    this.profileMs = stepMs;
     this.byPriority = limits.schedulingPolicy === 'priority';
-    this.swapMsPerBlock = costs?.swapMsPerBlock ?? Infinity;
+    this.costs = costs;
     this.waiting = new WaitingQueue((s) => (this.byPriority ? (s.req.priority ?? 0) : 0));
     const boostMs = limits.ttftBoostMs;
     this.boosted =
@@ -158,7 +132,11 @@ export class Scheduler<R extends EngineRequest> {
    */
   private scheduleChunked(shape: StepShape): number {
     this.holdForWaiting();
-    const scheduled = this.scheduleRunning(shape, this.stepBudget());
+    const budget =
+      this.limits.maxIterationMs === undefined
+        ? this.limits.maxBatchedTokens
+        : this.costs.iterationBudget(this.running, this.limits);
+    const scheduled = this.scheduleRunning(shape, budget);
     if (this.preempted && scheduled > 0) return scheduled;
     return scheduled + this.admit(shape, this.budgetLeft, ADMIT_ANY);
   }
@@ -176,46 +154,6 @@ export class Scheduler<R extends EngineRequest> {
     const scheduled = this.scheduleRunning(shape, Infinity);
     if (this.preempted && scheduled > 0) return scheduled;
     return scheduled + this.admit(shape, Infinity, ADMIT_SWAPPED);
-  }
-
-  /**
-   * The step's token budget: `maxBatchedTokens`, or under the iteration-time cap the running
-   * decodes plus the most prompt tokens (at least MIN_PREFILL_TOKENS) that keep the step,
-   * predicted by the profile as one chunk beside those decodes (attending to as much prompt as
-   * the deepest prefill under way has computed), within `maxIterationMs`.
-   */
-  private stepBudget(): number {
-    const max = this.limits.maxBatchedTokens;
-    const stepMs = this.stepMs;
-    if (stepMs === undefined) return max;
-    const p = this.probe;
-    p.decodeSeqs = 0;
-    p.decodeContextTokens = 0;
-    // A chunk attends to the prompt already computed: taken at the deepest prefill under way.
-    let cached = 0;
-    for (const s of this.running) {
-      if (s.prefilling) {
-        if (s.computed > cached) cached = s.computed;
-        continue;
-      }
-      p.decodeSeqs++;
-      p.decodeContextTokens += s.computed + 1;
-    }
-    const fits = (tokens: number) => {
-      p.prefillTokens = tokens;
-      p.prefillSeqs = tokens > 0 ? 1 : 0;
-      p.prefillAttnWork = tokens * (cached + tokens);
-      return stepMs(p) <= (this.limits.maxIterationMs as number);
-    };
-    let lo = Math.min(MIN_PREFILL_TOKENS, max);
-    let hi = Math.max(lo, max - p.decodeSeqs);
-    if (fits(hi)) lo = hi;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (fits(mid)) lo = mid;
-      else hi = mid - 1;
-    }
-    return Math.min(max, p.decodeSeqs + lo);
   }
 
   /**
@@ -353,23 +291,7 @@ export class Scheduler<R extends EngineRequest> {
    */
   private swaps(v: Seq<R>): boolean {
     const mode = this.limits.preemption;
-    return mode === 'auto' ? this.swapIsCheaper(v) : mode === 'swap';
-  }
-
-  /** Whether moving `v`'s blocks out and back is predicted faster than prefilling it again. */
-  swapIsCheaper(v: Seq<R>): boolean {
-    if (this.profileMs === undefined) return false;
-    // What prefilling its tokens again adds to a step (the step's own fixed costs aside).
-    const p = this.probe;
-    clearShape(p);
-    p.decodeSeqs = 1;
-    p.decodeContextTokens = 1;
-    const baseMs = this.profileMs(p);
-    p.prefillTokens = v.computed;
-    p.prefillSeqs = 1;
-    p.prefillAttnWork = v.computed * v.computed;
-    const recomputeMs = this.profileMs(p) - baseMs;
-    return 2 * v.blocks * this.swapMsPerBlock < recomputeMs;
+    return mode === 'auto' ? this.costs.swapIsCheaper(v) : mode === 'swap';
   }
 
   /** The last running sequence after `i` that is paused for a tool call or held, or −1. */
@@ -462,7 +384,7 @@ export class Scheduler<R extends EngineRequest> {
     const j = this.pausedFromBack(-1);
     if (j < 0) return false;
     const v = this.running[j];
-    this.release(v, this.swapIsCheaper(v));
+    this.release(v, this.costs.swapIsCheaper(v));
     return true;
   }
 

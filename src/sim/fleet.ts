@@ -2,6 +2,7 @@
  * The simulated fleet: N identical engine replicas on the virtual clock, plus the control
  * plane's own view of them (requests in flight per replica). Routing sees snapshots of this.
  */
+import { createStats, type EngineStats } from '../engine/engine-stats.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Timers } from '../core/ports/timers.ts';
 import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
@@ -89,26 +90,12 @@ export class Fleet {
     this.release(attempt.replica);
   }
 
-  stats() {
-    const sum = {
-      steps: 0,
-      preemptions: 0,
-      preemptionsRecompute: 0,
-      preemptionsSwap: 0,
-      preemptionsKeep: 0,
-      swapTransferBlocks: 0,
-      recomputedTokens: 0,
-      toolPausesKeep: 0,
-      toolPausesSwap: 0,
-      toolPausesDrop: 0,
-      toolPausedMs: 0,
-      toolResumes: 0,
-      prefixHitTokens: 0,
-      promptTokens: 0,
-    };
+  /** Every replica's counters, summed. */
+  stats(): EngineStats {
+    const sum = createStats();
     for (const r of this.replicas) {
       const s = r.stats();
-      for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += s[k];
+      for (const k of Object.keys(sum) as (keyof EngineStats)[]) sum[k] += s[k];
     }
     return sum;
   }

@@ -10,16 +10,11 @@
  */
 import type { DispatchConfig } from '../config/stage-schema.ts';
 import type { FleetSpec } from '../estimate/fleet-spec.ts';
-import { ADMIN_BAND, type Ticket } from '../queueing/ticket.ts';
-import { TicketQueue, type WaitQueue } from '../queueing/ticket-queue.ts';
-import { FairQueue, type CandidateScore } from '../queueing/fair-queue.ts';
-import type { VirtualTokenCounters } from '../queueing/virtual-token-counter.ts';
-import {
-  NO_CONTRACT,
-  ShareMeter,
-  type ClassContract,
-  type PassReason,
-} from '../queueing/class-contract.ts';
+import type { Ticket } from '../queueing/ticket.ts';
+import type { TicketQueue, WaitQueue } from '../queueing/ticket-queue.ts';
+import { FairQueue } from '../queueing/fair-queue.ts';
+import { ContractBook, type PassReason } from '../queueing/class-contract.ts';
+import { WaitingBands, type Band, type BandOrder } from '../queueing/bands.ts';
 import { DispatchRate } from '../queueing/dispatch-rate.ts';
 import type { Ms } from '../request/units.ts';
 import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
@@ -40,38 +35,14 @@ export interface DispatchSink<H> {
   expire(ticket: Ticket<H>): void;
 }
 
-/** How a band orders its queue, and the counters that order it by tenant. */
-export interface BandOrder {
-  readonly order: 'vtc' | 'scored' | 'fifo';
-  /** The candidate score's weights, for `scored`. */
-  readonly score?: CandidateScore;
-  readonly vtc: VirtualTokenCounters;
-  /**
-   * Whether a class of higher priority than `priority` is refusing requests for their wait at
-   * `nowMs` (its queue-delay control is in force): capacity is then not leftover.
-   */
-  readonly pressedAbove?: (priority: number, nowMs: Ms) => boolean;
-}
-
-interface Band<H> {
-  readonly priority: number;
-  readonly queue: WaitQueue<Ticket<H>>;
-  /** The contract of the first class seen at this priority. */
-  readonly contract: ClassContract;
-  /** Long prompts among the queued: the rest pass them, so they do not count as ahead. */
-  longWaiting: number;
-}
-
 export class Dispatcher<H> {
   readonly ledger: ReplicaLedger;
   readonly flow: FlowControl;
   readonly rate = new DispatchRate();
   /** The same for long prompts alone, which pass through held replicas at their own pace. */
   readonly longRate = new DispatchRate();
-  readonly deferred = new TicketQueue<Ticket<H>>();
-  /** Deferred tickets by their class's priority. */
-  private readonly deferredAt = new Map<number, number>();
-  private readonly bands: Band<H>[] = [];
+  /** The priority bands and the deferred queue. */
+  readonly waiting: WaitingBands<H>;
   private readonly config: DispatchConfig;
   private readonly bandOrder: BandOrder;
   private readonly router: Router;
@@ -95,23 +66,18 @@ export class Dispatcher<H> {
   longPromptWaitMs = 0;
   /** Long prompts that have left the queue: until one has, their wait is unknown. */
   longPromptsSeen = 0;
-  /** Work dispatched per band, for the class contracts' shares. */
-  readonly shares = new ShareMeter();
-  /** Work dispatched per class over the whole run (weighted tokens expected). */
-  readonly workByClass = new Map<string, number>();
-  /**
-   * Dispatches made while a band of higher priority had work waiting, by the contract that
-   * allowed it; `priority` counts those no contract allowed (priority inversions: none expected).
-   */
-  readonly passes: Record<PassReason | 'priority', number> = {
-    starvation: 0,
-    min_share: 0,
-    aging: 0,
-    max_share: 0,
-    priority: 0,
-  };
-  /** The contract the pump is applying while it places (null: strict priority). */
-  private phase: PassReason | null = null;
+  /** The class contracts' judgement, shares and accounts. */
+  readonly contracts = new ContractBook();
+
+  /** Dispatches made ahead of a band with work waiting, by contract (`ContractBook.passes`). */
+  get passes(): Readonly<Record<PassReason | 'priority', number>> {
+    return this.contracts.passes;
+  }
+
+  /** Work dispatched per class over the run (`ContractBook.workByClass`). */
+  get workByClass(): ReadonlyMap<string, number> {
+    return this.contracts.workByClass;
+  }
 
   constructor(
     config: DispatchConfig,
@@ -122,6 +88,7 @@ export class Dispatcher<H> {
   ) {
     this.config = config;
     this.bandOrder = bandOrder;
+    this.waiting = new WaitingBands(bandOrder);
     this.router = router;
     this.routerState = router.initState();
     this.sink = sink;
@@ -143,118 +110,50 @@ export class Dispatcher<H> {
       this.config.type === 'flow-control' &&
       itl !== undefined &&
       this.isLongPrefill(t.demand.prefillMs, itl);
-    const band = this.band(t.band, t.band === ADMIN_BAND ? NO_CONTRACT : t.cls.contract);
-    band.queue.push(t);
-    if (t.long) band.longWaiting++;
+    this.waiting.enqueue(t);
   }
 
   defer(t: Ticket<H>): void {
-    t.state = 'deferred';
-    t.wasDeferred = true;
-    this.deferred.push(t);
-    this.deferredAt.set(t.band, (this.deferredAt.get(t.band) ?? 0) + 1);
+    this.waiting.defer(t);
+  }
+
+  /** The deferred queue (leftover-capacity work). */
+  get deferred(): TicketQueue<Ticket<H>> {
+    return this.waiting.deferred;
   }
 
   /** Whether work of lower priority than `priority` waits, in a band or deferred. */
   lowerWaiting(priority: number): boolean {
-    for (const b of this.bands) if (b.priority > priority && b.queue.live > 0) return true;
-    for (const [p, n] of this.deferredAt) if (p > priority && n > 0) return true;
-    return false;
+    return this.waiting.lowerWaiting(priority);
   }
 
   hasWaiting(): boolean {
-    if (this.deferred.live > 0) return true;
-    for (const b of this.bands) if (b.queue.live > 0) return true;
-    return false;
+    return this.waiting.hasWaiting();
   }
 
   /** Every waiting ticket, bands first, then the deferred queue. */
-  *waitingTickets(): Generator<Ticket<H>> {
-    for (const b of this.bands) yield* b.queue.scan(Infinity);
-    yield* this.deferred.scan(Infinity);
+  waitingTickets(): Generator<Ticket<H>> {
+    return this.waiting.tickets();
   }
 
   /** Takes a waiting ticket out (its client gave up). */
   withdraw(t: Ticket<H>): void {
-    if (!t.queued) return;
-    if (t.state === 'deferred') this.leaveDeferred(t);
-    else this.leaveBand(t);
+    this.waiting.withdraw(t);
   }
 
-  /**
-   * Requests waiting in bands served before or with `priority` that a new request would queue
-   * behind: long prompts count only for another long prompt (the rest pass them). In its own
-   * band, when the band is fair and the tenant is known, only those its tenant's counter lets
-   * go first.
-   */
+  /** `WaitingBands.ahead`. */
   waitingAhead(priority: number, long: boolean, tenant?: string): number {
-    let n = 0;
-    for (const b of this.bands) {
-      if (b.priority > priority) continue;
-      let ahead = long ? b.longWaiting : b.queue.live - b.longWaiting;
-      if (b.priority === priority && tenant !== undefined && b.queue instanceof FairQueue) {
-        ahead = Math.min(ahead, b.queue.ahead(tenant));
-      }
-      n += ahead;
-    }
-    return n;
+    return this.waiting.ahead(priority, long, tenant);
   }
 
-  private longWaitingTotal(): number {
-    let n = 0;
-    for (const b of this.bands) n += b.longWaiting;
-    return n;
-  }
-
-  private take(queue: WaitQueue<Ticket<H>>, t: Ticket<H>): void {
-    if (queue === this.deferred) this.leaveDeferred(t);
-    else this.leaveBand(t);
-  }
-
-  private leaveDeferred(t: Ticket<H>): void {
-    this.deferred.remove(t);
-    this.deferredAt.set(t.band, (this.deferredAt.get(t.band) ?? 1) - 1);
-  }
-
-  private leaveBand(t: Ticket<H>): void {
-    const band = this.band(t.band, t.band === ADMIN_BAND ? NO_CONTRACT : t.cls.contract);
-    band.queue.remove(t);
-    if (t.long) band.longWaiting--;
-  }
-
-  /**
-   * A new request of `tenant` in the band of `priority` waits at least its tenant's own pace
-   * when the band is fair and the tenant has work queued there (`FairQueue.tenantPaceMs`).
-   */
+  /** `WaitingBands.tenantPaceMs`. */
   tenantPaceMs(priority: number, tenant: string): Ms | undefined {
-    const b = this.bands.find((x) => x.priority === priority);
-    return b !== undefined && b.queue instanceof FairQueue
-      ? b.queue.tenantPaceMs(tenant)
-      : undefined;
+    return this.waiting.tenantPaceMs(priority, tenant);
   }
 
-  /**
-   * When the longest-waiting request in bands served before or with `priority` was offered,
-   * long prompts aside: they wait for a replica of their own and others pass them. In a fair
-   * band, with `tenant` given, only that tenant's own oldest counts: the others' waits are not
-   * its own.
-   */
+  /** `WaitingBands.oldestOfferedMs`, looking `lookahead` deep. */
   oldestOfferedMs(priority: number, tenant?: string): Ms {
-    let oldest = Infinity;
-    for (const b of this.bands) {
-      if (b.priority > priority) continue;
-      if (b.priority === priority && tenant !== undefined && b.queue instanceof FairQueue) {
-        const head = b.queue.headOf(tenant);
-        if (head !== undefined && !head.long && head.offeredMs < oldest) oldest = head.offeredMs;
-        continue;
-      }
-      for (const t of b.queue.scan(this.lookahead)) {
-        if (t.long) continue;
-        if (t.offeredMs < oldest) oldest = t.offeredMs;
-        break;
-      }
-    }
-    return oldest;
+    return this.waiting.oldestOfferedMs(priority, this.lookahead, tenant);
   }
 
   /** Where `t` would go now, without placing it; -1 when nowhere fits. */
@@ -286,12 +185,13 @@ export class Dispatcher<H> {
     // Contracts first: a band whose oldest request has starved, one under its reserved share,
     // one aged up to the front — each places what fits while its reason holds. A starved
     // deferred request goes too (admission still re-decides it).
-    const first = this.bands.find((b) => b.queue.live > 0);
+    const bands = this.waiting.bands;
+    const first = bands.find((b) => b.queue.live > 0);
     if (first !== undefined && this.config.type !== 'immediate') {
-      for (const b of this.bands) {
+      for (const b of bands) {
         const reason = this.passReason(b, first, nowMs);
         if (reason === null) continue;
-        this.phase = reason;
+        this.contracts.phase = reason;
         const oldestOnly = reason === 'starvation';
         this.pumpQueue(b.queue, nowMs, live, null, oldestOnly, () => {
           return this.passReason(b, first, nowMs) !== reason;
@@ -300,7 +200,7 @@ export class Dispatcher<H> {
       const d = this.deferred.peek();
       const starve = d?.cls.contract.starvationMs;
       if (d !== undefined && starve !== undefined && nowMs - d.offeredMs >= starve) {
-        this.phase = 'starvation';
+        this.contracts.phase = 'starvation';
         this.pumpQueue(this.deferred, nowMs, live, admitDeferred, true, () => {
           const h = this.deferred.peek();
           return h === undefined || nowMs - h.offeredMs < (h.cls.contract.starvationMs ?? Infinity);
@@ -310,20 +210,20 @@ export class Dispatcher<H> {
     // Then strict priority: a lower band waits while a higher one has work — except that a band
     // past its maximum share yields to the others with work, and gets what is left after them.
     let yielded: Band<H>[] | null = null;
-    for (const b of this.bands) {
+    for (const b of bands) {
       if (b.queue.live === 0) continue;
-      if (this.overMax(b, nowMs) && this.bands.some((o) => o !== b && o.queue.live > 0)) {
+      if (this.contracts.overMax(b, nowMs) && bands.some((o) => o !== b && o.queue.live > 0)) {
         (yielded ??= []).push(b);
         continue;
       }
-      this.phase = yielded === null ? null : 'max_share';
+      this.contracts.phase = yielded === null ? null : 'max_share';
       this.pumpQueue(b.queue, nowMs, live, null);
       if (b.queue.live > 0) {
-        this.phase = null;
+        this.contracts.phase = null;
         return;
       }
     }
-    this.phase = null;
+    this.contracts.phase = null;
     for (const b of yielded ?? []) {
       this.pumpQueue(b.queue, nowMs, live, null);
       if (b.queue.live > 0) return;
@@ -340,21 +240,10 @@ export class Dispatcher<H> {
 
   /** Which contract, if any, lets `b` go before `first` (the highest band with work) now. */
   private passReason(b: Band<H>, first: Band<H>, nowMs: Ms): PassReason | null {
-    const c = b.contract;
-    if (c.minShare === 0 && c.starvationMs === undefined && c.agingMs === undefined) return null;
-    if (b === first || b.queue.live === 0) return null;
+    if (!ContractBook.binds(b.contract) || b === first || b.queue.live === 0) return null;
     const oldest = b.queue.oldest();
     const waited = oldest === undefined ? 0 : nowMs - oldest.offeredMs;
-    if (c.starvationMs !== undefined && waited >= c.starvationMs) return 'starvation';
-    if (c.minShare > 0 && this.shares.share(b.priority, nowMs) < c.minShare) return 'min_share';
-    if (c.agingMs !== undefined && b.priority - Math.floor(waited / c.agingMs) <= first.priority) {
-      return 'aging';
-    }
-    return null;
-  }
-
-  private overMax(b: Band<H>, nowMs: Ms): boolean {
-    return b.contract.maxShare < 1 && this.shares.share(b.priority, nowMs) > b.contract.maxShare;
+    return this.contracts.passReason(b, first.priority, waited, nowMs);
   }
 
   /** `live.replicas` loses a replica on trial once it has its one request. */
@@ -378,7 +267,7 @@ export class Dispatcher<H> {
         : queue.collect(this.lookahead, this.scratch, nowMs);
       for (const t of candidates) {
         if (t.expiresMs <= nowMs) {
-          this.take(queue, t);
+          this.waiting.take(queue, t);
           this.noteWait(t, nowMs);
           this.sink.expire(t);
           placed = true;
@@ -386,7 +275,7 @@ export class Dispatcher<H> {
         }
         const replica = replicas.length === 0 ? -1 : this.choose(t, replicas);
         if (replica >= 0 && (admitDeferred === null || admitDeferred(t))) {
-          this.take(queue, t);
+          this.waiting.take(queue, t);
           if (queue instanceof FairQueue) queue.dispatched(t, nowMs);
           this.send(t, replica, replicas, nowMs, queue.live > 0);
           if (replicas.some((r) => r.index === replica && r.probe === true)) {
@@ -521,49 +410,29 @@ export class Dispatcher<H> {
       slot: -1,
     };
     this.ledger.add(t.entry);
-    this.bandOrder.vtc.chargeInput(t.req.tenant, t.req.inputTokens, t.demand.prefixHitTokens);
     this.noteWait(t, nowMs);
     t.replica = replica;
     t.dispatchedMs = nowMs;
     t.state = 'dispatched';
     this.account(t, nowMs);
     this.rate.record(nowMs, leftWaiting);
-    if (t.long) this.longRate.record(nowMs, this.longWaitingTotal() > 0);
+    if (t.long) this.longRate.record(nowMs, this.waiting.longWaitingTotal() > 0);
     this.sink.dispatch(t);
   }
 
-  /** The share meter's work, and whether a band above still had work waiting (and why). */
+  /** The contracts' account of a dispatch: its work, and whether a band above still had work. */
   private account(t: Ticket<H>, nowMs: Ms): void {
     const { inputWeight, outputWeight } = this.bandOrder.vtc.cost;
     const uncached = t.req.inputTokens - t.demand.prefixHitTokens;
     const work =
       inputWeight * uncached +
       outputWeight * Math.max(1, Math.min(t.capTokens, t.demand.output.p50));
-    this.shares.add(t.band, work, nowMs);
-    this.workByClass.set(t.cls.name, (this.workByClass.get(t.cls.name) ?? 0) + work);
     const p = t.band;
     // Deferred work also passes a higher class that is refusing requests for their wait.
     const passed =
-      this.bands.some((b) => b.priority < p && b.queue.live > 0) ||
+      this.waiting.bands.some((b) => b.priority < p && b.queue.live > 0) ||
       (t.wasDeferred && this.bandOrder.pressedAbove?.(p, nowMs) === true);
-    if (passed) this.passes[this.phase ?? 'priority']++;
-  }
-
-  private band(priority: number, contract: ClassContract): Band<H> {
-    let b = this.bands.find((x) => x.priority === priority);
-    if (b === undefined) {
-      const queue: WaitQueue<Ticket<H>> =
-        this.bandOrder.order === 'fifo'
-          ? new TicketQueue()
-          : new FairQueue(
-              this.bandOrder.vtc,
-              this.bandOrder.order === 'scored' ? this.bandOrder.score : undefined,
-            );
-      b = { priority, queue, contract, longWaiting: 0 };
-      this.bands.push(b);
-      this.bands.sort((x, y) => x.priority - y.priority);
-    }
-    return b;
+    this.contracts.dispatched(p, t.cls.name, work, passed, nowMs);
   }
 }
 

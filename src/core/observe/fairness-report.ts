@@ -22,7 +22,7 @@ const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
  * Jain's fairness index of `xs`: (Σx)² / (n · Σx²), 1 when all are equal, 1/n when one has it
  * all; 1 for an empty or all-zero list.
  */
-export function jainIndex(xs: readonly number[]): number {
+function jainIndex(xs: readonly number[]): number {
   let sum = 0;
   let squares = 0;
   for (const x of xs) {

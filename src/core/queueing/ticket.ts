@@ -10,6 +10,7 @@ import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { Ms } from '../request/units.ts';
 import type { Queued } from './ticket-queue.ts';
+import type { TenantAccount } from './virtual-token-counter.ts';
 import type { LengthCdf } from '../dispatch/gap-tolerance.ts';
 
 export type TicketState = 'queued' | 'deferred' | 'dispatched' | 'ended';
@@ -45,6 +46,8 @@ export interface Ticket<H> extends Queued {
   chargedTokens: number;
   /** When its KV cache was last charged (the KV term of the cost): its dispatch, then each token. */
   kvChargedMs: Ms;
+  /** Its tenant's account in the virtual token counters, from its dispatch (`ServiceCharges`). */
+  account: TenantAccount | null;
 }
 
 /** The band of admin-lane requests: served before every class's. */

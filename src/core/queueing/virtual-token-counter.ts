@@ -34,6 +34,9 @@ export const DEFAULT_SERVICE_COST: ServiceCost = {
   kvGibSecondWeight: 0,
 };
 
+/** A tenant's counter, kept by a request so charging a token costs no lookup. */
+export type TenantAccount = TenantCounter;
+
 interface TenantCounter {
   /** Weighted service received over the tenant's weight, plus every lift. */
   counter: number;
@@ -100,19 +103,24 @@ export class VirtualTokenCounters {
     this.backloggedCount--;
   }
 
+  /** The tenant's account, to charge through without a lookup. */
+  account(tenant: string): TenantAccount {
+    return this.of(tenant);
+  }
+
   /** A prefill starts: `tokens` prompt tokens, `cached` of them from the prefix cache. */
-  chargeInput(tenant: string, tokens: Tokens, cached: Tokens): void {
+  chargeInput(tenant: string | TenantAccount, tokens: Tokens, cached: Tokens): void {
     const billed = this.cost.chargeCachedInput ? tokens : Math.max(0, tokens - cached);
     this.charge(tenant, this.cost.inputWeight * billed);
   }
 
   /** `tokens` more output tokens were generated. */
-  chargeOutput(tenant: string, tokens: Tokens): void {
+  chargeOutput(tenant: string | TenantAccount, tokens: Tokens): void {
     if (tokens > 0) this.charge(tenant, this.cost.outputWeight * tokens);
   }
 
   /** `gibSeconds` of KV cache held (GiB × seconds). */
-  chargeKv(tenant: string, gibSeconds: number): void {
+  chargeKv(tenant: string | TenantAccount, gibSeconds: number): void {
     if (this.cost.kvGibSecondWeight > 0 && gibSeconds > 0) {
       this.charge(tenant, this.cost.kvGibSecondWeight * gibSeconds);
     }
@@ -126,8 +134,8 @@ export class VirtualTokenCounters {
     );
   }
 
-  private charge(tenant: string, weighted: number): void {
-    const c = this.of(tenant);
+  private charge(tenant: string | TenantAccount, weighted: number): void {
+    const c = typeof tenant === 'string' ? this.of(tenant) : tenant;
     c.service += weighted;
     c.counter += weighted / c.weight;
     this.lastServed = c.counter;
