@@ -281,3 +281,65 @@ test('serve: a port in use is a clear error (exit 2), not an unhandled EADDRINUS
     busy.close();
   }
 });
+
+test('the scheduling, preemption and tool-call flags reach the engine from the command line; bad ones are refused by name', () => {
+  const out = join(dir, 'sched.json');
+  const policy = join(dir, 'scored.yaml');
+  writeFileSync(
+    policy,
+    'name: scored\npolicy_revision: r1\nadmission: { type: goodput }\ndispatch: { type: flow-control }\n' +
+      'routing: { type: least-request }\n' +
+      'queueing: { order: scored, cost: { kv_gib_second_weight: 10 } }\n' +
+      'tenants: { ops: { lane: admin }, "*": {} }\n',
+  );
+  const r = goodput(
+    'simulate',
+    '--policy',
+    policy,
+    '--num-requests',
+    '200',
+    '--rate',
+    '20',
+    '--classes',
+    'interactive:0.5,batch:0.5',
+    '--tenants',
+    'zipf:3:1',
+    '--scheduling-policy',
+    'priority',
+    '--ttft-boost-ms',
+    '1000',
+    '--preemption',
+    'auto',
+    '--max-iteration-ms',
+    '60',
+    '--long-prefill-token-threshold',
+    '512',
+    '--tool-calls',
+    '1:200:50',
+    '--tool-kv',
+    'keep',
+    '--out',
+    out,
+  );
+  assert.equal(r.code, 0, r.err);
+  const report = JSON.parse(readFileSync(out, 'utf8'));
+  const s = report.scenario;
+  assert.deepEqual(
+    [s.schedulingPolicy, s.ttftBoostMs, s.preemption, s.maxIterationMs, s.toolKv, s.toolCalls],
+    ['priority', 1000, 'auto', 60, 'keep', '1:200:50'],
+  );
+  assert.equal(report.fairness.order, 'scored');
+  assert.equal(report.fairness.cost.kv_gib_second_weight, 10);
+  assert.ok(report.preemption.tool_pauses.keep > 0);
+  for (const [args, named] of [
+    [['--tool-calls', '2:soon:10'], /--tool-calls/],
+    [['--tool-kv', 'hold'], /--tool-kv/],
+    [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
+    [['--ttft-boost-ms', '100'], /ttftBoostMs/],
+    [['--max-iteration-ms', '-5'], /--max-iteration-ms/],
+  ] as const) {
+    const bad = goodput('simulate', '--num-requests', '5', ...args);
+    assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.err}`);
+    assert.match(bad.err, named);
+  }
+});
