@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { REPO_ROOT, flag } from './bench-args.ts';
 import { streamLoad } from './stream-load.ts';
-import { percentileSorted } from '../src/core/observe/percentile.ts';
+import { percentileSorted } from '../src/core/stats/percentile.ts';
 
 const LEVELS = (flag('--levels') ?? '100,500,1000').split(',').map(Number);
 const TOKENS = Number(flag('--tokens') ?? '64');

@@ -24,7 +24,7 @@ import { addGrowth, emptyMix, idle, scrape, type Mix } from './gateway-mix.ts';
 import { gapP99, openLoop, warmAgent, type Outcome } from './stream-client.ts';
 import { runWrk } from './wrk-run.ts';
 import { arrivalClock } from '../src/sim/workload/arrivals.ts';
-import { percentileSorted } from '../src/core/observe/percentile.ts';
+import { percentileSorted } from '../src/core/stats/percentile.ts';
 import { SeededRng } from '../src/runtime/seeded-rng.ts';
 
 const BURST = Number(flag('--burst') ?? 3000);

@@ -5,7 +5,7 @@
 // node:http with an unbounded keep-alive agent and a byte scan for chunks, so the generator
 // stays cheap next to the gateway it measures.
 import { Agent, request } from 'node:http';
-import { percentileSorted } from '../src/core/observe/percentile.ts';
+import { percentileSorted } from '../src/core/stats/percentile.ts';
 
 export interface Outcome {
   /** HTTP status; 0 when the connection failed. */

@@ -7,7 +7,7 @@ import { presetPolicy } from './config/presets.ts';
 import { SPEC, request } from './admission/admission-test-kit.ts';
 import type { Ticket } from './queueing/ticket.ts';
 import type { DecisionRecord } from './observe/decision-record.ts';
-import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
+import type { ReplicaSnapshot } from './fleet/replica-snapshot.ts';
 
 const replicas: ReplicaSnapshot[] = [
   { index: 0, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 },
@@ -64,9 +64,9 @@ test('a withdrawn ticket releases its key and its place', () => {
   assert.equal(dispatched.length, 2);
   const first = p.offer(request({ id: 'a', idempotencyKey: 'k' }), 'h1', 1, replicas);
   assert.ok(first.outcome === 'queued' && first.ticket.state === 'queued');
-  assert.equal(p.dispatcher.waitingAhead(0, false), 1);
+  assert.equal(p.dispatcher.waiting.ahead(0, false), 1);
   p.withdraw(first.ticket);
-  assert.equal(p.dispatcher.waitingAhead(0, false), 0);
+  assert.equal(p.dispatcher.waiting.ahead(0, false), 0);
   assert.equal(
     p.offer(request({ id: 'b', idempotencyKey: 'k' }), 'h2', 2, replicas).outcome,
     'queued',

@@ -6,20 +6,19 @@
  * what it sees — first token, each token, the end — which feeds the ledger, the estimators and
  * the budgets. Admission is final before the first byte streams.
  */
+import type { Admission, AdmissionContext } from './admission/admission.ts';
 import type {
-  Admission,
-  AdmissionContext,
   AdmissionDecision,
   RejectReason,
   RejectStatus,
   Rejection,
-} from './admission/admission.ts';
+} from './request/decision.ts';
 import { ADMISSIONS } from './admission/registry.ts';
 import type { ResolvedPolicy } from './config/policy.ts';
-import { Dispatcher } from './dispatch/dispatcher.ts';
-import type { Demand } from './estimate/demand.ts';
+import { Dispatcher, type DispatchDecision } from './dispatch/dispatcher.ts';
+import type { Demand } from './request/demand.ts';
 import { estimateDemand, outputCap, tenantCharge } from './estimate/estimator.ts';
-import type { FleetSpec } from './estimate/fleet-spec.ts';
+import type { FleetSpec } from './fleet/fleet-spec.ts';
 import type { FleetLoad } from './estimate/fleet-load.ts';
 import { summarizeFleet } from './estimate/fleet-summary.ts';
 import { Learned } from './estimate/learned.ts';
@@ -35,7 +34,7 @@ import { refusedUpFront } from './admission/up-front.ts';
 import type { LlmRequest } from './request/request.ts';
 import type { SloClass } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
-import type { ReplicaSnapshot } from './routing/replica-snapshot.ts';
+import type { ReplicaSnapshot } from './fleet/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
 import { lookupTenant } from './config/tenant-schema.ts';
 import { VirtualTokenCounters } from './queueing/virtual-token-counter.ts';
@@ -81,6 +80,8 @@ export class Pipeline<H> {
   /** Idempotency keys of tickets not yet ended: an attempt with one of these is a duplicate. */
   private readonly inFlightKeys = new Map<string, Ticket<H>>();
   private nowMs: Ms = 0;
+  /** Replicas held for a long prompt that fit nowhere, over the run. */
+  holds = 0;
 
   constructor(policy: ResolvedPolicy, spec: FleetSpec, sink: PipelineSink<H>) {
     this.policy = policy;
@@ -106,20 +107,30 @@ export class Pipeline<H> {
       policy.dispatch,
       queueing,
       spec,
-      ROUTERS[policy.routing.type](),
-      {
-        dispatch: (t) => {
-          this.charges.dispatched(t);
-          this.learned.leftQueue(t, t.dispatchedMs);
-          this.record(
-            t,
-            t.decision.outcome === 'admit' && t.decision.degradation ? 'degrade' : 'admit',
-          );
-          sink.dispatch(t);
-        },
-        expire: (t) => this.expired(t),
-      },
+      ROUTERS[policy.routing.type],
+      (d) => this.apply(d),
     );
+  }
+
+  /** Applies what the dispatcher decided: the pipeline alone writes a ticket. */
+  private apply(d: DispatchDecision<H>): void {
+    const t = d.ticket;
+    if (d.kind === 'expire') {
+      this.expired(t);
+      return;
+    }
+    if (d.kind === 'hold') {
+      this.holds++;
+      return;
+    }
+    t.entry = d.entry;
+    t.replica = d.replica;
+    t.dispatchedMs = this.nowMs;
+    t.state = 'dispatched';
+    this.charges.dispatched(t);
+    this.learned.leftQueue(t, t.dispatchedMs);
+    this.record(t, t.decision.outcome === 'admit' && t.decision.degradation ? 'degrade' : 'admit');
+    this.sink.dispatch(t);
   }
 
   /** A request (or a retry of one) arrives; `replicas` are the ready replicas. */
@@ -175,12 +186,15 @@ export class Pipeline<H> {
     if (key !== undefined) this.inFlightKeys.set(key, ticket);
     if (decision.outcome === 'defer') {
       ticket.expiresMs = decision.deadlineMs;
+      ticket.state = 'deferred';
+      ticket.wasDeferred = true;
       this.dispatcher.defer(ticket);
     } else {
       this.admission.commit(this.admissionState, req, decision, ctx);
       // A control plane that queues drops what can no longer make its deadline; one that
       // dispatches at once (the baselines) leaves every request to the engine.
       if (this.policy.dispatch.type !== 'immediate') ticket.expiresMs = admittedExpiry(ticket);
+      ticket.long = this.dispatcher.isLong(ticket);
       this.dispatcher.enqueue(ticket);
     }
     // Whatever the policy, nothing waits past the client's own deadline.
@@ -368,6 +382,7 @@ export class Pipeline<H> {
   private summary(): FleetLoad {
     return (this.fleet ??= summarizeFleet(
       this.spec,
+      this.dispatcher.waiting,
       this.dispatcher,
       this.replicas,
       this.nowMs,

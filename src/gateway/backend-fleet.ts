@@ -14,7 +14,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
 import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
-import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
+import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { Backend, UpstreamError } from './backend.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import type { OpsLog } from './ops-log.ts';

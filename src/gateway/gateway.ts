@@ -8,9 +8,9 @@
  * readiness and circuit breakers are the fleet's (backend-fleet.ts), told how each request went.
  * The HTTP layer only translates; the stage order lives in the pipeline.
  */
-import type { RejectReason, Rejection } from '../core/admission/admission.ts';
+import type { RejectReason, Rejection } from '../core/request/decision.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
-import type { FleetSpec } from '../core/estimate/fleet-spec.ts';
+import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import { unreadRecord, type DecisionRecord } from '../core/observe/decision-record.ts';
 import { Pipeline } from '../core/pipeline.ts';
 import type { Clock } from '../core/ports/clock.ts';
@@ -18,7 +18,7 @@ import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
-import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
+import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { ApiKind, Backend, StreamEnd, TokenSink } from './backend.ts';
 import { isUpstreamError } from './backend.ts';
 import { BackendFleet } from './backend-fleet.ts';

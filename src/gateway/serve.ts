@@ -10,7 +10,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
-import type { FleetSpec } from '../core/estimate/fleet-spec.ts';
+import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';

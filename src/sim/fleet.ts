@@ -5,7 +5,7 @@
 import { createStats, type EngineStats } from '../engine/engine-stats.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Timers } from '../core/ports/timers.ts';
-import type { ReplicaSnapshot } from '../core/routing/replica-snapshot.ts';
+import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';

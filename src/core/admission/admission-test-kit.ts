@@ -2,14 +2,14 @@
  * Fixtures for admission tests: a fleet summary with controllable load, demands, gate inputs.
  * Numbers are round so expected verdicts can be worked out by hand.
  */
-import type { Demand } from '../estimate/demand.ts';
+import type { Demand } from '../request/demand.ts';
 import type { FleetLoad, QueueAhead } from '../estimate/fleet-load.ts';
-import type { FleetSpec } from '../estimate/fleet-spec.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import type { LlmRequest } from '../request/request.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
 import { DEFAULT_TENANT, type TenantPolicy } from '../request/tenant.ts';
-import { PASS, type ContextOverflow, type GateInput, type GateVerdict } from './gate.ts';
-import type { RejectReason, RejectStatus } from './admission.ts';
+import { PASS, type GateInput, type GateVerdict } from './gate.ts';
+import { type ContextOverflow, type RejectReason, type RejectStatus } from '../request/decision.ts';
 
 /** 10 ms per 1,000 prompt tokens, plus 5 ms per step, plus 0.1 ms per decoding sequence. */
 export const SPEC: FleetSpec = {

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADMISSIONS } from './registry.ts';
-import { REJECT_REASONS, type AdmissionContext } from './admission.ts';
+import { type AdmissionContext } from './admission.ts';
+import { REJECT_REASONS } from '../request/decision.ts';
 import { presetPolicy } from '../config/presets.ts';
 import { resolvePolicy } from '../config/policy.ts';
 import type { LlmRequest } from '../request/request.ts';

@@ -1,5 +1,6 @@
 /** Admit everything: what a bare vLLM deployment does, and the baseline every gate is judged against. */
-import { ADMIT, type Admission } from './admission.ts';
+import { type Admission } from './admission.ts';
+import { ADMIT } from '../request/decision.ts';
 
 export const ADMIT_ALL = 'admit-all';
 

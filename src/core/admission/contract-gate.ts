@@ -5,8 +5,8 @@
  * context window and the class's output budget. Failures are the client's to fix, so they carry
  * a 4xx status and no Retry-After.
  */
-import { PASS, type ContextOverflow, type GateInput, type GateVerdict } from './gate.ts';
-import type { RejectReason, RejectStatus } from './admission.ts';
+import { PASS, type GateInput, type GateVerdict } from './gate.ts';
+import { type ContextOverflow, type RejectReason, type RejectStatus } from '../request/decision.ts';
 
 export const CONTRACT_GATE = 'contract';
 

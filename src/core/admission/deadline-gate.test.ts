@@ -15,7 +15,7 @@ import {
   expectedVerdict,
   type WantVerdict,
 } from './admission-test-kit.ts';
-import type { Demand } from '../estimate/demand.ts';
+import type { Demand } from '../request/demand.ts';
 import type { LlmRequest } from '../request/request.ts';
 
 /** Margin = 100 ms + 10% of the prediction. */

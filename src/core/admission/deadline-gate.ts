@@ -10,7 +10,7 @@
  * token-gap objective — is kept at dispatch by flow control, whose waits this prediction
  * includes.
  */
-import type { Assessment } from './admission.ts';
+import type { Assessment } from '../request/decision.ts';
 import { PASS, type GateInput, type GateVerdict } from './gate.ts';
 import { drainRetryAfterMs } from './retry-after.ts';
 import type { Ms } from '../request/units.ts';

@@ -6,13 +6,13 @@
  * Gates that hold state (budgets) update it only through `commit` (the request was admitted)
  * and the usage hooks, which the admission controller calls.
  */
+import type { ContextOverflow, RejectReason, RejectStatus } from '../request/decision.ts';
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { TenantPolicy } from '../request/tenant.ts';
-import type { Ms, Tokens } from '../request/units.ts';
-import type { Demand } from '../estimate/demand.ts';
+import type { Ms } from '../request/units.ts';
+import type { Demand } from '../request/demand.ts';
 import type { FleetLoad } from '../estimate/fleet-load.ts';
-import type { RejectReason, RejectStatus } from './admission.ts';
 
 export interface GateInput {
   /** The request as it would be served (after any degradation being tried). */
@@ -36,15 +36,5 @@ export type GateVerdict =
       /** The sizes behind a `context_length` refusal, so the client can see what to cut. */
       readonly context?: ContextOverflow;
     };
-
-/** A request too long for the model (or for a replica's KV cache), in tokens. */
-export interface ContextOverflow {
-  readonly promptTokens: Tokens;
-  /** The output it asked for (or was reserved for it): absent when only the prompt is too long. */
-  readonly outputTokens?: Tokens;
-  /** What they must fit in: the context window, or a replica's usable KV cache. */
-  readonly limitTokens: Tokens;
-  readonly limit: 'context_window' | 'kv_cache';
-}
 
 export const PASS: GateVerdict = { pass: true };

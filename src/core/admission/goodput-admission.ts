@@ -13,13 +13,8 @@ import type { ResolvedPolicy } from '../config/policy.ts';
 import { lookupTenant } from '../config/tenant-schema.ts';
 import type { LlmRequest } from '../request/request.ts';
 import type { DegradeStep, SloClass } from '../request/slo-classes.ts';
-import type {
-  Admission,
-  AdmissionContext,
-  AdmissionDecision,
-  Assessment,
-  Degradation,
-} from './admission.ts';
+import type { Admission, AdmissionContext } from './admission.ts';
+import type { AdmissionDecision, Assessment, Degradation } from '../request/decision.ts';
 import type { GateInput, GateVerdict } from './gate.ts';
 import { budgetGate, type BudgetGate } from './budget/budget-gate.ts';
 import { checkContract } from './contract-gate.ts';

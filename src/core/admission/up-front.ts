@@ -6,7 +6,7 @@
  */
 import type { LlmRequest } from '../request/request.ts';
 import type { Ms } from '../request/units.ts';
-import type { Rejection } from './admission.ts';
+import type { Rejection } from '../request/decision.ts';
 
 /** Retry-After of a refusal for want of any ready replica, when the host cannot say more. */
 const NO_REPLICA_RETRY_MS: Ms = 1_000;

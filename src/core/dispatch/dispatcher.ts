@@ -1,55 +1,56 @@
 /**
- * The dispatcher: admitted requests wait here in priority bands (within a band, by tenant
- * fairness — virtual token counters — or FIFO, as the policy's `queueing.order` says; band 0 is
- * served first and a lower band waits while a higher one has work), deferred ones in their own
- * queue served only from leftover capacity. `pump` places what fits — under flow control, or at
- * once when the policy dispatches immediately — and drops what can no longer meet its deadline.
- * A request that does not fit is passed by at most `lookahead` younger ones, and the first such
- * request gets a replica held for it — no new work goes there until it fits — so nothing
- * starves behind smaller work.
+ * The dispatcher: admitted requests wait in priority bands (`../queueing/bands.ts`; within a
+ * band, by tenant fairness — virtual token counters — or FIFO, as the policy's `queueing.order`
+ * says; band 0 is served first and a lower band waits while a higher one has work), deferred
+ * ones in their own queue served only from leftover capacity. `pump` decides what leaves and
+ * where — under the dispatch strategy (`strategies.ts`: at once, or under flow control) and the
+ * policy's router (`../routing`) — and hands each decision (dispatch, hold, expire) to the
+ * pipeline, which applies it to the ticket. A request that does not fit is passed by at most
+ * `lookahead` younger ones, and the first such long prompt gets a replica held for it — no new
+ * work goes there until it fits — so nothing starves behind smaller work.
  */
 import type { DispatchConfig } from '../config/stage-schema.ts';
-import type { FleetSpec } from '../estimate/fleet-spec.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
+import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
+import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 import type { TicketQueue, WaitQueue } from '../queueing/ticket-queue.ts';
 import { FairQueue } from '../queueing/fair-queue.ts';
 import { ContractBook, type PassReason } from '../queueing/class-contract.ts';
 import { WaitingBands, type Band, type BandOrder } from '../queueing/bands.ts';
-import { DispatchRate } from '../queueing/dispatch-rate.ts';
 import type { Ms } from '../request/units.ts';
-import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
-import type { Router } from '../routing/router.ts';
-import { FlowControl, type Candidate, type Fit } from './flow-control.ts';
-import { gapsToSpare } from './gap-tolerance.ts';
-import { ReplicaLedger } from './replica-ledger.ts';
+import { FILTERS } from '../routing/filters.ts';
+import { candidateOf } from '../routing/flow-control.ts';
+import type { RouteContext, RouteRequest, RouterSpec } from '../routing/route.ts';
+import { Router } from '../routing/router.ts';
+import { gapsToSpare } from '../routing/gap-tolerance.ts';
+import { dispatchStrategy, type DispatchStrategy } from './strategies.ts';
 
 /** At most this fraction of the replicas (and at least one) is held for long prompts at once. */
 const MAX_HELD_RATIO = 0.5;
-/** Share of the step budget a prompt's prefill may take and still count as short. */
-const LONG_PROMPT_SHARE = 0.9;
 
-export interface DispatchSink<H> {
-  /** Send the ticket's request to `ticket.replica`. */
-  dispatch(ticket: Ticket<H>): void;
-  /** The ticket waited past its deadline and left the queue. */
-  expire(ticket: Ticket<H>): void;
-}
+/** What the dispatcher decided, for the pipeline to apply: it alone writes a ticket. */
+export type DispatchDecision<H> =
+  /** Send `ticket` to `replica`; `entry` is its account in the ledger, already added. */
+  | {
+      readonly kind: 'dispatch';
+      readonly ticket: Ticket<H>;
+      readonly replica: number;
+      readonly entry: LedgerEntry;
+    }
+  /** `replica` takes no new work until `ticket` (a long prompt that fits nowhere) fits there. */
+  | { readonly kind: 'hold'; readonly ticket: Ticket<H>; readonly replica: number }
+  /** `ticket` waited past its deadline and left the queue. */
+  | { readonly kind: 'expire'; readonly ticket: Ticket<H> };
 
 export class Dispatcher<H> {
   readonly ledger: ReplicaLedger;
-  readonly flow: FlowControl;
-  readonly rate = new DispatchRate();
-  /** The same for long prompts alone, which pass through held replicas at their own pace. */
-  readonly longRate = new DispatchRate();
-  /** The priority bands and the deferred queue. */
+  readonly strategy: DispatchStrategy;
+  /** The priority bands and the deferred queue, and what the estimator may read of them. */
   readonly waiting: WaitingBands<H>;
-  private readonly config: DispatchConfig;
   private readonly bandOrder: BandOrder;
   private readonly router: Router;
-  private readonly routerState: unknown;
-  private readonly sink: DispatchSink<H>;
-  private readonly lookahead: number;
-  private readonly itlMargin: number;
+  private readonly apply: (d: DispatchDecision<H>) => void;
   /**
    * A replica held back from new work for an aged request that fits nowhere (a long prompt that
    * would stall every stream it joins): with nothing new arriving, its streams finish or grow
@@ -58,14 +59,8 @@ export class Dispatcher<H> {
   private held: { ticket: Ticket<H>; replica: number }[] = [];
   /** Reused by every scan of a queue. */
   private readonly scratch: Ticket<H>[] = [];
-  private nowMs: Ms = 0;
-  /**
-   * Recent queue waits of long prompts (EWMA, ms), which wait for a replica whose streams can
-   * absorb a slow step: admission predicts a new long prompt's wait from it.
-   */
-  longPromptWaitMs = 0;
-  /** Long prompts that have left the queue: until one has, their wait is unknown. */
-  longPromptsSeen = 0;
+  /** What routing reads; `nowMs` moves with each pump. */
+  private readonly route: RouteContext & { nowMs: Ms };
   /** The class contracts' judgement, shares and accounts. */
   readonly contracts = new ContractBook();
 
@@ -79,37 +74,42 @@ export class Dispatcher<H> {
     return this.contracts.workByClass;
   }
 
+  get flow() {
+    return this.strategy.flow;
+  }
+
   constructor(
     config: DispatchConfig,
     bandOrder: BandOrder,
     spec: FleetSpec,
-    router: Router,
-    sink: DispatchSink<H>,
+    router: RouterSpec,
+    apply: (d: DispatchDecision<H>) => void,
   ) {
-    this.config = config;
+    this.strategy = dispatchStrategy(config, spec);
     this.bandOrder = bandOrder;
-    this.waiting = new WaitingBands(bandOrder);
-    this.router = router;
-    this.routerState = router.initState();
-    this.sink = sink;
+    this.waiting = new WaitingBands(bandOrder, this.strategy.lookahead);
+    this.router = new Router(router, this.strategy.filters);
+    this.apply = apply;
     this.ledger = new ReplicaLedger(0);
-    this.flow = new FlowControl(
-      spec,
-      config.type === 'flow-control'
-        ? config
-        : { itlMarginRatio: 0, kvReserveRatio: 0, stallRisk: 0 },
-    );
-    this.lookahead = config.type === 'flow-control' ? config.lookahead : 1;
-    this.itlMargin = config.type === 'flow-control' ? config.itlMarginRatio : 0;
+    this.route = {
+      nowMs: 0,
+      ledger: this.ledger,
+      flow: this.strategy.flow,
+      heldFor: (replica) => {
+        for (const h of this.held) if (h.replica === replica && h.ticket.queued) return h.ticket;
+        return undefined;
+      },
+    };
   }
 
-  enqueue(t: Ticket<H>): void {
-    t.state = 'queued';
+  /** Whether `t` is a long prompt: its prefill alone would stall the streams next to it. */
+  isLong(t: Ticket<H>): boolean {
     const itl = t.cls.objectives.itlP99Ms;
-    t.long =
-      this.config.type === 'flow-control' &&
-      itl !== undefined &&
-      this.isLongPrefill(t.demand.prefillMs, itl);
+    return itl !== undefined && this.strategy.isLongPrefill(t.demand.prefillMs, itl);
+  }
+
+  /** `t` (its `long` set) joins its band. */
+  enqueue(t: Ticket<H>): void {
     this.waiting.enqueue(t);
   }
 
@@ -141,37 +141,37 @@ export class Dispatcher<H> {
     this.waiting.withdraw(t);
   }
 
-  /** `WaitingBands.ahead`. */
-  waitingAhead(priority: number, long: boolean, tenant?: string): number {
-    return this.waiting.ahead(priority, long, tenant);
+  /** Whether `r` would be placed now, on some replica not held for another, were it at the front. */
+  wouldFit(r: RouteRequest, replicas: readonly ReplicaSnapshot[]): boolean {
+    let pool = replicas;
+    for (const f of WOULD_FIT) {
+      const out: ReplicaSnapshot[] = [];
+      f.filter(r, pool, this.route, out);
+      if (out.length === 0) return false;
+      pool = out;
+    }
+    return true;
   }
 
-  /** `WaitingBands.tenantPaceMs`. */
-  tenantPaceMs(priority: number, tenant: string): Ms | undefined {
-    return this.waiting.tenantPaceMs(priority, tenant);
-  }
-
-  /** `WaitingBands.oldestOfferedMs`, looking `lookahead` deep. */
-  oldestOfferedMs(priority: number, tenant?: string): Ms {
-    return this.waiting.oldestOfferedMs(priority, this.lookahead, tenant);
-  }
-
-  /** Where `t` would go now, without placing it; -1 when nowhere fits. */
-  wouldFit(t: Pick<Ticket<H>, 'req' | 'demand' | 'cls'>, replicas: readonly ReplicaSnapshot[]) {
-    for (const r of replicas) {
-      if (this.held.some((h) => h.replica === r.index && h.ticket.queued)) continue;
-      if (this.fit(t, r).kind !== 'no') return true;
+  /** Whether some replica has room to hold `r` once its prefills are done (FlowControl.holds). */
+  couldHold(r: RouteRequest, replicas: readonly ReplicaSnapshot[]): boolean {
+    const c = candidateOf(r);
+    for (const x of replicas) {
+      this.ledger.resize(x.index + 1);
+      if (this.flow.holds(this.ledger.replicas[x.index], c, x.kvUsage)) return true;
     }
     return false;
   }
 
-  /** Whether some replica has room to hold `t` once its prefills are done (FlowControl.holds). */
-  couldHold(t: Pick<Ticket<H>, 'req' | 'demand' | 'cls'>, replicas: readonly ReplicaSnapshot[]) {
-    for (const r of replicas) {
-      this.ledger.resize(r.index + 1);
-      if (this.flow.holds(this.ledger.replicas[r.index], candidate(t), r.kvUsage)) return true;
-    }
-    return false;
+  /**
+   * Whether a prompt of `promptTokens` is long next to streams with gap objective `itlSloMs`
+   * (a prefill that alone takes most of a step's budget).
+   */
+  isLongPrompt(promptTokens: number, itlSloMs: Ms): boolean {
+    return this.strategy.isLongPrefill(
+      this.flow.prefillMs(Math.min(promptTokens, 1 << 20)),
+      itlSloMs,
+    );
   }
 
   /**
@@ -179,7 +179,7 @@ export class Dispatcher<H> {
    * re-decides a deferred ticket now that capacity is free (true: admitted, place it).
    */
   pump(nowMs: Ms, replicas: readonly ReplicaSnapshot[], admitDeferred: (t: Ticket<H>) => boolean) {
-    this.nowMs = nowMs;
+    this.route.nowMs = nowMs;
     this.ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
     const live = { replicas };
     // Contracts first: a band whose oldest request has starved, one under its reserved share,
@@ -187,7 +187,7 @@ export class Dispatcher<H> {
     // deferred request goes too (admission still re-decides it).
     const bands = this.waiting.bands;
     const first = bands.find((b) => b.queue.live > 0);
-    if (first !== undefined && this.config.type !== 'immediate') {
+    if (first !== undefined && this.strategy.contracts) {
       for (const b of bands) {
         const reason = this.passReason(b, first, nowMs);
         if (reason === null) continue;
@@ -197,12 +197,12 @@ export class Dispatcher<H> {
           return this.passReason(b, first, nowMs) !== reason;
         });
       }
-      const d = this.deferred.peek();
+      const d = this.waiting.deferred.peek();
       const starve = d?.cls.contract.starvationMs;
       if (d !== undefined && starve !== undefined && nowMs - d.offeredMs >= starve) {
         this.contracts.phase = 'starvation';
-        this.pumpQueue(this.deferred, nowMs, live, admitDeferred, true, () => {
-          const h = this.deferred.peek();
+        this.pumpQueue(this.waiting.deferred, nowMs, live, admitDeferred, true, () => {
+          const h = this.waiting.deferred.peek();
           return h === undefined || nowMs - h.offeredMs < (h.cls.contract.starvationMs ?? Infinity);
         });
       }
@@ -231,11 +231,11 @@ export class Dispatcher<H> {
     // Deferred work runs on leftover capacity: none is left while a class above it is refusing
     // requests for their wait (a higher class refused while lower work is served is the
     // inversion to avoid). Starved deferred requests went above, under their contract.
-    const head = this.deferred.peek();
+    const head = this.waiting.deferred.peek();
     if (head !== undefined && this.bandOrder.pressedAbove?.(head.band, nowMs) === true) {
       return;
     }
-    this.pumpQueue(this.deferred, nowMs, live, admitDeferred);
+    this.pumpQueue(this.waiting.deferred, nowMs, live, admitDeferred);
   }
 
   /** Which contract, if any, lets `b` go before `first` (the highest band with work) now. */
@@ -246,9 +246,9 @@ export class Dispatcher<H> {
     return this.contracts.passReason(b, first.priority, waited, nowMs);
   }
 
-  /** `live.replicas` loses a replica on trial once it has its one request. */
   /**
-   * `oldestOnly`: only the queue's oldest member is a candidate (a starved one); `done`, asked
+   * Places from `queue` while something fits. `live.replicas` loses a replica on trial once it
+   * has its one request. `oldestOnly`: only the queue's oldest member is a candidate (a starved one); `done`, asked
    * after each placement, ends the pass early (its contract no longer holds).
    */
   private pumpQueue(
@@ -264,27 +264,26 @@ export class Dispatcher<H> {
       let placed = false;
       const candidates = oldestOnly
         ? this.oldestOf(queue)
-        : queue.collect(this.lookahead, this.scratch, nowMs);
+        : queue.collect(this.strategy.lookahead, this.scratch, nowMs);
       for (const t of candidates) {
         if (t.expiresMs <= nowMs) {
           this.waiting.take(queue, t);
-          this.noteWait(t, nowMs);
-          this.sink.expire(t);
+          this.waiting.noteWait(t, nowMs);
+          this.apply({ kind: 'expire', ticket: t });
           placed = true;
           break;
         }
-        const replica = replicas.length === 0 ? -1 : this.choose(t, replicas);
-        if (replica >= 0 && (admitDeferred === null || admitDeferred(t))) {
+        const replica = replicas.length === 0 ? undefined : this.choose(t, replicas);
+        if (replica !== undefined && (admitDeferred === null || admitDeferred(t))) {
           this.waiting.take(queue, t);
           if (queue instanceof FairQueue) queue.dispatched(t, nowMs);
-          this.send(t, replica, replicas, nowMs, queue.live > 0);
-          if (replicas.some((r) => r.index === replica && r.probe === true)) {
-            live.replicas = replicas.filter((r) => r.index !== replica);
+          this.send(t, replica, queue, nowMs);
+          if (replica.probe === true) {
+            live.replicas = replicas.filter((r) => r.index !== replica.index);
           }
           placed = true;
           break;
         }
-        if (this.config.type === 'immediate') break;
         this.maybeHold(t, replicas);
       }
       if (!placed || done?.() === true) return;
@@ -298,28 +297,19 @@ export class Dispatcher<H> {
     return this.scratch;
   }
 
-  private choose(t: Ticket<H>, all: readonly ReplicaSnapshot[]): number {
-    const replicas = t.avoid >= 0 && all.length > 1 ? all.filter((r) => r.index !== t.avoid) : all;
-    if (this.config.type === 'immediate')
-      return replicas[this.router.pick(this.routerState, t.req, replicas)].index;
+  /** The replica `t` goes to now, if any: the one held for it, else the router's pick. */
+  private choose(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): ReplicaSnapshot | undefined {
     if (this.held.length > 0) this.held = this.held.filter((h) => h.ticket.queued);
-    const fast: ReplicaSnapshot[] = [];
-    const slow: ReplicaSnapshot[] = [];
-    for (const r of replicas) {
-      if (this.held.some((h) => h.replica === r.index && h.ticket !== t)) continue;
-      const f = this.fit(t, r);
-      if (f.kind === 'fast') fast.push(r);
-      else if (f.kind === 'slow') slow.push(r);
-    }
-    const pool = fast.length > 0 ? fast : slow;
-    if (pool.length === 0) return -1;
+    const pool = this.router.eligible(t, replicas, this.route);
+    if (pool.length === 0) return undefined;
     const held = this.held.find((h) => h.ticket === t);
     // A request with a held replica goes there: the hold was for it.
     if (held !== undefined) {
       this.held = this.held.filter((h) => h !== held);
-      if (pool.some((r) => r.index === held.replica)) return held.replica;
+      const mine = pool.find((r) => r.index === held.replica);
+      if (mine !== undefined) return mine;
     }
-    return pool[this.router.pick(this.routerState, t.req, pool)].index;
+    return this.router.pick(t, pool, this.route);
   }
 
   /** A long prompt that fits nowhere gets a replica held for it, while holds are few. */
@@ -329,30 +319,9 @@ export class Dispatcher<H> {
     if (this.held.length >= Math.max(1, Math.floor(replicas.length * MAX_HELD_RATIO))) return;
     const free = replicas.filter((r) => !this.held.some((h) => h.replica === r.index));
     if (free.length === 0) return;
-    this.held.push({ ticket: t, replica: this.leastCommitted(free) });
-  }
-
-  /**
-   * A prompt whose prefill takes most of a step's budget by itself: next to a replica's usual
-   * decodes it makes a slow step, so it waits for a replica that can absorb one.
-   */
-  isLongPrompt(promptTokens: number, itlSloMs: Ms): boolean {
-    return this.isLongPrefill(this.flow.prefillMs(Math.min(promptTokens, 1 << 20)), itlSloMs);
-  }
-
-  /** The same test on a prefill time already predicted (a ticket's demand carries it). */
-  private isLongPrefill(prefillMs: Ms, itlSloMs: Ms): boolean {
-    return prefillMs > LONG_PROMPT_SHARE * itlSloMs * (1 - this.itlMargin);
-  }
-
-  /** Feeds the long-prompt wait estimate with a ticket that left the queue (either way). */
-  noteWait(t: Ticket<H>, nowMs: Ms): void {
-    if (!t.long || t.wasDeferred) return;
-    const waited = nowMs - t.offeredMs;
-    this.longPromptWaitMs =
-      this.longPromptsSeen++ === 0
-        ? waited
-        : this.longPromptWaitMs + 0.2 * (waited - this.longPromptWaitMs);
+    const replica = this.leastCommitted(free);
+    this.held.push({ ticket: t, replica });
+    this.apply({ kind: 'hold', ticket: t, replica });
   }
 
   /**
@@ -380,25 +349,17 @@ export class Dispatcher<H> {
     return best;
   }
 
-  private fit(t: Pick<Ticket<H>, 'req' | 'demand' | 'cls'>, r: ReplicaSnapshot): Fit {
-    this.ledger.resize(r.index + 1);
-    return this.flow.fit(this.ledger.replicas[r.index], candidate(t), r.kvUsage, this.nowMs);
-  }
-
+  /** Accounts `t`'s dispatch to `replica` (ledger, rates, contracts), then hands it to the pipeline. */
   private send(
     t: Ticket<H>,
-    replica: number,
-    replicas: readonly ReplicaSnapshot[],
+    replica: ReplicaSnapshot,
+    from: WaitQueue<Ticket<H>>,
     nowMs: Ms,
-    leftWaiting: boolean,
   ): void {
-    const account = this.ledger.replicas[replica];
-    if (this.config.type === 'flow-control') {
-      const f = this.fit(t, replicas.find((r) => r.index === replica) as ReplicaSnapshot);
-      if (f.kind === 'slow') this.flow.chargeSlow(account, f, nowMs);
-    }
-    t.entry = {
-      replica,
+    const account = this.ledger.replicas[replica.index];
+    this.strategy.placed(account, t, replica, nowMs);
+    const entry: LedgerEntry = {
+      replica: replica.index,
       promptTokens: t.req.inputTokens - t.demand.prefixHitTokens,
       kvTokens: t.demand.kvTokens,
       itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
@@ -409,15 +370,11 @@ export class Dispatcher<H> {
       slowGaps: 0,
       slot: -1,
     };
-    this.ledger.add(t.entry);
-    this.noteWait(t, nowMs);
-    t.replica = replica;
-    t.dispatchedMs = nowMs;
-    t.state = 'dispatched';
+    this.ledger.add(entry);
+    this.waiting.noteWait(t, nowMs);
     this.account(t, nowMs);
-    this.rate.record(nowMs, leftWaiting);
-    if (t.long) this.longRate.record(nowMs, this.waiting.longWaitingTotal() > 0);
-    this.sink.dispatch(t);
+    this.waiting.dispatched(t, from, nowMs);
+    this.apply({ kind: 'dispatch', ticket: t, replica: replica.index, entry });
   }
 
   /** The contracts' account of a dispatch: its work, and whether a band above still had work. */
@@ -436,11 +393,5 @@ export class Dispatcher<H> {
   }
 }
 
-/** What flow control weighs of a request. */
-function candidate(t: Pick<Ticket<unknown>, 'req' | 'demand' | 'cls'>): Candidate {
-  return {
-    promptTokens: t.req.inputTokens - t.demand.prefixHitTokens,
-    kvTokens: t.demand.kvTokens,
-    itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
-  };
-}
+/** What "would it fit now" asks of a replica: not held for another, and flow control's fit. */
+const WOULD_FIT = [FILTERS.held, FILTERS['flow-fit']];

@@ -7,9 +7,9 @@
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { Tokens } from '../request/units.ts';
-import type { Demand } from './demand.ts';
+import type { Demand } from '../request/demand.ts';
 import type { FleetLoad } from './fleet-load.ts';
-import type { FleetSpec } from './fleet-spec.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
 
 /** Prefill time of a prompt alone on a replica (all its chunks). */

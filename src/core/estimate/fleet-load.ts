@@ -5,7 +5,7 @@
  */
 import type { Ms, Tokens } from '../request/units.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
-import type { FleetSpec } from './fleet-spec.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 
 export interface QueueAhead {
   /** Requests queued ahead of a new one of this class (its band and higher). */

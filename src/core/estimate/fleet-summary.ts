@@ -8,17 +8,18 @@
  * end when the replicas are full), calibrated by the waits requests of its size had. The rules
  * and their reasons: ../admission/README.md.
  */
-import type { Dispatcher } from '../dispatch/dispatcher.ts';
 import type { Tokens } from '../request/units.ts';
-import type { SloClassName } from '../request/slo-classes.ts';
-import type { ReplicaSnapshot } from '../routing/replica-snapshot.ts';
-import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
+import { type SloClassName, DEFAULT_SLO_CLASSES, type SloClass } from '../request/slo-classes.ts';
+import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { FleetLoad, QueueAhead } from './fleet-load.ts';
-import type { FleetSpec } from './fleet-spec.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import type { QueueBudgets } from './queue-budget.ts';
-import type { SloClass } from '../request/slo-classes.ts';
 import type { WaitCalibration } from './wait-calibration.ts';
 import type { QueueDelayControl } from '../queueing/queue-delay.ts';
+import type { QueueView } from '../queueing/queue-view.ts';
+import type { ReplicaLedger } from '../fleet/replica-ledger.ts';
+import type { FlowControl } from '../routing/flow-control.ts';
+import type { RouteRequest } from '../routing/route.ts';
 
 /**
  * Long prompts' waits vary far more than the rest (they wait for a replica whose streams can
@@ -36,15 +37,28 @@ export interface SummaryLearners {
   readonly queueDelay?: QueueDelayControl;
 }
 
-export function summarizeFleet<H>(
+/** What the summary asks of placement (the dispatcher answers it). */
+export interface PlacementView {
+  /** The control plane's account of each replica. */
+  readonly ledger: ReplicaLedger;
+  readonly flow: FlowControl;
+  isLongPrompt(promptTokens: Tokens, itlSloMs: number): boolean;
+  /** Whether `r` would be placed now, were it at the front. */
+  wouldFit(r: RouteRequest, replicas: readonly ReplicaSnapshot[]): boolean;
+  /** Whether some replica has room to hold `r` once its prefills are done. */
+  couldHold(r: RouteRequest, replicas: readonly ReplicaSnapshot[]): boolean;
+}
+
+export function summarizeFleet(
   spec: FleetSpec,
-  dispatcher: Dispatcher<H>,
+  queue: QueueView,
+  placement: PlacementView,
   replicas: readonly ReplicaSnapshot[],
   nowMs: number,
   learners: SummaryLearners = {},
 ): FleetLoad {
   const { classes = DEFAULT_SLO_CLASSES, budgets, calibration, queueDelay } = learners;
-  const ledger = dispatcher.ledger;
+  const { ledger, flow } = placement;
   // Snapshots come in index order; a fleet may leave out replicas that are not ready.
   ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
   const n = Math.max(1, replicas.length);
@@ -54,7 +68,7 @@ export function summarizeFleet<H>(
   let decodeStepMs: number | undefined;
   let maxFree: number | undefined;
   const stepMs = () =>
-    (decodeStepMs ??= dispatcher.flow.decodeStepMs(
+    (decodeStepMs ??= flow.decodeStepMs(
       Math.max(1, Math.round(batch)),
       ledger.decodeContextTokens / n,
     ));
@@ -62,15 +76,15 @@ export function summarizeFleet<H>(
   let oldest: { priority: number; tenant?: string; ms: number } | undefined;
   const oldestOffered = (priority: number, tenant?: string) => {
     if (oldest?.priority !== priority || oldest.tenant !== tenant) {
-      oldest = { priority, tenant, ms: dispatcher.oldestOfferedMs(priority, tenant) };
+      oldest = { priority, tenant, ms: queue.oldestOfferedMs(priority, tenant) };
     }
     return oldest.ms;
   };
   // Dispatches per ms before any rate is measured, for requests like this one.
   const standInRate = (promptTokens: Tokens, outputTokens: Tokens, full: number) => {
-    const prefill = dispatcher.flow.prefillMs(Math.max(1, promptTokens));
+    const prefill = flow.prefillMs(Math.max(1, promptTokens));
     const context = promptTokens + outputTokens / 2;
-    const fullStepMs = dispatcher.flow.decodeStepMs(full, full * context);
+    const fullStepMs = flow.decodeStepMs(full, full * context);
     return Math.min(n / (prefill + stepMs()), (n * full) / (prefill + outputTokens * fullStepMs));
   };
   /**
@@ -94,9 +108,9 @@ export function summarizeFleet<H>(
     for (const r of replicas) reserved += ledger.replicas[r.index].reservedKvTokens;
     const mixKv = Math.max(1, reserved / held);
     const mixContext = ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : context;
-    const streams = dispatcher.flow.steadyBatch(itl ?? Infinity, mixContext, 1);
+    const streams = flow.steadyBatch(itl ?? Infinity, mixContext, 1);
     const bySeqs = held + ahead + 1 - n * streams;
-    const byKv = (reserved + ahead * mixKv + kvTokens - n * dispatcher.flow.kvLimitTokens) / mixKv;
+    const byKv = (reserved + ahead * mixKv + kvTokens - n * flow.kvLimitTokens) / mixKv;
     return Math.max(bySeqs, byKv);
   };
   return {
@@ -120,7 +134,7 @@ export function summarizeFleet<H>(
       const headWaitMs = nowMs - oldestOffered(classes[cls].priority);
       return queueDelay.targetMs(cls, budget, Math.max(headWaitMs, waitMs), nowMs);
     },
-    lowerWaiting: (cls) => dispatcher.lowerWaiting(classes[cls].priority),
+    lowerWaiting: (cls) => queue.lowerWaiting(classes[cls].priority),
     decodeBatch: batch,
     decodeContextTokens: ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : 0,
     get decodeStepMs() {
@@ -135,22 +149,29 @@ export function summarizeFleet<H>(
     ): QueueAhead {
       const c = classes[cls];
       const itl = c.objectives.itlP99Ms;
-      const isLong = itl !== undefined && dispatcher.isLongPrompt(promptTokens, itl);
-      const ahead = dispatcher.waitingAhead(c.priority, isLong, tenant);
+      const isLong = itl !== undefined && placement.isLongPrompt(promptTokens, itl);
+      const ahead = queue.ahead(c.priority, isLong, tenant);
       if (replicas.length === 0) {
         return { requests: ahead, waitMs: Infinity };
       }
-      const probe = () =>
-        ({
-          req: { inputTokens: promptTokens },
-          demand: { kvTokens, prefixHitTokens: 0 },
-          cls: c,
-        }) as never;
-      if (ahead === 0 && dispatcher.wouldFit(probe(), replicas)) return { requests: 0, waitMs: 0 };
+      // A request like this one, as routing would weigh it (no prefix hit assumed).
+      const probe = (): RouteRequest => ({
+        req: {
+          id: '',
+          arrivalMs: nowMs,
+          inputTokens: promptTokens,
+          outputTokens,
+          tenant: tenant ?? '',
+          sloClass: cls,
+        },
+        demand: { kvTokens, prefixHitTokens: 0 },
+        cls: c,
+      });
+      if (ahead === 0 && placement.wouldFit(probe(), replicas)) return { requests: 0, waitMs: 0 };
       // How many requests like this one a replica holds under flow control (asked at most once).
       let steadyBatch: number | undefined;
       const steady = () =>
-        (steadyBatch ??= dispatcher.flow.steadyBatch(
+        (steadyBatch ??= flow.steadyBatch(
           itl ?? Infinity,
           promptTokens + outputTokens / 2,
           kvTokens,
@@ -160,36 +181,34 @@ export function summarizeFleet<H>(
       // that flow control lets them (Little: that many over how long one runs).
       // A rate measured before an idle stretch is only a ceiling on the guess.
       const perMs =
-        dispatcher.rate.perMs(nowMs) ??
+        queue.rate.perMs(nowMs) ??
         Math.min(
           standInRate(promptTokens, outputTokens, steady()),
-          dispatcher.rate.lastPerMs ?? Infinity,
+          queue.rate.lastPerMs ?? Infinity,
         );
       const queued = nowMs - oldestOffered(c.priority, tenant);
       let modelledWaitMs: number;
-      if (isLong && dispatcher.longPromptsSeen === 0) {
+      if (isLong && queue.longSeen === 0) {
         // No long prompt has been placed yet: each ahead, and this one, waits for a replica
         // whose streams can absorb its stall — about as long as a stream runs.
         const drainMs =
-          dispatcher.flow.prefillMs(Math.max(1, promptTokens)) +
-          LONG_DRAIN_OUTPUT_TOKENS * stepMs();
+          flow.prefillMs(Math.max(1, promptTokens)) + LONG_DRAIN_OUTPUT_TOKENS * stepMs();
         modelledWaitMs = ledger.inFlight === 0 ? 1 / perMs : ((ahead + 1) * drainMs) / n;
       } else if (isLong) {
-        const longPerMs = dispatcher.longRate.perMs(nowMs) ?? dispatcher.longRate.lastPerMs;
+        const longPerMs = queue.longRate.perMs(nowMs) ?? queue.longRate.lastPerMs;
         const byRate = longPerMs === undefined ? 0 : (ahead + 1) / longPerMs;
-        modelledWaitMs =
-          LONG_WAIT_SAFETY * Math.max(dispatcher.longPromptWaitMs, byRate, 1 / perMs);
+        modelledWaitMs = LONG_WAIT_SAFETY * Math.max(queue.longWaitMs, byRate, 1 / perMs);
       } else {
         // A tenant with work queued in a fair band goes at the pace the fair order gives it:
         // tenants arriving later with less service pass it.
-        const pace = tenant === undefined ? undefined : dispatcher.tenantPaceMs(c.priority, tenant);
+        const pace = tenant === undefined ? undefined : queue.tenantPaceMs(c.priority, tenant);
         modelledWaitMs = Math.max((ahead + 1) / perMs, queued, pace ?? 0);
         // Requests beyond what the replicas can hold at once go no sooner than enough running
         // ones end — after a burst filled them, together, not at the rate the fill went: all
         // of those ahead when no replica could hold this one even once its prefills are done,
         // else those beyond what the replicas hold of the running mix (below).
         const beyond = beyondHeld(ahead, promptTokens + outputTokens / 2, kvTokens, itl, steady);
-        const mustEnd = dispatcher.couldHold(probe(), replicas)
+        const mustEnd = placement.couldHold(probe(), replicas)
           ? beyond
           : Math.max(beyond, ahead + 1);
         if (mustEnd > 0) {

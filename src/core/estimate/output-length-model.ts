@@ -4,7 +4,7 @@
  * tenant's own in this class, then the class's, then the configured prior. Memory is bounded:
  * one window of at most `window` values per (class, tenant) seen, plus one per class.
  */
-import type { OutputPrediction } from './demand.ts';
+import type { OutputPrediction } from '../request/demand.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
 import type { Tokens } from '../request/units.ts';
 import { SortedWindow } from './sorted-window.ts';

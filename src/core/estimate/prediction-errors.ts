@@ -4,8 +4,8 @@
  * (actual − predicted, so positive means the prediction was optimistic). The summary is plain
  * JSON with no NaN: an empty tracker reports zeros.
  */
-import { FloatList } from '../observe/float-list.ts';
-import { percentileSorted } from '../observe/percentile.ts';
+import { FloatList } from '../stats/float-list.ts';
+import { percentileSorted } from '../stats/percentile.ts';
 import type { Ms, Tokens } from '../request/units.ts';
 
 export interface PredictionErrorsSummary {

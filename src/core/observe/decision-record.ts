@@ -6,12 +6,12 @@
  * a body that could not be read has neither class nor demand, and says so with nulls. Keys are
  * snake_case and stable; numbers are rounded like reports.
  */
-import type { AdmissionDecision, RejectReason } from '../admission/admission.ts';
+import type { AdmissionDecision, RejectReason } from '../request/decision.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { Ms } from '../request/units.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 import type { LlmRequest } from '../request/request.ts';
-import type { Demand } from '../estimate/demand.ts';
+import type { Demand } from '../request/demand.ts';
 
 /**
  * `expire`: it ran out of time (waiting, or mid-stream past its client's deadline); `abort`: the

@@ -4,7 +4,7 @@
  * denominators are both kept: shedding load must never read as success.
  */
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
-import { FloatList } from './float-list.ts';
+import { FloatList } from '../stats/float-list.ts';
 import { firstMiss } from './slo-judge.ts';
 import { tpotMs, type FinalState, type RequestOutcome } from './request-outcome.ts';
 

@@ -7,7 +7,7 @@ import type { Ms } from '../request/units.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { OutcomeAccumulator, GroupCounts } from './outcome-accumulator.ts';
 import { SERVICE_WEIGHTS } from './outcome-accumulator.ts';
-import { summarize, type Summary } from './percentile.ts';
+import { summarize, type Summary } from '../stats/percentile.ts';
 import { fairnessReport, type ContractRecord } from './fairness-report.ts';
 import type { VirtualTokenCounters } from '../queueing/virtual-token-counter.ts';
 

@@ -4,7 +4,7 @@
  * gaps fit in a few million runs, and percentiles stay exact (numpy's linear definition over
  * the expanded multiset). Runs live in fixed-size chunks, so growing never copies.
  */
-import type { Summary } from './percentile.ts';
+import type { Summary } from '../stats/percentile.ts';
 
 const CHUNK = 1 << 16;
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TailSamples } from './tail-samples.ts';
-import { percentileSorted } from './percentile.ts';
+import { percentileSorted } from '../stats/percentile.ts';
 
 test('p99 from the kept tail equals the full-sort p99 for every count up to the bound', () => {
   let x = 12345;

@@ -3,14 +3,16 @@
  * policy's `queueing.order` says; band 0 first, the admin lane before it) and the deferred
  * queue of leftover-capacity work. What the estimator reads of them — how many wait ahead of a
  * new request, since when the oldest waits, a tenant's own pace, whether lower work waits —
- * is answered here; the dispatcher decides what leaves.
+ * is answered here (`QueueView`), with how fast work leaves; the dispatcher decides what leaves.
  */
 import type { Ms } from '../request/units.ts';
-import { NO_CONTRACT, type ClassContract } from './class-contract.ts';
+import { NO_CONTRACT, type ClassContract } from '../request/slo-classes.ts';
 import { FairQueue, type CandidateScore } from './fair-queue.ts';
 import { ADMIN_BAND, type Ticket } from './ticket.ts';
 import { TicketQueue, type WaitQueue } from './ticket-queue.ts';
 import type { VirtualTokenCounters } from './virtual-token-counter.ts';
+import { DispatchRate } from './dispatch-rate.ts';
+import type { QueueView } from './queue-view.ts';
 
 /** How a band orders its queue, and the counters that order it by tenant. */
 export interface BandOrder {
@@ -34,16 +36,23 @@ export interface Band<H> {
   longWaiting: number;
 }
 
-export class WaitingBands<H> {
+export class WaitingBands<H> implements QueueView {
   /** By priority, highest (lowest number) first. */
   readonly bands: Band<H>[] = [];
   readonly deferred = new TicketQueue<Ticket<H>>();
+  readonly rate = new DispatchRate();
+  readonly longRate = new DispatchRate();
+  longWaitMs: Ms = 0;
+  longSeen = 0;
   /** Deferred tickets by their band. */
   private readonly deferredAt = new Map<number, number>();
   private readonly order: BandOrder;
+  /** How deep a band is looked into for a request that fits (the dispatcher's `lookahead`). */
+  private readonly lookahead: number;
 
-  constructor(order: BandOrder) {
+  constructor(order: BandOrder, lookahead: number) {
     this.order = order;
+    this.lookahead = lookahead;
   }
 
   /** `t` joins its band (`t.long` already set). */
@@ -53,9 +62,8 @@ export class WaitingBands<H> {
     if (t.long) band.longWaiting++;
   }
 
+  /** `t` (marked deferred) joins the deferred queue. */
   defer(t: Ticket<H>): void {
-    t.state = 'deferred';
-    t.wasDeferred = true;
     this.deferred.push(t);
     this.deferredAt.set(t.band, (this.deferredAt.get(t.band) ?? 0) + 1);
   }
@@ -64,6 +72,23 @@ export class WaitingBands<H> {
   take(queue: WaitQueue<Ticket<H>>, t: Ticket<H>): void {
     if (queue === this.deferred) this.leaveDeferred(t);
     else this.leaveBand(t);
+  }
+
+  /**
+   * `t`, taken out of `queue`, was dispatched at `nowMs`: the rates count it, as backlogged
+   * while its queue still holds work.
+   */
+  dispatched(t: Ticket<H>, queue: WaitQueue<Ticket<H>>, nowMs: Ms): void {
+    this.rate.record(nowMs, queue.live > 0);
+    if (t.long) this.longRate.record(nowMs, this.longWaitingTotal() > 0);
+  }
+
+  /** Feeds the long-prompt wait estimate with a ticket that left the queue (either way). */
+  noteWait(t: Ticket<H>, nowMs: Ms): void {
+    if (!t.long || t.wasDeferred) return;
+    const waited = nowMs - t.offeredMs;
+    this.longWaitMs =
+      this.longSeen++ === 0 ? waited : this.longWaitMs + 0.2 * (waited - this.longWaitMs);
   }
 
   /** Takes a waiting ticket out (its client gave up). */
@@ -134,7 +159,7 @@ export class WaitingBands<H> {
    * `lookahead` deep into each band. In a fair band, with `tenant` given, only that tenant's own
    * oldest counts: the others' waits are not its own.
    */
-  oldestOfferedMs(priority: number, lookahead: number, tenant?: string): Ms {
+  oldestOfferedMs(priority: number, tenant?: string): Ms {
     let oldest = Infinity;
     for (const b of this.bands) {
       if (b.priority > priority) continue;
@@ -143,7 +168,7 @@ export class WaitingBands<H> {
         if (head !== undefined && !head.long && head.offeredMs < oldest) oldest = head.offeredMs;
         continue;
       }
-      for (const t of b.queue.scan(lookahead)) {
+      for (const t of b.queue.scan(this.lookahead)) {
         if (t.long) continue;
         if (t.offeredMs < oldest) oldest = t.offeredMs;
         break;

@@ -8,19 +8,7 @@
  * it (../dispatch/README.md, "Class contracts").
  */
 import type { Ms } from '../request/units.ts';
-
-export interface ClassContract {
-  /** Share of dispatched work reserved for the band while it has work waiting (0–1). */
-  readonly minShare: number;
-  /** Above this share the band yields to any other band with work waiting (0–1). */
-  readonly maxShare: number;
-  /** Every this many ms its oldest request has waited lifts the band one priority up. */
-  readonly agingMs?: Ms;
-  /** A request that has waited this long is dispatched ahead of every band. */
-  readonly starvationMs?: Ms;
-}
-
-export const NO_CONTRACT: ClassContract = { minShare: 0, maxShare: 1 };
+import type { ClassContract } from '../request/slo-classes.ts';
 
 /** Why a request left ahead of a band with higher priority, or `priority` when none did. */
 export const PASS_REASONS = ['starvation', 'min_share', 'aging', 'max_share'] as const;

@@ -9,7 +9,7 @@ import { resolvePolicy } from '../config/policy.ts';
 import { SPEC } from '../admission/admission-test-kit.ts';
 import type { Ticket } from './ticket.ts';
 import type { LlmRequest } from '../request/request.ts';
-import type { FleetSpec } from '../estimate/fleet-spec.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 
 export const STEP_MS = 10;
 

@@ -4,7 +4,7 @@
  * until its deferral horizon; and nothing waits past its client's own deadline. The reason an
  * expiry is recorded with names the deadline that ran out.
  */
-import type { RejectReason } from '../admission/admission.ts';
+import type { RejectReason } from '../request/decision.ts';
 import type { Ms } from '../request/units.ts';
 import type { Ticket } from './ticket.ts';
 

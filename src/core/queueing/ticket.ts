@@ -3,15 +3,14 @@
  * its band, dispatched to a replica, streaming, ended. `H` is the caller's own handle (the
  * simulator's tracker, the gateway's connection), handed back untouched.
  */
-import type { AdmissionDecision } from '../admission/admission.ts';
-import type { Demand } from '../estimate/demand.ts';
-import type { LedgerEntry } from '../dispatch/replica-ledger.ts';
+import type { AdmissionDecision } from '../request/decision.ts';
+import type { Demand } from '../request/demand.ts';
+import type { LedgerEntry, LengthCdf } from '../fleet/replica-ledger.ts';
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { Ms } from '../request/units.ts';
 import type { Queued } from './ticket-queue.ts';
 import type { TenantAccount } from './virtual-token-counter.ts';
-import type { LengthCdf } from '../dispatch/gap-tolerance.ts';
 
 export type TicketState = 'queued' | 'deferred' | 'dispatched' | 'ended';
 

@@ -3,7 +3,6 @@
  * every objective its class sets holds; an objective left undefined is not checked.
  */
 import type { Ms, Tokens } from './units.ts';
-import { NO_CONTRACT, type ClassContract } from '../queueing/class-contract.ts';
 
 export const SLO_CLASS_NAMES = ['interactive', 'reasoning', 'batch', 'best_effort'] as const;
 export type SloClassName = (typeof SLO_CLASS_NAMES)[number];
@@ -30,6 +29,19 @@ export type DegradeStep =
   | { readonly level: 2 }
   | { readonly level: 3; readonly model: string }
   | { readonly level: 4; readonly mode: 'defer' | 'reject' };
+
+export interface ClassContract {
+  /** Share of dispatched work reserved for the band while it has work waiting (0–1). */
+  readonly minShare: number;
+  /** Above this share the band yields to any other band with work waiting (0–1). */
+  readonly maxShare: number;
+  /** Every this many ms its oldest request has waited lifts the band one priority up. */
+  readonly agingMs?: Ms;
+  /** A request that has waited this long is dispatched ahead of every band. */
+  readonly starvationMs?: Ms;
+}
+
+export const NO_CONTRACT: ClassContract = { minShare: 0, maxShare: 1 };
 
 export interface SloClass {
   readonly name: SloClassName;

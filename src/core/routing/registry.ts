@@ -1,9 +1,27 @@
-/** Every router, registered once: type name → factory. Config and presets refer to routers only by these names. */
-import type { Router } from './router.ts';
-import { ROUND_ROBIN, roundRobin } from './round-robin.ts';
-import { LEAST_REQUEST, leastRequest } from './least-request.ts';
+/**
+ * Every router, registered once: a named composition of filters, weighted scorers and a picker
+ * (`route.ts`). Config and presets refer to routers only by these names.
+ */
+import type { RouterSpec } from './route.ts';
 
-export const ROUTERS: Readonly<Record<string, () => Router>> = {
-  [ROUND_ROBIN]: roundRobin as () => Router,
-  [LEAST_REQUEST]: leastRequest as () => Router,
-};
+const SPECS: readonly RouterSpec[] = [
+  {
+    type: 'round-robin',
+    description: 'the next replica in turn, blind to load (a Kubernetes Service)',
+    filters: [],
+    scorers: [],
+    picker: 'rotate',
+  },
+  {
+    type: 'least-request',
+    description:
+      'the fewest requests this control plane has in flight (Envoy LEAST_REQUEST, production-stack)',
+    filters: [],
+    scorers: [{ name: 'in-flight', weight: 1 }],
+    picker: 'lowest',
+  },
+];
+
+export const ROUTERS: Readonly<Record<string, RouterSpec>> = Object.fromEntries(
+  SPECS.map((s) => [s.type, s]),
+);

@@ -1,58 +1,55 @@
-// Every registered router obeys the Router rules: valid index, deterministic, state is plain data.
+// Every registered router is a valid composition (its filters, scorers and picker are
+// registered), describes itself in one line, and places like a router should: on a replica it
+// was given, deterministically, spreading over an idle fleet.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { FILTERS } from './filters.ts';
+import { PICKERS } from './pickers.ts';
 import { ROUTERS } from './registry.ts';
-import type { ReplicaSnapshot } from './replica-snapshot.ts';
-import type { LlmRequest } from '../request/request.ts';
+import { Router } from './router.ts';
+import { SCORERS } from './scorers.ts';
+import { routeFleet, routeRequest } from './routing-test-kit.ts';
 
-const req: LlmRequest = {
-  id: 'r',
-  arrivalMs: 0,
-  inputTokens: 10,
-  outputTokens: 5,
-  tenant: 't',
-  sloClass: 'interactive',
-};
-const fleet = (loads: number[]): ReplicaSnapshot[] =>
-  loads.map((inFlight, index) => ({ index, inFlight, running: inFlight, waiting: 0, kvUsage: 0 }));
-
-for (const [type, make] of Object.entries(ROUTERS)) {
-  test(`${type}: returns an index into the list it was given`, () => {
-    const router = make();
-    const state = router.initState();
-    for (const size of [1, 2, 3, 7]) {
-      for (let k = 0; k < 20; k++) {
-        const i = router.pick(
-          state,
-          req,
-          fleet(Array.from({ length: size }, (_, j) => (j * 7 + k) % 5)),
-        );
-        assert.ok(Number.isInteger(i) && i >= 0 && i < size);
-      }
+for (const [type, spec] of Object.entries(ROUTERS)) {
+  test(`router ${type}: composed of registered parts, described in one line`, () => {
+    assert.equal(spec.type, type);
+    for (const f of spec.filters) assert.ok(FILTERS[f] !== undefined, `filter ${f}`);
+    for (const s of spec.scorers) {
+      assert.ok(SCORERS[s.name] !== undefined, `scorer ${s.name}`);
+      assert.ok(Number.isFinite(s.weight) && s.weight > 0);
+    }
+    assert.ok(PICKERS[spec.picker] !== undefined, `picker ${spec.picker}`);
+    assert.ok(spec.description.length > 0 && !spec.description.includes('\n'));
+  });
+  test(`router ${type}: places on a replica it was given, deterministically`, () => {
+    const a = new Router(spec);
+    const b = new Router(spec);
+    for (let k = 0; k < 40; k++) {
+      const { replicas, ctx } = routeFleet(
+        [k % 3, (k * 5) % 4, 1, (k * 7) % 6].slice(0, 1 + (k % 4)),
+      );
+      const r = routeRequest({ id: `r${k}` });
+      const pool = a.eligible(r, replicas, ctx);
+      if (pool.length === 0) continue;
+      const x = a.pick(r, pool, ctx);
+      assert.ok(replicas.includes(x));
+      assert.equal(b.pick(r, b.eligible(r, replicas, ctx), ctx).index, x.index);
     }
   });
-  test(`${type}: deterministic and its state survives a JSON round trip`, () => {
-    const a = make();
-    const b = make();
-    let sa = a.initState();
-    const sb = b.initState();
-    for (let k = 0; k < 50; k++) {
-      const replicas = fleet([k % 3, (k * 5) % 4, 1, (k * 7) % 6]);
-      sa = JSON.parse(JSON.stringify(sa));
-      assert.equal(a.pick(sa, req, replicas), b.pick(sb, req, replicas));
-    }
-  });
-  test(`${type}: spreads requests over an idle fleet`, () => {
-    const router = make();
-    const state = router.initState();
+  test(`router ${type}: spreads requests over an idle fleet`, () => {
+    const router = new Router(spec);
+    const { replicas, ctx } = routeFleet([0, 0, 0, 0]);
     const seen = new Set<number>();
-    for (let k = 0; k < 4; k++) seen.add(router.pick(state, req, fleet([0, 0, 0, 0])));
+    for (let k = 0; k < 4; k++) {
+      const r = routeRequest({ id: `r${k}` });
+      seen.add(router.pick(r, router.eligible(r, replicas, ctx), ctx).index);
+    }
     assert.equal(seen.size, 4);
   });
 }
 
 test('least-request picks the least loaded replica', () => {
-  const router = ROUTERS['least-request']();
-  const state = router.initState();
-  assert.equal(router.pick(state, req, fleet([3, 1, 2])), 1);
+  const router = new Router(ROUTERS['least-request']);
+  const { replicas, ctx } = routeFleet([3, 1, 2]);
+  assert.equal(router.pick(routeRequest(), replicas, ctx).index, 1);
 });

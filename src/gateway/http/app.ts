@@ -18,7 +18,7 @@ import {
 } from '../../openai/index.ts';
 import { adminTokenMatches, bearerToken } from '../api-keys.ts';
 import type { BoundedMap } from '../bounded-map.ts';
-import type { RejectReason } from '../../core/admission/admission.ts';
+import type { RejectReason } from '../../core/request/decision.ts';
 import type { OpsLog } from '../ops-log.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
 import { toResponse } from './answer.ts';

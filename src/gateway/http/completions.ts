@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { RejectReason, Rejection } from '../../core/admission/admission.ts';
+import type { RejectReason, Rejection } from '../../core/request/decision.ts';
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
 import type { LlmRequest } from '../../core/request/request.ts';

@@ -6,8 +6,7 @@
  * no retry of that request can succeed. Nothing of the policy's internals beyond the reason and
  * the sizes a client can act on leaves.
  */
-import type { RejectReason, Rejection } from '../../core/admission/admission.ts';
-import type { ContextOverflow } from '../../core/admission/gate.ts';
+import type { RejectReason, Rejection, ContextOverflow } from '../../core/request/decision.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { errorBody } from '../../openai/index.ts';
 import { whole, type Whole } from './answer.ts';

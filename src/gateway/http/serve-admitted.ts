@@ -10,7 +10,7 @@
  * stream ends with an SSE error event naming what ended it.
  */
 import type { ServerResponse } from 'node:http';
-import type { RejectReason } from '../../core/admission/admission.ts';
+import type { RejectReason } from '../../core/request/decision.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
 import type { TimerHandle } from '../../core/ports/timers.ts';
 import {

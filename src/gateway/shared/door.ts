@@ -10,7 +10,7 @@
  * store is unreachable and fails closed, a request that needs shared state (a quota, a key, a
  * retry) gets a 503 `service_capacity`; one that does not goes on without it.
  */
-import type { Rejection } from '../../core/admission/admission.ts';
+import type { Rejection } from '../../core/request/decision.ts';
 import type { TenantPolicy } from '../../core/request/tenant.ts';
 import {
   isSharedStoreUnavailable,

@@ -5,7 +5,7 @@
  * turn tenants away for usage most of their requests never reach.
  */
 import type { Ms, Tokens } from '../../request/units.ts';
-import type { Demand } from '../../estimate/demand.ts';
+import type { Demand } from '../../request/demand.ts';
 
 /** Input plus the predicted median output. */
 export function estimatedTokens(demand: Demand): Tokens {

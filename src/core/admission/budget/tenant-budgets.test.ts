@@ -4,12 +4,12 @@ import { TenantBudgets } from './tenant-budgets.ts';
 import { BUDGET_GATE, budgetGate } from './budget-gate.ts';
 import { breachOf, type RootTree } from './root-trees.ts';
 import { PASS, type GateInput, type GateVerdict } from '../gate.ts';
-import type { RejectReason } from '../admission.ts';
+import type { RejectReason } from '../../request/decision.ts';
 import { DEFAULT_SLO_CLASSES } from '../../request/slo-classes.ts';
 import { DEFAULT_TENANT } from '../../request/tenant.ts';
 import type { RootBudget, TenantPolicy, TenantQuotas } from '../../request/tenant.ts';
 import type { LlmRequest } from '../../request/request.ts';
-import type { Demand } from '../../estimate/demand.ts';
+import type { Demand } from '../../request/demand.ts';
 import type { FleetLoad } from '../../estimate/fleet-load.ts';
 
 const WINDOW = 60_000;

@@ -14,7 +14,7 @@
  * - root budget: the window — a tree never gets budget back, so this only paces retries.
  */
 import { PASS, type GateInput, type GateVerdict } from '../gate.ts';
-import type { RejectReason } from '../admission.ts';
+import type { RejectReason } from '../../request/decision.ts';
 import type { LlmRequest } from '../../request/request.ts';
 import type { Ms, Tokens } from '../../request/units.ts';
 import { estimatedGpuMs, estimatedTokens } from './demand-cost.ts';

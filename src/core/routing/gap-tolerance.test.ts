@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gapsToSpare, p99WithSlowGaps, stallRisk } from './gap-tolerance.ts';
-import { percentileSorted } from '../observe/percentile.ts';
+import { percentileSorted } from '../stats/percentile.ts';
 
 test('matches the percentile of the explicit multiset', () => {
   for (const n of [1, 2, 10, 50, 99, 100, 101, 129, 300, 1000]) {

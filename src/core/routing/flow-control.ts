@@ -13,15 +13,25 @@
  */
 import type { Ms, Tokens } from '../request/units.ts';
 import type { StepShape } from '../ports/step-time.ts';
-import type { FleetSpec } from '../estimate/fleet-spec.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { stallRisk } from './gap-tolerance.ts';
-import { tightestItl, type ReplicaAccount } from './replica-ledger.ts';
+import { tightestItl, type ReplicaAccount } from '../fleet/replica-ledger.ts';
+import type { RouteRequest } from './route.ts';
 
 export interface Candidate {
   readonly promptTokens: Tokens;
   readonly kvTokens: Tokens;
   /** Infinity when the request's class sets no gap objective. */
   readonly itlSloMs: Ms;
+}
+
+/** What flow control weighs of a request: the prompt it must compute, its KV, its gap objective. */
+export function candidateOf(r: RouteRequest): Candidate {
+  return {
+    promptTokens: r.req.inputTokens - r.demand.prefixHitTokens,
+    kvTokens: r.demand.kvTokens,
+    itlSloMs: r.cls.objectives.itlP99Ms ?? Infinity,
+  };
 }
 
 export type Fit =
@@ -120,15 +130,16 @@ export class FlowControl {
     }
   }
 
+  /** KV tokens a replica may reserve: its capacity less the reserve kept free. */
+  get kvLimitTokens(): Tokens {
+    return this.spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
+  }
+
   /**
    * The most requests alike a replica holds at once under flow control: within its sequence
    * slots, its KV (each `kvTokens`), and a steady decode step (each stream at
    * `contextTokens`) within the ITL objective's budget. At least 1.
    */
-  /** KV tokens a replica may reserve: its capacity less the reserve kept free. */
-  get kvLimitTokens(): Tokens {
-    return this.spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
-  }
 
   steadyBatch(itlSloMs: Ms, contextTokens: Tokens, kvTokens: Tokens): number {
     const spec = this.spec;

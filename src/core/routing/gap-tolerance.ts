@@ -6,6 +6,7 @@
  * next to a replica's active decodes.
  */
 import type { Ms } from '../request/units.ts';
+import type { LengthCdf } from '../fleet/replica-ledger.ts';
 
 /**
  * p99 of n gaps of which `slow` are `slowMs` and the rest `fastMs` (slowMs ≥ fastMs), exactly as
@@ -39,11 +40,6 @@ export function gapsToSpare(slow: number): number {
     }
   }
   return slow <= 32 ? SPARE_TABLE[slow] : Infinity;
-}
-
-/** The fraction of outputs of at most `tokens`. */
-export interface LengthCdf {
-  cdf(tokens: number): number;
 }
 
 /**

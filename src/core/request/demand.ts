@@ -3,7 +3,7 @@
  * record: prompt work, predicted output, KV to reserve, total work. Conservative by rule: a
  * prefix-cache hit counts only when the router can guarantee it.
  */
-import type { Ms, Tokens } from '../request/units.ts';
+import type { Ms, Tokens } from './units.ts';
 
 export interface OutputPrediction {
   /** The short end: one answer in ten is shorter. */

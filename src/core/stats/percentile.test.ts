@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { percentileSorted, summarize } from './percentile.ts';
-import { RunLengthSamples } from './run-length-samples.ts';
+import { RunLengthSamples } from '../observe/run-length-samples.ts';
 
 test('percentiles match numpy linear interpolation', () => {
   // numpy.percentile([1,2,3,4], [50, 90, 99]) = [2.5, 3.7, 3.97]

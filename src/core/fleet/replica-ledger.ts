@@ -7,7 +7,11 @@
  * From it, too, how long until the requests running now have ended (`stepsUntilEnded`).
  */
 import type { Ms, Tokens } from '../request/units.ts';
-import type { LengthCdf } from './gap-tolerance.ts';
+
+/** The fraction of outputs of at most `tokens`. */
+export interface LengthCdf {
+  cdf(tokens: number): number;
+}
 
 export interface LedgerEntry {
   readonly replica: number;

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlowControl } from './flow-control.ts';
-import type { FleetSpec } from '../estimate/fleet-spec.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 
 /** A decode step of 10 ms plus 1 ms per sequence; context costs nothing. */
 const spec: FleetSpec = {

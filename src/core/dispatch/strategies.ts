@@ -1,0 +1,76 @@
+/**
+ * How admitted work reaches the replicas — two strategies, chosen by the policy's
+ * `dispatch.type`, registered here once:
+ *
+ * - `immediate` (the baselines): each request goes to the router's pick the moment it is
+ *   admitted, head of the queue first; the engine's own queue absorbs what the replica cannot
+ *   take yet. Bands keep strict priority (no contract passes: nothing waits to be reordered).
+ * - `flow-control`: a request leaves only for a replica flow control says can take it now
+ *   (`../routing/flow-control.ts`); one that fits nowhere is passed by up to `lookahead`
+ *   younger ones, a long prompt gets a replica held for it, and class contracts may pass a band
+ *   ahead of a higher one.
+ */
+import type { DispatchConfig } from '../config/stage-schema.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
+import type { ReplicaAccount } from '../fleet/replica-ledger.ts';
+import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import type { Ms } from '../request/units.ts';
+import { FILTERS } from '../routing/filters.ts';
+import { FlowControl, candidateOf } from '../routing/flow-control.ts';
+import type { Filter, RouteRequest } from '../routing/route.ts';
+
+/** Share of the step budget a prompt's prefill may take and still count as short. */
+const LONG_PROMPT_SHARE = 0.9;
+
+export interface DispatchStrategy {
+  readonly type: DispatchConfig['type'];
+  readonly flow: FlowControl;
+  /** Waiting requests looked at past one that fits nowhere yet. */
+  readonly lookahead: number;
+  /** Whether class contracts may pass a band ahead of a higher one with work. */
+  readonly contracts: boolean;
+  /** Filters every placement goes through, before the router's own. */
+  readonly filters: readonly Filter[];
+  /** Whether a prefill of `prefillMs` is long next to streams with this gap objective. */
+  isLongPrefill(prefillMs: Ms, itlSloMs: Ms): boolean;
+  /** `r` was placed on `replica` (its account before the request joins it). */
+  placed(account: ReplicaAccount, r: RouteRequest, replica: ReplicaSnapshot, nowMs: Ms): void;
+}
+
+function immediate(spec: FleetSpec): DispatchStrategy {
+  return {
+    type: 'immediate',
+    // No margins: flow control here only answers what admission asks of a fleet (would it fit).
+    flow: new FlowControl(spec, { itlMarginRatio: 0, kvReserveRatio: 0, stallRisk: 0 }),
+    lookahead: 1,
+    contracts: false,
+    filters: [FILTERS.avoid],
+    isLongPrefill: () => false,
+    placed() {},
+  };
+}
+
+function flowControl(
+  spec: FleetSpec,
+  config: Extract<DispatchConfig, { type: 'flow-control' }>,
+): DispatchStrategy {
+  const flow = new FlowControl(spec, config);
+  return {
+    type: 'flow-control',
+    flow,
+    lookahead: config.lookahead,
+    contracts: true,
+    filters: [FILTERS.avoid, FILTERS.held, FILTERS['flow-fit']],
+    isLongPrefill: (prefillMs, itlSloMs) =>
+      prefillMs > LONG_PROMPT_SHARE * itlSloMs * (1 - config.itlMarginRatio),
+    placed(account, r, replica, nowMs) {
+      // A prompt placed slow marks the stall it puts next to the replica's streams.
+      const f = flow.fit(account, candidateOf(r), replica.kvUsage, nowMs);
+      if (f.kind === 'slow') flow.chargeSlow(account, f, nowMs);
+    },
+  };
+}
+
+export function dispatchStrategy(config: DispatchConfig, spec: FleetSpec): DispatchStrategy {
+  return config.type === 'immediate' ? immediate(spec) : flowControl(spec, config);
+}

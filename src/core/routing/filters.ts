@@ -1,0 +1,58 @@
+/**
+ * Every routing filter, registered once by name. The dispatch strategies put `avoid`, `held` and
+ * `flow-fit` in front of a router's own (`../dispatch/strategies.ts`).
+ */
+import { candidateOf } from './flow-control.ts';
+import type { Filter } from './route.ts';
+
+/** A failover does not go back where its last attempt failed — unless nowhere else is ready. */
+const avoid: Filter = {
+  name: 'avoid',
+  description: 'drops the replica a retried request failed on, while another is ready',
+  filter(r, replicas, _ctx, out) {
+    const bad = r.avoid ?? -1;
+    for (const x of replicas) if (x.index !== bad || replicas.length === 1) out.push(x);
+  },
+};
+
+/** A replica held for a long prompt takes no other new work until that prompt fits there. */
+const held: Filter = {
+  name: 'held',
+  description: 'drops replicas held for another request (a long prompt waiting for them to drain)',
+  filter(r, replicas, ctx, out) {
+    for (const x of replicas) {
+      const h = ctx.heldFor(x.index);
+      if (h === undefined || h === r) out.push(x);
+    }
+  },
+};
+
+/**
+ * Flow control (`flow-control.ts`): the replicas whose next step stays within their streams'
+ * gap objectives with this prompt added; failing those, the ones it may stall acceptably.
+ */
+const flowFit: Filter = {
+  name: 'flow-fit',
+  description:
+    'keeps the replicas flow control lets take it now: fast ones, or else acceptably slow ones',
+  filter(r, replicas, ctx, out) {
+    const c = candidateOf(r);
+    let fast = false;
+    for (const x of replicas) {
+      ctx.ledger.resize(x.index + 1);
+      const kind = ctx.flow.fit(ctx.ledger.replicas[x.index], c, x.kvUsage, ctx.nowMs).kind;
+      if (kind === 'fast') {
+        // The first fast one clears the slow ones kept so far: only fast ones from here on.
+        if (!fast) out.length = 0;
+        fast = true;
+        out.push(x);
+      } else if (kind === 'slow' && !fast) out.push(x);
+    }
+  },
+};
+
+export const FILTERS: Readonly<Record<string, Filter>> = {
+  [avoid.name]: avoid,
+  [held.name]: held,
+  [flowFit.name]: flowFit,
+};

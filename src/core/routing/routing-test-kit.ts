@@ -1,0 +1,68 @@
+/**
+ * Fixtures for routing tests: a fleet of replica snapshots with a ledger whose accounts match
+ * them (in-flight requests decoding, KV reserved), a route context over it, and requests.
+ */
+import { SPEC } from '../admission/admission-test-kit.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
+import { ReplicaLedger } from '../fleet/replica-ledger.ts';
+import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
+import type { LlmRequest } from '../request/request.ts';
+import { FlowControl } from './flow-control.ts';
+import type { RouteContext, RouteRequest } from './route.ts';
+
+export function routeRequest(o: Partial<LlmRequest> = {}, avoid = -1): RouteRequest {
+  const req: LlmRequest = {
+    id: 'r',
+    arrivalMs: 0,
+    inputTokens: 200,
+    outputTokens: 50,
+    tenant: 't',
+    sloClass: 'interactive',
+    ...o,
+  };
+  return {
+    req,
+    demand: { kvTokens: req.inputTokens + 100, prefixHitTokens: 0 },
+    cls: DEFAULT_SLO_CLASSES[req.sloClass],
+    avoid,
+  };
+}
+
+/**
+ * Replicas with `loads[i]` requests in flight on replica i, each a decoding stream of 500
+ * tokens of context reserving 1,000 KV tokens; `kvUsage` as the engine would report it.
+ */
+export function routeFleet(
+  loads: readonly number[],
+  spec: FleetSpec = SPEC,
+): { replicas: ReplicaSnapshot[]; ctx: RouteContext & { nowMs: number } } {
+  const ledger = new ReplicaLedger(loads.length);
+  loads.forEach((n, replica) => {
+    for (let k = 0; k < n; k++) {
+      const e = {
+        replica,
+        promptTokens: 500,
+        kvTokens: 1_000,
+        itlSloMs: 100,
+        lengths: undefined,
+        capTokens: 1_000,
+        expectTokens: 200,
+        streamed: 0,
+        slowGaps: 0,
+        slot: -1,
+      };
+      ledger.add(e);
+      ledger.firstToken(e);
+    }
+  });
+  const replicas = loads.map((n, index) => ({
+    index,
+    inFlight: n,
+    running: n,
+    waiting: 0,
+    kvUsage: Math.min(1, (n * 1_000) / spec.replicaKvTokens),
+  }));
+  const flow = new FlowControl(spec, { itlMarginRatio: 0.1, kvReserveRatio: 0.05, stallRisk: 0.5 });
+  return { replicas, ctx: { nowMs: 0, ledger, flow, heldFor: () => undefined } };
+}
