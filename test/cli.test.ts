@@ -169,7 +169,7 @@ test('a policy file is validated, naming file, path and value', () => {
   assert.equal(r.code, 2);
   assert.match(
     r.err,
-    /policy\.yaml: routing\.type: expected one of round-robin, least-request, got "fastest"/,
+    /policy\.yaml: routing\.type: expected one of round-robin, least-request, least-kv, llm-d-like, sglang-cache-aware, session-hash, expected-completion, got "fastest"/,
   );
   writeFileSync(
     file,

@@ -109,6 +109,11 @@ export class Pipeline<H> {
       spec,
       ROUTERS[policy.routing.type],
       (d) => this.apply(d),
+      {
+        seed: policy.routing.seed,
+        prefix: { mode: policy.routing.prefixMode, capacityTokens: spec.replicaKvTokens },
+        sessions: policy.routing.session,
+      },
     );
   }
 
@@ -125,6 +130,7 @@ export class Pipeline<H> {
     }
     t.entry = d.entry;
     t.replica = d.replica;
+    t.hitTokens = d.hitTokens;
     t.dispatchedMs = this.nowMs;
     t.state = 'dispatched';
     this.charges.dispatched(t);
@@ -175,6 +181,7 @@ export class Pipeline<H> {
       replica: -1,
       avoid: host.avoid ?? -1,
       dispatchedMs: -1,
+      hitTokens: 0,
       entry: null,
       queueCost: 0,
       chargedTokens: 0,
@@ -279,6 +286,14 @@ export class Pipeline<H> {
     const reason = expiryReason(t, this.nowMs);
     this.record(t, 'expire', reason);
     this.sink.expire(t, reason);
+  }
+
+  /**
+   * A replica's engine cached (`stored`) or evicted (`removed`) a prefix block — vLLM's KV
+   * events, which a host that has them reports for the router's precise prefix index.
+   */
+  kvEvent(replica: number, kind: 'stored' | 'removed', hash: string): void {
+    this.dispatcher.kvEvent(replica, kind, hash);
   }
 
   /** The client gave up on a ticket that is still waiting. */
@@ -404,6 +419,7 @@ export class Pipeline<H> {
         pipeline.summary(),
         pipeline.learned.outputs,
         pipeline.prefill,
+        pipeline.dispatcher.expectedHit(req, pipeline.replicas),
       ),
   }))(this);
 

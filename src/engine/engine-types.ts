@@ -110,6 +110,11 @@ export interface EngineListener<R extends EngineRequest> {
   onResume?(req: R, atMs: Ms): void;
   /** The engine cannot serve it at all; its blocks (if any) are already freed. */
   onFail(req: R, atMs: Ms, reason: FailReason): void;
+  /**
+   * A prefix-cache entry was cached (`stored`) or evicted (`removed`), named by its chained
+   * block hash: vLLM's KV cache events, for a router's precise prefix index.
+   */
+  onKvEvent?(kind: 'stored' | 'removed', hash: string): void;
 }
 
 /** What a router or autoscaler may read of a replica, cheaply, at any time. */

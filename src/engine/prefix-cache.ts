@@ -33,8 +33,13 @@ export interface PrefixCacheStats {
   evictedBlocks: number;
 }
 
+/** vLLM's KV cache events (BlockStored, BlockRemoved), one per cached prefix entry. */
+export type KvEventSink = (kind: 'stored' | 'removed', hash: string) => void;
+
 export class PrefixCache implements BlockReclaimer {
   private readonly pool: KvBlockPool;
+  /** Told of every entry cached and evicted (a prefix-aware router's precise index). */
+  events: KvEventSink | null = null;
   private readonly byHash = new Map<string, PrefixEntry>();
   // Sentinel of the circular LRU list: sentinel.next is the next to evict.
   private readonly lru = new PrefixEntry('', 0);
@@ -113,6 +118,7 @@ export class PrefixCache implements BlockReclaimer {
     if (this.byHash.has(hash)) return null;
     const e = new PrefixEntry(hash, blocks);
     this.byHash.set(hash, e);
+    this.events?.('stored', hash);
     return e;
   }
 
@@ -134,6 +140,7 @@ export class PrefixCache implements BlockReclaimer {
       if (e === this.lru) return;
       this.unlink(e);
       this.byHash.delete(e.hash);
+      this.events?.('removed', e.hash);
       this.pool.drop(e.blocks);
       this.stats.evictedBlocks += e.blocks;
       freed += e.blocks;

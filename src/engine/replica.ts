@@ -61,6 +61,9 @@ export class ReplicaCore<R extends EngineRequest> {
       config.blockSize,
       config.enablePrefixCaching,
     );
+    if (this.kv.cache !== null && listener.onKvEvent !== undefined) {
+      this.kv.cache.events = (kind, hash) => listener.onKvEvent?.(kind, hash);
+    }
     // Each GPU moves its own KV shard over its own host link, in parallel.
     const blockBytes = config.blockSize * kvBytesPerToken(config.model);
     this.swapMsPerBlock = blockBytes / (config.gpu.hostLinkBytesPerMs * config.tp);

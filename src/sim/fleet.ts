@@ -35,11 +35,20 @@ export class Fleet {
     profile: TimingProfile,
     listener: EngineListener<RequestTracker>,
     clock: Clock & Timers,
+    /** Each replica's prefix-cache events (vLLM's KV events), when a router wants them. */
+    onKvEvent?: (replica: number, kind: 'stored' | 'removed', hash: string) => void,
   ) {
     this.clock = clock;
     for (let i = 0; i < n; i++) {
+      // The shared listener, with this replica's KV events told apart.
+      const own: EngineListener<RequestTracker> =
+        onKvEvent === undefined
+          ? listener
+          : Object.assign(Object.create(listener) as EngineListener<RequestTracker>, {
+              onKvEvent: (kind: 'stored' | 'removed', hash: string) => onKvEvent(i, kind, hash),
+            });
       this.replicas.push(
-        new ReplicaDriver<RequestTracker>({ config, profile, listener, clock, timers: clock }),
+        new ReplicaDriver<RequestTracker>({ config, profile, listener: own, clock, timers: clock }),
       );
       this.views.push({ index: i, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 });
     }

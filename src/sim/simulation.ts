@@ -119,7 +119,13 @@ export function simulate(opts: SimulationOptions): Report {
     },
   };
 
-  const fleet = new Fleet(opts.replicas, opts.engine, opts.profile, listener, clock);
+  // A precise prefix index is fed by the engines' own KV events.
+  const kvEvents =
+    opts.policy.routing.prefixMode === 'precise'
+      ? (replica: number, kind: 'stored' | 'removed', hash: string) =>
+          pipeline.kvEvent(replica, kind, hash)
+      : undefined;
+  const fleet = new Fleet(opts.replicas, opts.engine, opts.profile, listener, clock, kvEvents);
   const spec: FleetSpec = {
     model: opts.engine.model.name,
     adapters: [],

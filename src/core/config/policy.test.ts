@@ -137,7 +137,7 @@ const invalid: Array<[string, unknown, string]> = [
   [
     'unknown router',
     { ...valid, routing: { type: 'fastest' } },
-    'routing.type: expected one of round-robin, least-request, got "fastest"',
+    'routing.type: expected one of round-robin, least-request, least-kv, llm-d-like, sglang-cache-aware, session-hash, expected-completion, got "fastest"',
   ],
   [
     'negative objective',

@@ -5,7 +5,7 @@
  * load with the path and value of the first bad entry, never silently.
  */
 import { z } from 'zod';
-import { ROUTERS } from '../routing/registry.ts';
+import { resolveRouting, routingSchema, type RoutingConfig } from './routing-schema.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import { parseOrThrow } from './validate.ts';
 import { classesSchema, resolveClasses } from './class-schema.ts';
@@ -32,7 +32,7 @@ export const policySchema = z
     admission: admissionSchema,
     dispatch: dispatchSchema.optional(),
     queueing: queueingSchema.optional(),
-    routing: z.object({ type: z.enum(Object.keys(ROUTERS) as [string, ...string[]]) }).strict(),
+    routing: routingSchema,
     estimate: estimateSchema.optional(),
     classes: classesSchema.optional(),
     tenants: tenantsSchema.optional(),
@@ -54,7 +54,7 @@ export interface ResolvedPolicy {
   readonly admission: AdmissionConfig;
   readonly dispatch: DispatchConfig;
   readonly queueing: QueueingConfig;
-  readonly routing: { readonly type: string };
+  readonly routing: RoutingConfig;
   readonly estimate: EstimateConfig;
   readonly classes: Readonly<Record<SloClassName, SloClass>>;
   readonly tenants: TenantDirectory;
@@ -71,7 +71,7 @@ export function resolvePolicy(input: unknown): ResolvedPolicy {
     admission: resolveAdmission(file.admission),
     dispatch: resolveDispatch(file.dispatch),
     queueing: resolveQueueing(file.queueing),
-    routing: file.routing,
+    routing: resolveRouting(file.routing),
     estimate: resolveEstimate(file.estimate),
     classes: resolveClasses(file.classes),
     tenants: resolveTenants(file.tenants),

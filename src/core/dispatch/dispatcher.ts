@@ -19,10 +19,11 @@ import { FairQueue } from '../queueing/fair-queue.ts';
 import { ContractBook, type PassReason } from '../queueing/class-contract.ts';
 import { WaitingBands, type Band, type BandOrder } from '../queueing/bands.ts';
 import type { Ms } from '../request/units.ts';
+import type { LlmRequest } from '../request/request.ts';
 import { FILTERS } from '../routing/filters.ts';
 import { candidateOf } from '../routing/flow-control.ts';
 import type { RouteContext, RouteRequest, RouterSpec } from '../routing/route.ts';
-import { Router } from '../routing/router.ts';
+import { Router, type RouterOptions } from '../routing/router.ts';
 import { gapsToSpare } from '../routing/gap-tolerance.ts';
 import { dispatchStrategy, type DispatchStrategy } from './strategies.ts';
 
@@ -31,11 +32,15 @@ const MAX_HELD_RATIO = 0.5;
 
 /** What the dispatcher decided, for the pipeline to apply: it alone writes a ticket. */
 export type DispatchDecision<H> =
-  /** Send `ticket` to `replica`; `entry` is its account in the ledger, already added. */
+  /**
+   * Send `ticket` to `replica`, whose cache is expected to hold `hitTokens` of its prompt;
+   * `entry` is its account in the ledger, already added.
+   */
   | {
       readonly kind: 'dispatch';
       readonly ticket: Ticket<H>;
       readonly replica: number;
+      readonly hitTokens: number;
       readonly entry: LedgerEntry;
     }
   /** `replica` takes no new work until `ticket` (a long prompt that fits nowhere) fits there. */
@@ -49,7 +54,7 @@ export class Dispatcher<H> {
   /** The priority bands and the deferred queue, and what the estimator may read of them. */
   readonly waiting: WaitingBands<H>;
   private readonly bandOrder: BandOrder;
-  private readonly router: Router;
+  readonly router: Router;
   private readonly apply: (d: DispatchDecision<H>) => void;
   /**
    * A replica held back from new work for an aged request that fits nowhere (a long prompt that
@@ -61,6 +66,7 @@ export class Dispatcher<H> {
   private readonly scratch: Ticket<H>[] = [];
   /** What routing reads; `nowMs` moves with each pump. */
   private readonly route: RouteContext & { nowMs: Ms };
+  private readonly spec: FleetSpec;
   /** The class contracts' judgement, shares and accounts. */
   readonly contracts = new ContractBook();
 
@@ -84,22 +90,41 @@ export class Dispatcher<H> {
     spec: FleetSpec,
     router: RouterSpec,
     apply: (d: DispatchDecision<H>) => void,
+    routerOptions: Omit<RouterOptions, 'leading'> = {},
   ) {
+    this.spec = spec;
     this.strategy = dispatchStrategy(config, spec);
     this.bandOrder = bandOrder;
     this.waiting = new WaitingBands(bandOrder, this.strategy.lookahead);
-    this.router = new Router(router, this.strategy.filters);
+    this.router = new Router(router, { ...routerOptions, leading: this.strategy.filters });
     this.apply = apply;
     this.ledger = new ReplicaLedger(0);
+    const index = this.router.prefix;
     this.route = {
       nowMs: 0,
+      spec,
       ledger: this.ledger,
       flow: this.strategy.flow,
+      hits: new Float64Array(0),
       heldFor: (replica) => {
         for (const h of this.held) if (h.replica === replica && h.ticket.queued) return h.ticket;
         return undefined;
       },
+      cachedBlocks: (replica) => index?.blocksOf(replica) ?? 0,
     };
+  }
+
+  /** Prompt tokens of `r` the best of `replicas` is expected to hold cached (0 without an index). */
+  expectedHit(req: LlmRequest, replicas: readonly ReplicaSnapshot[]): number {
+    return this.router.prefix === null ? 0 : this.router.bestHit(req, replicas, this.route);
+  }
+
+  /** A replica's engine cached (`stored`) or evicted (`removed`) a prefix block: the precise index. */
+  kvEvent(replica: number, kind: 'stored' | 'removed', hash: string): void {
+    const index = this.router.prefix;
+    if (index?.mode !== 'precise') return;
+    if (kind === 'stored') index.stored(replica, hash);
+    else index.removed(replica, hash);
   }
 
   /** Whether `t` is a long prompt: its prefill alone would stall the streams next to it. */
@@ -143,6 +168,7 @@ export class Dispatcher<H> {
 
   /** Whether `r` would be placed now, on some replica not held for another, were it at the front. */
   wouldFit(r: RouteRequest, replicas: readonly ReplicaSnapshot[]): boolean {
+    this.router.prepare(r.req, replicas, this.route);
     let pool = replicas;
     for (const f of WOULD_FIT) {
       const out: ReplicaSnapshot[] = [];
@@ -155,7 +181,7 @@ export class Dispatcher<H> {
 
   /** Whether some replica has room to hold `r` once its prefills are done (FlowControl.holds). */
   couldHold(r: RouteRequest, replicas: readonly ReplicaSnapshot[]): boolean {
-    const c = candidateOf(r);
+    const c = candidateOf(r, r.demand.prefixHitTokens);
     for (const x of replicas) {
       this.ledger.resize(x.index + 1);
       if (this.flow.holds(this.ledger.replicas[x.index], c, x.kvUsage)) return true;
@@ -300,6 +326,7 @@ export class Dispatcher<H> {
   /** The replica `t` goes to now, if any: the one held for it, else the router's pick. */
   private choose(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): ReplicaSnapshot | undefined {
     if (this.held.length > 0) this.held = this.held.filter((h) => h.ticket.queued);
+    this.router.prepare(t.req, replicas, this.route);
     const pool = this.router.eligible(t, replicas, this.route);
     if (pool.length === 0) return undefined;
     const held = this.held.find((h) => h.ticket === t);
@@ -357,10 +384,12 @@ export class Dispatcher<H> {
     nowMs: Ms,
   ): void {
     const account = this.ledger.replicas[replica.index];
-    this.strategy.placed(account, t, replica, nowMs);
+    const hitTokens = this.route.hits[replica.index];
+    this.strategy.placed(account, t, replica, hitTokens, nowMs);
+    this.router.placed(t, replica.index);
     const entry: LedgerEntry = {
       replica: replica.index,
-      promptTokens: t.req.inputTokens - t.demand.prefixHitTokens,
+      promptTokens: t.req.inputTokens - hitTokens,
       kvTokens: t.demand.kvTokens,
       itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
       lengths: t.lengths,
@@ -372,15 +401,15 @@ export class Dispatcher<H> {
     };
     this.ledger.add(entry);
     this.waiting.noteWait(t, nowMs);
-    this.account(t, nowMs);
+    this.account(t, hitTokens, nowMs);
     this.waiting.dispatched(t, from, nowMs);
-    this.apply({ kind: 'dispatch', ticket: t, replica: replica.index, entry });
+    this.apply({ kind: 'dispatch', ticket: t, replica: replica.index, hitTokens, entry });
   }
 
   /** The contracts' account of a dispatch: its work, and whether a band above still had work. */
-  private account(t: Ticket<H>, nowMs: Ms): void {
+  private account(t: Ticket<H>, hitTokens: number, nowMs: Ms): void {
     const { inputWeight, outputWeight } = this.bandOrder.vtc.cost;
-    const uncached = t.req.inputTokens - t.demand.prefixHitTokens;
+    const uncached = t.req.inputTokens - hitTokens;
     const work =
       inputWeight * uncached +
       outputWeight * Math.max(1, Math.min(t.capTokens, t.demand.output.p50));

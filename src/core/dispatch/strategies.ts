@@ -33,8 +33,14 @@ export interface DispatchStrategy {
   readonly filters: readonly Filter[];
   /** Whether a prefill of `prefillMs` is long next to streams with this gap objective. */
   isLongPrefill(prefillMs: Ms, itlSloMs: Ms): boolean;
-  /** `r` was placed on `replica` (its account before the request joins it). */
-  placed(account: ReplicaAccount, r: RouteRequest, replica: ReplicaSnapshot, nowMs: Ms): void;
+  /** `r` was placed on `replica` with `hitTokens` expected cached (its account before it joins). */
+  placed(
+    account: ReplicaAccount,
+    r: RouteRequest,
+    replica: ReplicaSnapshot,
+    hitTokens: number,
+    nowMs: Ms,
+  ): void;
 }
 
 function immediate(spec: FleetSpec): DispatchStrategy {
@@ -63,9 +69,9 @@ function flowControl(
     filters: [FILTERS.avoid, FILTERS.held, FILTERS['flow-fit']],
     isLongPrefill: (prefillMs, itlSloMs) =>
       prefillMs > LONG_PROMPT_SHARE * itlSloMs * (1 - config.itlMarginRatio),
-    placed(account, r, replica, nowMs) {
+    placed(account, r, replica, hitTokens, nowMs) {
       // A prompt placed slow marks the stall it puts next to the replica's streams.
-      const f = flow.fit(account, candidateOf(r), replica.kvUsage, nowMs);
+      const f = flow.fit(account, candidateOf(r, hitTokens), replica.kvUsage, nowMs);
       if (f.kind === 'slow') flow.chargeSlow(account, f, nowMs);
     },
   };

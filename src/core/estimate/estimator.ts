@@ -1,8 +1,9 @@
 /**
  * The demand estimator: turns a request and the fleet's current load into its predicted cost —
  * prompt work, output p50/p90 learned online per class and tenant, KV to reserve, total work.
- * Prefix-cache hits are not counted: no router here guarantees one, and an optimistic estimate
- * admits work the fleet cannot do.
+ * A prefix-cache hit counts only as the router expects it: the tokens the best-placed ready
+ * replica's cache is expected to hold (0 for a router that keeps no prefix index), so the
+ * predicted prefill and TTFT are of what must be computed. KV is reserved for the whole prompt.
  */
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
@@ -33,17 +34,19 @@ export function estimateDemand(
   fleet: FleetLoad,
   outputs: OutputLengthModel,
   prefillTime: PrefillTime,
+  expectedHitTokens: Tokens = 0,
 ): Demand {
   const spec = fleet.spec;
   const output = outputs.predict(cls.name, req.tenant, outputCap(req, cls, spec.maxModelLen));
-  const prefillMs = prefillTime(req.inputTokens);
+  const uncached = req.inputTokens - expectedHitTokens;
+  const prefillMs = prefillTime(uncached);
   const kvTokens = req.inputTokens + output.p90;
   const batch = Math.max(1, fleet.decodeBatch);
   return {
     inputTokens: req.inputTokens,
-    prefixHitTokens: 0,
+    prefixHitTokens: expectedHitTokens,
     prefillMs,
-    prefillSteps: Math.max(1, Math.ceil(req.inputTokens / spec.maxBatchedTokens)),
+    prefillSteps: Math.max(1, Math.ceil(uncached / spec.maxBatchedTokens)),
     firstDecodeMs: fleet.decodeStepMs,
     output,
     kvTokens,

@@ -164,7 +164,11 @@ export function summarizeFleet(
           tenant: tenant ?? '',
           sloClass: cls,
         },
-        demand: { kvTokens, prefixHitTokens: 0 },
+        demand: {
+          kvTokens,
+          prefixHitTokens: 0,
+          output: { p10: outputTokens, p50: outputTokens, p90: outputTokens, source: 'prior' },
+        },
         cls: c,
       });
       if (ahead === 0 && placement.wouldFit(probe(), replicas)) return { requests: 0, waitMs: 0 };

@@ -21,7 +21,7 @@ export class ServiceCharges {
   /** `t` was dispatched: its uncached prompt tokens are charged. */
   dispatched(t: Ticket<unknown>): void {
     t.account = this.vtc.account(t.req.tenant);
-    this.vtc.chargeInput(t.account, t.req.inputTokens, t.demand.prefixHitTokens);
+    this.vtc.chargeInput(t.account, t.req.inputTokens, t.hitTokens);
   }
 
   /** A token of `t` streamed at `nowMs` (unknown: no KV term charged). */

@@ -36,6 +36,8 @@ export interface Ticket<H> extends Queued {
   /** A replica this request should not go to (its previous attempt failed there); −1: none. */
   avoid: number;
   dispatchedMs: Ms;
+  /** Prompt tokens the replica it went to was expected to hold cached, from its dispatch. */
+  hitTokens: number;
   entry: LedgerEntry | null;
   /** The band it waits in: its class's priority, or ADMIN_BAND for an admin tenant's request. */
   readonly band: number;

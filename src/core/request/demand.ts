@@ -1,7 +1,7 @@
 /**
  * What one request is predicted to cost, computed once at the door and carried in its decision
- * record: prompt work, predicted output, KV to reserve, total work. Conservative by rule: a
- * prefix-cache hit counts only when the router can guarantee it.
+ * record: prompt work, predicted output, KV to reserve, total work. A prefix-cache hit counts
+ * only as the router expects it (its prefix index).
  */
 import type { Ms, Tokens } from './units.ts';
 
@@ -16,7 +16,7 @@ export interface OutputPrediction {
 
 export interface Demand {
   readonly inputTokens: Tokens;
-  /** Prompt tokens expected to come from the prefix cache (0 unless guaranteed). */
+  /** Prompt tokens expected to come from the prefix cache (0 for a router without a prefix index). */
   readonly prefixHitTokens: Tokens;
   /** Prompt compute on the target replica's profile, alone in a step. */
   readonly prefillMs: Ms;

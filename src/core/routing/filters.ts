@@ -36,10 +36,10 @@ const flowFit: Filter = {
   description:
     'keeps the replicas flow control lets take it now: fast ones, or else acceptably slow ones',
   filter(r, replicas, ctx, out) {
-    const c = candidateOf(r);
     let fast = false;
     for (const x of replicas) {
       ctx.ledger.resize(x.index + 1);
+      const c = candidateOf(r, ctx.hits[x.index]);
       const kind = ctx.flow.fit(ctx.ledger.replicas[x.index], c, x.kvUsage, ctx.nowMs).kind;
       if (kind === 'fast') {
         // The first fast one clears the slow ones kept so far: only fast ones from here on.

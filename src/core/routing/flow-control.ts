@@ -25,10 +25,13 @@ export interface Candidate {
   readonly itlSloMs: Ms;
 }
 
-/** What flow control weighs of a request: the prompt it must compute, its KV, its gap objective. */
-export function candidateOf(r: RouteRequest): Candidate {
+/**
+ * What flow control weighs of a request: the prompt it must compute (less `hitTokens` its cache
+ * there is expected to hold), its KV, its gap objective.
+ */
+export function candidateOf(r: RouteRequest, hitTokens: number): Candidate {
   return {
-    promptTokens: r.req.inputTokens - r.demand.prefixHitTokens,
+    promptTokens: r.req.inputTokens - hitTokens,
     kvTokens: r.demand.kvTokens,
     itlSloMs: r.cls.objectives.itlP99Ms ?? Infinity,
   };

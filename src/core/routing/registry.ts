@@ -1,6 +1,7 @@
 /**
  * Every router, registered once: a named composition of filters, weighted scorers and a picker
- * (`route.ts`). Config and presets refer to routers only by these names.
+ * (`route.ts`). Config and presets refer to routers only by these names. Besides Goodput's own
+ * (`expected-completion`), the baselines model what other routers do, each in one line.
  */
 import type { RouterSpec } from './route.ts';
 
@@ -19,6 +20,52 @@ const SPECS: readonly RouterSpec[] = [
     filters: [],
     scorers: [{ name: 'in-flight', weight: 1 }],
     picker: 'lowest',
+  },
+  {
+    type: 'least-kv',
+    description: 'the lowest KV cache usage the engines report',
+    filters: [],
+    scorers: [{ name: 'kv-usage', weight: 1 }],
+    picker: 'lowest',
+  },
+  {
+    type: 'llm-d-like',
+    description:
+      "llm-d's scheduler: engine queue depth (×2), KV utilisation (×2) and prefix-cache affinity (×3), each min-max scaled",
+    filters: [],
+    scorers: [
+      { name: 'queue-depth', weight: 2, minMax: true },
+      { name: 'kv-usage', weight: 2, minMax: true },
+      { name: 'prefix-miss', weight: 3, minMax: true },
+    ],
+    picker: 'lowest',
+    prefix: true,
+  },
+  {
+    type: 'sglang-cache-aware',
+    description:
+      "SGLang's router: the best prefix match above half the prompt, else the smallest cache; least load once loads are imbalanced",
+    filters: [],
+    scorers: [],
+    picker: 'cache-aware',
+    prefix: true,
+  },
+  {
+    type: 'session-hash',
+    description:
+      "vLLM production-stack's session router: a session hashes to one replica, blind to load",
+    filters: [],
+    scorers: [],
+    picker: 'session-hash',
+  },
+  {
+    type: 'expected-completion',
+    description:
+      'when the request would finish: queue work ahead + prefill after the cache hit + decode at that load, in ms',
+    filters: [],
+    scorers: [{ name: 'completion', weight: 1 }],
+    picker: 'lowest-seeded',
+    prefix: true,
   },
 ];
 

@@ -16,11 +16,12 @@ import type { Ms } from '../request/units.ts';
 import type { ReplicaLedger } from '../fleet/replica-ledger.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { FlowControl } from './flow-control.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 
 /** What routing weighs of a request (a queued ticket is one). */
 export interface RouteRequest {
   readonly req: LlmRequest;
-  readonly demand: Pick<Demand, 'kvTokens' | 'prefixHitTokens'>;
+  readonly demand: Pick<Demand, 'kvTokens' | 'prefixHitTokens' | 'output'>;
   readonly cls: SloClass;
   /** A replica it should not go to while another can take it (its last attempt failed there); −1: none. */
   readonly avoid?: number;
@@ -29,11 +30,20 @@ export interface RouteRequest {
 /** What a placement may read besides the request and the replicas. */
 export interface RouteContext {
   readonly nowMs: Ms;
+  readonly spec: FleetSpec;
   /** The control plane's own account of each replica (`../fleet/replica-ledger.ts`). */
   readonly ledger: ReplicaLedger;
   readonly flow: FlowControl;
   /** The request a replica is held for (no other work goes there), if any. */
   heldFor(replica: number): RouteRequest | undefined;
+  /**
+   * Prompt tokens of the request being placed that each replica's prefix cache is expected to
+   * hold, by replica index (`prefix-index.ts`; all 0 without an index). Set by the router for
+   * each placement.
+   */
+  hits: Float64Array;
+  /** Blocks each replica's prefix index holds (the SGLang-like router's "smallest tree"). */
+  cachedBlocks(replica: number): number;
 }
 
 export interface Filter {
@@ -59,12 +69,25 @@ export interface Scorer {
 
 export interface Picker<S = unknown> {
   readonly name: string;
-  initState(): S;
+  initState(seed: number): S;
   /**
-   * An index in [0, n): the replica to place on, given each one's weighted score (all 0 for a
-   * router without scorers).
+   * An index in [0, n) into `replicas`: the replica to place on, given each one's weighted score
+   * (all 0 for a router without scorers).
    */
-  pick(state: S, scores: Float64Array, n: number): number;
+  pick(
+    state: S,
+    scores: Float64Array,
+    replicas: readonly ReplicaSnapshot[],
+    r: RouteRequest,
+    ctx: RouteContext,
+  ): number;
+}
+
+/** A scorer in a router, with its weight; `minMax` rescales its scores over the survivors to [0, 1] first (as llm-d's scorers do). */
+export interface WeightedScorer {
+  readonly name: string;
+  readonly weight: number;
+  readonly minMax?: boolean;
 }
 
 /** A router: the composition a policy names (`routing.type`). */
@@ -73,6 +96,8 @@ export interface RouterSpec {
   /** One line: what it models. */
   readonly description: string;
   readonly filters: readonly string[];
-  readonly scorers: readonly { readonly name: string; readonly weight: number }[];
+  readonly scorers: readonly WeightedScorer[];
   readonly picker: string;
+  /** Whether it reads the prefix index (one is kept only for a router that does). */
+  readonly prefix?: boolean;
 }

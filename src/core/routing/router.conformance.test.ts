@@ -8,7 +8,7 @@ import { PICKERS } from './pickers.ts';
 import { ROUTERS } from './registry.ts';
 import { Router } from './router.ts';
 import { SCORERS } from './scorers.ts';
-import { routeFleet, routeRequest } from './routing-test-kit.ts';
+import { occupy, routeFleet, routeRequest } from './routing-test-kit.ts';
 
 for (const [type, spec] of Object.entries(ROUTERS)) {
   test(`router ${type}: composed of registered parts, described in one line`, () => {
@@ -22,13 +22,14 @@ for (const [type, spec] of Object.entries(ROUTERS)) {
     assert.ok(spec.description.length > 0 && !spec.description.includes('\n'));
   });
   test(`router ${type}: places on a replica it was given, deterministically`, () => {
-    const a = new Router(spec);
-    const b = new Router(spec);
+    const a = new Router(spec, { seed: 3 });
+    const b = new Router(spec, { seed: 3 });
     for (let k = 0; k < 40; k++) {
       const { replicas, ctx } = routeFleet(
         [k % 3, (k * 5) % 4, 1, (k * 7) % 6].slice(0, 1 + (k % 4)),
       );
       const r = routeRequest({ id: `r${k}` });
+      a.prepare(r.req, replicas, ctx);
       const pool = a.eligible(r, replicas, ctx);
       if (pool.length === 0) continue;
       const x = a.pick(r, pool, ctx);
@@ -37,12 +38,15 @@ for (const [type, spec] of Object.entries(ROUTERS)) {
     }
   });
   test(`router ${type}: spreads requests over an idle fleet`, () => {
-    const router = new Router(spec);
-    const { replicas, ctx } = routeFleet([0, 0, 0, 0]);
+    const router = new Router(spec, { seed: 3 });
+    const fleet = routeFleet([0, 0, 0, 0]);
     const seen = new Set<number>();
     for (let k = 0; k < 4; k++) {
       const r = routeRequest({ id: `r${k}` });
-      seen.add(router.pick(r, router.eligible(r, replicas, ctx), ctx).index);
+      router.prepare(r.req, fleet.replicas, fleet.ctx);
+      const x = router.pick(r, router.eligible(r, fleet.replicas, fleet.ctx), fleet.ctx);
+      seen.add(x.index);
+      occupy(fleet, x.index);
     }
     assert.equal(seen.size, 4);
   });
@@ -51,5 +55,6 @@ for (const [type, spec] of Object.entries(ROUTERS)) {
 test('least-request picks the least loaded replica', () => {
   const router = new Router(ROUTERS['least-request']);
   const { replicas, ctx } = routeFleet([3, 1, 2]);
+  router.prepare(routeRequest().req, replicas, ctx);
   assert.equal(router.pick(routeRequest(), replicas, ctx).index, 1);
 });

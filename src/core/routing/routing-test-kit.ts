@@ -23,7 +23,11 @@ export function routeRequest(o: Partial<LlmRequest> = {}, avoid = -1): RouteRequ
   };
   return {
     req,
-    demand: { kvTokens: req.inputTokens + 100, prefixHitTokens: 0 },
+    demand: {
+      kvTokens: req.inputTokens + 100,
+      prefixHitTokens: 0,
+      output: { p10: 20, p50: 100, p90: 300, source: 'prior' },
+    },
     cls: DEFAULT_SLO_CLASSES[req.sloClass],
     avoid,
   };
@@ -33,10 +37,12 @@ export function routeRequest(o: Partial<LlmRequest> = {}, avoid = -1): RouteRequ
  * Replicas with `loads[i]` requests in flight on replica i, each a decoding stream of 500
  * tokens of context reserving 1,000 KV tokens; `kvUsage` as the engine would report it.
  */
-export function routeFleet(
-  loads: readonly number[],
-  spec: FleetSpec = SPEC,
-): { replicas: ReplicaSnapshot[]; ctx: RouteContext & { nowMs: number } } {
+export interface RouteFleet {
+  replicas: ReplicaSnapshot[];
+  ctx: RouteContext & { nowMs: number };
+}
+
+export function routeFleet(loads: readonly number[], spec: FleetSpec = SPEC): RouteFleet {
   const ledger = new ReplicaLedger(loads.length);
   loads.forEach((n, replica) => {
     for (let k = 0; k < n; k++) {
@@ -64,5 +70,32 @@ export function routeFleet(
     kvUsage: Math.min(1, (n * 1_000) / spec.replicaKvTokens),
   }));
   const flow = new FlowControl(spec, { itlMarginRatio: 0.1, kvReserveRatio: 0.05, stallRisk: 0.5 });
-  return { replicas, ctx: { nowMs: 0, ledger, flow, heldFor: () => undefined } };
+  const ctx = {
+    nowMs: 0,
+    spec,
+    ledger,
+    flow,
+    hits: new Float64Array(loads.length),
+    heldFor: () => undefined,
+    cachedBlocks: () => 0,
+  };
+  return { replicas, ctx };
+}
+
+/** `r` was dispatched to replica `index`: the ledger and the snapshot show it in flight. */
+export function occupy(fleet: RouteFleet, index: number, promptTokens = 200): void {
+  fleet.ctx.ledger.add({
+    replica: index,
+    promptTokens,
+    kvTokens: promptTokens + 100,
+    itlSloMs: 100,
+    lengths: undefined,
+    capTokens: 1_000,
+    expectTokens: 100,
+    streamed: 0,
+    slowGaps: 0,
+    slot: -1,
+  });
+  const x = fleet.replicas[index];
+  fleet.replicas[index] = { ...x, inFlight: x.inFlight + 1, running: x.running + 1 };
 }

@@ -1,16 +1,143 @@
 /**
  * Every routing scorer, registered once by name: what it measures of a replica for a request,
- * in a documented unit, lower better (README.md gives each one's range and formula).
+ * in a stated unit, lower better (README.md gives each one's range and formula). The time
+ * scorers share one unit — milliseconds of this request's life — so that prefill saved by a
+ * warm cache and queue wait added by a busy replica are weighed against each other directly.
  */
-import type { Scorer } from './route.ts';
+import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import type { RouteContext, RouteRequest, Scorer } from './route.ts';
 
 /** Requests this control plane has in flight there (Envoy's LEAST_REQUEST signal). */
 const inFlight: Scorer = {
   name: 'in-flight',
   unit: 'requests',
-  score: (_r, replica) => replica.inFlight,
+  score: (_r, x) => x.inFlight,
 };
 
-export const SCORERS: Readonly<Record<string, Scorer>> = {
-  [inFlight.name]: inFlight,
+/** Requests waiting in the engine's own queue, as it reports them (llm-d's queue scorer). */
+const queueDepth: Scorer = {
+  name: 'queue-depth',
+  unit: 'requests',
+  score: (_r, x) => x.waiting,
 };
+
+/** The KV cache in use as the engine reports it, 0–1 (llm-d's kv-cache-utilization scorer). */
+const kvUsage: Scorer = {
+  name: 'kv-usage',
+  unit: 'ratio',
+  score: (_r, x) => Math.min(1, Math.max(0, x.kvUsage)),
+};
+
+/**
+ * KV the replica would hold with this request placed, over its capacity: the larger of what this
+ * control plane reserved there and what the engine reports, plus the request's own reservation.
+ */
+const kvPressure: Scorer = {
+  name: 'kv-pressure',
+  unit: 'ratio',
+  score(r, x, ctx) {
+    const cap = ctx.spec.replicaKvTokens;
+    ctx.ledger.resize(x.index + 1);
+    const used = Math.max(ctx.ledger.replicas[x.index].reservedKvTokens, x.kvUsage * cap);
+    return (used + r.demand.kvTokens) / cap;
+  },
+};
+
+/** The share of the prompt the replica's cache is not expected to hold (llm-d's prefix scorer, inverted). */
+const prefixMiss: Scorer = {
+  name: 'prefix-miss',
+  unit: 'ratio',
+  score: (r, x, ctx) => 1 - ctx.hits[x.index] / Math.max(1, r.req.inputTokens),
+};
+
+/**
+ * Queue work ahead at the replica: the prefill of the prompts placed there that have not yet
+ * streamed (the engine computes them before, or beside, this one), and — when every sequence
+ * slot is taken — a decode step per request over the limit, at the replica's decode batch.
+ */
+function queueWorkMs(x: ReplicaSnapshot, ctx: RouteContext): number {
+  ctx.ledger.resize(x.index + 1);
+  const a = ctx.ledger.replicas[x.index];
+  let ms = a.pendingPrefillTokens > 0 ? ctx.flow.prefillMs(a.pendingPrefillTokens) : 0;
+  const over = a.entries.length + 1 - ctx.spec.maxNumSeqs;
+  if (over > 0) ms += over * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
+  return ms;
+}
+
+const queueWork: Scorer = {
+  name: 'queue-work',
+  unit: 'ms',
+  score: (_r, x, ctx) => queueWorkMs(x, ctx),
+};
+
+/** This prompt's prefill there, after the tokens its cache is expected to hold. */
+function prefillAfterHitMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): number {
+  const uncached = Math.max(1, r.req.inputTokens - ctx.hits[x.index]);
+  return ctx.flow.prefillMs(uncached);
+}
+
+const prefill: Scorer = {
+  name: 'prefill',
+  unit: 'ms',
+  score: prefillAfterHitMs,
+};
+
+/**
+ * Its decode there: its predicted output (p50) at the step time of the replica's batch with it
+ * added, every stream at its context.
+ */
+function decodeMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): number {
+  const a = ctx.ledger.replicas[x.index];
+  const seqs = Math.min(ctx.spec.maxNumSeqs, a.decoding + a.prefilling + 1);
+  const context = a.decodeContextTokens + a.pendingPrefillTokens + r.req.inputTokens;
+  return Math.max(1, r.demand.output.p50) * ctx.flow.decodeStepMs(seqs, context);
+}
+
+const decode: Scorer = {
+  name: 'decode',
+  unit: 'ms',
+  score(r, x, ctx) {
+    ctx.ledger.resize(x.index + 1);
+    return decodeMs(r, x, ctx);
+  },
+};
+
+/**
+ * What its prefill costs the streams already decoding there: the step it joins grows by its
+ * prefill, and every running stream waits that much longer for its next token (stream·ms).
+ */
+const interference: Scorer = {
+  name: 'interference',
+  unit: 'ms',
+  score(r, x, ctx) {
+    ctx.ledger.resize(x.index + 1);
+    const decoding = ctx.ledger.replicas[x.index].decoding;
+    return decoding === 0 ? 0 : decoding * prefillAfterHitMs(r, x, ctx);
+  },
+};
+
+/**
+ * The default: when the request would finish there — queue work ahead, plus its prefill after
+ * the cache hit, plus its decode at that replica's load — all in one unit, so locality and load
+ * trade off by what each costs the request in time.
+ */
+const completion: Scorer = {
+  name: 'completion',
+  unit: 'ms',
+  score: (r, x, ctx) => queueWorkMs(x, ctx) + prefillAfterHitMs(r, x, ctx) + decodeMs(r, x, ctx),
+};
+
+export const SCORERS: Readonly<Record<string, Scorer>> = Object.fromEntries(
+  [
+    inFlight,
+    queueDepth,
+    kvUsage,
+    kvPressure,
+    prefixMiss,
+    queueWork,
+    prefill,
+    decode,
+    interference,
+    completion,
+  ].map((s) => [s.name, s]),
+);
