@@ -92,6 +92,14 @@ export function serveCommand(): Command {
     .action(async (o: Record<string, unknown>) => {
       const log = stdoutOpsLog();
       const policy = loadPolicy(o.policy as string);
+      if (policy.routing.prefixMode === 'precise') {
+        // Only the simulator's engines report their KV events to the control plane.
+        throw new ConfigError(
+          'routing.prefix.mode',
+          'approximate (a gateway sees no KV events from its backends)',
+          'precise',
+        );
+      }
       const spec = engineSpecFromFlags(o, policy.engine.version);
       const engine = buildEngineConfig(spec);
       const profile = buildEngineProfile(spec);

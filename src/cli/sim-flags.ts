@@ -82,6 +82,10 @@ export function addScenarioFlags(cmd: Command): Command {
       '--tool-calls <spec>',
       'agents: each request pauses N times for a tool call, N:WAIT_MS:RESULT_TOKENS (exponential waits of that mean; native traces carry tool_calls per row)',
     )
+    .option(
+      '--prefix <mix>',
+      'a prefix-heavy workload for routing: multi-turn chat sessions resending their history, hot shared prefixes and long documents, mixed `mix` or chat:W,hot:W,docs:W (prompts from that structure; --input unused)',
+    )
     .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
     .option(
       '--client-timeout-ms <ms>',
@@ -143,6 +147,7 @@ export function scenarioFromFlags(
     tenants: o.tenants as string,
     classes: o.classes as string,
     toolCalls: o.toolCalls as string | undefined,
+    prefix: o.prefix as string | undefined,
     replicas: o.replicas as number,
     clientTimeoutMs: o.clientTimeoutMs as number | undefined,
     maxAttempts: o.maxAttempts as number,

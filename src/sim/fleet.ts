@@ -109,6 +109,11 @@ export class Fleet {
     return sum;
   }
 
+  /** Each replica's prompt tokens waiting or in progress, not yet computed (engine truth). */
+  pendingPrefillTokens(): number[] {
+    return this.replicas.map((r) => r.load().pendingPrefillTokens);
+  }
+
   /** KV blocks held by sequences (cached, unreferenced prefix blocks excepted): 0 once all requests end. */
   kvUsedBlocks(): number {
     let used = 0;

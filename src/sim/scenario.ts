@@ -37,6 +37,7 @@ export interface ScenarioSpec extends EngineSpec {
   readonly tenants: string;
   readonly classes: string;
   readonly toolCalls?: string;
+  readonly prefix?: string;
   readonly replicas: number;
   readonly clientTimeoutMs?: number;
   readonly maxAttempts: number;

@@ -4,6 +4,7 @@
  * outcome folds into the report. Deterministic: same seed and inputs, same report (apart from
  * its `sim` block of wall-clock figures).
  */
+import { QueueSpread } from '../core/observe/queue-spread.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { Rng } from '../core/ports/rng.ts';
@@ -28,6 +29,9 @@ import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { Fleet } from './fleet.ts';
 import { RequestTracker } from './request-tracker.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
+
+/** How often the queue-work spread across replicas is sampled (simulated ms). */
+const SPREAD_SAMPLE_MS = 1_000;
 
 export interface SimulationOptions {
   readonly seed: number;
@@ -104,6 +108,7 @@ export function simulate(opts: SimulationOptions): Report {
       endAttempt(t, t.streamed, true);
       finish(t, 'completed');
       pump();
+      sampleSpread();
     },
     onPreempt(t) {
       t.preemptions++;
@@ -170,6 +175,23 @@ export function simulate(opts: SimulationOptions): Report {
     if (pipeline.waiting) pipeline.pump(clock.now(), fleet.snapshots());
   };
 
+  // Queue work across the replicas, sampled once a second of simulated time as requests come
+  // and go: each replica's uncomputed prompt tokens, as prefill time.
+  const spread = new QueueSpread();
+  const flow = pipeline.dispatcher.flow;
+  const stepMs = flow.prefillMs(opts.engine.maxBatchedTokens);
+  let nextSampleMs = 0;
+  const sampleSpread = () => {
+    const now = clock.now();
+    if (now < nextSampleMs) return;
+    nextSampleMs = now + SPREAD_SAMPLE_MS;
+    spread.sample(
+      now,
+      fleet.pendingPrefillTokens().map((t) => flow.prefillMs(t)),
+      stepMs,
+    );
+  };
+
   const retryOrEnd = (tracker: RequestTracker, state: FinalState, retryAfterMs?: Ms) => {
     if (tracker.attempts >= opts.client.maxAttempts) return finish(tracker, state);
     counters.retries++;
@@ -204,6 +226,7 @@ export function simulate(opts: SimulationOptions): Report {
   };
 
   const sendAttempt = (tracker: RequestTracker) => {
+    sampleSpread();
     tracker.nextAttempt();
     const now = clock.now();
     const asked = tracker.offered(opts.client.retryMode === 'disciplined', now);
@@ -315,6 +338,7 @@ export function simulate(opts: SimulationOptions): Report {
       kvUsedBlocksAtEnd: fleet.kvUsedBlocks(),
     },
     meanInSystem: fleet.meanInSystem(durationMs),
+    routing: { type: opts.policy.routing.type, spread: spread.report() },
     fairness: {
       order: opts.policy.queueing.order,
       vtc: pipeline.vtc,

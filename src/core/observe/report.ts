@@ -3,6 +3,7 @@
  * `compare` and (later) the gateway's summaries. Numbers are rounded (ms to the microsecond,
  * ratios to 1e-6) so reports diff cleanly; key order is fixed so equal runs are byte-identical.
  */
+import type { QueueSpreadReport } from './queue-spread.ts';
 import type { Ms } from '../request/units.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { OutcomeAccumulator, GroupCounts } from './outcome-accumulator.ts';
@@ -57,6 +58,8 @@ export interface ReportContext {
   >;
   readonly sim: { readonly wallMs: number; readonly events: number };
   /** The queue's order and the counters that kept it. */
+  /** The router, and how it spread work: the prefix hit rate and queue-work spread over the run. */
+  readonly routing: { readonly type: string; readonly spread: QueueSpreadReport };
   readonly fairness: {
     readonly order: string;
     readonly vtc: VirtualTokenCounters;
@@ -179,6 +182,11 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       prefix_hit_tokens: ctx.engine.prefixHitTokens,
       prefix_hit_rate: ratio(ctx.engine.prefixHitTokens, ctx.engine.promptTokens),
       kv_used_blocks_at_end: ctx.engine.kvUsedBlocksAtEnd,
+    },
+    routing: {
+      type: ctx.routing.type,
+      prefix_hit_rate: ratio(ctx.engine.prefixHitTokens, ctx.engine.promptTokens),
+      ...ctx.routing.spread,
     },
     /** How engines gave KV and compute back: preemptions by mode, and tool-call pauses. */
     preemption: {

@@ -170,6 +170,37 @@ export class FlowControl {
     return this.spec.stepTime.stepMs(s);
   }
 
+  /** The gap budget of a replica's streams: its tightest ITL objective less the margin (Infinity with none). */
+  gapBudgetMs(a: ReplicaAccount): Ms {
+    return tightestItl(a) * (1 - this.params.itlMarginRatio);
+  }
+
+  /**
+   * How far past `budgetMs` the steps that prefill `promptTokens` more on this replica run,
+   * summed over its chunks: each chunk shares a step with the replica's decodes (and what it is
+   * prefilling already comes first, as the engine's FIFO has it). 0 when every step keeps it.
+   */
+  prefillOverrunMs(a: ReplicaAccount, promptTokens: Tokens, budgetMs: Ms): Ms {
+    if (budgetMs === Infinity || promptTokens <= 0) return 0;
+    const chunkCap = this.spec.maxBatchedTokens;
+    const s = this.shape;
+    let overrun = 0;
+    let left = promptTokens;
+    let done = 0;
+    while (left > 0) {
+      const chunk = Math.min(left, chunkCap);
+      s.prefillTokens = chunk;
+      s.prefillSeqs = 1;
+      s.prefillAttnWork = chunk * (done + chunk);
+      s.decodeSeqs = a.decoding;
+      s.decodeContextTokens = a.decodeContextTokens;
+      overrun += Math.max(0, this.spec.stepTime.stepMs(s) - budgetMs);
+      done += chunk;
+      left -= chunk;
+    }
+    return overrun;
+  }
+
   /** A prompt alone on an otherwise idle replica: its prefill time, all chunks. */
   prefillMs(promptTokens: Tokens): Ms {
     let left = promptTokens;

@@ -61,9 +61,12 @@ const SPECS: readonly RouterSpec[] = [
   {
     type: 'expected-completion',
     description:
-      'when the request would finish: queue work ahead + prefill after the cache hit + decode at that load, in ms',
+      'the time the request costs there, in ms: its completion (queue work + prefill after the cache hit + decode at that load) plus the delay its prefill adds to the streams decoding beside it',
     filters: [],
-    scorers: [{ name: 'completion', weight: 1 }],
+    scorers: [
+      { name: 'completion', weight: 1 },
+      { name: 'gap-overrun', weight: 1 },
+    ],
     picker: 'lowest-seeded',
     prefix: true,
   },

@@ -4,6 +4,7 @@
  * scorers share one unit — milliseconds of this request's life — so that prefill saved by a
  * warm cache and queue wait added by a busy replica are weighed against each other directly.
  */
+import type { ReplicaAccount } from '../fleet/replica-ledger.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { RouteContext, RouteRequest, Scorer } from './route.ts';
 
@@ -37,8 +38,7 @@ const kvPressure: Scorer = {
   unit: 'ratio',
   score(r, x, ctx) {
     const cap = ctx.spec.replicaKvTokens;
-    ctx.ledger.resize(x.index + 1);
-    const used = Math.max(ctx.ledger.replicas[x.index].reservedKvTokens, x.kvUsage * cap);
+    const used = Math.max(accountOf(x, ctx).reservedKvTokens, x.kvUsage * cap);
     return (used + r.demand.kvTokens) / cap;
   },
 };
@@ -56,8 +56,7 @@ const prefixMiss: Scorer = {
  * slot is taken — a decode step per request over the limit, at the replica's decode batch.
  */
 function queueWorkMs(x: ReplicaSnapshot, ctx: RouteContext): number {
-  ctx.ledger.resize(x.index + 1);
-  const a = ctx.ledger.replicas[x.index];
+  const a = accountOf(x, ctx);
   let ms = a.pendingPrefillTokens > 0 ? ctx.flow.prefillMs(a.pendingPrefillTokens) : 0;
   const over = a.entries.length + 1 - ctx.spec.maxNumSeqs;
   if (over > 0) ms += over * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
@@ -82,37 +81,73 @@ const prefill: Scorer = {
   score: prefillAfterHitMs,
 };
 
-/**
- * Its decode there: its predicted output (p50) at the step time of the replica's batch with it
- * added, every stream at its context.
- */
-function decodeMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): number {
-  const a = ctx.ledger.replicas[x.index];
+/** The replica's account in the control plane's ledger. */
+function accountOf(x: ReplicaSnapshot, ctx: RouteContext): ReplicaAccount {
+  ctx.ledger.resize(x.index + 1);
+  return ctx.ledger.replicas[x.index];
+}
+
+/** A decode step of the replica's batch with `r` added, every stream at its context. */
+function stepWithMs(r: RouteRequest, a: ReplicaAccount, ctx: RouteContext): number {
   const seqs = Math.min(ctx.spec.maxNumSeqs, a.decoding + a.prefilling + 1);
   const context = a.decodeContextTokens + a.pendingPrefillTokens + r.req.inputTokens;
-  return Math.max(1, r.demand.output.p50) * ctx.flow.decodeStepMs(seqs, context);
+  return ctx.flow.decodeStepMs(seqs, context);
+}
+
+/** Its decode there: its predicted output (p50) at the step time of the batch with it added. */
+function decodeMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): number {
+  return Math.max(1, r.demand.output.p50) * stepWithMs(r, accountOf(x, ctx), ctx);
 }
 
 const decode: Scorer = {
   name: 'decode',
   unit: 'ms',
-  score(r, x, ctx) {
-    ctx.ledger.resize(x.index + 1);
-    return decodeMs(r, x, ctx);
-  },
+  score: decodeMs,
 };
 
 /**
- * What its prefill costs the streams already decoding there: the step it joins grows by its
- * prefill, and every running stream waits that much longer for its next token (stream·ms).
+ * What it costs the streams already decoding there: its prefill stalls each of them once, and
+ * while it decodes beside them every step is slower by what one more stream adds — for about as
+ * many steps as its predicted output (stream·ms).
  */
 const interference: Scorer = {
   name: 'interference',
   unit: 'ms',
   score(r, x, ctx) {
-    ctx.ledger.resize(x.index + 1);
-    const decoding = ctx.ledger.replicas[x.index].decoding;
-    return decoding === 0 ? 0 : decoding * prefillAfterHitMs(r, x, ctx);
+    const a = accountOf(x, ctx);
+    const streams = a.decoding + a.prefilling;
+    if (streams === 0) return 0;
+    const without = ctx.flow.decodeStepMs(
+      Math.min(ctx.spec.maxNumSeqs, streams),
+      a.decodeContextTokens + a.pendingPrefillTokens,
+    );
+    const slower = stepWithMs(r, a, ctx) - without;
+    const steps = Math.max(1, r.demand.output.p50);
+    return streams * (prefillAfterHitMs(r, x, ctx) + Math.max(0, slower) * steps);
+  },
+};
+
+/**
+ * Gap objectives it would break: every stream decoding there sees its prefill's steps run past
+ * the replica's gap budget (its tightest ITL objective, less the margin) by so many ms; and
+ * once it decodes there, a step of the bigger batch past the budget delays every stream,
+ * itself included, by the excess at each of its predicted output steps. Steps within the budget
+ * cost nothing: a gap that keeps its objective is not a loss (stream·ms past objective).
+ */
+const gapOverrun: Scorer = {
+  name: 'gap-overrun',
+  unit: 'ms',
+  score(r, x, ctx) {
+    const a = accountOf(x, ctx);
+    const own = r.cls.objectives.itlP99Ms ?? Infinity;
+    const budget = Math.min(ctx.flow.gapBudgetMs(a), own);
+    if (budget === Infinity) return 0;
+    const uncached = Math.max(1, r.req.inputTokens - ctx.hits[x.index]);
+    const stall = a.decoding * ctx.flow.prefillOverrunMs(a, uncached, budget);
+    const slow = stepWithMs(r, a, ctx) - budget;
+    if (slow <= 0) return stall;
+    const seqs = Math.min(ctx.spec.maxNumSeqs, a.decoding + a.prefilling + 1);
+    return stall + seqs * slow * Math.max(1, r.demand.output.p50);
   },
 };
 
@@ -138,6 +173,7 @@ export const SCORERS: Readonly<Record<string, Scorer>> = Object.fromEntries(
     prefill,
     decode,
     interference,
+    gapOverrun,
     completion,
   ].map((s) => [s.name, s]),
 );

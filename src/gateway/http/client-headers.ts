@@ -2,7 +2,9 @@
  * What a client may tell the gateway beside the OpenAI body, in headers: the class it asks for
  * (`x-goodput-class`; the policy decides whether it is granted), its deadline
  * (`x-goodput-timeout-ms`, relative, or `x-goodput-deadline-ms`, absolute Unix ms — the same on
- * every attempt), its `Idempotency-Key`, and the attempt number (`x-goodput-attempt`). Each bad
+ * every attempt), its `Idempotency-Key`, the attempt number (`x-goodput-attempt`), and the
+ * conversation it belongs to (`x-session-id`, or its alias `x-goodput-session`: routing keeps a
+ * session near its cached history). Each bad
  * value is refused naming the header, the value and the limit. A deadline lies at most
  * `MAX_DEADLINE_MS` (24 h) ahead — past that a request is not one a deadline is for, and timers
  * cannot hold it; an absolute deadline already passed is not an error here but an outcome: the
@@ -17,6 +19,7 @@ export interface ClientHeaders {
   readonly deadlineEpochMs?: number;
   readonly idempotencyKey?: string;
   readonly attempt: number;
+  readonly session?: string;
 }
 
 /** The furthest a deadline may lie ahead: 24 hours. */
@@ -59,6 +62,15 @@ export function parseClientHeaders(
       'invalid_value',
     );
   }
+  const sessionHeader = header('x-session-id') === null ? 'x-goodput-session' : 'x-session-id';
+  const session = header(sessionHeader);
+  if (session !== null && !KEY.test(session)) {
+    throw invalidRequest(
+      `${sessionHeader}: expected 1–255 visible ASCII characters, got ${describeValue(session)}`,
+      sessionHeader,
+      'invalid_value',
+    );
+  }
   const attemptRaw = header('x-goodput-attempt');
   let attempt = 1;
   if (attemptRaw !== null) {
@@ -89,5 +101,6 @@ export function parseClientHeaders(
     deadlineEpochMs,
     idempotencyKey: key ?? undefined,
     attempt,
+    session: session ?? undefined,
   };
 }

@@ -28,7 +28,10 @@ import {
   parseChatCompletionRequest,
   parseCompletionRequest,
   parseJsonText,
+  promptBlockHashes,
   promptList,
+  renderChatPrompt,
+  renderCompletionPrompt,
 } from '../../openai/index.ts';
 import { bearerToken, type ApiKeys } from '../api-keys.ts';
 import type { ApiKind } from '../backend.ts';
@@ -203,6 +206,12 @@ function parse(kind: ApiKind, bodyText: string, models: readonly string[]): Pars
   return parsed;
 }
 
+/**
+ * The block size of the prompt hashes routing matches against replicas' prefix caches: vLLM's
+ * default KV block (16 tokens), so a hash covers what a replica's cache entry does.
+ */
+const PREFIX_BLOCK_TOKENS = 16;
+
 /** The request as the policy sees it. */
 function request(
   id: string,
@@ -217,6 +226,12 @@ function request(
     kind === 'chat'
       ? estimateChatTokens((parsed as ReturnType<typeof parseChatCompletionRequest>).messages)
       : estimateCompletionTokens(promptList(parsed as never)[0]);
+  // The rendered prompt's chained block hashes: what routing matches against replicas' caches.
+  const text =
+    kind === 'chat'
+      ? renderChatPrompt((parsed as ReturnType<typeof parseChatCompletionRequest>).messages)
+      : renderCompletionPrompt(promptList(parsed as never)[0]);
+  const prefix = promptBlockHashes(text, inputTokens, PREFIX_BLOCK_TOKENS);
   const now = deps.nowMs();
   return {
     id,
@@ -230,6 +245,8 @@ function request(
     model: undefined,
     attempt: headers.attempt,
     idempotencyKey: headers.idempotencyKey,
+    session: headers.session,
+    prefix: prefix.hashes.length > 0 ? prefix : undefined,
     deadlineMs:
       headers.deadlineEpochMs === undefined
         ? undefined

@@ -12,6 +12,7 @@ import { formatClassSpec, parseClassSpec, type ClassSpec } from './class-spec.ts
 import { formatLengthSpec, jointTable, parseLengthSpec, tablesNamed } from './length-spec.ts';
 import { lengthTable } from './sharegpt-lengths.ts';
 import { syntheticRequests } from './synthetic-workload.ts';
+import { formatPrefixMix, parsePrefixMix, prefixRequests } from './prefix-workload.ts';
 import { formatToolCallSpec, parseToolCallSpec } from './tool-call-spec.ts';
 import { formatTenantSpec, parseTenantSpec, type TenantSpec } from './tenant-spec.ts';
 import { loadTrace } from './trace/load-trace.ts';
@@ -70,6 +71,7 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
   const tables = Object.fromEntries(tablesNamed(input, output).map((n) => [n, lengthTable(n)]));
   const toolCalls =
     opts.toolCalls === undefined ? undefined : parseToolCallSpec(opts.toolCalls, F.toolCalls);
+  const prefix = opts.prefix === undefined ? undefined : parsePrefixMix(opts.prefix, F.prefix);
   const describe: SyntheticDescription = {
     kind: 'synthetic',
     arrival,
@@ -83,10 +85,19 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
     tenants: formatTenantSpec(c.tenants),
     classes: formatClassSpec(c.classes),
     ...(toolCalls === undefined ? {} : { toolCalls: formatToolCallSpec(toolCalls) }),
+    ...(prefix === undefined ? {} : { prefix: formatPrefixMix(prefix) }),
   };
+  const arrivals = { rateRps, burstiness, count: numRequests };
+  if (prefix !== undefined) {
+    if (toolCalls !== undefined) {
+      throw new ConfigError(F.toolCalls, `nothing with ${F.prefix}`, opts.toolCalls);
+    }
+    const plan = { arrivals, mix: prefix, output, tenants: c.tenants, classes: c.classes, tables };
+    return { requests: prefixRequests(plan, rng), describe };
+  }
   const requests = syntheticRequests(
     {
-      arrivals: { rateRps, burstiness, count: numRequests },
+      arrivals,
       input,
       output,
       tenants: c.tenants,
@@ -100,6 +111,13 @@ function buildSynthetic(opts: WorkloadOptions, rng: Rng, c: Common): Workload {
 }
 
 function buildTrace(opts: WorkloadOptions, file: string, rng: Rng, c: Common): Workload {
+  if (opts.prefix !== undefined) {
+    throw new ConfigError(
+      F.prefix,
+      `nothing with ${F.trace} (rows carry their prefixes)`,
+      opts.prefix,
+    );
+  }
   if (opts.toolCalls !== undefined) {
     throw new ConfigError(
       F.toolCalls,

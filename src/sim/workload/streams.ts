@@ -10,4 +10,7 @@ export const WORKLOAD_STREAMS = {
   tenants: 'tenants',
   classes: 'classes',
   toolCalls: 'tool-calls',
+  /** Prefix workloads: the sizes of their fixed content and messages, and which content a request uses. */
+  prefixShape: 'prefix.shape',
+  prefixPick: 'prefix.pick',
 } as const;

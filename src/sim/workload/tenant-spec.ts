@@ -4,6 +4,7 @@
  * ∝ 1/(k+1)^S, so tenant-0 is the heaviest (S = 0 is uniform). Real multi-tenant traffic is
  * dominated by a few tenants, which is what fairness policies must cope with.
  */
+import { zipfSampler } from './variates.ts';
 import { ConfigError } from '../../core/errors.ts';
 import type { Rng } from '../../core/ports/rng.ts';
 
@@ -42,25 +43,7 @@ export function tenantSampler(spec: TenantSpec, rng: Rng): () => string {
     const { name } = spec;
     return () => name;
   }
-  const n = spec.count;
-  const names: string[] = [];
-  const cumulative = new Float64Array(n);
-  let total = 0;
-  for (let k = 0; k < n; k++) {
-    names.push(tenantName(k));
-    total += Math.pow(k + 1, -spec.exponent);
-    cumulative[k] = total;
-  }
-  return () => {
-    const u = rng.next() * total;
-    // First k with cumulative[k] > u.
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (cumulative[mid] > u) hi = mid;
-      else lo = mid + 1;
-    }
-    return names[lo];
-  };
+  const names = Array.from({ length: spec.count }, (_, k) => tenantName(k));
+  const index = zipfSampler(spec.count, spec.exponent, rng);
+  return () => names[index()];
 }

@@ -59,3 +59,25 @@ export function gammaSampler(rng: Rng, shape: number, scale: number): Sampler {
     return (boost ? g * Math.pow(1 - rng.next(), invShape) : g) * scale;
   };
 }
+
+/** Index k in [0, count) with probability ∝ (k + 1)^−exponent (Zipf; exponent 0 is uniform). */
+export function zipfSampler(count: number, exponent: number, rng: Rng): Sampler {
+  const cumulative = new Float64Array(count);
+  let total = 0;
+  for (let k = 0; k < count; k++) {
+    total += Math.pow(k + 1, -exponent);
+    cumulative[k] = total;
+  }
+  return () => {
+    const u = rng.next() * total;
+    // First k with cumulative[k] > u.
+    let lo = 0;
+    let hi = count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cumulative[mid] > u) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  };
+}

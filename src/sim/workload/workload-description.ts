@@ -21,6 +21,8 @@ export interface SyntheticDescription {
   readonly classes: string;
   /** Agent tool calls per request, when any (`N:WAIT_MS:RESULT_TOKENS`). */
   readonly toolCalls?: string;
+  /** A prefix-heavy mix (`--prefix`): prompts from its structure, not from `input`. */
+  readonly prefix?: string;
 }
 
 export interface TraceDescription {

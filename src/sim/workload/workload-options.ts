@@ -48,6 +48,8 @@ export interface WorkloadOptions {
   readonly classes?: string;
   /** Synthetic only: agent tool calls, `N:WAIT_MS:RESULT_TOKENS` (see tool-call-spec.ts). */
   readonly toolCalls?: string;
+  /** Synthetic only: a prefix-heavy mix, `mix` or `chat:W,hot:W,docs:W` (prefix-workload.ts). */
+  readonly prefix?: string;
 }
 
 export const WORKLOAD_DEFAULTS = {
@@ -79,4 +81,5 @@ export const WORKLOAD_FLAGS: Readonly<Record<keyof WorkloadOptions, string>> = {
   tenants: '--tenants',
   classes: '--classes',
   toolCalls: '--tool-calls',
+  prefix: '--prefix',
 };
