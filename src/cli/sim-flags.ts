@@ -84,7 +84,7 @@ export function addScenarioFlags(cmd: Command): Command {
     )
     .option(
       '--prefix <mix>',
-      'a prefix-heavy workload for routing: multi-turn chat sessions resending their history, hot shared prefixes and long documents, mixed `mix` or chat:W,hot:W,docs:W (prompts from that structure; --input unused)',
+      'a prefix-heavy workload for routing: multi-turn chat sessions resending their history, hot shared prefixes, long documents and a hot agent preamble, mixed `mix` or chat:W,hot:W,docs:W,agent:W (prompts from that structure; --input unused)',
     )
     .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
     .option(

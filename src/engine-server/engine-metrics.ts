@@ -3,10 +3,12 @@
  * dashboard built for vLLM reads the simulator unchanged. Gauges and counters are read from the
  * backend at scrape time; histograms observe each request as it runs (vLLM's buckets). Main
  * rule: a registry of its own (never prom-client's global one), every series labelled with
- * `model_name`, and label values only from closed sets (finished_reason: stop, length, abort).
+ * `model_name` (but `vllm:cache_config_info`, whose labels are the cache's configuration, as
+ * vLLM's are), and label values only from closed sets (finished_reason: stop, length, abort).
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BackendObserver, EndReason, SimulatedBackend } from './simulated-backend.ts';
+import { resolveCpuBlocks } from '../engine/kv-capacity.ts';
 
 const TTFT_BUCKETS = [
   0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
@@ -19,6 +21,13 @@ const E2E_BUCKETS = [
   0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
 ];
 const END_REASONS: readonly EndReason[] = ['stop', 'length', 'abort'];
+const CACHE_CONFIG_LABELS = [
+  'block_size',
+  'num_gpu_blocks',
+  'num_cpu_blocks',
+  'enable_prefix_caching',
+  'gpu_memory_utilization',
+] as const;
 
 export class EngineMetrics implements BackendObserver {
   readonly registry = new Registry();
@@ -79,6 +88,29 @@ export class EngineMetrics implements BackendObserver {
       (b) => b.stats().prefixHitTokens,
     );
     counter('vllm:num_preemptions_total', 'Cumulative preemptions.', (b) => b.stats().preemptions);
+    // vLLM's info gauge of its KV cache: 1, its configuration in the labels (routers read the
+    // block size, and how many blocks a replica's prefix cache can hold).
+    new Gauge({
+      name: 'vllm:cache_config_info',
+      help: 'Information of the LLMEngine CacheConfig.',
+      labelNames: [...CACHE_CONFIG_LABELS],
+      registers,
+      collect() {
+        const b = backend();
+        const c = b.config;
+        this.reset();
+        this.set(
+          {
+            block_size: String(c.blockSize),
+            num_gpu_blocks: String(b.load().kvTotalBlocks),
+            num_cpu_blocks: String(resolveCpuBlocks(c)),
+            enable_prefix_caching: String(c.enablePrefixCaching),
+            gpu_memory_utilization: String(c.gpuMemoryUtilization),
+          },
+          1,
+        );
+      },
+    });
     counter(
       'vllm:prompt_tokens_total',
       'Prefill tokens processed.',

@@ -194,6 +194,11 @@ test('/metrics after traffic shows vLLM names with nonzero counters and prefix h
     value(`vllm:request_success_total{model_name="${MODEL}",finished_reason="length"}`) > 0,
   );
   assert.match(text, /# TYPE vllm:num_preemptions_total counter/);
+  // The cache's configuration as vLLM's info gauge: block size and GPU blocks in the labels.
+  assert.match(
+    text,
+    /^vllm:cache_config_info\{block_size="16",num_gpu_blocks="\d+",num_cpu_blocks="\d+",enable_prefix_caching="true",gpu_memory_utilization="0\.9"\} 1$/m,
+  );
 });
 
 for (const [over, clientOf] of PATHS) {

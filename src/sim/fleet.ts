@@ -11,6 +11,13 @@ import type { TimingProfile } from '../engine/timing/profile.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';
 import type { RequestTracker } from './request-tracker.ts';
 
+export interface Outstanding {
+  readonly prefillTokens: number;
+  readonly seqs: number;
+  readonly outputTokens: number;
+  readonly contextTokens: number;
+}
+
 interface MutableSnapshot {
   index: number;
   inFlight: number;
@@ -109,9 +116,23 @@ export class Fleet {
     return sum;
   }
 
-  /** Each replica's prompt tokens waiting or in progress, not yet computed (engine truth). */
-  pendingPrefillTokens(): number[] {
-    return this.replicas.map((r) => r.load().pendingPrefillTokens);
+  /**
+   * What each replica holds still to do (engine truth, for reports): prompt tokens not yet
+   * computed, and of its live sequences their count, the output they have still to generate and
+   * their context now.
+   */
+  outstanding(): Outstanding[] {
+    return this.replicas.map((r) => {
+      let seqs = 0;
+      let outputTokens = 0;
+      let contextTokens = 0;
+      for (const s of r.core.sequences()) {
+        seqs++;
+        outputTokens += s.output - s.emitted;
+        contextTokens += s.input + s.emitted;
+      }
+      return { prefillTokens: r.load().pendingPrefillTokens, seqs, outputTokens, contextTokens };
+    });
   }
 
   /** KV blocks held by sequences (cached, unreferenced prefix blocks excepted): 0 once all requests end. */

@@ -176,7 +176,8 @@ export function simulate(opts: SimulationOptions): Report {
   };
 
   // Queue work across the replicas, sampled once a second of simulated time as requests come
-  // and go: each replica's uncomputed prompt tokens, as prefill time.
+  // and go: how long each replica needs for what it holds — its uncomputed prompt tokens as
+  // prefill time, then its sequences' remaining output at its current batch's step time.
   const spread = new QueueSpread();
   const flow = pipeline.dispatcher.flow;
   const stepMs = flow.prefillMs(opts.engine.maxBatchedTokens);
@@ -185,11 +186,15 @@ export function simulate(opts: SimulationOptions): Report {
     const now = clock.now();
     if (now < nextSampleMs) return;
     nextSampleMs = now + SPREAD_SAMPLE_MS;
-    spread.sample(
-      now,
-      fleet.pendingPrefillTokens().map((t) => flow.prefillMs(t)),
-      stepMs,
-    );
+    const works = fleet.outstanding().map((o) => {
+      const decodeMs =
+        o.seqs === 0
+          ? 0
+          : (o.outputTokens / o.seqs) *
+            flow.decodeStepMs(Math.min(o.seqs, opts.engine.maxNumSeqs), o.contextTokens);
+      return flow.prefillMs(o.prefillTokens) + decodeMs;
+    });
+    spread.sample(now, works, stepMs);
   };
 
   const retryOrEnd = (tracker: RequestTracker, state: FinalState, retryAfterMs?: Ms) => {

@@ -1,7 +1,8 @@
 /**
  * How evenly queue work sits across the replicas, sampled over a run: each sample is the
- * largest replica's queue work over the fleet median's (both in ms of prefill still to compute;
- * a median below one full step counts as one step — less is no queue), and the report gives its
+ * largest replica's queue work over the fleet median's (both in ms: how long the replica needs
+ * for what it holds, prefill still to compute and decode still to run; a median below one full
+ * step counts as one step — less is no queue), and the report gives its
  * p99 and the longest stretch any replica stayed above twice the median: a prefix-affine router
  * sending every miss of a hot prefix to one replica (a "death spiral") shows there.
  */

@@ -50,6 +50,8 @@ export interface FlowControlParams {
 }
 
 const NO: Fit = { kind: 'no' };
+/** Prompt sizes whose prefill time is remembered at once (a pure function of the size). */
+const PREFILL_MEMO = 4_096;
 
 export class FlowControl {
   private readonly spec: FleetSpec;
@@ -203,6 +205,19 @@ export class FlowControl {
 
   /** A prompt alone on an otherwise idle replica: its prefill time, all chunks. */
   prefillMs(promptTokens: Tokens): Ms {
+    const known = this.prefillMemo.get(promptTokens);
+    if (known !== undefined) return known;
+    // Routing asks for the same few sizes across a fleet (one prompt after each replica's hit,
+    // each replica's pending prompts): a bounded memo spares the profile evaluations.
+    if (this.prefillMemo.size >= PREFILL_MEMO) this.prefillMemo.clear();
+    const ms = this.computePrefillMs(promptTokens);
+    this.prefillMemo.set(promptTokens, ms);
+    return ms;
+  }
+
+  private readonly prefillMemo = new Map<Tokens, Ms>();
+
+  private computePrefillMs(promptTokens: Tokens): Ms {
     let left = promptTokens;
     let done = 0;
     let total = 0;

@@ -65,7 +65,10 @@ const lowestSeeded: Picker<{ seed: number }> = {
  * SGLang's cache-aware router, as its defaults have it: while the fleet's loads (requests in
  * flight) are balanced — max − min ≤ 32 or max ≤ 1.1 × min — a request whose prompt matches a
  * replica's cache by more than half goes to the best match, any other to the replica with the
- * smallest cache; once they are not, to the least loaded. Scores are not read.
+ * smallest cache; once they are not, to the least loaded. Among equal matches it takes the same
+ * replica every time (SGLang's radix tree answers with the first worker on the matched node), so
+ * a hot prefix piles onto one replica until the loads fall out of balance. Ties of the smallest
+ * cache rotate (there, every routed prompt grows the cache it went to). Scores are not read.
  */
 const CACHE_THRESHOLD = 0.5;
 const BALANCE_ABS = 32;
@@ -75,24 +78,28 @@ const cacheAware: Picker<{ rotation: number }> = {
   initState: () => ({ rotation: 0 }),
   pick(state, _scores, replicas, r, ctx) {
     const n = replicas.length;
-    const start = state.rotation++ % n;
-    let min = start;
-    let max = start;
-    let match = start;
-    let smallest = start;
-    for (let k = 1; k < n; k++) {
-      const i = (start + k) % n;
+    let min = 0;
+    let max = 0;
+    let match = 0;
+    for (let i = 1; i < n; i++) {
       const x = replicas[i];
       if (x.inFlight < replicas[min].inFlight) min = i;
       if (x.inFlight > replicas[max].inFlight) max = i;
       if (ctx.hits[x.index] > ctx.hits[replicas[match].index]) match = i;
-      if (ctx.cachedBlocks(x.index) < ctx.cachedBlocks(replicas[smallest].index)) smallest = i;
     }
     const hi = replicas[max].inFlight;
     const lo = replicas[min].inFlight;
     if (hi - lo > BALANCE_ABS && hi > lo * BALANCE_REL) return min;
     const rate = ctx.hits[replicas[match].index] / Math.max(1, r.req.inputTokens);
-    return rate > CACHE_THRESHOLD ? match : smallest;
+    if (rate > CACHE_THRESHOLD) return match;
+    const start = state.rotation++ % n;
+    let smallest = start;
+    for (let k = 1; k < n; k++) {
+      const i = (start + k) % n;
+      if (ctx.cachedBlocks(replicas[i].index) < ctx.cachedBlocks(replicas[smallest].index))
+        smallest = i;
+    }
+    return smallest;
   },
 };
 

@@ -48,6 +48,38 @@ test('approximate: a replica holds its cache size in blocks, least recently used
   assert.equal(index.size, 0);
 });
 
+test('the galloping match agrees with a block-by-block walk of every replica', () => {
+  let seed = 9;
+  const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const index = new PrefixIndex('approximate', 40, 40 * 16);
+  // Prompts from a few families that share roots, served to random replicas with small caches.
+  const prompt = () => {
+    const family = Math.floor(rand() * 5);
+    const shared = Math.floor(rand() * 30);
+    const own = Math.floor(rand() * 20);
+    const tag = Math.floor(rand() * 1e9);
+    return [...H(`f${family}.`, shared), ...H(`u${tag}.`, own)];
+  };
+  for (let k = 0; k < 400; k++) {
+    const hashes = prompt();
+    index.served(Math.floor(rand() * 40), { blockTokens: 16, hashes }, hashes.length * 16);
+  }
+  for (let k = 0; k < 200; k++) {
+    const hashes = prompt();
+    const got = [...index.match({ blockTokens: 16, hashes }, 40, 1e9).subarray(0, 40)];
+    const walk = Array.from({ length: 40 }, (_, r) => {
+      let n = 0;
+      while (
+        n < hashes.length &&
+        index.match({ blockTokens: 16, hashes: [hashes[n]] }, 40, 1e9)[r] > 0
+      )
+        n++;
+      return n * 16;
+    });
+    assert.deepEqual(got, walk);
+  }
+});
+
 test("precise: fed by an engine's KV events, the index holds exactly what the engine caches", () => {
   const index = new PrefixIndex('precise', 1, Infinity);
   const rec = new Recorder();

@@ -1,8 +1,10 @@
 /**
  * Which replica's prefix cache likely holds which prompt blocks: one table from a chained block
- * hash to the set of replicas holding it (a bitset), so matching a prompt against the whole
- * fleet costs one lookup per block of its prefix, not one per block per replica — it walks the
- * prompt's hashes until no replica holds the next one.
+ * hash to the set of replicas holding it (a bitset), so a prompt is matched against the whole
+ * fleet at once, not replica by replica. A replica's holdings are prefix-closed — a block is
+ * touched after, and so evicted before, its parent — so the set of replicas matching a prompt
+ * only shrinks along it, and the match gallops: O(log blocks) lookups each time the set
+ * changes, not one per block.
  *
  * Two ways to feed it, as llm-d's KV-cache indexer has them:
  * - **approximate** (`served`): the blocks of each prompt the router placed are assumed cached
@@ -22,8 +24,8 @@ export type PrefixMode = 'approximate' | 'precise';
 
 export class PrefixIndex {
   readonly mode: PrefixMode;
-  /** Block hash → replicas holding it, 32 per word. */
-  private readonly holders = new Map<string, Uint32Array>();
+  /** Block hash → replicas holding it, 32 per word (plain arrays: lighter than typed ones). */
+  private readonly holders = new Map<string, number[]>();
   /** Per replica, its blocks in least-recently-used order (approximate mode). */
   private readonly lru: Map<string, true>[] = [];
   private words: number;
@@ -31,13 +33,13 @@ export class PrefixIndex {
   private readonly capacityTokens: Tokens;
   /** Matched tokens per replica of the last `match`, and the replicas still matching: reused. */
   private matched = new Float64Array(0);
-  private alive: Uint32Array;
+  private alive: number[];
 
   constructor(mode: PrefixMode, replicas: number, capacityTokens: Tokens) {
     this.mode = mode;
     this.words = Math.max(1, Math.ceil(replicas / 32));
     this.capacityTokens = capacityTokens;
-    this.alive = new Uint32Array(this.words);
+    this.alive = new Array<number>(this.words).fill(0);
   }
 
   /** Distinct blocks indexed (all replicas). */
@@ -61,27 +63,59 @@ export class PrefixIndex {
     out.fill(0, 0, replicas);
     if (prefix === undefined) return out;
     const bt = prefix.blockTokens;
-    const blocks = Math.min(prefix.hashes.length, Math.floor(limit / bt));
-    // `alive`: replicas that hold every block so far; a replica leaves it at its first miss.
+    const hashes = prefix.hashes;
+    const blocks = Math.min(hashes.length, Math.floor(limit / bt));
+    const first = blocks > 0 ? this.holders.get(hashes[0]) : undefined;
+    if (first === undefined) return out;
+    // `alive`: the replicas holding every block before `lo`. Holdings are prefix-closed (a
+    // block is touched, and evicted, after its parent), so the alive set can only shrink along
+    // the prompt: gallop ahead while every alive replica holds the probed block, then search
+    // back for the first block some lack — O(log blocks) lookups per change of the set.
     const alive = this.alive;
-    let depth = 0;
-    for (; depth < blocks; depth++) {
-      const h = this.holders.get(prefix.hashes[depth]);
-      if (h === undefined) break;
-      if (depth === 0) alive.set(h);
-      else {
-        let any = 0;
-        for (let w = 0; w < this.words; w++) {
-          const left = alive[w] & ~h[w];
-          // Replicas dropping out here matched `depth` blocks.
-          if (left !== 0) this.credit(left, w, depth * bt, out);
-          any |= alive[w] &= h[w];
+    for (let w = 0; w < this.words; w++) alive[w] = first[w];
+    let lo = 1;
+    while (lo < blocks) {
+      let step = 1;
+      let hi = -1;
+      while (lo < blocks) {
+        const p = Math.min(blocks - 1, lo + step - 1);
+        if (!this.allHold(hashes[p])) {
+          hi = p;
+          break;
         }
-        if (any === 0) return out;
+        lo = p + 1;
+        step *= 2;
       }
+      if (hi < 0) break;
+      // The first block in [lo, hi] some alive replica lacks.
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.allHold(hashes[mid])) lo = mid + 1;
+        else hi = mid;
+      }
+      // Replicas lacking block `lo` matched `lo` blocks; the rest hold it and go on.
+      const h = this.holders.get(hashes[lo]);
+      let any = 0;
+      for (let w = 0; w < this.words; w++) {
+        const held = h === undefined ? 0 : h[w];
+        const left = alive[w] & ~held;
+        if (left !== 0) this.credit(left, w, lo * bt, out);
+        any |= alive[w] &= held;
+      }
+      if (any === 0) return out;
+      lo++;
     }
-    if (depth > 0) for (let w = 0; w < this.words; w++) this.credit(alive[w], w, depth * bt, out);
+    for (let w = 0; w < this.words; w++) this.credit(alive[w], w, blocks * bt, out);
     return out;
+  }
+
+  /** Whether every replica still alive in the current match holds `hash`. */
+  private allHold(hash: string): boolean {
+    const h = this.holders.get(hash);
+    if (h === undefined) return false;
+    const alive = this.alive;
+    for (let w = 0; w < this.words; w++) if ((alive[w] & ~h[w]) !== 0) return false;
+    return true;
   }
 
   /** Approximate mode: `replica` was sent a prompt of these blocks; they are now its most recent. */
@@ -103,7 +137,7 @@ export class PrefixIndex {
   stored(replica: number, hash: string): void {
     if (replica >= this.words * 32) this.widen(replica);
     let h = this.holders.get(hash);
-    if (h === undefined) this.holders.set(hash, (h = new Uint32Array(this.words)));
+    if (h === undefined) this.holders.set(hash, (h = new Array<number>(this.words).fill(0)));
     h[replica >>> 5] |= 1 << (replica & 31);
     (this.lru[replica] ??= new Map()).set(hash, true);
   }
@@ -128,13 +162,9 @@ export class PrefixIndex {
   /** Room for `replica` in every bitset: a fleet grew past the words it had. */
   private widen(replica: number): void {
     const words = Math.ceil((replica + 1) / 32);
-    for (const [hash, h] of this.holders) {
-      const wider = new Uint32Array(words);
-      wider.set(h);
-      this.holders.set(hash, wider);
-    }
+    for (const h of this.holders.values()) while (h.length < words) h.push(0);
     this.words = words;
-    this.alive = new Uint32Array(words);
+    this.alive = new Array<number>(words).fill(0);
   }
 
   private credit(bits: number, word: number, tokens: Tokens, out: Float64Array): void {

@@ -63,10 +63,7 @@ const SPECS: readonly RouterSpec[] = [
     description:
       'the time the request costs there, in ms: its completion (queue work + prefill after the cache hit + decode at that load) plus the delay its prefill adds to the streams decoding beside it',
     filters: [],
-    scorers: [
-      { name: 'completion', weight: 1 },
-      { name: 'gap-overrun', weight: 1 },
-    ],
+    scorers: [{ name: 'expected-cost', weight: 1 }],
     picker: 'lowest-seeded',
     prefix: true,
   },

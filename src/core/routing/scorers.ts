@@ -134,32 +134,63 @@ const interference: Scorer = {
  * itself included, by the excess at each of its predicted output steps. Steps within the budget
  * cost nothing: a gap that keeps its objective is not a loss (stream·ms past objective).
  */
+function gapOverrunMs(
+  r: RouteRequest,
+  x: ReplicaSnapshot,
+  a: ReplicaAccount,
+  ctx: RouteContext,
+  stepWith: number,
+): number {
+  const own = r.cls.objectives.itlP99Ms ?? Infinity;
+  const budget = Math.min(ctx.flow.gapBudgetMs(a), own);
+  if (budget === Infinity) return 0;
+  const uncached = Math.max(1, r.req.inputTokens - ctx.hits[x.index]);
+  const stall = a.decoding * ctx.flow.prefillOverrunMs(a, uncached, budget);
+  const slow = stepWith - budget;
+  if (slow <= 0) return stall;
+  const seqs = Math.min(ctx.spec.maxNumSeqs, a.decoding + a.prefilling + 1);
+  return stall + seqs * slow * Math.max(1, r.demand.output.p50);
+}
+
 const gapOverrun: Scorer = {
   name: 'gap-overrun',
   unit: 'ms',
   score(r, x, ctx) {
     const a = accountOf(x, ctx);
-    const own = r.cls.objectives.itlP99Ms ?? Infinity;
-    const budget = Math.min(ctx.flow.gapBudgetMs(a), own);
-    if (budget === Infinity) return 0;
-    const uncached = Math.max(1, r.req.inputTokens - ctx.hits[x.index]);
-    const stall = a.decoding * ctx.flow.prefillOverrunMs(a, uncached, budget);
-    const slow = stepWithMs(r, a, ctx) - budget;
-    if (slow <= 0) return stall;
-    const seqs = Math.min(ctx.spec.maxNumSeqs, a.decoding + a.prefilling + 1);
-    return stall + seqs * slow * Math.max(1, r.demand.output.p50);
+    return gapOverrunMs(r, x, a, ctx, stepWithMs(r, a, ctx));
   },
 };
 
 /**
- * The default: when the request would finish there — queue work ahead, plus its prefill after
- * the cache hit, plus its decode at that replica's load — all in one unit, so locality and load
- * trade off by what each costs the request in time.
+ * When the request would finish there — queue work ahead, plus its prefill after the cache hit,
+ * plus its decode at that replica's load — all in one unit, so locality and load trade off by
+ * what each costs the request in time.
  */
+function completionMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext, stepWith: number) {
+  return (
+    queueWorkMs(x, ctx) + prefillAfterHitMs(r, x, ctx) + Math.max(1, r.demand.output.p50) * stepWith
+  );
+}
+
 const completion: Scorer = {
   name: 'completion',
   unit: 'ms',
-  score: (r, x, ctx) => queueWorkMs(x, ctx) + prefillAfterHitMs(r, x, ctx) + decodeMs(r, x, ctx),
+  score: (r, x, ctx) => completionMs(r, x, ctx, stepWithMs(r, accountOf(x, ctx), ctx)),
+};
+
+/**
+ * The default router's one scorer: `completion` plus `gap-overrun`, computed together (the
+ * step of the batch with the request added is shared) — what placing the request there costs
+ * in time, its own and past its neighbours' gap objectives.
+ */
+const expectedCost: Scorer = {
+  name: 'expected-cost',
+  unit: 'ms',
+  score(r, x, ctx) {
+    const a = accountOf(x, ctx);
+    const stepWith = stepWithMs(r, a, ctx);
+    return completionMs(r, x, ctx, stepWith) + gapOverrunMs(r, x, a, ctx, stepWith);
+  },
 };
 
 export const SCORERS: Readonly<Record<string, Scorer>> = Object.fromEntries(
@@ -175,5 +206,6 @@ export const SCORERS: Readonly<Record<string, Scorer>> = Object.fromEntries(
     interference,
     gapOverrun,
     completion,
+    expectedCost,
   ].map((s) => [s.name, s]),
 );

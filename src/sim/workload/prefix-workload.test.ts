@@ -52,7 +52,7 @@ test('every prompt carries the hashes of its full blocks', () => {
 });
 
 test("a session's next turn resends its history: its prompt starts with the last one", () => {
-  const reqs = all(plan({ chat: 1, hot: 0, docs: 0 }));
+  const reqs = all(plan({ chat: 1, hot: 0, docs: 0, agent: 0 }));
   const bySession = new Map<string, LlmRequest[]>();
   for (const r of reqs) {
     assert.ok(r.session !== undefined);
@@ -74,7 +74,7 @@ test("a session's next turn resends its history: its prompt starts with the last
 });
 
 test('hot prefixes and documents are shared; one hot prefix draws most hot requests', () => {
-  const hot = all(plan({ chat: 0, hot: 1, docs: 0 }));
+  const hot = all(plan({ chat: 0, hot: 1, docs: 0, agent: 0 }));
   const roots = new Map<string, number>();
   for (const r of hot) {
     const root = r.prefix?.hashes[0] ?? '';
@@ -83,14 +83,20 @@ test('hot prefixes and documents are shared; one hot prefix draws most hot reque
   }
   assert.equal(roots.size, 4);
   assert.ok(Math.max(...roots.values()) > 0.5 * hot.length);
-  const docs = all(plan({ chat: 0, hot: 0, docs: 1 }));
+  const docs = all(plan({ chat: 0, hot: 0, docs: 1, agent: 0 }));
   assert.ok(docs.every((r) => r.inputTokens >= 6_000 && r.inputTokens < 21_000));
   assert.ok(new Set(docs.map((r) => r.prefix?.hashes[0])).size > 20);
+  const agents = all(plan({ chat: 0, hot: 0, docs: 0, agent: 1 }));
+  assert.equal(new Set(agents.map((r) => r.prefix?.hashes[374])).size, 1, 'one preamble');
+  assert.ok(agents.every((r) => r.inputTokens > 6_000));
 });
 
 test('the mix is `mix` or named weights; anything else names the option', () => {
-  assert.equal(formatPrefixMix(parsePrefixMix('mix')), 'chat:0.5,hot:0.3,docs:0.2');
-  assert.equal(formatPrefixMix(parsePrefixMix('chat:3,hot:1')), 'chat:0.75,hot:0.25,docs:0');
+  assert.equal(formatPrefixMix(parsePrefixMix('mix')), 'chat:0.4,hot:0.2,docs:0.2,agent:0.2');
+  assert.equal(
+    formatPrefixMix(parsePrefixMix('chat:3,hot:1')),
+    'chat:0.75,hot:0.25,docs:0,agent:0',
+  );
   for (const bad of ['chat', 'chat:-1', 'lunch:1', 'chat:0,hot:0', 'chat:1:2']) {
     assert.throws(
       () => parsePrefixMix(bad),

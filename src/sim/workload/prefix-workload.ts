@@ -1,8 +1,8 @@
 /**
  * A prefix-heavy request stream, for routing: the prompts share prefixes the way production
  * traffic does, and every request carries the chained block hashes of its prompt
- * (`PrefixBlocks`), so engines reuse cached blocks and routers can see locality. Three kinds of
- * request, mixed by `--prefix chat:W,hot:W,docs:W` (`mix` = chat:0.5,hot:0.3,docs:0.2):
+ * (`PrefixBlocks`), so engines reuse cached blocks and routers can see locality. Four kinds of
+ * request, mixed by `--prefix chat:W,hot:W,docs:W,agent:W` (`mix` = chat:0.4,hot:0.2,docs:0.2,agent:0.2):
  *
  * - **chat**: multi-turn sessions. A session opens with one of 8 system prompts shared across
  *   tenants (400–1,600 tokens, Zipf 1.0), and each turn resends the whole history — system
@@ -14,6 +14,9 @@
  *   popular document or agent preamble) and a question (exp. mean 100).
  * - **docs**: one of 64 long documents (6,000–20,000 tokens, Zipf 0.8) and a question: document
  *   QA on a long-context model.
+ * - **agent**: one very hot 6,000-token preamble (an agent framework's instructions and tool
+ *   specs, the same for every call) and a task context of its own (exp. mean 1,500 tokens): most
+ *   of each prompt is shared, yet each brings real prefill work.
  *
  * Outputs come from `--output`; `--input` is not used (the structure above sets the prompts).
  * A prompt's blocks are 16 tokens; block j's hash covers every token up to its end, so two
@@ -40,10 +43,11 @@ export interface PrefixMix {
   readonly chat: number;
   readonly hot: number;
   readonly docs: number;
+  readonly agent: number;
 }
 
-const KINDS = ['chat', 'hot', 'docs'] as const;
-export const DEFAULT_PREFIX_MIX: PrefixMix = { chat: 0.5, hot: 0.3, docs: 0.2 };
+const KINDS = ['chat', 'hot', 'docs', 'agent'] as const;
+export const DEFAULT_PREFIX_MIX: PrefixMix = { chat: 0.4, hot: 0.2, docs: 0.2, agent: 0.2 };
 
 const SYSTEM_PROMPTS = 8;
 const CONTINUE = 0.75;
@@ -55,12 +59,14 @@ const HOT_TOKENS = 3_000;
 const HOT_ZIPF = 1.5;
 const DOCUMENTS = 64;
 const DOC_ZIPF = 0.8;
+const AGENT_TOKENS = 6_000;
 
-/** `mix`, or `chat:W,hot:W,docs:W` (any of them, weights ≥ 0, not all 0). */
+/** `mix`, or `chat:W,hot:W,docs:W,agent:W` (any of them, weights ≥ 0, not all 0). */
 export function parsePrefixMix(text: string, option = '--prefix'): PrefixMix {
-  const expected = '`mix` or weights like `chat:0.6,hot:0.3,docs:0.1` (chat, hot, docs; ≥ 0)';
+  const expected =
+    '`mix` or weights like `chat:0.6,hot:0.3,docs:0.1` (chat, hot, docs, agent; ≥ 0)';
   if (text === 'mix') return DEFAULT_PREFIX_MIX;
-  const mix: Record<string, number> = { chat: 0, hot: 0, docs: 0 };
+  const mix: Record<string, number> = { chat: 0, hot: 0, docs: 0, agent: 0 };
   for (const part of text.split(',')) {
     const [name, w, ...rest] = part.split(':');
     const weight = Number(w);
@@ -69,9 +75,14 @@ export function parsePrefixMix(text: string, option = '--prefix'): PrefixMix {
     }
     mix[name] = weight;
   }
-  const total = mix.chat + mix.hot + mix.docs;
+  const total = mix.chat + mix.hot + mix.docs + mix.agent;
   if (total <= 0) throw new ConfigError(option, expected, text);
-  return { chat: mix.chat / total, hot: mix.hot / total, docs: mix.docs / total };
+  return {
+    chat: mix.chat / total,
+    hot: mix.hot / total,
+    docs: mix.docs / total,
+    agent: mix.agent / total,
+  };
 }
 
 export function formatPrefixMix(m: PrefixMix): string {
@@ -149,6 +160,7 @@ function* generate(plan: PrefixPlan, rng: Rng): Generator<LlmRequest> {
   const sloClass: () => SloClassName = classSampler(plan.classes, rng.fork(S.classes));
   const userTokens = exponentialSampler(shape, 150);
   const questionTokens = exponentialSampler(shape, 100);
+  const taskTokens = exponentialSampler(shape, 1_500);
   // Fixed content: system prompts, hot prefixes and documents, each a prompt of its own.
   const fixed = (count: number, length: () => number, first: number) =>
     Array.from({ length: count }, (_, k) => {
@@ -159,6 +171,7 @@ function* generate(plan: PrefixPlan, rng: Rng): Generator<LlmRequest> {
   const systems = fixed(SYSTEM_PROMPTS, () => 400 + Math.floor(shape.next() * 1_201), 1);
   const hot = fixed(HOT_PREFIXES, () => HOT_TOKENS, 101);
   const docs = fixed(DOCUMENTS, () => 6_000 + Math.floor(shape.next() * 14_001), 201);
+  const agent = fixed(1, () => AGENT_TOKENS, 301)[0];
   const systemOf = zipfSampler(SYSTEM_PROMPTS, 1.0, pick);
   const hotOf = zipfSampler(HOT_PREFIXES, HOT_ZIPF, pick);
   const docOf = zipfSampler(DOCUMENTS, DOC_ZIPF, pick);
@@ -169,7 +182,15 @@ function* generate(plan: PrefixPlan, rng: Rng): Generator<LlmRequest> {
   for (let i = 1; i <= plan.arrivals.count; i++) {
     const arrivalMs = nextArrival();
     const u = pick.next();
-    const kind = u < plan.mix.chat ? 'chat' : u < plan.mix.chat + plan.mix.hot ? 'hot' : 'docs';
+    const m = plan.mix;
+    const kind =
+      u < m.chat
+        ? 'chat'
+        : u < m.chat + m.hot
+          ? 'hot'
+          : u < m.chat + m.hot + m.docs
+            ? 'docs'
+            : 'agent';
     const outputTokens = outputOf();
     const common = { id: requestId(i), arrivalMs, outputTokens, sloClass: sloClass() };
     if (kind === 'chat') {
@@ -200,6 +221,12 @@ function* generate(plan: PrefixPlan, rng: Rng): Generator<LlmRequest> {
         open.splice(open.indexOf(s), 1);
       }
       yield request;
+      continue;
+    }
+    if (kind === 'agent') {
+      const p = agent.copy();
+      p.append(nextSegment++, Math.max(1, Math.round(taskTokens())));
+      yield { ...common, inputTokens: p.tokens, tenant: tenant(), prefix: p.blocks() };
       continue;
     }
     const p = (kind === 'hot' ? hot[hotOf()] : docs[docOf()]).copy();
