@@ -3,10 +3,15 @@
  * defaults — and their translation into an `EngineSpec`. Each value is validated as parsed.
  */
 import type { Command } from 'commander';
-import { ENGINE_DEFAULTS as D, type EngineSpec } from '../engine/engine-spec.ts';
+import { ConfigError } from '../core/errors.ts';
+import {
+  DEFAULT_LORA_LOAD_MS,
+  ENGINE_DEFAULTS as D,
+  type EngineSpec,
+} from '../engine/engine-spec.ts';
 import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS } from '../engine/engine-versions.ts';
 import { GPUS, MODELS } from '../engine/hardware.ts';
-import { fraction, oneOf, positiveInt, positiveNumber } from './parse-flags.ts';
+import { fraction, nonNegativeNumber, oneOf, positiveInt, positiveNumber } from './parse-flags.ts';
 
 export function addEngineFlags(cmd: Command): Command {
   return cmd
@@ -94,6 +99,21 @@ export function addEngineFlags(cmd: Command): Command {
       positiveInt('--kv-blocks'),
     )
     .option(
+      '--lora-modules <names...>',
+      'LoRA adapters served, by name (vLLM --lora-modules; NAME or NAME=PATH, the path unused): a request whose model names one runs with it',
+      loraModules,
+    )
+    .option(
+      '--max-loras <n>',
+      'vLLM --max-loras: adapters in GPU slots, and distinct adapters in one batch (default 1)',
+      positiveInt('--max-loras'),
+    )
+    .option(
+      '--lora-load-ms <ms>',
+      `time to bring an adapter into a GPU slot (Goodput's model, not a vLLM option; default ${DEFAULT_LORA_LOAD_MS})`,
+      nonNegativeNumber('--lora-load-ms'),
+    )
+    .option(
       '--gpu-memory-utilization <f>',
       'fraction of GPU memory for the engine',
       fraction('--gpu-memory-utilization'),
@@ -126,6 +146,22 @@ export function engineSpecFromFlags(
     preemption: o.preemption as EngineSpec['preemption'],
     prefixCaching: o.prefixCaching as boolean,
     kvBlocks: o.kvBlocks as number | undefined,
+    loraModules: o.loraModules as string[] | undefined,
+    maxLoras: o.maxLoras as number | undefined,
+    loraLoadMs: o.loraLoadMs as number | undefined,
     gpuMemoryUtilization: o.gpuMemoryUtilization as number,
   };
+}
+
+/** vLLM's `--lora-modules NAME` or `NAME=PATH`, repeated: the names (the simulator loads no weights). */
+function loraModules(value: string, previous: string[] | undefined): string[] {
+  const name = value.split('=')[0];
+  if (!/^[A-Za-z0-9_.:/-]{1,128}$/.test(name)) {
+    throw new ConfigError(
+      '--lora-modules',
+      'NAME or NAME=PATH (NAME of letters, digits, _.:/-)',
+      value,
+    );
+  }
+  return [...(previous ?? []), name];
 }

@@ -93,13 +93,19 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
 
 async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepared) {
   const { backend } = deps;
-  if (p.model !== deps.servedModelName) throw modelNotFound(p.model, [deps.servedModelName]);
+  // The model asked for is the base model or one of the LoRA adapters served (vLLM's rule).
+  const adapters = backend.config.loraModules ?? [];
+  const adapter = adapters.includes(p.model) ? p.model : undefined;
+  if (p.model !== deps.servedModelName && adapter === undefined) {
+    throw modelNotFound(p.model, [deps.servedModelName, ...adapters]);
+  }
   const blockSize = backend.config.blockSize;
   const result = backend.submit({
     promptTokens: p.promptTokens,
     maxTokens: p.limit?.tokens,
     ignoreEos: p.ignoreEos,
     prefix: promptBlockHashes(p.promptText, p.promptTokens, blockSize),
+    adapter,
   });
   if (!result.ok) {
     const load = backend.load();
@@ -120,7 +126,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   const head: ChunkHead = {
     id: deps.nextId(kind, c.req.header('x-request-id')),
     created: deps.unixSeconds(),
-    model: deps.servedModelName,
+    model: adapter ?? deps.servedModelName,
     includeUsage: p.includeUsage,
   };
   // Served by Node, the request's socket and response; in-process (`app.request`), neither.

@@ -116,6 +116,15 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
           root: spec.model,
           maxModelLen: config.maxModelLen,
         },
+        // vLLM lists each LoRA adapter as a model whose parent is the base model.
+        ...(config.loraModules ?? []).map((name) => ({
+          id: name,
+          created: startedAt,
+          ownedBy: 'goodput',
+          root: name,
+          parent: servedModelName,
+          maxModelLen: config.maxModelLen,
+        })),
       ]),
     ),
   );

@@ -3,8 +3,10 @@
  * dashboard built for vLLM reads the simulator unchanged. Gauges and counters are read from the
  * backend at scrape time; histograms observe each request as it runs (vLLM's buckets). Main
  * rule: a registry of its own (never prom-client's global one), every series labelled with
- * `model_name` (but `vllm:cache_config_info`, whose labels are the cache's configuration, as
- * vLLM's are), and label values only from closed sets (finished_reason: stop, length, abort).
+ * `model_name` (but the info gauges `vllm:cache_config_info` and `vllm:lora_requests_info`,
+ * whose labels are the engine's configuration and adapters, as vLLM's are), and label values
+ * only from closed sets (finished_reason: stop, length, abort; adapter names from the engine's
+ * own --lora-modules).
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BackendObserver, EndReason, SimulatedBackend } from './simulated-backend.ts';
@@ -88,6 +90,27 @@ export class EngineMetrics implements BackendObserver {
       (b) => b.stats().prefixHitTokens,
     );
     counter('vllm:num_preemptions_total', 'Cumulative preemptions.', (b) => b.stats().preemptions);
+    // vLLM's LoRA info gauge: the adapters in GPU slots and those waited for, comma-separated
+    // (names from the engine's own --lora-modules), its value the time of the reading.
+    new Gauge({
+      name: 'vllm:lora_requests_info',
+      help: 'Running stats on lora requests.',
+      labelNames: ['running_lora_adapters', 'waiting_lora_adapters', 'max_lora'],
+      registers,
+      collect() {
+        this.reset();
+        const info = backend().loraInfo();
+        if (info === null) return;
+        this.set(
+          {
+            running_lora_adapters: info.running.join(','),
+            waiting_lora_adapters: info.waiting.join(','),
+            max_lora: String(info.maxLoras),
+          },
+          backend().clock.now() / 1000,
+        );
+      },
+    });
     // vLLM's info gauge of its KV cache: 1, its configuration in the labels (routers read the
     // block size, and how many blocks a replica's prefix cache can hold).
     new Gauge({

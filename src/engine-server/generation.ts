@@ -51,6 +51,8 @@ export class Job implements EngineRequest, Generation {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly prefix?: PrefixBlocks;
+  /** The LoRA adapter it runs with (the request's model, when that names one). */
+  readonly adapter?: string;
   readonly plan: RequestPlan;
   readonly arrivalMs: Ms;
   failReason: FailReason | null = null;
@@ -69,8 +71,10 @@ export class Job implements EngineRequest, Generation {
     plan: RequestPlan,
     host: JobHost,
     prefix?: PrefixBlocks,
+    adapter?: string,
   ) {
     this.id = id;
+    this.adapter = adapter;
     this.inputTokens = promptTokens;
     this.outputTokens = plan.outputTokens;
     this.plan = plan;

@@ -23,6 +23,8 @@ export interface GenerationRequest {
   readonly maxTokens?: number;
   readonly ignoreEos: boolean;
   readonly prefix?: PrefixBlocks;
+  /** The LoRA adapter asked for (one of the engine's `loraModules`); the base model when absent. */
+  readonly adapter?: string;
 }
 
 export type RejectReason =
@@ -111,7 +113,14 @@ export class SimulatedBackend implements JobHost {
     if (req.maxTokens !== undefined && room > 0 && req.maxTokens > room)
       return { ok: false, reason: 'output_exceeds_max_model_len' };
     if (plan.fail) return { ok: false, reason: 'injected_failure' };
-    const job = new Job(`req-${this.nextId++}`, req.promptTokens, plan, this, req.prefix);
+    const job = new Job(
+      `req-${this.nextId++}`,
+      req.promptTokens,
+      plan,
+      this,
+      req.prefix,
+      req.adapter,
+    );
     if (!this.driver.add(job)) return { ok: false, reason: job.failReason ?? 'shutting_down' };
     this.live.add(job);
     return { ok: true, generation: job };
@@ -119,6 +128,11 @@ export class SimulatedBackend implements JobHost {
 
   load(): ReplicaLoad {
     return this.driver.load();
+  }
+
+  /** `ReplicaCore.loraInfo`: adapters resident and waited for; null with no adapter served. */
+  loraInfo(): ReturnType<ReplicaDriver<Job>['core']['loraInfo']> {
+    return this.driver.core.loraInfo();
   }
 
   stats(): EngineStats {

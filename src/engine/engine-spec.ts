@@ -46,6 +46,10 @@ export interface EngineSpec {
   readonly prefixCaching: boolean;
   /** Fixes KV capacity in 16-token blocks instead of deriving it from memory. */
   readonly kvBlocks?: number;
+  /** vLLM's --lora-modules (names), --max-loras, and an adapter's load time (Goodput's model). */
+  readonly loraModules?: readonly string[];
+  readonly maxLoras?: number;
+  readonly loraLoadMs?: number;
   /** `const:…` or a fitted profile name; default: the fitted profile of model/gpu/tp. */
   readonly profile?: string;
   /** Replaces the engine version's host term (what-ifs, and fitting it to measurements). */
@@ -56,6 +60,9 @@ export interface EngineSpec {
    */
   readonly computeScale?: number;
 }
+
+/** Time to bring a LoRA adapter into a GPU slot, unless configured (Goodput's model). */
+export const DEFAULT_LORA_LOAD_MS = 30;
 
 export const ENGINE_DEFAULTS: EngineSpec = {
   model: 'llama-3-8b',
@@ -145,6 +152,13 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
     preemption: spec.preemption,
     enablePrefixCaching: spec.prefixCaching,
     numGpuBlocks: spec.kvBlocks,
+    ...(spec.loraModules === undefined || spec.loraModules.length === 0
+      ? {}
+      : {
+          loraModules: spec.loraModules,
+          maxLoras: spec.maxLoras ?? 1,
+          loraLoadMs: spec.loraLoadMs ?? DEFAULT_LORA_LOAD_MS,
+        }),
   };
 }
 

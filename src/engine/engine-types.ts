@@ -21,6 +21,8 @@ export interface EngineRequest {
   readonly toolCalls?: readonly ToolCall[];
   /** When its first token is due (clock ms), if it has such an objective: `ttftBoostMs` reads it. */
   readonly ttftDeadlineMs?: Ms;
+  /** The LoRA adapter it runs with (one of `loraModules`); the base model when absent. */
+  readonly adapter?: string;
 }
 
 /**
@@ -90,6 +92,12 @@ export interface EngineConfig {
   readonly numGpuBlocks?: number;
   /** Host blocks available for swap-mode preemption. */
   readonly numCpuBlocks?: number;
+  /** vLLM's --lora-modules: the adapters served by name (none: LoRA off). */
+  readonly loraModules?: readonly string[];
+  /** vLLM's --max-loras: adapters in GPU slots, and distinct adapters in one batch (default 1). */
+  readonly maxLoras?: number;
+  /** Time to bring an adapter into a GPU slot (Goodput's model, default 30 ms). */
+  readonly loraLoadMs?: number;
 }
 
 export type FailReason = 'prompt_exceeds_kv_capacity' | 'prompt_exceeds_max_model_len';

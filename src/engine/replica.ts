@@ -158,7 +158,8 @@ export class ReplicaCore<R extends EngineRequest> {
       if (sch.numWaiting === 0 && sch.activeRunning === 0) return null;
       throw new EngineInvariantError(`engine: ${sch.numWaiting} waiting but nothing schedulable`);
     }
-    const durationMs = this.profile.stepMs(shape) + sch.swapBlocks * this.swapMsPerBlock;
+    const durationMs =
+      this.profile.stepMs(shape) + sch.swapBlocks * this.swapMsPerBlock + sch.loraLoadMs;
     this.inFlight = true;
     this.stepStartMs = nowMs;
     this.counters.steps++;
@@ -310,6 +311,20 @@ export class ReplicaCore<R extends EngineRequest> {
       kvTotalBlocks: this.kv.pool.totalBlocks,
       pendingPrefillTokens: sch.pendingPrefill,
     };
+  }
+
+  /**
+   * vLLM's `lora_requests_info`: the adapters in GPU slots (running), those waiting requests ask
+   * for, and the slot count; null when no adapter is served.
+   */
+  loraInfo(): { running: string[]; waiting: string[]; maxLoras: number } | null {
+    const lora = this.scheduler.lora;
+    if (lora === null) return null;
+    const waiting = new Set<string>();
+    for (const s of this.byId.values()) {
+      if (s.state === SeqState.Waiting && s.req.adapter !== undefined) waiting.add(s.req.adapter);
+    }
+    return { running: [...lora.residentAdapters], waiting: [...waiting], maxLoras: lora.maxLoras };
   }
 
   stats(): EngineStats {

@@ -19,6 +19,7 @@ import type { KvCacheManager } from './kv-cache-manager.ts';
 import { type Seq, SeqState, prefillRemaining } from './sequence.ts';
 import type { StepShape } from './timing/profile.ts';
 import type { StepCosts } from './step-costs.ts';
+import { LoraSlots } from './lora-slots.ts';
 
 /** What of the engine's configuration the scheduler plans by (documented on `EngineConfig`). */
 export type SchedulerLimits = Pick<
@@ -32,6 +33,9 @@ export type SchedulerLimits = Pick<
   | 'maxIterationMs'
   | 'schedulingPolicy'
   | 'ttftBoostMs'
+  | 'loraModules'
+  | 'maxLoras'
+  | 'loraLoadMs'
 >;
 
 const EV_PREFILL_START = 0;
@@ -77,6 +81,10 @@ export class Scheduler<R extends EngineRequest> {
 
   private readonly chunkCap: number;
   private readonly byPriority: boolean;
+  /** LoRA slots and the per-step adapter limit; null when no adapter is served. */
+  readonly lora: LoraSlots | null;
+  /** Waiting sequences passed over this step for their adapter (reused). */
+  private readonly skipped: Seq<R>[] = [];
   /** What steps and swaps are predicted to cost (the iteration-time cap, `auto` choices). */
   readonly costs: StepCosts;
 
@@ -89,6 +97,10 @@ export class Scheduler<R extends EngineRequest> {
     this.byPriority = limits.schedulingPolicy === 'priority';
     this.costs = costs;
     this.waiting = new WaitingQueue((s) => (this.byPriority ? (s.req.priority ?? 0) : 0));
+    this.lora =
+      (limits.loraModules?.length ?? 0) === 0
+        ? null
+        : new LoraSlots(limits.maxLoras ?? 1, limits.loraLoadMs ?? 0);
     const boostMs = limits.ttftBoostMs;
     this.boosted =
       boostMs === undefined || !this.byPriority
@@ -110,6 +122,7 @@ export class Scheduler<R extends EngineRequest> {
   schedule(shape: StepShape, nowMs = 0): number {
     this.nowMs = nowMs;
     this.swapBlocks = 0;
+    if (this.lora !== null) this.lora.loads = 0;
     this.evCount = 0;
     if (this.roundLeft > 0) {
       // Inside a multi-step round the batch is fixed: its decodes run on, nothing is admitted.
@@ -219,6 +232,8 @@ export class Scheduler<R extends EngineRequest> {
     let budget = budgetIn;
     let admitted = 0;
     this.unhold(maxSeqs);
+    const lora = this.lora;
+    if (lora !== null) lora.beginStep(this.scheduledAdapters());
     while (budget > 0) {
       const s = waiting.peekFront(this.boosted);
       if (s === undefined) break;
@@ -226,6 +241,12 @@ export class Scheduler<R extends EngineRequest> {
       if (running.length - this.numIdle >= maxSeqs) break;
       if (s.state === SeqState.Cancelled) {
         waiting.popFront();
+        continue;
+      }
+      // Its adapter would be one too many in this step's batch: it waits, the next may go.
+      if (lora !== null && !lora.admits(s.req.adapter)) {
+        waiting.popFront();
+        this.skipped.push(s);
         continue;
       }
       let tokens: number;
@@ -261,12 +282,26 @@ export class Scheduler<R extends EngineRequest> {
       this.numRunning++;
       s.state = SeqState.Running;
       this.addRunning(s);
+      lora?.take(s.req.adapter);
       s.sched = tokens;
       budget -= tokens;
       admitted++;
       addToShape(shape, s, tokens);
     }
+    // Those passed over for their adapter keep their places at the front.
+    for (let i = this.skipped.length - 1; i >= 0; i--) waiting.pushFront(this.skipped[i]);
+    this.skipped.length = 0;
     return admitted;
+  }
+
+  /** The adapters of the running sequences scheduled in the step being planned. */
+  private *scheduledAdapters(): Generator<string | undefined> {
+    for (const s of this.running) if (!s.paused && !s.held) yield s.req.adapter;
+  }
+
+  /** Time the step being planned spends bringing adapters into GPU slots. */
+  get loraLoadMs(): number {
+    return this.lora === null ? 0 : this.lora.loads * this.lora.loadMs;
   }
 
   /**

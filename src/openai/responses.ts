@@ -73,6 +73,8 @@ export interface ModelCard {
   readonly ownedBy: string;
   /** vLLM's extras: the model behind a served name, and its context length. */
   readonly root?: string;
+  /** vLLM's: a LoRA adapter's base model. */
+  readonly parent?: string;
   readonly maxModelLen?: number;
 }
 
@@ -85,6 +87,7 @@ export function modelList(models: readonly ModelCard[]) {
       created: m.created,
       owned_by: m.ownedBy,
       ...(m.root === undefined ? {} : { root: m.root }),
+      ...(m.parent === undefined ? {} : { parent: m.parent }),
       ...(m.maxModelLen === undefined ? {} : { max_model_len: m.maxModelLen }),
     })),
   };

@@ -1,0 +1,48 @@
+// LoRA adapters through the engine server, as vLLM serves them: a request whose model names an
+// adapter runs with it, /v1/models lists each adapter with its parent, /metrics exports
+// vllm:lora_requests_info, and an unknown model is a 404 naming what is served.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CHAT, MODEL, expectError, post, testServer, user } from './app-test-kit.ts';
+
+const server = () =>
+  testServer({ loraModules: ['sql-lora', 'chat-lora'], maxLoras: 1, loraLoadMs: 5 });
+
+test('a request naming an adapter is served with it, under its name', async () => {
+  const s = server();
+  const res = await post(s, CHAT, { model: 'sql-lora', messages: user('SELECT?'), max_tokens: 3 });
+  assert.equal(res.status, 200);
+  assert.equal(((await res.json()) as { model: string }).model, 'sql-lora');
+  const metrics = await (await s.app.request('/metrics')).text();
+  assert.match(
+    metrics,
+    /^vllm:lora_requests_info\{running_lora_adapters="sql-lora",waiting_lora_adapters="",max_lora="1"\} \d+(\.\d+)?$/m,
+  );
+});
+
+test('/v1/models lists the base model and each adapter with its parent', async () => {
+  const list = (await (await server().app.request('/v1/models')).json()) as {
+    data: { id: string; parent?: string }[];
+  };
+  assert.deepEqual(
+    list.data.map((m) => [m.id, m.parent ?? null]),
+    [
+      [MODEL, null],
+      ['sql-lora', MODEL],
+      ['chat-lora', MODEL],
+    ],
+  );
+});
+
+test('an unknown model is a 404 naming the base model and the adapters', async () => {
+  await expectError(
+    await post(server(), CHAT, { model: 'no-lora', messages: user('hi') }),
+    404,
+    /expected one of llama-3-8b, sql-lora, chat-lora, got "no-lora"/,
+  );
+});
+
+test('without adapters, no LoRA series is exported', async () => {
+  const metrics = await (await testServer().app.request('/metrics')).text();
+  assert.doesNotMatch(metrics, /^vllm:lora_requests_info\{/m);
+});
