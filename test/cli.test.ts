@@ -343,3 +343,50 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
     assert.match(bad.err, named);
   }
 });
+
+test('simulate: a prefix-heavy workload with LoRA adapters routed by expected completion; bad values exit 2 naming the flag', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'goodput-routing-cli-'));
+  const policy = join(dir, 'routing.yaml');
+  writeFileSync(
+    policy,
+    'name: routing\npolicy_revision: r1\nadmission: { type: admit-all }\nrouting: { type: expected-completion, prefix: { mode: precise }, session: { mode: soft } }\n',
+  );
+  const out = join(dir, 'report.json');
+  const r = goodput(
+    'simulate',
+    '--policy',
+    policy,
+    '--replicas',
+    '2',
+    '--num-requests',
+    '200',
+    '--rate',
+    '10',
+    '--model',
+    'llama-3.1-8b',
+    '--prefix',
+    'mix',
+    '--adapters',
+    'zipf:4:1',
+    '--max-loras',
+    '2',
+    '--out',
+    out,
+  );
+  assert.equal(r.code, 0, r.err);
+  const report = JSON.parse(readFileSync(out, 'utf8'));
+  assert.equal(report.routing.type, 'expected-completion');
+  assert.ok(report.routing.prefix_hit_rate > 0.3, String(report.routing.prefix_hit_rate));
+  assert.equal(report.scenario.adapters, 'zipf:4:1');
+  assert.equal(report.completed, 200);
+  for (const [args, named] of [
+    [['--prefix', 'lunch:1'], /--prefix/],
+    [['--adapters', 'zipf:0:1'], /--adapters/],
+    [['--lora-modules', 'bad name!'], /--lora-modules/],
+    [['--max-loras', '0'], /--max-loras/],
+  ] as const) {
+    const bad = goodput('simulate', '--num-requests', '5', ...args);
+    assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.err}`);
+    assert.match(bad.err, named);
+  }
+});

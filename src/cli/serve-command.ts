@@ -115,11 +115,7 @@ export function serveCommand(): Command {
         embedded: async () => {
           const fleet = { replicas: o.replicas as number, seed: o.seed as number };
           if (o.fleetThread === true) {
-            const threaded = await ThreadedFleet.start(
-              { spec, ...fleet },
-              engine.blockSize,
-              wallClock,
-            );
+            const threaded = await ThreadedFleet.start({ spec, ...fleet }, engine, wallClock);
             return threaded.backends;
           }
           const timers = wallTimers(wallClock);

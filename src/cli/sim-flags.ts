@@ -86,6 +86,10 @@ export function addScenarioFlags(cmd: Command): Command {
       '--prefix <mix>',
       'a prefix-heavy workload for routing: multi-turn chat sessions resending their history, hot shared prefixes, long documents and a hot agent preamble, mixed `mix` or chat:W,hot:W,docs:W,agent:W (prompts from that structure; --input unused)',
     )
+    .option(
+      '--adapters <spec>',
+      'LoRA adapters the requests ask for, zipf:N:S (lora-0 … lora-N-1); the replicas serve them unless --lora-modules says otherwise',
+    )
     .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
     .option(
       '--client-timeout-ms <ms>',
@@ -148,6 +152,7 @@ export function scenarioFromFlags(
     classes: o.classes as string,
     toolCalls: o.toolCalls as string | undefined,
     prefix: o.prefix as string | undefined,
+    adapters: o.adapters as string | undefined,
     replicas: o.replicas as number,
     clientTimeoutMs: o.clientTimeoutMs as number | undefined,
     maxAttempts: o.maxAttempts as number,

@@ -113,6 +113,7 @@ export class Pipeline<H> {
         seed: policy.routing.seed,
         prefix: { mode: policy.routing.prefixMode, capacityTokens: spec.replicaKvTokens },
         sessions: policy.routing.session,
+        choices: policy.routing.choices,
       },
     );
   }

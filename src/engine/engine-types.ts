@@ -133,4 +133,6 @@ export interface ReplicaLoad {
   readonly kvTotalBlocks: number;
   /** Prompt tokens waiting and in progress that are not yet computed. */
   readonly pendingPrefillTokens: Tokens;
+  /** LoRA adapters in GPU slots, least recently used first (absent when none is served). */
+  readonly loras?: readonly string[];
 }

@@ -310,6 +310,7 @@ export class ReplicaCore<R extends EngineRequest> {
       kvUsedBlocks: this.kv.pool.usedBlocks,
       kvTotalBlocks: this.kv.pool.totalBlocks,
       pendingPrefillTokens: sch.pendingPrefill,
+      ...(sch.lora === null ? {} : { loras: sch.lora.residentAdapters }),
     };
   }
 

@@ -88,6 +88,7 @@ export class BackendFleet {
         running: load.running,
         waiting: load.waiting,
         kvUsage: load.kvUsage,
+        ...(load.loras === undefined ? {} : { loras: load.loras }),
         probe: state === 'half-open',
       });
     });

@@ -4,6 +4,8 @@
  * `vllm:kv_cache_usage_perc` or the older `vllm:gpu_cache_usage_perc`, prefix-cache queries and
  * hits, preemptions) and SGLang's (`sglang:num_running_reqs`, `sglang:num_queue_reqs`,
  * `sglang:token_usage`). Values are summed over label sets (one engine may report per model).
+ * The LoRA adapters resident in its GPU slots come from `vllm:lora_requests_info`'s
+ * `running_lora_adapters` label, in its latest sample (the value is the time of the reading).
  * A scrape missing the running and waiting gauges is not a load at all: undefined.
  */
 import type { Ms } from '../core/request/units.ts';
@@ -73,6 +75,23 @@ export function loadFromExposition(text: string, atMs: Ms): BackendLoad | undefi
     prefixHitRate:
       queries !== undefined && hits !== undefined && queries > 0 ? hits / queries : undefined,
     preemptions: first(sums, NAMES.preemptions),
+    ...loraField(text),
     atMs,
   };
+}
+
+/** `{ loras }` from the latest `vllm:lora_requests_info` sample, or nothing without one. */
+function loraField(text: string): { loras?: readonly string[] } {
+  let latest = -Infinity;
+  let running: string | undefined;
+  for (const m of text.matchAll(/^vllm:lora_requests_info\{([^}]*)\}\s+(\S+)/gm)) {
+    const at = Number(m[2]);
+    const value = /running_lora_adapters="([^"]*)"/.exec(m[1])?.[1];
+    if (value !== undefined && at >= latest) {
+      latest = at;
+      running = value;
+    }
+  }
+  if (running === undefined) return {};
+  return { loras: running === '' ? [] : running.split(',') };
 }

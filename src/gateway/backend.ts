@@ -51,6 +51,8 @@ export interface BackendLoad {
   readonly kvUsage: number;
   readonly prefixHitRate?: number;
   readonly preemptions?: number;
+  /** LoRA adapters resident in its GPU slots (vLLM's `lora_requests_info`), when it says. */
+  readonly loras?: readonly string[];
   /** When these figures were taken. */
   readonly atMs: Ms;
   /** Why it is not ready, when it is not (for the log line that says so). */

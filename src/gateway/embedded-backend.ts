@@ -4,6 +4,7 @@
  * upstream would: the request body in, tokens out as the engine model emits them on the wall
  * clock, aborts freeing the request at once.
  */
+import type { EngineConfig } from '../engine/engine-types.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { GenerationRequest, SimulatedBackend } from '../engine-server/simulated-backend.ts';
@@ -46,12 +47,13 @@ export class EmbeddedBackend implements Backend {
       waiting: l.waiting,
       kvUsage: l.kvTotalBlocks > 0 ? l.kvUsedBlocks / l.kvTotalBlocks : 1,
       preemptions: this.engine.stats().preemptions,
+      ...(l.loras === undefined ? {} : { loras: [...l.loras] }),
       atMs: this.clock.now() as Ms,
     };
   }
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
-    const submitted = this.engine.submit(generationRequest(call, this.engine.config.blockSize));
+    const submitted = this.engine.submit(generationRequest(call, this.engine.config));
     if (!submitted.ok) throw new UpstreamError(`${this.name}: ${submitted.reason}`, 400, true);
     const gen = submitted.generation;
     const abort = () => gen.cancel();
@@ -92,13 +94,21 @@ export class EmbeddedBackend implements Backend {
 }
 
 /** What an engine is asked, from the validated body the gateway hands every backend. */
-export function generationRequest(call: UpstreamCall, blockSize: number): GenerationRequest {
+export function generationRequest(
+  call: UpstreamCall,
+  engine: Pick<EngineConfig, 'blockSize' | 'loraModules'>,
+): GenerationRequest {
   const { text, promptTokens, maxTokens, ignoreEos } = describe(call);
+  // A model naming one of the engine's LoRA adapters runs with it (vLLM's rule).
+  const model = (call.body as { model?: unknown }).model;
+  const adapter =
+    typeof model === 'string' && engine.loraModules?.includes(model) === true ? model : undefined;
   return {
     promptTokens,
     maxTokens,
     ignoreEos,
-    prefix: promptBlockHashes(text, promptTokens, blockSize),
+    prefix: promptBlockHashes(text, promptTokens, engine.blockSize),
+    ...(adapter === undefined ? {} : { adapter }),
   };
 }
 

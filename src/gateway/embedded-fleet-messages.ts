@@ -46,6 +46,7 @@ export interface ReplicaLoadMessage {
   readonly waiting: number;
   readonly kvUsage: number;
   readonly preemptions: number;
+  readonly loras?: readonly string[];
 }
 
 export type FleetMessage =

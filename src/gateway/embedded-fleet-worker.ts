@@ -59,6 +59,7 @@ function loads(): ReplicaLoadMessage[] {
       waiting: l.waiting,
       kvUsage: l.kvTotalBlocks > 0 ? l.kvUsedBlocks / l.kvTotalBlocks : 1,
       preemptions: e.stats().preemptions,
+      ...(l.loras === undefined ? {} : { loras: [...l.loras] }),
     };
   });
 }

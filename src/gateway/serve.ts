@@ -96,7 +96,9 @@ export function fleetSpecFor(
 ): FleetSpec {
   return {
     model,
-    adapters: [],
+    adapters: engine.loraModules ?? [],
+    maxLoras: engine.maxLoras,
+    adapterLoadMs: engine.loraLoadMs,
     maxModelLen: engine.maxModelLen,
     maxBatchedTokens: engine.maxBatchedTokens,
     maxNumSeqs: engine.maxNumSeqs,
@@ -164,7 +166,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     gateway,
     keys: apiKeys(o.policy),
     policy: o.policy,
-    servedModels: [o.servedModelName],
+    // The base model, and the LoRA adapters its backends serve (vLLM lists them as models).
+    servedModels: [o.servedModelName, ...(o.engine.loraModules ?? [])],
     nowMs: () => clock.now(),
     epochMs,
     timers,

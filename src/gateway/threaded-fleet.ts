@@ -5,6 +5,7 @@
  * at a time and are handed to each stream's sink in order; a stream's abort cancels it in the
  * engine. Loads are the engines' own, as of the last message.
  */
+import type { EngineConfig } from '../engine/engine-types.ts';
 import { Worker } from 'node:worker_threads';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
@@ -33,6 +34,9 @@ interface Stream {
   tokens: number;
 }
 
+/** What a request needs of the engines' configuration: hashes' block size, adapters served. */
+type EngineShape = Pick<EngineConfig, 'blockSize' | 'loraModules'>;
+
 export class ThreadedFleet {
   readonly backends: Backend[];
   private readonly worker: Worker;
@@ -45,7 +49,7 @@ export class ThreadedFleet {
   private constructor(
     worker: Worker,
     first: readonly ReplicaLoadMessage[],
-    blockSize: number,
+    engine: EngineShape,
     clock: Clock,
   ) {
     this.worker = worker;
@@ -58,11 +62,11 @@ export class ThreadedFleet {
     });
     worker.on('error', (e) => this.failAll(`the embedded fleet's thread failed: ${e.message}`));
     worker.on('exit', () => this.failAll('the embedded fleet closed'));
-    this.backends = first.map((_, i) => this.backend(i, blockSize));
+    this.backends = first.map((_, i) => this.backend(i, engine));
   }
 
   /** Starts the thread and its `replicas` engines; resolves once they are up. */
-  static async start(setup: FleetSetup, blockSize: number, clock: Clock): Promise<ThreadedFleet> {
+  static async start(setup: FleetSetup, engine: EngineShape, clock: Clock): Promise<ThreadedFleet> {
     const worker = new Worker(new URL('./embedded-fleet-worker.ts', import.meta.url), {
       workerData: setup,
     });
@@ -70,7 +74,7 @@ export class ThreadedFleet {
       worker.once('message', (m: FleetMessage) => resolve(m.loads));
       worker.once('error', reject);
     });
-    return new ThreadedFleet(worker, first, blockSize, clock);
+    return new ThreadedFleet(worker, first, engine, clock);
   }
 
   async close(): Promise<void> {
@@ -80,11 +84,11 @@ export class ThreadedFleet {
     await this.worker.terminate();
   }
 
-  private backend(replica: number, blockSize: number): Backend {
+  private backend(replica: number, engine: EngineShape): Backend {
     const name = `embedded-${replica}`;
     return {
       name,
-      stream: (call, onToken) => this.stream(replica, name, blockSize, call, onToken),
+      stream: (call, onToken) => this.stream(replica, name, engine, call, onToken),
       load: (): BackendLoad => {
         const l = this.loads[replica];
         return {
@@ -93,6 +97,7 @@ export class ThreadedFleet {
           waiting: l.waiting,
           kvUsage: l.kvUsage,
           preemptions: l.preemptions,
+          ...(l.loras === undefined ? {} : { loras: l.loras }),
           atMs: this.loadsAtMs,
           ...(this.closed && { why: 'closed' }),
         };
@@ -104,7 +109,7 @@ export class ThreadedFleet {
   private stream(
     replica: number,
     name: string,
-    blockSize: number,
+    engine: EngineShape,
     call: UpstreamCall,
     onToken: TokenSink,
   ): Promise<StreamEnd> {
@@ -126,7 +131,7 @@ export class ThreadedFleet {
         tokens: 0,
       });
       call.signal.addEventListener('abort', abort, { once: true });
-      this.post({ t: 'submit', id, replica, request: generationRequest(call, blockSize) });
+      this.post({ t: 'submit', id, replica, request: generationRequest(call, engine) });
     });
   }
 

@@ -24,6 +24,7 @@ interface MutableSnapshot {
   running: number;
   waiting: number;
   kvUsage: number;
+  loras?: readonly string[];
 }
 
 export class Fleet {
@@ -71,6 +72,7 @@ export class Fleet {
       v.running = load.running;
       v.waiting = load.waiting;
       v.kvUsage = load.kvTotalBlocks > 0 ? load.kvUsedBlocks / load.kvTotalBlocks : 1;
+      if (load.loras !== undefined) v.loras = load.loras;
     }
     return this.views;
   }

@@ -24,6 +24,8 @@ export class RequestTracker implements EngineRequest {
   /** Its class's band: the engine's request priority under `--scheduling-policy priority`. */
   readonly priority: number;
   readonly toolCalls: LlmRequest['toolCalls'];
+  /** The LoRA adapter it asks for (the engine runs it with that adapter). */
+  readonly adapter: string | undefined;
   /** When its first token is due, by its class's TTFT objective (the engine's TTFT boost). */
   readonly ttftDeadlineMs: Ms | undefined;
   /** The next gap spans a tool call's pause: the tool's time, not the server's, so not a gap. */
@@ -70,6 +72,7 @@ export class RequestTracker implements EngineRequest {
     this.outputTokens = cappedOutput(req);
     this.prefix = req.prefix;
     this.toolCalls = req.toolCalls;
+    this.adapter = req.adapter;
     this.tail = new TailSamples(this.outputTokens - 1);
     this.gaps = keepGaps ? [] : null;
   }

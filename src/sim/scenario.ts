@@ -3,6 +3,7 @@
  * client behaviour, seed. It is recorded verbatim in the report, so a report says how to
  * reproduce itself. The policy is kept apart: `compare` runs several over one scenario.
  */
+import { adapterNames, parseAdapterSpec } from './workload/adapter-spec.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
@@ -38,6 +39,7 @@ export interface ScenarioSpec extends EngineSpec {
   readonly classes: string;
   readonly toolCalls?: string;
   readonly prefix?: string;
+  readonly adapters?: string;
   readonly replicas: number;
   readonly clientTimeoutMs?: number;
   readonly maxAttempts: number;
@@ -59,9 +61,16 @@ export const SCENARIO_DEFAULTS: Omit<ScenarioSpec, 'seed'> = {
   backoffCapMs: 30_000,
 };
 
-/** The engine every replica of the scenario runs. */
+/**
+ * The engine every replica of the scenario runs: with `--adapters` and no `--lora-modules`, it
+ * serves the adapters the workload's requests ask for.
+ */
 export function engineConfig(spec: ScenarioSpec): EngineConfig {
-  return buildEngineConfig(spec);
+  if (spec.adapters === undefined || spec.loraModules !== undefined) return buildEngineConfig(spec);
+  return buildEngineConfig({
+    ...spec,
+    loraModules: adapterNames(parseAdapterSpec(spec.adapters, '--adapters')),
+  });
 }
 
 export interface RunHooks {

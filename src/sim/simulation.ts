@@ -133,7 +133,9 @@ export function simulate(opts: SimulationOptions): Report {
   const fleet = new Fleet(opts.replicas, opts.engine, opts.profile, listener, clock, kvEvents);
   const spec: FleetSpec = {
     model: opts.engine.model.name,
-    adapters: [],
+    adapters: opts.engine.loraModules ?? [],
+    maxLoras: opts.engine.maxLoras,
+    adapterLoadMs: opts.engine.loraLoadMs,
     maxModelLen: opts.engine.maxModelLen,
     maxBatchedTokens: opts.engine.maxBatchedTokens,
     maxNumSeqs: opts.engine.maxNumSeqs,

@@ -29,6 +29,8 @@ export const routingSchema = z
       .strict()
       .optional(),
     seed: z.int().min(0).optional(),
+    /** Power-of-k choices: score only this many replicas drawn at random (large fleets). */
+    choices: z.int().min(2).optional(),
   })
   .strict();
 
@@ -37,6 +39,8 @@ export interface RoutingConfig {
   readonly prefixMode: PrefixMode;
   readonly session?: SessionPolicy;
   readonly seed: number;
+  /** 0: every replica that passes the filters is scored. */
+  readonly choices: number;
 }
 
 export function resolveRouting(r: z.infer<typeof routingSchema>): RoutingConfig {
@@ -54,5 +58,6 @@ export function resolveRouting(r: z.infer<typeof routingSchema>): RoutingConfig 
             maxSessions: s.max_sessions ?? 100_000,
           },
     seed: r.seed ?? 1,
+    choices: r.choices ?? 0,
   };
 }

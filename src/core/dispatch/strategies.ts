@@ -50,7 +50,7 @@ function immediate(spec: FleetSpec): DispatchStrategy {
     flow: new FlowControl(spec, { itlMarginRatio: 0, kvReserveRatio: 0, stallRisk: 0 }),
     lookahead: 1,
     contracts: false,
-    filters: [FILTERS.avoid],
+    filters: [FILTERS.servable, FILTERS.avoid],
     isLongPrefill: () => false,
     placed() {},
   };
@@ -66,7 +66,7 @@ function flowControl(
     flow,
     lookahead: config.lookahead,
     contracts: true,
-    filters: [FILTERS.avoid, FILTERS.held, FILTERS['flow-fit']],
+    filters: [FILTERS.servable, FILTERS.avoid, FILTERS.held, FILTERS['flow-fit']],
     isLongPrefill: (prefillMs, itlSloMs) =>
       prefillMs > LONG_PROMPT_SHARE * itlSloMs * (1 - config.itlMarginRatio),
     placed(account, r, replica, hitTokens, nowMs) {

@@ -8,7 +8,12 @@ import type { StepTimeModel } from '../ports/step-time.ts';
 
 export interface FleetSpec {
   readonly model: string;
+  /** LoRA adapters the replicas serve (a request names one as its model). */
   readonly adapters: readonly string[];
+  /** vLLM's max_loras: adapters in a replica's GPU slots, and distinct adapters per batch. */
+  readonly maxLoras?: number;
+  /** Time to bring an adapter into a GPU slot: what a cold replica adds to a request's start. */
+  readonly adapterLoadMs?: number;
   readonly maxModelLen: Tokens;
   /** Engine token budget per step (vLLM max_num_batched_tokens): longer prompts prefill in chunks. */
   readonly maxBatchedTokens: Tokens;

@@ -8,6 +8,15 @@ export interface ReplicaSnapshot {
   /** KV blocks in use / total, in [0, 1]. */
   readonly kvUsage: number;
   /**
+   * LoRA adapters resident in its GPU slots (vLLM's `lora_requests_info` running adapters);
+   * undefined when it reports none or serves none.
+   */
+  readonly loras?: readonly string[];
+  /** LoRA adapters it serves at all; undefined: every adapter the fleet serves. */
+  readonly servable?: readonly string[];
+  /** Share of its recent attempts that failed, 0–1, when the host tracks it. */
+  readonly failureRate?: number;
+  /**
    * On trial (its circuit breaker half-open): it takes one request, then no more until that one
    * has told whether it is healthy again.
    */

@@ -70,3 +70,21 @@ test('flow-fit keeps the replicas where the next step stays fast, else the slow 
     [0, 2],
   );
 });
+
+test('servable keeps the replicas serving the adapter asked for; a base-model request goes anywhere', () => {
+  const { replicas, ctx } = routeFleet([0, 0, 0]);
+  const fleet = [
+    { ...replicas[0], servable: ['sql-lora'] },
+    { ...replicas[1], servable: ['chat-lora'] },
+    replicas[2],
+  ];
+  const out: typeof replicas = [];
+  FILTERS.servable.filter(routeRequest({ adapter: 'sql-lora' }), fleet, ctx, out);
+  assert.deepEqual(
+    out.map((x) => x.index),
+    [0, 2],
+  );
+  out.length = 0;
+  FILTERS.servable.filter(routeRequest(), fleet, ctx, out);
+  assert.equal(out.length, 3);
+});

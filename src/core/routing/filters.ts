@@ -51,7 +51,22 @@ const flowFit: Filter = {
   },
 };
 
+/** A request for a LoRA adapter goes only where that adapter is served. */
+const servable: Filter = {
+  name: 'servable',
+  description: 'drops replicas that do not serve the LoRA adapter the request names',
+  filter(r, replicas, _ctx, out) {
+    const adapter = r.req.adapter;
+    for (const x of replicas) {
+      if (adapter === undefined || x.servable === undefined || x.servable.includes(adapter)) {
+        out.push(x);
+      }
+    }
+  },
+};
+
 export const FILTERS: Readonly<Record<string, Filter>> = {
+  [servable.name]: servable,
   [avoid.name]: avoid,
   [held.name]: held,
   [flowFit.name]: flowFit,

@@ -52,7 +52,7 @@ const lowestSeeded: Picker<{ seed: number }> = {
     }
     if (ties === 1) return best;
     // The k-th of the tied ones, k drawn uniformly.
-    let k = Math.floor(next(state) * ties);
+    let k = Math.floor(nextUniform(state) * ties);
     for (let i = best; i < n; i++) {
       if (scores[i] !== scores[best]) continue;
       if (k-- === 0) return i;
@@ -140,8 +140,8 @@ export const PICKERS: Readonly<Record<string, Picker>> = Object.fromEntries(
   [rotate, lowest, lowestSeeded, cacheAware, sessionHash].map((p) => [p.name, p as Picker]),
 );
 
-/** mulberry32: the next uniform draw in [0, 1), advancing `state.seed`. */
-function next(state: { seed: number }): number {
+/** mulberry32: the next uniform draw in [0, 1), advancing `state.seed` (plain data). */
+export function nextUniform(state: { seed: number }): number {
   state.seed = (state.seed + 0x6d2b79f5) >>> 0;
   let t = state.seed;
   t = Math.imul(t ^ (t >>> 15), t | 1);

@@ -8,7 +8,7 @@ import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { Tokens } from '../request/units.ts';
 import type { LlmRequest } from '../request/request.ts';
 import { FILTERS } from './filters.ts';
-import { PICKERS } from './pickers.ts';
+import { PICKERS, nextUniform } from './pickers.ts';
 import { PrefixIndex, type PrefixMode } from './prefix-index.ts';
 import type { Filter, Picker, RouteContext, RouteRequest, RouterSpec, Scorer } from './route.ts';
 import { SCORERS } from './scorers.ts';
@@ -22,6 +22,8 @@ export interface RouterOptions {
   /** How the prefix index is fed, and a replica's cache size in tokens (approximate mode). */
   readonly prefix?: { readonly mode: PrefixMode; readonly capacityTokens: Tokens };
   readonly sessions?: SessionPolicy;
+  /** Score only this many survivors, drawn at random (power-of-two choices; 0 or absent: all). */
+  readonly choices?: number;
 }
 
 export class Router {
@@ -39,6 +41,11 @@ export class Router {
   private a: ReplicaSnapshot[] = [];
   private b: ReplicaSnapshot[] = [];
   private scores = new Float64Array(16);
+  /** Power-of-k sampling: how many survivors are scored (0: all), and its scratch and generator. */
+  private readonly choices: number;
+  private readonly sampled: ReplicaSnapshot[] = [];
+  private order: number[] = [];
+  private readonly sampleState: { seed: number };
   private raw = new Float64Array(16);
   private zeros = new Float64Array(16);
 
@@ -53,6 +60,8 @@ export class Router {
     const p = options.prefix ?? { mode: 'approximate', capacityTokens: Infinity };
     this.prefix = spec.prefix === true ? new PrefixIndex(p.mode, 1, p.capacityTokens) : null;
     this.sessions = options.sessions === undefined ? null : new SessionTable(options.sessions);
+    this.choices = options.choices ?? 0;
+    this.sampleState = { seed: ((options.seed ?? 1) ^ 0x9e3779b9) >>> 0 };
   }
 
   /**
@@ -98,7 +107,8 @@ export class Router {
    * Where `r` goes among `pool` (non-empty, already filtered, `prepare`d): the picker's choice by
    * score — or its session's replica, while stickiness holds.
    */
-  pick(r: RouteRequest, pool: readonly ReplicaSnapshot[], ctx: RouteContext): ReplicaSnapshot {
+  pick(r: RouteRequest, all: readonly ReplicaSnapshot[], ctx: RouteContext): ReplicaSnapshot {
+    const pool = this.choices > 0 && all.length > this.choices ? this.sample(r, all, ctx) : all;
     const n = pool.length;
     if (this.scores.length < n) {
       this.scores = new Float64Array(2 * n);
@@ -114,6 +124,40 @@ export class Router {
       this.sessions.placed(session, chosen.index, ctx.nowMs);
     }
     return chosen;
+  }
+
+  /**
+   * Power-of-`choices` sampling for large fleets: that many survivors drawn at random (seeded),
+   * plus the session's replica when it survived, are all that is scored.
+   */
+  private sample(
+    r: RouteRequest,
+    all: readonly ReplicaSnapshot[],
+    ctx: RouteContext,
+  ): readonly ReplicaSnapshot[] {
+    const out = this.sampled;
+    out.length = 0;
+    const n = all.length;
+    // A partial Fisher–Yates shuffle of the indices: the first `choices` are the sample.
+    const order = this.order;
+    for (let i = 0; i < n; i++) order[i] = i;
+    for (let i = 0; i < this.choices; i++) {
+      const j = i + Math.floor(nextUniform(this.sampleState) * (n - i));
+      const t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+      out.push(all[order[i]]);
+    }
+    const session = r.req.session;
+    const home =
+      this.sessions === null || session === undefined
+        ? -1
+        : this.sessions.replicaOf(session, ctx.nowMs);
+    if (home >= 0 && !out.some((x) => x.index === home)) {
+      const x = all.find((y) => y.index === home);
+      if (x !== undefined) out.push(x);
+    }
+    return out;
   }
 
   /** `r` was sent to `replica` (approximate mode: its prompt's blocks are now cached there). */

@@ -162,13 +162,43 @@ const gapOverrun: Scorer = {
 };
 
 /**
- * When the request would finish there — queue work ahead, plus its prefill after the cache hit,
- * plus its decode at that replica's load — all in one unit, so locality and load trade off by
+ * What its LoRA adapter costs there before it can start: nothing without one or where it is
+ * resident; its load time where a slot is free; and where every slot holds another adapter, the
+ * load after one of the running requests has ended (the batch can take no more adapters): the
+ * fewest decode steps any running request has left, at the replica's step time.
+ */
+function adapterMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): number {
+  const adapter = r.req.adapter;
+  if (adapter === undefined || x.loras?.includes(adapter) === true) return 0;
+  const load = ctx.spec.adapterLoadMs ?? 0;
+  if ((x.loras?.length ?? 0) < (ctx.spec.maxLoras ?? 1)) return load;
+  const a = accountOf(x, ctx);
+  let fewest = Infinity;
+  for (const e of a.entries) {
+    const left = Math.max(1, e.expectTokens - e.streamed);
+    if (left < fewest) fewest = left;
+  }
+  if (fewest === Infinity) return load;
+  return load + fewest * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
+}
+
+const adapter: Scorer = {
+  name: 'adapter',
+  unit: 'ms',
+  score: adapterMs,
+};
+
+/**
+ * When the request would finish there — queue work ahead, plus its adapter's load, plus its
+ * prefill after the cache hit, plus its decode at that replica's load — all in one unit, so locality and load trade off by
  * what each costs the request in time.
  */
 function completionMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext, stepWith: number) {
   return (
-    queueWorkMs(x, ctx) + prefillAfterHitMs(r, x, ctx) + Math.max(1, r.demand.output.p50) * stepWith
+    queueWorkMs(x, ctx) +
+    adapterMs(r, x, ctx) +
+    prefillAfterHitMs(r, x, ctx) +
+    Math.max(1, r.demand.output.p50) * stepWith
   );
 }
 
@@ -176,6 +206,21 @@ const completion: Scorer = {
   name: 'completion',
   unit: 'ms',
   score: (r, x, ctx) => completionMs(r, x, ctx, stepWithMs(r, accountOf(x, ctx), ctx)),
+};
+
+/**
+ * What a failure there is expected to cost: the chance the attempt fails (its recent failure
+ * rate; one in two for a replica on trial, its breaker half-open) times its completion there —
+ * the time lost before a retry elsewhere starts. Not in the default router: a replica on trial
+ * needs its one request to recover, and the host sends it no more than that.
+ */
+const risk: Scorer = {
+  name: 'risk',
+  unit: 'ms',
+  score(r, x, ctx) {
+    const p = x.probe === true ? Math.max(0.5, x.failureRate ?? 0) : (x.failureRate ?? 0);
+    return p === 0 ? 0 : p * completionMs(r, x, ctx, stepWithMs(r, accountOf(x, ctx), ctx));
+  },
 };
 
 /**
@@ -205,7 +250,9 @@ export const SCORERS: Readonly<Record<string, Scorer>> = Object.fromEntries(
     decode,
     interference,
     gapOverrun,
+    adapter,
     completion,
+    risk,
     expectedCost,
   ].map((s) => [s.name, s]),
 );

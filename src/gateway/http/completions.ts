@@ -243,6 +243,8 @@ function request(
     sloClass: cls,
     stream: parsed.stream === true,
     model: undefined,
+    // A model that names one of the served LoRA adapters asks for that adapter.
+    adapter: deps.gateway.pipeline.spec.adapters.includes(parsed.model) ? parsed.model : undefined,
     attempt: headers.attempt,
     idempotencyKey: headers.idempotencyKey,
     session: headers.session,

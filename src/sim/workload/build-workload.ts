@@ -13,6 +13,7 @@ import { formatLengthSpec, jointTable, parseLengthSpec, tablesNamed } from './le
 import { lengthTable } from './sharegpt-lengths.ts';
 import { syntheticRequests } from './synthetic-workload.ts';
 import { formatPrefixMix, parsePrefixMix, prefixRequests } from './prefix-workload.ts';
+import { formatAdapterSpec, parseAdapterSpec, withAdapters } from './adapter-spec.ts';
 import { formatToolCallSpec, parseToolCallSpec } from './tool-call-spec.ts';
 import { formatTenantSpec, parseTenantSpec, type TenantSpec } from './tenant-spec.ts';
 import { loadTrace } from './trace/load-trace.ts';
@@ -45,9 +46,16 @@ export function buildWorkload(opts: WorkloadOptions, rng: Rng): Workload {
   const tenants = parseTenantSpec(opts.tenants ?? D.tenants, F.tenants);
   const classes = parseClassSpec(opts.classes ?? D.classes, F.classes);
   const rateScale = positive(opts.rateScale ?? D.rateScale, 'rateScale', false);
-  return opts.trace === undefined
-    ? buildSynthetic(opts, rng, { tenants, classes, rateScale })
-    : buildTrace(opts, opts.trace, rng, { tenants, classes, rateScale });
+  const w =
+    opts.trace === undefined
+      ? buildSynthetic(opts, rng, { tenants, classes, rateScale })
+      : buildTrace(opts, opts.trace, rng, { tenants, classes, rateScale });
+  if (opts.adapters === undefined) return w;
+  const adapters = parseAdapterSpec(opts.adapters, F.adapters);
+  return {
+    requests: withAdapters(w.requests, adapters, () => rng.fork(S.adapters)),
+    describe: { ...w.describe, adapters: formatAdapterSpec(adapters) },
+  };
 }
 
 interface Common {

@@ -13,4 +13,6 @@ export const WORKLOAD_STREAMS = {
   /** Prefix workloads: the sizes of their fixed content and messages, and which content a request uses. */
   prefixShape: 'prefix.shape',
   prefixPick: 'prefix.pick',
+  /** The LoRA adapter each request asks for. */
+  adapters: 'adapters',
 } as const;

@@ -53,4 +53,7 @@ export interface TraceDescription {
   readonly classes: string;
 }
 
-export type WorkloadDescription = SyntheticDescription | TraceDescription;
+/** The LoRA adapters its requests ask for (`--adapters`), when any. */
+export type WorkloadDescription = (SyntheticDescription | TraceDescription) & {
+  readonly adapters?: string;
+};

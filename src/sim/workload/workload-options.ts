@@ -50,6 +50,8 @@ export interface WorkloadOptions {
   readonly toolCalls?: string;
   /** Synthetic only: a prefix-heavy mix, `mix` or `chat:W,hot:W,docs:W` (prefix-workload.ts). */
   readonly prefix?: string;
+  /** LoRA adapters the requests ask for, `zipf:N:S` (adapter-spec.ts). */
+  readonly adapters?: string;
 }
 
 export const WORKLOAD_DEFAULTS = {
@@ -82,4 +84,5 @@ export const WORKLOAD_FLAGS: Readonly<Record<keyof WorkloadOptions, string>> = {
   classes: '--classes',
   toolCalls: '--tool-calls',
   prefix: '--prefix',
+  adapters: '--adapters',
 };
