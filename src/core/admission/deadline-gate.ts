@@ -40,7 +40,8 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
   const { req, demand, cls, fleet, nowMs } = input;
   const ahead = fleet.queueAhead(
     cls.name,
-    demand.inputTokens,
+    // What it must prefill: the prompt less what the router expects a replica to hold cached.
+    demand.inputTokens - demand.prefixHitTokens,
     demand.kvTokens,
     demand.output.p50,
     req.tenant,

@@ -32,7 +32,8 @@ export function checkMemory(input: GateInput, p: MemoryGateParams): GateVerdict 
   if (demand.kvTokens <= fleet.maxFreeKvTokens - reserve) return PASS;
   const ahead = fleet.queueAhead(
     input.cls.name,
-    demand.inputTokens,
+    // What it must prefill: the prompt less what the router expects a replica to hold cached.
+    demand.inputTokens - demand.prefixHitTokens,
     demand.kvTokens,
     demand.output.p50,
     input.req.tenant,

@@ -93,7 +93,7 @@ export class Dispatcher<H> {
     routerOptions: Omit<RouterOptions, 'leading'> = {},
   ) {
     this.spec = spec;
-    this.strategy = dispatchStrategy(config, spec);
+    this.strategy = dispatchStrategy(config, spec, router.pricesStalls === true);
     this.bandOrder = bandOrder;
     this.waiting = new WaitingBands(bandOrder, this.strategy.lookahead);
     this.router = new Router(router, { ...routerOptions, leading: this.strategy.filters });

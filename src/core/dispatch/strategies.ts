@@ -59,6 +59,7 @@ function immediate(spec: FleetSpec): DispatchStrategy {
 function flowControl(
   spec: FleetSpec,
   config: Extract<DispatchConfig, { type: 'flow-control' }>,
+  pricesStalls: boolean,
 ): DispatchStrategy {
   const flow = new FlowControl(spec, config);
   return {
@@ -66,7 +67,12 @@ function flowControl(
     flow,
     lookahead: config.lookahead,
     contracts: true,
-    filters: [FILTERS.servable, FILTERS.avoid, FILTERS.held, FILTERS['flow-fit']],
+    filters: [
+      FILTERS.servable,
+      FILTERS.avoid,
+      FILTERS.held,
+      FILTERS[pricesStalls ? 'flow-fit-any' : 'flow-fit'],
+    ],
     isLongPrefill: (prefillMs, itlSloMs) =>
       prefillMs > LONG_PROMPT_SHARE * itlSloMs * (1 - config.itlMarginRatio),
     placed(account, r, replica, hitTokens, nowMs) {
@@ -77,6 +83,11 @@ function flowControl(
   };
 }
 
-export function dispatchStrategy(config: DispatchConfig, spec: FleetSpec): DispatchStrategy {
-  return config.type === 'immediate' ? immediate(spec) : flowControl(spec, config);
+/** `pricesStalls`: the router weighs a slow step's stall itself (`RouterSpec.pricesStalls`). */
+export function dispatchStrategy(
+  config: DispatchConfig,
+  spec: FleetSpec,
+  pricesStalls = false,
+): DispatchStrategy {
+  return config.type === 'immediate' ? immediate(spec) : flowControl(spec, config, pricesStalls);
 }

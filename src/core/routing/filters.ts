@@ -65,7 +65,27 @@ const servable: Filter = {
   },
 };
 
+/**
+ * Flow control without its preference: every replica that may take the request now, fast or
+ * acceptably slow, for a router whose scores price a slow step's stall themselves (the stream·ms
+ * it costs the replica's streams) and so weigh it against the prefill a warm cache saves.
+ */
+const flowFitAny: Filter = {
+  name: 'flow-fit-any',
+  description: 'keeps every replica flow control lets take it now, fast or acceptably slow',
+  filter(r, replicas, ctx, out) {
+    for (const x of replicas) {
+      ctx.ledger.resize(x.index + 1);
+      const c = candidateOf(r, ctx.hits[x.index]);
+      if (ctx.flow.fit(ctx.ledger.replicas[x.index], c, x.kvUsage, ctx.nowMs).kind !== 'no') {
+        out.push(x);
+      }
+    }
+  },
+};
+
 export const FILTERS: Readonly<Record<string, Filter>> = {
+  [flowFitAny.name]: flowFitAny,
   [servable.name]: servable,
   [avoid.name]: avoid,
   [held.name]: held,

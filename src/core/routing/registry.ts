@@ -66,6 +66,7 @@ const SPECS: readonly RouterSpec[] = [
     scorers: [{ name: 'expected-cost', weight: 1 }],
     picker: 'lowest-seeded',
     prefix: true,
+    pricesStalls: true,
   },
 ];
 

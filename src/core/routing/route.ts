@@ -100,4 +100,9 @@ export interface RouterSpec {
   readonly picker: string;
   /** Whether it reads the prefix index (one is kept only for a router that does). */
   readonly prefix?: boolean;
+  /**
+   * Whether its scores price a slow step's stall themselves: under flow control it then sees
+   * every replica that may take the request (`flow-fit-any`), not only the fast ones.
+   */
+  readonly pricesStalls?: boolean;
 }
