@@ -2,7 +2,8 @@
  * Named policies. The baselines are what real deployments run today, so every later policy is
  * measured against them: `baseline-vllm` (admit all, dispatch at once, round-robin, engine
  * FIFO) and `least-request` (the same with least-request routing). `goodput` turns everything
- * on: the four admission gates, degrade ladders, deferral, and dispatch under flow control.
+ * on: the four admission gates, degrade ladders, deferral, dispatch under flow control, and
+ * expected-completion routing.
  */
 import { ConfigError } from '../errors.ts';
 import { resolvePolicy, type PolicyFile, type ResolvedPolicy } from './policy.ts';
@@ -25,13 +26,14 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
   },
   goodput: {
     name: 'goodput',
-    policy_revision: 'goodput@3',
+    policy_revision: 'goodput@4',
     description:
       'Contract, budget, memory and deadline gates; degrade, defer or reject with Retry-After; ' +
-      'priority bands, tenant-fair (virtual token counters) within each; dispatch under KV and token-gap flow control; least-request among replicas that fit.',
+      'priority bands, tenant-fair (virtual token counters) within each; dispatch under KV and token-gap flow control; ' +
+      'among replicas that fit, the one where the request costs least in time (expected-completion: queue work, adapter, prefill after the cached prefix, decode, stalls imposed).',
     admission: { type: 'goodput' },
     dispatch: { type: 'flow-control' },
-    routing: { type: 'least-request' },
+    routing: { type: 'expected-completion' },
   },
 };
 
