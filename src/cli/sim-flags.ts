@@ -92,6 +92,28 @@ export function addScenarioFlags(cmd: Command): Command {
     )
     .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
     .option(
+      '--autoscaler <type>',
+      'scale the fleet: goodput | hpa-utilization | keda-queue | kpa-like | none (starts at --min-replicas)',
+    )
+    .option(
+      '--min-replicas <n>',
+      'autoscaling: the fewest groups (default --replicas)',
+      positiveInt('--min-replicas'),
+    )
+    .option(
+      '--max-replicas <n>',
+      'autoscaling: the most groups (default 4 × the minimum)',
+      positiveInt('--max-replicas'),
+    )
+    .option(
+      '--scenario <shape>',
+      'load shape: diurnal-burst (arrivals re-timed: a diurnal ramp 0.5×–1.5× over the run, ×3 for 10 minutes at 60%)',
+    )
+    .option(
+      '--ready-time <s>',
+      'autoscaling: a new group ready after this many seconds, MIN-MAX drawn per group (default 120-240)',
+    )
+    .option(
       '--client-timeout-ms <ms>',
       'clients cancel an attempt not finished after this long',
       positiveNumber('--client-timeout-ms'),
@@ -153,6 +175,11 @@ export function scenarioFromFlags(
     toolCalls: o.toolCalls as string | undefined,
     prefix: o.prefix as string | undefined,
     adapters: o.adapters as string | undefined,
+    autoscaler: o.autoscaler as string | undefined,
+    minReplicas: o.minReplicas as number | undefined,
+    maxReplicas: o.maxReplicas as number | undefined,
+    readyTime: o.readyTime as string | undefined,
+    scenario: o.scenario as string | undefined,
     replicas: o.replicas as number,
     clientTimeoutMs: o.clientTimeoutMs as number | undefined,
     maxAttempts: o.maxAttempts as number,

@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['queueing'],
   ['routing'],
   ['config'],
-  ['estimate', 'resilience'],
+  ['estimate', 'resilience', 'autoscale'],
   ['admission', 'dispatch'],
   ['observe'],
   ['pipeline.ts'],

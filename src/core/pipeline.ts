@@ -297,6 +297,18 @@ export class Pipeline<H> {
     this.dispatcher.kvEvent(replica, kind, hash);
   }
 
+  /** Replica `index` was removed (scaled in): what routing remembered of it is gone. */
+  replicaGone(index: number): void {
+    const router = this.dispatcher.router;
+    router.prefix?.cleared(index);
+    router.sessions?.forgetReplica(index);
+  }
+
+  /** Requests waiting in the bands and the deferred queue now. */
+  get queued(): number {
+    return this.dispatcher.waiting.count();
+  }
+
   /** The client gave up on a ticket that is still waiting. */
   withdraw(t: Ticket<H>): void {
     this.dispatcher.withdraw(t);

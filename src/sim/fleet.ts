@@ -1,6 +1,10 @@
 /**
- * The simulated fleet: N identical engine replicas on the virtual clock, plus the control
- * plane's own view of them (requests in flight per replica). Routing sees snapshots of this.
+ * The simulated fleet: identical engine replicas on the virtual clock, plus the control plane's
+ * own view of them (requests in flight per replica). Routing sees snapshots of the ready ones.
+ * Under autoscaling a replica group is started (`start`: ready after its ready time, its stages
+ * recorded), or drained (`drain`: no new work, removed — its GPUs released — once its last
+ * request has ended); a group still starting is cancelled at once. GPUs are held from a group's
+ * request to its removal.
  */
 import { createStats, type EngineStats } from '../engine/engine-stats.ts';
 import type { Clock } from '../core/ports/clock.ts';
@@ -8,6 +12,14 @@ import type { Timers } from '../core/ports/timers.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
+import {
+  GROUP_STAGES,
+  stageDurations,
+  type GroupRecord,
+  type GroupState,
+  type ReadyTime,
+} from '../core/fleet/replica-group.ts';
+import type { Rng } from '../core/ports/rng.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';
 import type { RequestTracker } from './request-tracker.ts';
 
@@ -27,11 +39,33 @@ interface MutableSnapshot {
   loras?: readonly string[];
 }
 
+/** What the fleet needs to start groups of its own (autoscaling). */
+export interface GroupLifecycle {
+  readonly readyTime: ReadyTime;
+  /** Draws each group's ready time. */
+  readonly rng: Rng;
+  /** A group became ready (routing may use it now). */
+  onReady(index: number): void;
+  /** A group was removed: its caches and sessions are gone. */
+  onRemoved(index: number): void;
+}
+
 export class Fleet {
   private readonly replicas: ReplicaDriver<RequestTracker>[] = [];
   private readonly views: MutableSnapshot[] = [];
-  private readonly clock: Clock;
+  /** Each group's life: requested, ready, drained, removed. */
+  readonly groups: GroupRecord[] = [];
+  /** The ready groups' views, in index order; rebuilt when a group changes state. */
+  private ready: MutableSnapshot[] = [];
+  private readonly clock: Clock & Timers;
+  private readonly config: EngineConfig;
+  private readonly profile: TimingProfile;
+  private readonly listener: EngineListener<RequestTracker>;
+  private readonly onKvEvent?: (replica: number, kind: 'stored' | 'removed', hash: string) => void;
+  private readonly lifecycle?: GroupLifecycle;
   readonly kvCapacityTokens: number;
+  /** KV capacity of one replica, in tokens. */
+  readonly replicaKvTokens: number;
   /** ∫ (requests in the fleet) dt, in request·ms: the L of Little's law, measured on its own. */
   private inSystemArea = 0;
   private inSystem = 0;
@@ -45,36 +79,156 @@ export class Fleet {
     clock: Clock & Timers,
     /** Each replica's prefix-cache events (vLLM's KV events), when a router wants them. */
     onKvEvent?: (replica: number, kind: 'stored' | 'removed', hash: string) => void,
+    lifecycle?: GroupLifecycle,
   ) {
     this.clock = clock;
+    this.config = config;
+    this.profile = profile;
+    this.listener = listener;
+    this.onKvEvent = onKvEvent;
+    this.lifecycle = lifecycle;
+    const zero = stageDurations({ minMs: 0, maxMs: 0 }, 0);
     for (let i = 0; i < n; i++) {
-      // The shared listener, with this replica's KV events told apart.
-      const own: EngineListener<RequestTracker> =
-        onKvEvent === undefined
-          ? listener
-          : Object.assign(Object.create(listener) as EngineListener<RequestTracker>, {
-              onKvEvent: (kind: 'stored' | 'removed', hash: string) => onKvEvent(i, kind, hash),
-            });
-      this.replicas.push(
-        new ReplicaDriver<RequestTracker>({ config, profile, listener: own, clock, timers: clock }),
-      );
-      this.views.push({ index: i, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 });
+      this.addReplica();
+      this.groups.push({
+        index: i,
+        state: 'ready',
+        requestedMs: 0,
+        readyMs: 0,
+        drainStartMs: Infinity,
+        removedMs: Infinity,
+        stages: zero,
+      });
     }
+    this.rebuildReady();
     const load = this.replicas[0].load();
-    this.kvCapacityTokens = n * load.kvTotalBlocks * config.blockSize;
+    this.replicaKvTokens = load.kvTotalBlocks * config.blockSize;
+    this.kvCapacityTokens = n * this.replicaKvTokens;
   }
 
-  /** Fresh snapshots of every replica (all are ready until autoscaling exists). */
+  /** A new engine replica and its view; returns its index. */
+  private addReplica(): number {
+    const i = this.replicas.length;
+    const onKvEvent = this.onKvEvent;
+    // The shared listener, with this replica's KV events told apart.
+    const own: EngineListener<RequestTracker> =
+      onKvEvent === undefined
+        ? this.listener
+        : Object.assign(Object.create(this.listener) as EngineListener<RequestTracker>, {
+            onKvEvent: (kind: 'stored' | 'removed', hash: string) => onKvEvent(i, kind, hash),
+          });
+    const { config, profile, clock } = this;
+    this.replicas.push(
+      new ReplicaDriver<RequestTracker>({ config, profile, listener: own, clock, timers: clock }),
+    );
+    this.views.push({ index: i, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 });
+    return i;
+  }
+
+  private rebuildReady(): void {
+    this.ready = this.views.filter((v) => this.groups[v.index].state === 'ready');
+  }
+
+  /** Groups by state now. */
+  count(state: GroupState): number {
+    let n = 0;
+    for (const g of this.groups) if (g.state === state) n++;
+    return n;
+  }
+
+  /** Requests a new group: it serves once its stages are done (its ready time). */
+  start(): number {
+    const lc = this.lifecycle;
+    if (lc === undefined) throw new Error('fleet: start without a group lifecycle');
+    const now = this.clock.now();
+    const index = this.addReplica();
+    const stages = stageDurations(lc.readyTime, lc.rng.next());
+    let total = 0;
+    for (const s of GROUP_STAGES) total += stages[s];
+    const g: GroupRecord = {
+      index,
+      state: 'starting',
+      requestedMs: now,
+      readyMs: now + total,
+      drainStartMs: Infinity,
+      removedMs: Infinity,
+      stages,
+    };
+    this.groups.push(g);
+    this.clock.at(g.readyMs, () => {
+      if (g.state !== 'starting') return;
+      g.state = 'ready';
+      this.rebuildReady();
+      lc.onReady(index);
+    });
+    return index;
+  }
+
+  /**
+   * Scale-in: a starting group is cancelled at once; a ready one takes no new request and is
+   * removed when its last one has ended.
+   */
+  drain(index: number): void {
+    const g = this.groups[index];
+    const now = this.clock.now();
+    if (g.state === 'starting') {
+      g.state = 'removed';
+      g.readyMs = Infinity;
+      g.removedMs = now;
+      return;
+    }
+    if (g.state !== 'ready') return;
+    g.state = 'draining';
+    g.drainStartMs = now;
+    this.rebuildReady();
+    this.removeIfDrained(index);
+  }
+
+  private removeIfDrained(index: number): void {
+    const g = this.groups[index];
+    if (g.state !== 'draining' || this.views[index].inFlight > 0) return;
+    g.state = 'removed';
+    g.removedMs = this.clock.now();
+    this.lifecycle?.onRemoved(index);
+  }
+
+  /** GPU-held and ready replica time up to `untilMs` (ms of replica time). */
+  replicaTime(untilMs: number): { heldMs: number; readyMs: number } {
+    let heldMs = 0;
+    let readyMs = 0;
+    for (const g of this.groups) {
+      const end = Math.min(g.removedMs, untilMs);
+      heldMs += Math.max(0, end - g.requestedMs);
+      readyMs += Math.max(0, Math.min(g.drainStartMs, end) - g.readyMs);
+    }
+    return { heldMs, readyMs };
+  }
+
+  /** Each replica's engine load now (ready or not), for the autoscaler's signals. */
+  loads(): ReturnType<ReplicaDriver<RequestTracker>['load']>[] {
+    return this.replicas.map((r) => r.load());
+  }
+
+  /** Requests this control plane has in flight on replica `index`. */
+  inFlight(index: number): number {
+    return this.views[index].inFlight;
+  }
+
+  /** Engine busy time of every replica so far (ms). */
+  busyMs(): number[] {
+    return this.replicas.map((r) => r.stats().busyMs);
+  }
+
+  /** Fresh snapshots of the ready replicas, in index order. */
   snapshots(): readonly ReplicaSnapshot[] {
-    for (let i = 0; i < this.replicas.length; i++) {
-      const load = this.replicas[i].load();
-      const v = this.views[i];
+    for (const v of this.ready) {
+      const load = this.replicas[v.index].load();
       v.running = load.running;
       v.waiting = load.waiting;
       v.kvUsage = load.kvTotalBlocks > 0 ? load.kvUsedBlocks / load.kvTotalBlocks : 1;
       if (load.loras !== undefined) v.loras = load.loras;
     }
-    return this.views;
+    return this.ready;
   }
 
   dispatch(attempt: RequestTracker): void {
@@ -87,6 +241,7 @@ export class Fleet {
   release(replica: number): void {
     this.changeInSystem(-1);
     this.views[replica].inFlight--;
+    this.removeIfDrained(replica);
   }
 
   /** Time-average number of requests in the fleet over [0, untilMs]. */

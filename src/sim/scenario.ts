@@ -3,6 +3,10 @@
  * client behaviour, seed. It is recorded verbatim in the report, so a report says how to
  * reproduce itself. The policy is kept apart: `compare` runs several over one scenario.
  */
+import { ConfigError } from '../core/errors.ts';
+import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
+import { parseReadyTime } from '../core/fleet/replica-group.ts';
+import type { AutoscaleOptions } from './autoscaling.ts';
 import { adapterNames, parseAdapterSpec } from './workload/adapter-spec.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
@@ -40,6 +44,14 @@ export interface ScenarioSpec extends EngineSpec {
   readonly toolCalls?: string;
   readonly prefix?: string;
   readonly adapters?: string;
+  /** Autoscaling (`--autoscaler`): the fleet starts at `minReplicas` (default `replicas`). */
+  readonly autoscaler?: string;
+  readonly minReplicas?: number;
+  readonly maxReplicas?: number;
+  /** Seconds, `120-240` or `180`: a new group's ready time, drawn per group. */
+  readonly readyTime?: string;
+  /** A load shape for the arrivals (`--scenario diurnal-burst`). */
+  readonly scenario?: string;
   readonly replicas: number;
   readonly clientTimeoutMs?: number;
   readonly maxAttempts: number;
@@ -85,12 +97,14 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
   const profile = buildEngineProfile(spec);
   // The spec carries the workload options under the workload's own names.
   const workload = buildWorkload(spec, rng.fork('workload'));
+  const autoscale = autoscaleOptions(spec);
   return simulate({
     seed: spec.seed,
     rng,
     policy,
     requests: workload.requests,
-    replicas: spec.replicas,
+    replicas: autoscale?.minReplicas ?? spec.replicas,
+    autoscale,
     engine,
     profile,
     client: {
@@ -115,4 +129,37 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     onProgress: hooks.onProgress,
     onDecision: hooks.onDecision,
   });
+}
+
+/** How often the autoscaler decides (simulated ms). */
+const SCALE_TICK_MS = 5_000;
+
+/** The autoscaling the spec asks for, checked; undefined without `--autoscaler`. */
+function autoscaleOptions(spec: ScenarioSpec): AutoscaleOptions | undefined {
+  if (spec.autoscaler === undefined) return undefined;
+  if (AUTOSCALERS[spec.autoscaler] === undefined) {
+    throw new ConfigError(
+      '--autoscaler',
+      `one of ${Object.keys(AUTOSCALERS).join(', ')}`,
+      spec.autoscaler,
+    );
+  }
+  const min = spec.minReplicas ?? spec.replicas;
+  const max = spec.maxReplicas ?? 4 * min;
+  if (max < min) throw new ConfigError('--max-replicas', `at least --min-replicas (${min})`, max);
+  const readyTime = parseReadyTime(spec.readyTime ?? '120-240');
+  if (readyTime === undefined) {
+    throw new ConfigError(
+      '--ready-time',
+      'seconds, MIN-MAX or one value (e.g. 120-240)',
+      spec.readyTime,
+    );
+  }
+  return {
+    type: spec.autoscaler,
+    minReplicas: min,
+    maxReplicas: max,
+    readyTime,
+    tickMs: SCALE_TICK_MS,
+  };
 }

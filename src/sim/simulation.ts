@@ -27,6 +27,8 @@ import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { Fleet } from './fleet.ts';
+import { AutoscaleLoop, type AutoscaleOptions } from './autoscaling.ts';
+import { isGood } from '../core/observe/slo-judge.ts';
 import { RequestTracker } from './request-tracker.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
 
@@ -49,6 +51,8 @@ export interface SimulationOptions {
   readonly onProgress?: (simMs: Ms, finished: number) => void;
   /** Receives every decision record (admission and route of each attempt). */
   readonly onDecision?: (record: DecisionRecord) => void;
+  /** Autoscaling: the fleet starts at `replicas` groups and the autoscaler resizes it. */
+  readonly autoscale?: AutoscaleOptions;
 }
 
 export function simulate(opts: SimulationOptions): Report {
@@ -58,13 +62,23 @@ export function simulate(opts: SimulationOptions): Report {
   const itl = new RunLengthSamples();
   const excludedGaps: number[] = [];
   const clientRng = opts.rng.fork('client');
-  const counters = { timeouts: 0, retries: 0, finished: 0 };
+  const counters = { timeouts: 0, retries: 0, finished: 0, offered: 0 };
+  let arrivalsDone = false;
+  // Set once the fleet exists (the loop measures it).
+  let scaling: AutoscaleLoop | null = null;
 
   const finish = (tracker: RequestTracker, state: FinalState) => {
     if (state !== 'completed' && tracker.gaps !== null)
       for (const g of tracker.gaps) excludedGaps.push(g);
-    accumulator.add(tracker.outcome(state));
+    const outcome = tracker.outcome(state);
+    accumulator.add(outcome);
     counters.finished++;
+    if (scaling !== null && state === 'completed') {
+      scaling.completed(
+        tracker.streamed,
+        isGood(outcome, opts.policy.classes[outcome.sloClass].objectives),
+      );
+    }
   };
 
   // The tenant-accounting port at the door, as the gateway has it (its in-memory store wraps
@@ -130,7 +144,23 @@ export function simulate(opts: SimulationOptions): Report {
       ? (replica: number, kind: 'stored' | 'removed', hash: string) =>
           pipeline.kvEvent(replica, kind, hash)
       : undefined;
-  const fleet = new Fleet(opts.replicas, opts.engine, opts.profile, listener, clock, kvEvents);
+  const autoscale = opts.autoscale;
+  const fleet = new Fleet(
+    opts.replicas,
+    opts.engine,
+    opts.profile,
+    listener,
+    clock,
+    kvEvents,
+    autoscale === undefined
+      ? undefined
+      : {
+          readyTime: autoscale.readyTime,
+          rng: opts.rng.fork('autoscale'),
+          onReady: () => pump(),
+          onRemoved: (index) => pipeline.replicaGone(index),
+        },
+  );
   const spec: FleetSpec = {
     model: opts.engine.model.name,
     adapters: opts.engine.loraModules ?? [],
@@ -140,7 +170,7 @@ export function simulate(opts: SimulationOptions): Report {
     maxBatchedTokens: opts.engine.maxBatchedTokens,
     maxNumSeqs: opts.engine.maxNumSeqs,
     kvBytesPerToken: kvBytesPerToken(opts.engine.model),
-    replicaKvTokens: fleet.kvCapacityTokens / opts.replicas,
+    replicaKvTokens: fleet.replicaKvTokens,
     stepTime: opts.profile,
   };
   const pipeline = new Pipeline<RequestTracker>(opts.policy, spec, {
@@ -292,9 +322,14 @@ export function simulate(opts: SimulationOptions): Report {
   const arrivals = opts.requests[Symbol.iterator]();
   const scheduleNextArrival = () => {
     const next = arrivals.next();
-    if (next.done) return;
+    if (next.done) {
+      arrivalsDone = true;
+      return;
+    }
     const req = next.value;
+    counters.offered++;
     clock.at(req.arrivalMs, () => {
+      scaling?.arrived(req.inputTokens);
       const cls = opts.policy.classes[req.sloClass];
       sendAttempt(
         new RequestTracker(
@@ -308,6 +343,20 @@ export function simulate(opts: SimulationOptions): Report {
     });
   };
   scheduleNextArrival();
+  if (autoscale !== undefined) {
+    scaling = new AutoscaleLoop(
+      autoscale,
+      fleet,
+      {
+        queued: () => pipeline.queued,
+        cachedBlocks: (index) => pipeline.dispatcher.router.prefix?.blocksOf(index) ?? 0,
+        done: () => arrivalsDone && counters.finished >= counters.offered,
+        capacityRps: (input, output) => groupCapacityRps(pipeline, input, output),
+      },
+      clock,
+    );
+    scaling.start();
+  }
 
   let sinceProgress = 0;
   clock.run(
@@ -335,9 +384,17 @@ export function simulate(opts: SimulationOptions): Report {
     fleet: {
       replicas: opts.replicas,
       gpusPerReplica: opts.engine.tp,
-      readyReplicaMs: opts.replicas * durationMs,
+      ...(scaling === null
+        ? { readyReplicaMs: opts.replicas * durationMs }
+        : {
+            readyReplicaMs: fleet.replicaTime(durationMs).readyMs,
+            heldReplicaMs: fleet.replicaTime(durationMs).heldMs,
+          }),
       kvCapacityTokens: fleet.kvCapacityTokens,
     },
+    ...(scaling === null
+      ? {}
+      : { autoscale: { ...scaling.report(durationMs), timeline: scaling.timeline } }),
     engine: {
       ...engine,
       swappedBytes:
@@ -367,4 +424,27 @@ export function simulate(opts: SimulationOptions): Report {
     ),
     sim: { wallMs: opts.wallClock.now() - wallStart, events: clock.events },
   });
+}
+
+/**
+ * One replica's capacity at SLO for requests of these mean sizes, as the step-time model
+ * predicts: the streams flow control lets it hold within the tightest gap objective of the
+ * policy's classes, over how long one runs there (its prefill, then its output at that batch's
+ * step time). In requests per second.
+ */
+function groupCapacityRps(
+  pipeline: Pipeline<RequestTracker>,
+  input: number,
+  output: number,
+): number {
+  const flow = pipeline.dispatcher.flow;
+  let itl = Infinity;
+  for (const c of Object.values(pipeline.policy.classes)) {
+    itl = Math.min(itl, c.objectives.itlP99Ms ?? Infinity);
+  }
+  const context = input + output / 2;
+  const batch = flow.steadyBatch(itl, context, input + output);
+  const runMs =
+    flow.prefillMs(Math.max(1, input)) + output * flow.decodeStepMs(batch, batch * context);
+  return runMs > 0 ? (batch * 1000) / runMs : 0;
 }

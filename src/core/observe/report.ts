@@ -26,6 +26,8 @@ export interface ReportContext {
     readonly gpusPerReplica: number;
     /** ∫ ready replicas dt, in ms. */
     readonly readyReplicaMs: number;
+    /** ∫ replicas holding GPUs dt (starting, ready, draining), in ms; the ready time when absent. */
+    readonly heldReplicaMs?: number;
     readonly kvCapacityTokens: number;
   };
   readonly engine: {
@@ -58,6 +60,8 @@ export interface ReportContext {
   >;
   readonly sim: { readonly wallMs: number; readonly events: number };
   /** The queue's order and the counters that kept it. */
+  /** Autoscaling, when on: what scaled how, and a sample per tick. */
+  readonly autoscale?: Readonly<Record<string, unknown>>;
   /** The router, and how it spread work: the prefix hit rate and queue-work spread over the run. */
   readonly routing: { readonly type: string; readonly spread: QueueSpreadReport };
   readonly fairness: {
@@ -94,7 +98,8 @@ function sortedObject<V>(map: Map<string, V>): Record<string, V> {
 
 export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
   const seconds = ctx.durationMs / 1000;
-  const gpuSeconds = (ctx.fleet.readyReplicaMs / 1000) * ctx.fleet.gpusPerReplica;
+  const gpuSeconds =
+    ((ctx.fleet.heldReplicaMs ?? ctx.fleet.readyReplicaMs) / 1000) * ctx.fleet.gpusPerReplica;
   const total = acc.total;
   const byClass = new Map<string, ReturnType<typeof classEntry>>();
   for (const [name, g] of acc.byClass) {
@@ -212,6 +217,7 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       mean_requests_in_system: r6(ctx.meanInSystem),
     },
     cost: { gpu_seconds_per_good_request: total.good > 0 ? r6(gpuSeconds / total.good) : null },
+    ...(ctx.autoscale === undefined ? {} : { autoscale: ctx.autoscale }),
     sim: {
       wall_ms: Math.round(ctx.sim.wallMs),
       events: ctx.sim.events,

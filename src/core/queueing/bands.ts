@@ -105,6 +105,13 @@ export class WaitingBands<H> implements QueueView {
     return false;
   }
 
+  /** Requests waiting, in the bands and deferred. */
+  count(): number {
+    let n = this.deferred.live;
+    for (const b of this.bands) n += b.queue.live;
+    return n;
+  }
+
   hasWaiting(): boolean {
     if (this.deferred.live > 0) return true;
     for (const b of this.bands) if (b.queue.live > 0) return true;

@@ -14,6 +14,7 @@ import { lengthTable } from './sharegpt-lengths.ts';
 import { syntheticRequests } from './synthetic-workload.ts';
 import { formatPrefixMix, parsePrefixMix, prefixRequests } from './prefix-workload.ts';
 import { formatAdapterSpec, parseAdapterSpec, withAdapters } from './adapter-spec.ts';
+import { parseLoadScenario, withLoadScenario } from './load-scenario.ts';
 import { formatToolCallSpec, parseToolCallSpec } from './tool-call-spec.ts';
 import { formatTenantSpec, parseTenantSpec, type TenantSpec } from './tenant-spec.ts';
 import { loadTrace } from './trace/load-trace.ts';
@@ -50,11 +51,23 @@ export function buildWorkload(opts: WorkloadOptions, rng: Rng): Workload {
     opts.trace === undefined
       ? buildSynthetic(opts, rng, { tenants, classes, rateScale })
       : buildTrace(opts, opts.trace, rng, { tenants, classes, rateScale });
-  if (opts.adapters === undefined) return w;
+  const shaped = opts.scenario === undefined ? w : withScenario(w, opts.scenario);
+  if (opts.adapters === undefined) return shaped;
   const adapters = parseAdapterSpec(opts.adapters, F.adapters);
   return {
-    requests: withAdapters(w.requests, adapters, () => rng.fork(S.adapters)),
-    describe: { ...w.describe, adapters: formatAdapterSpec(adapters) },
+    requests: withAdapters(shaped.requests, adapters, () => rng.fork(S.adapters)),
+    describe: { ...shaped.describe, adapters: formatAdapterSpec(adapters) },
+  };
+}
+
+/** The workload re-timed to a load shape over its own span (its last arrival). */
+function withScenario(w: Workload, name: string): Workload {
+  parseLoadScenario(name, F.scenario);
+  let spanMs = 0;
+  for (const r of w.requests) spanMs = r.arrivalMs;
+  return {
+    requests: withLoadScenario(w.requests, Math.max(1, spanMs)),
+    describe: { ...w.describe, scenario: { name, spanS: spanMs / 1000 } },
   };
 }
 

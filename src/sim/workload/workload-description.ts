@@ -56,4 +56,6 @@ export interface TraceDescription {
 /** The LoRA adapters its requests ask for (`--adapters`), when any. */
 export type WorkloadDescription = (SyntheticDescription | TraceDescription) & {
   readonly adapters?: string;
+  /** The load shape its arrivals were re-timed to (`--scenario`), and the span it was laid over. */
+  readonly scenario?: { readonly name: string; readonly spanS: number };
 };

@@ -52,6 +52,8 @@ export interface WorkloadOptions {
   readonly prefix?: string;
   /** LoRA adapters the requests ask for, `zipf:N:S` (adapter-spec.ts). */
   readonly adapters?: string;
+  /** Re-times the arrivals to a load shape, `diurnal-burst` (load-scenario.ts). */
+  readonly scenario?: string;
 }
 
 export const WORKLOAD_DEFAULTS = {
@@ -85,4 +87,5 @@ export const WORKLOAD_FLAGS: Readonly<Record<keyof WorkloadOptions, string>> = {
   toolCalls: '--tool-calls',
   prefix: '--prefix',
   adapters: '--adapters',
+  scenario: '--scenario',
 };

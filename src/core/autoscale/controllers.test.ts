@@ -1,0 +1,96 @@
+// The autoscalers' rules: within the limits, deterministic, scale-in only after the
+// stabilisation window and one group at a time, none on stale figures, and the goodput
+// controller looking ahead by the ready time on the capacity it has seen.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AUTOSCALERS } from './controllers.ts';
+import type { ScaleLimits, ScaleSignals } from './autoscaler.ts';
+
+const limits: ScaleLimits = {
+  minReplicas: 1,
+  maxReplicas: 10,
+  readyTimeMs: 120_000,
+  tickMs: 5_000,
+};
+
+const signals = (o: Partial<ScaleSignals> = {}): ScaleSignals => ({
+  nowMs: 0,
+  ready: 2,
+  starting: 0,
+  draining: 0,
+  arrivalRps: 10,
+  goodRps: 10,
+  queued: 0,
+  engineWaiting: 0,
+  running: 20,
+  kvUsage: 0.3,
+  utilization: 0.5,
+  fresh: true,
+  modelCapacityRps: 5,
+  ...o,
+});
+
+for (const [type, a] of Object.entries(AUTOSCALERS)) {
+  test(`${type}: stays within the limits and is deterministic`, () => {
+    const s1 = a.initState();
+    const s2 = a.initState();
+    for (let k = 0; k < 200; k++) {
+      const sig = signals({
+        nowMs: k * 5_000,
+        ready: 1 + (k % 9),
+        arrivalRps: (k * 37) % 100,
+        goodRps: (k * 13) % 60,
+        queued: (k * 7) % 40,
+        engineWaiting: (k * 3) % 30,
+        utilization: ((k * 11) % 100) / 100,
+        running: (k * 17) % 300,
+      });
+      const d = a.decide(s1, sig, limits);
+      assert.ok(
+        d.desired >= limits.minReplicas && d.desired <= limits.maxReplicas,
+        String(d.desired),
+      );
+      assert.deepEqual(a.decide(s2, sig, limits), d);
+    }
+  });
+  test(`${type}: explains itself in one line`, () => {
+    assert.ok(a.description.length > 0 && !a.description.includes('\n'));
+  });
+}
+
+test('goodput: scales out ahead of a rising load by the ready time, on the model capacity', () => {
+  const a = AUTOSCALERS.goodput;
+  const st = a.initState();
+  let d = a.decide(st, signals({ arrivalRps: 10 }), limits);
+  // 1.2 × 10 / 5 = 2.4 → 3, and one in reserve.
+  assert.equal(d.desired, 4);
+  // Arrivals rising by 2 req/s every tick: the forecast runs 24 ticks ahead.
+  for (let k = 1; k <= 5; k++) {
+    d = a.decide(st, signals({ nowMs: k * 5_000, ready: 4, arrivalRps: 10 + 2 * k }), limits);
+  }
+  assert.ok(d.desired > Math.ceil((1.2 * 20) / 5) + 1, `desired ${d.desired}`);
+});
+
+test('goodput: scale-in waits out the window, one group at a time, and never on stale figures', () => {
+  const a = AUTOSCALERS.goodput;
+  const st = a.initState();
+  a.decide(st, signals({ ready: 8, arrivalRps: 30, goodRps: 30 }), limits);
+  const quiet = (t: number, fresh = true) =>
+    a.decide(st, signals({ nowMs: t, ready: 8, arrivalRps: 2, goodRps: 2, fresh }), limits);
+  assert.equal(quiet(60_000).desired, 8, 'inside the window');
+  assert.equal(quiet(310_000, false).reason, 'stale');
+  const after = quiet(320_000);
+  assert.equal(after.desired, 7);
+  assert.equal(after.reason, 'scale_in');
+});
+
+test('hpa-utilization: 70% target on a 15 s late metric, decisions every 15 s', () => {
+  const a = AUTOSCALERS['hpa-utilization'];
+  const st = a.initState();
+  assert.equal(a.decide(st, signals({ ready: 2, utilization: 1 }), limits).desired, 3);
+  // 5 s later the same decision stands (15 s sync period).
+  assert.equal(
+    a.decide(st, signals({ nowMs: 5_000, ready: 2, utilization: 0 }), limits).desired,
+    3,
+  );
+});

@@ -1,0 +1,252 @@
+/**
+ * The autoscaling loop of a simulated fleet: every tick it measures the fleet (arrivals and
+ * good completions since the last tick, the queues, KV, GPU busy time), asks the autoscaler how
+ * many groups it wants, and acts — starting groups, which serve after their ready time, or
+ * scaling in: a starting group is cancelled first, then a ready one drained (the one whose loss
+ * costs the least prefix locality, then the least loaded). Each tick is sampled for the
+ * report's timeline. It stops ticking once the workload is done.
+ */
+import type { Autoscaler, ScaleLimits, ScaleSignals } from '../core/autoscale/autoscaler.ts';
+import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
+import { GROUP_STAGES, type GroupStage, type ReadyTime } from '../core/fleet/replica-group.ts';
+import type { Ms } from '../core/request/units.ts';
+import type { Clock } from '../core/ports/clock.ts';
+import type { Timers } from '../core/ports/timers.ts';
+import type { Fleet } from './fleet.ts';
+
+export interface AutoscaleOptions {
+  readonly type: string;
+  readonly minReplicas: number;
+  readonly maxReplicas: number;
+  readonly readyTime: ReadyTime;
+  readonly tickMs: Ms;
+}
+
+/** What the loop reads of the simulation besides the fleet. */
+export interface AutoscaleHost {
+  /** Requests waiting at the control plane now. */
+  queued(): number;
+  /** Prefix blocks the router believes replica `index` holds (its locality). */
+  cachedBlocks(index: number): number;
+  /** Whether every request has arrived and ended: nothing more to scale for. */
+  done(): boolean;
+  /** One group's capacity at SLO (req/s) for requests of these mean sizes, as the model predicts. */
+  capacityRps(inputTokens: number, outputTokens: number): number;
+}
+
+export interface TimelineSample {
+  readonly t_s: number;
+  readonly desired: number;
+  readonly starting: number;
+  readonly ready: number;
+  readonly draining: number;
+  readonly queued: number;
+  readonly arrival_rps: number;
+  readonly good_rps: number;
+  readonly reason: string;
+}
+
+export class AutoscaleLoop {
+  readonly options: AutoscaleOptions;
+  readonly timeline: TimelineSample[] = [];
+  /** Offered (first attempts) and good completions since the last tick, and their sizes. */
+  private arrivals = 0;
+  private good = 0;
+  private completions = 0;
+  private inputTokens = 0;
+  private outputTokens = 0;
+  /** The last mix's mean sizes, kept through a tick without arrivals. */
+  private mix: { input: number; output: number } | null = null;
+  scaleEvents = 0;
+  private readonly autoscaler: Autoscaler;
+  private readonly state: unknown;
+  private readonly limits: ScaleLimits;
+  private lastBusy: number[] = [];
+  private readonly fleet: Fleet;
+  private readonly host: AutoscaleHost;
+  private readonly clock: Clock & Timers;
+
+  constructor(options: AutoscaleOptions, fleet: Fleet, host: AutoscaleHost, clock: Clock & Timers) {
+    this.options = options;
+    this.fleet = fleet;
+    this.host = host;
+    this.clock = clock;
+    this.autoscaler = AUTOSCALERS[options.type];
+    this.state = this.autoscaler.initState();
+    this.limits = {
+      minReplicas: options.minReplicas,
+      maxReplicas: options.maxReplicas,
+      readyTimeMs: (options.readyTime.minMs + options.readyTime.maxMs) / 2,
+      tickMs: options.tickMs,
+    };
+  }
+
+  /** A request arrived (its first attempt) with a prompt of this size. */
+  arrived(inputTokens: number): void {
+    this.arrivals++;
+    this.inputTokens += inputTokens;
+  }
+
+  /** A request completed, having generated this many tokens (what the control plane sees). */
+  completed(outputTokens: number, good: boolean): void {
+    this.completions++;
+    this.outputTokens += outputTokens;
+    if (good) this.good++;
+  }
+
+  start(): void {
+    this.lastBusy = this.fleet.busyMs();
+    this.clock.at(this.clock.now() + this.options.tickMs, () => this.tick());
+  }
+
+  private tick(): void {
+    const now = this.clock.now();
+    const signals = this.measure(now);
+    const decision = this.autoscaler.decide(this.state, signals, this.limits);
+    this.act(decision.desired);
+    this.timeline.push({
+      t_s: Math.round(now) / 1000,
+      desired: decision.desired,
+      starting: this.fleet.count('starting'),
+      ready: this.fleet.count('ready'),
+      draining: this.fleet.count('draining'),
+      queued: signals.queued,
+      arrival_rps: round3(signals.arrivalRps),
+      good_rps: round3(signals.goodRps),
+      reason: decision.reason,
+    });
+    if (!this.host.done()) this.clock.at(now + this.options.tickMs, () => this.tick());
+  }
+
+  private measure(now: Ms): ScaleSignals {
+    const seconds = this.options.tickMs / 1000;
+    const loads = this.fleet.loads();
+    const busy = this.fleet.busyMs();
+    let engineWaiting = 0;
+    let running = 0;
+    let kv = 0;
+    let busyMs = 0;
+    let ready = 0;
+    for (const g of this.fleet.groups) {
+      if (g.state !== 'ready') continue;
+      const l = loads[g.index];
+      ready++;
+      engineWaiting += l.waiting;
+      running += l.running;
+      kv += l.kvTotalBlocks > 0 ? l.kvUsedBlocks / l.kvTotalBlocks : 0;
+      busyMs += busy[g.index] - (this.lastBusy[g.index] ?? 0);
+    }
+    this.lastBusy = busy;
+    if (this.arrivals > 0) {
+      this.mix = {
+        input: this.inputTokens / this.arrivals,
+        output: this.outputTokens / this.arrivals,
+      };
+    }
+    const mix = this.mix;
+    const signals: ScaleSignals = {
+      nowMs: now,
+      ready,
+      starting: this.fleet.count('starting'),
+      draining: this.fleet.count('draining'),
+      arrivalRps: this.arrivals / seconds,
+      goodRps: this.good / seconds,
+      queued: this.host.queued(),
+      engineWaiting,
+      running,
+      kvUsage: ready > 0 ? kv / ready : 0,
+      utilization: ready > 0 ? Math.min(1, busyMs / (ready * this.options.tickMs)) : 0,
+      fresh: true,
+      ...(mix === null ? {} : { modelCapacityRps: this.host.capacityRps(mix.input, mix.output) }),
+    };
+    this.arrivals = 0;
+    this.good = 0;
+    this.completions = 0;
+    this.inputTokens = 0;
+    this.outputTokens = 0;
+    return signals;
+  }
+
+  private act(desired: number): void {
+    const groups = this.fleet.groups;
+    let current = this.fleet.count('ready') + this.fleet.count('starting');
+    for (; current < desired; current++) {
+      this.fleet.start();
+      this.scaleEvents++;
+    }
+    // Scale-in: the newest starting group first (no capacity lost), then the ready group whose
+    // loss costs the least locality, then the least loaded.
+    for (let i = groups.length - 1; current > desired && i >= 0; i--) {
+      if (groups[i].state !== 'starting') continue;
+      this.fleet.drain(i);
+      this.scaleEvents++;
+      current--;
+    }
+    while (current > desired) {
+      const victim = this.victim();
+      if (victim < 0) break;
+      this.fleet.drain(victim);
+      this.scaleEvents++;
+      current--;
+    }
+  }
+
+  private victim(): number {
+    let best = -1;
+    let bestKey = Infinity;
+    for (const g of this.fleet.groups) {
+      if (g.state !== 'ready') continue;
+      const key = this.host.cachedBlocks(g.index) * 1e6 + this.fleet.inFlight(g.index);
+      if (key < bestKey) {
+        best = g.index;
+        bestKey = key;
+      }
+    }
+    return best;
+  }
+
+  /** The report's account of scaling. */
+  report(untilMs: Ms) {
+    const groups = this.fleet.groups.filter((g) => g.requestedMs > 0 && g.readyMs !== Infinity);
+    const stages = {} as Record<GroupStage, number>;
+    for (const s of GROUP_STAGES) {
+      stages[s] = round3(
+        groups.reduce((a, g) => a + g.stages[s], 0) / Math.max(1, groups.length) / 1000,
+      );
+    }
+    const readyTimes = groups.map((g) => (g.readyMs - g.requestedMs) / 1000);
+    return {
+      autoscaler: this.options.type,
+      min_replicas: this.options.minReplicas,
+      max_replicas: this.options.maxReplicas,
+      scale_events: this.scaleEvents,
+      reversals_in_window: reversals(this.timeline, 300),
+      lost_in_scale_in: 0,
+      groups_started: groups.length,
+      ready_time_s: {
+        mean: round3(readyTimes.reduce((a, b) => a + b, 0) / Math.max(1, readyTimes.length)),
+        by_stage: stages,
+      },
+      drained: this.fleet.groups.filter((g) => g.drainStartMs < untilMs).length,
+    };
+  }
+}
+
+/** Changes of scaling direction within `windowS` seconds of the previous change the other way. */
+function reversals(timeline: readonly TimelineSample[], windowS: number): number {
+  let n = 0;
+  let lastDir = 0;
+  let lastAt = -Infinity;
+  for (let i = 1; i < timeline.length; i++) {
+    const dir = Math.sign(timeline[i].desired - timeline[i - 1].desired);
+    if (dir === 0) continue;
+    if (lastDir !== 0 && dir !== lastDir && timeline[i].t_s - lastAt < windowS) n++;
+    lastDir = dir;
+    lastAt = timeline[i].t_s;
+  }
+  return n;
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

@@ -1,0 +1,44 @@
+// Autoscaling in the simulator: a group is capacity only after its ready time, scale-in drains
+// (no request lost, GPUs held until the last one ends), the report accounts for every group,
+// and the same seed gives the same timeline.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { run } from './helpers.ts';
+
+const spec = {
+  rate: 60,
+  numRequests: 9_000,
+  input: 'sharegpt-vllm',
+  output: 'sharegpt-vllm',
+  autoscaler: 'goodput',
+  minReplicas: 1,
+  maxReplicas: 6,
+  readyTime: '60-90',
+};
+
+test('goodput autoscaling: a load beyond one group scales out, groups serve after their ready time, none is lost', () => {
+  const r = run(spec);
+  const a = r.autoscale as Record<string, unknown> & {
+    timeline: { t_s: number; desired: number; ready: number; starting: number }[];
+    ready_time_s: { mean: number; by_stage: Record<string, number> };
+  };
+  assert.ok(
+    a.timeline.some((t) => t.desired > 1),
+    'it scaled out',
+  );
+  // Nothing was ready before its ready time: the first extra group serves no sooner than 60 s.
+  const firstExtra = a.timeline.find((t) => t.ready > 1);
+  assert.ok(firstExtra !== undefined && firstExtra.t_s >= 60, JSON.stringify(firstExtra));
+  assert.ok(a.ready_time_s.mean >= 60 && a.ready_time_s.mean <= 90);
+  const stages = Object.values(a.ready_time_s.by_stage).reduce((x, y) => x + y, 0);
+  assert.ok(Math.abs(stages - a.ready_time_s.mean) < 0.01, 'the stages add up to the ready time');
+  assert.equal(a.lost_in_scale_in, 0);
+  assert.equal(r.completed + r.failed + r.cancelled + r.admission.rejected, 9_000);
+  // GPUs are held from a group's request: more GPU time than ready time.
+  assert.ok(r.fleet.gpu_seconds > r.fleet.replicas_ready_mean * r.duration_s);
+});
+
+test('the same seed gives the same timeline; a fixed fleet reports no autoscaling', () => {
+  assert.deepEqual(run(spec).autoscale, run(spec).autoscale);
+  assert.equal(run({ ...spec, autoscaler: undefined, numRequests: 500 }).autoscale, undefined);
+});
