@@ -1,5 +1,5 @@
 // Autoscaling on the Azure conversation trace re-timed to `--scenario diurnal-burst` (a diurnal
-// ramp 0.5×–1.5× and a 3× burst of 10 minutes at 60% of the run), llama-3-8b on H100, groups
+// ramp 0.5×–1.5× and a 3× burst of 10 minutes from 45% of the trace), llama-3-8b on H100, groups
 // ready 120–240 s after they are requested, 2–16 groups. Each autoscaler side by side, under the
 // goodput policy and under the baseline one (admit all, dispatch at once, round-robin).
 // "burst" is good completions over arrivals in the ticks of the burst's 10 minutes.
@@ -53,8 +53,8 @@ for (const policy of ['goodput', 'baseline-vllm']) {
     const reports = seeds.map((seed) => run(autoscaler, policy, seed));
     const burst = reports.map((r) => {
       const a = r.autoscale as { timeline: Timeline[] };
-      const workload = (r.scenario as { workload: { scenario: { spanS: number } } }).workload;
-      const from = 0.6 * workload.scenario.spanS;
+      const workload = (r.scenario as { workload: { scenario: { burstAtS: number } } }).workload;
+      const from = workload.scenario.burstAtS;
       const ticks = a.timeline.filter((t) => t.t_s >= from && t.t_s < from + 600);
       const arrived = ticks.reduce((n, t) => n + t.arrival_rps, 0);
       return arrived > 0 ? ticks.reduce((n, t) => n + t.good_rps, 0) / arrived : NaN;

@@ -107,7 +107,7 @@ export function addScenarioFlags(cmd: Command): Command {
     )
     .option(
       '--scenario <shape>',
-      'load shape: diurnal-burst (arrivals re-timed: a diurnal ramp 0.5×–1.5× over the run, ×3 for 10 minutes at 60%)',
+      'load shape: diurnal-burst (arrivals re-timed: a diurnal ramp 0.5×–1.5× over the run, ×3 for 10 minutes from 45%)',
     )
     .option(
       '--ready-time <s>',

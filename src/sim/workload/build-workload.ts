@@ -14,7 +14,7 @@ import { lengthTable } from './sharegpt-lengths.ts';
 import { syntheticRequests } from './synthetic-workload.ts';
 import { formatPrefixMix, parsePrefixMix, prefixRequests } from './prefix-workload.ts';
 import { formatAdapterSpec, parseAdapterSpec, withAdapters } from './adapter-spec.ts';
-import { parseLoadScenario, withLoadScenario } from './load-scenario.ts';
+import { burstStartMs, parseLoadScenario, withLoadScenario } from './load-scenario.ts';
 import { formatToolCallSpec, parseToolCallSpec } from './tool-call-spec.ts';
 import { formatTenantSpec, parseTenantSpec, type TenantSpec } from './tenant-spec.ts';
 import { loadTrace } from './trace/load-trace.ts';
@@ -67,7 +67,10 @@ function withScenario(w: Workload, name: string): Workload {
   for (const r of w.requests) spanMs = r.arrivalMs;
   return {
     requests: withLoadScenario(w.requests, Math.max(1, spanMs)),
-    describe: { ...w.describe, scenario: { name, spanS: spanMs / 1000 } },
+    describe: {
+      ...w.describe,
+      scenario: { name, spanS: spanMs / 1000, burstAtS: burstStartMs(spanMs) / 1000 },
+    },
   };
 }
 

@@ -57,5 +57,5 @@ export interface TraceDescription {
 export type WorkloadDescription = (SyntheticDescription | TraceDescription) & {
   readonly adapters?: string;
   /** The load shape its arrivals were re-timed to (`--scenario`), and the span it was laid over. */
-  readonly scenario?: { readonly name: string; readonly spanS: number };
+  readonly scenario?: { readonly name: string; readonly spanS: number; readonly burstAtS: number };
 };
