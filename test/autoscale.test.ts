@@ -42,3 +42,27 @@ test('the same seed gives the same timeline; a fixed fleet reports no autoscalin
   assert.deepEqual(run(spec).autoscale, run(spec).autoscale);
   assert.equal(run({ ...spec, autoscaler: undefined, numRequests: 500 }).autoscale, undefined);
 });
+
+test('a group failure drops ready capacity at once, its requests end or move, and the controller replaces it', () => {
+  const r = run({
+    ...spec,
+    minReplicas: 3,
+    rate: 40,
+    numRequests: 8_000,
+    failGroupAtS: [100],
+  });
+  const failures = r.fleet.failures as { groups: number; failovers: number; streams_cut: number };
+  assert.equal(failures.groups, 1);
+  assert.ok(failures.failovers + failures.streams_cut > 0, JSON.stringify(failures));
+  assert.equal(r.fail_reasons.replica_lost ?? 0, failures.streams_cut);
+  const tl = (r.autoscale as { timeline: { t_s: number; ready: number; starting: number }[] })
+    .timeline;
+  const after = tl.find((t) => t.t_s >= 100) as { ready: number; starting: number };
+  assert.equal(after.ready, 2, 'one ready group fewer at once');
+  assert.ok(after.starting >= 1, 'a replacement is starting');
+  assert.ok(
+    tl.some((t) => t.t_s > 160 && t.ready === 3),
+    'and ready after its ready time',
+  );
+  assert.equal(r.completed + r.failed + r.cancelled + r.admission.rejected, 8_000);
+});

@@ -110,6 +110,14 @@ export function addScenarioFlags(cmd: Command): Command {
       'load shape: diurnal-burst (arrivals re-timed: a diurnal ramp 0.5×–1.5× over the run, ×3 for 10 minutes from 45%)',
     )
     .option(
+      '--fail-group <seconds>',
+      'at this time the busiest ready group fails: requests not yet streaming move elsewhere, streams under way end (repeatable)',
+      (v: string, prev: number[] | undefined) => [
+        ...(prev ?? []),
+        nonNegativeNumber('--fail-group')(v),
+      ],
+    )
+    .option(
       '--ready-time <s>',
       'autoscaling: a new group ready after this many seconds, MIN-MAX drawn per group (default 120-240)',
     )
@@ -180,6 +188,7 @@ export function scenarioFromFlags(
     maxReplicas: o.maxReplicas as number | undefined,
     readyTime: o.readyTime as string | undefined,
     scenario: o.scenario as string | undefined,
+    failGroupAtS: o.failGroup as number[] | undefined,
     replicas: o.replicas as number,
     clientTimeoutMs: o.clientTimeoutMs as number | undefined,
     maxAttempts: o.maxAttempts as number,

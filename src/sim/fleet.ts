@@ -192,6 +192,39 @@ export class Fleet {
     this.lifecycle?.onRemoved(index);
   }
 
+  /**
+   * Group `index` fails now: it is gone at once (no drain), its GPUs released, and the requests
+   * it held are returned (cancelled in its engine, still counted in flight: the caller ends or
+   * moves each one).
+   */
+  fail(index: number): RequestTracker[] {
+    const g = this.groups[index];
+    if (g.state === 'removed') return [];
+    const now = this.clock.now();
+    if (g.state === 'ready' || g.state === 'draining') {
+      g.drainStartMs = Math.min(g.drainStartMs, now);
+    } else g.readyMs = Infinity;
+    g.state = 'removed';
+    g.removedMs = now;
+    this.failures++;
+    this.rebuildReady();
+    const held = [...this.replicas[index].core.sequences()].map((s) => s.req);
+    for (const t of held) this.replicas[index].cancel(t.id);
+    this.lifecycle?.onRemoved(index);
+    return held;
+  }
+
+  /** Groups failed so far. */
+  failures = 0;
+
+  /** The ready group holding the most requests (where a failure costs the most); −1 if none. */
+  busiestReady(): number {
+    let best = -1;
+    for (const v of this.ready)
+      if (best < 0 || v.inFlight > this.views[best].inFlight) best = v.index;
+    return best;
+  }
+
   /** GPU-held and ready replica time up to `untilMs` (ms of replica time). */
   replicaTime(untilMs: number): { heldMs: number; readyMs: number } {
     let heldMs = 0;

@@ -52,6 +52,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly readyTime?: string;
   /** A load shape for the arrivals (`--scenario diurnal-burst`). */
   readonly scenario?: string;
+  /** Seconds at which the busiest ready group fails (`--fail-group`, repeatable). */
+  readonly failGroupAtS?: readonly number[];
   readonly replicas: number;
   readonly clientTimeoutMs?: number;
   readonly maxAttempts: number;
@@ -105,6 +107,9 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     requests: workload.requests,
     replicas: autoscale?.minReplicas ?? spec.replicas,
     autoscale,
+    ...(spec.failGroupAtS === undefined
+      ? {}
+      : { failGroupsAtMs: spec.failGroupAtS.map((s) => s * 1000) }),
     engine,
     profile,
     client: {

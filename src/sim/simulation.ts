@@ -53,6 +53,8 @@ export interface SimulationOptions {
   readonly onDecision?: (record: DecisionRecord) => void;
   /** Autoscaling: the fleet starts at `replicas` groups and the autoscaler resizes it. */
   readonly autoscale?: AutoscaleOptions;
+  /** Times (ms) at which the busiest ready group fails: its requests move or end. */
+  readonly failGroupsAtMs?: readonly Ms[];
 }
 
 export function simulate(opts: SimulationOptions): Report {
@@ -343,6 +345,34 @@ export function simulate(opts: SimulationOptions): Report {
     });
   };
   scheduleNextArrival();
+  // A group failure: capacity drops at once; requests that had not streamed move through
+  // admission to another replica, streams already under way end failed (a client would see
+  // their tokens twice).
+  const failures = { failovers: 0, streamsCut: 0 };
+  for (const at of opts.failGroupsAtMs ?? []) {
+    clock.at(at, () => {
+      const index = fleet.busiestReady();
+      if (index < 0) return;
+      for (const t of fleet.fail(index)) {
+        t.timeout?.cancel();
+        t.timeout = null;
+        fleet.release(index);
+        const ticket = t.ticket;
+        t.ticket = null;
+        if (ticket !== null) pipeline.end(ticket, t.streamed, false, clock.now());
+        settleTenant(t, t.req.inputTokens + t.streamed);
+        if (t.firstTokenMs !== undefined) {
+          failures.streamsCut++;
+          t.failReason = 'replica_lost';
+          finish(t, 'failed');
+        } else {
+          failures.failovers++;
+          sendAttempt(t);
+        }
+      }
+      pump();
+    });
+  }
   if (autoscale !== undefined) {
     scaling = new AutoscaleLoop(
       autoscale,
@@ -391,6 +421,15 @@ export function simulate(opts: SimulationOptions): Report {
             heldReplicaMs: fleet.replicaTime(durationMs).heldMs,
           }),
       kvCapacityTokens: fleet.kvCapacityTokens,
+      ...(opts.failGroupsAtMs === undefined
+        ? {}
+        : {
+            failures: {
+              groups: fleet.failures,
+              failovers: failures.failovers,
+              streams_cut: failures.streamsCut,
+            },
+          }),
     },
     ...(scaling === null
       ? {}

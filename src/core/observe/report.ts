@@ -28,6 +28,12 @@ export interface ReportContext {
     readonly readyReplicaMs: number;
     /** ∫ replicas holding GPUs dt (starting, ready, draining), in ms; the ready time when absent. */
     readonly heldReplicaMs?: number;
+    /** Group failures, when the run injects them: requests moved elsewhere, streams cut. */
+    readonly failures?: {
+      readonly groups: number;
+      readonly failovers: number;
+      readonly streams_cut: number;
+    };
     readonly kvCapacityTokens: number;
   };
   readonly engine: {
@@ -215,6 +221,7 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
         ctx.durationMs > 0 ? r6(ctx.fleet.readyReplicaMs / ctx.durationMs) : ctx.fleet.replicas,
       kv_capacity_tokens: ctx.fleet.kvCapacityTokens,
       mean_requests_in_system: r6(ctx.meanInSystem),
+      ...(ctx.fleet.failures === undefined ? {} : { failures: ctx.fleet.failures }),
     },
     cost: { gpu_seconds_per_good_request: total.good > 0 ? r6(gpuSeconds / total.good) : null },
     ...(ctx.autoscale === undefined ? {} : { autoscale: ctx.autoscale }),
