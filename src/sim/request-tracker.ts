@@ -83,9 +83,25 @@ export class RequestTracker implements EngineRequest {
    * when it sees one. A naive client's retry is, to the server, a new request arriving now.
    */
   offered(disciplined: boolean, nowMs: Ms): LlmRequest {
+    this.attemptOfferedMs = nowMs;
     // A first attempt is the request as it is: no copy on the path every request takes (a
     // simulated first attempt cannot meet an earlier one of itself, so it needs no key).
     if (this.attempts === 1) return this.req;
+    const done = this.resumedAfter;
+    if (done > 0) {
+      // The control plane sends the rest as a new request: the prompt and what was streamed.
+      const rest = Math.max(1, cappedOutput(this.req) - done);
+      return {
+        ...this.req,
+        id: this.id,
+        arrivalMs: nowMs,
+        inputTokens: this.req.inputTokens + done,
+        outputTokens: rest,
+        maxTokens: rest,
+        attempt: 1,
+        idempotencyKey: this.id,
+      };
+    }
     if (disciplined) {
       return { ...this.req, attempt: this.attempts, idempotencyKey: this.req.id };
     }
@@ -108,11 +124,26 @@ export class RequestTracker implements EngineRequest {
     return dropped;
   }
 
+  /**
+   * Tokens streamed before its replica failed, when the stream resumes on another: the next
+   * attempt asks for the rest, its prompt the original plus what was streamed (recomputed
+   * there), and its first token is the stream's next one — a gap, not a first token.
+   */
+  resumedAfter = 0;
+  /** When the current attempt was offered (a resumed stream's TTFT to the control plane). */
+  attemptOfferedMs = 0;
+
+  /** The stream resumes elsewhere after its replica failed (see `resumedAfter`). */
+  resume(): void {
+    this.resumedAfter = this.streamed;
+  }
+
   /** Starts attempt number `attempts + 1`. */
   nextAttempt(): void {
     // A retry follows an attempt that produced no token; its prefill, if it began, was thrown
-    // away, so TTFT's queue part runs to the prefill that counts.
-    this.prefillStartMs = undefined;
+    // away, so TTFT's queue part runs to the prefill that counts. A resumed stream keeps its
+    // first token's account.
+    if (this.resumedAfter === 0) this.prefillStartMs = undefined;
     this.attempts++;
     this.id = this.attempts === 1 ? this.req.id : `${this.req.id}#${this.attempts}`;
   }

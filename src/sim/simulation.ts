@@ -108,6 +108,13 @@ export function simulate(opts: SimulationOptions): Report {
       if (t.prefillStartMs === undefined) t.prefillStartMs = atMs;
     },
     onFirstToken(t, atMs, stepStartMs, cachedTokens) {
+      if (t.resumedAfter > 0) {
+        // A stream resumed on another replica: its next token, after the gap of the move.
+        const gap = t.recordToken(atMs);
+        if (gap !== undefined) itl.add(gap);
+        if (t.ticket !== null) pipeline.firstToken(t.ticket, atMs - t.attemptOfferedMs);
+        return;
+      }
       t.firstTokenMs = atMs;
       t.firstStepStartMs = stepStartMs;
       t.lastTokenMs = atMs;
@@ -273,6 +280,11 @@ export function simulate(opts: SimulationOptions): Report {
       atTheDoor(tracker, asked, now) ?? pipeline.offer(asked, tracker, now, fleet.snapshots());
     if (offer.outcome === 'reject') {
       settleTenant(tracker, 0);
+      if (tracker.resumedAfter > 0) {
+        // The rest of a stream whose replica failed found no room: the stream ends failed.
+        tracker.failReason = 'replica_lost';
+        return finish(tracker, 'failed');
+      }
       tracker.admitted = false;
       tracker.rejectReason = offer.decision.reason;
       return retryOrEnd(tracker, 'rejected', offer.decision.retryAfterMs);
@@ -345,10 +357,9 @@ export function simulate(opts: SimulationOptions): Report {
     });
   };
   scheduleNextArrival();
-  // A group failure: capacity drops at once; requests that had not streamed move through
-  // admission to another replica, streams already under way end failed (a client would see
-  // their tokens twice).
-  const failures = { failovers: 0, streamsCut: 0 };
+  // A group failure: capacity drops at once, and every request it held moves through admission
+  // to another replica — one not yet streaming as it was, one under way as its rest.
+  const failures = { failovers: 0, resumed: 0, recomputedTokens: 0 };
   for (const at of opts.failGroupsAtMs ?? []) {
     clock.at(at, () => {
       const index = fleet.busiestReady();
@@ -361,14 +372,14 @@ export function simulate(opts: SimulationOptions): Report {
         t.ticket = null;
         if (ticket !== null) pipeline.end(ticket, t.streamed, false, clock.now());
         settleTenant(t, t.req.inputTokens + t.streamed);
+        // A stream under way resumes elsewhere: the rest is asked for as a new request whose
+        // prompt is the original and the tokens streamed so far (recomputed there).
         if (t.firstTokenMs !== undefined) {
-          failures.streamsCut++;
-          t.failReason = 'replica_lost';
-          finish(t, 'failed');
-        } else {
-          failures.failovers++;
-          sendAttempt(t);
-        }
+          failures.resumed++;
+          failures.recomputedTokens += t.req.inputTokens + t.streamed;
+          t.resume();
+        } else failures.failovers++;
+        sendAttempt(t);
       }
       pump();
     });
@@ -427,7 +438,8 @@ export function simulate(opts: SimulationOptions): Report {
             failures: {
               groups: fleet.failures,
               failovers: failures.failovers,
-              streams_cut: failures.streamsCut,
+              streams_resumed: failures.resumed,
+              recomputed_tokens: failures.recomputedTokens,
             },
           }),
     },

@@ -31,8 +31,11 @@ export interface ReportContext {
     /** Group failures, when the run injects them: requests moved elsewhere, streams cut. */
     readonly failures?: {
       readonly groups: number;
+      /** Requests not yet streaming, moved to another replica. */
       readonly failovers: number;
-      readonly streams_cut: number;
+      /** Streams under way, resumed on another replica (prompt and streamed tokens recomputed). */
+      readonly streams_resumed: number;
+      readonly recomputed_tokens: number;
     };
     readonly kvCapacityTokens: number;
   };
