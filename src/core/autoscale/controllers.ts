@@ -69,7 +69,7 @@ const none: Autoscaler<null> = {
 };
 
 /** Safety factor on forecast arrivals, drain target for a queue, Holt's smoothing. */
-const SAFETY = 1.2;
+const SAFETY = 1.5;
 const DRAIN_TARGET_MS = 30_000;
 const LEVEL_ALPHA = 0.5;
 const TREND_BETA = 0.2;
