@@ -8,6 +8,7 @@
  */
 import type { Autoscaler, ScaleLimits, ScaleSignals } from '../core/autoscale/autoscaler.ts';
 import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
+import { ScaleWindow } from '../core/autoscale/scale-window.ts';
 import { GROUP_STAGES, type GroupStage, type ReadyTime } from '../core/fleet/replica-group.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { Clock } from '../core/ports/clock.ts';
@@ -49,14 +50,8 @@ export interface TimelineSample {
 export class AutoscaleLoop {
   readonly options: AutoscaleOptions;
   readonly timeline: TimelineSample[] = [];
-  /** Offered (first attempts) and good completions since the last tick, and their sizes. */
-  private arrivals = 0;
-  private good = 0;
-  private completions = 0;
-  private inputTokens = 0;
-  private outputTokens = 0;
-  /** The last mix's mean sizes, kept through a tick without arrivals. */
-  private mix: { input: number; output: number } | null = null;
+  /** What is counted between ticks: offered, completed, good, and their sizes. */
+  readonly window = new ScaleWindow();
   scaleEvents = 0;
   private readonly autoscaler: Autoscaler;
   private readonly state: unknown;
@@ -79,19 +74,6 @@ export class AutoscaleLoop {
       readyTimeMs: (options.readyTime.minMs + options.readyTime.maxMs) / 2,
       tickMs: options.tickMs,
     };
-  }
-
-  /** A request arrived (its first attempt) with a prompt of this size. */
-  arrived(inputTokens: number): void {
-    this.arrivals++;
-    this.inputTokens += inputTokens;
-  }
-
-  /** A request completed, having generated this many tokens (what the control plane sees). */
-  completed(outputTokens: number, good: boolean): void {
-    this.completions++;
-    this.outputTokens += outputTokens;
-    if (good) this.good++;
   }
 
   start(): void {
@@ -119,7 +101,6 @@ export class AutoscaleLoop {
   }
 
   private measure(now: Ms): ScaleSignals {
-    const seconds = this.options.tickMs / 1000;
     const loads = this.fleet.loads();
     const busy = this.fleet.busyMs();
     let engineWaiting = 0;
@@ -137,20 +118,14 @@ export class AutoscaleLoop {
       busyMs += busy[g.index] - (this.lastBusy[g.index] ?? 0);
     }
     this.lastBusy = busy;
-    if (this.arrivals > 0) {
-      this.mix = {
-        input: this.inputTokens / this.arrivals,
-        output: this.outputTokens / this.arrivals,
-      };
-    }
-    const mix = this.mix;
-    const signals: ScaleSignals = {
+    const { arrivalRps, goodRps, mix } = this.window.take(this.options.tickMs);
+    return {
       nowMs: now,
       ready,
       starting: this.fleet.count('starting'),
       draining: this.fleet.count('draining'),
-      arrivalRps: this.arrivals / seconds,
-      goodRps: this.good / seconds,
+      arrivalRps,
+      goodRps,
       queued: this.host.queued(),
       engineWaiting,
       running,
@@ -159,12 +134,6 @@ export class AutoscaleLoop {
       fresh: true,
       ...(mix === null ? {} : { modelCapacityRps: this.host.capacityRps(mix.input, mix.output) }),
     };
-    this.arrivals = 0;
-    this.good = 0;
-    this.completions = 0;
-    this.inputTokens = 0;
-    this.outputTokens = 0;
-    return signals;
   }
 
   private act(desired: number): void {

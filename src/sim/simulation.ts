@@ -28,6 +28,7 @@ import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { Fleet } from './fleet.ts';
 import { AutoscaleLoop, type AutoscaleOptions } from './autoscaling.ts';
+import { groupCapacityRps } from '../core/autoscale/scale-window.ts';
 import { isGood } from '../core/observe/slo-judge.ts';
 import { RequestTracker } from './request-tracker.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
@@ -76,7 +77,7 @@ export function simulate(opts: SimulationOptions): Report {
     accumulator.add(outcome);
     counters.finished++;
     if (scaling !== null && state === 'completed') {
-      scaling.completed(
+      scaling.window.completed(
         tracker.streamed,
         isGood(outcome, opts.policy.classes[outcome.sloClass].objectives),
       );
@@ -343,7 +344,7 @@ export function simulate(opts: SimulationOptions): Report {
     const req = next.value;
     counters.offered++;
     clock.at(req.arrivalMs, () => {
-      scaling?.arrived(req.inputTokens);
+      scaling?.window.arrived(req.inputTokens);
       const cls = opts.policy.classes[req.sloClass];
       sendAttempt(
         new RequestTracker(
@@ -392,7 +393,8 @@ export function simulate(opts: SimulationOptions): Report {
         queued: () => pipeline.queued,
         cachedBlocks: (index) => pipeline.dispatcher.router.prefix?.blocksOf(index) ?? 0,
         done: () => arrivalsDone && counters.finished >= counters.offered,
-        capacityRps: (input, output) => groupCapacityRps(pipeline, input, output),
+        capacityRps: (input, output) =>
+          groupCapacityRps(pipeline.dispatcher.flow, tightestGap(opts.policy), input, output),
       },
       clock,
     );
@@ -477,25 +479,10 @@ export function simulate(opts: SimulationOptions): Report {
   });
 }
 
-/**
- * One replica's capacity at SLO for requests of these mean sizes, as the step-time model
- * predicts: the streams flow control lets it hold within the tightest gap objective of the
- * policy's classes, over how long one runs there (its prefill, then its output at that batch's
- * step time). In requests per second.
- */
-function groupCapacityRps(
-  pipeline: Pipeline<RequestTracker>,
-  input: number,
-  output: number,
-): number {
-  const flow = pipeline.dispatcher.flow;
+/** The tightest token-gap objective among the policy's classes (Infinity when none sets one). */
+function tightestGap(policy: ResolvedPolicy): Ms {
   let itl = Infinity;
-  for (const c of Object.values(pipeline.policy.classes)) {
+  for (const c of Object.values(policy.classes))
     itl = Math.min(itl, c.objectives.itlP99Ms ?? Infinity);
-  }
-  const context = input + output / 2;
-  const batch = flow.steadyBatch(itl, context, input + output);
-  const runMs =
-    flow.prefillMs(Math.max(1, input)) + output * flow.decodeStepMs(batch, batch * context);
-  return runMs > 0 ? (batch * 1000) / runMs : 0;
+  return itl;
 }
