@@ -390,3 +390,15 @@ test('simulate: a prefix-heavy workload with LoRA adapters routed by expected co
     assert.match(bad.err, named);
   }
 });
+
+test('serve: a bad autoscaling flag exits 2 naming it, before anything listens', () => {
+  for (const [args, named] of [
+    [['--autoscaler', 'nope'], /--autoscaler/],
+    [['--ready-time', 'soon'], /--ready-time/],
+    [['--min-replicas', '4', '--max-replicas', '2'], /--max-replicas/],
+  ] as const) {
+    const r = goodput('serve', '--port', '0', ...args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
+    assert.match(r.err, named);
+  }
+});

@@ -10,6 +10,8 @@
  * the decision log is flushed, exit 0; a second signal cuts what is left at once. Operational
  * lines are JSON on stdout.
  */
+import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
+import { addScaleLimitFlags } from './scale-flags.ts';
 import { Command } from 'commander';
 import { buildEngineConfig, buildEngineProfile } from '../engine/engine-spec.ts';
 import { ConfigError } from '../core/errors.ts';
@@ -40,7 +42,7 @@ requests without one, as tenant \`default\`. The /admin endpoints need --admin-t
 $GOODPUT_ADMIN_TOKEN), sent the same way.`;
 
 export function serveCommand(): Command {
-  return addEngineFlags(new Command('serve'))
+  return addScaleLimitFlags(addEngineFlags(new Command('serve')), 'the backends, or --replicas')
     .description('run the gateway: OpenAI-compatible API in front of a fleet, under a policy')
     .addHelpText('after', KEYS_HELP)
     .option('--port <n>', 'port to listen on (0: any free port)', portNumber('--port'), 8080)
@@ -84,6 +86,12 @@ export function serveCommand(): Command {
       1,
     )
     .option(
+      '--autoscaler <type>',
+      'the autoscaler whose decision /metrics exports as goodput_desired_replicas (no actuator): goodput | hpa-utilization | keda-queue | kpa-like | none',
+      'goodput',
+    )
+
+    .option(
       '--drain-timeout <seconds>',
       'on SIGTERM, how long requests in flight may run on before they are cut',
       nonNegativeNumber('--drain-timeout'),
@@ -106,6 +114,7 @@ export function serveCommand(): Command {
       const model = (o.servedModelName as string | undefined) ?? spec.model;
       const urls = ((o.backend as string[] | undefined) ?? []).map(backendBaseUrl);
       const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);
+      const autoscale = serveAutoscale(o, urls.length > 0 ? urls.length : (o.replicas as number));
       const running = await startGateway({
         policy,
         engine,
@@ -140,6 +149,7 @@ export function serveCommand(): Command {
               },
         onDecision: decisions === null ? undefined : (r) => decisions.write(r),
         log,
+        autoscale,
       });
       const fleet = running.embedded
         ? { embedded_replicas: o.replicas as number, model: spec.model, gpu: spec.gpu }
@@ -199,4 +209,30 @@ function decisionLogAt(path: string): DecisionLog {
   } catch (e) {
     throw new ConfigError('--decisions', `a file it can append to (${(e as Error).message})`, path);
   }
+}
+
+/** How often the gateway's autoscaler decides. */
+const SCALE_TICK_MS = 5_000;
+
+/** The autoscaler the serve flags ask for, checked; `fleet`: the groups serving at start. */
+function serveAutoscale(o: Record<string, unknown>, fleet: number) {
+  if (o.autoscaler === 'none') return undefined;
+  const s = resolveScaleFlags(
+    {
+      autoscaler: o.autoscaler as string,
+      minReplicas: o.minReplicas as number | undefined,
+      maxReplicas: o.maxReplicas as number | undefined,
+      readyTime: o.readyTime as string,
+    },
+    fleet,
+  );
+  return {
+    type: s.type,
+    limits: {
+      minReplicas: s.minReplicas,
+      maxReplicas: s.maxReplicas,
+      readyTimeMs: (s.readyTime.minMs + s.readyTime.maxMs) / 2,
+      tickMs: SCALE_TICK_MS,
+    },
+  };
 }

@@ -4,6 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
+import { addScaleLimitFlags } from './scale-flags.ts';
 import { SCENARIO_DEFAULTS as D, type ScenarioSpec } from '../sim/scenario.ts';
 import { RETRY_MODES, type RetryMode } from '../sim/client-behaviour.ts';
 import {
@@ -21,7 +22,7 @@ const LENGTH_SPECS = [
 ].join(' | ');
 
 export function addScenarioFlags(cmd: Command): Command {
-  return addEngineFlags(cmd)
+  return addScaleLimitFlags(addEngineFlags(cmd), '--replicas')
     .option(
       '--trace <file>',
       'replay a trace: Azure 2023 CSV, Mooncake JSONL, BurstGPT CSV or native JSONL',
@@ -95,16 +96,7 @@ export function addScenarioFlags(cmd: Command): Command {
       '--autoscaler <type>',
       'scale the fleet: goodput | hpa-utilization | keda-queue | kpa-like | none (starts at --min-replicas)',
     )
-    .option(
-      '--min-replicas <n>',
-      'autoscaling: the fewest groups (default --replicas)',
-      positiveInt('--min-replicas'),
-    )
-    .option(
-      '--max-replicas <n>',
-      'autoscaling: the most groups (default 4 × the minimum)',
-      positiveInt('--max-replicas'),
-    )
+
     .option(
       '--scenario <shape>',
       'load shape: diurnal-burst (arrivals re-timed: a diurnal ramp 0.5×–1.5× over the run, ×3 for 10 minutes from 45%)',
@@ -116,10 +108,6 @@ export function addScenarioFlags(cmd: Command): Command {
         ...(prev ?? []),
         nonNegativeNumber('--fail-group')(v),
       ],
-    )
-    .option(
-      '--ready-time <s>',
-      'autoscaling: a new group ready after this many seconds, MIN-MAX drawn per group (default 120-240)',
     )
     .option(
       '--client-timeout-ms <ms>',

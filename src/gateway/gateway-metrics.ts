@@ -164,6 +164,25 @@ export class GatewayMetrics {
   );
   readonly itl = this.histogram('goodput_itl_seconds', 'Gap between successive streamed tokens.');
   readonly e2e = this.histogram('goodput_e2e_seconds', 'Arrival to last token.');
+  /** The autoscaler's decision, for an external actuator (KEDA, an HPA on external metrics). */
+  readonly desiredReplicas = new Gauge({
+    name: 'goodput_desired_replicas',
+    help: 'Replica groups the autoscaler wants for the pool (ready plus starting).',
+    labelNames: ['pool'],
+    registers: [this.registry],
+  });
+  readonly autoscaleSignals = new Gauge({
+    name: 'goodput_autoscale_signal',
+    help: 'The signals behind the last autoscaling decision, by name (rates in requests per second).',
+    labelNames: ['signal'],
+    registers: [this.registry],
+  });
+  readonly autoscaleDecisions = new Counter({
+    name: 'goodput_autoscale_decisions_total',
+    help: 'Autoscaling decisions, by reason.',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
   readonly backendReady = new Gauge({
     name: 'goodput_backend_ready',
     help: '1 when the backend is ready (fresh metrics, healthy), else 0.',

@@ -8,6 +8,10 @@
  * readiness and circuit breakers are the fleet's (backend-fleet.ts), told how each request went.
  * The HTTP layer only translates; the stage order lives in the pipeline.
  */
+import { ScaleAdvisor } from '../core/autoscale/advisor.ts';
+import type { ScaleLimits } from '../core/autoscale/autoscaler.ts';
+import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
+import { groupCapacityRps } from '../core/autoscale/scale-window.ts';
 import type { RejectReason, Rejection } from '../core/request/decision.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
@@ -36,6 +40,8 @@ export interface GatewayDeps {
   readonly metrics: GatewayMetrics;
   readonly log: OpsLog;
   readonly onDecision?: (record: DecisionRecord) => void;
+  /** The autoscaler whose decision the gateway exports (no actuator: `goodput_desired_replicas`). */
+  readonly autoscale?: { readonly type: string; readonly limits: ScaleLimits };
 }
 
 type Settled =
@@ -65,6 +71,9 @@ export class Gateway {
   private readonly deps: GatewayDeps;
   private readonly fleet: BackendFleet;
   private pumpTimer: TimerHandle | null = null;
+  /** The autoscaler: what it counts between ticks, and its decisions. */
+  readonly scale: ScaleAdvisor | null;
+  private scaleTimer: TimerHandle | null = null;
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
@@ -90,6 +99,68 @@ export class Gateway {
     m.serviceSource = () => this.pipeline.vtc.entries();
     m.passesSource = () => this.pipeline.dispatcher.passes;
     m.costRevision = deps.policy.queueing.cost.revision;
+    const a = deps.autoscale;
+    this.scale = a === undefined ? null : new ScaleAdvisor(AUTOSCALERS[a.type], a.limits);
+    if (this.scale !== null) this.scheduleScale();
+  }
+
+  private scheduleScale(): void {
+    const tickMs = this.scale?.limits.tickMs ?? 0;
+    this.scaleTimer = this.deps.timers.at(this.deps.clock.now() + tickMs, () => {
+      this.scaleTick();
+      this.scheduleScale();
+    });
+  }
+
+  /**
+   * One autoscaling tick: the backends' load and the queue as signals, the decision exported.
+   * The gateway starts and stops nothing: ready groups are the usable backends, none starting.
+   */
+  scaleTick(): void {
+    const scale = this.scale;
+    if (scale === null) return;
+    const replicas = this.snapshots();
+    let engineWaiting = 0;
+    let running = 0;
+    let kv = 0;
+    for (const r of replicas) {
+      engineWaiting += r.waiting;
+      running += r.running;
+      kv += r.kvUsage;
+    }
+    let itl = Infinity;
+    for (const c of Object.values(this.deps.policy.classes)) {
+      itl = Math.min(itl, c.objectives.itlP99Ms ?? Infinity);
+    }
+    const flow = this.pipeline.dispatcher.flow;
+    const { decision, signals } = scale.decide(
+      {
+        nowMs: this.deps.clock.now(),
+        ready: replicas.length,
+        starting: 0,
+        draining: 0,
+        queued: this.pipeline.queued,
+        engineWaiting,
+        running,
+        kvUsage: replicas.length > 0 ? kv / replicas.length : 0,
+        // A backend's GPU busy time is not among the metrics it exports.
+        utilization: 0,
+        fresh: this.fleet.ready,
+      },
+      (input, output) => groupCapacityRps(flow, itl, input, output),
+    );
+    const m = this.deps.metrics;
+    m.desiredReplicas.set({ pool: 'default' }, decision.desired);
+    m.autoscaleDecisions.inc({ reason: decision.reason });
+    const named: Record<string, number> = {
+      arrival_rps: signals.arrivalRps,
+      good_rps: signals.goodRps,
+      queued: signals.queued,
+      engine_waiting: signals.engineWaiting,
+      ready: signals.ready,
+      capacity_rps: signals.modelCapacityRps ?? 0,
+    };
+    for (const [signal, value] of Object.entries(named)) m.autoscaleSignals.set({ signal }, value);
   }
 
   /** Refreshes the gauges a scrape reads (queue, shares, backends). */
@@ -145,6 +216,7 @@ export class Gateway {
     m.offered.inc({ class: req.sloClass, tenant: m.tenant(req.tenant) });
     m.offeredTokens.inc({ class: req.sloClass }, req.inputTokens);
     if ((req.attempt ?? 1) > 1) m.retries.inc({ class: req.sloClass });
+    else this.scale?.window.arrived(req.inputTokens);
     const waiter = new Waiter();
     const replicas = this.snapshots();
     const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), replicas, {
@@ -259,10 +331,12 @@ export class Gateway {
         if (meter.lastTokenMs !== undefined) {
           metrics.observeClass(metrics.e2e, cls.name, (meter.lastTokenMs - meter.arrivalMs) / 1000);
         }
-        if (meter.judge(cls, true) === null) {
+        const good = meter.judge(cls, true) === null;
+        if (good) {
           metrics.good.inc({ class: cls.name });
           metrics.goodTokens.inc({ class: cls.name }, outputTokens);
         }
+        this.scale?.window.completed(outputTokens, good);
       }
       this.pump();
     }
@@ -275,6 +349,8 @@ export class Gateway {
   async close(): Promise<void> {
     this.pumpTimer?.cancel();
     this.pumpTimer = null;
+    this.scaleTimer?.cancel();
+    this.scaleTimer = null;
     await this.fleet.close();
   }
 

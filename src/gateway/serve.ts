@@ -7,6 +7,7 @@
  * drain time — cut with an error event, every lease given back, then everything closed), and a
  * `close` that stops everything at once. A port in use is a ConfigError naming it.
  */
+import type { ScaleLimits } from '../core/autoscale/autoscaler.ts';
 import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
@@ -60,6 +61,8 @@ export interface ServeOptions {
   readonly bodyLimitBytes?: number;
   /** Overrides the policy's `resilience.shed_lag_ms` (tests: 0, never shed). */
   readonly shedLagMs?: Ms;
+  /** The autoscaler whose decision `/metrics` exports (`goodput_desired_replicas`); none: off. */
+  readonly autoscale?: { readonly type: string; readonly limits: ScaleLimits };
 }
 
 export interface SharedStateSettings {
@@ -155,6 +158,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       decisions.set(r.request_id, JSON.stringify(r), clock.now());
       o.onDecision?.(r);
     },
+    autoscale: o.autoscale,
   });
   const inFlight = new InFlight();
   const shedder = new LagShedder(clock, timers, o.shedLagMs ?? o.policy.resilience.shedLagMs);

@@ -6,9 +6,8 @@
  * costs the least prefix locality, then the least loaded). Each tick is sampled for the
  * report's timeline. It stops ticking once the workload is done.
  */
-import type { Autoscaler, ScaleLimits, ScaleSignals } from '../core/autoscale/autoscaler.ts';
 import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
-import { ScaleWindow } from '../core/autoscale/scale-window.ts';
+import { ScaleAdvisor, type FleetSignals } from '../core/autoscale/advisor.ts';
 import { GROUP_STAGES, type GroupStage, type ReadyTime } from '../core/fleet/replica-group.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { Clock } from '../core/ports/clock.ts';
@@ -50,12 +49,9 @@ export interface TimelineSample {
 export class AutoscaleLoop {
   readonly options: AutoscaleOptions;
   readonly timeline: TimelineSample[] = [];
-  /** What is counted between ticks: offered, completed, good, and their sizes. */
-  readonly window = new ScaleWindow();
+  /** The autoscaler, and what it counts between ticks. */
+  readonly advisor: ScaleAdvisor;
   scaleEvents = 0;
-  private readonly autoscaler: Autoscaler;
-  private readonly state: unknown;
-  private readonly limits: ScaleLimits;
   private lastBusy: number[] = [];
   private readonly fleet: Fleet;
   private readonly host: AutoscaleHost;
@@ -66,14 +62,12 @@ export class AutoscaleLoop {
     this.fleet = fleet;
     this.host = host;
     this.clock = clock;
-    this.autoscaler = AUTOSCALERS[options.type];
-    this.state = this.autoscaler.initState();
-    this.limits = {
+    this.advisor = new ScaleAdvisor(AUTOSCALERS[options.type], {
       minReplicas: options.minReplicas,
       maxReplicas: options.maxReplicas,
       readyTimeMs: (options.readyTime.minMs + options.readyTime.maxMs) / 2,
       tickMs: options.tickMs,
-    };
+    });
   }
 
   start(): void {
@@ -83,8 +77,9 @@ export class AutoscaleLoop {
 
   private tick(): void {
     const now = this.clock.now();
-    const signals = this.measure(now);
-    const decision = this.autoscaler.decide(this.state, signals, this.limits);
+    const { decision, signals } = this.advisor.decide(this.measure(now), (input, output) =>
+      this.host.capacityRps(input, output),
+    );
     this.act(decision.desired);
     this.timeline.push({
       t_s: Math.round(now) / 1000,
@@ -100,7 +95,7 @@ export class AutoscaleLoop {
     if (!this.host.done()) this.clock.at(now + this.options.tickMs, () => this.tick());
   }
 
-  private measure(now: Ms): ScaleSignals {
+  private measure(now: Ms): FleetSignals {
     const loads = this.fleet.loads();
     const busy = this.fleet.busyMs();
     let engineWaiting = 0;
@@ -118,21 +113,17 @@ export class AutoscaleLoop {
       busyMs += busy[g.index] - (this.lastBusy[g.index] ?? 0);
     }
     this.lastBusy = busy;
-    const { arrivalRps, goodRps, mix } = this.window.take(this.options.tickMs);
     return {
       nowMs: now,
       ready,
       starting: this.fleet.count('starting'),
       draining: this.fleet.count('draining'),
-      arrivalRps,
-      goodRps,
       queued: this.host.queued(),
       engineWaiting,
       running,
       kvUsage: ready > 0 ? kv / ready : 0,
       utilization: ready > 0 ? Math.min(1, busyMs / (ready * this.options.tickMs)) : 0,
       fresh: true,
-      ...(mix === null ? {} : { modelCapacityRps: this.host.capacityRps(mix.input, mix.output) }),
     };
   }
 

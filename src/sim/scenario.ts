@@ -3,9 +3,7 @@
  * client behaviour, seed. It is recorded verbatim in the report, so a report says how to
  * reproduce itself. The policy is kept apart: `compare` runs several over one scenario.
  */
-import { ConfigError } from '../core/errors.ts';
-import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
-import { parseReadyTime } from '../core/fleet/replica-group.ts';
+import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import type { AutoscaleOptions } from './autoscaling.ts';
 import { adapterNames, parseAdapterSpec } from './workload/adapter-spec.ts';
 import type { Clock } from '../core/ports/clock.ts';
@@ -142,29 +140,6 @@ const SCALE_TICK_MS = 5_000;
 /** The autoscaling the spec asks for, checked; undefined without `--autoscaler`. */
 function autoscaleOptions(spec: ScenarioSpec): AutoscaleOptions | undefined {
   if (spec.autoscaler === undefined) return undefined;
-  if (AUTOSCALERS[spec.autoscaler] === undefined) {
-    throw new ConfigError(
-      '--autoscaler',
-      `one of ${Object.keys(AUTOSCALERS).join(', ')}`,
-      spec.autoscaler,
-    );
-  }
-  const min = spec.minReplicas ?? spec.replicas;
-  const max = spec.maxReplicas ?? 4 * min;
-  if (max < min) throw new ConfigError('--max-replicas', `at least --min-replicas (${min})`, max);
-  const readyTime = parseReadyTime(spec.readyTime ?? '120-240');
-  if (readyTime === undefined) {
-    throw new ConfigError(
-      '--ready-time',
-      'seconds, MIN-MAX or one value (e.g. 120-240)',
-      spec.readyTime,
-    );
-  }
-  return {
-    type: spec.autoscaler,
-    minReplicas: min,
-    maxReplicas: max,
-    readyTime,
-    tickMs: SCALE_TICK_MS,
-  };
+  const o = resolveScaleFlags({ ...spec, autoscaler: spec.autoscaler }, spec.replicas);
+  return { ...o, tickMs: SCALE_TICK_MS };
 }

@@ -77,7 +77,7 @@ export function simulate(opts: SimulationOptions): Report {
     accumulator.add(outcome);
     counters.finished++;
     if (scaling !== null && state === 'completed') {
-      scaling.window.completed(
+      scaling.advisor.window.completed(
         tracker.streamed,
         isGood(outcome, opts.policy.classes[outcome.sloClass].objectives),
       );
@@ -344,7 +344,7 @@ export function simulate(opts: SimulationOptions): Report {
     const req = next.value;
     counters.offered++;
     clock.at(req.arrivalMs, () => {
-      scaling?.window.arrived(req.inputTokens);
+      scaling?.advisor.window.arrived(req.inputTokens);
       const cls = opts.policy.classes[req.sloClass];
       sendAttempt(
         new RequestTracker(

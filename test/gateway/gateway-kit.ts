@@ -13,7 +13,7 @@ import {
 } from '../../src/engine/engine-spec.ts';
 import { serveEngine, type ListeningEngineServer } from '../../src/engine-server/serve.ts';
 import type { EngineServerOptions } from '../../src/engine-server/engine-app.ts';
-import { startGateway, type RunningGateway } from '../../src/gateway/serve.ts';
+import { startGateway, type RunningGateway, type ServeOptions } from '../../src/gateway/serve.ts';
 import type { OpsLog } from '../../src/gateway/ops-log.ts';
 
 export const MODEL = 'llama-3-8b';
@@ -54,6 +54,8 @@ export async function gateway(
     log?: OpsLog;
     /** Event-loop lag above which it sheds new requests (default here: 0, never). */
     shedLagMs?: number;
+    /** The autoscaler whose decision /metrics exports (default here: none). */
+    autoscale?: ServeOptions['autoscale'];
   } = {},
 ): Promise<GatewayUnderTest> {
   const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
@@ -71,6 +73,7 @@ export async function gateway(
     log: extra.log,
     // A test machine's event loop lags for reasons of its own: only the shedder's tests shed.
     shedLagMs: extra.shedLagMs ?? 0,
+    autoscale: extra.autoscale,
   });
   onTeardown(() => g.close());
   await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);

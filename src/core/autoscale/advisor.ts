@@ -1,0 +1,42 @@
+/**
+ * An autoscaler at run time, for any host: it counts what happens between ticks
+ * (`ScaleWindow`), and each tick combines that with the host's view of its fleet into the
+ * signals, asks the autoscaler, and returns its decision with the signals behind it. The
+ * simulator acts on the decision; the gateway exports it for an external actuator.
+ */
+import type { Autoscaler, ScaleDecision, ScaleLimits, ScaleSignals } from './autoscaler.ts';
+import { ScaleWindow } from './scale-window.ts';
+
+/** What the host measures of its fleet at a tick. */
+export type FleetSignals = Omit<ScaleSignals, 'arrivalRps' | 'goodRps' | 'modelCapacityRps'>;
+
+export class ScaleAdvisor {
+  readonly window = new ScaleWindow();
+  readonly limits: ScaleLimits;
+  private readonly autoscaler: Autoscaler;
+  private readonly state: unknown;
+
+  constructor(autoscaler: Autoscaler, limits: ScaleLimits) {
+    this.autoscaler = autoscaler;
+    this.limits = limits;
+    this.state = autoscaler.initState();
+  }
+
+  /**
+   * The tick's decision. `capacityRps` is one group's capacity at SLO for requests of these mean
+   * sizes, as the host's step-time model predicts it.
+   */
+  decide(
+    fleet: FleetSignals,
+    capacityRps: (inputTokens: number, outputTokens: number) => number,
+  ): { readonly decision: ScaleDecision; readonly signals: ScaleSignals } {
+    const { arrivalRps, goodRps, mix } = this.window.take(this.limits.tickMs);
+    const signals: ScaleSignals = {
+      ...fleet,
+      arrivalRps,
+      goodRps,
+      ...(mix === null ? {} : { modelCapacityRps: capacityRps(mix.input, mix.output) }),
+    };
+    return { decision: this.autoscaler.decide(this.state, signals, this.limits), signals };
+  }
+}
