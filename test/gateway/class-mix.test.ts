@@ -1,7 +1,9 @@
 // Four classes at once, live: 500 requests over ~2 s, round-robin over interactive, reasoning,
 // batch and best_effort, against two slow engines. No priority inversion of the kind an
 // operator sees: a reasoning request refused while a best-effort request sent before it still
-// waits and is later served. Best effort runs on leftover capacity (none is left while a class
+// waits — its stream not started — and is later served. (A best-effort stream already under way
+// when a reasoning request is refused is not one: it was dispatched before the pressure; each
+// stream's start is when its response begins, at its first token.) Best effort runs on leftover capacity (none is left while a class
 // above is refusing for its wait), and reasoning, which may queue, is admitted on its slack while
 // lower work waits, rather than held to the short queue-delay target.
 import { test } from 'node:test';
@@ -14,6 +16,8 @@ const CLASSES = ['interactive', 'reasoning', 'batch', 'best_effort'] as const;
 interface Sent {
   readonly cls: (typeof CLASSES)[number];
   readonly sentMs: number;
+  /** When the response began: a stream's first token, or the refusal. */
+  readonly startMs: number;
   readonly endMs: number;
   readonly status: number;
 }
@@ -30,11 +34,12 @@ test('500 requests in four classes: no reasoning refusal while earlier best-effo
         const sentMs = performance.now() - t0;
         const res = await postChat(
           gw.url,
-          { max_tokens: 40, ignore_eos: true },
+          { max_tokens: 40, ignore_eos: true, stream: true },
           { 'x-goodput-class': cls },
         );
+        const startMs = performance.now() - t0;
         await res.arrayBuffer();
-        return { cls, sentMs, endMs: performance.now() - t0, status: res.status };
+        return { cls, sentMs, startMs, endMs: performance.now() - t0, status: res.status };
       })(),
     );
     await new Promise((r) => setTimeout(r, 4));
@@ -44,7 +49,7 @@ test('500 requests in four classes: no reasoning refusal while earlier best-effo
   const refusedReasoning = of('reasoning').filter((s) => s.status !== 200);
   const servedBestEffort = of('best_effort').filter((s) => s.status === 200);
   const inversions = refusedReasoning.filter((r) =>
-    servedBestEffort.some((b) => b.sentMs < r.endMs && b.endMs > r.endMs),
+    servedBestEffort.some((b) => b.sentMs < r.endMs && b.startMs > r.endMs),
   );
   assert.equal(
     inversions.length,
