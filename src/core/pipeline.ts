@@ -80,8 +80,6 @@ export class Pipeline<H> {
   /** Idempotency keys of tickets not yet ended: an attempt with one of these is a duplicate. */
   private readonly inFlightKeys = new Map<string, Ticket<H>>();
   private nowMs: Ms = 0;
-  /** Replicas held for a long prompt that fit nowhere, over the run. */
-  holds = 0;
 
   constructor(policy: ResolvedPolicy, spec: FleetSpec, sink: PipelineSink<H>) {
     this.policy = policy;
@@ -125,10 +123,8 @@ export class Pipeline<H> {
       this.expired(t);
       return;
     }
-    if (d.kind === 'hold') {
-      this.holds++;
-      return;
-    }
+    // A hold is the dispatcher's own state (a replica kept for this ticket): the ticket still waits.
+    if (d.kind === 'hold') return;
     t.entry = d.entry;
     t.replica = d.replica;
     t.hitTokens = d.hitTokens;

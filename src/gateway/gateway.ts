@@ -8,10 +8,8 @@
  * readiness and circuit breakers are the fleet's (backend-fleet.ts), told how each request went.
  * The HTTP layer only translates; the stage order lives in the pipeline.
  */
-import { ScaleAdvisor } from '../core/autoscale/advisor.ts';
-import type { ScaleLimits } from '../core/autoscale/autoscaler.ts';
-import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
-import { groupCapacityRps } from '../core/autoscale/scale-window.ts';
+import { capacityModel } from '../core/autoscale/scale-window.ts';
+import { ScaleExport, type ScaleExportSettings } from './scale-export.ts';
 import type { RejectReason, Rejection } from '../core/request/decision.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
@@ -41,7 +39,7 @@ export interface GatewayDeps {
   readonly log: OpsLog;
   readonly onDecision?: (record: DecisionRecord) => void;
   /** The autoscaler whose decision the gateway exports (no actuator: `goodput_desired_replicas`). */
-  readonly autoscale?: { readonly type: string; readonly limits: ScaleLimits };
+  readonly autoscale?: ScaleExportSettings;
 }
 
 type Settled =
@@ -71,9 +69,8 @@ export class Gateway {
   private readonly deps: GatewayDeps;
   private readonly fleet: BackendFleet;
   private pumpTimer: TimerHandle | null = null;
-  /** The autoscaler: what it counts between ticks, and its decisions. */
-  readonly scale: ScaleAdvisor | null;
-  private scaleTimer: TimerHandle | null = null;
+  /** The autoscaler whose decision `/metrics` exports; null when off. */
+  readonly scaling: ScaleExport | null;
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
@@ -99,68 +96,17 @@ export class Gateway {
     m.serviceSource = () => this.pipeline.vtc.entries();
     m.passesSource = () => this.pipeline.dispatcher.passes;
     m.costRevision = deps.policy.queueing.cost.revision;
-    const a = deps.autoscale;
-    this.scale = a === undefined ? null : new ScaleAdvisor(AUTOSCALERS[a.type], a.limits);
-    if (this.scale !== null) this.scheduleScale();
-  }
-
-  private scheduleScale(): void {
-    const tickMs = this.scale?.limits.tickMs ?? 0;
-    this.scaleTimer = this.deps.timers.at(this.deps.clock.now() + tickMs, () => {
-      this.scaleTick();
-      this.scheduleScale();
-    });
-  }
-
-  /**
-   * One autoscaling tick: the backends' load and the queue as signals, the decision exported.
-   * The gateway starts and stops nothing: ready groups are the usable backends, none starting.
-   */
-  scaleTick(): void {
-    const scale = this.scale;
-    if (scale === null) return;
-    const replicas = this.snapshots();
-    let engineWaiting = 0;
-    let running = 0;
-    let kv = 0;
-    for (const r of replicas) {
-      engineWaiting += r.waiting;
-      running += r.running;
-      kv += r.kvUsage;
-    }
-    let itl = Infinity;
-    for (const c of Object.values(this.deps.policy.classes)) {
-      itl = Math.min(itl, c.objectives.itlP99Ms ?? Infinity);
-    }
     const flow = this.pipeline.dispatcher.flow;
-    const { decision, signals } = scale.decide(
-      {
-        nowMs: this.deps.clock.now(),
-        ready: replicas.length,
-        starting: 0,
-        draining: 0,
-        queued: this.pipeline.queued,
-        engineWaiting,
-        running,
-        kvUsage: replicas.length > 0 ? kv / replicas.length : 0,
-        // A backend's GPU busy time is not among the metrics it exports.
-        utilization: 0,
-        fresh: this.fleet.ready,
-      },
-      (input, output) => groupCapacityRps(flow, itl, input, output),
-    );
-    const m = this.deps.metrics;
-    m.desiredReplicas.set({ pool: 'default' }, decision.desired);
-    m.autoscaleDecisions.inc({ reason: decision.reason });
-    const named: Record<string, number> = {
-      arrival_rps: signals.arrivalRps,
-      good_rps: signals.goodRps,
-      queued: signals.queued,
-      engine_waiting: signals.engineWaiting,
-      ready: signals.ready,
-      capacity_rps: signals.modelCapacityRps ?? 0,
-    };
-    for (const [signal, value] of Object.entries(named)) m.autoscaleSignals.set({ signal }, value);
+    this.scaling =
+      deps.autoscale === undefined
+        ? null
+        : new ScaleExport(deps.autoscale, {
+            ...deps,
+            snapshots: () => this.snapshots(),
+            queued: () => this.pipeline.queued,
+            fresh: () => this.fleet.ready,
+            capacityRps: capacityModel(flow, deps.policy.classes),
+          });
   }
 
   /** Refreshes the gauges a scrape reads (queue, shares, backends). */
@@ -216,7 +162,7 @@ export class Gateway {
     m.offered.inc({ class: req.sloClass, tenant: m.tenant(req.tenant) });
     m.offeredTokens.inc({ class: req.sloClass }, req.inputTokens);
     if ((req.attempt ?? 1) > 1) m.retries.inc({ class: req.sloClass });
-    else this.scale?.window.arrived(req.inputTokens);
+    else this.scaling?.advisor.window.arrived(req.inputTokens);
     const waiter = new Waiter();
     const replicas = this.snapshots();
     const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), replicas, {
@@ -336,7 +282,7 @@ export class Gateway {
           metrics.good.inc({ class: cls.name });
           metrics.goodTokens.inc({ class: cls.name }, outputTokens);
         }
-        this.scale?.window.completed(outputTokens, good);
+        this.scaling?.advisor.window.completed(outputTokens, good);
       }
       this.pump();
     }
@@ -349,8 +295,7 @@ export class Gateway {
   async close(): Promise<void> {
     this.pumpTimer?.cancel();
     this.pumpTimer = null;
-    this.scaleTimer?.cancel();
-    this.scaleTimer = null;
+    this.scaling?.close();
     await this.fleet.close();
   }
 

@@ -4,7 +4,6 @@
  * outcome folds into the report. Deterministic: same seed and inputs, same report (apart from
  * its `sim` block of wall-clock figures).
  */
-import { QueueSpread } from '../core/observe/queue-spread.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { Rng } from '../core/ports/rng.ts';
@@ -27,14 +26,12 @@ import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { Fleet } from './fleet.ts';
+import { SpreadSampler } from './spread-sampler.ts';
 import { AutoscaleLoop, type AutoscaleOptions } from './autoscaling.ts';
-import { groupCapacityRps } from '../core/autoscale/scale-window.ts';
+import { capacityModel } from '../core/autoscale/scale-window.ts';
 import { isGood } from '../core/observe/slo-judge.ts';
 import { RequestTracker } from './request-tracker.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
-
-/** How often the queue-work spread across replicas is sampled (simulated ms). */
-const SPREAD_SAMPLE_MS = 1_000;
 
 export interface SimulationOptions {
   readonly seed: number;
@@ -217,27 +214,8 @@ export function simulate(opts: SimulationOptions): Report {
     if (pipeline.waiting) pipeline.pump(clock.now(), fleet.snapshots());
   };
 
-  // Queue work across the replicas, sampled once a second of simulated time as requests come
-  // and go: how long each replica needs for what it holds — its uncomputed prompt tokens as
-  // prefill time, then its sequences' remaining output at its current batch's step time.
-  const spread = new QueueSpread();
-  const flow = pipeline.dispatcher.flow;
-  const stepMs = flow.prefillMs(opts.engine.maxBatchedTokens);
-  let nextSampleMs = 0;
-  const sampleSpread = () => {
-    const now = clock.now();
-    if (now < nextSampleMs) return;
-    nextSampleMs = now + SPREAD_SAMPLE_MS;
-    const works = fleet.outstanding().map((o) => {
-      const decodeMs =
-        o.seqs === 0
-          ? 0
-          : (o.outputTokens / o.seqs) *
-            flow.decodeStepMs(Math.min(o.seqs, opts.engine.maxNumSeqs), o.contextTokens);
-      return flow.prefillMs(o.prefillTokens) + decodeMs;
-    });
-    spread.sample(now, works, stepMs);
-  };
+  const spread = new SpreadSampler(fleet, pipeline.dispatcher.flow, opts.engine, clock);
+  const sampleSpread = () => spread.sample();
 
   const retryOrEnd = (tracker: RequestTracker, state: FinalState, retryAfterMs?: Ms) => {
     if (tracker.attempts >= opts.client.maxAttempts) return finish(tracker, state);
@@ -366,13 +344,7 @@ export function simulate(opts: SimulationOptions): Report {
       const index = fleet.busiestReady();
       if (index < 0) return;
       for (const t of fleet.fail(index)) {
-        t.timeout?.cancel();
-        t.timeout = null;
-        fleet.release(index);
-        const ticket = t.ticket;
-        t.ticket = null;
-        if (ticket !== null) pipeline.end(ticket, t.streamed, false, clock.now());
-        settleTenant(t, t.req.inputTokens + t.streamed);
+        endAttempt(t, t.streamed, false);
         // A stream under way resumes elsewhere: the rest is asked for as a new request whose
         // prompt is the original and the tokens streamed so far (recomputed there).
         if (t.firstTokenMs !== undefined) {
@@ -393,8 +365,7 @@ export function simulate(opts: SimulationOptions): Report {
         queued: () => pipeline.queued,
         cachedBlocks: (index) => pipeline.dispatcher.router.prefix?.blocksOf(index) ?? 0,
         done: () => arrivalsDone && counters.finished >= counters.offered,
-        capacityRps: (input, output) =>
-          groupCapacityRps(pipeline.dispatcher.flow, tightestGap(opts.policy), input, output),
+        capacityRps: capacityModel(pipeline.dispatcher.flow, opts.policy.classes),
       },
       clock,
     );
@@ -477,12 +448,4 @@ export function simulate(opts: SimulationOptions): Report {
     ),
     sim: { wallMs: opts.wallClock.now() - wallStart, events: clock.events },
   });
-}
-
-/** The tightest token-gap objective among the policy's classes (Infinity when none sets one). */
-function tightestGap(policy: ResolvedPolicy): Ms {
-  let itl = Infinity;
-  for (const c of Object.values(policy.classes))
-    itl = Math.min(itl, c.objectives.itlP99Ms ?? Infinity);
-  return itl;
 }

@@ -6,6 +6,7 @@
  * hidden lengths; the last mix is kept through a tick with nothing to show.
  */
 import type { Ms } from '../request/units.ts';
+import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { FlowControl } from '../routing/flow-control.ts';
 
 export interface WindowRates {
@@ -76,4 +77,17 @@ export function groupCapacityRps(
   const runMs =
     flow.prefillMs(Math.max(1, input)) + output * flow.decodeStepMs(batch, batch * context);
   return runMs > 0 ? (batch * 1000) / runMs : 0;
+}
+
+/**
+ * `groupCapacityRps` held to the tightest gap objective among `classes` (Infinity when none sets
+ * one): what a host hands its `ScaleAdvisor`.
+ */
+export function capacityModel(
+  flow: FlowControl,
+  classes: Readonly<Record<SloClassName, SloClass>>,
+): (input: number, output: number) => number {
+  let itl = Infinity;
+  for (const c of Object.values(classes)) itl = Math.min(itl, c.objectives.itlP99Ms ?? Infinity);
+  return (input, output) => groupCapacityRps(flow, itl, input, output);
 }

@@ -1,0 +1,100 @@
+/**
+ * The gateway's autoscaler, without an actuator: every tick its backends' loads and its queue
+ * become the signals, the shared controller decides (`../core/autoscale/advisor.ts`), and the
+ * decision is exported — `goodput_desired_replicas{pool}`, the signals behind it, the decisions
+ * by reason — for KEDA or an HPA on external metrics to act on. The gateway starts and stops
+ * nothing: the ready groups are its usable backends, none starting or draining.
+ */
+import { ScaleAdvisor } from '../core/autoscale/advisor.ts';
+import type { ScaleLimits } from '../core/autoscale/autoscaler.ts';
+import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
+import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
+import type { Clock } from '../core/ports/clock.ts';
+import type { TimerHandle, Timers } from '../core/ports/timers.ts';
+import type { GatewayMetrics } from './gateway-metrics.ts';
+
+export interface ScaleExportSettings {
+  readonly type: string;
+  readonly limits: ScaleLimits;
+}
+
+/** What a tick reads of the gateway. */
+export interface ScaleSources {
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly metrics: GatewayMetrics;
+  snapshots(): readonly ReplicaSnapshot[];
+  queued(): number;
+  /** Whether the backends' figures are fresh (no scale-in on stale ones). */
+  fresh(): boolean;
+  /** One group's capacity at SLO for requests of these mean sizes (req/s). */
+  capacityRps(input: number, output: number): number;
+}
+
+export class ScaleExport {
+  /** The controller, and what it counts between ticks (the gateway feeds `window`). */
+  readonly advisor: ScaleAdvisor;
+  private readonly sources: ScaleSources;
+  private timer: TimerHandle | null = null;
+
+  constructor(settings: ScaleExportSettings, sources: ScaleSources) {
+    this.advisor = new ScaleAdvisor(AUTOSCALERS[settings.type], settings.limits);
+    this.sources = sources;
+    this.schedule();
+  }
+
+  close(): void {
+    this.timer?.cancel();
+    this.timer = null;
+  }
+
+  private schedule(): void {
+    const { clock, timers } = this.sources;
+    this.timer = timers.at(clock.now() + this.advisor.limits.tickMs, () => {
+      this.tick();
+      this.schedule();
+    });
+  }
+
+  /** One tick: measure, decide, export. */
+  tick(): void {
+    const s = this.sources;
+    const replicas = s.snapshots();
+    let engineWaiting = 0;
+    let running = 0;
+    let kv = 0;
+    for (const r of replicas) {
+      engineWaiting += r.waiting;
+      running += r.running;
+      kv += r.kvUsage;
+    }
+    const { decision, signals } = this.advisor.decide(
+      {
+        nowMs: s.clock.now(),
+        ready: replicas.length,
+        starting: 0,
+        draining: 0,
+        queued: s.queued(),
+        engineWaiting,
+        running,
+        kvUsage: replicas.length > 0 ? kv / replicas.length : 0,
+        // A backend's GPU busy time is not among the metrics it exports.
+        utilization: 0,
+        fresh: s.fresh(),
+      },
+      (input, output) => s.capacityRps(input, output),
+    );
+    const m = s.metrics;
+    m.desiredReplicas.set({ pool: 'default' }, decision.desired);
+    m.autoscaleDecisions.inc({ reason: decision.reason });
+    const named: Record<string, number> = {
+      arrival_rps: signals.arrivalRps,
+      good_rps: signals.goodRps,
+      queued: signals.queued,
+      engine_waiting: signals.engineWaiting,
+      ready: signals.ready,
+      capacity_rps: signals.modelCapacityRps ?? 0,
+    };
+    for (const [signal, value] of Object.entries(named)) m.autoscaleSignals.set({ signal }, value);
+  }
+}
