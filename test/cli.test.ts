@@ -402,3 +402,50 @@ test('serve: a bad autoscaling flag exits 2 naming it, before anything listens',
     assert.match(r.err, named);
   }
 });
+
+test('simulate: autoscaling under a load shape with a group failure, through a real process; bad values exit 2 naming the flag', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'goodput-autoscale-cli-'));
+  const out = join(dir, 'report.json');
+  const r = goodput(
+    'simulate',
+    '--policy',
+    'goodput',
+    '--autoscaler',
+    'goodput',
+    '--min-replicas',
+    '2',
+    '--max-replicas',
+    '6',
+    '--ready-time',
+    '30-60',
+    '--scenario',
+    'diurnal-burst',
+    '--fail-group',
+    '40',
+    '--rate',
+    '20',
+    '--num-requests',
+    '3000',
+    '--input',
+    'sharegpt-vllm',
+    '--output',
+    'sharegpt-vllm',
+    '--out',
+    out,
+  );
+  assert.equal(r.code, 0, r.err);
+  const report = JSON.parse(readFileSync(out, 'utf8'));
+  assert.equal(report.scenario.workload.scenario.name, 'diurnal-burst');
+  assert.equal(report.fleet.failures.groups, 1);
+  assert.ok(report.autoscale.timeline.length > 0);
+  for (const [args, named] of [
+    [['--scenario', 'lunch-rush'], /--scenario/],
+    [['--autoscaler', 'magic'], /--autoscaler/],
+    [['--autoscaler', 'goodput', '--ready-time', '2-1'], /--ready-time/],
+    [['--fail-group', '-3'], /--fail-group/],
+  ] as const) {
+    const bad = goodput('simulate', '--num-requests', '5', ...args);
+    assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.err}`);
+    assert.match(bad.err, named);
+  }
+});
