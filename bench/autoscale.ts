@@ -13,7 +13,16 @@ import type { Report } from '../src/core/observe/report.ts';
 
 const trace = flag('--trace') ?? join(DATA_DIR, 'traces/azure2023/AzureLLMInferenceTrace_conv.csv');
 const seeds = (flag('--seeds') ?? '1,2,3').split(',').map(Number);
-const AUTOSCALERS = ['goodput', 'hpa-utilization', 'keda-queue', 'kpa-like', 'none'];
+// The goodput controller at its default headroom and at two an operator might plan for.
+const AUTOSCALERS: readonly { readonly type: string; readonly headroom?: number }[] = [
+  { type: 'goodput' },
+  { type: 'goodput', headroom: 2 },
+  { type: 'goodput', headroom: 3 },
+  { type: 'hpa-utilization' },
+  { type: 'keda-queue' },
+  { type: 'kpa-like' },
+  { type: 'none' },
+];
 
 interface Timeline {
   t_s: number;
@@ -21,14 +30,15 @@ interface Timeline {
   good_rps: number;
 }
 
-function run(autoscaler: string, policy: string, seed: number): Report {
+function run(autoscaler: (typeof AUTOSCALERS)[number], policy: string, seed: number): Report {
   return runScenario(
     {
       ...SCENARIO_DEFAULTS,
       seed,
       trace,
       scenario: 'diurnal-burst',
-      autoscaler,
+      autoscaler: autoscaler.type,
+      headroom: autoscaler.headroom,
       minReplicas: 2,
       maxReplicas: 16,
       readyTime: '120-240',
@@ -38,7 +48,7 @@ function run(autoscaler: string, policy: string, seed: number): Report {
   );
 }
 
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(`machine: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}`);
 console.log(
@@ -61,7 +71,7 @@ for (const policy of ['goodput', 'baseline-vllm']) {
     });
     const a = reports.map((r) => r.autoscale as Record<string, number>);
     console.log(
-      `| ${policy} | ${autoscaler} | ${pct(mean(reports.map((r) => r.slo.attainment_offered)))} | ${pct(mean(burst))} | ${mean(reports.map((r) => r.cost.gpu_seconds_per_good_request ?? NaN)).toFixed(3)} | ${mean(reports.map((r) => r.fleet.replicas_ready_mean)).toFixed(2)} | ${mean(a.map((x) => x.scale_events)).toFixed(1)} | ${Math.max(...a.map((x) => x.reversals_in_window))} | ${Math.max(...a.map((x) => x.lost_in_scale_in))} |`,
+      `| ${policy} | ${autoscaler.type}${autoscaler.headroom === undefined ? '' : ` (headroom ${autoscaler.headroom})`} | ${pct(mean(reports.map((r) => r.slo.attainment_offered)))} | ${pct(mean(burst))} | ${mean(reports.map((r) => r.cost.gpu_seconds_per_good_request ?? NaN)).toFixed(3)} | ${mean(reports.map((r) => r.fleet.replicas_ready_mean)).toFixed(2)} | ${mean(a.map((x) => x.scale_events)).toFixed(1)} | ${Math.max(...a.map((x) => x.reversals_in_window))} | ${Math.max(...a.map((x) => x.lost_in_scale_in))} |`,
     );
   }
 }

@@ -1,6 +1,10 @@
-/** The autoscaling limits `simulate` and `serve` share: the fewest and most groups, the ready time. */
+/**
+ * The autoscaling limits `simulate` and `serve` share: the fewest and most groups, the ready time,
+ * the headroom.
+ */
 import type { Command } from 'commander';
-import { positiveInt } from './parse-flags.ts';
+import { DEFAULT_HEADROOM } from '../core/autoscale/scale-options.ts';
+import { positiveInt, positiveNumber } from './parse-flags.ts';
 
 /** `minDefault`: what the minimum defaults to, in the command's own terms. */
 export function addScaleLimitFlags(cmd: Command, minDefault: string): Command {
@@ -19,5 +23,10 @@ export function addScaleLimitFlags(cmd: Command, minDefault: string): Command {
       '--ready-time <s>',
       "autoscaling: a new group's ready time in seconds, MIN-MAX drawn per group — the controller's look-ahead",
       '120-240',
+    )
+    .option(
+      '--burst-headroom <x>',
+      `autoscaling (goodput): size the groups for this multiple of the forecast arrivals — a burst up to it is served while new groups start (default ${DEFAULT_HEADROOM})`,
+      positiveNumber('--burst-headroom'),
     );
 }

@@ -223,6 +223,7 @@ function serveAutoscale(o: Record<string, unknown>, fleet: number) {
       minReplicas: o.minReplicas as number | undefined,
       maxReplicas: o.maxReplicas as number | undefined,
       readyTime: o.readyTime as string,
+      headroom: o.burstHeadroom as number | undefined,
     },
     fleet,
   );
@@ -233,6 +234,7 @@ function serveAutoscale(o: Record<string, unknown>, fleet: number) {
       maxReplicas: s.maxReplicas,
       readyTimeMs: (s.readyTime.minMs + s.readyTime.maxMs) / 2,
       tickMs: SCALE_TICK_MS,
+      headroom: s.headroom,
     },
   };
 }

@@ -175,6 +175,7 @@ export function scenarioFromFlags(
     minReplicas: o.minReplicas as number | undefined,
     maxReplicas: o.maxReplicas as number | undefined,
     readyTime: o.readyTime as string | undefined,
+    headroom: o.burstHeadroom as number | undefined,
     scenario: o.scenario as string | undefined,
     failGroupAtS: o.failGroup as number[] | undefined,
     replicas: o.replicas as number,

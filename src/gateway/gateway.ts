@@ -89,6 +89,8 @@ export class Gateway {
           class: r.class ?? 'none',
           tenant: r.tenant === null ? 'none' : m.tenant(r.tenant),
         });
+        const result = r.admission.result;
+        if (result === 'reject' || result === 'expire') this.scaling?.advisor.window.refused();
         deps.onDecision?.(r);
       },
     });
@@ -105,7 +107,7 @@ export class Gateway {
             snapshots: () => this.snapshots(),
             queued: () => this.pipeline.queued,
             fresh: () => this.fleet.ready,
-            capacityRps: capacityModel(flow, deps.policy.classes),
+            capacity: capacityModel(flow, deps.policy.classes),
           });
   }
 

@@ -8,6 +8,7 @@
 import { ScaleAdvisor } from '../core/autoscale/advisor.ts';
 import type { ScaleLimits } from '../core/autoscale/autoscaler.ts';
 import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
+import type { GroupCapacity } from '../core/autoscale/scale-window.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
@@ -27,8 +28,8 @@ export interface ScaleSources {
   queued(): number;
   /** Whether the backends' figures are fresh (no scale-in on stale ones). */
   fresh(): boolean;
-  /** One group's capacity at SLO for requests of these mean sizes (req/s). */
-  capacityRps(input: number, output: number): number;
+  /** One group's capacity at SLO for requests of these mean sizes. */
+  capacity(input: number, output: number): GroupCapacity;
 }
 
 export class ScaleExport {
@@ -82,7 +83,7 @@ export class ScaleExport {
         utilization: 0,
         fresh: s.fresh(),
       },
-      (input, output) => s.capacityRps(input, output),
+      (input, output) => s.capacity(input, output),
     );
     const m = s.metrics;
     m.desiredReplicas.set({ pool: 'default' }, decision.desired);
@@ -93,7 +94,8 @@ export class ScaleExport {
       queued: signals.queued,
       engine_waiting: signals.engineWaiting,
       ready: signals.ready,
-      capacity_rps: signals.modelCapacityRps ?? 0,
+      capacity_rps: signals.model?.rps ?? 0,
+      capacity_streams: signals.model?.streams ?? 0,
     };
     for (const [signal, value] of Object.entries(named)) m.autoscaleSignals.set({ signal }, value);
   }

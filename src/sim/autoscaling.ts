@@ -8,6 +8,7 @@
  */
 import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
 import { ScaleAdvisor, type FleetSignals } from '../core/autoscale/advisor.ts';
+import type { GroupCapacity } from '../core/autoscale/scale-window.ts';
 import { GROUP_STAGES, type GroupStage, type ReadyTime } from '../core/fleet/replica-group.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { Clock } from '../core/ports/clock.ts';
@@ -20,6 +21,7 @@ export interface AutoscaleOptions {
   readonly maxReplicas: number;
   readonly readyTime: ReadyTime;
   readonly tickMs: Ms;
+  readonly headroom: number;
 }
 
 /** What the loop reads of the simulation besides the fleet. */
@@ -30,8 +32,8 @@ export interface AutoscaleHost {
   cachedBlocks(index: number): number;
   /** Whether every request has arrived and ended: nothing more to scale for. */
   done(): boolean;
-  /** One group's capacity at SLO (req/s) for requests of these mean sizes, as the model predicts. */
-  capacityRps(inputTokens: number, outputTokens: number): number;
+  /** One group's capacity at SLO for requests of these mean sizes, as the model predicts. */
+  capacity(inputTokens: number, outputTokens: number): GroupCapacity;
 }
 
 export interface TimelineSample {
@@ -67,6 +69,7 @@ export class AutoscaleLoop {
       maxReplicas: options.maxReplicas,
       readyTimeMs: (options.readyTime.minMs + options.readyTime.maxMs) / 2,
       tickMs: options.tickMs,
+      headroom: options.headroom,
     });
   }
 
@@ -78,7 +81,7 @@ export class AutoscaleLoop {
   private tick(): void {
     const now = this.clock.now();
     const { decision, signals } = this.advisor.decide(this.measure(now), (input, output) =>
-      this.host.capacityRps(input, output),
+      this.host.capacity(input, output),
     );
     this.act(decision.desired);
     this.timeline.push({

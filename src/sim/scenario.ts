@@ -48,6 +48,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly maxReplicas?: number;
   /** Seconds, `120-240` or `180`: a new group's ready time, drawn per group. */
   readonly readyTime?: string;
+  /** `--burst-headroom`: the multiple of forecast arrivals the groups are sized for. */
+  readonly headroom?: number;
   /** A load shape for the arrivals (`--scenario diurnal-burst`). */
   readonly scenario?: string;
   /** Seconds at which the busiest ready group fails (`--fail-group`, repeatable). */

@@ -208,7 +208,11 @@ export function simulate(opts: SimulationOptions): Report {
       settleTenant(t, 0);
       finish(t, 'failed');
     },
-    record: opts.onDecision,
+    record: (r) => {
+      const result = r.admission.result;
+      if (result === 'reject' || result === 'expire') scaling?.advisor.window.refused();
+      opts.onDecision?.(r);
+    },
   });
   const pump = () => {
     if (pipeline.waiting) pipeline.pump(clock.now(), fleet.snapshots());
@@ -365,7 +369,7 @@ export function simulate(opts: SimulationOptions): Report {
         queued: () => pipeline.queued,
         cachedBlocks: (index) => pipeline.dispatcher.router.prefix?.blocksOf(index) ?? 0,
         done: () => arrivalsDone && counters.finished >= counters.offered,
-        capacityRps: capacityModel(pipeline.dispatcher.flow, opts.policy.classes),
+        capacity: capacityModel(pipeline.dispatcher.flow, opts.policy.classes),
       },
       clock,
     );

@@ -10,7 +10,7 @@ test('goodput_desired_replicas and its signals are exported, within the limits',
   const gw = await gateway(backends, 'goodput', {
     autoscale: {
       type: 'goodput',
-      limits: { minReplicas: 2, maxReplicas: 6, readyTimeMs: 120_000, tickMs: 50 },
+      limits: { minReplicas: 2, maxReplicas: 6, readyTimeMs: 120_000, tickMs: 50, headroom: 1.5 },
     },
   });
   for (let k = 0; k < 6; k++) {

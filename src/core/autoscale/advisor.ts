@@ -5,10 +5,10 @@
  * simulator acts on the decision; the gateway exports it for an external actuator.
  */
 import type { Autoscaler, ScaleDecision, ScaleLimits, ScaleSignals } from './autoscaler.ts';
-import { ScaleWindow } from './scale-window.ts';
+import { ScaleWindow, type GroupCapacity } from './scale-window.ts';
 
 /** What the host measures of its fleet at a tick. */
-export type FleetSignals = Omit<ScaleSignals, 'arrivalRps' | 'goodRps' | 'modelCapacityRps'>;
+export type FleetSignals = Omit<ScaleSignals, 'arrivalRps' | 'goodRps' | 'missedRps' | 'model'>;
 
 export class ScaleAdvisor {
   readonly window = new ScaleWindow();
@@ -23,19 +23,20 @@ export class ScaleAdvisor {
   }
 
   /**
-   * The tick's decision. `capacityRps` is one group's capacity at SLO for requests of these mean
+   * The tick's decision. `capacity` is one group's capacity at SLO for requests of these mean
    * sizes, as the host's step-time model predicts it.
    */
   decide(
     fleet: FleetSignals,
-    capacityRps: (inputTokens: number, outputTokens: number) => number,
+    capacity: (inputTokens: number, outputTokens: number) => GroupCapacity,
   ): { readonly decision: ScaleDecision; readonly signals: ScaleSignals } {
-    const { arrivalRps, goodRps, mix } = this.window.take(this.limits.tickMs);
+    const { arrivalRps, goodRps, missedRps, mix } = this.window.take(this.limits.tickMs);
     const signals: ScaleSignals = {
       ...fleet,
       arrivalRps,
       goodRps,
-      ...(mix === null ? {} : { modelCapacityRps: capacityRps(mix.input, mix.output) }),
+      missedRps,
+      ...(mix === null ? {} : { model: capacity(mix.input, mix.output) }),
     };
     return { decision: this.autoscaler.decide(this.state, signals, this.limits), signals };
   }

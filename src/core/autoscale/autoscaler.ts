@@ -6,6 +6,7 @@
  * says why (a closed reason, for the timeline and the metrics).
  */
 import type { Ms } from '../request/units.ts';
+import type { GroupCapacity } from './scale-window.ts';
 
 export interface ScaleSignals {
   readonly nowMs: Ms;
@@ -17,6 +18,8 @@ export interface ScaleSignals {
   readonly arrivalRps: number;
   /** Requests that completed within their SLO per second over the last tick. */
   readonly goodRps: number;
+  /** Requests that missed their SLO — refused, expired or late — per second, over the last tick. */
+  readonly missedRps: number;
   /** Requests waiting: at the control plane, and in the engines' own queues. */
   readonly queued: number;
   readonly engineWaiting: number;
@@ -28,11 +31,10 @@ export interface ScaleSignals {
   /** Whether the figures are fresh: no scale-in on stale or missing metrics. */
   readonly fresh: boolean;
   /**
-   * One group's capacity at SLO for the recent mix, as the step-time model predicts it
-   * (requests per second): the streams flow control lets a replica hold within the gap
-   * objective, over how long one such request runs there. Undefined before any arrival.
+   * One group's capacity at SLO for the recent mix, as the step-time model predicts it: the
+   * rate it serves and the streams it holds. Undefined before a request has completed.
    */
-  readonly modelCapacityRps?: number;
+  readonly model?: GroupCapacity;
 }
 
 export interface ScaleLimits {
@@ -42,6 +44,11 @@ export interface ScaleLimits {
   readonly readyTimeMs: Ms;
   /** How often `decide` is called. */
   readonly tickMs: Ms;
+  /**
+   * The multiple of the forecast arrival rate the groups are sized to serve: a burst up to it
+   * is served by the groups already ready while new ones start.
+   */
+  readonly headroom: number;
 }
 
 export const SCALE_REASONS = [
@@ -55,6 +62,7 @@ export const SCALE_REASONS = [
   'concurrency',
   'panic',
   'scale_in',
+  'n_minus_1',
   'stabilizing',
   'stale',
 ] as const;

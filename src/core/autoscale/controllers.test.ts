@@ -11,6 +11,7 @@ const limits: ScaleLimits = {
   maxReplicas: 10,
   readyTimeMs: 120_000,
   tickMs: 5_000,
+  headroom: 1.2,
 };
 
 const signals = (o: Partial<ScaleSignals> = {}): ScaleSignals => ({
@@ -20,13 +21,14 @@ const signals = (o: Partial<ScaleSignals> = {}): ScaleSignals => ({
   draining: 0,
   arrivalRps: 10,
   goodRps: 10,
+  missedRps: 0,
   queued: 0,
   engineWaiting: 0,
   running: 20,
   kvUsage: 0.3,
   utilization: 0.5,
   fresh: true,
-  modelCapacityRps: 5,
+  model: { rps: 5, streams: 20 },
   ...o,
 });
 
@@ -77,11 +79,73 @@ test('goodput: scale-in waits out the window, one group at a time, and never on 
   a.decide(st, signals({ ready: 8, arrivalRps: 30, goodRps: 30 }), limits);
   const quiet = (t: number, fresh = true) =>
     a.decide(st, signals({ nowMs: t, ready: 8, arrivalRps: 2, goodRps: 2, fresh }), limits);
-  assert.equal(quiet(60_000).desired, 8, 'inside the window');
-  assert.equal(quiet(310_000, false).reason, 'stale');
-  const after = quiet(320_000);
+  assert.equal(quiet(30_000).desired, 8, 'inside the window');
+  assert.equal(quiet(335_000, false).reason, 'stale');
+  const after = quiet(340_000);
   assert.equal(after.desired, 7);
   assert.equal(after.reason, 'scale_in');
+});
+
+test('goodput: sized for the headroom over the forecast', () => {
+  const a = AUTOSCALERS.goodput;
+  const at = (headroom: number) =>
+    a.decide(a.initState(), signals({ ready: 4, arrivalRps: 10 }), { ...limits, headroom }).desired;
+  // ceil(h × 10 / 5), and one in reserve (4 ready already).
+  assert.equal(at(1.2), 4);
+  assert.equal(at(2), 5);
+  assert.equal(at(3), 7);
+});
+
+test('goodput: a fleet missing at its load corrects the model capacity down', () => {
+  const a = AUTOSCALERS.goodput;
+  const st = a.initState();
+  // Five groups take 10 req/s and serve 7.5 within SLO, missing 2.5: 1.5 a group, not the
+  // model's 5.
+  const d = a.decide(
+    st,
+    signals({ ready: 5, arrivalRps: 10, goodRps: 7.5, missedRps: 2.5 }),
+    limits,
+  );
+  // ceil(1.2 × 10 / 1.5) = 8, and one in reserve.
+  assert.equal(d.desired, 9);
+  // A fleet missing a few in a thousand is not at capacity: nothing learned.
+  const calm = a.initState();
+  assert.equal(
+    a.decide(calm, signals({ arrivalRps: 10, goodRps: 10, missedRps: 0.01 }), limits).desired,
+    4,
+  );
+});
+
+test('goodput: no ready group drained while the streams in flight would not fit the rest', () => {
+  const a = AUTOSCALERS.goodput;
+  const st = a.initState();
+  a.decide(st, signals({ ready: 3, arrivalRps: 0, goodRps: 0 }), limits);
+  // No arrivals for the window, but 50 streams still run: 2 groups hold 40.
+  const busy = (t: number) =>
+    a.decide(st, signals({ nowMs: t, ready: 3, arrivalRps: 0, goodRps: 0, running: 50 }), limits);
+  assert.equal(busy(320_000).reason, 'n_minus_1');
+  assert.equal(busy(320_000).desired, 3);
+  const idle = a.decide(
+    st,
+    signals({ nowMs: 325_000, ready: 3, arrivalRps: 0, goodRps: 0, running: 30 }),
+    limits,
+  );
+  assert.deepEqual(idle, { desired: 2, reason: 'scale_in' });
+});
+
+test('goodput: no scale-in on a dip while the trend rises', () => {
+  const a = AUTOSCALERS.goodput;
+  const st = a.initState();
+  // Arrivals climbing 1 req/s a tick for a minute, then a dip to nothing past the window.
+  for (let k = 0; k < 12; k++) {
+    a.decide(st, signals({ nowMs: k * 5_000, ready: 8, arrivalRps: 5 + k }), limits);
+  }
+  const dip = a.decide(
+    st,
+    signals({ nowMs: 320_000, ready: 8, arrivalRps: 0, goodRps: 0 }),
+    limits,
+  );
+  assert.deepEqual(dip, { desired: 8, reason: 'stabilizing' });
 });
 
 test('hpa-utilization: 70% target on a 15 s late metric, decisions every 15 s', () => {

@@ -32,7 +32,8 @@ function remember(w: Window, nowMs: Ms, value: number, spanMs: Ms): number {
 /**
  * The window's rule, as Kubernetes' HPA applies it to scale-in: go up at once (at most `upStep`
  * groups a decision), go down only to the highest recommendation of the last `stableMs`, and one
- * group at a time.
+ * group at a time. `wantedIn`, at least `wanted`, is the recommendation scale-in heeds: a
+ * threshold of its own, so that a load near a boundary does not go down and up again.
  */
 function stabilized(
   w: Window,
@@ -42,9 +43,10 @@ function stabilized(
   limits: ScaleLimits,
   stableMs: Ms,
   upStep: number,
+  wantedIn = wanted,
 ): ScaleDecision {
   const current = s.ready + s.starting;
-  const floor = remember(w, s.nowMs, wanted, stableMs);
+  const floor = remember(w, s.nowMs, wantedIn, stableMs);
   if (wanted > current) {
     return { desired: clampDesired(Math.min(wanted, current + upStep), limits), reason };
   }
@@ -68,44 +70,53 @@ const none: Autoscaler<null> = {
   decide: (_s, _signals, limits) => ({ desired: limits.minReplicas, reason: 'floor' }),
 };
 
-/** Safety factor on forecast arrivals, drain target for a queue, Holt's smoothing. */
-const SAFETY = 1.5;
+/** Drain target for a queue, Holt's smoothing (per 5 s tick), the capacity correction's. */
 const DRAIN_TARGET_MS = 30_000;
-const LEVEL_ALPHA = 0.5;
-const TREND_BETA = 0.2;
+const LEVEL_ALPHA = 0.3;
+const TREND_BETA = 0.05;
+const LEARN_RATE = 0.1;
+/** Misses beyond this share of arrivals mark a fleet at its capacity at SLO. */
+const MISSED_SHARE = 0.02;
+/** The least the correction learns: a fleet refusing while serving almost nothing is not at capacity. */
+const CORRECTION_MIN = 0.25;
 const STABLE_MS = 300_000;
+/** Scale-in's threshold: the headroom it keeps beyond scale-out's. */
+const SCALE_IN_BAND = 1.2;
 
 interface GoodputState {
   level: number;
   trend: number;
-  /** Good requests per second one ready group served while backlogged (EWMA); 0: not yet seen. */
-  capacity: number;
-  /** The most one ready group served when not backlogged: a floor on its capacity. */
-  floor: number;
   started: boolean;
+  /**
+   * What the groups served within SLO while backlogged, over what the step-time model said they
+   * could (EWMA); 1 until a backlog has shown it. It carries from one mix to the next.
+   */
+  correction: number;
+  learned: boolean;
   readonly window: Window;
 }
 
 /**
- * Goodput's controller: R = ceil((s · λ_f + Q / T_d) / C) groups, where λ_f is the arrival rate
- * forecast one ready time ahead (Holt's level and trend), Q the requests waiting, T_d the time
- * to drain them, s a safety factor and C one group's capacity at SLO for the current mix —
- * learned from the good throughput groups sustained while backlogged, never a peak benchmark;
- * until a backlog has shown it, the step-time model's prediction for the recent mix.
- * Scale-out looks ahead by the ready time, so it starts before the queue builds; scale-in waits
- * out a 5-minute window, one group at a time, never on stale figures; one group is held in
- * reserve beyond two.
+ * Goodput's controller: R = ceil((h · λ_f + Q / T_d) / C) groups, where λ_f is the arrival rate
+ * forecast one ready time ahead (Holt's level and trend; a falling trend sheds nothing early),
+ * Q the requests waiting, T_d the time to drain them, h the headroom a burst is served from
+ * while new groups start, and C one group's capacity at SLO for the current mix: the step-time
+ * model's, corrected by what groups were seen to serve within SLO while backlogged — an
+ * envelope learned online, never a peak benchmark. One group is held in reserve beyond two.
+ * Scale-in waits out a 5-minute window, one group at a time, never on stale figures nor while
+ * the load's trend rises, and never when the streams in flight would not fit the groups left
+ * (the N−1 check).
  */
 const goodput: Autoscaler<GoodputState> = {
   type: 'goodput',
   description:
-    'forecast arrivals one ready time ahead and the queue to drain, over a group capacity at SLO learned online',
+    'forecast arrivals one ready time ahead with headroom and the queue to drain, over a group capacity at SLO corrected online',
   initState: () => ({
     level: 0,
     trend: 0,
-    capacity: 0,
-    floor: 0,
     started: false,
+    correction: 1,
+    learned: false,
     window: newWindow(),
   }),
   decide(st, s, limits) {
@@ -118,25 +129,33 @@ const goodput: Autoscaler<GoodputState> = {
       st.level = LEVEL_ALPHA * s.arrivalRps + (1 - LEVEL_ALPHA) * (st.level + st.trend);
       st.trend = TREND_BETA * (st.level - prev) + (1 - TREND_BETA) * st.trend;
     }
-    if (s.ready > 0) {
-      const perGroup = s.goodRps / s.ready;
-      // Saturated: work waits beyond a couple of requests a group and the fleet is not keeping
-      // up with arrivals — what it serves within SLO then is what it can.
-      const saturated = s.queued + s.engineWaiting > 2 * s.ready && s.goodRps < 0.95 * s.arrivalRps;
-      if (saturated) {
-        st.capacity = st.capacity === 0 ? perGroup : st.capacity + 0.2 * (perGroup - st.capacity);
-      } else st.floor = Math.max(st.floor, perGroup);
-    }
-    const c = st.capacity > 0 ? st.capacity : (s.modelCapacityRps ?? st.floor);
     const current = s.ready + s.starting;
-    if (c <= 0) return stabilized(st.window, s, current, 'hold', limits, STABLE_MS, 4);
+    const model = s.model;
+    if (model === undefined || model.rps <= 0) {
+      return stabilized(st.window, s, current, 'hold', limits, STABLE_MS, 4);
+    }
+    // Overloaded: work waits beyond a couple of requests a group while the fleet falls behind
+    // its arrivals, or more than a few in a hundred miss their SLO (refused or late) — what it
+    // serves within SLO then is what it can, at this load and its burstiness. The model sees a
+    // smooth load; a trace's bursts of seconds refuse requests at an average rate far below it,
+    // and more groups are what absorbs them.
+    const behind = s.queued + s.engineWaiting > 2 * s.ready && s.goodRps < 0.95 * s.arrivalRps;
+    const missing = s.missedRps > MISSED_SHARE * s.arrivalRps;
+    if (s.ready > 0 && (behind || missing)) {
+      const seen = Math.max(CORRECTION_MIN, s.goodRps / s.ready / model.rps);
+      st.correction = st.learned ? st.correction + LEARN_RATE * (seen - st.correction) : seen;
+      st.learned = true;
+    }
+    const c = model.rps * st.correction;
     const horizon = limits.readyTimeMs / limits.tickMs;
-    const forecast = Math.max(s.arrivalRps, st.level + st.trend * horizon);
+    const forecast = Math.max(st.level, st.level + st.trend * horizon);
     const queued = s.queued + s.engineWaiting;
-    const byArrivals = (SAFETY * forecast) / c;
+    const byArrivals = (limits.headroom * forecast) / c;
     const byQueue = (queued * 1000) / DRAIN_TARGET_MS / c;
-    let wanted = Math.ceil(byArrivals + byQueue);
-    if (wanted >= 2) wanted += 1;
+    const reserve = (n: number) => (n >= 2 ? n + 1 : n);
+    const wanted = reserve(Math.ceil(byArrivals + byQueue));
+    // Scale-in waits until the load would fit with a fifth more headroom.
+    const wantedIn = reserve(Math.ceil(SCALE_IN_BAND * byArrivals + byQueue));
     const reason: ScaleReason =
       wanted <= limits.minReplicas
         ? 'floor'
@@ -145,7 +164,18 @@ const goodput: Autoscaler<GoodputState> = {
           : byQueue > byArrivals
             ? 'queue'
             : 'arrivals';
-    return stabilized(st.window, s, wanted, reason, limits, STABLE_MS, Math.max(2, current));
+    const upStep = Math.max(2, current);
+    const d = stabilized(st.window, s, wanted, reason, limits, STABLE_MS, upStep, wantedIn);
+    // A dip in a rising load is not the time to scale in: it would come back within the window.
+    if (d.desired < current && st.trend > 0) {
+      return { desired: clampDesired(current, limits), reason: 'stabilizing' };
+    }
+    // N−1: a ready group is drained only if the streams in flight fit on those left.
+    const losesReady = d.desired < current && s.starting === 0;
+    if (losesReady && s.running + queued > (s.ready - 1) * model.streams * st.correction) {
+      return { desired: clampDesired(current, limits), reason: 'n_minus_1' };
+    }
+    return d;
   },
 };
 

@@ -1,9 +1,10 @@
 /**
  * What an autoscaler host counts between two ticks — requests offered and their prompt sizes,
- * requests completed, the good among them, and their output sizes — turned into the rates and
+ * requests refused, requests completed, the good among them (the rest missed), and their output sizes — turned into the rates and
  * the request mix a tick's signals carry. The simulator and the gateway count the same way.
  * The mix's output sizes are those completed (what a control plane sees), never a workload's
- * hidden lengths; the last mix is kept through a tick with nothing to show.
+ * hidden lengths; it is smoothed over the last half minute or so, and kept through ticks with
+ * nothing to show.
  */
 import type { Ms } from '../request/units.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
@@ -12,82 +13,116 @@ import type { FlowControl } from '../routing/flow-control.ts';
 export interface WindowRates {
   readonly arrivalRps: number;
   readonly goodRps: number;
+  /** Requests that missed their SLO per second: refused, expired waiting, or completed late. */
+  readonly missedRps: number;
   /** Mean prompt and output tokens of the recent requests; null before any has completed. */
   readonly mix: { readonly input: number; readonly output: number } | null;
 }
 
+/** How much of the mix each tick carries on to the next: about the last 30 s at 5 s ticks. */
+const MIX_KEEP = 0.85;
+
 export class ScaleWindow {
   private arrivals = 0;
-  private inputTokens = 0;
   private completions = 0;
-  private outputTokens = 0;
   private good = 0;
-  private mix: { input: number; output: number } | null = null;
+  private misses = 0;
+  /** The mix's sums, decayed by MIX_KEEP a tick: a 5 s window holds too few requests to size. */
+  private mixArrivals = 0;
+  private mixInput = 0;
+  private mixCompletions = 0;
+  private mixOutput = 0;
 
   /** A request was offered (its first attempt) with a prompt of this size. */
   arrived(inputTokens: number): void {
     this.arrivals++;
-    this.inputTokens += inputTokens;
+    this.mixArrivals++;
+    this.mixInput += inputTokens;
   }
 
   /** A request completed with this many output tokens, good or not. */
   completed(outputTokens: number, good: boolean): void {
     this.completions++;
-    this.outputTokens += outputTokens;
+    this.mixCompletions++;
+    this.mixOutput += outputTokens;
     if (good) this.good++;
+    else this.misses++;
+  }
+
+  /** A request was refused at the door, or expired waiting for a replica. */
+  refused(): void {
+    this.misses++;
   }
 
   /** The rates over the `spanMs` since the last take, and the mix; starts the next window. */
   take(spanMs: Ms): WindowRates {
     const seconds = spanMs / 1000;
-    if (this.arrivals > 0 && this.completions > 0) {
-      this.mix = {
-        input: this.inputTokens / this.arrivals,
-        output: this.outputTokens / this.completions,
-      };
-    }
     const rates = {
       arrivalRps: this.arrivals / seconds,
       goodRps: this.good / seconds,
-      mix: this.mix,
+      missedRps: this.misses / seconds,
+      mix:
+        this.mixArrivals > 0 && this.mixCompletions > 0
+          ? {
+              input: this.mixInput / this.mixArrivals,
+              output: this.mixOutput / this.mixCompletions,
+            }
+          : null,
     };
     this.arrivals = 0;
-    this.inputTokens = 0;
     this.completions = 0;
-    this.outputTokens = 0;
     this.good = 0;
+    this.misses = 0;
+    this.mixArrivals *= MIX_KEEP;
+    this.mixInput *= MIX_KEEP;
+    this.mixCompletions *= MIX_KEEP;
+    this.mixOutput *= MIX_KEEP;
     return rates;
   }
 }
 
+/** The share of a group's time the model plans to keep busy: the rest absorbs arrival noise. */
+const TARGET_BUSY = 0.8;
+
+/** One replica group's capacity at SLO for a request mix. */
+export interface GroupCapacity {
+  /** Requests per second. */
+  readonly rps: number;
+  /** Streams it holds at once within the gap objective and KV. */
+  readonly streams: number;
+}
+
 /**
  * One replica group's capacity at SLO for requests of these mean sizes, as the step-time model
- * predicts: the streams flow control lets it hold within `itlSloMs` (the tightest gap objective
- * served), over how long one runs there — its prefill, then its output at that batch's step
- * time. In requests per second.
+ * predicts. A request costs the group its prefill — compute the streams wait through — and its
+ * output's share of the decode steps, each shared by the batch; the batch is the most flow
+ * control lets a replica hold within `itlSloMs` (the tightest gap objective served) with a new
+ * prompt's chunk in the step, and within KV. The rate is the one that keeps the group busy
+ * `TARGET_BUSY` of its time at that batch.
  */
-export function groupCapacityRps(
+export function groupCapacity(
   flow: FlowControl,
   itlSloMs: Ms,
   input: number,
   output: number,
-): number {
+): GroupCapacity {
   const context = input + output / 2;
-  const batch = flow.steadyBatch(itlSloMs, context, input + output);
-  const runMs =
-    flow.prefillMs(Math.max(1, input)) + output * flow.decodeStepMs(batch, batch * context);
-  return runMs > 0 ? (batch * 1000) / runMs : 0;
+  const streams = flow.steadyBatch(itlSloMs, context, input + output, input);
+  const costMs =
+    flow.prefillMs(Math.max(1, input)) +
+    (output * flow.decodeStepMs(streams, streams * context)) / streams;
+  return { rps: costMs > 0 ? (TARGET_BUSY * 1000) / costMs : 0, streams };
 }
 
 /**
- * `groupCapacityRps` held to the tightest gap objective among `classes` (Infinity when none sets
+ * `groupCapacity` held to the tightest gap objective among `classes` (Infinity when none sets
  * one): what a host hands its `ScaleAdvisor`.
  */
 export function capacityModel(
   flow: FlowControl,
   classes: Readonly<Record<SloClassName, SloClass>>,
-): (input: number, output: number) => number {
+): (input: number, output: number) => GroupCapacity {
   let itl = Infinity;
   for (const c of Object.values(classes)) itl = Math.min(itl, c.objectives.itlP99Ms ?? Infinity);
-  return (input, output) => groupCapacityRps(flow, itl, input, output);
+  return (input, output) => groupCapacity(flow, itl, input, output);
 }

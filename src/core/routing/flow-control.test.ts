@@ -1,4 +1,5 @@
-// Tests for FlowControl.steadyBatch (flow-control.ts): how many requests alike a replica holds.
+// Tests for FlowControl.steadyBatch (flow-control.ts): how many requests alike a replica holds,
+// with and without a new prompt chunk in the step.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlowControl } from './flow-control.ts';
@@ -28,4 +29,13 @@ test('steady batch: sequence slots and KV bind when they are tighter', () => {
   assert.equal(flow({ maxNumSeqs: 32 }).steadyBatch(80, 1_000, 1_000), 32);
   // 0.9 × 1,000,000 KV tokens at 20,000 a request.
   assert.equal(flow().steadyBatch(80, 1_000, 20_000), 45);
+});
+
+test('steady batch: a step that also carries a new prompt chunk holds fewer streams', () => {
+  // The step model here charges 1 ms per prefilling sequence: 10 + B + 1 ≤ 72 gives 61.
+  assert.equal(flow().steadyBatch(80, 1_000, 1_000, 2_000), 61);
+  // A tenth of a ms a prefill token: a 500-token chunk leaves 72 − 10 − 50 = 12 streams.
+  const heavy = flow({ stepTime: { stepMs: (s) => 10 + s.decodeSeqs + s.prefillTokens / 10 } });
+  assert.equal(heavy.steadyBatch(80, 1_000, 1_000, 500), 12);
+  assert.equal(heavy.steadyBatch(80, 1_000, 1_000), 62);
 });

@@ -143,30 +143,37 @@ export class FlowControl {
   /**
    * The most requests alike a replica holds at once under flow control: within its sequence
    * slots, its KV (each `kvTokens`), and a steady decode step (each stream at
-   * `contextTokens`) within the ITL objective's budget. At least 1.
+   * `contextTokens`) within the ITL objective's budget — a step that also carries the first
+   * chunk of a `promptTokens` prompt, when one is given, since new prompts keep arriving beside
+   * the streams. At least 1.
    */
-
-  steadyBatch(itlSloMs: Ms, contextTokens: Tokens, kvTokens: Tokens): number {
+  steadyBatch(itlSloMs: Ms, contextTokens: Tokens, kvTokens: Tokens, promptTokens = 0): number {
     const spec = this.spec;
     const kvLimit = this.kvLimitTokens;
     let hi = Math.max(1, Math.min(spec.maxNumSeqs, Math.floor(kvLimit / Math.max(1, kvTokens))));
     const budget = itlSloMs * (1 - this.params.itlMarginRatio);
-    if (budget === Infinity || this.decodeStepMs(hi, hi * contextTokens) <= budget) return hi;
+    const chunk = Math.min(promptTokens, spec.maxBatchedTokens);
+    const step = (seqs: number) => this.mixedStepMs(seqs, seqs * contextTokens, chunk);
+    if (budget === Infinity || step(hi) <= budget) return hi;
     let lo = 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
-      if (this.decodeStepMs(mid, mid * contextTokens) <= budget) lo = mid;
+      if (step(mid) <= budget) lo = mid;
       else hi = mid - 1;
     }
     return lo;
   }
 
   decodeStepMs(seqs: number, contextTokens: Tokens): Ms {
-    if (seqs <= 0) return 0;
+    return seqs <= 0 ? 0 : this.mixedStepMs(seqs, contextTokens, 0);
+  }
+
+  /** A step of `seqs` decodes over `contextTokens` and a first prefill chunk of `chunk` tokens. */
+  private mixedStepMs(seqs: number, contextTokens: Tokens, chunk: Tokens): Ms {
     const s = this.shape;
-    s.prefillTokens = 0;
-    s.prefillSeqs = 0;
-    s.prefillAttnWork = 0;
+    s.prefillTokens = chunk;
+    s.prefillSeqs = chunk > 0 ? 1 : 0;
+    s.prefillAttnWork = chunk * chunk;
     s.decodeSeqs = seqs;
     s.decodeContextTokens = contextTokens;
     return this.spec.stepTime.stepMs(s);
