@@ -396,6 +396,11 @@ test('serve: a bad autoscaling flag exits 2 naming it, before anything listens',
     [['--autoscaler', 'nope'], /--autoscaler/],
     [['--ready-time', 'soon'], /--ready-time/],
     [['--min-replicas', '4', '--max-replicas', '2'], /--max-replicas/],
+    [['--burst-headroom', '0.5'], /--burst-headroom/],
+    [['--scale-in-window', '-1'], /--scale-in-window/],
+    [['--engine-pool', 'cloud'], /--engine-pool/],
+    [['--engine-pool', 'local', '--autoscaler', 'none'], /--engine-pool/],
+    [['--engine-pool', 'local', '--backend', 'http://127.0.0.1:9'], /--engine-pool/],
   ] as const) {
     const r = goodput('serve', '--port', '0', ...args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);

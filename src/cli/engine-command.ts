@@ -9,6 +9,8 @@ import { ENGINE_SERVER_DEFAULTS as D } from '../engine-server/engine-options.ts'
 import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
 import { serveEngine } from '../engine-server/serve.ts';
 import { nonNegativeInt, nonNegativeNumber } from './parse-flags.ts';
+import { wallClock } from '../runtime/wall-clock.ts';
+import { wallTimers } from '../runtime/wall-timers.ts';
 
 function rate(flag: string) {
   return (value: string): number => {
@@ -45,12 +47,23 @@ export function engineCommand(): Command {
     )
     .option('--stall-ms <ms>', 'how long a stall lasts', nonNegativeNumber('--stall-ms'), 1000)
     .option(
+      '--startup-delay <s>',
+      'seconds before it listens, as a real engine loads weights and captures graphs first',
+      nonNegativeNumber('--startup-delay'),
+      0,
+    )
+    .option(
       '--crash-rate <f>',
       'fraction of streams cut half-way (connection destroyed)',
       rate('--crash-rate'),
       0,
     )
     .action(async (o: Record<string, unknown>) => {
+      const startupMs = (o.startupDelay as number) * 1000;
+      if (startupMs > 0) {
+        console.log(`goodput engine: starting up, listening in ${startupMs / 1000} s`);
+        await new Promise<void>((r) => wallTimers().at(wallClock.now() + startupMs, r));
+      }
       const engine = await serveEngine({
         port: o.port as number,
         host: o.host as string,

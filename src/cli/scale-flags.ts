@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { DEFAULT_HEADROOM } from '../core/autoscale/scale-options.ts';
-import { positiveInt, positiveNumber } from './parse-flags.ts';
+import { nonNegativeNumber, positiveInt, positiveNumber } from './parse-flags.ts';
 
 /** `minDefault`: what the minimum defaults to, in the command's own terms. */
 export function addScaleLimitFlags(cmd: Command, minDefault: string): Command {
@@ -28,5 +28,11 @@ export function addScaleLimitFlags(cmd: Command, minDefault: string): Command {
       '--burst-headroom <x>',
       `autoscaling (goodput): size the groups for this multiple of the forecast arrivals — a burst up to it is served while new groups start (default ${DEFAULT_HEADROOM})`,
       positiveNumber('--burst-headroom'),
+    )
+    .option(
+      '--scale-in-window <s>',
+      'autoscaling: scale in no lower than the highest recommendation of this many seconds',
+      nonNegativeNumber('--scale-in-window'),
+      300,
     );
 }

@@ -18,6 +18,9 @@ import { ConfigError } from '../core/errors.ts';
 import { openDecisionLog, type DecisionLog } from '../gateway/decision-log.ts';
 import { EmbeddedBackend } from '../gateway/embedded-backend.ts';
 import { ThreadedFleet } from '../gateway/threaded-fleet.ts';
+import { LocalEnginePool } from '../gateway/local-pool.ts';
+import type { ScaleExportSettings } from '../gateway/scale-export.ts';
+import { SeededRng } from '../runtime/seeded-rng.ts';
 import { simulatedFleet } from '../engine-server/simulated-fleet.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { stdoutOpsLog, type OpsLog } from '../gateway/ops-log.ts';
@@ -87,10 +90,15 @@ export function serveCommand(): Command {
     )
     .option(
       '--autoscaler <type>',
-      'the autoscaler whose decision /metrics exports as goodput_desired_replicas (no actuator): goodput | hpa-utilization | keda-queue | kpa-like | none',
+      'the autoscaler whose decision /metrics exports as goodput_desired_replicas: goodput | hpa-utilization | keda-queue | kpa-like | none',
       'goodput',
     )
-
+    .option(
+      '--engine-pool <kind>',
+      'who acts on the decision: none (exported only) | local (starts and drains goodput engine processes on this machine, one per group, ready after --ready-time)',
+      oneOf('--engine-pool', ['none', 'local']),
+      'none',
+    )
     .option(
       '--drain-timeout <seconds>',
       'on SIGTERM, how long requests in flight may run on before they are cut',
@@ -112,9 +120,16 @@ export function serveCommand(): Command {
       const engine = buildEngineConfig(spec);
       const profile = buildEngineProfile(spec);
       const model = (o.servedModelName as string | undefined) ?? spec.model;
-      const urls = ((o.backend as string[] | undefined) ?? []).map(backendBaseUrl);
+      const given = ((o.backend as string[] | undefined) ?? []).map(backendBaseUrl);
       const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);
-      const autoscale = serveAutoscale(o, urls.length > 0 ? urls.length : (o.replicas as number));
+      const local = o.enginePool === 'local';
+      const serving = given.length > 0 ? given.length : local ? 1 : (o.replicas as number);
+      const autoscale = await serveAutoscale(o, serving, log);
+      const pool = autoscale?.pool;
+      if (pool !== undefined && given.length > 0) {
+        throw new ConfigError('--engine-pool', 'none with --backend (local runs its own)', 'local');
+      }
+      const urls = pool?.urls ?? given;
       const running = await startGateway({
         policy,
         engine,
@@ -153,7 +168,9 @@ export function serveCommand(): Command {
       });
       const fleet = running.embedded
         ? { embedded_replicas: o.replicas as number, model: spec.model, gpu: spec.gpu }
-        : { backends: urls };
+        : pool !== undefined
+          ? { engine_pool: 'local', slots: urls, model: spec.model, gpu: spec.gpu }
+          : { backends: urls };
       log.info({ policy: policy.revision, ...fleet }, `policy ${policy.revision}`);
       if ([...policy.tenants.named.values()].every((t) => t.apiKeySha256.length === 0)) {
         log.warn({}, 'no API keys configured: requests need no key and count as tenant `default`');
@@ -214,9 +231,20 @@ function decisionLogAt(path: string): DecisionLog {
 /** How often the gateway's autoscaler decides. */
 const SCALE_TICK_MS = 5_000;
 
-/** The autoscaler the serve flags ask for, checked; `fleet`: the groups serving at start. */
-function serveAutoscale(o: Record<string, unknown>, fleet: number) {
-  if (o.autoscaler === 'none') return undefined;
+/**
+ * The autoscaler the serve flags ask for, checked, and the local engine pool when asked for;
+ * `fleet`: the groups serving at start (the minimum's default).
+ */
+async function serveAutoscale(
+  o: Record<string, unknown>,
+  fleet: number,
+  log: OpsLog,
+): Promise<(ScaleExportSettings & { readonly pool?: LocalEnginePool }) | undefined> {
+  const local = o.enginePool === 'local';
+  if (o.autoscaler === 'none') {
+    if (local) throw new ConfigError('--engine-pool', 'none when --autoscaler is none', 'local');
+    return undefined;
+  }
   const s = resolveScaleFlags(
     {
       autoscaler: o.autoscaler as string,
@@ -224,17 +252,48 @@ function serveAutoscale(o: Record<string, unknown>, fleet: number) {
       maxReplicas: o.maxReplicas as number | undefined,
       readyTime: o.readyTime as string,
       headroom: o.burstHeadroom as number | undefined,
+      scaleInWindowS: o.scaleInWindow as number,
     },
     fleet,
   );
-  return {
-    type: s.type,
-    limits: {
-      minReplicas: s.minReplicas,
-      maxReplicas: s.maxReplicas,
-      readyTimeMs: (s.readyTime.minMs + s.readyTime.maxMs) / 2,
-      tickMs: SCALE_TICK_MS,
-      headroom: s.headroom,
-    },
+  const limits = {
+    minReplicas: s.minReplicas,
+    maxReplicas: s.maxReplicas,
+    readyTimeMs: (s.readyTime.minMs + s.readyTime.maxMs) / 2,
+    tickMs: SCALE_TICK_MS,
+    headroom: s.headroom,
+    scaleInWindowMs: s.scaleInWindowMs,
   };
+  if (!local) return { type: s.type, limits };
+  const pool = await LocalEnginePool.open({
+    slots: s.maxReplicas,
+    command: [process.execPath, ...process.execArgv, process.argv[1], 'engine'],
+    engineArgs: poolEngineArgs(o),
+    readyTime: s.readyTime,
+    rng: new SeededRng(o.seed as number).fork('engine-pool'),
+    maxDrainMs: (o.drainTimeout as number) * 1000,
+    clock: wallClock,
+    timers: wallTimers(wallClock),
+    log,
+  });
+  return { type: s.type, limits, pool };
+}
+
+/** The engine flags the pool's engines share with what the gateway was told they run. */
+function poolEngineArgs(o: Record<string, unknown>): string[] {
+  const args: string[] = [];
+  const pass: [string, string][] = [
+    ['model', '--model'],
+    ['gpu', '--gpu'],
+    ['tp', '--tp'],
+    ['engineVersion', '--engine-version'],
+    ['maxModelLen', '--max-model-len'],
+    ['maxNumSeqs', '--max-num-seqs'],
+    ['maxBatchedTokens', '--max-batched-tokens'],
+    ['servedModelName', '--served-model-name'],
+  ];
+  for (const [key, flag] of pass) {
+    if (o[key] !== undefined) args.push(flag, String(o[key]));
+  }
+  return args;
 }

@@ -2,7 +2,8 @@
  * The backends as the pipeline sees them: which are ready, what each reports of its load, how
  * many requests the gateway has sent each, and a circuit breaker each. `snapshots` is the fleet
  * a decision is made over: a backend is in it while it is ready and its breaker is not open —
- * half-open, as a probe that takes one request (`dispatched` marks the probe out). Only a
+ * half-open, as a probe that takes one request (`dispatched` marks the probe out) — and while it
+ * is not being drained (`setDraining`: scale-in stops routing to it first). Only a
  * backend's own failures count against it (`failed`): no answer, a 5xx, a broken stream; a 4xx
  * is the request's fault and a success for the breaker, a 429 says nothing, and a request the
  * gateway stopped (client gone, deadline, shutdown) is `abandoned`. Every change — readiness,
@@ -42,6 +43,7 @@ export class BackendFleet {
   /** Each backend's readiness as last told (null: not yet). */
   private readonly wasReady: (boolean | null)[];
   private readonly preemptionsSeen: number[];
+  private readonly draining: boolean[];
   private watchTimer: TimerHandle | null = null;
 
   constructor(deps: FleetDeps) {
@@ -51,6 +53,7 @@ export class BackendFleet {
     this.inFlight = deps.backends.map(() => 0);
     this.wasReady = deps.backends.map(() => null);
     this.preemptionsSeen = deps.backends.map(() => 0);
+    this.draining = deps.backends.map(() => false);
     this.breakers = deps.backends.map((b) => {
       m.breakerState(b.name, 'closed');
       return new CircuitBreaker(deps.clock, {
@@ -78,7 +81,7 @@ export class BackendFleet {
         m.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
       }
       if (load.preemptions !== undefined) this.notePreemptions(index, load.preemptions);
-      if (!load.ready) return;
+      if (!load.ready || this.draining[index]) return;
       const breaker = this.breakers[index];
       const state = breaker.state;
       if (state === 'open' || (state === 'half-open' && breaker.probing)) return;
@@ -107,6 +110,21 @@ export class BackendFleet {
       soonest = Math.min(soonest, b.load().ready && wait > 0 ? wait : UNREADY_RETRY_MS);
     });
     return Number.isFinite(soonest) ? soonest : UNREADY_RETRY_MS;
+  }
+
+  /** Whether backend `index` reports itself ready (drained or not, breaker aside). */
+  isReady(index: number): boolean {
+    return this.backends[index].load().ready;
+  }
+
+  /** Draining: no new request is routed to backend `index`; those under way go on. */
+  setDraining(index: number, on: boolean): void {
+    this.draining[index] = on;
+  }
+
+  /** Streams the gateway has under way on backend `index`. */
+  inFlightOn(index: number): number {
+    return this.inFlight[index];
   }
 
   /** A request was placed on `replica`: a half-open backend's one probe is now out. */

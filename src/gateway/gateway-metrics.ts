@@ -171,6 +171,18 @@ export class GatewayMetrics {
     labelNames: ['pool'],
     registers: [this.registry],
   });
+  readonly poolEngines = new Gauge({
+    name: 'goodput_engine_pool_engines',
+    help: 'Engines of the local engine pool by state (starting, ready, draining).',
+    labelNames: ['state'],
+    registers: [this.registry],
+  });
+  readonly poolDrains = new Counter({
+    name: 'goodput_engine_pool_drains_total',
+    help: 'Engines the local engine pool drained and stopped (drained), and streams a drain time limit cut (cut).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   readonly autoscaleSignals = new Gauge({
     name: 'goodput_autoscale_signal',
     help: 'The signals behind the last autoscaling decision, by name (rates in requests per second).',

@@ -109,6 +109,11 @@ export class Gateway {
             fresh: () => this.fleet.ready,
             capacity: capacityModel(flow, deps.policy.classes),
           });
+    const pool = deps.autoscale?.pool;
+    if (pool !== undefined) {
+      pool.attach(this.fleet);
+      pool.apply(deps.autoscale?.limits.minReplicas ?? 1);
+    }
   }
 
   /** Refreshes the gauges a scrape reads (queue, shares, backends). */

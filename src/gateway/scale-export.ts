@@ -1,9 +1,10 @@
 /**
- * The gateway's autoscaler, without an actuator: every tick its backends' loads and its queue
- * become the signals, the shared controller decides (`../core/autoscale/advisor.ts`), and the
- * decision is exported — `goodput_desired_replicas{pool}`, the signals behind it, the decisions
- * by reason — for KEDA or an HPA on external metrics to act on. The gateway starts and stops
- * nothing: the ready groups are its usable backends, none starting or draining.
+ * The gateway's autoscaler: every tick its backends' loads and its queue become the signals,
+ * the shared controller decides (`../core/autoscale/advisor.ts`), and the decision is exported —
+ * `goodput_desired_replicas{pool}`, the signals behind it, the decisions by reason — for KEDA or
+ * an HPA on external metrics to act on. Without a pool the gateway starts and stops nothing: the
+ * ready groups are its usable backends, none starting or draining. With the local engine pool
+ * (`local-pool.ts`) the pool counts its engines and acts on the decision.
  */
 import { ScaleAdvisor } from '../core/autoscale/advisor.ts';
 import type { ScaleLimits } from '../core/autoscale/autoscaler.ts';
@@ -17,6 +18,8 @@ import type { GatewayMetrics } from './gateway-metrics.ts';
 export interface ScaleExportSettings {
   readonly type: string;
   readonly limits: ScaleLimits;
+  /** An actuator on this machine (`--engine-pool local`); absent: the decision is only exported. */
+  readonly pool?: ScalePool;
 }
 
 /** What a tick reads of the gateway. */
@@ -32,15 +35,40 @@ export interface ScaleSources {
   capacity(input: number, output: number): GroupCapacity;
 }
 
+/** What a pool reads and sets of the gateway's backends, one per slot. */
+export interface PoolFleet {
+  isReady(slot: number): boolean;
+  /** Draining: no new request routed to it; those under way go on. */
+  setDraining(slot: number, on: boolean): void;
+  inFlightOn(slot: number): number;
+}
+
+/** An actuator that starts and drains groups, each a backend of the gateway. */
+export interface ScalePool {
+  /** The backends it acts on; from then on it may start and drain. */
+  attach(fleet: PoolFleet): void;
+  count(state: 'starting' | 'ready' | 'draining'): number;
+  apply(desired: number): void;
+  /** Drains finished so far, and streams a drain's time limit cut. */
+  readonly drained: number;
+  readonly cut: number;
+  /** Stops all it started. */
+  close(): Promise<void>;
+}
+
 export class ScaleExport {
   /** The controller, and what it counts between ticks (the gateway feeds `window`). */
   readonly advisor: ScaleAdvisor;
   private readonly sources: ScaleSources;
+  private readonly pool: ScalePool | undefined;
+  /** The pool's drain counts at the last tick, for the counter's increments. */
+  private drainsSeen = { drained: 0, cut: 0 };
   private timer: TimerHandle | null = null;
 
   constructor(settings: ScaleExportSettings, sources: ScaleSources) {
     this.advisor = new ScaleAdvisor(AUTOSCALERS[settings.type], settings.limits);
     this.sources = sources;
+    this.pool = settings.pool;
     this.schedule();
   }
 
@@ -57,7 +85,7 @@ export class ScaleExport {
     });
   }
 
-  /** One tick: measure, decide, export. */
+  /** One tick: measure, decide, act (with a pool), export. */
   tick(): void {
     const s = this.sources;
     const replicas = s.snapshots();
@@ -72,9 +100,9 @@ export class ScaleExport {
     const { decision, signals } = this.advisor.decide(
       {
         nowMs: s.clock.now(),
-        ready: replicas.length,
-        starting: 0,
-        draining: 0,
+        ready: this.pool?.count('ready') ?? replicas.length,
+        starting: this.pool?.count('starting') ?? 0,
+        draining: this.pool?.count('draining') ?? 0,
         queued: s.queued(),
         engineWaiting,
         running,
@@ -85,6 +113,7 @@ export class ScaleExport {
       },
       (input, output) => s.capacity(input, output),
     );
+    this.pool?.apply(decision.desired);
     const m = s.metrics;
     m.desiredReplicas.set({ pool: 'default' }, decision.desired);
     m.autoscaleDecisions.inc({ reason: decision.reason });
@@ -98,5 +127,13 @@ export class ScaleExport {
       capacity_streams: signals.model?.streams ?? 0,
     };
     for (const [signal, value] of Object.entries(named)) m.autoscaleSignals.set({ signal }, value);
+    const pool = this.pool;
+    if (pool === undefined) return;
+    for (const state of ['starting', 'ready', 'draining'] as const) {
+      m.poolEngines.set({ state }, pool.count(state));
+    }
+    m.poolDrains.inc({ outcome: 'drained' }, pool.drained - this.drainsSeen.drained);
+    m.poolDrains.inc({ outcome: 'cut' }, pool.cut - this.drainsSeen.cut);
+    this.drainsSeen = { drained: pool.drained, cut: pool.cut };
   }
 }

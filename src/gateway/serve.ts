@@ -7,7 +7,6 @@
  * drain time — cut with an error event, every lease given back, then everything closed), and a
  * `close` that stops everything at once. A port in use is a ConfigError naming it.
  */
-import type { ScaleLimits } from '../core/autoscale/autoscaler.ts';
 import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
@@ -26,6 +25,7 @@ import { BoundedMap } from './bounded-map.ts';
 import { Gateway } from './gateway.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
+import type { ScaleExportSettings } from './scale-export.ts';
 import { backendBaseUrl } from './backend-url.ts';
 import { createGatewayApp, type GatewayEnv } from './http/app.ts';
 import { nodeListener } from './http/node-listener.ts';
@@ -61,8 +61,11 @@ export interface ServeOptions {
   readonly bodyLimitBytes?: number;
   /** Overrides the policy's `resilience.shed_lag_ms` (tests: 0, never shed). */
   readonly shedLagMs?: Ms;
-  /** The autoscaler whose decision `/metrics` exports (`goodput_desired_replicas`); none: off. */
-  readonly autoscale?: { readonly type: string; readonly limits: ScaleLimits };
+  /**
+   * The autoscaler whose decision `/metrics` exports (`goodput_desired_replicas`), and the pool
+   * that acts on it if any; none: off.
+   */
+  readonly autoscale?: ScaleExportSettings;
 }
 
 export interface SharedStateSettings {
@@ -206,6 +209,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       await closed;
       shedder.stop();
       await gateway.close();
+      await o.autoscale?.pool?.close();
       await store.close();
     })());
   return {

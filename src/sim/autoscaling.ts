@@ -22,6 +22,7 @@ export interface AutoscaleOptions {
   readonly readyTime: ReadyTime;
   readonly tickMs: Ms;
   readonly headroom: number;
+  readonly scaleInWindowMs: Ms;
 }
 
 /** What the loop reads of the simulation besides the fleet. */
@@ -70,6 +71,7 @@ export class AutoscaleLoop {
       readyTimeMs: (options.readyTime.minMs + options.readyTime.maxMs) / 2,
       tickMs: options.tickMs,
       headroom: options.headroom,
+      scaleInWindowMs: options.scaleInWindowMs,
     });
   }
 
@@ -183,7 +185,7 @@ export class AutoscaleLoop {
       min_replicas: this.options.minReplicas,
       max_replicas: this.options.maxReplicas,
       scale_events: this.scaleEvents,
-      reversals_in_window: reversals(this.timeline, 300),
+      reversals_in_window: reversals(this.timeline, this.options.scaleInWindowMs / 1000),
       lost_in_scale_in: 0,
       groups_started: groups.length,
       ready_time_s: {

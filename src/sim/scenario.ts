@@ -50,6 +50,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly readyTime?: string;
   /** `--burst-headroom`: the multiple of forecast arrivals the groups are sized for. */
   readonly headroom?: number;
+  /** `--scale-in-window`, seconds. */
+  readonly scaleInWindowS?: number;
   /** A load shape for the arrivals (`--scenario diurnal-burst`). */
   readonly scenario?: string;
   /** Seconds at which the busiest ready group fails (`--fail-group`, repeatable). */

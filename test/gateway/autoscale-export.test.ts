@@ -10,7 +10,14 @@ test('goodput_desired_replicas and its signals are exported, within the limits',
   const gw = await gateway(backends, 'goodput', {
     autoscale: {
       type: 'goodput',
-      limits: { minReplicas: 2, maxReplicas: 6, readyTimeMs: 120_000, tickMs: 50, headroom: 1.5 },
+      limits: {
+        minReplicas: 2,
+        maxReplicas: 6,
+        readyTimeMs: 120_000,
+        tickMs: 50,
+        headroom: 1.5,
+        scaleInWindowMs: 300_000,
+      },
     },
   });
   for (let k = 0; k < 6; k++) {

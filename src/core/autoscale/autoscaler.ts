@@ -44,6 +44,8 @@ export interface ScaleLimits {
   readonly readyTimeMs: Ms;
   /** How often `decide` is called. */
   readonly tickMs: Ms;
+  /** Scale-in goes no lower than the highest recommendation over this window (default 5 min). */
+  readonly scaleInWindowMs: Ms;
   /**
    * The multiple of the forecast arrival rate the groups are sized to serve: a burst up to it
    * is served by the groups already ready while new ones start.

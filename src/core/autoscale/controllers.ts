@@ -31,8 +31,8 @@ function remember(w: Window, nowMs: Ms, value: number, spanMs: Ms): number {
 
 /**
  * The window's rule, as Kubernetes' HPA applies it to scale-in: go up at once (at most `upStep`
- * groups a decision), go down only to the highest recommendation of the last `stableMs`, and one
- * group at a time. `wantedIn`, at least `wanted`, is the recommendation scale-in heeds: a
+ * groups a decision), go down only to the highest recommendation of the scale-in window
+ * (`scaleInWindowMs`), and one group at a time. `wantedIn`, at least `wanted`, is the recommendation scale-in heeds: a
  * threshold of its own, so that a load near a boundary does not go down and up again.
  */
 function stabilized(
@@ -41,12 +41,11 @@ function stabilized(
   wanted: number,
   reason: ScaleReason,
   limits: ScaleLimits,
-  stableMs: Ms,
   upStep: number,
   wantedIn = wanted,
 ): ScaleDecision {
   const current = s.ready + s.starting;
-  const floor = remember(w, s.nowMs, wantedIn, stableMs);
+  const floor = remember(w, s.nowMs, wantedIn, limits.scaleInWindowMs);
   if (wanted > current) {
     return { desired: clampDesired(Math.min(wanted, current + upStep), limits), reason };
   }
@@ -79,7 +78,6 @@ const LEARN_RATE = 0.1;
 const MISSED_SHARE = 0.02;
 /** The least the correction learns: a fleet refusing while serving almost nothing is not at capacity. */
 const CORRECTION_MIN = 0.25;
-const STABLE_MS = 300_000;
 /** Scale-in's threshold: the headroom it keeps beyond scale-out's. */
 const SCALE_IN_BAND = 1.2;
 
@@ -103,9 +101,9 @@ interface GoodputState {
  * while new groups start, and C one group's capacity at SLO for the current mix: the step-time
  * model's, corrected by what groups were seen to serve within SLO while backlogged — an
  * envelope learned online, never a peak benchmark. One group is held in reserve beyond two.
- * Scale-in waits out a 5-minute window, one group at a time, never on stale figures nor while
- * the load's trend rises, and never when the streams in flight would not fit the groups left
- * (the N−1 check).
+ * Scale-in waits out the scale-in window, one group at a time, on a threshold of its own (the
+ * load must fit with a fifth more headroom), never on stale figures, and never when the streams
+ * in flight would not fit the groups left (the N−1 check).
  */
 const goodput: Autoscaler<GoodputState> = {
   type: 'goodput',
@@ -132,7 +130,7 @@ const goodput: Autoscaler<GoodputState> = {
     const current = s.ready + s.starting;
     const model = s.model;
     if (model === undefined || model.rps <= 0) {
-      return stabilized(st.window, s, current, 'hold', limits, STABLE_MS, 4);
+      return stabilized(st.window, s, current, 'hold', limits, 4);
     }
     // Overloaded: work waits beyond a couple of requests a group while the fleet falls behind
     // its arrivals, or more than a few in a hundred miss their SLO (refused or late) — what it
@@ -165,11 +163,7 @@ const goodput: Autoscaler<GoodputState> = {
             ? 'queue'
             : 'arrivals';
     const upStep = Math.max(2, current);
-    const d = stabilized(st.window, s, wanted, reason, limits, STABLE_MS, upStep, wantedIn);
-    // A dip in a rising load is not the time to scale in: it would come back within the window.
-    if (d.desired < current && st.trend > 0) {
-      return { desired: clampDesired(current, limits), reason: 'stabilizing' };
-    }
+    const d = stabilized(st.window, s, wanted, reason, limits, upStep, wantedIn);
     // N−1: a ready group is drained only if the streams in flight fit on those left.
     const losesReady = d.desired < current && s.starting === 0;
     if (losesReady && s.running + queued > (s.ready - 1) * model.streams * st.correction) {
@@ -199,7 +193,7 @@ const hpaUtilization: Autoscaler<HpaState> = {
     const ratio = u / 0.7;
     const wanted = Math.abs(ratio - 1) <= 0.1 ? s.ready : Math.ceil(s.ready * ratio);
     const upStep = Math.max(4, s.ready);
-    st.last = stabilized(st.window, s, wanted, 'utilization', limits, STABLE_MS, upStep);
+    st.last = stabilized(st.window, s, wanted, 'utilization', limits, upStep);
     st.lastMs = s.nowMs;
     return st.last;
   },
@@ -219,7 +213,7 @@ const kedaQueue: Autoscaler<KedaState> = {
     if (st.last !== null && s.nowMs - st.lastMs < 30_000) return st.last;
     const wanted = Math.max(1, Math.ceil((s.engineWaiting + s.queued) / 5));
     const upStep = Math.max(4, s.ready);
-    st.last = stabilized(st.window, s, wanted, 'waiting', limits, STABLE_MS, upStep);
+    st.last = stabilized(st.window, s, wanted, 'waiting', limits, upStep);
     st.lastMs = s.nowMs;
     return st.last;
   },

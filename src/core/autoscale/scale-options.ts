@@ -15,6 +15,8 @@ export interface ScaleFlags {
   readonly readyTime?: string;
   /** The multiple of forecast arrivals the groups are sized for; default `DEFAULT_HEADROOM`. */
   readonly headroom?: number;
+  /** Seconds scale-in looks back over; default 300, as Kubernetes' HPA. */
+  readonly scaleInWindowS?: number;
 }
 
 /**
@@ -30,6 +32,7 @@ export interface ScaleOptions {
   readonly maxReplicas: number;
   readonly readyTime: ReadyTime;
   readonly headroom: number;
+  readonly scaleInWindowMs: number;
 }
 
 /** `fleet`: the groups there are when nothing says otherwise (the minimum's default). */
@@ -55,5 +58,16 @@ export function resolveScaleFlags(f: ScaleFlags, fleet: number): ScaleOptions {
   const headroom = f.headroom ?? DEFAULT_HEADROOM;
   if (!(headroom >= 1))
     throw new ConfigError('--burst-headroom', 'a number of at least 1', headroom);
-  return { type: f.autoscaler, minReplicas: min, maxReplicas: max, readyTime, headroom };
+  const windowS = f.scaleInWindowS ?? 300;
+  if (!(windowS >= 0 && Number.isFinite(windowS))) {
+    throw new ConfigError('--scale-in-window', 'seconds, 0 or more', windowS);
+  }
+  return {
+    type: f.autoscaler,
+    minReplicas: min,
+    maxReplicas: max,
+    readyTime,
+    headroom,
+    scaleInWindowMs: windowS * 1000,
+  };
 }

@@ -1,0 +1,93 @@
+// The local engine pool end to end: a real `goodput serve --engine-pool local` starts one real
+// `goodput engine` process, a burst of streams through the real `openai` client makes the
+// controller scale out (new engines, each ready after its start-up delay), every stream ends
+// whole, and once the burst is over and the scale-in window has passed it drains back to one —
+// the engines it stops had no stream cut — and SIGTERM leaves no engine process behind.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startServe, until } from './process-kit.ts';
+
+const metric = async (url: string, name: string, labels: string): Promise<number> => {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line === undefined ? NaN : Number(line.split(' ').at(-1));
+};
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test('local engine pool: a burst scales out, every stream ends whole, then it drains back in', async () => {
+  const { url, proc } = await startServe([
+    '--engine-pool',
+    'local',
+    '--min-replicas',
+    '1',
+    '--max-replicas',
+    '3',
+    '--ready-time',
+    '1-2',
+    '--scale-in-window',
+    '3',
+  ]);
+  const engines = () => metric(url, 'goodput_engine_pool_engines', 'state="ready"');
+  await until('the first engine ready', async () => (await engines()) === 1, 30_000, 200);
+
+  const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
+  let most = 1;
+  const watch = setInterval(() => {
+    void engines().then((n) => (most = Math.max(most, n || 0)));
+  }, 250);
+  // 240 streams of 200 tokens over 2.4 s: far more than one engine's capacity at SLO.
+  const endings = await Promise.all(
+    Array.from({ length: 240 }, async (_, i) => {
+      await new Promise((r) => setTimeout(r, i * 10));
+      try {
+        const stream = await client.completions.create({
+          model: 'llama-3-8b',
+          prompt: 'tell me a story '.repeat(200),
+          max_tokens: 200,
+          stream: true,
+        });
+        let finish: string | null = null;
+        for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish;
+        return finish ?? 'no finish';
+      } catch (e) {
+        return `refused ${(e as { status?: number }).status ?? (e as Error).message}`;
+      }
+    }),
+  );
+  const counts: Record<string, number> = {};
+  for (const e of endings) counts[e] = (counts[e] ?? 0) + 1;
+  // A refusal at the door (429/503) is admission's answer, never a cut stream.
+  const whole = (counts.length ?? 0) + (counts.stop ?? 0);
+  const refused = Object.entries(counts)
+    .filter(([k]) => k.startsWith('refused 429') || k.startsWith('refused 503'))
+    .reduce((n, [, v]) => n + v, 0);
+  assert.equal(whole + refused, endings.length, JSON.stringify(counts));
+  assert.ok(whole > 0, JSON.stringify(counts));
+
+  await until('scaled out to more than one engine', () => most > 1, 20_000, 200);
+  await until('drained back to one engine', async () => (await engines()) === 1, 90_000, 500);
+  clearInterval(watch);
+  assert.ok(
+    (await metric(url, 'goodput_engine_pool_drains_total', 'outcome="drained"')) >= 1,
+    'at least one engine drained',
+  );
+  assert.equal(await metric(url, 'goodput_engine_pool_drains_total', 'outcome="cut"'), 0);
+
+  const started = proc
+    .jsonLines()
+    .filter((l) => String(l.msg).startsWith('engine pool: starting an engine'))
+    .map((l) => l.engine_pid as number);
+  assert.ok(started.length >= 2, proc.output());
+  proc.child.kill('SIGTERM');
+  assert.deepEqual(await proc.exited, { code: 0, signal: null });
+  await until('no engine process left', () => started.every((pid) => !alive(pid)), 10_000, 100);
+});
