@@ -151,7 +151,7 @@ export class LocalEnginePool implements ScalePool {
     const slot = this.slots[i];
     slot.child = child;
     this.started++;
-    this.set(i, 'starting');
+    this.slots[i].state = 'starting';
     this.opts.log.info(
       { slot: i, url: this.urls[i], ready_in_s: Number(readyS.toFixed(3)), engine_pid: child.pid },
       `engine pool: starting an engine on ${this.urls[i]}`,
@@ -169,7 +169,7 @@ export class LocalEnginePool implements ScalePool {
           `engine pool: the engine on ${this.urls[i]} exited on its own`,
         );
       }
-      this.set(i, 'stopped');
+      this.slots[i].state = 'stopped';
     });
   }
 
@@ -178,7 +178,7 @@ export class LocalEnginePool implements ScalePool {
     this.fleet?.setDraining(i, true);
     slot.drainStartMs = this.opts.clock.now();
     slot.idlePolls = 0;
-    this.set(i, 'draining');
+    this.slots[i].state = 'draining';
     this.opts.log.info(
       { slot: i, url: this.urls[i], streams: this.fleet?.inFlightOn(i) ?? 0 },
       `engine pool: draining ${this.urls[i]} (no new requests; its streams finish)`,
@@ -213,13 +213,13 @@ export class LocalEnginePool implements ScalePool {
     slot.drainTimer?.cancel();
     slot.drainTimer = null;
     this.fleet?.setDraining(i, false);
-    this.set(i, 'ready');
+    this.slots[i].state = 'ready';
     this.opts.log.info({ slot: i }, `engine pool: ${this.urls[i]} serves again (drain cancelled)`);
   }
 
   private stop(i: number, why: string): void {
     const slot = this.slots[i];
-    this.set(i, 'stopped');
+    this.slots[i].state = 'stopped';
     if (why !== 'drained') {
       this.opts.log.info({ slot: i }, `engine pool: stopping ${this.urls[i]} (${why})`);
     }
@@ -245,14 +245,10 @@ export class LocalEnginePool implements ScalePool {
   private notice(): void {
     this.slots.forEach((s, i) => {
       if (s.state === 'starting' && this.fleet?.isReady(i)) {
-        this.set(i, 'ready');
+        this.slots[i].state = 'ready';
         this.opts.log.info({ slot: i }, `engine pool: ${this.urls[i]} is ready`);
       }
     });
-  }
-
-  private set(i: number, state: SlotState): void {
-    this.slots[i].state = state;
   }
 }
 
