@@ -21,7 +21,7 @@ import {
   type TokenSink,
   type UpstreamCall,
 } from './backend.ts';
-import { SseReader } from './sse-reader.ts';
+import { SseReader } from '../openai/sse-reader.ts';
 import { TokenChunkShape } from './token-chunk-shape.ts';
 
 export interface HttpBackendOptions {
