@@ -24,7 +24,7 @@ import { SeededRng } from '../runtime/seeded-rng.ts';
 import { simulatedFleet } from '../engine-server/simulated-fleet.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { stdoutOpsLog, type OpsLog } from '../gateway/ops-log.ts';
-import { backendBaseUrl } from '../gateway/backend-url.ts';
+import { serverBaseUrl } from '../openai/server-url.ts';
 import { startGateway, type RunningGateway } from '../gateway/serve.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
@@ -120,7 +120,7 @@ export function serveCommand(): Command {
       const engine = buildEngineConfig(spec);
       const profile = buildEngineProfile(spec);
       const model = (o.servedModelName as string | undefined) ?? spec.model;
-      const given = ((o.backend as string[] | undefined) ?? []).map(backendBaseUrl);
+      const given = ((o.backend as string[] | undefined) ?? []).map((u) => serverBaseUrl(u));
       const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);
       const local = o.enginePool === 'local';
       const serving = given.length > 0 ? given.length : local ? 1 : (o.replicas as number);

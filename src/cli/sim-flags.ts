@@ -7,78 +7,11 @@ import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
 import { addScaleLimitFlags } from './scale-flags.ts';
 import { SCENARIO_DEFAULTS as D, type ScenarioSpec } from '../sim/scenario.ts';
 import { RETRY_MODES, type RetryMode } from '../sim/client-behaviour.ts';
-import {
-  nonNegativeInt,
-  nonNegativeNumber,
-  positiveInt,
-  positiveNumber,
-  positiveRate,
-} from './parse-flags.ts';
-import { LENGTH_TABLE_NAMES, LENGTH_TABLES } from '../sim/workload/sharegpt-lengths.ts';
-
-const LENGTH_SPECS = [
-  'fixed:N | uniform:A:B | exp:MEAN',
-  ...LENGTH_TABLE_NAMES.map((name) => `${name} (${LENGTH_TABLES[name].about})`),
-].join(' | ');
+import { nonNegativeNumber, positiveInt, positiveNumber } from './parse-flags.ts';
+import { addWorkloadFlags, workloadFromFlags } from './workload-flags.ts';
 
 export function addScenarioFlags(cmd: Command): Command {
-  return addScaleLimitFlags(addEngineFlags(cmd), '--replicas')
-    .option(
-      '--trace <file>',
-      'replay a trace: Azure 2023 CSV, Mooncake JSONL, BurstGPT CSV or native JSONL',
-    )
-    .option(
-      '--trace-format <format>',
-      'azure | mooncake | burstgpt | jsonl (default: detected from content)',
-    )
-    .addOption(
-      new Option(
-        '--arrival <process>',
-        'synthetic arrivals (default: poisson, or gamma when --burstiness is not 1); gamma with --trace re-times the trace at its own mean rate',
-      ).choices(['poisson', 'gamma']),
-    )
-    .option(
-      '--rate <rps>',
-      'synthetic arrival rate, requests/s, or inf: every request at once',
-      positiveRate('--rate'),
-      D.rate,
-    )
-    .option(
-      '--burstiness <b>',
-      'gamma shape (vLLM --burstiness): 1 = Poisson, < 1 burstier',
-      positiveNumber('--burstiness'),
-      D.burstiness,
-    )
-    .option(
-      '--num-requests <n>',
-      'synthetic requests to generate',
-      positiveInt('--num-requests'),
-      D.numRequests,
-    )
-    .option('--input <spec>', `input lengths: ${LENGTH_SPECS}`, D.input)
-    .option('--output <spec>', `output lengths: ${LENGTH_SPECS}`, D.output)
-    .option(
-      '--rate-scale <x>',
-      'multiply the trace arrival rate by x (time compressed x times)',
-      positiveNumber('--rate-scale'),
-      D.rateScale,
-    )
-    .option(
-      '--start <s>',
-      'cut the trace from this second of trace time (before scaling)',
-      nonNegativeNumber('--start'),
-    )
-    .option(
-      '--duration <s>',
-      'keep this many seconds of trace time (before scaling)',
-      positiveNumber('--duration'),
-    )
-    .option('--tenants <spec>', 'tenants for rows without one: NAME | zipf:N:S', D.tenants)
-    .option(
-      '--classes <spec>',
-      'SLO classes for rows without one: CLASS | CLASS:W,CLASS:W…',
-      D.classes,
-    )
+  return addWorkloadFlags(addScaleLimitFlags(addEngineFlags(cmd), '--replicas'))
     .option(
       '--tool-calls <spec>',
       'agents: each request pauses N times for a tool call, N:WAIT_MS:RESULT_TOKENS (exponential waits of that mean; native traces carry tool_calls per row)',
@@ -141,7 +74,6 @@ export function addScenarioFlags(cmd: Command): Command {
       nonNegativeNumber('--backoff-cap-ms'),
       D.backoffCapMs,
     )
-    .option('--seed <n>', 'random seed (recorded in the report)', nonNegativeInt('--seed'), 1)
     .option('--out <file>', 'write the JSON report here');
 }
 
@@ -153,21 +85,7 @@ export function scenarioFromFlags(
   return {
     ...engineSpecFromFlags(o, policyVersion),
     seed: o.seed as number,
-    trace: o.trace as string | undefined,
-    traceFormat: o.traceFormat as string | undefined,
-    arrival:
-      (o.arrival as ScenarioSpec['arrival'] | undefined) ??
-      (o.burstiness === 1 ? 'poisson' : 'gamma'),
-    rate: o.rate as number,
-    burstiness: o.burstiness as number,
-    numRequests: o.numRequests as number,
-    input: o.input as string,
-    output: o.output as string,
-    rateScale: o.rateScale as number,
-    startS: o.start as number | undefined,
-    durationS: o.duration as number | undefined,
-    tenants: o.tenants as string,
-    classes: o.classes as string,
+    ...workloadFromFlags(o),
     toolCalls: o.toolCalls as string | undefined,
     prefix: o.prefix as string | undefined,
     adapters: o.adapters as string | undefined,

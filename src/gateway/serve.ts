@@ -26,7 +26,7 @@ import { Gateway } from './gateway.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
 import type { ScaleExportSettings } from './scale-export.ts';
-import { backendBaseUrl } from './backend-url.ts';
+import { serverBaseUrl } from '../openai/server-url.ts';
 import { createGatewayApp, type GatewayEnv } from './http/app.ts';
 import { nodeListener } from './http/node-listener.ts';
 import type { Hono } from 'hono';
@@ -125,7 +125,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
           (url, i) =>
             new HttpBackend({
               name: `backend-${i}`,
-              url: backendBaseUrl(url),
+              url: serverBaseUrl(url),
               clock,
               timers,
               scrapeIntervalMs: o.scrapeIntervalMs,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isConfigError } from '../core/errors.ts';
-import { backendBaseUrl } from './backend-url.ts';
+import { serverBaseUrl } from './server-url.ts';
 
 test('a backend URL is its server root: a trailing /v1 or slash goes, a path prefix stays', () => {
   const cases: [string, string][] = [
@@ -12,7 +12,7 @@ test('a backend URL is its server root: a trailing /v1 or slash goes, a path pre
     ['https://gw.example/llama/v1', 'https://gw.example/llama'],
     ['http://[::1]:9000', 'http://[::1]:9000'],
   ];
-  for (const [given, root] of cases) assert.equal(backendBaseUrl(given), root, given);
+  for (const [given, root] of cases) assert.equal(serverBaseUrl(given), root, given);
 });
 
 test('anything else is a ConfigError naming --backend and the value', () => {
@@ -27,7 +27,7 @@ test('anything else is a ConfigError naming --backend and the value', () => {
   ];
   for (const [given, message] of cases) {
     assert.throws(
-      () => backendBaseUrl(given),
+      () => serverBaseUrl(given),
       (e) => isConfigError(e) && message.test(e.message),
       given,
     );
