@@ -48,7 +48,8 @@ export interface PipelineSink<H> {
    * token), or what a deferred ticket waited for.
    */
   expire(ticket: Ticket<H>, reason: RejectReason): void;
-  record?(record: DecisionRecord): void;
+  /** A decision record, with the request as it was asked (what a host labels its counts by). */
+  record?(record: DecisionRecord, asked: LlmRequest): void;
 }
 
 export type Offer<H> =
@@ -251,6 +252,7 @@ export class Pipeline<H> {
         route: null,
         deferred: false,
       }),
+      asked,
     );
   }
 
@@ -262,7 +264,10 @@ export class Pipeline<H> {
   cut(t: Ticket<H>, reason: RejectReason, status: RejectStatus, nowMs: Ms): void {
     this.nowMs = nowMs;
     const result = reason === 'deadline_exceeded' ? 'expire' : 'abort';
-    this.sink.record?.(ticketRecord(t, this.policy.revision, nowMs, result, reason, status));
+    this.sink.record?.(
+      ticketRecord(t, this.policy.revision, nowMs, result, reason, status),
+      t.asked,
+    );
   }
 
   /** A waiting ticket's deadline timer fired: drop it if it is still waiting. */
@@ -433,7 +438,7 @@ export class Pipeline<H> {
   }))(this);
 
   private record(t: Ticket<H>, result: DecisionResult, reason?: RejectReason): void {
-    this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result, reason));
+    this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result, reason), t.asked);
   }
 }
 

@@ -1,12 +1,16 @@
 /**
  * The gateway's Prometheus metrics (prom-client, its own registry), all named `goodput_…`.
  * Labels come only from closed sets — class, admission outcome and reason, tenant names from
- * the policy (others fold into `other`), backend names from configuration — never from
- * request content. Both denominators are exported: offered and admitted.
+ * the policy (others fold into `other`), backend names from configuration, and on per-request
+ * series `model_name`, the served model or adapter asked for (as inference-gateway dashboards
+ * label theirs; anything else is `unknown`) — never from request content. Both denominators
+ * are exported: offered and admitted.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import { ArrayHistogram } from './array-histogram.ts';
-import type { SloClassName } from '../core/request/slo-classes.ts';
+
+/** The labels of a request's latency series. */
+export type RequestLabel = 'class' | 'model_name';
 
 const LATENCY_BUCKETS = [
   0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 40, 80,
@@ -15,29 +19,30 @@ const LATENCY_BUCKETS = [
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly tenants: ReadonlySet<string>;
+  private readonly models: ReadonlySet<string>;
 
   readonly offered = new Counter({
     name: 'goodput_offered_requests_total',
     help: 'Requests offered to the gateway (every attempt), by class and tenant.',
-    labelNames: ['class', 'tenant'],
+    labelNames: ['class', 'tenant', 'model_name'],
     registers: [this.registry],
   });
   readonly offeredTokens = new Counter({
     name: 'goodput_offered_prompt_tokens_total',
     help: 'Prompt tokens offered (estimated), by class.',
-    labelNames: ['class'],
+    labelNames: ['class', 'model_name'],
     registers: [this.registry],
   });
   readonly decisions = new Counter({
     name: 'goodput_admission_decisions_total',
     help: 'Admission outcomes (admit, degrade, defer, reject, expire) by reason, class and tenant.',
-    labelNames: ['outcome', 'reason', 'class', 'tenant'],
+    labelNames: ['outcome', 'reason', 'class', 'tenant', 'model_name'],
     registers: [this.registry],
   });
   readonly retries = new Counter({
     name: 'goodput_retries_total',
     help: 'Attempts that declared themselves retries (attempt > 1 or a known idempotency key).',
-    labelNames: ['class'],
+    labelNames: ['class', 'model_name'],
     registers: [this.registry],
   });
   readonly duplicates = new Counter({
@@ -48,25 +53,25 @@ export class GatewayMetrics {
   readonly cancels = new Counter({
     name: 'goodput_cancels_total',
     help: 'Requests the client abandoned (closed the connection, stopped reading), by where they were: upload, queued, streaming.',
-    labelNames: ['class', 'stage'],
+    labelNames: ['class', 'stage', 'model_name'],
     registers: [this.registry],
   });
   readonly good = new Counter({
     name: 'goodput_good_requests_total',
     help: 'Requests completed within every objective of their class.',
-    labelNames: ['class'],
+    labelNames: ['class', 'model_name'],
     registers: [this.registry],
   });
   readonly goodTokens = new Counter({
     name: 'goodput_good_output_tokens_total',
     help: 'Output tokens of good requests.',
-    labelNames: ['class'],
+    labelNames: ['class', 'model_name'],
     registers: [this.registry],
   });
   readonly completed = new Counter({
     name: 'goodput_completed_requests_total',
     help: 'Requests that completed (good or not).',
-    labelNames: ['class'],
+    labelNames: ['class', 'model_name'],
     registers: [this.registry],
   });
   /**
@@ -239,7 +244,7 @@ export class GatewayMetrics {
   readonly sharedRefusals = new Counter({
     name: 'goodput_shared_refusals_total',
     help: 'Requests refused at the shared state (quotas, retry budget, idempotency, store down), by reason, class and tenant.',
-    labelNames: ['reason', 'class', 'tenant'],
+    labelNames: ['reason', 'class', 'tenant', 'model_name'],
     registers: [this.registry],
   });
   readonly invalid = new Counter({
@@ -260,8 +265,10 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  constructor(tenants: Iterable<string>) {
+  /** `models`: the names clients may ask for (the served model and its adapters). */
+  constructor(tenants: Iterable<string>, models: Iterable<string> = []) {
     this.tenants = new Set(tenants);
+    this.models = new Set(models);
   }
 
   /** Gauges read at scrape time from the HTTP layer: requests in flight, the loop's lag. */
@@ -296,15 +303,16 @@ export class GatewayMetrics {
     return this.tenants.has(name) || name === 'default' ? name : 'other';
   }
 
-  observeClass(h: ArrayHistogram<'class'>, cls: SloClassName, seconds: number): void {
-    h.observe({ class: cls }, seconds);
+  /** A model as a label: a served name as it is, anything else (or none read) as `unknown`. */
+  model(name: string | undefined): string {
+    return name !== undefined && this.models.has(name) ? name : 'unknown';
   }
 
-  private histogram(name: string, help: string): ArrayHistogram<'class'> {
+  private histogram(name: string, help: string): ArrayHistogram<RequestLabel> {
     return new ArrayHistogram({
       name,
       help,
-      labelNames: ['class'],
+      labelNames: ['class', 'model_name'],
       buckets: LATENCY_BUCKETS,
       registry: this.registry,
     });

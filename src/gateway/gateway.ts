@@ -82,12 +82,13 @@ export class Gateway {
         t.handle.resolve({ how: 'dispatched' });
       },
       expire: (t, reason) => t.handle.resolve({ how: 'expired', reason }),
-      record: (r) => {
+      record: (r, asked) => {
         m.decisions.inc({
           outcome: r.admission.result,
           reason: r.admission.reason ?? 'none',
           class: r.class ?? 'none',
           tenant: r.tenant === null ? 'none' : m.tenant(r.tenant),
+          model_name: this.modelLabel(asked),
         });
         const result = r.admission.result;
         if (result === 'reject' || result === 'expire') this.scaling?.advisor.window.refused();
@@ -139,10 +140,14 @@ export class Gateway {
   refuse(req: LlmRequest, rejection: Rejection, shared: boolean): void {
     const m = this.deps.metrics;
     const tenant = m.tenant(req.tenant);
-    m.offered.inc({ class: req.sloClass, tenant });
-    m.offeredTokens.inc({ class: req.sloClass }, req.inputTokens);
+    const model = this.modelLabel(req);
+    m.offered.inc({ class: req.sloClass, tenant, model_name: model });
+    m.offeredTokens.inc({ class: req.sloClass, model_name: model }, req.inputTokens);
     if (rejection.reason === 'duplicate') m.duplicates.inc();
-    if (shared) m.sharedRefusals.inc({ reason: rejection.reason, class: req.sloClass, tenant });
+    if (shared) {
+      const labels = { reason: rejection.reason, class: req.sloClass, tenant, model_name: model };
+      m.sharedRefusals.inc(labels);
+    }
     this.pipeline.refuse(req, rejection, this.deps.clock.now());
   }
 
@@ -166,9 +171,10 @@ export class Gateway {
   /** `avoid`: the backend a failed earlier attempt of this request used (−1: none). */
   async admit(req: LlmRequest, signal: AbortSignal, avoid = -1): Promise<Admitted> {
     const m = this.deps.metrics;
-    m.offered.inc({ class: req.sloClass, tenant: m.tenant(req.tenant) });
-    m.offeredTokens.inc({ class: req.sloClass }, req.inputTokens);
-    if ((req.attempt ?? 1) > 1) m.retries.inc({ class: req.sloClass });
+    const model = this.modelLabel(req);
+    m.offered.inc({ class: req.sloClass, tenant: m.tenant(req.tenant), model_name: model });
+    m.offeredTokens.inc({ class: req.sloClass, model_name: model }, req.inputTokens);
+    if ((req.attempt ?? 1) > 1) m.retries.inc({ class: req.sloClass, model_name: model });
     else this.scaling?.advisor.window.arrived(req.inputTokens);
     const waiter = new Waiter();
     const replicas = this.snapshots();
@@ -192,8 +198,9 @@ export class Gateway {
       if (!ticket.queued) return;
       const why = stoppedBy(signal) ?? 'client_closed';
       this.pipeline.withdraw(ticket);
-      if (why === 'client_closed') m.cancels.inc({ class: req.sloClass, stage: 'queued' });
-      else this.pipeline.cut(ticket, why, CUT_STATUS[why], this.deps.clock.now());
+      if (why === 'client_closed') {
+        m.cancels.inc({ class: req.sloClass, stage: 'queued', model_name: model });
+      } else this.pipeline.cut(ticket, why, CUT_STATUS[why], this.deps.clock.now());
       waiter.resolve({ how: 'stopped', why });
     };
     if (signal.aborted) onAbort();
@@ -229,18 +236,19 @@ export class Gateway {
     const cls = ticket.cls;
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
     const follow = this.pipeline.followsTokens;
+    const labels = { class: cls.name, model_name: this.modelLabel(ticket.asked) };
     // Series and cells resolved once per request: the per-token path does no label hashing.
-    const itl = metrics.itl.series({ class: cls.name });
+    const itl = metrics.itl.series(labels);
     const replica = ticket.replica;
     const counted: TokenSink = (token) => {
       const gap = meter.token();
       if (gap === undefined) {
         const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
         this.pipeline.firstToken(ticket, ttft);
-        metrics.observeClass(metrics.ttft, cls.name, ttft / 1000);
+        metrics.ttft.observe(labels, ttft / 1000);
         const queued = ticket.dispatchedMs - meter.arrivalMs;
-        metrics.observeClass(metrics.ttftQueue, cls.name, queued / 1000);
-        metrics.observeClass(metrics.ttftUpstream, cls.name, (ttft - queued) / 1000);
+        metrics.ttftQueue.observe(labels, queued / 1000);
+        metrics.ttftUpstream.observe(labels, (ttft - queued) / 1000);
       } else {
         if (follow) this.pipeline.token(ticket, clock.now());
         itl.observe(gap / 1000);
@@ -256,9 +264,9 @@ export class Gateway {
       );
       const parts = end.ttftParts;
       if (parts !== undefined) {
-        metrics.observeClass(metrics.ttftBackendQueue, cls.name, parts.queueMs / 1000);
-        metrics.observeClass(metrics.ttftPrefill, cls.name, parts.prefillMs / 1000);
-        metrics.observeClass(metrics.ttftFirstDecode, cls.name, parts.firstDecodeMs / 1000);
+        metrics.ttftBackendQueue.observe(labels, parts.queueMs / 1000);
+        metrics.ttftPrefill.observe(labels, parts.prefillMs / 1000);
+        metrics.ttftFirstDecode.observe(labels, parts.firstDecodeMs / 1000);
       }
       this.fleet.succeeded(replica);
       return end;
@@ -266,7 +274,7 @@ export class Gateway {
       const why = stoppedBy(signal);
       if (why !== undefined) {
         this.fleet.abandoned(replica);
-        if (why === 'client_closed') metrics.cancels.inc({ class: cls.name, stage: 'streaming' });
+        if (why === 'client_closed') metrics.cancels.inc({ ...labels, stage: 'streaming' });
         else this.pipeline.cut(ticket, why, CUT_STATUS[why], clock.now());
       } else if (isUpstreamError(e)) {
         this.fleet.failed(replica, e);
@@ -280,19 +288,27 @@ export class Gateway {
       const outputTokens = end?.completionTokens ?? meter.tokens;
       this.pipeline.end(ticket, outputTokens, completed, clock.now());
       if (completed) {
-        metrics.completed.inc({ class: cls.name });
+        metrics.completed.inc(labels);
         if (meter.lastTokenMs !== undefined) {
-          metrics.observeClass(metrics.e2e, cls.name, (meter.lastTokenMs - meter.arrivalMs) / 1000);
+          metrics.e2e.observe(labels, (meter.lastTokenMs - meter.arrivalMs) / 1000);
         }
         const good = meter.judge(cls, true) === null;
         if (good) {
-          metrics.good.inc({ class: cls.name });
-          metrics.goodTokens.inc({ class: cls.name }, outputTokens);
+          metrics.good.inc(labels);
+          metrics.goodTokens.inc(labels, outputTokens);
         }
         this.scaling?.advisor.window.completed(outputTokens, good);
       }
       this.pump();
     }
+  }
+
+  /**
+   * The model a request is counted under: the adapter it asked for, else the served model (what
+   * the policy's requests mean by none) — the name as asked, whatever a degrade serves instead.
+   */
+  private modelLabel(req: LlmRequest): string {
+    return this.deps.metrics.model(req.adapter ?? req.model ?? this.deps.spec.model);
   }
 
   pump(): void {

@@ -131,7 +131,9 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
               scrapeIntervalMs: o.scrapeIntervalMs,
             }),
         );
-  const metrics = new GatewayMetrics(o.policy.tenants.named.keys());
+  // The base model, and the LoRA adapters its backends serve (vLLM lists them as models).
+  const servedModels = [o.servedModelName, ...(o.engine.loraModules ?? [])];
+  const metrics = new GatewayMetrics(o.policy.tenants.named.keys(), servedModels);
   metrics.sharedStoreUp.set(1);
   const shared = o.shared;
   const store = await openSharedStore({
@@ -173,8 +175,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     gateway,
     keys: apiKeys(o.policy),
     policy: o.policy,
-    // The base model, and the LoRA adapters its backends serve (vLLM lists them as models).
-    servedModels: [o.servedModelName, ...(o.engine.loraModules ?? [])],
+    servedModels,
     nowMs: () => clock.now(),
     epochMs,
     timers,

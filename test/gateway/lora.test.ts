@@ -1,10 +1,11 @@
 // LoRA adapters through the gateway, as a vLLM fleet serves them: a request whose model names an
 // adapter is admitted, routed and served with it; /v1/models lists the adapters; an unknown one
 // is a 404 naming what is served; and the adapter-aware router keeps each adapter on a replica
-// where it is resident, so with one slot per replica two adapters never thrash one engine.
+// where it is resident, so with one slot per replica two adapters never thrash one engine. Its
+// requests are counted under the adapter's name (`model_name`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { engines, gateway, policyWith } from './gateway-kit.ts';
+import { engines, gateway, metricValue, policyWith } from './gateway-kit.ts';
 
 const ADAPTERS = ['sql-lora', 'chat-lora'];
 const lora = { loraModules: ADAPTERS, maxLoras: 1, loraLoadMs: 20 };
@@ -37,6 +38,9 @@ test('a model naming an adapter is served with it; /v1/models lists it; an unkno
     max_tokens: 3,
   });
   assert.equal(r.model, 'sql-lora');
+  // Counted under the adapter it asked for: model_name is one of the names served.
+  const done = { class: 'interactive', model_name: 'sql-lora' };
+  assert.equal(await metricValue(gw.url, 'goodput_completed_requests_total', done), 1);
   const models = await gw.client.models.list();
   assert.deepEqual(
     models.data.map((m) => m.id),

@@ -135,8 +135,10 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
   assert.match(text, /^goodput_priority_inversions_total 0$/m);
   // TTFT's parts: the gateway's queue, and the engine's own queue / prefill / first decode,
   // which `goodput engine` reports in its usage chunk. Each part is at most the whole.
+  // Per-request series carry the served model's name, as inference-gateway dashboards expect.
+  const series = `class="interactive",model_name="${MODEL}"`;
   const sum = (name: string) =>
-    Number(text.match(new RegExp(`^${name}_sum\\{class="interactive"\\} (\\S+)$`, 'm'))?.[1]);
+    Number(text.match(new RegExp(`^${name}_sum\\{${series}\\} (\\S+)$`, 'm'))?.[1]);
   const ttft = sum('goodput_ttft_seconds');
   assert.ok(ttft > 0);
   for (const part of ['queue', 'upstream', 'backend_queue', 'prefill', 'first_decode']) {
@@ -147,7 +149,7 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
   // Counted per token: every gap is a token after a stream's first, and each output token is
   // two weighted tokens of its tenant's service.
   const one = (pattern: RegExp) => Number(text.match(pattern)?.[1]);
-  const gaps = one(/^goodput_itl_seconds_count\{class="interactive"\} (\S+)$/m);
+  const gaps = one(new RegExp(`^goodput_itl_seconds_count\\{${series}\\} (\\S+)$`, 'm'));
   const service = one(
     /^goodput_tenant_service_tokens_total\{tenant="default",cost_revision="vtc-1"\} (\S+)$/m,
   );

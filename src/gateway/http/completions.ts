@@ -138,7 +138,7 @@ export async function handleCompletion(
   } catch (e) {
     if (isRequestStopped(e)) {
       // Gone during its upload: nobody reads an answer.
-      deps.metrics.cancels.inc({ class: 'none', stage: 'upload' });
+      deps.metrics.cancels.inc({ class: 'none', stage: 'upload', model_name: 'unknown' });
       return named(errorWhole(new OpenAiError(499, 'client closed the request')), id);
     }
     if (!(e instanceof OpenAiError)) throw e;
