@@ -9,6 +9,7 @@ import { simulateCommand } from './simulate-command.ts';
 import { compareCommand } from './compare-command.ts';
 import { engineCommand } from './engine-command.ts';
 import { serveCommand } from './serve-command.ts';
+import { benchCommand } from './bench-command.ts';
 
 const program = new Command('goodput')
   .description(
@@ -20,7 +21,8 @@ const program = new Command('goodput')
   .addCommand(simulateCommand())
   .addCommand(compareCommand())
   .addCommand(engineCommand())
-  .addCommand(serveCommand());
+  .addCommand(serveCommand())
+  .addCommand(benchCommand());
 
 for (const cmd of program.commands) cmd.exitOverride();
 

@@ -15,6 +15,8 @@ export function progressBar(
   wall: Clock,
   total: number | undefined,
   label = '',
+  /** What the time shown measures: the simulated clock, or the wall clock of a live run. */
+  timeWord = 'sim',
 ): ProgressBar {
   const start = wall.now();
   let shown = false;
@@ -32,7 +34,7 @@ export function progressBar(
         ? `[${'#'.repeat(Math.round(frac * width)).padEnd(width)}] ${(frac * 100).toFixed(0)}% `
         : '';
       stream.write(
-        `\r${label}${bar}${finished.toLocaleString('en-US')} done, sim ${(simMs / 1000).toFixed(0)} s `,
+        `\r${label}${bar}${finished.toLocaleString('en-US')} done, ${timeWord} ${(simMs / 1000).toFixed(0)} s `,
       );
     },
     done() {

@@ -1,0 +1,79 @@
+/**
+ * A workload request as the HTTP call a benchmark client makes for it, shaped as
+ * `vllm bench serve` shapes it: streamed with usage (`stream_options.include_usage`),
+ * `max_tokens` set to the request's output length with `ignore_eos`, so every server generates
+ * exactly that many tokens and runs compare length for length. On the completions endpoint the
+ * prompt is `inputTokens` token ids (exact on any server: vLLM's random dataset does the same);
+ * on the chat endpoint it is filler text of about that many tokens (the server's tokenizer
+ * decides). Tenants travel as API keys, classes and sessions as Goodput's headers, which any
+ * other server ignores.
+ */
+import type { Rng } from '../core/ports/rng.ts';
+import type { LlmRequest } from '../core/request/request.ts';
+
+export type BenchEndpoint = 'completions' | 'chat';
+export const BENCH_ENDPOINTS: readonly BenchEndpoint[] = ['completions', 'chat'];
+
+export interface CallShape {
+  readonly endpoint: BenchEndpoint;
+  readonly model: string;
+  /** The key for tenants without one of their own. */
+  readonly apiKey?: string;
+  /** A key per workload tenant: the server knows tenants by their keys. */
+  readonly tenantKeys?: ReadonlyMap<string, string>;
+  /** Send each request's class as `x-goodput-class` (only when the run chose classes). */
+  readonly sendClass: boolean;
+}
+
+export interface BenchCall {
+  readonly path: string;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Token ids drawn from here exist in every current tokenizer's vocabulary (≥ 32,000 ids). */
+const TOKEN_ID_LOW = 1_000;
+const TOKEN_ID_SPAN = 29_000;
+/** About one Llama-3 token per filler word and its space. */
+const FILLER_WORDS = ['time', 'data', 'model', 'token', 'serve', 'queue', 'cache', 'batch'];
+
+export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): BenchCall {
+  const maxTokens = req.maxTokens ?? req.outputTokens;
+  const common = {
+    model: shape.model,
+    max_tokens: maxTokens,
+    ignore_eos: true,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  const body =
+    shape.endpoint === 'completions'
+      ? { ...common, prompt: tokenIds(req.inputTokens, prompts) }
+      : {
+          ...common,
+          messages: [{ role: 'user', content: fillerText(req.inputTokens, prompts) }],
+        };
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const key = shape.tenantKeys?.get(req.tenant) ?? shape.apiKey;
+  if (key !== undefined) headers.authorization = `Bearer ${key}`;
+  if (shape.sendClass) headers['x-goodput-class'] = req.sloClass;
+  if (req.session !== undefined) headers['x-session-id'] = req.session;
+  return {
+    path: shape.endpoint === 'completions' ? '/v1/completions' : '/v1/chat/completions',
+    body: JSON.stringify(body),
+    headers,
+  };
+}
+
+function tokenIds(n: number, rng: Rng): number[] {
+  const ids = new Array<number>(n);
+  for (let i = 0; i < n; i++) ids[i] = TOKEN_ID_LOW + Math.floor(rng.next() * TOKEN_ID_SPAN);
+  return ids;
+}
+
+function fillerText(n: number, rng: Rng): string {
+  const words = new Array<string>(n);
+  for (let i = 0; i < n; i++) words[i] = FILLER_WORDS[Math.floor(rng.next() * FILLER_WORDS.length)];
+  return words.join(' ');
+}

@@ -1,0 +1,126 @@
+/**
+ * One benchmark run against a live OpenAI-compatible server: the workload the simulator would
+ * replay (same flags, same seed, same requests), sent open-loop, each call timed, summarised
+ * with vLLM's definitions. The model is asked of the server (`GET /v1/models`) unless given.
+ * Only a server that cannot even say which model it serves stops a run before it starts; every
+ * failure after that is a record, so a run always ends with a result.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { ConfigError } from '../core/errors.ts';
+import type { Clock } from '../core/ports/clock.ts';
+import type { Timers } from '../core/ports/timers.ts';
+import { SeededRng } from '../runtime/seeded-rng.ts';
+import { buildWorkload, type Workload } from '../sim/workload/build-workload.ts';
+import type { WorkloadOptions } from '../sim/workload/workload-options.ts';
+import { benchCall, type BenchEndpoint } from './bench-call.ts';
+import { benchMetrics, type BenchMetrics } from './bench-metrics.ts';
+import type { CallRecord } from './call-record.ts';
+import type { GoodputSlo } from './goodput-spec.ts';
+import { runOpenLoop } from './open-loop.ts';
+import { streamCall } from './stream-call.ts';
+
+export interface BenchSpec {
+  /** The server's root (`serverBaseUrl`): `/v1/...` is added. */
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  readonly tenantKeys?: ReadonlyMap<string, string>;
+  /** Undefined: the first model the server lists. */
+  readonly model?: string;
+  readonly endpoint: BenchEndpoint;
+  readonly workload: WorkloadOptions;
+  readonly seed: number;
+  readonly sendClass: boolean;
+  readonly maxConcurrency?: number;
+  readonly slo?: GoodputSlo;
+  readonly percentiles: readonly number[];
+  readonly timeoutMs: number;
+}
+
+export interface BenchRun {
+  readonly model: string;
+  readonly workload: Workload;
+  readonly records: readonly CallRecord[];
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly offered: number;
+  readonly metrics: BenchMetrics;
+}
+
+export interface BenchHooks {
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly onEnd?: (ended: number, record: CallRecord) => void;
+}
+
+export async function runBench(spec: BenchSpec, hooks: BenchHooks): Promise<BenchRun> {
+  const rng = new SeededRng(spec.seed);
+  const workload = buildWorkload(spec.workload, rng.fork('workload'));
+  const model = spec.model ?? (await servedModel(spec.baseUrl, spec.apiKey));
+  const prompts = rng.fork('prompts');
+  const shape = { ...spec, model };
+  const ctx = { baseUrl: spec.baseUrl, clock: hooks.clock, timeoutMs: spec.timeoutMs };
+  let offered = 0;
+  const run = await runOpenLoop(
+    workload.requests,
+    (req, dueMs) => {
+      offered++;
+      const who = {
+        id: req.id,
+        tenant: req.tenant,
+        sloClass: req.sloClass,
+        dueMs,
+        promptTokens: req.inputTokens,
+      };
+      return streamCall(ctx, who, benchCall(req, shape, prompts));
+    },
+    {
+      clock: hooks.clock,
+      timers: hooks.timers,
+      maxConcurrency: spec.maxConcurrency,
+      onEnd: hooks.onEnd,
+    },
+  );
+  const metrics = benchMetrics({ ...run, offered, slo: spec.slo, percentiles: spec.percentiles });
+  return { model, workload, ...run, offered, metrics };
+}
+
+/** The first model `GET /v1/models` lists; a server that cannot answer it is a ConfigError on `--url`. */
+export async function servedModel(baseUrl: string, apiKey?: string): Promise<string> {
+  const url = new URL(`${baseUrl}/v1/models`);
+  const why = (detail: string) =>
+    new ConfigError(
+      '--url',
+      `a server that lists its models (or give --model)`,
+      `${baseUrl}: ${detail}`,
+    );
+  const body = await new Promise<string>((resolve, reject) => {
+    const req = (url.protocol === 'https:' ? https : http).get(
+      url,
+      {
+        headers: apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` },
+        timeout: 10_000,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (s: string) => (text += s));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(text)
+            : reject(why(`GET /v1/models answered ${res.statusCode}`)),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
+    req.on('error', (e: NodeJS.ErrnoException) => reject(why(e.code ?? e.message)));
+  });
+  let id: unknown;
+  try {
+    id = (JSON.parse(body) as { data?: { id?: unknown }[] }).data?.[0]?.id;
+  } catch {
+    throw why('GET /v1/models did not answer JSON');
+  }
+  if (typeof id !== 'string') throw why('GET /v1/models listed no model');
+  return id;
+}

@@ -1,0 +1,195 @@
+/**
+ * Sends one benchmark call over a keep-alive node:http agent and times its stream, as vLLM's
+ * benchmark client does: TTFT at the first chunk that carries a token, every later token chunk
+ * a gap, E2E at the last. It never throws: a refused connection, an HTTP error, an error event
+ * in the stream, a stream cut before `[DONE]` or the client's own timeout each end as a failed
+ * record with a status and a reason, so a run against a broken server still reports.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { Clock } from '../core/ports/clock.ts';
+import { SseReader } from '../openai/sse-reader.ts';
+import type { BenchCall } from './bench-call.ts';
+import type { CallRecord } from './call-record.ts';
+
+export interface StreamCallContext {
+  readonly baseUrl: string;
+  readonly clock: Clock;
+  readonly timeoutMs: number;
+}
+
+export type CallIdentity = Pick<CallRecord, 'id' | 'tenant' | 'sloClass' | 'dueMs'> & {
+  readonly promptTokens: number;
+};
+
+const MAX_ERROR_BODY = 16 * 1024;
+const MAX_MESSAGE = 200;
+
+const agents = {
+  http: new http.Agent({ keepAlive: true, maxSockets: Infinity }),
+  https: new https.Agent({ keepAlive: true, maxSockets: Infinity }),
+};
+
+export function streamCall(
+  ctx: StreamCallContext,
+  who: CallIdentity,
+  call: BenchCall,
+): Promise<CallRecord> {
+  const url = new URL(ctx.baseUrl + call.path);
+  const secure = url.protocol === 'https:';
+  const sentMs = ctx.clock.now();
+  const tokenTimesMs: number[] = [];
+  let usage: { prompt?: number; completion?: number } = {};
+  let serverId: string | undefined;
+
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (
+      outcome: Pick<CallRecord, 'ok' | 'status'> & { reason?: string; error?: string },
+    ) => {
+      if (settled) return;
+      settled = true;
+      resolve({
+        ...who,
+        sentMs,
+        endMs: ctx.clock.now(),
+        serverId,
+        tokenTimesMs,
+        promptTokens: usage.prompt ?? who.promptTokens,
+        outputTokens: usage.completion ?? tokenTimesMs.length,
+        ...outcome,
+        ...(outcome.error === undefined ? {} : { error: outcome.error.slice(0, MAX_MESSAGE) }),
+      });
+    };
+
+    const req = (secure ? https : http).request(url, {
+      method: 'POST',
+      agent: secure ? agents.https : agents.http,
+      headers: { ...call.headers, 'content-length': Buffer.byteLength(call.body) },
+      timeout: ctx.timeoutMs,
+    });
+    req.on('timeout', () => {
+      finish({
+        ok: false,
+        status: 0,
+        reason: 'client_timeout',
+        error: `no answer within ${ctx.timeoutMs} ms`,
+      });
+      req.destroy();
+    });
+    let status = 0;
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      status === 0
+        ? finish({ ok: false, status, reason: e.code ?? 'transport', error: e.message })
+        : finish({
+            ok: false,
+            status,
+            reason: 'stream_cut',
+            error: `${e.code ?? ''} ${e.message}`,
+          }),
+    );
+    req.on('response', (res) => {
+      status = res.statusCode ?? 0;
+      const id = res.headers['x-goodput-request-id'];
+      serverId = typeof id === 'string' ? id : undefined;
+      res.setEncoding('utf8');
+      if (status !== 200) {
+        let text = '';
+        res.on('data', (s: string) => {
+          if (text.length < MAX_ERROR_BODY) text += s;
+        });
+        res.on('end', () => finish({ ok: false, status, ...errorOf(text, res.headers) }));
+        res.on('error', () => finish({ ok: false, status, ...errorOf(text, res.headers) }));
+        return;
+      }
+      const sse = new SseReader();
+      let done = false;
+      const take = (payloads: string[]) => {
+        const now = ctx.clock.now();
+        for (const p of payloads) {
+          if (p === '[DONE]') {
+            done = true;
+            continue;
+          }
+          let event: StreamEvent;
+          try {
+            event = JSON.parse(p) as StreamEvent;
+          } catch {
+            finish({ ok: false, status, reason: 'bad_stream', error: `not JSON: ${p}` });
+            res.destroy();
+            return;
+          }
+          if (event.error !== undefined) {
+            const e = event.error;
+            finish({
+              ok: false,
+              status,
+              reason: String(e.code ?? e.type ?? 'stream_error'),
+              error: e.message,
+            });
+            res.destroy();
+            return;
+          }
+          if (carriesToken(event)) tokenTimesMs.push(now);
+          if (event.usage)
+            usage = {
+              prompt: event.usage.prompt_tokens,
+              completion: event.usage.completion_tokens,
+            };
+        }
+      };
+      res.on('data', (s: string) => take(sse.push(s)));
+      res.on('end', () => {
+        take(sse.end());
+        if (done) finish({ ok: true, status });
+        else
+          finish({
+            ok: false,
+            status,
+            reason: 'stream_cut',
+            error: 'the stream ended before [DONE]',
+          });
+      });
+      // A stream that breaks after the server said 200 was cut, whatever the socket's code.
+      res.on('error', (e: NodeJS.ErrnoException) =>
+        finish({ ok: false, status, reason: 'stream_cut', error: `${e.code ?? ''} ${e.message}` }),
+      );
+    });
+    req.end(call.body);
+  });
+}
+
+interface StreamEvent {
+  readonly choices?: readonly { text?: string; delta?: { content?: string | null } }[];
+  readonly usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  readonly error?: { message?: string; type?: string; code?: string | number | null };
+}
+
+/** A chunk that carries output: completions' `text` or chat's `delta.content`, not empty. */
+function carriesToken(event: StreamEvent): boolean {
+  const c = event.choices?.[0];
+  if (c === undefined) return false;
+  const text = c.text ?? c.delta?.content;
+  return typeof text === 'string' && text.length > 0;
+}
+
+/** The reason a refusal gives: Goodput's header, else OpenAI's error code or type, else the status. */
+function errorOf(
+  body: string,
+  headers: http.IncomingHttpHeaders,
+): { reason: string; error: string } {
+  const header = headers['x-goodput-reason'];
+  let code: string | undefined;
+  let message = body.slice(0, MAX_MESSAGE);
+  try {
+    const e = (JSON.parse(body) as { error?: { message?: string; code?: unknown; type?: unknown } })
+      .error;
+    if (e) {
+      code = typeof e.code === 'string' ? e.code : typeof e.type === 'string' ? e.type : undefined;
+      message = e.message ?? message;
+    }
+  } catch {
+    // Not JSON: the status speaks for it.
+  }
+  return { reason: typeof header === 'string' ? header : (code ?? 'http_error'), error: message };
+}

@@ -1,0 +1,197 @@
+// `goodput bench` against real servers: a `goodput engine` process, a server that fails in
+// every way a server can, a port where nothing listens. Every request ends as a record with a
+// status and a reason; nothing throws; the CLI writes vLLM's fields and exits 0, and bad flags
+// exit 2 naming the flag.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { runBench, type BenchSpec } from '../../src/loadgen/run-bench.ts';
+import { wallClock } from '../../src/runtime/wall-clock.ts';
+import { wallTimers } from '../../src/runtime/wall-timers.ts';
+import { startEngine } from '../gateway/process-kit.ts';
+import { freePort } from '../gateway/redis-kit.ts';
+
+// Started at the top level: the kit ends it when the file's tests end.
+const engine = await startEngine(['--seed', '3']);
+
+const spec = (baseUrl: string, over: Partial<BenchSpec> = {}): BenchSpec => ({
+  baseUrl,
+  endpoint: 'completions',
+  workload: { rate: Infinity, numRequests: 8, input: 'fixed:40', output: 'fixed:6' },
+  seed: 1,
+  sendClass: false,
+  percentiles: [99],
+  timeoutMs: 30_000,
+  ...over,
+});
+const hooks = { clock: wallClock, timers: wallTimers() };
+
+test('bench against goodput engine: exact lengths, every request completed and timed', async () => {
+  const run = await runBench(spec(engine, { slo: { ttftMs: 60_000 } }), hooks);
+  assert.equal(run.model, 'llama-3-8b');
+  assert.equal(run.metrics.completed, 8);
+  assert.equal(run.metrics.total_input_tokens, 8 * 40);
+  assert.equal(run.metrics.total_output_tokens, 8 * 6);
+  assert.equal(run.metrics.request_goodput, run.metrics.request_throughput);
+  for (const r of run.records) assert.equal(r.tokenTimesMs.length, 6);
+  assert.ok((run.metrics.median_tpot_ms as number) > 0);
+});
+
+test('bench on the chat endpoint: filler prompts of about the asked length', async () => {
+  const run = await runBench(spec(engine, { endpoint: 'chat' }), hooks);
+  assert.equal(run.metrics.completed, 8);
+  const mean = (run.metrics.total_input_tokens as number) / 8;
+  assert.ok(mean > 20 && mean < 80, `about 40 prompt tokens each, got ${mean}`);
+});
+
+/** Answers in turn: a refusal, a stream cut mid-way, an error event, a good stream. */
+async function faultyServer(): Promise<{ url: string; server: Server }> {
+  let n = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    const mode = n++ % 4;
+    if (mode === 0) {
+      res.writeHead(429, {
+        'content-type': 'application/json',
+        'x-goodput-reason': 'rate_limited',
+        'retry-after': '2',
+      });
+      res.end(
+        JSON.stringify({
+          error: { message: 'slow down', type: 'rate_limit_error', code: 'rate_limited' },
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const chunk = (text: string) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, text }] })}\n\n`;
+    // The cut comes once the first token is on the wire: a reset before it is a transport error.
+    if (mode === 1) return void res.write(chunk('a'), () => setTimeout(() => res.destroy(), 20));
+    res.write(chunk('a'));
+    if (mode === 2)
+      return void res.end(
+        `data: ${JSON.stringify({ error: { message: 'engine died', code: 'upstream_error' } })}\n\n`,
+      );
+    res.write(chunk('b'));
+    res.end(
+      `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 40, completion_tokens: 2 } })}\n\ndata: [DONE]\n\n`,
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  after(() => server.close());
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
+}
+
+test('bench against a failing server: each failure counted by its reason, the rest timed', async () => {
+  const { url } = await faultyServer();
+  const run = await runBench(spec(url, { model: 'm', maxConcurrency: 1 }), hooks);
+  assert.equal(run.metrics.completed, 2);
+  assert.equal(run.metrics.failed, 6);
+  assert.deepEqual(run.metrics.failed_by_reason, {
+    rate_limited: 2,
+    stream_cut: 2,
+    upstream_error: 2,
+  });
+  assert.deepEqual(run.metrics.failed_by_status, { '200': 4, '429': 2 });
+  assert.equal(run.metrics.total_output_tokens, 4);
+});
+
+test('bench against a port where nothing listens: every request a refused connection', async () => {
+  const url = `http://127.0.0.1:${await freePort()}`;
+  const run = await runBench(spec(url, { model: 'm' }), hooks);
+  assert.equal(run.metrics.completed, 0);
+  assert.deepEqual(run.metrics.failed_by_reason, { ECONNREFUSED: 8 });
+  await assert.rejects(
+    runBench(spec(url), hooks),
+    /--url: expected a server that lists its models/,
+  );
+});
+
+function cli(args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ['bin/goodput.js', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += String(d)));
+  child.stderr.on('data', (d) => (out += String(d)));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out })));
+}
+
+test('goodput bench CLI: a vLLM-shaped JSON result, per-request lists on request', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'goodput-bench-')), 'result.json');
+  const r = await cli([
+    'bench',
+    '--url',
+    `${engine}/v1`,
+    '--rate',
+    '50',
+    '--num-requests',
+    '12',
+    '--input',
+    'fixed:30',
+    '--output',
+    'fixed:4',
+    '--goodput',
+    'ttft:60000,tpot:60000',
+    '--metric-percentiles',
+    '50,99',
+    '--json',
+    file,
+    '--save-detailed',
+  ]);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /Serving Benchmark Result[\s\S]*Successful requests:\s+12/);
+  const json = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  for (const key of [
+    'date',
+    'model_id',
+    'num_prompts',
+    'request_rate',
+    'burstiness',
+    'duration',
+    'completed',
+    'failed',
+    'request_throughput',
+    'request_goodput',
+    'output_throughput',
+    'total_token_throughput',
+    'mean_ttft_ms',
+    'median_ttft_ms',
+    'p99_ttft_ms',
+    'p50_tpot_ms',
+    'median_itl_ms',
+    'p99_e2el_ms',
+    'input_lens',
+    'output_lens',
+    'ttfts',
+    'itls',
+    'errors',
+  ])
+    assert.ok(key in json, key);
+  assert.equal(json.completed, 12);
+  assert.equal(json.request_rate, 50);
+  assert.deepEqual(json.input_lens, new Array(12).fill(30));
+  assert.deepEqual(json.output_lens, new Array(12).fill(4));
+  assert.ok((json.itls as number[][]).every((gaps) => gaps.length === 3));
+});
+
+test('goodput bench CLI: bad flags exit 2 naming the flag and value', async () => {
+  const cases: [string[], RegExp][] = [
+    [['--url', 'ftp://x'], /--url: expected an http\(s\) URL/],
+    [['--url', engine, '--goodput', 'ttft:soon'], /--goodput: expected .*"ttft:soon"/],
+    [['--url', engine, '--tenant-key', 'acme'], /--tenant-key: expected TENANT=KEY/],
+    [['--url', engine, '--metric-percentiles', '0,99'], /--metric-percentiles: expected/],
+    [['--url', engine, '--max-concurrency', '0'], /--max-concurrency: expected an integer ≥ 1/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await cli(['bench', '--num-requests', '1', ...args]);
+    assert.equal(r.code, 2, r.out);
+    assert.match(r.out, message);
+    assert.doesNotMatch(r.out, /\n\s+at /, 'no stack trace');
+  }
+});
