@@ -4,13 +4,18 @@
  * (`x-goodput-timeout-ms`, relative, or `x-goodput-deadline-ms`, absolute Unix ms — the same on
  * every attempt), its `Idempotency-Key`, the attempt number (`x-goodput-attempt`), and the
  * conversation it belongs to (`x-session-id`, or its alias `x-goodput-session`: routing keeps a
- * session near its cached history). Each bad
- * value is refused naming the header, the value and the limit. A deadline lies at most
+ * session near its cached history). The Gateway API Inference Extension's headers, and llm-d's
+ * spellings of them, are aliases: its inference objective names the class, its fairness id the
+ * tenant (`tenantFor`), and its TTFT and TPOT objectives are read as the request's own targets —
+ * checked, never enforced: the objectives a request is judged by are its class's. Each bad value is refused naming the header, the value and the limit, and a header
+ * and an alias that disagree are refused naming both. A deadline lies at most
  * `MAX_DEADLINE_MS` (24 h) ahead — past that a request is not one a deadline is for, and timers
  * cannot hold it; an absolute deadline already passed is not an error here but an outcome: the
  * request is refused as `deadline_exceeded`.
  */
+import type { TenantDirectory } from '../../core/config/tenant-schema.ts';
 import { isSloClassName, type SloClassName } from '../../core/request/slo-classes.ts';
+import type { Ms } from '../../core/request/units.ts';
 import { describeValue, invalidRequest } from '../../openai/index.ts';
 
 export interface ClientHeaders {
@@ -20,6 +25,10 @@ export interface ClientHeaders {
   readonly idempotencyKey?: string;
   readonly attempt: number;
   readonly session?: string;
+  /** The tenant a fairness id names, and the header that named it (see `tenantFor`). */
+  readonly fairness?: { readonly header: string; readonly id: string };
+  /** The client's own latency targets, when it sent them: recorded, not enforced. */
+  readonly targets?: { readonly ttftMs?: Ms; readonly tpotMs?: Ms };
 }
 
 /** The furthest a deadline may lie ahead: 24 hours. */
@@ -27,7 +36,27 @@ export const MAX_DEADLINE_MS = 86_400_000;
 /** The highest attempt number taken: far past any retry policy, well inside an integer. */
 export const MAX_ATTEMPT = 1_000;
 
+/**
+ * Each header Goodput reads under more than one name, its own first: the Gateway API Inference
+ * Extension's (`x-gateway-…`, `x-slo-…`), then llm-d's current spelling of the same.
+ */
+export const CLASS_HEADERS = [
+  'x-goodput-class',
+  'x-gateway-inference-objective',
+  'x-llm-d-router-inference-objective',
+] as const;
+const SESSION_HEADERS = ['x-session-id', 'x-goodput-session'] as const;
+const FAIRNESS_HEADERS = [
+  'x-gateway-inference-fairness-id',
+  'x-llm-d-router-inference-fairness-id',
+] as const;
+const TTFT_HEADERS = ['x-slo-ttft-ms', 'x-llm-d-router-slo-ttft-ms'] as const;
+const TPOT_HEADERS = ['x-slo-tpot-ms', 'x-llm-d-router-slo-tpot-ms'] as const;
+
 const KEY = /^[\x21-\x7e]{1,255}$/;
+const CLASSES = 'one of interactive, reasoning, batch, best_effort';
+
+type Header = (name: string) => string | null;
 
 function numberIn(name: string, raw: string, lo: number, hi: number, what: string): number {
   const v = Number(raw);
@@ -41,36 +70,70 @@ function numberIn(name: string, raw: string, lo: number, hi: number, what: strin
   return v;
 }
 
+function visible(name: string, raw: string): string {
+  if (!KEY.test(raw)) {
+    throw invalidRequest(
+      `${name}: expected 1–255 visible ASCII characters, got ${describeValue(raw)}`,
+      name,
+      'invalid_value',
+    );
+  }
+  return raw;
+}
+
+function sloClass(name: string, raw: string): SloClassName {
+  if (!isSloClassName(raw)) {
+    const message = `${name}: expected ${CLASSES}, got ${describeValue(raw)}`;
+    throw invalidRequest(message, name, 'invalid_value');
+  }
+  return raw;
+}
+
+function targetMs(name: string, raw: string): number {
+  return numberIn(
+    name,
+    raw,
+    Number.MIN_VALUE,
+    MAX_DEADLINE_MS,
+    `milliseconds in (0, ${MAX_DEADLINE_MS}]`,
+  );
+}
+
+/**
+ * The value one of `names` gives, read by `read` (which refuses a bad one naming its header);
+ * two that give different values are refused naming both. Undefined when none is sent.
+ */
+function given<T>(
+  header: Header,
+  names: readonly string[],
+  read: (name: string, raw: string) => T,
+): { readonly header: string; readonly value: T } | undefined {
+  let found: { header: string; raw: string; value: T } | undefined;
+  for (const name of names) {
+    const raw = header(name);
+    if (raw === null) continue;
+    const value = read(name, raw);
+    if (found === undefined) found = { header: name, raw, value };
+    else if (value !== found.value) {
+      throw invalidRequest(
+        `${found.header} (${describeValue(found.raw)}) and ${name} (${describeValue(raw)}) disagree: send one of them, or the same value in both`,
+        name,
+        'conflicting_headers',
+      );
+    }
+  }
+  return found;
+}
+
 /** `header`: a header's value by lowercase name, null when absent. */
-export function parseClientHeaders(
-  header: (name: string) => string | null,
-  nowEpochMs: number,
-): ClientHeaders {
-  const cls = header('x-goodput-class');
-  if (cls !== null && !isSloClassName(cls)) {
-    throw invalidRequest(
-      `x-goodput-class: expected one of interactive, reasoning, batch, best_effort, got ${describeValue(cls)}`,
-      'x-goodput-class',
-      'invalid_value',
-    );
-  }
+export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHeaders {
+  const cls = given(header, CLASS_HEADERS, sloClass)?.value;
   const key = header('idempotency-key');
-  if (key !== null && !KEY.test(key)) {
-    throw invalidRequest(
-      `Idempotency-Key: expected 1–255 visible ASCII characters, got ${describeValue(key)}`,
-      'Idempotency-Key',
-      'invalid_value',
-    );
-  }
-  const sessionHeader = header('x-session-id') === null ? 'x-goodput-session' : 'x-session-id';
-  const session = header(sessionHeader);
-  if (session !== null && !KEY.test(session)) {
-    throw invalidRequest(
-      `${sessionHeader}: expected 1–255 visible ASCII characters, got ${describeValue(session)}`,
-      sessionHeader,
-      'invalid_value',
-    );
-  }
+  if (key !== null) visible('Idempotency-Key', key);
+  const session = given(header, SESSION_HEADERS, visible)?.value;
+  const fairness = given(header, FAIRNESS_HEADERS, visible);
+  const ttftMs = given(header, TTFT_HEADERS, targetMs)?.value;
+  const tpotMs = given(header, TPOT_HEADERS, targetMs)?.value;
   const attemptRaw = header('x-goodput-attempt');
   let attempt = 1;
   if (attemptRaw !== null) {
@@ -97,10 +160,55 @@ export function parseClientHeaders(
     deadlineEpochMs = nowEpochMs + ms;
   }
   return {
-    sloClass: cls === null ? undefined : cls,
+    sloClass: cls,
     deadlineEpochMs,
     idempotencyKey: key ?? undefined,
     attempt,
-    session: session ?? undefined,
+    session,
+    fairness: fairness === undefined ? undefined : { header: fairness.header, id: fairness.value },
+    targets: ttftMs === undefined && tpotMs === undefined ? undefined : { ttftMs, tpotMs },
   };
+}
+
+/**
+ * The class a request asks for, read leniently (a request shed before it is read is counted in
+ * it): the first of the class headers that names one, else undefined.
+ */
+export function askedClass(header: Header): SloClassName | undefined {
+  for (const name of CLASS_HEADERS) {
+    const v = header(name);
+    if (v !== null && isSloClassName(v)) return v;
+  }
+  return undefined;
+}
+
+/**
+ * The tenant a request speaks for, given the one its API key (or the lack of keys) made it and
+ * the fairness id it sent, if any. Goodput's tenants are the policy's: with keys, a fairness id
+ * must name the key's own tenant; without, it names a tenant the policy lists, or `default` —
+ * a client never makes up a tenant (each would hold counters of its own for good).
+ */
+export function tenantFor(
+  authenticated: string,
+  fairness: ClientHeaders['fairness'],
+  keysRequired: boolean,
+  tenants: TenantDirectory,
+): string {
+  if (fairness === undefined) return authenticated;
+  const { header, id } = fairness;
+  if (keysRequired && id !== authenticated) {
+    throw invalidRequest(
+      `${header}: ${describeValue(id)} is not the tenant of the API key (${describeValue(authenticated)}); send the key's tenant, or no ${header}`,
+      header,
+      'conflicting_headers',
+    );
+  }
+  if (id !== 'default' && !tenants.named.has(id)) {
+    throw invalidRequest(
+      `${header}: expected a tenant the policy lists, or default, got ${describeValue(id)}`,
+      header,
+      'invalid_value',
+    );
+  }
+  return id;
 }

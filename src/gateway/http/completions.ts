@@ -1,7 +1,7 @@
 /**
  * `POST /v1/chat/completions` and `POST /v1/completions`, as a few steps, each of which may end
  * the request with its refusal: authenticate → read and validate the body → read the client's
- * headers → the shared-state door (idempotency, tenant quotas and slot, retry budget; see
+ * headers (and the tenant a fairness id names, if the key allows it) → the shared-state door (idempotency, tenant quotas and slot, retry budget; see
  * shared/door.ts) → admit and serve (serve.ts). Every request gets an id at once, carried by
  * every answer (`x-goodput-request-id`), and every refusal — wherever it happens — is counted
  * and has a decision record under that id. What the request took at the door is given back
@@ -15,7 +15,7 @@ import type { RejectReason, Rejection } from '../../core/request/decision.ts';
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
-import { isSloClassName, type SloClassName } from '../../core/request/slo-classes.ts';
+import type { SloClassName } from '../../core/request/slo-classes.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
 import {
@@ -40,7 +40,7 @@ import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { OPEN_DOOR, atTheDoor } from '../shared/door.ts';
 import type { SharedStore, StoredResponse } from '../shared/shared-store.ts';
 import { isRequestStopped } from '../stop.ts';
-import { parseClientHeaders, type ClientHeaders } from './client-headers.ts';
+import { askedClass, parseClientHeaders, tenantFor, type ClientHeaders } from './client-headers.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Inbound } from './inbound.ts';
 import { errorWhole, named, type Answer, type Whole } from './answer.ts';
@@ -96,6 +96,7 @@ export async function handleCompletion(
     const bodyText = await inbound.body(deps.bodyLimitBytes);
     const parsed = parse(kind, bodyText, deps.servedModels);
     const headers = parseClientHeaders(inbound.header, deps.epochMs());
+    tenant = tenantFor(tenant, headers.fairness, deps.keys.required, deps.policy.tenants);
     const policyTenant = lookupTenant(deps.policy.tenants, tenant);
     const cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
     const req = request(id, kind, parsed, headers, tenant, cls, deps);
@@ -153,15 +154,14 @@ export async function handleCompletion(
 /**
  * A request the gateway sheds on arrival, its event loop behind (lag-shedder.ts): refused
  * unread — its body let go by — yet counted as offered in the class it asked for (or its
- * tenant's default) and recorded, like any refusal.
+ * tenant's default) and recorded, like any refusal, under its key's tenant.
  */
 function shed(inbound: Inbound, id: string, tenant: string, deps: CompletionsDeps): Whole {
   inbound.discard();
-  const asked = inbound.header('x-goodput-class');
   const cls =
-    asked !== null && isSloClassName(asked)
-      ? asked
-      : (lookupTenant(deps.policy.tenants, tenant)?.defaultClass ?? 'interactive');
+    askedClass(inbound.header) ??
+    lookupTenant(deps.policy.tenants, tenant)?.defaultClass ??
+    'interactive';
   const req: LlmRequest = {
     id,
     arrivalMs: deps.nowMs(),
