@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # What the test suites need beyond npm packages, installed when missing: a real redis-server for
-# the shared-state suites (they fail, never skip, without one). Runs as the first step of
-# `npm test`, so a fresh machine needs nothing done by hand. Debian's packages, through apt-get
-# (with sudo when not root); a machine that has them already does nothing here.
+# the shared-state suites and promtool for the alert rules (they fail, never skip, without them).
+# Runs as the first step of `npm test`, so a fresh machine needs nothing done by hand. Debian's
+# packages, through apt-get (with sudo when not root); a machine that has them already does
+# nothing here.
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# promtool checks deploy/prometheus's rules and runs their unit tests. Debian ships it in the
+# prometheus package (19 MB), whose server a machine running systemd also starts; no test uses it.
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "provision-tests: missing ${missing[*]} and no apt-get to install it; install it and run the tests again" >&2

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 const LAYERS: readonly (readonly string[])[] = [
   ['errors.ts', 'request', 'stats'],
   ['ports'],
+  ['slo'],
   ['fleet'],
   ['queueing'],
   ['routing'],

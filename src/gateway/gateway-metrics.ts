@@ -8,6 +8,7 @@
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import { ArrayHistogram } from './array-histogram.ts';
+import { SloMetrics } from './slo-metrics.ts';
 
 /** The labels of a request's latency series. */
 export type RequestLabel = 'class' | 'model_name';
@@ -264,6 +265,8 @@ export class GatewayMetrics {
     labelNames: ['policy', 'policy_revision'],
     registers: [this.registry],
   });
+  /** The policy's SLOs: `goodput_slo_…` (slo-metrics.ts). */
+  readonly slo = new SloMetrics(this.registry);
 
   /** `models`: the names clients may ask for (the served model and its adapters). */
   constructor(tenants: Iterable<string>, models: Iterable<string> = []) {

@@ -10,6 +10,7 @@
  */
 import { capacityModel } from '../core/autoscale/scale-window.ts';
 import { ScaleExport, type ScaleExportSettings } from './scale-export.ts';
+import { SloExport, stopped, type Ending } from './slo-export.ts';
 import type { RejectReason, Rejection } from '../core/request/decision.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
@@ -71,17 +72,23 @@ export class Gateway {
   private pumpTimer: TimerHandle | null = null;
   /** The autoscaler whose decision `/metrics` exports; null when off. */
   readonly scaling: ScaleExport | null;
+  /** Every finished request, for the policy's SLOs (`goodput_slo_…`). */
+  readonly slos: SloExport;
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
     const m = deps.metrics;
     this.fleet = new BackendFleet({ ...deps, breaker: deps.policy.resilience.breaker });
+    this.slos = new SloExport(deps.policy.slos, deps.clock, m.slo, deps.spec.model);
     this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {
       dispatch: (t) => {
         this.fleet.dispatched(t.replica);
         t.handle.resolve({ how: 'dispatched' });
       },
-      expire: (t, reason) => t.handle.resolve({ how: 'expired', reason }),
+      expire: (t, reason) => {
+        this.slos.ended(t.asked, { finish: 'expired', reason, dispatched: false });
+        t.handle.resolve({ how: 'expired', reason });
+      },
       record: (r, asked) => {
         m.decisions.inc({
           outcome: r.admission.result,
@@ -148,6 +155,7 @@ export class Gateway {
       const labels = { reason: rejection.reason, class: req.sloClass, tenant, model_name: model };
       m.sharedRefusals.inc(labels);
     }
+    this.slos.ended(req, { finish: 'refused', reason: rejection.reason, dispatched: false });
     this.pipeline.refuse(req, rejection, this.deps.clock.now());
   }
 
@@ -184,6 +192,7 @@ export class Gateway {
     });
     if (offer.outcome === 'reject') {
       if (offer.decision.reason === 'duplicate') m.duplicates.inc();
+      this.slos.ended(req, { finish: 'refused', reason: offer.decision.reason, dispatched: false });
       return { kind: 'rejected', decision: offer.decision };
     }
     const ticket = offer.ticket;
@@ -198,6 +207,7 @@ export class Gateway {
       if (!ticket.queued) return;
       const why = stoppedBy(signal) ?? 'client_closed';
       this.pipeline.withdraw(ticket);
+      this.slos.ended(req, stopped(why, false));
       if (why === 'client_closed') {
         m.cancels.inc({ class: req.sloClass, stage: 'queued', model_name: model });
       } else this.pipeline.cut(ticket, why, CUT_STATUS[why], this.deps.clock.now());
@@ -223,7 +233,8 @@ export class Gateway {
    * Streams a dispatched request from its backend, handing each token to `onToken` once the
    * pipeline and the metrics have counted it. Resolves with the backend's end, or rejects: an
    * upstream failure (after the first token the client must be told in-stream), or the reason
-   * `signal` was aborted with.
+   * `signal` was aborted with. `retry`: a failure before the first token will be tried again, so
+   * it does not end the request.
    */
   async run(
     ticket: Ticket<Waiter>,
@@ -231,11 +242,13 @@ export class Gateway {
     body: Record<string, unknown>,
     signal: AbortSignal,
     onToken: TokenSink,
+    retry = false,
   ): Promise<StreamEnd> {
     const { clock, metrics } = this.deps;
     const cls = ticket.cls;
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
     const follow = this.pipeline.followsTokens;
+    const gaps = this.slos.gaps(ticket.asked);
     const labels = { class: cls.name, model_name: this.modelLabel(ticket.asked) };
     // Series and cells resolved once per request: the per-token path does no label hashing.
     const itl = metrics.itl.series(labels);
@@ -252,11 +265,14 @@ export class Gateway {
       } else {
         if (follow) this.pipeline.token(ticket, clock.now());
         itl.observe(gap / 1000);
+        gaps.add(gap);
       }
       onToken(token);
     };
     this.fleet.started(replica);
     let end: StreamEnd | undefined;
+    // How it ended if not completed; null: not the request's end (its failure is tried again).
+    let ending: Ending | null = { finish: 'failed', dispatched: true };
     try {
       end = await this.deps.backends[replica].stream(
         { id: ticket.req.id, kind, body: servedBody(body, ticket.req), signal },
@@ -273,11 +289,14 @@ export class Gateway {
     } catch (e) {
       const why = stoppedBy(signal);
       if (why !== undefined) {
+        ending = stopped(why, true);
         this.fleet.abandoned(replica);
         if (why === 'client_closed') metrics.cancels.inc({ ...labels, stage: 'streaming' });
         else this.pipeline.cut(ticket, why, CUT_STATUS[why], clock.now());
       } else if (isUpstreamError(e)) {
         this.fleet.failed(replica, e);
+        // A backend's 4xx is the request's fault, no SLO's; a failure tried again is no end.
+        if (e.requestAtFault || (e.beforeFirstToken && retry)) ending = null;
       } else {
         this.fleet.abandoned(replica);
       }
@@ -285,6 +304,8 @@ export class Gateway {
     } finally {
       this.fleet.ended(replica);
       const completed = end !== undefined;
+      if (completed) ending = { finish: 'completed', dispatched: true };
+      if (ending !== null) this.slos.streamed(ticket.asked, ending, meter, gaps);
       const outputTokens = end?.completionTokens ?? meter.tokens;
       this.pipeline.end(ticket, outputTokens, completed, clock.now());
       if (completed) {

@@ -1,8 +1,8 @@
 /**
  * The control policy: which plugin runs at each pipeline stage with which parameters, the SLO
- * classes and tenants it serves, and the revision string stamped on every report and decision.
- * A policy comes from a named preset or a file; either way it is validated here and fails at
- * load with the path and value of the first bad entry, never silently.
+ * classes and tenants it serves, the SLOs it is held to, and the revision string stamped on every
+ * report and decision. A policy comes from a named preset or a file; either way it is validated
+ * here and fails at load with the path and value of the first bad entry, never silently.
  */
 import { z } from 'zod';
 import { resolveRouting, routingSchema, type RoutingConfig } from './routing-schema.ts';
@@ -12,6 +12,8 @@ import { classesSchema, resolveClasses } from './class-schema.ts';
 import { resilienceSchema, resolveResilience, type ResilienceConfig } from './resilience-schema.ts';
 import { resolveTenants, tenantsSchema, type TenantDirectory } from './tenant-schema.ts';
 import { queueingSchema, resolveQueueing, type QueueingConfig } from './queueing-schema.ts';
+import { resolveSlos, slosSchema } from './slo-schema.ts';
+import type { SloDefinition } from '../slo/slo.ts';
 import {
   admissionSchema,
   dispatchSchema,
@@ -37,6 +39,8 @@ export const policySchema = z
     classes: classesSchema.optional(),
     tenants: tenantsSchema.optional(),
     resilience: resilienceSchema.optional(),
+    // SLOs as objects: what attainment the service owes, over what window (slo-schema.ts).
+    slos: slosSchema.optional(),
     // The engine the replicas run, when the command line does not say (`--engine-version`):
     // what the estimator's step-time model and a simulated fleet assume.
     engine: z
@@ -59,12 +63,14 @@ export interface ResolvedPolicy {
   readonly classes: Readonly<Record<SloClassName, SloClass>>;
   readonly tenants: TenantDirectory;
   readonly resilience: ResilienceConfig;
+  readonly slos: readonly SloDefinition[];
   readonly engine: { readonly version?: string };
 }
 
 /** Validates a parsed policy document (from YAML or JSON) and fills in every default. */
 export function resolvePolicy(input: unknown): ResolvedPolicy {
   const file = parseOrThrow(policySchema, input);
+  const classes = resolveClasses(file.classes);
   return {
     name: file.name,
     revision: file.policy_revision,
@@ -73,9 +79,10 @@ export function resolvePolicy(input: unknown): ResolvedPolicy {
     queueing: resolveQueueing(file.queueing),
     routing: resolveRouting(file.routing),
     estimate: resolveEstimate(file.estimate),
-    classes: resolveClasses(file.classes),
+    classes,
     tenants: resolveTenants(file.tenants),
     resilience: resolveResilience(file.resilience),
+    slos: resolveSlos(file.slos, classes, file.policy_revision),
     engine: { version: file.engine?.version },
   };
 }

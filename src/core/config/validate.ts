@@ -21,6 +21,9 @@ function expectation(issue: z.core.$ZodIssue): string {
     case 'invalid_value':
       return `one of ${issue.values.map(String).join(', ')}`;
     case 'too_small':
+      if (issue.origin === 'array') return `at least ${count(issue.minimum, 'entry', 'entries')}`;
+      if (issue.origin === 'string')
+        return `at least ${count(issue.minimum, 'character', 'characters')}`;
       return `a number ${issue.inclusive === false ? '>' : '≥'} ${String(issue.minimum)}`;
     case 'too_big':
       return `a number ${issue.inclusive === false ? '<' : '≤'} ${String(issue.maximum)}`;
@@ -35,6 +38,10 @@ function expectation(issue: z.core.$ZodIssue): string {
     default:
       return issue.message;
   }
+}
+
+function count(n: number | bigint, one: string, many: string): string {
+  return `${String(n)} ${n === 1 ? one : many}`;
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {

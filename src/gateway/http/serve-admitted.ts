@@ -115,7 +115,8 @@ export async function admitAndServe(
         );
       }
       const relay = new TokenRelay();
-      const done = deps.gateway.run(ticket, kind, parsed, upstream, relay.sink);
+      const retry = attempt + 1 < tries;
+      const done = deps.gateway.run(ticket, kind, parsed, upstream, relay.sink, retry);
       const streamed = () => base.inputTokens + relay.count;
       spent = base.inputTokens;
       // The answer is chosen at the first token, or when the stream ended or failed before one.
@@ -131,7 +132,7 @@ export async function admitAndServe(
         if (why !== undefined) return final(named(stopped(why), id));
         if (!isUpstreamError(e)) throw e;
         if (e.requestAtFault) return final(named(rejectedUpstream(e), id));
-        if (e.beforeFirstToken && attempt + 1 < tries) {
+        if (e.beforeFirstToken && retry) {
           failedOn = ticket.replica;
           continue;
         }
