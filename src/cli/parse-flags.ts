@@ -78,3 +78,10 @@ export function portNumber(flag: string) {
     return n;
   };
 }
+
+export function nonEmpty(flag: string) {
+  return (value: string): string => {
+    if (value.trim() === '') throw new ConfigError(flag, 'a non-empty name', value);
+    return value;
+  };
+}

@@ -8,7 +8,7 @@
  * balancer share quotas, retry budgets and idempotency keys through `--redis`. SIGTERM (or
  * SIGINT) drains it: not ready at once, requests in flight finish within `--drain-timeout`,
  * the decision log is flushed, exit 0; a second signal cuts what is left at once. Operational
- * lines are JSON on stdout.
+ * lines are JSON on stdout; with `--otlp-endpoint`, each request's trace goes to a collector.
  */
 import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import { addScaleLimitFlags } from './scale-flags.ts';
@@ -26,10 +26,15 @@ import { wallTimers } from '../runtime/wall-timers.ts';
 import { stdoutOpsLog, type OpsLog } from '../gateway/ops-log.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
 import { startGateway, type RunningGateway } from '../gateway/serve.ts';
-import { wallClock } from '../runtime/wall-clock.ts';
+import { epochMs, wallClock } from '../runtime/wall-clock.ts';
+import { randomHex } from '../runtime/entropy-rng.ts';
+import { otlpEndpoint } from '../gateway/tracing/otlp-endpoint.ts';
+import { otlpTracer } from '../gateway/tracing/otlp-tracer.ts';
+import type { RequestTracer } from '../gateway/tracing/request-trace.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
 import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
 import {
+  nonEmpty,
   nonNegativeInt,
   nonNegativeNumber,
   oneOf,
@@ -100,6 +105,17 @@ export function serveCommand(): Command {
       'none',
     )
     .option(
+      '--otlp-endpoint <url>',
+      "send each request's trace to an OpenTelemetry collector over OTLP/HTTP (JSON), e.g. http://collector:4318/v1/traces (no path: /v1/traces); default: none",
+      (value: string) => otlpEndpoint(value),
+    )
+    .option(
+      '--otlp-service-name <name>',
+      'service.name of those traces',
+      nonEmpty('--otlp-service-name'),
+      'goodput',
+    )
+    .option(
       '--drain-timeout <seconds>',
       'on SIGTERM, how long requests in flight may run on before they are cut',
       nonNegativeNumber('--drain-timeout'),
@@ -165,6 +181,7 @@ export function serveCommand(): Command {
         onDecision: decisions === null ? undefined : (r) => decisions.write(r),
         log,
         autoscale,
+        tracer: serveTracer(o, log),
       });
       const fleet = running.embedded
         ? { embedded_replicas: o.replicas as number, model: spec.model, gpu: spec.gpu }
@@ -187,6 +204,15 @@ export function serveCommand(): Command {
       );
       onSignals(running, (o.drainTimeout as number) * 1000, decisions, log);
     });
+}
+
+/** Request traces to the collector `--otlp-endpoint` names; none without it. */
+function serveTracer(o: Record<string, unknown>, log: OpsLog): RequestTracer | undefined {
+  if (o.otlpEndpoint === undefined) return undefined;
+  const endpoint = o.otlpEndpoint as string;
+  const serviceName = o.otlpServiceName as string;
+  log.info({ endpoint, service_name: serviceName }, `request traces to ${endpoint}`);
+  return otlpTracer({ endpoint, serviceName, clock: wallClock, epochMs, randomHex, log });
 }
 
 /** The first SIGTERM/SIGINT drains, then exits 0; a second cuts what is still running. */

@@ -9,6 +9,7 @@
  */
 import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { Ms, Tokens } from '../core/request/units.ts';
+import type { TraceHeaders } from './tracing/trace-context.ts';
 
 export type ApiKind = 'chat' | 'completion';
 
@@ -22,6 +23,8 @@ export interface UpstreamCall {
    */
   readonly body: Readonly<Record<string, unknown>>;
   readonly signal: AbortSignal;
+  /** The W3C trace context to send with it (the attempt's span as parent), if any. */
+  readonly trace?: TraceHeaders;
 }
 
 export interface TokenEvent {
@@ -61,6 +64,8 @@ export interface BackendLoad {
 
 export interface Backend {
   readonly name: string;
+  /** Where a network backend listens: its attempts' `server.address` and `server.port`. */
+  readonly server?: { readonly address: string; readonly port: number };
   stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd>;
   load(): BackendLoad;
   close(): Promise<void>;

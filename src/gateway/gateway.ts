@@ -29,6 +29,7 @@ import type { GatewayMetrics } from './gateway-metrics.ts';
 import { StreamMeter } from './stream-meter.ts';
 import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
+import { UNTRACED, type AttemptOutcome, type RequestTrace } from './tracing/request-trace.ts';
 
 export interface GatewayDeps {
   readonly policy: ResolvedPolicy;
@@ -176,8 +177,16 @@ export class Gateway {
     this.deps.onDecision?.(record);
   }
 
-  /** `avoid`: the backend a failed earlier attempt of this request used (−1: none). */
-  async admit(req: LlmRequest, signal: AbortSignal, avoid = -1): Promise<Admitted> {
+  /**
+   * `avoid`: the backend a failed earlier attempt of this request used (−1: none); `trace` is
+   * told the decision and the end of the wait.
+   */
+  async admit(
+    req: LlmRequest,
+    signal: AbortSignal,
+    avoid = -1,
+    trace: RequestTrace = UNTRACED,
+  ): Promise<Admitted> {
     const m = this.deps.metrics;
     const model = this.modelLabel(req);
     m.offered.inc({ class: req.sloClass, tenant: m.tenant(req.tenant), model_name: model });
@@ -191,12 +200,17 @@ export class Gateway {
       readyInMs: replicas.length === 0 ? this.fleet.readyInMs() : undefined,
     });
     if (offer.outcome === 'reject') {
+      trace.decided('reject', offer.decision.reason, this.deps.clock.now());
       if (offer.decision.reason === 'duplicate') m.duplicates.inc();
       this.slos.ended(req, { finish: 'refused', reason: offer.decision.reason, dispatched: false });
       return { kind: 'rejected', decision: offer.decision };
     }
     const ticket = offer.ticket;
-    if (ticket.state === 'dispatched') return { kind: 'dispatched', ticket };
+    trace.decided(resultOf(offer), undefined, this.deps.clock.now());
+    if (ticket.state === 'dispatched') {
+      trace.dequeued(this.deps.clock.now());
+      return { kind: 'dispatched', ticket };
+    }
     const expiry = Number.isFinite(ticket.expiresMs)
       ? this.deps.timers.at(ticket.expiresMs, () =>
           this.pipeline.expire(ticket, this.deps.clock.now()),
@@ -219,6 +233,7 @@ export class Gateway {
     const settled = await waiter.settled;
     signal.removeEventListener('abort', onAbort);
     expiry?.cancel();
+    trace.dequeued(this.deps.clock.now(), whyNot(settled));
     switch (settled.how) {
       case 'dispatched':
         return { kind: 'dispatched', ticket };
@@ -243,8 +258,11 @@ export class Gateway {
     signal: AbortSignal,
     onToken: TokenSink,
     retry = false,
+    trace: RequestTrace = UNTRACED,
   ): Promise<StreamEnd> {
     const { clock, metrics } = this.deps;
+    const backend = this.deps.backends[ticket.replica];
+    const attempt = trace.attempt(backend, ticket.req, clock.now());
     const cls = ticket.cls;
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
     const follow = this.pipeline.followsTokens;
@@ -257,6 +275,7 @@ export class Gateway {
       const gap = meter.token();
       if (gap === undefined) {
         const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
+        attempt.firstToken(meter.firstTokenMs ?? clock.now());
         this.pipeline.firstToken(ticket, ttft);
         metrics.ttft.observe(labels, ttft / 1000);
         const queued = ticket.dispatchedMs - meter.arrivalMs;
@@ -274,10 +293,17 @@ export class Gateway {
     // How it ended if not completed; null: not the request's end (its failure is tried again).
     let ending: Ending | null = { finish: 'failed', dispatched: true };
     try {
-      end = await this.deps.backends[replica].stream(
-        { id: ticket.req.id, kind, body: servedBody(body, ticket.req), signal },
+      end = await backend.stream(
+        {
+          id: ticket.req.id,
+          kind,
+          body: servedBody(body, ticket.req),
+          signal,
+          trace: attempt.headers,
+        },
         counted,
       );
+      attempt.ended(end, clock.now());
       const parts = end.ttftParts;
       if (parts !== undefined) {
         metrics.ttftBackendQueue.observe(labels, parts.queueMs / 1000);
@@ -288,6 +314,7 @@ export class Gateway {
       return end;
     } catch (e) {
       const why = stoppedBy(signal);
+      attempt.failed(...attemptFailure(e, why), clock.now());
       if (why !== undefined) {
         ending = stopped(why, true);
         this.fleet.abandoned(replica);
@@ -393,6 +420,37 @@ export class Gateway {
     };
     this.pumpTimer = this.deps.timers.at(this.deps.clock.now() + PUMP_EVERY_MS, tick);
   }
+}
+
+/** The decision an offer that was not refused made, as a trace names it. */
+function resultOf(offer: { outcome: 'queued' | 'deferred'; ticket: Ticket<Waiter> }) {
+  if (offer.outcome === 'deferred') return 'defer';
+  const d = offer.ticket.decision;
+  return d.outcome === 'admit' && d.degradation !== undefined ? 'degrade' : 'admit';
+}
+
+/** Why a wait did not end in a dispatch; undefined when it did. */
+function whyNot(settled: Settled): string | undefined {
+  switch (settled.how) {
+    case 'dispatched':
+      return undefined;
+    case 'expired':
+      return settled.reason;
+    case 'stopped':
+      return settled.why;
+  }
+}
+
+/** How an attempt failed, as its trace says it: a closed outcome and cause, the upstream's status. */
+function attemptFailure(
+  e: unknown,
+  stop: StopCause | undefined,
+): [AttemptOutcome, string, number | undefined] {
+  if (stop !== undefined) return ['stopped', stop, undefined];
+  if (!isUpstreamError(e)) return ['failed', 'internal_error', undefined];
+  return e.requestAtFault
+    ? ['rejected', 'upstream_rejected', e.status]
+    : ['failed', 'upstream_error', e.status];
 }
 
 /**

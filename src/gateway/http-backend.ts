@@ -2,7 +2,8 @@
  * An OpenAI-compatible HTTP upstream (vLLM, SGLang, TGI, llama.cpp server…) over a keep-alive
  * node:http agent — several times cheaper per streamed chunk than fetch, which matters at
  * thousands of tokens a second. Every call streams (with usage) whatever the client asked for,
- * and carries the gateway's request id as `X-Request-Id` (vLLM names its request after it).
+ * and carries the gateway's request id as `X-Request-Id` (vLLM names its request after it) and
+ * the attempt's W3C trace context (`traceparent`, `tracestate`) when it has one.
  * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
  * failed scrape — make the backend not ready: unknown is never read as idle.
  */
@@ -94,6 +95,7 @@ const frame = (data: string): Uint8Array => Buffer.from(`data: ${data}\n\n`);
 
 export class HttpBackend implements Backend {
   readonly name: string;
+  readonly server: { readonly address: string; readonly port: number };
   private readonly opts: HttpBackendOptions;
   private last: BackendLoad;
   /** Why the last scrape failed; undefined after one succeeded. */
@@ -105,6 +107,10 @@ export class HttpBackend implements Backend {
   constructor(opts: HttpBackendOptions) {
     this.name = opts.name;
     this.opts = opts;
+    const url = new URL(opts.url);
+    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+    // An IPv6 address without the brackets a URL writes it in.
+    this.server = { address: url.hostname.replace(/^\[(.*)\]$/, '$1'), port };
     this.last = UNKNOWN(opts.clock.now());
     this.scheduleScrape(0);
   }
@@ -136,6 +142,7 @@ export class HttpBackend implements Backend {
             'content-type': 'application/json',
             'content-length': String(Buffer.byteLength(text)),
             'x-request-id': call.id,
+            ...call.trace,
           }),
         },
         text,

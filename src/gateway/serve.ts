@@ -4,8 +4,9 @@
  * when none are given), the shared state (in memory, or Redis for several replicas), the Hono
  * app, and a listening Node server. Returns the URL, a `drain` that ends it the way Kubernetes
  * expects (not ready at once, new requests refused, those in flight finished or — past the
- * drain time — cut with an error event, every lease given back, then everything closed), and a
- * `close` that stops everything at once. A port in use is a ConfigError naming it.
+ * drain time — cut with an error event, every lease given back, then everything closed and the
+ * last request traces sent), and a `close` that stops everything at once. A port in use is a
+ * ConfigError naming it.
  */
 import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -39,6 +40,7 @@ import { InFlight } from './http/in-flight.ts';
 import { LagShedder } from './http/lag-shedder.ts';
 import { answerUnparsed } from './http/unparsed.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
+import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
 
 export interface ServeOptions {
   readonly policy: ResolvedPolicy;
@@ -66,6 +68,8 @@ export interface ServeOptions {
    * that acts on it if any; none: off.
    */
   readonly autoscale?: ScaleExportSettings;
+  /** Where each request's trace goes (tracing/); default: nowhere. The gateway closes it last. */
+  readonly tracer?: RequestTracer;
 }
 
 export interface SharedStateSettings {
@@ -118,6 +122,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const clock = wallClock;
   const timers = wallTimers(clock);
   const log = o.log ?? SILENT_OPS_LOG;
+  const tracer = o.tracer ?? NO_TRACING;
   const backends =
     o.backendUrls.length === 0
       ? await o.embedded()
@@ -188,6 +193,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     log,
     bodyLimitBytes: o.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     shedding: () => shedder.shedding,
+    tracer,
   };
   const app = createGatewayApp(appDeps);
   let server: Server;
@@ -197,6 +203,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     shedder.stop();
     await gateway.close();
     await store.close();
+    await tracer.close();
     throw e;
   }
   const { port } = server.address() as AddressInfo;
@@ -212,6 +219,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       await gateway.close();
       await o.autoscale?.pool?.close();
       await store.close();
+      // Last: every request has ended, so every span has, and what is batched goes out now.
+      await tracer.close();
     })());
   return {
     url: `http://${host}:${port}`,

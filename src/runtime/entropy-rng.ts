@@ -1,5 +1,5 @@
 /** A generator seeded from the OS's entropy, for live clients whose jitter must differ per process. */
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { Rng } from '../core/ports/rng.ts';
 import { SeededRng } from './seeded-rng.ts';
 
@@ -10,4 +10,9 @@ export function entropyRng(): Rng {
 /** A random idempotency key or request id (UUID v4). */
 export function randomId(): string {
   return randomUUID();
+}
+
+/** `bytes` random bytes as lowercase hex: trace and span ids. */
+export function randomHex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
 }

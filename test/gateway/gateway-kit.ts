@@ -43,8 +43,9 @@ export interface GatewayUnderTest extends RunningGateway {
   readonly inProcess: OpenAI;
 }
 
+/** A gateway in front of `backends` (engines, or anything else that listens at a URL). */
 export async function gateway(
-  backends: readonly ListeningEngineServer[],
+  backends: readonly { readonly url: string }[],
   policy: ResolvedPolicy | string = 'goodput',
   extra: {
     adminToken?: string;
@@ -56,6 +57,8 @@ export async function gateway(
     shedLagMs?: number;
     /** The autoscaler whose decision /metrics exports (default here: none). */
     autoscale?: ServeOptions['autoscale'];
+    /** Where request traces go (default: nowhere). */
+    tracer?: ServeOptions['tracer'];
   } = {},
 ): Promise<GatewayUnderTest> {
   const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
@@ -74,6 +77,7 @@ export async function gateway(
     // A test machine's event loop lags for reasons of its own: only the shedder's tests shed.
     shedLagMs: extra.shedLagMs ?? 0,
     autoscale: extra.autoscale,
+    tracer: extra.tracer,
   });
   onTeardown(() => g.close());
   await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);

@@ -7,7 +7,8 @@
  * session near its cached history). The Gateway API Inference Extension's headers, and llm-d's
  * spellings of them, are aliases: its inference objective names the class, its fairness id the
  * tenant (`tenantFor`), and its TTFT and TPOT objectives are read as the request's own targets —
- * checked, never enforced: the objectives a request is judged by are its class's. Each bad value is refused naming the header, the value and the limit, and a header
+ * checked and recorded on its trace, never enforced: the objectives a request is judged by are
+ * its class's. Each bad value is refused naming the header, the value and the limit, and a header
  * and an alias that disagree are refused naming both. A deadline lies at most
  * `MAX_DEADLINE_MS` (24 h) ahead — past that a request is not one a deadline is for, and timers
  * cannot hold it; an absolute deadline already passed is not an error here but an outcome: the

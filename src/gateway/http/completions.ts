@@ -1,13 +1,15 @@
 /**
  * `POST /v1/chat/completions` and `POST /v1/completions`, as a few steps, each of which may end
  * the request with its refusal: authenticate → read and validate the body → read the client's
- * headers (and the tenant a fairness id names, if the key allows it) → the shared-state door (idempotency, tenant quotas and slot, retry budget; see
- * shared/door.ts) → admit and serve (serve.ts). Every request gets an id at once, carried by
+ * headers (and the tenant a fairness id names, if the key allows it) → the shared-state door
+ * (idempotency, tenant quotas and slot, retry budget; see shared/door.ts) → admit and serve
+ * (serve-admitted.ts). Every request gets an id at once, carried by
  * every answer (`x-goodput-request-id`), and every refusal — wherever it happens — is counted
  * and has a decision record under that id. What the request took at the door is given back
  * when it ends, however it ends; a completed answer is kept for replay under its
  * Idempotency-Key, bound to the request's fingerprint. The request counts as in flight (for the
- * gateway's drain) until nothing of it remains.
+ * gateway's drain) until nothing of it remains, and is traced (tracing/) from its arrival to its
+ * answer's last byte.
  */
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -43,7 +45,8 @@ import { isRequestStopped } from '../stop.ts';
 import { askedClass, parseClientHeaders, tenantFor, type ClientHeaders } from './client-headers.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Inbound } from './inbound.ts';
-import { errorWhole, named, type Answer, type Whole } from './answer.ts';
+import { errorWhole, isWhole, named, type Answer, type Whole } from './answer.ts';
+import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe, type Parsed } from './serve-admitted.ts';
 
@@ -63,6 +66,8 @@ export interface CompletionsDeps {
   readonly bodyLimitBytes: number;
   /** Whether the gateway sheds new requests on arrival now (its event loop behind). */
   readonly shedding: () => boolean;
+  /** Each request's trace (tracing/): none unless asked for. */
+  readonly tracer: RequestTracer;
 }
 
 /** The completion endpoints, by path. */
@@ -86,6 +91,29 @@ export async function handleCompletion(
   outgoing?: ServerResponse,
 ): Promise<Answer> {
   const id = deps.newId();
+  const trace = deps.tracer.start(kind, id, inbound.header, deps.nowMs());
+  let answer: Answer | undefined;
+  try {
+    answer = await complete(kind, inbound, deps, id, trace, outgoing);
+    return answer;
+  } finally {
+    // A stream's trace ends with its last byte (serve-admitted.ts); every other answer is final.
+    if (answer === undefined || isWhole(answer)) {
+      if (answer === undefined) trace.answered(500, 'internal_error');
+      else trace.answered(answer.status, answer.headers['x-goodput-reason']);
+      trace.end(deps.nowMs());
+    }
+  }
+}
+
+async function complete(
+  kind: ApiKind,
+  inbound: Inbound,
+  deps: CompletionsDeps,
+  id: string,
+  trace: RequestTrace,
+  outgoing: ServerResponse | undefined,
+): Promise<Answer> {
   const live = deps.inFlight.enter();
   let streaming = false;
   const ended = () => live.leave();
@@ -100,11 +128,13 @@ export async function handleCompletion(
     const policyTenant = lookupTenant(deps.policy.tenants, tenant);
     const cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
     const req = request(id, kind, parsed, headers, tenant, cls, deps);
+    trace.read(req, parsed.model, headers.targets);
     const refused = (rejection: Rejection, shared: boolean) => {
       deps.gateway.refuse(req, rejection, shared);
       return named(refusalOf(rejection), id);
     };
     if (deps.inFlight.draining) return refused(SHUTTING_DOWN, false);
+    trace.admitting(deps.nowMs());
     // An unknown tenant holds no shared state: the pipeline's contract gate turns it away.
     const door =
       policyTenant === undefined
@@ -127,7 +157,11 @@ export async function handleCompletion(
         live,
         outgoing,
         keep: headers.idempotencyKey !== undefined,
-        ended,
+        ended: () => {
+          ended();
+          trace.end(deps.nowMs());
+        },
+        trace,
       });
       streaming = served.streaming;
       return served.response;

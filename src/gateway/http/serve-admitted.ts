@@ -32,6 +32,7 @@ import { SHUTTING_DOWN, refusal, refusalOf } from './refusals.ts';
 import { TokenRelay } from './token-relay.ts';
 import type { Inbound } from './inbound.ts';
 import { errorWhole, named, whole, type Answer, type Whole } from './answer.ts';
+import type { RequestTrace } from '../tracing/request-trace.ts';
 
 export type Parsed = ChatCompletionRequest | CompletionRequest;
 
@@ -53,6 +54,7 @@ export interface ServeContext {
   readonly keep: boolean;
   /** A stream's request is over: called once its pass is given back and its last byte sent. */
   readonly ended: () => void;
+  readonly trace: RequestTrace;
 }
 
 /** Retry-After of a request that waited past its class's deadline. */
@@ -103,7 +105,9 @@ export async function admitAndServe(
     let failedOn = -1;
     for (let attempt = 0; ; attempt++) {
       const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
-      const admitted = await deps.gateway.admit(req, upstream, failedOn);
+      // The first attempt's admission began at the door.
+      if (attempt > 0) r.trace.admitting(deps.nowMs());
+      const admitted = await deps.gateway.admit(req, upstream, failedOn, r.trace);
       if (admitted.kind === 'rejected') return final(named(refusalOf(admitted.decision), id));
       if (admitted.kind === 'expired') return final(named(expired(admitted.reason), id));
       if (admitted.kind === 'stopped') return final(named(stopped(admitted.why), id));
@@ -116,7 +120,7 @@ export async function admitAndServe(
       }
       const relay = new TokenRelay();
       const retry = attempt + 1 < tries;
-      const done = deps.gateway.run(ticket, kind, parsed, upstream, relay.sink, retry);
+      const done = deps.gateway.run(ticket, kind, parsed, upstream, relay.sink, retry, r.trace);
       const streamed = () => base.inputTokens + relay.count;
       spent = base.inputTokens;
       // The answer is chosen at the first token, or when the stream ended or failed before one.
@@ -158,6 +162,7 @@ export async function admitAndServe(
           degradeLevel: degraded?.level,
           keep: r.keep,
           onEnd: async (end, answer) => {
+            if (end === undefined) r.trace.cut(stoppedBy(upstream) ?? 'upstream_error');
             unlink();
             await r.pass.end(answer, end === undefined ? streamed() : used(end));
           },
@@ -166,6 +171,7 @@ export async function admitAndServe(
           outgoing: r.outgoing,
         });
         streaming = true;
+        r.trace.answered(200, undefined);
         return { response, streaming: true, usedTokens: spent };
       }
       let res;
