@@ -16,6 +16,8 @@ import { serverBaseUrl } from '../openai/server-url.ts';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { benchTable } from './bench-table.ts';
+import { commandLine, writeHtmlReport } from './html-report.ts';
+import { benchReportDoc } from '../report/bench-report.ts';
 import { positiveInt, positiveNumber } from './parse-flags.ts';
 import { progressBar } from './progress-bar.ts';
 import { addWorkloadFlags, workloadFromFlags } from './workload-flags.ts';
@@ -65,7 +67,8 @@ export function benchCommand(): Command {
       )
       .option('--json <file>', 'write the result here (vllm bench serve field names)')
       .option('--save-detailed', 'add per-request lists to the JSON: lengths, TTFTs, gaps, errors')
-      .option('--label <text>', 'a label recorded in the result'),
+      .option('--label <text>', 'a label recorded in the result')
+      .option('--html <file>', 'write a self-contained HTML report with charts here'),
   ).action(async (flags: Record<string, unknown>, cmd: Command) => {
     const workload = workloadFromFlags(flags);
     const spec: BenchSpec = {
@@ -113,6 +116,8 @@ export function benchCommand(): Command {
       writeFileSync(flags.json as string, `${JSON.stringify(result, null, 2)}\n`);
       console.log(`\nresult written to ${flags.json as string}`);
     }
+    if (flags.html !== undefined)
+      writeHtmlReport(flags.html as string, benchReportDoc(spec, run, commandLine()));
   });
 }
 

@@ -8,6 +8,8 @@ import { ConfigError } from '../core/errors.ts';
 import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
 import { progressBar } from './progress-bar.ts';
 import { summaryTable } from './summary-table.ts';
+import { commandLine, withTimeline, writeHtmlReport } from './html-report.ts';
+import { simReportDoc } from '../report/sim-report.ts';
 
 export function compareCommand(): Command {
   return addScenarioFlags(
@@ -16,7 +18,8 @@ export function compareCommand(): Command {
       .requiredOption(
         '--policies <list>',
         'comma-separated preset names or policy files, e.g. baseline-vllm,least-request',
-      ),
+      )
+      .option('--html <file>', 'write a self-contained HTML report with charts here'),
   ).action((flags: Record<string, unknown>) => {
     const policies = (flags.policies as string).split(',').map((p) => loadPolicy(p.trim()));
     // One fleet for every policy: their engine sections, if any, must agree.
@@ -29,17 +32,19 @@ export function compareCommand(): Command {
       );
     }
     const spec = scenarioFromFlags(flags, versions[0]);
-    const reports = policies.map((policy) => {
+    const runs = policies.map((policy) => {
       const bar = progressBar(
         process.stderr,
         wallClock,
         spec.trace === undefined ? spec.numRequests : undefined,
         `${policy.name} `,
       );
-      const report = runScenario(spec, policy, { wallClock, onProgress: bar.update });
+      const { hooks, timeline } = withTimeline({ wallClock, onProgress: bar.update });
+      const report = runScenario(spec, policy, hooks);
       bar.done();
-      return report;
+      return { report, timeline: timeline.data() };
     });
+    const reports = runs.map((r) => r.report);
     console.log(summaryTable(reports));
     if (flags.out !== undefined) {
       writeFileSync(
@@ -48,5 +53,7 @@ export function compareCommand(): Command {
       );
       console.log(`\nreports written to ${flags.out as string}`);
     }
+    if (flags.html !== undefined)
+      writeHtmlReport(flags.html as string, simReportDoc(runs, commandLine()));
   });
 }

@@ -7,6 +7,8 @@ import { loadPolicy } from '../sim/policy-source.ts';
 import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
 import { progressBar } from './progress-bar.ts';
 import { summaryTable } from './summary-table.ts';
+import { commandLine, withTimeline, writeHtmlReport } from './html-report.ts';
+import { simReportDoc } from '../report/sim-report.ts';
 
 export function simulateCommand(): Command {
   return addScenarioFlags(
@@ -17,7 +19,8 @@ export function simulateCommand(): Command {
         'preset name (baseline-vllm, least-request, goodput) or a YAML/JSON policy file',
         'baseline-vllm',
       )
-      .option('--decisions <file>', 'write every decision record here, one JSON object per line'),
+      .option('--decisions <file>', 'write every decision record here, one JSON object per line')
+      .option('--html <file>', 'write a self-contained HTML report with charts here'),
   ).action((flags: Record<string, unknown>) => {
     const policy = loadPolicy(flags.policy as string);
     const spec = scenarioFromFlags(flags, policy.engine.version);
@@ -32,7 +35,9 @@ export function simulateCommand(): Command {
       decisions === null
         ? undefined
         : (record: unknown) => writeSync(decisions, `${JSON.stringify(record)}\n`);
-    const report = runScenario(spec, policy, { wallClock, onProgress: bar.update, onDecision });
+    const hooks = { wallClock, onProgress: bar.update, onDecision };
+    const html = flags.html === undefined ? null : withTimeline(hooks);
+    const report = runScenario(spec, policy, html?.hooks ?? hooks);
     if (decisions !== null) closeSync(decisions);
     bar.done();
     console.log(summaryTable([report]));
@@ -40,5 +45,10 @@ export function simulateCommand(): Command {
       writeFileSync(flags.out as string, `${JSON.stringify(report, null, 2)}\n`);
       console.log(`\nreport written to ${flags.out as string}`);
     }
+    if (html !== null)
+      writeHtmlReport(
+        flags.html as string,
+        simReportDoc([{ report, timeline: html.timeline.data() }], commandLine()),
+      );
   });
 }

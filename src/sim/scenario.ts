@@ -11,6 +11,7 @@ import type { Ms } from '../core/request/units.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { Report } from '../core/observe/report.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import type { RequestOutcome } from '../core/observe/request-outcome.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
 import {
   ENGINE_DEFAULTS,
@@ -93,6 +94,7 @@ export interface RunHooks {
   readonly wallClock: Clock;
   readonly onProgress?: (simMs: Ms, finished: number) => void;
   readonly onDecision?: (record: DecisionRecord) => void;
+  readonly onOutcome?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
 }
 
 export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: RunHooks): Report {
@@ -135,6 +137,7 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     wallClock: hooks.wallClock,
     onProgress: hooks.onProgress,
     onDecision: hooks.onDecision,
+    onOutcome: hooks.onOutcome,
   });
 }
 

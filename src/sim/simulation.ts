@@ -9,7 +9,7 @@ import type { Ms } from '../core/request/units.ts';
 import type { Rng } from '../core/ports/rng.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
-import type { FinalState } from '../core/observe/request-outcome.ts';
+import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { Pipeline, followsTokens } from '../core/pipeline.ts';
 import type { Rejection } from '../core/request/decision.ts';
 import { TenantLedger } from '../core/admission/budget/tenant-ledger.ts';
@@ -49,6 +49,8 @@ export interface SimulationOptions {
   readonly onProgress?: (simMs: Ms, finished: number) => void;
   /** Receives every decision record (admission and route of each attempt). */
   readonly onDecision?: (record: DecisionRecord) => void;
+  /** Receives every request's outcome when it ends, with the time and whether it was good. */
+  readonly onOutcome?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
   /** Autoscaling: the fleet starts at `replicas` groups and the autoscaler resizes it. */
   readonly autoscale?: AutoscaleOptions;
   /** Times (ms) at which the busiest ready group fails: its requests move or end. */
@@ -73,12 +75,11 @@ export function simulate(opts: SimulationOptions): Report {
     const outcome = tracker.outcome(state);
     accumulator.add(outcome);
     counters.finished++;
-    if (scaling !== null && state === 'completed') {
-      scaling.advisor.window.completed(
-        tracker.streamed,
-        isGood(outcome, opts.policy.classes[outcome.sloClass].objectives),
-      );
-    }
+    const good =
+      state === 'completed' && isGood(outcome, opts.policy.classes[outcome.sloClass].objectives);
+    opts.onOutcome?.(outcome, clock.now(), good);
+    if (scaling !== null && state === 'completed')
+      scaling.advisor.window.completed(tracker.streamed, good);
   };
 
   // The tenant-accounting port at the door, as the gateway has it (its in-memory store wraps

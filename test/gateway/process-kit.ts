@@ -103,3 +103,9 @@ export async function startServe(
   const url = await printedUrl(proc, /OpenAI API at (http[^\s"]+?)\/v1/);
   return { url, proc };
 }
+
+/** Runs `goodput ARGS` to its end; resolves with its exit code and everything it printed. */
+export function runGoodput(args: readonly string[]): Promise<{ code: number | null; out: string }> {
+  const p = spawnGoodput(args);
+  return p.exited.then(({ code }) => ({ code, out: p.output() }));
+}

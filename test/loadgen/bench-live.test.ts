@@ -3,7 +3,6 @@
 // status and a reason; nothing throws; the CLI writes vLLM's fields and exits 0, and bad flags
 // exit 2 naming the flag.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -12,7 +11,7 @@ import { after, test } from 'node:test';
 import { runBench, type BenchSpec } from '../../src/loadgen/run-bench.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
-import { startEngine } from '../gateway/process-kit.ts';
+import { runGoodput, startEngine } from '../gateway/process-kit.ts';
 import { freePort } from '../gateway/redis-kit.ts';
 
 // Started at the top level: the kit ends it when the file's tests end.
@@ -112,19 +111,9 @@ test('bench against a port where nothing listens: every request a refused connec
   );
 });
 
-function cli(args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['bin/goodput.js', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d) => (out += String(d)));
-  child.stderr.on('data', (d) => (out += String(d)));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out })));
-}
-
 test('goodput bench CLI: a vLLM-shaped JSON result, per-request lists on request', async () => {
   const file = join(mkdtempSync(join(tmpdir(), 'goodput-bench-')), 'result.json');
-  const r = await cli([
+  const r = await runGoodput([
     'bench',
     '--url',
     `${engine}/v1`,
@@ -189,7 +178,7 @@ test('goodput bench CLI: bad flags exit 2 naming the flag and value', async () =
     [['--url', engine, '--max-concurrency', '0'], /--max-concurrency: expected an integer ≥ 1/],
   ];
   for (const [args, message] of cases) {
-    const r = await cli(['bench', '--num-requests', '1', ...args]);
+    const r = await runGoodput(['bench', '--num-requests', '1', ...args]);
     assert.equal(r.code, 2, r.out);
     assert.match(r.out, message);
     assert.doesNotMatch(r.out, /\n\s+at /, 'no stack trace');

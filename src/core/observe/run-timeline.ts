@@ -1,0 +1,186 @@
+/**
+ * A run over time, for pictures: per time bucket, the door's outcomes by result and reason, the
+ * wait it predicted and the least slack it admitted with, completions and good completions, and
+ * each tenant's service; over the run, TTFT and TPOT distributions. It is fed what both hosts
+ * already produce — decision records and request outcomes — so the simulator's report and the
+ * gateway's dashboard draw the same things. Memory is bounded: buckets start at one second and
+ * double in width (merging pairs) whenever there would be more than `maxBuckets` (240: a
+ * chart's width in points).
+ */
+import type { DecisionRecord } from './decision-record.ts';
+import { LogHistogram, type CdfPoint } from './log-histogram.ts';
+import { tpotMs, type RequestOutcome } from './request-outcome.ts';
+
+interface Bucket {
+  /** Requests offered at the door in it. */
+  offered: number;
+  /** Door outcomes: `admit`, `degrade`, `reject:<reason>`, `expire:<reason>`, `cut:<reason>`, `abort`. */
+  outcomes: Record<string, number>;
+  completed: number;
+  good: number;
+  /** Weighted tokens served per tenant (input × w_in + output × w_out, counted at completion). */
+  service: Record<string, number>;
+  waitSum: number;
+  waitN: number;
+  minSlack: number | null;
+}
+
+export interface TimelineData {
+  readonly bucket_s: number;
+  /** Each bucket's start, seconds from the run's origin. */
+  readonly t_s: readonly number[];
+  readonly outcomes: Readonly<Record<string, readonly number[]>>;
+  /** Per second, in each bucket. */
+  readonly offered_rps: readonly number[];
+  readonly completed_rps: readonly number[];
+  readonly good_rps: readonly number[];
+  /** Each tenant's fraction of the bucket's service (null where nothing was served). */
+  readonly tenant_share: Readonly<Record<string, readonly (number | null)[]>>;
+  readonly predicted_wait_ms: readonly (number | null)[];
+  readonly min_slack_ms: readonly (number | null)[];
+  readonly ttft_cdf: readonly CdfPoint[];
+  readonly tpot_cdf: readonly CdfPoint[];
+}
+
+export class RunTimeline {
+  private bucketMs = 1000;
+  private readonly buckets: Bucket[] = [];
+  private readonly ttft = new LogHistogram();
+  private readonly tpot = new LogHistogram();
+
+  private readonly weights: { readonly input: number; readonly output: number };
+  private readonly maxBuckets: number;
+
+  constructor(weights: { readonly input: number; readonly output: number }, maxBuckets = 240) {
+    this.weights = weights;
+    this.maxBuckets = maxBuckets;
+  }
+
+  decision(r: DecisionRecord): void {
+    const a = r.admission;
+    const cut = a.result === 'expire' && r.route !== null;
+    const key =
+      a.result === 'reject'
+        ? `reject:${a.reason ?? 'unknown'}`
+        : a.result === 'expire'
+          ? `${cut ? 'cut' : 'expire'}:${a.reason ?? 'deadline'}`
+          : a.result;
+    // A stream cut short was offered once already, when it was admitted.
+    const b = this.tally(r.at_ms, key, !cut && a.result !== 'defer');
+    if (a.result === 'admit' || a.result === 'degrade') {
+      if (a.predicted_wait_ms !== null) {
+        b.waitSum += a.predicted_wait_ms;
+        b.waitN++;
+      }
+      if (a.slack_ms !== null) b.minSlack = Math.min(b.minSlack ?? Infinity, a.slack_ms);
+    }
+  }
+
+  /** One outcome `key` at `atMs`, offered at the door or not (a client's view of its requests). */
+  count(atMs: number, key: string, offered: boolean): void {
+    this.tally(atMs, key, offered);
+  }
+
+  private tally(atMs: number, key: string, offered: boolean): Bucket {
+    const b = this.at(atMs);
+    b.outcomes[key] = (b.outcomes[key] ?? 0) + 1;
+    if (offered) b.offered++;
+    return b;
+  }
+
+  /** A request ended at `atMs`; `good` by its class's SLO. */
+  outcome(o: RequestOutcome, atMs: number, good: boolean): void {
+    if (o.state !== 'completed') return;
+    const b = this.at(atMs);
+    b.completed++;
+    if (good) b.good++;
+    const served = o.inputTokens * this.weights.input + o.outputTokens * this.weights.output;
+    b.service[o.tenant] = (b.service[o.tenant] ?? 0) + served;
+    if (o.ttftMs !== undefined) this.ttft.add(o.ttftMs);
+    const tpot = tpotMs(o);
+    if (tpot !== undefined) this.tpot.add(tpot);
+  }
+
+  data(): TimelineData {
+    const n = this.buckets.length;
+    const s = this.bucketMs / 1000;
+    const filled = Array.from({ length: n }, (_, i) => this.buckets[i] ?? empty());
+    const keys = [...new Set(filled.flatMap((b) => Object.keys(b.outcomes)))].sort();
+    const tenants = [...new Set(filled.flatMap((b) => Object.keys(b.service)))].sort();
+    const total = (b: Bucket) => Object.values(b.service).reduce((x, y) => x + y, 0);
+    return {
+      bucket_s: s,
+      t_s: filled.map((_, i) => i * s),
+      outcomes: Object.fromEntries(keys.map((k) => [k, filled.map((b) => b.outcomes[k] ?? 0)])),
+      offered_rps: filled.map((b) => b.offered / s),
+      completed_rps: filled.map((b) => b.completed / s),
+      good_rps: filled.map((b) => b.good / s),
+      tenant_share: Object.fromEntries(
+        tenants.map((t) => [
+          t,
+          filled.map((b) => (total(b) > 0 ? (b.service[t] ?? 0) / total(b) : null)),
+        ]),
+      ),
+      predicted_wait_ms: filled.map((b) => (b.waitN > 0 ? b.waitSum / b.waitN : null)),
+      min_slack_ms: filled.map((b) => b.minSlack),
+      ttft_cdf: this.ttft.cdf(),
+      tpot_cdf: this.tpot.cdf(),
+    };
+  }
+
+  private at(ms: number): Bucket {
+    let i = Math.max(0, Math.floor(ms / this.bucketMs));
+    while (i >= this.maxBuckets) {
+      this.coarsen();
+      i = Math.max(0, Math.floor(ms / this.bucketMs));
+    }
+    for (let j = this.buckets.length; j <= i; j++) this.buckets.push(empty());
+    return this.buckets[i];
+  }
+
+  /** Doubles the bucket width, merging each pair. */
+  private coarsen(): void {
+    const merged: Bucket[] = [];
+    for (let i = 0; i < this.buckets.length; i += 2)
+      merged.push(merge(this.buckets[i], this.buckets[i + 1] ?? empty()));
+    this.buckets.length = 0;
+    this.buckets.push(...merged);
+    this.bucketMs *= 2;
+  }
+}
+
+function empty(): Bucket {
+  return {
+    offered: 0,
+    outcomes: {},
+    completed: 0,
+    good: 0,
+    service: {},
+    waitSum: 0,
+    waitN: 0,
+    minSlack: null,
+  };
+}
+
+function merge(a: Bucket, b: Bucket): Bucket {
+  const add = (x: Record<string, number>, y: Record<string, number>) => {
+    const out = { ...x };
+    for (const [k, v] of Object.entries(y)) out[k] = (out[k] ?? 0) + v;
+    return out;
+  };
+  return {
+    offered: a.offered + b.offered,
+    outcomes: add(a.outcomes, b.outcomes),
+    completed: a.completed + b.completed,
+    good: a.good + b.good,
+    service: add(a.service, b.service),
+    waitSum: a.waitSum + b.waitSum,
+    waitN: a.waitN + b.waitN,
+    minSlack:
+      a.minSlack === null
+        ? b.minSlack
+        : b.minSlack === null
+          ? a.minSlack
+          : Math.min(a.minSlack, b.minSlack),
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The report page of `goodput bench`: vLLM's headline numbers, then what a client can see of a
+ * live system — TTFT and TPOT CDFs, goodput against offered load over time, attainment (or
+ * completion) by class over offered and completed requests, outcomes by status and reason
+ * over time, and each tenant's share of what was served. The server's queue and replicas are
+ * not visible from here; the gateway's dashboard draws them.
+ */
+import { RunTimeline } from '../core/observe/run-timeline.ts';
+import type { RequestOutcome } from '../core/observe/request-outcome.ts';
+import type { SloClassName } from '../core/request/slo-classes.ts';
+import { latencyOf } from '../loadgen/bench-metrics.ts';
+import type { CallRecord } from '../loadgen/call-record.ts';
+import { meetsSlo } from '../loadgen/goodput-spec.ts';
+import type { BenchRun, BenchSpec } from '../loadgen/run-bench.ts';
+import { seriesByKey, type ChartSpec, type ReportDoc } from './chart-spec.ts';
+import { cdf, goodputOverTime } from './sim-report.ts';
+
+/** Output tokens only: what a client is served (it cannot weigh the server's prefill). */
+const CLIENT_WEIGHTS = { input: 0, output: 1 };
+
+export function benchReportDoc(spec: BenchSpec, run: BenchRun, command: string): ReportDoc {
+  const timeline = new RunTimeline(CLIENT_WEIGHTS);
+  const byClass = new Map<string, { offered: number; completed: number; good: number }>();
+  for (const r of run.records) {
+    const l = latencyOf(r);
+    const good =
+      l !== null &&
+      (spec.slo === undefined || meetsSlo(spec.slo, l.ttftMs, l.tpotMs ?? 0, l.e2elMs));
+    timeline.count(r.dueMs - run.startMs, outcomeKey(r), true);
+    timeline.outcome(asOutcome(r), r.endMs - run.startMs, good);
+    const c = byClass.get(r.sloClass) ?? { offered: 0, completed: 0, good: 0 };
+    c.offered++;
+    if (l !== null) c.completed++;
+    if (good) c.good++;
+    byClass.set(r.sloClass, c);
+  }
+  const data = timeline.data();
+  const m = run.metrics as Record<string, number | null>;
+  const f = (k: string, digits = 1) =>
+    m[k] === null || m[k] === undefined ? '—' : (m[k] as number).toFixed(digits);
+  const classes = [...byClass.keys()].sort();
+  const judged = spec.slo === undefined ? 'completed' : 'good';
+  const attainment: ChartSpec = {
+    id: 'attainment-class',
+    title:
+      spec.slo === undefined ? 'Completed by class' : 'Attainment by class, offered and completed',
+    kind: 'bar',
+    x: { title: 'class', categories: classes },
+    y: { title: `${judged} fraction`, min: 0, max: 1 },
+    series: (['offered', 'completed'] as const).map((d) => ({
+      label: `${judged} / ${d}`,
+      points: classes.map((c, i) => {
+        const x = byClass.get(c) as { offered: number; completed: number; good: number };
+        return [
+          i,
+          x[d] > 0 ? (spec.slo === undefined ? x.completed : x.good) / x[d] : null,
+        ] as const;
+      }),
+    })),
+  };
+  return {
+    title: `Goodput bench — ${run.model} at ${spec.baseUrl}`,
+    subtitle: `${command}\nseed ${spec.seed} · ${run.offered} requests offered · ${f('duration', 1)} s`,
+    headline: {
+      columns: [
+        'completed',
+        'failed',
+        'req/s',
+        'goodput req/s',
+        'output tok/s',
+        'TTFT median / p99 ms',
+        'TPOT median / p99 ms',
+        'ITL median / p99 ms',
+        'E2EL median / p99 ms',
+      ],
+      rows: [
+        [
+          f('completed', 0),
+          f('failed', 0),
+          f('request_throughput', 2),
+          f('request_goodput', 2),
+          f('output_throughput', 0),
+          ...['ttft', 'tpot', 'itl', 'e2el'].map(
+            (x) => `${f(`median_${x}_ms`)} / ${pOrDash(m, x)}`,
+          ),
+        ],
+      ],
+    },
+    sections: [
+      {
+        title: 'Latency',
+        charts: [
+          cdf('ttft-cdf', 'TTFT distribution', [{ label: run.model, cdf: data.ttft_cdf }]),
+          cdf('tpot-cdf', 'TPOT distribution', [{ label: run.model, cdf: data.tpot_cdf }]),
+        ],
+      },
+      {
+        title: 'Goodput and attainment',
+        charts: [goodputOverTime([{ label: run.model, timeline: data }]), attainment],
+      },
+      {
+        title: 'Over time',
+        charts: [
+          {
+            id: 'outcomes-0',
+            title: 'Outcomes by status and reason',
+            kind: 'area',
+            x: { title: 'time sent (s)' },
+            y: { title: 'requests per bucket', min: 0 },
+            series: seriesByKey(data.t_s, data.outcomes),
+          },
+          {
+            id: 'tenant-share-0',
+            title: 'Output tokens by tenant',
+            kind: 'area',
+            x: { title: 'time (s)' },
+            y: { title: 'share of output tokens', min: 0, max: 1 },
+            series: seriesByKey(data.t_s, data.tenant_share),
+          },
+        ],
+      },
+    ],
+  };
+}
+
+function pOrDash(m: Record<string, number | null>, name: string): string {
+  const v = m[`p99_${name}_ms`];
+  return typeof v === 'number' ? v.toFixed(1) : '—';
+}
+
+function outcomeKey(r: CallRecord): string {
+  if (r.ok) return 'ok';
+  return r.status === 0 ? `transport:${r.reason ?? 'error'}` : `${r.status}:${r.reason ?? 'error'}`;
+}
+
+function asOutcome(r: CallRecord): RequestOutcome {
+  const l = latencyOf(r);
+  return {
+    id: r.id,
+    tenant: r.tenant,
+    sloClass: r.sloClass as SloClassName,
+    state: l === null ? 'failed' : 'completed',
+    admitted: r.ok,
+    inputTokens: r.promptTokens,
+    outputTokens: r.outputTokens,
+    cachedTokens: 0,
+    ...(l === null ? {} : { ttftMs: l.ttftMs, e2eMs: l.e2elMs }),
+    attempts: 1,
+    preemptions: 0,
+  };
+}
