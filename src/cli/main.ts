@@ -10,6 +10,7 @@ import { compareCommand } from './compare-command.ts';
 import { engineCommand } from './engine-command.ts';
 import { serveCommand } from './serve-command.ts';
 import { benchCommand } from './bench-command.ts';
+import { capacityCommand } from './capacity-command.ts';
 
 const program = new Command('goodput')
   .description(
@@ -22,7 +23,8 @@ const program = new Command('goodput')
   .addCommand(compareCommand())
   .addCommand(engineCommand())
   .addCommand(serveCommand())
-  .addCommand(benchCommand());
+  .addCommand(benchCommand())
+  .addCommand(capacityCommand());
 
 for (const cmd of program.commands) cmd.exitOverride();
 

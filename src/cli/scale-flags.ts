@@ -30,6 +30,10 @@ export function addScaleLimitFlags(cmd: Command, minDefault: string): Command {
       positiveNumber('--burst-headroom'),
     )
     .option(
+      '--capacity-envelope <file>',
+      "autoscaling (goodput): one group's capacity as goodput capacity --out measured it, in place of the step-time model's (still corrected online)",
+    )
+    .option(
       '--scale-in-window <s>',
       'autoscaling: scale in no lower than the highest recommendation of this many seconds',
       nonNegativeNumber('--scale-in-window'),

@@ -25,6 +25,7 @@ import { simulatedFleet } from '../engine-server/simulated-fleet.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { stdoutOpsLog, type OpsLog } from '../gateway/ops-log.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
+import { loadEnvelope } from '../sim/envelope-file.ts';
 import { startGateway, type RunningGateway } from '../gateway/serve.ts';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
 import { randomHex } from '../runtime/entropy-rng.ts';
@@ -290,7 +291,11 @@ async function serveAutoscale(
     headroom: s.headroom,
     scaleInWindowMs: s.scaleInWindowMs,
   };
-  if (!local) return { type: s.type, limits };
+  const envelope =
+    o.capacityEnvelope === undefined
+      ? {}
+      : { envelope: loadEnvelope(o.capacityEnvelope as string) };
+  if (!local) return { type: s.type, limits, ...envelope };
   const pool = await LocalEnginePool.open({
     slots: s.maxReplicas,
     command: [process.execPath, ...process.execArgv, process.argv[1], 'engine'],
@@ -302,7 +307,7 @@ async function serveAutoscale(
     timers: wallTimers(wallClock),
     log,
   });
-  return { type: s.type, limits, pool };
+  return { type: s.type, limits, pool, ...envelope };
 }
 
 /** The engine flags the pool's engines share with what the gateway was told they run. */

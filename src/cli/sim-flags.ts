@@ -94,6 +94,7 @@ export function scenarioFromFlags(
     maxReplicas: o.maxReplicas as number | undefined,
     readyTime: o.readyTime as string | undefined,
     headroom: o.burstHeadroom as number | undefined,
+    capacityEnvelope: o.capacityEnvelope as string | undefined,
     scaleInWindowS: o.scaleInWindow as number | undefined,
     scenario: o.scenario as string | undefined,
     failGroupAtS: o.failGroup as number[] | undefined,

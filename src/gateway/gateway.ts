@@ -9,6 +9,7 @@
  * The HTTP layer only translates; the stage order lives in the pipeline.
  */
 import { capacityModel } from '../core/autoscale/scale-window.ts';
+import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
 import { ScaleExport, type ScaleExportSettings } from './scale-export.ts';
 import { SloExport, stopped, type Ending } from './slo-export.ts';
 import type { RejectReason, Rejection } from '../core/request/decision.ts';
@@ -116,7 +117,10 @@ export class Gateway {
             snapshots: () => this.snapshots(),
             queued: () => this.pipeline.queued,
             fresh: () => this.fleet.ready,
-            capacity: capacityModel(flow, deps.policy.classes),
+            capacity: withEnvelope(
+              capacityModel(flow, deps.policy.classes),
+              deps.autoscale.envelope,
+            ),
           });
     const pool = deps.autoscale?.pool;
     if (pool !== undefined) {

@@ -7,6 +7,7 @@
  * (`local-pool.ts`) the pool counts its engines and acts on the decision.
  */
 import { ScaleAdvisor } from '../core/autoscale/advisor.ts';
+import type { CapacityEnvelope } from '../core/autoscale/capacity-envelope.ts';
 import type { ScaleLimits } from '../core/autoscale/autoscaler.ts';
 import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
 import type { GroupCapacity } from '../core/autoscale/scale-window.ts';
@@ -20,6 +21,8 @@ export interface ScaleExportSettings {
   readonly limits: ScaleLimits;
   /** An actuator on this machine (`--engine-pool local`); absent: the decision is only exported. */
   readonly pool?: ScalePool;
+  /** A measured capacity envelope, in place of the model's rate (`--capacity-envelope`). */
+  readonly envelope?: CapacityEnvelope;
 }
 
 /** What a tick reads of the gateway. */

@@ -14,6 +14,7 @@ import type { Ms } from '../core/request/units.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Timers } from '../core/ports/timers.ts';
 import type { Fleet } from './fleet.ts';
+import type { CapacityEnvelope } from '../core/autoscale/capacity-envelope.ts';
 
 export interface AutoscaleOptions {
   readonly type: string;
@@ -23,6 +24,8 @@ export interface AutoscaleOptions {
   readonly tickMs: Ms;
   readonly headroom: number;
   readonly scaleInWindowMs: Ms;
+  /** A measured capacity envelope, in place of the model's rate (`--capacity-envelope`). */
+  readonly envelope?: CapacityEnvelope;
 }
 
 /** What the loop reads of the simulation besides the fleet. */

@@ -5,6 +5,7 @@
  */
 import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import type { AutoscaleOptions } from './autoscaling.ts';
+import { loadEnvelope } from './envelope-file.ts';
 import { adapterNames, parseAdapterSpec } from './workload/adapter-spec.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
@@ -51,6 +52,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly readyTime?: string;
   /** `--burst-headroom`: the multiple of forecast arrivals the groups are sized for. */
   readonly headroom?: number;
+  /** `--capacity-envelope`: a file written by `goodput capacity --out`. */
+  readonly capacityEnvelope?: string;
   /** `--scale-in-window`, seconds. */
   readonly scaleInWindowS?: number;
   /** A load shape for the arrivals (`--scenario diurnal-burst`). */
@@ -148,5 +151,7 @@ const SCALE_TICK_MS = 5_000;
 function autoscaleOptions(spec: ScenarioSpec): AutoscaleOptions | undefined {
   if (spec.autoscaler === undefined) return undefined;
   const o = resolveScaleFlags({ ...spec, autoscaler: spec.autoscaler }, spec.replicas);
-  return { ...o, tickMs: SCALE_TICK_MS };
+  const envelope =
+    spec.capacityEnvelope === undefined ? undefined : loadEnvelope(spec.capacityEnvelope);
+  return { ...o, tickMs: SCALE_TICK_MS, ...(envelope === undefined ? {} : { envelope }) };
 }

@@ -29,6 +29,7 @@ import { Fleet } from './fleet.ts';
 import { SpreadSampler } from './spread-sampler.ts';
 import { AutoscaleLoop, type AutoscaleOptions } from './autoscaling.ts';
 import { capacityModel } from '../core/autoscale/scale-window.ts';
+import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
 import { isGood } from '../core/observe/slo-judge.ts';
 import { RequestTracker } from './request-tracker.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
@@ -370,7 +371,10 @@ export function simulate(opts: SimulationOptions): Report {
         queued: () => pipeline.queued,
         cachedBlocks: (index) => pipeline.dispatcher.router.prefix?.blocksOf(index) ?? 0,
         done: () => arrivalsDone && counters.finished >= counters.offered,
-        capacity: capacityModel(pipeline.dispatcher.flow, opts.policy.classes),
+        capacity: withEnvelope(
+          capacityModel(pipeline.dispatcher.flow, opts.policy.classes),
+          autoscale.envelope,
+        ),
       },
       clock,
     );

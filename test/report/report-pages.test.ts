@@ -125,3 +125,23 @@ test('bench --html against goodput engine: the client-side charts draw', async (
   for (const id of CLIENT_CHARTS)
     assert.ok(ids.includes(id), `${id} drawn (drawn: ${ids.join(', ')})`);
 });
+
+test('capacity --html: the search drawn against the offered rate', async () => {
+  const file = join(dir, 'capacity.html');
+  const r = await runGoodput([
+    'capacity',
+    '--input',
+    'uniform:100:600',
+    '--output',
+    'uniform:50:250',
+    '--probe-seconds',
+    '20',
+    '--precision',
+    '0.2',
+    '--html',
+    file,
+  ]);
+  assert.equal(r.code, 0, r.out);
+  const ids = await checkPage(file, 'capacity.png');
+  assert.deepEqual(ids, ['capacity-goodput', 'capacity-attainment']);
+});

@@ -1,0 +1,76 @@
+/**
+ * The report page of `goodput capacity`: the probes as a table and as goodput and attainment
+ * against the offered rate per group, with the target and the capacity found marked.
+ */
+import type { CapacityEnvelope } from '../core/autoscale/capacity-envelope.ts';
+import type { ReportDoc } from './chart-spec.ts';
+
+type Probe = Readonly<Record<string, number | boolean | null>>;
+
+export function capacityReportDoc(
+  e: CapacityEnvelope & Record<string, unknown>,
+  command: string,
+): ReportDoc {
+  const probes = [...(e.probes as Probe[])].sort(
+    (a, b) => (a.rate_per_group_rps as number) - (b.rate_per_group_rps as number),
+  );
+  const rate = (p: Probe) => p.rate_per_group_rps as number;
+  const cols = Object.keys(probes[0] ?? {});
+  const cell = (v: unknown) =>
+    typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : String(v);
+  const span = [0, Math.max(...probes.map(rate))];
+  return {
+    title: `Goodput capacity — ${e.rate_per_group_rps.toFixed(3)} req/s per group`,
+    subtitle: `${command}\n${e.source} · target ${(e.target * 100).toFixed(1)}% of offered requests good · mix ${e.mix.input_mean.toFixed(0)} in / ${e.mix.output_mean.toFixed(0)} out tokens · ${e.groups} group(s)`,
+    headline: { columns: cols, rows: probes.map((p) => cols.map((c) => cell(p[c]))) },
+    sections: [
+      {
+        title: 'Goodput against offered load',
+        charts: [
+          {
+            id: 'capacity-goodput',
+            title: 'Goodput per group against the offered rate per group',
+            kind: 'line',
+            x: { title: 'offered req/s per group' },
+            y: { title: 'good req/s per group', min: 0 },
+            series: [
+              {
+                label: 'offered (all good)',
+                dashed: true,
+                points: span.map((x) => [x, x] as const),
+              },
+              {
+                label: 'goodput',
+                points: probes.map(
+                  (p) => [rate(p), (p.goodput_rps_per_group as number | null) ?? null] as const,
+                ),
+              },
+            ],
+          },
+          {
+            id: 'capacity-attainment',
+            title: 'Attainment against the offered rate per group',
+            kind: 'line',
+            x: { title: 'offered req/s per group' },
+            y: { title: 'good / offered', min: 0, max: 1 },
+            series: [
+              {
+                label: 'attainment',
+                points: probes.map((p) => [rate(p), p.attainment_offered as number] as const),
+              },
+              { label: 'target', dashed: true, points: span.map((x) => [x, e.target] as const) },
+              {
+                label: 'capacity',
+                dashed: true,
+                points: [
+                  [e.rate_per_group_rps, 0],
+                  [e.rate_per_group_rps, 1],
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}

@@ -1,0 +1,116 @@
+// `goodput capacity` through real processes: a simulated search writes an envelope that
+// `simulate --capacity-envelope` loads; a live search probes a `goodput engine` with
+// `goodput bench`; bad input exits 2 naming the flag or the field.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseEnvelope } from '../src/core/autoscale/capacity-envelope.ts';
+import { runGoodput, startEngine } from './gateway/process-kit.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'goodput-capacity-'));
+const MIX = ['--input', 'uniform:100:600', '--output', 'uniform:50:250'];
+
+test('capacity (simulated): a bracketed search, an envelope the autoscaler loads', async () => {
+  const out = join(dir, 'envelope.json');
+  const r = await runGoodput([
+    'capacity',
+    ...MIX,
+    '--probe-seconds',
+    '30',
+    '--precision',
+    '0.1',
+    '--out',
+    out,
+  ]);
+  assert.equal(r.code, 0, r.out);
+  const e = parseEnvelope(JSON.parse(readFileSync(out, 'utf8')));
+  const doc = JSON.parse(readFileSync(out, 'utf8')) as {
+    probes: { rate_per_group_rps: number; pass: boolean }[];
+    failed_at_rps: number;
+  };
+  assert.ok(
+    e.rate_per_group_rps > 1,
+    `a group serves more than 1 req/s of this mix: ${e.rate_per_group_rps}`,
+  );
+  assert.ok(doc.failed_at_rps / e.rate_per_group_rps <= 1.1, 'bracketed within the precision');
+  assert.ok(doc.probes.some((p) => p.pass) && doc.probes.some((p) => !p.pass));
+  assert.ok(e.mix.input_mean > 300 && e.mix.input_mean < 400, String(e.mix.input_mean));
+  assert.match(r.out, /capacity: [\d.]+ req\/s per group at 99\.0% attainment/);
+
+  const sim = await runGoodput([
+    'simulate',
+    ...MIX,
+    '--rate',
+    '20',
+    '--num-requests',
+    '600',
+    '--policy',
+    'goodput',
+    '--autoscaler',
+    'goodput',
+    '--capacity-envelope',
+    out,
+    '--out',
+    join(dir, 'report.json'),
+  ]);
+  assert.equal(sim.code, 0, sim.out);
+});
+
+test('capacity (live): probes goodput engine with goodput bench, judged by --goodput', async () => {
+  const engine = await startEngine(['--seed', '4']);
+  const out = join(dir, 'live.json');
+  const r = await runGoodput([
+    'capacity',
+    '--url',
+    engine,
+    ...MIX,
+    '--goodput',
+    'ttft:60000',
+    '--rate',
+    '4',
+    '--probe-seconds',
+    '1',
+    '--num-requests',
+    '8',
+    '--max-probes',
+    '3',
+    '--out',
+    out,
+  ]);
+  assert.equal(r.code, 0, r.out);
+  const e = parseEnvelope(JSON.parse(readFileSync(out, 'utf8')));
+  assert.ok(e.source.startsWith('live:http://127.0.0.1:'), e.source);
+  assert.equal(e.rate_per_group_rps, 16, 'every probe passes an SLO of a minute: 4, 8, 16');
+});
+
+test('capacity and --capacity-envelope: bad input exits 2 naming the flag or the field', async () => {
+  const bad = join(dir, 'bad.json');
+  writeFileSync(
+    bad,
+    JSON.stringify({ kind: 'goodput-capacity-envelope', version: 1, rate_per_group_rps: 0 }),
+  );
+  const cases: [string[], RegExp][] = [
+    [['capacity', '--trace', 'x.csv'], /--trace: expected a synthetic mix/],
+    [
+      ['capacity', '--url', 'http://127.0.0.1:9'],
+      /--goodput: expected the SLO a live probe judges by/,
+    ],
+    [['capacity', '--target', '1.5'], /--target: expected a number in \(0, 1\]/],
+    [['capacity', '--autoscaler', 'goodput'], /--autoscaler: expected none/],
+    [
+      ['simulate', '--autoscaler', 'goodput', '--capacity-envelope', join(dir, 'missing.json')],
+      /--capacity-envelope: expected a readable file/,
+    ],
+    [
+      ['simulate', '--autoscaler', 'goodput', '--capacity-envelope', bad],
+      /bad\.json: rate_per_group_rps: expected a number > 0, got 0/,
+    ],
+  ];
+  for (const [args, message] of cases) {
+    const r = await runGoodput(args);
+    assert.equal(r.code, 2, `${args.join(' ')}\n${r.out}`);
+    assert.match(r.out, message);
+  }
+});
