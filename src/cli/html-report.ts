@@ -14,7 +14,7 @@ import { reportPage } from '../report/report-page.ts';
 
 /** Hooks that also feed a timeline, and the timeline. */
 export function withTimeline(hooks: RunHooks): { hooks: RunHooks; timeline: RunTimeline } {
-  const timeline = new RunTimeline(SERVICE_WEIGHTS);
+  const timeline = new RunTimeline({ weights: SERVICE_WEIGHTS });
   return {
     timeline,
     hooks: {

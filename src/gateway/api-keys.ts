@@ -47,3 +47,11 @@ export function bearerToken(authorization: string | null | undefined): string | 
   const token = authorization.slice(7);
   return token === '' ? undefined : token;
 }
+
+/** The password of an `Authorization: Basic base64(user:password)` header; undefined for anything else. */
+export function basicPassword(authorization: string | null | undefined): string | undefined {
+  if (authorization == null || !authorization.startsWith('Basic ')) return undefined;
+  const decoded = Buffer.from(authorization.slice(6), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 || colon === decoded.length - 1 ? undefined : decoded.slice(colon + 1);
+}

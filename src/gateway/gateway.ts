@@ -10,7 +10,7 @@
  */
 import { capacityModel } from '../core/autoscale/scale-window.ts';
 import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
-import { ScaleExport, type ScaleExportSettings } from './scale-export.ts';
+import { ScaleExport, type ScaleExportSettings, type ScaleGroups } from './scale-export.ts';
 import { SloExport, stopped, type Ending } from './slo-export.ts';
 import type { RejectReason, Rejection } from '../core/request/decision.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
@@ -21,6 +21,8 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LlmRequest } from '../core/request/request.ts';
+import type { Ms } from '../core/request/units.ts';
+import type { RequestOutcome } from '../core/observe/request-outcome.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { ApiKind, Backend, StreamEnd, TokenSink } from './backend.ts';
@@ -41,6 +43,10 @@ export interface GatewayDeps {
   readonly metrics: GatewayMetrics;
   readonly log: OpsLog;
   readonly onDecision?: (record: DecisionRecord) => void;
+  /** Each completed request, when it ends, and whether it was good (the dashboard's feed). */
+  readonly onCompleted?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
+  /** Each autoscaling tick's groups. */
+  readonly onScaleTick?: (groups: ScaleGroups) => void;
   /** The autoscaler whose decision the gateway exports (no actuator: `goodput_desired_replicas`). */
   readonly autoscale?: ScaleExportSettings;
 }
@@ -117,6 +123,7 @@ export class Gateway {
             snapshots: () => this.snapshots(),
             queued: () => this.pipeline.queued,
             fresh: () => this.fleet.ready,
+            onTick: deps.onScaleTick,
             capacity: withEnvelope(
               capacityModel(flow, deps.policy.classes),
               deps.autoscale.envelope,
@@ -350,6 +357,11 @@ export class Gateway {
           metrics.goodTokens.inc(labels, outputTokens);
         }
         this.scaling?.advisor.window.completed(outputTokens, good);
+        this.deps.onCompleted?.(
+          completedOutcome(ticket.asked, meter, outputTokens),
+          clock.now(),
+          good,
+        );
       }
       this.pump();
     }
@@ -467,4 +479,26 @@ function servedBody(body: Record<string, unknown>, served: LlmRequest): Record<s
   const { max_completion_tokens: _asked, ...rest } = body;
   const min = typeof body.min_tokens === 'number' ? Math.min(body.min_tokens, cap) : undefined;
   return { ...rest, max_tokens: cap, ...(min === undefined ? {} : { min_tokens: min }) };
+}
+
+/** A completed stream as the measurement sees it (TTFT and E2E from the gateway's arrival). */
+function completedOutcome(
+  req: LlmRequest,
+  meter: StreamMeter,
+  outputTokens: number,
+): RequestOutcome {
+  return {
+    id: req.id,
+    tenant: req.tenant,
+    sloClass: req.sloClass,
+    state: 'completed',
+    admitted: true,
+    inputTokens: req.inputTokens,
+    outputTokens,
+    cachedTokens: 0,
+    ...(meter.firstTokenMs === undefined ? {} : { ttftMs: meter.firstTokenMs - meter.arrivalMs }),
+    ...(meter.lastTokenMs === undefined ? {} : { e2eMs: meter.lastTokenMs - meter.arrivalMs }),
+    attempts: 1,
+    preemptions: 0,
+  };
 }

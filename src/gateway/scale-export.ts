@@ -36,6 +36,15 @@ export interface ScaleSources {
   fresh(): boolean;
   /** One group's capacity at SLO for requests of these mean sizes. */
   capacity(input: number, output: number): GroupCapacity;
+  /** Told each tick's groups: desired, and as counted (the dashboard's replica chart). */
+  onTick?(groups: ScaleGroups): void;
+}
+
+export interface ScaleGroups {
+  readonly desired: number;
+  readonly starting: number;
+  readonly ready: number;
+  readonly draining: number;
 }
 
 /** What a pool reads and sets of the gateway's backends, one per slot. */
@@ -117,6 +126,12 @@ export class ScaleExport {
       (input, output) => s.capacity(input, output),
     );
     this.pool?.apply(decision.desired);
+    s.onTick?.({
+      desired: decision.desired,
+      starting: signals.starting,
+      ready: signals.ready,
+      draining: signals.draining,
+    });
     const m = s.metrics;
     m.desiredReplicas.set({ pool: 'default' }, decision.desired);
     m.autoscaleDecisions.inc({ reason: decision.reason });

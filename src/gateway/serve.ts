@@ -28,6 +28,7 @@ import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
 import type { ScaleExportSettings } from './scale-export.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
+import { DashboardFeed } from './dashboard-feed.ts';
 import { createGatewayApp, type GatewayEnv } from './http/app.ts';
 import { nodeListener } from './http/node-listener.ts';
 import type { Hono } from 'hono';
@@ -156,6 +157,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   // Kept as JSON text: 20,000 records as objects are a large graph the collector walks again
   // and again under load; as strings they cost it nearly nothing, and the lookup serves them as is.
   const decisions = new BoundedMap<string>(20_000, 3_600_000);
+  const dashboard = new DashboardFeed(clock, { policy: o.policy.name, model: servedModels[0] });
   const gateway = new Gateway({
     policy: o.policy,
     spec: fleetSpecFor(o.engine, o.profile, o.servedModelName),
@@ -166,8 +168,11 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     log,
     onDecision: (r) => {
       decisions.set(r.request_id, JSON.stringify(r), clock.now());
+      dashboard.decision(r);
       o.onDecision?.(r);
     },
+    onCompleted: (outcome, atMs, good) => dashboard.completed(outcome, atMs, good),
+    onScaleTick: (groups) => dashboard.scaleTick(groups),
     autoscale: o.autoscale,
   });
   const inFlight = new InFlight();
@@ -189,6 +194,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     metrics,
     decisions,
     adminToken: o.adminToken,
+    dashboard: () => dashboard.doc(gateway.snapshots().length),
     inFlight,
     log,
     bodyLimitBytes: o.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,

@@ -19,7 +19,7 @@ import { cdf, goodputOverTime } from './sim-report.ts';
 const CLIENT_WEIGHTS = { input: 0, output: 1 };
 
 export function benchReportDoc(spec: BenchSpec, run: BenchRun, command: string): ReportDoc {
-  const timeline = new RunTimeline(CLIENT_WEIGHTS);
+  const timeline = new RunTimeline({ weights: CLIENT_WEIGHTS });
   const byClass = new Map<string, { offered: number; completed: number; good: number }>();
   for (const r of run.records) {
     const l = latencyOf(r);

@@ -22,7 +22,8 @@
         label: s.label,
         data: data,
         borderWidth: bar ? 0 : 1.5,
-        pointRadius: 0,
+        // A line of one or two points would not show without them.
+        pointRadius: s.points.length < 3 ? 3 : 0,
         stepped: spec.kind === 'step' ? 'after' : false,
         fill: spec.kind === 'area' ? (s === spec.series[0] ? 'origin' : '-1') : false,
         borderDash: s.dashed ? [6, 4] : undefined,
@@ -114,6 +115,10 @@
           const next = config(spec);
           entry.chart.data = next.data;
           entry.chart.update('none');
+          const fig = document.getElementById('chart-' + spec.id);
+          fig.querySelector('figcaption').textContent = spec.title;
+          const note = fig.querySelector('.note');
+          if (note) note.textContent = spec.note || '';
         }
         window.goodputCharts.push({ id: spec.id, points: count(spec) });
       });

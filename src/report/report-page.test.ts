@@ -45,5 +45,5 @@ test('report page: self-contained — Chart.js inlined, nothing fetched', () => 
     sections: [],
   });
   assert.match(page, /Chart\.js v4/);
-  assert.doesNotMatch(page, /<script[^>]+src=|<link[^>]+href=|https?:\/\/cdn/);
+  assert.doesNotMatch(page, /<script[^>]+src=|<link[^>]+href="(?!data:)|https?:\/\/cdn/);
 });

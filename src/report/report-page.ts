@@ -57,7 +57,7 @@ export function reportPage(doc: ReportDoc, live?: { url: string; everyMs: number
       : `<script>(function(){var u=${scriptJson(live.url)};setInterval(function(){fetch(u,{cache:'no-store'}).then(function(r){return r.ok?r.json():null}).then(function(d){if(d)window.goodputUpdate(d)}).catch(function(){})},${live.everyMs})})();</script>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(doc.title)}</title><style>${STYLE}</style></head>
+<link rel="icon" href="data:,"><title>${escapeHtml(doc.title)}</title><style>${STYLE}</style></head>
 <body><h1>${escapeHtml(doc.title)}</h1><p id="goodput-subtitle"></p>
 <table id="goodput-headline"></table><div id="goodput-sections"></div>
 <script type="application/json" id="goodput-data">${scriptJson(withoutEmptyCharts(doc))}</script>

@@ -17,6 +17,18 @@ import {
   type Series,
 } from './chart-spec.ts';
 
+/** The headline's columns for what happened at the door, in every report of a control plane. */
+export const DOOR_COLUMNS = [
+  'offered',
+  'admitted',
+  'rejected',
+  'attainment (offered)',
+  'attainment (admitted)',
+  'goodput req/s',
+  'TTFT p50 / p99 ms',
+  'TPOT p50 / p99 ms',
+];
+
 export interface SimRun {
   readonly report: Report;
   readonly timeline: TimelineData;
@@ -36,18 +48,7 @@ export function simReportDoc(runs: readonly SimRun[], command: string): ReportDo
         : `Goodput comparison — ${runs.map((r) => label(r.report)).join(' vs ')}`,
     subtitle: `${command}\nseed ${first.seed} · ${first.duration_s.toFixed(1)} s simulated · ${first.offered.requests} requests offered`,
     headline: {
-      columns: [
-        'policy',
-        'offered',
-        'admitted',
-        'rejected',
-        'attainment (offered)',
-        'attainment (admitted)',
-        'goodput req/s',
-        'TTFT p50 / p99 ms',
-        'TPOT p50 / p99 ms',
-        'GPU-s per good',
-      ],
+      columns: ['policy', ...DOOR_COLUMNS, 'GPU-s per good'],
       rows: runs.map(({ report: r }) => [
         label(r),
         String(r.admission.offered),
@@ -133,21 +134,38 @@ export function goodputOverTime(
 }
 
 function attainmentByClass(reports: readonly Report[]): ChartSpec {
+  type ByClass = Record<string, { attainment_offered: number; attainment_admitted: number }>;
   const classes = [...new Set(reports.flatMap((r) => Object.keys(r.slo.by_class)))].sort();
-  const byClass = (r: Report, c: string) =>
-    (r.slo.by_class as Record<string, { attainment_offered: number; attainment_admitted: number }>)[
-      c
-    ];
+  return attainmentChart(
+    classes,
+    reports.map((r) => ({
+      label: r.policy,
+      at: (c, d) => (r.slo.by_class as ByClass)[c]?.[`attainment_${d}`] ?? null,
+    })),
+  );
+}
+
+/**
+ * Attainment by class on both denominators, a pair of bars per class for each source (a
+ * policy, or the gateway itself); `at` gives good ÷ offered or good ÷ admitted, null for none.
+ */
+export function attainmentChart(
+  classes: readonly string[],
+  sources: readonly {
+    readonly label: string;
+    at(cls: string, denominator: 'offered' | 'admitted'): number | null;
+  }[],
+): ChartSpec {
   return {
     id: 'attainment-class',
     title: 'Attainment by class, offered and admitted',
     kind: 'bar',
     x: { title: 'class', categories: classes },
     y: { title: 'attainment', min: 0, max: 1 },
-    series: reports.flatMap((r) =>
+    series: sources.flatMap((s) =>
       (['offered', 'admitted'] as const).map((d) => ({
-        label: `${r.policy} · ${d}`,
-        points: classes.map((c, i) => [i, byClass(r, c)?.[`attainment_${d}`] ?? null] as const),
+        label: `${s.label} · ${d}`,
+        points: classes.map((c, i) => [i, s.at(c, d)] as const),
       })),
     ),
     note: 'Good requests over offered (refusals count against it) and over admitted.',
@@ -156,8 +174,35 @@ function attainmentByClass(reports: readonly Report[]): ChartSpec {
 
 function perRun({ report, timeline }: SimRun, i: number, named: boolean): PageSection {
   const suffix = named ? ` — ${report.policy}` : '';
+  const ticks = (report.autoscale?.timeline as readonly ScaleTick[] | undefined) ?? [];
+  return {
+    title: `Over time${suffix}`,
+    charts: timelineCharts(timeline, i, report.tenant_service_weights).concat(
+      ticks.length > 0
+        ? replicasChart(i, ticks, `Autoscaler ${String(report.autoscale?.autoscaler)}.`)
+        : replicasChart(
+            i,
+            timeline.t_s.map((t_s) => ({
+              t_s,
+              desired: report.fleet.replicas,
+              starting: 0,
+              ready: report.fleet.replicas,
+              draining: 0,
+            })),
+            'No autoscaler: the fleet is fixed.',
+          ),
+    ),
+  };
+}
+
+/** The door's outcomes, tenant shares and predicted wait over time: what any host's timeline draws. */
+export function timelineCharts(
+  timeline: TimelineData,
+  i: number,
+  weights: { readonly input: number; readonly output: number },
+): ChartSpec[] {
   const t = timeline.t_s;
-  const charts: ChartSpec[] = [
+  return [
     {
       id: `outcomes-${i}`,
       title: 'Admission outcomes and reasons',
@@ -174,7 +219,7 @@ function perRun({ report, timeline }: SimRun, i: number, named: boolean): PageSe
       x: { title: 'time (s)' },
       y: { title: 'share of weighted tokens served', min: 0, max: 1 },
       series: seriesByKey(t, timeline.tenant_share),
-      note: `Weighted tokens: input × ${report.tenant_service_weights.input} + output × ${report.tenant_service_weights.output}, counted at completion.`,
+      note: `Weighted tokens: input × ${weights.input} + output × ${weights.output}, counted at completion.`,
     },
     {
       id: `queue-${i}`,
@@ -187,12 +232,10 @@ function perRun({ report, timeline }: SimRun, i: number, named: boolean): PageSe
         { label: 'least slack admitted', points: timePoints(t, timeline.min_slack_ms) },
       ],
     },
-    replicas(report, t, i),
   ];
-  return { title: `Over time${suffix}`, charts };
 }
 
-interface ScaleTick {
+export interface ScaleTick {
   readonly t_s: number;
   readonly desired: number;
   readonly starting: number;
@@ -200,31 +243,18 @@ interface ScaleTick {
   readonly draining: number;
 }
 
-function replicas(report: Report, t: readonly number[], i: number): ChartSpec {
-  const ticks = (report.autoscale?.timeline as readonly ScaleTick[] | undefined) ?? [];
-  const series: Series[] =
-    ticks.length > 0
-      ? (['desired', 'starting', 'ready', 'draining'] as const).map((k) => ({
-          label: k,
-          dashed: k === 'desired',
-          points: ticks.map((x) => [x.t_s, x[k]] as const),
-        }))
-      : [
-          {
-            label: 'ready (fixed fleet)',
-            points: t.map((x) => [x, report.fleet.replicas] as const),
-          },
-        ];
+export function replicasChart(i: number, ticks: readonly ScaleTick[], note: string): ChartSpec {
   return {
     id: `replicas-${i}`,
     title: 'Replica groups: desired, starting, ready',
     kind: 'line',
     x: { title: 'time (s)' },
     y: { title: 'groups', min: 0 },
-    series,
-    note:
-      ticks.length > 0
-        ? `Autoscaler ${String(report.autoscale?.autoscaler)}.`
-        : 'No autoscaler: the fleet is fixed.',
+    series: (['desired', 'starting', 'ready', 'draining'] as const).map((k) => ({
+      label: k,
+      dashed: k === 'desired',
+      points: ticks.map((x) => [x.t_s, x[k]] as const),
+    })),
+    note,
   };
 }

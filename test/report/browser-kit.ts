@@ -4,7 +4,7 @@
 // drawn: a Chart.js instance with data, on a canvas that is not blank.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(import.meta.dirname, '..', 'artifacts');
@@ -29,6 +29,17 @@ export async function launch(): Promise<Browser> {
   });
 }
 
+/** What any report draws; the simulator's and the gateway's add the server's queue and replicas. */
+export const CLIENT_CHARTS = [
+  'ttft-cdf',
+  'tpot-cdf',
+  'goodput-time',
+  'attainment-class',
+  'outcomes-0',
+  'tenant-share-0',
+];
+export const SERVER_CHARTS = [...CLIENT_CHARTS, 'queue-0', 'replicas-0'];
+
 export interface ChartState {
   readonly id: string;
   /** Points its spec gave it. */
@@ -45,7 +56,7 @@ export interface ChartState {
  * must need nothing from a network).
  */
 export async function openPage(
-  browser: Browser,
+  browser: Browser | BrowserContext,
   url: string,
   offline = false,
 ): Promise<{ page: Page; errors: string[] }> {

@@ -56,7 +56,7 @@ function done(tenant: string, ttftMs: number, outputTokens = 3): RequestOutcome 
 }
 
 test('run timeline: door outcomes, offered and good rates, tenant shares per second', () => {
-  const t = new RunTimeline({ input: 1, output: 2 });
+  const t = new RunTimeline({ weights: { input: 1, output: 2 } });
   t.decision(record(100, 'admit', { predicted_wait_ms: 10, slack_ms: 500 }));
   t.decision(record(200, 'admit', { predicted_wait_ms: 30, slack_ms: 200 }));
   t.decision(record(300, 'reject', { reason: 'deadline' }));
@@ -89,7 +89,7 @@ test('run timeline: door outcomes, offered and good rates, tenant shares per sec
 });
 
 test('run timeline: past maxBuckets the width doubles and pairs merge, nothing lost', () => {
-  const t = new RunTimeline({ input: 1, output: 1 }, 4);
+  const t = new RunTimeline({ weights: { input: 1, output: 1 }, maxBuckets: 4 });
   for (let s = 0; s < 10; s++) t.decision(record(s * 1000 + 1, 'admit'));
   const d = t.data();
   assert.equal(d.bucket_s, 4);

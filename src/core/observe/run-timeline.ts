@@ -50,10 +50,17 @@ export class RunTimeline {
 
   private readonly weights: { readonly input: number; readonly output: number };
   private readonly maxBuckets: number;
+  private readonly originMs: number;
 
-  constructor(weights: { readonly input: number; readonly output: number }, maxBuckets = 240) {
-    this.weights = weights;
-    this.maxBuckets = maxBuckets;
+  /** `originMs`: the clock time the first bucket starts at (a live window's start). */
+  constructor(opts: {
+    readonly weights: { readonly input: number; readonly output: number };
+    readonly maxBuckets?: number;
+    readonly originMs?: number;
+  }) {
+    this.weights = opts.weights;
+    this.maxBuckets = opts.maxBuckets ?? 240;
+    this.originMs = opts.originMs ?? 0;
   }
 
   decision(r: DecisionRecord): void {
@@ -128,7 +135,8 @@ export class RunTimeline {
     };
   }
 
-  private at(ms: number): Bucket {
+  private at(clockMs: number): Bucket {
+    const ms = clockMs - this.originMs;
     let i = Math.max(0, Math.floor(ms / this.bucketMs));
     while (i >= this.maxBuckets) {
       this.coarsen();

@@ -16,7 +16,9 @@ import {
   routeNotFound,
   serverError,
 } from '../../openai/index.ts';
-import { adminTokenMatches, bearerToken } from '../api-keys.ts';
+import { adminTokenMatches, basicPassword, bearerToken } from '../api-keys.ts';
+import { reportPage } from '../../report/report-page.ts';
+import { withoutEmptyCharts, type ReportDoc } from '../../report/chart-spec.ts';
 import type { BoundedMap } from '../bounded-map.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
 import type { OpsLog } from '../ops-log.ts';
@@ -27,8 +29,10 @@ import { webInbound } from './inbound.ts';
 export interface GatewayAppDeps extends CompletionsDeps {
   /** Recent decision records by request id, as JSON text. */
   readonly decisions: BoundedMap<string>;
-  /** Admin endpoints are off without a token. */
+  /** Admin endpoints are off without a token; the dashboard is open without one. */
   readonly adminToken?: string;
+  /** The live dashboard's document (`/dashboard`, `/dashboard/data`). */
+  dashboard(): ReportDoc;
   readonly log: OpsLog;
 }
 
@@ -43,7 +47,12 @@ const ROUTES: Readonly<Record<string, string>> = {
   '/healthz': 'GET, HEAD',
   '/readyz': 'GET, HEAD',
   '/metrics': 'GET, HEAD',
+  '/dashboard': 'GET, HEAD',
+  '/dashboard/data': 'GET, HEAD',
 };
+
+/** How often the dashboard page asks for new data. */
+const DASHBOARD_REFRESH_MS = 2000;
 
 export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
@@ -89,6 +98,27 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       'content-type': deps.metrics.registry.contentType,
     });
   });
+  // The dashboard is for people: a browser sends the admin token as Basic auth's password
+  // (any user name), so a 401 asks for it; scripts may send it as a bearer token.
+  const dashboardAllowed = (authorization: string | undefined) =>
+    deps.adminToken === undefined ||
+    adminTokenMatches(bearerToken(authorization) ?? basicPassword(authorization), deps.adminToken);
+  const dashboardRefused = () =>
+    errorResponse(new OpenAiError(401, 'admin token required', null, 'invalid_admin_token'), {
+      'www-authenticate': 'Basic realm="goodput dashboard", charset="UTF-8"',
+    });
+  app.get('/dashboard', (c) =>
+    dashboardAllowed(c.req.header('authorization'))
+      ? c.html(
+          reportPage(deps.dashboard(), { url: '/dashboard/data', everyMs: DASHBOARD_REFRESH_MS }),
+        )
+      : dashboardRefused(),
+  );
+  app.get('/dashboard/data', (c) =>
+    dashboardAllowed(c.req.header('authorization'))
+      ? c.json(withoutEmptyCharts(deps.dashboard()), 200, { 'cache-control': 'no-store' })
+      : dashboardRefused(),
+  );
   app.get('/admin/decisions/:id', (c) => {
     const token = bearerToken(c.req.header('authorization'));
     if (deps.adminToken === undefined || !adminTokenMatches(token, deps.adminToken)) {

@@ -1,0 +1,197 @@
+/**
+ * What `/dashboard` draws, live: the same charts as a simulation's report, from the gateway's own
+ * decision records, completed requests and autoscaling ticks, over a window that restarts every
+ * `windowMs` (30 minutes: buckets stay a few seconds wide). The headline counts the window.
+ * Everything here is in memory and bounded: a run timeline of at most 240 buckets, at most one
+ * scaling tick per bucket kept.
+ */
+import type { Clock } from '../core/ports/clock.ts';
+import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import { SERVICE_WEIGHTS } from '../core/observe/outcome-accumulator.ts';
+import type { RequestOutcome } from '../core/observe/request-outcome.ts';
+import { RunTimeline } from '../core/observe/run-timeline.ts';
+import type { CdfPoint } from '../core/observe/log-histogram.ts';
+import type { ChartSpec, ReportDoc } from '../report/chart-spec.ts';
+import {
+  attainmentChart,
+  cdf,
+  DOOR_COLUMNS,
+  goodputOverTime,
+  replicasChart,
+  timelineCharts,
+  type ScaleTick,
+} from '../report/sim-report.ts';
+import type { ScaleGroups } from './scale-export.ts';
+
+const WINDOW_MS = 30 * 60_000;
+const MAX_TICKS = 720;
+
+interface ClassCounts {
+  offered: number;
+  admitted: number;
+  good: number;
+}
+
+export class DashboardFeed {
+  private readonly clock: Clock;
+  private readonly windowMs: number;
+  private readonly info: { readonly policy: string; readonly model: string };
+  private originMs = 0;
+  private timeline!: RunTimeline;
+  private ticks: ScaleTick[] = [];
+  private classes = new Map<string, ClassCounts>();
+  private rejected = 0;
+
+  constructor(
+    clock: Clock,
+    info: { readonly policy: string; readonly model: string },
+    windowMs = WINDOW_MS,
+  ) {
+    this.clock = clock;
+    this.info = info;
+    this.windowMs = windowMs;
+    this.restart();
+  }
+
+  decision(r: DecisionRecord): void {
+    this.roll();
+    this.timeline.decision(r);
+    const a = r.admission;
+    const cut = a.result === 'expire' && r.route !== null;
+    if (cut || a.result === 'defer') return;
+    const c = this.classOf(r.class ?? 'unread');
+    c.offered++;
+    if (a.result === 'admit' || a.result === 'degrade') c.admitted++;
+    if (a.result === 'reject') this.rejected++;
+  }
+
+  completed(o: RequestOutcome, atMs: number, good: boolean): void {
+    this.roll();
+    this.timeline.outcome(o, atMs, good);
+    if (good) this.classOf(o.sloClass).good++;
+  }
+
+  scaleTick(g: ScaleGroups): void {
+    this.roll();
+    this.ticks.push({ t_s: (this.clock.now() - this.originMs) / 1000, ...g });
+    if (this.ticks.length > MAX_TICKS) this.ticks.splice(0, this.ticks.length - MAX_TICKS);
+  }
+
+  /** The page's document; `readyBackends` draws the fleet when no autoscaler ticks. */
+  doc(readyBackends: number): ReportDoc {
+    this.roll();
+    const data = this.timeline.data();
+    const now = this.clock.now();
+    const seconds = Math.max(1e-3, (now - this.originMs) / 1000);
+    let offered = 0;
+    let admitted = 0;
+    let good = 0;
+    for (const c of this.classes.values()) {
+      offered += c.offered;
+      admitted += c.admitted;
+      good += c.good;
+    }
+    const pct = (n: number, d: number) => (d > 0 ? `${((n / d) * 100).toFixed(2)}%` : '—');
+    const last = this.ticks.at(-1);
+    // The last tick's groups hold until now.
+    const ticks =
+      last !== undefined
+        ? [...this.ticks, { ...last, t_s: seconds }]
+        : [0, seconds].map((t_s) => ({
+            t_s,
+            desired: readyBackends,
+            starting: 0,
+            ready: readyBackends,
+            draining: 0,
+          }));
+    return {
+      title: `Goodput gateway — ${this.info.model}, policy ${this.info.policy}`,
+      subtitle: `live · window of the last ${seconds.toFixed(0)} s (restarts every ${this.windowMs / 60_000} min) · refreshes every 2 s`,
+      headline: {
+        columns: DOOR_COLUMNS,
+        rows: [
+          [
+            String(offered),
+            String(admitted),
+            String(this.rejected),
+            pct(good, offered),
+            pct(good, admitted),
+            (good / seconds).toFixed(2),
+            `${quantile(data.ttft_cdf, 0.5)} / ${quantile(data.ttft_cdf, 0.99)}`,
+            `${quantile(data.tpot_cdf, 0.5)} / ${quantile(data.tpot_cdf, 0.99)}`,
+          ],
+        ],
+      },
+      sections: [
+        {
+          title: 'Latency',
+          charts: [
+            cdf('ttft-cdf', 'TTFT distribution', [{ label: this.info.policy, cdf: data.ttft_cdf }]),
+            cdf('tpot-cdf', 'TPOT distribution', [{ label: this.info.policy, cdf: data.tpot_cdf }]),
+          ],
+        },
+        {
+          title: 'Goodput and attainment',
+          charts: [
+            goodputOverTime([{ label: this.info.policy, timeline: data }]),
+            this.attainmentChart(),
+          ],
+        },
+        {
+          title: 'Over time',
+          charts: [
+            ...timelineCharts(data, 0, SERVICE_WEIGHTS),
+            replicasChart(
+              0,
+              ticks,
+              this.ticks.length > 0
+                ? 'Each autoscaling tick.'
+                : 'No autoscaler: the backends ready now.',
+            ),
+          ],
+        },
+      ],
+    };
+  }
+
+  private attainmentChart(): ChartSpec {
+    const counts = this.classes;
+    return attainmentChart([...counts.keys()].sort(), [
+      {
+        label: this.info.policy,
+        at: (cls, d) => {
+          const c = counts.get(cls);
+          return c !== undefined && c[d] > 0 ? c.good / c[d] : null;
+        },
+      },
+    ]);
+  }
+
+  private classOf(name: string): ClassCounts {
+    let c = this.classes.get(name);
+    if (c === undefined) {
+      c = { offered: 0, admitted: 0, good: 0 };
+      this.classes.set(name, c);
+    }
+    return c;
+  }
+
+  /** A new window once this one is `windowMs` old. */
+  private roll(): void {
+    if (this.clock.now() - this.originMs >= this.windowMs) this.restart();
+  }
+
+  private restart(): void {
+    this.originMs = this.clock.now();
+    this.timeline = new RunTimeline({ weights: SERVICE_WEIGHTS, originMs: this.originMs });
+    this.ticks = [];
+    this.classes = new Map();
+    this.rejected = 0;
+  }
+}
+
+/** The q-quantile's bin edge, ms, from a CDF; a dash before any data. */
+function quantile(points: readonly CdfPoint[], q: number): string {
+  const p = points.find((x) => x.p >= q);
+  return p === undefined ? '—' : p.ms.toFixed(1);
+}

@@ -1,0 +1,84 @@
+// The live dashboard of a real `goodput serve` under load: Debian's Chromium opens /dashboard
+// with the admin token (as a browser sends it: Basic auth's password), the page refreshes from
+// /dashboard/data while `goodput bench` drives a burst of requests in two classes, and every
+// chart comes to hold data with no error logged. Without the token: 401 asking for it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runBench } from '../../src/loadgen/run-bench.ts';
+import { wallClock } from '../../src/runtime/wall-clock.ts';
+import { wallTimers } from '../../src/runtime/wall-timers.ts';
+import { startServe } from '../gateway/process-kit.ts';
+import { SERVER_CHARTS, chartStates, launch, openPage, screenshot } from './browser-kit.ts';
+
+const TOKEN = 'dash-secret-1';
+
+test('dashboard: live charts of a gateway under load, behind the admin token', async () => {
+  const { url } = await startServe(['--admin-token', TOKEN, '--seed', '5']);
+
+  const bare = await fetch(`${url}/dashboard`);
+  assert.equal(bare.status, 401);
+  assert.match(bare.headers.get('www-authenticate') ?? '', /^Basic realm="goodput dashboard"/);
+  const wrong = await fetch(`${url}/dashboard/data`, { headers: { authorization: 'Bearer nope' } });
+  assert.equal(wrong.status, 401);
+
+  const load = runBench(
+    {
+      baseUrl: url,
+      endpoint: 'chat',
+      workload: {
+        rate: 40,
+        numRequests: 400,
+        input: 'uniform:50:800',
+        output: 'uniform:10:120',
+        classes: 'interactive:0.7,batch:0.3',
+      },
+      seed: 3,
+      sendClass: true,
+      percentiles: [99],
+      timeoutMs: 60_000,
+    },
+    { clock: wallClock, timers: wallTimers() },
+  );
+
+  const browser = await launch();
+  try {
+    const context = await browser.newContext({
+      httpCredentials: { username: 'ops', password: TOKEN },
+    });
+    const { page, errors } = await openPage(context, `${url}/dashboard`);
+    const run = await load;
+    assert.ok((run.metrics.completed as number) > 0, 'the gateway served the burst');
+    // The page refreshes every 2 s: wait for the refresh that follows the burst's end.
+    await page.waitForFunction(
+      `window.goodputCharts.length >= 8 && window.goodputCharts.every((c) => c.points > 0)`,
+      undefined,
+      { timeout: 20_000 },
+    );
+    const charts = await chartStates(page);
+    await screenshot(page, 'dashboard.png');
+    assert.deepEqual(errors, []);
+    for (const id of SERVER_CHARTS)
+      assert.ok(
+        charts.some((c) => c.id === id),
+        `${id} drawn: ${charts.map((c) => c.id).join(', ')}`,
+      );
+    for (const c of charts) {
+      assert.equal(c.drawn, c.points, `${c.id}: Chart.js holds every point`);
+      assert.ok(c.inked > 1000, `${c.id}: the canvas has ink`);
+    }
+    const headline = await page.textContent('#goodput-headline');
+    assert.match(headline ?? '', /offered.*admitted/s);
+  } finally {
+    await browser.close();
+  }
+
+  const data = (await (
+    await fetch(`${url}/dashboard/data`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  ).json()) as {
+    headline: { rows: string[][] };
+  };
+  assert.ok(
+    Number(data.headline.rows[0][0]) >= 400,
+    `every request offered is counted: ${data.headline.rows[0][0]}`,
+  );
+});
