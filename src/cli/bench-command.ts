@@ -79,7 +79,8 @@ export function benchCommand(): Command {
       endpoint: flags.endpoint as BenchEndpoint,
       workload,
       seed: flags.seed as number,
-      sendClass: cmd.getOptionValueSource('classes') === 'cli',
+      // Classes travel when the run chose them: by --classes, or a trace's rows.
+      sendClass: cmd.getOptionValueSource('classes') === 'cli' || workload.trace !== undefined,
       maxConcurrency: flags.maxConcurrency as number | undefined,
       slo: flags.goodput === undefined ? undefined : parseGoodputSpec(flags.goodput as string),
       percentiles: flags.metricPercentiles as number[],

@@ -184,3 +184,50 @@ test('goodput bench CLI: bad flags exit 2 naming the flag and value', async () =
     assert.doesNotMatch(r.out, /\n\s+at /, 'no stack trace');
   }
 });
+
+test('bench --trace: rows sent on their timestamps, with their lengths, sessions and classes', async () => {
+  const seen: {
+    atMs: number;
+    body: { prompt: number[]; max_tokens: number };
+    headers: Record<string, unknown>;
+  }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += String(d)));
+    req.on('end', () => {
+      seen.push({ atMs: wallClock.now(), body: JSON.parse(body), headers: req.headers });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(
+        `data: ${JSON.stringify({ choices: [{ index: 0, text: 'x' }] })}\n\ndata: [DONE]\n\n`,
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  after(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const run = await runBench(
+    spec(url, {
+      model: 'm',
+      sendClass: true,
+      workload: { trace: 'test/fixtures/traces/native.jsonl' },
+    }),
+    hooks,
+  );
+  assert.equal(run.metrics.completed, 4);
+  const byLength = new Map(seen.map((s) => [s.body.prompt.length, s]));
+  assert.deepEqual(
+    [...byLength.keys()].sort((a, b) => a - b),
+    [48, 64, 100, 2000],
+  );
+  assert.equal(byLength.get(64)?.body.max_tokens, 512, "the row's own max_tokens");
+  assert.equal(byLength.get(48)?.headers['x-goodput-class'], 'batch');
+  assert.equal(byLength.get(2000)?.headers['x-goodput-class'], 'reasoning');
+  assert.equal(byLength.get(48)?.headers['x-session-id'], 's1');
+  // Never early: each row leaves at or after its timestamp from the run's start.
+  for (const r of run.records) assert.ok(r.sentMs >= r.dueMs, `${r.id} sent before it was due`);
+  const due = run.records.map((r) => Math.round((r.dueMs - run.startMs) * 10) / 10);
+  assert.deepEqual(
+    due.sort((a, b) => a - b),
+    [0, 250, 250, 1000.5],
+  );
+});
