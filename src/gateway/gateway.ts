@@ -30,9 +30,11 @@ import { isUpstreamError } from './backend.ts';
 import { BackendFleet } from './backend-fleet.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { StreamMeter } from './stream-meter.ts';
+import { observeQueue, observeShares } from './queue-gauges.ts';
+import { attemptFailure, servedBody } from './upstream-attempt.ts';
 import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
-import { UNTRACED, type AttemptOutcome, type RequestTrace } from './tracing/request-trace.ts';
+import { UNTRACED, type RequestTrace } from './tracing/request-trace.ts';
 
 export interface GatewayDeps {
   readonly policy: ResolvedPolicy;
@@ -138,8 +140,8 @@ export class Gateway {
 
   /** Refreshes the gauges a scrape reads (queue, shares, backends). */
   observe(): void {
-    this.observeQueue();
-    this.observeShares();
+    observeQueue(this.pipeline, this.deps.metrics, this.deps.clock.now());
+    observeShares(this.pipeline, this.deps.metrics);
     this.snapshots();
   }
 
@@ -357,11 +359,7 @@ export class Gateway {
           metrics.goodTokens.inc(labels, outputTokens);
         }
         this.scaling?.advisor.window.completed(outputTokens, good);
-        this.deps.onCompleted?.(
-          completedOutcome(ticket.asked, meter, outputTokens),
-          clock.now(),
-          good,
-        );
+        this.deps.onCompleted?.(meter.completed(ticket.asked, outputTokens), clock.now(), good);
       }
       this.pump();
     }
@@ -386,50 +384,13 @@ export class Gateway {
     await this.fleet.close();
   }
 
-  private observeQueue(): void {
-    const d = this.pipeline.dispatcher;
-    const m = this.deps.metrics;
-    const now = this.deps.clock.now();
-    let count = 0;
-    let work = 0;
-    let slack = Infinity;
-    let oldest = Infinity;
-    for (const t of d.waitingTickets()) {
-      count++;
-      work += t.demand.workP90Ms;
-      slack = Math.min(slack, t.expiresMs - now);
-      oldest = Math.min(oldest, t.offeredMs);
-    }
-    m.queued.set(count);
-    m.queuedWork.set(work / 1000);
-    m.earliestSlack.set(slack / 1000);
-    m.queueAge.set(Number.isFinite(oldest) ? (now - oldest) / 1000 : 0);
-  }
-
-  private observeShares(): void {
-    let total = 0;
-    let weights = 0;
-    const served = [...this.pipeline.vtc.entries()].filter((e) => e.service > 0);
-    for (const e of served) {
-      total += e.service;
-      weights += e.weight;
-    }
-    if (total === 0) return;
-    for (const e of served) {
-      this.deps.metrics.shareDeviation.set(
-        { tenant: this.deps.metrics.tenant(e.tenant) },
-        e.service / total - e.weight / weights,
-      );
-    }
-  }
-
   /** While anything waits, re-check on a short tick: backend load can free capacity too. */
   private keepPumping(): void {
     if (this.pumpTimer !== null) return;
     const tick = () => {
       this.pumpTimer = null;
       this.pump();
-      this.observeQueue();
+      observeQueue(this.pipeline, this.deps.metrics, this.deps.clock.now());
       if (this.pipeline.waiting) {
         this.pumpTimer = this.deps.timers.at(this.deps.clock.now() + PUMP_EVERY_MS, tick);
       }
@@ -455,50 +416,4 @@ function whyNot(settled: Settled): string | undefined {
     case 'stopped':
       return settled.why;
   }
-}
-
-/** How an attempt failed, as its trace says it: a closed outcome and cause, the upstream's status. */
-function attemptFailure(
-  e: unknown,
-  stop: StopCause | undefined,
-): [AttemptOutcome, string, number | undefined] {
-  if (stop !== undefined) return ['stopped', stop, undefined];
-  if (!isUpstreamError(e)) return ['failed', 'internal_error', undefined];
-  return e.requestAtFault
-    ? ['rejected', 'upstream_rejected', e.status]
-    : ['failed', 'upstream_error', e.status];
-}
-
-/**
- * The body as admission decided to serve it: a degraded output cap goes upstream, and a
- * `min_tokens` above it comes down with it (vLLM refuses min_tokens > max_tokens).
- */
-function servedBody(body: Record<string, unknown>, served: LlmRequest): Record<string, unknown> {
-  const cap = served.maxTokens;
-  if (cap === undefined) return body;
-  const { max_completion_tokens: _asked, ...rest } = body;
-  const min = typeof body.min_tokens === 'number' ? Math.min(body.min_tokens, cap) : undefined;
-  return { ...rest, max_tokens: cap, ...(min === undefined ? {} : { min_tokens: min }) };
-}
-
-/** A completed stream as the measurement sees it (TTFT and E2E from the gateway's arrival). */
-function completedOutcome(
-  req: LlmRequest,
-  meter: StreamMeter,
-  outputTokens: number,
-): RequestOutcome {
-  return {
-    id: req.id,
-    tenant: req.tenant,
-    sloClass: req.sloClass,
-    state: 'completed',
-    admitted: true,
-    inputTokens: req.inputTokens,
-    outputTokens,
-    cachedTokens: 0,
-    ...(meter.firstTokenMs === undefined ? {} : { ttftMs: meter.firstTokenMs - meter.arrivalMs }),
-    ...(meter.lastTokenMs === undefined ? {} : { e2eMs: meter.lastTokenMs - meter.arrivalMs }),
-    attempts: 1,
-    preemptions: 0,
-  };
 }

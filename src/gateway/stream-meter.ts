@@ -8,6 +8,8 @@ import type { SloClass } from '../core/request/slo-classes.ts';
 import type { Ms } from '../core/request/units.ts';
 import { firstMiss, type Miss } from '../core/observe/slo-judge.ts';
 import { TailSamples } from '../core/observe/tail-samples.ts';
+import type { RequestOutcome } from '../core/observe/request-outcome.ts';
+import type { LlmRequest } from '../core/request/request.ts';
 
 export class StreamMeter {
   readonly arrivalMs: Ms;
@@ -60,5 +62,23 @@ export class StreamMeter {
       },
       cls.objectives,
     );
+  }
+
+  /** The completed request as the measurement sees it (TTFT and E2E from the gateway's arrival). */
+  completed(req: LlmRequest, outputTokens: number): RequestOutcome {
+    return {
+      id: req.id,
+      tenant: req.tenant,
+      sloClass: req.sloClass,
+      state: 'completed',
+      admitted: true,
+      inputTokens: req.inputTokens,
+      outputTokens,
+      cachedTokens: 0,
+      ...(this.firstTokenMs === undefined ? {} : { ttftMs: this.firstTokenMs - this.arrivalMs }),
+      ...(this.lastTokenMs === undefined ? {} : { e2eMs: this.lastTokenMs - this.arrivalMs }),
+      attempts: 1,
+      preemptions: 0,
+    };
   }
 }

@@ -1,0 +1,35 @@
+/**
+ * One upstream attempt's edges: the body as admission decided to serve it, and how a failed
+ * attempt is named in its trace (a closed outcome and cause, the upstream's status).
+ */
+import type { LlmRequest } from '../core/request/request.ts';
+import { isUpstreamError } from './backend.ts';
+import type { StopCause } from './stop.ts';
+import type { AttemptOutcome } from './tracing/request-trace.ts';
+
+/** How an attempt failed, as its trace says it: a closed outcome and cause, the upstream's status. */
+export function attemptFailure(
+  e: unknown,
+  stop: StopCause | undefined,
+): [AttemptOutcome, string, number | undefined] {
+  if (stop !== undefined) return ['stopped', stop, undefined];
+  if (!isUpstreamError(e)) return ['failed', 'internal_error', undefined];
+  return e.requestAtFault
+    ? ['rejected', 'upstream_rejected', e.status]
+    : ['failed', 'upstream_error', e.status];
+}
+
+/**
+ * The body as admission decided to serve it: a degraded output cap goes upstream, and a
+ * `min_tokens` above it comes down with it (vLLM refuses min_tokens > max_tokens).
+ */
+export function servedBody(
+  body: Record<string, unknown>,
+  served: LlmRequest,
+): Record<string, unknown> {
+  const cap = served.maxTokens;
+  if (cap === undefined) return body;
+  const { max_completion_tokens: _asked, ...rest } = body;
+  const min = typeof body.min_tokens === 'number' ? Math.min(body.min_tokens, cap) : undefined;
+  return { ...rest, max_tokens: cap, ...(min === undefined ? {} : { min_tokens: min }) };
+}
