@@ -18,6 +18,7 @@ const AUTOSCALERS: readonly { readonly type: string; readonly headroom?: number 
   { type: 'goodput' },
   { type: 'goodput', headroom: 2 },
   { type: 'goodput', headroom: 3 },
+  { type: 'goodput', headroom: 4 },
   { type: 'hpa-utilization' },
   { type: 'keda-queue' },
   { type: 'kpa-like' },
