@@ -73,3 +73,16 @@ test('a group failure drops ready capacity at once, its requests finish elsewher
   );
   assert.equal(r.completed + r.failed + r.cancelled + r.admission.rejected, 8_000);
 });
+
+test('an operator freeze: inside its window no decision is taken, outside the controller scales', () => {
+  const r = run({ ...spec, scaleFreezes: [{ fromS: 0, toS: 60 }] });
+  const timeline = (r.autoscale as { timeline: { t_s: number; desired: number; reason: string }[] })
+    .timeline;
+  const inside = timeline.filter((t) => t.t_s < 60);
+  assert.ok(inside.length > 0 && inside.every((t) => t.reason === 'frozen' && t.desired === 1));
+  assert.ok(
+    timeline.some((t) => t.t_s >= 60 && t.desired > 1),
+    'thawed, it scales out',
+  );
+  assert.equal(r.completed + r.failed + r.cancelled + r.admission.rejected, 9_000);
+});

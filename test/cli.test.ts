@@ -448,6 +448,10 @@ test('simulate: autoscaling under a load shape with a group failure, through a r
     [['--autoscaler', 'magic'], /--autoscaler/],
     [['--autoscaler', 'goodput', '--ready-time', '2-1'], /--ready-time/],
     [['--fail-group', '-3'], /--fail-group/],
+    [
+      ['--autoscaler', 'goodput', '--scale-freeze', '90-30'],
+      /--scale-freeze: expected seconds FROM-TO/,
+    ],
   ] as const) {
     const bad = goodput('simulate', '--num-requests', '5', ...args);
     assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.err}`);

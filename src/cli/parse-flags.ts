@@ -85,3 +85,13 @@ export function nonEmpty(flag: string) {
     return value;
   };
 }
+
+/** A window of seconds `FROM-TO`, FROM < TO, both ≥ 0: `--scale-freeze 1800-2400`. */
+export function secondsWindow(flag: string, value: string): { fromS: number; toS: number } {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*$/.exec(value);
+  const fromS = m === null ? NaN : Number(m[1]);
+  const toS = m === null ? NaN : Number(m[2]);
+  if (!(fromS < toS))
+    throw new ConfigError(flag, 'seconds FROM-TO with FROM < TO, e.g. 1800-2400', value);
+  return { fromS, toS };
+}

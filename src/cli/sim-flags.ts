@@ -7,7 +7,7 @@ import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
 import { addScaleLimitFlags } from './scale-flags.ts';
 import { SCENARIO_DEFAULTS as D, type ScenarioSpec } from '../sim/scenario.ts';
 import { RETRY_MODES, type RetryMode } from '../sim/client-behaviour.ts';
-import { nonNegativeNumber, positiveInt, positiveNumber } from './parse-flags.ts';
+import { nonNegativeNumber, positiveInt, positiveNumber, secondsWindow } from './parse-flags.ts';
 import { addWorkloadFlags, workloadFromFlags } from './workload-flags.ts';
 
 export function addScenarioFlags(cmd: Command): Command {
@@ -30,6 +30,14 @@ export function addScenarioFlags(cmd: Command): Command {
       'scale the fleet: goodput | hpa-utilization | keda-queue | kpa-like | none (starts at --min-replicas)',
     )
 
+    .option(
+      '--scale-freeze <from-to>',
+      'autoscaling: an operator freeze, seconds FROM-TO of simulated time in which no scaling decision is taken (repeatable)',
+      (v: string, prev: { fromS: number; toS: number }[] | undefined) => [
+        ...(prev ?? []),
+        secondsWindow('--scale-freeze', v),
+      ],
+    )
     .option(
       '--scenario <shape>',
       'load shape: diurnal-burst (arrivals re-timed: a diurnal ramp 0.5×–1.5× over the run, ×3 for 10 minutes from 45%)',
@@ -95,6 +103,7 @@ export function scenarioFromFlags(
     readyTime: o.readyTime as string | undefined,
     headroom: o.burstHeadroom as number | undefined,
     capacityEnvelope: o.capacityEnvelope as string | undefined,
+    scaleFreezes: o.scaleFreeze as { fromS: number; toS: number }[] | undefined,
     scaleInWindowS: o.scaleInWindow as number | undefined,
     scenario: o.scenario as string | undefined,
     failGroupAtS: o.failGroup as number[] | undefined,

@@ -177,6 +177,11 @@ export class GatewayMetrics {
     labelNames: ['pool'],
     registers: [this.registry],
   });
+  readonly autoscaleFrozen = new Gauge({
+    name: 'goodput_autoscale_frozen',
+    help: '1 while an operator has frozen the autoscaler (PUT /admin/autoscale): its decisions are not taken.',
+    registers: [this.registry],
+  });
   readonly poolEngines = new Gauge({
     name: 'goodput_engine_pool_engines',
     help: 'Engines of the local engine pool by state (starting, ready, draining).',

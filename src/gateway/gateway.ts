@@ -373,6 +373,20 @@ export class Gateway {
     return this.deps.metrics.model(req.adapter ?? req.model ?? this.deps.spec.model);
   }
 
+  /** The autoscaler's freeze, or null without an autoscaler. */
+  get scalingFrozen(): boolean | null {
+    return this.scaling === null ? null : this.scaling.advisor.frozen;
+  }
+
+  /** An operator's freeze or thaw of the autoscaler; false without an autoscaler. */
+  freezeScaling(frozen: boolean): boolean {
+    if (this.scaling === null) return false;
+    this.scaling.advisor.frozen = frozen;
+    this.deps.metrics.autoscaleFrozen.set(frozen ? 1 : 0);
+    this.deps.log.info({ frozen }, frozen ? 'autoscaler frozen' : 'autoscaler thawed');
+    return true;
+  }
+
   pump(): void {
     if (this.pipeline.waiting) this.pipeline.pump(this.deps.clock.now(), this.snapshots());
   }

@@ -26,6 +26,8 @@ export interface AutoscaleOptions {
   readonly scaleInWindowMs: Ms;
   /** A measured capacity envelope, in place of the model's rate (`--capacity-envelope`). */
   readonly envelope?: CapacityEnvelope;
+  /** Operator freezes (`--scale-freeze`): ms windows in which no scaling decision is taken. */
+  readonly freezes?: readonly { readonly fromMs: Ms; readonly toMs: Ms }[];
 }
 
 /** What the loop reads of the simulation besides the fleet. */
@@ -85,6 +87,7 @@ export class AutoscaleLoop {
 
   private tick(): void {
     const now = this.clock.now();
+    this.advisor.frozen = (this.options.freezes ?? []).some((f) => now >= f.fromMs && now < f.toMs);
     const { decision, signals } = this.advisor.decide(this.measure(now), (input, output) =>
       this.host.capacity(input, output),
     );

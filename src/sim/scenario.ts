@@ -54,6 +54,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly headroom?: number;
   /** `--capacity-envelope`: a file written by `goodput capacity --out`. */
   readonly capacityEnvelope?: string;
+  /** `--scale-freeze`: seconds FROM-TO in which the autoscaler's decisions are not taken. */
+  readonly scaleFreezes?: readonly { readonly fromS: number; readonly toS: number }[];
   /** `--scale-in-window`, seconds. */
   readonly scaleInWindowS?: number;
   /** A load shape for the arrivals (`--scenario diurnal-burst`). */
@@ -153,5 +155,14 @@ function autoscaleOptions(spec: ScenarioSpec): AutoscaleOptions | undefined {
   const o = resolveScaleFlags({ ...spec, autoscaler: spec.autoscaler }, spec.replicas);
   const envelope =
     spec.capacityEnvelope === undefined ? undefined : loadEnvelope(spec.capacityEnvelope);
-  return { ...o, tickMs: SCALE_TICK_MS, ...(envelope === undefined ? {} : { envelope }) };
+  const freezes = (spec.scaleFreezes ?? []).map((f) => ({
+    fromMs: f.fromS * 1000,
+    toMs: f.toS * 1000,
+  }));
+  return {
+    ...o,
+    tickMs: SCALE_TICK_MS,
+    ...(envelope === undefined ? {} : { envelope }),
+    ...(freezes.length === 0 ? {} : { freezes }),
+  };
 }

@@ -5,21 +5,21 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { engines, gateway, metricValue, until } from './gateway-kit.ts';
 
+const AUTOSCALE = {
+  type: 'goodput',
+  limits: {
+    minReplicas: 2,
+    maxReplicas: 6,
+    readyTimeMs: 120_000,
+    tickMs: 50,
+    headroom: 1.5,
+    scaleInWindowMs: 300_000,
+  },
+};
+
 test('goodput_desired_replicas and its signals are exported, within the limits', async () => {
   const backends = await engines(2);
-  const gw = await gateway(backends, 'goodput', {
-    autoscale: {
-      type: 'goodput',
-      limits: {
-        minReplicas: 2,
-        maxReplicas: 6,
-        readyTimeMs: 120_000,
-        tickMs: 50,
-        headroom: 1.5,
-        scaleInWindowMs: 300_000,
-      },
-    },
-  });
+  const gw = await gateway(backends, 'goodput', { autoscale: AUTOSCALE });
   for (let k = 0; k < 6; k++) {
     await gw.client.chat.completions.create({
       model: 'llama-3-8b',
@@ -36,4 +36,46 @@ test('goodput_desired_replicas and its signals are exported, within the limits',
   assert.equal(await metricValue(gw.url, 'goodput_autoscale_signal', { signal: 'ready' }), 2);
   const text = await (await fetch(`${gw.url}/metrics`)).text();
   assert.match(text, /^goodput_autoscale_decisions_total\{reason="[a-z_]+"\} \d+$/m);
+});
+
+test('an operator freezes the autoscaler and thaws it (PUT /admin/autoscale, admin token)', async () => {
+  const backends = await engines(2);
+  const gw = await gateway(backends, 'goodput', { autoscale: AUTOSCALE, adminToken: 'ops-1' });
+  const admin = { authorization: 'Bearer ops-1', 'content-type': 'application/json' };
+  const put = (body: string, headers: Record<string, string> = admin) =>
+    fetch(`${gw.url}/admin/autoscale`, { method: 'PUT', headers, body });
+
+  assert.equal((await put('{"frozen":true}', { 'content-type': 'application/json' })).status, 401);
+  const bad = await put('{"frozen":"yes"}');
+  assert.equal(bad.status, 400);
+  assert.match(
+    ((await bad.json()) as { error: { message: string } }).error.message,
+    /frozen: expected true or false, got "yes"/,
+  );
+
+  assert.deepEqual(await (await put('{"frozen":true}')).json(), { frozen: true });
+  assert.equal(await metricValue(gw.url, 'goodput_autoscale_frozen', {}), 1);
+  await until(
+    async () =>
+      (await metricValue(gw.url, 'goodput_autoscale_decisions_total', { reason: 'frozen' })) >= 3,
+  );
+  assert.equal(
+    await metricValue(gw.url, 'goodput_desired_replicas', { pool: 'default' }),
+    2,
+    'held at the groups there are',
+  );
+
+  assert.deepEqual(await (await put('{"frozen":false}')).json(), { frozen: false });
+  assert.equal(await metricValue(gw.url, 'goodput_autoscale_frozen', {}), 0);
+  const state = await fetch(`${gw.url}/admin/autoscale`, { headers: admin });
+  assert.deepEqual(await state.json(), { frozen: false });
+});
+
+test('/admin/autoscale without an autoscaler: 404 saying so', async () => {
+  const gw = await gateway(await engines(1), 'goodput', { adminToken: 'ops-1' });
+  const r = await fetch(`${gw.url}/admin/autoscale`, {
+    headers: { authorization: 'Bearer ops-1' },
+  });
+  assert.equal(r.status, 404);
+  assert.match(((await r.json()) as { error: { message: string } }).error.message, /no autoscaler/);
 });

@@ -15,6 +15,12 @@ export class ScaleAdvisor {
   readonly limits: ScaleLimits;
   private readonly autoscaler: Autoscaler;
   private readonly state: unknown;
+  /**
+   * An operator's hold (a freeze for an incident or a rollout): each tick keeps the groups there
+   * are. The autoscaler still decides on every tick's signals — its forecast and correction keep
+   * learning — but its decision is not taken until the freeze is lifted.
+   */
+  frozen = false;
 
   constructor(autoscaler: Autoscaler, limits: ScaleLimits) {
     this.autoscaler = autoscaler;
@@ -38,6 +44,8 @@ export class ScaleAdvisor {
       missedRps,
       ...(mix === null ? {} : { model: capacity(mix.input, mix.output) }),
     };
-    return { decision: this.autoscaler.decide(this.state, signals, this.limits), signals };
+    const decision = this.autoscaler.decide(this.state, signals, this.limits);
+    if (!this.frozen) return { decision, signals };
+    return { decision: { desired: fleet.ready + fleet.starting, reason: 'frozen' }, signals };
   }
 }

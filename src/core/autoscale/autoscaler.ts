@@ -67,6 +67,7 @@ export const SCALE_REASONS = [
   'n_minus_1',
   'stabilizing',
   'stale',
+  'frozen',
 ] as const;
 export type ScaleReason = (typeof SCALE_REASONS)[number];
 

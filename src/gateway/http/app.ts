@@ -47,6 +47,7 @@ const ROUTES: Readonly<Record<string, string>> = {
   '/healthz': 'GET, HEAD',
   '/readyz': 'GET, HEAD',
   '/metrics': 'GET, HEAD',
+  '/admin/autoscale': 'GET, HEAD, PUT',
   '/dashboard': 'GET, HEAD',
   '/dashboard/data': 'GET, HEAD',
 };
@@ -119,13 +120,45 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       ? c.json(withoutEmptyCharts(deps.dashboard()), 200, { 'cache-control': 'no-store' })
       : dashboardRefused(),
   );
-  app.get('/admin/decisions/:id', (c) => {
-    const token = bearerToken(c.req.header('authorization'));
-    if (deps.adminToken === undefined || !adminTokenMatches(token, deps.adminToken)) {
+  const adminRefused = (authorization: string | undefined) =>
+    deps.adminToken === undefined || !adminTokenMatches(bearerToken(authorization), deps.adminToken)
+      ? errorResponse(new OpenAiError(401, 'admin token required', null, 'invalid_admin_token'))
+      : null;
+  // An operator's freeze of the autoscaler (an incident, a rollout): decisions are not taken.
+  const scaling = (c: { json: (v: unknown) => Response }) => {
+    const frozen = deps.gateway.scalingFrozen;
+    return frozen === null
+      ? errorResponse(new OpenAiError(404, 'no autoscaler is running (--autoscaler none)', null))
+      : c.json({ frozen });
+  };
+  app.get('/admin/autoscale', (c) => adminRefused(c.req.header('authorization')) ?? scaling(c));
+  app.put('/admin/autoscale', async (c) => {
+    const refused = adminRefused(c.req.header('authorization'));
+    if (refused !== null) return refused;
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
       return errorResponse(
-        new OpenAiError(401, 'admin token required', null, 'invalid_admin_token'),
+        new OpenAiError(400, 'expected a JSON body {"frozen": true|false}', null),
       );
     }
+    const frozen = (body as { frozen?: unknown } | null)?.frozen;
+    if (typeof frozen !== 'boolean') {
+      return errorResponse(
+        new OpenAiError(
+          400,
+          `frozen: expected true or false, got ${JSON.stringify(frozen) ?? 'nothing'}`,
+          'frozen',
+        ),
+      );
+    }
+    deps.gateway.freezeScaling(frozen);
+    return scaling(c);
+  });
+  app.get('/admin/decisions/:id', (c) => {
+    const refused = adminRefused(c.req.header('authorization'));
+    if (refused !== null) return refused;
     const record = deps.decisions.get(c.req.param('id'), deps.nowMs());
     return record === undefined
       ? errorResponse(new OpenAiError(404, 'no decision recorded for this request id', 'id'))
