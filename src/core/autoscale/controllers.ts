@@ -3,6 +3,7 @@
  * model what operators run today: an HPA on GPU utilisation, KEDA on the engines' waiting
  * queue, and Knative's KPA (a stable and a panic window over concurrency).
  */
+import { fewerGroupsHold } from './fewer-groups.ts';
 import type { Ms } from '../request/units.ts';
 import {
   clampDesired,
@@ -103,7 +104,8 @@ interface GoodputState {
  * envelope learned online, never a peak benchmark. One group is held in reserve beyond two.
  * Scale-in waits out the scale-in window, one group at a time, on a threshold of its own (the
  * load must fit with a fifth more headroom), never on stale figures, and never when the streams
- * in flight would not fit the groups left (the N−1 check).
+ * in flight would not fit the groups left or a fluid simulation of the forecast load on them
+ * over the window falls behind (the N−1 check, fewer-groups.ts).
  */
 const goodput: Autoscaler<GoodputState> = {
   type: 'goodput',
@@ -164,12 +166,24 @@ const goodput: Autoscaler<GoodputState> = {
             : 'arrivals';
     const upStep = Math.max(2, current);
     const d = stabilized(st.window, s, wanted, reason, limits, upStep, wantedIn);
-    // N−1: a ready group is drained only if the streams in flight fit on those left.
+    // N−1: a ready group is drained only if the streams in flight fit on those left, and a
+    // fluid simulation of the forecast load on them over the scale-in window keeps up.
     const losesReady = d.desired < current && s.starting === 0;
-    if (losesReady && s.running + queued > (s.ready - 1) * model.streams * st.correction) {
-      return { desired: clampDesired(current, limits), reason: 'n_minus_1' };
-    }
-    return d;
+    if (!losesReady) return d;
+    const left = s.ready - 1;
+    const fits = s.running + queued <= left * model.streams * st.correction;
+    const holds = fewerGroupsHold({
+      groups: left,
+      capacityRps: c,
+      streamsPerGroup: model.streams * st.correction,
+      levelRps: st.level,
+      trendRpsPerS: Math.max(0, st.trend) / (limits.tickMs / 1000),
+      queued,
+      running: s.running,
+      horizonMs: limits.scaleInWindowMs,
+      drainMs: DRAIN_TARGET_MS,
+    });
+    return fits && holds ? d : { desired: clampDesired(current, limits), reason: 'n_minus_1' };
   },
 };
 
