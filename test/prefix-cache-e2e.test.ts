@@ -36,3 +36,18 @@ test('shared conversation history hits the cache and cuts TTFT', () => {
   assert.equal(uncached.engine.prefix_hit_rate, 0);
   assert.ok(cached.latency_ms.ttft.mean < uncached.latency_ms.ttft.mean);
 });
+
+test('a prefix-cache cold reset between turns drops the history: the next turn misses it', () => {
+  const warm = run({ trace, replicas: 1 });
+  // Just before turns 2 and 4 arrive (at 40 s and 80 s), every cached prefix goes cold.
+  const cold = run({ trace, replicas: 1, prefixResetAtS: [39, 79] });
+  assert.equal(cold.completed, 200);
+  const resets = cold.fleet.prefix_resets;
+  assert.equal(resets?.resets, 2);
+  assert.ok((resets?.dropped_blocks ?? 0) > 40 * 64, `dropped ${resets?.dropped_blocks}`);
+  assert.ok(
+    cold.engine.prefix_hit_rate < warm.engine.prefix_hit_rate - 0.1,
+    `${cold.engine.prefix_hit_rate} against ${warm.engine.prefix_hit_rate}`,
+  );
+  assert.equal(warm.fleet.prefix_resets, undefined, 'no resets, no key');
+});

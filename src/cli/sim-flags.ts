@@ -31,6 +31,14 @@ export function addScenarioFlags(cmd: Command): Command {
     )
 
     .option(
+      '--prefix-reset <seconds>',
+      'at this time every ready replica drops its cached prefixes, as a rolling restart or weight update does (repeatable)',
+      (v: string, prev: number[] | undefined) => [
+        ...(prev ?? []),
+        nonNegativeNumber('--prefix-reset')(v),
+      ],
+    )
+    .option(
       '--scale-freeze <from-to>',
       'autoscaling: an operator freeze, seconds FROM-TO of simulated time in which no scaling decision is taken (repeatable)',
       (v: string, prev: { fromS: number; toS: number }[] | undefined) => [
@@ -104,6 +112,7 @@ export function scenarioFromFlags(
     headroom: o.burstHeadroom as number | undefined,
     capacityEnvelope: o.capacityEnvelope as string | undefined,
     scaleFreezes: o.scaleFreeze as { fromS: number; toS: number }[] | undefined,
+    prefixResetAtS: o.prefixReset as number[] | undefined,
     scaleInWindowS: o.scaleInWindow as number | undefined,
     scenario: o.scenario as string | undefined,
     failGroupAtS: o.failGroup as number[] | undefined,

@@ -217,6 +217,23 @@ export class Fleet {
   /** Groups failed so far. */
   failures = 0;
 
+  /**
+   * A prefix-cache cold reset (a rolling restart, a weight update): every ready replica drops
+   * the cached prefixes no running request holds, and the router hears of each removal. Returns
+   * the blocks dropped.
+   */
+  flushPrefixCaches(): number {
+    let dropped = 0;
+    for (const v of this.ready) {
+      const cache = this.replicas[v.index].core.kv.cache;
+      if (cache === null) continue;
+      const before = cache.stats.evictedBlocks;
+      cache.reclaim(Number.MAX_SAFE_INTEGER);
+      dropped += cache.stats.evictedBlocks - before;
+    }
+    return dropped;
+  }
+
   /** The ready group holding the most requests (where a failure costs the most); −1 if none. */
   busiestReady(): number {
     let best = -1;

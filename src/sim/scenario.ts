@@ -54,6 +54,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly headroom?: number;
   /** `--capacity-envelope`: a file written by `goodput capacity --out`. */
   readonly capacityEnvelope?: string;
+  /** `--prefix-reset`: seconds at which every ready replica's prefix cache goes cold. */
+  readonly prefixResetAtS?: readonly number[];
   /** `--scale-freeze`: seconds FROM-TO in which the autoscaler's decisions are not taken. */
   readonly scaleFreezes?: readonly { readonly fromS: number; readonly toS: number }[];
   /** `--scale-in-window`, seconds. */
@@ -119,6 +121,9 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     ...(spec.failGroupAtS === undefined
       ? {}
       : { failGroupsAtMs: spec.failGroupAtS.map((s) => s * 1000) }),
+    ...(spec.prefixResetAtS === undefined
+      ? {}
+      : { prefixResetsAtMs: spec.prefixResetAtS.map((s) => s * 1000) }),
     engine,
     profile,
     client: {

@@ -56,6 +56,8 @@ export interface SimulationOptions {
   readonly autoscale?: AutoscaleOptions;
   /** Times (ms) at which the busiest ready group fails: its requests move or end. */
   readonly failGroupsAtMs?: readonly Ms[];
+  /** Times (ms) at which every ready replica's prefix cache is reset cold. */
+  readonly prefixResetsAtMs?: readonly Ms[];
 }
 
 export function simulate(opts: SimulationOptions): Report {
@@ -344,6 +346,13 @@ export function simulate(opts: SimulationOptions): Report {
   scheduleNextArrival();
   // A group failure: capacity drops at once, and every request it held moves through admission
   // to another replica — one not yet streaming as it was, one under way as its rest.
+  const resets = { resets: 0, dropped_blocks: 0 };
+  for (const at of opts.prefixResetsAtMs ?? []) {
+    clock.at(at, () => {
+      resets.resets++;
+      resets.dropped_blocks += fleet.flushPrefixCaches();
+    });
+  }
   const failures = { failovers: 0, resumed: 0, recomputedTokens: 0 };
   for (const at of opts.failGroupsAtMs ?? []) {
     clock.at(at, () => {
@@ -414,6 +423,7 @@ export function simulate(opts: SimulationOptions): Report {
             heldReplicaMs: fleet.replicaTime(durationMs).heldMs,
           }),
       kvCapacityTokens: fleet.kvCapacityTokens,
+      ...(opts.prefixResetsAtMs === undefined ? {} : { prefixResets: resets }),
       ...(opts.failGroupsAtMs === undefined
         ? {}
         : {
