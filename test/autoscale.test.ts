@@ -86,3 +86,18 @@ test('an operator freeze: inside its window no decision is taken, outside the co
   );
   assert.equal(r.completed + r.failed + r.cancelled + r.admission.rejected, 9_000);
 });
+
+test("a canary holds one group's GPUs: counted in GPU-seconds, and the ceiling is one lower while it runs", () => {
+  const plain = run({ ...spec, maxReplicas: 3 });
+  const r = run({ ...spec, maxReplicas: 3, canaries: [{ fromS: 30, toS: 120 }] });
+  const timeline = (r.autoscale as { timeline: { t_s: number; desired: number }[] }).timeline;
+  assert.ok(timeline.filter((t) => t.t_s >= 30 && t.t_s < 120).every((t) => t.desired <= 2));
+  assert.ok(
+    timeline.some((t) => t.desired === 3),
+    'the ceiling returns once the canary ends',
+  );
+  assert.deepEqual(r.fleet.canary, { windows: 1, held_s: 90 });
+  const held = (x: typeof r) => x.fleet.gpu_seconds;
+  assert.ok(held(r) > 90, `${held(r)} GPU-seconds include the canary's 90`);
+  assert.equal(plain.fleet.canary, undefined);
+});

@@ -39,6 +39,14 @@ export function addScenarioFlags(cmd: Command): Command {
       ],
     )
     .option(
+      '--canary <from-to>',
+      "a rollout's canary holds one group's GPUs outside the pool from FROM to TO seconds: GPU-seconds count them and the autoscaler's ceiling is one lower (repeatable)",
+      (v: string, prev: { fromS: number; toS: number }[] | undefined) => [
+        ...(prev ?? []),
+        secondsWindow('--canary', v),
+      ],
+    )
+    .option(
       '--scale-freeze <from-to>',
       'autoscaling: an operator freeze, seconds FROM-TO of simulated time in which no scaling decision is taken (repeatable)',
       (v: string, prev: { fromS: number; toS: number }[] | undefined) => [
@@ -113,6 +121,7 @@ export function scenarioFromFlags(
     capacityEnvelope: o.capacityEnvelope as string | undefined,
     scaleFreezes: o.scaleFreeze as { fromS: number; toS: number }[] | undefined,
     prefixResetAtS: o.prefixReset as number[] | undefined,
+    canaries: o.canary as { fromS: number; toS: number }[] | undefined,
     scaleInWindowS: o.scaleInWindow as number | undefined,
     scenario: o.scenario as string | undefined,
     failGroupAtS: o.failGroup as number[] | undefined,

@@ -28,6 +28,8 @@ export interface AutoscaleOptions {
   readonly envelope?: CapacityEnvelope;
   /** Operator freezes (`--scale-freeze`): ms windows in which no scaling decision is taken. */
   readonly freezes?: readonly { readonly fromMs: Ms; readonly toMs: Ms }[];
+  /** Canaries (`--canary`): ms windows in which one group's GPUs are held outside the pool. */
+  readonly canaries?: readonly { readonly fromMs: Ms; readonly toMs: Ms }[];
 }
 
 /** What the loop reads of the simulation besides the fleet. */
@@ -87,7 +89,9 @@ export class AutoscaleLoop {
 
   private tick(): void {
     const now = this.clock.now();
-    this.advisor.frozen = (this.options.freezes ?? []).some((f) => now >= f.fromMs && now < f.toMs);
+    const within = (w: { fromMs: Ms; toMs: Ms }) => now >= w.fromMs && now < w.toMs;
+    this.advisor.frozen = (this.options.freezes ?? []).some(within);
+    this.advisor.held = (this.options.canaries ?? []).filter(within).length;
     const { decision, signals } = this.advisor.decide(this.measure(now), (input, output) =>
       this.host.capacity(input, output),
     );

@@ -58,6 +58,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly prefixResetAtS?: readonly number[];
   /** `--scale-freeze`: seconds FROM-TO in which the autoscaler's decisions are not taken. */
   readonly scaleFreezes?: readonly { readonly fromS: number; readonly toS: number }[];
+  /** `--canary`: seconds FROM-TO in which one group's GPUs are held by a canary. */
+  readonly canaries?: readonly { readonly fromS: number; readonly toS: number }[];
   /** `--scale-in-window`, seconds. */
   readonly scaleInWindowS?: number;
   /** A load shape for the arrivals (`--scenario diurnal-burst`). */
@@ -124,6 +126,7 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     ...(spec.prefixResetAtS === undefined
       ? {}
       : { prefixResetsAtMs: spec.prefixResetAtS.map((s) => s * 1000) }),
+    ...(spec.canaries === undefined ? {} : { canariesMs: msWindows(spec.canaries) }),
     engine,
     profile,
     client: {
@@ -160,14 +163,17 @@ function autoscaleOptions(spec: ScenarioSpec): AutoscaleOptions | undefined {
   const o = resolveScaleFlags({ ...spec, autoscaler: spec.autoscaler }, spec.replicas);
   const envelope =
     spec.capacityEnvelope === undefined ? undefined : loadEnvelope(spec.capacityEnvelope);
-  const freezes = (spec.scaleFreezes ?? []).map((f) => ({
-    fromMs: f.fromS * 1000,
-    toMs: f.toS * 1000,
-  }));
+  const freezes = msWindows(spec.scaleFreezes);
+  const canaries = msWindows(spec.canaries);
   return {
     ...o,
     tickMs: SCALE_TICK_MS,
     ...(envelope === undefined ? {} : { envelope }),
     ...(freezes.length === 0 ? {} : { freezes }),
+    ...(canaries.length === 0 ? {} : { canaries }),
   };
+}
+
+function msWindows(windows: readonly { fromS: number; toS: number }[] | undefined) {
+  return (windows ?? []).map((w) => ({ fromMs: w.fromS * 1000, toMs: w.toS * 1000 }));
 }

@@ -56,6 +56,8 @@ export interface SimulationOptions {
   readonly autoscale?: AutoscaleOptions;
   /** Times (ms) at which the busiest ready group fails: its requests move or end. */
   readonly failGroupsAtMs?: readonly Ms[];
+  /** Windows (ms) in which a canary holds one group's GPUs outside the pool. */
+  readonly canariesMs?: readonly { readonly fromMs: Ms; readonly toMs: Ms }[];
   /** Times (ms) at which every ready replica's prefix cache is reset cold. */
   readonly prefixResetsAtMs?: readonly Ms[];
 }
@@ -404,6 +406,10 @@ export function simulate(opts: SimulationOptions): Report {
   );
 
   const durationMs = clock.now();
+  // A canary's GPUs are held for its window within the run, whatever the pool does.
+  let canaryMs = 0;
+  for (const w of opts.canariesMs ?? [])
+    canaryMs += Math.max(0, Math.min(w.toMs, durationMs) - Math.min(w.fromMs, durationMs));
   const engine = fleet.stats();
   return buildReport(accumulator, {
     seed: opts.seed,
@@ -417,11 +423,17 @@ export function simulate(opts: SimulationOptions): Report {
       replicas: opts.replicas,
       gpusPerReplica: opts.engine.tp,
       ...(scaling === null
-        ? { readyReplicaMs: opts.replicas * durationMs }
+        ? {
+            readyReplicaMs: opts.replicas * durationMs,
+            ...(canaryMs > 0 ? { heldReplicaMs: opts.replicas * durationMs + canaryMs } : {}),
+          }
         : {
             readyReplicaMs: fleet.replicaTime(durationMs).readyMs,
-            heldReplicaMs: fleet.replicaTime(durationMs).heldMs,
+            heldReplicaMs: fleet.replicaTime(durationMs).heldMs + canaryMs,
           }),
+      ...(opts.canariesMs === undefined
+        ? {}
+        : { canary: { windows: opts.canariesMs.length, held_s: canaryMs / 1000 } }),
       kvCapacityTokens: fleet.kvCapacityTokens,
       ...(opts.prefixResetsAtMs === undefined ? {} : { prefixResets: resets }),
       ...(opts.failGroupsAtMs === undefined

@@ -21,6 +21,11 @@ export class ScaleAdvisor {
    * learning — but its decision is not taken until the freeze is lifted.
    */
   frozen = false;
+  /**
+   * Groups' worth of the pool's GPUs held by something else now (a canary of a rollout): the
+   * autoscaler's ceiling is lowered by as many while they are held.
+   */
+  held = 0;
 
   constructor(autoscaler: Autoscaler, limits: ScaleLimits) {
     this.autoscaler = autoscaler;
@@ -44,7 +49,14 @@ export class ScaleAdvisor {
       missedRps,
       ...(mix === null ? {} : { model: capacity(mix.input, mix.output) }),
     };
-    const decision = this.autoscaler.decide(this.state, signals, this.limits);
+    const limits =
+      this.held > 0
+        ? {
+            ...this.limits,
+            maxReplicas: Math.max(this.limits.minReplicas, this.limits.maxReplicas - this.held),
+          }
+        : this.limits;
+    const decision = this.autoscaler.decide(this.state, signals, limits);
     if (!this.frozen) return { decision, signals };
     return { decision: { desired: fleet.ready + fleet.starting, reason: 'frozen' }, signals };
   }

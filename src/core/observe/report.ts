@@ -37,6 +37,8 @@ export interface ReportContext {
       readonly streams_resumed: number;
       readonly recomputed_tokens: number;
     };
+    /** Canaries, when the run has them: windows, and the group-seconds their GPUs were held. */
+    readonly canary?: { readonly windows: number; readonly held_s: number };
     /** Prefix-cache cold resets, when the run injects them: how many, and the blocks dropped. */
     readonly prefixResets?: { readonly resets: number; readonly dropped_blocks: number };
     readonly kvCapacityTokens: number;
@@ -228,6 +230,7 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       mean_requests_in_system: r6(ctx.meanInSystem),
       ...(ctx.fleet.failures === undefined ? {} : { failures: ctx.fleet.failures }),
       ...(ctx.fleet.prefixResets === undefined ? {} : { prefix_resets: ctx.fleet.prefixResets }),
+      ...(ctx.fleet.canary === undefined ? {} : { canary: ctx.fleet.canary }),
     },
     cost: { gpu_seconds_per_good_request: total.good > 0 ? r6(gpuSeconds / total.good) : null },
     ...(ctx.autoscale === undefined ? {} : { autoscale: ctx.autoscale }),
