@@ -95,3 +95,8 @@ export function secondsWindow(flag: string, value: string): { fromS: number; toS
     throw new ConfigError(flag, 'seconds FROM-TO with FROM < TO, e.g. 1800-2400', value);
   return { fromS, toS };
 }
+
+/** A repeatable flag: each value parsed, all of them kept in order. */
+export function repeated<T>(parse: (value: string) => T) {
+  return (value: string, prev: T[] | undefined): T[] => [...(prev ?? []), parse(value)];
+}

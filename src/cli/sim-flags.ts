@@ -7,7 +7,13 @@ import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
 import { addScaleLimitFlags } from './scale-flags.ts';
 import { SCENARIO_DEFAULTS as D, type ScenarioSpec } from '../sim/scenario.ts';
 import { RETRY_MODES, type RetryMode } from '../sim/client-behaviour.ts';
-import { nonNegativeNumber, positiveInt, positiveNumber, secondsWindow } from './parse-flags.ts';
+import {
+  nonNegativeNumber,
+  positiveInt,
+  positiveNumber,
+  repeated,
+  secondsWindow,
+} from './parse-flags.ts';
 import { addWorkloadFlags, workloadFromFlags } from './workload-flags.ts';
 
 export function addScenarioFlags(cmd: Command): Command {
@@ -33,26 +39,17 @@ export function addScenarioFlags(cmd: Command): Command {
     .option(
       '--prefix-reset <seconds>',
       'at this time every ready replica drops its cached prefixes, as a rolling restart or weight update does (repeatable)',
-      (v: string, prev: number[] | undefined) => [
-        ...(prev ?? []),
-        nonNegativeNumber('--prefix-reset')(v),
-      ],
+      repeated(nonNegativeNumber('--prefix-reset')),
     )
     .option(
       '--canary <from-to>',
       "a rollout's canary holds one group's GPUs outside the pool from FROM to TO seconds: GPU-seconds count them and the autoscaler's ceiling is one lower (repeatable)",
-      (v: string, prev: { fromS: number; toS: number }[] | undefined) => [
-        ...(prev ?? []),
-        secondsWindow('--canary', v),
-      ],
+      repeated((v: string) => secondsWindow('--canary', v)),
     )
     .option(
       '--scale-freeze <from-to>',
       'autoscaling: an operator freeze, seconds FROM-TO of simulated time in which no scaling decision is taken (repeatable)',
-      (v: string, prev: { fromS: number; toS: number }[] | undefined) => [
-        ...(prev ?? []),
-        secondsWindow('--scale-freeze', v),
-      ],
+      repeated((v: string) => secondsWindow('--scale-freeze', v)),
     )
     .option(
       '--scenario <shape>',
@@ -61,10 +58,7 @@ export function addScenarioFlags(cmd: Command): Command {
     .option(
       '--fail-group <seconds>',
       'at this time the busiest ready group fails: requests not yet streaming move elsewhere, streams under way end (repeatable)',
-      (v: string, prev: number[] | undefined) => [
-        ...(prev ?? []),
-        nonNegativeNumber('--fail-group')(v),
-      ],
+      repeated(nonNegativeNumber('--fail-group')),
     )
     .option(
       '--client-timeout-ms <ms>',
