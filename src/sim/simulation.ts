@@ -26,6 +26,7 @@ import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { Fleet } from './fleet.ts';
+import { CapacityEvents, type CapacityEventOptions } from './capacity-events.ts';
 import { SpreadSampler } from './spread-sampler.ts';
 import { AutoscaleLoop, type AutoscaleOptions } from './autoscaling.ts';
 import { capacityModel } from '../core/autoscale/scale-window.ts';
@@ -34,7 +35,7 @@ import { isGood } from '../core/observe/slo-judge.ts';
 import { RequestTracker } from './request-tracker.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
 
-export interface SimulationOptions {
+export interface SimulationOptions extends CapacityEventOptions {
   readonly seed: number;
   readonly rng: Rng;
   readonly policy: ResolvedPolicy;
@@ -54,12 +55,6 @@ export interface SimulationOptions {
   readonly onOutcome?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
   /** Autoscaling: the fleet starts at `replicas` groups and the autoscaler resizes it. */
   readonly autoscale?: AutoscaleOptions;
-  /** Times (ms) at which the busiest ready group fails: its requests move or end. */
-  readonly failGroupsAtMs?: readonly Ms[];
-  /** Windows (ms) in which a canary holds one group's GPUs outside the pool. */
-  readonly canariesMs?: readonly { readonly fromMs: Ms; readonly toMs: Ms }[];
-  /** Times (ms) at which every ready replica's prefix cache is reset cold. */
-  readonly prefixResetsAtMs?: readonly Ms[];
 }
 
 export function simulate(opts: SimulationOptions): Report {
@@ -346,34 +341,11 @@ export function simulate(opts: SimulationOptions): Report {
     });
   };
   scheduleNextArrival();
-  // A group failure: capacity drops at once, and every request it held moves through admission
-  // to another replica — one not yet streaming as it was, one under way as its rest.
-  const resets = { resets: 0, dropped_blocks: 0 };
-  for (const at of opts.prefixResetsAtMs ?? []) {
-    clock.at(at, () => {
-      resets.resets++;
-      resets.dropped_blocks += fleet.flushPrefixCaches();
-    });
-  }
-  const failures = { failovers: 0, resumed: 0, recomputedTokens: 0 };
-  for (const at of opts.failGroupsAtMs ?? []) {
-    clock.at(at, () => {
-      const index = fleet.busiestReady();
-      if (index < 0) return;
-      for (const t of fleet.fail(index)) {
-        endAttempt(t, t.streamed, false);
-        // A stream under way resumes elsewhere: the rest is asked for as a new request whose
-        // prompt is the original and the tokens streamed so far (recomputed there).
-        if (t.firstTokenMs !== undefined) {
-          failures.resumed++;
-          failures.recomputedTokens += t.req.inputTokens + t.streamed;
-          t.resume();
-        } else failures.failovers++;
-        sendAttempt(t);
-      }
-      pump();
-    });
-  }
+  const events = new CapacityEvents(opts, fleet, clock, {
+    endAttempt: (t) => endAttempt(t, t.streamed, false),
+    resend: (t) => sendAttempt(t),
+    pump: () => pump(),
+  });
   if (autoscale !== undefined) {
     scaling = new AutoscaleLoop(
       autoscale,
@@ -407,9 +379,7 @@ export function simulate(opts: SimulationOptions): Report {
 
   const durationMs = clock.now();
   // A canary's GPUs are held for its window within the run, whatever the pool does.
-  let canaryMs = 0;
-  for (const w of opts.canariesMs ?? [])
-    canaryMs += Math.max(0, Math.min(w.toMs, durationMs) - Math.min(w.fromMs, durationMs));
+  const canaryMs = events.canaryMs(durationMs);
   const engine = fleet.stats();
   return buildReport(accumulator, {
     seed: opts.seed,
@@ -431,21 +401,8 @@ export function simulate(opts: SimulationOptions): Report {
             readyReplicaMs: fleet.replicaTime(durationMs).readyMs,
             heldReplicaMs: fleet.replicaTime(durationMs).heldMs + canaryMs,
           }),
-      ...(opts.canariesMs === undefined
-        ? {}
-        : { canary: { windows: opts.canariesMs.length, held_s: canaryMs / 1000 } }),
       kvCapacityTokens: fleet.kvCapacityTokens,
-      ...(opts.prefixResetsAtMs === undefined ? {} : { prefixResets: resets }),
-      ...(opts.failGroupsAtMs === undefined
-        ? {}
-        : {
-            failures: {
-              groups: fleet.failures,
-              failovers: failures.failovers,
-              streams_resumed: failures.resumed,
-              recomputed_tokens: failures.recomputedTokens,
-            },
-          }),
+      ...events.report(durationMs, fleet.failures),
     },
     ...(scaling === null
       ? {}
