@@ -30,6 +30,7 @@ import { isUpstreamError } from './backend.ts';
 import { BackendFleet } from './backend-fleet.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { StreamMeter } from './stream-meter.ts';
+import { resultOf, Waiter, whyNot } from './waiter.ts';
 import { observeQueue, observeShares } from './queue-gauges.ts';
 import { attemptFailure, servedBody } from './upstream-attempt.ts';
 import type { OpsLog } from './ops-log.ts';
@@ -51,17 +52,6 @@ export interface GatewayDeps {
   readonly onScaleTick?: (groups: ScaleGroups) => void;
   /** The autoscaler whose decision the gateway exports (no actuator: `goodput_desired_replicas`). */
   readonly autoscale?: ScaleExportSettings;
-}
-
-type Settled =
-  | { readonly how: 'dispatched' }
-  | { readonly how: 'expired'; readonly reason: RejectReason }
-  | { readonly how: 'stopped'; readonly why: StopCause };
-
-/** The gateway's side of one waiting or dispatched request. */
-class Waiter {
-  resolve: (how: Settled) => void = () => {};
-  readonly settled = new Promise<Settled>((r) => (this.resolve = r));
 }
 
 export type Admitted =
@@ -375,16 +365,14 @@ export class Gateway {
 
   /** The autoscaler's freeze, or null without an autoscaler. */
   get scalingFrozen(): boolean | null {
-    return this.scaling === null ? null : this.scaling.advisor.frozen;
+    return this.scaling?.frozen ?? null;
   }
 
-  /** An operator's freeze or thaw of the autoscaler; false without an autoscaler. */
-  freezeScaling(frozen: boolean): boolean {
-    if (this.scaling === null) return false;
-    this.scaling.advisor.frozen = frozen;
-    this.deps.metrics.autoscaleFrozen.set(frozen ? 1 : 0);
+  /** An operator's freeze or thaw of the autoscaler (a no-op without one). */
+  freezeScaling(frozen: boolean): void {
+    if (this.scaling === null) return;
+    this.scaling.frozen = frozen;
     this.deps.log.info({ frozen }, frozen ? 'autoscaler frozen' : 'autoscaler thawed');
-    return true;
   }
 
   pump(): void {
@@ -410,24 +398,5 @@ export class Gateway {
       }
     };
     this.pumpTimer = this.deps.timers.at(this.deps.clock.now() + PUMP_EVERY_MS, tick);
-  }
-}
-
-/** The decision an offer that was not refused made, as a trace names it. */
-function resultOf(offer: { outcome: 'queued' | 'deferred'; ticket: Ticket<Waiter> }) {
-  if (offer.outcome === 'deferred') return 'defer';
-  const d = offer.ticket.decision;
-  return d.outcome === 'admit' && d.degradation !== undefined ? 'degrade' : 'admit';
-}
-
-/** Why a wait did not end in a dispatch; undefined when it did. */
-function whyNot(settled: Settled): string | undefined {
-  switch (settled.how) {
-    case 'dispatched':
-      return undefined;
-    case 'expired':
-      return settled.reason;
-    case 'stopped':
-      return settled.why;
   }
 }

@@ -84,6 +84,16 @@ export class ScaleExport {
     this.schedule();
   }
 
+  /** An operator's freeze or thaw: decisions are not taken while frozen (`ScaleAdvisor.frozen`). */
+  get frozen(): boolean {
+    return this.advisor.frozen;
+  }
+
+  set frozen(frozen: boolean) {
+    this.advisor.frozen = frozen;
+    this.sources.metrics.autoscaleFrozen.set(frozen ? 1 : 0);
+  }
+
   close(): void {
     this.timer?.cancel();
     this.timer = null;
