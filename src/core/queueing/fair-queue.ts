@@ -256,6 +256,9 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
     if (q === undefined || q.queue.live === 0 || q.gaps === 0 || this.backlogged.length < 2) {
       return undefined;
     }
+    // A tenant whose counter is within its own queued work of the floor is next in the fair
+    // order once that work goes: the queue model's count ahead already says when.
+    if (this.vtc.counter(tenant) <= this.vtc.floor() + q.cost) return undefined;
     return (q.queue.live + 1) * q.gapMs;
   }
 
