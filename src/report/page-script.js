@@ -2,7 +2,8 @@
 // Chart.js (inlined before this script). Generic on purpose: what to draw is decided in
 // TypeScript (src/report/chart-spec.ts); this only maps a spec to a Chart.js config. The page
 // records each chart and its point count on window.goodputCharts for tests, and
-// window.goodputUpdate(doc) redraws from a new document (the live dashboard).
+// window.goodputUpdate(doc) redraws from a new document. A live page (the dashboard) names its
+// data's URL and period on #goodput-data; this script then polls it and redraws.
 /* global Chart, document, window */
 (function () {
   'use strict';
@@ -156,6 +157,21 @@
     table(doc.headline);
     draw(doc);
   };
-  window.goodputUpdate(JSON.parse(document.getElementById('goodput-data').textContent));
+  const data = document.getElementById('goodput-data');
+  window.goodputUpdate(JSON.parse(data.textContent));
   window.goodputReady = true;
+  const liveUrl = data.dataset.liveUrl;
+  if (liveUrl) {
+    window.setInterval(function () {
+      window
+        .fetch(liveUrl, { cache: 'no-store' })
+        .then(function (r) {
+          return r.ok ? r.json() : null;
+        })
+        .then(function (doc) {
+          if (doc) window.goodputUpdate(doc);
+        })
+        .catch(function () {});
+    }, Number(data.dataset.liveEveryMs));
+  }
 })();

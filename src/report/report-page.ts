@@ -48,21 +48,21 @@ figure{margin:0;border:1px solid #e6e9ef;border-radius:6px;padding:10px}figcapti
 .holder{position:relative;height:300px}.note{color:#5a6472;font-size:12px;margin:6px 0 0}
 `;
 
-/** The page; `live` adds a script that polls `live.url` every `live.everyMs` and redraws. */
+/** The page; `live`: the drawing script polls `live.url` every `live.everyMs` and redraws. */
 export function reportPage(doc: ReportDoc, live?: { url: string; everyMs: number }): string {
   const { chart, script } = loadAssets();
   const poll =
     live === undefined
       ? ''
-      : `<script>(function(){var u=${scriptJson(live.url)};setInterval(function(){fetch(u,{cache:'no-store'}).then(function(r){return r.ok?r.json():null}).then(function(d){if(d)window.goodputUpdate(d)}).catch(function(){})},${live.everyMs})})();</script>`;
+      : ` data-live-url="${escapeHtml(live.url)}" data-live-every-ms="${live.everyMs}"`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <link rel="icon" href="data:,"><title>${escapeHtml(doc.title)}</title><style>${STYLE}</style></head>
 <body><h1>${escapeHtml(doc.title)}</h1><p id="goodput-subtitle"></p>
 <table id="goodput-headline"></table><div id="goodput-sections"></div>
-<script type="application/json" id="goodput-data">${scriptJson(withoutEmptyCharts(doc))}</script>
+<script type="application/json" id="goodput-data"${poll}>${scriptJson(withoutEmptyCharts(doc))}</script>
 <script>${chart}</script>
-<script>${script}</script>${poll}
+<script>${script}</script>
 </body></html>
 `;
 }
