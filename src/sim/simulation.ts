@@ -75,6 +75,8 @@ export function simulate(opts: SimulationOptions): Report {
     const outcome = tracker.outcome(state);
     accumulator.add(outcome);
     counters.finished++;
+    // Judged only for whoever asks (the autoscaler's window, a report page's timeline).
+    if (opts.onOutcome === undefined && scaling === null) return;
     const good =
       state === 'completed' && isGood(outcome, opts.policy.classes[outcome.sloClass].objectives);
     opts.onOutcome?.(outcome, clock.now(), good);
