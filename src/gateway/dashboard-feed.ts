@@ -9,7 +9,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import { SERVICE_WEIGHTS } from '../core/observe/outcome-accumulator.ts';
 import type { RequestOutcome } from '../core/observe/request-outcome.ts';
-import { RunTimeline } from '../core/observe/run-timeline.ts';
+import { offeredAtDoor, RunTimeline } from '../core/observe/run-timeline.ts';
 import type { CdfPoint } from '../core/observe/log-histogram.ts';
 import type { ChartSpec, ReportDoc } from '../report/chart-spec.ts';
 import {
@@ -56,9 +56,8 @@ export class DashboardFeed {
   decision(r: DecisionRecord): void {
     this.roll();
     this.timeline.decision(r);
+    if (!offeredAtDoor(r)) return;
     const a = r.admission;
-    const cut = a.result === 'expire' && r.route !== null;
-    if (cut || a.result === 'defer') return;
     const c = this.classOf(r.class ?? 'unread');
     c.offered++;
     if (a.result === 'admit' || a.result === 'degrade') c.admitted++;

@@ -11,6 +11,14 @@ import type { DecisionRecord } from './decision-record.ts';
 import { LogHistogram, type CdfPoint } from './log-histogram.ts';
 import { tpotMs, type RequestOutcome } from './request-outcome.ts';
 
+/**
+ * Whether a decision record is a request offered at the door: a stream cut short after dispatch
+ * has a second record, and was offered once already, when it was admitted.
+ */
+export function offeredAtDoor(r: DecisionRecord): boolean {
+  return !(r.admission.result === 'expire' && r.route !== null);
+}
+
 interface Bucket {
   /** Requests offered at the door in it. */
   offered: number;
@@ -72,8 +80,7 @@ export class RunTimeline {
         : a.result === 'expire'
           ? `${cut ? 'cut' : 'expire'}:${a.reason ?? 'deadline'}`
           : a.result;
-    // A stream cut short was offered once already, when it was admitted.
-    const b = this.tally(r.at_ms, key, !cut && a.result !== 'defer');
+    const b = this.tally(r.at_ms, key, offeredAtDoor(r));
     if (a.result === 'admit' || a.result === 'degrade') {
       if (a.predicted_wait_ms !== null) {
         b.waitSum += a.predicted_wait_ms;
