@@ -11,7 +11,7 @@ import { searchCapacity } from '../core/autoscale/capacity-search.ts';
 import { ConfigError } from '../core/errors.ts';
 import { parseGoodputSpec } from '../loadgen/goodput-spec.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
-import { capacityReportDoc } from '../report/capacity-report.ts';
+import { capacityReportDoc, probeTable } from '../report/capacity-report.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
 import { commandLine, writeHtmlReport } from './html-report.ts';
 import { fraction, positiveInt, positiveNumber } from './parse-flags.ts';
@@ -176,18 +176,12 @@ export function capacityCommand(): Command {
 }
 
 function capacityTable(e: CapacityEnvelope & Record<string, unknown>): string {
-  const probes = e.probes as Record<string, number | boolean | null>[];
-  const cols = Object.keys(probes[0] ?? {});
-  const cell = (v: unknown) =>
-    typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : String(v);
-  const rows = [...probes].sort(
-    (a, b) => (a.rate_per_group_rps as number) - (b.rate_per_group_rps as number),
-  );
-  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padStart(widths[i])).join('  ');
+  const { columns, rows } = probeTable(e);
+  const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
+  const line = (vals: readonly string[]) => vals.map((v, i) => v.padStart(widths[i])).join('  ');
   return [
-    line(cols),
-    ...rows.map((r) => line(cols.map((c) => cell(r[c])))),
+    line(columns),
+    ...rows.map(line),
     '',
     `capacity: ${e.rate_per_group_rps.toFixed(3)} req/s per group at ${(e.target * 100).toFixed(1)}% attainment (offered), mix ${e.mix.input_mean.toFixed(0)} in / ${e.mix.output_mean.toFixed(0)} out tokens, ${e.source}`,
   ].join('\n');

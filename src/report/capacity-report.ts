@@ -3,26 +3,35 @@
  * against the offered rate per group, with the target and the capacity found marked.
  */
 import type { CapacityEnvelope } from '../core/autoscale/capacity-envelope.ts';
-import type { ReportDoc } from './chart-spec.ts';
+import type { HeadlineTable, ReportDoc } from './chart-spec.ts';
 
 type Probe = Readonly<Record<string, number | boolean | null>>;
+type Envelope = CapacityEnvelope & Record<string, unknown>;
 
-export function capacityReportDoc(
-  e: CapacityEnvelope & Record<string, unknown>,
-  command: string,
-): ReportDoc {
-  const probes = [...(e.probes as Probe[])].sort(
+/** The probes by rate: the envelope's own order is the search's. */
+function probesByRate(e: Envelope): Probe[] {
+  return [...(e.probes as Probe[])].sort(
     (a, b) => (a.rate_per_group_rps as number) - (b.rate_per_group_rps as number),
   );
-  const rate = (p: Probe) => p.rate_per_group_rps as number;
-  const cols = Object.keys(probes[0] ?? {});
+}
+
+/** Every probe, a row each by rate, every field it measured: the page's table and the terminal's. */
+export function probeTable(e: Envelope): HeadlineTable {
+  const probes = probesByRate(e);
+  const columns = Object.keys(probes[0] ?? {});
   const cell = (v: unknown) =>
     typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : String(v);
+  return { columns, rows: probes.map((p) => columns.map((c) => cell(p[c]))) };
+}
+
+export function capacityReportDoc(e: Envelope, command: string): ReportDoc {
+  const probes = probesByRate(e);
+  const rate = (p: Probe) => p.rate_per_group_rps as number;
   const span = [0, Math.max(...probes.map(rate))];
   return {
     title: `Goodput capacity — ${e.rate_per_group_rps.toFixed(3)} req/s per group`,
     subtitle: `${command}\n${e.source} · target ${(e.target * 100).toFixed(1)}% of offered requests good · mix ${e.mix.input_mean.toFixed(0)} in / ${e.mix.output_mean.toFixed(0)} out tokens · ${e.groups} group(s)`,
-    headline: { columns: cols, rows: probes.map((p) => cols.map((c) => cell(p[c]))) },
+    headline: probeTable(e),
     sections: [
       {
         title: 'Goodput against offered load',
