@@ -458,3 +458,23 @@ test('simulate: autoscaling under a load shape with a group failure, through a r
     assert.match(bad.err, named);
   }
 });
+
+test('an output path that cannot be written fails before the run, naming its flag', () => {
+  for (const args of [
+    ['simulate', '--num-requests', '5', '--out', '/nonexistent/report.json'],
+    ['simulate', '--num-requests', '5', '--html', dir],
+    ['simulate', '--num-requests', '5', '--decisions', '/nonexistent/decisions.jsonl'],
+    ['compare', '--policies', 'goodput', '--num-requests', '5', '--html', '/nonexistent/a.html'],
+    ['capacity', '--out', '/nonexistent/envelope.json'],
+    ['bench', '--url', 'http://127.0.0.1:9', '--json', '/nonexistent/result.json'],
+  ]) {
+    const r = goodput(...args);
+    const flag = args.at(-2) as string;
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
+    assert.match(
+      r.err,
+      new RegExp(`${flag}: expected a file in a directory this process can write`),
+    );
+    assert.doesNotMatch(r.err, /\n\s+at /, 'no stack trace');
+  }
+});

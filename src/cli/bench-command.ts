@@ -5,7 +5,6 @@
  * benchmarks the live system and, with `simulate`, predicts it. Bad flags exit 2 naming the
  * flag; a server that refuses or fails is counted in the result, never a crash.
  */
-import { writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { ConfigError } from '../core/errors.ts';
 import { BENCH_ENDPOINTS, type BenchEndpoint } from '../loadgen/bench-call.ts';
@@ -16,6 +15,7 @@ import { serverBaseUrl } from '../openai/server-url.ts';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { benchTable } from './bench-table.ts';
+import { checkOutputs, writeOutput } from './output-file.ts';
 import { commandLine, writeHtmlReport } from './html-report.ts';
 import { benchReportDoc } from '../report/bench-report.ts';
 import { positiveInt, positiveNumber } from './parse-flags.ts';
@@ -71,6 +71,7 @@ export function benchCommand(): Command {
       .option('--html <file>', 'write a self-contained HTML report with charts here'),
   ).action(async (flags: Record<string, unknown>, cmd: Command) => {
     const workload = workloadFromFlags(flags);
+    checkOutputs(['--json', flags.json], ['--html', flags.html]);
     const spec: BenchSpec = {
       baseUrl: serverBaseUrl(flags.url as string, '--url'),
       apiKey: (flags.apiKey as string | undefined) ?? process.env.OPENAI_API_KEY,
@@ -114,7 +115,7 @@ export function benchCommand(): Command {
         label: flags.label as string | undefined,
         detailed: flags.saveDetailed === true,
       });
-      writeFileSync(flags.json as string, `${JSON.stringify(result, null, 2)}\n`);
+      writeOutput('--json', flags.json as string, `${JSON.stringify(result, null, 2)}\n`);
       console.log(`\nresult written to ${flags.json as string}`);
     }
     if (flags.html !== undefined)

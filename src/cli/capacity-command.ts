@@ -4,7 +4,6 @@
  * in the simulator, or, with `--url`, against a live endpoint. Prints each probe and the result,
  * and writes the envelope the autoscaler loads (`--capacity-envelope`).
  */
-import { writeFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { ENVELOPE_KIND, type CapacityEnvelope } from '../core/autoscale/capacity-envelope.ts';
 import { searchCapacity } from '../core/autoscale/capacity-search.ts';
@@ -14,6 +13,7 @@ import { serverBaseUrl } from '../openai/server-url.ts';
 import { capacityReportDoc, probeTable } from '../report/capacity-report.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
 import { commandLine, writeHtmlReport } from './html-report.ts';
+import { checkOutputs, writeOutput } from './output-file.ts';
 import { fraction, positiveInt, positiveNumber } from './parse-flags.ts';
 import { liveProbe, mixOf, simulatedProbe, type Probe } from './capacity-probes.ts';
 import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
@@ -59,6 +59,7 @@ export function capacityCommand(): Command {
   ).action(async (flags: Record<string, unknown>, cmd: Command) => {
     const fromCli = (name: string) => cmd.getOptionValueSource(name) === 'cli';
     const spec = scenarioFromFlags(flags);
+    checkOutputs(['--out', flags.out], ['--html', flags.html]);
     if (spec.trace !== undefined)
       throw new ConfigError(
         '--trace',
@@ -165,7 +166,7 @@ export function capacityCommand(): Command {
     console.log(capacityTable(envelope));
     if (search.ratePerGroup === 0) console.log('\nno rate held the target: capacity 0 at this SLO');
     if (flags.out !== undefined) {
-      writeFileSync(flags.out as string, `${JSON.stringify(envelope, null, 2)}\n`);
+      writeOutput('--out', flags.out as string, `${JSON.stringify(envelope, null, 2)}\n`);
       console.log(
         `\nenvelope written to ${flags.out as string} (load it with --capacity-envelope)`,
       );

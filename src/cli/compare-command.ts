@@ -1,5 +1,4 @@
 /** `goodput compare`: several policies over the same scenario (same seed, same requests), side by side. */
-import { writeFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { runScenario } from '../sim/scenario.ts';
@@ -8,6 +7,7 @@ import { ConfigError } from '../core/errors.ts';
 import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
 import { progressBar } from './progress-bar.ts';
 import { summaryTable } from './summary-table.ts';
+import { checkOutputs, writeOutput } from './output-file.ts';
 import { commandLine, withTimeline, writeHtmlReport } from './html-report.ts';
 import { simReportDoc } from '../report/sim-report.ts';
 
@@ -32,6 +32,7 @@ export function compareCommand(): Command {
       );
     }
     const spec = scenarioFromFlags(flags, versions[0]);
+    checkOutputs(['--out', flags.out], ['--html', flags.html]);
     const runs = policies.map((policy) => {
       const bar = progressBar(
         process.stderr,
@@ -49,7 +50,8 @@ export function compareCommand(): Command {
     const reports = runs.map((r) => r.report);
     console.log(summaryTable(reports));
     if (flags.out !== undefined) {
-      writeFileSync(
+      writeOutput(
+        '--out',
         flags.out as string,
         `${JSON.stringify({ seed: spec.seed, reports }, null, 2)}\n`,
       );

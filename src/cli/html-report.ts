@@ -4,13 +4,13 @@
  * the runs are done. The timeline is not part of the JSON report, which stays byte-identical
  * with or without a page.
  */
-import { writeFileSync } from 'node:fs';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import { SERVICE_WEIGHTS } from '../core/observe/outcome-accumulator.ts';
 import { RunTimeline } from '../core/observe/run-timeline.ts';
 import type { RunHooks } from '../sim/scenario.ts';
 import type { ReportDoc } from '../report/chart-spec.ts';
 import { reportPage } from '../report/report-page.ts';
+import { writeOutput } from './output-file.ts';
 
 /** Hooks that also feed a timeline, and the timeline. */
 export function withTimeline(hooks: RunHooks): { hooks: RunHooks; timeline: RunTimeline } {
@@ -32,7 +32,7 @@ export function withTimeline(hooks: RunHooks): { hooks: RunHooks; timeline: RunT
 }
 
 export function writeHtmlReport(file: string, doc: ReportDoc): void {
-  writeFileSync(file, reportPage(doc));
+  writeOutput('--html', file, reportPage(doc));
   console.log(`HTML report written to ${file}`);
 }
 

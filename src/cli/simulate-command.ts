@@ -1,5 +1,5 @@
 /** `goodput simulate`: one policy over one scenario; prints a summary, writes the JSON report. */
-import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { Command } from 'commander';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { runScenario } from '../sim/scenario.ts';
@@ -7,6 +7,7 @@ import { loadPolicy } from '../sim/policy-source.ts';
 import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
 import { progressBar } from './progress-bar.ts';
 import { summaryTable } from './summary-table.ts';
+import { checkOutputs, writeOutput } from './output-file.ts';
 import { commandLine, withTimeline, writeHtmlReport } from './html-report.ts';
 import { simReportDoc } from '../report/sim-report.ts';
 
@@ -24,6 +25,7 @@ export function simulateCommand(): Command {
   ).action((flags: Record<string, unknown>) => {
     const policy = loadPolicy(flags.policy as string);
     const spec = scenarioFromFlags(flags, policy.engine.version);
+    checkOutputs(['--out', flags.out], ['--html', flags.html], ['--decisions', flags.decisions]);
     const bar = progressBar(
       process.stderr,
       wallClock,
@@ -42,7 +44,7 @@ export function simulateCommand(): Command {
     bar.done();
     console.log(summaryTable([report]));
     if (flags.out !== undefined) {
-      writeFileSync(flags.out as string, `${JSON.stringify(report, null, 2)}\n`);
+      writeOutput('--out', flags.out as string, `${JSON.stringify(report, null, 2)}\n`);
       console.log(`\nreport written to ${flags.out as string}`);
     }
     if (html !== null)
