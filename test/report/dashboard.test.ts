@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { runBench } from '../../src/loadgen/run-bench.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
+import { engines, gateway } from '../gateway/gateway-kit.ts';
 import { startServe } from '../gateway/process-kit.ts';
 import { SERVER_CHARTS, chartStates, launch, openPage, screenshot } from './browser-kit.ts';
 
@@ -81,4 +82,21 @@ test('dashboard: live charts of a gateway under load, behind the admin token', a
     Number(data.headline.rows[0][0]) >= 400,
     `every request offered is counted: ${data.headline.rows[0][0]}`,
   );
+});
+
+test('dashboard without an admin token: open, the page names its live data, the data is JSON', async () => {
+  const gw = await gateway(await engines(1));
+  const page = await fetch(`${gw.url}/dashboard`);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+  assert.match(
+    await page.text(),
+    /id="goodput-data" data-live-url="\/dashboard\/data" data-live-every-ms="2000"/,
+  );
+  const data = await fetch(`${gw.url}/dashboard/data`);
+  assert.equal(data.status, 200);
+  assert.equal(data.headers.get('cache-control'), 'no-store');
+  const doc = (await data.json()) as { title: string; headline: { columns: string[] } };
+  assert.match(doc.title, /^Goodput gateway — llama-3-8b/);
+  assert.equal(doc.headline.columns[0], 'offered');
 });
