@@ -358,7 +358,7 @@ test('deadline: a long prompt shows the control no wait of the queue’s', () =>
   assert.deepEqual(seen, [0]);
 });
 
-test('deadline: the queue-delay target yields to priority while lower work waits, within half the budget (a queueing class)', () => {
+test('deadline: the queue-delay target yields to priority while lower work waits, within the budget (a queueing class)', () => {
   const view = (waitMs: number, lowerWaiting: boolean, budget = 9_800): DeadlineView => ({
     demand: demand(),
     slackMs: 5_000,
@@ -367,18 +367,22 @@ test('deadline: the queue-delay target yields to priority while lower work waits
     modelledWaitMs: waitMs,
     queueTargetMs: 1_500,
     e2eSlackMs: null,
-    yieldWaitMs: lowerWaiting ? budget / 2 : null,
+    yieldWaitMs: lowerWaiting ? budget : null,
   });
   const budget = 9_800;
   // Over the target with nothing below it waiting: refused, as under sustained overload.
   assert.equal(checkDeadline(view(2_000, false), DEADLINE, budget).pass, false);
   // Lower-priority work waits: the capacity it would take is this class's first.
   assert.equal(checkDeadline(view(2_000, true), DEADLINE, budget).pass, true);
-  // But never past half the queue budget: the target's margin for estimation error holds.
-  assert.equal(checkDeadline(view(5_000, true), DEADLINE, budget).pass, false);
+  // Up to the queue budget, the slack alone decides; past the budget, the target holds.
+  assert.equal(checkDeadline(view(5_000, true), DEADLINE, budget).pass, true);
+  assert.equal(checkDeadline(view(9_900, true), DEADLINE, budget).pass, false);
+  // Within the budget but with no slack left (the sure wait misses the deadline): refused.
+  const late = { ...view(5_000, true), slackMs: -1 };
+  assert.equal(checkDeadline(late, DEADLINE, budget).pass, false);
 });
 
-test('deadline: only a class that queues under overload has the target yield, half its budget or TTFT', () => {
+test('deadline: only a class that queues under overload has the target yield, up to its budget or TTFT', () => {
   const assess = (cls: 'reasoning' | 'interactive', budgetMs: number | null) =>
     assessDeadline(
       gateInput({
@@ -387,7 +391,7 @@ test('deadline: only a class that queues under overload has the target yield, ha
       }),
       DEADLINE,
     ).yieldWaitMs;
-  assert.equal(assess('reasoning', 9_000), 4_500);
-  assert.equal(assess('reasoning', null), 5_000, 'half its 10 s TTFT before a budget is learned');
+  assert.equal(assess('reasoning', 9_000), 9_000);
+  assert.equal(assess('reasoning', null), 10_000, 'its 10 s TTFT before a budget is learned');
   assert.equal(assess('interactive', 1_800), null, 'reject-fast keeps the target');
 });

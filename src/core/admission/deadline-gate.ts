@@ -30,8 +30,9 @@ export interface DeadlineView extends Assessment {
   /**
    * Up to this wait the queue-delay target yields to priority (null: it does not): the class
    * queues under overload (`overload: queue`) and work of lower priority waits, so the capacity
-   * that work would take belongs to this class first. Half the class's queue budget (of its
-   * TTFT objective before a budget is learned).
+   * that work would take belongs to this class first. The class's queue budget (its TTFT
+   * objective before a budget is learned): within it, the slack alone decides — judged at the
+   * sure wait, less the margin, which is what guards against estimation error.
    */
   readonly yieldWaitMs: Ms | null;
 }
@@ -69,7 +70,7 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
   const yieldBudget = fleet.queueBudgetMs(cls.name) ?? cls.objectives.ttftMs;
   const yieldWaitMs =
     cls.overload === 'queue' && yieldBudget !== undefined && fleet.lowerWaiting(cls.name)
-      ? yieldBudget / 2
+      ? yieldBudget
       : null;
   return {
     demand,
