@@ -318,6 +318,10 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
     '1:200:50',
     '--tool-kv',
     'keep',
+    '--preemption-victims',
+    'slack',
+    '--decode-token-budget',
+    '64',
     '--out',
     out,
   );
@@ -328,6 +332,8 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
     [s.schedulingPolicy, s.ttftBoostMs, s.preemption, s.maxIterationMs, s.toolKv, s.toolCalls],
     ['priority', 1000, 'auto', 60, 'keep', '1:200:50'],
   );
+  assert.deepEqual([s.preemptionVictims, s.decodeTokenBudget], ['slack', 64]);
+  assert.equal(typeof report.engine.decodes_deferred, 'number');
   assert.equal(report.fairness.order, 'scored');
   assert.equal(report.fairness.cost.kv_gib_second_weight, 10);
   assert.ok(report.preemption.tool_pauses.keep > 0);
@@ -337,6 +343,8 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
     [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
     [['--ttft-boost-ms', '100'], /ttftBoostMs/],
     [['--max-iteration-ms', '-5'], /--max-iteration-ms/],
+    [['--preemption-victims', 'oldest'], /--preemption-victims/],
+    [['--decode-token-budget', '0'], /--decode-token-budget/],
   ] as const) {
     const bad = goodput('simulate', '--num-requests', '5', ...args);
     assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.err}`);

@@ -59,3 +59,29 @@ test('the iteration-time cap and the chunk threshold are refused without chunked
     /longPrefillTokenThreshold/,
   );
 });
+
+test('a decode budget under the iteration-time cap: batch decodes yield the step to interactive prefills', () => {
+  // Llama 3 70B on four H100s, 30% interactive and 70% batch (1K–3K-token prompts), priority
+  // scheduling and a 70 ms iteration cap. Without a decode budget, hundreds of batch decodes fill
+  // the capped step and an interactive prompt prefills 64 tokens at a time; with 32 decodes a
+  // step (interactive first), the rest of the step prefills.
+  const mix: Partial<ScenarioSpec> = {
+    model: 'llama-3-70b',
+    tp: 4,
+    rate: 10,
+    numRequests: 1_500,
+    input: 'uniform:1000:3000',
+    output: 'uniform:100:600',
+    classes: 'interactive:0.3,batch:0.7',
+    schedulingPolicy: 'priority',
+    maxIterationMs: 70,
+  };
+  const open = run(mix);
+  const budgeted = run({ ...mix, decodeTokenBudget: 32 });
+  const interactive = (r: typeof open) => r.slo.by_class.interactive;
+  assert.ok(interactive(open).attainment_offered < 0.9, 'first tokens late behind batch decodes');
+  assert.ok(interactive(budgeted).attainment_offered > interactive(open).attainment_offered + 0.1);
+  assert.equal(budgeted.slo.by_class.batch.attainment_offered, 1, 'batch still within its hour');
+  assert.ok((budgeted.engine.decodes_deferred ?? 0) > 0);
+  assert.equal(open.engine.decodes_deferred, undefined, 'reported only with a budget');
+});

@@ -67,3 +67,19 @@ test('TTFT boost: under priority scheduling a reasoning request near its deadlin
   assert.ok(boosted.attainment_offered > 0.4, `with: ${boosted.attainment_offered}`);
   assert.throws(() => run({ ...mix, schedulingPolicy: 'fcfs', ttftBoostMs: 3_000 }), /ttftBoostMs/);
 });
+
+test('slack-aware victims under FCFS: batch requests give KV back, streaming interactive ones keep their gaps', () => {
+  const newest = run({ ...pressured, schedulingPolicy: 'fcfs' });
+  const slack = run({ ...pressured, schedulingPolicy: 'fcfs', preemptionVictims: 'slack' });
+  const cls = (r: typeof slack, c: 'interactive' | 'batch') => r.slo.by_class[c];
+  // Newest-first takes whoever was admitted last; an 80 ms gap objective has 80 ms of slack and
+  // an hour's completion deadline has the most, so the victims are batch requests.
+  assert.ok(cls(newest, 'interactive').preemptions > 100);
+  assert.ok(cls(slack, 'interactive').preemptions < cls(newest, 'interactive').preemptions / 10);
+  assert.ok(cls(slack, 'batch').preemptions > cls(newest, 'batch').preemptions);
+  assert.equal(cls(slack, 'interactive').admitted_misses.itl ?? 0, 0, 'no stream loses its gap');
+  assert.ok((cls(newest, 'interactive').admitted_misses.itl ?? 0) > 0);
+  assert.equal(cls(slack, 'batch').attainment_offered, 1, 'batch still within its hour');
+  // The engine queue is still FCFS: interactive first tokens wait behind batch prompts either
+  // way (priority scheduling is what reorders the queue).
+});

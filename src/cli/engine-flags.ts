@@ -77,6 +77,16 @@ export function addEngineFlags(cmd: Command): Command {
       positiveNumber('--ttft-boost-ms'),
     )
     .option(
+      '--preemption-victims <choice>',
+      "which running sequence is preempted when KV runs out: newest (vLLM: the most recently admitted; under priority scheduling the lowest priority first) | slack (Goodput's engine policy: among the lowest priority, the one whose TTFT, token-gap or completion objective a stall costs least)",
+      oneOf('--preemption-victims', ['newest', 'slack'] as const),
+    )
+    .option(
+      '--decode-token-budget <n>',
+      "Goodput's engine policy (not a vLLM option): the most decodes one step carries, the front of the batch first (under priority scheduling the highest priority: lower classes decode on what is left); the rest sit the step out with their KV",
+      positiveInt('--decode-token-budget'),
+    )
+    .option(
       '--tool-kv <mode>',
       'KV of a sequence paused for a tool call: auto (keep while tool calls return within --tool-keep-ms and KV is not short, else the cheaper of swap and drop) | keep | swap | drop',
       oneOf('--tool-kv', ['auto', 'keep', 'swap', 'drop'] as const),
@@ -141,6 +151,8 @@ export function engineSpecFromFlags(
     maxIterationMs: o.maxIterationMs as number | undefined,
     schedulingPolicy: o.schedulingPolicy as EngineSpec['schedulingPolicy'],
     ttftBoostMs: o.ttftBoostMs as number | undefined,
+    preemptionVictims: o.preemptionVictims as EngineSpec['preemptionVictims'],
+    decodeTokenBudget: o.decodeTokenBudget as number | undefined,
     toolKv: o.toolKv as EngineSpec['toolKv'],
     toolKeepMs: o.toolKeepMs as number | undefined,
     preemption: o.preemption as EngineSpec['preemption'],

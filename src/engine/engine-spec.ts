@@ -37,6 +37,10 @@ export interface EngineSpec {
   readonly schedulingPolicy?: 'fcfs' | 'priority';
   /** Goodput's TTFT boost under priority scheduling: within this many ms of its first-token deadline, a waiting request goes first. */
   readonly ttftBoostMs?: number;
+  /** Goodput's preemption victims: newest (vLLM, default) or slack (`victims.ts`). */
+  readonly preemptionVictims?: 'newest' | 'slack';
+  /** Goodput's per-iteration decode token budget: the most decodes one step carries. */
+  readonly decodeTokenBudget?: number;
   /** KV of a sequence paused for a tool call: auto (default), keep, swap or drop. */
   readonly toolKv?: ToolKvMode;
   /** Under toolKv auto, the expected tool wait up to which KV is kept (ms). */
@@ -145,6 +149,8 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
     ...(spec.maxIterationMs === undefined ? {} : { maxIterationMs: spec.maxIterationMs }),
     ...(spec.schedulingPolicy === undefined ? {} : { schedulingPolicy: spec.schedulingPolicy }),
     ...(spec.ttftBoostMs === undefined ? {} : { ttftBoostMs: spec.ttftBoostMs }),
+    ...(spec.preemptionVictims === undefined ? {} : { preemptionVictims: spec.preemptionVictims }),
+    ...(spec.decodeTokenBudget === undefined ? {} : { decodeTokenBudget: spec.decodeTokenBudget }),
     ...(spec.toolKv === undefined ? {} : { toolKv: spec.toolKv }),
     ...(spec.toolKeepMs === undefined ? {} : { toolKeepMs: spec.toolKeepMs }),
     blockSize: 16,

@@ -13,6 +13,8 @@ export interface EngineStats {
   preemptionsSwap: number;
   /** Compute-only preemptions: a lower-priority sequence gave its seat, keeping its KV. */
   preemptionsKeep: number;
+  /** Decodes that sat a step out over the per-iteration decode token budget. */
+  decodesDeferred: number;
   /** Blocks moved over the host link, out and in. */
   swapTransferBlocks: number;
   /** Tokens whose KV a recompute preemption threw away (computed again on readmission). */
@@ -45,6 +47,7 @@ export function createStats(): EngineStats {
     preemptionsRecompute: 0,
     preemptionsSwap: 0,
     preemptionsKeep: 0,
+    decodesDeferred: 0,
     swapTransferBlocks: 0,
     recomputedTokens: 0,
     toolPausesKeep: 0,

@@ -21,6 +21,10 @@ export interface EngineRequest {
   readonly toolCalls?: readonly ToolCall[];
   /** When its first token is due (clock ms), if it has such an objective: `ttftBoostMs` reads it. */
   readonly ttftDeadlineMs?: Ms;
+  /** Its token-gap objective (ms), if its class has one: slack-aware preemption reads it. */
+  readonly itlSloMs?: Ms;
+  /** When it must be complete (clock ms), if it has such an objective: slack-aware preemption. */
+  readonly e2eDeadlineMs?: Ms;
   /** The LoRA adapter it runs with (one of `loraModules`); the base model when absent. */
   readonly adapter?: string;
 }
@@ -40,6 +44,11 @@ export type ToolKvMode = 'auto' | 'keep' | 'swap' | 'drop';
  * not a vLLM option — `auto`: per victim, whichever of the two is predicted cheaper.
  */
 export type PreemptionMode = 'recompute' | 'swap' | 'auto';
+/**
+ * How a preemption victim is chosen: `newest` as vLLM does, or `slack` (Goodput's engine policy):
+ * among the lowest priority, the one whose objectives a stall costs least (`victims.ts`).
+ */
+export type VictimChoice = 'newest' | 'slack';
 /** What one preemption did; `keep`: compute only, its KV kept (priority scheduling). */
 export type PreemptionKind = 'recompute' | 'swap' | 'keep';
 
@@ -78,6 +87,20 @@ export interface EngineConfig {
    * other waiting one, whatever its priority (Goodput's engine policy, not a vLLM option).
    */
   readonly ttftBoostMs?: number;
+  /**
+   * Which running sequence is preempted when another cannot grow: `newest` (vLLM: the back of
+   * the running list) or `slack` (Goodput's engine policy, not a vLLM option: among the lowest
+   * priority, the one whose objectives a stall costs least; `victims.ts`). Default newest.
+   */
+  readonly preemptionVictims?: VictimChoice;
+  /**
+   * A per-iteration decode token budget (Goodput's engine policy, not a vLLM option): a step
+   * carries at most this many decodes, the front of the running list first — under priority
+   * scheduling the highest priority, so lower classes decode on the budget left over — and the
+   * rest sit the step out, their KV held. Bounds a step's decode time, and with it the token gap
+   * of the streams that are scheduled. Unset: every running decode, every step.
+   */
+  readonly decodeTokenBudget?: number;
   /** KV of a sequence paused for a tool call (default auto). */
   readonly toolKv?: ToolKvMode;
   /** Under `auto`, the expected tool wait up to which KV is kept (default 2,000 ms). */

@@ -20,6 +20,7 @@ import { type Seq, SeqState, prefillRemaining } from './sequence.ts';
 import type { StepShape } from './timing/profile.ts';
 import type { StepCosts } from './step-costs.ts';
 import { LoraSlots } from './lora-slots.ts';
+import { slackVictim } from './victims.ts';
 
 /** What of the engine's configuration the scheduler plans by (documented on `EngineConfig`). */
 export type SchedulerLimits = Pick<
@@ -33,6 +34,8 @@ export type SchedulerLimits = Pick<
   | 'maxIterationMs'
   | 'schedulingPolicy'
   | 'ttftBoostMs'
+  | 'preemptionVictims'
+  | 'decodeTokenBudget'
   | 'loraModules'
   | 'maxLoras'
   | 'loraLoadMs'
@@ -178,25 +181,36 @@ export class Scheduler<R extends EngineRequest> {
     const kv = this.kv;
     let budget = budgetIn;
     let scheduled = 0;
+    let decodesLeft = this.limits.decodeTokenBudget ?? Infinity;
     this.preempted = false;
     for (let i = 0; i < running.length && budget > 0; i++) {
       const s = running[i];
       if (s.paused || s.held) continue;
+      if (!s.prefilling && decodesLeft === 0) {
+        // Over the decode budget: it sits this step out, its KV held.
+        this.stats.decodesDeferred++;
+        continue;
+      }
       const tokens = s.prefilling ? Math.min(s.target - s.computed, budget, this.chunkCap) : 1;
       let ok = kv.grow(s, s.computed + tokens);
-      // Victims come from the back, so none of them is already in this step; a sequence
+      // Victims come from at or after `i`, so none of them is already in this step; a sequence
       // paused for a tool call goes first — its KV is idle.
       while (!ok) {
         const idle = this.pausedFromBack(i);
-        const victim = idle >= 0 ? running.splice(idle, 1)[0] : (running.pop() as Seq<R>);
+        const victim = running.splice(idle >= 0 ? idle : this.victimFrom(i), 1)[0];
         this.preempt(victim);
         this.preempted = true;
         if (victim === s) break;
         ok = kv.grow(s, s.computed + tokens);
       }
-      if (!ok) break;
+      if (!ok) {
+        // It was the victim itself: the next one has its place.
+        i--;
+        continue;
+      }
       s.sched = tokens;
       budget -= tokens;
+      if (!s.prefilling) decodesLeft--;
       scheduled++;
       addToShape(shape, s, tokens);
     }
@@ -327,6 +341,20 @@ export class Scheduler<R extends EngineRequest> {
   private swaps(v: Seq<R>): boolean {
     const mode = this.limits.preemption;
     return mode === 'auto' ? this.costs.swapIsCheaper(v) : mode === 'swap';
+  }
+
+  /**
+   * The running sequence preempted for one at `i` that cannot grow: the back of the list (vLLM),
+   * or under `slack` the one among `running[i..]` whose objectives a stall costs least.
+   */
+  private victimFrom(i: number): number {
+    const running = this.running;
+    if (this.limits.preemptionVictims !== 'slack') return running.length - 1;
+    let stepMs: Ms | undefined;
+    return slackVictim(running, i, this.byPriority, this.nowMs, () => {
+      stepMs ??= this.costs.decodeStepMs(running);
+      return stepMs;
+    });
   }
 
   /** The last running sequence after `i` that is paused for a tool call or held, or −1. */

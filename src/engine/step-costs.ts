@@ -1,8 +1,8 @@
 /**
  * What the scheduler predicts with the timing profile and the host link: how many prompt tokens
- * a step may carry under the iteration-time cap, and whether a sequence's KV is cheaper moved to
- * host and back than computed again (`auto` preemption and tool pauses). Allocates nothing: one
- * reused probe shape.
+ * a step may carry under the iteration-time cap, whether a sequence's KV is cheaper moved to
+ * host and back than computed again (`auto` preemption and tool pauses), and what a decode step
+ * of the batch takes (slack-aware victims). Allocates nothing: one reused probe shape.
  */
 import type { Ms } from '../core/request/units.ts';
 import type { EngineConfig, EngineRequest } from './engine-types.ts';
@@ -23,17 +23,20 @@ export class StepCosts {
   }
 
   /**
-   * A step's token budget under the iteration-time cap: the running decodes plus the most prompt
+   * A step's token budget under the iteration-time cap: the running decodes (within the decode
+   * budget) plus the most prompt
    * tokens (at least MIN_PREFILL_TOKENS) that keep the step, predicted as one chunk beside those
    * decodes (attending to as much prompt as the deepest prefill under way has computed), within
    * `maxIterationMs`; never over `maxBatchedTokens`.
    */
   iterationBudget(
     running: readonly Seq<EngineRequest>[],
-    limits: Pick<EngineConfig, 'maxBatchedTokens' | 'maxIterationMs'>,
+    limits: Pick<EngineConfig, 'maxBatchedTokens' | 'maxIterationMs' | 'decodeTokenBudget'>,
   ): number {
     const max = limits.maxBatchedTokens;
     const capMs = limits.maxIterationMs ?? Infinity;
+    // Under a decode budget only the front decodes are in the step: the rest leave it time.
+    const maxDecodes = limits.decodeTokenBudget ?? Infinity;
     const p = this.probe;
     p.decodeSeqs = 0;
     p.decodeContextTokens = 0;
@@ -44,6 +47,7 @@ export class StepCosts {
         if (s.computed > cached) cached = s.computed;
         continue;
       }
+      if (p.decodeSeqs === maxDecodes) continue;
       p.decodeSeqs++;
       p.decodeContextTokens += s.computed + 1;
     }
@@ -62,6 +66,17 @@ export class StepCosts {
       else hi = mid - 1;
     }
     return Math.min(max, p.decodeSeqs + lo);
+  }
+
+  /** A decode step of every sequence in `running` at its context now (slack-aware victims). */
+  decodeStepMs(running: readonly Seq<EngineRequest>[]): Ms {
+    const p = this.probe;
+    clearShape(p);
+    for (const s of running) {
+      p.decodeSeqs++;
+      p.decodeContextTokens += s.computed;
+    }
+    return this.profile.stepMs(p);
   }
 
   /**

@@ -7,6 +7,7 @@
  */
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
+import type { SloObjectives } from '../core/request/slo-classes.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
@@ -28,6 +29,10 @@ export class RequestTracker implements EngineRequest {
   readonly adapter: string | undefined;
   /** When its first token is due, by its class's TTFT objective (the engine's TTFT boost). */
   readonly ttftDeadlineMs: Ms | undefined;
+  /** Its class's token-gap objective, and when it must be complete — its class's completion
+   * objective or its client's deadline, the sooner (the engine's slack-aware preemption). */
+  readonly itlSloMs: Ms | undefined;
+  readonly e2eDeadlineMs: Ms | undefined;
   /** The next gap spans a tool call's pause: the tool's time, not the server's, so not a gap. */
   private pauseGap = false;
   /** Replica of the current attempt, once dispatched. */
@@ -63,10 +68,17 @@ export class RequestTracker implements EngineRequest {
   rejectReason: string | undefined;
   failReason: string | undefined;
 
-  constructor(req: LlmRequest, keepGaps: boolean, priority = 0, ttftMs?: Ms) {
+  constructor(req: LlmRequest, keepGaps: boolean, priority = 0, objectives: SloObjectives = {}) {
     this.req = req;
     this.priority = priority;
+    const { ttftMs, itlP99Ms, e2eMs } = objectives;
     this.ttftDeadlineMs = ttftMs === undefined ? undefined : req.arrivalMs + ttftMs;
+    this.itlSloMs = itlP99Ms;
+    const e2eDeadline = Math.min(
+      e2eMs === undefined ? Infinity : req.arrivalMs + e2eMs,
+      req.deadlineMs ?? Infinity,
+    );
+    this.e2eDeadlineMs = e2eDeadline === Infinity ? undefined : e2eDeadline;
     this.id = req.id;
     this.inputTokens = req.inputTokens;
     this.outputTokens = cappedOutput(req);

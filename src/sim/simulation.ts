@@ -332,12 +332,7 @@ export function simulate(opts: SimulationOptions): Report {
       scaling?.advisor.window.arrived(req.inputTokens);
       const cls = opts.policy.classes[req.sloClass];
       sendAttempt(
-        new RequestTracker(
-          req,
-          opts.client.timeoutMs !== undefined,
-          cls.priority,
-          cls.objectives.ttftMs,
-        ),
+        new RequestTracker(req, opts.client.timeoutMs !== undefined, cls.priority, cls.objectives),
       );
       scheduleNextArrival();
     });
@@ -411,6 +406,9 @@ export function simulate(opts: SimulationOptions): Report {
       : { autoscale: { ...scaling.report(durationMs), timeline: scaling.timeline } }),
     engine: {
       ...engine,
+      // Reported where a decode budget is set (the reports of runs without one stay as they were).
+      decodesDeferred:
+        opts.engine.decodeTokenBudget === undefined ? undefined : engine.decodesDeferred,
       swappedBytes:
         engine.swapTransferBlocks * opts.engine.blockSize * kvBytesPerToken(opts.engine.model),
       kvUsedBlocksAtEnd: fleet.kvUsedBlocks(),

@@ -49,6 +49,8 @@ export interface ReportContext {
     readonly preemptionsRecompute: number;
     readonly preemptionsSwap: number;
     readonly preemptionsKeep: number;
+    /** Decodes that sat a step out over a per-iteration decode budget; undefined: no budget. */
+    readonly decodesDeferred?: number;
     /** Tokens whose KV recompute preemptions threw away. */
     readonly recomputedTokens: number;
     /** Bytes moved over the host link by swap preemptions and tool pauses, out and in. */
@@ -200,6 +202,9 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       prefix_hit_tokens: ctx.engine.prefixHitTokens,
       prefix_hit_rate: ratio(ctx.engine.prefixHitTokens, ctx.engine.promptTokens),
       kv_used_blocks_at_end: ctx.engine.kvUsedBlocksAtEnd,
+      ...(ctx.engine.decodesDeferred === undefined
+        ? {}
+        : { decodes_deferred: ctx.engine.decodesDeferred }),
     },
     routing: {
       type: ctx.routing.type,
