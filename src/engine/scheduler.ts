@@ -21,6 +21,7 @@ import type { StepShape } from './timing/profile.ts';
 import type { StepCosts } from './step-costs.ts';
 import { LoraSlots } from './lora-slots.ts';
 import { slackVictim } from './victims.ts';
+import { StepEvents } from './step-events.ts';
 
 /** What of the engine's configuration the scheduler plans by (documented on `EngineConfig`). */
 export type SchedulerLimits = Pick<
@@ -40,11 +41,6 @@ export type SchedulerLimits = Pick<
   | 'maxLoras'
   | 'loraLoadMs'
 >;
-
-const EV_PREFILL_START = 0;
-const EV_PREEMPT_RECOMPUTE = 1;
-const EV_PREEMPT_SWAP = 2;
-const EV_PREEMPT_KEEP = 3;
 
 const ADMIT_ANY = 0;
 const ADMIT_WHOLE_PROMPTS = 1;
@@ -76,11 +72,8 @@ export class Scheduler<R extends EngineRequest> {
   private readonly limits: SchedulerLimits;
   private readonly kv: KvCacheManager;
   private readonly stats: EngineStats;
-  // Events of the step being planned, emitted after planning so a listener never sees (or
-  // mutates) a half-planned step.
-  private readonly evKind: number[] = [];
-  private readonly evSeq: Seq<R>[] = [];
-  private evCount = 0;
+  /** The step being planned's prefill starts and preemptions, emitted once it is planned. */
+  private readonly events = new StepEvents<R>();
 
   private readonly chunkCap: number;
   private readonly byPriority: boolean;
@@ -126,7 +119,7 @@ export class Scheduler<R extends EngineRequest> {
     this.nowMs = nowMs;
     this.swapBlocks = 0;
     if (this.lora !== null) this.lora.loads = 0;
-    this.evCount = 0;
+    this.events.clear();
     if (this.roundLeft > 0) {
       // Inside a multi-step round the batch is fixed: its decodes run on, nothing is admitted.
       this.roundLeft--;
@@ -220,19 +213,7 @@ export class Scheduler<R extends EngineRequest> {
 
   /** Emits the planned step's prefill-start and preemption events, in planning order. */
   flushEvents(listener: EngineListener<R>, atMs: Ms): void {
-    for (let i = 0; i < this.evCount; i++) {
-      const s = this.evSeq[i];
-      // A listener may have cancelled it while handling an earlier event of this step.
-      if (s.state === SeqState.Cancelled) continue;
-      const kind = this.evKind[i];
-      if (kind === EV_PREFILL_START) listener.onPrefillStart(s.req, atMs);
-      else {
-        const mode =
-          kind === EV_PREEMPT_SWAP ? 'swap' : kind === EV_PREEMPT_KEEP ? 'keep' : 'recompute';
-        listener.onPreempt(s.req, atMs, mode);
-      }
-    }
-    this.evCount = 0;
+    this.events.flush(listener, atMs);
   }
 
   /**
@@ -288,7 +269,7 @@ export class Scheduler<R extends EngineRequest> {
         this.pendingPrefill -= s.cachedTokens;
         this.stats.promptTokens += s.target;
         this.stats.prefixHitTokens += s.cachedTokens;
-        this.record(EV_PREFILL_START, s);
+        this.events.record('prefill', s);
         if (whole) budget -= s.cachedTokens;
       }
       waiting.popFront();
@@ -393,7 +374,7 @@ export class Scheduler<R extends EngineRequest> {
       this.numIdle++;
       this.stats.preemptions++;
       this.stats.preemptionsKeep++;
-      this.record(EV_PREEMPT_KEEP, v);
+      this.events.record('keep', v);
       return;
     }
   }
@@ -472,7 +453,7 @@ export class Scheduler<R extends EngineRequest> {
       this.swapBlocks += v.hostBlocks;
       this.stats.swapTransferBlocks += v.hostBlocks;
       this.stats.preemptionsSwap++;
-      this.record(EV_PREEMPT_SWAP, v);
+      this.events.record('swap', v);
     } else {
       this.pendingPrefill -= prefillRemaining(v);
       this.stats.recomputedTokens += v.computed;
@@ -481,18 +462,12 @@ export class Scheduler<R extends EngineRequest> {
       this.pendingPrefill += v.target;
       v.state = SeqState.Waiting;
       this.stats.preemptionsRecompute++;
-      this.record(EV_PREEMPT_RECOMPUTE, v);
+      this.events.record('recompute', v);
     }
     // A paused one waits nowhere until its tool call returns (`requeue`).
     if (v.paused) return;
     this.waiting.pushFront(v);
     this.numWaiting++;
-  }
-
-  private record(kind: number, s: Seq<R>): void {
-    this.evKind[this.evCount] = kind;
-    this.evSeq[this.evCount] = s;
-    this.evCount++;
   }
 }
 
