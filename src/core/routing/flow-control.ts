@@ -185,29 +185,29 @@ export class FlowControl {
   }
 
   /**
-   * How far past `budgetMs` the steps that prefill `promptTokens` more on this replica run,
-   * summed over its chunks: each chunk shares a step with the replica's decodes (and what it is
-   * prefilling already comes first, as the engine's FIFO has it). 0 when every step keeps it.
+   * How many of the steps that prefill `promptTokens` more on this replica run past `budgetMs`,
+   * each chunk sharing a step with the replica's decodes: the slow gaps the prefill deals every
+   * stream decoding there. 0 when every step keeps it.
    */
-  prefillOverrunMs(a: ReplicaAccount, promptTokens: Tokens, budgetMs: Ms): Ms {
+  slowPrefillSteps(a: ReplicaAccount, promptTokens: Tokens, budgetMs: Ms): number {
     if (budgetMs === Infinity || promptTokens <= 0) return 0;
-    const chunkCap = this.spec.maxBatchedTokens;
-    const s = this.shape;
-    let overrun = 0;
-    let left = promptTokens;
-    let done = 0;
-    while (left > 0) {
-      const chunk = Math.min(left, chunkCap);
-      s.prefillTokens = chunk;
-      s.prefillSeqs = 1;
-      s.prefillAttnWork = chunk * (done + chunk);
-      s.decodeSeqs = a.decoding;
-      s.decodeContextTokens = a.decodeContextTokens;
-      overrun += Math.max(0, this.spec.stepTime.stepMs(s) - budgetMs);
-      done += chunk;
-      left -= chunk;
+    let slow = 0;
+    for (let done = 0; done < promptTokens; done += this.spec.maxBatchedTokens) {
+      if (this.chunkStepMs(a, promptTokens, done) > budgetMs) slow++;
     }
-    return overrun;
+    return slow;
+  }
+
+  /** The step that prefills a prompt's chunk from token `done` beside the replica's decodes. */
+  private chunkStepMs(a: ReplicaAccount, promptTokens: Tokens, done: Tokens): Ms {
+    const chunk = Math.min(promptTokens - done, this.spec.maxBatchedTokens);
+    const s = this.shape;
+    s.prefillTokens = chunk;
+    s.prefillSeqs = 1;
+    s.prefillAttnWork = chunk * (done + chunk);
+    s.decodeSeqs = a.decoding;
+    s.decodeContextTokens = a.decodeContextTokens;
+    return this.spec.stepTime.stepMs(s);
   }
 
   /** A prompt alone on an otherwise idle replica: its prefill time, all chunks. */

@@ -61,7 +61,7 @@ const SPECS: readonly RouterSpec[] = [
   {
     type: 'expected-completion',
     description:
-      'the time the request costs there, in ms: its completion (queue work + prefill after the cache hit + decode at that load) plus the delay its prefill adds to the streams decoding beside it',
+      "the time the request costs there, in ms: its completion (queue work + prefill after the cache hit + decode at that load) plus the decode time its prefill's slow gaps are expected to waste beside it",
     filters: [],
     scorers: [{ name: 'expected-cost', weight: 1 }],
     picker: 'lowest-seeded',

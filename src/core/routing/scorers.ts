@@ -6,6 +6,7 @@
  */
 import type { ReplicaAccount } from '../fleet/replica-ledger.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import { stallRisk } from './gap-tolerance.ts';
 import type { RouteContext, RouteRequest, Scorer } from './route.ts';
 
 /** Requests this control plane has in flight there (Envoy's LEAST_REQUEST signal). */
@@ -128,11 +129,14 @@ const interference: Scorer = {
 };
 
 /**
- * Gap objectives it would break: every stream decoding there sees its prefill's steps run past
- * the replica's gap budget (its tightest ITL objective, less the margin) by so many ms; and
- * once it decodes there, a step of the bigger batch past the budget delays every stream,
- * itself included, by the excess at each of its predicted output steps. Steps within the budget
- * cost nothing: a gap that keeps its objective is not a loss (stream·ms past objective).
+ * Gap objectives it would break. Its prefill's slow steps (past the replica's gap budget: its
+ * tightest ITL objective, less the margin) are slow gaps for every stream decoding there, and a
+ * stream's p99 absorbs only so many (about one per hundred gaps, `gap-tolerance.ts`): each
+ * stream costs its chance of being pushed past its objective by them, times the decode time it
+ * would then have spent for nothing (its predicted output at the replica's step). How slow a
+ * slow gap is does not matter, only how many a stream is dealt. And once it decodes there, a step
+ * of the bigger batch past the budget delays every stream, itself included, by the excess at
+ * each of its predicted output steps (stream·ms). Steps within the budget cost nothing.
  */
 function gapOverrunMs(
   r: RouteRequest,
@@ -145,11 +149,28 @@ function gapOverrunMs(
   const budget = Math.min(ctx.flow.gapBudgetMs(a), own);
   if (budget === Infinity) return 0;
   const uncached = Math.max(1, r.req.inputTokens - ctx.hits[x.index]);
-  const stall = a.decoding * ctx.flow.prefillOverrunMs(a, uncached, budget);
+  const stall = stallLossMs(a, ctx, ctx.flow.slowPrefillSteps(a, uncached, budget));
   const slow = stepWith - budget;
   if (slow <= 0) return stall;
   const seqs = Math.min(ctx.spec.maxNumSeqs, a.decoding + a.prefilling + 1);
   return stall + seqs * slow * Math.max(1, r.demand.output.p50);
+}
+
+/**
+ * Decode time lost to `slowSteps` more slow gaps on a replica: over its gap-sensitive streams
+ * decoding, each one's chance of then missing its p99 objective (from its length so far and its
+ * class's output lengths) times its predicted decode time there. A long stream spares a slow gap
+ * a short one cannot, so a prefill that must stall someone goes where the streams can take it.
+ */
+function stallLossMs(a: ReplicaAccount, ctx: RouteContext, slowSteps: number): number {
+  if (slowSteps === 0 || a.decoding === 0) return 0;
+  const step = ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
+  let lost = 0;
+  for (const e of a.entries) {
+    if (e.itlSloMs === Infinity || e.streamed === 0) continue;
+    lost += stallRisk(e.streamed, e.slowGaps + slowSteps, e.capTokens, e.lengths) * e.expectTokens;
+  }
+  return lost * step;
 }
 
 const gapOverrun: Scorer = {
