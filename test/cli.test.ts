@@ -14,6 +14,18 @@ function goodput(...args: string[]) {
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
+/** Each case — extra arguments, and the flag its error must name — exits 2 naming that flag. */
+function exitsNaming(
+  base: readonly string[],
+  cases: readonly (readonly [readonly string[], RegExp])[],
+): void {
+  for (const [args, named] of cases) {
+    const r = goodput(...base, ...args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
+    assert.match(r.err, named);
+  }
+}
+
 test('simulate writes a report with every required key and prints a summary', () => {
   const out = join(dir, 'report.json');
   const r = goodput(
@@ -337,19 +349,18 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
   assert.equal(report.fairness.order, 'scored');
   assert.equal(report.fairness.cost.kv_gib_second_weight, 10);
   assert.ok(report.preemption.tool_pauses.keep > 0);
-  for (const [args, named] of [
-    [['--tool-calls', '2:soon:10'], /--tool-calls/],
-    [['--tool-kv', 'hold'], /--tool-kv/],
-    [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
-    [['--ttft-boost-ms', '100'], /ttftBoostMs/],
-    [['--max-iteration-ms', '-5'], /--max-iteration-ms/],
-    [['--preemption-victims', 'oldest'], /--preemption-victims/],
-    [['--decode-token-budget', '0'], /--decode-token-budget/],
-  ] as const) {
-    const bad = goodput('simulate', '--num-requests', '5', ...args);
-    assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.err}`);
-    assert.match(bad.err, named);
-  }
+  exitsNaming(
+    ['simulate', '--num-requests', '5'],
+    [
+      [['--tool-calls', '2:soon:10'], /--tool-calls/],
+      [['--tool-kv', 'hold'], /--tool-kv/],
+      [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
+      [['--ttft-boost-ms', '100'], /ttftBoostMs/],
+      [['--max-iteration-ms', '-5'], /--max-iteration-ms/],
+      [['--preemption-victims', 'oldest'], /--preemption-victims/],
+      [['--decode-token-budget', '0'], /--decode-token-budget/],
+    ],
+  );
 });
 
 test('simulate: a prefix-heavy workload with LoRA adapters routed by expected completion; bad values exit 2 naming the flag', () => {
@@ -387,33 +398,31 @@ test('simulate: a prefix-heavy workload with LoRA adapters routed by expected co
   assert.ok(report.routing.prefix_hit_rate > 0.3, String(report.routing.prefix_hit_rate));
   assert.equal(report.scenario.adapters, 'zipf:4:1');
   assert.equal(report.completed, 200);
-  for (const [args, named] of [
-    [['--prefix', 'lunch:1'], /--prefix/],
-    [['--adapters', 'zipf:0:1'], /--adapters/],
-    [['--lora-modules', 'bad name!'], /--lora-modules/],
-    [['--max-loras', '0'], /--max-loras/],
-  ] as const) {
-    const bad = goodput('simulate', '--num-requests', '5', ...args);
-    assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.err}`);
-    assert.match(bad.err, named);
-  }
+  exitsNaming(
+    ['simulate', '--num-requests', '5'],
+    [
+      [['--prefix', 'lunch:1'], /--prefix/],
+      [['--adapters', 'zipf:0:1'], /--adapters/],
+      [['--lora-modules', 'bad name!'], /--lora-modules/],
+      [['--max-loras', '0'], /--max-loras/],
+    ],
+  );
 });
 
 test('serve: a bad autoscaling flag exits 2 naming it, before anything listens', () => {
-  for (const [args, named] of [
-    [['--autoscaler', 'nope'], /--autoscaler/],
-    [['--ready-time', 'soon'], /--ready-time/],
-    [['--min-replicas', '4', '--max-replicas', '2'], /--max-replicas/],
-    [['--burst-headroom', '0.5'], /--burst-headroom/],
-    [['--scale-in-window', '-1'], /--scale-in-window/],
-    [['--engine-pool', 'cloud'], /--engine-pool/],
-    [['--engine-pool', 'local', '--autoscaler', 'none'], /--engine-pool/],
-    [['--engine-pool', 'local', '--backend', 'http://127.0.0.1:9'], /--engine-pool/],
-  ] as const) {
-    const r = goodput('serve', '--port', '0', ...args);
-    assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
-    assert.match(r.err, named);
-  }
+  exitsNaming(
+    ['serve', '--port', '0'],
+    [
+      [['--autoscaler', 'nope'], /--autoscaler/],
+      [['--ready-time', 'soon'], /--ready-time/],
+      [['--min-replicas', '4', '--max-replicas', '2'], /--max-replicas/],
+      [['--burst-headroom', '0.5'], /--burst-headroom/],
+      [['--scale-in-window', '-1'], /--scale-in-window/],
+      [['--engine-pool', 'cloud'], /--engine-pool/],
+      [['--engine-pool', 'local', '--autoscaler', 'none'], /--engine-pool/],
+      [['--engine-pool', 'local', '--backend', 'http://127.0.0.1:9'], /--engine-pool/],
+    ],
+  );
 });
 
 test('simulate: autoscaling under a load shape with a group failure, through a real process; bad values exit 2 naming the flag', () => {
@@ -451,20 +460,19 @@ test('simulate: autoscaling under a load shape with a group failure, through a r
   assert.equal(report.scenario.workload.scenario.name, 'diurnal-burst');
   assert.equal(report.fleet.failures.groups, 1);
   assert.ok(report.autoscale.timeline.length > 0);
-  for (const [args, named] of [
-    [['--scenario', 'lunch-rush'], /--scenario/],
-    [['--autoscaler', 'magic'], /--autoscaler/],
-    [['--autoscaler', 'goodput', '--ready-time', '2-1'], /--ready-time/],
-    [['--fail-group', '-3'], /--fail-group/],
+  exitsNaming(
+    ['simulate', '--num-requests', '5'],
     [
-      ['--autoscaler', 'goodput', '--scale-freeze', '90-30'],
-      /--scale-freeze: expected seconds FROM-TO/,
+      [['--scenario', 'lunch-rush'], /--scenario/],
+      [['--autoscaler', 'magic'], /--autoscaler/],
+      [['--autoscaler', 'goodput', '--ready-time', '2-1'], /--ready-time/],
+      [['--fail-group', '-3'], /--fail-group/],
+      [
+        ['--autoscaler', 'goodput', '--scale-freeze', '90-30'],
+        /--scale-freeze: expected seconds FROM-TO/,
+      ],
     ],
-  ] as const) {
-    const bad = goodput('simulate', '--num-requests', '5', ...args);
-    assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.err}`);
-    assert.match(bad.err, named);
-  }
+  );
 });
 
 test('an output path that cannot be written fails before the run, naming its flag', () => {
@@ -485,4 +493,37 @@ test('an output path that cannot be written fails before the run, naming its fla
     );
     assert.doesNotMatch(r.err, /\n\s+at /, 'no stack trace');
   }
+});
+
+test('simulate --prefill-replicas: a disaggregated fleet in the report; a link without a pool, or a bad size, exits 2 naming the flag', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'goodput-pd-cli-'));
+  const out = join(dir, 'report.json');
+  const r = goodput(
+    'simulate',
+    '--num-requests',
+    '200',
+    '--rate',
+    '10',
+    '--replicas',
+    '2',
+    '--prefill-replicas',
+    '1',
+    '--kv-link-gbps',
+    '100',
+    '--out',
+    out,
+  );
+  assert.equal(r.code, 0, r.err);
+  const report = JSON.parse(readFileSync(out, 'utf8'));
+  assert.equal(report.scenario.prefillReplicas, 1);
+  assert.equal(report.fleet.prefill.replicas, 1);
+  assert.equal(report.fleet.prefill.kv_transfers, report.completed);
+  exitsNaming(
+    ['simulate', '--num-requests', '5'],
+    [
+      [['--kv-link-gbps', '100'], /--kv-link-gbps/],
+      [['--prefill-replicas', '0'], /--prefill-replicas/],
+      [['--prefill-replicas', '1', '--kv-link-gbps', 'fast'], /--kv-link-gbps/],
+    ],
+  );
 });

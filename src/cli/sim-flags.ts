@@ -15,6 +15,7 @@ import {
   secondsWindow,
 } from './parse-flags.ts';
 import { addWorkloadFlags, workloadFromFlags } from './workload-flags.ts';
+import { DEFAULT_KV_LINK } from '../engine/kv-transfer.ts';
 
 export function addScenarioFlags(cmd: Command): Command {
   return addWorkloadFlags(addScaleLimitFlags(addEngineFlags(cmd), '--replicas'))
@@ -31,6 +32,16 @@ export function addScenarioFlags(cmd: Command): Command {
       'LoRA adapters the requests ask for, zipf:N:S (lora-0 … lora-N-1); the replicas serve them unless --lora-modules says otherwise',
     )
     .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
+    .option(
+      '--prefill-replicas <n>',
+      "disaggregated serving: a pool of N prefill replicas computes each prompt, whose KV then crosses --kv-link-gbps to the request's replica (--replicas: the decode pool), as vLLM's disaggregated prefill, llm-d's P/D and Dynamo run it",
+      positiveInt('--prefill-replicas'),
+    )
+    .option(
+      '--kv-link-gbps <gbps>',
+      `with --prefill-replicas: the link a prompt's KV crosses, gigabits per second per GPU (default ${DEFAULT_KV_LINK.gbps}: one RDMA NIC per GPU), plus ${DEFAULT_KV_LINK.setupMs} ms a transfer`,
+      positiveNumber('--kv-link-gbps'),
+    )
     .option(
       '--autoscaler <type>',
       'scale the fleet: goodput | hpa-utilization | keda-queue | kpa-like | none (starts at --min-replicas)',
@@ -120,6 +131,8 @@ export function scenarioFromFlags(
     scenario: o.scenario as string | undefined,
     failGroupAtS: o.failGroup as number[] | undefined,
     replicas: o.replicas as number,
+    prefillReplicas: o.prefillReplicas as number | undefined,
+    kvLinkGbps: o.kvLinkGbps as number | undefined,
     clientTimeoutMs: o.clientTimeoutMs as number | undefined,
     maxAttempts: o.maxAttempts as number,
     retryMode: o.retryMode as RetryMode,

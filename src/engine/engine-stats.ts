@@ -30,6 +30,8 @@ export interface EngineStats {
   promptTokens: Tokens;
   /** Of those, tokens served from the prefix cache. */
   prefixHitTokens: Tokens;
+  /** Of those, tokens whose KV a prefill instance sent (disaggregated serving). */
+  kvLoadedTokens: Tokens;
   /** Prompt tokens actually computed. */
   prefillTokens: Tokens;
   tokensGenerated: Tokens;
@@ -57,6 +59,7 @@ export function createStats(): EngineStats {
     toolResumes: 0,
     promptTokens: 0,
     prefixHitTokens: 0,
+    kvLoadedTokens: 0,
     prefillTokens: 0,
     tokensGenerated: 0,
     finished: 0,
@@ -64,4 +67,10 @@ export function createStats(): EngineStats {
     failed: 0,
     prefixEvictedBlocks: 0,
   };
+}
+
+/** Adds `from`'s counters to `into` (summing replicas for a report). */
+export function addStats(into: EngineStats, from: EngineStats): EngineStats {
+  for (const k of Object.keys(into) as (keyof EngineStats)[]) into[k] += from[k];
+  return into;
 }

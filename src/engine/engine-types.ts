@@ -25,6 +25,12 @@ export interface EngineRequest {
   readonly itlSloMs?: Ms;
   /** When it must be complete (clock ms), if it has such an objective: slack-aware preemption. */
   readonly e2eDeadlineMs?: Ms;
+  /**
+   * Disaggregated serving: this many of its prompt tokens were prefilled by a prefill instance
+   * and their KV sent here; the replica computes only the rest (at least the last token, to
+   * sample from), as vLLM's KV connector loads external computed tokens.
+   */
+  readonly kvTransferredTokens?: Tokens;
   /** The LoRA adapter it runs with (one of `loraModules`); the base model when absent. */
   readonly adapter?: string;
 }

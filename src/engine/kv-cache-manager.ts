@@ -41,8 +41,9 @@ export class KvCacheManager {
   }
 
   /**
-   * Admits a waiting sequence: reuses its cached prefix and takes blocks for its first chunk
-   * (at most `budget` tokens). Returns the chunk's tokens, or 0 if its blocks do not fit now.
+   * Admits a waiting sequence: reuses its cached prefix, takes the prompt KV a prefill instance
+   * sent (its blocks fresh), and takes blocks for its first chunk (at most `budget` tokens).
+   * Returns the chunk's tokens, or 0 if its blocks do not fit now.
    */
   admit(s: AnySeq, budget: number): number {
     const cache = this.cache;
@@ -56,8 +57,12 @@ export class KvCacheManager {
     }
     const hitTokens = hit * s.entryTokens;
     const hitBlocks = hit * s.entryBlocks;
-    const tokens = Math.min(s.target - hitTokens, budget);
-    const fresh = this.blocksFor(hitTokens + tokens) - hitBlocks;
+    // KV sent by a prefill instance, beyond what the cache holds; the last prompt token is
+    // computed here, to sample from.
+    const loaded = Math.max(0, Math.min(s.transferred, s.target - 1) - hitTokens);
+    const computed = hitTokens + loaded;
+    const tokens = Math.min(s.target - computed, budget);
+    const fresh = this.blocksFor(computed + tokens) - hitBlocks;
     if (fresh + idle > this.pool.freeBlocks) return 0;
     if (cache !== null) {
       // Reference the hit first, so the allocation below cannot evict it.
@@ -67,8 +72,10 @@ export class KvCacheManager {
     this.pool.allocate(fresh);
     s.blocks = hitBlocks + fresh;
     s.sharedBlocks = hitBlocks;
-    s.computed = hitTokens;
+    s.computed = computed;
     s.cachedTokens = hitTokens;
+    s.loadedTokens = loaded;
+    s.transferred = 0;
     s.cacheNext = hit;
     return tokens;
   }

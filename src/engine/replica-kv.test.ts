@@ -163,3 +163,36 @@ function lcg(seed: number): () => number {
     return s / 2 ** 32;
   };
 }
+
+test('a prompt whose KV a prefill instance sent: only its last token is computed; after a recompute preemption, all of it', () => {
+  const prefills: number[] = [];
+  const profile = {
+    name: 'p',
+    stepMs: (s: { prefillTokens: number }) => (prefills.push(s.prefillTokens), 10),
+  };
+  const rec = new Recorder();
+  const core = new ReplicaCore<EngineRequest>(testConfig({ numGpuBlocks: 100 }), profile, rec);
+  core.add({ ...req('d', 640, 5), kvTransferredTokens: 640 }, 0);
+  runLoop(core, [], () => auditKv(core));
+  assert.deepEqual(prefills, [1, 0, 0, 0, 0], 'one token to sample from, then decodes');
+  assert.equal(core.stats().kvLoadedTokens, 639);
+  assertTokensInOrder(rec, 'd', 5);
+
+  // Two such requests on a pool that cannot hold both to the end: the preempted one recomputes
+  // its prompt and what it emitted — the transferred KV is gone with its blocks.
+  prefills.length = 0;
+  const tight = new ReplicaCore<EngineRequest>(
+    testConfig({ numGpuBlocks: 10, maxBatchedTokens: 256 }),
+    profile,
+    new Recorder(),
+  );
+  tight.add({ ...req('a', 64, 50), kvTransferredTokens: 64 }, 0);
+  tight.add({ ...req('b', 64, 50), kvTransferredTokens: 64 }, 0);
+  runLoop(tight, [], () => auditKv(tight));
+  assert.equal(prefills[0], 2, 'both start from their last prompt token');
+  assert.ok(tight.stats().preemptionsRecompute > 0);
+  assert.ok(
+    prefills.some((p) => p > 64),
+    'a recompute prefills the prompt and its output',
+  );
+});

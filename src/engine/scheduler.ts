@@ -266,9 +266,10 @@ export class Scheduler<R extends EngineRequest> {
           if (this.releasePaused()) continue;
           break;
         }
-        this.pendingPrefill -= s.cachedTokens;
+        this.pendingPrefill -= s.computed;
         this.stats.promptTokens += s.target;
         this.stats.prefixHitTokens += s.cachedTokens;
+        this.stats.kvLoadedTokens += s.loadedTokens;
         this.events.record('prefill', s);
         if (whole) budget -= s.cachedTokens;
       }

@@ -30,6 +30,13 @@ export class Seq<R extends EngineRequest> {
   hostBlocks = 0;
   /** Prompt tokens served from the prefix cache at the latest admission. */
   cachedTokens = 0;
+  /**
+   * Prompt tokens whose KV a prefill instance computed and sent (disaggregated serving): taken
+   * as computed at its first admission, then 0 — after a recompute preemption it is gone.
+   */
+  transferred: number;
+  /** Of the prompt, tokens taken from a prefill instance's KV at the latest admission. */
+  loadedTokens = 0;
   /** Paused for a tool call: not scheduled, not admitted, until it resumes. */
   paused = false;
   /**
@@ -59,6 +66,7 @@ export class Seq<R extends EngineRequest> {
     this.input = req.inputTokens;
     this.output = output;
     this.target = req.inputTokens;
+    this.transferred = req.kvTransferredTokens ?? 0;
     const p = req.prefix;
     const bt = p?.blockTokens ?? 0;
     if (caching && p !== undefined && Number.isInteger(bt) && bt > 0 && p.hashes.length > 0) {
@@ -87,6 +95,8 @@ export class Seq<R extends EngineRequest> {
     this.computed = 0;
     this.prefilling = true;
     this.cachedTokens = 0;
+    this.loadedTokens = 0;
+    this.transferred = 0;
     this.cacheNext = 0;
   }
 }

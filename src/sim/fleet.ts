@@ -4,9 +4,10 @@
  * Under autoscaling a replica group is started (`start`: ready after its ready time, its stages
  * recorded), or drained (`drain`: no new work, removed — its GPUs released — once its last
  * request has ended); a group still starting is cancelled at once. GPUs are held from a group's
- * request to its removal.
+ * request to its removal. Disaggregated (`prefill`), a request placed on a replica is prefilled in
+ * the prefill pool first and reaches its replica with its prompt's KV (`prefill-pool.ts`).
  */
-import { createStats, type EngineStats } from '../engine/engine-stats.ts';
+import { addStats, createStats, type EngineStats } from '../engine/engine-stats.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Timers } from '../core/ports/timers.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
@@ -22,6 +23,8 @@ import {
 import type { Rng } from '../core/ports/rng.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';
 import type { RequestTracker } from './request-tracker.ts';
+import { PrefillPool } from './prefill-pool.ts';
+import type { KvLink } from '../engine/kv-transfer.ts';
 
 export interface Outstanding {
   readonly prefillTokens: number;
@@ -37,6 +40,13 @@ interface MutableSnapshot {
   waiting: number;
   kvUsage: number;
   loras?: readonly string[];
+  prefillBacklogSteps?: number;
+}
+
+/** Disaggregated serving: a prefill pool in front of the replicas, and the link between. */
+export interface PrefillSpec {
+  readonly replicas: number;
+  readonly link: KvLink;
 }
 
 /** What the fleet needs to start groups of its own (autoscaling). */
@@ -63,6 +73,8 @@ export class Fleet {
   private readonly listener: EngineListener<RequestTracker>;
   private readonly onKvEvent?: (replica: number, kind: 'stored' | 'removed', hash: string) => void;
   private readonly lifecycle?: GroupLifecycle;
+  /** Disaggregated: where prompts are prefilled before their decode replica takes them. */
+  readonly prefill: PrefillPool | undefined;
   readonly kvCapacityTokens: number;
   /** KV capacity of one replica, in tokens. */
   readonly replicaKvTokens: number;
@@ -80,6 +92,7 @@ export class Fleet {
     /** Each replica's prefix-cache events (vLLM's KV events), when a router wants them. */
     onKvEvent?: (replica: number, kind: 'stored' | 'removed', hash: string) => void,
     lifecycle?: GroupLifecycle,
+    prefill?: PrefillSpec,
   ) {
     this.clock = clock;
     this.config = config;
@@ -87,6 +100,15 @@ export class Fleet {
     this.listener = listener;
     this.onKvEvent = onKvEvent;
     this.lifecycle = lifecycle;
+    this.prefill =
+      prefill === undefined
+        ? undefined
+        : new PrefillPool(prefill.replicas, config, profile, prefill.link, clock, {
+            onPrefillStart: (t, atMs) => listener.onPrefillStart(t, atMs),
+            onPreempt: (t, atMs, mode) => listener.onPreempt(t, atMs, mode),
+            onFail: (t, atMs, reason) => listener.onFail(t, atMs, reason),
+            kvArrived: (t) => this.replicas[t.replica].add(t),
+          });
     const zero = stageDurations({ minMs: 0, maxMs: 0 }, 0);
     for (let i = 0; i < n; i++) {
       this.addReplica();
@@ -210,6 +232,8 @@ export class Fleet {
     this.rebuildReady();
     const held = [...this.replicas[index].core.sequences()].map((s) => s.req);
     for (const t of held) this.replicas[index].cancel(t.id);
+    // Those still prefilling for it, or with their KV on the way, are its requests too.
+    if (this.prefill !== undefined) held.push(...this.prefill.takeBoundFor(index));
     this.lifecycle?.onRemoved(index);
     return held;
   }
@@ -271,7 +295,9 @@ export class Fleet {
 
   /** Fresh snapshots of the ready replicas, in index order. */
   snapshots(): readonly ReplicaSnapshot[] {
+    const backlog = this.prefill?.backlogSteps();
     for (const v of this.ready) {
+      if (backlog !== undefined) v.prefillBacklogSteps = backlog;
       const load = this.replicas[v.index].load();
       v.running = load.running;
       v.waiting = load.waiting;
@@ -284,7 +310,8 @@ export class Fleet {
   dispatch(attempt: RequestTracker): void {
     this.changeInSystem(1);
     this.views[attempt.replica].inFlight++;
-    this.replicas[attempt.replica].add(attempt);
+    if (this.prefill !== undefined) this.prefill.submit(attempt);
+    else this.replicas[attempt.replica].add(attempt);
   }
 
   /** The attempt left the replica (finished or failed). */
@@ -309,17 +336,15 @@ export class Fleet {
 
   /** The client abandoned it: the replica drops it and frees its memory. */
   cancel(attempt: RequestTracker): void {
-    this.replicas[attempt.replica].cancel(attempt.id);
+    if (this.prefill?.cancel(attempt) !== true) this.replicas[attempt.replica].cancel(attempt.id);
     this.release(attempt.replica);
   }
 
-  /** Every replica's counters, summed. */
+  /** Every replica's counters, summed (the prefill pool's with them). */
   stats(): EngineStats {
     const sum = createStats();
-    for (const r of this.replicas) {
-      const s = r.stats();
-      for (const k of Object.keys(sum) as (keyof EngineStats)[]) sum[k] += s[k];
-    }
+    for (const r of this.replicas) addStats(sum, r.stats());
+    if (this.prefill !== undefined) addStats(sum, this.prefill.stats());
     return sum;
   }
 
@@ -346,6 +371,6 @@ export class Fleet {
   kvUsedBlocks(): number {
     let used = 0;
     for (const r of this.replicas) used += r.load().kvUsedBlocks;
-    return used;
+    return used + (this.prefill?.kvUsedBlocks() ?? 0);
   }
 }

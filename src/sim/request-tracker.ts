@@ -35,6 +35,8 @@ export class RequestTracker implements EngineRequest {
   readonly e2eDeadlineMs: Ms | undefined;
   /** The next gap spans a tool call's pause: the tool's time, not the server's, so not a gap. */
   private pauseGap = false;
+  /** Disaggregated serving: prompt tokens whose KV the prefill pool sent its decode replica. */
+  kvTransferredTokens: number | undefined;
   /** Replica of the current attempt, once dispatched. */
   replica = -1;
   timeout: { cancel(): void } | null = null;

@@ -24,6 +24,9 @@ import { SeededRng } from '../runtime/seeded-rng.ts';
 import { buildWorkload } from './workload/build-workload.ts';
 import { WORKLOAD_DEFAULTS } from './workload/workload-options.ts';
 import { simulate } from './simulation.ts';
+import type { PrefillSpec } from './fleet.ts';
+import { ConfigError } from '../core/errors.ts';
+import { checkKvLink, DEFAULT_KV_LINK } from '../engine/kv-transfer.ts';
 import type { RetryMode } from './client-behaviour.ts';
 
 export interface ScenarioSpec extends EngineSpec {
@@ -67,6 +70,10 @@ export interface ScenarioSpec extends EngineSpec {
   /** Seconds at which the busiest ready group fails (`--fail-group`, repeatable). */
   readonly failGroupAtS?: readonly number[];
   readonly replicas: number;
+  /** Disaggregated serving (`--prefill-replicas`): the prefill pool; `replicas` then decode. */
+  readonly prefillReplicas?: number;
+  /** `--kv-link-gbps`: the link a prompt's KV crosses, per GPU. */
+  readonly kvLinkGbps?: number;
   readonly clientTimeoutMs?: number;
   readonly maxAttempts: number;
   readonly retryMode: RetryMode;
@@ -127,6 +134,7 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
       ? {}
       : { prefixResetsAtMs: spec.prefixResetAtS.map((s) => s * 1000) }),
     ...(spec.canaries === undefined ? {} : { canariesMs: msWindows(spec.canaries) }),
+    ...prefillOptions(spec),
     engine,
     profile,
     client: {
@@ -176,4 +184,16 @@ function autoscaleOptions(spec: ScenarioSpec): AutoscaleOptions | undefined {
 
 function msWindows(windows: readonly { fromS: number; toS: number }[] | undefined) {
   return (windows ?? []).map((w) => ({ fromMs: w.fromS * 1000, toMs: w.toS * 1000 }));
+}
+
+/** The prefill pool the spec asks for, checked; none without `--prefill-replicas`. */
+function prefillOptions(spec: ScenarioSpec): { prefill?: PrefillSpec } {
+  if (spec.prefillReplicas === undefined) {
+    if (spec.kvLinkGbps !== undefined) {
+      throw new ConfigError('--kv-link-gbps', 'unset without --prefill-replicas', spec.kvLinkGbps);
+    }
+    return {};
+  }
+  const link = checkKvLink({ ...DEFAULT_KV_LINK, gbps: spec.kvLinkGbps ?? DEFAULT_KV_LINK.gbps });
+  return { prefill: { replicas: spec.prefillReplicas, link } };
 }

@@ -25,7 +25,7 @@ import { buildReport, type Report } from '../core/observe/report.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
-import { Fleet } from './fleet.ts';
+import { Fleet, type PrefillSpec } from './fleet.ts';
 import { CapacityEvents, type CapacityEventOptions } from './capacity-events.ts';
 import { SpreadSampler } from './spread-sampler.ts';
 import { AutoscaleLoop, type AutoscaleOptions } from './autoscaling.ts';
@@ -55,6 +55,8 @@ export interface SimulationOptions extends CapacityEventOptions {
   readonly onOutcome?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
   /** Autoscaling: the fleet starts at `replicas` groups and the autoscaler resizes it. */
   readonly autoscale?: AutoscaleOptions;
+  /** Disaggregated serving: a prefill pool in front of the `replicas`, which decode. */
+  readonly prefill?: PrefillSpec;
 }
 
 export function simulate(opts: SimulationOptions): Report {
@@ -170,6 +172,7 @@ export function simulate(opts: SimulationOptions): Report {
           onReady: () => pump(),
           onRemoved: (index) => pipeline.replicaGone(index),
         },
+    opts.prefill,
   );
   const spec: FleetSpec = {
     model: opts.engine.model.name,
@@ -182,6 +185,7 @@ export function simulate(opts: SimulationOptions): Report {
     kvBytesPerToken: kvBytesPerToken(opts.engine.model),
     replicaKvTokens: fleet.replicaKvTokens,
     stepTime: opts.profile,
+    ...(opts.prefill === undefined ? {} : { prefilledElsewhere: true }),
   };
   const pipeline = new Pipeline<RequestTracker>(opts.policy, spec, {
     dispatch(ticket: Ticket<RequestTracker>) {
@@ -375,8 +379,8 @@ export function simulate(opts: SimulationOptions): Report {
   );
 
   const durationMs = clock.now();
-  // A canary's GPUs are held for its window within the run, whatever the pool does.
-  const canaryMs = events.canaryMs(durationMs);
+  // A canary's GPUs, and a prefill pool's, are held for the whole window or run.
+  const canaryMs = events.canaryMs(durationMs) + (opts.prefill?.replicas ?? 0) * durationMs;
   const engine = fleet.stats();
   return buildReport(accumulator, {
     seed: opts.seed,
@@ -400,6 +404,9 @@ export function simulate(opts: SimulationOptions): Report {
           }),
       kvCapacityTokens: fleet.kvCapacityTokens,
       ...events.report(durationMs, fleet.failures),
+      ...(fleet.prefill === undefined
+        ? {}
+        : { prefill: { replicas: fleet.prefill.size, ...fleet.prefill.transfers } }),
     },
     ...(scaling === null
       ? {}

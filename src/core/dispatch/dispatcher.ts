@@ -96,7 +96,11 @@ export class Dispatcher<H> {
     this.strategy = dispatchStrategy(config, spec, router.pricesStalls === true);
     this.bandOrder = bandOrder;
     this.waiting = new WaitingBands(bandOrder, this.strategy.lookahead);
-    this.router = new Router(router, { ...routerOptions, leading: this.strategy.filters });
+    this.router = new Router(router, {
+      ...routerOptions,
+      leading: this.strategy.filters,
+      prefilledElsewhere: spec.prefilledElsewhere,
+    });
     this.apply = apply;
     this.ledger = new ReplicaLedger(0);
     const index = this.router.prefix;

@@ -71,6 +71,7 @@ function flowControl(
       FILTERS.servable,
       FILTERS.avoid,
       FILTERS.held,
+      ...(spec.prefilledElsewhere === true ? [FILTERS['prefill-fit']] : []),
       FILTERS[pricesStalls ? 'flow-fit-any' : 'flow-fit'],
     ],
     isLongPrefill: (prefillMs, itlSloMs) =>

@@ -23,4 +23,10 @@ export interface FleetSpec {
   /** KV capacity of one replica, in tokens. */
   readonly replicaKvTokens: Tokens;
   readonly stepTime: StepTimeModel;
+  /**
+   * Disaggregated serving: a prefill pool computes every prompt and sends its KV, so a replica
+   * here computes only each prompt's last token — placement sees every prompt as cached but one
+   * token (admission still counts its prefill in the time to first token).
+   */
+  readonly prefilledElsewhere?: boolean;
 }

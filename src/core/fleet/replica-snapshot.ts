@@ -21,4 +21,9 @@ export interface ReplicaSnapshot {
    * has told whether it is healthy again.
    */
   readonly probe?: boolean;
+  /**
+   * Disaggregated serving: the prompts its prefill pool has still to compute, in steps of that
+   * pool — pending prompt tokens over (prefill replicas × a step's token budget).
+   */
+  readonly prefillBacklogSteps?: number;
 }

@@ -41,6 +41,16 @@ export interface ReportContext {
     readonly canary?: { readonly windows: number; readonly held_s: number };
     /** Prefix-cache cold resets, when the run injects them: how many, and the blocks dropped. */
     readonly prefixResets?: { readonly resets: number; readonly dropped_blocks: number };
+    /**
+     * Disaggregated serving: the prefill pool (its GPUs in `heldReplicaMs`) and the prompts' KV
+     * it sent the replicas.
+     */
+    readonly prefill?: {
+      readonly replicas: number;
+      readonly transfers: number;
+      readonly bytes: number;
+      readonly ms: Ms;
+    };
     readonly kvCapacityTokens: number;
   };
   readonly engine: {
@@ -236,6 +246,7 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       ...(ctx.fleet.failures === undefined ? {} : { failures: ctx.fleet.failures }),
       ...(ctx.fleet.prefixResets === undefined ? {} : { prefix_resets: ctx.fleet.prefixResets }),
       ...(ctx.fleet.canary === undefined ? {} : { canary: ctx.fleet.canary }),
+      ...(ctx.fleet.prefill === undefined ? {} : { prefill: prefillReport(ctx.fleet.prefill) }),
     },
     cost: { gpu_seconds_per_good_request: total.good > 0 ? r6(gpuSeconds / total.good) : null },
     ...(ctx.autoscale === undefined ? {} : { autoscale: ctx.autoscale }),
@@ -283,5 +294,15 @@ function objectives(c: SloClass | undefined) {
     itl_p99: o.itlP99Ms ?? null,
     tpot: o.tpotMs ?? null,
     e2e: o.e2eMs ?? null,
+  };
+}
+
+/** The prefill pool of a disaggregated fleet, and the KV it sent. */
+function prefillReport(p: NonNullable<ReportContext['fleet']['prefill']>) {
+  return {
+    replicas: p.replicas,
+    kv_transfers: p.transfers,
+    kv_transferred_gib: r3(p.bytes / 1024 ** 3),
+    kv_transfer_ms_mean: ratio(p.ms, p.transfers),
   };
 }

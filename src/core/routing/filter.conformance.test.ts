@@ -88,3 +88,18 @@ test('servable keeps the replicas serving the adapter asked for; a base-model re
   FILTERS.servable.filter(routeRequest(), fleet, ctx, out);
   assert.equal(out.length, 3);
 });
+
+test('prefill-fit drops the replicas whose prefill pool has its next steps queued; none without a pool', () => {
+  const { replicas, ctx } = routeFleet([0, 0, 0]);
+  const fleet = [
+    { ...replicas[0], prefillBacklogSteps: 0.5 },
+    { ...replicas[1], prefillBacklogSteps: 2 },
+    replicas[2],
+  ];
+  const out: typeof replicas = [];
+  FILTERS['prefill-fit'].filter(routeRequest(), fleet, ctx, out);
+  assert.deepEqual(
+    out.map((x) => x.index),
+    [0, 2],
+  );
+});

@@ -1,6 +1,7 @@
 /**
- * Every routing filter, registered once by name. The dispatch strategies put `avoid`, `held` and
- * `flow-fit` in front of a router's own (`../dispatch/strategies.ts`).
+ * Every routing filter, registered once by name. The dispatch strategies put `avoid`, `held`,
+ * `flow-fit` and, for a disaggregated fleet, `prefill-fit` in front of a router's own
+ * (`../dispatch/strategies.ts`).
  */
 import { candidateOf } from './flow-control.ts';
 import type { Filter } from './route.ts';
@@ -51,6 +52,28 @@ const flowFit: Filter = {
   },
 };
 
+/**
+ * Disaggregated serving: the prefill pool feeding a replica has at most this many of its steps
+ * of prompts queued before it takes another — enough to start its next step at once.
+ */
+export const PREFILL_BACKLOG_STEPS = 2;
+
+/**
+ * Disaggregated serving: a replica whose prefill pool already has its next steps' prompts
+ * queued takes no new request, so the queue stays in the control plane — in priority and fair
+ * order, and seen by admission's wait model — rather than in the prefill engines' FIFO.
+ */
+const prefillFit: Filter = {
+  name: 'prefill-fit',
+  description:
+    "drops replicas whose prefill pool (disaggregated serving) has its next steps' prompts queued",
+  filter(_r, replicas, _ctx, out) {
+    for (const x of replicas) {
+      if ((x.prefillBacklogSteps ?? 0) < PREFILL_BACKLOG_STEPS) out.push(x);
+    }
+  },
+};
+
 /** A request for a LoRA adapter goes only where that adapter is served. */
 const servable: Filter = {
   name: 'servable',
@@ -90,4 +113,5 @@ export const FILTERS: Readonly<Record<string, Filter>> = {
   [avoid.name]: avoid,
   [held.name]: held,
   [flowFit.name]: flowFit,
+  [prefillFit.name]: prefillFit,
 };

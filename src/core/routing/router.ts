@@ -24,6 +24,8 @@ export interface RouterOptions {
   readonly sessions?: SessionPolicy;
   /** Score only this many survivors, drawn at random (power-of-two choices; 0 or absent: all). */
   readonly choices?: number;
+  /** Disaggregated serving (`FleetSpec.prefilledElsewhere`): every replica holds all but one token. */
+  readonly prefilledElsewhere?: boolean;
 }
 
 export class Router {
@@ -48,6 +50,9 @@ export class Router {
   private readonly sampleState: { seed: number };
   private raw = new Float64Array(16);
   private zeros = new Float64Array(16);
+  /** Disaggregated: the same hit, all but one prompt token, on every replica (reused). */
+  private all = new Float64Array(16);
+  private readonly prefilledElsewhere: boolean;
 
   constructor(spec: RouterSpec, options: RouterOptions = {}) {
     this.spec = spec;
@@ -61,6 +66,7 @@ export class Router {
     this.prefix = spec.prefix === true ? new PrefixIndex(p.mode, 1, p.capacityTokens) : null;
     this.sessions = options.sessions === undefined ? null : new SessionTable(options.sessions);
     this.choices = options.choices ?? 0;
+    this.prefilledElsewhere = options.prefilledElsewhere === true;
     this.sampleState = { seed: ((options.seed ?? 1) ^ 0x9e3779b9) >>> 0 };
   }
 
@@ -70,6 +76,17 @@ export class Router {
    */
   prepare(req: LlmRequest, replicas: readonly ReplicaSnapshot[], ctx: RouteContext): void {
     const n = replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1;
+    if (this.prefilledElsewhere) {
+      // The prompt's KV arrives from the prefill pool, wherever the request goes.
+      if (this.all.length < n) this.all = new Float64Array(2 * n);
+      ctx.hits = this.all.fill(Math.max(0, req.inputTokens - 1));
+      return;
+    }
+    this.matchPrefix(req, n, ctx);
+  }
+
+  /** `ctx.hits` from the prefix index alone (zeros without one). */
+  private matchPrefix(req: LlmRequest, n: number, ctx: RouteContext): void {
     if (this.prefix === null || req.prefix === undefined) {
       if (this.zeros.length < n) this.zeros = new Float64Array(2 * n);
       ctx.hits = this.zeros;
@@ -78,9 +95,14 @@ export class Router {
     ctx.hits = this.prefix.match(req.prefix, n, req.inputTokens - 1);
   }
 
-  /** The best hit any of `replicas` is expected to give `req` (admission's expected hit). */
+  /**
+   * The best hit any of `replicas` is expected to give `req` (admission's expected hit). Under
+   * disaggregation the prompt is still prefilled — in the prefill pool — so only the prefix
+   * index counts.
+   */
   bestHit(req: LlmRequest, replicas: readonly ReplicaSnapshot[], ctx: RouteContext): Tokens {
-    this.prepare(req, replicas, ctx);
+    const n = replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1;
+    this.matchPrefix(req, n, ctx);
     let best = 0;
     for (const x of replicas) if (ctx.hits[x.index] > best) best = ctx.hits[x.index];
     return best;
