@@ -524,6 +524,8 @@ test('simulate --prefill-replicas: a disaggregated fleet in the report; a link w
       [['--kv-link-gbps', '100'], /--kv-link-gbps/],
       [['--prefill-replicas', '0'], /--prefill-replicas/],
       [['--prefill-replicas', '1', '--kv-link-gbps', 'fast'], /--kv-link-gbps/],
+      [['--prefill-replicas', '1-4'], /--prefill-replicas.*--autoscaler/],
+      [['--prefill-replicas', '4-1'], /--prefill-replicas/],
     ],
   );
 });

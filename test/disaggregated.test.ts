@@ -75,3 +75,45 @@ test('disaggregated: clients that give up while their prompt waits to prefill, a
   assert.equal(r.running, 0);
   assert.equal(r.engine.kv_used_blocks_at_end, 0, 'no KV left held on either pool');
 });
+
+test('autoscaled, the prefill and decode pools scale apart, each on its own signals, and both are paid for', () => {
+  const r = run(
+    {
+      ...longPrompts,
+      rate: 12,
+      numRequests: 8_000,
+      scenario: 'diurnal-burst',
+      autoscaler: 'goodput',
+      minReplicas: 1,
+      maxReplicas: 8,
+      replicas: 1,
+      prefillReplicas: 1,
+      prefillMaxReplicas: 8,
+      readyTime: '60-120',
+    },
+    'goodput',
+  );
+  const scale = r.autoscale as {
+    groups_started: number;
+    reversals_in_window: number;
+    timeline: { t_s: number; desired: number }[];
+    prefill: {
+      groups_started: number;
+      reversals_in_window: number;
+      timeline: { desired: number }[];
+    };
+  };
+  assert.ok(scale.groups_started > 0 && scale.prefill.groups_started > 0, 'both pools grew');
+  // The prompts are long: the prefill pool is the first to need a second group.
+  const firstAbove1 = (tl: { desired: number }[]) => tl.findIndex((s) => s.desired > 1);
+  assert.ok(firstAbove1(scale.prefill.timeline) < firstAbove1(scale.timeline));
+  assert.equal(scale.reversals_in_window, 0);
+  assert.equal(scale.prefill.reversals_in_window, 0);
+  assert.ok(r.slo.by_class.interactive.attainment_offered > 0.95);
+  assert.equal(r.completed + r.failed + r.cancelled + r.admission.rejected, 8_000);
+  // GPUs are held from request to removal: at least the ready time of both pools.
+  const pool = r.fleet.prefill;
+  assert.ok(pool !== undefined && pool.replicas_ready_mean > 1);
+  const readyGpuS = (r.fleet.replicas_ready_mean + pool.replicas_ready_mean) * r.duration_s;
+  assert.ok(r.fleet.gpu_seconds >= readyGpuS, `${r.fleet.gpu_seconds} < ${readyGpuS}`);
+});

@@ -96,6 +96,18 @@ export function secondsWindow(flag: string, value: string): { fromS: number; toS
   return { fromS, toS };
 }
 
+/** `N` or `MIN-MAX`: a count of replica groups, or the range autoscaling keeps it in. */
+export function groupRange(flag: string) {
+  return (value: string): { min: number; max: number } => {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(value);
+    const min = m === null ? NaN : Number(m[1]);
+    const max = m === null ? NaN : Number(m[2] ?? m[1]);
+    if (!(min >= 1 && max >= min && Number.isSafeInteger(max)))
+      throw new ConfigError(flag, 'N or MIN-MAX groups, 1 ≤ MIN ≤ MAX, e.g. 2 or 1-8', value);
+    return { min, max };
+  };
+}
+
 /** A repeatable flag: each value parsed, all of them kept in order. */
 export function repeated<T>(parse: (value: string) => T) {
   return (value: string, prev: T[] | undefined): T[] => [...(prev ?? []), parse(value)];

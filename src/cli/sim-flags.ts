@@ -13,6 +13,7 @@ import {
   positiveNumber,
   repeated,
   secondsWindow,
+  groupRange,
 } from './parse-flags.ts';
 import { addWorkloadFlags, workloadFromFlags } from './workload-flags.ts';
 import { DEFAULT_KV_LINK } from '../engine/kv-transfer.ts';
@@ -34,8 +35,8 @@ export function addScenarioFlags(cmd: Command): Command {
     .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
     .option(
       '--prefill-replicas <n>',
-      "disaggregated serving: a pool of N prefill replicas computes each prompt, whose KV then crosses --kv-link-gbps to the request's replica (--replicas: the decode pool), as vLLM's disaggregated prefill, llm-d's P/D and Dynamo run it",
-      positiveInt('--prefill-replicas'),
+      "disaggregated serving: a pool of N prefill replicas computes each prompt, whose KV then crosses --kv-link-gbps to the request's replica (--replicas: the decode pool), as vLLM's disaggregated prefill, llm-d's P/D and Dynamo run it; MIN-MAX with --autoscaler scales the pool on its own signals",
+      groupRange('--prefill-replicas'),
     )
     .option(
       '--kv-link-gbps <gbps>',
@@ -131,7 +132,7 @@ export function scenarioFromFlags(
     scenario: o.scenario as string | undefined,
     failGroupAtS: o.failGroup as number[] | undefined,
     replicas: o.replicas as number,
-    prefillReplicas: o.prefillReplicas as number | undefined,
+    ...prefillRange(o.prefillReplicas as { min: number; max: number } | undefined),
     kvLinkGbps: o.kvLinkGbps as number | undefined,
     clientTimeoutMs: o.clientTimeoutMs as number | undefined,
     maxAttempts: o.maxAttempts as number,
@@ -139,4 +140,8 @@ export function scenarioFromFlags(
     backoffBaseMs: o.backoffBaseMs as number,
     backoffCapMs: o.backoffCapMs as number,
   };
+}
+
+function prefillRange(r: { min: number; max: number } | undefined) {
+  return r === undefined ? {} : { prefillReplicas: r.min, prefillMaxReplicas: r.max };
 }

@@ -13,7 +13,8 @@ import { GROUP_STAGES, type GroupStage, type ReadyTime } from '../core/fleet/rep
 import type { Ms } from '../core/request/units.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Timers } from '../core/ports/timers.ts';
-import type { Fleet } from './fleet.ts';
+import type { GroupRecord, GroupState } from '../core/fleet/replica-group.ts';
+import type { ReplicaLoad } from '../engine/engine-types.ts';
 import type { CapacityEnvelope } from '../core/autoscale/capacity-envelope.ts';
 
 export interface AutoscaleOptions {
@@ -32,7 +33,24 @@ export interface AutoscaleOptions {
   readonly canaries?: readonly { readonly fromMs: Ms; readonly toMs: Ms }[];
 }
 
-/** What the loop reads of the simulation besides the fleet. */
+/**
+ * A pool of replica groups the loop scales: the fleet's replicas, or a disaggregated fleet's
+ * prefill pool, each on its own signals.
+ */
+export interface ScaledPool {
+  readonly groups: readonly GroupRecord[];
+  count(state: GroupState): number;
+  /** Requests a group; it serves once ready. */
+  start(): number;
+  drain(index: number): void;
+  /** Each group's engine load and busy time so far, by index. */
+  loads(): readonly ReplicaLoad[];
+  busyMs(): number[];
+  /** Requests the control plane has on group `index`. */
+  inFlight(index: number): number;
+}
+
+/** What the loop reads of the simulation besides the pool. */
 export interface AutoscaleHost {
   /** Requests waiting at the control plane now. */
   queued(): number;
@@ -63,11 +81,16 @@ export class AutoscaleLoop {
   readonly advisor: ScaleAdvisor;
   scaleEvents = 0;
   private lastBusy: number[] = [];
-  private readonly fleet: Fleet;
+  private readonly fleet: ScaledPool;
   private readonly host: AutoscaleHost;
   private readonly clock: Clock & Timers;
 
-  constructor(options: AutoscaleOptions, fleet: Fleet, host: AutoscaleHost, clock: Clock & Timers) {
+  constructor(
+    options: AutoscaleOptions,
+    fleet: ScaledPool,
+    host: AutoscaleHost,
+    clock: Clock & Timers,
+  ) {
     this.options = options;
     this.fleet = fleet;
     this.host = host;

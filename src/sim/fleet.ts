@@ -13,16 +13,10 @@ import type { Timers } from '../core/ports/timers.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
-import {
-  GROUP_STAGES,
-  stageDurations,
-  type GroupRecord,
-  type GroupState,
-  type ReadyTime,
-} from '../core/fleet/replica-group.ts';
-import type { Rng } from '../core/ports/rng.ts';
+import type { GroupRecord, GroupState } from '../core/fleet/replica-group.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';
 import type { RequestTracker } from './request-tracker.ts';
+import { GroupBook, type GroupLifecycle } from './group-book.ts';
 import { PrefillPool } from './prefill-pool.ts';
 import type { KvLink } from '../engine/kv-transfer.ts';
 
@@ -45,26 +39,20 @@ interface MutableSnapshot {
 
 /** Disaggregated serving: a prefill pool in front of the replicas, and the link between. */
 export interface PrefillSpec {
+  /** Prefill groups at the start: the floor under autoscaling. */
   readonly replicas: number;
+  /** Under autoscaling, the pool's ceiling (default: `replicas`, a fixed pool). */
+  readonly maxReplicas?: number;
   readonly link: KvLink;
-}
-
-/** What the fleet needs to start groups of its own (autoscaling). */
-export interface GroupLifecycle {
-  readonly readyTime: ReadyTime;
-  /** Draws each group's ready time. */
-  readonly rng: Rng;
-  /** A group became ready (routing may use it now). */
-  onReady(index: number): void;
-  /** A group was removed: its caches and sessions are gone. */
-  onRemoved(index: number): void;
+  /** How the pool's groups start and go (autoscaling). */
+  readonly lifecycle?: GroupLifecycle;
 }
 
 export class Fleet {
   private readonly replicas: ReplicaDriver<RequestTracker>[] = [];
   private readonly views: MutableSnapshot[] = [];
   /** Each group's life: requested, ready, drained, removed. */
-  readonly groups: GroupRecord[] = [];
+  private readonly book: GroupBook;
   /** The ready groups' views, in index order; rebuilt when a group changes state. */
   private ready: MutableSnapshot[] = [];
   private readonly clock: Clock & Timers;
@@ -72,7 +60,6 @@ export class Fleet {
   private readonly profile: TimingProfile;
   private readonly listener: EngineListener<RequestTracker>;
   private readonly onKvEvent?: (replica: number, kind: 'stored' | 'removed', hash: string) => void;
-  private readonly lifecycle?: GroupLifecycle;
   /** Disaggregated: where prompts are prefilled before their decode replica takes them. */
   readonly prefill: PrefillPool | undefined;
   readonly kvCapacityTokens: number;
@@ -99,29 +86,25 @@ export class Fleet {
     this.profile = profile;
     this.listener = listener;
     this.onKvEvent = onKvEvent;
-    this.lifecycle = lifecycle;
+    this.book = new GroupBook(clock, lifecycle, () => this.rebuildReady());
     this.prefill =
       prefill === undefined
         ? undefined
-        : new PrefillPool(prefill.replicas, config, profile, prefill.link, clock, {
-            onPrefillStart: (t, atMs) => listener.onPrefillStart(t, atMs),
-            onPreempt: (t, atMs, mode) => listener.onPreempt(t, atMs, mode),
-            onFail: (t, atMs, reason) => listener.onFail(t, atMs, reason),
-            kvArrived: (t) => this.replicas[t.replica].add(t),
-          });
-    const zero = stageDurations({ minMs: 0, maxMs: 0 }, 0);
-    for (let i = 0; i < n; i++) {
-      this.addReplica();
-      this.groups.push({
-        index: i,
-        state: 'ready',
-        requestedMs: 0,
-        readyMs: 0,
-        drainStartMs: Infinity,
-        removedMs: Infinity,
-        stages: zero,
-      });
-    }
+        : new PrefillPool(
+            prefill.replicas,
+            config,
+            profile,
+            prefill.link,
+            clock,
+            {
+              onPrefillStart: (t, atMs) => listener.onPrefillStart(t, atMs),
+              onPreempt: (t, atMs, mode) => listener.onPreempt(t, atMs, mode),
+              onFail: (t, atMs, reason) => listener.onFail(t, atMs, reason),
+              kvArrived: (t) => this.replicas[t.replica].add(t),
+            },
+            prefill.lifecycle,
+          );
+    for (let i = 0; i < n; i++) this.book.addReady(this.addReplica());
     this.rebuildReady();
     const load = this.replicas[0].load();
     this.replicaKvTokens = load.kvTotalBlocks * config.blockSize;
@@ -148,41 +131,23 @@ export class Fleet {
   }
 
   private rebuildReady(): void {
-    this.ready = this.views.filter((v) => this.groups[v.index].state === 'ready');
+    this.ready = this.views.filter((v) => this.book.isReady(v.index));
+  }
+
+  /** Each group's life: requested, ready, drained, removed. */
+  get groups(): readonly GroupRecord[] {
+    return this.book.groups;
   }
 
   /** Groups by state now. */
   count(state: GroupState): number {
-    let n = 0;
-    for (const g of this.groups) if (g.state === state) n++;
-    return n;
+    return this.book.count(state);
   }
 
   /** Requests a new group: it serves once its stages are done (its ready time). */
   start(): number {
-    const lc = this.lifecycle;
-    if (lc === undefined) throw new Error('fleet: start without a group lifecycle');
-    const now = this.clock.now();
     const index = this.addReplica();
-    const stages = stageDurations(lc.readyTime, lc.rng.next());
-    let total = 0;
-    for (const s of GROUP_STAGES) total += stages[s];
-    const g: GroupRecord = {
-      index,
-      state: 'starting',
-      requestedMs: now,
-      readyMs: now + total,
-      drainStartMs: Infinity,
-      removedMs: Infinity,
-      stages,
-    };
-    this.groups.push(g);
-    this.clock.at(g.readyMs, () => {
-      if (g.state !== 'starting') return;
-      g.state = 'ready';
-      this.rebuildReady();
-      lc.onReady(index);
-    });
+    this.book.request(index);
     return index;
   }
 
@@ -191,27 +156,7 @@ export class Fleet {
    * removed when its last one has ended.
    */
   drain(index: number): void {
-    const g = this.groups[index];
-    const now = this.clock.now();
-    if (g.state === 'starting') {
-      g.state = 'removed';
-      g.readyMs = Infinity;
-      g.removedMs = now;
-      return;
-    }
-    if (g.state !== 'ready') return;
-    g.state = 'draining';
-    g.drainStartMs = now;
-    this.rebuildReady();
-    this.removeIfDrained(index);
-  }
-
-  private removeIfDrained(index: number): void {
-    const g = this.groups[index];
-    if (g.state !== 'draining' || this.views[index].inFlight > 0) return;
-    g.state = 'removed';
-    g.removedMs = this.clock.now();
-    this.lifecycle?.onRemoved(index);
+    this.book.drain(index, this.views[index].inFlight === 0);
   }
 
   /**
@@ -220,26 +165,20 @@ export class Fleet {
    * moves each one).
    */
   fail(index: number): RequestTracker[] {
-    const g = this.groups[index];
-    if (g.state === 'removed') return [];
-    const now = this.clock.now();
-    if (g.state === 'ready' || g.state === 'draining') {
-      g.drainStartMs = Math.min(g.drainStartMs, now);
-    } else g.readyMs = Infinity;
-    g.state = 'removed';
-    g.removedMs = now;
-    this.failures++;
-    this.rebuildReady();
-    const held = [...this.replicas[index].core.sequences()].map((s) => s.req);
-    for (const t of held) this.replicas[index].cancel(t.id);
-    // Those still prefilling for it, or with their KV on the way, are its requests too.
-    if (this.prefill !== undefined) held.push(...this.prefill.takeBoundFor(index));
-    this.lifecycle?.onRemoved(index);
+    const held: RequestTracker[] = [];
+    this.book.fail(index, () => {
+      for (const s of this.replicas[index].core.sequences()) held.push(s.req);
+      for (const t of held) this.replicas[index].cancel(t.id);
+      // Those still prefilling for it, or with their KV on the way, are its requests too.
+      if (this.prefill !== undefined) held.push(...this.prefill.takeBoundFor(index));
+    });
     return held;
   }
 
   /** Groups failed so far. */
-  failures = 0;
+  get failures(): number {
+    return this.book.failures;
+  }
 
   /**
    * A prefix-cache cold reset (a rolling restart, a weight update): every ready replica drops
@@ -268,14 +207,7 @@ export class Fleet {
 
   /** GPU-held and ready replica time up to `untilMs` (ms of replica time). */
   replicaTime(untilMs: number): { heldMs: number; readyMs: number } {
-    let heldMs = 0;
-    let readyMs = 0;
-    for (const g of this.groups) {
-      const end = Math.min(g.removedMs, untilMs);
-      heldMs += Math.max(0, end - g.requestedMs);
-      readyMs += Math.max(0, Math.min(g.drainStartMs, end) - g.readyMs);
-    }
-    return { heldMs, readyMs };
+    return this.book.time(untilMs);
   }
 
   /** Each replica's engine load now (ready or not), for the autoscaler's signals. */
@@ -318,7 +250,7 @@ export class Fleet {
   release(replica: number): void {
     this.changeInSystem(-1);
     this.views[replica].inFlight--;
-    this.removeIfDrained(replica);
+    this.book.removeIfDrained(replica, this.views[replica].inFlight === 0);
   }
 
   /** Time-average number of requests in the fleet over [0, untilMs]. */

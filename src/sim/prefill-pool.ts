@@ -7,9 +7,11 @@
  * streams from there. The client's first token is the decode replica's: TTFT is the prefill
  * queue, the prefill, the transfer and the decode replica's first step.
  *
- * Placement in the pool: the replica with the fewest prompt tokens still to compute (ties: the
- * lowest index). The prefill replica frees its KV when the prefill ends (vLLM holds it until the
- * decode side has pulled it: milliseconds, not modelled).
+ * Placement in the pool: the ready replica with the fewest prompt tokens still to compute (ties:
+ * the lowest index). The prefill replica frees its KV when the prefill ends (vLLM holds it until
+ * the decode side has pulled it: milliseconds, not modelled). Under autoscaling the pool's groups
+ * start and drain on their own signals (`autoscaling.ts`), their lives kept as the fleet's are
+ * (`group-book.ts`); a draining prefill group is removed once its last prompt is computed.
  */
 import type { Ms } from '../core/request/units.ts';
 import type { Clock } from '../core/ports/clock.ts';
@@ -21,12 +23,15 @@ import type {
   EngineRequest,
   FailReason,
   PreemptionKind,
+  ReplicaLoad,
 } from '../engine/engine-types.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
 import { kvTransferMs, type KvLink } from '../engine/kv-transfer.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import type { RequestTracker } from './request-tracker.ts';
+import { GroupBook, type GroupLifecycle } from './group-book.ts';
+import type { GroupRecord, GroupState } from '../core/fleet/replica-group.ts';
 
 /** What the pool tells the fleet: the request's events, and its KV's arrival. */
 export interface PrefillSink {
@@ -58,6 +63,11 @@ export interface KvTransfers {
 
 export class PrefillPool {
   private readonly replicas: ReplicaDriver<PrefillJob>[] = [];
+  /** Prompts each replica is prefilling (placed, not yet sent on or dropped). */
+  private readonly prefilling: number[] = [];
+  private readonly book: GroupBook;
+  private readonly profile: TimingProfile;
+  private readonly listener: EngineListener<PrefillJob>;
   /** Requests in the pool, prefilling or in transfer, by id. */
   private readonly inPool = new Map<string, InPool>();
   private readonly config: EngineConfig;
@@ -73,39 +83,92 @@ export class PrefillPool {
     link: KvLink,
     clock: Clock & Timers,
     sink: PrefillSink,
+    lifecycle?: GroupLifecycle,
   ) {
     this.config = config;
+    this.profile = profile;
     this.link = link;
     this.clock = clock;
     this.sink = sink;
-    const listener: EngineListener<PrefillJob> = {
+    this.book = new GroupBook(clock, lifecycle, () => {});
+    this.listener = {
       onPrefillStart: (j, atMs) => sink.onPrefillStart(j.attempt, atMs),
       onFirstToken: () => {},
       onToken: () => {},
       onFinish: (j, atMs) => this.send(j, atMs),
       onPreempt: (j, atMs, mode) => sink.onPreempt(j.attempt, atMs, mode),
       onFail: (j, atMs, reason) => {
+        const entry = this.inPool.get(j.id);
         this.inPool.delete(j.id);
+        if (entry !== undefined) this.left(entry.replica);
         sink.onFail(j.attempt, atMs, reason);
       },
     };
-    for (let i = 0; i < n; i++) {
-      this.replicas.push(new ReplicaDriver({ config, profile, listener, clock, timers: clock }));
-    }
+    for (let i = 0; i < n; i++) this.book.addReady(this.addReplica());
   }
 
-  get size(): number {
-    return this.replicas.length;
+  private addReplica(): number {
+    const { config, profile, listener, clock } = this;
+    this.replicas.push(new ReplicaDriver({ config, profile, listener, clock, timers: clock }));
+    this.prefilling.push(0);
+    return this.replicas.length - 1;
   }
 
-  /** Prefills `t`'s prompt on the least loaded prefill replica. */
+  /** A prompt left replica `i` (sent on, failed or dropped): a draining group may go. */
+  private left(i: number): void {
+    this.prefilling[i]--;
+    this.book.removeIfDrained(i, this.prefilling[i] === 0);
+  }
+
+  /** Requests a new prefill group: it serves once ready. */
+  start(): number {
+    const index = this.addReplica();
+    this.book.request(index);
+    return index;
+  }
+
+  /** Scale-in: no new prompt goes to group `index`; it is removed once its prompts are done. */
+  drain(index: number): void {
+    this.book.drain(index, this.prefilling[index] === 0);
+  }
+
+  get groups(): readonly GroupRecord[] {
+    return this.book.groups;
+  }
+
+  count(state: GroupState): number {
+    return this.book.count(state);
+  }
+
+  /** Prompts group `index` is prefilling. */
+  inFlight(index: number): number {
+    return this.prefilling[index];
+  }
+
+  loads(): ReplicaLoad[] {
+    return this.replicas.map((r) => r.load());
+  }
+
+  busyMs(): number[] {
+    return this.replicas.map((r) => r.stats().busyMs);
+  }
+
+  /** GPU-held and ready group time up to `untilMs`. */
+  time(untilMs: Ms): { heldMs: number; readyMs: number } {
+    return this.book.time(untilMs);
+  }
+
+  /** Prefills `t`'s prompt on the least loaded ready prefill replica. */
   submit(t: RequestTracker): void {
-    let best = 0;
+    let best = -1;
     let bestTokens = Infinity;
     this.replicas.forEach((r, i) => {
+      if (!this.book.isReady(i)) return;
       const pending = r.load().pendingPrefillTokens;
       if (pending < bestTokens) [best, bestTokens] = [i, pending];
     });
+    // Every group draining or failed (autoscaling keeps at least one ready): the newest.
+    if (best < 0) best = this.replicas.length - 1;
     const job: PrefillJob = {
       id: t.id,
       inputTokens: t.inputTokens,
@@ -117,6 +180,7 @@ export class PrefillPool {
       attempt: t,
     };
     this.inPool.set(t.id, { job, replica: best, transfer: null });
+    this.prefilling[best]++;
     this.replicas[best].add(job);
   }
 
@@ -125,6 +189,7 @@ export class PrefillPool {
     const entry = this.inPool.get(j.id);
     if (entry === undefined) return;
     const { model, tp } = this.config;
+    this.left(entry.replica);
     const ms = kvTransferMs(j.inputTokens, model, tp, this.link);
     const t = this.transferred;
     this.transferred = {
@@ -145,7 +210,10 @@ export class PrefillPool {
     if (entry === undefined || entry.job.attempt !== t) return false;
     this.inPool.delete(t.id);
     if (entry.transfer !== null) entry.transfer.cancel();
-    else this.replicas[entry.replica].cancel(t.id);
+    else {
+      this.replicas[entry.replica].cancel(t.id);
+      this.left(entry.replica);
+    }
     return true;
   }
 
@@ -161,8 +229,12 @@ export class PrefillPool {
   /** Prompt tokens still to compute, in steps of the whole pool (`prefill-fit` reads it). */
   backlogSteps(): number {
     let pending = 0;
-    for (const r of this.replicas) pending += r.load().pendingPrefillTokens;
-    return pending / (this.replicas.length * this.config.maxBatchedTokens);
+    let ready = 0;
+    this.replicas.forEach((r, i) => {
+      pending += r.load().pendingPrefillTokens;
+      if (this.book.isReady(i)) ready++;
+    });
+    return pending / (Math.max(1, ready) * this.config.maxBatchedTokens);
   }
 
   get transfers(): KvTransfers {

@@ -72,6 +72,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly replicas: number;
   /** Disaggregated serving (`--prefill-replicas`): the prefill pool; `replicas` then decode. */
   readonly prefillReplicas?: number;
+  /** `--prefill-replicas MIN-MAX`: the pool's ceiling under autoscaling. */
+  readonly prefillMaxReplicas?: number;
   /** `--kv-link-gbps`: the link a prompt's KV crosses, per GPU. */
   readonly kvLinkGbps?: number;
   readonly clientTimeoutMs?: number;
@@ -195,5 +197,13 @@ function prefillOptions(spec: ScenarioSpec): { prefill?: PrefillSpec } {
     return {};
   }
   const link = checkKvLink({ ...DEFAULT_KV_LINK, gbps: spec.kvLinkGbps ?? DEFAULT_KV_LINK.gbps });
-  return { prefill: { replicas: spec.prefillReplicas, link } };
+  const max = spec.prefillMaxReplicas ?? spec.prefillReplicas;
+  if (max !== spec.prefillReplicas && spec.autoscaler === undefined) {
+    throw new ConfigError(
+      '--prefill-replicas',
+      'one count without --autoscaler (a MIN-MAX range is what autoscaling keeps it in)',
+      `${spec.prefillReplicas}-${max}`,
+    );
+  }
+  return { prefill: { replicas: spec.prefillReplicas, maxReplicas: max, link } };
 }

@@ -29,7 +29,8 @@ import { Fleet, type PrefillSpec } from './fleet.ts';
 import { CapacityEvents, type CapacityEventOptions } from './capacity-events.ts';
 import { SpreadSampler } from './spread-sampler.ts';
 import { AutoscaleLoop, type AutoscaleOptions } from './autoscaling.ts';
-import { capacityModel } from '../core/autoscale/scale-window.ts';
+import { capacityModel, prefillGroupCapacity } from '../core/autoscale/scale-window.ts';
+import { PREFILL_BACKLOG_STEPS } from '../core/routing/filters.ts';
 import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
 import { isGood } from '../core/observe/slo-judge.ts';
 import { RequestTracker } from './request-tracker.ts';
@@ -70,6 +71,10 @@ export function simulate(opts: SimulationOptions): Report {
   let arrivalsDone = false;
   // Set once the fleet exists (the loop measures it).
   let scaling: AutoscaleLoop | null = null;
+  // Disaggregated, under autoscaling: the prefill pool's own loop, on its own signals.
+  let prefillScaling: AutoscaleLoop | null = null;
+  const windows = () =>
+    [scaling, prefillScaling].flatMap((l) => (l === null ? [] : [l.advisor.window]));
 
   const finish = (tracker: RequestTracker, state: FinalState) => {
     if (state !== 'completed' && tracker.gaps !== null)
@@ -82,8 +87,7 @@ export function simulate(opts: SimulationOptions): Report {
     const good =
       state === 'completed' && isGood(outcome, opts.policy.classes[outcome.sloClass].objectives);
     opts.onOutcome?.(outcome, clock.now(), good);
-    if (scaling !== null && state === 'completed')
-      scaling.advisor.window.completed(tracker.streamed, good);
+    if (state === 'completed') for (const w of windows()) w.completed(tracker.streamed, good);
   };
 
   // The tenant-accounting port at the door, as the gateway has it (its in-memory store wraps
@@ -172,7 +176,21 @@ export function simulate(opts: SimulationOptions): Report {
           onReady: () => pump(),
           onRemoved: (index) => pipeline.replicaGone(index),
         },
-    opts.prefill,
+    opts.prefill === undefined
+      ? undefined
+      : {
+          ...opts.prefill,
+          ...(autoscale === undefined
+            ? {}
+            : {
+                lifecycle: {
+                  readyTime: autoscale.readyTime,
+                  rng: opts.rng.fork('autoscale-prefill'),
+                  onReady: () => pump(),
+                  onRemoved: () => {},
+                },
+              }),
+        },
   );
   const spec: FleetSpec = {
     model: opts.engine.model.name,
@@ -217,7 +235,7 @@ export function simulate(opts: SimulationOptions): Report {
     },
     record: (r) => {
       const result = r.admission.result;
-      if (result === 'reject' || result === 'expire') scaling?.advisor.window.refused();
+      if (result === 'reject' || result === 'expire') for (const w of windows()) w.refused();
       opts.onDecision?.(r);
     },
   });
@@ -333,7 +351,7 @@ export function simulate(opts: SimulationOptions): Report {
     const req = next.value;
     counters.offered++;
     clock.at(req.arrivalMs, () => {
-      scaling?.advisor.window.arrived(req.inputTokens);
+      for (const w of windows()) w.arrived(req.inputTokens);
       const cls = opts.policy.classes[req.sloClass];
       sendAttempt(
         new RequestTracker(req, opts.client.timeoutMs !== undefined, cls.priority, cls.objectives),
@@ -348,21 +366,42 @@ export function simulate(opts: SimulationOptions): Report {
     pump: () => pump(),
   });
   if (autoscale !== undefined) {
+    const flow = pipeline.dispatcher.flow;
+    const pool = fleet.prefill;
+    // Under disaggregation the queue at the gateway is the prefill pool's while the pool has its
+    // next steps queued (`prefill-fit` holds it there), else the decode replicas'.
+    const prefillBound = () => (pool?.backlogSteps() ?? 0) >= PREFILL_BACKLOG_STEPS;
+    const done = () => arrivalsDone && counters.finished >= counters.offered;
     scaling = new AutoscaleLoop(
       autoscale,
       fleet,
       {
-        queued: () => pipeline.queued,
+        queued: () => (prefillBound() ? 0 : pipeline.queued),
         cachedBlocks: (index) => pipeline.dispatcher.router.prefix?.blocksOf(index) ?? 0,
-        done: () => arrivalsDone && counters.finished >= counters.offered,
+        done,
         capacity: withEnvelope(
-          capacityModel(pipeline.dispatcher.flow, opts.policy.classes),
+          capacityModel(flow, opts.policy.classes, pool !== undefined),
           autoscale.envelope,
         ),
       },
       clock,
     );
     scaling.start();
+    const p = opts.prefill;
+    if (pool !== undefined && p !== undefined && (p.maxReplicas ?? p.replicas) > p.replicas) {
+      prefillScaling = new AutoscaleLoop(
+        { ...autoscale, minReplicas: p.replicas, maxReplicas: p.maxReplicas ?? p.replicas },
+        pool,
+        {
+          queued: () => (prefillBound() ? pipeline.queued : 0),
+          cachedBlocks: () => 0,
+          done,
+          capacity: (input) => prefillGroupCapacity(flow, opts.engine.maxBatchedTokens, input),
+        },
+        clock,
+      );
+      prefillScaling.start();
+    }
   }
 
   let sinceProgress = 0;
@@ -379,8 +418,9 @@ export function simulate(opts: SimulationOptions): Report {
   );
 
   const durationMs = clock.now();
-  // A canary's GPUs, and a prefill pool's, are held for the whole window or run.
-  const canaryMs = events.canaryMs(durationMs) + (opts.prefill?.replicas ?? 0) * durationMs;
+  // A canary's GPUs are held for its window, a prefill pool's from each group's request.
+  const prefillTime = fleet.prefill?.time(durationMs);
+  const canaryMs = events.canaryMs(durationMs) + (prefillTime?.heldMs ?? 0);
   const engine = fleet.stats();
   return buildReport(accumulator, {
     seed: opts.seed,
@@ -404,13 +444,32 @@ export function simulate(opts: SimulationOptions): Report {
           }),
       kvCapacityTokens: fleet.kvCapacityTokens,
       ...events.report(durationMs, fleet.failures),
-      ...(fleet.prefill === undefined
+      ...(fleet.prefill === undefined || prefillTime === undefined
         ? {}
-        : { prefill: { replicas: fleet.prefill.size, ...fleet.prefill.transfers } }),
+        : {
+            prefill: {
+              replicas: opts.prefill?.replicas ?? 0,
+              readyMs: prefillTime.readyMs,
+              ...fleet.prefill.transfers,
+            },
+          }),
     },
     ...(scaling === null
       ? {}
-      : { autoscale: { ...scaling.report(durationMs), timeline: scaling.timeline } }),
+      : {
+          autoscale: {
+            ...scaling.report(durationMs),
+            timeline: scaling.timeline,
+            ...(prefillScaling === null
+              ? {}
+              : {
+                  prefill: {
+                    ...prefillScaling.report(durationMs),
+                    timeline: prefillScaling.timeline,
+                  },
+                }),
+          },
+        }),
     engine: {
       ...engine,
       // Reported where a decode budget is set (the reports of runs without one stay as they were).

@@ -105,13 +105,33 @@ export function groupCapacity(
   itlSloMs: Ms,
   input: number,
   output: number,
+  /** Prompt tokens it computes itself: disaggregated, only the last one (the rest arrive). */
+  prefill: number = input,
 ): GroupCapacity {
   const context = input + output / 2;
-  const streams = flow.steadyBatch(itlSloMs, context, input + output, input);
+  const streams = flow.steadyBatch(itlSloMs, context, input + output, prefill);
   const costMs =
-    flow.prefillMs(Math.max(1, input)) +
+    flow.prefillMs(Math.max(1, prefill)) +
     (output * flow.decodeStepMs(streams, streams * context)) / streams;
   return { rps: costMs > 0 ? (TARGET_BUSY * 1000) / costMs : 0, streams };
+}
+
+/**
+ * One prefill group's capacity (disaggregated serving) for prompts of this mean size: steps of
+ * `stepTokens` prompt tokens one after another, kept busy `TARGET_BUSY` of the time; its
+ * streams are the prompts of one step.
+ */
+export function prefillGroupCapacity(
+  flow: FlowControl,
+  stepTokens: number,
+  input: number,
+): GroupCapacity {
+  const prompt = Math.max(1, input);
+  const msPerToken = flow.prefillMs(stepTokens) / stepTokens;
+  return {
+    rps: (TARGET_BUSY * 1000) / (prompt * msPerToken),
+    streams: Math.max(1, stepTokens / prompt),
+  };
 }
 
 /**
@@ -121,8 +141,10 @@ export function groupCapacity(
 export function capacityModel(
   flow: FlowControl,
   classes: Readonly<Record<SloClassName, SloClass>>,
+  /** Disaggregated: the group decodes, a prefill pool computes its prompts. */
+  prefilledElsewhere = false,
 ): (input: number, output: number) => GroupCapacity {
   let itl = Infinity;
   for (const c of Object.values(classes)) itl = Math.min(itl, c.objectives.itlP99Ms ?? Infinity);
-  return (input, output) => groupCapacity(flow, itl, input, output);
+  return (input, output) => groupCapacity(flow, itl, input, output, prefilledElsewhere ? 1 : input);
 }

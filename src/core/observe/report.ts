@@ -46,7 +46,10 @@ export interface ReportContext {
      * it sent the replicas.
      */
     readonly prefill?: {
+      /** At the start (the floor under autoscaling). */
       readonly replicas: number;
+      /** ∫ ready prefill groups dt, in ms. */
+      readonly readyMs: number;
       readonly transfers: number;
       readonly bytes: number;
       readonly ms: Ms;
@@ -246,7 +249,9 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       ...(ctx.fleet.failures === undefined ? {} : { failures: ctx.fleet.failures }),
       ...(ctx.fleet.prefixResets === undefined ? {} : { prefix_resets: ctx.fleet.prefixResets }),
       ...(ctx.fleet.canary === undefined ? {} : { canary: ctx.fleet.canary }),
-      ...(ctx.fleet.prefill === undefined ? {} : { prefill: prefillReport(ctx.fleet.prefill) }),
+      ...(ctx.fleet.prefill === undefined
+        ? {}
+        : { prefill: prefillReport(ctx.fleet.prefill, ctx.durationMs) }),
     },
     cost: { gpu_seconds_per_good_request: total.good > 0 ? r6(gpuSeconds / total.good) : null },
     ...(ctx.autoscale === undefined ? {} : { autoscale: ctx.autoscale }),
@@ -298,9 +303,10 @@ function objectives(c: SloClass | undefined) {
 }
 
 /** The prefill pool of a disaggregated fleet, and the KV it sent. */
-function prefillReport(p: NonNullable<ReportContext['fleet']['prefill']>) {
+function prefillReport(p: NonNullable<ReportContext['fleet']['prefill']>, durationMs: Ms) {
   return {
     replicas: p.replicas,
+    replicas_ready_mean: durationMs > 0 ? r6(p.readyMs / durationMs) : p.replicas,
     kv_transfers: p.transfers,
     kv_transferred_gib: r3(p.bytes / 1024 ** 3),
     kv_transfer_ms_mean: ratio(p.ms, p.transfers),
