@@ -30,7 +30,7 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
     description:
       'Contract, budget, memory and deadline gates; degrade, defer or reject with Retry-After; ' +
       'priority bands, tenant-fair (virtual token counters) within each; dispatch under KV and token-gap flow control; ' +
-      'among replicas that fit, the one where the request costs least in time (expected-completion: queue work, adapter, prefill after the cached prefix, decode, stalls imposed).',
+      'among replicas that fit, the one where the request costs least in time (expected-completion: queue work, adapter, prefill after the cached prefix, decode, and the decode time the slow gaps of its prefill are expected to waste beside it).',
     admission: { type: 'goodput' },
     dispatch: { type: 'flow-control' },
     routing: { type: 'expected-completion' },
