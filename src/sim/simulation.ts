@@ -28,10 +28,8 @@ import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { Fleet, type PrefillSpec } from './fleet.ts';
 import { CapacityEvents, type CapacityEventOptions } from './capacity-events.ts';
 import { SpreadSampler } from './spread-sampler.ts';
-import { AutoscaleLoop, type AutoscaleOptions } from './autoscaling.ts';
-import { capacityModel, prefillGroupCapacity } from '../core/autoscale/scale-window.ts';
-import { PREFILL_BACKLOG_STEPS } from '../core/routing/filters.ts';
-import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
+import type { AutoscaleOptions } from './autoscaling.ts';
+import { FleetScaling } from './fleet-scaling.ts';
 import { isGood } from '../core/observe/slo-judge.ts';
 import { RequestTracker } from './request-tracker.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
@@ -70,11 +68,8 @@ export function simulate(opts: SimulationOptions): Report {
   const counters = { timeouts: 0, retries: 0, finished: 0, offered: 0 };
   let arrivalsDone = false;
   // Set once the fleet exists (the loop measures it).
-  let scaling: AutoscaleLoop | null = null;
-  // Disaggregated, under autoscaling: the prefill pool's own loop, on its own signals.
-  let prefillScaling: AutoscaleLoop | null = null;
-  const windows = () =>
-    [scaling, prefillScaling].flatMap((l) => (l === null ? [] : [l.advisor.window]));
+  let scaling: FleetScaling | null = null;
+  const windows = () => scaling?.windows ?? [];
 
   const finish = (tracker: RequestTracker, state: FinalState) => {
     if (state !== 'completed' && tracker.gaps !== null)
@@ -366,42 +361,21 @@ export function simulate(opts: SimulationOptions): Report {
     pump: () => pump(),
   });
   if (autoscale !== undefined) {
-    const flow = pipeline.dispatcher.flow;
-    const pool = fleet.prefill;
-    // Under disaggregation the queue at the gateway is the prefill pool's while the pool has its
-    // next steps queued (`prefill-fit` holds it there), else the decode replicas'.
-    const prefillBound = () => (pool?.backlogSteps() ?? 0) >= PREFILL_BACKLOG_STEPS;
-    const done = () => arrivalsDone && counters.finished >= counters.offered;
-    scaling = new AutoscaleLoop(
+    scaling = new FleetScaling(
       autoscale,
       fleet,
       {
-        queued: () => (prefillBound() ? 0 : pipeline.queued),
+        queued: () => pipeline.queued,
         cachedBlocks: (index) => pipeline.dispatcher.router.prefix?.blocksOf(index) ?? 0,
-        done,
-        capacity: withEnvelope(
-          capacityModel(flow, opts.policy.classes, pool !== undefined),
-          autoscale.envelope,
-        ),
+        done: () => arrivalsDone && counters.finished >= counters.offered,
+        flow: pipeline.dispatcher.flow,
+        classes: opts.policy.classes,
+        maxBatchedTokens: opts.engine.maxBatchedTokens,
       },
       clock,
+      opts.prefill,
     );
     scaling.start();
-    const p = opts.prefill;
-    if (pool !== undefined && p !== undefined && (p.maxReplicas ?? p.replicas) > p.replicas) {
-      prefillScaling = new AutoscaleLoop(
-        { ...autoscale, minReplicas: p.replicas, maxReplicas: p.maxReplicas ?? p.replicas },
-        pool,
-        {
-          queued: () => (prefillBound() ? pipeline.queued : 0),
-          cachedBlocks: () => 0,
-          done,
-          capacity: (input) => prefillGroupCapacity(flow, opts.engine.maxBatchedTokens, input),
-        },
-        clock,
-      );
-      prefillScaling.start();
-    }
   }
 
   let sinceProgress = 0;
@@ -454,22 +428,7 @@ export function simulate(opts: SimulationOptions): Report {
             },
           }),
     },
-    ...(scaling === null
-      ? {}
-      : {
-          autoscale: {
-            ...scaling.report(durationMs),
-            timeline: scaling.timeline,
-            ...(prefillScaling === null
-              ? {}
-              : {
-                  prefill: {
-                    ...prefillScaling.report(durationMs),
-                    timeline: prefillScaling.timeline,
-                  },
-                }),
-          },
-        }),
+    ...(scaling === null ? {} : { autoscale: scaling.report(durationMs) }),
     engine: {
       ...engine,
       // Reported where a decode budget is set (the reports of runs without one stay as they were).
