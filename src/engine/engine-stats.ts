@@ -26,11 +26,15 @@ export interface EngineStats {
   /** Summed over the pauses that resumed (`toolResumes`). */
   toolPausedMs: Ms;
   toolResumes: number;
-  /** Prompt tokens at admissions (recomputed prompts included): the prefix hit rate's denominator. */
+  /**
+   * Prompt tokens at admissions (recomputed prompts included): the prefix hit rate's
+   * denominator. A prompt handed over by a prefill instance counts only what is computed here:
+   * its prefill, and whatever its prefix spared, were the prefill instance's.
+   */
   promptTokens: Tokens;
   /** Of those, tokens served from the prefix cache. */
   prefixHitTokens: Tokens;
-  /** Of those, tokens whose KV a prefill instance sent (disaggregated serving). */
+  /** Prompt tokens a prefill instance's hand-over spared (disaggregated serving): not counted above. */
   kvLoadedTokens: Tokens;
   /** Prompt tokens actually computed. */
   prefillTokens: Tokens;

@@ -74,7 +74,7 @@ export class KvCacheManager {
     s.sharedBlocks = hitBlocks;
     s.computed = computed;
     s.cachedTokens = hitTokens;
-    s.loadedTokens = loaded;
+    s.loadedTokens = s.transferred > 0 ? computed : 0;
     s.transferred = 0;
     s.cacheNext = hit;
     return tokens;

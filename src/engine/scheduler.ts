@@ -267,8 +267,8 @@ export class Scheduler<R extends EngineRequest> {
           break;
         }
         this.pendingPrefill -= s.computed;
-        this.stats.promptTokens += s.target;
-        this.stats.prefixHitTokens += s.cachedTokens;
+        this.stats.promptTokens += s.target - s.loadedTokens;
+        if (s.loadedTokens === 0) this.stats.prefixHitTokens += s.cachedTokens;
         this.stats.kvLoadedTokens += s.loadedTokens;
         this.events.record('prefill', s);
         if (whole) budget -= s.cachedTokens;

@@ -35,7 +35,10 @@ export class Seq<R extends EngineRequest> {
    * as computed at its first admission, then 0 — after a recompute preemption it is gone.
    */
   transferred: number;
-  /** Of the prompt, tokens taken from a prefill instance's KV at the latest admission. */
+  /**
+   * Of the prompt, tokens a prefill instance's hand-over spared at the latest admission: its KV
+   * received, or already cached here (0 for a prompt computed here).
+   */
   loadedTokens = 0;
   /** Paused for a tool call: not scheduled, not admitted, until it resumes. */
   paused = false;
