@@ -17,7 +17,7 @@ import type { GroupRecord, GroupState } from '../core/fleet/replica-group.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';
 import type { RequestTracker } from './request-tracker.ts';
 import { GroupBook, type GroupLifecycle } from './group-book.ts';
-import { PrefillPool } from './prefill-pool.ts';
+import { PrefillPool, type PrefillSink } from './prefill-pool.ts';
 import type { KvLink } from '../engine/kv-transfer.ts';
 
 export interface Outstanding {
@@ -96,12 +96,10 @@ export class Fleet {
             profile,
             prefill.link,
             clock,
-            {
-              onPrefillStart: (t, atMs) => listener.onPrefillStart(t, atMs),
-              onPreempt: (t, atMs, mode) => listener.onPreempt(t, atMs, mode),
-              onFail: (t, atMs, reason) => listener.onFail(t, atMs, reason),
-              kvArrived: (t) => this.replicas[t.replica].add(t),
-            },
+            // The request's own listener, with its KV's arrival at its replica added.
+            Object.assign(Object.create(listener) as PrefillSink, {
+              kvArrived: (t: RequestTracker) => this.replicas[t.replica].add(t),
+            }),
             prefill.lifecycle,
           );
     for (let i = 0; i < n; i++) this.book.addReady(this.addReplica());

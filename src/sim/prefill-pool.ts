@@ -21,8 +21,6 @@ import type {
   EngineConfig,
   EngineListener,
   EngineRequest,
-  FailReason,
-  PreemptionKind,
   ReplicaLoad,
 } from '../engine/engine-types.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
@@ -33,12 +31,14 @@ import type { RequestTracker } from './request-tracker.ts';
 import { GroupBook, type GroupLifecycle } from './group-book.ts';
 import type { GroupRecord, GroupState } from '../core/fleet/replica-group.ts';
 
-/** What the pool tells the fleet: the request's events, and its KV's arrival. */
-export interface PrefillSink {
-  onPrefillStart(t: RequestTracker, atMs: Ms): void;
-  onPreempt(t: RequestTracker, atMs: Ms, mode: PreemptionKind): void;
-  /** Its prefill failed (e.g. its prompt cannot fit): the attempt ends here. */
-  onFail(t: RequestTracker, atMs: Ms, reason: FailReason): void;
+/**
+ * What the pool tells the fleet: the request's prefill start, preemptions and failure (its
+ * attempt ends there), as its own engine events, and its KV's arrival.
+ */
+export interface PrefillSink extends Pick<
+  EngineListener<RequestTracker>,
+  'onPrefillStart' | 'onPreempt' | 'onFail'
+> {
   /** Its prompt's KV has arrived at its decode replica. */
   kvArrived(t: RequestTracker): void;
 }
@@ -56,9 +56,9 @@ interface InPool {
 
 /** Transfers so far, for the report. */
 export interface KvTransfers {
-  readonly transfers: number;
-  readonly bytes: number;
-  readonly ms: Ms;
+  transfers: number;
+  bytes: number;
+  ms: Ms;
 }
 
 export class PrefillPool {
@@ -74,7 +74,7 @@ export class PrefillPool {
   private readonly link: KvLink;
   private readonly clock: Clock & Timers;
   private readonly sink: PrefillSink;
-  private transferred: KvTransfers = { transfers: 0, bytes: 0, ms: 0 };
+  private readonly sent: KvTransfers = { transfers: 0, bytes: 0, ms: 0 };
 
   constructor(
     n: number,
@@ -164,11 +164,11 @@ export class PrefillPool {
     let bestTokens = Infinity;
     this.replicas.forEach((r, i) => {
       if (!this.book.isReady(i)) return;
-      const pending = r.load().pendingPrefillTokens;
+      const pending = r.core.scheduler.pendingPrefill;
       if (pending < bestTokens) [best, bestTokens] = [i, pending];
     });
-    // Every group draining or failed (autoscaling keeps at least one ready): the newest.
-    if (best < 0) best = this.replicas.length - 1;
+    // Scale-in keeps a group ready (it cancels starting groups first, never below one).
+    if (best < 0) throw new Error('prefill pool: no ready group to place a prompt on');
     const job: PrefillJob = {
       id: t.id,
       inputTokens: t.inputTokens,
@@ -191,12 +191,9 @@ export class PrefillPool {
     const { model, tp } = this.config;
     this.left(entry.replica);
     const ms = kvTransferMs(j.inputTokens, model, tp, this.link);
-    const t = this.transferred;
-    this.transferred = {
-      transfers: t.transfers + 1,
-      bytes: t.bytes + j.inputTokens * kvBytesPerToken(model),
-      ms: t.ms + ms,
-    };
+    this.sent.transfers++;
+    this.sent.bytes += j.inputTokens * kvBytesPerToken(model);
+    this.sent.ms += ms;
     entry.transfer = this.clock.at(atMs + ms, () => {
       this.inPool.delete(j.id);
       j.attempt.kvTransferredTokens = j.inputTokens;
@@ -230,15 +227,16 @@ export class PrefillPool {
   backlogSteps(): number {
     let pending = 0;
     let ready = 0;
+    // Read on every placement: the engines' counter, no load report built.
     this.replicas.forEach((r, i) => {
-      pending += r.load().pendingPrefillTokens;
+      pending += r.core.scheduler.pendingPrefill;
       if (this.book.isReady(i)) ready++;
     });
     return pending / (Math.max(1, ready) * this.config.maxBatchedTokens);
   }
 
-  get transfers(): KvTransfers {
-    return this.transferred;
+  get transfers(): Readonly<KvTransfers> {
+    return this.sent;
   }
 
   /** The pool's engine counters, summed. */
