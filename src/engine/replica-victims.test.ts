@@ -13,7 +13,7 @@ import {
 } from './engine-test-kit.ts';
 import { ReplicaCore } from './replica.ts';
 import { Seq } from './sequence.ts';
-import { slackOf, slackVictim } from './victims.ts';
+import { idleFromBack, seatVictim, slackOf, slackVictim } from './victims.ts';
 import type { StepShape } from './timing/profile.ts';
 
 /** A batch request admitted first, an interactive stream admitted after it, KV for neither to finish. */
@@ -103,4 +103,15 @@ test('decode budget: no step carries more decodes than the budget, the front fir
   unbudgeted.add(req('y', 32, 20), 0);
   runLoop(unbudgeted);
   assert.equal(unbudgeted.stats().decodesDeferred, 0);
+});
+
+test('seat victim: the last scheduled sequence, if its priority is strictly lower; idle ones skipped', () => {
+  const a = seq({ ...req('a', 10, 10), priority: 0 }, 1);
+  const b = seq({ ...req('b', 10, 10), priority: 2 }, 1);
+  const held = seq({ ...req('h', 10, 10), priority: 3 }, 1);
+  held.held = true;
+  assert.equal(seatVictim([a, b, held], 1), b, 'the held one keeps no seat to give');
+  assert.equal(seatVictim([a, b], 2), undefined, 'equal priority keeps its seat');
+  assert.equal(idleFromBack([a, held, b], 0), 1);
+  assert.equal(idleFromBack([a, held, b], 1), -1, 'only after the index given');
 });

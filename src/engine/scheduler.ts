@@ -20,7 +20,7 @@ import { type Seq, SeqState, prefillRemaining } from './sequence.ts';
 import type { StepShape } from './timing/profile.ts';
 import type { StepCosts } from './step-costs.ts';
 import { LoraSlots } from './lora-slots.ts';
-import { slackVictim } from './victims.ts';
+import { idleFromBack, seatVictim, slackVictim } from './victims.ts';
 import { StepEvents } from './step-events.ts';
 
 /** What of the engine's configuration the scheduler plans by (documented on `EngineConfig`). */
@@ -189,7 +189,7 @@ export class Scheduler<R extends EngineRequest> {
       // Victims come from at or after `i`, so none of them is already in this step; a sequence
       // paused for a tool call goes first — its KV is idle.
       while (!ok) {
-        const idle = this.pausedFromBack(i);
+        const idle = idleFromBack(running, i);
         const victim = running.splice(idle >= 0 ? idle : this.victimFrom(i), 1)[0];
         this.preempt(victim);
         this.preempted = true;
@@ -339,14 +339,6 @@ export class Scheduler<R extends EngineRequest> {
     });
   }
 
-  /** The last running sequence after `i` that is paused for a tool call or held, or −1. */
-  private pausedFromBack(i: number): number {
-    for (let j = this.running.length - 1; j > i; j--) {
-      if (this.running[j].paused || this.running[j].held) return j;
-    }
-    return -1;
-  }
-
   /** A running sequence stops being scheduled (paused for a tool with its KV, or held). */
   markIdle(): void {
     this.numIdle++;
@@ -366,18 +358,13 @@ export class Scheduler<R extends EngineRequest> {
     if (!this.byPriority || this.running.length - this.numIdle < this.limits.maxNumSeqs) return;
     const head = this.waiting.peekFront();
     if (head === undefined || head.state === SeqState.Cancelled) return;
-    const p = head.req.priority ?? 0;
-    for (let j = this.running.length - 1; j >= 0; j--) {
-      const v = this.running[j];
-      if (v.paused || v.held) continue;
-      if ((v.req.priority ?? 0) <= p) return;
-      v.held = true;
-      this.numIdle++;
-      this.stats.preemptions++;
-      this.stats.preemptionsKeep++;
-      this.events.record('keep', v);
-      return;
-    }
+    const v = seatVictim(this.running, head.req.priority ?? 0);
+    if (v === undefined) return;
+    v.held = true;
+    this.numIdle++;
+    this.stats.preemptions++;
+    this.stats.preemptionsKeep++;
+    this.events.record('keep', v);
   }
 
   /** Held sequences take free seats back, highest priority first, before the waiting queue's lower ones. */
@@ -426,7 +413,7 @@ export class Scheduler<R extends EngineRequest> {
    * dropped, whichever is cheaper), so a waiting one can run; false when none is paused.
    */
   private releasePaused(): boolean {
-    const j = this.pausedFromBack(-1);
+    const j = idleFromBack(this.running, -1);
     if (j < 0) return false;
     const v = this.running[j];
     this.release(v, this.costs.swapIsCheaper(v));

@@ -15,6 +15,10 @@
  * Under FCFS every sequence counts as one priority, so slack alone decides: a request still
  * waiting for its first token, seconds from its deadline, goes before a stream whose next gap
  * is due in milliseconds — where newest-first takes whichever was admitted last.
+ *
+ * Before either, a sequence idle in the batch (paused for a tool call, or held) gives its KV
+ * first; and under priority scheduling a waiting request of higher priority takes the seat of
+ * the lowest-priority scheduled sequence, which keeps its KV (`seatVictim`).
  */
 import type { Ms } from '../core/request/units.ts';
 import type { EngineRequest } from './engine-types.ts';
@@ -63,4 +67,29 @@ export function slackVictim(
     }
   }
   return best;
+}
+
+/** The last running sequence after `i` that is paused for a tool call or held, or −1. */
+export function idleFromBack(running: readonly Seq<EngineRequest>[], i: number): number {
+  for (let j = running.length - 1; j > i; j--) {
+    if (running[j].paused || running[j].held) return j;
+  }
+  return -1;
+}
+
+/**
+ * Priority scheduling: the scheduled sequence that gives its seat to a waiting request of
+ * `priority` — the lowest-priority one, newest first, if strictly lower; else none. Running
+ * sequences are kept in priority order, so it is the last one not idle.
+ */
+export function seatVictim<S extends Seq<EngineRequest>>(
+  running: readonly S[],
+  priority: number,
+): S | undefined {
+  for (let j = running.length - 1; j >= 0; j--) {
+    const v = running[j];
+    if (v.paused || v.held) continue;
+    return (v.req.priority ?? 0) > priority ? v : undefined;
+  }
+  return undefined;
 }
