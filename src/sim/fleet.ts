@@ -9,6 +9,7 @@
  */
 import { addStats, createStats, type EngineStats } from '../engine/engine-stats.ts';
 import type { Clock } from '../core/ports/clock.ts';
+import type { Ms } from '../core/request/units.ts';
 import type { Timers } from '../core/ports/timers.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
@@ -65,6 +66,8 @@ export class Fleet {
   readonly kvCapacityTokens: number;
   /** KV capacity of one replica, in tokens. */
   readonly replicaKvTokens: number;
+  /** Groups ready from the start. */
+  private readonly initialReplicas: number;
   /** ∫ (requests in the fleet) dt, in request·ms: the L of Little's law, measured on its own. */
   private inSystemArea = 0;
   private inSystem = 0;
@@ -102,6 +105,7 @@ export class Fleet {
             }),
             prefill.lifecycle,
           );
+    this.initialReplicas = n;
     for (let i = 0; i < n; i++) this.book.addReady(this.addReplica());
     this.rebuildReady();
     const load = this.replicas[0].load();
@@ -206,6 +210,33 @@ export class Fleet {
   /** GPU-held and ready replica time up to `untilMs` (ms of replica time). */
   replicaTime(untilMs: number): { heldMs: number; readyMs: number } {
     return this.book.time(untilMs);
+  }
+
+  /**
+   * The report's account of the fleet's GPU time up to `untilMs` (ms of replica time): ready and
+   * held — the starting fleet for the whole run when it is not `scaled`, else each group from its
+   * request to its removal — with `outsideMs` of GPUs held outside the pool (a canary's) and the
+   * prefill pool's groups among the held; and the prefill pool's own account.
+   */
+  gpuTime(untilMs: Ms, scaled: boolean, outsideMs: Ms) {
+    const pool = this.prefill;
+    const prefill = pool?.time(untilMs);
+    const heldElsewhereMs = outsideMs + (prefill?.heldMs ?? 0);
+    const whole = this.initialReplicas * untilMs;
+    const own = this.replicaTime(untilMs);
+    return {
+      ...(!scaled
+        ? {
+            readyReplicaMs: whole,
+            ...(heldElsewhereMs > 0 ? { heldReplicaMs: whole + heldElsewhereMs } : {}),
+          }
+        : { readyReplicaMs: own.readyMs, heldReplicaMs: own.heldMs + heldElsewhereMs }),
+      ...(pool === undefined || prefill === undefined
+        ? {}
+        : {
+            prefill: { replicas: pool.initialGroups, readyMs: prefill.readyMs, ...pool.transfers },
+          }),
+    };
   }
 
   /** Each replica's engine load now (ready or not), for the autoscaler's signals. */

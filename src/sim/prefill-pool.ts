@@ -75,6 +75,8 @@ export class PrefillPool {
   private readonly clock: Clock & Timers;
   private readonly sink: PrefillSink;
   private readonly sent: KvTransfers = { transfers: 0, bytes: 0, ms: 0 };
+  /** Groups ready from the start: the floor under autoscaling. */
+  readonly initialGroups: number;
 
   constructor(
     n: number,
@@ -104,6 +106,7 @@ export class PrefillPool {
         sink.onFail(j.attempt, atMs, reason);
       },
     };
+    this.initialGroups = n;
     for (let i = 0; i < n; i++) this.book.addReady(this.addReplica());
   }
 

@@ -392,9 +392,6 @@ export function simulate(opts: SimulationOptions): Report {
   );
 
   const durationMs = clock.now();
-  // A canary's GPUs are held for its window, a prefill pool's from each group's request.
-  const prefillTime = fleet.prefill?.time(durationMs);
-  const canaryMs = events.canaryMs(durationMs) + (prefillTime?.heldMs ?? 0);
   const engine = fleet.stats();
   return buildReport(accumulator, {
     seed: opts.seed,
@@ -407,26 +404,10 @@ export function simulate(opts: SimulationOptions): Report {
     fleet: {
       replicas: opts.replicas,
       gpusPerReplica: opts.engine.tp,
-      ...(scaling === null
-        ? {
-            readyReplicaMs: opts.replicas * durationMs,
-            ...(canaryMs > 0 ? { heldReplicaMs: opts.replicas * durationMs + canaryMs } : {}),
-          }
-        : {
-            readyReplicaMs: fleet.replicaTime(durationMs).readyMs,
-            heldReplicaMs: fleet.replicaTime(durationMs).heldMs + canaryMs,
-          }),
+      // A canary's GPUs are held for its window, outside the pool.
+      ...fleet.gpuTime(durationMs, scaling !== null, events.canaryMs(durationMs)),
       kvCapacityTokens: fleet.kvCapacityTokens,
       ...events.report(durationMs, fleet.failures),
-      ...(fleet.prefill === undefined || prefillTime === undefined
-        ? {}
-        : {
-            prefill: {
-              replicas: opts.prefill?.replicas ?? 0,
-              readyMs: prefillTime.readyMs,
-              ...fleet.prefill.transfers,
-            },
-          }),
     },
     ...(scaling === null ? {} : { autoscale: scaling.report(durationMs) }),
     engine: {
