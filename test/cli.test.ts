@@ -518,6 +518,33 @@ test('simulate --prefill-replicas: a disaggregated fleet in the report; a link w
   assert.equal(report.scenario.prefillReplicas, 1);
   assert.equal(report.fleet.prefill.replicas, 1);
   assert.equal(report.fleet.prefill.kv_transfers, report.completed);
+  // A range under an autoscaler: the prefill pool has a loop of its own.
+  const scaled = join(dir, 'scaled.json');
+  const s = goodput(
+    'simulate',
+    '--num-requests',
+    '400',
+    '--rate',
+    '20',
+    '--input',
+    'uniform:1500:3000',
+    '--autoscaler',
+    'goodput',
+    '--min-replicas',
+    '1',
+    '--max-replicas',
+    '3',
+    '--ready-time',
+    '5-10',
+    '--prefill-replicas',
+    '1-3',
+    '--out',
+    scaled,
+  );
+  assert.equal(s.code, 0, s.err);
+  const auto = JSON.parse(readFileSync(scaled, 'utf8')).autoscale;
+  assert.equal(auto.prefill.max_replicas, 3);
+  assert.ok(auto.prefill.timeline.length > 0);
   exitsNaming(
     ['simulate', '--num-requests', '5'],
     [
