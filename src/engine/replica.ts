@@ -21,7 +21,7 @@ import { resolveCpuBlocks, resolveGpuBlocks } from './kv-capacity.ts';
 import { KvCacheManager } from './kv-cache-manager.ts';
 import { Scheduler } from './scheduler.ts';
 import { StepCosts } from './step-costs.ts';
-import { Seq, SeqState, prefillRemaining } from './sequence.ts';
+import { NO_PAUSE, Seq, SeqState, prefillRemaining } from './sequence.ts';
 import { type StepShape, type TimingProfile, clearShape, emptyShape } from './timing/profile.ts';
 
 /** Under `toolKv: auto`, the expected tool wait up to which KV is kept. */
@@ -206,8 +206,7 @@ export class ReplicaCore<R extends EngineRequest> {
       s.emitted++;
       counters.tokensGenerated++;
       if (s.emitted < s.output) {
-        const call = s.req.toolCalls?.[s.toolNext];
-        if (call !== undefined && s.emitted >= call.afterTokens && this.pause(s, nowMs)) continue;
+        if (s.emitted >= s.pauseAt && this.pause(s, nowMs)) continue;
         running[w++] = s;
         continue;
       }
@@ -238,7 +237,9 @@ export class ReplicaCore<R extends EngineRequest> {
    * call returns (`takePauses`, `resume`).
    */
   private pause(s: Seq<R>, nowMs: Ms): boolean {
-    const call = (s.req.toolCalls as NonNullable<R['toolCalls']>)[s.toolNext++];
+    const calls = s.req.toolCalls as NonNullable<R['toolCalls']>;
+    const call = calls[s.toolNext++];
+    s.pauseAt = calls[s.toolNext]?.afterTokens ?? NO_PAUSE;
     s.paused = true;
     s.pausedAtMs = nowMs;
     this.pauses.push({ id: s.req.id, atMs: nowMs + call.waitMs });
@@ -304,14 +305,16 @@ export class ReplicaCore<R extends EngineRequest> {
 
   load(): ReplicaLoad {
     const sch = this.scheduler;
-    return {
+    const load: { -readonly [K in keyof ReplicaLoad]: ReplicaLoad[K] } = {
       running: sch.numRunning,
       waiting: sch.numWaiting,
       kvUsedBlocks: this.kv.pool.usedBlocks,
       kvTotalBlocks: this.kv.pool.totalBlocks,
       pendingPrefillTokens: sch.pendingPrefill,
-      ...(sch.lora === null ? {} : { loras: sch.lora.residentAdapters }),
     };
+    // Set, not spread in: read for every replica on every placement, this stays a plain literal.
+    if (sch.lora !== null) load.loras = sch.lora.residentAdapters;
+    return load;
   }
 
   /**

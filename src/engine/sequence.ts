@@ -8,6 +8,9 @@
 import type { EngineRequest } from './engine-types.ts';
 import type { PrefixEntry } from './prefix-cache.ts';
 
+/** `Seq.pauseAt` of a sequence with no tool call ahead: beyond any output (and a small integer). */
+export const NO_PAUSE = 2 ** 30;
+
 export const SeqState = { Waiting: 0, Running: 1, Swapped: 2, Done: 3, Cancelled: 4 } as const;
 export type SeqState = (typeof SeqState)[keyof typeof SeqState];
 
@@ -49,6 +52,8 @@ export class Seq<R extends EngineRequest> {
   held = false;
   /** The next of its tool calls (index into req.toolCalls). */
   toolNext = 0;
+  /** Tokens emitted at which that call pauses it (`NO_PAUSE` when none is left). */
+  pauseAt: number;
   /** When its current pause began. */
   pausedAtMs = 0;
 
@@ -70,6 +75,7 @@ export class Seq<R extends EngineRequest> {
     this.output = output;
     this.target = req.inputTokens;
     this.transferred = req.kvTransferredTokens ?? 0;
+    this.pauseAt = req.toolCalls?.[0]?.afterTokens ?? NO_PAUSE;
     const p = req.prefix;
     const bt = p?.blockTokens ?? 0;
     if (caching && p !== undefined && Number.isInteger(bt) && bt > 0 && p.hashes.length > 0) {

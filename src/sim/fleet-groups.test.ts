@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Fleet } from './fleet.ts';
 import { RequestTracker } from './request-tracker.ts';
+import { TokenClock } from './token-clock.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import { constProfile, testConfig } from '../engine/engine-test-kit.ts';
@@ -30,6 +31,7 @@ function fleet() {
     onReady: (i) => events.push(`${clock.now()} ready ${i}`),
     onRemoved: (i) => events.push(`${clock.now()} removed ${i}`),
   });
+  const times = new TokenClock();
   const send = (id: string, replica: number, output = 5) => {
     const t = new RequestTracker(
       {
@@ -40,6 +42,7 @@ function fleet() {
         tenant: 't',
         sloClass: 'interactive',
       },
+      times,
       false,
     );
     t.replica = replica;

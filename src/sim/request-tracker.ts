@@ -13,8 +13,25 @@ import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LedgerLease } from '../core/admission/budget/tenant-ledger.ts';
+import type { TokenClock } from './token-clock.ts';
 
 export class RequestTracker implements EngineRequest {
+  // The fields every token reads come first, so they share the object's first cache line.
+  /** Its row in the run's token clock: its last token's time and its gaps' floor. */
+  private readonly slot: number;
+  private readonly times: TokenClock;
+  /** The next gap spans a tool call's pause: the tool's time, not the server's, so not a gap. */
+  private pauseGap = false;
+  private gapCount = 0;
+  /** Tokens streamed to the client so far. */
+  streamed = 0;
+  /**
+   * Every gap, kept only when the request might end without completing after producing tokens
+   * (clients with timeouts): the pooled ITL must then drop its gaps, as vLLM's client does.
+   */
+  readonly gaps: number[] | null;
+  /** The request's largest gaps: enough for its exact p99 and max. */
+  private tail: TailSamples;
   readonly req: LlmRequest;
   /** The current attempt's id: the request id, then `id#2`, `id#3`… for retries. */
   id: string;
@@ -33,8 +50,6 @@ export class RequestTracker implements EngineRequest {
    * objective or its client's deadline, the sooner (the engine's slack-aware preemption). */
   readonly itlSloMs: Ms | undefined;
   readonly e2eDeadlineMs: Ms | undefined;
-  /** The next gap spans a tool call's pause: the tool's time, not the server's, so not a gap. */
-  private pauseGap = false;
   /** Disaggregated serving: prompt tokens whose KV the prefill pool sent its decode replica. */
   kvTransferredTokens: number | undefined;
   /** Replica of the current attempt, once dispatched. */
@@ -53,24 +68,20 @@ export class RequestTracker implements EngineRequest {
   prefillStartMs: Ms | undefined;
   firstTokenMs: Ms | undefined;
   firstStepStartMs: Ms | undefined;
-  lastTokenMs: Ms | undefined;
   cachedTokens = 0;
-  /** Tokens streamed to the client so far. */
-  streamed = 0;
   preemptions = 0;
-  /** The request's largest gaps: enough for its exact p99 and max. */
-  private tail: TailSamples;
-  private tailFloor = -Infinity;
-  private gapCount = 0;
-  /**
-   * Every gap, kept only when the request might end without completing after producing tokens
-   * (clients with timeouts): the pooled ITL must then drop its gaps, as vLLM's client does.
-   */
-  readonly gaps: number[] | null;
   rejectReason: string | undefined;
   failReason: string | undefined;
 
-  constructor(req: LlmRequest, keepGaps: boolean, priority = 0, objectives: SloObjectives = {}) {
+  constructor(
+    req: LlmRequest,
+    times: TokenClock,
+    keepGaps: boolean,
+    priority = 0,
+    objectives: SloObjectives = {},
+  ) {
+    this.times = times;
+    this.slot = times.slot();
     this.req = req;
     this.priority = priority;
     const { ttftMs, itlP99Ms, e2eMs } = objectives;
@@ -89,6 +100,15 @@ export class RequestTracker implements EngineRequest {
     this.adapter = req.adapter;
     this.tail = new TailSamples(this.outputTokens - 1);
     this.gaps = keepGaps ? [] : null;
+  }
+
+  /** When its last token came (undefined before its first). */
+  get lastTokenMs(): Ms | undefined {
+    return this.times.last(this.slot);
+  }
+
+  set lastTokenMs(atMs: Ms | undefined) {
+    this.times.lastMs[this.slot] = atMs ?? NaN;
   }
 
   /**
@@ -134,7 +154,7 @@ export class RequestTracker implements EngineRequest {
     this.streamed = 0;
     this.gapCount = 0;
     this.tail = new TailSamples(this.outputTokens - 1);
-    this.tailFloor = -Infinity;
+    this.times.tailFloor[this.slot] = -Infinity;
     return dropped;
   }
 
@@ -173,20 +193,24 @@ export class RequestTracker implements EngineRequest {
     this.pauseGap = true;
   }
 
-  /** A token at `atMs`; returns its gap, or undefined for the one after a tool call's pause. */
-  recordToken(atMs: Ms): number | undefined {
+  /**
+   * A token at `atMs`; returns its gap, or −1 for the one after a tool call's pause (always a
+   * number: the per-token path keeps it unboxed).
+   */
+  recordToken(atMs: Ms): number {
+    const { lastMs, tailFloor } = this.times;
+    const k = this.slot;
+    this.streamed++;
     if (this.pauseGap) {
       this.pauseGap = false;
-      this.lastTokenMs = atMs;
-      this.streamed++;
-      return undefined;
+      lastMs[k] = atMs;
+      return -1;
     }
-    const gap = atMs - (this.lastTokenMs as Ms);
-    if (gap > this.tailFloor) this.tailFloor = this.tail.add(gap);
+    const gap = atMs - lastMs[k];
+    lastMs[k] = atMs;
+    if (gap > tailFloor[k]) tailFloor[k] = this.tail.add(gap);
     this.gapCount++;
     if (this.gaps !== null) this.gaps.push(gap);
-    this.lastTokenMs = atMs;
-    this.streamed++;
     return gap;
   }
 

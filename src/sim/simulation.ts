@@ -21,6 +21,7 @@ import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
 import { OutcomeAccumulator } from '../core/observe/outcome-accumulator.ts';
 import { RunLengthSamples } from '../core/observe/run-length-samples.ts';
+import { TokenClock } from './token-clock.ts';
 import { buildReport, type Report } from '../core/observe/report.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
@@ -63,6 +64,7 @@ export function simulate(opts: SimulationOptions): Report {
   const clock = new VirtualClock();
   const accumulator = new OutcomeAccumulator(opts.policy.classes);
   const itl = new RunLengthSamples();
+  const tokenTimes = new TokenClock();
   const excludedGaps: number[] = [];
   const clientRng = opts.rng.fork('client');
   const counters = { timeouts: 0, retries: 0, finished: 0, offered: 0 };
@@ -113,7 +115,7 @@ export function simulate(opts: SimulationOptions): Report {
       if (t.resumedAfter > 0) {
         // A stream resumed on another replica: its next token, after the gap of the move.
         const gap = t.recordToken(atMs);
-        if (gap !== undefined) itl.add(gap);
+        if (gap >= 0) itl.add(gap);
         if (t.ticket !== null) pipeline.firstToken(t.ticket, atMs - t.attemptOfferedMs);
         return;
       }
@@ -126,7 +128,7 @@ export function simulate(opts: SimulationOptions): Report {
     },
     onToken(t, atMs) {
       const gap = t.recordToken(atMs);
-      if (gap !== undefined) itl.add(gap);
+      if (gap >= 0) itl.add(gap);
       if (followTokens && t.ticket !== null) pipeline.token(t.ticket, atMs);
     },
     onFinish(t) {
@@ -349,7 +351,13 @@ export function simulate(opts: SimulationOptions): Report {
       for (const w of windows()) w.arrived(req.inputTokens);
       const cls = opts.policy.classes[req.sloClass];
       sendAttempt(
-        new RequestTracker(req, opts.client.timeoutMs !== undefined, cls.priority, cls.objectives),
+        new RequestTracker(
+          req,
+          tokenTimes,
+          opts.client.timeoutMs !== undefined,
+          cls.priority,
+          cls.objectives,
+        ),
       );
       scheduleNextArrival();
     });
