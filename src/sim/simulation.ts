@@ -11,10 +11,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { Pipeline, followsTokens } from '../core/pipeline.ts';
-import type { Rejection } from '../core/request/decision.ts';
-import { TenantLedger } from '../core/admission/budget/tenant-ledger.ts';
-import { lookupTenant } from '../core/config/tenant-schema.ts';
-import { SLO_CLASS_NAMES } from '../core/request/slo-classes.ts';
+import { TenantDoor } from './tenant-door.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
@@ -22,7 +19,8 @@ import { kvBytesPerToken } from '../engine/hardware.ts';
 import { OutcomeAccumulator } from '../core/observe/outcome-accumulator.ts';
 import { RunLengthSamples } from '../core/observe/run-length-samples.ts';
 import { TokenClock } from './token-clock.ts';
-import { buildReport, type Report } from '../core/observe/report.ts';
+import type { Report } from '../core/observe/report.ts';
+import { runReport } from './run-report.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
@@ -87,22 +85,13 @@ export function simulate(opts: SimulationOptions): Report {
     if (state === 'completed') for (const w of windows()) w.completed(tracker.streamed, good);
   };
 
-  // The tenant-accounting port at the door, as the gateway has it (its in-memory store wraps
-  // this same ledger): tokens, concurrency and retries are taken once per attempt, before the
-  // pipeline, and settled to what the attempt used when it ends.
-  const ledger = new TenantLedger();
-  const settleTenant = (t: RequestTracker, usedTokens: number) => {
-    if (t.lease !== null) ledger.release(t.lease, usedTokens, clock.now());
-    t.lease = null;
-  };
-
   const endAttempt = (t: RequestTracker, outputTokens: number, completed: boolean) => {
     t.timeout?.cancel();
     t.timeout = null;
     fleet.release(t.replica);
     if (t.ticket !== null) pipeline.end(t.ticket, outputTokens, completed, clock.now());
     t.ticket = null;
-    settleTenant(t, t.req.inputTokens + outputTokens);
+    door.settle(t, t.req.inputTokens + outputTokens);
   };
 
   // Read on every token: a plain constant, decided before any engine event can fire.
@@ -227,7 +216,7 @@ export function simulate(opts: SimulationOptions): Report {
       // never found capacity was never admitted. Both stay in the offered denominator.
       t.admitted = !ticket.wasDeferred;
       t.failReason = ticket.wasDeferred ? 'deferred_expired' : 'deadline_expired';
-      settleTenant(t, 0);
+      door.settle(t, 0);
       finish(t, 'failed');
     },
     record: (r) => {
@@ -236,6 +225,7 @@ export function simulate(opts: SimulationOptions): Report {
       opts.onDecision?.(r);
     },
   });
+  const door = new TenantDoor(opts.policy.tenants, pipeline, clock);
   const pump = () => {
     if (pipeline.waiting) pipeline.pump(clock.now(), fleet.snapshots());
   };
@@ -259,7 +249,7 @@ export function simulate(opts: SimulationOptions): Report {
     tracker.expiry = null;
     if (ticket !== null && ticket.state !== 'dispatched') {
       pipeline.withdraw(ticket);
-      settleTenant(tracker, 0);
+      door.settle(tracker, 0);
     } else {
       fleet.cancel(tracker);
       if (ticket !== null) pipeline.end(ticket, tracker.streamed, false, clock.now());
@@ -282,9 +272,9 @@ export function simulate(opts: SimulationOptions): Report {
     const now = clock.now();
     const asked = tracker.offered(opts.client.retryMode === 'disciplined', now);
     const offer =
-      atTheDoor(tracker, asked, now) ?? pipeline.offer(asked, tracker, now, fleet.snapshots());
+      door.admit(tracker, asked, now) ?? pipeline.offer(asked, tracker, now, fleet.snapshots());
     if (offer.outcome === 'reject') {
-      settleTenant(tracker, 0);
+      door.settle(tracker, 0);
       if (tracker.resumedAfter > 0) {
         // The rest of a stream whose replica failed found no room: the stream ends failed.
         tracker.failReason = 'replica_lost';
@@ -306,36 +296,6 @@ export function simulate(opts: SimulationOptions): Report {
     if (opts.client.timeoutMs !== undefined && tracker.timeout === null) {
       tracker.timeout = clock.at(now + opts.client.timeoutMs, () => onTimeout(tracker));
     }
-  };
-
-  /** The tenant's quotas and retry budget; a refusal here is recorded like the pipeline's. */
-  const atTheDoor = (t: RequestTracker, asked: LlmRequest, now: Ms) => {
-    const tenant = lookupTenant(opts.policy.tenants, asked.tenant);
-    // An unknown tenant holds nothing here: the pipeline's contract gate turns it away.
-    if (tenant === undefined) return undefined;
-    const verdict = ledger.admit(
-      {
-        tenant: tenant.name,
-        requestId: asked.id,
-        tokens: pipeline.tenantCharge(asked),
-        attempt: asked.attempt ?? 1,
-        quotas: tenant.quotas,
-        retryBudgetRatio: tenant.retryBudgetRatio,
-      },
-      now,
-    );
-    if (verdict.ok) {
-      t.lease = verdict.lease;
-      return undefined;
-    }
-    const decision: Rejection = {
-      outcome: 'reject',
-      status: 429,
-      reason: verdict.reason,
-      retryAfterMs: verdict.retryAfterMs,
-    };
-    pipeline.refuse(asked, decision, now);
-    return { outcome: 'reject' as const, decision };
   };
 
   const arrivals = opts.requests[Symbol.iterator]();
@@ -399,55 +359,17 @@ export function simulate(opts: SimulationOptions): Report {
         },
   );
 
-  const durationMs = clock.now();
-  const engine = fleet.stats();
-  return buildReport(accumulator, {
-    seed: opts.seed,
-    policy: opts.policy.name,
-    policyRevision: opts.policy.revision,
-    scenario: opts.scenario,
-    durationMs,
-    classes: opts.policy.classes,
+  return runReport({
+    opts,
+    durationMs: clock.now(),
+    accumulator,
     itl: itl.summarize(excludedGaps),
-    fleet: {
-      replicas: opts.replicas,
-      gpusPerReplica: opts.engine.tp,
-      // A canary's GPUs are held for its window, outside the pool.
-      ...fleet.gpuTime(durationMs, scaling !== null, events.canaryMs(durationMs)),
-      kvCapacityTokens: fleet.kvCapacityTokens,
-      ...events.report(durationMs, fleet.failures),
-    },
-    ...(scaling === null ? {} : { autoscale: scaling.report(durationMs) }),
-    engine: {
-      ...engine,
-      // Reported where a decode budget is set (the reports of runs without one stay as they were).
-      decodesDeferred:
-        opts.engine.decodeTokenBudget === undefined ? undefined : engine.decodesDeferred,
-      swappedBytes:
-        engine.swapTransferBlocks * opts.engine.blockSize * kvBytesPerToken(opts.engine.model),
-      kvUsedBlocksAtEnd: fleet.kvUsedBlocks(),
-    },
-    meanInSystem: fleet.meanInSystem(durationMs),
-    routing: { type: opts.policy.routing.type, spread: spread.report() },
-    fairness: {
-      order: opts.policy.queueing.order,
-      vtc: pipeline.vtc,
-      contracts: {
-        workByClass: pipeline.dispatcher.workByClass,
-        passes: pipeline.dispatcher.passes,
-        classes: opts.policy.classes,
-      },
-    },
+    fleet,
+    events,
+    scaling,
+    spread,
+    pipeline,
     client: { timeouts: counters.timeouts, retries: counters.retries },
-    estimate: {
-      ...pipeline.learned.errors.summary(),
-      wait_calibration: pipeline.learned.waitCalibration.summary(),
-    },
-    queueBudgets: Object.fromEntries(
-      SLO_CLASS_NAMES.filter((c) => opts.policy.classes[c].objectives.ttftMs !== undefined).map(
-        (c) => [c, pipeline.learned.queueBudgets.of(c)],
-      ),
-    ),
     sim: { wallMs: opts.wallClock.now() - wallStart, events: clock.events },
   });
 }
