@@ -7,7 +7,7 @@
  * policy's router (`../routing`) — and hands each decision (dispatch, hold, expire) to the
  * pipeline, which applies it to the ticket. A request that does not fit is passed by at most
  * `lookahead` younger ones, and the first such long prompt gets a replica held for it — no new
- * work goes there until it fits — so nothing starves behind smaller work.
+ * work goes there until it fits (`held-replicas.ts`) — so nothing starves behind smaller work.
  */
 import type { DispatchConfig } from '../config/stage-schema.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
@@ -24,11 +24,8 @@ import { FILTERS } from '../routing/filters.ts';
 import { candidateOf } from '../routing/flow-control.ts';
 import type { RouteContext, RouteRequest, RouterSpec } from '../routing/route.ts';
 import { Router, type RouterOptions } from '../routing/router.ts';
-import { gapsToSpare } from '../routing/gap-tolerance.ts';
+import { HeldReplicas } from './held-replicas.ts';
 import { dispatchStrategy, type DispatchStrategy } from './strategies.ts';
-
-/** At most this fraction of the replicas (and at least one) is held for long prompts at once. */
-const MAX_HELD_RATIO = 0.5;
 
 /** What the dispatcher decided, for the pipeline to apply: it alone writes a ticket. */
 export type DispatchDecision<H> =
@@ -56,12 +53,8 @@ export class Dispatcher<H> {
   private readonly bandOrder: BandOrder;
   readonly router: Router;
   private readonly apply: (d: DispatchDecision<H>) => void;
-  /**
-   * A replica held back from new work for an aged request that fits nowhere (a long prompt that
-   * would stall every stream it joins): with nothing new arriving, its streams finish or grow
-   * tolerant, and the request goes there. One at a time, so capacity is never idled wholesale.
-   */
-  private held: { ticket: Ticket<H>; replica: number }[] = [];
+  /** Replicas held for long prompts that fit nowhere yet. */
+  private readonly holds: HeldReplicas<H>;
   /** Reused by every scan of a queue. */
   private readonly scratch: Ticket<H>[] = [];
   /** What routing reads; `nowMs` moves with each pump. */
@@ -103,6 +96,7 @@ export class Dispatcher<H> {
     });
     this.apply = apply;
     this.ledger = new ReplicaLedger(0);
+    this.holds = new HeldReplicas(this.ledger);
     const index = this.router.prefix;
     this.route = {
       nowMs: 0,
@@ -110,10 +104,7 @@ export class Dispatcher<H> {
       ledger: this.ledger,
       flow: this.strategy.flow,
       hits: new Float64Array(0),
-      heldFor: (replica) => {
-        for (const h of this.held) if (h.replica === replica && h.ticket.queued) return h.ticket;
-        return undefined;
-      },
+      heldFor: (replica) => this.holds.heldFor(replica),
       cachedBlocks: (replica) => index?.blocksOf(replica) ?? 0,
     };
   }
@@ -314,7 +305,8 @@ export class Dispatcher<H> {
           placed = true;
           break;
         }
-        this.maybeHold(t, replicas);
+        const held = this.holds.hold(t, replicas);
+        if (held !== undefined) this.apply({ kind: 'hold', ticket: t, replica: held });
       }
       if (!placed || done?.() === true) return;
     }
@@ -329,55 +321,12 @@ export class Dispatcher<H> {
 
   /** The replica `t` goes to now, if any: the one held for it, else the router's pick. */
   private choose(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): ReplicaSnapshot | undefined {
-    if (this.held.length > 0) this.held = this.held.filter((h) => h.ticket.queued);
+    this.holds.prune();
     this.router.prepare(t.req, replicas, this.route);
     const pool = this.router.eligible(t, replicas, this.route);
     if (pool.length === 0) return undefined;
-    const held = this.held.find((h) => h.ticket === t);
     // A request with a held replica goes there: the hold was for it.
-    if (held !== undefined) {
-      this.held = this.held.filter((h) => h !== held);
-      const mine = pool.find((r) => r.index === held.replica);
-      if (mine !== undefined) return mine;
-    }
-    return this.router.pick(t, pool, this.route);
-  }
-
-  /** A long prompt that fits nowhere gets a replica held for it, while holds are few. */
-  private maybeHold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): void {
-    if (!t.long) return;
-    if (this.held.some((h) => h.ticket === t)) return;
-    if (this.held.length >= Math.max(1, Math.floor(replicas.length * MAX_HELD_RATIO))) return;
-    const free = replicas.filter((r) => !this.held.some((h) => h.replica === r.index));
-    if (free.length === 0) return;
-    const replica = this.leastCommitted(free);
-    this.held.push({ ticket: t, replica });
-    this.apply({ kind: 'hold', ticket: t, replica });
-  }
-
-  /**
-   * The replica likely to tolerate a stall soonest: the one whose least-ready stream has the
-   * fewest tokens to go before its p99 can spare one more slow gap (about 100 gaps per slow gap
-   * it holds, counting this one), then the one with fewer streams.
-   */
-  private leastCommitted(replicas: readonly ReplicaSnapshot[]): number {
-    let best = replicas[0].index;
-    let bestScore = Infinity;
-    for (const r of replicas) {
-      const entries = this.ledger.replicas[r.index].entries;
-      let togo = 0;
-      for (const e of entries) {
-        if (e.itlSloMs === Infinity) continue;
-        const needs = gapsToSpare(e.slowGaps + 1) - e.streamed;
-        if (needs > togo) togo = needs;
-      }
-      const score = togo * 1_000 + entries.length;
-      if (score < bestScore) {
-        best = r.index;
-        bestScore = score;
-      }
-    }
-    return best;
+    return this.holds.claim(t, pool) ?? this.router.pick(t, pool, this.route);
   }
 
   /** Accounts `t`'s dispatch to `replica` (ledger, rates, contracts), then hands it to the pipeline. */

@@ -1,0 +1,94 @@
+/**
+ * The dispatcher's holds: which replicas take no new work because each waits for one long
+ * prompt that fits nowhere yet, and which replica to hold next. Holds are few — at most
+ * `MAX_HELD_RATIO` of the replicas, at least one — and a hold lasts only while its ticket waits
+ * in a queue: it ends when the ticket is placed (there, if the replica is eligible) or leaves.
+ * This keeps the book and picks the replica; the dispatcher decides when to ask, and the `hold`
+ * decision it hands the pipeline says what was held. Routing reads the holds through
+ * `heldFor` (the `held` filter, `../routing/filters.ts`).
+ */
+import type { ReplicaLedger } from '../fleet/replica-ledger.ts';
+import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import type { Ticket } from '../queueing/ticket.ts';
+import { gapsToSpare } from '../routing/gap-tolerance.ts';
+
+/** At most this fraction of the replicas (and at least one) is held for long prompts at once. */
+const MAX_HELD_RATIO = 0.5;
+
+export class HeldReplicas<H> {
+  /**
+   * A replica held back from new work for an aged request that fits nowhere (a long prompt that
+   * would stall every stream it joins): with nothing new arriving, its streams finish or grow
+   * tolerant, and the request goes there. One at a time, so capacity is never idled wholesale.
+   */
+  private held: { ticket: Ticket<H>; replica: number }[] = [];
+  private readonly ledger: ReplicaLedger;
+
+  constructor(ledger: ReplicaLedger) {
+    this.ledger = ledger;
+  }
+
+  /** The ticket `replica` is held for, while it still waits. */
+  heldFor(replica: number): Ticket<H> | undefined {
+    for (const h of this.held) if (h.replica === replica && h.ticket.queued) return h.ticket;
+    return undefined;
+  }
+
+  /** Drops the holds whose tickets no longer wait (placed, expired or withdrawn). */
+  prune(): void {
+    if (this.held.length > 0) this.held = this.held.filter((h) => h.ticket.queued);
+  }
+
+  /**
+   * Ends `t`'s hold, if it has one, and returns its held replica when that is in `pool` (the
+   * replicas it may go to now): the hold was for it.
+   */
+  claim(t: Ticket<H>, pool: readonly ReplicaSnapshot[]): ReplicaSnapshot | undefined {
+    const held = this.held.find((h) => h.ticket === t);
+    if (held === undefined) return undefined;
+    this.held = this.held.filter((h) => h !== held);
+    return pool.find((r) => r.index === held.replica);
+  }
+
+  /**
+   * A long prompt that fits nowhere gets a replica held for it, while holds are few: returns the
+   * replica now held for `t`, or undefined when none is (not long, held already, or no room).
+   */
+  hold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): number | undefined {
+    if (!t.long) return undefined;
+    if (this.held.some((h) => h.ticket === t)) return undefined;
+    if (this.held.length >= Math.max(1, Math.floor(replicas.length * MAX_HELD_RATIO))) {
+      return undefined;
+    }
+    const free = replicas.filter((r) => !this.held.some((h) => h.replica === r.index));
+    if (free.length === 0) return undefined;
+    const replica = this.leastCommitted(free);
+    this.held.push({ ticket: t, replica });
+    return replica;
+  }
+
+  /**
+   * The replica likely to tolerate a stall soonest: the one whose least-ready stream has the
+   * fewest tokens to go before its p99 can spare one more slow gap (about 100 gaps per slow gap
+   * it holds, counting this one), then the one with fewer streams.
+   */
+  private leastCommitted(replicas: readonly ReplicaSnapshot[]): number {
+    let best = replicas[0].index;
+    let bestScore = Infinity;
+    for (const r of replicas) {
+      const entries = this.ledger.replicas[r.index].entries;
+      let togo = 0;
+      for (const e of entries) {
+        if (e.itlSloMs === Infinity) continue;
+        const needs = gapsToSpare(e.slowGaps + 1) - e.streamed;
+        if (needs > togo) togo = needs;
+      }
+      const score = togo * 1_000 + entries.length;
+      if (score < bestScore) {
+        best = r.index;
+        bestScore = score;
+      }
+    }
+    return best;
+  }
+}
