@@ -7,6 +7,8 @@
  * the budgets. Admission is final before the first byte streams.
  */
 import type { Admission, AdmissionContext } from './admission/admission.ts';
+import { DecisionContext } from './admission/decision-context.ts';
+import { offerTicket, served, type TicketTerms } from './admission/offer-ticket.ts';
 import type {
   AdmissionDecision,
   RejectReason,
@@ -16,11 +18,8 @@ import type {
 import { ADMISSIONS } from './admission/registry.ts';
 import type { ResolvedPolicy } from './config/policy.ts';
 import { Dispatcher, type DispatchDecision } from './dispatch/dispatcher.ts';
-import type { Demand } from './request/demand.ts';
-import { estimateDemand, outputCap, tenantCharge } from './estimate/estimator.ts';
+import { outputCap, tenantCharge } from './estimate/estimator.ts';
 import type { FleetSpec } from './fleet/fleet-spec.ts';
-import type { FleetLoad } from './estimate/fleet-load.ts';
-import { summarizeFleet } from './estimate/fleet-summary.ts';
 import { Learned } from './estimate/learned.ts';
 import {
   decisionRecord,
@@ -28,11 +27,10 @@ import {
   type DecisionRecord,
   type DecisionResult,
 } from './observe/decision-record.ts';
-import { ADMIN_BAND, type Ticket } from './queueing/ticket.ts';
+import type { Ticket } from './queueing/ticket.ts';
 import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
 import { refusedUpFront } from './admission/up-front.ts';
 import type { LlmRequest } from './request/request.ts';
-import type { SloClass } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
 import type { ReplicaSnapshot } from './fleet/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
@@ -76,8 +74,8 @@ export class Pipeline<H> {
   private readonly admission: Admission;
   private readonly admissionState: unknown;
   private readonly sink: PipelineSink<H>;
-  private replicas: readonly ReplicaSnapshot[] = [];
-  private readonly prefill = (tokens: Tokens) => this.dispatcher.flow.prefillMs(tokens);
+  private readonly decisions: DecisionContext;
+  private readonly tickets: TicketTerms;
   /** Idempotency keys of tickets not yet ended: an attempt with one of these is a duplicate. */
   private readonly inFlightKeys = new Map<string, Ticket<H>>();
   private nowMs: Ms = 0;
@@ -115,6 +113,15 @@ export class Pipeline<H> {
         choices: policy.routing.choices,
       },
     );
+    const clock = { now: () => this.nowMs };
+    this.decisions = new DecisionContext(policy, spec, this.dispatcher, this.learned, clock);
+    // A sink is fixed for the pipeline's life, so whether it wants decision records is too.
+    this.tickets = {
+      policy,
+      spec,
+      outputs: this.learned.outputs,
+      fullEstimate: sink.record !== undefined || policy.dispatch.type !== 'immediate',
+    };
   }
 
   /** Applies what the dispatcher decided: the pipeline alone writes a ticket. */
@@ -160,34 +167,8 @@ export class Pipeline<H> {
       this.refuse(asked, decision, nowMs);
       return { outcome: 'reject', decision };
     }
-    const req = served(asked, decision);
-    const ticket: Ticket<H> = {
-      handle,
-      req,
-      asked,
-      cls,
-      decision,
-      demand: decision.assessment?.demand ?? this.baseDemand(req, cls, ctx),
-      state: 'queued',
-      queued: false,
-      offeredMs: nowMs,
-      expiresMs: Infinity,
-      wasDeferred: false,
-      long: false,
-      lengths: this.learned.outputs.distribution(cls.name, req.tenant),
-      capTokens: outputCap(req, cls, this.spec.maxModelLen),
-      replica: -1,
-      avoid: host.avoid ?? -1,
-      dispatchedMs: -1,
-      hitTokens: 0,
-      entry: null,
-      queueCost: 0,
-      chargedTokens: 0,
-      kvChargedMs: -1,
-      account: null,
-      band:
-        lookupTenant(this.policy.tenants, req.tenant)?.lane === 'admin' ? ADMIN_BAND : cls.priority,
-    };
+    const avoid = host.avoid ?? -1;
+    const ticket = offerTicket<H>(this.tickets, asked, handle, cls, decision, nowMs, avoid, ctx);
     if (key !== undefined) this.inFlightKeys.set(key, ticket);
     if (decision.outcome === 'defer') {
       ticket.expiresMs = decision.deadlineMs;
@@ -195,7 +176,7 @@ export class Pipeline<H> {
       ticket.wasDeferred = true;
       this.dispatcher.defer(ticket);
     } else {
-      this.admission.commit(this.admissionState, req, decision, ctx);
+      this.admission.commit(this.admissionState, ticket.req, decision, ctx);
       // A control plane that queues drops what can no longer make its deadline; one that
       // dispatches at once (the baselines) leaves every request to the engine.
       if (this.policy.dispatch.type !== 'immediate') ticket.expiresMs = admittedExpiry(ticket);
@@ -350,34 +331,6 @@ export class Pipeline<H> {
     if (key !== undefined && this.inFlightKeys.get(key) === t) this.inFlightKeys.delete(key);
   }
 
-  /**
-   * Demand for a request admission did not assess (the baselines admit without looking). Only
-   * the output prediction is made — it is cheap and the report scores it; timings are left at 0
-   * unless decision records are wanted, which then carry the full estimate.
-   */
-  private baseDemand(req: LlmRequest, cls: SloClass, ctx: AdmissionContext): Demand {
-    if (this.sink.record !== undefined || this.policy.dispatch.type !== 'immediate') {
-      return ctx.estimate(req);
-    }
-    const output = this.learned.outputs.predict(
-      cls.name,
-      req.tenant,
-      outputCap(req, cls, this.spec.maxModelLen),
-    );
-    const kvTokens = req.inputTokens + output.p90;
-    return {
-      inputTokens: req.inputTokens,
-      prefixHitTokens: 0,
-      prefillMs: 0,
-      prefillSteps: 1,
-      firstDecodeMs: 0,
-      output,
-      kvTokens,
-      kvBytes: kvTokens * this.spec.kvBytesPerToken,
-      workP90Ms: 0,
-    };
-  }
-
   private settle(t: Ticket<H>, outputTokens: Tokens): void {
     const d = t.demand;
     const perToken = d.output.p90 > 0 ? (d.workP90Ms - d.prefillMs) / d.output.p90 : 0;
@@ -394,48 +347,11 @@ export class Pipeline<H> {
     return this.dispatcher.hasWaiting();
   }
 
-  /**
-   * The admission context for a decision at `nowMs` over `replicas`. One object serves every
-   * decision (no allocation on the path every request takes); the fleet summary is computed
-   * on first use within a decision and never carried over to the next.
-   */
+  /** The admission context for a decision at `nowMs` over `replicas` (`DecisionContext`). */
   private context(nowMs: Ms, replicas: readonly ReplicaSnapshot[]): AdmissionContext {
     this.nowMs = nowMs;
-    this.replicas = replicas;
-    this.fleet = undefined;
-    return this.ctx;
+    return this.decisions.at(replicas);
   }
-
-  private fleet: FleetLoad | undefined;
-
-  private summary(): FleetLoad {
-    return (this.fleet ??= summarizeFleet(
-      this.spec,
-      this.dispatcher.waiting,
-      this.dispatcher,
-      this.replicas,
-      this.nowMs,
-      this.learned.forSummary,
-    ));
-  }
-
-  private readonly ctx: AdmissionContext = ((pipeline: Pipeline<H>) => ({
-    get nowMs() {
-      return pipeline.nowMs;
-    },
-    get fleet() {
-      return pipeline.summary();
-    },
-    estimate: (req: LlmRequest): Demand =>
-      estimateDemand(
-        req,
-        pipeline.policy.classes[req.sloClass],
-        pipeline.summary(),
-        pipeline.learned.outputs,
-        pipeline.prefill,
-        pipeline.dispatcher.expectedHit(req, pipeline.replicas),
-      ),
-  }))(this);
 
   private record(t: Ticket<H>, result: DecisionResult, reason?: RejectReason): void {
     this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result, reason), t.asked);
@@ -449,16 +365,4 @@ export class Pipeline<H> {
  */
 export function followsTokens(policy: ResolvedPolicy): boolean {
   return policy.dispatch.type !== 'immediate';
-}
-
-/** The request as admission decided to serve it. */
-function served(asked: LlmRequest, decision: AdmissionDecision): LlmRequest {
-  if (decision.outcome !== 'admit' || decision.degradation === undefined) return asked;
-  const d = decision.degradation;
-  return {
-    ...asked,
-    maxTokens: d.maxTokens ?? asked.maxTokens,
-    inputTokens: asked.inputTokens - (d.droppedInputTokens ?? 0),
-    model: d.model ?? asked.model,
-  };
 }
