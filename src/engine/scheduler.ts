@@ -9,7 +9,8 @@
  * decode step is planned once and run N times with no admission in between. When a running
  * sequence cannot grow, the most recently admitted running one is preempted (recompute, or
  * swap to host); after a preemption no new sequence is admitted that step. Work is
- * O(running + admitted) per step with no per-token allocation.
+ * O(running + admitted) per step with no per-token allocation. Admission from the waiting queue
+ * is `admission.ts`; what a scheduled sequence adds to the step's shape, `step-shape.ts`.
  */
 import type { Ms } from '../core/request/units.ts';
 import type { EngineConfig, EngineListener, EngineRequest } from './engine-types.ts';
@@ -22,6 +23,8 @@ import type { StepCosts } from './step-costs.ts';
 import { LoraSlots } from './lora-slots.ts';
 import { idleFromBack, seatVictim, slackVictim } from './victims.ts';
 import { StepEvents } from './step-events.ts';
+import { ADMIT_ANY, ADMIT_SWAPPED, ADMIT_WHOLE_PROMPTS, admit } from './admission.ts';
+import { addToShape } from './step-shape.ts';
 
 /** What of the engine's configuration the scheduler plans by (documented on `EngineConfig`). */
 export type SchedulerLimits = Pick<
@@ -42,11 +45,6 @@ export type SchedulerLimits = Pick<
   | 'loraLoadMs'
 >;
 
-const ADMIT_ANY = 0;
-const ADMIT_WHOLE_PROMPTS = 1;
-const ADMIT_SWAPPED = 2;
-type AdmitMode = typeof ADMIT_ANY | typeof ADMIT_WHOLE_PROMPTS | typeof ADMIT_SWAPPED;
-
 export class Scheduler<R extends EngineRequest> {
   /** Admission order; the step in flight is exactly the members with `sched > 0`. */
   readonly running: Seq<R>[] = [];
@@ -63,24 +61,25 @@ export class Scheduler<R extends EngineRequest> {
   /** The time of the step being planned (the TTFT boost reads it). */
   private nowMs = 0;
   /** Whether a waiting sequence is near enough its first-token deadline to go first. */
-  private readonly boosted: ((s: Seq<R>) => boolean) | undefined;
+  readonly boosted: ((s: Seq<R>) => boolean) | undefined;
   /** Decode steps left in the current multi-step round, after the one just planned. */
   roundLeft = 0;
   // Side results of scheduleRunning, kept in fields so planning a step allocates nothing.
   private preempted = false;
   private budgetLeft = 0;
-  private readonly limits: SchedulerLimits;
-  private readonly kv: KvCacheManager;
-  private readonly stats: EngineStats;
+  // Not private from here on: admission.ts, the waiting queue's half of planning, reads them too.
+  readonly limits: SchedulerLimits;
+  readonly kv: KvCacheManager;
+  readonly stats: EngineStats;
   /** The step being planned's prefill starts and preemptions, emitted once it is planned. */
-  private readonly events = new StepEvents<R>();
+  readonly events = new StepEvents<R>();
 
-  private readonly chunkCap: number;
-  private readonly byPriority: boolean;
+  readonly chunkCap: number;
+  readonly byPriority: boolean;
   /** LoRA slots and the per-step adapter limit; null when no adapter is served. */
   readonly lora: LoraSlots | null;
   /** Waiting sequences passed over this step for their adapter (reused). */
-  private readonly skipped: Seq<R>[] = [];
+  readonly skipped: Seq<R>[] = [];
   /** What steps and swaps are predicted to cost (the iteration-time cap, `auto` choices). */
   readonly costs: StepCosts;
 
@@ -147,7 +146,7 @@ export class Scheduler<R extends EngineRequest> {
         : this.costs.iterationBudget(this.running, this.limits);
     const scheduled = this.scheduleRunning(shape, budget);
     if (this.preempted && scheduled > 0) return scheduled;
-    return scheduled + this.admit(shape, this.budgetLeft, ADMIT_ANY);
+    return scheduled + admit(this, shape, this.budgetLeft, ADMIT_ANY);
   }
 
   /**
@@ -158,11 +157,11 @@ export class Scheduler<R extends EngineRequest> {
    * and overload shows as slower tokens rather than as queueing.
    */
   private schedulePrefillFirst(shape: StepShape): number {
-    const admitted = this.admit(shape, this.limits.maxBatchedTokens, ADMIT_WHOLE_PROMPTS);
+    const admitted = admit(this, shape, this.limits.maxBatchedTokens, ADMIT_WHOLE_PROMPTS);
     if (admitted > 0) return admitted;
     const scheduled = this.scheduleRunning(shape, Infinity);
     if (this.preempted && scheduled > 0) return scheduled;
-    return scheduled + this.admit(shape, Infinity, ADMIT_SWAPPED);
+    return scheduled + admit(this, shape, Infinity, ADMIT_SWAPPED);
   }
 
   /**
@@ -216,104 +215,9 @@ export class Scheduler<R extends EngineRequest> {
     this.events.flush(listener, atMs);
   }
 
-  /**
-   * Admits from the front of the waiting queue while budget and seats allow. `mode` restricts
-   * what may be admitted: anything (a chunk of the last prompt allowed), whole prompts only
-   * (stopping at a swapped-out sequence), or swapped-out sequences only.
-   */
-  private admit(shape: StepShape, budgetIn: number, mode: AdmitMode): number {
-    const { running, waiting, kv } = this;
-    const maxSeqs = this.limits.maxNumSeqs;
-    let budget = budgetIn;
-    let admitted = 0;
-    this.unhold(maxSeqs);
-    const lora = this.lora;
-    if (lora !== null) lora.beginStep(this.scheduledAdapters());
-    while (budget > 0) {
-      const s = waiting.peekFront(this.boosted);
-      if (s === undefined) break;
-      // Seats go to sequences that are scheduled (see `holdForWaiting`).
-      if (running.length - this.numIdle >= maxSeqs) break;
-      if (s.state === SeqState.Cancelled) {
-        waiting.popFront();
-        continue;
-      }
-      // Its adapter would be one too many in this step's batch: it waits, the next may go.
-      if (lora !== null && !lora.admits(s.req.adapter)) {
-        waiting.popFront();
-        this.skipped.push(s);
-        continue;
-      }
-      let tokens: number;
-      if (s.state === SeqState.Swapped) {
-        if (mode === ADMIT_WHOLE_PROMPTS) break;
-        tokens = s.prefilling ? Math.min(s.target - s.computed, budget, this.chunkCap) : 1;
-        const moved = s.hostBlocks;
-        if (!kv.swapIn(s, s.computed + tokens)) {
-          if (this.releasePaused()) continue;
-          break;
-        }
-        this.swapBlocks += moved;
-        this.stats.swapTransferBlocks += moved;
-      } else {
-        if (mode === ADMIT_SWAPPED) break;
-        const whole = mode === ADMIT_WHOLE_PROMPTS;
-        // V0 counts a whole prompt against the budget, cached prefix included; one longer than
-        // the whole budget (a recompute of a long sequence) still runs, alone in its step.
-        if (whole && s.target > budget && admitted > 0) break;
-        tokens = kv.admit(s, whole ? s.target : Math.min(budget, this.chunkCap));
-        if (tokens === 0) {
-          if (this.releasePaused()) continue;
-          break;
-        }
-        this.pendingPrefill -= s.computed;
-        this.stats.promptTokens += s.target - s.loadedTokens;
-        if (s.loadedTokens === 0) this.stats.prefixHitTokens += s.cachedTokens;
-        this.stats.kvLoadedTokens += s.loadedTokens;
-        this.events.record('prefill', s);
-        if (whole) budget -= s.cachedTokens;
-      }
-      waiting.popFront();
-      this.numWaiting--;
-      this.numRunning++;
-      s.state = SeqState.Running;
-      this.addRunning(s);
-      lora?.take(s.req.adapter);
-      s.sched = tokens;
-      budget -= tokens;
-      admitted++;
-      addToShape(shape, s, tokens);
-    }
-    // Those passed over for their adapter keep their places at the front.
-    for (let i = this.skipped.length - 1; i >= 0; i--) waiting.pushFront(this.skipped[i]);
-    this.skipped.length = 0;
-    return admitted;
-  }
-
-  /** The adapters of the running sequences scheduled in the step being planned. */
-  private *scheduledAdapters(): Generator<string | undefined> {
-    for (const s of this.running) if (!s.paused && !s.held) yield s.req.adapter;
-  }
-
   /** Time the step being planned spends bringing adapters into GPU slots. */
   get loraLoadMs(): number {
     return this.lora === null ? 0 : this.lora.loads * this.lora.loadMs;
-  }
-
-  /**
-   * Running sequences stay in admission order; under priority scheduling, in priority order
-   * first, so the back — where victims are taken — holds the lowest priority, newest first.
-   */
-  private addRunning(s: Seq<R>): void {
-    const running = this.running;
-    if (!this.byPriority) {
-      running.push(s);
-      return;
-    }
-    const p = s.req.priority ?? 0;
-    let i = running.length;
-    while (i > 0 && (running[i - 1].req.priority ?? 0) > p) i--;
-    running.splice(i, 0, s);
   }
 
   /**
@@ -367,8 +271,11 @@ export class Scheduler<R extends EngineRequest> {
     this.events.record('keep', v);
   }
 
-  /** Held sequences take free seats back, highest priority first, before the waiting queue's lower ones. */
-  private unhold(maxSeqs: number): void {
+  /**
+   * Held sequences take free seats back, highest priority first, before the waiting queue's lower
+   * ones; admission does this before it admits.
+   */
+  unhold(maxSeqs: number): void {
     if (this.numIdle === 0) return;
     const head = this.waiting.peekFront();
     const headPriority = head === undefined ? Infinity : (head.req.priority ?? 0);
@@ -408,18 +315,6 @@ export class Scheduler<R extends EngineRequest> {
     return 'drop';
   }
 
-  /**
-   * Gives back the seat and KV of the last running sequence paused for a tool call (swapped or
-   * dropped, whichever is cheaper), so a waiting one can run; false when none is paused.
-   */
-  private releasePaused(): boolean {
-    const j = idleFromBack(this.running, -1);
-    if (j < 0) return false;
-    const v = this.running[j];
-    this.release(v, this.costs.swapIsCheaper(v));
-    return true;
-  }
-
   /** Sequences in the batch that are scheduled (not paused, not held). */
   get activeRunning(): number {
     return this.running.length - this.numIdle;
@@ -456,17 +351,5 @@ export class Scheduler<R extends EngineRequest> {
     if (v.paused) return;
     this.waiting.pushFront(v);
     this.numWaiting++;
-  }
-}
-
-function addToShape(shape: StepShape, s: Seq<EngineRequest>, tokens: number): void {
-  if (s.prefilling) {
-    shape.prefillTokens += tokens;
-    shape.prefillSeqs++;
-    shape.prefillAttnWork += tokens * (s.computed + tokens);
-  } else {
-    shape.decodeSeqs++;
-    // The new token attends to everything in KV and to itself.
-    shape.decodeContextTokens += s.computed + 1;
   }
 }
