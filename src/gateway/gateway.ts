@@ -1,8 +1,8 @@
 /**
- * The gateway's engine room: hosts the policy pipeline on the wall clock. `admit` decides a
- * request before any byte is sent — rejected, or dispatched to a backend once flow control lets
- * it go, or expired, withdrawn or cut while it waited; `run` streams it from that backend,
- * reporting every token to the pipeline (ledger, budgets, estimators) and the metrics. `refuse`
+ * The gateway's engine room: hosts the policy pipeline on the wall clock. `admit` decides a request
+ * before any byte is sent — rejected, or dispatched to a backend once flow control lets it go, or
+ * expired, withdrawn or cut while it waited; `run` streams it from that backend, reporting every
+ * token to the pipeline (ledger, budgets, estimators) and the metrics (request-counts.ts). `refuse`
  * and `refuseUnread` account for requests turned away before the pipeline (at the shared-state
  * door, or unreadable), so every request is counted and has a decision record. The backends'
  * readiness and circuit breakers are the fleet's (backend-fleet.ts), told how each request went.
@@ -29,6 +29,7 @@ import type { ApiKind, Backend, StreamEnd, TokenSink } from './backend.ts';
 import { isUpstreamError } from './backend.ts';
 import { BackendFleet } from './backend-fleet.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
+import { RequestCounts } from './request-counts.ts';
 import { StreamMeter } from './stream-meter.ts';
 import { resultOf, Waiter, whyNot } from './waiter.ts';
 import { observeQueue, observeShares } from './queue-gauges.ts';
@@ -69,6 +70,7 @@ export class Gateway {
   readonly pipeline: Pipeline<Waiter>;
   private readonly deps: GatewayDeps;
   private readonly fleet: BackendFleet;
+  private readonly counts: RequestCounts;
   private pumpTimer: TimerHandle | null = null;
   /** The autoscaler whose decision `/metrics` exports; null when off. */
   readonly scaling: ScaleExport | null;
@@ -79,6 +81,7 @@ export class Gateway {
     this.deps = deps;
     const m = deps.metrics;
     this.fleet = new BackendFleet({ ...deps, breaker: deps.policy.resilience.breaker });
+    this.counts = new RequestCounts(m, deps.spec.model);
     this.slos = new SloExport(deps.policy.slos, deps.clock, m.slo, deps.spec.model);
     this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {
       dispatch: (t) => {
@@ -90,13 +93,7 @@ export class Gateway {
         t.handle.resolve({ how: 'expired', reason });
       },
       record: (r, asked) => {
-        m.decisions.inc({
-          outcome: r.admission.result,
-          reason: r.admission.reason ?? 'none',
-          class: r.class ?? 'none',
-          tenant: r.tenant === null ? 'none' : m.tenant(r.tenant),
-          model_name: this.modelLabel(asked),
-        });
+        this.counts.decided(r, asked);
         const result = r.admission.result;
         if (result === 'reject' || result === 'expire') this.scaling?.advisor.window.refused();
         deps.onDecision?.(r);
@@ -149,16 +146,7 @@ export class Gateway {
    * (shutting down): counted as offered, with its decision record, like the pipeline's refusals.
    */
   refuse(req: LlmRequest, rejection: Rejection, shared: boolean): void {
-    const m = this.deps.metrics;
-    const tenant = m.tenant(req.tenant);
-    const model = this.modelLabel(req);
-    m.offered.inc({ class: req.sloClass, tenant, model_name: model });
-    m.offeredTokens.inc({ class: req.sloClass, model_name: model }, req.inputTokens);
-    if (rejection.reason === 'duplicate') m.duplicates.inc();
-    if (shared) {
-      const labels = { reason: rejection.reason, class: req.sloClass, tenant, model_name: model };
-      m.sharedRefusals.inc(labels);
-    }
+    this.counts.refused(req, rejection.reason, shared);
     this.slos.ended(req, { finish: 'refused', reason: rejection.reason, dispatched: false });
     this.pipeline.refuse(req, rejection, this.deps.clock.now());
   }
@@ -171,13 +159,9 @@ export class Gateway {
     readonly reason: RejectReason;
     readonly status: number;
   }): void {
-    this.deps.metrics.invalid.inc({ reason: u.reason });
-    const record = unreadRecord({
-      ...u,
-      revision: this.deps.policy.revision,
-      atMs: this.deps.clock.now(),
-    });
-    this.deps.onDecision?.(record);
+    this.counts.unread(u.reason);
+    const atMs = this.deps.clock.now();
+    this.deps.onDecision?.(unreadRecord({ ...u, revision: this.deps.policy.revision, atMs }));
   }
 
   /**
@@ -190,11 +174,8 @@ export class Gateway {
     avoid = -1,
     trace: RequestTrace = UNTRACED,
   ): Promise<Admitted> {
-    const m = this.deps.metrics;
-    const model = this.modelLabel(req);
-    m.offered.inc({ class: req.sloClass, tenant: m.tenant(req.tenant), model_name: model });
-    m.offeredTokens.inc({ class: req.sloClass, model_name: model }, req.inputTokens);
-    if ((req.attempt ?? 1) > 1) m.retries.inc({ class: req.sloClass, model_name: model });
+    this.counts.offered(req);
+    if ((req.attempt ?? 1) > 1) this.counts.retried(req);
     else this.scaling?.advisor.window.arrived(req.inputTokens);
     const waiter = new Waiter();
     const replicas = this.snapshots();
@@ -204,7 +185,7 @@ export class Gateway {
     });
     if (offer.outcome === 'reject') {
       trace.decided('reject', offer.decision.reason, this.deps.clock.now());
-      if (offer.decision.reason === 'duplicate') m.duplicates.inc();
+      this.counts.rejected(offer.decision.reason);
       this.slos.ended(req, { finish: 'refused', reason: offer.decision.reason, dispatched: false });
       return { kind: 'rejected', decision: offer.decision };
     }
@@ -225,9 +206,8 @@ export class Gateway {
       const why = stoppedBy(signal) ?? 'client_closed';
       this.pipeline.withdraw(ticket);
       this.slos.ended(req, stopped(why, false));
-      if (why === 'client_closed') {
-        m.cancels.inc({ class: req.sloClass, stage: 'queued', model_name: model });
-      } else this.pipeline.cut(ticket, why, CUT_STATUS[why], this.deps.clock.now());
+      if (why === 'client_closed') this.counts.cancelled(this.counts.labels(req), 'queued');
+      else this.pipeline.cut(ticket, why, CUT_STATUS[why], this.deps.clock.now());
       waiter.resolve({ how: 'stopped', why });
     };
     if (signal.aborted) onAbort();
@@ -263,16 +243,16 @@ export class Gateway {
     retry = false,
     trace: RequestTrace = UNTRACED,
   ): Promise<StreamEnd> {
-    const { clock, metrics } = this.deps;
+    const { clock } = this.deps;
     const backend = this.deps.backends[ticket.replica];
     const attempt = trace.attempt(backend, ticket.req, clock.now());
     const cls = ticket.cls;
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
     const follow = this.pipeline.followsTokens;
     const gaps = this.slos.gaps(ticket.asked);
-    const labels = { class: cls.name, model_name: this.modelLabel(ticket.asked) };
+    const labels = { class: cls.name, model_name: this.counts.model(ticket.asked) };
     // Series and cells resolved once per request: the per-token path does no label hashing.
-    const itl = metrics.itl.series(labels);
+    const itl = this.counts.gaps(labels);
     const replica = ticket.replica;
     const counted: TokenSink = (token) => {
       const gap = meter.token();
@@ -280,10 +260,7 @@ export class Gateway {
         const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
         attempt.firstToken(meter.firstTokenMs ?? clock.now());
         this.pipeline.firstToken(ticket, ttft);
-        metrics.ttft.observe(labels, ttft / 1000);
-        const queued = ticket.dispatchedMs - meter.arrivalMs;
-        metrics.ttftQueue.observe(labels, queued / 1000);
-        metrics.ttftUpstream.observe(labels, (ttft - queued) / 1000);
+        this.counts.firstToken(labels, ttft, ticket.dispatchedMs - meter.arrivalMs);
       } else {
         if (follow) this.pipeline.token(ticket, clock.now());
         itl.observe(gap / 1000);
@@ -307,12 +284,7 @@ export class Gateway {
         counted,
       );
       attempt.ended(end, clock.now());
-      const parts = end.ttftParts;
-      if (parts !== undefined) {
-        metrics.ttftBackendQueue.observe(labels, parts.queueMs / 1000);
-        metrics.ttftPrefill.observe(labels, parts.prefillMs / 1000);
-        metrics.ttftFirstDecode.observe(labels, parts.firstDecodeMs / 1000);
-      }
+      this.counts.streamed(labels, end);
       this.fleet.succeeded(replica);
       return end;
     } catch (e) {
@@ -321,7 +293,7 @@ export class Gateway {
       if (why !== undefined) {
         ending = stopped(why, true);
         this.fleet.abandoned(replica);
-        if (why === 'client_closed') metrics.cancels.inc({ ...labels, stage: 'streaming' });
+        if (why === 'client_closed') this.counts.cancelled(labels, 'streaming');
         else this.pipeline.cut(ticket, why, CUT_STATUS[why], clock.now());
       } else if (isUpstreamError(e)) {
         this.fleet.failed(replica, e);
@@ -339,28 +311,13 @@ export class Gateway {
       const outputTokens = end?.completionTokens ?? meter.tokens;
       this.pipeline.end(ticket, outputTokens, completed, clock.now());
       if (completed) {
-        metrics.completed.inc(labels);
-        if (meter.lastTokenMs !== undefined) {
-          metrics.e2e.observe(labels, (meter.lastTokenMs - meter.arrivalMs) / 1000);
-        }
         const good = meter.judge(cls, true) === null;
-        if (good) {
-          metrics.good.inc(labels);
-          metrics.goodTokens.inc(labels, outputTokens);
-        }
+        this.counts.completed(labels, meter, outputTokens, good);
         this.scaling?.advisor.window.completed(outputTokens, good);
         this.deps.onCompleted?.(meter.completed(ticket.asked, outputTokens), clock.now(), good);
       }
       this.pump();
     }
-  }
-
-  /**
-   * The model a request is counted under: the adapter it asked for, else the served model (what
-   * the policy's requests mean by none) — the name as asked, whatever a degrade serves instead.
-   */
-  private modelLabel(req: LlmRequest): string {
-    return this.deps.metrics.model(req.adapter ?? req.model ?? this.deps.spec.model);
   }
 
   /** The autoscaler's freeze, or null without an autoscaler. */
