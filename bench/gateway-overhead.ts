@@ -6,6 +6,9 @@
 // p50/p99, their increase over direct, and CPU per request with the gateway/proxy ratio.
 // Usage: node bench/gateway-overhead.ts [--levels 100,500,1000] [--tokens 64] [--step-ms 40]
 //   [--rounds 3] [--requests 2 (per slot and round)] [--no-pin] [--cpu-prof DIR]
+//   [--policy NAME|FILE] (the gateway's policy, default the goodput preset: `least-request`
+//   admits everything and dispatches at once, so what it adds is the gateway's own mechanics,
+//   without flow control's deliberate holds)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -19,6 +22,8 @@ const STEP_MS = Number(flag('--step-ms') ?? '40');
 // `--cpu-prof DIR`: the gateway writes a V8 CPU profile there when the run ends.
 const profileDir = flag('--cpu-prof');
 const profileFlags = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
+const policy = flag('--policy');
+const policyFlags = policy === undefined ? [] : ['--policy', policy];
 const REQUESTS_PER_SLOT = Number(flag('--requests') ?? '2');
 const ROUNDS = Number(flag('--rounds') ?? '3');
 const root = REPO_ROOT;
@@ -98,6 +103,7 @@ const gateway = await start(
     '--backend',
     engine.url,
     ...engineFlags,
+    ...policyFlags,
   ],
   /OpenAI API at (http:\/\/\S+)\/v1/,
   testCore,
@@ -110,7 +116,8 @@ console.log(
       ? `proxy/gateway on CPU ${testCore}, engine and load on ${otherCores}; `
       : 'unpinned; ') +
     `${TOKENS} tokens per stream, engine step ${STEP_MS} ms, ` +
-    `${ROUNDS} rounds of ${REQUESTS_PER_SLOT} requests per slot`,
+    `${ROUNDS} rounds of ${REQUESTS_PER_SLOT} requests per slot; ` +
+    `gateway policy ${policy ?? 'goodput'}`,
 );
 const load = (url: string, concurrency: number) =>
   streamLoad({
