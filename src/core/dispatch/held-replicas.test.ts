@@ -1,0 +1,82 @@
+// Tests for HeldReplicas (held-replicas.ts): which replicas are held for long prompts, for how long.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HeldReplicas } from './held-replicas.ts';
+import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
+import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import type { Ticket } from '../queueing/ticket.ts';
+
+/** What the book reads of a ticket: whether it is long and still waits. */
+function ticket(long = true): Ticket<string> {
+  return { long, queued: true } as unknown as Ticket<string>;
+}
+
+function replicas(n: number): ReplicaSnapshot[] {
+  return Array.from({ length: n }, (_, index) => ({ index }) as ReplicaSnapshot);
+}
+
+function stream(replica: number, streamed: number): LedgerEntry {
+  return {
+    replica,
+    promptTokens: 100,
+    kvTokens: 200,
+    itlSloMs: 80,
+    lengths: undefined,
+    capTokens: 1_000,
+    expectTokens: 500,
+    streamed,
+    slowGaps: 0,
+    slot: -1,
+  };
+}
+
+test('a long prompt gets the replica whose streams can spare a stall soonest; short ones get none', () => {
+  const ledger = new ReplicaLedger(3);
+  // 102 streamed tokens spare one slow gap: replica 1's stream is nearly there, 0's and 2's are not.
+  for (const e of [stream(0, 10), stream(1, 100), stream(2, 0)]) ledger.add(e);
+  const holds = new HeldReplicas<string>(ledger);
+  const pool = replicas(3);
+  assert.equal(holds.hold(ticket(false), pool), undefined, 'not long: nothing held');
+  const t = ticket();
+  assert.equal(holds.hold(t, pool), 1);
+  assert.equal(holds.heldFor(1), t);
+  assert.equal(holds.hold(t, pool), undefined, 'one hold per ticket');
+});
+
+test('at most half the replicas (at least one) are held at once, each for one ticket', () => {
+  const holds = new HeldReplicas<string>(new ReplicaLedger(5));
+  const pool = replicas(5);
+  const held = [ticket(), ticket(), ticket()].map((t) => holds.hold(t, pool));
+  assert.equal(held[2], undefined, 'two of five: the third waits');
+  assert.notEqual(held[0], held[1], 'a replica is held for one ticket');
+  const single = new HeldReplicas<string>(new ReplicaLedger(1));
+  assert.equal(single.hold(ticket(), replicas(1)), 0, 'one replica: it may be held');
+});
+
+test('a hold ends when its ticket is placed (there, if that replica may take it) or stops waiting', () => {
+  const holds = new HeldReplicas<string>(new ReplicaLedger(4));
+  const pool = replicas(4);
+  const a = ticket();
+  const b = ticket();
+  const ra = holds.hold(a, pool) as number;
+  const rb = holds.hold(b, pool) as number;
+  assert.equal(holds.claim(a, pool)?.index, ra, 'placed on the replica held for it');
+  assert.equal(holds.heldFor(ra), undefined);
+  assert.equal(holds.claim(a, pool), undefined, 'claimed once');
+  // b's replica is not among those it may go to now: the hold ends, the router picks.
+  assert.equal(
+    holds.claim(
+      b,
+      pool.filter((r) => r.index !== rb),
+    ),
+    undefined,
+  );
+  assert.equal(holds.heldFor(rb), undefined);
+  // A ticket that left the queue (placed elsewhere, expired, withdrawn) frees its replica.
+  const c = ticket();
+  const rc = holds.hold(c, pool) as number;
+  (c as { queued: boolean }).queued = false;
+  assert.equal(holds.heldFor(rc), undefined, 'routing no longer sees it held');
+  holds.prune();
+  assert.notEqual(holds.hold(ticket(), pool), undefined, 'its place is free again');
+});
