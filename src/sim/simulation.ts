@@ -16,6 +16,7 @@ import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
+import { kvTransferMs, type KvLink } from '../engine/kv-transfer.ts';
 import { OutcomeAccumulator } from '../core/observe/outcome-accumulator.ts';
 import { RunLengthSamples } from '../core/observe/run-length-samples.ts';
 import { TokenClock } from './token-clock.ts';
@@ -189,7 +190,7 @@ export function simulate(opts: SimulationOptions): Report {
     kvBytesPerToken: kvBytesPerToken(opts.engine.model),
     replicaKvTokens: fleet.replicaKvTokens,
     stepTime: opts.profile,
-    ...(opts.prefill === undefined ? {} : { prefilledElsewhere: true }),
+    ...(opts.prefill === undefined ? {} : handover(opts.engine, opts.prefill.link)),
   };
   const pipeline = new Pipeline<RequestTracker>(opts.policy, spec, {
     dispatch(ticket: Ticket<RequestTracker>) {
@@ -372,4 +373,15 @@ export function simulate(opts: SimulationOptions): Report {
     client: { timeouts: counters.timeouts, retries: counters.retries },
     sim: { wallMs: opts.wallClock.now() - wallStart, events: clock.events },
   });
+}
+
+/** Disaggregated serving, as the fleet's facts: prompts computed elsewhere, their KV sent over `link`. */
+function handover(
+  engine: EngineConfig,
+  link: KvLink,
+): Pick<FleetSpec, 'prefilledElsewhere' | 'kvTransferMs'> {
+  return {
+    prefilledElsewhere: true,
+    kvTransferMs: (tokens) => kvTransferMs(tokens, engine.model, engine.tp, link),
+  };
 }

@@ -72,6 +72,16 @@ const deadlineCases: DeadlineCase[] = [
     want: 'pass',
   },
   {
+    name: 'disaggregated, P = 1500 with a 475 ms hand-over (prefill pool queue, KV transfer)',
+    req: {},
+    waitMs: 500,
+    demand: { prefillMs: 15, handoverMs: 475, firstDecodeMs: 10 },
+    predictedTtftMs: 1_000,
+    slackMs: 700,
+    e2eSlackMs: null,
+    want: 'pass',
+  },
+  {
     name: 'interactive, P = 1500 at now 250: slack exactly 0 passes',
     req: {},
     nowMs: 250,

@@ -50,10 +50,10 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
   const { waitMs, modelledWaitMs = waitMs, sureWaitMs = waitMs } = ahead;
   // A long prompt's wait is its own, not a sign of the queue's.
   const queueTargetMs = fleet.queueTargetMs(cls.name, ahead.long === true ? 0 : waitMs);
-  const predictedTtftMs = waitMs + demand.prefillMs + demand.firstDecodeMs;
+  const predictedTtftMs = waitMs + demand.prefillMs + demand.handoverMs + demand.firstDecodeMs;
   const margin = (t: Ms) => p.marginMs + p.marginRatio * t;
   const ttft = cls.objectives.ttftMs;
-  const sureTtftMs = sureWaitMs + demand.prefillMs + demand.firstDecodeMs;
+  const sureTtftMs = sureWaitMs + demand.prefillMs + demand.handoverMs + demand.firstDecodeMs;
   const slackMs =
     ttft === undefined ? null : req.arrivalMs + ttft - nowMs - sureTtftMs - margin(sureTtftMs);
   // The completion deadline is the class's (judged at the p90 output), or the client's own

@@ -105,6 +105,7 @@ function baseDemand(
     prefillMs: 0,
     prefillSteps: 1,
     firstDecodeMs: 0,
+    handoverMs: 0,
     output,
     kvTokens,
     kvBytes: kvTokens * terms.spec.kvBytesPerToken,

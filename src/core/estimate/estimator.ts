@@ -40,6 +40,10 @@ export function estimateDemand(
   const output = outputs.predict(cls.name, req.tenant, outputCap(req, cls, spec.maxModelLen));
   const uncached = req.inputTokens - expectedHitTokens;
   const prefillMs = prefillTime(uncached);
+  // Disaggregated serving: the prompt is computed in the prefill pool, behind what waits
+  // there, and its KV crosses to the decode replica before that replica's first step.
+  const transfer = spec.kvTransferMs;
+  const handoverMs = transfer === undefined ? 0 : fleet.prefillQueueMs + transfer(req.inputTokens);
   const kvTokens = req.inputTokens + output.p90;
   const batch = Math.max(1, fleet.decodeBatch);
   return {
@@ -48,6 +52,7 @@ export function estimateDemand(
     prefillMs,
     prefillSteps: Math.max(1, Math.ceil(uncached / spec.maxBatchedTokens)),
     firstDecodeMs: fleet.decodeStepMs,
+    handoverMs,
     output,
     kvTokens,
     kvBytes: kvTokens * spec.kvBytesPerToken,

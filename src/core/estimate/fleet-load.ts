@@ -31,6 +31,11 @@ export interface FleetLoad {
   readonly decodeContextTokens: Tokens;
   /** Time of one decode step at that batch. */
   readonly decodeStepMs: Ms;
+  /**
+   * Disaggregated serving: how long a prompt dispatched now waits in the prefill pool behind
+   * the prompts queued there (its steps of them, each a full prefill step); 0 when colocated.
+   */
+  readonly prefillQueueMs: Ms;
   /** The class's queue budget (ms it may wait and still make its TTFT), null when unknown. */
   queueBudgetMs(cls: SloClassName): Ms | null;
   /**

@@ -137,6 +137,13 @@ export function summarizeFleet(
     lowerWaiting: (cls) => queue.lowerWaiting(classes[cls].priority),
     decodeBatch: batch,
     decodeContextTokens: ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : 0,
+    get prefillQueueMs() {
+      if (spec.prefilledElsewhere !== true) return 0;
+      // Every replica is fed by the one pool; the least backlogged is where the request can go.
+      let steps = Infinity;
+      for (const r of replicas) steps = Math.min(steps, r.prefillBacklogSteps ?? 0);
+      return steps === Infinity || steps === 0 ? 0 : steps * flow.prefillMs(spec.maxBatchedTokens);
+    },
     get decodeStepMs() {
       return stepMs();
     },

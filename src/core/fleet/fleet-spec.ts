@@ -3,7 +3,7 @@
  * model for predicting prefill and decode durations. In the simulator they come from the engine
  * configuration and timing profile; in the gateway from backend configuration.
  */
-import type { Tokens } from '../request/units.ts';
+import type { Ms, Tokens } from '../request/units.ts';
 import type { StepTimeModel } from '../ports/step-time.ts';
 
 export interface FleetSpec {
@@ -29,4 +29,9 @@ export interface FleetSpec {
    * token (admission still counts its prefill in the time to first token).
    */
   readonly prefilledElsewhere?: boolean;
+  /**
+   * Disaggregated serving: how long a prompt's KV (`tokens` of it) takes to cross from the
+   * prefill pool to its decode replica, set-up included (`engine/kv-transfer.ts`).
+   */
+  readonly kvTransferMs?: (tokens: Tokens) => Ms;
 }

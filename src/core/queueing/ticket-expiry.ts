@@ -15,7 +15,7 @@ export function admittedExpiry<H>(t: Ticket<H>): Ms {
     const e2e = t.cls.objectives.e2eMs;
     return e2e === undefined ? Infinity : t.asked.arrivalMs + e2e;
   }
-  return t.asked.arrivalMs + ttft - t.demand.prefillMs;
+  return t.asked.arrivalMs + ttft - t.demand.prefillMs - t.demand.handoverMs;
 }
 
 /**

@@ -24,6 +24,12 @@ export interface Demand {
   readonly prefillSteps: number;
   /** Duration of the step that emits the first token, at the current decode batch. */
   readonly firstDecodeMs: Ms;
+  /**
+   * Disaggregated serving: the prefill pool's queue ahead of the prompt and its KV's transfer
+   * to the decode replica — time before its first step there that is neither the control
+   * plane's queue nor its prefill (0 when prompts are computed where they decode).
+   */
+  readonly handoverMs: Ms;
   readonly output: OutputPrediction;
   /** KV to reserve: prompt + predicted output p90, in tokens and bytes. */
   readonly kvTokens: Tokens;

@@ -53,6 +53,7 @@ function input(tenant: TenantPolicy | undefined, p: Probe): GateInput {
     prefillMs: 20,
     prefillSteps: 1,
     firstDecodeMs: 10,
+    handoverMs: 0,
     output: { p10: 1, p50, p90: 2 * p50, source: 'prior' },
     kvTokens: inputTokens + 2 * p50,
     kvBytes: 0,
