@@ -72,3 +72,33 @@ test('a withdrawn ticket releases its key and its place', () => {
     'queued',
   );
 });
+
+test('disaggregated: the predicted TTFT counts the prefill pool backlog and the KV transfer', () => {
+  const predicted = (backlogSteps: number | undefined, transfer?: (tokens: number) => number) => {
+    const records: DecisionRecord[] = [];
+    const spec = {
+      ...SPEC,
+      ...(transfer === undefined ? {} : { prefilledElsewhere: true, kvTransferMs: transfer }),
+    };
+    const p = new Pipeline<string>(presetPolicy('goodput'), spec, {
+      dispatch: () => {},
+      expire: () => {},
+      record: (r) => records.push(r),
+    });
+    const snapshots = replicas.map((r) => ({ ...r, prefillBacklogSteps: backlogSteps }));
+    p.offer(request({ id: 'a', inputTokens: 1_000 }), 'h', 0, snapshots);
+    return records[0].admission.predicted_ttft_ms as number;
+  };
+  const colocated = predicted(undefined);
+  const transfer = (tokens: number) => 2 + tokens / 1_000;
+  // SPEC's step: 5 ms + prefill tokens / 100, so one full step of 8,192 tokens is 86.92 ms.
+  const fullStepMs = 5 + SPEC.maxBatchedTokens / 100;
+  const idle = predicted(0, transfer);
+  const backlogged = predicted(1.5, transfer);
+  assert.ok(Math.abs(idle - colocated - 3) < 1e-6, `transfer alone: ${idle} vs ${colocated}`);
+  assert.ok(
+    Math.abs(backlogged - idle - 1.5 * fullStepMs) < 1e-3,
+    `1.5 backlog steps: ${backlogged} vs ${idle}`,
+  );
+  assert.equal(predicted(1.5, undefined), colocated, 'a backlog means nothing without a pool');
+});
