@@ -251,7 +251,8 @@ results.push(
 results.push(
   await measured('sustained', async () => {
     const probeAt = Array.from({ length: DURATION_S * 10 }, (_, i) => 500 + i * 100);
-    const probes = await warmAgent(gw.url, 40);
+    // Enough for every probe of the run: each 200 streams for seconds and holds its connection.
+    const probes = await warmAgent(gw.url, DURATION_S * 10);
     const [wrk, outcomes] = await Promise.all([
       runWrk({
         url: `${gw.url}/v1/chat/completions`,

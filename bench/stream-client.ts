@@ -127,11 +127,14 @@ function send(agent: Agent, r: StreamRequest, t0: number): Promise<Outcome> {
 
 /**
  * `n` keep-alive connections to `url`, opened now (a GET of /readyz each), and an agent that
- * uses only them: requests sent on it later measure the gateway, not a connect that a flood of
- * other clients holds up in the kernel or Node's accept.
+ * sends on a free one of them first: requests sent on it later measure the gateway, not a
+ * connect that a flood of other clients holds up in the kernel or Node's accept. When none is
+ * free (all streaming, or closed by the server) it opens a new connection at once rather than
+ * queueing the request behind the others — a wait of the client's own that would count in its
+ * time to first token. `Outcome.reused` tells the two apart.
  */
 export async function warmAgent(url: string, n: number): Promise<Agent> {
-  const agent = new Agent({ keepAlive: true, maxSockets: n });
+  const agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: n });
   await Promise.all(
     Array.from(
       { length: n },
