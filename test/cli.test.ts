@@ -14,6 +14,15 @@ function goodput(...args: string[]) {
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
+let reports = 0;
+/** `goodput simulate ARGS --out FILE` through a real process, which must succeed: its report. */
+function simulated(...args: string[]) {
+  const out = join(dir, `report-${++reports}.json`);
+  const r = goodput('simulate', ...args, '--out', out);
+  assert.equal(r.code, 0, r.err);
+  return JSON.parse(readFileSync(out, 'utf8'));
+}
+
 /** Each case — extra arguments, and the flag its error must name — exits 2 naming that flag. */
 function exitsNaming(
   base: readonly string[],
@@ -202,10 +211,7 @@ test('the engine version comes from the flag, else the policy file, else vllm-v1
   };
   const old = policy('old', 'vllm-0.6');
   const recorded = (...args: string[]) => {
-    const out = join(dir, 'engine.json');
-    const r = goodput('simulate', '--num-requests', '20', '--out', out, ...args);
-    assert.equal(r.code, 0, r.err);
-    const s = JSON.parse(readFileSync(out, 'utf8')).scenario;
+    const s = simulated('--num-requests', '20', ...args).scenario;
     return [s.engineVersion, s.chunkedPrefill, s.maxNumSeqs, s.maxBatchedTokens];
   };
   assert.deepEqual(recorded(), ['vllm-v1', true, 1024, 8192]);
@@ -295,7 +301,6 @@ test('serve: a port in use is a clear error (exit 2), not an unhandled EADDRINUS
 });
 
 test('the scheduling, preemption and tool-call flags reach the engine from the command line; bad ones are refused by name', () => {
-  const out = join(dir, 'sched.json');
   const policy = join(dir, 'scored.yaml');
   writeFileSync(
     policy,
@@ -304,8 +309,7 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
       'queueing: { order: scored, cost: { kv_gib_second_weight: 10 } }\n' +
       'tenants: { ops: { lane: admin }, "*": {} }\n',
   );
-  const r = goodput(
-    'simulate',
+  const report = simulated(
     '--policy',
     policy,
     '--num-requests',
@@ -334,11 +338,7 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
     'slack',
     '--decode-token-budget',
     '64',
-    '--out',
-    out,
   );
-  assert.equal(r.code, 0, r.err);
-  const report = JSON.parse(readFileSync(out, 'utf8'));
   const s = report.scenario;
   assert.deepEqual(
     [s.schedulingPolicy, s.ttftBoostMs, s.preemption, s.maxIterationMs, s.toolKv, s.toolCalls],
@@ -364,15 +364,12 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
 });
 
 test('simulate: a prefix-heavy workload with LoRA adapters routed by expected completion; bad values exit 2 naming the flag', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'goodput-routing-cli-'));
   const policy = join(dir, 'routing.yaml');
   writeFileSync(
     policy,
     'name: routing\npolicy_revision: r1\nadmission: { type: admit-all }\nrouting: { type: expected-completion, prefix: { mode: precise }, session: { mode: soft } }\n',
   );
-  const out = join(dir, 'report.json');
-  const r = goodput(
-    'simulate',
+  const report = simulated(
     '--policy',
     policy,
     '--replicas',
@@ -389,11 +386,7 @@ test('simulate: a prefix-heavy workload with LoRA adapters routed by expected co
     'zipf:4:1',
     '--max-loras',
     '2',
-    '--out',
-    out,
   );
-  assert.equal(r.code, 0, r.err);
-  const report = JSON.parse(readFileSync(out, 'utf8'));
   assert.equal(report.routing.type, 'expected-completion');
   assert.ok(report.routing.prefix_hit_rate > 0.3, String(report.routing.prefix_hit_rate));
   assert.equal(report.scenario.adapters, 'zipf:4:1');
@@ -426,10 +419,7 @@ test('serve: a bad autoscaling flag exits 2 naming it, before anything listens',
 });
 
 test('simulate: autoscaling under a load shape with a group failure, through a real process; bad values exit 2 naming the flag', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'goodput-autoscale-cli-'));
-  const out = join(dir, 'report.json');
-  const r = goodput(
-    'simulate',
+  const report = simulated(
     '--policy',
     'goodput',
     '--autoscaler',
@@ -452,11 +442,7 @@ test('simulate: autoscaling under a load shape with a group failure, through a r
     'sharegpt-vllm',
     '--output',
     'sharegpt-vllm',
-    '--out',
-    out,
   );
-  assert.equal(r.code, 0, r.err);
-  const report = JSON.parse(readFileSync(out, 'utf8'));
   assert.equal(report.scenario.workload.scenario.name, 'diurnal-burst');
   assert.equal(report.fleet.failures.groups, 1);
   assert.ok(report.autoscale.timeline.length > 0);
@@ -496,10 +482,7 @@ test('an output path that cannot be written fails before the run, naming its fla
 });
 
 test('simulate --prefill-replicas: a disaggregated fleet in the report; a link without a pool, or a bad size, exits 2 naming the flag', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'goodput-pd-cli-'));
-  const out = join(dir, 'report.json');
-  const r = goodput(
-    'simulate',
+  const report = simulated(
     '--num-requests',
     '200',
     '--rate',
@@ -510,18 +493,12 @@ test('simulate --prefill-replicas: a disaggregated fleet in the report; a link w
     '1',
     '--kv-link-gbps',
     '100',
-    '--out',
-    out,
   );
-  assert.equal(r.code, 0, r.err);
-  const report = JSON.parse(readFileSync(out, 'utf8'));
   assert.equal(report.scenario.prefillReplicas, 1);
   assert.equal(report.fleet.prefill.replicas, 1);
   assert.equal(report.fleet.prefill.kv_transfers, report.completed);
   // A range under an autoscaler: the prefill pool has a loop of its own.
-  const scaled = join(dir, 'scaled.json');
-  const s = goodput(
-    'simulate',
+  const auto = simulated(
     '--num-requests',
     '400',
     '--rate',
@@ -538,11 +515,7 @@ test('simulate --prefill-replicas: a disaggregated fleet in the report; a link w
     '5-10',
     '--prefill-replicas',
     '1-3',
-    '--out',
-    scaled,
-  );
-  assert.equal(s.code, 0, s.err);
-  const auto = JSON.parse(readFileSync(scaled, 'utf8')).autoscale;
+  ).autoscale;
   assert.equal(auto.prefill.max_replicas, 3);
   assert.ok(auto.prefill.timeline.length > 0);
   exitsNaming(
