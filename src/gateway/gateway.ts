@@ -250,7 +250,7 @@ export class Gateway {
     const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
     const follow = this.pipeline.followsTokens;
     const gaps = this.slos.gaps(ticket.asked);
-    const labels = { class: cls.name, model_name: this.counts.model(ticket.asked) };
+    const labels = this.counts.labels(ticket.asked);
     // Series and cells resolved once per request: the per-token path does no label hashing.
     const itl = this.counts.gaps(labels);
     const replica = ticket.replica;
