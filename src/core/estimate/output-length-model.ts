@@ -7,7 +7,7 @@
 import type { OutputPrediction } from '../request/demand.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
 import type { Tokens } from '../request/units.ts';
-import { SortedWindow } from './sorted-window.ts';
+import { SortedWindow } from '../stats/sorted-window.ts';
 
 export interface OutputLengthModelOptions {
   /** Most recent outputs remembered per (class, tenant) and per class. */

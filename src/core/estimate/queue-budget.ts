@@ -7,7 +7,7 @@
  */
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { Ms } from '../request/units.ts';
-import { SortedWindow } from './sorted-window.ts';
+import { SortedWindow } from '../stats/sorted-window.ts';
 
 export interface QueueBudget {
   readonly budgetMs: Ms | null;

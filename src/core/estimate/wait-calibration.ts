@@ -11,7 +11,7 @@
  */
 import type { Ms, Tokens } from '../request/units.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
-import { SortedWindow } from './sorted-window.ts';
+import { SortedWindow } from '../stats/sorted-window.ts';
 
 /** Below this a modelled wait is a dispatch tick, and a ratio to it means nothing. */
 export const MIN_MODELLED_WAIT_MS = 20;

@@ -5,7 +5,7 @@
  * request in a million-request simulation. Storage grows by doubling up to `capacity`, so a
  * window that has seen few values holds little memory.
  */
-import { percentileSorted } from '../stats/percentile.ts';
+import { percentileSorted } from './percentile.ts';
 
 const INITIAL_SLOTS = 16;
 

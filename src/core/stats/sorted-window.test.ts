@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { percentileSorted } from '../stats/percentile.ts';
+import { percentileSorted } from './percentile.ts';
 import { SortedWindow } from './sorted-window.ts';
 
 /** Tiny deterministic LCG (glibc constants), so the random sequences are the same every run. */
