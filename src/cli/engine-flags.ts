@@ -124,6 +124,11 @@ export function addEngineFlags(cmd: Command): Command {
       nonNegativeNumber('--lora-load-ms'),
     )
     .option(
+      '--slowdown <f>',
+      'replicas take f times the step time of their timing profile, which the control plane is not told (a slower clock or a busy host: a mis-profiled fleet; default 1)',
+      positiveNumber('--slowdown'),
+    )
+    .option(
       '--gpu-memory-utilization <f>',
       'fraction of GPU memory for the engine',
       fraction('--gpu-memory-utilization'),
@@ -162,6 +167,7 @@ export function engineSpecFromFlags(
     maxLoras: o.maxLoras as number | undefined,
     loraLoadMs: o.loraLoadMs as number | undefined,
     gpuMemoryUtilization: o.gpuMemoryUtilization as number,
+    slowdown: o.slowdown as number | undefined,
   };
 }
 

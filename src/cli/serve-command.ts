@@ -13,7 +13,7 @@
 import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import { addScaleLimitFlags } from './scale-flags.ts';
 import { Command } from 'commander';
-import { buildEngineConfig, buildEngineProfile } from '../engine/engine-spec.ts';
+import { buildEngineConfig, buildEngineProfile, plannedProfile } from '../engine/engine-spec.ts';
 import { ConfigError } from '../core/errors.ts';
 import { openDecisionLog, type DecisionLog } from '../gateway/decision-log.ts';
 import { EmbeddedBackend } from '../gateway/embedded-backend.ts';
@@ -135,7 +135,8 @@ export function serveCommand(): Command {
       }
       const spec = engineSpecFromFlags(o, policy.engine.version);
       const engine = buildEngineConfig(spec);
-      const profile = buildEngineProfile(spec);
+      // The gateway plans with the profile; the embedded engines run as the spec says (slowed).
+      const profile = plannedProfile(spec);
       const model = (o.servedModelName as string | undefined) ?? spec.model;
       const given = ((o.backend as string[] | undefined) ?? []).map((u) => serverBaseUrl(u));
       const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);
@@ -162,7 +163,7 @@ export function serveCommand(): Command {
           const timers = wallTimers(wallClock);
           return simulatedFleet({
             config: engine,
-            profile,
+            profile: buildEngineProfile(spec),
             clock: wallClock,
             timers,
             ...fleet,

@@ -63,6 +63,11 @@ export interface EngineSpec {
    * versions it was measured with (what-ifs, and deriving it).
    */
   readonly computeScale?: number;
+  /**
+   * The replicas take this many times the step time of their profile, and the control plane is
+   * not told (a slower clock, a busy host: what-ifs of a mis-profiled fleet). 1 when unset.
+   */
+  readonly slowdown?: number;
 }
 
 /** Time to bring a LoRA adapter into a GPU slot, unless configured (Goodput's model). */
@@ -173,6 +178,16 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
  * version's host cost (see `HostTimedProfile`); a `const:` profile as it is.
  */
 export function buildEngineProfile(spec: EngineSpec): TimingProfile {
+  const planned = plannedProfile(spec);
+  const f = spec.slowdown ?? 1;
+  return f === 1 ? planned : slowed(planned, f);
+}
+
+/**
+ * The step time the control plane plans with for replicas of this spec: their profile, without
+ * the slowdown it is not told of (the replicas' own when there is none).
+ */
+export function plannedProfile(spec: EngineSpec): TimingProfile {
   const model = choose(MODELS, 'model', spec.model);
   const base = resolveProfile({
     profile: spec.profile,
@@ -197,4 +212,12 @@ export function buildEngineProfile(spec: EngineSpec): TimingProfile {
         }
       : version.host);
   return new HostTimedProfile(gpu, host, spec.schedulerSteps ?? version.schedulerSteps);
+}
+
+/** `profile` with every step `factor` times as long. */
+function slowed(profile: TimingProfile, factor: number): TimingProfile {
+  return {
+    name: `${profile.name} ×${factor}`,
+    stepMs: (shape) => factor * profile.stepMs(shape),
+  };
 }

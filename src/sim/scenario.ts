@@ -18,6 +18,7 @@ import {
   ENGINE_DEFAULTS,
   buildEngineConfig,
   buildEngineProfile,
+  plannedProfile,
   type EngineSpec,
 } from '../engine/engine-spec.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
@@ -119,6 +120,7 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
   const rng = new SeededRng(spec.seed);
   const engine = engineConfig(spec);
   const profile = buildEngineProfile(spec);
+  const planned = spec.slowdown === undefined ? undefined : plannedProfile(spec);
   // The spec carries the workload options under the workload's own names.
   const workload = buildWorkload(spec, rng.fork('workload'));
   const autoscale = autoscaleOptions(spec);
@@ -139,6 +141,7 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     ...prefillOptions(spec),
     engine,
     profile,
+    ...(planned === undefined ? {} : { plannedProfile: planned }),
     client: {
       timeoutMs: spec.clientTimeoutMs,
       maxAttempts: spec.maxAttempts,

@@ -42,6 +42,8 @@ export interface SimulationOptions extends CapacityEventOptions {
   readonly replicas: number;
   readonly engine: EngineConfig;
   readonly profile: TimingProfile;
+  /** The step time the control plane plans with, where the replicas run slower than it knows. */
+  readonly plannedProfile?: TimingProfile;
   readonly client: ClientBehaviour;
   readonly scenario: Record<string, unknown>;
   /** Wall clock for the report's `sim` block only; never used by the model. */
@@ -189,7 +191,7 @@ export function simulate(opts: SimulationOptions): Report {
     maxNumSeqs: opts.engine.maxNumSeqs,
     kvBytesPerToken: kvBytesPerToken(opts.engine.model),
     replicaKvTokens: fleet.replicaKvTokens,
-    stepTime: opts.profile,
+    stepTime: opts.plannedProfile ?? opts.profile,
     ...(opts.prefill === undefined ? {} : handover(opts.engine, opts.prefill.link)),
   };
   const pipeline = new Pipeline<RequestTracker>(opts.policy, spec, {
