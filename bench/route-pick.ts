@@ -81,10 +81,13 @@ function setup(type: string) {
         expectTokens: 150,
         streamed: 0,
         slowGaps: 0,
+        spanFromMs: 0,
+        spanFromToken: 0,
+        spanProfileMs: 0,
         slot: -1,
       };
       ledger.add(e);
-      if (k < 44) ledger.firstToken(e);
+      if (k < 44) ledger.firstToken(e, 0);
     }
     fleet.push({ index: i, inFlight: 48, running: 48, waiting: 0, kvUsage: 0.4 });
     // Its cache, as the index sees it: documents served there, then many prompts of their own.

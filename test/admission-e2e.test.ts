@@ -150,3 +150,28 @@ test('an instant burst: before any rate is measured, admission takes only what i
     assert.ok((d.admission.retry_after_ms ?? 0) >= 500, `${d.request_id}: a Retry-After`);
   }
 });
+
+test('replicas twice as slow as their profile: the measured pace keeps admitted streams within their gap', () => {
+  // The control plane plans with the profile; the replica takes twice as long (`--slowdown`).
+  const slow = { ...overload, classes: 'interactive', slowdown: 2 };
+  const measured = loadPolicy('goodput');
+  if (measured.dispatch.type !== 'flow-control') throw new Error('goodput uses flow control');
+  const trusted = { ...measured, dispatch: { ...measured.dispatch, pace: null } };
+  const withPace = runScenario({ ...SCENARIO_DEFAULTS, seed: 3, ...slow }, measured, {
+    wallClock: { now: () => 0 },
+  });
+  const without = runScenario({ ...SCENARIO_DEFAULTS, seed: 3, ...slow }, trusted, {
+    wallClock: { now: () => 0 },
+  });
+  const gapMisses = (r: typeof withPace) => r.slo.by_class.interactive?.admitted_misses.itl ?? 0;
+  const admitted = (r: typeof withPace) => r.admission.admitted;
+  assert.ok(
+    gapMisses(withPace) <= 0.01 * admitted(withPace),
+    `${gapMisses(withPace)} of ${admitted(withPace)} admitted missed their gap`,
+  );
+  assert.ok(
+    gapMisses(without) >= 0.2 * admitted(without),
+    `trusting the profile: ${gapMisses(without)} of ${admitted(without)}`,
+  );
+  assert.ok(withPace.goodput.requests_per_s >= 3 * without.goodput.requests_per_s);
+});

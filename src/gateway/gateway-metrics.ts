@@ -224,6 +224,12 @@ export class GatewayMetrics {
     labelNames: ['backend'],
     registers: [this.registry],
   });
+  readonly backendPace = new Gauge({
+    name: 'goodput_backend_pace_ratio',
+    help: "The backend's step time over its timing profile's, measured from its streams (1: as profiled); flow control plans its steps at this multiple.",
+    labelNames: ['backend'],
+    registers: [this.registry],
+  });
   readonly backendPreemptions = new Counter({
     name: 'goodput_backend_preemptions_total',
     help: 'Preemptions reported by the backend (its running total, followed across restarts).',

@@ -32,7 +32,7 @@ import type { GatewayMetrics } from './gateway-metrics.ts';
 import { RequestCounts } from './request-counts.ts';
 import { StreamMeter } from './stream-meter.ts';
 import { resultOf, Waiter, whyNot } from './waiter.ts';
-import { observeQueue, observeShares } from './queue-gauges.ts';
+import { observePace, observeQueue, observeShares } from './queue-gauges.ts';
 import { attemptFailure, servedBody } from './upstream-attempt.ts';
 import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
@@ -129,6 +129,7 @@ export class Gateway {
   observe(): void {
     observeQueue(this.pipeline, this.deps.metrics, this.deps.clock.now());
     observeShares(this.pipeline, this.deps.metrics);
+    observePace(this.pipeline, this.deps.metrics, this.deps.backends);
     this.snapshots();
   }
 

@@ -1,7 +1,9 @@
 /**
- * The gauges a scrape reads of the gateway's queue and fair shares: how many wait, their queued
- * work and earliest slack, the oldest wait, and each tenant's deviation from its weighted share
- * of the service so far. Refreshed on each scrape and on the pump's tick while work waits.
+ * The gauges a scrape reads of the gateway's queue, fair shares and backends' pace: how many
+ * wait, their queued work and earliest slack, the oldest wait, each tenant's deviation from its
+ * weighted share of the service so far, and each backend's step time against its profile as flow
+ * control measures it. Refreshed on each scrape (the queue's also on the pump's tick while work
+ * waits).
  */
 import type { Pipeline } from '../core/pipeline.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
@@ -35,4 +37,14 @@ export function observeShares<T>(pipeline: Pipeline<T>, m: GatewayMetrics): void
   for (const e of served) {
     m.shareDeviation.set({ tenant: m.tenant(e.tenant) }, e.service / total - e.weight / weights);
   }
+}
+
+/** Each backend's pace (`core/routing/step-pace.ts`); backends not yet in the ledger are at 1. */
+export function observePace<T>(
+  pipeline: Pipeline<T>,
+  m: GatewayMetrics,
+  backends: readonly { readonly name: string }[],
+): void {
+  const accounts = pipeline.dispatcher.ledger.replicas;
+  backends.forEach((b, i) => m.backendPace.set({ backend: b.name }, accounts[i]?.pace ?? 1));
 }

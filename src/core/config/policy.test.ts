@@ -135,6 +135,11 @@ const invalid: Array<[string, unknown, string]> = [
     'dispatch.type: expected one of immediate, flow-control, got "yolo"',
   ],
   [
+    'negative pace tolerance',
+    { ...valid, dispatch: { type: 'flow-control', params: { pace: { tolerance: -0.1 } } } },
+    'dispatch.params.pace.tolerance: expected a number ≥ 0, got -0.1',
+  ],
+  [
     'unknown router',
     { ...valid, routing: { type: 'fastest' } },
     'routing.type: expected one of round-robin, least-request, least-kv, llm-d-like, sglang-cache-aware, session-hash, expected-completion, got "fastest"',

@@ -4,6 +4,7 @@
  * parameter has a documented default, so a policy names only what it changes.
  */
 import { z } from 'zod';
+import { DEFAULT_STEP_PACE, type StepPaceParams } from '../routing/step-pace.ts';
 
 const ms = z.number().min(0);
 const ratio = z.number().min(0).max(1);
@@ -57,6 +58,17 @@ export const admissionSchema = z.discriminatedUnion('type', [
     .strict(),
 ]);
 
+/** Flow control's measure of each replica's pace against its profile (`../routing/step-pace.ts`). */
+const paceSchema = z
+  .object({
+    tolerance: z.number().min(0).optional(),
+    window: z.int().min(1).optional(),
+    min_samples: z.int().min(1).optional(),
+    span_tokens: z.int().min(1).optional(),
+    every_ms: ms.optional(),
+  })
+  .strict();
+
 export const dispatchSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('immediate') }).strict(),
   z
@@ -68,6 +80,7 @@ export const dispatchSchema = z.discriminatedUnion('type', [
           kv_reserve_ratio: ratio.optional(),
           lookahead: z.int().min(1).optional(),
           stall_risk: z.number().min(0).optional(),
+          pace: z.union([z.literal(false), paceSchema]).optional(),
         })
         .strict()
         .optional(),
@@ -121,6 +134,8 @@ export type DispatchConfig =
       readonly lookahead: number;
       /** Expected streams a long prompt's stall may push past their p99 gap objective. */
       readonly stallRisk: number;
+      /** How each replica's pace against its profile is measured; null: the profile is trusted. */
+      readonly pace: StepPaceParams | null;
     };
 
 export interface EstimateConfig {
@@ -161,6 +176,19 @@ export function resolveDispatch(d: z.infer<typeof dispatchSchema> | undefined): 
     kvReserveRatio: d.params?.kv_reserve_ratio ?? 0.05,
     lookahead: d.params?.lookahead ?? 16,
     stallRisk: d.params?.stall_risk ?? 0.5,
+    pace: resolvePace(d.params?.pace),
+  };
+}
+
+function resolvePace(p: z.infer<typeof paceSchema> | false | undefined): StepPaceParams | null {
+  if (p === false) return null;
+  const d = DEFAULT_STEP_PACE;
+  return {
+    tolerance: p?.tolerance ?? d.tolerance,
+    window: p?.window ?? d.window,
+    minSamples: p?.min_samples ?? d.minSamples,
+    spanTokens: p?.span_tokens ?? d.spanTokens,
+    everyMs: p?.every_ms ?? d.everyMs,
   };
 }
 

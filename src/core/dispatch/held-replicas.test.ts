@@ -26,6 +26,9 @@ function stream(replica: number, streamed: number): LedgerEntry {
     expectTokens: 500,
     streamed,
     slowGaps: 0,
+    spanFromMs: 0,
+    spanFromToken: 0,
+    spanProfileMs: 0,
     slot: -1,
   };
 }

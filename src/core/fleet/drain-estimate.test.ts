@@ -14,6 +14,9 @@ function running(replica: number, expectTokens: number, streamed: number, capTok
     expectTokens,
     streamed: 0,
     slowGaps: 0,
+    spanFromMs: 0,
+    spanFromToken: 0,
+    spanProfileMs: 0,
     slot: -1,
   };
   return { e, streamed };

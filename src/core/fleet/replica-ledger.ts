@@ -7,6 +7,7 @@
  * From it, too, how long until the requests running now have ended (`stepsUntilEnded`).
  */
 import type { Ms, Tokens } from '../request/units.ts';
+import type { SortedWindow } from '../stats/sorted-window.ts';
 
 /** The fraction of outputs of at most `tokens`. */
 export interface LengthCdf {
@@ -31,6 +32,13 @@ export interface LedgerEntry {
   slowGaps: number;
   /** Position in its replica's entry list. */
   slot: number;
+  /**
+   * Its current pace span (`../routing/step-pace.ts`): when it began and at which token, and
+   * the profile's time for the steps since.
+   */
+  spanFromMs: Ms;
+  spanFromToken: number;
+  spanProfileMs: Ms;
 }
 
 export interface ReplicaAccount {
@@ -46,6 +54,28 @@ export interface ReplicaAccount {
   readonly itlSlos: Map<Ms, number>;
   /** When a slow prompt was last placed here: prompts placed at that same instant share its step. */
   slowBatchMs: Ms;
+  /**
+   * Its steps' observed time over the profile's (`../routing/step-pace.ts`): every step flow
+   * control predicts here is multiplied by it. 1 until measured otherwise; never below.
+   */
+  pace: number;
+  /** What measuring its pace keeps (`../routing/step-pace.ts`). */
+  readonly paceTrack: PaceTrack;
+}
+
+/** A replica's steps as its streams' tokens show them, and its recent pace samples. */
+export interface PaceTrack {
+  /** Recent samples (null until the first), and when the last was taken. */
+  samples: SortedWindow | null;
+  sampledMs: Ms;
+  /** The latest instant tokens came from it: the end of a step, the start of the next. */
+  boundaryMs: Ms;
+  /** The profile's time for the step that ended then. */
+  endedStepMs: Ms;
+  /** The profile's time for the step that began then, kept once its batch changed since (else NaN). */
+  runningStepMs: Ms;
+  /** The profile's time for its batch as the ledger stands (NaN once the batch has changed). */
+  batchStepMs: Ms;
 }
 
 export class ReplicaLedger {
@@ -71,6 +101,15 @@ export class ReplicaLedger {
         reservedKvTokens: 0,
         itlSlos: new Map(),
         slowBatchMs: -Infinity,
+        pace: 1,
+        paceTrack: {
+          samples: null,
+          sampledMs: -Infinity,
+          boundaryMs: -Infinity,
+          endedStepMs: 0,
+          runningStepMs: NaN,
+          batchStepMs: NaN,
+        },
       });
     }
   }
@@ -84,13 +123,18 @@ export class ReplicaLedger {
     r.pendingPrefillTokens += e.promptTokens;
     r.pendingAttnWork += e.promptTokens * e.promptTokens;
     r.reservedKvTokens += e.kvTokens;
+    r.paceTrack.batchStepMs = NaN;
     if (e.itlSloMs !== Infinity) r.itlSlos.set(e.itlSloMs, (r.itlSlos.get(e.itlSloMs) ?? 0) + 1);
   }
 
-  firstToken(e: LedgerEntry): void {
+  /** `e`'s first token streamed at `nowMs`. */
+  firstToken(e: LedgerEntry, nowMs: Ms): void {
     const r = this.replicas[e.replica];
     this.endPrefill(r, e);
     e.streamed = 1;
+    e.spanFromMs = nowMs;
+    e.spanFromToken = 1;
+    e.spanProfileMs = 0;
     r.decoding++;
     r.decodeContextTokens += e.promptTokens + 1;
     this.decoding++;
@@ -114,6 +158,7 @@ export class ReplicaLedger {
       this.decodeContextTokens -= e.promptTokens + e.streamed;
     }
     r.reservedKvTokens -= e.kvTokens;
+    r.paceTrack.batchStepMs = NaN;
     if (e.itlSloMs !== Infinity) {
       const left = (r.itlSlos.get(e.itlSloMs) ?? 1) - 1;
       if (left === 0) r.itlSlos.delete(e.itlSloMs);
@@ -165,6 +210,7 @@ export class ReplicaLedger {
   private drainInFlight = -1;
 
   private endPrefill(r: ReplicaAccount, e: LedgerEntry): void {
+    r.paceTrack.batchStepMs = NaN;
     r.prefilling--;
     r.pendingPrefillTokens -= e.promptTokens;
     r.pendingAttnWork -= e.promptTokens * e.promptTokens;

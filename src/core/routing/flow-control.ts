@@ -9,7 +9,8 @@
  * stream is at risk only if it ends before it has the ~100 gaps per slow gap that its p99 can
  * hide, which its class's observed output lengths make more or less likely. Otherwise the
  * request waits at the control plane, where order and deadlines are ours to keep, instead of
- * in the engine's FIFO.
+ * in the engine's FIFO. Every step predicted on a replica is the profile's times the replica's
+ * observed pace (`step-pace.ts`; 1 while it keeps its profile).
  */
 import type { Ms, Tokens } from '../request/units.ts';
 import type { StepShape } from '../ports/step-time.ts';
@@ -81,11 +82,15 @@ export class FlowControl {
     const used = Math.max(a.reservedKvTokens, reportedKvUsage * spec.replicaKvTokens);
     if (used + c.kvTokens > kvLimit) return false;
     const keep = 1 - this.params.itlMarginRatio;
-    // Once this request decodes, every step must still suit its own objective.
-    const steady = this.decodeStepMs(
-      a.decoding + a.prefilling + 1,
-      a.decodeContextTokens + a.pendingPrefillTokens + c.promptTokens,
-    );
+    // Once this request decodes, every step must still suit its own objective. An idle replica
+    // takes one request whatever its pace: it would otherwise never be timed again.
+    const pace = a.entries.length === 0 ? 1 : a.pace;
+    const steady =
+      pace *
+      this.decodeStepMs(
+        a.decoding + a.prefilling + 1,
+        a.decodeContextTokens + a.pendingPrefillTokens + c.promptTokens,
+      );
     return steady <= Math.min(c.itlSloMs, tightestItl(a)) * keep;
   }
 
@@ -104,7 +109,7 @@ export class FlowControl {
     );
     s.decodeSeqs = a.decoding;
     s.decodeContextTokens = a.decodeContextTokens;
-    const stepMs = spec.stepTime.stepMs(s);
+    const stepMs = a.pace * spec.stepTime.stepMs(s);
     if (stepMs <= tightestItl(a) * keep) return { kind: 'fast', stepMs };
     if (a.prefilling > 0) {
       // Long prompts placed at the same instant share one step, and so one stall, while they
@@ -198,13 +203,29 @@ export class FlowControl {
     return slow;
   }
 
-  /** The step that prefills a prompt's chunk from token `done` beside the replica's decodes. */
+  /** The step that prefills a prompt's chunk from token `done` beside the replica's decodes, at its pace. */
   private chunkStepMs(a: ReplicaAccount, promptTokens: Tokens, done: Tokens): Ms {
     const chunk = Math.min(promptTokens - done, this.spec.maxBatchedTokens);
     const s = this.shape;
     s.prefillTokens = chunk;
     s.prefillSeqs = 1;
     s.prefillAttnWork = chunk * (done + chunk);
+    s.decodeSeqs = a.decoding;
+    s.decodeContextTokens = a.decodeContextTokens;
+    return a.pace * this.spec.stepTime.stepMs(s);
+  }
+
+  /**
+   * The step the replica runs now, by the profile alone (its pace not applied): its decodes
+   * beside the first chunk of what it has pending to prefill. What its pace is measured against
+   * (`step-pace.ts`).
+   */
+  profileStepMs(a: ReplicaAccount): Ms {
+    const chunk = Math.min(a.pendingPrefillTokens, this.spec.maxBatchedTokens);
+    const s = this.shape;
+    s.prefillTokens = chunk;
+    s.prefillSeqs = chunk > 0 ? a.prefilling : 0;
+    s.prefillAttnWork = Math.min(a.pendingAttnWork, chunk * chunk);
     s.decodeSeqs = a.decoding;
     s.decodeContextTokens = a.decodeContextTokens;
     return this.spec.stepTime.stepMs(s);

@@ -56,10 +56,13 @@ export function routeFleet(loads: readonly number[], spec: FleetSpec = SPEC): Ro
         expectTokens: 200,
         streamed: 0,
         slowGaps: 0,
+        spanFromMs: 0,
+        spanFromToken: 0,
+        spanProfileMs: 0,
         slot: -1,
       };
       ledger.add(e);
-      ledger.firstToken(e);
+      ledger.firstToken(e, 0);
     }
   });
   const replicas = loads.map((n, index) => ({
@@ -94,6 +97,9 @@ export function occupy(fleet: RouteFleet, index: number, promptTokens = 200): vo
     expectTokens: 100,
     streamed: 0,
     slowGaps: 0,
+    spanFromMs: 0,
+    spanFromToken: 0,
+    spanProfileMs: 0,
     slot: -1,
   });
   const x = fleet.replicas[index];

@@ -61,7 +61,7 @@ function queueWorkMs(x: ReplicaSnapshot, ctx: RouteContext): number {
   let ms = a.pendingPrefillTokens > 0 ? ctx.flow.prefillMs(a.pendingPrefillTokens) : 0;
   const over = a.entries.length + 1 - ctx.spec.maxNumSeqs;
   if (over > 0) ms += over * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
-  return ms;
+  return a.pace * ms;
 }
 
 const queueWork: Scorer = {
@@ -73,7 +73,7 @@ const queueWork: Scorer = {
 /** This prompt's prefill there, after the tokens its cache is expected to hold. */
 function prefillAfterHitMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): number {
   const uncached = Math.max(1, r.req.inputTokens - ctx.hits[x.index]);
-  return ctx.flow.prefillMs(uncached);
+  return accountOf(x, ctx).pace * ctx.flow.prefillMs(uncached);
 }
 
 const prefill: Scorer = {
@@ -88,11 +88,11 @@ function accountOf(x: ReplicaSnapshot, ctx: RouteContext): ReplicaAccount {
   return ctx.ledger.replicas[x.index];
 }
 
-/** A decode step of the replica's batch with `r` added, every stream at its context. */
+/** A decode step of the replica's batch with `r` added, every stream at its context, at its pace. */
 function stepWithMs(r: RouteRequest, a: ReplicaAccount, ctx: RouteContext): number {
   const seqs = Math.min(ctx.spec.maxNumSeqs, a.decoding + a.prefilling + 1);
   const context = a.decodeContextTokens + a.pendingPrefillTokens + r.req.inputTokens;
-  return ctx.flow.decodeStepMs(seqs, context);
+  return a.pace * ctx.flow.decodeStepMs(seqs, context);
 }
 
 /** Its decode there: its predicted output (p50) at the step time of the batch with it added. */
@@ -118,10 +118,12 @@ const interference: Scorer = {
     const a = accountOf(x, ctx);
     const streams = a.decoding + a.prefilling;
     if (streams === 0) return 0;
-    const without = ctx.flow.decodeStepMs(
-      Math.min(ctx.spec.maxNumSeqs, streams),
-      a.decodeContextTokens + a.pendingPrefillTokens,
-    );
+    const without =
+      a.pace *
+      ctx.flow.decodeStepMs(
+        Math.min(ctx.spec.maxNumSeqs, streams),
+        a.decodeContextTokens + a.pendingPrefillTokens,
+      );
     const slower = stepWithMs(r, a, ctx) - without;
     const steps = Math.max(1, r.demand.output.p50);
     return streams * (prefillAfterHitMs(r, x, ctx) + Math.max(0, slower) * steps);
@@ -164,7 +166,7 @@ function gapOverrunMs(
  */
 function stallLossMs(a: ReplicaAccount, ctx: RouteContext, slowSteps: number): number {
   if (slowSteps === 0 || a.decoding === 0) return 0;
-  const step = ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
+  const step = a.pace * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
   let lost = 0;
   for (const e of a.entries) {
     if (e.itlSloMs === Infinity || e.streamed === 0) continue;
@@ -200,7 +202,7 @@ function adapterMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): numb
     if (left < fewest) fewest = left;
   }
   if (fewest === Infinity) return load;
-  return load + fewest * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
+  return load + fewest * a.pace * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
 }
 
 const adapter: Scorer = {

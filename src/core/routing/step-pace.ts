@@ -1,0 +1,131 @@
+/**
+ * A replica's pace against its profile. Flow control plans every step with the GPU's timing
+ * profile (`../ports/step-time.ts`), but a replica may run slower than that: another clock, a
+ * host CPU busy with other work, an engine build the profile was not fitted to. Trusting the
+ * profile, flow control would then pack more streams there than keep their gap objective, and
+ * every one of them would miss it.
+ *
+ * So the tokens each stream brings back are timed in spans of at least `spanTokens`, and each
+ * span adds up what the profile says the steps it covered take. A replica's steps show as the
+ * instants its tokens come at: a step ends at one and the next begins, carrying the batch as the
+ * ledger stands at the end of that instant (what was placed or started then joins it; what is
+ * placed while it runs waits for the one after). So the profile of a step is taken when its
+ * batch first changes after it began, or when it ends if nothing changed. A span's elapsed time
+ * over its profile sum is one sample of the replica's pace. A span, because tokens relayed in
+ * bunches (several SSE events in one read) make single gaps meaningless, and a sum is not moved
+ * by how they bunch; each step's profile, because a batch that prefilled for part of the span
+ * and not for the rest must not read as a change of pace. A replica's pace is the median of its
+ * last `window` samples once it has `minSamples`, where that median is beyond `1 + tolerance`;
+ * otherwise 1. The tolerance is for what the ledger cannot see of a batch (a prompt the engine
+ * kept waiting, tokens relayed at slightly different instants), which the ITL margin covers.
+ * Flow control multiplies every step it predicts there by the pace (`flow-control.ts`), and
+ * routing every time it prices there
+ * (`scorers.ts`). Never below 1: a replica faster than its profile keeps the profile's margin.
+ * The profile is evaluated at most once per step and once per change of the replica's batch (a
+ * request placed, started or ended), not per token; a replica gives at most one sample every
+ * `everyMs`.
+ */
+import type { Ms } from '../request/units.ts';
+import type { LedgerEntry, ReplicaAccount } from '../fleet/replica-ledger.ts';
+import { SortedWindow } from '../stats/sorted-window.ts';
+import type { FlowControl } from './flow-control.ts';
+
+export interface StepPaceParams {
+  /** A pace within 1 + tolerance of the profile counts as the profile's own. */
+  readonly tolerance: number;
+  /** Recent samples kept per replica. */
+  readonly window: number;
+  /** Samples a replica needs before its pace may move from 1. */
+  readonly minSamples: number;
+  /** Tokens a stream's span covers at least before it is a sample. */
+  readonly spanTokens: number;
+  /** The shortest time between two samples of one replica. */
+  readonly everyMs: Ms;
+}
+
+export const DEFAULT_STEP_PACE: StepPaceParams = {
+  tolerance: 0.15,
+  window: 32,
+  minSamples: 8,
+  spanTokens: 16,
+  everyMs: 50,
+};
+
+/** A sample beyond this is a stream stuck for reasons a step cannot explain. */
+const MAX_SAMPLE = 20;
+
+export class StepPace {
+  readonly params: StepPaceParams;
+  private readonly flow: FlowControl;
+
+  constructor(flow: FlowControl, params: StepPaceParams = DEFAULT_STEP_PACE) {
+    this.flow = flow;
+    this.params = params;
+  }
+
+  /** Its batch is about to change at `nowMs` (a request placed or ended there). */
+  changing(a: ReplicaAccount, nowMs: Ms): void {
+    const t = a.paceTrack;
+    // Within a step, the step that is running keeps the batch it began with.
+    if (nowMs !== t.boundaryMs && t.runningStepMs !== t.runningStepMs) {
+      t.runningStepMs = this.batchStepMs(a);
+    }
+  }
+
+  /** `e`'s first token came at `nowMs`, before the ledger counts it: its span starts. */
+  started(a: ReplicaAccount, nowMs: Ms): void {
+    this.boundary(a, nowMs);
+  }
+
+  /**
+   * `e` streamed a token at `nowMs` (the ledger has counted it): the step it ends joins its
+   * span, and the span is a sample of its replica's pace when long enough and the replica is
+   * due one.
+   */
+  streamed(a: ReplicaAccount, e: LedgerEntry, nowMs: Ms): void {
+    const t = a.paceTrack;
+    if (nowMs !== t.boundaryMs) this.boundary(a, nowMs);
+    e.spanProfileMs += t.endedStepMs;
+    if (e.streamed - e.spanFromToken < this.params.spanTokens) return;
+    if (nowMs - t.sampledMs < this.params.everyMs) return;
+    const sample = (nowMs - e.spanFromMs) / e.spanProfileMs;
+    e.spanFromMs = nowMs;
+    e.spanFromToken = e.streamed;
+    e.spanProfileMs = 0;
+    if (!(sample >= 0) || sample === Infinity) return;
+    t.sampledMs = nowMs;
+    const w = (t.samples ??= new SortedWindow(this.params.window));
+    w.add(Math.min(MAX_SAMPLE, sample));
+    const median = w.quantile(50);
+    a.pace = w.size >= this.params.minSamples && median > 1 + this.params.tolerance ? median : 1;
+  }
+
+  /** Tokens came at `nowMs`: a step ended there, and the next began. */
+  private boundary(a: ReplicaAccount, nowMs: Ms): void {
+    const t = a.paceTrack;
+    if (nowMs === t.boundaryMs) return;
+    const kept = t.runningStepMs;
+    t.endedStepMs = kept === kept ? kept : this.batchStepMs(a);
+    t.runningStepMs = NaN;
+    t.boundaryMs = nowMs;
+  }
+
+  /** The profile's step for the replica's batch now: evaluated once per change of the batch. */
+  private batchStepMs(a: ReplicaAccount): Ms {
+    const t = a.paceTrack;
+    const known = t.batchStepMs;
+    return known === known ? known : (t.batchStepMs = this.flow.profileStepMs(a));
+  }
+
+  /** The replica was removed: whatever takes its index starts from the profile. */
+  static forget(a: ReplicaAccount): void {
+    a.pace = 1;
+    const t = a.paceTrack;
+    t.samples = null;
+    t.sampledMs = -Infinity;
+    t.boundaryMs = -Infinity;
+    t.endedStepMs = 0;
+    t.runningStepMs = NaN;
+    t.batchStepMs = NaN;
+  }
+}
