@@ -5,7 +5,7 @@
 // cannot tell a 10% change; rounds seconds apart on one core can. Round 0 warms both up and is
 // left out of the ratio. Each run's report, less its `sim` timing section, is hashed: equal
 // hashes show the two codes simulate the same thing.
-// Usage: node bench/sim-paired.ts --base DIR [--requests 30000] [--rounds 7]
+// Usage: node bench/sim-paired.ts --base DIR [--requests 30000] [--rounds 7] [--policy NAME]
 //   (DIR: a checkout with its own src/, e.g. `git worktree add /tmp/base <commit>`)
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -15,6 +15,8 @@ const baseDir = flag('--base');
 if (baseDir === undefined) throw new Error('--base DIR: the checkout to compare against');
 const requests = Number(flag('--requests') ?? '30000');
 const rounds = Number(flag('--rounds') ?? '7');
+/** A preset both codes know; the default is the speed case's. */
+const policy = flag('--policy') ?? 'baseline-vllm';
 if (!(Number.isInteger(requests) && requests > 0)) throw new Error(`--requests ${requests}`);
 if (!(Number.isInteger(rounds) && rounds >= 2)) throw new Error(`--rounds ${rounds}: at least 2`);
 
@@ -40,7 +42,7 @@ async function load(name: string, dir: string): Promise<Code> {
           input: 'sharegpt-sarathi',
           output: 'sharegpt-sarathi',
         },
-        policies.loadPolicy('baseline-vllm'),
+        policies.loadPolicy(policy),
         { wallClock: { now: () => performance.now() } },
       );
       const ms = performance.now() - t0;
@@ -54,7 +56,9 @@ const codes = [await load('base', baseDir), await load('this', REPO_ROOT)];
 const total = [0, 0];
 const ratios: number[] = [];
 const hashes = [new Set<string>(), new Set<string>()];
-console.log(`${requests.toLocaleString('en-US')} requests, ${rounds} rounds; base: ${baseDir}`);
+console.log(
+  `${requests.toLocaleString('en-US')} requests, ${policy}, ${rounds} rounds; base: ${baseDir}`,
+);
 console.log('| round | first | base ms | this ms | this ÷ base |\n|---:|---|---:|---:|---:|');
 for (let r = 0; r < rounds; r++) {
   const order = r % 2 === 0 ? [0, 1] : [1, 0];
