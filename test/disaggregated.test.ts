@@ -7,7 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { deterministicPart, run } from './helpers.ts';
-import type { ScenarioSpec } from '../src/sim/scenario.ts';
+import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
+import { loadPolicy } from '../src/sim/policy-source.ts';
+import type { DecisionRecord } from '../src/core/observe/decision-record.ts';
 
 const longPrompts: Partial<ScenarioSpec> = {
   rate: 24,
@@ -55,6 +57,32 @@ test('a prefill pool too small for the prompts: the queue stays at the gateway, 
   const open = run({ ...longPrompts, replicas: 3, prefillReplicas: 1 });
   assert.ok(open.latency_ms.ttft.p50 > 5_000, `${open.latency_ms.ttft.p50} ms`);
   assert.ok(open.slo.by_class.interactive.attainment_offered < c.attainment_offered / 2);
+});
+
+test("the decision record shows the hand-over admission counted in a request's TTFT", () => {
+  const records = (spec: Partial<ScenarioSpec>) => {
+    const out: DecisionRecord[] = [];
+    runScenario(
+      { ...SCENARIO_DEFAULTS, seed: 1, ...longPrompts, numRequests: 300, ...spec },
+      loadPolicy('goodput'),
+      {
+        wallClock: { now: () => 0 },
+        onDecision: (r) => out.push(r),
+      },
+    );
+    return out.filter((r) => r.admission.result === 'admit');
+  };
+  const split = records({ replicas: 2, prefillReplicas: 2 });
+  assert.ok(split.length > 0);
+  for (const r of split) {
+    const d = r.demand;
+    const a = r.admission;
+    assert.ok(d !== null && d.handover_ms > 0, `${r.request_id}: hand-over ${d?.handover_ms}`);
+    assert.ok(a.predicted_ttft_ms !== null && a.predicted_wait_ms !== null);
+    // Rounded parts of a rounded sum: within a few thousandths.
+    assert.ok(a.predicted_ttft_ms + 0.01 >= a.predicted_wait_ms + d.prefill_ms + d.handover_ms);
+  }
+  for (const r of records({ replicas: 4 })) assert.equal(r.demand?.handover_ms, 0);
 });
 
 test('disaggregated: clients that give up while their prompt waits to prefill, and a decode group that fails, lose nothing', () => {

@@ -44,6 +44,11 @@ export interface DecisionRecord {
     readonly kv_reserved_tokens: number;
     readonly kv_reserved_bytes: number;
     readonly prefill_ms: number;
+    /**
+     * Disaggregated serving: the prefill pool's queue ahead and the KV transfer to the decode
+     * replica, both part of predicted_ttft_ms; 0 when colocated.
+     */
+    readonly handover_ms: number;
     readonly work_p90_ms: number;
   } | null;
   readonly admission: {
@@ -120,6 +125,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
             kv_reserved_tokens: demand.kvTokens,
             kv_reserved_bytes: demand.kvBytes,
             prefill_ms: r3(demand.prefillMs),
+            handover_ms: r3(demand.handoverMs),
             work_p90_ms: r3(demand.workP90Ms),
           },
     admission: {
