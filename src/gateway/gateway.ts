@@ -114,7 +114,9 @@ export class Gateway {
             fresh: () => this.fleet.ready,
             onTick: deps.onScaleTick,
             capacity: withEnvelope(
-              capacityModel(flow, deps.policy.classes),
+              capacityModel(flow, deps.policy.classes, false, () =>
+                this.pipeline.dispatcher.ledger.meanPace(),
+              ),
               deps.autoscale.envelope,
             ),
           });

@@ -29,6 +29,8 @@ export interface ScalingHost {
   /** Whether every request has arrived and ended. */
   done(): boolean;
   readonly flow: FlowControl;
+  /** The replicas' measured pace now (`ReplicaLedger.meanPace`). */
+  pace(): number;
   readonly classes: Readonly<Record<SloClassName, SloClass>>;
   /** A step's token budget: what one prefill step computes. */
   readonly maxBatchedTokens: number;
@@ -59,7 +61,7 @@ export class FleetScaling {
         cachedBlocks: (index) => host.cachedBlocks(index),
         done: () => host.done(),
         capacity: withEnvelope(
-          capacityModel(host.flow, host.classes, pool !== undefined),
+          capacityModel(host.flow, host.classes, pool !== undefined, () => host.pace()),
           options.envelope,
         ),
       },

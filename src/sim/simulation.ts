@@ -340,6 +340,7 @@ export function simulate(opts: SimulationOptions): Report {
         cachedBlocks: (index) => pipeline.dispatcher.router.prefix?.blocksOf(index) ?? 0,
         done: () => arrivalsDone && counters.finished >= counters.offered,
         flow: pipeline.dispatcher.flow,
+        pace: () => pipeline.dispatcher.ledger.meanPace(),
         classes: opts.policy.classes,
         maxBatchedTokens: opts.engine.maxBatchedTokens,
       },

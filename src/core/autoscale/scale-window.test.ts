@@ -62,3 +62,12 @@ test('group capacity: the rate falls as prompts and outputs grow; the streams fi
   const cost = flow.prefillMs(500) + (100 * step) / small.streams;
   assert.ok(Math.abs(small.rps - 800 / cost) < 1e-9);
 });
+
+test('group capacity at a measured pace: replicas twice as slow hold fewer streams and serve under half', () => {
+  const profiled = groupCapacity(flow, 80, 500, 100);
+  const slow = groupCapacity(flow, 80, 500, 100, 500, 2);
+  assert.ok(slow.streams < profiled.streams, JSON.stringify({ profiled, slow }));
+  assert.ok(slow.rps < profiled.rps / 2, JSON.stringify({ profiled, slow }));
+  // Each of its steps at twice the profile's, within the same gap budget.
+  assert.ok(2 * flow.decodeStepMs(slow.streams, slow.streams * 550) <= 0.9 * 80);
+});

@@ -94,7 +94,7 @@ export interface GroupCapacity {
 
 /**
  * One replica group's capacity at SLO for requests of these mean sizes, as the step-time model
- * predicts. A request costs the group its prefill — compute the streams wait through — and its
+ * predicts at the replicas' measured `pace` (every step that many times the profile's). A request costs the group its prefill — compute the streams wait through — and its
  * output's share of the decode steps, each shared by the batch; the batch is the most flow
  * control lets a replica hold within `itlSloMs` (the tightest gap objective served) with a new
  * prompt's chunk in the step, and within KV. The rate is the one that keeps the group busy
@@ -107,12 +107,14 @@ export function groupCapacity(
   output: number,
   /** Prompt tokens it computes itself: disaggregated, only the last one (the rest arrive). */
   prefill: number = input,
+  pace = 1,
 ): GroupCapacity {
   const context = input + output / 2;
-  const streams = flow.steadyBatch(itlSloMs, context, input + output, prefill);
+  const streams = flow.steadyBatch(itlSloMs, context, input + output, prefill, pace);
   const costMs =
-    flow.prefillMs(Math.max(1, prefill)) +
-    (output * flow.decodeStepMs(streams, streams * context)) / streams;
+    pace *
+    (flow.prefillMs(Math.max(1, prefill)) +
+      (output * flow.decodeStepMs(streams, streams * context)) / streams);
   return { rps: costMs > 0 ? (TARGET_BUSY * 1000) / costMs : 0, streams };
 }
 
@@ -143,8 +145,11 @@ export function capacityModel(
   classes: Readonly<Record<SloClassName, SloClass>>,
   /** Disaggregated: the group decodes, a prefill pool computes its prompts. */
   prefilledElsewhere = false,
+  /** The replicas' measured pace now (`ReplicaLedger.meanPace`). */
+  pace: () => number = () => 1,
 ): (input: number, output: number) => GroupCapacity {
   let itl = Infinity;
   for (const c of Object.values(classes)) itl = Math.min(itl, c.objectives.itlP99Ms ?? Infinity);
-  return (input, output) => groupCapacity(flow, itl, input, output, prefilledElsewhere ? 1 : input);
+  return (input, output) =>
+    groupCapacity(flow, itl, input, output, prefilledElsewhere ? 1 : input, pace());
 }

@@ -1,7 +1,9 @@
-// Tests for ReplicaLedger.stepsUntilEnded (replica-ledger.ts): how long until k running requests end.
+// Tests for ReplicaLedger.stepsUntilEnded (replica-ledger.ts): how long until k running requests
+// end; and its mean pace.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReplicaLedger, type LedgerEntry } from './replica-ledger.ts';
+import { SortedWindow } from '../stats/sorted-window.ts';
 
 function running(replica: number, expectTokens: number, streamed: number, capTokens = 1_000) {
   const e: LedgerEntry = {
@@ -56,4 +58,15 @@ test('drain estimate: recomputed when time moves or the ledger changes, not in b
   assert.equal(d.stepsUntilEnded(1, 6), 50);
   d.remove(a);
   assert.equal(d.stepsUntilEnded(1, 6), Infinity);
+});
+
+test("the ledger's mean pace counts only the replicas measured so far", () => {
+  const ledger = new ReplicaLedger(3);
+  assert.equal(ledger.meanPace(), 1, 'none measured');
+  const [a, b] = ledger.replicas;
+  a.pace = 2;
+  a.paceTrack.samples = new SortedWindow(4);
+  b.pace = 1;
+  b.paceTrack.samples = new SortedWindow(4);
+  assert.equal(ledger.meanPace(), 1.5, 'the third, never measured, is left out');
 });

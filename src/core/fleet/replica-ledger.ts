@@ -174,6 +174,21 @@ export class ReplicaLedger {
   }
 
   /**
+   * The mean pace of the replicas measured so far (`../routing/step-pace.ts`): what a group of
+   * them steps at against its profile. 1 before any is measured.
+   */
+  meanPace(): number {
+    let sum = 0;
+    let n = 0;
+    for (const r of this.replicas) {
+      if (r.paceTrack.samples === null) continue;
+      sum += r.pace;
+      n++;
+    }
+    return n === 0 ? 1 : sum / n;
+  }
+
+  /**
    * Decode steps until `k` of the requests running now have ended, each expected to run to its
    * predicted output (a stream already past it, halfway on to its cap): when nothing more fits, a
    * queued request dispatches no sooner than a running one ends, and after a burst the running

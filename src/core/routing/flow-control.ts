@@ -150,15 +150,21 @@ export class FlowControl {
    * slots, its KV (each `kvTokens`), and a steady decode step (each stream at
    * `contextTokens`) within the ITL objective's budget — a step that also carries the first
    * chunk of a `promptTokens` prompt, when one is given, since new prompts keep arriving beside
-   * the streams. At least 1.
+   * the streams. At least 1. Every step at `pace` times the profile's (`step-pace.ts`).
    */
-  steadyBatch(itlSloMs: Ms, contextTokens: Tokens, kvTokens: Tokens, promptTokens = 0): number {
+  steadyBatch(
+    itlSloMs: Ms,
+    contextTokens: Tokens,
+    kvTokens: Tokens,
+    promptTokens = 0,
+    pace = 1,
+  ): number {
     const spec = this.spec;
     const kvLimit = this.kvLimitTokens;
     let hi = Math.max(1, Math.min(spec.maxNumSeqs, Math.floor(kvLimit / Math.max(1, kvTokens))));
     const budget = itlSloMs * (1 - this.params.itlMarginRatio);
     const chunk = Math.min(promptTokens, spec.maxBatchedTokens);
-    const step = (seqs: number) => this.mixedStepMs(seqs, seqs * contextTokens, chunk);
+    const step = (seqs: number) => pace * this.mixedStepMs(seqs, seqs * contextTokens, chunk);
     if (budget === Infinity || step(hi) <= budget) return hi;
     let lo = 1;
     while (lo < hi) {
