@@ -85,6 +85,23 @@ test("the decision record shows the hand-over admission counted in a request's T
   for (const r of records({ replicas: 4 })) assert.equal(r.demand?.handover_ms, 0);
 });
 
+test("the prefill pool places a prompt where its prefix is cached: multi-turn chats' hits and TTFT tail", () => {
+  const r = run({
+    rate: 16,
+    numRequests: 3_000,
+    prefix: 'chat:1',
+    replicas: 2,
+    prefillReplicas: 2,
+    classes: 'interactive',
+  });
+  const pool = r.fleet.prefill;
+  assert.ok(pool !== undefined);
+  // Placing each prompt on the least loaded prefill replica alone hit 66% here, with a TTFT p99
+  // of 161 ms: a chat's next turn found its history on the other replica half the time.
+  assert.ok(pool.prefix_hit_rate >= 0.72, `pool hit rate ${pool.prefix_hit_rate}`);
+  assert.ok(r.latency_ms.ttft.p99 < 140, `TTFT p99 ${r.latency_ms.ttft.p99} ms`);
+});
+
 test('disaggregated: clients that give up while their prompt waits to prefill, and a decode group that fails, lose nothing', () => {
   const r = run({
     ...longPrompts,

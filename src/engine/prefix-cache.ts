@@ -87,6 +87,13 @@ export class PrefixCache implements BlockReclaimer {
     return matched.length;
   }
 
+  /** How many leading entries of a prompt are cached, as `match` counts them, keeping nothing. */
+  peek(hashes: readonly string[], stride: number, maxEntries: number): number {
+    let j = 0;
+    while (j < maxEntries && this.byHash.has(hashes[(j + 1) * stride - 1])) j++;
+    return j;
+  }
+
   /** References every entry of the last match (taking them off the LRU list) and appends them to `out`. */
   acquireMatched(out: PrefixEntry[]): void {
     const matched = this.matched;

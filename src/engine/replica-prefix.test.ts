@@ -43,6 +43,35 @@ test('a repeated prefix is served from the cache and cuts prefill, never to zero
   }
 });
 
+test('cachedPromptTokens: what admission would then take from the cache, the cache untouched', () => {
+  const cases = [
+    { input: 64, n: 4, bt: 16, cached: 48 },
+    { input: 70, n: 5, bt: 16, cached: 64 },
+    { input: 1100, n: 3, bt: 512, cached: 1024 },
+    { input: 40, n: 5, bt: 8, cached: 32 },
+  ];
+  for (const c of cases) {
+    const { core, run } = replica({ numGpuBlocks: 200 });
+    const next = req('b', c.input, 2, H('p', c.n), c.bt);
+    assert.equal(core.cachedPromptTokens(next), 0, 'nothing cached yet');
+    run(req('a', c.input, 2, H('p', c.n), c.bt));
+    const cache = core.kv.cache!;
+    const before = { size: cache.size, ...cache.stats, free: core.kv.pool.freeBlocks };
+    assert.equal(core.cachedPromptTokens(next), c.cached, JSON.stringify(c));
+    assert.equal(
+      core.cachedPromptTokens(req('c', c.input, 2, H('q', c.n), c.bt)),
+      0,
+      'another prefix',
+    );
+    assert.deepEqual({ size: cache.size, ...cache.stats, free: core.kv.pool.freeBlocks }, before);
+    run(next);
+    assert.equal(core.stats().prefixHitTokens, c.cached);
+  }
+  const off = replica({ enablePrefixCaching: false });
+  off.run(req('a', 64, 2, H('p', 4)));
+  assert.equal(off.core.cachedPromptTokens(req('b', 64, 2, H('p', 4))), 0);
+});
+
 test('with caching off, or without hashes, nothing is reused', () => {
   const off = replica({ enablePrefixCaching: false });
   off.run(req('a', 64, 2, H('p', 4)));

@@ -6,7 +6,7 @@
  * start, prefill starts and preemptions in planning order; at step end, per running sequence
  * in admission order, its token and then its finish. The core never reads a clock.
  */
-import type { Ms } from '../core/request/units.ts';
+import type { Ms, Tokens } from '../core/request/units.ts';
 import type {
   EngineConfig,
   EngineListener,
@@ -301,6 +301,20 @@ export class ReplicaCore<R extends EngineRequest> {
     else this.scheduler.requeue(s);
     this.listener.onResume?.(s.req, nowMs);
     return true;
+  }
+
+  /**
+   * Prompt tokens of `req` this replica's prefix cache holds now: what its prefill would skip
+   * were it admitted at once (the cache may change before it is). Reads the cache, changes nothing.
+   */
+  cachedPromptTokens(req: R): Tokens {
+    const cache = this.kv.cache;
+    if (cache === null || req.prefix === undefined) return 0;
+    const s = new Seq<R>(req, 1, this.config.blockSize, this.config.enablePrefixCaching);
+    if (s.cacheLimit === 0) return 0;
+    // At least one prompt token is computed, as at admission.
+    const most = Math.min(s.cacheLimit, Math.floor((s.target - 1) / s.entryTokens));
+    return cache.peek(s.hashes, s.stride, most) * s.entryTokens;
   }
 
   load(): ReplicaLoad {

@@ -234,7 +234,13 @@ export class Fleet {
       ...(pool === undefined || prefill === undefined
         ? {}
         : {
-            prefill: { replicas: pool.initialGroups, readyMs: prefill.readyMs, ...pool.transfers },
+            prefill: {
+              replicas: pool.initialGroups,
+              readyMs: prefill.readyMs,
+              ...pool.transfers,
+              promptTokens: pool.stats().promptTokens,
+              prefixHitTokens: pool.stats().prefixHitTokens,
+            },
           }),
     };
   }

@@ -7,8 +7,10 @@
  * streams from there. The client's first token is the decode replica's: TTFT is the prefill
  * queue, the prefill, the transfer and the decode replica's first step.
  *
- * Placement in the pool: the ready replica with the fewest prompt tokens still to compute (ties:
- * the lowest index). The prefill replica frees its KV when the prefill ends (vLLM holds it until
+ * Placement in the pool: the ready replica that would compute the prompt soonest — the fewest
+ * prompt tokens still to compute there, this prompt's included less what that replica's prefix
+ * cache holds of it (llm-d's P/D scores prefill pods by prefix too) — ties to the lowest index.
+ * Without a shared prefix that is the least loaded replica. The prefill replica frees its KV when the prefill ends (vLLM holds it until
  * the decode side has pulled it: milliseconds, not modelled). Under autoscaling the pool's groups
  * start and drain on their own signals (`autoscaling.ts`), their lives kept as the fleet's are
  * (`group-book.ts`); a draining prefill group is removed once its last prompt is computed.
@@ -161,17 +163,8 @@ export class PrefillPool {
     return this.book.time(untilMs);
   }
 
-  /** Prefills `t`'s prompt on the least loaded ready prefill replica. */
+  /** Prefills `t`'s prompt on the ready prefill replica that would compute it soonest. */
   submit(t: RequestTracker): void {
-    let best = -1;
-    let bestTokens = Infinity;
-    this.replicas.forEach((r, i) => {
-      if (!this.book.isReady(i)) return;
-      const pending = r.core.scheduler.pendingPrefill;
-      if (pending < bestTokens) [best, bestTokens] = [i, pending];
-    });
-    // Scale-in keeps a group ready (it cancels starting groups first, never below one).
-    if (best < 0) throw new Error('prefill pool: no ready group to place a prompt on');
     const job: PrefillJob = {
       id: t.id,
       inputTokens: t.inputTokens,
@@ -182,6 +175,16 @@ export class PrefillPool {
       adapter: t.adapter,
       attempt: t,
     };
+    let best = -1;
+    let bestTokens = Infinity;
+    this.replicas.forEach((r, i) => {
+      if (!this.book.isReady(i)) return;
+      const core = r.core;
+      const tokens = core.scheduler.pendingPrefill + job.inputTokens - core.cachedPromptTokens(job);
+      if (tokens < bestTokens) [best, bestTokens] = [i, tokens];
+    });
+    // Scale-in keeps a group ready (it cancels starting groups first, never below one).
+    if (best < 0) throw new Error('prefill pool: no ready group to place a prompt on');
     this.inPool.set(t.id, { job, replica: best, transfer: null });
     this.prefilling[best]++;
     this.replicas[best].add(job);

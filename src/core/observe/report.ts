@@ -53,6 +53,9 @@ export interface ReportContext {
       readonly transfers: number;
       readonly bytes: number;
       readonly ms: Ms;
+      /** Prompt tokens the pool was asked to compute, and what its prefix caches held of them. */
+      readonly promptTokens: number;
+      readonly prefixHitTokens: number;
     };
     readonly kvCapacityTokens: number;
   };
@@ -310,5 +313,6 @@ function prefillReport(p: NonNullable<ReportContext['fleet']['prefill']>, durati
     kv_transfers: p.transfers,
     kv_transferred_gib: r3(p.bytes / 1024 ** 3),
     kv_transfer_ms_mean: ratio(p.ms, p.transfers),
+    prefix_hit_rate: ratio(p.prefixHitTokens, p.promptTokens),
   };
 }
