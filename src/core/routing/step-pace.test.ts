@@ -175,7 +175,11 @@ test('pace: a span whose steps prefilled for a while is timed step by step', () 
     stallRisk: 0.5,
   });
   for (const slowdown of [1, 2]) {
-    for (const placed of ['within a step', 'as a step ends'] as const) {
+    for (const placed of [
+      'within a step',
+      'as a step ends',
+      'within a step, tokens relayed over 0.8 ms',
+    ] as const) {
       const r = replica(20, prefillFlow);
       const pace = r.pace;
       const prompt = { ...entry(20), promptTokens: 4_000 };
@@ -190,12 +194,14 @@ test('pace: a span whose steps prefilled for a while is timed step by step', () 
       for (let step = 0; step < 2_000; step++) {
         // A step carries the batch as it stood when it began; a change while it runs waits.
         const stepMs = slowdown * prefillFlow.profileStepMs(r.account);
-        if (placed === 'within a step') toggle(step, now + stepMs / 2);
+        if (placed !== 'as a step ends') toggle(step, now + stepMs / 2);
         now += stepMs;
-        for (const e of r.entries) {
+        // A relay reads a step's tokens off their connections a little apart.
+        const spread = placed === 'within a step, tokens relayed over 0.8 ms' ? 0.2 : 0;
+        r.entries.forEach((e, k) => {
           r.ledger.token(e);
-          pace.streamed(r.account, e, now);
-        }
+          pace.streamed(r.account, e, now + (k % 5) * spread);
+        });
         if (placed === 'as a step ends') toggle(step, now);
       }
       const w = r.account.paceTrack.samples;

@@ -9,7 +9,8 @@
  * span adds up what the profile says the steps it covered take. A replica's steps show as the
  * instants its tokens come at: a step ends at one and the next begins, carrying the batch as the
  * ledger stands at the end of that instant (what was placed or started then joins it; what is
- * placed while it runs waits for the one after). So the profile of a step is taken when its
+ * placed while it runs waits for the one after); tokens within `SAME_STEP_MS` of each other are
+ * one instant. So the profile of a step is taken when its
  * batch first changes after it began, or when it ends if nothing changed. A span's elapsed time
  * over its profile sum is one sample of the replica's pace. A span, because tokens relayed in
  * bunches (several SSE events in one read) make single gaps meaningless, and a sum is not moved
@@ -53,6 +54,11 @@ export const DEFAULT_STEP_PACE: StepPaceParams = {
 
 /** A sample beyond this is a stream stuck for reasons a step cannot explain. */
 const MAX_SAMPLE = 20;
+/**
+ * Tokens this close together came out of one step: a relay reads a step's tokens off its
+ * streams' connections within a loop turn or so, never a step apart.
+ */
+const SAME_STEP_MS = 1;
 
 export class StepPace {
   readonly params: StepPaceParams;
@@ -66,7 +72,9 @@ export class StepPace {
   /** Its batch is about to change at `nowMs` (a request placed or ended there). */
   changing(a: ReplicaAccount, nowMs: Ms): void {
     const t = a.paceTrack;
-    // Within a step, the step that is running keeps the batch it began with.
+    // Within a step, the step that is running keeps the batch it began with. Only a change at
+    // the very instant its tokens came joins the next step (the engine schedules it as it
+    // starts that step); any later one is within it.
     if (nowMs !== t.boundaryMs && t.runningStepMs !== t.runningStepMs) {
       t.runningStepMs = this.batchStepMs(a);
     }
@@ -84,7 +92,7 @@ export class StepPace {
    */
   streamed(a: ReplicaAccount, e: LedgerEntry, nowMs: Ms): void {
     const t = a.paceTrack;
-    if (nowMs !== t.boundaryMs) this.boundary(a, nowMs);
+    if (nowMs - t.boundaryMs >= SAME_STEP_MS) this.boundary(a, nowMs);
     e.spanProfileMs += t.endedStepMs;
     if (e.streamed - e.spanFromToken < this.params.spanTokens) return;
     if (nowMs - t.sampledMs < this.params.everyMs) return;
@@ -103,7 +111,7 @@ export class StepPace {
   /** Tokens came at `nowMs`: a step ended there, and the next began. */
   private boundary(a: ReplicaAccount, nowMs: Ms): void {
     const t = a.paceTrack;
-    if (nowMs === t.boundaryMs) return;
+    if (nowMs - t.boundaryMs < SAME_STEP_MS) return;
     const kept = t.runningStepMs;
     t.endedStepMs = kept === kept ? kept : this.batchStepMs(a);
     t.runningStepMs = NaN;
