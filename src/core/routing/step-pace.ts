@@ -2,29 +2,26 @@
  * A replica's pace against its profile. Flow control plans every step with the GPU's timing
  * profile (`../ports/step-time.ts`), but a replica may run slower than that: another clock, a
  * host CPU busy with other work, an engine build the profile was not fitted to. Trusting the
- * profile, flow control would then pack more streams there than keep their gap objective, and
- * every one of them would miss it.
+ * profile, flow control would pack more streams there than keep their gap objective, and every
+ * one of them would miss it.
  *
- * So the tokens each stream brings back are timed in spans of at least `spanTokens`, and each
- * span adds up what the profile says the steps it covered take. A replica's steps show as the
- * instants its tokens come at: a step ends at one and the next begins, carrying the batch as the
- * ledger stands at the end of that instant (what was placed or started then joins it; what is
- * placed while it runs waits for the one after); tokens within `SAME_STEP_MS` of each other are
- * one instant. So the profile of a step is taken when its
- * batch first changes after it began, or when it ends if nothing changed. A span's elapsed time
- * over its profile sum is one sample of the replica's pace. A span, because tokens relayed in
- * bunches (several SSE events in one read) make single gaps meaningless, and a sum is not moved
- * by how they bunch; each step's profile, because a batch that prefilled for part of the span
- * and not for the rest must not read as a change of pace. A replica's pace is the median of its
- * last `window` samples once it has `minSamples`, where that median is beyond `1 + tolerance`;
- * otherwise 1. The tolerance is for what the ledger cannot see of a batch (a prompt the engine
- * kept waiting, tokens relayed at slightly different instants), which the ITL margin covers.
- * Flow control multiplies every step it predicts there by the pace (`flow-control.ts`), and
- * routing every time it prices there
- * (`scorers.ts`). Never below 1: a replica faster than its profile keeps the profile's margin.
- * The profile is evaluated at most once per step and once per change of the replica's batch (a
- * request placed, started or ended), not per token; a replica gives at most one sample every
- * `everyMs`.
+ * So each stream's tokens are timed in spans of at least `spanTokens`, and a span adds up what
+ * the profile says the steps it covered take; its elapsed time over that sum is one sample.
+ * A replica's steps show as the instants its tokens come at (tokens within `SAME_STEP_MS` are
+ * one instant): a step ends there and the next begins with the batch as the ledger stands at
+ * the end of that instant. What is placed while a step runs waits for the one after, so a step's
+ * profile is taken when its batch first changes after it began, or when it ends if nothing did.
+ * Spans, because a relay's tokens come in bunches and single gaps mean nothing; each step's own
+ * profile, because a batch that prefilled for part of a span must not read as a change of pace.
+ *
+ * A replica's pace is the median of its last `window` samples once it has `minSamples`, where
+ * that median is beyond `1 + tolerance` (what the ledger cannot see of a batch, which the ITL
+ * margin covers); otherwise 1. Never below 1: a replica faster than its profile keeps the
+ * profile's margin. Flow control multiplies every step it predicts there by it
+ * (`flow-control.ts`), routing every time it prices there (`scorers.ts`), and the autoscaler a
+ * group's capacity (`../autoscale/scale-window.ts`). The profile is evaluated at most once per
+ * step and once per change of the batch, not per token; a replica gives at most one sample
+ * every `everyMs`.
  */
 import type { Ms } from '../request/units.ts';
 import type { LedgerEntry, ReplicaAccount } from '../fleet/replica-ledger.ts';
@@ -80,7 +77,10 @@ export class StepPace {
     }
   }
 
-  /** `e`'s first token came at `nowMs`, before the ledger counts it: its span starts. */
+  /**
+   * A stream's first token came at `nowMs`, before the ledger counts it: a step ended there
+   * (the stream's span starts at it: `ReplicaLedger.firstToken`).
+   */
   started(a: ReplicaAccount, nowMs: Ms): void {
     this.boundary(a, nowMs);
   }
