@@ -85,7 +85,7 @@ test("the decision record shows the hand-over admission counted in a request's T
   for (const r of records({ replicas: 4 })) assert.equal(r.demand?.handover_ms, 0);
 });
 
-test("the prefill pool places a prompt where its prefix is cached: multi-turn chats' hits and TTFT tail", () => {
+test('disaggregated chats: the prefill pool places a prompt where its prefix is cached, and only what the decode side lacks crosses', () => {
   const r = run({
     rate: 16,
     numRequests: 3_000,
@@ -100,6 +100,10 @@ test("the prefill pool places a prompt where its prefix is cached: multi-turn ch
   // of 161 ms: a chat's next turn found its history on the other replica half the time.
   assert.ok(pool.prefix_hit_rate >= 0.72, `pool hit rate ${pool.prefix_hit_rate}`);
   assert.ok(r.latency_ms.ttft.p99 < 140, `TTFT p99 ${r.latency_ms.ttft.p99} ms`);
+  // The decode replica pulls only what its own cache lacks: a chat's history crosses once.
+  // Every whole prompt sent took 8.3 ms on average here (874 GiB).
+  assert.ok(pool.kv_transfer_ms_mean < 5, `transfer mean ${pool.kv_transfer_ms_mean} ms`);
+  assert.ok(pool.kv_transferred_gib < 400, `${pool.kv_transferred_gib} GiB`);
 });
 
 test('disaggregated: clients that give up while their prompt waits to prefill, and a decode group that fails, lose nothing', () => {

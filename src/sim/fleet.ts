@@ -102,6 +102,8 @@ export class Fleet {
             // The request's own listener, with its KV's arrival at its replica added.
             Object.assign(Object.create(listener) as PrefillSink, {
               kvArrived: (t: RequestTracker) => this.replicas[t.replica].add(t),
+              decodeCached: (t: RequestTracker) =>
+                this.replicas[t.replica].core.cachedPromptTokens(t),
             }),
             prefill.lifecycle,
           );

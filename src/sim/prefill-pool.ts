@@ -4,7 +4,7 @@
  * replica (which holds its stream and its KV to the end), and a prefill replica computes its
  * prompt first — a request of one output token there — whose KV then crosses the link
  * (`kvTransferMs`) into the decode replica, which computes only the last prompt token and
- * streams from there. The client's first token is the decode replica's: TTFT is the prefill
+ * streams from there. Only what the decode replica's own prefix cache lacks crosses. The client's first token is the decode replica's: TTFT is the prefill
  * queue, the prefill, the transfer and the decode replica's first step.
  *
  * Placement in the pool: the ready replica that would compute the prompt soonest — the fewest
@@ -43,6 +43,8 @@ export interface PrefillSink extends Pick<
 > {
   /** Its prompt's KV has arrived at its decode replica. */
   kvArrived(t: RequestTracker): void;
+  /** Prompt tokens of `t` its decode replica's prefix cache holds now: they need not cross. */
+  decodeCached(t: RequestTracker): number;
 }
 
 /** A prompt to prefill: one output token, for the request it belongs to. */
@@ -196,9 +198,12 @@ export class PrefillPool {
     if (entry === undefined) return;
     const { model, tp } = this.config;
     this.left(entry.replica);
-    const ms = kvTransferMs(j.inputTokens, model, tp, this.link);
+    // The decode side pulls only the blocks its own prefix cache lacks (vLLM's KV connectors
+    // count its local hits first); it then takes the whole prompt as arrived.
+    const moved = Math.max(0, j.inputTokens - this.sink.decodeCached(j.attempt));
+    const ms = kvTransferMs(moved, model, tp, this.link);
     this.sent.transfers++;
-    this.sent.bytes += j.inputTokens * kvBytesPerToken(model);
+    this.sent.bytes += moved * kvBytesPerToken(model);
     this.sent.ms += ms;
     entry.transfer = this.clock.at(atMs + ms, () => {
       this.inPool.delete(j.id);
