@@ -1,7 +1,9 @@
 /**
  * `goodput engine`: a simulated vLLM-compatible server — the engine model on the wall clock
  * behind OpenAI's API and vLLM's metrics, with injectable faults. Flags follow vLLM's names.
- * Main rule: it prints the URL it serves once listening and shuts down cleanly on SIGINT/SIGTERM.
+ * Main rule: it prints the URL it serves once listening and shuts down cleanly on SIGINT/SIGTERM,
+ * and, started by a gateway's engine pool (over an IPC channel), when that gateway goes, however
+ * it goes: a pool's engine never outlives its gateway.
  */
 import { Command } from 'commander';
 import { ConfigError } from '../core/errors.ts';
@@ -59,6 +61,17 @@ export function engineCommand(): Command {
       0,
     )
     .action(async (o: Record<string, unknown>) => {
+      /** The server, once it listens: what a stop closes first. */
+      const serving: { close?: () => Promise<void> } = {};
+      let stopping = false;
+      const stop = () => {
+        if (stopping) return;
+        stopping = true;
+        if (serving.close === undefined) process.exit(0);
+        else void serving.close().then(() => process.exit(0));
+      };
+      // The channel a parent opened closes when the parent exits, even on SIGKILL.
+      if (process.channel !== undefined) process.once('disconnect', stop);
       const startupMs = (o.startupDelay as number) * 1000;
       if (startupMs > 0) {
         console.log(`goodput engine: starting up, listening in ${startupMs / 1000} s`);
@@ -79,9 +92,7 @@ export function engineCommand(): Command {
         onInternalError: (e) => console.error('goodput engine: internal error:', e),
       });
       console.log(`goodput engine: serving ${engine.servedModelName} at ${engine.url}/v1`);
-      const stop = () => {
-        void engine.close().then(() => process.exit(0));
-      };
+      serving.close = () => engine.close();
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });

@@ -147,7 +147,9 @@ export class LocalEnginePool implements ScalePool {
       '--seed',
       String(this.started),
     ];
-    const child = spawn(cmd, args, { stdio: 'ignore' });
+    // An IPC channel the engine watches: it exits when this process does, even killed outright.
+    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+    child.channel?.unref();
     const slot = this.slots[i];
     slot.child = child;
     this.started++;

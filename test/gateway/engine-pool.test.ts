@@ -2,7 +2,8 @@
 // `goodput engine` process, a burst of streams through the real `openai` client makes the
 // controller scale out (new engines, each ready after its start-up delay), every stream ends
 // whole, and once the burst is over and the scale-in window has passed it drains back to one —
-// the engines it stops had no stream cut — and SIGTERM leaves no engine process behind.
+// the engines it stops had no stream cut — and SIGTERM leaves no engine process behind, nor does
+// a SIGKILL: an engine of the pool exits when its gateway does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -90,4 +91,28 @@ test('local engine pool: a burst scales out, every stream ends whole, then it dr
   proc.child.kill('SIGTERM');
   assert.deepEqual(await proc.exited, { code: 0, signal: null });
   await until('no engine process left', () => started.every((pid) => !alive(pid)), 10_000, 100);
+});
+
+test('local engine pool: a gateway killed outright takes its engines with it', async () => {
+  const { url, proc } = await startServe([
+    '--engine-pool',
+    'local',
+    '--min-replicas',
+    '2',
+    '--max-replicas',
+    '2',
+    '--ready-time',
+    '1-2',
+  ]);
+  const ready = () => metric(url, 'goodput_engine_pool_engines', 'state="ready"');
+  await until('both engines ready', async () => (await ready()) === 2, 30_000, 200);
+  const started = proc
+    .jsonLines()
+    .filter((l) => String(l.msg).startsWith('engine pool: starting an engine'))
+    .map((l) => l.engine_pid as number);
+  assert.equal(started.length, 2, proc.output());
+  // No SIGTERM, no drain: the gateway process simply ends, as after an OOM kill.
+  proc.child.kill('SIGKILL');
+  await proc.exited;
+  await until('no engine outlives it', () => started.every((pid) => !alive(pid)), 10_000, 100);
 });
