@@ -284,7 +284,7 @@ export class Pipeline<H> {
     const router = this.dispatcher.router;
     router.prefix?.cleared(index);
     router.sessions?.forgetReplica(index);
-    this.dispatcher.replicaGone(index);
+    this.dispatcher.feed.replicaGone(index);
   }
 
   /** Requests waiting in the bands and the deferred queue now. */
@@ -302,14 +302,14 @@ export class Pipeline<H> {
 
   firstToken(t: Ticket<H>, ttftMs: Ms): void {
     const atMs = t.asked.arrivalMs + ttftMs;
-    if (t.entry !== null) this.dispatcher.started(t.entry, atMs);
+    if (t.entry !== null) this.dispatcher.feed.started(t.entry, atMs);
     this.learned.firstToken(t, ttftMs);
     this.charges.token(t, atMs);
   }
 
   /** Another token streamed at `nowMs` (the KV term of the cost and the replica's pace need the time). */
   token(t: Ticket<H>, nowMs: Ms): void {
-    if (t.entry !== null) this.dispatcher.streamed(t.entry, nowMs);
+    if (t.entry !== null) this.dispatcher.feed.streamed(t.entry, nowMs);
     this.charges.token(t, nowMs);
   }
 
@@ -319,7 +319,7 @@ export class Pipeline<H> {
    */
   end(t: Ticket<H>, outputTokens: Tokens, completed: boolean, nowMs?: Ms): void {
     if (t.state === 'ended') return;
-    if (t.entry !== null) this.dispatcher.ended(t.entry, nowMs);
+    if (t.entry !== null) this.dispatcher.feed.ended(t.entry, nowMs);
     // A host that does not report every token (a baseline's) is charged for them at the end.
     this.charges.ended(t, outputTokens, nowMs);
     this.forget(t);

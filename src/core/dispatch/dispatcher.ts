@@ -26,6 +26,7 @@ import type { RouteContext, RouteRequest, RouterSpec } from '../routing/route.ts
 import { Router, type RouterOptions } from '../routing/router.ts';
 import { HeldReplicas } from './held-replicas.ts';
 import { StepPace } from '../routing/step-pace.ts';
+import { LedgerFeed } from './ledger-feed.ts';
 import { dispatchStrategy, type DispatchStrategy } from './strategies.ts';
 
 /** What the dispatcher decided, for the pipeline to apply: it alone writes a ticket. */
@@ -63,8 +64,8 @@ export class Dispatcher<H> {
   private readonly spec: FleetSpec;
   /** The class contracts' judgement, shares and accounts. */
   readonly contracts = new ContractBook();
-  /** Each replica's pace against its profile, measured from its streams; null: not measured. */
-  private readonly pace: StepPace | null;
+  /** Where the host's reports of its streams go: the ledger and each replica's pace. */
+  readonly feed: LedgerFeed;
 
   /** Dispatches made ahead of a band with work waiting, by contract (`ContractBook.passes`). */
   get passes(): Readonly<Record<PassReason | 'priority', number>> {
@@ -90,8 +91,6 @@ export class Dispatcher<H> {
   ) {
     this.spec = spec;
     this.strategy = dispatchStrategy(config, spec, router.pricesStalls === true);
-    const pace = config.type === 'flow-control' ? config.pace : null;
-    this.pace = pace === null ? null : new StepPace(this.strategy.flow, pace);
     this.bandOrder = bandOrder;
     this.waiting = new WaitingBands(bandOrder, this.strategy.lookahead);
     this.router = new Router(router, {
@@ -101,6 +100,11 @@ export class Dispatcher<H> {
     });
     this.apply = apply;
     this.ledger = new ReplicaLedger(0);
+    const pace = config.type === 'flow-control' ? config.pace : null;
+    this.feed = new LedgerFeed(
+      this.ledger,
+      pace === null ? null : new StepPace(this.strategy.flow, pace),
+    );
     this.holds = new HeldReplicas(this.ledger);
     const index = this.router.prefix;
     this.route = {
@@ -125,30 +129,6 @@ export class Dispatcher<H> {
     if (index?.mode !== 'precise') return;
     if (kind === 'stored') index.stored(replica, hash);
     else index.removed(replica, hash);
-  }
-
-  /** `e`'s first token streamed at `nowMs`: it decodes from now on. */
-  started(e: LedgerEntry, nowMs: Ms): void {
-    this.pace?.started(this.ledger.replicas[e.replica], nowMs);
-    this.ledger.firstToken(e, nowMs);
-  }
-
-  /** `e` ended (at `nowMs`, when known): it leaves its replica's batch. */
-  ended(e: LedgerEntry, nowMs: Ms | undefined): void {
-    if (nowMs !== undefined) this.pace?.changing(this.ledger.replicas[e.replica], nowMs);
-    this.ledger.remove(e);
-  }
-
-  /** Another token of `e` streamed at `nowMs`: counted, and a sample of its replica's pace when due. */
-  streamed(e: LedgerEntry, nowMs: Ms): void {
-    this.ledger.token(e);
-    this.pace?.streamed(this.ledger.replicas[e.replica], e, nowMs);
-  }
-
-  /** Replica `index` was removed: whatever takes its index next starts from the profile. */
-  replicaGone(index: number): void {
-    const a = this.ledger.replicas[index];
-    if (a !== undefined) StepPace.forget(a);
   }
 
   /** Whether `t` is a long prompt: its prefill alone would stall the streams next to it. */
@@ -384,8 +364,7 @@ export class Dispatcher<H> {
       spanProfileMs: 0,
       slot: -1,
     };
-    this.pace?.changing(account, nowMs);
-    this.ledger.add(entry);
+    this.feed.placed(entry, nowMs);
     this.waiting.noteWait(t, nowMs);
     this.account(t, hitTokens, nowMs);
     this.waiting.dispatched(t, from, nowMs);
