@@ -223,6 +223,7 @@ export class Fleet {
   gpuTime(untilMs: Ms, scaled: boolean, outsideMs: Ms) {
     const pool = this.prefill;
     const prefill = pool?.time(untilMs);
+    const poolStats = pool?.stats();
     const heldElsewhereMs = outsideMs + (prefill?.heldMs ?? 0);
     const whole = this.initialReplicas * untilMs;
     const own = this.replicaTime(untilMs);
@@ -233,15 +234,15 @@ export class Fleet {
             ...(heldElsewhereMs > 0 ? { heldReplicaMs: whole + heldElsewhereMs } : {}),
           }
         : { readyReplicaMs: own.readyMs, heldReplicaMs: own.heldMs + heldElsewhereMs }),
-      ...(pool === undefined || prefill === undefined
+      ...(pool === undefined || prefill === undefined || poolStats === undefined
         ? {}
         : {
             prefill: {
               replicas: pool.initialGroups,
               readyMs: prefill.readyMs,
               ...pool.transfers,
-              promptTokens: pool.stats().promptTokens,
-              prefixHitTokens: pool.stats().prefixHitTokens,
+              promptTokens: poolStats.promptTokens,
+              prefixHitTokens: poolStats.prefixHitTokens,
             },
           }),
     };
