@@ -297,7 +297,7 @@ export class ReplicaCore<R extends EngineRequest> {
     s.target = s.input + s.emitted + call.resultTokens;
     s.prefilling = true;
     this.scheduler.pendingPrefill += prefillRemaining(s) - before;
-    if (s.state === SeqState.Running) this.scheduler.unmarkIdle();
+    if (s.state === SeqState.Running) this.scheduler.resumeKept(s);
     else this.scheduler.requeue(s);
     this.listener.onResume?.(s.req, nowMs);
     return true;

@@ -140,6 +140,7 @@ export class Scheduler<R extends EngineRequest> {
    */
   private scheduleChunked(shape: StepShape): number {
     this.holdForWaiting();
+    this.unhold(this.limits.maxNumSeqs);
     const budget =
       this.limits.maxIterationMs === undefined
         ? this.limits.maxBatchedTokens
@@ -157,6 +158,7 @@ export class Scheduler<R extends EngineRequest> {
    * and overload shows as slower tokens rather than as queueing.
    */
   private schedulePrefillFirst(shape: StepShape): number {
+    this.unhold(this.limits.maxNumSeqs);
     const admitted = admit(this, shape, this.limits.maxBatchedTokens, ADMIT_WHOLE_PROMPTS);
     if (admitted > 0) return admitted;
     const scheduled = this.scheduleRunning(shape, Infinity);
@@ -272,13 +274,15 @@ export class Scheduler<R extends EngineRequest> {
   }
 
   /**
-   * Held sequences take free seats back, highest priority first, before the waiting queue's lower
-   * ones; admission does this before it admits.
+   * Held sequences take free seats back in batch order, before any waiting sequence — under
+   * priority scheduling, before the waiting queue's lower-priority ones only. Planning does this
+   * before it schedules the batch, admission before it admits.
    */
   unhold(maxSeqs: number): void {
     if (this.numIdle === 0) return;
     const head = this.waiting.peekFront();
-    const headPriority = head === undefined ? Infinity : (head.req.priority ?? 0);
+    const headPriority =
+      head === undefined || !this.byPriority ? Infinity : (head.req.priority ?? 0);
     for (const v of this.running) {
       if (this.running.length - this.numIdle >= maxSeqs) return;
       if (!v.held) continue;
@@ -286,6 +290,16 @@ export class Scheduler<R extends EngineRequest> {
       v.held = false;
       this.numIdle--;
     }
+  }
+
+  /**
+   * A sequence paused for a tool call with its KV kept resumes: scheduled again if a seat is
+   * free, else held — in the batch with its KV, unscheduled — until one is (`unhold`): its seat
+   * may have gone to a waiting sequence while it was paused.
+   */
+  resumeKept(v: Seq<R>): void {
+    if (this.running.length - this.numIdle < this.limits.maxNumSeqs) this.numIdle--;
+    else v.held = true;
   }
 
   /**
