@@ -5,6 +5,7 @@
 import type { Ms, Tokens } from '../core/request/units.ts';
 import type { PrefixBlocks, ToolCall } from '../core/request/request.ts';
 import type { GpuSpec, ModelSpec } from './hardware.ts';
+import type { StepEnds } from './token-runs.ts';
 
 export interface EngineRequest {
   readonly id: string;
@@ -137,8 +138,20 @@ export interface EngineListener<R extends EngineRequest> {
   onPrefillStart(req: R, atMs: Ms): void;
   /** The step [stepStartMs, atMs) completed the prefill and emitted the first token. */
   onFirstToken(req: R, atMs: Ms, stepStartMs: Ms, cachedTokens: Tokens): void;
-  /** Every token after the first; `index` counts from 1 (the first token is 0). */
+  /**
+   * Every token after the first; `index` counts from 1 (the first token is 0). With
+   * `onTokenRun`, only those that do not follow their previous token by one step.
+   */
   onToken(req: R, atMs: Ms, index: number): void;
+  /**
+   * Optional, with `onStepTokens`: decode tokens in runs (token-runs.ts). The tokens of `req`
+   * that came at steps `from + 1` … `to`, each the step after the one before; their times are
+   * `steps.endMs(step)`, and the token before them came at `steps.endMs(from)`. Reported before
+   * any other event of `req` that follows them.
+   */
+  onTokenRun?(req: R, steps: StepEnds, from: number, to: number): void;
+  /** The step ending now gave `count` tokens that continue a run, each `gapMs` after the last. */
+  onStepTokens?(gapMs: Ms, count: number): void;
   onFinish(req: R, atMs: Ms): void;
   onPreempt(req: R, atMs: Ms, mode: PreemptionKind): void;
   /** It paused for a tool call, its KV kept, swapped or dropped. */

@@ -4,7 +4,8 @@
  * it: emit tokens, finish sequences) and calls `add`/`cancel` at any time. Events go straight
  * to the listener with the driver's own request object, in a deterministic order: at step
  * start, prefill starts and preemptions in planning order; at step end, per running sequence
- * in admission order, its token and then its finish. The core never reads a clock.
+ * in admission order, its token and then its finish — or, for a listener that takes decode
+ * tokens in runs (token-runs.ts), a run's tokens when it ends. The core never reads a clock.
  */
 import type { Ms, Tokens } from '../core/request/units.ts';
 import type {
@@ -22,6 +23,7 @@ import { KvCacheManager } from './kv-cache-manager.ts';
 import { Scheduler } from './scheduler.ts';
 import { StepCosts } from './step-costs.ts';
 import { NO_PAUSE, Seq, SeqState, prefillRemaining } from './sequence.ts';
+import { TokenRuns } from './token-runs.ts';
 import { type StepShape, type TimingProfile, clearShape, emptyShape } from './timing/profile.ts';
 
 /** Under `toolKv: auto`, the expected tool wait up to which KV is kept. */
@@ -50,11 +52,14 @@ export class ReplicaCore<R extends EngineRequest> {
   private stepStartMs: Ms = 0;
   /** Running sequences cancelled while a step was in flight, still in the running list. */
   private cancelledInFlight = 0;
+  /** Decode tokens in runs, for a listener that takes them so; null: each token reported. */
+  private readonly runs: TokenRuns<R> | null;
 
   constructor(config: EngineConfig, profile: TimingProfile, listener: EngineListener<R>) {
     this.config = config;
     this.profile = profile;
     this.listener = listener;
+    this.runs = listener.onTokenRun === undefined ? null : new TokenRuns(listener);
     this.kv = new KvCacheManager(
       resolveGpuBlocks(config),
       resolveCpuBlocks(config),
@@ -125,6 +130,7 @@ export class ReplicaCore<R extends EngineRequest> {
   cancel(id: string, _nowMs: Ms): boolean {
     const s = this.byId.get(id);
     if (s === undefined) return false;
+    this.runs?.end(s);
     this.byId.delete(id);
     const sch = this.scheduler;
     sch.pendingPrefill -= prefillRemaining(s);
@@ -164,7 +170,7 @@ export class ReplicaCore<R extends EngineRequest> {
     this.stepStartMs = nowMs;
     this.counters.steps++;
     this.counters.busyMs += durationMs;
-    sch.flushEvents(this.listener, nowMs);
+    sch.flushEvents(this.listener, nowMs, this.runs);
     return durationMs;
   }
 
@@ -172,16 +178,20 @@ export class ReplicaCore<R extends EngineRequest> {
   finishStep(nowMs: Ms): void {
     if (!this.inFlight)
       throw new EngineInvariantError('engine: finishStep without a step in flight');
-    const { listener, kv, counters } = this;
+    const { listener, kv, counters, runs } = this;
     const sch = this.scheduler;
     const running = sch.running;
     const n = running.length;
+    runs?.stepEnded(nowMs);
+    let continuing = 0;
     let w = 0;
     for (let i = 0; i < n; i++) {
       const s = running[i];
       if (s.state !== SeqState.Running) continue;
       const t = s.sched;
       if (t === 0) {
+        // Not in this step: its run of tokens ends.
+        if (runs !== null && s.runTo > s.runFrom) runs.end(s);
         running[w++] = s;
         continue;
       }
@@ -198,8 +208,16 @@ export class ReplicaCore<R extends EngineRequest> {
         s.prefilling = false;
         if (s.emitted === 0) listener.onFirstToken(s.req, nowMs, this.stepStartMs, s.cachedTokens);
         else listener.onToken(s.req, nowMs, s.emitted);
-      } else {
+        runs?.start(s);
+      } else if (runs === null) {
         listener.onToken(s.req, nowMs, s.emitted);
+      } else if (runs.continues(s)) {
+        runs.extend(s);
+        continuing++;
+      } else {
+        runs.end(s);
+        listener.onToken(s.req, nowMs, s.emitted);
+        runs.start(s);
       }
       // A listener may have cancelled it while handling its token.
       if (s.state !== SeqState.Running) continue;
@@ -215,10 +233,12 @@ export class ReplicaCore<R extends EngineRequest> {
       sch.numRunning--;
       this.byId.delete(s.req.id);
       counters.finished++;
+      runs?.end(s);
       listener.onFinish(s.req, nowMs);
     }
     running.length = w;
     this.inFlight = false;
+    runs?.stepTokens(nowMs, continuing);
     if (this.cancelledInFlight > 0) {
       // Some were cancelled by listeners after this loop had kept them.
       let k = 0;
@@ -243,6 +263,7 @@ export class ReplicaCore<R extends EngineRequest> {
     s.paused = true;
     s.pausedAtMs = nowMs;
     this.pauses.push({ id: s.req.id, atMs: nowMs + call.waitMs });
+    this.runs?.end(s);
     const kv = this.toolKvFor(s);
     this.listener.onPause?.(s.req, nowMs, kv);
     if (kv === 'keep') {

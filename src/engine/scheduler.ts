@@ -23,6 +23,7 @@ import type { StepCosts } from './step-costs.ts';
 import { LoraSlots } from './lora-slots.ts';
 import { idleFromBack, seatVictim, slackVictim } from './victims.ts';
 import { StepEvents } from './step-events.ts';
+import type { TokenRuns } from './token-runs.ts';
 import { ADMIT_ANY, ADMIT_SWAPPED, ADMIT_WHOLE_PROMPTS, admit } from './admission.ts';
 import { addToShape } from './step-shape.ts';
 
@@ -213,8 +214,8 @@ export class Scheduler<R extends EngineRequest> {
   }
 
   /** Emits the planned step's prefill-start and preemption events, in planning order. */
-  flushEvents(listener: EngineListener<R>, atMs: Ms): void {
-    this.events.flush(listener, atMs);
+  flushEvents(listener: EngineListener<R>, atMs: Ms, runs: TokenRuns<R> | null): void {
+    this.events.flush(listener, atMs, runs);
   }
 
   /** Time the step being planned spends bringing adapters into GPU slots. */

@@ -7,6 +7,7 @@
  */
 import type { EngineRequest } from './engine-types.ts';
 import type { PrefixEntry } from './prefix-cache.ts';
+import { NO_RUN } from './token-runs.ts';
 
 /** `Seq.pauseAt` of a sequence with no tool call ahead: beyond any output (and a small integer). */
 export const NO_PAUSE = 2 ** 30;
@@ -27,6 +28,9 @@ export class Seq<R extends EngineRequest> {
   prefilling = true;
   /** Tokens scheduled in the step in flight (0: not in it). */
   sched = 0;
+  /** Its run of tokens not yet reported, as step numbers `(runFrom, runTo]` (token-runs.ts). */
+  runFrom = NO_RUN;
+  runTo = NO_RUN;
   /** GPU blocks held, shared prefix blocks included. */
   blocks = 0;
   /** Blocks parked in the host pool while swapped out. */

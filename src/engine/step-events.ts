@@ -6,6 +6,7 @@
 import type { Ms } from '../core/request/units.ts';
 import type { EngineListener, EngineRequest, PreemptionKind } from './engine-types.ts';
 import { type Seq, SeqState } from './sequence.ts';
+import type { TokenRuns } from './token-runs.ts';
 
 /** What happened to a sequence in the planned step: its prefill started, or it was preempted. */
 export type StepEventKind = 'prefill' | PreemptionKind;
@@ -25,15 +26,22 @@ export class StepEvents<R extends EngineRequest> {
     this.count = 0;
   }
 
-  /** Emits the recorded events, in planning order, and clears them. */
-  flush(listener: EngineListener<R>, atMs: Ms): void {
+  /**
+   * Emits the recorded events, in planning order, and clears them; a preempted sequence's run
+   * of tokens (token-runs.ts) is reported first.
+   */
+  flush(listener: EngineListener<R>, atMs: Ms, runs: TokenRuns<R> | null): void {
     for (let i = 0; i < this.count; i++) {
       const s = this.seqs[i];
       // A listener may have cancelled it while handling an earlier event of this step.
       if (s.state === SeqState.Cancelled) continue;
       const kind = this.kinds[i];
-      if (kind === 'prefill') listener.onPrefillStart(s.req, atMs);
-      else listener.onPreempt(s.req, atMs, kind);
+      if (kind === 'prefill') {
+        listener.onPrefillStart(s.req, atMs);
+        continue;
+      }
+      runs?.end(s);
+      listener.onPreempt(s.req, atMs, kind);
     }
     this.count = 0;
   }

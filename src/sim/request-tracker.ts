@@ -11,6 +11,7 @@ import type { SloObjectives } from '../core/request/slo-classes.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
+import type { StepEnds } from '../engine/token-runs.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LedgerLease } from '../core/admission/budget/tenant-ledger.ts';
 import type { TokenClock } from './token-clock.ts';
@@ -212,6 +213,28 @@ export class RequestTracker implements EngineRequest {
     this.gapCount++;
     if (this.gaps !== null) this.gaps.push(gap);
     return gap;
+  }
+
+  /**
+   * Its tokens at steps `from + 1` … `to` of a replica, each the step after the one before
+   * (token-runs.ts): as `recordToken` for each, the pooled gaps left to the caller.
+   */
+  recordRun(steps: StepEnds, from: number, to: number): void {
+    const { lastMs, tailFloor } = this.times;
+    const k = this.slot;
+    let floor = tailFloor[k];
+    let before = steps.endMs(from);
+    for (let step = from + 1; step <= to; step++) {
+      const at = steps.endMs(step);
+      const gap = at - before;
+      before = at;
+      if (gap > floor) floor = this.tail.add(gap);
+      if (this.gaps !== null) this.gaps.push(gap);
+    }
+    tailFloor[k] = floor;
+    lastMs[k] = before;
+    this.streamed += to - from;
+    this.gapCount += to - from;
   }
 
   outcome(state: FinalState): RequestOutcome {

@@ -23,6 +23,7 @@ import { TokenClock } from './token-clock.ts';
 import type { Report } from '../core/observe/report.ts';
 import { runReport } from './run-report.ts';
 import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
+import type { StepEnds } from '../engine/token-runs.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { Fleet, type PrefillSpec } from './fleet.ts';
@@ -123,6 +124,18 @@ export function simulate(opts: SimulationOptions): Report {
       if (gap >= 0) itl.add(gap);
       if (followTokens && t.ticket !== null) pipeline.token(t.ticket, atMs);
     },
+    // Unless the control plane follows every token, decode tokens come in runs: a request's
+    // state is visited once per run, the pooled gaps once per step (token-runs.ts).
+    ...(followTokens
+      ? {}
+      : {
+          onTokenRun(t: RequestTracker, steps: StepEnds, from: number, to: number) {
+            t.recordRun(steps, from, to);
+          },
+          onStepTokens(gapMs: Ms, count: number) {
+            itl.add(gapMs, count);
+          },
+        }),
     onFinish(t) {
       endAttempt(t, t.streamed, true);
       finish(t, 'completed');

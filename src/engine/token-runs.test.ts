@@ -1,0 +1,186 @@
+// Decode tokens in runs (token-runs.ts) tell a listener exactly what one report per token does:
+// the same replica driven twice on the same random workload — preemptions by recompute and by
+// swap, tool pauses that keep, swap or drop their KV, priority holds, a decode budget, cancels
+// in mid-stream, outputs longer than the ring of step ends — gives every request the same
+// events, tokens at the same times, in the same order relative to its other events; and the
+// per-step counts add up to the tokens the runs carried.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Ms } from '../core/request/units.ts';
+import { SeededRng } from '../runtime/seeded-rng.ts';
+import type { EngineConfig, EngineListener, EngineRequest } from './engine-types.ts';
+import { auditKv, linearProfile, testConfig } from './engine-test-kit.ts';
+import { ReplicaCore } from './replica.ts';
+import type { StepEnds } from './token-runs.ts';
+
+/** Each request's events as lines, every token `at token` however it was reported. */
+class Lines implements EngineListener<EngineRequest> {
+  readonly byId = new Map<string, string[]>();
+  /** Tokens the runs carried, and those the per-step counts announced. */
+  runTokens = 0;
+  stepTokens = 0;
+  private push(id: string, line: string): void {
+    const own = this.byId.get(id);
+    if (own === undefined) this.byId.set(id, [line]);
+    else own.push(line);
+  }
+  onPrefillStart(r: EngineRequest, at: Ms): void {
+    this.push(r.id, `${at} prefill`);
+  }
+  onFirstToken(r: EngineRequest, at: Ms, from: Ms, cached: number): void {
+    this.push(r.id, `${at} first from=${from} cached=${cached}`);
+  }
+  onToken(r: EngineRequest, at: Ms): void {
+    this.push(r.id, `${at} token`);
+  }
+  onFinish(r: EngineRequest, at: Ms): void {
+    this.push(r.id, `${at} finish`);
+  }
+  onPreempt(r: EngineRequest, at: Ms, mode: string): void {
+    this.push(r.id, `${at} preempt ${mode}`);
+  }
+  onPause(r: EngineRequest, at: Ms, kv: string): void {
+    this.push(r.id, `${at} pause ${kv}`);
+  }
+  onResume(r: EngineRequest, at: Ms): void {
+    this.push(r.id, `${at} resume`);
+  }
+  onFail(r: EngineRequest, at: Ms, reason: string): void {
+    this.push(r.id, `${at} fail ${reason}`);
+  }
+  cancelled(id: string, at: Ms): void {
+    this.push(id, `${at} cancelled`);
+  }
+}
+
+/** The same, taking decode tokens in runs; checks each run starts where the request's last token was. */
+class RunLines extends Lines {
+  private readonly last = new Map<string, Ms>();
+  override onFirstToken(r: EngineRequest, at: Ms, from: Ms, cached: number): void {
+    this.last.set(r.id, at);
+    super.onFirstToken(r, at, from, cached);
+  }
+  override onToken(r: EngineRequest, at: Ms): void {
+    this.last.set(r.id, at);
+    super.onToken(r, at);
+  }
+  onTokenRun(r: EngineRequest, steps: StepEnds, from: number, to: number): void {
+    assert.ok(to > from, `${r.id}: an empty run`);
+    assert.equal(steps.endMs(from), this.last.get(r.id), `${r.id}: a run not after its last token`);
+    for (let step = from + 1; step <= to; step++) super.onToken(r, steps.endMs(step));
+    this.last.set(r.id, steps.endMs(to));
+    this.runTokens += to - from;
+  }
+  onStepTokens(gapMs: Ms, count: number): void {
+    assert.ok(gapMs > 0);
+    this.stepTokens += count;
+  }
+}
+
+interface Workload {
+  readonly arrivals: { atMs: Ms; req: EngineRequest }[];
+  readonly cancels: { atMs: Ms; id: string }[];
+}
+
+function workload(seed: number, tools: boolean): Workload {
+  const rng = new SeededRng(seed);
+  const int = (lo: number, hi: number) => lo + Math.floor(rng.next() * (hi - lo + 1));
+  const arrivals: Workload['arrivals'] = [];
+  const cancels: Workload['cancels'] = [];
+  let at = 0;
+  for (let i = 0; i < 40; i++) {
+    at += int(0, 400);
+    const id = `r${i}`;
+    // One in eight outruns the ring of step ends (1,024).
+    const outputTokens = i % 8 === 3 ? int(1_100, 2_500) : int(1, 300);
+    const req: EngineRequest = {
+      id,
+      inputTokens: int(10, 400),
+      outputTokens,
+      priority: int(0, 2),
+      ...(tools && i % 3 === 0 && outputTokens > 10
+        ? {
+            toolCalls: [
+              {
+                afterTokens: int(1, outputTokens - 1),
+                waitMs: int(5, 300),
+                resultTokens: int(5, 80),
+              },
+            ],
+          }
+        : {}),
+    };
+    arrivals.push({ atMs: at, req });
+    if (i % 7 === 5) cancels.push({ atMs: at + int(50, 4_000), id });
+  }
+  return { arrivals, cancels };
+}
+
+/** Steps the core through the workload: arrivals, tool returns and cancels between steps. */
+function drive(core: ReplicaCore<EngineRequest>, w: Workload, lines: Lines): void {
+  const timed: { atMs: Ms; run: (now: Ms) => void }[] = [
+    ...w.arrivals.map((a) => ({ atMs: a.atMs, run: (now: Ms) => void core.add(a.req, now) })),
+    ...w.cancels.map((c) => ({
+      atMs: c.atMs,
+      run: (now: Ms) => {
+        if (core.cancel(c.id, now)) lines.cancelled(c.id, now);
+      },
+    })),
+  ];
+  let now = 0;
+  for (let i = 0; i < 200_000; i++) {
+    timed.sort((a, b) => a.atMs - b.atMs);
+    while (timed.length > 0 && timed[0].atMs <= now) timed.shift()?.run(now);
+    const d = core.startStep(now);
+    if (d === null) {
+      if (timed.length === 0) return;
+      now = timed[0].atMs;
+      continue;
+    }
+    now += d;
+    core.finishStep(now);
+    auditKv(core);
+    for (const p of core.takePauses())
+      timed.push({ atMs: p.atMs, run: (t) => void core.resume(p.id, t) });
+  }
+  throw new Error('did not finish');
+}
+
+const CASES: { name: string; config: Partial<EngineConfig>; tools: boolean }[] = [
+  {
+    name: 'recompute preemptions',
+    config: { numGpuBlocks: 120, preemption: 'recompute' },
+    tools: false,
+  },
+  { name: 'swap preemptions', config: { numGpuBlocks: 120, preemption: 'swap' }, tools: false },
+  { name: 'tool pauses (auto)', config: { numGpuBlocks: 200 }, tools: true },
+  { name: 'tool pauses kept', config: { numGpuBlocks: 400, toolKv: 'keep' }, tools: true },
+  { name: 'tool pauses dropped', config: { numGpuBlocks: 200, toolKv: 'drop' }, tools: true },
+  {
+    name: 'priority holds and a decode budget',
+    config: {
+      numGpuBlocks: 300,
+      schedulingPolicy: 'priority',
+      maxNumSeqs: 4,
+      decodeTokenBudget: 3,
+    },
+    tools: false,
+  },
+];
+
+for (const c of CASES) {
+  test(`token runs: every request's events as one report per token gives them (${c.name})`, () => {
+    for (const seed of [1, 2, 3]) {
+      const config = testConfig({ ...c.config, maxBatchedTokens: 128 });
+      const profile = linearProfile(5, 0.01);
+      const w = workload(seed, c.tools);
+      const each = new Lines();
+      drive(new ReplicaCore(config, profile, each), w, each);
+      const runs = new RunLines();
+      drive(new ReplicaCore(config, profile, runs), w, runs);
+      assert.deepEqual(runs.byId, each.byId, `seed ${seed}`);
+      assert.ok(runs.runTokens > 0, 'some tokens came in runs');
+      assert.equal(runs.stepTokens, runs.runTokens, 'the per-step counts add up to the runs');
+    }
+  });
+}
