@@ -36,8 +36,27 @@ test('percentiles over runs equal those over every sample, across scales and tie
   check([2, 2, 2, 2], [2]);
 });
 
-test('values the bucket index cannot order (negative, -0) are still found exactly', () => {
+test('values of either sign, and -0 beside 0, are ordered and found exactly', () => {
   check([-3, -1, -1, 0, 2, 5, 5]);
   check([-0, 0, 1, 1, 4], [0]);
   check([-1e-300, 1e300, 7]);
+});
+
+test('runs added with counts, across chunks, in any order: the same summary as every sample', () => {
+  const rng = new SeededRng(5);
+  const runs = new RunLengthSamples();
+  const samples: number[] = [];
+  // Enough runs to fill several chunks; values from −50 to 10,000 with repeats far apart.
+  const pool = Array.from({ length: 3000 }, () => (rng.next() - 0.005) * 10_000);
+  for (let i = 0; i < 150_000; i++) {
+    const v = pool[Math.floor(rng.next() * pool.length)];
+    const c = 1 + Math.floor(rng.next() * 4);
+    runs.add(v, c);
+    for (let k = 0; k < c; k++) samples.push(v);
+  }
+  const exclude = [pool[0], pool[1], pool[1], samples[10], samples.at(-1) as number];
+  const got = runs.summarize(exclude);
+  const want = expanded(samples, exclude);
+  for (const k of ['p50', 'p90', 'p99', 'max', 'count'] as const) assert.equal(got[k], want[k], k);
+  assert.ok(Math.abs(got.mean - want.mean) <= 1e-9 * Math.abs(want.mean), 'mean');
 });

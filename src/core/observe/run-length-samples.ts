@@ -48,23 +48,14 @@ export class RunLengthSamples {
    * the gaps of requests that later failed). Every excluded value must have been added.
    */
   summarize(exclude: ArrayLike<number> = []): Summary {
-    // Distinct values, sorted natively; each run's count lands on its value through a bucket
-    // index. (A comparator sort or a Map over millions of runs would dominate the whole
-    // simulation; so did a binary search over all the values, one cache miss per step.)
-    const all = new Float64Array(this.runs);
-    this.forEachRun((v, _c, i) => (all[i] = v));
-    all.sort();
-    let distinct = 0;
-    for (let i = 0; i < all.length; i++)
-      if (i === 0 || all[i] !== all[i - 1]) all[distinct++] = all[i];
-    const values = all.subarray(0, distinct);
-    const counts = new Float64Array(distinct);
-    const index = new SortedIndex(values);
-    this.forEachRun((v, c) => (counts[index.find(v)] += c));
+    const { values, counts } = this.distinct();
     let n = this.total;
-    for (let k = 0; k < exclude.length; k++) {
-      const at = index.find(exclude[k]);
-      if (at < values.length && values[at] === exclude[k] && counts[at] > 0) {
+    // The exclusions sorted too, so both are walked once.
+    const out = Float64Array.from(exclude).sort();
+    let at = 0;
+    for (let k = 0; k < out.length; k++) {
+      while (at < values.length && values[at] < out[k]) at++;
+      if (at < values.length && values[at] === out[k] && counts[at] > 0) {
         counts[at]--;
         n--;
       }
@@ -76,8 +67,76 @@ export class RunLengthSamples {
       sum += values[i] * counts[i];
       if (counts[i] > 0) max = values[i];
     }
-    const at = (q: number) => quantile(values, counts, n, q);
-    return { mean: sum / n, p50: at(50), p90: at(90), p99: at(99), max, count: n };
+    const q = (p: number) => quantile(values, counts, n, p);
+    return { mean: sum / n, p50: q(50), p90: q(90), p99: q(99), max, count: n };
+  }
+
+  /**
+   * The distinct values ascending, each with its total count. The runs are sorted by a least-
+   * significant-digit radix sort over their doubles' 64 bits, counts carried along: four passes
+   * of 16 bits, each a counting pass and one scatter, and a pass whose digit is the same in every
+   * run is skipped. (Sorting the values natively and then finding each run's value among them, by
+   * binary search or a bucket index, took most of the time; a comparator sort or a Map over
+   * millions of runs would dominate the whole simulation.)
+   */
+  private distinct(): { values: Float64Array; counts: Float64Array } {
+    const size = this.runs;
+    let hi = new Uint32Array(size);
+    let lo = new Uint32Array(size);
+    let cnt = new Uint32Array(size);
+    this.forEachRun((v, c, i) => {
+      // Bits that order as the doubles do: a negative double's bits inverted, a positive
+      // double's sign bit set.
+      scratch[0] = v;
+      const h = scratchWords[HIGH_WORD];
+      const l = scratchWords[1 - HIGH_WORD];
+      const negative = h >>> 31 === 1;
+      hi[i] = negative ? ~h >>> 0 : (h | 0x80000000) >>> 0;
+      lo[i] = negative ? ~l >>> 0 : l;
+      cnt[i] = c;
+    });
+    let hiTo = new Uint32Array(size);
+    let loTo = new Uint32Array(size);
+    let cntTo = new Uint32Array(size);
+    const offsets = new Uint32Array(1 << 16);
+    for (let pass = 0; pass < 4; pass++) {
+      const word = pass < 2 ? lo : hi;
+      const shift = pass % 2 === 0 ? 0 : 16;
+      offsets.fill(0);
+      for (let i = 0; i < size; i++) offsets[(word[i] >>> shift) & 0xffff]++;
+      if (size === 0 || offsets[(word[0] >>> shift) & 0xffff] === size) continue;
+      let sum = 0;
+      for (let d = 0; d < offsets.length; d++) {
+        const c = offsets[d];
+        offsets[d] = sum;
+        sum += c;
+      }
+      for (let i = 0; i < size; i++) {
+        const to = offsets[(word[i] >>> shift) & 0xffff]++;
+        hiTo[to] = hi[i];
+        loTo[to] = lo[i];
+        cntTo[to] = cnt[i];
+      }
+      [hi, hiTo] = [hiTo, hi];
+      [lo, loTo] = [loTo, lo];
+      [cnt, cntTo] = [cntTo, cnt];
+    }
+    // Back to doubles, equal ones (0 and −0 among them) merged.
+    const values = new Float64Array(size);
+    const counts = new Float64Array(size);
+    let distinct = 0;
+    for (let i = 0; i < size; i++) {
+      const negative = hi[i] >>> 31 === 0;
+      scratchWords[HIGH_WORD] = negative ? ~hi[i] : hi[i] & 0x7fffffff;
+      scratchWords[1 - HIGH_WORD] = negative ? ~lo[i] : lo[i];
+      const v = scratch[0];
+      if (distinct > 0 && values[distinct - 1] === v) counts[distinct - 1] += cnt[i];
+      else {
+        values[distinct] = v;
+        counts[distinct++] = cnt[i];
+      }
+    }
+    return { values: values.subarray(0, distinct), counts: counts.subarray(0, distinct) };
   }
 
   private forEachRun(fn: (value: number, count: number, index: number) => void): void {
@@ -109,75 +168,7 @@ function quantile(values: Float64Array, counts: Float64Array, n: number, q: numb
   return a + (h - lo) * (b - a);
 }
 
-/** Most buckets a `SortedIndex` keeps (4 MiB of offsets). */
-const INDEX_BITS = 20;
 const scratch = new Float64Array(1);
 const scratchWords = new Uint32Array(scratch.buffer);
 /** Which 32-bit word of a double holds its sign, exponent and top mantissa bits. */
 const HIGH_WORD = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
-
-function highWord(v: number): number {
-  scratch[0] = v;
-  return scratchWords[HIGH_WORD];
-}
-
-/**
- * Finds a value's place in a sorted array of distinct values without searching all of it. For
- * non-negative doubles the high 32 bits of the representation order them as the doubles do, so
- * (high − the smallest's high) >> shift names a bucket, and each bucket's entries lie together:
- * a search touches one bucket's offsets and a few neighbouring values. Any value outside the
- * array's buckets, and arrays holding a negative value, fall back to a plain binary search.
- */
-class SortedIndex {
-  private readonly values: Float64Array;
-  private readonly base: number;
-  private readonly shift: number;
-  /** Bucket b's values are values[start[b] .. start[b + 1]); null: plain search only. */
-  private readonly start: Int32Array | null;
-
-  constructor(values: Float64Array) {
-    this.values = values;
-    const n = values.length;
-    if (n === 0 || values[0] < 0 || Object.is(values[0], -0)) {
-      this.base = 0;
-      this.shift = 0;
-      this.start = null;
-      return;
-    }
-    this.base = highWord(values[0]);
-    const span = highWord(values[n - 1]) - this.base;
-    let shift = 0;
-    while (span >>> shift >= 1 << INDEX_BITS) shift++;
-    this.shift = shift;
-    const buckets = (span >>> shift) + 1;
-    const start = new Int32Array(buckets + 1);
-    for (let i = 0; i < n; i++) start[((highWord(values[i]) - this.base) >>> shift) + 1]++;
-    for (let b = 0; b < buckets; b++) start[b + 1] += start[b];
-    this.start = start;
-  }
-
-  /** Index of the first value ≥ v. */
-  find(v: number): number {
-    const start = this.start;
-    if (start === null || !(v >= this.values[0])) return lowerBound(this.values, v, 0);
-    const b = (highWord(v) - this.base) >>> this.shift;
-    if (b + 1 >= start.length) return lowerBound(this.values, v, 0);
-    return lowerBound(this.values, v, start[b], start[b + 1]);
-  }
-}
-
-function lowerBound(
-  values: Float64Array,
-  v: number,
-  from: number,
-  to: number = values.length,
-): number {
-  let lo = from;
-  let hi = to;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (values[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
