@@ -32,6 +32,7 @@ const DEFAULT_TOOL_KEEP_MS = 2_000;
 const KV_SHORT_RATIO = 0.1;
 /** Weight of the newest tool wait in the replica's expectation (an EWMA over ~10). */
 const TOOL_WAIT_EWMA = 0.1;
+const NO_PAUSES: readonly { id: string; atMs: Ms }[] = Object.freeze([]);
 
 export class ReplicaCore<R extends EngineRequest> {
   readonly config: EngineConfig;
@@ -289,8 +290,10 @@ export class ReplicaCore<R extends EngineRequest> {
   }
 
   /** Pauses begun since the last call, each with when its tool call returns: the driver's timers. */
-  takePauses(): { id: string; atMs: Ms }[] {
+  takePauses(): readonly { id: string; atMs: Ms }[] {
     const out = this.pauses;
+    // Asked after every step: a step without a pause allocates nothing.
+    if (out.length === 0) return NO_PAUSES;
     this.pauses = [];
     return out;
   }

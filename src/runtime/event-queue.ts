@@ -3,12 +3,24 @@
  * number belongs to this instance, so two runs never share a counter and equal-time events
  * fire in the order they were scheduled — the basis of byte-identical reports.
  */
+import type { TimerHandle } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
 
-export interface SimEvent {
+/** One scheduled event; it is its own timer handle (cancelled: its function dropped). */
+export class SimEvent implements TimerHandle {
   readonly at: Ms;
   readonly seq: number;
   fn: (() => void) | null;
+
+  constructor(at: Ms, seq: number, fn: () => void) {
+    this.at = at;
+    this.seq = seq;
+    this.fn = fn;
+  }
+
+  cancel(): void {
+    this.fn = null;
+  }
 }
 
 export class EventQueue {
@@ -24,7 +36,7 @@ export class EventQueue {
   }
 
   push(at: Ms, fn: () => void): SimEvent {
-    const event: SimEvent = { at, seq: this.nextSeq++, fn };
+    const event = new SimEvent(at, this.nextSeq++, fn);
     const heap = this.heap;
     heap.push(event);
     let i = heap.length - 1;

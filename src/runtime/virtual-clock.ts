@@ -27,8 +27,7 @@ export class VirtualClock implements Clock, Timers {
   }
 
   at(atMs: Ms, fn: () => void): TimerHandle {
-    const event = this.queue.push(atMs < this.current ? this.current : atMs, fn);
-    return { cancel: () => cancelEvent(event) };
+    return this.queue.push(atMs < this.current ? this.current : atMs, fn);
   }
 
   /** Fires events in (time, sequence) order until none remain or the next is after `untilMs`. */
@@ -49,8 +48,4 @@ export class VirtualClock implements Clock, Timers {
       if (onEvent !== undefined) onEvent(this.current);
     }
   }
-}
-
-function cancelEvent(event: SimEvent): void {
-  event.fn = null;
 }
