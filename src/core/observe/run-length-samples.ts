@@ -72,68 +72,47 @@ export class RunLengthSamples {
   }
 
   /**
-   * The distinct values ascending, each with its total count. The runs are sorted by a least-
-   * significant-digit radix sort over their doubles' 64 bits, counts carried along: four passes
-   * of 16 bits, each a counting pass and one scatter, and a pass whose digit is the same in every
-   * run is skipped. (Sorting the values natively and then finding each run's value among them, by
+   * The distinct values ascending, each with its total count. The runs are sorted by a radix
+   * sort over their doubles' 64 bits, counts carried along (`radixSort`). (Sorting the values natively and then finding each run's value among them, by
    * binary search or a bucket index, took most of the time; a comparator sort or a Map over
    * millions of runs would dominate the whole simulation.)
    */
   private distinct(): { values: Float64Array; counts: Float64Array } {
     const size = this.runs;
-    let hi = new Uint32Array(size);
-    let lo = new Uint32Array(size);
-    let cnt = new Uint32Array(size);
-    this.forEachRun((v, c, i) => {
-      // Bits that order as the doubles do: a negative double's bits inverted, a positive
-      // double's sign bit set.
-      scratch[0] = v;
-      const h = scratchWords[HIGH_WORD];
-      const l = scratchWords[1 - HIGH_WORD];
-      const negative = h >>> 31 === 1;
-      hi[i] = negative ? ~h >>> 0 : (h | 0x80000000) >>> 0;
-      lo[i] = negative ? ~l >>> 0 : l;
-      cnt[i] = c;
-    });
-    let hiTo = new Uint32Array(size);
-    let loTo = new Uint32Array(size);
-    let cntTo = new Uint32Array(size);
-    const offsets = new Uint32Array(1 << 16);
-    for (let pass = 0; pass < 4; pass++) {
-      const word = pass < 2 ? lo : hi;
-      const shift = pass % 2 === 0 ? 0 : 16;
-      offsets.fill(0);
-      for (let i = 0; i < size; i++) offsets[(word[i] >>> shift) & 0xffff]++;
-      if (size === 0 || offsets[(word[0] >>> shift) & 0xffff] === size) continue;
-      let sum = 0;
-      for (let d = 0; d < offsets.length; d++) {
-        const c = offsets[d];
-        offsets[d] = sum;
-        sum += c;
-      }
-      for (let i = 0; i < size; i++) {
-        const to = offsets[(word[i] >>> shift) & 0xffff]++;
-        hiTo[to] = hi[i];
-        loTo[to] = lo[i];
-        cntTo[to] = cnt[i];
-      }
-      [hi, hiTo] = [hiTo, hi];
-      [lo, loTo] = [loTo, lo];
-      [cnt, cntTo] = [cntTo, cnt];
+    // Each run's double as its two 32-bit words, in a buffer that ends up holding the values.
+    const unsorted = new Uint32Array(2 * size);
+    const unsortedCounts = new Uint32Array(size);
+    let at = 0;
+    for (let c = 0; c < this.valueChunks.length; c++) {
+      const n = c === this.valueChunks.length - 1 ? this.fill : CHUNK;
+      unsorted.set(new Uint32Array(this.valueChunks[c].buffer, 0, 2 * n), 2 * at);
+      unsortedCounts.set(this.countChunks[c].subarray(0, n), at);
+      at += n;
     }
-    // Back to doubles, equal ones (0 and −0 among them) merged.
-    const values = new Float64Array(size);
+    // Bits that order as the doubles do: a negative double's inverted, a positive one's sign set.
+    for (let i = 0; i < 2 * size; i += 2) {
+      const h = unsorted[i + HIGH_WORD];
+      if (h >>> 31 === 1) {
+        unsorted[i + HIGH_WORD] = ~h;
+        unsorted[i + LOW_WORD] = ~unsorted[i + LOW_WORD];
+      } else unsorted[i + HIGH_WORD] = h | 0x80000000;
+    }
+    const { keys, counts: runCounts } = radixSort(unsorted, unsortedCounts);
+    // Back to doubles in place, equal ones (0 and −0 among them) merged.
+    const values = new Float64Array(keys.buffer);
     const counts = new Float64Array(size);
     let distinct = 0;
     for (let i = 0; i < size; i++) {
-      const negative = hi[i] >>> 31 === 0;
-      scratchWords[HIGH_WORD] = negative ? ~hi[i] : hi[i] & 0x7fffffff;
-      scratchWords[1 - HIGH_WORD] = negative ? ~lo[i] : lo[i];
-      const v = scratch[0];
-      if (distinct > 0 && values[distinct - 1] === v) counts[distinct - 1] += cnt[i];
+      const h = keys[2 * i + HIGH_WORD];
+      if (h >>> 31 === 0) {
+        keys[2 * i + HIGH_WORD] = ~h;
+        keys[2 * i + LOW_WORD] = ~keys[2 * i + LOW_WORD];
+      } else keys[2 * i + HIGH_WORD] = h & 0x7fffffff;
+      const v = values[i];
+      if (distinct > 0 && values[distinct - 1] === v) counts[distinct - 1] += runCounts[i];
       else {
         values[distinct] = v;
-        counts[distinct++] = cnt[i];
+        counts[distinct++] = runCounts[i];
       }
     }
     return { values: values.subarray(0, distinct), counts: counts.subarray(0, distinct) };
@@ -148,6 +127,46 @@ export class RunLengthSamples {
       for (let i = 0; i < size; i++) fn(values[i], counts[i], index++);
     }
   }
+}
+
+/**
+ * Sorts 64-bit keys (two words each, `HIGH_WORD` the more significant) ascending as unsigned
+ * numbers, each key's count moved with it: four passes of 16 bits, least significant first, a
+ * pass whose digit is the same in every key skipped. Returns the sorted arrays (the inputs', or
+ * the scratch ones').
+ */
+function radixSort(
+  keysIn: Uint32Array<ArrayBuffer>,
+  countsIn: Uint32Array<ArrayBuffer>,
+): { keys: Uint32Array<ArrayBuffer>; counts: Uint32Array<ArrayBuffer> } {
+  const size = countsIn.length;
+  let keys = keysIn;
+  let counts = countsIn;
+  let keysTo = new Uint32Array(keys.length);
+  let countsTo = new Uint32Array(size);
+  const offsets = new Uint32Array(1 << 16);
+  for (let pass = 0; pass < 4; pass++) {
+    const word = pass < 2 ? LOW_WORD : HIGH_WORD;
+    const shift = pass % 2 === 0 ? 0 : 16;
+    offsets.fill(0);
+    for (let i = 0; i < size; i++) offsets[(keys[2 * i + word] >>> shift) & 0xffff]++;
+    if (size === 0 || offsets[(keys[word] >>> shift) & 0xffff] === size) continue;
+    let sum = 0;
+    for (let d = 0; d < offsets.length; d++) {
+      const c = offsets[d];
+      offsets[d] = sum;
+      sum += c;
+    }
+    for (let i = 0; i < size; i++) {
+      const to = offsets[(keys[2 * i + word] >>> shift) & 0xffff]++;
+      keysTo[2 * to] = keys[2 * i];
+      keysTo[2 * to + 1] = keys[2 * i + 1];
+      countsTo[to] = counts[i];
+    }
+    [keys, keysTo] = [keysTo, keys];
+    [counts, countsTo] = [countsTo, counts];
+  }
+  return { keys, counts };
 }
 
 /** Value at 0-based index `k` of the expanded multiset. */
@@ -168,7 +187,6 @@ function quantile(values: Float64Array, counts: Float64Array, n: number, q: numb
   return a + (h - lo) * (b - a);
 }
 
-const scratch = new Float64Array(1);
-const scratchWords = new Uint32Array(scratch.buffer);
 /** Which 32-bit word of a double holds its sign, exponent and top mantissa bits. */
 const HIGH_WORD = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
+const LOW_WORD = 1 - HIGH_WORD;
