@@ -60,3 +60,14 @@ test('runs added with counts, across chunks, in any order: the same summary as e
   for (const k of ['p50', 'p90', 'p99', 'max', 'count'] as const) assert.equal(got[k], want[k], k);
   assert.ok(Math.abs(got.mean - want.mean) <= 1e-9 * Math.abs(want.mean), 'mean');
 });
+
+test('values one unit in the last place apart are told apart', () => {
+  const rng = new SeededRng(9);
+  // 1 + k ulp for k in a shuffled order, some repeated: every bit of the double decides.
+  const samples = Array.from(
+    { length: 5000 },
+    () => 1 + Math.floor(rng.next() * 70_000) * Number.EPSILON,
+  );
+  check(samples, [samples[0], samples[17]]);
+  check(samples.map((x) => -x));
+});
