@@ -38,7 +38,8 @@ test('local engine pool: a burst scales out, every stream ends whole, then it dr
     '3',
   ]);
   const engines = () => metric(url, 'goodput_engine_pool_engines', 'state="ready"');
-  await until('the first engine ready', async () => (await engines()) === 1, 30_000, 200);
+  // An engine is a new Node process loading the whole tree: on a busy 2-core machine, tens of seconds.
+  await until('the first engine ready', async () => (await engines()) === 1, 60_000, 200);
 
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
   let most = 1;
@@ -105,7 +106,7 @@ test('local engine pool: a gateway killed outright takes its engines with it', a
     '1-2',
   ]);
   const ready = () => metric(url, 'goodput_engine_pool_engines', 'state="ready"');
-  await until('both engines ready', async () => (await ready()) === 2, 30_000, 200);
+  await until('both engines ready', async () => (await ready()) === 2, 60_000, 200);
   const started = proc
     .jsonLines()
     .filter((l) => String(l.msg).startsWith('engine pool: starting an engine'))
