@@ -3,10 +3,15 @@
 // that does nothing — the engine's own work per step and per token, without the simulator
 // around it. `--thrash-kb K` touches K KiB of other memory between steps (not timed), as the
 // rest of a simulation does between one replica's steps, to show how much of a step is memory
-// traffic. Usage: node bench/engine-step.ts [--steps 200000] [--batch 29] [--thrash-kb 0,2048,8192]
+// traffic. Then the step time alone: the default profile (llama-3-8b/h100, vllm-v1) asked about
+// a decode batch whose size and context drift as a replica's do, a prompt chunk every 16th step.
+// Usage: node bench/engine-step.ts [--steps 200000] [--batch 29] [--thrash-kb 0,2048,8192]
 import type { EngineListener, EngineRequest } from '../src/engine/engine-types.ts';
 import { constProfile, testConfig } from '../src/engine/engine-test-kit.ts';
 import { ReplicaCore } from '../src/engine/replica.ts';
+import { buildEngineProfile } from '../src/engine/engine-spec.ts';
+import { SCENARIO_DEFAULTS } from '../src/sim/scenario.ts';
+import { emptyShape } from '../src/engine/timing/profile.ts';
 import { flag } from './bench-args.ts';
 
 const STEPS = Number(flag('--steps') ?? '200000');
@@ -60,3 +65,25 @@ for (const kb of THRASH_KB) {
   const perStep = (ms * 1e6) / STEPS;
   console.log(`| ${kb} KiB | ${perStep.toFixed(0)} | ${(perStep / BATCH).toFixed(1)} |`);
 }
+
+/** ns per step-time evaluation, and the sum (the same sum shows the same answers). */
+function stepTime(n: number): { ns: number; sum: number } {
+  const profile = buildEngineProfile(SCENARIO_DEFAULTS);
+  const shape = emptyShape();
+  let sum = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    shape.decodeSeqs = 20 + ((i >> 6) % 20);
+    shape.decodeContextTokens = shape.decodeSeqs * (2_400 + (i % 400));
+    shape.prefillTokens = i % 16 === 0 ? 512 : 0;
+    shape.prefillSeqs = shape.prefillTokens > 0 ? 1 : 0;
+    shape.prefillAttnWork = shape.prefillTokens * shape.prefillTokens;
+    sum += profile.stepMs(shape);
+  }
+  return { ns: ((performance.now() - t0) * 1e6) / n, sum };
+}
+stepTime(100_000); // warm-up
+const t = stepTime(3_000_000);
+console.log(
+  `\nstep time (llama-3-8b/h100, vllm-v1): ${t.ns.toFixed(1)} ns a step (sum ${t.sum.toFixed(3)})`,
+);
