@@ -13,7 +13,6 @@ import type { Scheduler } from './scheduler.ts';
 import { type Seq, SeqState } from './sequence.ts';
 import { addToShape } from './step-shape.ts';
 import type { StepShape } from './timing/profile.ts';
-import { idleFromBack } from './victims.ts';
 
 export const ADMIT_ANY = 0;
 export const ADMIT_WHOLE_PROMPTS = 1;
@@ -59,7 +58,7 @@ export function admit<R extends EngineRequest>(
       tokens = s.prefilling ? Math.min(s.target - s.computed, budget, sch.chunkCap) : 1;
       const moved = s.hostBlocks;
       if (!kv.swapIn(s, s.computed + tokens)) {
-        if (releasePaused(sch)) continue;
+        if (releaseIdle(sch, s)) continue;
         break;
       }
       sch.swapBlocks += moved;
@@ -72,7 +71,7 @@ export function admit<R extends EngineRequest>(
       if (whole && s.target > budget && admitted > 0) break;
       tokens = kv.admit(s, whole ? s.target : Math.min(budget, sch.chunkCap));
       if (tokens === 0) {
-        if (releasePaused(sch)) continue;
+        if (releaseIdle(sch, s)) continue;
         break;
       }
       sch.pendingPrefill -= s.computed;
@@ -122,13 +121,25 @@ function addRunning<R extends EngineRequest>(sch: Scheduler<R>, s: Seq<R>): void
 }
 
 /**
- * Gives back the seat and KV of the last running sequence paused for a tool call (swapped or
- * dropped, whichever is cheaper), so a waiting one can run; false when none is paused.
+ * Frees the KV of the last idle sequence in the batch that may give it up, so the waiting `head`
+ * can be admitted: one paused for a tool call is swapped or dropped, whichever is cheaper (it
+ * resumes when its call returns); under priority scheduling, one held for a higher priority than
+ * its own is preempted (back to the waiting queue, as vLLM preempts for a higher-priority
+ * request). A held sequence otherwise keeps its KV: it takes the next free seat. False when none
+ * may.
  */
-function releasePaused<R extends EngineRequest>(sch: Scheduler<R>): boolean {
-  const j = idleFromBack(sch.running, -1);
-  if (j < 0) return false;
-  const v = sch.running[j];
-  sch.release(v, sch.costs.swapIsCheaper(v));
-  return true;
+function releaseIdle<R extends EngineRequest>(sch: Scheduler<R>, head: Seq<R>): boolean {
+  const running = sch.running;
+  for (let j = running.length - 1; j >= 0; j--) {
+    const v = running[j];
+    if (v.paused) {
+      sch.release(v, sch.costs.swapIsCheaper(v));
+      return true;
+    }
+    if (v.held && sch.byPriority && (head.req.priority ?? 0) < (v.req.priority ?? 0)) {
+      sch.preemptHeld(v);
+      return true;
+    }
+  }
+  return false;
 }

@@ -126,6 +126,46 @@ export function runLoop(
   throw new Error('runLoop: too many steps');
 }
 
+/**
+ * Drives the core through timed arrivals and cancels, between steps, resuming each paused
+ * sequence when its tool call returns, and audits the KV books after every step. `cancelled`
+ * hears each cancel that found its request. Returns the end time.
+ */
+export function driveTimed(
+  core: ReplicaCore<EngineRequest>,
+  arrivals: readonly Arrival[],
+  cancels: readonly { readonly atMs: Ms; readonly id: string }[] = [],
+  cancelled: (id: string, atMs: Ms) => void = () => {},
+): Ms {
+  const timed: { atMs: Ms; run: (now: Ms) => void }[] = [
+    ...arrivals.map((a) => ({ atMs: a.atMs, run: (now: Ms) => void core.add(a.req, now) })),
+    ...cancels.map((c) => ({
+      atMs: c.atMs,
+      run: (now: Ms) => {
+        if (core.cancel(c.id, now)) cancelled(c.id, now);
+      },
+    })),
+  ];
+  let now = 0;
+  for (let i = 0; i < 1_000_000; i++) {
+    timed.sort((a, b) => a.atMs - b.atMs);
+    while (timed.length > 0 && timed[0].atMs <= now) timed.shift()?.run(now);
+    const d = core.startStep(now);
+    if (d === null) {
+      if (timed.length === 0) return now;
+      now = Math.max(now, timed[0].atMs);
+      continue;
+    }
+    now += d;
+    core.finishStep(now);
+    auditKv(core);
+    for (const p of core.takePauses()) {
+      timed.push({ atMs: p.atMs, run: (t) => void core.resume(p.id, t) });
+    }
+  }
+  throw new Error('driveTimed: too many steps');
+}
+
 /** Checks the KV bookkeeping against the sequences that hold it; throws on the first mismatch. */
 export function auditKv(core: ReplicaCore<EngineRequest>): void {
   const { pool, cache } = core.kv;

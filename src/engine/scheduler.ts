@@ -330,6 +330,12 @@ export class Scheduler<R extends EngineRequest> {
     return 'drop';
   }
 
+  /** A held sequence gives up its KV too: preempted, back to the waiting queue. */
+  preemptHeld(v: Seq<R>): void {
+    this.running.splice(this.running.indexOf(v), 1);
+    this.preempt(v);
+  }
+
   /** Sequences in the batch that are scheduled (not paused, not held). */
   get activeRunning(): number {
     return this.running.length - this.numIdle;

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { Ms } from '../core/request/units.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import type { EngineConfig, EngineListener, EngineRequest } from './engine-types.ts';
-import { auditKv, linearProfile, testConfig } from './engine-test-kit.ts';
+import { driveTimed, linearProfile, testConfig } from './engine-test-kit.ts';
 import { ReplicaCore } from './replica.ts';
 import type { StepEnds } from './token-runs.ts';
 
@@ -116,36 +116,6 @@ function workload(seed: number, tools: boolean): Workload {
   return { arrivals, cancels };
 }
 
-/** Steps the core through the workload: arrivals, tool returns and cancels between steps. */
-function drive(core: ReplicaCore<EngineRequest>, w: Workload, lines: Lines): void {
-  const timed: { atMs: Ms; run: (now: Ms) => void }[] = [
-    ...w.arrivals.map((a) => ({ atMs: a.atMs, run: (now: Ms) => void core.add(a.req, now) })),
-    ...w.cancels.map((c) => ({
-      atMs: c.atMs,
-      run: (now: Ms) => {
-        if (core.cancel(c.id, now)) lines.cancelled(c.id, now);
-      },
-    })),
-  ];
-  let now = 0;
-  for (let i = 0; i < 200_000; i++) {
-    timed.sort((a, b) => a.atMs - b.atMs);
-    while (timed.length > 0 && timed[0].atMs <= now) timed.shift()?.run(now);
-    const d = core.startStep(now);
-    if (d === null) {
-      if (timed.length === 0) return;
-      now = timed[0].atMs;
-      continue;
-    }
-    now += d;
-    core.finishStep(now);
-    auditKv(core);
-    for (const p of core.takePauses())
-      timed.push({ atMs: p.atMs, run: (t) => void core.resume(p.id, t) });
-  }
-  throw new Error('did not finish');
-}
-
 const CASES: { name: string; config: Partial<EngineConfig>; tools: boolean }[] = [
   {
     name: 'recompute preemptions',
@@ -175,9 +145,13 @@ for (const c of CASES) {
       const profile = linearProfile(5, 0.01);
       const w = workload(seed, c.tools);
       const each = new Lines();
-      drive(new ReplicaCore(config, profile, each), w, each);
+      driveTimed(new ReplicaCore(config, profile, each), w.arrivals, w.cancels, (id, at) =>
+        each.cancelled(id, at),
+      );
       const runs = new RunLines();
-      drive(new ReplicaCore(config, profile, runs), w, runs);
+      driveTimed(new ReplicaCore(config, profile, runs), w.arrivals, w.cancels, (id, at) =>
+        runs.cancelled(id, at),
+      );
       assert.deepEqual(runs.byId, each.byId, `seed ${seed}`);
       assert.ok(runs.runTokens > 0, 'some tokens came in runs');
       assert.equal(runs.stepTokens, runs.runTokens, 'the per-step counts add up to the runs');
