@@ -276,12 +276,14 @@ export class Scheduler<R extends EngineRequest> {
 
   /**
    * Held sequences take free seats back in batch order, before any waiting sequence — under
-   * priority scheduling, before the waiting queue's lower-priority ones only. Planning does this
-   * before it schedules the batch, admission before it admits.
+   * priority scheduling, unless the request admission would take next (a TTFT boost included)
+   * has a higher priority than theirs. Planning does this before it schedules the batch,
+   * admission before it admits.
    */
   unhold(maxSeqs: number): void {
     if (this.numIdle === 0) return;
-    const head = this.waiting.peekFront();
+    // The request admission would take next, a TTFT boost included.
+    const head = this.waiting.peekFront(this.boosted);
     const headPriority =
       head === undefined || !this.byPriority ? Infinity : (head.req.priority ?? 0);
     for (const v of this.running) {
