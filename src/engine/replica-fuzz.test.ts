@@ -20,8 +20,11 @@ import {
 import { ReplicaCore } from './replica.ts';
 
 const SEEDS = 200;
-/** Seeds past SEEDS that once found a bug (a deadlock of held sequences under a TTFT boost). */
-const FOUND = [1055];
+/**
+ * Seeds past SEEDS that once found a bug: a deadlock of held sequences under a TTFT boost; an
+ * empty prefill-first step after its only runnable sequence was preempted.
+ */
+const FOUND = [1055, 7624];
 const REQUESTS = 60;
 
 function pick<T>(rng: SeededRng, options: readonly T[]): T {

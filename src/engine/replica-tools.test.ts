@@ -10,6 +10,7 @@ import {
   assertTokensInOrder,
   auditKv,
   constProfile,
+  driveTimed,
   testConfig,
 } from './engine-test-kit.ts';
 import { ReplicaCore } from './replica.ts';
@@ -160,3 +161,35 @@ test('priority scheduling: a higher-priority arrival takes a seat from a lower-p
     rec.lines.join('\n'),
   );
 });
+
+for (const preemption of ['recompute', 'swap'] as const) {
+  test(`prefill-first steps: the only runnable sequence preempted beside a kept pause is planned again at once (${preemption})`, () => {
+    const rec = new Recorder();
+    const core = new ReplicaCore<EngineRequest>(
+      testConfig({ chunkedPrefill: false, toolKv: 'keep', numGpuBlocks: 10, preemption }),
+      constProfile(10),
+      rec,
+    );
+    // a pauses after its first token for a long tool, keeping 4 of the 10 blocks, ahead of b in
+    // the batch; b grows until it cannot, and only it can give way.
+    const a: EngineRequest = {
+      id: 'a',
+      inputTokens: 60,
+      outputTokens: 10,
+      toolCalls: [{ afterTokens: 1, waitMs: 10_000, resultTokens: 5 }],
+    };
+    const end = driveTimed(core, [
+      { atMs: 0, req: a },
+      { atMs: 0, req: { id: 'b', inputTokens: 16, outputTokens: 120 } },
+    ]);
+    assertTokensInOrder(rec, 'a', 10);
+    assertTokensInOrder(rec, 'b', 120);
+    assert.ok(
+      rec.lines.some((l) => l.includes('preempt b')),
+      rec.lines.join('\n'),
+    );
+    // b went on long before a's tool returned: a gave up its KV for it.
+    const bDone = Number(rec.of('b').at(-1)?.split(' ')[0]);
+    assert.ok(bDone < 10_000 && end > 10_000, `b done at ${bDone}, end ${end}`);
+  });
+}

@@ -163,7 +163,12 @@ export class Scheduler<R extends EngineRequest> {
     const admitted = admit(this, shape, this.limits.maxBatchedTokens, ADMIT_WHOLE_PROMPTS);
     if (admitted > 0) return admitted;
     const scheduled = this.scheduleRunning(shape, Infinity);
-    if (this.preempted && scheduled > 0) return scheduled;
+    if (this.preempted && scheduled === 0) {
+      // Every runnable sequence gave way: vLLM runs an empty iteration and plans again; planned
+      // here is that next one (nothing left to preempt, so it goes no deeper).
+      return this.schedulePrefillFirst(shape);
+    }
+    if (this.preempted) return scheduled;
     return scheduled + admit(this, shape, Infinity, ADMIT_SWAPPED);
   }
 
