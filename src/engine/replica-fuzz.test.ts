@@ -1,10 +1,11 @@
 // Every engine option at once, at random: scheduling policy, TTFT boost, preemption mode and
 // victim choice, decode budget, iteration cap, long-prefill threshold, chunked or prefill-first
-// steps, multi-step rounds, prefix caching, LoRA slots, tool calls with each KV mode, transferred
-// KV, cancels between steps — on a small pool, so preemption and holds happen. After every step
+// steps, multi-step rounds, prefix caching, LoRA slots, one or two tool calls with each KV mode,
+// transferred KV, a short max_model_len, cancels between steps — on a small pool, so preemption
+// and holds happen. After every step
 // the KV books balance and no more than max_num_seqs are scheduled (`auditKv`); at the end every
-// request not cancelled or failed emitted each token once, in order, and finished once, and the
-// replica holds nothing.
+// request not cancelled or failed emitted each token once, in order (as many as its context
+// allows), and finished once, and the replica holds nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Ms } from '../core/request/units.ts';
@@ -17,14 +18,15 @@ import {
   linearProfile,
   testConfig,
 } from './engine-test-kit.ts';
-import { ReplicaCore } from './replica.ts';
+import { ReplicaCore, contextLimits } from './replica.ts';
 
-const SEEDS = 200;
+/** Random setups per run; `ENGINE_FUZZ_SEEDS=20000` searches deeper. */
+const SEEDS = Number(process.env.ENGINE_FUZZ_SEEDS ?? 200);
 /**
- * Seeds past SEEDS that once found a bug: a deadlock of held sequences under a TTFT boost; an
- * empty prefill-first step after its only runnable sequence was preempted.
+ * Seeds past the first 200 that find a bug the first 200 do not: an empty step after every
+ * runnable sequence was preempted (988), held sequences deadlocked under a TTFT boost (3,311).
  */
-const FOUND = [1055, 7624];
+const FOUND = [988, 3311];
 const REQUESTS = 60;
 
 function pick<T>(rng: SeededRng, options: readonly T[]): T {
@@ -35,7 +37,9 @@ function randomConfig(rng: SeededRng): Partial<EngineConfig> {
   const chunked = rng.next() < 0.75;
   const priority = rng.next() < 0.5;
   return {
-    numGpuBlocks: pick(rng, [40, 80, 160]),
+    numGpuBlocks: pick(rng, [16, 40, 80, 160]),
+    maxModelLen: pick(rng, [64, 8_192]),
+    toolKeepMs: pick(rng, [10, 2_000]),
     numCpuBlocks: pick(rng, [0, 20, 200]),
     blockSize: 4,
     maxNumSeqs: pick(rng, [2, 4, 8]),
@@ -69,7 +73,7 @@ function randomWorkload(rng: SeededRng, config: Partial<EngineConfig>): Workload
   let at = 0;
   for (let i = 0; i < REQUESTS; i++) {
     at += int(0, 30);
-    const inputTokens = int(2, 60);
+    const inputTokens = int(2, rng.next() < 0.05 ? 120 : 60);
     const outputTokens = int(1, 40);
     const family = int(0, 2);
     const req: EngineRequest = {
@@ -95,10 +99,13 @@ function randomWorkload(rng: SeededRng, config: Partial<EngineConfig>): Workload
         ? {
             toolCalls: [
               {
-                afterTokens: int(1, outputTokens - 1),
+                afterTokens: int(1, outputTokens - 2),
                 waitMs: int(1, 60),
                 resultTokens: int(1, 20),
               },
+              ...(rng.next() < 0.3
+                ? [{ afterTokens: outputTokens - 1, waitMs: int(1, 60), resultTokens: int(1, 20) }]
+                : []),
             ],
           }
         : {}),
@@ -135,7 +142,9 @@ test(`every engine option at once, ${SEEDS} random setups: books balance each st
         continue;
       }
       try {
-        assertTokensInOrder(rec, req.id, req.outputTokens);
+        // Capped where its context would reach max_model_len.
+        const { output } = contextLimits(req, core.config.maxModelLen);
+        assertTokensInOrder(rec, req.id, output);
       } catch (e) {
         throw new Error(`${where}: ${(e as Error).message.slice(0, 2_000)}`, { cause: e });
       }

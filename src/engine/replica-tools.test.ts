@@ -11,9 +11,11 @@ import {
   auditKv,
   constProfile,
   driveTimed,
+  recordingProfile,
   testConfig,
 } from './engine-test-kit.ts';
-import { ReplicaCore } from './replica.ts';
+import { ReplicaCore, contextLimits } from './replica.ts';
+import type { StepShape } from './timing/profile.ts';
 
 const agent = (id: string): EngineRequest => ({
   id,
@@ -193,3 +195,58 @@ for (const preemption of ['recompute', 'swap'] as const) {
     assert.ok(bDone < 10_000 && end > 10_000, `b done at ${bDone}, end ${end}`);
   });
 }
+
+test("a second tool call's result is prefilled on top of the first's: the context keeps every result", () => {
+  const shapes: StepShape[] = [];
+  const rec = new Recorder();
+  const core = new ReplicaCore<EngineRequest>(
+    testConfig({ toolKv: 'keep' }),
+    recordingProfile(10, shapes),
+    rec,
+  );
+  driveTimed(core, [
+    {
+      atMs: 0,
+      req: {
+        id: 'a',
+        inputTokens: 20,
+        outputTokens: 10,
+        toolCalls: [
+          { afterTokens: 3, waitMs: 50, resultTokens: 30 },
+          { afterTokens: 6, waitMs: 50, resultTokens: 40 },
+        ],
+      },
+    },
+  ]);
+  assertTokensInOrder(rec, 'a', 10);
+  // The prompt, then each result with the token before it (kept KV: nothing else again).
+  const prefilled = shapes.reduce((n, s) => n + s.prefillTokens, 0);
+  assert.equal(prefilled, 20 + (30 + 1) + (40 + 1));
+});
+
+test('tool results count toward max_model_len: the output is capped, or the episode ends at a call whose result would reach it', () => {
+  const agent = (resultTokens: number): EngineRequest => ({
+    id: `a${resultTokens}`,
+    inputTokens: 20,
+    outputTokens: 40,
+    toolCalls: [{ afterTokens: 5, waitMs: 10, resultTokens }],
+  });
+  // 20 + 30 results leave 14 of the 64 for output; a 40-token result would make the next
+  // turn's prompt 65 tokens: it ends at the call.
+  assert.deepEqual(contextLimits(agent(30), 64), { output: 14, toolTokens: 30 });
+  assert.deepEqual(contextLimits(agent(40), 64), { output: 5, toolTokens: 0 });
+  assert.deepEqual(contextLimits(agent(30), 8_192), { output: 40, toolTokens: 30 });
+  for (const [result, tokens] of [
+    [30, 14],
+    [40, 5],
+  ] as const) {
+    const rec = new Recorder();
+    const core = new ReplicaCore<EngineRequest>(
+      testConfig({ maxModelLen: 64, toolKv: 'keep' }),
+      constProfile(10),
+      rec,
+    );
+    driveTimed(core, [{ atMs: 0, req: agent(result) }]);
+    assertTokensInOrder(rec, `a${result}`, tokens);
+  }
+});

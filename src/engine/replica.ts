@@ -101,9 +101,9 @@ export class ReplicaCore<R extends EngineRequest> {
 
   /**
    * Queues a request, or fails it at once (onFail, returns false) when it can never run: a
-   * prompt of maxModelLen tokens or more, or a sequence whose full KV (prompt + output − 1
-   * tokens) exceeds the whole pool. An output that would run past maxModelLen is capped there,
-   * as vLLM does when the client sets no max_tokens.
+   * prompt of maxModelLen tokens or more, or a sequence whose full KV (prompt, tool results and
+   * output − 1 tokens) exceeds the whole pool. An output that would run past maxModelLen is
+   * capped there, as vLLM does when the client sets no max_tokens (`contextLimits`).
    */
   add(req: R, nowMs: Ms): boolean {
     if (!(req.inputTokens >= 1 && req.outputTokens >= 1)) {
@@ -111,10 +111,11 @@ export class ReplicaCore<R extends EngineRequest> {
     }
     if (this.byId.has(req.id))
       throw new EngineInvariantError(`engine: duplicate request id ${req.id}`);
-    const maxLen = this.config.maxModelLen;
-    if (req.inputTokens >= maxLen) return this.fail(req, nowMs, 'prompt_exceeds_max_model_len');
-    const output = Math.min(req.outputTokens, maxLen - req.inputTokens);
-    if (this.kv.blocksFor(req.inputTokens + output - 1) > this.kv.pool.totalBlocks) {
+    if (req.inputTokens >= this.config.maxModelLen) {
+      return this.fail(req, nowMs, 'prompt_exceeds_max_model_len');
+    }
+    const { output, toolTokens } = contextLimits(req, this.config.maxModelLen);
+    if (this.kv.blocksFor(req.inputTokens + toolTokens + output - 1) > this.kv.pool.totalBlocks) {
       return this.fail(req, nowMs, 'prompt_exceeds_kv_capacity');
     }
     const s = new Seq<R>(req, output, this.config.blockSize, this.config.enablePrefixCaching);
@@ -318,7 +319,8 @@ export class ReplicaCore<R extends EngineRequest> {
     // The context to compute now: its last token (emitted, not yet in KV) and the tool's result
     // — and, dropped, everything before them again.
     const before = prefillRemaining(s);
-    s.target = s.input + s.emitted + call.resultTokens;
+    s.toolTokens += call.resultTokens;
+    s.target = s.input + s.toolTokens + s.emitted;
     s.prefilling = true;
     this.scheduler.pendingPrefill += prefillRemaining(s) - before;
     if (s.state === SeqState.Running) this.scheduler.resumeKept(s);
@@ -379,4 +381,28 @@ export class ReplicaCore<R extends EngineRequest> {
     this.listener.onFail(req, nowMs, reason);
     return false;
   }
+}
+
+/**
+ * The output `req` can emit, and the tool-result tokens that join its context before it ends:
+ * its context — prompt, tool results and output so far — stays under `maxLen`, as vLLM caps a
+ * request's output at max_model_len. A tool call whose result would make the next turn's prompt
+ * reach `maxLen` ends the episode there (vLLM would refuse that turn).
+ */
+export function contextLimits(
+  req: EngineRequest,
+  maxLen: number,
+): { output: number; toolTokens: number } {
+  let output = Math.min(req.outputTokens, maxLen - req.inputTokens);
+  let toolTokens = 0;
+  for (const call of req.toolCalls ?? []) {
+    if (call.afterTokens >= output) break;
+    if (req.inputTokens + call.afterTokens + toolTokens + call.resultTokens >= maxLen) {
+      output = call.afterTokens;
+      break;
+    }
+    toolTokens += call.resultTokens;
+    output = Math.min(output, maxLen - req.inputTokens - toolTokens);
+  }
+  return { output, toolTokens };
 }

@@ -127,12 +127,20 @@ export class Scheduler<R extends EngineRequest> {
       if (scheduled > 0) return scheduled;
       this.roundLeft = 0;
     }
-    const scheduled = this.limits.chunkedPrefill
-      ? this.scheduleChunked(shape)
-      : this.schedulePrefillFirst(shape);
+    let scheduled = this.plan(shape);
+    // A plan that preempted every sequence it could run holds nothing: vLLM runs an empty
+    // iteration and plans again. Planned here is that next one (each pass preempts more, or
+    // ends), so a step is never empty while there is work.
+    while (scheduled === 0 && this.preempted) scheduled = this.plan(shape);
     // A round of decode steps is planned once; a step with a prompt in it stands alone.
     if (shape.prefillTokens === 0) this.roundLeft = this.limits.schedulerSteps - 1;
     return scheduled;
+  }
+
+  private plan(shape: StepShape): number {
+    return this.limits.chunkedPrefill
+      ? this.scheduleChunked(shape)
+      : this.schedulePrefillFirst(shape);
   }
 
   /**
@@ -163,12 +171,7 @@ export class Scheduler<R extends EngineRequest> {
     const admitted = admit(this, shape, this.limits.maxBatchedTokens, ADMIT_WHOLE_PROMPTS);
     if (admitted > 0) return admitted;
     const scheduled = this.scheduleRunning(shape, Infinity);
-    if (this.preempted && scheduled === 0) {
-      // Every runnable sequence gave way: vLLM runs an empty iteration and plans again; planned
-      // here is that next one (nothing left to preempt, so it goes no deeper).
-      return this.schedulePrefillFirst(shape);
-    }
-    if (this.preempted) return scheduled;
+    if (this.preempted && scheduled > 0) return scheduled;
     return scheduled + admit(this, shape, Infinity, ADMIT_SWAPPED);
   }
 

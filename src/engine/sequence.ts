@@ -56,6 +56,8 @@ export class Seq<R extends EngineRequest> {
   held = false;
   /** The next of its tool calls (index into req.toolCalls). */
   toolNext = 0;
+  /** Tokens its tool calls' results have added to its context so far. */
+  toolTokens = 0;
   /** Tokens emitted at which that call pauses it (`NO_PAUSE` when none is left). */
   pauseAt: number;
   /** When its current pause began. */
@@ -102,9 +104,12 @@ export class Seq<R extends EngineRequest> {
     }
   }
 
-  /** After a recompute preemption: everything emitted so far is recomputed as prompt. */
+  /**
+   * After a recompute preemption: everything in its context so far — prompt, tool results and
+   * output — is recomputed as prompt.
+   */
   restart(): void {
-    this.target = this.input + this.emitted;
+    this.target = this.input + this.toolTokens + this.emitted;
     this.computed = 0;
     this.prefilling = true;
     this.cachedTokens = 0;

@@ -331,7 +331,7 @@ export class Fleet {
       for (const s of r.core.sequences()) {
         seqs++;
         outputTokens += s.output - s.emitted;
-        contextTokens += s.input + s.emitted;
+        contextTokens += s.input + s.toolTokens + s.emitted;
       }
       return { prefillTokens: r.load().pendingPrefillTokens, seqs, outputTokens, contextTokens };
     });
