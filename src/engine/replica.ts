@@ -158,7 +158,10 @@ export class ReplicaCore<R extends EngineRequest> {
     if (this.inFlight)
       throw new EngineInvariantError('engine: startStep while a step is in flight');
     const sch = this.scheduler;
-    if (sch.numRunning === 0 && sch.numWaiting === 0) return null;
+    if (sch.numRunning === 0 && sch.numWaiting === 0) {
+      this.checkIdle();
+      return null;
+    }
     const shape = this.shape;
     clearShape(shape);
     if (sch.schedule(shape, nowMs) === 0) {
@@ -174,6 +177,22 @@ export class ReplicaCore<R extends EngineRequest> {
     this.counters.busyMs += durationMs;
     sch.flushEvents(this.listener, nowMs, this.runs);
     return durationMs;
+  }
+
+  /**
+   * Nothing running or waiting: every live sequence must be paused for a tool call (its resume
+   * brings it back). Any other would never run again — lost, and the driver waiting on it for
+   * ever — so it is an invariant error, named.
+   */
+  private checkIdle(): void {
+    if (this.byId.size === 0) return;
+    for (const s of this.byId.values()) {
+      if (!s.paused) {
+        throw new EngineInvariantError(
+          `engine: ${s.req.id} is neither running, waiting nor paused: it would never end`,
+        );
+      }
+    }
   }
 
   /** Applies the step in flight as of `nowMs`, its end. */
