@@ -24,9 +24,10 @@ import { ReplicaCore, contextLimits } from './replica.ts';
 const SEEDS = Number(process.env.ENGINE_FUZZ_SEEDS ?? 200);
 /**
  * Seeds past the first 200 that find a bug the first 200 do not: an empty step after every
- * runnable sequence was preempted (988), held sequences deadlocked under a TTFT boost (3,311).
+ * runnable sequence was preempted (988), held sequences deadlocked under a TTFT boost (3,311),
+ * held sequences kept from their seats by a cancelled request at the queue's head (49,698).
  */
-const FOUND = [988, 3311];
+const FOUND = [988, 3311, 49698];
 const REQUESTS = 60;
 
 function pick<T>(rng: SeededRng, options: readonly T[]): T {

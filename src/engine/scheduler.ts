@@ -290,8 +290,12 @@ export class Scheduler<R extends EngineRequest> {
    */
   unhold(maxSeqs: number): void {
     if (this.numIdle === 0) return;
-    // The request admission would take next, a TTFT boost included.
-    const head = this.waiting.peekFront(this.boosted);
+    // The request admission would take next, a TTFT boost included (a cancelled one is gone).
+    let head = this.waiting.peekFront(this.boosted);
+    while (head?.state === SeqState.Cancelled) {
+      this.waiting.popFront();
+      head = this.waiting.peekFront(this.boosted);
+    }
     const headPriority =
       head === undefined || !this.byPriority ? Infinity : (head.req.priority ?? 0);
     for (const v of this.running) {
