@@ -18,7 +18,8 @@ import {
   linearProfile,
   testConfig,
 } from './engine-test-kit.ts';
-import { ReplicaCore, contextLimits } from './replica.ts';
+import { ReplicaCore } from './replica.ts';
+import { contextLimits } from './sequence.ts';
 
 /** Random setups per run; `ENGINE_FUZZ_SEEDS=20000` searches deeper. */
 const SEEDS = Number(process.env.ENGINE_FUZZ_SEEDS ?? 200);

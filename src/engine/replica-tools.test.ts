@@ -14,7 +14,8 @@ import {
   recordingProfile,
   testConfig,
 } from './engine-test-kit.ts';
-import { ReplicaCore, contextLimits } from './replica.ts';
+import { ReplicaCore } from './replica.ts';
+import { contextLimits } from './sequence.ts';
 import type { StepShape } from './timing/profile.ts';
 
 const agent = (id: string): EngineRequest => ({

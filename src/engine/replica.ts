@@ -22,7 +22,7 @@ import { resolveCpuBlocks, resolveGpuBlocks } from './kv-capacity.ts';
 import { KvCacheManager } from './kv-cache-manager.ts';
 import { Scheduler } from './scheduler.ts';
 import { StepCosts } from './step-costs.ts';
-import { NO_PAUSE, Seq, SeqState, prefillRemaining } from './sequence.ts';
+import { NO_PAUSE, Seq, SeqState, contextLimits, prefillRemaining } from './sequence.ts';
 import { TokenRuns } from './token-runs.ts';
 import { type StepShape, type TimingProfile, clearShape, emptyShape } from './timing/profile.ts';
 
@@ -400,28 +400,4 @@ export class ReplicaCore<R extends EngineRequest> {
     this.listener.onFail(req, nowMs, reason);
     return false;
   }
-}
-
-/**
- * The output `req` can emit, and the tool-result tokens that join its context before it ends:
- * its context — prompt, tool results and output so far — stays under `maxLen`, as vLLM caps a
- * request's output at max_model_len. A tool call whose result would make the next turn's prompt
- * reach `maxLen` ends the episode there (vLLM would refuse that turn).
- */
-export function contextLimits(
-  req: EngineRequest,
-  maxLen: number,
-): { output: number; toolTokens: number } {
-  let output = Math.min(req.outputTokens, maxLen - req.inputTokens);
-  let toolTokens = 0;
-  for (const call of req.toolCalls ?? []) {
-    if (call.afterTokens >= output) break;
-    if (req.inputTokens + call.afterTokens + toolTokens + call.resultTokens >= maxLen) {
-      output = call.afterTokens;
-      break;
-    }
-    toolTokens += call.resultTokens;
-    output = Math.min(output, maxLen - req.inputTokens - toolTokens);
-  }
-  return { output, toolTokens };
 }

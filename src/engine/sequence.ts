@@ -119,6 +119,30 @@ export class Seq<R extends EngineRequest> {
   }
 }
 
+/**
+ * The output `req` can emit, and the tool-result tokens that join its context before it ends:
+ * its context — prompt, tool results and output so far — stays under `maxLen`, as vLLM caps a
+ * request's output at max_model_len. A tool call whose result would make the next turn's prompt
+ * reach `maxLen` ends the episode there (vLLM would refuse that turn).
+ */
+export function contextLimits(
+  req: EngineRequest,
+  maxLen: number,
+): { output: number; toolTokens: number } {
+  let output = Math.min(req.outputTokens, maxLen - req.inputTokens);
+  let toolTokens = 0;
+  for (const call of req.toolCalls ?? []) {
+    if (call.afterTokens >= output) break;
+    if (req.inputTokens + call.afterTokens + toolTokens + call.resultTokens >= maxLen) {
+      output = call.afterTokens;
+      break;
+    }
+    toolTokens += call.resultTokens;
+    output = Math.min(output, maxLen - req.inputTokens - toolTokens);
+  }
+  return { output, toolTokens };
+}
+
 /** Prompt tokens this sequence still has to compute (0 once decoding). */
 export function prefillRemaining(s: Seq<EngineRequest>): number {
   return s.prefilling ? s.target - s.computed : 0;
