@@ -41,7 +41,7 @@ export function admit<R extends EngineRequest>(
     const s = waiting.peekFront(sch.boosted);
     if (s === undefined) break;
     // Seats go to sequences that are scheduled (see `holdForWaiting`).
-    if (running.length - sch.numIdle >= maxSeqs) break;
+    if (sch.activeRunning >= maxSeqs) break;
     if (s.state === SeqState.Cancelled) {
       waiting.popFront();
       continue;

@@ -10,6 +10,7 @@ import { GPUS, MODELS } from './hardware.ts';
 import type { ReplicaCore } from './replica.ts';
 import { SeqState } from './sequence.ts';
 import type { StepShape, TimingProfile } from './timing/profile.ts';
+import type { StepEnds } from './token-runs.ts';
 
 export function constProfile(stepMs: Ms): TimingProfile {
   return { name: `const:step_ms=${stepMs}`, stepMs: () => stepMs };
@@ -93,6 +94,28 @@ export class Recorder implements EngineListener<EngineRequest> {
   }
 }
 
+/**
+ * A `Recorder` that takes decode tokens in runs (token-runs.ts), as the simulator does, and
+ * records each run's tokens as the lines one report per token gives.
+ */
+export class RunRecorder extends Recorder {
+  private readonly next = new Map<string, number>();
+  override onFirstToken(r: EngineRequest, at: Ms, stepStart: Ms, cached: number): void {
+    this.next.set(r.id, 1);
+    super.onFirstToken(r, at, stepStart, cached);
+  }
+  override onToken(r: EngineRequest, at: Ms, index: number): void {
+    this.next.set(r.id, index + 1);
+    super.onToken(r, at, index);
+  }
+  onTokenRun(r: EngineRequest, steps: StepEnds, from: number, to: number): void {
+    for (let step = from + 1; step <= to; step++) {
+      this.onToken(r, steps.endMs(step), this.next.get(r.id) ?? 0);
+    }
+  }
+  onStepTokens(): void {}
+}
+
 export interface Arrival {
   readonly atMs: Ms;
   readonly req: EngineRequest;
@@ -172,7 +195,8 @@ export function auditKv(core: ReplicaCore<EngineRequest>): void {
   const sch = core.scheduler;
   let privateBlocks = 0;
   const refs = new Map<object, number>();
-  for (const s of sch.running) {
+  const batch = sch.batch();
+  for (const s of batch) {
     if (s.state !== SeqState.Running) continue;
     const need = Math.ceil((s.computed + s.sched) / core.config.blockSize);
     if (s.blocks < need) throw new Error(`audit: ${s.req.id} holds ${s.blocks} < ${need} blocks`);
@@ -203,13 +227,13 @@ export function auditKv(core: ReplicaCore<EngineRequest>): void {
     throw new Error('audit: over capacity');
   // Seats are for scheduled sequences: those paused for a tool with their KV, or held, give theirs.
   let idleSeqs = 0;
-  for (const s of sch.running) {
+  for (const s of batch) {
     if (s.state === SeqState.Running && (s.paused || s.held)) idleSeqs++;
   }
   if (idleSeqs !== sch.numIdle) {
     throw new Error(`audit: ${idleSeqs} idle in the batch ≠ ${sch.numIdle}`);
   }
-  if (sch.running.length - idleSeqs > core.config.maxNumSeqs) {
+  if (batch.length - idleSeqs > core.config.maxNumSeqs) {
     throw new Error('audit: over maxNumSeqs');
   }
   let host = 0;

@@ -13,6 +13,7 @@ import { SeededRng } from '../runtime/seeded-rng.ts';
 import type { EngineConfig, EngineRequest } from './engine-types.ts';
 import {
   Recorder,
+  RunRecorder,
   assertTokensInOrder,
   driveTimed,
   linearProfile,
@@ -127,14 +128,25 @@ test(`every engine option at once, ${SEEDS} random setups: books balance each st
     const rng = new SeededRng(seed, 'engine-fuzz');
     const over = randomConfig(rng);
     const w = randomWorkload(rng, over);
-    const rec = new Recorder();
-    const core = new ReplicaCore<EngineRequest>(testConfig(over), linearProfile(2, 0.02), rec);
     const where = `seed ${seed}: ${JSON.stringify(over)}`;
+    const drive = (rec: Recorder, cancelled: Set<string>) => {
+      const core = new ReplicaCore<EngineRequest>(testConfig(over), linearProfile(2, 0.02), rec);
+      try {
+        driveTimed(core, w.arrivals, w.cancels, (id) => cancelled.add(id));
+      } catch (e) {
+        const how = rec instanceof RunRecorder ? 'runs' : 'each token';
+        throw new Error(`${where} (${how}): ${(e as Error).message}`, { cause: e });
+      }
+      return core;
+    };
+    const rec = new Recorder();
     const cancelled = new Set<string>();
-    try {
-      driveTimed(core, w.arrivals, w.cancels, (id) => cancelled.add(id));
-    } catch (e) {
-      throw new Error(`${where}: ${(e as Error).message}`, { cause: e });
+    const core = drive(rec, cancelled);
+    const runs = new RunRecorder();
+    const runsCore = drive(runs, new Set());
+    assert.deepEqual(runsCore.stats(), core.stats(), `${where}: counters with runs`);
+    for (const { req } of w.arrivals) {
+      assert.deepEqual(runs.of(req.id), rec.of(req.id), `${where}: ${req.id} with runs`);
     }
     let failed = 0;
     for (const { req } of w.arrivals) {

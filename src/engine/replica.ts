@@ -23,6 +23,7 @@ import { KvCacheManager } from './kv-cache-manager.ts';
 import { Scheduler } from './scheduler.ts';
 import { StepCosts } from './step-costs.ts';
 import { NO_PAUSE, Seq, SeqState, contextLimits, prefillRemaining } from './sequence.ts';
+import { DETACHED, type SteadyDecodes, steadyAllowed } from './steady-decodes.ts';
 import { TokenRuns } from './token-runs.ts';
 import { type StepShape, type TimingProfile, clearShape, emptyShape } from './timing/profile.ts';
 
@@ -55,6 +56,8 @@ export class ReplicaCore<R extends EngineRequest> {
   private cancelledInFlight = 0;
   /** Decode tokens in runs, for a listener that takes them so; null: each token reported. */
   private readonly runs: TokenRuns<R> | null;
+  /** Decode tokens the step being finished added to runs. */
+  private continuing = 0;
 
   constructor(config: EngineConfig, profile: TimingProfile, listener: EngineListener<R>) {
     this.config = config;
@@ -78,11 +81,13 @@ export class ReplicaCore<R extends EngineRequest> {
       this.kv,
       this.counters,
       new StepCosts(profile, this.swapMsPerBlock),
+      this.runs !== null && steadyAllowed(config),
     );
   }
 
   /** Every live sequence: running, waiting, or paused for a tool call (audits). */
   sequences(): IterableIterator<Seq<R>> {
+    this.scheduler.steady?.sync();
     return this.byId.values();
   }
 
@@ -132,9 +137,11 @@ export class ReplicaCore<R extends EngineRequest> {
   cancel(id: string, _nowMs: Ms): boolean {
     const s = this.byId.get(id);
     if (s === undefined) return false;
+    const sch = this.scheduler;
+    // A member of the steady head leaves it with its real counts, not through the running list.
+    const steady = sch.steady?.remove(s) ?? false;
     this.runs?.end(s);
     this.byId.delete(id);
-    const sch = this.scheduler;
     sch.pendingPrefill -= prefillRemaining(s);
     this.counters.cancelled++;
     if (s.state === SeqState.Running) {
@@ -142,6 +149,7 @@ export class ReplicaCore<R extends EngineRequest> {
       sch.numRunning--;
       if (s.paused || s.held) sch.unmarkIdle();
       s.state = SeqState.Cancelled;
+      if (steady) return true;
       if (this.inFlight) this.cancelledInFlight++;
       else sch.running.splice(sch.running.indexOf(s), 1);
     } else {
@@ -199,67 +207,41 @@ export class ReplicaCore<R extends EngineRequest> {
   finishStep(nowMs: Ms): void {
     if (!this.inFlight)
       throw new EngineInvariantError('engine: finishStep without a step in flight');
-    const { listener, kv, counters, runs } = this;
+    const { counters, runs } = this;
     const sch = this.scheduler;
     const running = sch.running;
-    const n = running.length;
     runs?.stepEnded(nowMs);
-    let continuing = 0;
+    this.continuing = 0;
+    const steady = sch.steady;
+    let detached = false;
+    if (steady !== null && steady.planned) {
+      // The steady head, in admission order: only members with an event take theirs one by one.
+      for (let s = steady.nextEvent(); s !== undefined; s = steady.nextEvent()) {
+        s.sched = 1;
+        this.applyStep(s, nowMs);
+        steady.afterEvent(s);
+        if (s.steadyOrd === DETACHED) detached = true;
+      }
+      const took = steady.finishStep();
+      counters.tokensGenerated += took;
+      this.continuing += took;
+    }
+    const n = running.length;
     let w = 0;
     for (let i = 0; i < n; i++) {
       const s = running[i];
       if (s.state !== SeqState.Running) continue;
-      const t = s.sched;
-      if (t === 0) {
+      if (s.sched === 0) {
         // Not in this step: its run of tokens ends.
         if (runs !== null && s.runTo > s.runFrom) runs.end(s);
         running[w++] = s;
         continue;
       }
-      s.sched = 0;
-      s.computed += t;
-      if (s.prefilling) {
-        sch.pendingPrefill -= t;
-        counters.prefillTokens += t;
-        if (s.cacheNext < s.cacheLimit) kv.commit(s);
-        if (s.computed < s.target) {
-          running[w++] = s;
-          continue;
-        }
-        s.prefilling = false;
-        if (s.emitted === 0) listener.onFirstToken(s.req, nowMs, this.stepStartMs, s.cachedTokens);
-        else listener.onToken(s.req, nowMs, s.emitted);
-        runs?.start(s);
-      } else if (runs === null) {
-        listener.onToken(s.req, nowMs, s.emitted);
-      } else if (runs.continues(s)) {
-        runs.extend(s);
-        continuing++;
-      } else {
-        runs.end(s);
-        listener.onToken(s.req, nowMs, s.emitted);
-        runs.start(s);
-      }
-      // A listener may have cancelled it while handling its token.
-      if (s.state !== SeqState.Running) continue;
-      s.emitted++;
-      counters.tokensGenerated++;
-      if (s.emitted < s.output) {
-        if (s.emitted >= s.pauseAt && this.pause(s, nowMs)) continue;
-        running[w++] = s;
-        continue;
-      }
-      s.state = SeqState.Done;
-      kv.freeSeq(s);
-      sch.numRunning--;
-      this.byId.delete(s.req.id);
-      counters.finished++;
-      runs?.end(s);
-      listener.onFinish(s.req, nowMs);
+      if (this.applyStep(s, nowMs)) running[w++] = s;
     }
     running.length = w;
     this.inFlight = false;
-    runs?.stepTokens(nowMs, continuing);
+    runs?.stepTokens(nowMs, this.continuing);
     if (this.cancelledInFlight > 0) {
       // Some were cancelled by listeners after this loop had kept them.
       let k = 0;
@@ -269,6 +251,64 @@ export class ReplicaCore<R extends EngineRequest> {
       running.length = k;
       this.cancelledInFlight = 0;
     }
+    if (steady === null || runs === null) return;
+    // A member paused in the batch: the head is no longer only decoding.
+    if (detached) steady.dissolve(running);
+    else this.joinSteady(steady, runs.step);
+  }
+
+  /**
+   * Applies the step to `s`, which was in it (`sched` tokens): its prompt chunk, or its token
+   * and what follows — its finish, its tool call. Returns whether it stays in the batch.
+   */
+  private applyStep(s: Seq<R>, nowMs: Ms): boolean {
+    const { listener, kv, counters, runs } = this;
+    const sch = this.scheduler;
+    const t = s.sched;
+    s.sched = 0;
+    s.computed += t;
+    if (s.prefilling) {
+      sch.pendingPrefill -= t;
+      counters.prefillTokens += t;
+      if (s.cacheNext < s.cacheLimit) kv.commit(s);
+      if (s.computed < s.target) return true;
+      s.prefilling = false;
+      if (s.emitted === 0) listener.onFirstToken(s.req, nowMs, this.stepStartMs, s.cachedTokens);
+      else listener.onToken(s.req, nowMs, s.emitted);
+      runs?.start(s);
+    } else if (runs === null) {
+      listener.onToken(s.req, nowMs, s.emitted);
+    } else if (runs.continues(s)) {
+      runs.extend(s);
+      this.continuing++;
+    } else {
+      runs.end(s);
+      listener.onToken(s.req, nowMs, s.emitted);
+      runs.start(s);
+    }
+    // A listener may have cancelled it while handling its token.
+    if (s.state !== SeqState.Running) return false;
+    s.emitted++;
+    counters.tokensGenerated++;
+    if (s.emitted < s.output) return !(s.emitted >= s.pauseAt && this.pause(s, nowMs));
+    s.state = SeqState.Done;
+    kv.freeSeq(s);
+    sch.numRunning--;
+    this.byId.delete(s.req.id);
+    counters.finished++;
+    runs?.end(s);
+    listener.onFinish(s.req, nowMs);
+    return false;
+  }
+
+  /** Sequences at the running list's head that only decode now join the steady head. */
+  private joinSteady(steady: SteadyDecodes<R>, step: number): void {
+    const running = this.scheduler.running;
+    let m = 0;
+    while (m < running.length && steady.eligible(running[m], step)) m++;
+    if (m === 0) return;
+    for (let i = 0; i < m; i++) steady.join(running[i], step + 1);
+    running.splice(0, m);
   }
 
   /**

@@ -9,7 +9,8 @@
  * decode step is planned once and run N times with no admission in between. When a running
  * sequence cannot grow, the most recently admitted running one is preempted (recompute, or
  * swap to host); after a preemption no new sequence is admitted that step. Work is
- * O(running + admitted) per step with no per-token allocation. Admission from the waiting queue
+ * O(running + admitted) per step with no per-token allocation; a head of the batch that only
+ * decodes is planned in one stroke (`steady-decodes.ts`). Admission from the waiting queue
  * is `admission.ts`; what a scheduled sequence adds to the step's shape, `step-shape.ts`.
  */
 import type { Ms } from '../core/request/units.ts';
@@ -26,6 +27,7 @@ import { StepEvents } from './step-events.ts';
 import type { TokenRuns } from './token-runs.ts';
 import { ADMIT_ANY, ADMIT_SWAPPED, ADMIT_WHOLE_PROMPTS, admit } from './admission.ts';
 import { addToShape } from './step-shape.ts';
+import { SteadyDecodes } from './steady-decodes.ts';
 
 /** What of the engine's configuration the scheduler plans by (documented on `EngineConfig`). */
 export type SchedulerLimits = Pick<
@@ -83,9 +85,18 @@ export class Scheduler<R extends EngineRequest> {
   readonly skipped: Seq<R>[] = [];
   /** What steps and swaps are predicted to cost (the iteration-time cap, `auto` choices). */
   readonly costs: StepCosts;
+  /** The batch's head of sequences only decoding, planned in one stroke; null when not kept. */
+  readonly steady: SteadyDecodes<R> | null;
 
-  constructor(limits: SchedulerLimits, kv: KvCacheManager, stats: EngineStats, costs: StepCosts) {
+  constructor(
+    limits: SchedulerLimits,
+    kv: KvCacheManager,
+    stats: EngineStats,
+    costs: StepCosts,
+    steady = false,
+  ) {
     this.limits = limits;
+    this.steady = steady ? new SteadyDecodes<R>(kv.blockSize) : null;
     this.kv = kv;
     this.stats = stats;
     const t = limits.longPrefillTokenThreshold ?? 0;
@@ -186,6 +197,16 @@ export class Scheduler<R extends EngineRequest> {
     let scheduled = 0;
     let decodesLeft = this.limits.decodeTokenBudget ?? Infinity;
     this.preempted = false;
+    // The steady head first, as the walk below would take it, or back into the walk.
+    const steady = this.steady;
+    if (steady !== null && steady.size > 0 && !steady.planned) {
+      if (steady.plan(shape, kv.pool, budget)) {
+        budget -= steady.size;
+        scheduled += steady.size;
+      } else {
+        steady.dissolve(running);
+      }
+    }
     for (let i = 0; i < running.length && budget > 0; i++) {
       const s = running[i];
       if (s.paused || s.held) continue;
@@ -270,7 +291,7 @@ export class Scheduler<R extends EngineRequest> {
    * back when one frees (`unhold`). One per step.
    */
   private holdForWaiting(): void {
-    if (!this.byPriority || this.running.length - this.numIdle < this.limits.maxNumSeqs) return;
+    if (!this.byPriority || this.activeRunning < this.limits.maxNumSeqs) return;
     const head = this.waiting.peekFront();
     if (head === undefined || head.state === SeqState.Cancelled) return;
     const v = seatVictim(this.running, head.req.priority ?? 0);
@@ -299,7 +320,7 @@ export class Scheduler<R extends EngineRequest> {
     const headPriority =
       head === undefined || !this.byPriority ? Infinity : (head.req.priority ?? 0);
     for (const v of this.running) {
-      if (this.running.length - this.numIdle >= maxSeqs) return;
+      if (this.activeRunning >= maxSeqs) return;
       if (!v.held) continue;
       if ((v.req.priority ?? 0) > headPriority) return;
       v.held = false;
@@ -313,7 +334,7 @@ export class Scheduler<R extends EngineRequest> {
    * may have gone to a waiting sequence while it was paused.
    */
   resumeKept(v: Seq<R>): void {
-    if (this.running.length - this.numIdle < this.limits.maxNumSeqs) this.numIdle--;
+    if (this.activeRunning < this.limits.maxNumSeqs) this.numIdle--;
     else v.held = true;
   }
 
@@ -352,7 +373,15 @@ export class Scheduler<R extends EngineRequest> {
 
   /** Sequences in the batch that are scheduled (not paused, not held). */
   get activeRunning(): number {
-    return this.running.length - this.numIdle;
+    return this.running.length + (this.steady?.size ?? 0) - this.numIdle;
+  }
+
+  /** The whole batch in admission order, every count real (audits). */
+  batch(): Seq<R>[] {
+    const steady = this.steady;
+    if (steady === null) return this.running;
+    steady.sync();
+    return [...steady.members, ...this.running];
   }
 
   /** A released paused sequence resumes: to the front of the waiting queue. */

@@ -12,6 +12,9 @@ import { NO_RUN } from './token-runs.ts';
 /** `Seq.pauseAt` of a sequence with no tool call ahead: beyond any output (and a small integer). */
 export const NO_PAUSE = 2 ** 30;
 
+/** `Seq.steadyOrd` of a sequence in no steady group (steady-decodes.ts). */
+export const NOT_STEADY = -1;
+
 export const SeqState = { Waiting: 0, Running: 1, Swapped: 2, Done: 3, Cancelled: 4 } as const;
 export type SeqState = (typeof SeqState)[keyof typeof SeqState];
 
@@ -62,6 +65,16 @@ export class Seq<R extends EngineRequest> {
   pauseAt: number;
   /** When its current pause began. */
   pausedAtMs = 0;
+  // In a replica's steady group (steady-decodes.ts): its order there (`NOT_STEADY` when in
+  // none), its counts as of step steadyK0 (computed and emitted as offsets from the step
+  // number), the phase of its block allocations, and the step of its next event.
+  steadyOrd = NOT_STEADY;
+  steadyK0 = 0;
+  steadyCOff = 0;
+  steadyEOff = 0;
+  steadyB0 = 0;
+  steadyPhase = 0;
+  steadyEventK = 0;
 
   // Prefix caching: entry j spans `entryTokens` (a multiple of both the hash block and the KV
   // block) and is named by hashes[(j + 1) · stride − 1]. cacheLimit = 0 disables it.

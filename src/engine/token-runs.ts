@@ -24,6 +24,11 @@ const MASK = RING - 1;
 /** `Seq.runFrom`/`runTo` of a sequence with no run open (its next token is reported alone). */
 export const NO_RUN = -2;
 
+/** The step at which `s`'s run, if it goes on, fills the ring and is reported. */
+export function reportsAt(s: Seq<EngineRequest>): number {
+  return s.runFrom + MASK;
+}
+
 /** The ends of a replica's recent steps, by step number. */
 export interface StepEnds {
   endMs(step: number): Ms;
