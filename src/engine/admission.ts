@@ -12,6 +12,7 @@ import type { EngineRequest } from './engine-types.ts';
 import type { Scheduler } from './scheduler.ts';
 import { type Seq, SeqState } from './sequence.ts';
 import { addToShape } from './step-shape.ts';
+import { unhold } from './holds.ts';
 import type { StepShape } from './timing/profile.ts';
 
 export const ADMIT_ANY = 0;
@@ -34,7 +35,7 @@ export function admit<R extends EngineRequest>(
   const maxSeqs = sch.limits.maxNumSeqs;
   let budget = budgetIn;
   let admitted = 0;
-  sch.unhold(maxSeqs);
+  unhold(sch, maxSeqs);
   const lora = sch.lora;
   if (lora !== null) lora.beginStep(scheduledAdapters(running));
   while (budget > 0) {

@@ -22,18 +22,11 @@ import { resolveCpuBlocks, resolveGpuBlocks } from './kv-capacity.ts';
 import { KvCacheManager } from './kv-cache-manager.ts';
 import { Scheduler } from './scheduler.ts';
 import { StepCosts } from './step-costs.ts';
-import { NO_PAUSE, Seq, SeqState, contextLimits, prefillRemaining } from './sequence.ts';
+import { Seq, SeqState, contextLimits, prefillRemaining } from './sequence.ts';
 import { DETACHED, type SteadyDecodes, steadyAllowed } from './steady-decodes.ts';
 import { TokenRuns } from './token-runs.ts';
+import { ToolPauses } from './tool-pauses.ts';
 import { type StepShape, type TimingProfile, clearShape, emptyShape } from './timing/profile.ts';
-
-/** Under `toolKv: auto`, the expected tool wait up to which KV is kept. */
-const DEFAULT_TOOL_KEEP_MS = 2_000;
-/** KV is short when fewer than this share of its blocks are free: a paused sequence gives way. */
-const KV_SHORT_RATIO = 0.1;
-/** Weight of the newest tool wait in the replica's expectation (an EWMA over ~10). */
-const TOOL_WAIT_EWMA = 0.1;
-const NO_PAUSES: readonly { id: string; atMs: Ms }[] = Object.freeze([]);
 
 export class ReplicaCore<R extends EngineRequest> {
   readonly config: EngineConfig;
@@ -44,11 +37,7 @@ export class ReplicaCore<R extends EngineRequest> {
   private readonly shape: StepShape = emptyShape();
   private readonly byId = new Map<string, Seq<R>>();
   private readonly swapMsPerBlock: Ms;
-  /** Pauses not yet handed to the driver. */
-  private pauses: { id: string; atMs: Ms }[] = [];
-  /** Tool waits seen on this replica (EWMA), which `auto` weighs: until one, keep. */
-  private toolWaitMs = 0;
-  private toolWaits = 0;
+  private readonly tools: ToolPauses<R>;
   private readonly counters: EngineStats = createStats();
   private inFlight = false;
   private stepStartMs: Ms = 0;
@@ -82,6 +71,14 @@ export class ReplicaCore<R extends EngineRequest> {
       this.counters,
       new StepCosts(profile, this.swapMsPerBlock),
       this.runs !== null && steadyAllowed(config),
+    );
+    this.tools = new ToolPauses(
+      config,
+      this.kv,
+      this.scheduler,
+      this.counters,
+      listener,
+      this.runs,
     );
   }
 
@@ -290,7 +287,7 @@ export class ReplicaCore<R extends EngineRequest> {
     if (s.state !== SeqState.Running) return false;
     s.emitted++;
     counters.tokensGenerated++;
-    if (s.emitted < s.output) return !(s.emitted >= s.pauseAt && this.pause(s, nowMs));
+    if (s.emitted < s.output) return !(s.emitted >= s.pauseAt && this.tools.pause(s, nowMs));
     s.state = SeqState.Done;
     kv.freeSeq(s);
     sch.numRunning--;
@@ -311,80 +308,19 @@ export class ReplicaCore<R extends EngineRequest> {
     running.splice(0, m);
   }
 
-  /**
-   * `s` reached a tool call: it pauses until the call returns, its KV kept (it stays in the
-   * running batch, holding its blocks and its seat, skipped), swapped or dropped (it leaves the
-   * batch) as `toolKv` says. Returns true when it left the batch. The driver resumes it when the
-   * call returns (`takePauses`, `resume`).
-   */
-  private pause(s: Seq<R>, nowMs: Ms): boolean {
-    const calls = s.req.toolCalls as NonNullable<R['toolCalls']>;
-    const call = calls[s.toolNext++];
-    s.pauseAt = calls[s.toolNext]?.afterTokens ?? NO_PAUSE;
-    s.paused = true;
-    s.pausedAtMs = nowMs;
-    this.pauses.push({ id: s.req.id, atMs: nowMs + call.waitMs });
-    this.runs?.end(s);
-    const kv = this.toolKvFor(s);
-    this.listener.onPause?.(s.req, nowMs, kv);
-    if (kv === 'keep') {
-      this.counters.toolPausesKeep++;
-      this.scheduler.markIdle();
-      return false;
-    }
-    // Called while the step's end compacts the batch: it is left out there, not spliced here.
-    const done = this.scheduler.release(s, kv === 'swap', false);
-    if (done === 'swap') this.counters.toolPausesSwap++;
-    else this.counters.toolPausesDrop++;
-    return true;
-  }
-
-  /** What a pausing sequence does with its KV (`ToolKvMode`). */
-  private toolKvFor(s: Seq<R>): 'keep' | 'swap' | 'drop' {
-    const mode = this.config.toolKv ?? 'auto';
-    if (mode !== 'auto') return mode;
-    const keepMs = this.config.toolKeepMs ?? DEFAULT_TOOL_KEEP_MS;
-    const short = this.kv.pool.freeBlocks < KV_SHORT_RATIO * this.kv.pool.totalBlocks;
-    if (this.toolWaitMs <= keepMs && !short) return 'keep';
-    return this.scheduler.costs.swapIsCheaper(s) ? 'swap' : 'drop';
-  }
-
   /** Pauses begun since the last call, each with when its tool call returns: the driver's timers. */
   takePauses(): readonly { id: string; atMs: Ms }[] {
-    const out = this.pauses;
-    // Asked after every step: a step without a pause allocates nothing.
-    if (out.length === 0) return NO_PAUSES;
-    this.pauses = [];
-    return out;
+    return this.tools.take();
   }
 
   /**
-   * The tool call of `id` returned at `nowMs`: its result joins the context to be prefilled, and
-   * the sequence goes on — in the batch if its KV was kept, else from the front of the waiting
-   * queue. False if it is gone (cancelled).
+   * The tool call of `id` returned at `nowMs`: its sequence goes on (`ToolPauses.resume`).
+   * False if it is gone (cancelled) or not paused.
    */
   resume(id: string, nowMs: Ms): boolean {
     const s = this.byId.get(id);
     if (s === undefined || !s.paused) return false;
-    const call = (s.req.toolCalls as NonNullable<R['toolCalls']>)[s.toolNext - 1];
-    const waited = nowMs - s.pausedAtMs;
-    this.counters.toolPausedMs += waited;
-    this.counters.toolResumes++;
-    this.toolWaitMs =
-      this.toolWaits++ === 0
-        ? waited
-        : this.toolWaitMs + TOOL_WAIT_EWMA * (waited - this.toolWaitMs);
-    s.paused = false;
-    // The context to compute now: its last token (emitted, not yet in KV) and the tool's result
-    // — and, dropped, everything before them again.
-    const before = prefillRemaining(s);
-    s.toolTokens += call.resultTokens;
-    s.target = s.input + s.toolTokens + s.emitted;
-    s.prefilling = true;
-    this.scheduler.pendingPrefill += prefillRemaining(s) - before;
-    if (s.state === SeqState.Running) this.scheduler.resumeKept(s);
-    else this.scheduler.requeue(s);
-    this.listener.onResume?.(s.req, nowMs);
+    this.tools.resume(s, nowMs);
     return true;
   }
 

@@ -22,7 +22,8 @@ import { type Seq, SeqState, prefillRemaining } from './sequence.ts';
 import type { StepShape } from './timing/profile.ts';
 import type { StepCosts } from './step-costs.ts';
 import { LoraSlots } from './lora-slots.ts';
-import { idleFromBack, seatVictim, slackVictim } from './victims.ts';
+import { idleFromBack, slackVictim } from './victims.ts';
+import { holdForWaiting, unhold } from './holds.ts';
 import { StepEvents } from './step-events.ts';
 import type { TokenRuns } from './token-runs.ts';
 import { ADMIT_ANY, ADMIT_SWAPPED, ADMIT_WHOLE_PROMPTS, admit } from './admission.ts';
@@ -159,8 +160,8 @@ export class Scheduler<R extends EngineRequest> {
    * within the budget, then waiting ones FIFO, the last possibly with a chunk of its prompt.
    */
   private scheduleChunked(shape: StepShape): number {
-    this.holdForWaiting();
-    this.unhold(this.limits.maxNumSeqs);
+    holdForWaiting(this);
+    unhold(this, this.limits.maxNumSeqs);
     const budget =
       this.limits.maxIterationMs === undefined
         ? this.limits.maxBatchedTokens
@@ -178,7 +179,7 @@ export class Scheduler<R extends EngineRequest> {
    * and overload shows as slower tokens rather than as queueing.
    */
   private schedulePrefillFirst(shape: StepShape): number {
-    this.unhold(this.limits.maxNumSeqs);
+    unhold(this, this.limits.maxNumSeqs);
     const admitted = admit(this, shape, this.limits.maxBatchedTokens, ADMIT_WHOLE_PROMPTS);
     if (admitted > 0) return admitted;
     const scheduled = this.scheduleRunning(shape, Infinity);
@@ -282,60 +283,6 @@ export class Scheduler<R extends EngineRequest> {
 
   unmarkIdle(): void {
     this.numIdle--;
-  }
-
-  /**
-   * Priority scheduling, before a step is planned: when every seat is taken and the waiting
-   * queue's head has a strictly higher priority than the lowest-priority scheduled sequence,
-   * that sequence gives its seat and keeps its KV (a compute-only preemption); it takes a seat
-   * back when one frees (`unhold`). One per step.
-   */
-  private holdForWaiting(): void {
-    if (!this.byPriority || this.activeRunning < this.limits.maxNumSeqs) return;
-    const head = this.waiting.peekFront();
-    if (head === undefined || head.state === SeqState.Cancelled) return;
-    const v = seatVictim(this.running, head.req.priority ?? 0);
-    if (v === undefined) return;
-    v.held = true;
-    this.numIdle++;
-    this.stats.preemptions++;
-    this.stats.preemptionsKeep++;
-    this.events.record('keep', v);
-  }
-
-  /**
-   * Held sequences take free seats back in batch order, before any waiting sequence — under
-   * priority scheduling, unless the request admission would take next (a TTFT boost included)
-   * has a higher priority than theirs. Planning does this before it schedules the batch,
-   * admission before it admits.
-   */
-  unhold(maxSeqs: number): void {
-    if (this.numIdle === 0) return;
-    // The request admission would take next, a TTFT boost included (a cancelled one is gone).
-    let head = this.waiting.peekFront(this.boosted);
-    while (head?.state === SeqState.Cancelled) {
-      this.waiting.popFront();
-      head = this.waiting.peekFront(this.boosted);
-    }
-    const headPriority =
-      head === undefined || !this.byPriority ? Infinity : (head.req.priority ?? 0);
-    for (const v of this.running) {
-      if (this.activeRunning >= maxSeqs) return;
-      if (!v.held) continue;
-      if ((v.req.priority ?? 0) > headPriority) return;
-      v.held = false;
-      this.numIdle--;
-    }
-  }
-
-  /**
-   * A sequence paused for a tool call with its KV kept resumes: scheduled again if a seat is
-   * free, else held — in the batch with its KV, unscheduled — until one is (`unhold`): its seat
-   * may have gone to a waiting sequence while it was paused.
-   */
-  resumeKept(v: Seq<R>): void {
-    if (this.activeRunning < this.limits.maxNumSeqs) this.numIdle--;
-    else v.held = true;
   }
 
   /**
