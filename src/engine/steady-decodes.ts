@@ -26,12 +26,13 @@
  * `≡ steadyPhase (mod blockSize)` from `k0` on: it had `room` < blockSize free slots at `k0`,
  * so its first new block is at `k0 + room`, and `steadyPhase = (k0 + room) mod blockSize`.
  */
-import type { EngineRequest } from './engine-types.ts';
+import type { EngineConfig, EngineRequest } from './engine-types.ts';
 import { EngineInvariantError } from './invariant.ts';
 import type { KvBlockPool } from './kv-block-pool.ts';
 import { NOT_STEADY, type Seq, SeqState } from './sequence.ts';
 import type { StepShape } from './timing/profile.ts';
 import { reportsAt } from './token-runs.ts';
+import { BinaryHeap } from '../core/stats/binary-heap.ts';
 
 /**
  * `Seq.steadyOrd` of a member that paused for a tool call in this step with its KV kept: its
@@ -65,8 +66,12 @@ export class SteadyDecodes<R extends EngineRequest> {
   /** Σ steadyCOff: the members' computed tokens before step k are this + size · k. */
   private sumCOff = 0;
   private nextOrd = 0;
-  /** Members by (steadyEventK, steadyOrd): a binary heap. */
-  private readonly heap: Seq<R>[] = [];
+  /** Members by their next event: (steadyEventK, steadyOrd). */
+  private readonly events = new BinaryHeap<Seq<R>>(
+    (a, b) =>
+      a.steadyEventK < b.steadyEventK ||
+      (a.steadyEventK === b.steadyEventK && a.steadyOrd < b.steadyOrd),
+  );
 
   constructor(blockSize: number) {
     this.blockSize = blockSize;
@@ -99,7 +104,7 @@ export class SteadyDecodes<R extends EngineRequest> {
     this.dueByPhase[s.steadyPhase]++;
     this.sumCOff += s.steadyCOff;
     this.members.push(s);
-    this.heapPush(s);
+    this.events.push(s);
   }
 
   /**
@@ -123,9 +128,9 @@ export class SteadyDecodes<R extends EngineRequest> {
 
   /** The next member whose event is at step `k` (being finished), in admission order; undefined when none is left. */
   nextEvent(): Seq<R> | undefined {
-    const top = this.heap[0];
+    const top = this.events.peek();
     if (top === undefined || top.steadyEventK !== this.k) return undefined;
-    this.heapPop();
+    this.events.pop();
     this.cursor = this.members.indexOf(top);
     // Its counts before its token: the caller applies the token one by one.
     this.write(top, false);
@@ -154,7 +159,7 @@ export class SteadyDecodes<R extends EngineRequest> {
       this.rebase(s, this.k + 1);
       this.dueByPhase[s.steadyPhase]++;
       this.sumCOff += s.steadyCOff;
-      this.heapPush(s);
+      this.events.push(s);
     }
   }
 
@@ -184,7 +189,7 @@ export class SteadyDecodes<R extends EngineRequest> {
       this.write(s, took);
       if (this.planned && !took) this.silenced++;
       this.forget(s);
-      this.heapRemove(s);
+      this.events.remove(s);
     }
     s.steadyOrd = NOT_STEADY;
     this.removeAt(i);
@@ -210,7 +215,7 @@ export class SteadyDecodes<R extends EngineRequest> {
     }
     running.unshift(...back);
     this.members.length = 0;
-    this.heap.length = 0;
+    this.events.clear();
     this.dueByPhase.fill(0);
     this.sumCOff = 0;
   }
@@ -250,68 +255,6 @@ export class SteadyDecodes<R extends EngineRequest> {
     this.members.splice(i, 1);
     if (i < this.cursor) this.cursor--;
   }
-
-  private before(a: Seq<R>, b: Seq<R>): boolean {
-    return (
-      a.steadyEventK < b.steadyEventK ||
-      (a.steadyEventK === b.steadyEventK && a.steadyOrd < b.steadyOrd)
-    );
-  }
-
-  private heapPush(s: Seq<R>): void {
-    const h = this.heap;
-    h.push(s);
-    this.siftUp(h.length - 1);
-  }
-
-  private heapPop(): void {
-    const h = this.heap;
-    const last = h.pop() as Seq<R>;
-    if (h.length > 0) {
-      h[0] = last;
-      this.siftDown(0);
-    }
-  }
-
-  private heapRemove(s: Seq<R>): void {
-    const h = this.heap;
-    const i = h.indexOf(s);
-    if (i < 0) return;
-    const last = h.pop() as Seq<R>;
-    if (i === h.length) return;
-    h[i] = last;
-    this.siftDown(i);
-    this.siftUp(i);
-  }
-
-  private siftUp(from: number): void {
-    const h = this.heap;
-    let i = from;
-    const s = h[i];
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!this.before(s, h[p])) break;
-      h[i] = h[p];
-      i = p;
-    }
-    h[i] = s;
-  }
-
-  private siftDown(from: number): void {
-    const h = this.heap;
-    const n = h.length;
-    let i = from;
-    const s = h[i];
-    for (;;) {
-      let c = 2 * i + 1;
-      if (c >= n) break;
-      if (c + 1 < n && this.before(h[c + 1], h[c])) c++;
-      if (!this.before(h[c], s)) break;
-      h[i] = h[c];
-      i = c;
-    }
-    h[i] = s;
-  }
 }
 
 /** How many steps in [from, to] are ≡ phase (mod m). */
@@ -321,15 +264,18 @@ function countPhase(from: number, to: number, phase: number, m: number): number 
 }
 
 /** Whether a replica with this configuration, reporting decode tokens in runs, keeps a group. */
-export function steadyAllowed(c: {
-  readonly chunkedPrefill: boolean;
-  readonly schedulerSteps: number;
-  readonly schedulingPolicy?: string;
-  readonly decodeTokenBudget?: number;
-  readonly maxIterationMs?: number;
-  readonly preemptionVictims?: string;
-  readonly loraModules?: readonly string[];
-}): boolean {
+export function steadyAllowed(
+  c: Pick<
+    EngineConfig,
+    | 'chunkedPrefill'
+    | 'schedulerSteps'
+    | 'schedulingPolicy'
+    | 'decodeTokenBudget'
+    | 'maxIterationMs'
+    | 'preemptionVictims'
+    | 'loraModules'
+  >,
+): boolean {
   return (
     c.chunkedPrefill &&
     c.schedulerSteps <= 1 &&

@@ -5,6 +5,7 @@
  */
 import type { TimerHandle } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
+import { BinaryHeap } from '../core/stats/binary-heap.ts';
 
 /** One scheduled event; it is its own timer handle (cancelled: its function dropped). */
 export class SimEvent implements TimerHandle {
@@ -24,50 +25,25 @@ export class SimEvent implements TimerHandle {
 }
 
 export class EventQueue {
-  private heap: SimEvent[] = [];
+  private readonly heap = new BinaryHeap<SimEvent>(before);
   private nextSeq = 0;
 
   get size(): number {
-    return this.heap.length;
+    return this.heap.size;
   }
 
   peek(): SimEvent | undefined {
-    return this.heap[0];
+    return this.heap.peek();
   }
 
   push(at: Ms, fn: () => void): SimEvent {
     const event = new SimEvent(at, this.nextSeq++, fn);
-    const heap = this.heap;
-    heap.push(event);
-    let i = heap.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(event, heap[parent])) break;
-      heap[i] = heap[parent];
-      i = parent;
-    }
-    heap[i] = event;
+    this.heap.push(event);
     return event;
   }
 
   pop(): SimEvent | undefined {
-    const heap = this.heap;
-    const top = heap[0];
-    const last = heap.pop();
-    if (heap.length === 0 || last === undefined) return top;
-    let i = 0;
-    const n = heap.length;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= n) break;
-      const right = left + 1;
-      const child = right < n && before(heap[right], heap[left]) ? right : left;
-      if (!before(heap[child], last)) break;
-      heap[i] = heap[child];
-      i = child;
-    }
-    heap[i] = last;
-    return top;
+    return this.heap.pop();
   }
 }
 
