@@ -22,8 +22,7 @@ import { RunLengthSamples } from '../core/observe/run-length-samples.ts';
 import { TokenClock } from './token-clock.ts';
 import type { Report } from '../core/observe/report.ts';
 import { runReport } from './run-report.ts';
-import type { EngineConfig, EngineListener } from '../engine/engine-types.ts';
-import type { StepEnds } from '../engine/token-runs.ts';
+import type { EngineConfig } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { Fleet, type PrefillSpec } from './fleet.ts';
@@ -33,6 +32,7 @@ import type { AutoscaleOptions } from './autoscaling.ts';
 import { FleetScaling } from './fleet-scaling.ts';
 import { isGood } from '../core/observe/slo-judge.ts';
 import { RequestTracker } from './request-tracker.ts';
+import { trackerListener } from './tracker-listener.ts';
 import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
 
 export interface SimulationOptions extends CapacityEventOptions {
@@ -98,63 +98,17 @@ export function simulate(opts: SimulationOptions): Report {
     door.settle(t, t.req.inputTokens + outputTokens);
   };
 
-  // Read on every token: a plain constant, decided before any engine event can fire.
-  const followTokens = followsTokens(opts.policy);
-  const listener: EngineListener<RequestTracker> = {
-    onPrefillStart(t, atMs) {
-      if (t.prefillStartMs === undefined) t.prefillStartMs = atMs;
-    },
-    onFirstToken(t, atMs, stepStartMs, cachedTokens) {
-      if (t.resumedAfter > 0) {
-        // A stream resumed on another replica: its next token, after the gap of the move.
-        const gap = t.recordToken(atMs);
-        if (gap >= 0) itl.add(gap);
-        if (t.ticket !== null) pipeline.firstToken(t.ticket, atMs - t.attemptOfferedMs);
-        return;
-      }
-      t.firstTokenMs = atMs;
-      t.firstStepStartMs = stepStartMs;
-      t.lastTokenMs = atMs;
-      t.cachedTokens += cachedTokens;
-      t.streamed = 1;
-      if (t.ticket !== null) pipeline.firstToken(t.ticket, atMs - t.req.arrivalMs);
-    },
-    onToken(t, atMs) {
-      const gap = t.recordToken(atMs);
-      if (gap >= 0) itl.add(gap);
-      if (followTokens && t.ticket !== null) pipeline.token(t.ticket, atMs);
-    },
-    // Unless the control plane follows every token, decode tokens come in runs: a request's
-    // state is visited once per run, the pooled gaps once per step (token-runs.ts).
-    ...(followTokens
-      ? {}
-      : {
-          onTokenRun(t: RequestTracker, steps: StepEnds, from: number, to: number) {
-            t.recordRun(steps, from, to);
-          },
-          onStepTokens(gapMs: Ms, count: number) {
-            itl.add(gapMs, count);
-          },
-        }),
-    onFinish(t) {
-      endAttempt(t, t.streamed, true);
-      finish(t, 'completed');
-      pump();
-      sampleSpread();
-    },
-    onPreempt(t) {
-      t.preemptions++;
-    },
-    onPause(t) {
-      t.paused();
-    },
-    onFail(t, _atMs, reason) {
-      endAttempt(t, t.streamed, false);
-      t.failReason = reason;
-      finish(t, 'failed');
-      pump();
-    },
-  };
+  const listener = trackerListener({
+    itl,
+    // Read on every token: a plain constant, decided before any engine event can fire.
+    followTokens: followsTokens(opts.policy),
+    firstToken: (ticket, ttftMs) => pipeline.firstToken(ticket, ttftMs),
+    token: (ticket, atMs) => pipeline.token(ticket, atMs),
+    endAttempt: (t, completed) => endAttempt(t, t.streamed, completed),
+    finish,
+    pump: () => pump(),
+    sampleSpread: () => sampleSpread(),
+  });
 
   // A precise prefix index is fed by the engines' own KV events.
   const kvEvents =
