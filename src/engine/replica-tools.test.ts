@@ -93,42 +93,36 @@ for (const toolKv of ['keep', 'swap', 'drop'] as const) {
   });
 }
 
-test('a kept pause holds its KV but not its seat: a waiting request runs meanwhile', () => {
-  const rec = new Recorder();
-  const core = new ReplicaCore<EngineRequest>(
-    testConfig({ toolKv: 'keep', maxNumSeqs: 1 }),
-    constProfile(10),
-    rec,
-  );
-  core.add(agent('a'), 0);
-  core.add({ id: 'c', inputTokens: 20, outputTokens: 2 }, 0);
-  drive(core);
-  assertTokensInOrder(rec, 'a', 6);
-  assertTokensInOrder(rec, 'c', 2);
-  // c ran and finished while a's tool ran, a's KV kept.
-  const cDone = rec.lines.findIndex((l) => l.endsWith('finish c'));
-  const aResumed = rec.lines.findIndex((l) => l.includes('token a 3'));
-  assert.ok(cDone >= 0 && cDone < aResumed, rec.lines.join('\n'));
-});
-
-test('a kept pause whose tool returns to a full batch waits for a seat, its KV held; then goes on', () => {
-  const rec = new Recorder();
-  const core = new ReplicaCore<EngineRequest>(
-    testConfig({ toolKv: 'keep', maxNumSeqs: 1 }),
-    constProfile(10),
-    rec,
-  );
-  core.add(agent('a'), 0);
-  // c outlasts a's 50 ms tool: a is back before c's seat frees.
-  core.add({ id: 'c', inputTokens: 20, outputTokens: 20 }, 0);
-  // drive() audits every step: never more scheduled than max_num_seqs.
-  drive(core);
-  assertTokensInOrder(rec, 'a', 6);
-  assertTokensInOrder(rec, 'c', 20);
-  const cDone = rec.lines.findIndex((l) => l.endsWith('finish c'));
-  const aResumed = rec.lines.findIndex((l) => l.includes('token a 3'));
-  assert.ok(cDone >= 0 && cDone < aResumed, rec.lines.join('\n'));
-});
+for (const c of [
+  {
+    name: 'a kept pause holds its KV but not its seat: a waiting request runs meanwhile',
+    output: 2,
+  },
+  {
+    // c outlasts a's 50 ms tool: a is back before c's seat frees.
+    name: 'a kept pause whose tool returns to a full batch waits for a seat, its KV held; then goes on',
+    output: 20,
+  },
+]) {
+  test(c.name, () => {
+    const rec = new Recorder();
+    const core = new ReplicaCore<EngineRequest>(
+      testConfig({ toolKv: 'keep', maxNumSeqs: 1 }),
+      constProfile(10),
+      rec,
+    );
+    core.add(agent('a'), 0);
+    core.add({ id: 'c', inputTokens: 20, outputTokens: c.output }, 0);
+    // drive() audits every step: never more scheduled than max_num_seqs.
+    drive(core);
+    assertTokensInOrder(rec, 'a', 6);
+    assertTokensInOrder(rec, 'c', c.output);
+    // c ran and finished while a's tool ran (or a waited for c's seat), a's KV kept.
+    const cDone = rec.lines.findIndex((l) => l.endsWith('finish c'));
+    const aResumed = rec.lines.findIndex((l) => l.includes('token a 3'));
+    assert.ok(cDone >= 0 && cDone < aResumed, rec.lines.join('\n'));
+  });
+}
 
 test('priority scheduling: a higher-priority arrival takes a seat from a lower-priority sequence, which keeps its KV and resumes', () => {
   const rec = new Recorder();

@@ -73,9 +73,10 @@ export class RunLengthSamples {
 
   /**
    * The distinct values ascending, each with its total count. The runs are sorted by a radix
-   * sort over their doubles' 64 bits, counts carried along (`radixSort`). (Sorting the values natively and then finding each run's value among them, by
-   * binary search or a bucket index, took most of the time; a comparator sort or a Map over
-   * millions of runs would dominate the whole simulation.)
+   * sort over their doubles' 64 bits, counts carried along (`radixSort`). (Sorting the values
+   * natively and then finding each run's value among them, by binary search or a bucket index,
+   * took most of the time; a comparator sort or a Map over millions of runs would dominate the
+   * whole simulation.)
    */
   private distinct(): { values: Float64Array; counts: Float64Array } {
     const size = this.runs;
@@ -116,16 +117,6 @@ export class RunLengthSamples {
       }
     }
     return { values: values.subarray(0, distinct), counts: counts.subarray(0, distinct) };
-  }
-
-  private forEachRun(fn: (value: number, count: number, index: number) => void): void {
-    let index = 0;
-    for (let c = 0; c < this.valueChunks.length; c++) {
-      const values = this.valueChunks[c];
-      const counts = this.countChunks[c];
-      const size = c === this.valueChunks.length - 1 ? this.fill : CHUNK;
-      for (let i = 0; i < size; i++) fn(values[i], counts[i], index++);
-    }
   }
 }
 
