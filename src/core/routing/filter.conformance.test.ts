@@ -71,6 +71,26 @@ test('flow-fit keeps the replicas where the next step stays fast, else the slow 
   );
 });
 
+test('flow-fit-any keeps the fast replicas, and a slow one only where its cache saves prefill', () => {
+  // Replicas 0 and 2 fit fast, 1 and 3 slow, 4 not at all; 3's cache holds more of the prompt
+  // than either fast one's, 1's no more.
+  const { replicas, ctx } = routeFleet([0, 0, 0, 0, 0]);
+  const kinds = ['fast', 'slow', 'fast', 'slow', 'no'] as const;
+  const at = new Map(ctx.ledger.replicas.map((a, i) => [a, kinds[i]]));
+  const flow = { fit: (a: (typeof ctx.ledger.replicas)[number]) => ({ kind: at.get(a) }) };
+  const kept = (hits: number[]) => {
+    const c = { ...ctx, flow: flow as unknown as typeof ctx.flow, hits: Float64Array.from(hits) };
+    const out: typeof replicas = [];
+    FILTERS['flow-fit-any'].filter(routeRequest({ inputTokens: 6_000 }), replicas, c, out);
+    return out.map((x) => x.index);
+  };
+  assert.deepEqual(kept([0, 0, 0, 0, 0]), [0, 2]);
+  assert.deepEqual(kept([0, 2_000, 2_000, 4_000, 6_000]), [0, 2, 3]);
+  // With no fast replica, every slow one.
+  kinds.forEach((_, i) => at.set(ctx.ledger.replicas[i], i % 2 === 1 ? 'slow' : 'no'));
+  assert.deepEqual(kept([0, 0, 0, 0, 0]), [1, 3]);
+});
+
 test('servable keeps the replicas serving the adapter asked for; a base-model request goes anywhere', () => {
   const { replicas, ctx } = routeFleet([0, 0, 0]);
   const fleet = [

@@ -88,22 +88,43 @@ const servable: Filter = {
   },
 };
 
+/** Scratch for `flow-fit-any`: whether the survivor at each position fits fast. */
+const fastAt: boolean[] = [];
+
 /**
- * Flow control without its preference: every replica that may take the request now, fast or
- * acceptably slow, for a router whose scores price a slow step's stall themselves (the stream·ms
- * it costs the replica's streams) and so weigh it against the prefill a warm cache saves.
+ * Flow control with its preference weighed rather than absolute, for a router whose scores
+ * price a slow step's stall themselves (the decode time it is expected to waste beside it): the
+ * fast replicas, and the acceptably slow ones whose cache holds more of the prompt than any fast
+ * one's — a stall is worth taking only for the prefill it saves. A slow replica that saves
+ * nothing would spend its streams' tolerance of slow gaps, which the long prompts to come need,
+ * on a prefill a fast replica computes without a stall. With no fast replica, every slow one.
  */
 const flowFitAny: Filter = {
   name: 'flow-fit-any',
-  description: 'keeps every replica flow control lets take it now, fast or acceptably slow',
+  description:
+    'keeps the replicas flow control lets take it now: fast ones, and slow ones whose cache holds more of the prompt than any fast one',
   filter(r, replicas, ctx, out) {
+    let bestFastHit = -1;
     for (const x of replicas) {
       ctx.ledger.resize(x.index + 1);
-      const c = candidateOf(r, ctx.hits[x.index]);
-      if (ctx.flow.fit(ctx.ledger.replicas[x.index], c, x.kvUsage, ctx.nowMs).kind !== 'no') {
-        out.push(x);
-      }
+      const hit = ctx.hits[x.index];
+      const kind = ctx.flow.fit(
+        ctx.ledger.replicas[x.index],
+        candidateOf(r, hit),
+        x.kvUsage,
+        ctx.nowMs,
+      ).kind;
+      if (kind === 'no') continue;
+      if (kind === 'fast') bestFastHit = Math.max(bestFastHit, hit);
+      fastAt[out.length] = kind === 'fast';
+      out.push(x);
     }
+    if (bestFastHit < 0) return;
+    let kept = 0;
+    for (let i = 0; i < out.length; i++) {
+      if (fastAt[i] || ctx.hits[out[i].index] > bestFastHit) out[kept++] = out[i];
+    }
+    out.length = kept;
   },
 };
 
