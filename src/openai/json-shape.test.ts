@@ -98,3 +98,16 @@ test('a 4 MB body scans in a few milliseconds', () => {
   checkJsonShape(body);
   assert.ok(performance.now() - start < 200);
 });
+
+test('each scan starts clean: a scan cut short by a refusal leaves nothing for the next', () => {
+  // The scans share their frames; a duplicate throws with keys and depths still recorded.
+  const dup = '{"messages":[{"role":"user","role":"x"}],"a":{"b":{"c":1,"c":2}}}';
+  assert.equal(rejection(() => checkJsonShape(dup)).message, 'messages[0]: duplicate key "role"');
+  // The same keys again, in objects of their own and at the same depths, are no duplicates.
+  const ok = '{"messages":[{"role":"user"},{"role":"x"}],"a":{"b":{"c":1},"d":{"c":2}}}';
+  assert.doesNotThrow(() => checkJsonShape(ok));
+  assert.doesNotThrow(() => checkJsonShape(ok));
+  // Nor does a scan that stopped too deep leave its depth behind.
+  assert.equal(rejection(() => checkJsonShape(nested(40))).status, 400);
+  assert.ok(Array.isArray(parseJsonText(nested(MAX_JSON_DEPTH))));
+});

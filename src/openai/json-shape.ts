@@ -54,16 +54,31 @@ interface Frames {
   readonly keys: (Set<string> | undefined)[];
 }
 
+/**
+ * The scan's frames, one set for every call: a scan runs to its end (or throws) without
+ * yielding, so no two scans share them at once, and a request's scan allocates nothing up front.
+ * Each frame is reset when its container opens; a key set is cleared then too.
+ */
+const FRAMES: Frames = {
+  isObject: new Uint8Array(MAX_JSON_DEPTH + 1),
+  awaitingKey: new Uint8Array(MAX_JSON_DEPTH + 1),
+  index: new Int32Array(MAX_JSON_DEPTH + 1),
+  keyOpen: new Int32Array(MAX_JSON_DEPTH + 1),
+  keyClose: new Int32Array(MAX_JSON_DEPTH + 1),
+  keys: [],
+};
+
 /** Throws a 400 naming the path if `text` nests too deep or repeats a key in an object. */
 export function checkJsonShape(text: string): void {
-  const f: Frames = {
-    isObject: new Uint8Array(MAX_JSON_DEPTH + 1),
-    awaitingKey: new Uint8Array(MAX_JSON_DEPTH + 1),
-    index: new Int32Array(MAX_JSON_DEPTH + 1),
-    keyOpen: new Int32Array(MAX_JSON_DEPTH + 1),
-    keyClose: new Int32Array(MAX_JSON_DEPTH + 1),
-    keys: [],
-  };
+  try {
+    scan(text, FRAMES);
+  } finally {
+    // The key sets keep no request's keys past its scan.
+    for (const seen of FRAMES.keys) seen?.clear();
+  }
+}
+
+function scan(text: string, f: Frames): void {
   const { isObject, awaitingKey, index } = f;
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
