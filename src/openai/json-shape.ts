@@ -74,7 +74,7 @@ export function checkJsonShape(text: string): void {
     scan(text, FRAMES);
   } finally {
     // The key sets keep no request's keys past its scan.
-    for (const seen of FRAMES.keys) seen?.clear();
+    for (const seen of FRAMES.keys) if (seen !== undefined && seen.size > 0) seen.clear();
   }
 }
 
@@ -102,7 +102,8 @@ function scan(text: string, f: Frames): void {
       isObject[depth] = awaitingKey[depth] = c === OPEN_OBJECT ? 1 : 0;
       index[depth] = 0;
       f.keyOpen[depth] = -1;
-      f.keys[depth]?.clear();
+      const seen = f.keys[depth];
+      if (seen !== undefined && seen.size > 0) seen.clear();
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       if (depth === 0) return;
       depth--;
