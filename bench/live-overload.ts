@@ -8,12 +8,14 @@
 //               measuring time to first token as a client sees it (a new connection waits for
 //               the flood to end in Node's accept, the bare server's too: see bench/RESULTS.md);
 //   gamma     — open loop, Gamma arrivals (burstiness 0.2) at 5× the good requests per second
-//               the sustained run served, for 20 s.
+//               the sustained run served, for 20 s (`--gamma-rate R`: at R req/s instead, so
+//               that runs whose floods went differently compare at one rate).
 // Per run: what the client saw (completed 200s within the SLO — TTFT ≤ 2 s and p99 gap ≤ 80 ms
 // — refusals by code, anything else), what the gateway counted (/metrics growth) and what its
 // decision log recorded, and the promise: admitted then expired ÷ admitted.
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
-//   [--rate-multiple 5] [--burstiness 0.2] [--gamma-s 20] [--pin] [--fleet-thread]
+//   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
+//   [--fleet-thread]
 //   [--policy NAME|FILE] [--json FILE]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -31,6 +33,10 @@ const BURST = Number(flag('--burst') ?? 3000);
 const CONNECTIONS = Number(flag('--connections') ?? 1500);
 const DURATION_S = Number(flag('--duration') ?? 15);
 const RATE_MULTIPLE = Number(flag('--rate-multiple') ?? 5);
+const GAMMA_RATE = flag('--gamma-rate') === undefined ? undefined : Number(flag('--gamma-rate'));
+if (GAMMA_RATE !== undefined && !(GAMMA_RATE > 0)) {
+  throw new Error(`--gamma-rate: expected a rate above 0 req/s, got ${flag('--gamma-rate')}`);
+}
 const BURSTINESS = Number(flag('--burstiness') ?? 0.2);
 const GAMMA_S = Number(flag('--gamma-s') ?? 20);
 /** `--pin`: the gateway alone on the last core, wrk and this client on the others. */
@@ -274,7 +280,7 @@ results.push(
 const sustained = results[1];
 const wrkOut = (sustained.wrk as { outcomes?: { completed: number } } | undefined)?.outcomes;
 const goodRps = ((wrkOut?.completed ?? 0) + sustained.client.withinSlo) / DURATION_S;
-const rate = Math.max(1, RATE_MULTIPLE * goodRps);
+const rate = GAMMA_RATE ?? Math.max(1, RATE_MULTIPLE * goodRps);
 results.push(
   await measured(`gamma ${BURSTINESS} at ${rate.toFixed(1)}/s`, async () => {
     const n = Math.round(rate * GAMMA_S);
