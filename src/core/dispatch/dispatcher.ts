@@ -105,7 +105,7 @@ export class Dispatcher<H> {
       this.ledger,
       pace === null ? null : new StepPace(this.strategy.flow, pace),
     );
-    this.holds = new HeldReplicas(this.ledger);
+    this.holds = new HeldReplicas(this.ledger, spec.maxLoras);
     const index = this.router.prefix;
     this.route = {
       nowMs: 0,
@@ -357,6 +357,7 @@ export class Dispatcher<H> {
       lengths: t.lengths,
       capTokens: t.capTokens,
       expectTokens: Math.max(1, Math.min(t.capTokens, t.demand.output.p50)),
+      adapter: t.req.adapter,
       streamed: 0,
       slowGaps: 0,
       spanFromMs: 0,

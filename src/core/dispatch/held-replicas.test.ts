@@ -6,16 +6,16 @@ import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 
-/** What the book reads of a ticket: whether it is long and still waits. */
-function ticket(long = true): Ticket<string> {
-  return { long, queued: true } as unknown as Ticket<string>;
+/** What the book reads of a ticket: whether it is long, its adapter, and whether it still waits. */
+function ticket(long = true, adapter?: string): Ticket<string> {
+  return { long, queued: true, req: { adapter } } as unknown as Ticket<string>;
 }
 
 function replicas(n: number): ReplicaSnapshot[] {
   return Array.from({ length: n }, (_, index) => ({ index }) as ReplicaSnapshot);
 }
 
-function stream(replica: number, streamed: number): LedgerEntry {
+function stream(replica: number, streamed: number, adapter?: string): LedgerEntry {
   return {
     replica,
     promptTokens: 100,
@@ -24,6 +24,7 @@ function stream(replica: number, streamed: number): LedgerEntry {
     lengths: undefined,
     capTokens: 1_000,
     expectTokens: 500,
+    adapter,
     streamed,
     slowGaps: 0,
     spanFromMs: 0,
@@ -82,4 +83,27 @@ test('a hold ends when its ticket is placed (there, if that replica may take it)
   assert.equal(holds.heldFor(rc), undefined, 'routing no longer sees it held');
   holds.prune();
   assert.notEqual(holds.hold(ticket(), pool), undefined, 'its place is free again');
+});
+
+test('a request whose adapter finds no slot anywhere gets the replica where a slot frees soonest', () => {
+  const ledger = new ReplicaLedger(2);
+  // Two slots each, all taken. Replica 0's adapter b ends last at 500 − 300 = 200 tokens to go;
+  // replica 1's d at 500 − 450 = 50: its slot frees first.
+  for (const e of [
+    stream(0, 0, 'a'),
+    stream(0, 300, 'b'),
+    stream(1, 100, 'c'),
+    stream(1, 450, 'd'),
+    stream(1, 0, 'c'),
+  ]) {
+    ledger.add(e);
+  }
+  const holds = new HeldReplicas<string>(ledger, 2);
+  const pool = replicas(2);
+  assert.equal(holds.hold(ticket(false, 'a'), pool), undefined, 'its adapter runs on replica 0');
+  assert.equal(holds.hold(ticket(false), pool), undefined, 'the base model needs no slot');
+  assert.equal(holds.hold(ticket(false, 'e'), pool), 1);
+  // With a third slot the request fits somewhere as it is: nothing to hold.
+  const three = new HeldReplicas<string>(ledger, 3);
+  assert.equal(three.hold(ticket(false, 'e'), pool), undefined);
 });

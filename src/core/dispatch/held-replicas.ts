@@ -23,9 +23,12 @@ export class HeldReplicas<H> {
    */
   private held: { ticket: Ticket<H>; replica: number }[] = [];
   private readonly ledger: ReplicaLedger;
+  /** Distinct LoRA adapters a replica's batch runs at once (vLLM's max_loras). */
+  private readonly maxLoras: number;
 
-  constructor(ledger: ReplicaLedger) {
+  constructor(ledger: ReplicaLedger, maxLoras = 1) {
     this.ledger = ledger;
+    this.maxLoras = maxLoras;
   }
 
   /** The ticket `replica` is held for, while it still waits. */
@@ -55,16 +58,56 @@ export class HeldReplicas<H> {
    * replica now held for `t`, or undefined when none is (not long, held already, or no room).
    */
   hold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): number | undefined {
-    if (!t.long) return undefined;
+    const slotless = this.slotless(t, replicas);
+    if (!t.long && !slotless) return undefined;
     if (this.held.some((h) => h.ticket === t)) return undefined;
     if (this.held.length >= Math.max(1, Math.floor(replicas.length * MAX_HELD_RATIO))) {
       return undefined;
     }
     const free = replicas.filter((r) => !this.held.some((h) => h.replica === r.index));
     if (free.length === 0) return undefined;
-    const replica = this.leastCommitted(free);
+    const replica = slotless ? this.soonestSlot(free) : this.leastCommitted(free);
     this.held.push({ ticket: t, replica });
     return replica;
+  }
+
+  /**
+   * Whether `t` runs with a LoRA adapter that no replica has in flight and every replica's batch
+   * has all its adapter slots taken: it fits nowhere until one of those adapters leaves a
+   * replica, which new work of theirs would put off for ever.
+   */
+  private slotless(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): boolean {
+    const adapter = t.req.adapter;
+    if (adapter === undefined) return false;
+    for (const r of replicas) {
+      const adapters = this.ledger.replicas[r.index].adapters;
+      if (adapters.has(adapter) || adapters.size < this.maxLoras) return false;
+    }
+    return true;
+  }
+
+  /**
+   * The replica where an adapter slot frees soonest: the one with an adapter whose requests
+   * there have the fewest predicted tokens left to the last of them.
+   */
+  private soonestSlot(replicas: readonly ReplicaSnapshot[]): number {
+    let best = replicas[0].index;
+    let bestLeft = Infinity;
+    for (const r of replicas) {
+      const last = new Map<string, number>();
+      for (const e of this.ledger.replicas[r.index].entries) {
+        if (e.adapter === undefined) continue;
+        const left = Math.max(1, e.expectTokens - e.streamed);
+        last.set(e.adapter, Math.max(last.get(e.adapter) ?? 0, left));
+      }
+      for (const left of last.values()) {
+        if (left < bestLeft) {
+          best = r.index;
+          bestLeft = left;
+        }
+      }
+    }
+    return best;
   }
 
   /**

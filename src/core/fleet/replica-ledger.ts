@@ -27,6 +27,8 @@ export interface LedgerEntry {
   readonly capTokens: number;
   /** The output it was predicted to reach (its p50, within its cap): how long it should run. */
   readonly expectTokens: number;
+  /** The LoRA adapter it runs with, if any: it holds one of its replica's adapter slots. */
+  readonly adapter?: string;
   streamed: number;
   /** Slow steps (longer than its objective allows) the dispatcher has put next to it. */
   slowGaps: number;
@@ -52,6 +54,8 @@ export interface ReplicaAccount {
   reservedKvTokens: Tokens;
   /** Gap-sensitive streams per objective value (a handful of classes, so a tiny map). */
   readonly itlSlos: Map<Ms, number>;
+  /** Requests in flight per LoRA adapter: the distinct adapters its batch holds. */
+  readonly adapters: Map<string, number>;
   /** When a slow prompt was last placed here: prompts placed at that same instant share its step. */
   slowBatchMs: Ms;
   /**
@@ -100,6 +104,7 @@ export class ReplicaLedger {
         decodeContextTokens: 0,
         reservedKvTokens: 0,
         itlSlos: new Map(),
+        adapters: new Map(),
         slowBatchMs: -Infinity,
         pace: 1,
         paceTrack: {
@@ -125,6 +130,7 @@ export class ReplicaLedger {
     r.reservedKvTokens += e.kvTokens;
     r.paceTrack.batchStepMs = NaN;
     if (e.itlSloMs !== Infinity) r.itlSlos.set(e.itlSloMs, (r.itlSlos.get(e.itlSloMs) ?? 0) + 1);
+    if (e.adapter !== undefined) r.adapters.set(e.adapter, (r.adapters.get(e.adapter) ?? 0) + 1);
   }
 
   /** `e`'s first token streamed at `nowMs`. */
@@ -163,6 +169,11 @@ export class ReplicaLedger {
       const left = (r.itlSlos.get(e.itlSloMs) ?? 1) - 1;
       if (left === 0) r.itlSlos.delete(e.itlSloMs);
       else r.itlSlos.set(e.itlSloMs, left);
+    }
+    if (e.adapter !== undefined) {
+      const left = (r.adapters.get(e.adapter) ?? 1) - 1;
+      if (left === 0) r.adapters.delete(e.adapter);
+      else r.adapters.set(e.adapter, left);
     }
     this.inFlight--;
     const last = r.entries.pop() as LedgerEntry;

@@ -1,9 +1,10 @@
-// Tests for FlowControl.steadyBatch (flow-control.ts): how many requests alike a replica holds,
-// with and without a new prompt chunk in the step.
+// Tests for FlowControl (flow-control.ts): how many requests alike a replica holds, with and
+// without a new prompt chunk in the step, and the adapter slots a batch has.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlowControl } from './flow-control.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
+import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
 
 /** A decode step of 10 ms plus 1 ms per sequence; context costs nothing. */
 const spec: FleetSpec = {
@@ -38,4 +39,45 @@ test('steady batch: a step that also carries a new prompt chunk holds fewer stre
   const heavy = flow({ stepTime: { stepMs: (s) => 10 + s.decodeSeqs + s.prefillTokens / 10 } });
   assert.equal(heavy.steadyBatch(80, 1_000, 1_000, 500), 12);
   assert.equal(heavy.steadyBatch(80, 1_000, 1_000), 62);
+});
+
+test('a batch holds max_loras distinct adapters: a third waits until one of them has left', () => {
+  const ledger = new ReplicaLedger(1);
+  const a = ledger.replicas[0];
+  const entry = (adapter?: string): LedgerEntry => ({
+    replica: 0,
+    promptTokens: 100,
+    kvTokens: 200,
+    itlSloMs: 80,
+    lengths: undefined,
+    capTokens: 100,
+    expectTokens: 100,
+    adapter,
+    streamed: 0,
+    slowGaps: 0,
+    slot: -1,
+    spanFromMs: 0,
+    spanFromToken: 0,
+    spanProfileMs: 0,
+  });
+  const c = (adapter?: string) => ({ promptTokens: 100, kvTokens: 200, itlSloMs: 80, adapter });
+  const two = flow({ maxLoras: 2 });
+  const sql = [entry('sql'), entry('sql')];
+  for (const e of [...sql, entry('chat'), entry()]) ledger.add(e);
+  assert.deepEqual(
+    [...a.adapters],
+    [
+      ['sql', 2],
+      ['chat', 1],
+    ],
+  );
+  assert.equal(two.holds(a, c('sql'), 0), true, 'its adapter already runs there');
+  assert.equal(two.holds(a, c(), 0), true, 'the base model takes no slot');
+  assert.equal(two.holds(a, c('code'), 0), false, 'both slots taken');
+  assert.equal(two.fit(a, c('code'), 0, 0).kind, 'no');
+  assert.equal(flow({ maxLoras: 3 }).holds(a, c('code'), 0), true, 'a third slot');
+  ledger.remove(sql[0]);
+  assert.equal(two.holds(a, c('code'), 0), false, 'sql still runs there');
+  ledger.remove(sql[1]);
+  assert.equal(two.holds(a, c('code'), 0), true, 'sql has left: its slot is free');
 });

@@ -24,6 +24,8 @@ export interface Candidate {
   readonly kvTokens: Tokens;
   /** Infinity when the request's class sets no gap objective. */
   readonly itlSloMs: Ms;
+  /** The LoRA adapter it runs with, if any. */
+  readonly adapter?: string;
 }
 
 /**
@@ -35,6 +37,7 @@ export function candidateOf(r: RouteRequest, hitTokens: number): Candidate {
     promptTokens: r.req.inputTokens - hitTokens,
     kvTokens: r.demand.kvTokens,
     itlSloMs: r.cls.objectives.itlP99Ms ?? Infinity,
+    adapter: r.req.adapter,
   };
 }
 
@@ -78,6 +81,15 @@ export class FlowControl {
   holds(a: ReplicaAccount, c: Candidate, reportedKvUsage: number): boolean {
     const spec = this.spec;
     if (a.entries.length >= spec.maxNumSeqs) return false;
+    // A batch runs at most max_loras distinct adapters (vLLM's rule): with every slot held by
+    // another adapter's requests, this one would wait in the engine until one of them ends.
+    if (
+      c.adapter !== undefined &&
+      !a.adapters.has(c.adapter) &&
+      a.adapters.size >= (spec.maxLoras ?? 1)
+    ) {
+      return false;
+    }
     const kvLimit = spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
     const used = Math.max(a.reservedKvTokens, reportedKvUsage * spec.replicaKvTokens);
     if (used + c.kvTokens > kvLimit) return false;
