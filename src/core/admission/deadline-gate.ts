@@ -46,6 +46,7 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
     demand.kvTokens,
     demand.output.p50,
     req.tenant,
+    req.adapter,
   );
   const { waitMs, modelledWaitMs = waitMs, sureWaitMs = waitMs } = ahead;
   // A long prompt's wait is its own, not a sign of the queue's.

@@ -37,6 +37,7 @@ export function checkMemory(input: GateInput, p: MemoryGateParams): GateVerdict 
     demand.kvTokens,
     demand.output.p50,
     input.req.tenant,
+    input.req.adapter,
   );
   return {
     pass: false,

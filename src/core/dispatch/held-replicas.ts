@@ -7,7 +7,7 @@
  * decision it hands the pipeline says what was held. Routing reads the holds through
  * `heldFor` (the `held` filter, `../routing/filters.ts`).
  */
-import type { ReplicaLedger } from '../fleet/replica-ledger.ts';
+import { hasAdapterSlot, type ReplicaLedger } from '../fleet/replica-ledger.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 import { gapsToSpare } from '../routing/gap-tolerance.ts';
@@ -79,32 +79,19 @@ export class HeldReplicas<H> {
   private slotless(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): boolean {
     const adapter = t.req.adapter;
     if (adapter === undefined) return false;
-    for (const r of replicas) {
-      const adapters = this.ledger.replicas[r.index].adapters;
-      if (adapters.has(adapter) || adapters.size < this.maxLoras) return false;
-    }
-    return true;
+    const accounts = this.ledger.replicas;
+    return replicas.every((r) => !hasAdapterSlot(accounts[r.index], adapter, this.maxLoras));
   }
 
-  /**
-   * The replica where an adapter slot frees soonest: the one with an adapter whose requests
-   * there have the fewest predicted tokens left to the last of them.
-   */
+  /** The replica where an adapter slot frees soonest (`ReplicaLedger.stepsUntilAdapterSlot`). */
   private soonestSlot(replicas: readonly ReplicaSnapshot[]): number {
     let best = replicas[0].index;
-    let bestLeft = Infinity;
+    let bestSteps = Infinity;
     for (const r of replicas) {
-      const last = new Map<string, number>();
-      for (const e of this.ledger.replicas[r.index].entries) {
-        if (e.adapter === undefined) continue;
-        const left = Math.max(1, e.expectTokens - e.streamed);
-        last.set(e.adapter, Math.max(last.get(e.adapter) ?? 0, left));
-      }
-      for (const left of last.values()) {
-        if (left < bestLeft) {
-          best = r.index;
-          bestLeft = left;
-        }
+      const steps = this.ledger.stepsUntilAdapterSlot(r.index);
+      if (steps < bestSteps) {
+        best = r.index;
+        bestSteps = steps;
       }
     }
     return best;

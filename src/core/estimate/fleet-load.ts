@@ -49,7 +49,8 @@ export interface FleetLoad {
   lowerWaiting(cls: SloClassName): boolean;
   /**
    * Predicted wait of a new request of `cls` that needs `kvTokens` and prefills `promptTokens`;
-   * with `tenant`, as the band's fair order would place it.
+   * with `tenant`, as the band's fair order would place it; with `adapter`, no sooner than a
+   * replica has a slot for that LoRA adapter.
    */
   queueAhead(
     cls: SloClassName,
@@ -57,5 +58,6 @@ export interface FleetLoad {
     kvTokens: Tokens,
     outputTokens?: Tokens,
     tenant?: string,
+    adapter?: string,
   ): QueueAhead;
 }

@@ -17,7 +17,7 @@ import type { QueueBudgets } from './queue-budget.ts';
 import type { WaitCalibration } from './wait-calibration.ts';
 import type { QueueDelayControl } from '../queueing/queue-delay.ts';
 import type { QueueView } from '../queueing/queue-view.ts';
-import type { ReplicaLedger } from '../fleet/replica-ledger.ts';
+import { hasAdapterSlot, type ReplicaLedger } from '../fleet/replica-ledger.ts';
 import type { FlowControl } from '../routing/flow-control.ts';
 import type { RouteRequest } from '../routing/route.ts';
 
@@ -72,6 +72,21 @@ export function summarizeFleet(
       Math.max(1, Math.round(batch)),
       ledger.decodeContextTokens / n,
     ));
+  /**
+   * With every replica's adapter slots held by other adapters, the wait for the first replica to
+   * free one (`ReplicaLedger.stepsUntilAdapterSlot`, at that replica's pace); 0 where a replica
+   * has a slot for `adapter` now.
+   */
+  const adapterSlotWaitMs = (adapter: string) => {
+    const maxLoras = spec.maxLoras ?? 1;
+    let steps = Infinity;
+    for (const r of replicas) {
+      const a = ledger.replicas[r.index];
+      if (hasAdapterSlot(a, adapter, maxLoras)) return 0;
+      steps = Math.min(steps, a.pace * ledger.stepsUntilAdapterSlot(r.index));
+    }
+    return steps === Infinity ? 0 : steps * stepMs();
+  };
   // The queue's head, asked by the queue-delay control and the wait model alike: scanned once.
   let oldest: { priority: number; tenant?: string; ms: number } | undefined;
   const oldestOffered = (priority: number, tenant?: string) => {
@@ -153,6 +168,7 @@ export function summarizeFleet(
       kvTokens: Tokens,
       outputTokens = 1,
       tenant?: string,
+      adapter?: string,
     ): QueueAhead {
       const c = classes[cls];
       const itl = c.objectives.itlP99Ms;
@@ -170,6 +186,7 @@ export function summarizeFleet(
           outputTokens,
           tenant: tenant ?? '',
           sloClass: cls,
+          adapter,
         },
         demand: {
           kvTokens,
@@ -227,6 +244,9 @@ export function summarizeFleet(
           if (drainMs > modelledWaitMs) modelledWaitMs = drainMs;
         }
       }
+      // Its adapter has no slot anywhere: no sooner than the first replica frees one.
+      const slotMs = adapter === undefined ? 0 : adapterSlotWaitMs(adapter);
+      if (slotMs > modelledWaitMs) modelledWaitMs = slotMs;
       return {
         requests: ahead,
         long: isLong,

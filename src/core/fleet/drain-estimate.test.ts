@@ -1,8 +1,8 @@
 // Tests for ReplicaLedger.stepsUntilEnded (replica-ledger.ts): how long until k running requests
-// end; and its mean pace.
+// end, and until a replica frees an adapter slot; and its mean pace.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ReplicaLedger, type LedgerEntry } from './replica-ledger.ts';
+import { ReplicaLedger, hasAdapterSlot, type LedgerEntry } from './replica-ledger.ts';
 import { SortedWindow } from '../stats/sorted-window.ts';
 
 function running(replica: number, expectTokens: number, streamed: number, capTokens = 1_000) {
@@ -69,4 +69,30 @@ test("the ledger's mean pace counts only the replicas measured so far", () => {
   b.pace = 1;
   b.paceTrack.samples = new SortedWindow(4);
   assert.equal(ledger.meanPace(), 1.5, 'the third, never measured, is left out');
+});
+
+test('adapter slot estimate: the soonest adapter to have all its requests ended on the replica', () => {
+  const d = new ReplicaLedger(2);
+  const start = (
+    replica: number,
+    adapter: string | undefined,
+    expect: number,
+    streamed: number,
+  ) => {
+    const e: LedgerEntry = { ...running(replica, expect, 0).e, adapter };
+    d.add(e);
+    e.streamed = streamed;
+  };
+  assert.equal(d.stepsUntilAdapterSlot(0), Infinity, 'no adapter runs there');
+  // Replica 0: adapter a's last request has 80 tokens to go (its other, 10); b's has 60.
+  start(0, 'a', 100, 90);
+  start(0, 'a', 100, 20);
+  start(0, 'b', 100, 40);
+  start(0, undefined, 100, 99);
+  assert.equal(d.stepsUntilAdapterSlot(0), 60, 'b frees its slot first: its last request, 60');
+  assert.equal(d.stepsUntilAdapterSlot(1), Infinity);
+  assert.ok(hasAdapterSlot(d.replicas[0], 'a', 2), 'a runs there');
+  assert.ok(!hasAdapterSlot(d.replicas[0], 'c', 2), 'two adapters, two slots');
+  assert.ok(hasAdapterSlot(d.replicas[0], 'c', 3));
+  assert.ok(hasAdapterSlot(d.replicas[1], 'c', 1), 'an empty batch');
 });

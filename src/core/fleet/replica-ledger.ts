@@ -214,12 +214,7 @@ export class ReplicaLedger {
       let i = 0;
       for (const r of this.replicas) {
         for (const e of r.entries) {
-          // Past its predicted output, a stream is as likely as not to run halfway to its cap.
-          const togo =
-            e.streamed < e.expectTokens
-              ? e.expectTokens - e.streamed
-              : (e.capTokens - e.streamed) / 2;
-          this.drainSteps[i++] = Math.max(1, togo);
+          this.drainSteps[i++] = Math.max(1, expectedTogo(e));
         }
       }
       this.drainSorted = this.drainSteps.subarray(0, i).sort();
@@ -230,6 +225,25 @@ export class ReplicaLedger {
     return sorted[Math.min(k, sorted.length) - 1];
   }
 
+  /**
+   * Decode steps until replica `index` frees an adapter slot: until the last request of its
+   * soonest-ending adapter has ended, each expected to run to its predicted output (as in
+   * `stepsUntilEnded`). Infinity when no adapter runs there.
+   */
+  stepsUntilAdapterSlot(index: number): number {
+    let soonest = Infinity;
+    const last = this.adapterLast;
+    last.clear();
+    for (const e of this.replicas[index].entries) {
+      if (e.adapter === undefined) continue;
+      const togo = Math.max(1, expectedTogo(e));
+      if (togo > (last.get(e.adapter) ?? 0)) last.set(e.adapter, togo);
+    }
+    for (const togo of last.values()) if (togo < soonest) soonest = togo;
+    return soonest;
+  }
+
+  private readonly adapterLast = new Map<string, number>();
   private drainSteps = new Float64Array(256);
   private drainSorted = new Float64Array(0);
   private drainAtMs = NaN;
@@ -244,6 +258,19 @@ export class ReplicaLedger {
 }
 
 /** The tightest ITL objective among a replica's streams; Infinity when none has one. */
+/** Tokens `e` is expected to stream yet: to its predicted output, or past it, halfway on to its cap (as likely as not). */
+function expectedTogo(e: LedgerEntry): number {
+  return e.streamed < e.expectTokens ? e.expectTokens - e.streamed : (e.capTokens - e.streamed) / 2;
+}
+
+/**
+ * Whether a request with `adapter` has an adapter slot on `r` now: its adapter is in flight
+ * there, or fewer than `maxLoras` adapters are (vLLM runs at most that many in one batch).
+ */
+export function hasAdapterSlot(r: ReplicaAccount, adapter: string, maxLoras: number): boolean {
+  return r.adapters.has(adapter) || r.adapters.size < maxLoras;
+}
+
 export function tightestItl(r: ReplicaAccount): Ms {
   let min = Infinity;
   for (const slo of r.itlSlos.keys()) if (slo < min) min = slo;

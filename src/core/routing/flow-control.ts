@@ -16,7 +16,7 @@ import type { Ms, Tokens } from '../request/units.ts';
 import type { StepShape } from '../ports/step-time.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { stallRisk } from './gap-tolerance.ts';
-import { tightestItl, type ReplicaAccount } from '../fleet/replica-ledger.ts';
+import { hasAdapterSlot, tightestItl, type ReplicaAccount } from '../fleet/replica-ledger.ts';
 import type { RouteRequest } from './route.ts';
 
 export interface Candidate {
@@ -83,13 +83,7 @@ export class FlowControl {
     if (a.entries.length >= spec.maxNumSeqs) return false;
     // A batch runs at most max_loras distinct adapters (vLLM's rule): with every slot held by
     // another adapter's requests, this one would wait in the engine until one of them ends.
-    if (
-      c.adapter !== undefined &&
-      !a.adapters.has(c.adapter) &&
-      a.adapters.size >= (spec.maxLoras ?? 1)
-    ) {
-      return false;
-    }
+    if (c.adapter !== undefined && !hasAdapterSlot(a, c.adapter, spec.maxLoras ?? 1)) return false;
     const kvLimit = spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
     const used = Math.max(a.reservedKvTokens, reportedKvUsage * spec.replicaKvTokens);
     if (used + c.kvTokens > kvLimit) return false;
