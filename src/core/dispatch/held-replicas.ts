@@ -1,6 +1,7 @@
 /**
- * The dispatcher's holds: which replicas take no new work because each waits for one long
- * prompt that fits nowhere yet, and which replica to hold next. Holds are few — at most
+ * The dispatcher's holds: which replicas take no new work because each waits for one request
+ * that fits nowhere yet — a long prompt, or a LoRA adapter with no slot free — and which replica
+ * to hold next. Holds are few — at most
  * `MAX_HELD_RATIO` of the replicas, at least one — and a hold lasts only while its ticket waits
  * in a queue: it ends when the ticket is placed (there, if the replica is eligible) or leaves.
  * This keeps the book and picks the replica; the dispatcher decides when to ask, and the `hold`
@@ -12,14 +13,15 @@ import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 import { gapsToSpare } from '../routing/gap-tolerance.ts';
 
-/** At most this fraction of the replicas (and at least one) is held for long prompts at once. */
+/** At most this fraction of the replicas (and at least one) is held at once. */
 const MAX_HELD_RATIO = 0.5;
 
 export class HeldReplicas<H> {
   /**
-   * A replica held back from new work for an aged request that fits nowhere (a long prompt that
-   * would stall every stream it joins): with nothing new arriving, its streams finish or grow
-   * tolerant, and the request goes there. One at a time, so capacity is never idled wholesale.
+   * A replica held back from new work for a request that fits nowhere (a long prompt that
+   * would stall every stream it joins, or an adapter with every slot taken): with nothing new
+   * arriving, its streams finish or grow tolerant, or an adapter's requests all end, and the
+   * request goes there. One at a time, so capacity is never idled wholesale.
    */
   private held: { ticket: Ticket<H>; replica: number }[] = [];
   private readonly ledger: ReplicaLedger;
@@ -54,8 +56,9 @@ export class HeldReplicas<H> {
   }
 
   /**
-   * A long prompt that fits nowhere gets a replica held for it, while holds are few: returns the
-   * replica now held for `t`, or undefined when none is (not long, held already, or no room).
+   * A long prompt that fits nowhere, or a request whose adapter has no slot anywhere, gets a
+   * replica held for it while holds are few: returns the replica now held for `t`, or undefined
+   * when none is (neither of those, held already, or no room).
    */
   hold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): number | undefined {
     const slotless = this.slotless(t, replicas);
