@@ -32,6 +32,8 @@ export interface FleetDeps {
   readonly timers: Timers;
   readonly metrics: GatewayMetrics;
   readonly log: OpsLog;
+  /** The adapters one batch runs, as the gateway plans (`--max-loras`): a backend saying otherwise is logged. */
+  readonly maxLoras?: number;
 }
 
 export class BackendFleet {
@@ -43,6 +45,8 @@ export class BackendFleet {
   /** Each backend's readiness as last told (null: not yet). */
   private readonly wasReady: (boolean | null)[];
   private readonly preemptionsSeen: number[];
+  /** The `max_loras` each backend last reported that differs from the gateway's (logged once each). */
+  private readonly maxLorasTold: (number | undefined)[];
   private readonly draining: boolean[];
   private watchTimer: TimerHandle | null = null;
 
@@ -53,6 +57,7 @@ export class BackendFleet {
     this.inFlight = deps.backends.map(() => 0);
     this.wasReady = deps.backends.map(() => null);
     this.preemptionsSeen = deps.backends.map(() => 0);
+    this.maxLorasTold = deps.backends.map(() => undefined);
     this.draining = deps.backends.map(() => false);
     this.breakers = deps.backends.map((b) => {
       m.breakerState(b.name, 'closed');
@@ -81,6 +86,7 @@ export class BackendFleet {
         m.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
       }
       if (load.preemptions !== undefined) this.notePreemptions(index, load.preemptions);
+      if (load.maxLoras !== undefined) this.noteMaxLoras(index, load.maxLoras);
       if (!load.ready || this.draining[index]) return;
       const breaker = this.breakers[index];
       const state = breaker.state;
@@ -187,6 +193,22 @@ export class BackendFleet {
     if (added > 0) {
       this.deps.metrics.backendPreemptions.inc({ backend: this.backends[index].name }, added);
     }
+  }
+
+  /**
+   * A backend whose batches run another number of adapters than the gateway plans with: flow
+   * control keeps each batch within the gateway's `max_loras`, so fewer (it holds requests a
+   * backend could run) or more (they wait in the backend's queue, unpredicted) than it does.
+   */
+  private noteMaxLoras(index: number, reported: number): void {
+    const planned = this.deps.maxLoras ?? 1;
+    if (reported === planned || this.maxLorasTold[index] === reported) return;
+    this.maxLorasTold[index] = reported;
+    const name = this.backends[index].name;
+    this.deps.log.warn(
+      { backend: name, max_loras: reported, planned_max_loras: planned },
+      `backend ${name} runs max_loras ${reported} but the gateway plans with ${planned}: pass --max-loras ${reported}`,
+    );
   }
 
   private watch(): void {

@@ -43,3 +43,16 @@ test('no running/waiting gauges means no load; junk lines are skipped', () => {
   assert.equal(sums.get('x'), 5);
   assert.equal(sums.has('y'), false);
 });
+
+test("vLLM's lora_requests_info: the adapters running and max_lora, from the latest sample", () => {
+  const text = `${vllm}vllm:lora_requests_info{max_lora="4",running_lora_adapters="a",waiting_lora_adapters=""} 100
+vllm:lora_requests_info{max_lora="4",running_lora_adapters="a,b",waiting_lora_adapters="c"} 200
+`;
+  const load = loadFromExposition(text, 0);
+  assert.deepEqual([load?.loras, load?.maxLoras], [['a', 'b'], 4]);
+  const noMax = `${vllm}vllm:lora_requests_info{running_lora_adapters=""} 1\n`;
+  assert.deepEqual(
+    [loadFromExposition(noMax, 0)?.loras, loadFromExposition(noMax, 0)?.maxLoras],
+    [[], undefined],
+  );
+});

@@ -5,7 +5,8 @@
  * hits, preemptions) and SGLang's (`sglang:num_running_reqs`, `sglang:num_queue_reqs`,
  * `sglang:token_usage`). Values are summed over label sets (one engine may report per model).
  * The LoRA adapters resident in its GPU slots come from `vllm:lora_requests_info`'s
- * `running_lora_adapters` label, in its latest sample (the value is the time of the reading).
+ * `running_lora_adapters` label, in its latest sample (the value is the time of the reading),
+ * and how many one batch may run from its `max_lora`.
  * A scrape missing the running and waiting gauges is not a load at all: undefined.
  */
 import type { Ms } from '../core/request/units.ts';
@@ -80,18 +81,25 @@ export function loadFromExposition(text: string, atMs: Ms): BackendLoad | undefi
   };
 }
 
-/** `{ loras }` from the latest `vllm:lora_requests_info` sample, or nothing without one. */
-function loraField(text: string): { loras?: readonly string[] } {
+/**
+ * `{ loras, maxLoras }` from the latest `vllm:lora_requests_info` sample (its
+ * `running_lora_adapters` and `max_lora` labels), or nothing without one.
+ */
+function loraField(text: string): { loras?: readonly string[]; maxLoras?: number } {
   let latest = -Infinity;
-  let running: string | undefined;
+  let labels: string | undefined;
   for (const m of text.matchAll(/^vllm:lora_requests_info\{([^}]*)\}\s+(\S+)/gm)) {
     const at = Number(m[2]);
-    const value = /running_lora_adapters="([^"]*)"/.exec(m[1])?.[1];
-    if (value !== undefined && at >= latest) {
+    if (/running_lora_adapters="/.test(m[1]) && at >= latest) {
       latest = at;
-      running = value;
+      labels = m[1];
     }
   }
-  if (running === undefined) return {};
-  return { loras: running === '' ? [] : running.split(',') };
+  if (labels === undefined) return {};
+  const running = /running_lora_adapters="([^"]*)"/.exec(labels)?.[1] ?? '';
+  const max = Number(/max_lora="([^"]*)"/.exec(labels)?.[1]);
+  return {
+    loras: running === '' ? [] : running.split(','),
+    ...(Number.isInteger(max) && max >= 1 ? { maxLoras: max } : {}),
+  };
 }

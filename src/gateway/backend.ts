@@ -56,6 +56,8 @@ export interface BackendLoad {
   readonly preemptions?: number;
   /** LoRA adapters resident in its GPU slots (vLLM's `lora_requests_info`), when it says. */
   readonly loras?: readonly string[];
+  /** Distinct adapters one batch may run (vLLM's `max_loras`, its `lora_requests_info`), when it says. */
+  readonly maxLoras?: number;
   /** When these figures were taken. */
   readonly atMs: Ms;
   /** Why it is not ready, when it is not (for the log line that says so). */

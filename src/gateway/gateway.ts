@@ -80,7 +80,11 @@ export class Gateway {
   constructor(deps: GatewayDeps) {
     this.deps = deps;
     const m = deps.metrics;
-    this.fleet = new BackendFleet({ ...deps, breaker: deps.policy.resilience.breaker });
+    this.fleet = new BackendFleet({
+      ...deps,
+      breaker: deps.policy.resilience.breaker,
+      maxLoras: deps.spec.maxLoras,
+    });
     this.counts = new RequestCounts(m, deps.spec.model);
     this.slos = new SloExport(deps.policy.slos, deps.clock, m.slo, deps.spec.model);
     this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {

@@ -5,7 +5,8 @@
 // requests are counted under the adapter's name (`model_name`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { engines, gateway, metricValue, policyWith } from './gateway-kit.ts';
+import { engines, gateway, metricValue, policyWith, until } from './gateway-kit.ts';
+import { memoryOpsLog } from '../../src/gateway/ops-log.ts';
 
 const ADAPTERS = ['sql-lora', 'chat-lora'];
 const lora = { loraModules: ADAPTERS, maxLoras: 1, loraLoadMs: 20 };
@@ -84,4 +85,22 @@ test('adapter-aware routing keeps each adapter resident on its own replica; roun
   // Two first loads, then none: each adapter stays where it is resident.
   assert.ok(aware <= 2, `expected-completion changed residency ${aware} times`);
   assert.ok(blind > aware, `round-robin ${blind}, expected-completion ${aware}`);
+});
+
+test('a backend whose batches run another max_loras than the gateway plans with is logged, once', async () => {
+  // The engines run two adapters a batch (vllm:lora_requests_info's max_lora); the gateway was
+  // told one: its flow control would hold requests the engines could run.
+  const backends = await engines(2, { ...lora, maxLoras: 2 });
+  const log = memoryOpsLog();
+  await gateway(backends, 'goodput', { engine: lora, log });
+  const told = () => log.lines.filter((l) => /max_loras/.test(l.msg));
+  await until(() => told().length === 2);
+  for (const l of told()) {
+    assert.equal(l.level, 'warn');
+    assert.match(l.msg, /runs max_loras 2 but the gateway plans with 1: pass --max-loras 2/);
+    assert.deepEqual([l.fields.max_loras, l.fields.planned_max_loras], [2, 1]);
+  }
+  // Scraped again and again, each backend is told of once.
+  await new Promise((ok) => setTimeout(ok, 300));
+  assert.equal(told().length, 2);
 });
