@@ -1,9 +1,9 @@
 /**
  * The dispatcher's holds: which replicas take no new work because each waits for one request
  * that fits nowhere yet — a long prompt, or a LoRA adapter with no slot free — and which replica
- * to hold next. Holds are few — at most
- * `MAX_HELD_RATIO` of the replicas, at least one — and a hold lasts only while its ticket waits
- * in a queue: it ends when the ticket is placed (there, if the replica is eligible) or leaves.
+ * to hold next. Holds are few — at most `MAX_HELD_RATIO` of the replicas, at least one — and a
+ * hold lasts only while its ticket waits in a queue: it ends when the ticket is placed (there,
+ * if the replica is eligible) or leaves.
  * This keeps the book and picks the replica; the dispatcher decides when to ask, and the `hold`
  * decision it hands the pipeline says what was held. Routing reads the holds through
  * `heldFor` (the `held` filter, `../routing/filters.ts`).

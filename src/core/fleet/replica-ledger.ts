@@ -257,7 +257,6 @@ export class ReplicaLedger {
   }
 }
 
-/** The tightest ITL objective among a replica's streams; Infinity when none has one. */
 /** Tokens `e` is expected to stream yet: to its predicted output, or past it, halfway on to its cap (as likely as not). */
 function expectedTogo(e: LedgerEntry): number {
   return e.streamed < e.expectTokens ? e.expectTokens - e.streamed : (e.capTokens - e.streamed) / 2;
@@ -271,6 +270,7 @@ export function hasAdapterSlot(r: ReplicaAccount, adapter: string, maxLoras: num
   return r.adapters.has(adapter) || r.adapters.size < maxLoras;
 }
 
+/** The tightest ITL objective among a replica's streams; Infinity when none has one. */
 export function tightestItl(r: ReplicaAccount): Ms {
   let min = Infinity;
   for (const slo of r.itlSlos.keys()) if (slo < min) min = slo;
