@@ -44,6 +44,14 @@ const clockAndEntropy = {
       selector: "NewExpression[callee.name='Date'][arguments.length=0]",
       message: 'new Date() reads the wall clock; inject a Clock.',
     },
+    {
+      // V8 allocates an object literal's accessors in the old generation: what the getter's
+      // closure captures then outlives every young-generation collection. Per request or per
+      // decision that doubled the gateway's collector work (bench/RESULTS.md).
+      selector: "ObjectExpression > Property[kind='get'], ObjectExpression > Property[kind='set']",
+      message:
+        'No getters or setters in object literals: V8 keeps what they capture past every young-generation collection. Use a class.',
+    },
   ],
   'no-restricted-imports': [
     'error',

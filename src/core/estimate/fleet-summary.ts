@@ -8,10 +8,10 @@
  * end when the replicas are full), calibrated by the waits requests of its size had. The rules
  * and their reasons: ../admission/README.md.
  */
-import type { Tokens } from '../request/units.ts';
 import { type SloClassName, DEFAULT_SLO_CLASSES, type SloClass } from '../request/slo-classes.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { FleetLoad, QueueAhead } from './fleet-load.ts';
+import type { Ms, Tokens } from '../request/units.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import type { QueueBudgets } from './queue-budget.ts';
 import type { WaitCalibration } from './wait-calibration.ts';
@@ -57,51 +57,253 @@ export function summarizeFleet(
   nowMs: number,
   learners: SummaryLearners = {},
 ): FleetLoad {
-  const { classes = DEFAULT_SLO_CLASSES, budgets, calibration, queueDelay } = learners;
-  const { ledger, flow } = placement;
   // Snapshots come in index order; a fleet may leave out replicas that are not ready.
-  ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
-  const n = Math.max(1, replicas.length);
-  const batch = ledger.decoding / n;
-  // Both figures below cost a profile evaluation or a pass over the replicas: computed only
+  placement.ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
+  return new FleetSummary(spec, queue, placement, replicas, nowMs, learners);
+}
+
+/**
+ * One decision's summary. A class, not an object literal with getters: V8 allocates a literal's
+ * accessors in the old generation, and their closures, with everything they capture (every
+ * replica's snapshot), would then survive each young-generation collection — per decision.
+ */
+class FleetSummary implements FleetLoad {
+  readonly spec: FleetSpec;
+  readonly readyReplicas: number;
+  readonly decodeBatch: number;
+  readonly decodeContextTokens: Tokens;
+  readonly #queue: QueueView;
+  readonly #placement: PlacementView;
+  readonly #ledger: ReplicaLedger;
+  readonly #flow: FlowControl;
+  readonly #replicas: readonly ReplicaSnapshot[];
+  readonly #nowMs: number;
+  readonly #classes: Readonly<Record<SloClassName, SloClass>>;
+  readonly #learners: SummaryLearners;
+  /** Ready replicas, at least 1 (the per-replica figures divide by it). */
+  readonly #n: number;
+  // The figures below cost a profile evaluation or a pass over the replicas: computed only
   // when a policy asks (the baselines never do).
-  let decodeStepMs: number | undefined;
-  let maxFree: number | undefined;
-  const stepMs = () =>
-    (decodeStepMs ??= flow.decodeStepMs(
-      Math.max(1, Math.round(batch)),
-      ledger.decodeContextTokens / n,
+  #decodeStepMs: number | undefined;
+  #maxFree: number | undefined;
+  /** The queue's head, asked by the queue-delay control and the wait model alike: scanned once. */
+  #oldest: { priority: number; tenant?: string; ms: number } | undefined;
+
+  constructor(
+    spec: FleetSpec,
+    queue: QueueView,
+    placement: PlacementView,
+    replicas: readonly ReplicaSnapshot[],
+    nowMs: number,
+    learners: SummaryLearners,
+  ) {
+    const ledger = placement.ledger;
+    this.spec = spec;
+    this.#queue = queue;
+    this.#placement = placement;
+    this.#ledger = ledger;
+    this.#flow = placement.flow;
+    this.#replicas = replicas;
+    this.#nowMs = nowMs;
+    this.#classes = learners.classes ?? DEFAULT_SLO_CLASSES;
+    this.#learners = learners;
+    this.#n = Math.max(1, replicas.length);
+    this.readyReplicas = replicas.length;
+    this.decodeBatch = ledger.decoding / this.#n;
+    this.decodeContextTokens =
+      ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : 0;
+  }
+
+  get maxFreeKvTokens(): Tokens {
+    if (this.#maxFree === undefined) {
+      let maxFree = 0;
+      const kv = this.spec.replicaKvTokens;
+      for (const r of this.#replicas) {
+        const a = this.#ledger.replicas[r.index];
+        const used = Math.max(a.reservedKvTokens, r.kvUsage * kv);
+        maxFree = Math.max(maxFree, kv - used);
+      }
+      this.#maxFree = maxFree;
+    }
+    return this.#maxFree;
+  }
+
+  get decodeStepMs(): Ms {
+    return (this.#decodeStepMs ??= this.#flow.decodeStepMs(
+      Math.max(1, Math.round(this.decodeBatch)),
+      this.#ledger.decodeContextTokens / this.#n,
     ));
+  }
+
+  get prefillQueueMs(): Ms {
+    if (this.spec.prefilledElsewhere !== true) return 0;
+    // Every replica is fed by the one pool; the least backlogged is where the request can go.
+    let steps = Infinity;
+    for (const r of this.#replicas) steps = Math.min(steps, r.prefillBacklogSteps ?? 0);
+    return steps === Infinity || steps === 0
+      ? 0
+      : steps * this.#flow.prefillMs(this.spec.maxBatchedTokens);
+  }
+
+  queueBudgetMs(cls: SloClassName): Ms | null {
+    return this.#learners.budgets?.of(cls).budgetMs ?? null;
+  }
+
+  queueTargetMs(cls: SloClassName, waitMs: Ms): Ms | null {
+    const { budgets, queueDelay } = this.#learners;
+    const budget = budgets?.orObjective(cls) ?? null;
+    if (queueDelay === undefined || budget === null) return null;
+    const headWaitMs = this.#nowMs - this.#oldestOffered(this.#classes[cls].priority);
+    return queueDelay.targetMs(cls, budget, Math.max(headWaitMs, waitMs), this.#nowMs);
+  }
+
+  lowerWaiting(cls: SloClassName): boolean {
+    return this.#queue.lowerWaiting(this.#classes[cls].priority);
+  }
+
+  queueAhead(
+    cls: SloClassName,
+    promptTokens: Tokens,
+    kvTokens: Tokens,
+    outputTokens = 1,
+    tenant?: string,
+    adapter?: string,
+  ): QueueAhead {
+    const queue = this.#queue;
+    const placement = this.#placement;
+    const flow = this.#flow;
+    const ledger = this.#ledger;
+    const replicas = this.#replicas;
+    const nowMs = this.#nowMs;
+    const n = this.#n;
+    const c = this.#classes[cls];
+    const itl = c.objectives.itlP99Ms;
+    const isLong = itl !== undefined && placement.isLongPrompt(promptTokens, itl);
+    const ahead = queue.ahead(c.priority, isLong, tenant);
+    if (replicas.length === 0) {
+      return { requests: ahead, waitMs: Infinity };
+    }
+    // A request like this one, as routing would weigh it (no prefix hit assumed).
+    const probe = (): RouteRequest => ({
+      req: {
+        id: '',
+        arrivalMs: nowMs,
+        inputTokens: promptTokens,
+        outputTokens,
+        tenant: tenant ?? '',
+        sloClass: cls,
+        adapter,
+      },
+      demand: {
+        kvTokens,
+        prefixHitTokens: 0,
+        output: { p10: outputTokens, p50: outputTokens, p90: outputTokens, source: 'prior' },
+      },
+      cls: c,
+    });
+    if (ahead === 0 && placement.wouldFit(probe(), replicas)) return { requests: 0, waitMs: 0 };
+    // How many requests like this one a replica holds under flow control (asked at most once).
+    let steadyBatch: number | undefined;
+    const steady = () =>
+      (steadyBatch ??= flow.steadyBatch(
+        itl ?? Infinity,
+        promptTokens + outputTokens / 2,
+        kvTokens,
+      ));
+    // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
+    // replica per step at best, and no faster than requests end once the replicas hold all
+    // that flow control lets them (Little: that many over how long one runs).
+    // A rate measured before an idle stretch is only a ceiling on the guess.
+    const perMs =
+      queue.rate.perMs(nowMs) ??
+      Math.min(
+        this.#standInRate(promptTokens, outputTokens, steady()),
+        queue.rate.lastPerMs ?? Infinity,
+      );
+    const queued = nowMs - this.#oldestOffered(c.priority, tenant);
+    let modelledWaitMs: number;
+    if (isLong && queue.longSeen === 0) {
+      // No long prompt has been placed yet: each ahead, and this one, waits for a replica
+      // whose streams can absorb its stall — about as long as a stream runs.
+      const drainMs =
+        flow.prefillMs(Math.max(1, promptTokens)) + LONG_DRAIN_OUTPUT_TOKENS * this.decodeStepMs;
+      modelledWaitMs = ledger.inFlight === 0 ? 1 / perMs : ((ahead + 1) * drainMs) / n;
+    } else if (isLong) {
+      const longPerMs = queue.longRate.perMs(nowMs) ?? queue.longRate.lastPerMs;
+      const byRate = longPerMs === undefined ? 0 : (ahead + 1) / longPerMs;
+      modelledWaitMs = LONG_WAIT_SAFETY * Math.max(queue.longWaitMs, byRate, 1 / perMs);
+    } else {
+      // A tenant with work queued in a fair band goes at the pace the fair order gives it:
+      // tenants arriving later with less service pass it.
+      const pace = tenant === undefined ? undefined : queue.tenantPaceMs(c.priority, tenant);
+      modelledWaitMs = Math.max((ahead + 1) / perMs, queued, pace ?? 0);
+      // Requests beyond what the replicas can hold at once go no sooner than enough running
+      // ones end — after a burst filled them, together, not at the rate the fill went: all
+      // of those ahead when no replica could hold this one even once its prefills are done,
+      // else those beyond what the replicas hold of the running mix (#beyondHeld).
+      const beyond = this.#beyondHeld(
+        ahead,
+        promptTokens + outputTokens / 2,
+        kvTokens,
+        itl,
+        steady,
+      );
+      const mustEnd = placement.couldHold(probe(), replicas) ? beyond : Math.max(beyond, ahead + 1);
+      if (mustEnd > 0) {
+        const drainMs = ledger.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * this.decodeStepMs;
+        if (drainMs > modelledWaitMs) modelledWaitMs = drainMs;
+      }
+    }
+    // Its adapter has no slot anywhere: no sooner than the first replica frees one.
+    const slotMs = adapter === undefined ? 0 : this.#adapterSlotWaitMs(adapter);
+    if (slotMs > modelledWaitMs) modelledWaitMs = slotMs;
+    const calibration = this.#learners.calibration;
+    return {
+      requests: ahead,
+      long: isLong,
+      waitMs: modelledWaitMs * (calibration?.factor(cls, promptTokens) ?? 1),
+      modelledWaitMs,
+      sureWaitMs: modelledWaitMs * (calibration?.sureFactor(cls, promptTokens) ?? 1),
+    };
+  }
+
+  #oldestOffered(priority: number, tenant?: string): Ms {
+    const oldest = this.#oldest;
+    if (oldest?.priority === priority && oldest.tenant === tenant) return oldest.ms;
+    const ms = this.#queue.oldestOfferedMs(priority, tenant);
+    this.#oldest = { priority, tenant, ms };
+    return ms;
+  }
+
   /**
    * With every replica's adapter slots held by other adapters, the wait for the first replica to
    * free one (`ReplicaLedger.stepsUntilAdapterSlot`, at that replica's pace); 0 where a replica
    * has a slot for `adapter` now.
    */
-  const adapterSlotWaitMs = (adapter: string) => {
-    const maxLoras = spec.maxLoras ?? 1;
+  #adapterSlotWaitMs(adapter: string): Ms {
+    const maxLoras = this.spec.maxLoras ?? 1;
+    const ledger = this.#ledger;
     let steps = Infinity;
-    for (const r of replicas) {
+    for (const r of this.#replicas) {
       const a = ledger.replicas[r.index];
       if (hasAdapterSlot(a, adapter, maxLoras)) return 0;
       steps = Math.min(steps, a.pace * ledger.stepsUntilAdapterSlot(r.index));
     }
-    return steps === Infinity ? 0 : steps * stepMs();
-  };
-  // The queue's head, asked by the queue-delay control and the wait model alike: scanned once.
-  let oldest: { priority: number; tenant?: string; ms: number } | undefined;
-  const oldestOffered = (priority: number, tenant?: string) => {
-    if (oldest?.priority !== priority || oldest.tenant !== tenant) {
-      oldest = { priority, tenant, ms: queue.oldestOfferedMs(priority, tenant) };
-    }
-    return oldest.ms;
-  };
-  // Dispatches per ms before any rate is measured, for requests like this one.
-  const standInRate = (promptTokens: Tokens, outputTokens: Tokens, full: number) => {
-    const prefill = flow.prefillMs(Math.max(1, promptTokens));
+    return steps === Infinity ? 0 : steps * this.decodeStepMs;
+  }
+
+  /** Dispatches per ms before any rate is measured, for requests like this one. */
+  #standInRate(promptTokens: Tokens, outputTokens: Tokens, full: number): number {
+    const n = this.#n;
+    const prefill = this.#flow.prefillMs(Math.max(1, promptTokens));
     const context = promptTokens + outputTokens / 2;
-    const fullStepMs = flow.decodeStepMs(full, full * context);
-    return Math.min(n / (prefill + stepMs()), (n * full) / (prefill + outputTokens * fullStepMs));
-  };
+    const fullStepMs = this.#flow.decodeStepMs(full, full * context);
+    return Math.min(
+      n / (prefill + this.decodeStepMs),
+      (n * full) / (prefill + outputTokens * fullStepMs),
+    );
+  }
+
   /**
    * How many running requests must end before a new one (context `context`, reserving
    * `kvTokens`) behind `ahead` others fits, in the sizes of the requests running: the token-gap
@@ -110,150 +312,24 @@ export function summarizeFleet(
    * the new request instead would make a large prompt wait for the batch to shrink to a batch
    * of large prompts. With nothing running: the steady batch of requests like it.
    */
-  const beyondHeld = (
+  #beyondHeld(
     ahead: number,
     context: Tokens,
     kvTokens: Tokens,
     itl: number | undefined,
     steady: () => number,
-  ): number => {
+  ): number {
+    const ledger = this.#ledger;
+    const n = this.#n;
     const held = ledger.inFlight;
     if (held === 0) return ahead + 1 - n * steady();
     let reserved = 0;
-    for (const r of replicas) reserved += ledger.replicas[r.index].reservedKvTokens;
+    for (const r of this.#replicas) reserved += ledger.replicas[r.index].reservedKvTokens;
     const mixKv = Math.max(1, reserved / held);
     const mixContext = ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : context;
-    const streams = flow.steadyBatch(itl ?? Infinity, mixContext, 1);
+    const streams = this.#flow.steadyBatch(itl ?? Infinity, mixContext, 1);
     const bySeqs = held + ahead + 1 - n * streams;
-    const byKv = (reserved + ahead * mixKv + kvTokens - n * flow.kvLimitTokens) / mixKv;
+    const byKv = (reserved + ahead * mixKv + kvTokens - n * this.#flow.kvLimitTokens) / mixKv;
     return Math.max(bySeqs, byKv);
-  };
-  return {
-    spec,
-    readyReplicas: replicas.length,
-    get maxFreeKvTokens() {
-      if (maxFree === undefined) {
-        maxFree = 0;
-        for (const r of replicas) {
-          const a = ledger.replicas[r.index];
-          const used = Math.max(a.reservedKvTokens, r.kvUsage * spec.replicaKvTokens);
-          maxFree = Math.max(maxFree, spec.replicaKvTokens - used);
-        }
-      }
-      return maxFree;
-    },
-    queueBudgetMs: (cls) => budgets?.of(cls).budgetMs ?? null,
-    queueTargetMs(cls, waitMs) {
-      const budget = budgets?.orObjective(cls) ?? null;
-      if (queueDelay === undefined || budget === null) return null;
-      const headWaitMs = nowMs - oldestOffered(classes[cls].priority);
-      return queueDelay.targetMs(cls, budget, Math.max(headWaitMs, waitMs), nowMs);
-    },
-    lowerWaiting: (cls) => queue.lowerWaiting(classes[cls].priority),
-    decodeBatch: batch,
-    decodeContextTokens: ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : 0,
-    get prefillQueueMs() {
-      if (spec.prefilledElsewhere !== true) return 0;
-      // Every replica is fed by the one pool; the least backlogged is where the request can go.
-      let steps = Infinity;
-      for (const r of replicas) steps = Math.min(steps, r.prefillBacklogSteps ?? 0);
-      return steps === Infinity || steps === 0 ? 0 : steps * flow.prefillMs(spec.maxBatchedTokens);
-    },
-    get decodeStepMs() {
-      return stepMs();
-    },
-    queueAhead(
-      cls: SloClassName,
-      promptTokens: Tokens,
-      kvTokens: Tokens,
-      outputTokens = 1,
-      tenant?: string,
-      adapter?: string,
-    ): QueueAhead {
-      const c = classes[cls];
-      const itl = c.objectives.itlP99Ms;
-      const isLong = itl !== undefined && placement.isLongPrompt(promptTokens, itl);
-      const ahead = queue.ahead(c.priority, isLong, tenant);
-      if (replicas.length === 0) {
-        return { requests: ahead, waitMs: Infinity };
-      }
-      // A request like this one, as routing would weigh it (no prefix hit assumed).
-      const probe = (): RouteRequest => ({
-        req: {
-          id: '',
-          arrivalMs: nowMs,
-          inputTokens: promptTokens,
-          outputTokens,
-          tenant: tenant ?? '',
-          sloClass: cls,
-          adapter,
-        },
-        demand: {
-          kvTokens,
-          prefixHitTokens: 0,
-          output: { p10: outputTokens, p50: outputTokens, p90: outputTokens, source: 'prior' },
-        },
-        cls: c,
-      });
-      if (ahead === 0 && placement.wouldFit(probe(), replicas)) return { requests: 0, waitMs: 0 };
-      // How many requests like this one a replica holds under flow control (asked at most once).
-      let steadyBatch: number | undefined;
-      const steady = () =>
-        (steadyBatch ??= flow.steadyBatch(
-          itl ?? Infinity,
-          promptTokens + outputTokens / 2,
-          kvTokens,
-        ));
-      // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
-      // replica per step at best, and no faster than requests end once the replicas hold all
-      // that flow control lets them (Little: that many over how long one runs).
-      // A rate measured before an idle stretch is only a ceiling on the guess.
-      const perMs =
-        queue.rate.perMs(nowMs) ??
-        Math.min(
-          standInRate(promptTokens, outputTokens, steady()),
-          queue.rate.lastPerMs ?? Infinity,
-        );
-      const queued = nowMs - oldestOffered(c.priority, tenant);
-      let modelledWaitMs: number;
-      if (isLong && queue.longSeen === 0) {
-        // No long prompt has been placed yet: each ahead, and this one, waits for a replica
-        // whose streams can absorb its stall — about as long as a stream runs.
-        const drainMs =
-          flow.prefillMs(Math.max(1, promptTokens)) + LONG_DRAIN_OUTPUT_TOKENS * stepMs();
-        modelledWaitMs = ledger.inFlight === 0 ? 1 / perMs : ((ahead + 1) * drainMs) / n;
-      } else if (isLong) {
-        const longPerMs = queue.longRate.perMs(nowMs) ?? queue.longRate.lastPerMs;
-        const byRate = longPerMs === undefined ? 0 : (ahead + 1) / longPerMs;
-        modelledWaitMs = LONG_WAIT_SAFETY * Math.max(queue.longWaitMs, byRate, 1 / perMs);
-      } else {
-        // A tenant with work queued in a fair band goes at the pace the fair order gives it:
-        // tenants arriving later with less service pass it.
-        const pace = tenant === undefined ? undefined : queue.tenantPaceMs(c.priority, tenant);
-        modelledWaitMs = Math.max((ahead + 1) / perMs, queued, pace ?? 0);
-        // Requests beyond what the replicas can hold at once go no sooner than enough running
-        // ones end — after a burst filled them, together, not at the rate the fill went: all
-        // of those ahead when no replica could hold this one even once its prefills are done,
-        // else those beyond what the replicas hold of the running mix (below).
-        const beyond = beyondHeld(ahead, promptTokens + outputTokens / 2, kvTokens, itl, steady);
-        const mustEnd = placement.couldHold(probe(), replicas)
-          ? beyond
-          : Math.max(beyond, ahead + 1);
-        if (mustEnd > 0) {
-          const drainMs = ledger.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * stepMs();
-          if (drainMs > modelledWaitMs) modelledWaitMs = drainMs;
-        }
-      }
-      // Its adapter has no slot anywhere: no sooner than the first replica frees one.
-      const slotMs = adapter === undefined ? 0 : adapterSlotWaitMs(adapter);
-      if (slotMs > modelledWaitMs) modelledWaitMs = slotMs;
-      return {
-        requests: ahead,
-        long: isLong,
-        waitMs: modelledWaitMs * (calibration?.factor(cls, promptTokens) ?? 1),
-        modelledWaitMs,
-        sureWaitMs: modelledWaitMs * (calibration?.sureFactor(cls, promptTokens) ?? 1),
-      };
-    },
-  };
+  }
 }
