@@ -289,33 +289,42 @@ export class Dispatcher<H> {
     oldestOnly = false,
     done?: () => boolean,
   ): void {
+    const flow = this.strategy.flow;
     for (;;) {
       const replicas = live.replicas;
       let placed = false;
       const candidates = oldestOnly
         ? this.oldestOf(queue)
         : queue.collect(this.strategy.lookahead, this.scratch, nowMs);
-      for (const t of candidates) {
-        if (t.expiresMs <= nowMs) {
-          this.waiting.take(queue, t);
-          this.waiting.noteWait(t, nowMs);
-          this.apply({ kind: 'expire', ticket: t });
-          placed = true;
-          break;
-        }
-        const replica = replicas.length === 0 ? undefined : this.choose(t, replicas);
-        if (replica !== undefined && (admitDeferred === null || admitDeferred(t))) {
-          this.waiting.take(queue, t);
-          if (queue instanceof FairQueue) queue.dispatched(t, nowMs);
-          this.send(t, replica, queue, nowMs);
-          if (replica.probe === true) {
-            live.replicas = replicas.filter((r) => r.index !== replica.index);
+      // Until a ticket leaves the queue, the candidates are tried against unchanged accounts.
+      flow.beginPass();
+      try {
+        for (const t of candidates) {
+          if (t.expiresMs <= nowMs) {
+            flow.endPass();
+            this.waiting.take(queue, t);
+            this.waiting.noteWait(t, nowMs);
+            this.apply({ kind: 'expire', ticket: t });
+            placed = true;
+            break;
           }
-          placed = true;
-          break;
+          const replica = replicas.length === 0 ? undefined : this.choose(t, replicas);
+          if (replica !== undefined && (admitDeferred === null || admitDeferred(t))) {
+            flow.endPass();
+            this.waiting.take(queue, t);
+            if (queue instanceof FairQueue) queue.dispatched(t, nowMs);
+            this.send(t, replica, queue, nowMs);
+            if (replica.probe === true) {
+              live.replicas = replicas.filter((r) => r.index !== replica.index);
+            }
+            placed = true;
+            break;
+          }
+          const held = this.holds.hold(t, replicas);
+          if (held !== undefined) this.apply({ kind: 'hold', ticket: t, replica: held });
         }
-        const held = this.holds.hold(t, replicas);
-        if (held !== undefined) this.apply({ kind: 'hold', ticket: t, replica: held });
+      } finally {
+        flow.endPass();
       }
       if (!placed || done?.() === true) return;
     }

@@ -68,9 +68,31 @@ export class FlowControl {
     decodeContextTokens: 0,
   };
 
+  /**
+   * While a placement pass is open (`beginPass`): each replica's verdict on a stall of n slow
+   * steps, by n. The pass tries candidate after candidate against accounts no placement has
+   * changed yet, and the verdict depends only on the replica's streams and n, so it is the same
+   * for every candidate. Without it a pass of 16 long prompts over 64 replicas weighed each
+   * replica's streams 16 times.
+   */
+  readonly #stallVerdicts = new Map<ReplicaAccount, boolean[]>();
+  #passOpen = false;
+
   constructor(spec: FleetSpec, params: FlowControlParams) {
     this.spec = spec;
     this.params = params;
+  }
+
+  /** Opens a placement pass: until `endPass`, no account changes (see `#stallVerdicts`). */
+  beginPass(): void {
+    this.#stallVerdicts.clear();
+    this.#passOpen = true;
+  }
+
+  /** Closes the pass, before anything is placed; what it remembered is dropped. */
+  endPass(): void {
+    this.#passOpen = false;
+    this.#stallVerdicts.clear();
   }
 
   /**
@@ -125,15 +147,33 @@ export class FlowControl {
       return joins ? { kind: 'slow', stepMs, steps: 0 } : NO;
     }
     const steps = Math.ceil(c.promptTokens / spec.maxBatchedTokens);
-    // Expected streams pushed past their p99 by this stall: each stream's chance of ending
-    // before it has enough gaps to spare the stall (its length so far and its class's lengths).
+    return this.tooRisky(a, steps) ? NO : { kind: 'slow', stepMs, steps };
+  }
+
+  /**
+   * Whether a stall of `steps` slow steps is expected to push more of the replica's streams past
+   * their p99 gap than the policy allows: each stream's chance of ending before it has enough
+   * gaps to spare the stall (its length so far and its class's lengths).
+   */
+  private tooRisky(a: ReplicaAccount, steps: number): boolean {
+    const known = this.#passOpen ? this.#stallVerdicts.get(a) : undefined;
+    const verdict = known?.[steps];
+    if (verdict !== undefined) return verdict;
     let risk = 0;
+    let risky = false;
     for (const e of a.entries) {
       if (e.itlSloMs === Infinity) continue;
       risk += stallRisk(e.streamed, e.slowGaps + steps, e.capTokens, e.lengths);
-      if (risk > this.params.stallRisk) return NO;
+      if (risk > this.params.stallRisk) {
+        risky = true;
+        break;
+      }
     }
-    return { kind: 'slow', stepMs, steps };
+    if (this.#passOpen) {
+      if (known === undefined) this.#stallVerdicts.set(a, []);
+      this.#stallVerdicts.get(a)![steps] = risky;
+    }
+    return risky;
   }
 
   /** Marks the slow steps a dispatched long prompt puts next to the replica's streams. */
