@@ -56,6 +56,38 @@ for (const policy of ['baseline-vllm', 'goodput']) {
   });
 }
 
+for (const policy of ['baseline-vllm', 'goodput']) {
+  test(`${policy}: a request for a LoRA adapter goes only where it is served; served nowhere, a 503`, () => {
+    const { p, dispatched, records } = pipeline(policy);
+    // Replica 0 lists no adapter, replica 1 lists a1 (as each one's /v1/models says).
+    const fleet: ReplicaSnapshot[] = [
+      { ...replicas[0], servable: [] },
+      { ...replicas[1], servable: ['a1'] },
+    ];
+    for (let i = 0; i < 4; i++) {
+      const o = p.offer(request({ id: `a${i}`, adapter: 'a1', inputTokens: 100 }), 'h', i, fleet);
+      assert.equal(o.outcome, 'queued');
+    }
+    assert.deepEqual(
+      dispatched.map((t) => t.replica),
+      [1, 1, 1, 1],
+    );
+    // The base model goes anywhere, the listing aside.
+    p.offer(request({ id: 'base', inputTokens: 100 }), 'h', 5, fleet);
+    assert.equal(dispatched.length, 5);
+    // With the one replica that serves it gone, nothing is ready for it: refused at once,
+    // told when to come back, and recorded.
+    const none = p.offer(request({ id: 'late', adapter: 'a1' }), 'h', 6, [fleet[0]]);
+    assert.equal(none.outcome, 'reject');
+    assert.deepEqual(none.outcome === 'reject' && [none.decision.status, none.decision.reason], [
+      503,
+      'no_ready_replica',
+    ]);
+    assert.ok(none.outcome === 'reject' && (none.decision.retryAfterMs ?? 0) > 0);
+    assert.equal(records.at(-1)?.request_id, 'late');
+  });
+}
+
 test('a withdrawn ticket releases its key and its place', () => {
   const { p, dispatched } = pipeline('goodput');
   // Two 7,000-token prompts take both replicas' next steps; a third would stall their streams.

@@ -47,6 +47,10 @@ export class BackendFleet {
   private readonly preemptionsSeen: number[];
   /** The `max_loras` each backend last reported that differs from the gateway's (logged once each). */
   private readonly maxLorasTold: (number | undefined)[];
+  /** The adapters each backend was last logged to serve (the list as one string)… */
+  private readonly servableTold: (string | undefined)[];
+  /** …and the list it was read from: a list seen before is not compared again. */
+  private readonly servableSeen: (readonly string[] | undefined)[];
   private readonly draining: boolean[];
   private watchTimer: TimerHandle | null = null;
 
@@ -58,6 +62,8 @@ export class BackendFleet {
     this.wasReady = deps.backends.map(() => null);
     this.preemptionsSeen = deps.backends.map(() => 0);
     this.maxLorasTold = deps.backends.map(() => undefined);
+    this.servableTold = deps.backends.map(() => undefined);
+    this.servableSeen = deps.backends.map(() => undefined);
     this.draining = deps.backends.map(() => false);
     this.breakers = deps.backends.map((b) => {
       m.breakerState(b.name, 'closed');
@@ -87,6 +93,7 @@ export class BackendFleet {
       }
       if (load.preemptions !== undefined) this.notePreemptions(index, load.preemptions);
       if (load.maxLoras !== undefined) this.noteMaxLoras(index, load.maxLoras);
+      if (load.servable !== undefined) this.noteServable(index, load.servable);
       if (!load.ready || this.draining[index]) return;
       const breaker = this.breakers[index];
       const state = breaker.state;
@@ -98,6 +105,8 @@ export class BackendFleet {
         waiting: load.waiting,
         kvUsage: load.kvUsage,
         ...(load.loras === undefined ? {} : { loras: load.loras }),
+        // Routing sends a request for an adapter only where it is served (`servable` filter).
+        ...(load.servable === undefined ? {} : { servable: load.servable }),
         probe: state === 'half-open',
       });
     });
@@ -209,6 +218,18 @@ export class BackendFleet {
       { backend: name, max_loras: reported, planned_max_loras: planned },
       `backend ${name} runs max_loras ${reported} but the gateway plans with ${planned}: pass --max-loras ${reported}`,
     );
+  }
+
+  /** The adapters a backend serves, logged when first known and whenever they change. */
+  private noteServable(index: number, servable: readonly string[]): void {
+    if (this.servableSeen[index] === servable) return;
+    this.servableSeen[index] = servable;
+    const listed = servable.join(',');
+    if (this.servableTold[index] === listed) return;
+    this.servableTold[index] = listed;
+    const name = this.backends[index].name;
+    const what = servable.length === 0 ? 'no LoRA adapter' : `LoRA adapters ${servable.join(', ')}`;
+    this.deps.log.info({ backend: name, adapters: servable }, `backend ${name} serves ${what}`);
   }
 
   private watch(): void {

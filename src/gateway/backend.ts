@@ -58,6 +58,11 @@ export interface BackendLoad {
   readonly loras?: readonly string[];
   /** Distinct adapters one batch may run (vLLM's `max_loras`, its `lora_requests_info`), when it says. */
   readonly maxLoras?: number;
+  /**
+   * The LoRA adapters it serves at all (its `/v1/models` entries with a parent model), once it
+   * has listed them; undefined: not known, taken as every adapter the fleet serves.
+   */
+  readonly servable?: readonly string[];
   /** When these figures were taken. */
   readonly atMs: Ms;
   /** Why it is not ready, when it is not (for the log line that says so). */

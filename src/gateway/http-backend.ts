@@ -46,6 +46,26 @@ const UNKNOWN = (atMs: Ms): BackendLoad => ({
 
 /** A scrape that has not answered by then failed: the figures go on ageing. */
 const SCRAPE_TIMEOUT_MS = 2_000;
+/**
+ * Every this many scrapes (the first included), `/v1/models` is read again beside `/metrics`:
+ * adapters can be loaded and unloaded at run time (vLLM's `/v1/load_lora_adapter`).
+ */
+const MODELS_EVERY_SCRAPES = 10;
+
+/**
+ * The LoRA adapters a `/v1/models` answer lists: vLLM lists each as a model whose `parent` is
+ * the base model. Undefined when the answer is not such a list (a server that lists no models
+ * says nothing of its adapters).
+ */
+export function adaptersListed(body: unknown): string[] | undefined {
+  const data = (body as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return undefined;
+  const out: string[] = [];
+  for (const m of data as { id?: unknown; parent?: unknown }[]) {
+    if (typeof m?.id === 'string' && typeof m.parent === 'string') out.push(m.id);
+  }
+  return out;
+}
 /** How much of an upstream's error answer is kept (and passed on, for a 4xx). */
 const ERROR_BODY_CHARS = 4_096;
 
@@ -102,6 +122,10 @@ export class HttpBackend implements Backend {
   private lastError: string | undefined;
   private timer: TimerHandle | null = null;
   private closed = false;
+  /** Scrapes so far: every MODELS_EVERY_SCRAPES-th also reads the adapters served. */
+  private scrapes = 0;
+  /** The adapters `/v1/models` last listed; undefined until it has answered with a list. */
+  private servable: readonly string[] | undefined;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity });
 
   constructor(opts: HttpBackendOptions) {
@@ -279,6 +303,8 @@ export class HttpBackend implements Backend {
   }
 
   private async scrape(): Promise<void> {
+    // Read beside the load, so a backend is first ready with its adapters already known.
+    const models = this.scrapes++ % MODELS_EVERY_SCRAPES === 0 ? this.models() : undefined;
     try {
       const res = await this.send('/metrics', {
         headers: this.headers({}),
@@ -287,13 +313,30 @@ export class HttpBackend implements Backend {
       const text = await readText(res);
       const ok = res.statusCode === 200;
       const load = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
+      this.servable = (await models) ?? this.servable;
       // A scrape that fails leaves the last figures to go stale rather than pretending idle.
-      if (load !== undefined) this.last = load;
+      if (load !== undefined)
+        this.last = this.servable ? { ...load, servable: this.servable } : load;
       this.lastError = ok ? undefined : `HTTP ${res.statusCode}`;
     } catch (e) {
       // Unreachable: same — the figures age out and the backend stops being ready.
       this.lastError = (e as Error).message;
     }
     this.scheduleScrape(this.opts.scrapeIntervalMs ?? 1_000);
+  }
+
+  /** The adapters its `/v1/models` lists; undefined when it does not answer with a list. */
+  private async models(): Promise<string[] | undefined> {
+    try {
+      const res = await this.send('/v1/models', {
+        headers: this.headers({}),
+        timeout: SCRAPE_TIMEOUT_MS,
+      });
+      const text = await readText(res);
+      return res.statusCode === 200 ? adaptersListed(JSON.parse(text)) : undefined;
+    } catch {
+      // Not JSON, or unreachable: what it serves stays as last known.
+      return undefined;
+    }
   }
 }

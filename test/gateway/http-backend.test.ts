@@ -5,7 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpBackend } from '../../src/gateway/http-backend.ts';
+import { HttpBackend, adaptersListed } from '../../src/gateway/http-backend.ts';
 import { isUpstreamError, type StreamEnd, type TokenEvent } from '../../src/gateway/backend.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
@@ -122,4 +122,20 @@ test('a body cut after tokens is an upstream failure that may not be retried', a
   );
   assert.ok(isUpstreamError(err), String(err));
   assert.equal(err.beforeFirstToken, false);
+});
+
+test("a backend's adapters are its /v1/models entries with a parent, as vLLM lists them", () => {
+  const vllm = {
+    object: 'list',
+    data: [
+      { id: 'meta-llama/Llama-3.1-8B', object: 'model', root: '/m', parent: null },
+      { id: 'sql-lora', object: 'model', root: '/loras/sql', parent: 'meta-llama/Llama-3.1-8B' },
+    ],
+  };
+  assert.deepEqual(adaptersListed(vllm), ['sql-lora']);
+  // Only the base model: it serves no adapter.
+  assert.deepEqual(adaptersListed({ data: [vllm.data[0]] }), []);
+  // Not a model list: nothing is known of its adapters.
+  for (const body of [null, {}, { data: 'x' }, 'text'])
+    assert.equal(adaptersListed(body), undefined);
 });

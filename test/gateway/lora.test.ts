@@ -104,3 +104,52 @@ test('a backend whose batches run another max_loras than the gateway plans with 
   await new Promise((ok) => setTimeout(ok, 300));
   assert.equal(told().length, 2);
 });
+
+test('each backend serves the adapters its /v1/models lists: requests go only there; an adapter served nowhere is a 503', async () => {
+  const engine = { maxLoras: 1, loraLoadMs: 5 };
+  const [sql] = await engines(1, { ...engine, loraModules: ['sql-lora'] });
+  const [chat] = await engines(1, { ...engine, loraModules: ['chat-lora'] });
+  const log = memoryOpsLog();
+  // The gateway serves a third adapter no backend has loaded (yet).
+  const gw = await gateway(
+    [sql, chat],
+    policyWith({ admission: { type: 'admit-all' }, routing: { type: 'round-robin' } }),
+    { engine: { ...engine, loraModules: [...ADAPTERS, 'spare-lora'] }, log },
+  );
+  const served = () => log.lines.filter((l) => / serves /.test(l.msg)).map((l) => l.msg);
+  await until(() => served().length === 2);
+  assert.deepEqual(served().sort(), [
+    'backend backend-0 serves LoRA adapters sql-lora',
+    'backend backend-1 serves LoRA adapters chat-lora',
+  ]);
+  // In pairs, so round-robin alone would send every second request to the wrong backend,
+  // which answers 404 for an adapter it does not have.
+  for (const model of ['sql-lora', 'sql-lora', 'chat-lora', 'chat-lora', 'sql-lora', 'sql-lora']) {
+    const r = await gw.client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: `for ${model}` }],
+      max_tokens: 2,
+    });
+    assert.equal(r.model, model);
+  }
+  const spare = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'spare-lora',
+      messages: [{ role: 'user', content: 'x' }],
+      max_tokens: 2,
+    }),
+  });
+  assert.equal(spare.status, 503);
+  assert.equal(spare.headers.get('x-goodput-reason'), 'no_ready_replica');
+  assert.ok(Number(spare.headers.get('retry-after')) >= 1);
+  // The four for sql-lora completed, counted under the adapter they asked for.
+  assert.equal(
+    await metricValue(gw.url, 'goodput_completed_requests_total', {
+      class: 'interactive',
+      model_name: 'sql-lora',
+    }),
+    4,
+  );
+});

@@ -27,3 +27,8 @@ export interface ReplicaSnapshot {
    */
   readonly prefillBacklogSteps?: number;
 }
+
+/** Whether `r` serves `adapter`; a request for the base model (no adapter) goes anywhere. */
+export function serves(r: ReplicaSnapshot, adapter: string | undefined): boolean {
+  return adapter === undefined || r.servable === undefined || r.servable.includes(adapter);
+}

@@ -5,6 +5,7 @@
  */
 import { candidateOf } from './flow-control.ts';
 import type { Filter } from './route.ts';
+import { serves } from '../fleet/replica-snapshot.ts';
 
 /** A failover does not go back where its last attempt failed — unless nowhere else is ready. */
 const avoid: Filter = {
@@ -80,11 +81,7 @@ const servable: Filter = {
   description: 'drops replicas that do not serve the LoRA adapter the request names',
   filter(r, replicas, _ctx, out) {
     const adapter = r.req.adapter;
-    for (const x of replicas) {
-      if (adapter === undefined || x.servable === undefined || x.servable.includes(adapter)) {
-        out.push(x);
-      }
-    }
+    for (const x of replicas) if (serves(x, adapter)) out.push(x);
   },
 };
 
