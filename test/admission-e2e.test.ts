@@ -176,24 +176,50 @@ test('replicas twice as slow as their profile: the measured pace keeps admitted 
   assert.ok(withPace.goodput.requests_per_s >= 3 * without.goodput.requests_per_s);
 });
 
+/** Eight adapters (Zipf 1) over four replicas whose batches run two each. */
+const LORA_FLEET: Partial<ScenarioSpec> = {
+  replicas: 4,
+  adapters: 'zipf:8:1',
+  maxLoras: 2,
+  rate: 25,
+  numRequests: 1_000,
+  input: 'sharegpt-vllm',
+  output: 'sharegpt-vllm',
+};
+
 test('LoRA adapters: what admission lets in runs within its slots, so admitted means served', () => {
-  // Eight adapters (Zipf 1) over four replicas whose batches run two each: a request whose
-  // adapter has no slot waits at the control plane, where its wait is predicted, not in an
-  // engine's queue. Before flow control knew the slots, 71–73% of admitted requests were served
-  // in time here, with 22 s TTFT tails.
-  const spec: Partial<ScenarioSpec> = {
-    replicas: 4,
-    adapters: 'zipf:8:1',
-    maxLoras: 2,
-    rate: 25,
-    numRequests: 1_000,
-    input: 'sharegpt-vllm',
-    output: 'sharegpt-vllm',
-  };
+  // A request whose adapter has no slot waits at the control plane, where its wait is
+  // predicted, not in an engine's queue. Before flow control knew the slots, 71–73% of admitted
+  // requests were served in time here, with 22 s TTFT tails.
   for (const seed of [1, 2]) {
-    const r = run({ ...spec, seed }, 'goodput');
+    const r = run({ ...LORA_FLEET, seed }, 'goodput');
     assert.ok(r.slo.attainment_admitted >= 0.99, `seed ${seed}: ${r.slo.attainment_admitted}`);
     // And it admits most of what the fleet can serve: every replica's slots are in use.
     assert.ok(r.slo.attainment_offered >= 0.7, `seed ${seed}: ${r.slo.attainment_offered}`);
   }
+});
+
+test('LoRA adapters loaded on some replicas only: each request is routed among those, and pinning them fits the slots', () => {
+  // Each adapter loaded on K of the replicas (round-robin, as replicas started with different
+  // --lora-modules). Every dispatch must land on a replica that loads its adapter; with K = 1
+  // each replica serves exactly its two batch slots' worth.
+  const goodPerS: Record<number, number> = {};
+  for (const k of [1, 2, 4]) {
+    const { report, records } = withRecords({ ...LORA_FLEET, adapterReplicas: k }, 'goodput');
+    const placed = records.filter((r) => r.route !== null);
+    assert.ok(placed.length > 500);
+    for (const r of placed) {
+      const j = Number(/^lora-(\d+)$/.exec(r.adapter ?? '')?.[1]);
+      // Adapter j is on replicas j·k … j·k + k − 1 (mod 4).
+      const offset = (((r.route!.replica - j * k) % 4) + 4) % 4;
+      assert.ok(
+        offset < k,
+        `${r.request_id} (${r.adapter}) on replica ${r.route!.replica}, K ${k}`,
+      );
+    }
+    assert.ok(report.slo.attainment_admitted >= 0.99, `K ${k}: ${report.slo.attainment_admitted}`);
+    goodPerS[k] = report.goodput.requests_per_s;
+  }
+  // Two adapters per replica, its two slots: no request waits for a slot.
+  assert.ok(goodPerS[1] > goodPerS[4], JSON.stringify(goodPerS));
 });

@@ -32,6 +32,11 @@ export function addScenarioFlags(cmd: Command): Command {
       '--adapters <spec>',
       'LoRA adapters the requests ask for, zipf:N:S (lora-0 … lora-N-1); the replicas serve them unless --lora-modules says otherwise',
     )
+    .option(
+      '--adapter-replicas <k>',
+      'each LoRA adapter is loaded on K of the replicas (placed round-robin), as replicas started with different --lora-modules; requests for it are routed and admitted over those K (default: every replica serves every adapter)',
+      positiveInt('--adapter-replicas'),
+    )
     .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
     .option(
       '--prefill-replicas <n>',
@@ -119,6 +124,7 @@ export function scenarioFromFlags(
     toolCalls: o.toolCalls as string | undefined,
     prefix: o.prefix as string | undefined,
     adapters: o.adapters as string | undefined,
+    adapterReplicas: o.adapterReplicas as number | undefined,
     autoscaler: o.autoscaler as string | undefined,
     minReplicas: o.minReplicas as number | undefined,
     maxReplicas: o.maxReplicas as number | undefined,

@@ -35,6 +35,7 @@ interface MutableSnapshot {
   waiting: number;
   kvUsage: number;
   loras?: readonly string[];
+  servable?: readonly string[];
   prefillBacklogSteps?: number;
 }
 
@@ -68,6 +69,7 @@ export class Fleet {
   readonly replicaKvTokens: number;
   /** Groups ready from the start. */
   private readonly initialReplicas: number;
+  private readonly servableOf: ((replica: number) => readonly string[]) | undefined;
   /** ∫ (requests in the fleet) dt, in request·ms: the L of Little's law, measured on its own. */
   private inSystemArea = 0;
   private inSystem = 0;
@@ -83,7 +85,10 @@ export class Fleet {
     onKvEvent?: (replica: number, kind: 'stored' | 'removed', hash: string) => void,
     lifecycle?: GroupLifecycle,
     prefill?: PrefillSpec,
+    /** The adapters each replica serves, when not every one serves every adapter. */
+    servableOf?: (replica: number) => readonly string[],
   ) {
+    this.servableOf = servableOf;
     this.clock = clock;
     this.config = config;
     this.profile = profile;
@@ -130,7 +135,15 @@ export class Fleet {
     this.replicas.push(
       new ReplicaDriver<RequestTracker>({ config, profile, listener: own, clock, timers: clock }),
     );
-    this.views.push({ index: i, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 });
+    const servable = this.servableOf?.(i);
+    this.views.push({
+      index: i,
+      inFlight: 0,
+      running: 0,
+      waiting: 0,
+      kvUsage: 0,
+      ...(servable === undefined ? {} : { servable }),
+    });
     return i;
   }
 

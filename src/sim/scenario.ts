@@ -27,6 +27,7 @@ import { WORKLOAD_DEFAULTS } from './workload/workload-options.ts';
 import { simulate } from './simulation.ts';
 import type { PrefillSpec } from './fleet.ts';
 import { ConfigError } from '../core/errors.ts';
+import { adapterPlacement } from './adapter-placement.ts';
 import { checkKvLink, DEFAULT_KV_LINK } from '../engine/kv-transfer.ts';
 import type { RetryMode } from './client-behaviour.ts';
 
@@ -48,6 +49,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly toolCalls?: string;
   readonly prefix?: string;
   readonly adapters?: string;
+  /** `--adapter-replicas`: each LoRA adapter is served by this many replicas (default: all). */
+  readonly adapterReplicas?: number;
   /** Autoscaling (`--autoscaler`): the fleet starts at `minReplicas` (default `replicas`). */
   readonly autoscaler?: string;
   readonly minReplicas?: number;
@@ -131,6 +134,15 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     requests: workload.requests,
     replicas: autoscale?.minReplicas ?? spec.replicas,
     autoscale,
+    ...(spec.adapterReplicas === undefined
+      ? {}
+      : {
+          servableOf: adapterPlacement(
+            engine.loraModules ?? [],
+            autoscale?.minReplicas ?? spec.replicas,
+            spec.adapterReplicas,
+          ),
+        }),
     ...(spec.failGroupAtS === undefined
       ? {}
       : { failGroupsAtMs: spec.failGroupAtS.map((s) => s * 1000) }),

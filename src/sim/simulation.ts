@@ -59,6 +59,8 @@ export interface SimulationOptions extends CapacityEventOptions {
   readonly autoscale?: AutoscaleOptions;
   /** Disaggregated serving: a prefill pool in front of the `replicas`, which decode. */
   readonly prefill?: PrefillSpec;
+  /** The LoRA adapters each replica serves, when not every one serves every adapter. */
+  readonly servableOf?: (replica: number) => readonly string[];
 }
 
 export function simulate(opts: SimulationOptions): Report {
@@ -147,6 +149,7 @@ export function simulate(opts: SimulationOptions): Report {
                 },
               }),
         },
+    opts.servableOf,
   );
   const spec: FleetSpec = {
     model: opts.engine.model.name,

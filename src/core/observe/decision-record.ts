@@ -27,6 +27,8 @@ export interface DecisionRecord {
   readonly tenant: string | null;
   /** Null when the request could not be read far enough to have one. */
   readonly class: SloClassName | null;
+  /** The LoRA adapter the request asked for; absent for the base model. */
+  readonly adapter?: string;
   readonly policy_revision: string;
   readonly at_ms: number;
   readonly slo_ms: {
@@ -105,6 +107,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
     request_id: d.req.id,
     tenant: d.req.tenant,
     class: d.req.sloClass,
+    ...(d.req.adapter === undefined ? {} : { adapter: d.req.adapter }),
     policy_revision: d.revision,
     at_ms: r3(d.atMs),
     slo_ms: {

@@ -1,0 +1,31 @@
+/**
+ * Which replicas serve which LoRA adapters, when not every replica loads every adapter (each
+ * vLLM replica started with its own `--lora-modules`): adapter j of the list is served by `k`
+ * of the `n` replicas, placed round-robin from replica j·k, so the adapters spread evenly and
+ * each is on exactly k of them. A replica added later (autoscaling) serves what replica
+ * `index mod n` does. The replicas' snapshots carry the list (`servable`), and the core routes
+ * and admits by it as it does a live backend's `/v1/models`.
+ */
+import { ConfigError } from '../core/errors.ts';
+
+export function adapterPlacement(
+  adapters: readonly string[],
+  n: number,
+  k: number,
+): (replica: number) => readonly string[] {
+  if (adapters.length === 0) {
+    throw new ConfigError(
+      '--adapter-replicas',
+      'set only with adapters (--adapters or --lora-modules)',
+      k,
+    );
+  }
+  if (!Number.isInteger(k) || k < 1 || k > n) {
+    throw new ConfigError('--adapter-replicas', `an integer in [1, ${n}] (the replicas)`, k);
+  }
+  const served: string[][] = Array.from({ length: n }, () => []);
+  adapters.forEach((name, j) => {
+    for (let i = 0; i < k; i++) served[(j * k + i) % n].push(name);
+  });
+  return (replica) => served[replica % n];
+}
