@@ -114,6 +114,7 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
           created: startedAt,
           ownedBy: 'goodput',
           root: spec.model,
+          parent: null,
           maxModelLen: config.maxModelLen,
         },
         // vLLM lists each LoRA adapter as a model whose parent is the base model.

@@ -54,17 +54,21 @@ const MODELS_EVERY_SCRAPES = 10;
 
 /**
  * The LoRA adapters a `/v1/models` answer lists: vLLM lists each as a model whose `parent` is
- * the base model. Undefined when the answer is not such a list (a server that lists no models
- * says nothing of its adapters).
+ * the base model, and the base model with `parent: null`. Undefined when the answer is not such
+ * a list: not a list at all, or one whose entries carry no `parent` (a server that does not
+ * list adapters this way says nothing of them, and is taken to serve every one).
  */
 export function adaptersListed(body: unknown): string[] | undefined {
   const data = (body as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) return undefined;
   const out: string[] = [];
-  for (const m of data as { id?: unknown; parent?: unknown }[]) {
-    if (typeof m?.id === 'string' && typeof m.parent === 'string') out.push(m.id);
+  let speaksOfParents = false;
+  for (const m of data as ({ id?: unknown; parent?: unknown } | null)[]) {
+    if (m === null || typeof m !== 'object' || !('parent' in m)) continue;
+    speaksOfParents = true;
+    if (typeof m.id === 'string' && typeof m.parent === 'string') out.push(m.id);
   }
-  return out;
+  return speaksOfParents ? out : undefined;
 }
 /** How much of an upstream's error answer is kept (and passed on, for a 4xx). */
 const ERROR_BODY_CHARS = 4_096;

@@ -73,8 +73,8 @@ export interface ModelCard {
   readonly ownedBy: string;
   /** vLLM's extras: the model behind a served name, and its context length. */
   readonly root?: string;
-  /** vLLM's: a LoRA adapter's base model. */
-  readonly parent?: string;
+  /** vLLM's: a LoRA adapter's base model; null on a base model (vLLM writes it). */
+  readonly parent?: string | null;
   readonly maxModelLen?: number;
 }
 

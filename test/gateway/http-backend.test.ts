@@ -135,7 +135,10 @@ test("a backend's adapters are its /v1/models entries with a parent, as vLLM lis
   assert.deepEqual(adaptersListed(vllm), ['sql-lora']);
   // Only the base model: it serves no adapter.
   assert.deepEqual(adaptersListed({ data: [vllm.data[0]] }), []);
-  // Not a model list: nothing is known of its adapters.
-  for (const body of [null, {}, { data: 'x' }, 'text'])
+  // Not a model list, or one that does not speak of parents (servers other than vLLM): nothing
+  // is known of its adapters.
+  const plain = { data: [{ id: 'llama', object: 'model' }] };
+  for (const body of [null, {}, { data: 'x' }, 'text', plain]) {
     assert.equal(adaptersListed(body), undefined);
+  }
 });

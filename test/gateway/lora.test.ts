@@ -43,9 +43,10 @@ test('a model naming an adapter is served with it; /v1/models lists it; an unkno
   const done = { class: 'interactive', model_name: 'sql-lora' };
   assert.equal(await metricValue(gw.url, 'goodput_completed_requests_total', done), 1);
   const models = await gw.client.models.list();
+  // As vLLM lists them, so a router in front of the gateway reads its adapters the same way.
   assert.deepEqual(
-    models.data.map((m) => m.id),
-    ['llama-3-8b', ...ADAPTERS],
+    models.data.map((m) => [m.id, (m as { parent?: string | null }).parent]),
+    [['llama-3-8b', null], ...ADAPTERS.map((a) => [a, 'llama-3-8b'])],
   );
   await assert.rejects(
     gw.client.chat.completions.create({

@@ -82,8 +82,17 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
         return refused(e, 'unauthenticated');
       }
     }
+    // As vLLM lists them: the base model first, each LoRA adapter with it as its parent.
+    const [base] = deps.servedModels;
     return c.json(
-      modelList(deps.servedModels.map((id) => ({ id, created: 0, ownedBy: 'goodput' }))),
+      modelList(
+        deps.servedModels.map((id, i) => ({
+          id,
+          created: 0,
+          ownedBy: 'goodput',
+          parent: i === 0 ? null : base,
+        })),
+      ),
     );
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
