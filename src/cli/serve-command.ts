@@ -14,6 +14,7 @@ import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import { addScaleLimitFlags } from './scale-flags.ts';
 import { Command } from 'commander';
 import { buildEngineConfig, buildEngineProfile, plannedProfile } from '../engine/engine-spec.ts';
+import { adapterPlacement } from '../core/fleet/adapter-placement.ts';
 import { ConfigError } from '../core/errors.ts';
 import { openDecisionLog, type DecisionLog } from '../gateway/decision-log.ts';
 import { EmbeddedBackend } from '../gateway/embedded-backend.ts';
@@ -67,6 +68,11 @@ export function serveCommand(): Command {
       (value: string, prev: string[] = []) => [...prev, value],
     )
     .option('--replicas <n>', 'embedded fleet size', positiveInt('--replicas'), 2)
+    .option(
+      '--adapter-replicas <k>',
+      "embedded fleet: each of --lora-modules loaded on K of the replicas (round-robin), as replicas started with different --lora-modules (a --backend's own /v1/models says which it loads)",
+      positiveInt('--adapter-replicas'),
+    )
     .option(
       '--fleet-thread',
       "run the embedded fleet's engines on a thread of their own, so their steps keep a GPU's time however busy the gateway is (default: on the gateway's event loop)",
@@ -148,6 +154,18 @@ export function serveCommand(): Command {
         throw new ConfigError('--engine-pool', 'none with --backend (local runs its own)', 'local');
       }
       const urls = pool?.urls ?? given;
+      const adapterReplicas = o.adapterReplicas as number | undefined;
+      if (adapterReplicas !== undefined && urls.length > 0) {
+        throw new ConfigError(
+          '--adapter-replicas',
+          "unset with backends (each backend's /v1/models says which adapters it loads)",
+          adapterReplicas,
+        );
+      }
+      // Checked here, before the fleet (on its thread or not) places them.
+      if (adapterReplicas !== undefined) {
+        adapterPlacement(engine.loraModules ?? [], o.replicas as number, adapterReplicas);
+      }
       const running = await startGateway({
         policy,
         engine,
@@ -155,7 +173,7 @@ export function serveCommand(): Command {
         servedModelName: model,
         backendUrls: urls,
         embedded: async () => {
-          const fleet = { replicas: o.replicas as number, seed: o.seed as number };
+          const fleet = { replicas: o.replicas as number, seed: o.seed as number, adapterReplicas };
           if (o.fleetThread === true) {
             const threaded = await ThreadedFleet.start({ spec, ...fleet }, engine, wallClock);
             return threaded.backends;

@@ -7,6 +7,7 @@ import type { Timers } from '../core/ports/timers.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
+import { adapterPlacement } from '../core/fleet/adapter-placement.ts';
 import { shareGptSampler } from './engine-app.ts';
 import { NO_FAULTS } from './request-plan.ts';
 import { SimulatedBackend } from './simulated-backend.ts';
@@ -18,6 +19,18 @@ export interface SimulatedFleetOptions {
   readonly seed: number;
   readonly clock: Clock;
   readonly timers: Timers;
+  /** Each LoRA adapter loaded on this many of the replicas (`adapterPlacement`); default all. */
+  readonly adapterReplicas?: number;
+}
+
+/**
+ * Replica `i`'s engine: the fleet's, loading only its share of the adapters when they are placed
+ * on some replicas each.
+ */
+export function replicaConfig(o: SimulatedFleetOptions, i: number): EngineConfig {
+  if (o.adapterReplicas === undefined) return o.config;
+  const placed = adapterPlacement(o.config.loraModules ?? [], o.replicas, o.adapterReplicas);
+  return { ...o.config, loraModules: placed(i) };
 }
 
 export function simulatedFleet(o: SimulatedFleetOptions): SimulatedBackend[] {
@@ -26,7 +39,7 @@ export function simulatedFleet(o: SimulatedFleetOptions): SimulatedBackend[] {
     { length: o.replicas },
     (_, i) =>
       new SimulatedBackend({
-        config: o.config,
+        config: replicaConfig(o, i),
         profile: o.profile,
         clock: o.clock,
         timers: o.timers,

@@ -34,6 +34,8 @@ export interface FleetDeps {
   readonly log: OpsLog;
   /** The adapters one batch runs, as the gateway plans (`--max-loras`): a backend saying otherwise is logged. */
   readonly maxLoras?: number;
+  /** The LoRA adapters the gateway serves: with none, which ones a backend loads is not logged. */
+  readonly adapters?: readonly string[];
 }
 
 export class BackendFleet {
@@ -222,7 +224,7 @@ export class BackendFleet {
 
   /** The adapters a backend serves, logged when first known and whenever they change. */
   private noteServable(index: number, servable: readonly string[]): void {
-    if (this.servableSeen[index] === servable) return;
+    if (this.servableSeen[index] === servable || (this.deps.adapters?.length ?? 0) === 0) return;
     this.servableSeen[index] = servable;
     const listed = servable.join(',');
     if (this.servableTold[index] === listed) return;

@@ -33,10 +33,15 @@ export class EmbeddedBackend implements Backend {
   private readonly engine: SimulatedBackend;
   private readonly clock: Clock;
 
+  /** The adapters its engine loads, what routing may send it; undefined: it serves none. */
+  private readonly servable: readonly string[] | undefined;
+
   constructor(name: string, engine: SimulatedBackend, clock: Clock) {
     this.name = name;
     this.engine = engine;
     this.clock = clock;
+    const loaded = engine.config.loraModules;
+    this.servable = loaded === undefined || loaded.length === 0 ? undefined : [...loaded];
   }
 
   load(): BackendLoad {
@@ -48,6 +53,7 @@ export class EmbeddedBackend implements Backend {
       kvUsage: l.kvTotalBlocks > 0 ? l.kvUsedBlocks / l.kvTotalBlocks : 1,
       preemptions: this.engine.stats().preemptions,
       ...(l.loras === undefined ? {} : { loras: [...l.loras] }),
+      ...(this.servable === undefined ? {} : { servable: this.servable }),
       atMs: this.clock.now() as Ms,
     };
   }

@@ -12,6 +12,8 @@ export interface FleetSetup {
   readonly spec: EngineSpec;
   readonly replicas: number;
   readonly seed: number;
+  /** Each LoRA adapter loaded on this many replicas (`adapterPlacement`); default all. */
+  readonly adapterReplicas?: number;
 }
 
 export type FleetRequest =

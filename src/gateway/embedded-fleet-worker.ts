@@ -31,6 +31,7 @@ const engines = simulatedFleet({
   seed: setup.seed,
   clock: wallClock,
   timers,
+  adapterReplicas: setup.adapterReplicas,
 });
 const running = new Map<number, Generation>();
 

@@ -84,6 +84,7 @@ export class Gateway {
       ...deps,
       breaker: deps.policy.resilience.breaker,
       maxLoras: deps.spec.maxLoras,
+      adapters: deps.spec.adapters,
     });
     this.counts = new RequestCounts(m, deps.spec.model);
     this.slos = new SloExport(deps.policy.slos, deps.clock, m.slo, deps.spec.model);

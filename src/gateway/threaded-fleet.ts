@@ -8,6 +8,7 @@
 import type { EngineConfig } from '../engine/engine-types.ts';
 import { Worker } from 'node:worker_threads';
 import type { Clock } from '../core/ports/clock.ts';
+import { adapterPlacement } from '../core/fleet/adapter-placement.ts';
 import type { Ms } from '../core/request/units.ts';
 import {
   UpstreamError,
@@ -49,7 +50,7 @@ export class ThreadedFleet {
   private constructor(
     worker: Worker,
     first: readonly ReplicaLoadMessage[],
-    engine: EngineShape,
+    engines: readonly EngineShape[],
     clock: Clock,
   ) {
     this.worker = worker;
@@ -62,7 +63,7 @@ export class ThreadedFleet {
     });
     worker.on('error', (e) => this.failAll(`the embedded fleet's thread failed: ${e.message}`));
     worker.on('exit', () => this.failAll('the embedded fleet closed'));
-    this.backends = first.map((_, i) => this.backend(i, engine));
+    this.backends = first.map((_, i) => this.backend(i, engines[i]));
   }
 
   /** Starts the thread and its `replicas` engines; resolves once they are up. */
@@ -74,7 +75,15 @@ export class ThreadedFleet {
       worker.once('message', (m: FleetMessage) => resolve(m.loads));
       worker.once('error', reject);
     });
-    return new ThreadedFleet(worker, first, engine, clock);
+    // Each replica's share of the adapters, as the worker's engines load them.
+    const placed =
+      setup.adapterReplicas === undefined
+        ? undefined
+        : adapterPlacement(engine.loraModules ?? [], setup.replicas, setup.adapterReplicas);
+    const shapes = first.map((_, i) =>
+      placed === undefined ? engine : { ...engine, loraModules: placed(i) },
+    );
+    return new ThreadedFleet(worker, first, shapes, clock);
   }
 
   async close(): Promise<void> {
@@ -86,6 +95,9 @@ export class ThreadedFleet {
 
   private backend(replica: number, engine: EngineShape): Backend {
     const name = `embedded-${replica}`;
+    // What routing may send it: the adapters its engine loads (none: it serves no adapter).
+    const loaded = engine.loraModules;
+    const servable = loaded === undefined || loaded.length === 0 ? undefined : [...loaded];
     return {
       name,
       stream: (call, onToken) => this.stream(replica, name, engine, call, onToken),
@@ -98,6 +110,7 @@ export class ThreadedFleet {
           kvUsage: l.kvUsage,
           preemptions: l.preemptions,
           ...(l.loras === undefined ? {} : { loras: l.loras }),
+          ...(servable === undefined ? {} : { servable }),
           atMs: this.loadsAtMs,
           ...(this.closed && { why: 'closed' }),
         };

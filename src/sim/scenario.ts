@@ -27,7 +27,7 @@ import { WORKLOAD_DEFAULTS } from './workload/workload-options.ts';
 import { simulate } from './simulation.ts';
 import type { PrefillSpec } from './fleet.ts';
 import { ConfigError } from '../core/errors.ts';
-import { adapterPlacement } from './adapter-placement.ts';
+import { adapterPlacement } from '../core/fleet/adapter-placement.ts';
 import { checkKvLink, DEFAULT_KV_LINK } from '../engine/kv-transfer.ts';
 import type { RetryMode } from './client-behaviour.ts';
 

@@ -6,7 +6,7 @@
  * `index mod n` does. The replicas' snapshots carry the list (`servable`), and the core routes
  * and admits by it as it does a live backend's `/v1/models`.
  */
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError } from '../errors.ts';
 
 export function adapterPlacement(
   adapters: readonly string[],

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adapterPlacement } from './adapter-placement.ts';
-import { ConfigError } from '../core/errors.ts';
+import { ConfigError } from '../errors.ts';
 
 const ADAPTERS = ['a0', 'a1', 'a2', 'a3', 'a4'];
 
