@@ -107,3 +107,20 @@ test('a request whose adapter finds no slot anywhere gets the replica where a sl
   const three = new HeldReplicas<string>(ledger, 3);
   assert.equal(three.hold(ticket(false, 'e'), pool), undefined);
 });
+
+test('only a replica that serves the adapter is weighed, or held, for a request without a slot', () => {
+  const ledger = new ReplicaLedger(3);
+  // Replicas 0 and 1 load e; both run two other adapters (max_loras 2). Replica 2 does not load
+  // e, and its slots are free: it must neither count as a slot nor be held.
+  for (const e of [
+    stream(0, 0, 'a'),
+    stream(0, 300, 'b'),
+    stream(1, 100, 'c'),
+    stream(1, 450, 'd'),
+  ]) {
+    ledger.add(e);
+  }
+  const holds = new HeldReplicas<string>(ledger, 2);
+  const pool = replicas(3).map((r) => ({ ...r, servable: r.index === 2 ? ['a'] : ['e'] }));
+  assert.equal(holds.hold(ticket(false, 'e'), pool), 1);
+});

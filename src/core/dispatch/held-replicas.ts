@@ -9,7 +9,7 @@
  * `heldFor` (the `held` filter, `../routing/filters.ts`).
  */
 import { hasAdapterSlot, type ReplicaLedger } from '../fleet/replica-ledger.ts';
-import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import { serves, type ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 import { gapsToSpare } from '../routing/gap-tolerance.ts';
 
@@ -61,13 +61,16 @@ export class HeldReplicas<H> {
    * when none is (neither of those, held already, or no room).
    */
   hold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): number | undefined {
-    const slotless = this.slotless(t, replicas);
+    // Only a replica that serves its adapter can take it: only such a one is held for it.
+    const adapter = t.req.adapter;
+    const serving = adapter === undefined ? replicas : replicas.filter((r) => serves(r, adapter));
+    const slotless = this.slotless(t, serving);
     if (!t.long && !slotless) return undefined;
     if (this.held.some((h) => h.ticket === t)) return undefined;
     if (this.held.length >= Math.max(1, Math.floor(replicas.length * MAX_HELD_RATIO))) {
       return undefined;
     }
-    const free = replicas.filter((r) => !this.held.some((h) => h.replica === r.index));
+    const free = serving.filter((r) => !this.held.some((h) => h.replica === r.index));
     if (free.length === 0) return undefined;
     const replica = slotless ? this.soonestSlot(free) : this.leastCommitted(free);
     this.held.push({ ticket: t, replica });
@@ -75,9 +78,9 @@ export class HeldReplicas<H> {
   }
 
   /**
-   * Whether `t` runs with a LoRA adapter that no replica has in flight and every replica's batch
-   * has all its adapter slots taken: it fits nowhere until one of those adapters leaves a
-   * replica, which new work of theirs would put off for ever.
+   * Whether `t` runs with a LoRA adapter that none of `replicas` (those serving it) has in
+   * flight and each of whose batches has all its adapter slots taken: it fits nowhere until one
+   * of those adapters leaves a replica, which new work of theirs would put off for ever.
    */
   private slotless(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): boolean {
     const adapter = t.req.adapter;
