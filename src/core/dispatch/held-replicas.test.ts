@@ -85,19 +85,26 @@ test('a hold ends when its ticket is placed (there, if that replica may take it)
   assert.notEqual(holds.hold(ticket(), pool), undefined, 'its place is free again');
 });
 
-test('a request whose adapter finds no slot anywhere gets the replica where a slot frees soonest', () => {
-  const ledger = new ReplicaLedger(2);
-  // Two slots each, all taken. Replica 0's adapter b ends last at 500 − 300 = 200 tokens to go;
-  // replica 1's d at 500 − 450 = 50: its slot frees first.
-  for (const e of [
+/**
+ * Replicas 0 and 1 each running two adapters: 0's b ends last at 500 − 300 = 200 tokens to go,
+ * 1's d at 500 − 450 = 50, so 1 frees a slot first.
+ */
+function twoAdaptersEach(n: number): ReplicaLedger {
+  const ledger = new ReplicaLedger(n);
+  const running = [
     stream(0, 0, 'a'),
     stream(0, 300, 'b'),
     stream(1, 100, 'c'),
     stream(1, 450, 'd'),
-    stream(1, 0, 'c'),
-  ]) {
-    ledger.add(e);
-  }
+  ];
+  for (const e of running) ledger.add(e);
+  return ledger;
+}
+
+test('a request whose adapter finds no slot anywhere gets the replica where a slot frees soonest', () => {
+  // Two slots each, all taken.
+  const ledger = twoAdaptersEach(2);
+  ledger.add(stream(1, 0, 'c'));
   const holds = new HeldReplicas<string>(ledger, 2);
   const pool = replicas(2);
   assert.equal(holds.hold(ticket(false, 'a'), pool), undefined, 'its adapter runs on replica 0');
@@ -109,18 +116,9 @@ test('a request whose adapter finds no slot anywhere gets the replica where a sl
 });
 
 test('only a replica that serves the adapter is weighed, or held, for a request without a slot', () => {
-  const ledger = new ReplicaLedger(3);
-  // Replicas 0 and 1 load e; both run two other adapters (max_loras 2). Replica 2 does not load
+  // Replicas 0 and 1 load e, and their slots are taken (max_loras 2). Replica 2 does not load
   // e, and its slots are free: it must neither count as a slot nor be held.
-  for (const e of [
-    stream(0, 0, 'a'),
-    stream(0, 300, 'b'),
-    stream(1, 100, 'c'),
-    stream(1, 450, 'd'),
-  ]) {
-    ledger.add(e);
-  }
-  const holds = new HeldReplicas<string>(ledger, 2);
+  const holds = new HeldReplicas<string>(twoAdaptersEach(3), 2);
   const pool = replicas(3).map((r) => ({ ...r, servable: r.index === 2 ? ['a'] : ['e'] }));
   assert.equal(holds.hold(ticket(false, 'e'), pool), 1);
 });
