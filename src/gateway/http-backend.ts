@@ -128,6 +128,11 @@ export class HttpBackend implements Backend {
   private closed = false;
   /** Scrapes so far: every MODELS_EVERY_SCRAPES-th also reads the adapters served. */
   private scrapes = 0;
+  /**
+   * The next scrape reads `/v1/models` too, whatever the count: the backend answered 404 for a
+   * model, perhaps an adapter unloaded since it was last listed.
+   */
+  private modelsStale = false;
   /** The adapters `/v1/models` last listed; undefined until it has answered with a list. */
   private servable: readonly string[] | undefined;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity });
@@ -181,6 +186,7 @@ export class HttpBackend implements Backend {
     }
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
+      if (status === 404) this.modelsStale = true;
       const answer = await readText(res).catch(() => '');
       throw new UpstreamError(
         `${this.name}: HTTP ${status} ${answer.slice(0, 200)}`,
@@ -308,7 +314,9 @@ export class HttpBackend implements Backend {
 
   private async scrape(): Promise<void> {
     // Read beside the load, so a backend is first ready with its adapters already known.
-    const models = this.scrapes++ % MODELS_EVERY_SCRAPES === 0 ? this.models() : undefined;
+    const due = this.scrapes++ % MODELS_EVERY_SCRAPES === 0 || this.modelsStale;
+    this.modelsStale = false;
+    const models = due ? this.models() : undefined;
     try {
       const res = await this.send('/metrics', {
         headers: this.headers({}),

@@ -142,3 +142,57 @@ test("a backend's adapters are its /v1/models entries with a parent, as vLLM lis
     assert.equal(adaptersListed(body), undefined);
   }
 });
+
+test('a 404 from a backend has its /v1/models read again at the next scrape: an adapter it unloaded stops being routed there', async () => {
+  let listed = ['a'];
+  const hits: string[] = [];
+  const vllm = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    req.resume();
+    if (req.url === '/metrics') {
+      res.end('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n');
+    } else if (req.url === '/v1/models') {
+      const base = { id: 'base', object: 'model', parent: null };
+      res.end(JSON.stringify({ data: [base, ...listed.map((id) => ({ id, parent: 'base' }))] }));
+    } else {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"The model `a` does not exist."}}');
+    }
+  });
+  await new Promise<void>((r) => vllm.listen(0, '127.0.0.1', r));
+  const b = new HttpBackend({
+    name: 'b1',
+    url: `http://127.0.0.1:${(vllm.address() as AddressInfo).port}`,
+    clock: wallClock,
+    timers: wallTimers(),
+    scrapeIntervalMs: 20,
+  });
+  try {
+    const servable = () => b.load().servable?.join(',');
+    for (let i = 0; i < 200 && servable() !== 'a'; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(servable(), 'a');
+    listed = [];
+    const call = {
+      id: 'r2',
+      kind: 'chat' as const,
+      body: { model: 'a', messages: [] },
+      signal: new AbortController().signal,
+    };
+    await assert.rejects(
+      b.stream(call, () => {}),
+      (e: unknown) => isUpstreamError(e) && e.status === 404,
+    );
+    const answered = hits.length;
+    for (let i = 0; i < 200 && servable() !== ''; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(servable(), '');
+    // Read with the next scrape (or the one after, if one was under way), not at the tenth.
+    const after404 = hits.slice(answered);
+    const modelsAt = after404.indexOf('/v1/models');
+    let scrapes = 0;
+    const thirdScrape = after404.findIndex((h) => h === '/metrics' && ++scrapes === 3);
+    assert.ok(modelsAt >= 0 && (thirdScrape < 0 || modelsAt < thirdScrape), after404.join(' '));
+  } finally {
+    await b.close();
+    vllm.close();
+  }
+});
