@@ -135,6 +135,12 @@ export async function admitAndServe(
         const why = stoppedBy(upstream);
         if (why !== undefined) return final(named(stopped(why), id));
         if (!isUpstreamError(e)) throw e;
+        // A backend without the adapter its /v1/models listed (unloaded since): another that
+        // loads it may serve the request, and the next scrape takes that one off the adapter.
+        if (e.status === 404 && base.adapter !== undefined && retry) {
+          failedOn = ticket.replica;
+          continue;
+        }
         if (e.requestAtFault) return final(named(rejectedUpstream(e), id));
         if (e.beforeFirstToken && retry) {
           failedOn = ticket.replica;
