@@ -32,7 +32,7 @@ import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
 import { refusedUpFront } from './admission/up-front.ts';
 import type { LlmRequest } from './request/request.ts';
 import type { Ms, Tokens } from './request/units.ts';
-import { serves, type ReplicaSnapshot } from './fleet/replica-snapshot.ts';
+import { servingOnly, type ReplicaSnapshot } from './fleet/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
 import { lookupTenant } from './config/tenant-schema.ts';
 import { VirtualTokenCounters } from './queueing/virtual-token-counter.ts';
@@ -154,11 +154,7 @@ export class Pipeline<H> {
   ): Offer<H> {
     // A request for a LoRA adapter is decided over the replicas that serve it: with none of
     // them ready, no replica is ready for it.
-    const adapter = asked.adapter;
-    const serving =
-      adapter === undefined || replicas.every((r) => serves(r, adapter))
-        ? replicas
-        : replicas.filter((r) => serves(r, adapter));
+    const serving = servingOnly(replicas, asked.adapter);
     const ctx = this.context(nowMs, serving);
     const cls = this.policy.classes[asked.sloClass];
     const key = asked.idempotencyKey;

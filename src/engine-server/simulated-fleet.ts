@@ -7,7 +7,7 @@ import type { Timers } from '../core/ports/timers.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
-import { adapterPlacement } from '../core/fleet/adapter-placement.ts';
+import { replicaConfigs } from '../core/fleet/adapter-placement.ts';
 import { shareGptSampler } from './engine-app.ts';
 import { NO_FAULTS } from './request-plan.ts';
 import { SimulatedBackend } from './simulated-backend.ts';
@@ -23,23 +23,14 @@ export interface SimulatedFleetOptions {
   readonly adapterReplicas?: number;
 }
 
-/**
- * Replica `i`'s engine: the fleet's, loading only its share of the adapters when they are placed
- * on some replicas each.
- */
-export function replicaConfig(o: SimulatedFleetOptions, i: number): EngineConfig {
-  if (o.adapterReplicas === undefined) return o.config;
-  const placed = adapterPlacement(o.config.loraModules ?? [], o.replicas, o.adapterReplicas);
-  return { ...o.config, loraModules: placed(i) };
-}
-
 export function simulatedFleet(o: SimulatedFleetOptions): SimulatedBackend[] {
   const rng = new SeededRng(o.seed);
+  const configOf = replicaConfigs(o.config, o.replicas, o.adapterReplicas);
   return Array.from(
     { length: o.replicas },
     (_, i) =>
       new SimulatedBackend({
-        config: replicaConfig(o, i),
+        config: configOf(i),
         profile: o.profile,
         clock: o.clock,
         timers: o.timers,

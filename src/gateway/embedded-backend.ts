@@ -28,6 +28,14 @@ import {
   type UpstreamCall,
 } from './backend.ts';
 
+/** What routing may send an embedded engine: the adapters it loads; undefined: it loads none. */
+export function servedAdapters(engine: {
+  readonly loraModules?: readonly string[];
+}): readonly string[] | undefined {
+  const loaded = engine.loraModules;
+  return loaded === undefined || loaded.length === 0 ? undefined : [...loaded];
+}
+
 export class EmbeddedBackend implements Backend {
   readonly name: string;
   private readonly engine: SimulatedBackend;
@@ -40,8 +48,7 @@ export class EmbeddedBackend implements Backend {
     this.name = name;
     this.engine = engine;
     this.clock = clock;
-    const loaded = engine.config.loraModules;
-    this.servable = loaded === undefined || loaded.length === 0 ? undefined : [...loaded];
+    this.servable = servedAdapters(engine.config);
   }
 
   load(): BackendLoad {

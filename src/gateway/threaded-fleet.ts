@@ -8,7 +8,7 @@
 import type { EngineConfig } from '../engine/engine-types.ts';
 import { Worker } from 'node:worker_threads';
 import type { Clock } from '../core/ports/clock.ts';
-import { adapterPlacement } from '../core/fleet/adapter-placement.ts';
+import { replicaConfigs } from '../core/fleet/adapter-placement.ts';
 import type { Ms } from '../core/request/units.ts';
 import {
   UpstreamError,
@@ -18,7 +18,7 @@ import {
   type TokenSink,
   type UpstreamCall,
 } from './backend.ts';
-import { generationRequest } from './embedded-backend.ts';
+import { generationRequest, servedAdapters } from './embedded-backend.ts';
 import type {
   FleetMessage,
   FleetReply,
@@ -76,14 +76,13 @@ export class ThreadedFleet {
       worker.once('error', reject);
     });
     // Each replica's share of the adapters, as the worker's engines load them.
-    const placed =
-      setup.adapterReplicas === undefined
-        ? undefined
-        : adapterPlacement(engine.loraModules ?? [], setup.replicas, setup.adapterReplicas);
-    const shapes = first.map((_, i) =>
-      placed === undefined ? engine : { ...engine, loraModules: placed(i) },
+    const shapeOf = replicaConfigs(engine, setup.replicas, setup.adapterReplicas);
+    return new ThreadedFleet(
+      worker,
+      first,
+      first.map((_, i) => shapeOf(i)),
+      clock,
     );
-    return new ThreadedFleet(worker, first, shapes, clock);
   }
 
   async close(): Promise<void> {
@@ -95,9 +94,7 @@ export class ThreadedFleet {
 
   private backend(replica: number, engine: EngineShape): Backend {
     const name = `embedded-${replica}`;
-    // What routing may send it: the adapters its engine loads (none: it serves no adapter).
-    const loaded = engine.loraModules;
-    const servable = loaded === undefined || loaded.length === 0 ? undefined : [...loaded];
+    const servable = servedAdapters(engine);
     return {
       name,
       stream: (call, onToken) => this.stream(replica, name, engine, call, onToken),

@@ -1,7 +1,8 @@
 // Real parts for the gateway suites: `goodput engine` servers on a fast constant-step profile,
 // a gateway in front of them over HTTP, all on ephemeral ports and closed when the suite ends.
 import { after } from 'node:test';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { resolvePolicy, type ResolvedPolicy } from '../../src/core/config/policy.ts';
 import { presetPolicy } from '../../src/core/config/presets.ts';
@@ -41,6 +42,34 @@ export interface GatewayUnderTest extends RunningGateway {
   readonly client: OpenAI;
   /** The same gateway in-process (`app.request`): answers are web streams, not Node's response. */
   readonly inProcess: OpenAI;
+}
+
+/**
+ * A vLLM whose `/v1/models` lists `listed()` as adapters of `base`, and whose every completion
+ * is a 404: an adapter unloaded since it was listed. `hits`: the paths asked, in order. Closed
+ * at teardown.
+ */
+export async function staleVllm(
+  base: string,
+  listed: () => readonly string[],
+): Promise<{ readonly url: string; readonly hits: string[] }> {
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    req.resume();
+    if (req.url === '/metrics') {
+      res.end('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n');
+    } else if (req.url === '/v1/models') {
+      const cards = listed().map((id) => ({ id, object: 'model', parent: base }));
+      res.end(JSON.stringify({ data: [{ id: base, object: 'model', parent: null }, ...cards] }));
+    } else {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"The model does not exist.","code":404}}');
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  onTeardown(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
 }
 
 /** A gateway in front of `backends` (engines, or anything else that listens at a URL). */

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpBackend, adaptersListed } from '../../src/gateway/http-backend.ts';
+import { staleVllm } from './gateway-kit.ts';
 import { isUpstreamError, type StreamEnd, type TokenEvent } from '../../src/gateway/backend.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
@@ -145,24 +146,11 @@ test("a backend's adapters are its /v1/models entries with a parent, as vLLM lis
 
 test('a 404 from a backend has its /v1/models read again at the next scrape: an adapter it unloaded stops being routed there', async () => {
   let listed = ['a'];
-  const hits: string[] = [];
-  const vllm = createServer((req, res) => {
-    hits.push(req.url ?? '');
-    req.resume();
-    if (req.url === '/metrics') {
-      res.end('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n');
-    } else if (req.url === '/v1/models') {
-      const base = { id: 'base', object: 'model', parent: null };
-      res.end(JSON.stringify({ data: [base, ...listed.map((id) => ({ id, parent: 'base' }))] }));
-    } else {
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end('{"error":{"message":"The model `a` does not exist."}}');
-    }
-  });
-  await new Promise<void>((r) => vllm.listen(0, '127.0.0.1', r));
+  const vllm = await staleVllm('base', () => listed);
+  const hits = vllm.hits;
   const b = new HttpBackend({
     name: 'b1',
-    url: `http://127.0.0.1:${(vllm.address() as AddressInfo).port}`,
+    url: vllm.url,
     clock: wallClock,
     timers: wallTimers(),
     scrapeIntervalMs: 20,
@@ -193,6 +181,5 @@ test('a 404 from a backend has its /v1/models read again at the next scrape: an 
     assert.ok(modelsAt >= 0 && (thirdScrape < 0 || modelsAt < thirdScrape), after404.join(' '));
   } finally {
     await b.close();
-    vllm.close();
   }
 });

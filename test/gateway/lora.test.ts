@@ -5,9 +5,7 @@
 // requests are counted under the adapter's name (`model_name`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { engines, gateway, metricValue, policyWith, until } from './gateway-kit.ts';
+import { engines, gateway, metricValue, policyWith, staleVllm, until } from './gateway-kit.ts';
 import { memoryOpsLog } from '../../src/gateway/ops-log.ts';
 
 const ADAPTERS = ['sql-lora', 'chat-lora'];
@@ -159,41 +157,24 @@ test('each backend serves the adapters its /v1/models lists: requests go only th
 
 test('a backend that answers 404 for an adapter it listed: the request is served by another that loads it', async () => {
   // A vLLM whose /v1/models still lists sql-lora, unloaded since: every completion is a 404.
-  let stale = 0;
-  const unloaded = createServer((req, res) => {
-    req.resume();
-    if (req.url === '/metrics') {
-      res.end('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n');
-    } else if (req.url === '/v1/models') {
-      const base = { id: 'llama-3-8b', object: 'model', parent: null };
-      res.end(JSON.stringify({ data: [base, { id: 'sql-lora', parent: 'llama-3-8b' }] }));
-    } else {
-      stale++;
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end('{"error":{"message":"The model `sql-lora` does not exist.","code":404}}');
-    }
-  });
-  await new Promise<void>((r) => unloaded.listen(0, '127.0.0.1', r));
-  try {
-    const engine = { loraModules: ['sql-lora'], maxLoras: 1, loraLoadMs: 5 };
-    const [loaded] = await engines(1, engine);
-    const log = memoryOpsLog();
-    const gw = await gateway(
-      [{ url: `http://127.0.0.1:${(unloaded.address() as AddressInfo).port}` }, loaded],
-      policyWith({ admission: { type: 'admit-all' }, routing: { type: 'round-robin' } }),
-      { engine, log },
-    );
-    await until(() => log.lines.filter((l) => / serves /.test(l.msg)).length === 2);
-    for (let k = 0; k < 4; k++) {
-      const r = await gw.client.chat.completions.create({
-        model: 'sql-lora',
-        messages: [{ role: 'user', content: `query ${k}` }],
-        max_tokens: 2,
-      });
-      assert.equal(r.model, 'sql-lora');
-    }
-    assert.ok(stale >= 1, 'round-robin sent at least one to the backend without the adapter');
-  } finally {
-    unloaded.close();
+  const unloaded = await staleVllm('llama-3-8b', () => ['sql-lora']);
+  const engine = { loraModules: ['sql-lora'], maxLoras: 1, loraLoadMs: 5 };
+  const [loaded] = await engines(1, engine);
+  const log = memoryOpsLog();
+  const gw = await gateway(
+    [unloaded, loaded],
+    policyWith({ admission: { type: 'admit-all' }, routing: { type: 'round-robin' } }),
+    { engine, log },
+  );
+  await until(() => log.lines.filter((l) => / serves /.test(l.msg)).length === 2);
+  for (let k = 0; k < 4; k++) {
+    const r = await gw.client.chat.completions.create({
+      model: 'sql-lora',
+      messages: [{ role: 'user', content: `query ${k}` }],
+      max_tokens: 2,
+    });
+    assert.equal(r.model, 'sql-lora');
   }
+  const stale = unloaded.hits.filter((h) => h === '/v1/chat/completions').length;
+  assert.ok(stale >= 1, 'round-robin sent at least one to the backend without the adapter');
 });

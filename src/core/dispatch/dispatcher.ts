@@ -296,12 +296,11 @@ export class Dispatcher<H> {
       const candidates = oldestOnly
         ? this.oldestOf(queue)
         : queue.collect(this.strategy.lookahead, this.scratch, nowMs);
-      // Until a ticket leaves the queue, the candidates are tried against unchanged accounts.
+      // Until a ticket is placed, the candidates are tried against unchanged accounts.
       flow.beginPass();
       try {
         for (const t of candidates) {
           if (t.expiresMs <= nowMs) {
-            flow.endPass();
             this.waiting.take(queue, t);
             this.waiting.noteWait(t, nowMs);
             this.apply({ kind: 'expire', ticket: t });

@@ -9,7 +9,7 @@
  * `heldFor` (the `held` filter, `../routing/filters.ts`).
  */
 import { hasAdapterSlot, type ReplicaLedger } from '../fleet/replica-ledger.ts';
-import { serves, type ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import { servingOnly, type ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 import { gapsToSpare } from '../routing/gap-tolerance.ts';
 
@@ -62,8 +62,7 @@ export class HeldReplicas<H> {
    */
   hold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): number | undefined {
     // Only a replica that serves its adapter can take it: only such a one is held for it.
-    const adapter = t.req.adapter;
-    const serving = adapter === undefined ? replicas : replicas.filter((r) => serves(r, adapter));
+    const serving = servingOnly(replicas, t.req.adapter);
     const slotless = this.slotless(t, serving);
     if (!t.long && !slotless) return undefined;
     if (this.held.some((h) => h.ticket === t)) return undefined;

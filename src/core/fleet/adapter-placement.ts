@@ -29,3 +29,17 @@ export function adapterPlacement(
   });
   return (replica) => served[replica % n];
 }
+
+/**
+ * Each replica's engine configuration: `config` itself, or with `adapterReplicas`, `config`
+ * loading only the replica's share of its adapters.
+ */
+export function replicaConfigs<C extends { readonly loraModules?: readonly string[] }>(
+  config: C,
+  replicas: number,
+  adapterReplicas: number | undefined,
+): (replica: number) => C {
+  if (adapterReplicas === undefined) return () => config;
+  const placed = adapterPlacement(config.loraModules ?? [], replicas, adapterReplicas);
+  return (replica) => ({ ...config, loraModules: placed(replica) });
+}

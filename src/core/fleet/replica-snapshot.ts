@@ -32,3 +32,13 @@ export interface ReplicaSnapshot {
 export function serves(r: ReplicaSnapshot, adapter: string | undefined): boolean {
   return adapter === undefined || r.servable === undefined || r.servable.includes(adapter);
 }
+
+/** The replicas that serve `adapter`: `replicas` itself when every one does (or none is asked). */
+export function servingOnly(
+  replicas: readonly ReplicaSnapshot[],
+  adapter: string | undefined,
+): readonly ReplicaSnapshot[] {
+  return adapter === undefined || replicas.every((r) => serves(r, adapter))
+    ? replicas
+    : replicas.filter((r) => serves(r, adapter));
+}

@@ -85,7 +85,6 @@ export class FlowControl {
 
   /** Opens a placement pass: until `endPass`, no account changes (see `#stallVerdicts`). */
   beginPass(): void {
-    this.#stallVerdicts.clear();
     this.#passOpen = true;
   }
 
@@ -170,8 +169,9 @@ export class FlowControl {
       }
     }
     if (this.#passOpen) {
-      if (known === undefined) this.#stallVerdicts.set(a, []);
-      this.#stallVerdicts.get(a)![steps] = risky;
+      const verdicts = known ?? [];
+      verdicts[steps] = risky;
+      if (known === undefined) this.#stallVerdicts.set(a, verdicts);
     }
     return risky;
   }
