@@ -88,6 +88,44 @@ for (const policy of ['baseline-vllm', 'goodput']) {
   });
 }
 
+test("a client deadline inside admission's margin is out of reach: refused up front, before it is read", () => {
+  // The goodput preset keeps a 50 ms margin under every prediction; the baseline none.
+  const goodput = pipeline('goodput');
+  for (const [deadlineMs, refused] of [
+    [100, true],
+    [149, true],
+    [150, true],
+    [151, false],
+    [10_100, false],
+  ] as const) {
+    const asked = request({ id: `d${deadlineMs}`, deadlineMs, inputTokens: 10, maxTokens: 1 });
+    const unread = goodput.p.refusedUnread(deadlineMs, 100);
+    assert.equal(unread?.reason, refused ? 'deadline_exceeded' : undefined);
+    const o = goodput.p.offer(asked, 'h', 100, replicas);
+    assert.equal(goodput.records.at(-1)?.request_id, asked.id);
+    if (refused) {
+      assert.deepEqual(
+        o.outcome === 'reject' && o.decision,
+        unread,
+        'the same refusal, read or not',
+      );
+      assert.equal(unread?.status, 504);
+      assert.equal(unread?.retryAfterMs, undefined);
+    } else if (o.outcome === 'reject') {
+      // Past the margin the deadline gate judges it on its prediction.
+      assert.equal(o.decision.reason, 'deadline');
+    }
+  }
+  assert.equal(goodput.dispatched.at(-1)?.asked.id, 'd10100');
+  const baseline = pipeline('baseline-vllm');
+  assert.equal(baseline.p.refusedUnread(110, 100), undefined);
+  assert.equal(baseline.p.refusedUnread(100, 100)?.reason, 'deadline_exceeded');
+  assert.equal(
+    baseline.p.offer(request({ id: 'b', deadlineMs: 110 }), 'h', 100, replicas).outcome,
+    'queued',
+  );
+});
+
 test('a withdrawn ticket releases its key and its place', () => {
   const { p, dispatched } = pipeline('goodput');
   // Two 7,000-token prompts take both replicas' next steps; a third would stall their streams.

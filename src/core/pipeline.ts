@@ -29,7 +29,7 @@ import {
 } from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
 import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
-import { refusedUpFront } from './admission/up-front.ts';
+import { deadlineOutOfReach, refusedUpFront } from './admission/up-front.ts';
 import type { LlmRequest } from './request/request.ts';
 import type { Ms, Tokens } from './request/units.ts';
 import { servingOnly, type ReplicaSnapshot } from './fleet/replica-snapshot.ts';
@@ -73,6 +73,8 @@ export class Pipeline<H> {
   private readonly charges: ServiceCharges;
   private readonly admission: Admission;
   private readonly admissionState: unknown;
+  /** A client deadline nearer than this is out of reach (up-front.ts). */
+  private readonly deadlineMarginMs: Ms;
   private readonly sink: PipelineSink<H>;
   private readonly decisions: DecisionContext;
   private readonly tickets: TicketTerms;
@@ -87,6 +89,7 @@ export class Pipeline<H> {
     this.learned = new Learned(policy);
     this.admission = ADMISSIONS[policy.admission.type](policy);
     this.admissionState = this.admission.initState();
+    this.deadlineMarginMs = this.admission.deadlineMarginMs ?? 0;
     const weightOf = (tenant: string) => lookupTenant(policy.tenants, tenant)?.weight ?? 1;
     this.vtc = new VirtualTokenCounters(policy.queueing.cost, weightOf);
     this.charges = new ServiceCharges(this.vtc, spec.kvBytesPerToken);
@@ -161,6 +164,7 @@ export class Pipeline<H> {
     const decision: AdmissionDecision =
       refusedUpFront(asked, {
         nowMs,
+        deadlineMarginMs: this.deadlineMarginMs,
         keyInFlight: key !== undefined && this.inFlightKeys.has(key),
         readyReplicas: serving.length,
         readyInMs: host.readyInMs,
@@ -190,6 +194,15 @@ export class Pipeline<H> {
     ticket.expiresMs = Math.min(ticket.expiresMs, asked.deadlineMs ?? Infinity);
     this.pump(nowMs, replicas);
     return { outcome: ticket.state === 'deferred' ? 'deferred' : 'queued', ticket };
+  }
+
+  /**
+   * The refusal `offer` would make of a request from its client deadline alone, which a host
+   * can give before reading the request's body: that deadline has passed, or is nearer than
+   * admission's margin. Undefined when only `offer` can tell.
+   */
+  refusedUnread(deadlineMs: Ms | undefined, nowMs: Ms): Rejection | undefined {
+    return deadlineOutOfReach(deadlineMs, nowMs, this.deadlineMarginMs);
   }
 
   /**

@@ -347,6 +347,37 @@ test('a deadline passing mid-stream, through the openai client: the stream throw
   assert.ok(chunks > 0, 'tokens came before the error');
 });
 
+test("a deadline inside admission's margin: 504 deadline_exceeded before the body is read, recorded and counted", async () => {
+  const labels = { outcome: 'reject', reason: 'deadline_exceeded' };
+  const before = {
+    offered: await metricValue(gw.url, 'goodput_offered_requests_total', { tenant: 'acme' }),
+    decisions: await metricValue(gw.url, 'goodput_admission_decisions_total', labels),
+  };
+  // 20 ms is inside the policy's 50 ms margin: no prediction could pass. The body is not even
+  // JSON, and a body over a socket's buffers is let go by with the connection kept.
+  const near = { ...ACME, 'x-goodput-timeout-ms': '20' };
+  for (const body of ['{"model": ', JSON.stringify(chat({ user: 'u'.repeat(512 * 1024) }))]) {
+    const res = await post(body, near);
+    assert.equal(res.status, 504);
+    assert.equal(res.headers.get('x-goodput-reason'), 'deadline_exceeded');
+    assert.equal(res.headers.get('retry-after'), null);
+    assert.match((await errorOf(res)).message, /too near for any answer/);
+    assert.deepEqual(await recorded(res), ['reject', 'deadline_exceeded', 504, 'acme']);
+  }
+  assert.equal(
+    await metricValue(gw.url, 'goodput_offered_requests_total', { tenant: 'acme' }),
+    before.offered + 2,
+  );
+  assert.equal(
+    await metricValue(gw.url, 'goodput_admission_decisions_total', labels),
+    before.decisions + 2,
+  );
+  // With an Idempotency-Key the door may hold an earlier attempt's answer: the body is read.
+  const keyed = await post('{"model": ', { ...near, 'idempotency-key': 'near-1' });
+  assert.equal(keyed.status, 400);
+  assert.deepEqual(await aftermath(gw.url, ACME), { chat: 200, readyz: 200, breakersOpen: 0 });
+});
+
 // ---- every refusal counted and findable ---------------------------------------------------------
 
 test('a 400, a 401 and a 429 at the door: each named, recorded under its id and counted', async () => {

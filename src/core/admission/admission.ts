@@ -21,6 +21,12 @@ export interface AdmissionContext {
 
 export interface Admission<S = unknown> {
   readonly type: string;
+  /**
+   * A client deadline nearer than this is never admitted: the policy's deadline gate keeps this
+   * much margin under any prediction. Such a request is refused up front (up-front.ts), before
+   * it is read. Absent: only a passed deadline is.
+   */
+  readonly deadlineMarginMs?: Ms;
   initState(): S;
   decide(state: S, req: LlmRequest, ctx: AdmissionContext): AdmissionDecision;
   /** The pipeline admitted `req` (now, or later from the deferred queue). */

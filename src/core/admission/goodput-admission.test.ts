@@ -136,3 +136,21 @@ test("retries, token quotas and concurrency are the door's to charge, never admi
     a.commit(s, req, d, c);
   }
 });
+
+test("a client deadline inside deadlineMarginMs is never admitted, whatever the fleet or the request: the up-front refusal is the gate's own", () => {
+  const a = goodputAdmission(policy);
+  const margin = a.deadlineMarginMs ?? 0;
+  assert.equal(margin, 50);
+  const state = a.initState();
+  for (const cls of ['interactive', 'reasoning', 'batch', 'best_effort'] as const) {
+    for (const load of [{}, { wait: { requests: 3, waitMs: 200 } }]) {
+      for (const ahead of [1, 25, 50]) {
+        for (const maxTokens of [1, 64, undefined]) {
+          const req = request({ sloClass: cls, inputTokens: 1, maxTokens, deadlineMs: ahead });
+          const d = a.decide(state, req, ctx(load));
+          assert.notEqual(d.outcome, 'admit', `${cls} ${ahead} ms ahead, max_tokens ${maxTokens}`);
+        }
+      }
+    }
+  }
+});

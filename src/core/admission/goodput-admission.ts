@@ -78,6 +78,8 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
 
   return {
     type: GOODPUT_ADMISSION,
+    // The completion slack is the deadline less a prediction (≥ 0) less at least `marginMs`.
+    deadlineMarginMs: on('deadline') ? cfg.marginMs : 0,
     initState: () => ({ budgets: budgetGate() }),
     decide(state, req, ctx): AdmissionDecision {
       const input = inputFor(req, ctx);

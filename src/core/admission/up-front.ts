@@ -1,8 +1,14 @@
 /**
  * Refusals that need no assessment, made before admission looks at a request, under every
- * policy: its client's deadline has already passed (504 `deadline_exceeded`, never retried), an
+ * policy: its client's deadline is out of reach (504 `deadline_exceeded`, never retried), an
  * attempt with its idempotency key is being served (409 `duplicate`: one execution per key), or
  * no replica is ready (503 `no_ready_replica`, told to come back when the host expects one).
+ *
+ * A deadline is out of reach once it has passed, or once it is nearer than the admission
+ * policy's margin (`Admission.deadlineMarginMs`): that policy's deadline gate refuses any
+ * request whose completion deadline is inside its margin of the prediction, so none could be
+ * admitted whatever it asks. The verdict needs only the request's deadline, so a host may give it
+ * before the request's body is read (`deadlineOutOfReach`).
  */
 import type { LlmRequest } from '../request/request.ts';
 import type { Ms } from '../request/units.ts';
@@ -13,6 +19,8 @@ const NO_REPLICA_RETRY_MS: Ms = 1_000;
 
 export interface UpFront {
   readonly nowMs: Ms;
+  /** The admission policy's deadline margin (0: only a passed deadline is out of reach). */
+  readonly deadlineMarginMs: Ms;
   /** An attempt with this request's idempotency key is in flight. */
   readonly keyInFlight: boolean;
   readonly readyReplicas: number;
@@ -22,9 +30,8 @@ export interface UpFront {
 
 /** The refusal, or undefined when admission decides. */
 export function refusedUpFront(asked: LlmRequest, at: UpFront): Rejection | undefined {
-  if (asked.deadlineMs !== undefined && asked.deadlineMs <= at.nowMs) {
-    return { outcome: 'reject', status: 504, reason: 'deadline_exceeded' };
-  }
+  const outOfReach = deadlineOutOfReach(asked.deadlineMs, at.nowMs, at.deadlineMarginMs);
+  if (outOfReach !== undefined) return outOfReach;
   // The same logical request is never executed twice at once: its client must wait for the
   // one in flight (the gateway attaches it there; the simulator's clients get a 409).
   if (at.keyInFlight) return { outcome: 'reject', status: 409, reason: 'duplicate' };
@@ -33,4 +40,15 @@ export function refusedUpFront(asked: LlmRequest, at: UpFront): Rejection | unde
     return { outcome: 'reject', status: 503, reason: 'no_ready_replica', retryAfterMs };
   }
   return undefined;
+}
+
+const OUT_OF_REACH: Rejection = { outcome: 'reject', status: 504, reason: 'deadline_exceeded' };
+
+/** The refusal of a client deadline that has passed or lies within `marginMs` of now. */
+export function deadlineOutOfReach(
+  deadlineMs: Ms | undefined,
+  nowMs: Ms,
+  marginMs: Ms,
+): Rejection | undefined {
+  return deadlineMs !== undefined && deadlineMs <= nowMs + marginMs ? OUT_OF_REACH : undefined;
 }

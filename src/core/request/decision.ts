@@ -27,7 +27,8 @@ export const REJECT_REASONS = [
   // request (422)
   'duplicate',
   'idempotency_key_reused',
-  // the client's own deadline has passed: no attempt can succeed any more (504, never retried)
+  // the client's own deadline has passed, or is nearer than admission's margin: no attempt can
+  // succeed any more (504, never retried)
   'deadline_exceeded',
   // budget: the tenant's own limits (429)
   'tenant_tokens',

@@ -121,12 +121,23 @@ async function complete(
   try {
     tenant = authenticate(inbound, deps.keys);
     if (deps.shedding()) return shed(inbound, id, tenant, deps);
-    const bodyText = await inbound.body(deps.bodyLimitBytes);
-    const parsed = parse(kind, bodyText, deps.servedModels);
     const headers = parseClientHeaders(inbound.header, deps.epochMs());
     tenant = tenantFor(tenant, headers.fairness, deps.keys.required, deps.policy.tenants);
     const policyTenant = lookupTenant(deps.policy.tenants, tenant);
     const cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
+    // A deadline out of reach is refused unread — unless the request carries an idempotency
+    // key, whose answer the door may hold from an earlier attempt.
+    if (headers.deadlineEpochMs !== undefined && headers.idempotencyKey === undefined) {
+      const nowMs = deps.nowMs();
+      const deadlineMs = nowMs + (headers.deadlineEpochMs - deps.epochMs());
+      const outOfReach = deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs);
+      if (outOfReach !== undefined) {
+        const req = unreadRequest(id, nowMs, tenant, cls, deadlineMs);
+        return refusedUnread(inbound, req, outOfReach, deps);
+      }
+    }
+    const bodyText = await inbound.body(deps.bodyLimitBytes);
+    const parsed = parse(kind, bodyText, deps.servedModels);
     const req = request(id, kind, parsed, headers, tenant, cls, deps);
     trace.read(req, parsed.model, headers.targets);
     const refused = (rejection: Rejection, shared: boolean) => {
@@ -187,25 +198,40 @@ async function complete(
 
 /**
  * A request the gateway sheds on arrival, its event loop behind (lag-shedder.ts): refused
- * unread — its body let go by — yet counted as offered in the class it asked for (or its
- * tenant's default) and recorded, like any refusal, under its key's tenant.
+ * unread, in the class it asked for (or its tenant's default), its headers read no further.
  */
 function shed(inbound: Inbound, id: string, tenant: string, deps: CompletionsDeps): Whole {
-  inbound.discard();
   const cls =
     askedClass(inbound.header) ??
     lookupTenant(deps.policy.tenants, tenant)?.defaultClass ??
     'interactive';
-  const req: LlmRequest = {
-    id,
-    arrivalMs: deps.nowMs(),
-    inputTokens: 0,
-    outputTokens: 0,
-    tenant,
-    sloClass: cls,
-  };
-  deps.gateway.refuse(req, SHED, false);
-  return named(refusalOf(SHED), id);
+  return refusedUnread(inbound, unreadRequest(id, deps.nowMs(), tenant, cls), SHED, deps);
+}
+
+/**
+ * A request refused before its body is read — shed, or its deadline out of reach: its body let
+ * go by, yet counted as offered in its class and recorded, like any refusal, under its tenant.
+ */
+function refusedUnread(
+  inbound: Inbound,
+  req: LlmRequest,
+  rejection: Rejection,
+  deps: CompletionsDeps,
+): Whole {
+  inbound.discard();
+  deps.gateway.refuse(req, rejection, false);
+  return named(refusalOf(rejection), req.id);
+}
+
+/** A request as its headers alone tell it: no prompt read. */
+function unreadRequest(
+  id: string,
+  arrivalMs: Ms,
+  tenant: string,
+  sloClass: SloClassName,
+  deadlineMs?: Ms,
+): LlmRequest {
+  return { id, arrivalMs, inputTokens: 0, outputTokens: 0, tenant, sloClass, deadlineMs };
 }
 
 const SHED: Rejection = {

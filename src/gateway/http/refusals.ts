@@ -2,8 +2,8 @@
  * The one place a refusal becomes an HTTP response: OpenAI's error body with a machine-readable
  * `code` (the closed-enum reason), the status chosen where it was decided, `Retry-After` in
  * whole seconds (rounded up, never 0) for 429 and 503 when a retry can succeed, and
- * `x-goodput-reason`. A passed deadline (504 `deadline_exceeded`) never carries a Retry-After:
- * no retry of that request can succeed. Nothing of the policy's internals beyond the reason and
+ * `x-goodput-reason`. A deadline out of reach (504 `deadline_exceeded`: passed, or nearer than
+ * admission's margin) never carries a Retry-After: no retry of that request can succeed. Nothing of the policy's internals beyond the reason and
  * the sizes a client can act on leaves.
  */
 import type { RejectReason, Rejection, ContextOverflow } from '../../core/request/decision.ts';
@@ -27,7 +27,7 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
   duplicate: 'a request with this Idempotency-Key is already in flight',
   idempotency_key_reused:
     'this Idempotency-Key was already used for a different request; use a new key for a new request',
-  deadline_exceeded: "the request's deadline has passed",
+  deadline_exceeded: "the request's deadline has passed, or is too near for any answer",
   tenant_tokens: "the tenant's token budget for this window is spent",
   tenant_gpu_time: "the tenant's GPU-time budget for this window is spent",
   tenant_concurrency: 'the tenant has too many requests in flight',
