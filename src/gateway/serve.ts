@@ -22,7 +22,7 @@ import { epochMs, wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { apiKeys } from './api-keys.ts';
 import type { Backend } from './backend.ts';
-import { BoundedMap } from './bounded-map.ts';
+import { TextRing } from './text-ring.ts';
 import { Gateway } from './gateway.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
@@ -154,9 +154,10 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       if (shared !== undefined) storeTransition(log, up, shared, cause);
     },
   });
-  // Kept as JSON text: 20,000 records as objects are a large graph the collector walks again
-  // and again under load; as strings they cost it nearly nothing, and the lookup serves them as is.
-  const decisions = new BoundedMap<string>(20_000, 3_600_000);
+  // The newest 20,000 records for an hour, as JSON text in a byte ring off the heap: as objects
+  // they were a large graph the collector walked again and again under load, as strings each
+  // was copied out of the young generation; the lookup serves the text as is.
+  const decisions = new TextRing(20_000, 24 * 1024 * 1024, 3_600_000);
   const dashboard = new DashboardFeed(clock, { policy: o.policy.name, model: servedModels[0] });
   const gateway = new Gateway({
     policy: o.policy,

@@ -19,7 +19,7 @@ import {
 import { adminTokenMatches, basicPassword, bearerToken } from '../api-keys.ts';
 import { reportPage } from '../../report/report-page.ts';
 import { withoutEmptyCharts, type ReportDoc } from '../../report/chart-spec.ts';
-import type { BoundedMap } from '../bounded-map.ts';
+import type { TextRing } from '../text-ring.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
 import type { OpsLog } from '../ops-log.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
@@ -28,7 +28,7 @@ import { webInbound } from './inbound.ts';
 
 export interface GatewayAppDeps extends CompletionsDeps {
   /** Recent decision records by request id, as JSON text. */
-  readonly decisions: BoundedMap<string>;
+  readonly decisions: TextRing;
   /** Admin endpoints are off without a token; the dashboard is open without one. */
   readonly adminToken?: string;
   /** The live dashboard's document (`/dashboard`, `/dashboard/data`). */
