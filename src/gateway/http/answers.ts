@@ -20,6 +20,7 @@ import {
 import type { ApiKind, StreamEnd } from '../backend.ts';
 import { isUpstreamError } from '../backend.ts';
 import type { TokenRelay } from './token-relay.ts';
+import { TURN_WRITES } from './turn-writes.ts';
 import type { ServerResponse } from 'node:http';
 import { finished } from 'node:stream';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
@@ -100,13 +101,21 @@ export function streamResponse(a: StreamAnswer): Response {
   if (outgoing !== undefined) {
     outgoing.writeHead(200, headers);
     const open = () => !outgoing.destroyed && !outgoing.writableEnded;
+    // The role chunk and the tokens held for the answer (the first) go out at once; later
+    // tokens at the end of the loop's turn, behind other streams' first tokens (turn-writes.ts).
+    let first = true;
     answer({
-      write: (chunk) => open() && outgoing.write(chunk),
+      write: (chunk) => {
+        if (!open()) return false;
+        if (!first) TURN_WRITES.hold(outgoing.socket);
+        return outgoing.write(chunk);
+      },
       end: (flushed) => {
         finished(outgoing, () => flushed());
         if (open()) outgoing.end();
       },
     });
+    first = false;
     return RESPONSE_ALREADY_SENT;
   }
   let open = true;

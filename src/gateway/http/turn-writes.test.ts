@@ -1,0 +1,74 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, request, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { TurnWrites } from './turn-writes.ts';
+
+/** A socket that counts its corks, as net.Socket keeps them. */
+function fakeSocket() {
+  const s = { corked: 0, flushes: 0 };
+  const socket = {
+    cork: () => void s.corked++,
+    uncork: () => {
+      if (s.corked > 0 && --s.corked === 0) s.flushes++;
+    },
+  } as unknown as Socket;
+  return { s, socket };
+}
+
+test('each socket is corked once a turn, and every one is uncorked by the one flush', () => {
+  const flushes: (() => void)[] = [];
+  const writes = new TurnWrites((f) => flushes.push(f));
+  const a = fakeSocket();
+  const b = fakeSocket();
+  writes.hold(a.socket);
+  writes.hold(a.socket);
+  writes.hold(b.socket);
+  writes.hold(null);
+  assert.equal(flushes.length, 1, 'one flush scheduled for the turn');
+  assert.deepEqual([a.s.corked, b.s.corked], [1, 1]);
+  flushes[0]();
+  assert.deepEqual(
+    [a.s, b.s],
+    [
+      { corked: 0, flushes: 1 },
+      { corked: 0, flushes: 1 },
+    ],
+  );
+  writes.hold(a.socket);
+  assert.equal(flushes.length, 2, 'the next turn schedules its own');
+  flushes[1]();
+  assert.equal(a.s.flushes, 2);
+});
+
+test('through Node: held writes go out at the end of the turn, in order, and end() sends the rest', async () => {
+  const writes = new TurnWrites();
+  const corked: number[] = [];
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('first;');
+    writes.hold(res.socket);
+    res.write('second;');
+    res.write('third;');
+    // Node uncorks its own cork on the next tick: the hold keeps the socket corked past it, to
+    // the end of the turn; the flush, scheduled first, has run by the next immediate.
+    process.nextTick(() => corked.push(res.socket?.writableCorked ?? -1));
+    setImmediate(() => {
+      corked.push(res.socket?.writableCorked ?? -1);
+      res.end('last');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const req = request({ port, host: '127.0.0.1', path: '/' });
+  req.end();
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  const chunks: string[] = [];
+  for await (const c of res) chunks.push(String(c));
+  server.close();
+  assert.equal(corked[0], 1, 'corked for the rest of the turn');
+  assert.equal(corked[1], 0, 'uncorked at its end');
+  assert.equal(chunks.join(''), 'first;second;third;last');
+});
