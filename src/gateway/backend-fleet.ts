@@ -85,14 +85,9 @@ export class BackendFleet {
   /** Usable backends as the pipeline sees them; the index is the backend's position. */
   snapshots(): ReplicaSnapshot[] {
     const out: ReplicaSnapshot[] = [];
-    const m = this.deps.metrics;
     this.backends.forEach((b, index) => {
       const load = b.load();
       this.noteReadiness(index, load.ready, load.why);
-      m.backendKv.set({ backend: b.name }, load.kvUsage);
-      if (load.prefixHitRate !== undefined) {
-        m.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
-      }
       if (load.preemptions !== undefined) this.notePreemptions(index, load.preemptions);
       if (load.maxLoras !== undefined) this.noteMaxLoras(index, load.maxLoras);
       if (load.servable !== undefined) this.noteServable(index, load.servable);
@@ -113,6 +108,22 @@ export class BackendFleet {
       });
     });
     return out;
+  }
+
+  /**
+   * The backends' gauges, and what `snapshots` notes (readiness, preemptions, adapters): at a
+   * scrape and on the watch's tick, not per request — a gauge is only read at a scrape.
+   */
+  observe(): void {
+    const m = this.deps.metrics;
+    for (const b of this.backends) {
+      const load = b.load();
+      m.backendKv.set({ backend: b.name }, load.kvUsage);
+      if (load.prefixHitRate !== undefined) {
+        m.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
+      }
+    }
+    this.snapshots();
   }
 
   get ready(): boolean {
@@ -236,7 +247,7 @@ export class BackendFleet {
 
   private watch(): void {
     const tick = () => {
-      this.snapshots();
+      this.observe();
       this.watchTimer = this.deps.timers.at(this.deps.clock.now() + WATCH_EVERY_MS, tick);
     };
     this.watchTimer = this.deps.timers.at(this.deps.clock.now(), tick);

@@ -137,7 +137,7 @@ export class Gateway {
     observeQueue(this.pipeline, this.deps.metrics, this.deps.clock.now());
     observeShares(this.pipeline, this.deps.metrics);
     observePace(this.pipeline, this.deps.metrics, this.deps.backends);
-    this.snapshots();
+    this.fleet.observe();
   }
 
   /** Usable backends as the pipeline sees them (backend-fleet.ts). */
