@@ -80,3 +80,16 @@ test('a text longer than the ring is not kept, and takes nothing with it', () =>
   assert.equal(r.get('b', 0), undefined);
   assert.equal(r.get('a', 0), 'short');
 });
+
+test('empty texts take no bytes and never shield older texts from a wrap', () => {
+  const r = new TextRing(8, 40);
+  for (let i = 0; i < 200; i++) {
+    const text = i % 3 === 0 ? '' : `t${i}-${'x'.repeat(i % 7)}`;
+    r.set(`k${i}`, text, 0);
+    assert.equal(r.get(`k${i}`, 0), text);
+    if (i > 0) {
+      const before = r.get(`k${i - 1}`, 0);
+      if (before !== undefined) assert.ok(before === '' || before.startsWith(`t${i - 1}-`));
+    }
+  }
+});

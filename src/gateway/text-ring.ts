@@ -48,10 +48,10 @@ export class TextRing {
     if (at + most > this.#bytes.length) {
       // Not room to the end for the longest it could be: the tail is given up, and the texts
       // lying there are the oldest.
-      this.#evictWhile((start) => start >= at);
+      this.#evictOverlapping(at, this.#bytes.length);
       at = 0;
     }
-    this.#evictWhile((start, length) => start < at + most && at < start + length);
+    this.#evictOverlapping(at, at + most);
     if (this.#count === this.#keys.length) this.#evictOldest();
     const written = this.#bytes.write(text, at, 'utf8');
     const slot = this.#head;
@@ -75,11 +75,12 @@ export class TextRing {
     return this.#bytes.toString('utf8', start, start + this.#length[slot]);
   }
 
-  /** Evicts the oldest texts while `lies(start, length)` holds of the oldest. */
-  #evictWhile(lies: (start: number, length: number) => boolean): void {
+  /** Evicts the oldest texts while the oldest lies in the bytes [from, to). */
+  #evictOverlapping(from: number, to: number): void {
     while (this.#count > 0) {
       const slot = this.#oldest();
-      if (!lies(this.#start[slot], this.#length[slot])) return;
+      const start = this.#start[slot];
+      if (start >= to || (start < from && start + this.#length[slot] <= from)) return;
       this.#evictOldest();
     }
   }

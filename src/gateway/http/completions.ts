@@ -129,7 +129,7 @@ async function complete(
     // key, whose answer the door may hold from an earlier attempt.
     if (headers.deadlineEpochMs !== undefined && headers.idempotencyKey === undefined) {
       const nowMs = deps.nowMs();
-      const deadlineMs = nowMs + (headers.deadlineEpochMs - deps.epochMs());
+      const deadlineMs = clientDeadline(headers, nowMs, deps);
       const outOfReach = deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs);
       if (outOfReach !== undefined) {
         const req = unreadRequest(id, nowMs, tenant, cls, deadlineMs);
@@ -309,11 +309,14 @@ function request(
     idempotencyKey: headers.idempotencyKey,
     session: headers.session,
     prefix: prefix.hashes.length > 0 ? prefix : undefined,
-    deadlineMs:
-      headers.deadlineEpochMs === undefined
-        ? undefined
-        : now + (headers.deadlineEpochMs - deps.epochMs()),
+    deadlineMs: clientDeadline(headers, now, deps),
   };
+}
+
+/** The client's deadline on the gateway's clock (its headers give it in Unix ms). */
+function clientDeadline(headers: ClientHeaders, nowMs: Ms, deps: CompletionsDeps): Ms | undefined {
+  const epochMs = headers.deadlineEpochMs;
+  return epochMs === undefined ? undefined : nowMs + (epochMs - deps.epochMs());
 }
 
 /**
