@@ -31,7 +31,7 @@ const badInputs: [string, string, unknown, number, RegExp, string | null | undef
     CHAT,
     { model: MODEL, messages: [{ role: 'robot', content: 'hi' }] },
     400,
-    /^messages\[0\]\.role: expected one of system, user, assistant, tool, got "robot"$/,
+    /^messages\[0\]\.role: expected one of system, developer, user, assistant, tool, got "robot"$/,
     'messages[0].role',
   ],
   [

@@ -18,7 +18,8 @@ import { expect, parseWith, text } from './validation.ts';
  */
 export const MAX_MESSAGES = 2_048;
 
-export const CHAT_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
+/** OpenAI's roles; `developer` is what its current API and SDKs send in place of `system`. */
+export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
 
 const textPart = z.strictObject({ type: z.literal('text'), text: text('a string') });

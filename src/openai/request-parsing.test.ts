@@ -12,6 +12,7 @@ test('a full chat request parses; nulls count as absent', () => {
     model: 'm',
     messages: [
       { role: 'system', content: 'be brief' },
+      { role: 'developer', content: 'in English' },
       {
         role: 'user',
         content: [
@@ -38,9 +39,10 @@ test('a full chat request parses; nulls count as absent', () => {
     repetition_penalty: 1.1,
     min_tokens: 7,
   });
-  assert.equal(messageText(req.messages[1]), 'a\nb');
-  assert.equal(messageText(req.messages[2]), '');
-  assert.equal(req.messages[3].tool_call_id, 'call_1');
+  assert.equal(req.messages[1].role, 'developer');
+  assert.equal(messageText(req.messages[2]), 'a\nb');
+  assert.equal(messageText(req.messages[3]), '');
+  assert.equal(req.messages[4].tool_call_id, 'call_1');
   assert.deepEqual(outputLimit(req), { tokens: 7, field: 'max_completion_tokens' });
   assert.equal(includeUsage(req), true);
 });
@@ -108,7 +110,7 @@ test('errors name the nested field, what it must be and the value', () => {
           { role: 'robot', content: 'y' },
         ],
       },
-      'messages[1].role: expected one of system, user, assistant, tool, got "robot"',
+      'messages[1].role: expected one of system, developer, user, assistant, tool, got "robot"',
     ],
     [{ model: 'm', messages: ['hi'] }, 'messages[0]: expected a message object, got "hi"'],
     [

@@ -1,6 +1,6 @@
 /**
  * Turns zod validation failures into one OpenAI 400 error that names the field, what it must
- * be and what it was: `messages[0].role: expected one of system, user, assistant, tool, got
+ * be and what it was: `messages[0].role: expected one of system, developer, user, assistant, tool, got
  * "robot"`. Main rule: every leaf schema of the wire format carries its expectation as its
  * error (`expect('an integer ≥ 1')`), so the message never leaks zod's wording. An unknown
  * field reads `messages[0].foo: unknown field`; a refusal that is not an expectation (`not
