@@ -205,6 +205,11 @@ export class Pipeline<H> {
     return deadlineOutOfReach(deadlineMs, nowMs, this.deadlineMarginMs);
   }
 
+  /** When a client deadline goes out of reach: from then on `refusedUnread` refuses it. */
+  outOfReachAt(deadlineMs: Ms): Ms {
+    return deadlineMs - this.deadlineMarginMs;
+  }
+
   /**
    * What a request is charged against its tenant's token quota at the door (the tenant ledger,
    * before `offer`): its prompt plus its output cap — or, when it set none, the output its class

@@ -93,6 +93,26 @@ export function payloadTooLarge(limitBytes: number): OpenAiError {
   );
 }
 
+/**
+ * 415: a body sent compressed (`Content-Encoding: gzip`, …). Bodies are read as UTF-8 JSON text
+ * as sent; decompressing would put a decompression bomb's size past the body limit's reach.
+ */
+export function unsupportedEncoding(encoding: string): OpenAiError {
+  return new OpenAiError(
+    415,
+    `content-encoding: expected identity (an uncompressed body), got ${JSON.stringify(encoding)}`,
+    null,
+    'unsupported_media_type',
+  );
+}
+
+/** The body's `Content-Encoding` unless it is absent or `identity`: that one is a 415. */
+export function checkIdentityEncoding(encoding: string | null | undefined): void {
+  if (encoding === null || encoding === undefined) return;
+  const e = encoding.trim().toLowerCase();
+  if (e !== '' && e !== 'identity') throw unsupportedEncoding(encoding);
+}
+
 /** 404 for a path the server does not have. */
 export function routeNotFound(method: string, path: string): OpenAiError {
   return new OpenAiError(404, `${method} ${path}: no such route`, null, 'not_found');

@@ -16,6 +16,8 @@ export {
   isOpenAiError,
   modelNotFound,
   payloadTooLarge,
+  unsupportedEncoding,
+  checkIdentityEncoding,
   routeNotFound,
   serverError,
 } from './errors.ts';

@@ -5,6 +5,7 @@
 // every refusal counted and findable by its request id.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { APIError } from 'openai';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { ENGINE_DEFAULTS, buildEngineConfig } from '../../src/engine/engine-spec.ts';
@@ -375,6 +376,49 @@ test("a deadline inside admission's margin: 504 deadline_exceeded before the bod
   // With an Idempotency-Key the door may hold an earlier attempt's answer: the body is read.
   const keyed = await post('{"model": ', { ...near, 'idempotency-key': 'near-1' });
   assert.equal(keyed.status, 400);
+  assert.deepEqual(await aftermath(gw.url, ACME), { chat: 200, readyz: 200, breakersOpen: 0 });
+});
+
+test('a deadline that passes while the body still uploads: 504 then, not when the upload ends', async () => {
+  const labels = { outcome: 'reject', reason: 'deadline_exceeded' };
+  const before = await metricValue(gw.url, 'goodput_admission_decisions_total', labels);
+  const body = JSON.stringify(chat());
+  let finished = false;
+  const res = await new Promise<Response>((resolve, reject) => {
+    const req = request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        ...ACME,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'x-goodput-timeout-ms': '300',
+      },
+    });
+    req.on('response', (m) => {
+      const chunks: Buffer[] = [];
+      m.on('data', (c: Buffer) => chunks.push(c));
+      m.on('end', () => {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(m.headers))
+          if (typeof v === 'string') headers.set(k, v);
+        resolve(new Response(Buffer.concat(chunks), { status: m.statusCode, headers }));
+        req.end(body.slice(10));
+      });
+    });
+    req.on('error', reject);
+    // Half the body, then nothing until the answer (or, were the gateway to wait, 20 s).
+    req.write(body.slice(0, 10));
+    setTimeout(() => {
+      if (req.writableEnded) return;
+      finished = true;
+      req.end(body.slice(10));
+    }, 20_000).unref();
+  });
+  assert.equal(finished, false, 'answered while the body was still uploading');
+  assert.equal(res.status, 504);
+  assert.equal(res.headers.get('retry-after'), null);
+  assert.deepEqual(await recorded(res), ['reject', 'deadline_exceeded', 504, 'acme']);
+  assert.equal(await metricValue(gw.url, 'goodput_admission_decisions_total', labels), before + 1);
   assert.deepEqual(await aftermath(gw.url, ACME), { chat: 200, readyz: 200, breakersOpen: 0 });
 });
 

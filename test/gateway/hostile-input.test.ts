@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { memoryOpsLog } from '../../src/gateway/ops-log.ts';
 import {
@@ -187,6 +188,16 @@ const cases: Case[] = [
     send: () =>
       post(`{"model":"${MODEL}","messages":[{"role":"user","content":"\\ud800"}],"max_tokens":3}`),
     want: bad(/^messages\[0\]\.content: .*(surrogate|Unicode)/, 'messages[0].content'),
+  },
+  {
+    name: 'a gzip-compressed body (Content-Encoding: gzip)',
+    send: () => post(gzipSync(chat()), { 'content-encoding': 'gzip' }),
+    want: {
+      status: 415,
+      code: 'unsupported_media_type',
+      message: /^content-encoding: expected identity \(an uncompressed body\), got "gzip"$/,
+      reason: INVALID,
+    },
   },
   {
     name: 'invalid UTF-8 bytes in the body',

@@ -42,7 +42,12 @@ export function refusedUpFront(asked: LlmRequest, at: UpFront): Rejection | unde
   return undefined;
 }
 
-const OUT_OF_REACH: Rejection = { outcome: 'reject', status: 504, reason: 'deadline_exceeded' };
+/** A client deadline that has passed, or is too near for any answer: never retryable. */
+export const OUT_OF_REACH: Rejection = {
+  outcome: 'reject',
+  status: 504,
+  reason: 'deadline_exceeded',
+};
 
 /** The refusal of a client deadline that has passed or lies within `marginMs` of now. */
 export function deadlineOutOfReach(

@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { OUT_OF_REACH } from '../../core/admission/up-front.ts';
 import type { RejectReason, Rejection } from '../../core/request/decision.ts';
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
@@ -45,6 +46,7 @@ import { isRequestStopped } from '../stop.ts';
 import { askedClass, parseClientHeaders, tenantFor, type ClientHeaders } from './client-headers.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Inbound } from './inbound.ts';
+import { UploadOverdue } from './read-body.ts';
 import { errorWhole, isWhole, named, type Answer, type Whole } from './answer.ts';
 import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
@@ -125,18 +127,35 @@ async function complete(
     tenant = tenantFor(tenant, headers.fairness, deps.keys.required, deps.policy.tenants);
     const policyTenant = lookupTenant(deps.policy.tenants, tenant);
     const cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
-    // A deadline out of reach is refused unread — unless the request carries an idempotency
-    // key, whose answer the door may hold from an earlier attempt.
-    if (headers.deadlineEpochMs !== undefined && headers.idempotencyKey === undefined) {
+    // A deadline out of reach is refused unread, from the headers or while the body uploads —
+    // unless the request carries an idempotency key, whose answer the door may hold from an
+    // earlier attempt.
+    const deadlineMs =
+      headers.idempotencyKey === undefined
+        ? clientDeadline(headers, deps.nowMs(), deps)
+        : undefined;
+    if (deadlineMs !== undefined) {
       const nowMs = deps.nowMs();
-      const deadlineMs = clientDeadline(headers, nowMs, deps);
       const outOfReach = deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs);
       if (outOfReach !== undefined) {
         const req = unreadRequest(id, nowMs, tenant, cls, deadlineMs);
         return refusedUnread(inbound, req, outOfReach, deps);
       }
     }
-    const bodyText = await inbound.body(deps.bodyLimitBytes);
+    let bodyText: string;
+    try {
+      bodyText = await inbound.body(
+        deps.bodyLimitBytes,
+        deadlineMs === undefined
+          ? undefined
+          : { atMs: deps.gateway.pipeline.outOfReachAt(deadlineMs), timers: deps.timers },
+      );
+    } catch (e) {
+      if (!(e instanceof UploadOverdue)) throw e;
+      // Answered at the deadline, not whenever the slow upload ends.
+      const req = unreadRequest(id, deps.nowMs(), tenant, cls, deadlineMs);
+      return refusedUnread(inbound, req, OUT_OF_REACH, deps);
+    }
     const parsed = parse(kind, bodyText, deps.servedModels);
     const req = request(id, kind, parsed, headers, tenant, cls, deps);
     trace.read(req, parsed.model, headers.targets);
@@ -209,8 +228,8 @@ function shed(inbound: Inbound, id: string, tenant: string, deps: CompletionsDep
 }
 
 /**
- * A request refused before its body is read — shed, or its deadline out of reach: its body let
- * go by, yet counted as offered in its class and recorded, like any refusal, under its tenant.
+ * A request refused before its body is read — shed, or its deadline out of reach (from its
+ * headers, or as its body still uploads): its body let go by, yet counted as offered in its class and recorded, like any refusal, under its tenant.
  */
 function refusedUnread(
   inbound: Inbound,

@@ -6,13 +6,16 @@
  * and no AbortController until something needs one (a refusal at the door needs none).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody, readNodeBody } from './read-body.ts';
+import { readBody, readNodeBody, type GiveUp } from './read-body.ts';
 
 export interface Inbound {
   /** A header's value (lowercase name); repeated headers joined with ", ". */
   header(name: string): string | null;
-  /** The body as text: a 413 past `limitBytes`, a 400 when not UTF-8, stopped if the client left. */
-  body(limitBytes: number): Promise<string>;
+  /**
+   * The body as text: a 413 past `limitBytes`, a 400 when not UTF-8, stopped if the client left,
+   * `UploadOverdue` if it is still uploading at `giveUp`.
+   */
+  body(limitBytes: number, giveUp?: GiveUp): Promise<string>;
   /** Aborted (with the client gone) when the client goes away; made on first use. */
   readonly signal: AbortSignal;
   /** The body will not be read: let it go by. */
@@ -43,8 +46,8 @@ class WebInbound implements Inbound {
   /** A field, not a method: handlers pass it on as a function. */
   readonly header = (name: string): string | null => this.#raw.headers.get(name);
 
-  body(limitBytes: number): Promise<string> {
-    return readBody(this.#raw, limitBytes);
+  body(limitBytes: number, giveUp?: GiveUp): Promise<string> {
+    return readBody(this.#raw, limitBytes, giveUp);
   }
 
   get signal(): AbortSignal {
@@ -72,8 +75,8 @@ class NodeInbound implements Inbound {
     return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
   };
 
-  body(limitBytes: number): Promise<string> {
-    return readNodeBody(this.#req, limitBytes);
+  body(limitBytes: number, giveUp?: GiveUp): Promise<string> {
+    return readNodeBody(this.#req, limitBytes, giveUp);
   }
 
   get signal(): AbortSignal {

@@ -1,16 +1,42 @@
 /**
  * A request body as text — from a Web-standard Request, or straight from Node's request — read
  * once and bounded: a declared Content-Length over the limit is a
- * 413 before anything is read (Node's parser holds the body to the length declared), a chunked
+ * 413 before anything is read (Node's parser holds the body to the length declared), a
+ * compressed body a 415 (it is read as sent, never inflated), a chunked
  * body is counted as it streams and refused as soon as it passes the limit, and bytes that are
  * not UTF-8 are a 400 instead of being replaced. A client that goes away mid-upload is not an
  * error of anyone's: it is `RequestStopped('client_closed')`, counted, never logged as a fault.
  */
 import type { IncomingMessage } from 'node:http';
-import { decodeUtf8, payloadTooLarge } from '../../openai/index.ts';
+import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
+import type { Ms } from '../../core/request/units.ts';
+import { checkIdentityEncoding, decodeUtf8, payloadTooLarge } from '../../openai/index.ts';
 import { RequestStopped } from '../stop.ts';
 
-export async function readBody(raw: Request, limitBytes: number): Promise<string> {
+/** When to stop waiting for a body still uploading: its client's deadline out of reach. */
+export interface GiveUp {
+  readonly atMs: Ms;
+  readonly timers: Timers;
+}
+
+/** The body was still uploading when its client's deadline went out of reach. */
+export class UploadOverdue extends Error {}
+
+export async function readBody(raw: Request, limitBytes: number, giveUp?: GiveUp): Promise<string> {
+  if (giveUp === undefined) return readWebBody(raw, limitBytes);
+  let timer: TimerHandle | undefined;
+  const overdue = new Promise<never>((_, reject) => {
+    timer = giveUp.timers.at(giveUp.atMs, () => reject(new UploadOverdue()));
+  });
+  try {
+    return await Promise.race([readWebBody(raw, limitBytes), overdue]);
+  } finally {
+    timer?.cancel();
+  }
+}
+
+async function readWebBody(raw: Request, limitBytes: number): Promise<string> {
+  checkIdentityEncoding(raw.headers.get('content-encoding'));
   const declared = raw.headers.get('content-length');
   const chunked = declared === null || raw.headers.get('transfer-encoding') !== null;
   if (!chunked && Number(declared) > limitBytes) throw payloadTooLarge(limitBytes);
@@ -45,15 +71,31 @@ async function readCounted(raw: Request, limitBytes: number): Promise<Uint8Array
   return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
 }
 
-/** The same from Node's request: its data events, no web stream between. */
-export function readNodeBody(req: IncomingMessage, limitBytes: number): Promise<string> {
+/**
+ * The same from Node's request: its data events, no web stream between. With `giveUp`, a body
+ * not whole once the bytes that came with its head are parsed is waited for until then only.
+ */
+export function readNodeBody(
+  req: IncomingMessage,
+  limitBytes: number,
+  giveUp?: GiveUp,
+): Promise<string> {
+  try {
+    checkIdentityEncoding(req.headers['content-encoding']);
+  } catch (e) {
+    return Promise.reject(e);
+  }
   const declared = req.headers['content-length'];
   const chunked = declared === undefined || req.headers['transfer-encoding'] !== undefined;
   if (!chunked && Number(declared) > limitBytes) return Promise.reject(payloadTooLarge(limitBytes));
   return new Promise((resolve, reject) => {
     const pieces: Buffer[] = [];
     let total = 0;
+    let settled = false;
+    let timer: TimerHandle | undefined;
     const done = (e?: unknown) => {
+      settled = true;
+      timer?.cancel();
       req.off('data', data);
       req.off('end', end);
       req.off('error', fail);
@@ -86,5 +128,14 @@ export function readNodeBody(req: IncomingMessage, limitBytes: number): Promise<
     req.once('end', end);
     req.once('error', fail);
     req.once('close', closed);
+    // Called from the request's event, inside the parse of the packet that carried its head: on
+    // the next tick that packet is parsed, and a body that came with it is whole. Only one still
+    // uploading costs a timer.
+    if (giveUp !== undefined) {
+      process.nextTick(() => {
+        if (settled || req.complete) return;
+        timer = giveUp.timers.at(giveUp.atMs, () => done(new UploadOverdue()));
+      });
+    }
   });
 }
