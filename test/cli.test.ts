@@ -280,6 +280,38 @@ test('serve: a bad --backend is a clear error at start, naming the flag and the 
   }
 });
 
+test('serve says at start when the open-file limit would drop a flood of connections', async (t) => {
+  if (!existsSync('/proc/self/limits')) return t.skip('no /proc here');
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  const { port } = busy.address() as AddressInfo;
+  try {
+    // Node lifts its soft limit to the hard one at start, so the hard limit is what counts. A
+    // busy port ends the run right after the start-up lines.
+    const run = (limit: number) =>
+      spawnSync(
+        'bash',
+        [
+          '-c',
+          `ulimit -n ${limit} && exec "${process.execPath}" bin/goodput.js serve --port ${port} --profile const:step_ms=2`,
+        ],
+        { encoding: 'utf8' },
+      ).stdout;
+    const warned = (out: string) =>
+      out
+        .split('\n')
+        .filter((l) => l.includes('open_files_limit'))
+        .map((l) => JSON.parse(l) as { level: number; open_files_limit: number; msg: string });
+    const [low] = warned(run(1024));
+    assert.equal(low?.open_files_limit, 1024);
+    assert.equal(low.level, 40);
+    assert.match(low.msg, /ulimit -n/);
+    assert.deepEqual(warned(run(8192)), []);
+  } finally {
+    busy.close();
+  }
+});
+
 test('serve: a port in use is a clear error (exit 2), not an unhandled EADDRINUSE', async () => {
   const busy = createServer();
   await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));

@@ -8,6 +8,7 @@
  * last request traces sent), and a `close` that stops everything at once. A port in use is a
  * ConfigError naming it.
  */
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
@@ -203,9 +204,10 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     tracer,
   };
   const app = createGatewayApp(appDeps);
+  warnOnOpenFileLimit(log);
   let server: Server;
   try {
-    server = await listenOn(nodeListener(app, appDeps), o.host, o.port, metrics);
+    server = await listenOn(nodeListener(app, appDeps), o.host, o.port, metrics, log);
   } catch (e) {
     shedder.stop();
     await gateway.close();
@@ -273,22 +275,32 @@ async function listenOn(
   host: string,
   port: number,
   metrics: GatewayMetrics,
+  log: OpsLog,
 ): Promise<Server> {
   const server = createServer(listener);
   server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
     if (e.code === 'HPE_HEADER_OVERFLOW') metrics.invalid.inc({ reason: 'header_too_large' });
     answerUnparsed(e, socket);
   });
-  return await new Promise((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => {
+  await new Promise<void>((resolve, reject) => {
+    const refused = (e: NodeJS.ErrnoException) => {
       const why =
         e.code === 'EADDRINUSE'
           ? 'a free port'
           : `a port it may listen on (${e.code ?? e.message})`;
       reject(new ConfigError('--port', why, port));
+    };
+    server.once('error', refused);
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
+      server.off('error', refused);
+      resolve();
     });
-    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => resolve(server));
   });
+  // Once listening, a server error (accepting a connection failed) is logged; the server serves on.
+  server.on('error', (e: NodeJS.ErrnoException) =>
+    log.error({ err: e, code: e.code }, `server error: ${e.message}`),
+  );
+  return server;
 }
 
 /**
@@ -297,6 +309,36 @@ async function listenOn(
  * after a second. The kernel caps it at net.core.somaxconn.
  */
 const LISTEN_BACKLOG = 4096;
+
+/**
+ * Every connection takes a file descriptor. Below the listen backlog's worth, a flood the
+ * kernel has already accepted is dropped in silence once the process runs out (libuv accepts and
+ * closes what it cannot keep), so a low limit is said at start, with how to raise it.
+ */
+function warnOnOpenFileLimit(log: OpsLog): void {
+  const soft = openFileLimit();
+  if (soft === undefined || soft >= LISTEN_BACKLOG) return;
+  log.warn(
+    { open_files_limit: soft },
+    `open-file limit ${soft}: connections past it are dropped unanswered; raise it (ulimit -n ${LISTEN_BACKLOG * 16} or LimitNOFILE)`,
+  );
+}
+
+/**
+ * The process's limit on open files, from /proc (Linux; undefined elsewhere): its soft limit,
+ * which Node lifts to the hard one as it starts.
+ */
+function openFileLimit(): number | undefined {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = line?.split(/\s{2,}/)[1];
+    return soft === undefined || soft === 'unlimited' ? undefined : Number(soft);
+  } catch {
+    return undefined;
+  }
+}
 
 function storeTransition(log: OpsLog, up: boolean, s: SharedStateSettings, cause?: string): void {
   if (up) return log.info({ store: 'redis' }, 'shared state store is up: quotas are shared again');
