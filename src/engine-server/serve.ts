@@ -31,11 +31,15 @@ export function serveEngine(options: ServeOptions = {}): Promise<ListeningEngine
       port: options.port ?? 8000,
       hostname: host,
     }) as Server;
-    server.once('error', (e) => {
+    const failed = (e: Error) => {
       engine.close();
       reject(e);
-    });
+    };
+    server.once('error', failed);
     server.once('listening', () => {
+      server.off('error', failed);
+      // Listening, an error accepting one connection is said, and the engine serves on.
+      server.on('error', (e) => console.error(`goodput engine: server error: ${e.message}`));
       const { port } = server.address() as AddressInfo;
       const shown = host.includes(':') ? `[${host}]` : host;
       resolve({
