@@ -4,8 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { sha256 } from '../../src/gateway/api-keys.ts';
-import { MODEL, engines, gateway, policyWith } from './gateway-kit.ts';
+import { MODEL, engines, gateway, policyWith, postChat } from './gateway-kit.ts';
 
 const hex = (k: string) => sha256(k).toString('hex');
 const backends = await engines(1);
@@ -118,6 +119,49 @@ test('a body sent in chunks, without a length, is counted as it comes: 413 past 
   const big = await chunked(5 * 1024 * 1024);
   assert.equal(big.status, 413);
   assert.match(big.body, /request body: expected at most 4194304 bytes/);
+});
+
+test('a refused body that keeps coming: 413 with Connection: close, and the gateway stops reading', async () => {
+  // The client never stops on its own: only the gateway's FIN ends the upload.
+  const upload = (head: string, frame: (piece: Buffer) => Buffer, most: number) =>
+    new Promise<{ answer: string; sentBytes: number }>((resolve, reject) => {
+      const { port } = new URL(gw.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      const piece = Buffer.alloc(64 * 1024, 'x');
+      let answer = '';
+      let sentBytes = 0;
+      let ended = false;
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (answer += d));
+      socket.once('end', () => (ended = true));
+      socket.once('close', () => resolve({ answer, sentBytes }));
+      socket.once('error', reject);
+      const pump = () => {
+        while (!ended && sentBytes < most) {
+          sentBytes += piece.length;
+          if (!socket.write(frame(piece))) return void socket.once('drain', pump);
+        }
+        if (!ended) socket.end();
+      };
+      socket.write(head, pump);
+    });
+  const head = (framing: string) =>
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer sk-acme\r\n` +
+    `Content-Type: application/json\r\n${framing}\r\n\r\n`;
+  const most = 256 * 1024 * 1024;
+  for (const { answer, sentBytes } of [
+    await upload(
+      head('Transfer-Encoding: chunked'),
+      (p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')]),
+      most,
+    ),
+    await upload(head(`Content-Length: ${most}`), (p) => p, most),
+  ]) {
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+    assert.match(answer, /\r\nconnection: close\r\n/i);
+    assert.ok(sentBytes < most, `the gateway closed before the client sent ${most} bytes`);
+  }
+  assert.equal((await postChat(gw.url, ok, { authorization: 'Bearer sk-acme' })).status, 200);
 });
 
 test('after every refusal the gateway is healthy and holds nothing', async () => {

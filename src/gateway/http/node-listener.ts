@@ -10,7 +10,7 @@ import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { serverError } from '../../openai/index.ts';
 import type { OpsLog } from '../ops-log.ts';
-import { errorWhole, isWhole, writeWhole } from './answer.ts';
+import { errorWhole, isWhole, writeWhole, type Whole } from './answer.ts';
 import type { GatewayEnv } from './app.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
 import { nodeInbound } from './inbound.ts';
@@ -28,14 +28,48 @@ export function nodeListener(
     }
     handleCompletion(kind, nodeInbound(req, res), deps, res).then(
       (answer) => {
-        if (isWhole(answer)) writeWhole(res, answer);
+        if (isWhole(answer)) writeWhole(res, closingIfUnread(req, answer));
       },
       (e: unknown) => {
         // A bug: logged under an id the answer carries, so the two can be matched.
         const id = deps.newId();
         deps.log.error({ err: e, request_id: id }, 'unexpected error');
-        writeWhole(res, errorWhole(serverError('internal error'), { 'x-goodput-request-id': id }));
+        const answer = errorWhole(serverError('internal error'), { 'x-goodput-request-id': id });
+        writeWhole(res, closingIfUnread(req, answer));
       },
     );
   };
+}
+
+/**
+ * The most of a body answered before it arrived (refused unread, or over the limit) that is
+ * let go by to keep the connection: what Go's HTTP server reads for the same.
+ */
+export const DRAINED_BODY_BYTES = 256 * 1024;
+
+/** How long a closing connection still reads (and drops) what its client sends: see below. */
+export const LINGER_MS = 2_000;
+
+/**
+ * An answer given before the request's body arrived keeps the connection only when what is left
+ * is small: Node would otherwise read and drop a 413's gigabytes, or a chunked body that never
+ * ends, for as long as the client sends. Otherwise it says `Connection: close`, and the socket
+ * closes as nginx's lingering close does: its side is shut at once, what the client still sends
+ * is read and dropped for up to LINGER_MS, then it goes — so a client still uploading reads its
+ * answer rather than a reset.
+ */
+function closingIfUnread(req: IncomingMessage, answer: Whole): Whole {
+  if (req.complete) return answer;
+  const declared = req.headers['content-length'];
+  const chunked = declared === undefined || req.headers['transfer-encoding'] !== undefined;
+  if (!chunked && Number(declared) <= DRAINED_BODY_BYTES) return answer;
+  answer.headers.connection = 'close';
+  const socket = req.socket;
+  // Node closes a `Connection: close` response's socket with `destroySoon()`, which resets a
+  // client still sending; this one shuts its side and lingers.
+  socket.destroySoon = () => {
+    socket.end();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
+  return answer;
 }
