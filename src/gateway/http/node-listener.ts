@@ -28,14 +28,14 @@ export function nodeListener(
     }
     handleCompletion(kind, nodeInbound(req, res), deps, res).then(
       (answer) => {
-        if (isWhole(answer)) writeWhole(res, closingIfUnread(req, answer));
+        if (isWhole(answer)) writeWhole(res, closingIfUnread(req, answer, deps));
       },
       (e: unknown) => {
         // A bug: logged under an id the answer carries, so the two can be matched.
         const id = deps.newId();
         deps.log.error({ err: e, request_id: id }, 'unexpected error');
         const answer = errorWhole(serverError('internal error'), { 'x-goodput-request-id': id });
-        writeWhole(res, closingIfUnread(req, answer));
+        writeWhole(res, closingIfUnread(req, answer, deps));
       },
     );
   };
@@ -58,7 +58,11 @@ export const LINGER_MS = 2_000;
  * is read and dropped for up to LINGER_MS, then it goes — so a client still uploading reads its
  * answer rather than a reset.
  */
-function closingIfUnread(req: IncomingMessage, answer: Whole): Whole {
+function closingIfUnread(
+  req: IncomingMessage,
+  answer: Whole,
+  at: Pick<CompletionsDeps, 'timers' | 'nowMs'>,
+): Whole {
   if (req.complete) return answer;
   const declared = req.headers['content-length'];
   const chunked = declared === undefined || req.headers['transfer-encoding'] !== undefined;
@@ -69,7 +73,8 @@ function closingIfUnread(req: IncomingMessage, answer: Whole): Whole {
   // client still sending; this one shuts its side and lingers.
   socket.destroySoon = () => {
     socket.end();
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    const gone = at.timers.at(at.nowMs() + LINGER_MS, () => socket.destroy());
+    socket.once('close', () => gone.cancel());
   };
   return answer;
 }
