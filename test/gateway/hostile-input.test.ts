@@ -184,6 +184,18 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'Content-Length and Transfer-Encoding both (a smuggling attempt)',
+    send: () => post(chat(), { 'content-length': '5', 'transfer-encoding': 'chunked' }),
+    want: {
+      status: 400,
+      code: 'bad_request',
+      message:
+        /^the request is not valid HTTP: Transfer-Encoding can't be present with Content-Length \(HPE_INVALID_TRANSFER_ENCODING\)$/,
+      reason: null,
+      unnamed: true,
+    },
+  },
+  {
     name: 'a lone surrogate in content',
     send: () =>
       post(`{"model":"${MODEL}","messages":[{"role":"user","content":"\\ud800"}],"max_tokens":3}`),
