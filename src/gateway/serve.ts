@@ -279,8 +279,8 @@ async function listenOn(
 ): Promise<Server> {
   const server = createServer(listener);
   server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
-    if (e.code === 'HPE_HEADER_OVERFLOW') metrics.invalid.inc({ reason: 'header_too_large' });
-    answerUnparsed(e, socket);
+    const reason = answerUnparsed(e, socket);
+    if (reason !== undefined) metrics.invalid.inc({ reason });
   });
   await new Promise<void>((resolve, reject) => {
     const refused = (e: NodeJS.ErrnoException) => {

@@ -304,6 +304,16 @@ for (const c of cases) {
   });
 }
 
+test('requests Node could not parse are counted by reason', async () => {
+  const invalid = (reason: string) =>
+    metricValue(open.url, 'goodput_invalid_requests_total', { reason });
+  const before = { bad: await invalid('bad_request'), large: await invalid('header_too_large') };
+  await post(chat(), { 'content-length': '5', 'transfer-encoding': 'chunked' });
+  await post(chat(), { 'x-filler': 'a'.repeat(64 * 1024) });
+  assert.equal(await invalid('bad_request'), before.bad + 1);
+  assert.equal(await invalid('header_too_large'), before.large + 1);
+});
+
 // An error names what was wrong, cut short (errors.ts: "so a huge input cannot bloat the
 // message"): never the whole of a huge input, never every one of thousands of problems.
 const ERROR_BYTES = 16 * 1024;

@@ -2,17 +2,17 @@
  * The answer to a request Node could not parse into one (Node's `clientError`): a head over
  * Node's size limit is a 431, a request that did not arrive within Node's header or request
  * timeout a 408, anything else malformed a 400 saying what the parser met, all in OpenAI's
- * error shape and
- * closing the connection — where Node's default is a bare status line. A socket that already
- * broke (the client went away) gets nothing.
+ * error shape and closing the connection — where Node's default is a bare status line. A socket
+ * that already broke (the client went away) gets nothing. Returns the error's code, to count the
+ * request by (`goodput_invalid_requests_total`).
  */
 import type { Duplex } from 'node:stream';
 import { OpenAiError } from '../../openai/index.ts';
 
-export function answerUnparsed(e: NodeJS.ErrnoException, socket: Duplex): void {
+export function answerUnparsed(e: NodeJS.ErrnoException, socket: Duplex): string | undefined {
   if (e.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
-    return;
+    return undefined;
   }
   const [status, text, error] = unparsedError(e);
   const body = JSON.stringify(error.body());
@@ -23,6 +23,7 @@ export function answerUnparsed(e: NodeJS.ErrnoException, socket: Duplex): void {
       'connection: close\r\n\r\n' +
       body,
   );
+  return error.code ?? undefined;
 }
 
 /** The status, its text and the error for what Node could not take. */
