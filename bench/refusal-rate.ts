@@ -14,7 +14,7 @@
 // offered and how it decided; the ratio is gateway ÷ bare.
 // Usage: node bench/refusal-rate.ts [--setups overload,door,gate] [--connections 1500,200,200]
 //   [--duration 15] [--threads 2] [--rounds 3] [--warmup 5] [--timeout 30] [--json FILE]
-//   [--no-pin] [--cpu-prof DIR] [--policy FILE] [--fleet-thread]
+//   [--no-pin] [--cpu-prof DIR] [--policy FILE] [--no-fleet-thread]
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus as cpuList } from 'node:os';
@@ -48,8 +48,9 @@ const chosen = (flag('--setups') ?? 'overload,door,gate').split(',');
 const policyFile = flag('--policy');
 const policyFlags = [
   ...(policyFile === undefined ? [] : ['--policy', policyFile]),
-  // `--fleet-thread`: the embedded engines on a thread of their own (goodput serve's flag).
-  ...(process.argv.includes('--fleet-thread') ? ['--fleet-thread'] : []),
+  // `--no-fleet-thread`: the embedded engines on the gateway's loop (goodput serve's flag; on a
+  // thread of their own by default).
+  ...['--fleet-thread', '--no-fleet-thread'].filter((f) => process.argv.includes(f)),
 ];
 const connections = (flag('--connections') ?? '1500,200,200').split(',').map(Number);
 const DURATION_S = Number(flag('--duration') ?? '15');

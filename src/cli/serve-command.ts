@@ -12,6 +12,7 @@
  */
 import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import { addScaleLimitFlags } from './scale-flags.ts';
+import { availableParallelism } from 'node:os';
 import { Command } from 'commander';
 import { buildEngineConfig, buildEngineProfile, plannedProfile } from '../engine/engine-spec.ts';
 import { adapterPlacement } from '../core/fleet/adapter-placement.ts';
@@ -75,7 +76,11 @@ export function serveCommand(): Command {
     )
     .option(
       '--fleet-thread',
-      "run the embedded fleet's engines on a thread of their own, so their steps keep a GPU's time however busy the gateway is (default: on the gateway's event loop)",
+      "run the embedded fleet's engines on a thread of their own, so their steps keep a GPU's time however busy the gateway is (the default with 2 CPUs or more)",
+    )
+    .option(
+      '--no-fleet-thread',
+      "run the embedded fleet's engines on the gateway's event loop (the default on 1 CPU)",
     )
     .option('--served-model-name <name>', 'model name clients use (default: --model)')
     .option('--admin-token <token>', 'token for /admin endpoints (default: $GOODPUT_ADMIN_TOKEN)')
@@ -174,7 +179,9 @@ export function serveCommand(): Command {
         backendUrls: urls,
         embedded: async () => {
           const fleet = { replicas: o.replicas as number, seed: o.seed as number, adapterReplicas };
-          if (o.fleetThread === true) {
+          // A simulated GPU does not share the gateway's CPU: stepping on its loop, the engines
+          // run late whenever relaying their tokens keeps it busy, and every stream's gaps grow.
+          if ((o.fleetThread as boolean | undefined) ?? availableParallelism() >= 2) {
             const threaded = await ThreadedFleet.start({ spec, ...fleet }, engine, wallClock);
             return threaded.backends;
           }
