@@ -178,7 +178,10 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     autoscale: o.autoscale,
   });
   const inFlight = new InFlight();
-  const shedder = new LagShedder(clock, timers, o.shedLagMs ?? o.policy.resilience.shedLagMs);
+  const shedder = new LagShedder(clock, timers, o.shedLagMs ?? o.policy.resilience.shedLagMs, {
+    ratio: o.policy.resilience.shedGapRatio,
+    tightestGapMs: () => gateway.pipeline.dispatcher.ledger.tightestItl(),
+  });
   metrics.httpGauges(
     () => inFlight.size,
     () => shedder.lagMs / 1000,

@@ -6,7 +6,10 @@
  * that fails before its first token is tried on another backend, `upstream_attempts` times in
  * all, while its deadline allows. While the gateway's own event loop lags by more than
  * `shed_lag_ms` (smoothed), it refuses new requests on arrival — 503 `gateway_overloaded` —
- * instead of spending its CPU deciding each one (0: never).
+ * instead of spending its CPU deciding each one (0: never). While streams with a token-gap
+ * objective are running, that threshold is at most `shed_gap_ratio` of the tightest one: the
+ * gateway's lateness is added to every gap its clients see, so past that share it stops taking
+ * new streams before the admitted ones miss their objective (0: the threshold alone).
  */
 import { z } from 'zod';
 import type { Ms } from '../request/units.ts';
@@ -22,6 +25,7 @@ export const resilienceSchema = z
       .optional(),
     upstream_attempts: z.int().min(1).max(10).optional(),
     shed_lag_ms: z.number().min(0).optional(),
+    shed_gap_ratio: z.number().min(0).max(1).optional(),
   })
   .strict();
 
@@ -31,11 +35,21 @@ export const resilienceSchema = z
  */
 export const DEFAULT_SHED_LAG_MS: Ms = 50;
 
+/**
+ * 0.15 of the tightest running stream's gap objective (12 ms of 80). Measured on a gateway
+ * relaying its embedded fleet's streams to a Gamma flood (bench/RESULTS.md): an eighth and a
+ * sixth kept 99–100% of admitted streams within their objective, a sixth serving more of them;
+ * a quarter let 13–23% miss, the 50 ms threshold alone 63–80%.
+ */
+export const DEFAULT_SHED_GAP_RATIO = 0.15;
+
 export interface ResilienceConfig {
   readonly breaker: { readonly failures: number; readonly openMs: Ms };
   readonly upstreamAttempts: number;
   /** Event-loop lag above which the gateway sheds new requests on arrival; 0: never. */
   readonly shedLagMs: Ms;
+  /** While streams with a gap objective run, the lag threshold is at most this share of the tightest. */
+  readonly shedGapRatio: number;
 }
 
 export function resolveResilience(
@@ -48,5 +62,6 @@ export function resolveResilience(
     },
     upstreamAttempts: r?.upstream_attempts ?? 2,
     shedLagMs: r?.shed_lag_ms ?? DEFAULT_SHED_LAG_MS,
+    shedGapRatio: r?.shed_gap_ratio ?? DEFAULT_SHED_GAP_RATIO,
   };
 }

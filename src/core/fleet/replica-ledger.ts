@@ -93,6 +93,13 @@ export class ReplicaLedger {
     this.resize(n);
   }
 
+  /** The tightest token-gap objective among every replica's streams; Infinity with none. */
+  tightestItl(): Ms {
+    let min = Infinity;
+    for (const r of this.replicas) min = Math.min(min, tightestItl(r));
+    return min;
+  }
+
   resize(n: number): void {
     while (this.replicas.length < n) {
       this.replicas.push({

@@ -78,3 +78,26 @@ test('a tick overdue enough to shed when it fires sheds already: a loop stuck in
   u.stall(1);
   assert.equal(v.shedding, true);
 });
+
+test('while streams with a gap objective run, the threshold is at most its share of the tightest', () => {
+  const t = scripted();
+  let tightest = Infinity;
+  const s = new LagShedder(t.clock, t.timers, 50, { ratio: 0.125, tightestGapMs: () => tightest });
+  for (let i = 0; i < 8; i++) t.fire(20); // a steady 20 ms lag: under 50, no stream to guard
+  assert.equal(s.limitMs, 50);
+  assert.equal(s.shedding, false, `no streams: ${s.lagMs}`);
+  tightest = 80; // streams whose p99 gap must stay within 80 ms: 10 ms of lag at most
+  t.fire(20);
+  assert.equal(s.limitMs, 10);
+  assert.equal(s.shedding, true);
+  tightest = 1_000; // only loose objectives left: the threshold is the configured one again
+  t.fire(20);
+  assert.equal(s.limitMs, 50);
+  assert.equal(s.shedding, false);
+  // Ratio 0: the threshold alone.
+  const off = scripted();
+  const plain = new LagShedder(off.clock, off.timers, 50, { ratio: 0, tightestGapMs: () => 80 });
+  for (let i = 0; i < 8; i++) off.fire(20);
+  assert.equal(plain.limitMs, 50);
+  assert.equal(plain.shedding, false);
+});

@@ -8,6 +8,12 @@
  * costs several times more and would deepen the backlog that made the process late. Streams
  * already running are untouched. The lag falls as the shedding takes effect, and the gateway
  * decides again: it admits as much as its CPU keeps up with.
+ *
+ * While streams run, the gateway's lateness is also added to every token gap their clients see:
+ * a relay that runs late bunches a step's tokens behind the turn that held them. So the
+ * threshold is at most `gapRatio` of the tightest gap objective among the running streams
+ * (`tightestGapMs`, read at each tick): new streams are turned away before the admitted ones
+ * miss theirs.
  */
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
@@ -18,8 +24,18 @@ const TICK_MS = 10;
 /** Weight of the newest lag sample: about four ticks of memory. */
 const SMOOTHING = 0.25;
 
+/** The guard on running streams' gaps: the share of their tightest objective, and where to read it. */
+export interface GapGuard {
+  readonly ratio: number;
+  /** The tightest token-gap objective among the streams running now; Infinity with none. */
+  readonly tightestGapMs: () => Ms;
+}
+
 export class LagShedder {
   readonly thresholdMs: Ms;
+  /** The threshold in force: `thresholdMs`, or less while streams run (the gap guard). */
+  #limitMs: Ms;
+  readonly #guard: GapGuard | undefined;
   #lagMs = 0;
   #timer: TimerHandle | null = null;
   /** When the tick is due: once it is overdue, the loop is late by at least that much. */
@@ -28,11 +44,18 @@ export class LagShedder {
   readonly #timers: Timers;
 
   /** `thresholdMs` 0: never sheds (and sets no tick). */
-  constructor(clock: Clock, timers: Timers, thresholdMs: Ms) {
+  constructor(clock: Clock, timers: Timers, thresholdMs: Ms, guard?: GapGuard) {
     this.#clock = clock;
     this.#timers = timers;
     this.thresholdMs = thresholdMs;
+    this.#limitMs = thresholdMs;
+    this.#guard = guard !== undefined && guard.ratio > 0 ? guard : undefined;
     if (thresholdMs > 0) this.#tick(clock.now() + TICK_MS);
+  }
+
+  /** The lag past which it sheds now. */
+  get limitMs(): Ms {
+    return this.#limitMs;
   }
 
   /** The event loop's smoothed lag, ms. */
@@ -49,9 +72,10 @@ export class LagShedder {
    */
   get shedding(): boolean {
     if (this.thresholdMs <= 0) return false;
-    if (this.#lagMs > this.thresholdMs) return true;
+    const limit = this.#limitMs;
+    if (this.#lagMs > limit) return true;
     const overdue = this.#clock.now() - this.#dueMs;
-    return overdue > (this.thresholdMs - (1 - SMOOTHING) * this.#lagMs) / SMOOTHING;
+    return overdue > (limit - (1 - SMOOTHING) * this.#lagMs) / SMOOTHING;
   }
 
   stop(): void {
@@ -65,6 +89,10 @@ export class LagShedder {
     this.#timer = this.#timers.at(atMs, () => {
       const now = this.#clock.now();
       this.#lagMs += SMOOTHING * (Math.max(0, now - atMs) - this.#lagMs);
+      const guard = this.#guard;
+      if (guard !== undefined) {
+        this.#limitMs = Math.min(this.thresholdMs, guard.ratio * guard.tightestGapMs());
+      }
       this.#tick(now + TICK_MS);
     });
   }
