@@ -7,9 +7,10 @@
  * all, while its deadline allows. While the gateway's own event loop lags by more than
  * `shed_lag_ms` (smoothed), it refuses new requests on arrival — 503 `gateway_overloaded` —
  * instead of spending its CPU deciding each one (0: never). While streams with a token-gap
- * objective are running, that threshold is at most `shed_gap_ratio` of the tightest one: the
- * gateway's lateness is added to every gap its clients see, so past that share it stops taking
- * new streams before the admitted ones miss their objective (0: the threshold alone).
+ * objective are running, a lag sustained over about a second past `shed_gap_ratio` of the
+ * tightest one sheds too: the gateway's lateness is added to every gap its clients see, so past
+ * that share it stops taking new streams before the admitted ones miss their objective (0: the
+ * threshold alone).
  */
 import { z } from 'zod';
 import type { Ms } from '../request/units.ts';

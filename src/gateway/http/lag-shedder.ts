@@ -10,10 +10,12 @@
  * decides again: it admits as much as its CPU keeps up with.
  *
  * While streams run, the gateway's lateness is also added to every token gap their clients see:
- * a relay that runs late bunches a step's tokens behind the turn that held them. So the
- * threshold is at most `gapRatio` of the tightest gap objective among the running streams
- * (`tightestGapMs`, read at each tick): new streams are turned away before the admitted ones
- * miss theirs.
+ * a relay that runs late bunches a step's tokens behind the turn that held them. A stream's p99
+ * gap forgives a few late turns, not a loop that stays late, so the guard weighs the lag over
+ * about a second (`GUARD_MEMORY_MS`, time-weighted): past `ratio` of the tightest gap objective
+ * among the running streams (`tightestGapMs`, read at each tick), new requests are turned away
+ * before the admitted streams miss theirs. A burst of arrivals that holds the loop for a moment
+ * is the fast threshold's to judge.
  */
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
@@ -23,6 +25,8 @@ import type { Ms } from '../../core/request/units.ts';
 const TICK_MS = 10;
 /** Weight of the newest lag sample: about four ticks of memory. */
 const SMOOTHING = 0.25;
+/** The gap guard's memory of the lag: a sample weighs 1 − e^(−elapsed / this). */
+const GUARD_MEMORY_MS = 1_000;
 
 /** The guard on running streams' gaps: the share of their tightest objective, and where to read it. */
 export interface GapGuard {
@@ -33,9 +37,10 @@ export interface GapGuard {
 
 export class LagShedder {
   readonly thresholdMs: Ms;
-  /** The threshold in force: `thresholdMs`, or less while streams run (the gap guard). */
-  #limitMs: Ms;
   readonly #guard: GapGuard | undefined;
+  /** The guard's limit on the sustained lag now: Infinity while no stream has a gap objective. */
+  #guardMs: Ms = Infinity;
+  #sustainedLagMs = 0;
   #lagMs = 0;
   #timer: TimerHandle | null = null;
   /** When the tick is due: once it is overdue, the loop is late by at least that much. */
@@ -48,14 +53,18 @@ export class LagShedder {
     this.#clock = clock;
     this.#timers = timers;
     this.thresholdMs = thresholdMs;
-    this.#limitMs = thresholdMs;
     this.#guard = guard !== undefined && guard.ratio > 0 ? guard : undefined;
     if (thresholdMs > 0) this.#tick(clock.now() + TICK_MS);
   }
 
-  /** The lag past which it sheds now. */
-  get limitMs(): Ms {
-    return this.#limitMs;
+  /** The gap guard's limit on the sustained lag now (Infinity: no stream to guard). */
+  get guardMs(): Ms {
+    return this.#guardMs;
+  }
+
+  /** The lag weighed over about a second, as the gap guard judges it. */
+  get sustainedLagMs(): Ms {
+    return this.#sustainedLagMs;
   }
 
   /** The event loop's smoothed lag, ms. */
@@ -72,10 +81,9 @@ export class LagShedder {
    */
   get shedding(): boolean {
     if (this.thresholdMs <= 0) return false;
-    const limit = this.#limitMs;
-    if (this.#lagMs > limit) return true;
+    if (this.#lagMs > this.thresholdMs || this.#sustainedLagMs > this.#guardMs) return true;
     const overdue = this.#clock.now() - this.#dueMs;
-    return overdue > (limit - (1 - SMOOTHING) * this.#lagMs) / SMOOTHING;
+    return overdue > (this.thresholdMs - (1 - SMOOTHING) * this.#lagMs) / SMOOTHING;
   }
 
   stop(): void {
@@ -86,12 +94,16 @@ export class LagShedder {
 
   #tick(atMs: Ms): void {
     this.#dueMs = atMs;
+    const setAt = this.#clock.now();
     this.#timer = this.#timers.at(atMs, () => {
       const now = this.#clock.now();
-      this.#lagMs += SMOOTHING * (Math.max(0, now - atMs) - this.#lagMs);
+      const lag = Math.max(0, now - atMs);
+      this.#lagMs += SMOOTHING * (lag - this.#lagMs);
       const guard = this.#guard;
       if (guard !== undefined) {
-        this.#limitMs = Math.min(this.thresholdMs, guard.ratio * guard.tightestGapMs());
+        const weight = 1 - Math.exp(-(now - setAt) / GUARD_MEMORY_MS);
+        this.#sustainedLagMs += weight * (lag - this.#sustainedLagMs);
+        this.#guardMs = guard.ratio * guard.tightestGapMs();
       }
       this.#tick(now + TICK_MS);
     });
