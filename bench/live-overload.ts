@@ -15,7 +15,7 @@
 // decision log recorded, and the promise: admitted then expired ÷ admitted.
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
 //   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
-//   [--no-fleet-thread]
+//   [--no-fleet-thread] [--only gamma (with --gamma-rate)]
 //   [--policy NAME|FILE] [--json FILE]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -37,6 +37,12 @@ const GAMMA_RATE = flag('--gamma-rate') === undefined ? undefined : Number(flag(
 if (GAMMA_RATE !== undefined && !(GAMMA_RATE > 0)) {
   throw new Error(`--gamma-rate: expected a rate above 0 req/s, got ${flag('--gamma-rate')}`);
 }
+/** `--only gamma`: the Gamma run alone, at `--gamma-rate`, on a fresh gateway. */
+const GAMMA_ONLY = flag('--only') === 'gamma';
+if (flag('--only') !== undefined && !GAMMA_ONLY) {
+  throw new Error(`--only: expected gamma, got ${flag('--only')}`);
+}
+if (GAMMA_ONLY && GAMMA_RATE === undefined) throw new Error('--only gamma: give --gamma-rate');
 const BURSTINESS = Number(flag('--burstiness') ?? 0.2);
 const GAMMA_S = Number(flag('--gamma-s') ?? 20);
 /** `--pin`: the gateway alone on the last core, wrk and this client on the others. */
@@ -246,40 +252,42 @@ async function measured(
 
 const results: RunResult[] = [];
 
-results.push(
-  await measured('burst', async () => {
-    const t0 = performance.now();
-    const outcomes = await openLoop({ url: gw.url, body }, new Array<number>(BURST).fill(0));
-    return { outcomes, durationS: (performance.now() - t0) / 1000 };
-  }),
-);
+if (!GAMMA_ONLY) {
+  results.push(
+    await measured('burst', async () => {
+      const t0 = performance.now();
+      const outcomes = await openLoop({ url: gw.url, body }, new Array<number>(BURST).fill(0));
+      return { outcomes, durationS: (performance.now() - t0) / 1000 };
+    }),
+  );
 
-results.push(
-  await measured('sustained', async () => {
-    const probeAt = Array.from({ length: DURATION_S * 10 }, (_, i) => 500 + i * 100);
-    // Enough for every probe of the run: each 200 streams for seconds and holds its connection.
-    const probes = await warmAgent(gw.url, DURATION_S * 10);
-    const [wrk, outcomes] = await Promise.all([
-      runWrk({
-        url: `${gw.url}/v1/chat/completions`,
-        threads: 2,
-        connections: CONNECTIONS,
-        durationS: DURATION_S,
-        timeoutS: 30,
-        headers: [],
-        outcomes: true,
-        cores: PIN ? `0-${cores - 2}` : undefined,
-        onSpawn: (p) => children.add(p),
-      }),
-      openLoop({ url: gw.url, body }, probeAt, probes),
-    ]);
-    return { outcomes, wrk, durationS: DURATION_S };
-  }),
-);
+  results.push(
+    await measured('sustained', async () => {
+      const probeAt = Array.from({ length: DURATION_S * 10 }, (_, i) => 500 + i * 100);
+      // Enough for every probe of the run: each 200 streams for seconds and holds its connection.
+      const probes = await warmAgent(gw.url, DURATION_S * 10);
+      const [wrk, outcomes] = await Promise.all([
+        runWrk({
+          url: `${gw.url}/v1/chat/completions`,
+          threads: 2,
+          connections: CONNECTIONS,
+          durationS: DURATION_S,
+          timeoutS: 30,
+          headers: [],
+          outcomes: true,
+          cores: PIN ? `0-${cores - 2}` : undefined,
+          onSpawn: (p) => children.add(p),
+        }),
+        openLoop({ url: gw.url, body }, probeAt, probes),
+      ]);
+      return { outcomes, wrk, durationS: DURATION_S };
+    }),
+  );
+}
 
 // The fleet's capacity under the flood: the streams the gateway relayed within their SLO, per
 // second (wrk cannot time a first token, so its completed streams may include late ones).
-const goodRps = results[1].gatewayGood / DURATION_S;
+const goodRps = GAMMA_ONLY ? 0 : results[1].gatewayGood / DURATION_S;
 const rate = GAMMA_RATE ?? Math.max(1, RATE_MULTIPLE * goodRps);
 results.push(
   await measured(`gamma ${BURSTINESS} at ${rate.toFixed(1)}/s`, async () => {
