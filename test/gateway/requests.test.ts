@@ -164,6 +164,43 @@ test('a refused body that keeps coming: 413 with Connection: close, and the gate
   assert.equal((await postChat(gw.url, ok, { authorization: 'Bearer sk-acme' })).status, 200);
 });
 
+test('Expect: 100-continue: a body the gateway would refuse is never asked for; one it reads is', async () => {
+  // Sends the head alone and returns what the gateway answers first; `body`, if given, goes
+  // once a 100 Continue has come.
+  const ask = (length: number, body?: string) =>
+    new Promise<string[]>((resolve, reject) => {
+      const { port } = new URL(gw.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      const heads: string[] = [];
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => {
+        text += d;
+        for (let end = text.indexOf('\r\n\r\n'); end >= 0; end = text.indexOf('\r\n\r\n')) {
+          const status = text.slice(0, text.indexOf('\r\n'));
+          heads.push(status);
+          text = text.slice(end + 4);
+          if (status.includes(' 100 ') && body !== undefined) socket.write(body);
+          else {
+            socket.destroy();
+            return resolve(heads);
+          }
+        }
+      });
+      socket.once('error', reject);
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer sk-acme\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`,
+      );
+    });
+  assert.deepEqual(await ask(64 * 1024 * 1024), ['HTTP/1.1 413 Payload Too Large']);
+  const body = JSON.stringify(ok);
+  assert.deepEqual(await ask(Buffer.byteLength(body), body), [
+    'HTTP/1.1 100 Continue',
+    'HTTP/1.1 200 OK',
+  ]);
+});
+
 test('after every refusal the gateway is healthy and holds nothing', async () => {
   assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
   const ledger = gw.gateway.pipeline.dispatcher.ledger;

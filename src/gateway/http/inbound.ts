@@ -76,8 +76,18 @@ class NodeInbound implements Inbound {
   };
 
   body(limitBytes: number, giveUp?: GiveUp): Promise<string> {
-    return readNodeBody(this.#req, limitBytes, giveUp);
+    return readNodeBody(this.#req, limitBytes, giveUp, this.#continue);
   }
+
+  /**
+   * `Expect: 100-continue`: the gateway's server leaves the 100 to the handler (serve.ts), so a
+   * body refused before it is read (too large, a deadline out of reach, shed) is never asked for.
+   */
+  readonly #continue = (): void => {
+    if (this.#req.headers.expect?.toLowerCase() === '100-continue' && !this.#res.headersSent) {
+      this.#res.writeContinue();
+    }
+  };
 
   get signal(): AbortSignal {
     if (this.#gone === undefined) {

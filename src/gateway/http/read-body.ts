@@ -74,11 +74,14 @@ async function readCounted(raw: Request, limitBytes: number): Promise<Uint8Array
 /**
  * The same from Node's request: its data events, no web stream between. With `giveUp`, a body
  * not whole once the bytes that came with its head are parsed is waited for until then only.
+ * `reading` is called once the body passed its checks and is about to be read (a client that
+ * sent `Expect: 100-continue` is told to send it then, and not before).
  */
 export function readNodeBody(
   req: IncomingMessage,
   limitBytes: number,
   giveUp?: GiveUp,
+  reading?: () => void,
 ): Promise<string> {
   try {
     checkIdentityEncoding(req.headers['content-encoding']);
@@ -88,6 +91,7 @@ export function readNodeBody(
   const declared = req.headers['content-length'];
   const chunked = declared === undefined || req.headers['transfer-encoding'] !== undefined;
   if (!chunked && Number(declared) > limitBytes) return Promise.reject(payloadTooLarge(limitBytes));
+  reading?.();
   return new Promise((resolve, reject) => {
     const pieces: Buffer[] = [];
     let total = 0;
