@@ -8,8 +8,9 @@
 //               measuring time to first token as a client sees it (a new connection waits for
 //               the flood to end in Node's accept, the bare server's too: see bench/RESULTS.md);
 //   gamma     — open loop, Gamma arrivals (burstiness 0.2) at 5× the good requests per second
-//               the sustained run served (within SLO by the gateway's measure), for 20 s (`--gamma-rate R`: at R req/s instead, so
-//               that runs whose floods went differently compare at one rate).
+//               the sustained run served (within SLO by the gateway's measure), for 20 s
+//               (`--gamma-rate R`: at R req/s instead, so that runs whose floods went
+//               differently compare at one rate).
 // Per run: what the client saw (completed 200s within the SLO — TTFT ≤ 2 s and p99 gap ≤ 80 ms
 // — refusals by code, anything else), what the gateway counted (/metrics growth) and what its
 // decision log recorded, and the promise: admitted then expired ÷ admitted.

@@ -32,7 +32,6 @@ import { serverBaseUrl } from '../openai/server-url.ts';
 import { DashboardFeed } from './dashboard-feed.ts';
 import { createGatewayApp, type GatewayEnv } from './http/app.ts';
 import { nodeListener } from './http/node-listener.ts';
-import { COMPLETION_PATHS } from './http/completions.ts';
 import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { openSharedStore } from './shared/open-store.ts';
@@ -282,12 +281,8 @@ async function listenOn(
   log: OpsLog,
 ): Promise<Server> {
   const server = createServer(listener);
-  // The completion handler sends `100 Continue` only when it reads the body (inbound.ts); every
-  // other route is answered by Hono, which reads what it needs: those are told to go on at once.
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== 'POST' || COMPLETION_PATHS[req.url ?? ''] === undefined) res.writeContinue();
-    listener(req, res);
-  });
+  // `Expect: 100-continue` is answered by the listener, once it knows the body is to be read.
+  server.on('checkContinue', listener);
   server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
     const reason = answerUnparsed(e, socket);
     if (reason !== undefined) metrics.invalid.inc({ reason });

@@ -130,12 +130,10 @@ async function complete(
     // A deadline out of reach is refused unread, from the headers or while the body uploads —
     // unless the request carries an idempotency key, whose answer the door may hold from an
     // earlier attempt.
-    const deadlineMs =
-      headers.idempotencyKey === undefined
-        ? clientDeadline(headers, deps.nowMs(), deps)
-        : undefined;
-    if (deadlineMs !== undefined) {
+    let deadlineMs: Ms | undefined;
+    if (headers.deadlineEpochMs !== undefined && headers.idempotencyKey === undefined) {
       const nowMs = deps.nowMs();
+      deadlineMs = clientDeadline(headers, nowMs, deps);
       const outOfReach = deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs);
       if (outOfReach !== undefined) {
         const req = unreadRequest(id, nowMs, tenant, cls, deadlineMs);
@@ -229,7 +227,8 @@ function shed(inbound: Inbound, id: string, tenant: string, deps: CompletionsDep
 
 /**
  * A request refused before its body is read — shed, or its deadline out of reach (from its
- * headers, or as its body still uploads): its body let go by, yet counted as offered in its class and recorded, like any refusal, under its tenant.
+ * headers, or as its body still uploads): its body let go by, yet counted as offered in its
+ * class and recorded, like any refusal, under its tenant.
  */
 function refusedUnread(
   inbound: Inbound,

@@ -79,15 +79,8 @@ class NodeInbound implements Inbound {
     return readNodeBody(this.#req, limitBytes, giveUp, this.#continue);
   }
 
-  /**
-   * `Expect: 100-continue`: the gateway's server leaves the 100 to the handler (serve.ts), so a
-   * body refused before it is read (too large, a deadline out of reach, shed) is never asked for.
-   */
-  readonly #continue = (): void => {
-    if (this.#req.headers.expect?.toLowerCase() === '100-continue' && !this.#res.headersSent) {
-      this.#res.writeContinue();
-    }
-  };
+  /** A body refused before it is read (too large, a deadline out of reach, shed) is never asked for. */
+  readonly #continue = (): void => continueIfExpected(this.#req, this.#res);
 
   get signal(): AbortSignal {
     if (this.#gone === undefined) {
@@ -102,5 +95,15 @@ class NodeInbound implements Inbound {
 
   discard(): void {
     this.#req.resume();
+  }
+}
+
+/**
+ * `Expect: 100-continue`: the gateway's server hands such a request to its listener without
+ * answering 100 (serve.ts), so the client is told to send its body here, when it is to be read.
+ */
+export function continueIfExpected(req: IncomingMessage, res: ServerResponse): void {
+  if (req.headers.expect?.toLowerCase() === '100-continue' && !res.headersSent) {
+    res.writeContinue();
   }
 }

@@ -13,7 +13,8 @@ import type { OpsLog } from '../ops-log.ts';
 import { errorWhole, isWhole, writeWhole, type Whole } from './answer.ts';
 import type { GatewayEnv } from './app.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
-import { nodeInbound } from './inbound.ts';
+import { continueIfExpected, nodeInbound } from './inbound.ts';
+import { declaredBytes } from './read-body.ts';
 
 export function nodeListener(
   app: Hono<GatewayEnv>,
@@ -23,6 +24,8 @@ export function nodeListener(
   return (req, res) => {
     const kind = req.method === 'POST' ? COMPLETION_PATHS[req.url ?? ''] : undefined;
     if (kind === undefined) {
+      // Hono reads what it needs of a body: a client waiting to send one goes on at once.
+      continueIfExpected(req, res);
       void rest(req, res);
       return;
     }
@@ -45,10 +48,10 @@ export function nodeListener(
  * The most of a body answered before it arrived (refused unread, or over the limit) that is
  * let go by to keep the connection: what Go's HTTP server reads for the same.
  */
-export const DRAINED_BODY_BYTES = 256 * 1024;
+const DRAINED_BODY_BYTES = 256 * 1024;
 
 /** How long a closing connection still reads (and drops) what its client sends: see below. */
-export const LINGER_MS = 2_000;
+const LINGER_MS = 2_000;
 
 /**
  * An answer given before the request's body arrived keeps the connection only when what is left
@@ -63,10 +66,8 @@ function closingIfUnread(
   answer: Whole,
   at: Pick<CompletionsDeps, 'timers' | 'nowMs'>,
 ): Whole {
-  if (req.complete) return answer;
-  const declared = req.headers['content-length'];
-  const chunked = declared === undefined || req.headers['transfer-encoding'] !== undefined;
-  if (!chunked && Number(declared) <= DRAINED_BODY_BYTES) return answer;
+  // A chunked body that is not whole may never end.
+  if (req.complete || (declaredBytes(req) ?? Infinity) <= DRAINED_BODY_BYTES) return answer;
   answer.headers.connection = 'close';
   const socket = req.socket;
   // Node closes a `Connection: close` response's socket with `destroySoon()`, which resets a

@@ -71,6 +71,13 @@ async function readCounted(raw: Request, limitBytes: number): Promise<Uint8Array
   return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
 }
 
+/** The body's declared length; undefined when it is sent in chunks of no declared total. */
+export function declaredBytes(req: IncomingMessage): number | undefined {
+  const declared = req.headers['content-length'];
+  const chunked = declared === undefined || req.headers['transfer-encoding'] !== undefined;
+  return chunked ? undefined : Number(declared);
+}
+
 /**
  * The same from Node's request: its data events, no web stream between. With `giveUp`, a body
  * not whole once the bytes that came with its head are parsed is waited for until then only.
@@ -88,9 +95,8 @@ export function readNodeBody(
   } catch (e) {
     return Promise.reject(e);
   }
-  const declared = req.headers['content-length'];
-  const chunked = declared === undefined || req.headers['transfer-encoding'] !== undefined;
-  if (!chunked && Number(declared) > limitBytes) return Promise.reject(payloadTooLarge(limitBytes));
+  // A chunked body is counted as it comes.
+  if ((declaredBytes(req) ?? 0) > limitBytes) return Promise.reject(payloadTooLarge(limitBytes));
   reading?.();
   return new Promise((resolve, reject) => {
     const pieces: Buffer[] = [];
