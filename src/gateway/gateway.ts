@@ -150,10 +150,15 @@ export class Gateway {
   }
 
   /**
-   * A request refused before the pipeline, by the shared-state door or the gateway's own state
-   * (shutting down): counted as offered, with its decision record, like the pipeline's refusals.
+   * A request refused before the pipeline — by the shared-state door, the gateway's own state
+   * (shutting down, shedding) or its deadline, `unread` when its body was never read: counted as
+   * offered, with its decision record, like the pipeline's refusals, and as demand the
+   * autoscaler sees, as the simulator counts every arrival.
    */
-  refuse(req: LlmRequest, rejection: Rejection, shared: boolean): void {
+  refuse(req: LlmRequest, rejection: Rejection, at: { shared: boolean; unread: boolean }): void {
+    const { shared, unread } = at;
+    if ((req.attempt ?? 1) === 1)
+      this.scaling?.advisor.window.arrived(unread ? null : req.inputTokens);
     this.counts.refused(req, rejection.reason, shared);
     this.slos.ended(req, { finish: 'refused', reason: rejection.reason, dispatched: false });
     this.pipeline.refuse(req, rejection, this.deps.clock.now());

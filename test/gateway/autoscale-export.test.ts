@@ -38,6 +38,26 @@ test('goodput_desired_replicas and its signals are exported, within the limits',
   assert.match(text, /^goodput_autoscale_decisions_total\{reason="[a-z_]+"\} \d+$/m);
 });
 
+test('requests refused before admission, unread, are demand the autoscaler sees', async () => {
+  const gw = await gateway(await engines(2), 'goodput', { autoscale: AUTOSCALE });
+  // A 5 ms deadline is out of reach from the headers alone: refused before its body is read.
+  const refusedUnread = async () => {
+    const r = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goodput-timeout-ms': '5' },
+      body: JSON.stringify({ model: 'llama-3-8b', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    await r.arrayBuffer();
+    return r.status;
+  };
+  const statuses = new Set<number>();
+  await until(async () => {
+    for (const s of await Promise.all(Array.from({ length: 10 }, refusedUnread))) statuses.add(s);
+    return (await metricValue(gw.url, 'goodput_autoscale_signal', { signal: 'arrival_rps' })) > 0;
+  }, 200);
+  assert.deepEqual([...statuses], [504]);
+});
+
 test('an operator freezes the autoscaler and thaws it (PUT /admin/autoscale, admin token)', async () => {
   const backends = await engines(2);
   const gw = await gateway(backends, 'goodput', { autoscale: AUTOSCALE, adminToken: 'ops-1' });

@@ -23,6 +23,17 @@ test('a tick: arrivals, good completions and misses (refused or late) per second
   assert.deepEqual(next.mix, { input: 100, output: 50 }, 'the mix is kept through an empty tick');
 });
 
+test('a request refused unread is an arrival that leaves the mix alone', () => {
+  const w = new ScaleWindow();
+  w.arrived(100);
+  w.arrived(null);
+  w.arrived(null);
+  w.completed(50, true);
+  const r = w.take(1_000);
+  assert.equal(r.arrivalRps, 3);
+  assert.deepEqual(r.mix, { input: 100, output: 50 });
+});
+
 test('the mix moves toward new requests over several ticks, not at once', () => {
   const w = new ScaleWindow();
   assert.equal(w.take(5_000).mix, null, 'nothing completed: no mix');

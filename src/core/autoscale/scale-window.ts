@@ -33,9 +33,14 @@ export class ScaleWindow {
   private mixCompletions = 0;
   private mixOutput = 0;
 
-  /** A request was offered (its first attempt) with a prompt of this size. */
-  arrived(inputTokens: number): void {
+  /**
+   * A request was offered (its first attempt) with a prompt of this size; null when it was
+   * refused before its prompt was read (shed, a deadline out of reach): demand all the same,
+   * but nothing to size the mix by.
+   */
+  arrived(inputTokens: number | null): void {
     this.arrivals++;
+    if (inputTokens === null) return;
     this.mixArrivals++;
     this.mixInput += inputTokens;
   }

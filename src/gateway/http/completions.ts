@@ -158,7 +158,7 @@ async function complete(
     const req = request(id, kind, parsed, headers, tenant, cls, deps);
     trace.read(req, parsed.model, headers.targets);
     const refused = (rejection: Rejection, shared: boolean) => {
-      deps.gateway.refuse(req, rejection, shared);
+      deps.gateway.refuse(req, rejection, { shared, unread: false });
       return named(refusalOf(rejection), id);
     };
     if (deps.inFlight.draining) return refused(SHUTTING_DOWN, false);
@@ -237,7 +237,7 @@ function refusedUnread(
   deps: CompletionsDeps,
 ): Whole {
   inbound.discard();
-  deps.gateway.refuse(req, rejection, false);
+  deps.gateway.refuse(req, rejection, { shared: false, unread: true });
   return named(refusalOf(rejection), req.id);
 }
 
