@@ -23,6 +23,7 @@ import { percentileSorted } from '../src/core/stats/percentile.ts';
 import { buildEngineConfig, buildEngineProfile } from '../src/engine/engine-spec.ts';
 import { ENGINE_DEFAULTS } from '../src/engine/engine-spec.ts';
 import { fleetSpecFor } from '../src/gateway/serve.ts';
+import { DEFAULT_SHED_GAP_RATIO } from '../src/core/config/resilience-schema.ts';
 
 const replicas = Number(flag('--replicas') ?? 64);
 const decisions = Number(flag('--decisions') ?? 20_000);
@@ -62,7 +63,10 @@ function request(k: number): RouteRequest {
 }
 
 function setup(type: string) {
-  const strategy = dispatchStrategy(resolveDispatch({ type: 'flow-control' }), spec);
+  const strategy = dispatchStrategy(
+    resolveDispatch({ type: 'flow-control' }, DEFAULT_SHED_GAP_RATIO),
+    spec,
+  );
   const router = new Router(ROUTERS[type], {
     leading: strategy.filters,
     prefix: { mode: 'approximate', capacityTokens: spec.replicaKvTokens },

@@ -73,7 +73,7 @@ test('one complete decision record per attempt, replayable without the prompt', 
   const ids = new Set(records.map((r) => r.request_id));
   assert.equal(ids.size, report.offered.requests);
   for (const rec of records) {
-    assert.equal(rec.policy_revision, 'goodput@4');
+    assert.equal(rec.policy_revision, 'goodput@5');
     assert.ok(['admit', 'degrade', 'defer', 'reject', 'expire'].includes(rec.admission.result));
     assert.ok(rec.demand !== null, 'estimates are recorded for every decision');
     assert.ok(rec.demand.output_p90 >= rec.demand.output_p50);

@@ -128,7 +128,7 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
   assert.ok((await metricValue(gw.url, 'goodput_good_requests_total')) >= 3);
   assert.ok((await metricValue(gw.url, 'goodput_backend_ready')) === 2);
   const text = await (await fetch(`${gw.url}/metrics`)).text();
-  assert.match(text, /goodput_policy_info\{policy="goodput",policy_revision="goodput@4"\} 1/);
+  assert.match(text, /goodput_policy_info\{policy="goodput",policy_revision="goodput@5"\} 1/);
   assert.match(text, /goodput_queued_work_seconds 0/);
   assert.match(text, /goodput_earliest_slack_seconds \+Inf/);
   assert.match(text, /goodput_tenant_share_deviation\{tenant="default"\} 0/);

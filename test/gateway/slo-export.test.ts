@@ -53,7 +53,7 @@ test('the default SLOs: a burst beyond capacity spends the success budget by its
   );
   assert.match(
     text,
-    /^goodput_slo_info\{slo="interactive",window="28d",policy_revision="goodput@4"\} 1$/m,
+    /^goodput_slo_info\{slo="interactive",window="28d",policy_revision="goodput@5"\} 1$/m,
   );
 
   const labels = { slo: 'interactive', objective: 'success' };

@@ -57,7 +57,12 @@ const spec: FleetSpec = {
   // 8 ms a step, 0.1 ms a sequence, 0.02 ms a prompt token.
   stepTime: { stepMs: (s) => 8 + 0.1 * (s.decodeSeqs + s.prefillSeqs) + 0.02 * s.prefillTokens },
 };
-const flow = new FlowControl(spec, { itlMarginRatio: 0.1, kvReserveRatio: 0.1, stallRisk: 0.5 });
+const flow = new FlowControl(spec, {
+  itlMarginRatio: 0.1,
+  relayGapRatio: 0,
+  kvReserveRatio: 0.1,
+  stallRisk: 0.5,
+});
 
 test('group capacity: the rate falls as prompts and outputs grow; the streams fit the step budget', () => {
   const small = groupCapacity(flow, 80, 500, 100);

@@ -171,6 +171,16 @@ const invalid: Array<[string, unknown, string]> = [
     'classes.batch: expected min_share ≤ max_share',
   ],
   [
+    'a flow-control margin that leaves steps nothing of a gap',
+    { ...valid, dispatch: { type: 'flow-control', params: { itl_margin_ratio: 0.9 } } },
+    'dispatch.params.itl_margin_ratio: expected a value that leaves engine steps part of every gap objective: dispatch.params.itl_margin_ratio + resilience.shed_gap_ratio < 1, got 0.9',
+  ],
+  [
+    'a relay share that leaves steps nothing of a gap',
+    { ...valid, dispatch: { type: 'flow-control' }, resilience: { shed_gap_ratio: 0.95 } },
+    'resilience.shed_gap_ratio: expected a value that leaves engine steps part of every gap objective',
+  ],
+  [
     'an unknown queue order',
     { ...valid, queueing: { order: 'lifo' } },
     'queueing.order: expected one of vtc, scored, fifo, got "lifo"',
@@ -185,6 +195,20 @@ for (const [name, input, message] of invalid) {
     );
   });
 }
+
+test("flow control's gap budget leaves the relay's share free: 0.75 of the objective by default", () => {
+  const p = resolvePolicy({ ...valid, dispatch: { type: 'flow-control' } });
+  assert.ok(p.dispatch.type === 'flow-control');
+  assert.equal(p.dispatch.itlMarginRatio, 0.1);
+  assert.equal(p.dispatch.relayGapRatio, 0.15);
+  const none = resolvePolicy({
+    ...valid,
+    dispatch: { type: 'flow-control' },
+    resilience: { shed_gap_ratio: 0 },
+  });
+  assert.ok(none.dispatch.type === 'flow-control');
+  assert.equal(none.dispatch.relayGapRatio, 0, 'no guard on the relay: nothing kept for it');
+});
 
 test('unknown preset names the choices', () => {
   assert.throws(

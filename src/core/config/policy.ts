@@ -9,7 +9,12 @@ import { resolveRouting, routingSchema, type RoutingConfig } from './routing-sch
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import { parseOrThrow } from './validate.ts';
 import { classesSchema, resolveClasses } from './class-schema.ts';
-import { resilienceSchema, resolveResilience, type ResilienceConfig } from './resilience-schema.ts';
+import {
+  DEFAULT_SHED_GAP_RATIO,
+  resilienceSchema,
+  resolveResilience,
+  type ResilienceConfig,
+} from './resilience-schema.ts';
 import { resolveTenants, tenantsSchema, type TenantDirectory } from './tenant-schema.ts';
 import { queueingSchema, resolveQueueing, type QueueingConfig } from './queueing-schema.ts';
 import { resolveSlos, slosSchema } from './slo-schema.ts';
@@ -20,6 +25,7 @@ import {
   estimateSchema,
   resolveAdmission,
   resolveDispatch,
+  DEFAULT_ITL_MARGIN_RATIO,
   resolveEstimate,
   type AdmissionConfig,
   type DispatchConfig,
@@ -48,7 +54,24 @@ export const policySchema = z
       .strict()
       .optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((p, ctx) => {
+    // Engine steps get what is left of every gap objective (../dispatch/README.md).
+    const margin =
+      p.dispatch?.type === 'flow-control' ? p.dispatch.params?.itl_margin_ratio : undefined;
+    const relay = p.resilience?.shed_gap_ratio;
+    if ((margin ?? DEFAULT_ITL_MARGIN_RATIO) + (relay ?? DEFAULT_SHED_GAP_RATIO) < 1) return;
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'a value that leaves engine steps part of every gap objective: ' +
+        'dispatch.params.itl_margin_ratio + resilience.shed_gap_ratio < 1',
+      path:
+        margin === undefined
+          ? ['resilience', 'shed_gap_ratio']
+          : ['dispatch', 'params', 'itl_margin_ratio'],
+    });
+  });
 
 export type PolicyFile = z.infer<typeof policySchema>;
 
@@ -71,17 +94,18 @@ export interface ResolvedPolicy {
 export function resolvePolicy(input: unknown): ResolvedPolicy {
   const file = parseOrThrow(policySchema, input);
   const classes = resolveClasses(file.classes);
+  const resilience = resolveResilience(file.resilience);
   return {
     name: file.name,
     revision: file.policy_revision,
     admission: resolveAdmission(file.admission),
-    dispatch: resolveDispatch(file.dispatch),
+    dispatch: resolveDispatch(file.dispatch, resilience.shedGapRatio),
     queueing: resolveQueueing(file.queueing),
     routing: resolveRouting(file.routing),
     estimate: resolveEstimate(file.estimate),
     classes,
     tenants: resolveTenants(file.tenants),
-    resilience: resolveResilience(file.resilience),
+    resilience,
     slos: resolveSlos(file.slos, classes, file.policy_revision),
     engine: { version: file.engine?.version },
   };

@@ -26,7 +26,7 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
   },
   goodput: {
     name: 'goodput',
-    policy_revision: 'goodput@4',
+    policy_revision: 'goodput@5',
     description:
       'Contract, budget, memory and deadline gates; degrade, defer or reject with Retry-After; ' +
       'priority bands, tenant-fair (virtual token counters) within each; dispatch under KV and token-gap flow control; ' +

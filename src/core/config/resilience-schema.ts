@@ -10,7 +10,8 @@
  * objective are running, a lag sustained over about a second past `shed_gap_ratio` of the
  * tightest one sheds too: the gateway's lateness is added to every gap its clients see, so past
  * that share it stops taking new streams before the admitted ones miss their objective (0: the
- * threshold alone).
+ * threshold alone). Flow control leaves the same share of every gap objective free of engine
+ * steps (`../dispatch/README.md`), in the simulator too.
  */
 import { z } from 'zod';
 import type { Ms } from '../request/units.ts';

@@ -127,8 +127,14 @@ export type DispatchConfig =
   | { readonly type: 'immediate' }
   | {
       readonly type: 'flow-control';
-      /** A step may take at most (1 − margin) × the tightest ITL objective of its decodes. */
+      /**
+       * A step may take at most (1 − margin − relay) × the tightest ITL objective of its
+       * decodes: the margin for the step's own variance, the relay's share for what the host
+       * adds to every gap before its client sees it.
+       */
       readonly itlMarginRatio: number;
+      /** The host's lateness allowed on every gap (`resilience.shed_gap_ratio`). */
+      readonly relayGapRatio: number;
       readonly kvReserveRatio: number;
       /** Queued requests scanned past a head that does not fit yet. */
       readonly lookahead: number;
@@ -168,11 +174,19 @@ export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionC
   };
 }
 
-export function resolveDispatch(d: z.infer<typeof dispatchSchema> | undefined): DispatchConfig {
+/** Flow control's margin on every step's gap budget for the step time's own variance. */
+export const DEFAULT_ITL_MARGIN_RATIO = 0.1;
+
+/** `relayGapRatio`: the share of a gap the host's relay may add (`resilience.shed_gap_ratio`). */
+export function resolveDispatch(
+  d: z.infer<typeof dispatchSchema> | undefined,
+  relayGapRatio: number,
+): DispatchConfig {
   if (d === undefined || d.type === 'immediate') return { type: 'immediate' };
   return {
     type: 'flow-control',
-    itlMarginRatio: d.params?.itl_margin_ratio ?? 0.1,
+    itlMarginRatio: d.params?.itl_margin_ratio ?? DEFAULT_ITL_MARGIN_RATIO,
+    relayGapRatio,
     kvReserveRatio: d.params?.kv_reserve_ratio ?? 0.05,
     lookahead: d.params?.lookahead ?? 16,
     stallRisk: d.params?.stall_risk ?? 0.5,

@@ -47,7 +47,12 @@ function immediate(spec: FleetSpec): DispatchStrategy {
   return {
     type: 'immediate',
     // No margins: flow control here only answers what admission asks of a fleet (would it fit).
-    flow: new FlowControl(spec, { itlMarginRatio: 0, kvReserveRatio: 0, stallRisk: 0 }),
+    flow: new FlowControl(spec, {
+      itlMarginRatio: 0,
+      relayGapRatio: 0,
+      kvReserveRatio: 0,
+      stallRisk: 0,
+    }),
     lookahead: 1,
     contracts: false,
     filters: [FILTERS.servable, FILTERS.avoid],
@@ -75,7 +80,7 @@ function flowControl(
       FILTERS[pricesStalls ? 'flow-fit-any' : 'flow-fit'],
     ],
     isLongPrefill: (prefillMs, itlSloMs) =>
-      prefillMs > LONG_PROMPT_SHARE * itlSloMs * (1 - config.itlMarginRatio),
+      prefillMs > LONG_PROMPT_SHARE * itlSloMs * flow.gapShare,
     placed(account, r, replica, hitTokens, nowMs) {
       // A prompt placed slow marks the stall it puts next to the replica's streams.
       const f = flow.fit(account, candidateOf(r, hitTokens), replica.kvUsage, nowMs);

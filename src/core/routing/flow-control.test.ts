@@ -18,11 +18,25 @@ const spec: FleetSpec = {
   stepTime: { stepMs: (s) => 10 + s.decodeSeqs + s.prefillSeqs },
 };
 const flow = (o: Partial<FleetSpec> = {}) =>
-  new FlowControl({ ...spec, ...o }, { itlMarginRatio: 0.1, kvReserveRatio: 0.1, stallRisk: 0.5 });
+  new FlowControl(
+    { ...spec, ...o },
+    { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 },
+  );
 
 test('steady batch: the step budget binds — 10 + B ≤ 0.9 × 80 gives 62', () => {
   assert.equal(flow().steadyBatch(80, 1_000, 1_000), 62);
   assert.equal(flow().steadyBatch(11.2, 1_000, 1_000), 1, 'not even one fits: still 1');
+});
+
+test("steady batch: the relay's share of the gap is kept free too — 10 + B ≤ 0.75 × 80 gives 50", () => {
+  const relayed = new FlowControl(spec, {
+    itlMarginRatio: 0.1,
+    relayGapRatio: 0.15,
+    kvReserveRatio: 0.1,
+    stallRisk: 0.5,
+  });
+  assert.equal(relayed.gapShare, 0.75);
+  assert.equal(relayed.steadyBatch(80, 1_000, 1_000), 50);
 });
 
 test('steady batch: sequence slots and KV bind when they are tighter', () => {

@@ -47,7 +47,10 @@ export type Fit =
   | { readonly kind: 'no' };
 
 export interface FlowControlParams {
+  /** The step time's own variance: its share of every gap objective kept free. */
   readonly itlMarginRatio: number;
+  /** What the host's relay may add to every gap before its client sees it: kept free too. */
+  readonly relayGapRatio: number;
   readonly kvReserveRatio: number;
   /** Expected number of streams a stall may push past their p99 gap objective. */
   readonly stallRisk: number;
@@ -78,9 +81,16 @@ export class FlowControl {
   readonly #stallVerdicts = new Map<ReplicaAccount, boolean[]>();
   #passOpen = false;
 
+  /**
+   * The share of a gap objective a step may take: what neither the step time's variance nor the
+   * host's relay is owed.
+   */
+  readonly gapShare: number;
+
   constructor(spec: FleetSpec, params: FlowControlParams) {
     this.spec = spec;
     this.params = params;
+    this.gapShare = 1 - params.itlMarginRatio - params.relayGapRatio;
   }
 
   /** Opens a placement pass: until `endPass`, no account changes (see `#stallVerdicts`). */
@@ -108,7 +118,6 @@ export class FlowControl {
     const kvLimit = spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
     const used = Math.max(a.reservedKvTokens, reportedKvUsage * spec.replicaKvTokens);
     if (used + c.kvTokens > kvLimit) return false;
-    const keep = 1 - this.params.itlMarginRatio;
     // Once this request decodes, every step must still suit its own objective. An idle replica
     // takes one request whatever its pace: it would otherwise never be timed again.
     const pace = a.entries.length === 0 ? 1 : a.pace;
@@ -118,14 +127,13 @@ export class FlowControl {
         a.decoding + a.prefilling + 1,
         a.decodeContextTokens + a.pendingPrefillTokens + c.promptTokens,
       );
-    return steady <= Math.min(c.itlSloMs, tightestItl(a)) * keep;
+    return steady <= Math.min(c.itlSloMs, tightestItl(a)) * this.gapShare;
   }
 
   /** `reportedKvUsage` is the replica's own KV usage in [0, 1] when known; the ledger is the floor. */
   fit(a: ReplicaAccount, c: Candidate, reportedKvUsage: number, nowMs: Ms): Fit {
     const spec = this.spec;
     if (!this.holds(a, c, reportedKvUsage)) return NO;
-    const keep = 1 - this.params.itlMarginRatio;
     const chunk = Math.min(a.pendingPrefillTokens + c.promptTokens, spec.maxBatchedTokens);
     const s = this.shape;
     s.prefillTokens = chunk;
@@ -137,7 +145,7 @@ export class FlowControl {
     s.decodeSeqs = a.decoding;
     s.decodeContextTokens = a.decodeContextTokens;
     const stepMs = a.pace * spec.stepTime.stepMs(s);
-    if (stepMs <= tightestItl(a) * keep) return { kind: 'fast', stepMs };
+    if (stepMs <= tightestItl(a) * this.gapShare) return { kind: 'fast', stepMs };
     if (a.prefilling > 0) {
       // Long prompts placed at the same instant share one step, and so one stall, while they
       // fit its token budget: batching them is how a replica absorbs several for one stall.
@@ -208,7 +216,7 @@ export class FlowControl {
     const spec = this.spec;
     const kvLimit = this.kvLimitTokens;
     let hi = Math.max(1, Math.min(spec.maxNumSeqs, Math.floor(kvLimit / Math.max(1, kvTokens))));
-    const budget = itlSloMs * (1 - this.params.itlMarginRatio);
+    const budget = itlSloMs * this.gapShare;
     const chunk = Math.min(promptTokens, spec.maxBatchedTokens);
     const step = (seqs: number) => pace * this.mixedStepMs(seqs, seqs * contextTokens, chunk);
     if (budget === Infinity || step(hi) <= budget) return hi;
@@ -238,7 +246,7 @@ export class FlowControl {
 
   /** The gap budget of a replica's streams: its tightest ITL objective less the margin (Infinity with none). */
   gapBudgetMs(a: ReplicaAccount): Ms {
-    return tightestItl(a) * (1 - this.params.itlMarginRatio);
+    return tightestItl(a) * this.gapShare;
   }
 
   /**

@@ -72,7 +72,12 @@ export function routeFleet(loads: readonly number[], spec: FleetSpec = SPEC): Ro
     waiting: 0,
     kvUsage: Math.min(1, (n * 1_000) / spec.replicaKvTokens),
   }));
-  const flow = new FlowControl(spec, { itlMarginRatio: 0.1, kvReserveRatio: 0.05, stallRisk: 0.5 });
+  const flow = new FlowControl(spec, {
+    itlMarginRatio: 0.1,
+    relayGapRatio: 0,
+    kvReserveRatio: 0.05,
+    stallRisk: 0.5,
+  });
   const ctx = {
     nowMs: 0,
     spec,

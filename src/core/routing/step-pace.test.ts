@@ -18,7 +18,12 @@ const spec: FleetSpec = {
   replicaKvTokens: 10_000_000,
   stepTime: { stepMs: (s) => 10 + s.decodeSeqs },
 };
-const flow = new FlowControl(spec, { itlMarginRatio: 0.1, kvReserveRatio: 0, stallRisk: 0.5 });
+const flow = new FlowControl(spec, {
+  itlMarginRatio: 0.1,
+  relayGapRatio: 0,
+  kvReserveRatio: 0,
+  stallRisk: 0.5,
+});
 /** A short prompt with an 80 ms gap objective: the step budget is 72 ms. */
 const candidate: Candidate = { promptTokens: 10, kvTokens: 100, itlSloMs: 80 };
 
@@ -171,6 +176,7 @@ test('pace: a span whose steps prefilled for a while is timed step by step', () 
   };
   const prefillFlow = new FlowControl(prefillSpec, {
     itlMarginRatio: 0.1,
+    relayGapRatio: 0,
     kvReserveRatio: 0,
     stallRisk: 0.5,
   });
