@@ -17,7 +17,11 @@
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
 //   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
 //   [--no-fleet-thread] [--only gamma (with --gamma-rate)]
+//   [--model M] [--gpu G] [--tp N] [--replicas N] (the embedded fleet; default 2 × llama-3-8b/h100)
 //   [--policy NAME|FILE] [--json FILE]
+// A smaller fleet (`--model llama-3-70b --tp 4 --replicas 1`) puts 5× its capacity within what
+// a Node client on a shared core can read, so the client's own measure of the SLO is the fleet's
+// and not the client's.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -49,11 +53,16 @@ const GAMMA_S = Number(flag('--gamma-s') ?? 20);
 /** `--pin`: the gateway alone on the last core, wrk and this client on the others. */
 const PIN = process.argv.includes('--pin');
 const cores = availableParallelism();
+const MODEL = flag('--model') ?? 'llama-3-8b';
+/** The embedded fleet's shape, passed to `goodput serve` as given. */
+const FLEET_ARGS = ['--model', '--gpu', '--tp', '--replicas'].flatMap((f) =>
+  flag(f) === undefined ? [] : [f, flag(f) as string],
+);
 const TTFT_SLO_MS = 2_000;
 const ITL_SLO_MS = 80;
 
 const body = JSON.stringify({
-  model: 'llama-3-8b',
+  model: MODEL,
   messages: [
     { role: 'system', content: 'You are a concise assistant for a storage product.' },
     { role: 'user', content: 'Our nightly backup started failing with SlowDown errors. Why?' },
@@ -72,6 +81,7 @@ function startGateway(decisions: string): Promise<{ proc: ChildProcess; url: str
     process.execPath,
     ...['--max-semi-space-size=4', 'bin/goodput.js', 'serve', '--port', '0'],
     ...['--decisions', decisions],
+    ...FLEET_ARGS,
     ...['--fleet-thread', '--no-fleet-thread'].filter((f) => process.argv.includes(f)),
     ...(flag('--policy') === undefined ? [] : ['--policy', flag('--policy') as string]),
   ];
@@ -276,6 +286,7 @@ if (!GAMMA_ONLY) {
           timeoutS: 30,
           headers: [],
           outcomes: true,
+          model: MODEL,
           cores: PIN ? `0-${cores - 2}` : undefined,
           onSpawn: (p) => children.add(p),
         }),

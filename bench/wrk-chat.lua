@@ -2,7 +2,8 @@
 -- system and a user message, stream, max_tokens 256) on every connection, and at the end prints
 -- one line `wrk-json {...}` with the totals, the error counts and the latency distribution as
 -- quantiles, so runs can be pooled without parsing wrk's human-readable units. Headers given
--- with wrk's -H (e.g. `x-goodput-timeout-ms: 5`) are kept. By hand:
+-- with wrk's -H (e.g. `x-goodput-timeout-ms: 5`) are kept; GOODPUT_WRK_MODEL names the model
+-- (default llama-3-8b). By hand:
 --   wrk -t2 -c1500 -d15s -s bench/wrk-chat.lua http://127.0.0.1:8080/v1/chat/completions
 local system = "You are a senior support engineer for a cloud storage product. Answer in plain " ..
   "English, in short paragraphs, and say when you are unsure instead of guessing. When the user " ..
@@ -15,9 +16,10 @@ local user = "Our nightly backup job started failing three days ago. It copies a
   "Nothing changed on our side as far as I know, but the number of files has roughly doubled " ..
   "since the summer. The job runs at 02:00 with default settings. What is going on, and what " ..
   "should we change so that it finishes reliably before 06:00? Please keep it short."
+local model = os.getenv("GOODPUT_WRK_MODEL") or "llama-3-8b"
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-wrk.body = '{"model":"llama-3-8b","messages":[{"role":"system","content":"' .. system ..
+wrk.body = '{"model":"' .. model .. '","messages":[{"role":"system","content":"' .. system ..
   '"},{"role":"user","content":"' .. user .. '"}],"stream":true,"max_tokens":256,"temperature":0.7}'
 
 -- With GOODPUT_WRK_OUTCOMES set, each response is also judged as the client sees it (which makes

@@ -46,6 +46,8 @@ export interface WrkOptions {
   readonly cores?: string;
   /** Judge every response (200 completed or cut, refused, other): slower, so only when asked. */
   readonly outcomes?: boolean;
+  /** The model the body asks for (default llama-3-8b). */
+  readonly model?: string;
   /** Told the child while it runs, so the caller can stop it however the run ends. */
   readonly onSpawn?: (proc: ChildProcess) => void;
 }
@@ -61,7 +63,11 @@ export function runWrk(o: WrkOptions): Promise<WrkResult> {
   ];
   const [file, argv] =
     o.cores === undefined ? ['wrk', args] : ['taskset', ['-c', o.cores, 'wrk', ...args]];
-  const env = o.outcomes === true ? { ...process.env, GOODPUT_WRK_OUTCOMES: '1' } : process.env;
+  const env = {
+    ...process.env,
+    ...(o.outcomes === true ? { GOODPUT_WRK_OUTCOMES: '1' } : {}),
+    ...(o.model === undefined ? {} : { GOODPUT_WRK_MODEL: o.model }),
+  };
   const proc = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
   o.onSpawn?.(proc);
   let out = '';
