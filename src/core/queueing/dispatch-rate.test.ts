@@ -11,18 +11,29 @@ function backlogged(times: number[]): DispatchRate {
 }
 
 test('dispatch rate: unknown until 8 backlogged intervals, then intervals per ms', () => {
-  const r = backlogged([0, 10, 20, 30, 40, 50, 60, 70]);
-  assert.equal(r.perMs(70), undefined, '7 intervals');
-  r.record(80, true);
-  assert.equal(r.perMs(80), 0.1);
+  const r = backlogged([0, 40, 80, 120, 160, 200, 240, 280]);
+  assert.equal(r.perMs(280), undefined, '7 intervals');
+  r.record(320, true);
+  assert.equal(r.perMs(320), 0.025);
+});
+
+test('dispatch rate: one step of dispatches a millisecond apart is no rate', () => {
+  // A replica taking a few prompts in one step, another the next: 12 dispatches in 11 ms say
+  // nothing of the steps between; under a quarter second of backlog, the stand-in decides.
+  const r = backlogged(Array.from({ length: 12 }, (_, i) => i));
+  assert.equal(r.perMs(11), undefined);
+  const steps = backlogged(Array.from({ length: 12 }, (_, i) => Math.floor(i / 3) * 50 + (i % 3)));
+  assert.equal(steps.perMs(152), undefined, '4 steps, 152 ms');
+  for (let i = 12; i < 24; i++) steps.record(Math.floor(i / 3) * 50 + (i % 3), true);
+  assert.ok(Math.abs((steps.perMs(352) ?? 0) - 23 / 352) < 1e-9, '8 steps: 23 intervals in 352 ms');
 });
 
 test('dispatch rate: a gap with nothing waiting says nothing of capacity', () => {
   const r = new DispatchRate(64, 4_000);
-  for (let t = 0; t <= 80; t += 10) r.record(t, true);
-  r.record(90, false); // the queue emptied here
-  r.record(1_000, true); // 910 ms idle, not a slow dispatch
-  assert.equal(r.perMs(1_000), 0.1);
+  for (let t = 0; t <= 320; t += 40) r.record(t, true);
+  r.record(360, false); // the queue emptied here
+  r.record(1_000, true); // 640 ms idle, not a slow dispatch
+  assert.equal(r.perMs(1_000), 0.025);
 });
 
 test('dispatch rate: a wave of same-millisecond dispatches reads at the rate of its backlog', () => {
@@ -37,8 +48,8 @@ test('dispatch rate: a wave of same-millisecond dispatches reads at the rate of 
 });
 
 test('dispatch rate: after an idle stretch longer than the span the old rate is forgotten', () => {
-  const r = backlogged(Array.from({ length: 20 }, (_, i) => i * 10));
-  assert.equal(r.perMs(190), 0.1);
-  assert.equal(r.perMs(4_100), 0.1, 'within 4 s of the last dispatches');
-  assert.equal(r.perMs(4_300), undefined, 'all of them older than 4 s');
+  const r = backlogged(Array.from({ length: 20 }, (_, i) => i * 40));
+  assert.equal(r.perMs(760), 0.025);
+  assert.equal(r.perMs(4_100), 0.025, 'within 4 s of the last dispatches');
+  assert.equal(r.perMs(4_800), undefined, 'all of them older than 4 s');
 });

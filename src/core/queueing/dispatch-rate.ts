@@ -12,6 +12,14 @@ import type { Ms } from '../request/units.ts';
 /** Intervals the span window can hold; beyond it the window is cut short, never wrong. */
 const SPAN_SLOTS = 4096;
 
+/**
+ * The least backlogged time a rate is measured over. Dispatch comes in steps: a replica takes a
+ * few prompts in one step, then none until the next, 20–60 ms later. Eight dispatches of one
+ * step, a millisecond apart, read as a thousand a second; a quarter second spans several steps
+ * of any model.
+ */
+const MIN_SPAN_MS: Ms = 250;
+
 export class DispatchRate {
   private readonly intervals: Float64Array;
   private next = 0;
@@ -48,14 +56,14 @@ export class DispatchRate {
   }
 
   /**
-   * Dispatches per ms at `nowMs`, or undefined while fewer than 8 backlogged dispatches fall in
-   * the last span: a rate measured before an idle stretch says nothing of the next flood (the
+   * Dispatches per ms at `nowMs`, or undefined while fewer than 8 backlogged dispatches, or
+   * less than MIN_SPAN_MS of backlogged time, fall in the last span: a rate measured before an idle stretch says nothing of the next flood (the
    * fleet may have emptied since, or been cut off mid-wave), and the caller's stand-in is the
    * better guess.
    */
   perMs(nowMs: Ms): number | undefined {
     this.forgetBefore(nowMs - this.spanMs);
-    if (this.spanCount < 8 || this.sum <= 0 || this.spanSum <= 0) return undefined;
+    if (this.spanCount < 8 || this.sum <= 0 || this.spanSum < MIN_SPAN_MS) return undefined;
     // A wave's dozens of same-millisecond dispatches, spread over the backlog they ended.
     this.lastPerMs = Math.min(this.count / this.sum, this.spanCount / this.spanSum);
     return this.lastPerMs;
