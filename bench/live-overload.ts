@@ -17,11 +17,12 @@
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
 //   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
 //   [--no-fleet-thread] [--only gamma (with --gamma-rate)]
-//   [--model M] [--gpu G] [--tp N] [--replicas N] (the embedded fleet; default 2 × llama-3-8b/h100)
+//   [--model M] [--gpu G] [--tp N] [--replicas N] [--max-num-seqs N] (the embedded fleet;
+//   default 2 × llama-3-8b/h100 at the engine's own max_num_seqs)
 //   [--policy NAME|FILE] [--json FILE]
-// A smaller fleet (`--model llama-3-70b --tp 4 --replicas 1`) puts 5× its capacity within what
-// a Node client on a shared core can read, so the client's own measure of the SLO is the fleet's
-// and not the client's.
+// A smaller fleet (`--replicas 1 --max-num-seqs 16`) puts 5× its capacity within what a Node
+// client on a shared core can read, so the client's own measure of the SLO is the fleet's and
+// not the client's.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -55,7 +56,7 @@ const PIN = process.argv.includes('--pin');
 const cores = availableParallelism();
 const MODEL = flag('--model') ?? 'llama-3-8b';
 /** The embedded fleet's shape, passed to `goodput serve` as given. */
-const FLEET_ARGS = ['--model', '--gpu', '--tp', '--replicas'].flatMap((f) =>
+const FLEET_ARGS = ['--model', '--gpu', '--tp', '--replicas', '--max-num-seqs'].flatMap((f) =>
   flag(f) === undefined ? [] : [f, flag(f) as string],
 );
 const TTFT_SLO_MS = 2_000;
