@@ -201,6 +201,10 @@ test("flow control's gap budget leaves the relay's share free: 0.75 of the objec
   assert.ok(p.dispatch.type === 'flow-control');
   assert.equal(p.dispatch.itlMarginRatio, 0.1);
   assert.equal(p.dispatch.relayGapRatio, 0.15);
+  assert.doesNotThrow(
+    () => resolvePolicy({ ...valid, resilience: { shed_gap_ratio: 1 } }),
+    'dispatched at once, steps are not held to a gap budget',
+  );
   const none = resolvePolicy({
     ...valid,
     dispatch: { type: 'flow-control' },

@@ -56,9 +56,10 @@ export const policySchema = z
   })
   .strict()
   .superRefine((p, ctx) => {
-    // Engine steps get what is left of every gap objective (../dispatch/README.md).
-    const margin =
-      p.dispatch?.type === 'flow-control' ? p.dispatch.params?.itl_margin_ratio : undefined;
+    // Under flow control, engine steps get what is left of every gap objective
+    // (../dispatch/README.md); dispatched at once, they are not held to it.
+    if (p.dispatch?.type !== 'flow-control') return;
+    const margin = p.dispatch.params?.itl_margin_ratio;
     const relay = p.resilience?.shed_gap_ratio;
     if ((margin ?? DEFAULT_ITL_MARGIN_RATIO) + (relay ?? DEFAULT_SHED_GAP_RATIO) < 1) return;
     ctx.addIssue({
