@@ -151,6 +151,26 @@ test('an instant burst: before any rate is measured, admission takes only what i
   }
 });
 
+test('an instant burst on a 70B replica: what waits behind its prefills goes when they are done', () => {
+  // 50 requests at once on one llama-3-70b/h100/tp4: four prompts take a step, the rest wait for
+  // it to end. Nothing else arrives and no 200-token stream ends for ~4 s, so only the pump's
+  // own tick (PUMP_EVERY_MS, as in the gateway) dispatches them: without it, 6 of 8 admitted
+  // expired in the queue.
+  const burst = {
+    rate: Infinity,
+    numRequests: 50,
+    input: 'fixed:200',
+    output: 'fixed:200',
+    model: 'llama-3-70b',
+    tp: 4,
+    replicas: 1,
+  };
+  const { report: r } = withRecords(burst, 'goodput');
+  assert.ok(r.admission.admitted >= 8, `admitted ${r.admission.admitted}`);
+  assert.equal(r.admission.expired_after_admission, 0);
+  assert.equal(r.slo.attainment_admitted, 1);
+});
+
 test('replicas twice as slow as their profile: the measured pace keeps admitted streams within their gap', () => {
   // The control plane plans with the profile; the replica takes twice as long (`--slowdown`).
   const slow = { ...overload, classes: 'interactive', slowdown: 2 };

@@ -62,6 +62,13 @@ export interface OfferContext {
   readonly readyInMs?: Ms;
 }
 
+/**
+ * How often a host pumps the queue while anything waits, besides each arrival and end: a
+ * replica's prefills finishing and its streams getting further from a stall's risk free room for
+ * the queue between them. The gateway and the simulator keep the same cadence.
+ */
+export const PUMP_EVERY_MS: Ms = 50;
+
 export class Pipeline<H> {
   readonly policy: ResolvedPolicy;
   readonly spec: FleetSpec;

@@ -16,7 +16,7 @@ import type { RejectReason, Rejection } from '../core/request/decision.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import { unreadRecord, type DecisionRecord } from '../core/observe/decision-record.ts';
-import { Pipeline } from '../core/pipeline.ts';
+import { PUMP_EVERY_MS, Pipeline } from '../core/pipeline.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
@@ -62,7 +62,6 @@ export type Admitted =
   | { readonly kind: 'stopped'; readonly why: StopCause }
   | { readonly kind: 'dispatched'; readonly ticket: Ticket<Waiter> };
 
-const PUMP_EVERY_MS = 50;
 /** The status a request the gateway stops gets (a stream already answered 200 says it in-stream). */
 const CUT_STATUS = { deadline_exceeded: 504, shutting_down: 503 } as const;
 

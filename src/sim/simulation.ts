@@ -10,7 +10,7 @@ import type { Rng } from '../core/ports/rng.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
-import { Pipeline, followsTokens } from '../core/pipeline.ts';
+import { PUMP_EVERY_MS, Pipeline, followsTokens } from '../core/pipeline.ts';
 import { TenantDoor } from './tenant-door.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
@@ -199,8 +199,19 @@ export function simulate(opts: SimulationOptions): Report {
     },
   });
   const door = new TenantDoor(opts.policy.tenants, pipeline, clock);
+  // While anything waits, pump on a tick too, as the gateway does (PUMP_EVERY_MS).
+  let pumpTick = false;
+  const keepPumping = () => {
+    if (pumpTick || !pipeline.waiting) return;
+    pumpTick = true;
+    clock.at(clock.now() + PUMP_EVERY_MS, () => {
+      pumpTick = false;
+      pump();
+    });
+  };
   const pump = () => {
     if (pipeline.waiting) pipeline.pump(clock.now(), fleet.snapshots());
+    keepPumping();
   };
 
   const spread = new SpreadSampler(fleet, pipeline.dispatcher.flow, opts.engine, clock);
@@ -260,6 +271,7 @@ export function simulate(opts: SimulationOptions): Report {
     const ticket = offer.ticket;
     if (ticket.state === 'ended') return;
     if (ticket.state !== 'dispatched') {
+      keepPumping();
       tracker.ticket = ticket;
       if (ticket.wasDeferred) tracker.deferred = true;
       if (Number.isFinite(ticket.expiresMs)) {
