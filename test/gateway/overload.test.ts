@@ -20,6 +20,7 @@ test('a burst far beyond capacity: fast 503s with Retry-After, admitted requests
     return {
       status: res.status,
       retryAfter: res.headers.get('retry-after'),
+      retryAfterMs: res.headers.get('retry-after-ms'),
       reason: res.headers.get('x-goodput-reason'),
       body,
       order: order++,
@@ -40,6 +41,9 @@ test('a burst far beyond capacity: fast 503s with Retry-After, admitted requests
   );
   for (const r of refused) {
     assert.ok(Number(r.retryAfter) >= 1, 'Retry-After in whole seconds');
+    // To the millisecond too (the OpenAI SDK reads retry-after-ms first), the same wait rounded up.
+    assert.match(r.retryAfterMs ?? '', /^[1-9]\d*$/);
+    assert.equal(Math.max(1, Math.ceil(Number(r.retryAfterMs) / 1000)), Number(r.retryAfter));
     assert.ok(
       ['deadline', 'service_capacity', 'kv_capacity'].includes(r.reason ?? ''),
       r.reason ?? '',

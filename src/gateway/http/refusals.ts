@@ -56,6 +56,9 @@ export function refusal(
   if (reason === 'shutting_down' || reason === 'gateway_overloaded') headers.connection = 'close';
   if (retryAfterMs !== undefined && reason !== 'deadline_exceeded') {
     headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+    // The same to the millisecond, which the OpenAI and Anthropic SDKs read first: a 300 ms
+    // drain is not a second's wait.
+    headers['retry-after-ms'] = String(Math.max(1, Math.round(retryAfterMs)));
   }
   const body =
     context === undefined
