@@ -156,11 +156,15 @@ export class Gateway {
    */
   refuse(req: LlmRequest, rejection: Rejection, at: { shared: boolean; unread: boolean }): void {
     const { shared, unread } = at;
-    if ((req.attempt ?? 1) === 1)
-      this.scaling?.advisor.window.arrived(unread ? null : req.inputTokens);
+    this.demand(req, unread ? null : req.inputTokens);
     this.counts.refused(req, rejection.reason, shared);
     this.slos.ended(req, { finish: 'refused', reason: rejection.reason, dispatched: false });
     this.pipeline.refuse(req, rejection, this.deps.clock.now());
+  }
+
+  /** A first attempt is demand the autoscaler sees; a prompt unread (null) has no size to add. */
+  private demand(req: LlmRequest, inputTokens: number | null): void {
+    if ((req.attempt ?? 1) === 1) this.scaling?.advisor.window.arrived(inputTokens);
   }
 
   /** A request that could not be read as one (bad body, no key…): counted and recorded. */
@@ -188,7 +192,7 @@ export class Gateway {
   ): Promise<Admitted> {
     this.counts.offered(req);
     if ((req.attempt ?? 1) > 1) this.counts.retried(req);
-    else this.scaling?.advisor.window.arrived(req.inputTokens);
+    this.demand(req, req.inputTokens);
     const waiter = new Waiter();
     const replicas = this.snapshots();
     const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), replicas, {

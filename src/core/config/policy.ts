@@ -20,12 +20,12 @@ import { queueingSchema, resolveQueueing, type QueueingConfig } from './queueing
 import { resolveSlos, slosSchema } from './slo-schema.ts';
 import type { SloDefinition } from '../slo/slo.ts';
 import {
+  DEFAULT_ITL_MARGIN_RATIO,
   admissionSchema,
   dispatchSchema,
   estimateSchema,
   resolveAdmission,
   resolveDispatch,
-  DEFAULT_ITL_MARGIN_RATIO,
   resolveEstimate,
   type AdmissionConfig,
   type DispatchConfig,
