@@ -11,7 +11,10 @@ interface Seen {
 }
 
 /** A scripted server and a clock that jumps over every sleep, so nothing waits for real. */
-function harness(script: Array<number | 'network' | [number, string]>, options = {}) {
+function harness(
+  script: Array<number | 'network' | [number, string | Record<string, string>]>,
+  options = {},
+) {
   let now = 0;
   const sleeps: number[] = [];
   const seen: Seen[] = [];
@@ -42,10 +45,10 @@ function harness(script: Array<number | 'network' | [number, string]>, options =
       });
       const step = script[Math.min(seen.length - 1, script.length - 1)];
       if (step === 'network') throw new TypeError('fetch failed');
-      const [status, retryAfter] = Array.isArray(step) ? step : [step, undefined];
+      const [status, headers] = Array.isArray(step) ? step : [step, {}];
       return new Response('{}', {
         status,
-        headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter },
+        headers: typeof headers === 'string' ? { 'retry-after': headers } : headers,
       });
     },
     ...options,
@@ -88,6 +91,20 @@ test('what retrying cannot fix is returned at once', async () => {
     assert.equal((await h.call()).status, status);
     assert.equal(h.seen.length, 1, `${status}`);
   }
+});
+
+test('a refusal that says no retry can succeed is returned at once', async () => {
+  for (const status of [429, 503, 504]) {
+    const h = harness([[status, { 'x-should-retry': 'false' }], 200]);
+    assert.equal((await h.call()).status, status);
+    assert.equal(h.seen.length, 1, `${status}`);
+  }
+});
+
+test('retry-after-ms is read before Retry-After: a 300 ms wait is not a second', async () => {
+  const h = harness([[503, { 'retry-after': '1', 'retry-after-ms': '300' }], 200]);
+  assert.equal((await h.call()).status, 200);
+  assert.ok(h.sleeps[0] >= 300 && h.sleeps[0] < 1_000, `slept ${h.sleeps[0]} ms`);
 });
 
 test('a connection that failed before any response is retried', async () => {

@@ -1,8 +1,9 @@
 /**
  * The client's half of the overload contract, as a `fetch` for the official `openai` client:
  * one idempotency key and one absolute deadline for every attempt of a request; retries only
- * where retrying can help (429, 503, 502/504, a connection that failed before any response),
- * after exponential backoff with full jitter and never sooner than the server's Retry-After;
+ * where retrying can help (429, 503, 502/504, a connection that failed before any response) and
+ * the server has not said it cannot (`x-should-retry: false`), after exponential backoff with
+ * full jitter and never sooner than the server's Retry-After (`retry-after-ms` read first);
  * at most `maxAttempts`, and only while the client's own retry budget (a fraction of its first
  * attempts) allows; never a retry once a response — a stream that may already have produced
  * tokens — came back; and a circuit breaker per endpoint that stops sending to one that keeps
@@ -96,12 +97,17 @@ export function resilientFetch(options: ResilientFetchOptions = {}): typeof fetc
             signal: init?.signal ?? request.signal,
           });
           // A response that came back is never retried past this point: a stream may have begun.
-          if (!RETRYABLE.has(res.status) || last) {
-            breaker.record(res.status < 500);
+          // Nor is a refusal that says no retry can succeed (its deadline out of reach): a
+          // deliberate answer, not an endpoint failing.
+          const final = res.headers.get('x-should-retry') === 'false';
+          if (final || !RETRYABLE.has(res.status) || last) {
+            breaker.record(final || res.status < 500);
             return res;
           }
           breaker.record(res.status === 429);
-          retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+          retryAfterMs =
+            parseRetryAfterMs(res.headers.get('retry-after-ms')) ??
+            parseRetryAfter(res.headers.get('retry-after'));
           await res.body?.cancel();
         } catch (e) {
           if (init?.signal?.aborted || last) throw e;
@@ -119,6 +125,13 @@ export function resilientFetch(options: ResilientFetchOptions = {}): typeof fetc
       await sleep(delay, init?.signal);
     }
   };
+}
+
+/** `retry-after-ms`, the same wait to the millisecond (read first); undefined if absent. */
+export function parseRetryAfterMs(value: string | null): Ms | undefined {
+  if (value === null) return undefined;
+  const ms = Number(value.trim());
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
 }
 
 /** Retry-After as delta-seconds (HTTP date forms are not used by Goodput); undefined if absent. */

@@ -29,7 +29,7 @@ import {
 } from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
 import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
-import { deadlineOutOfReach, refusedUpFront } from './admission/up-front.ts';
+import { deadlineOutOfReach, finalRefusal, refusedUpFront } from './admission/up-front.ts';
 import type { LlmRequest } from './request/request.ts';
 import type { Ms, Tokens } from './request/units.ts';
 import { servingOnly, type ReplicaSnapshot } from './fleet/replica-snapshot.ts';
@@ -178,8 +178,7 @@ export class Pipeline<H> {
       }) ?? this.admission.decide(this.admissionState, asked, ctx);
     if (decision.outcome === 'reject') {
       if (decision.reason === 'deadline') this.learned.refusedForWait(cls.name, nowMs);
-      this.refuse(asked, decision, nowMs);
-      return { outcome: 'reject', decision };
+      return { outcome: 'reject', decision: this.refuse(asked, decision, nowMs) };
     }
     const avoid = host.avoid ?? -1;
     const ticket = offerTicket<H>(this.tickets, asked, handle, cls, decision, nowMs, avoid, ctx);
@@ -246,9 +245,11 @@ export class Pipeline<H> {
    * A request refused before admission looked at it — its deadline already passed, no replica
    * ready, its key in flight — or by the host's own door (tenant quotas in shared state, a key
    * reused for another request, a gateway shutting down): recorded like any refusal, so every
-   * request has its decision record whoever turned it away.
+   * request has its decision record whoever turned it away. Returns the refusal as its client
+   * is to be told it: final, without a Retry-After, when no retry can meet its deadline.
    */
-  refuse(asked: LlmRequest, decision: Rejection, nowMs: Ms): void {
+  refuse(asked: LlmRequest, refused: Rejection, nowMs: Ms): Rejection {
+    const decision = this.told(refused, asked, nowMs);
     this.sink.record?.(
       decisionRecord({
         req: asked,
@@ -263,6 +264,15 @@ export class Pipeline<H> {
       }),
       asked,
     );
+    return decision;
+  }
+
+  /**
+   * A refusal of `asked` as its client is to be told it at `nowMs`: final, without a Retry-After,
+   * when that would bring the request back with its deadline out of reach (`finalRefusal`).
+   */
+  told(refused: Rejection, asked: LlmRequest, nowMs: Ms): Rejection {
+    return finalRefusal(refused, asked.deadlineMs, nowMs, this.deadlineMarginMs);
   }
 
   /**

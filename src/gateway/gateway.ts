@@ -152,14 +152,19 @@ export class Gateway {
    * A request refused before the pipeline — by the shared-state door, the gateway's own state
    * (shutting down, shedding) or its deadline, `unread` when its body was never read: counted as
    * offered, with its decision record, like the pipeline's refusals, and as demand the
-   * autoscaler sees, as the simulator counts every arrival.
+   * autoscaler sees, as the simulator counts every arrival. Returns the refusal as the client
+   * is to be told it (`Pipeline.refuse`).
    */
-  refuse(req: LlmRequest, rejection: Rejection, at: { shared: boolean; unread: boolean }): void {
+  refuse(
+    req: LlmRequest,
+    rejection: Rejection,
+    at: { shared: boolean; unread: boolean },
+  ): Rejection {
     const { shared, unread } = at;
     this.demand(req, unread ? null : req.inputTokens);
     this.counts.refused(req, rejection.reason, shared);
     this.slos.ended(req, { finish: 'refused', reason: rejection.reason, dispatched: false });
-    this.pipeline.refuse(req, rejection, this.deps.clock.now());
+    return this.pipeline.refuse(req, rejection, this.deps.clock.now());
   }
 
   /** A first attempt is demand the autoscaler sees; a prompt unread (null) has no size to add. */

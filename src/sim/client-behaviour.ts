@@ -2,7 +2,8 @@
  * How simulated clients behave when things go wrong: an optional timeout after which they
  * cancel, and retries. A `disciplined` client keeps its half of the overload contract: backoff
  * with full jitter never sooner than the server's Retry-After, one idempotency key across
- * attempts, and never a retry of a stream that already produced tokens. A `naive` client
+ * attempts, no retry of a refusal that says none can succeed (`x-should-retry: false`), and
+ * never a retry of a stream that already produced tokens. A `naive` client
  * retries at once, ignores Retry-After, sends each attempt as a new request, and treats a
  * timed-out answer as lost even if tokens had arrived (as a non-streaming client would).
  */

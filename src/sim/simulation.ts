@@ -217,8 +217,15 @@ export function simulate(opts: SimulationOptions): Report {
   const spread = new SpreadSampler(fleet, pipeline.dispatcher.flow, opts.engine, clock);
   const sampleSpread = () => spread.sample();
 
-  const retryOrEnd = (tracker: RequestTracker, state: FinalState, retryAfterMs?: Ms) => {
+  const retryOrEnd = (
+    tracker: RequestTracker,
+    state: FinalState,
+    retryAfterMs?: Ms,
+    final = false,
+  ) => {
     if (tracker.attempts >= opts.client.maxAttempts) return finish(tracker, state);
+    // Told no retry can succeed: a disciplined client believes it.
+    if (final && opts.client.retryMode === 'disciplined') return finish(tracker, state);
     counters.retries++;
     const delay = retryDelayMs(opts.client, tracker.attempts, clientRng, retryAfterMs);
     clock.at(clock.now() + delay, () => sendAttempt(tracker));
@@ -266,7 +273,12 @@ export function simulate(opts: SimulationOptions): Report {
       }
       tracker.admitted = false;
       tracker.rejectReason = offer.decision.reason;
-      return retryOrEnd(tracker, 'rejected', offer.decision.retryAfterMs);
+      return retryOrEnd(
+        tracker,
+        'rejected',
+        offer.decision.retryAfterMs,
+        offer.decision.final === true,
+      );
     }
     const ticket = offer.ticket;
     if (ticket.state === 'ended') return;

@@ -61,8 +61,7 @@ export class TenantDoor {
       reason: verdict.reason,
       retryAfterMs: verdict.retryAfterMs,
     };
-    this.pipeline.refuse(asked, decision, now);
-    return { outcome: 'reject', decision };
+    return { outcome: 'reject', decision: this.pipeline.refuse(asked, decision, now) };
   }
 
   /** `t`'s attempt ended having used `usedTokens`: what it took is given back. */

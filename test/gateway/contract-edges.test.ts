@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { APIError } from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { ENGINE_DEFAULTS, buildEngineConfig } from '../../src/engine/engine-spec.ts';
 import {
@@ -294,6 +294,7 @@ test('a deadline passing mid-generation, not streamed: 504 deadline_exceeded, no
   assert.equal(res.status, 504);
   assert.equal(res.headers.get('x-goodput-reason'), 'deadline_exceeded');
   assert.equal(res.headers.get('retry-after'), null);
+  assert.equal(res.headers.get('x-should-retry'), 'false', 'no retry can succeed');
   const e = await errorOf(res);
   assert.equal(e.code, 'deadline_exceeded');
   assert.ok(
@@ -362,6 +363,7 @@ test("a deadline inside admission's margin: 504 deadline_exceeded before the bod
     assert.equal(res.status, 504);
     assert.equal(res.headers.get('x-goodput-reason'), 'deadline_exceeded');
     assert.equal(res.headers.get('retry-after'), null);
+    assert.equal(res.headers.get('x-should-retry'), 'false', 'no retry can succeed');
     assert.match((await errorOf(res)).message, /too near for any answer/);
     assert.deepEqual(await recorded(res), ['reject', 'deadline_exceeded', 504, 'acme']);
   }
@@ -377,6 +379,40 @@ test("a deadline inside admission's margin: 504 deadline_exceeded before the bod
   const keyed = await post('{"model": ', { ...near, 'idempotency-key': 'near-1' });
   assert.equal(keyed.status, 400);
   assert.deepEqual(await aftermath(gw.url, ACME), { chat: 200, readyz: 200, breakersOpen: 0 });
+});
+
+test('a refusal no retry can undo says so, and the openai client, retries on, sends one attempt', async () => {
+  const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-acme', maxRetries: 2 });
+  const offered = () => metricValue(gw.url, 'goodput_offered_requests_total', { tenant: 'acme' });
+  const ask = (timeoutMs: number) =>
+    client.chat.completions
+      .create(
+        { model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: LONG.max_tokens },
+        { headers: { 'x-goodput-timeout-ms': String(timeoutMs) } },
+      )
+      .then(
+        () => assert.fail('refused'),
+        (e: unknown) => {
+          assert.ok(e instanceof APIError, String(e));
+          return e;
+        },
+      );
+  // 300 ms cannot hold the class's p50 output, so the deadline gate refuses it (503 `deadline`),
+  // and the soonest it would say to come back (`retry_after.min_ms`, 500 ms) is past that
+  // deadline: final, with no Retry-After. 20 ms is inside admission's margin: 504, unread.
+  for (const [timeoutMs, status, reason] of [
+    [300, 503, 'deadline'],
+    [20, 504, 'deadline_exceeded'],
+  ] as const) {
+    const before = await offered();
+    const e = await ask(timeoutMs);
+    assert.equal(e.status, status);
+    assert.equal(e.headers?.get('x-goodput-reason'), reason);
+    assert.equal(e.headers?.get('x-should-retry'), 'false');
+    assert.equal(e.headers?.get('retry-after'), null);
+    assert.equal(e.headers?.get('retry-after-ms'), null);
+    assert.equal(await offered(), before + 1, `${reason}: one attempt, not three`);
+  }
 });
 
 test('a deadline that passes while the body still uploads: 504 then, not when the upload ends', async () => {
@@ -417,6 +453,7 @@ test('a deadline that passes while the body still uploads: 504 then, not when th
   assert.equal(finished, false, 'answered while the body was still uploading');
   assert.equal(res.status, 504);
   assert.equal(res.headers.get('retry-after'), null);
+  assert.equal(res.headers.get('x-should-retry'), 'false', 'no retry can succeed');
   assert.deepEqual(await recorded(res), ['reject', 'deadline_exceeded', 504, 'acme']);
   assert.equal(await metricValue(gw.url, 'goodput_admission_decisions_total', labels), before + 1);
   assert.deepEqual(await aftermath(gw.url, ACME), { chat: 200, readyz: 200, breakersOpen: 0 });

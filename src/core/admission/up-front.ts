@@ -8,7 +8,9 @@
  * policy's margin (`Admission.deadlineMarginMs`): that policy's deadline gate refuses any
  * request whose completion deadline is inside its margin of the prediction, so none could be
  * admitted whatever it asks. The verdict needs only the request's deadline, so a host may give it
- * before the request's body is read (`deadlineOutOfReach`).
+ * before the request's body is read (`deadlineOutOfReach`). The same rule makes a refusal final
+ * when its Retry-After would bring the request back with its deadline out of reach
+ * (`finalRefusal`): every refusal says whether a retry can succeed.
  */
 import type { LlmRequest } from '../request/request.ts';
 import type { Ms } from '../request/units.ts';
@@ -47,6 +49,7 @@ export const OUT_OF_REACH: Rejection = {
   outcome: 'reject',
   status: 504,
   reason: 'deadline_exceeded',
+  final: true,
 };
 
 /** The refusal of a client deadline that has passed or lies within `marginMs` of now. */
@@ -56,4 +59,23 @@ export function deadlineOutOfReach(
   marginMs: Ms,
 ): Rejection | undefined {
   return deadlineMs !== undefined && deadlineMs <= nowMs + marginMs ? OUT_OF_REACH : undefined;
+}
+
+/**
+ * A refusal as its client is told it: one whose Retry-After would send the request back when
+ * its deadline is already out of reach (so `refusedUpFront` would refuse the retry) is final —
+ * no Retry-After, no retry — rather than an invitation to a retry that cannot succeed. Any other
+ * refusal is returned as it is.
+ */
+export function finalRefusal(
+  refused: Rejection,
+  deadlineMs: Ms | undefined,
+  nowMs: Ms,
+  marginMs: Ms,
+): Rejection {
+  const after = refused.retryAfterMs;
+  if (refused.final === true || after === undefined) return refused;
+  if (deadlineOutOfReach(deadlineMs, nowMs + after, marginMs) === undefined) return refused;
+  const { retryAfterMs: _told, ...told } = refused;
+  return { ...told, final: true };
 }

@@ -92,8 +92,14 @@ export type AdmissionDecision =
       readonly outcome: 'reject';
       readonly status: RejectStatus;
       readonly reason: RejectReason;
-      /** Present for 429 and 503. */
+      /** Present for 429 and 503 when a retry can succeed. */
       readonly retryAfterMs?: Ms;
+      /**
+       * No retry of this request can succeed: its client's deadline is out of reach, or will be
+       * by the time a Retry-After would send it back (`finalRefusal`). It has no Retry-After, and
+       * hosts tell clients not to retry (`x-should-retry: false`).
+       */
+      readonly final?: true;
       /** Present for `context_length`: the sizes that did not fit. */
       readonly context?: ContextOverflow;
       readonly assessment?: Assessment;

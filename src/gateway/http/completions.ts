@@ -157,10 +157,8 @@ async function complete(
     const parsed = parse(kind, bodyText, deps.servedModels);
     const req = request(id, kind, parsed, headers, tenant, cls, deps);
     trace.read(req, parsed.model, headers.targets);
-    const refused = (rejection: Rejection, shared: boolean) => {
-      deps.gateway.refuse(req, rejection, { shared, unread: false });
-      return named(refusalOf(rejection), id);
-    };
+    const refused = (rejection: Rejection, shared: boolean) =>
+      named(refusalOf(deps.gateway.refuse(req, rejection, { shared, unread: false })), id);
     if (deps.inFlight.draining) return refused(SHUTTING_DOWN, false);
     trace.admitting(deps.nowMs());
     // An unknown tenant holds no shared state: the pipeline's contract gate turns it away.
@@ -237,8 +235,10 @@ function refusedUnread(
   deps: CompletionsDeps,
 ): Whole {
   inbound.discard();
-  deps.gateway.refuse(req, rejection, { shared: false, unread: true });
-  return named(refusalOf(rejection), req.id);
+  return named(
+    refusalOf(deps.gateway.refuse(req, rejection, { shared: false, unread: true })),
+    req.id,
+  );
 }
 
 /** A request as its headers alone tell it: no prompt read. */

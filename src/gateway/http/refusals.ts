@@ -2,9 +2,12 @@
  * The one place a refusal becomes an HTTP response: OpenAI's error body with a machine-readable
  * `code` (the closed-enum reason), the status chosen where it was decided, `Retry-After` in
  * whole seconds (rounded up, never 0) for 429 and 503 when a retry can succeed, and
- * `x-goodput-reason`. A deadline out of reach (504 `deadline_exceeded`: passed, or nearer than
- * admission's margin) never carries a Retry-After: no retry of that request can succeed. Nothing of the policy's internals beyond the reason and
- * the sizes a client can act on leaves.
+ * `x-goodput-reason`. A refusal no retry can undo — its deadline out of reach (504
+ * `deadline_exceeded`: passed, or nearer than admission's margin), or out of reach by the time
+ * a Retry-After would send it back (a final 503) — carries no Retry-After but
+ * `x-should-retry: false`, which the OpenAI and Anthropic SDKs obey: they would otherwise retry
+ * any 5xx or 429. Nothing of the policy's internals beyond the reason and the sizes a client can
+ * act on leaves.
  */
 import type { RejectReason, Rejection, ContextOverflow } from '../../core/request/decision.ts';
 import type { Ms } from '../../core/request/units.ts';
@@ -47,14 +50,16 @@ export function refusal(
   status: number,
   retryAfterMs?: Ms,
   context?: ContextOverflow,
+  final = reason === 'deadline_exceeded',
 ): Whole {
   const headers: Record<string, string> = { 'x-goodput-reason': reason };
+  if (final) headers['x-should-retry'] = 'false';
   // Going away: the client's next request should open a connection to another replica. And a
   // gateway shedding load stops keeping connections alive (Envoy's disable_http_keepalive
   // overload action): a client must reconnect, fewer sockets are ready at once, and Node's loop
   // gets back to its timers — streams' deadlines, the shedder's own tick — between polls.
   if (reason === 'shutting_down' || reason === 'gateway_overloaded') headers.connection = 'close';
-  if (retryAfterMs !== undefined && reason !== 'deadline_exceeded') {
+  if (retryAfterMs !== undefined && !final) {
     headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
     // The same to the millisecond, which the OpenAI and Anthropic SDKs read first: a 300 ms
     // drain is not a second's wait.
@@ -77,7 +82,13 @@ export const SHUTTING_DOWN: Rejection = {
 
 /** A decision's refusal as the client sees it. */
 export function refusalOf(d: Rejection): Whole {
-  return refusal(d.reason, d.status, d.retryAfterMs, d.context);
+  return refusal(
+    d.reason,
+    d.status,
+    d.retryAfterMs,
+    d.context,
+    d.final ?? d.reason === 'deadline_exceeded',
+  );
 }
 
 /** Bodies of the refusals whose message is fixed, made once: they are the overload's answers. */

@@ -10,7 +10,7 @@
  * stream ends with an SSE error event naming what ended it.
  */
 import type { ServerResponse } from 'node:http';
-import type { RejectReason } from '../../core/request/decision.ts';
+import type { RejectReason, Rejection } from '../../core/request/decision.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
 import type { TimerHandle } from '../../core/ports/timers.ts';
 import {
@@ -109,7 +109,9 @@ export async function admitAndServe(
       if (attempt > 0) r.trace.admitting(deps.nowMs());
       const admitted = await deps.gateway.admit(req, upstream, failedOn, r.trace);
       if (admitted.kind === 'rejected') return final(named(refusalOf(admitted.decision), id));
-      if (admitted.kind === 'expired') return final(named(expired(admitted.reason), id));
+      if (admitted.kind === 'expired') {
+        return final(named(expired(admitted.reason, req, deps), id));
+      }
       if (admitted.kind === 'stopped') return final(named(stopped(admitted.why), id));
       const ticket = admitted.ticket;
       // Once it runs, its deadline stops it wherever it is.
@@ -204,10 +206,14 @@ export async function admitAndServe(
   }
 }
 
-/** A request that waited past a deadline: its client's (never retried), or its class's. */
-function expired(reason: RejectReason): Whole {
+/**
+ * A request that waited past a deadline: its client's (never retried), or its class's — told to
+ * come back soon, unless its client's deadline will be out of reach by then.
+ */
+function expired(reason: RejectReason, req: LlmRequest, deps: CompletionsDeps): Whole {
   if (reason === 'deadline_exceeded') return refusal(reason, 504);
-  return refusal(reason, 503, SOON_MS);
+  const soon: Rejection = { outcome: 'reject', status: 503, reason, retryAfterMs: SOON_MS };
+  return refusalOf(deps.gateway.pipeline.told(soon, req, deps.nowMs()));
 }
 
 /** The answer to a request the gateway stopped before its end. */
