@@ -14,3 +14,15 @@ export function flag(name: string): string | undefined {
 export const REPO_ROOT = resolve(fileURLToPath(import.meta.url), '../..');
 
 export const DATA_DIR = resolve(flag('--data') ?? resolve(REPO_ROOT, '../shared/data'));
+
+/**
+ * The embedded fleet's shape for `goodput serve` (`--model --gpu --tp --replicas
+ * --max-num-seqs`), passed on as given; empty for the default fleet.
+ */
+export const FLEET_ARGS: readonly string[] = [
+  '--model',
+  '--gpu',
+  '--tp',
+  '--replicas',
+  '--max-num-seqs',
+].flatMap((f) => (flag(f) === undefined ? [] : [f, flag(f) as string]));

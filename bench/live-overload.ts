@@ -27,7 +27,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, flag } from './bench-args.ts';
+import { FLEET_ARGS, REPO_ROOT, flag } from './bench-args.ts';
 import { addGrowth, emptyMix, idle, scrape, type Mix } from './gateway-mix.ts';
 import { gapP99, openLoop, warmAgent, type Outcome } from './stream-client.ts';
 import { runWrk } from './wrk-run.ts';
@@ -55,10 +55,6 @@ const GAMMA_S = Number(flag('--gamma-s') ?? 20);
 const PIN = process.argv.includes('--pin');
 const cores = availableParallelism();
 const MODEL = flag('--model') ?? 'llama-3-8b';
-/** The embedded fleet's shape, passed to `goodput serve` as given. */
-const FLEET_ARGS = ['--model', '--gpu', '--tp', '--replicas', '--max-num-seqs'].flatMap((f) =>
-  flag(f) === undefined ? [] : [f, flag(f) as string],
-);
 const TTFT_SLO_MS = 2_000;
 const ITL_SLO_MS = 80;
 

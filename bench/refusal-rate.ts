@@ -15,10 +15,12 @@
 // Usage: node bench/refusal-rate.ts [--setups overload,door,gate] [--connections 1500,200,200]
 //   [--duration 15] [--threads 2] [--rounds 3] [--warmup 5] [--timeout 30] [--json FILE]
 //   [--no-pin] [--cpu-prof DIR] [--policy FILE] [--no-fleet-thread]
+//   [--model M --gpu G --tp N --replicas N --max-num-seqs N] (the embedded fleet's shape; a small
+//   fleet keeps the overload setup's gateway answering refusals rather than relaying streams)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus as cpuList } from 'node:os';
-import { REPO_ROOT, flag } from './bench-args.ts';
+import { FLEET_ARGS, REPO_ROOT, flag } from './bench-args.ts';
 import {
   addGrowth,
   count as n,
@@ -133,6 +135,7 @@ const wrkCommon = (s: Setup) => ({
   connections: s.connections,
   timeoutS: TIMEOUT_S,
   headers: s.headers,
+  model: flag('--model'),
   cores: pinned ? loadCores : undefined,
   onSpawn: (p: ChildProcess) => {
     children.add(p);
@@ -156,7 +159,7 @@ interface SetupResult {
 async function runSetup(s: Setup): Promise<SetupResult> {
   const bare = await start(['bench/bare-503.ts'], /bare 503 at (http:\/\/\S+)/);
   const gateway = await start(
-    [...profileFlags, 'bin/goodput.js', 'serve', '--port', '0', ...policyFlags],
+    [...profileFlags, 'bin/goodput.js', 'serve', '--port', '0', ...FLEET_ARGS, ...policyFlags],
     /OpenAI API at (http:\/\/\S+)\/v1/,
   );
   const chat = '/v1/chat/completions';
@@ -241,7 +244,8 @@ console.log(
     (pinned
       ? `server on CPU ${serverCore}, wrk (${THREADS} threads) on ${loadCores}; `
       : 'unpinned; ') +
-    `${ROUNDS} rounds of ${DURATION_S} s per server and setup after a ${WARMUP_S} s warm-up`,
+    `${ROUNDS} rounds of ${DURATION_S} s per server and setup after a ${WARMUP_S} s warm-up; ` +
+    `fleet: ${FLEET_ARGS.length === 0 ? 'the default' : FLEET_ARGS.join(' ')}`,
 );
 const results: SetupResult[] = [];
 for (const s of setups.filter((x) => chosen.includes(x.name))) {
@@ -284,6 +288,7 @@ if (jsonFile !== undefined) {
   const json = {
     machine: { cpus: ncpu, model: cpuList()[0]?.model, node: process.version, pinned },
     options: {
+      fleet: FLEET_ARGS.join(' '),
       durationS: DURATION_S,
       threads: THREADS,
       rounds: ROUNDS,
