@@ -3,14 +3,15 @@
  * request and response — no web Request, Headers, AbortController or Response on the path every
  * request takes, so a refusal under overload costs little more than Node's HTTP itself — and
  * every other route goes to the Hono app through @hono/node-server. A completion's whole answer
- * is written as one head and one body; a stream was already written by the handler.
+ * is written as one head and one body, at the end of the loop's turn with the others decided in
+ * it; a stream was already written by the handler.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { serverError } from '../../openai/index.ts';
 import type { OpsLog } from '../ops-log.ts';
-import { errorWhole, isWhole, writeWhole, type Whole } from './answer.ts';
+import { errorWhole, isWhole, writeAtTurnEnd, type Whole } from './answer.ts';
 import type { GatewayEnv } from './app.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
 import { continueIfExpected, nodeInbound } from './inbound.ts';
@@ -31,14 +32,14 @@ export function nodeListener(
     }
     handleCompletion(kind, nodeInbound(req, res), deps, res).then(
       (answer) => {
-        if (isWhole(answer)) writeWhole(res, closingIfUnread(req, answer, deps));
+        if (isWhole(answer)) writeAtTurnEnd(res, closingIfUnread(req, answer, deps));
       },
       (e: unknown) => {
         // A bug: logged under an id the answer carries, so the two can be matched.
         const id = deps.newId();
         deps.log.error({ err: e, request_id: id }, 'unexpected error');
         const answer = errorWhole(serverError('internal error'), { 'x-goodput-request-id': id });
-        writeWhole(res, closingIfUnread(req, answer, deps));
+        writeAtTurnEnd(res, closingIfUnread(req, answer, deps));
       },
     );
   };
