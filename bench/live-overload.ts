@@ -16,6 +16,7 @@
 // decision log recorded, and the promise: admitted then expired ÷ admitted.
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
 //   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
+//   [--only gamma|burst]
 //   [--no-fleet-thread] [--only gamma (with --gamma-rate)]
 //   [--model M] [--gpu G] [--tp N] [--replicas N] [--max-num-seqs N] (the embedded fleet;
 //   default 2 × llama-3-8b/h100 at the engine's own max_num_seqs)
@@ -43,10 +44,14 @@ const GAMMA_RATE = flag('--gamma-rate') === undefined ? undefined : Number(flag(
 if (GAMMA_RATE !== undefined && !(GAMMA_RATE > 0)) {
   throw new Error(`--gamma-rate: expected a rate above 0 req/s, got ${flag('--gamma-rate')}`);
 }
-/** `--only gamma`: the Gamma run alone, at `--gamma-rate`, on a fresh gateway. */
+/**
+ * `--only gamma`: the Gamma run alone, at `--gamma-rate`, on a fresh gateway; `--only burst`:
+ * the burst alone.
+ */
 const GAMMA_ONLY = flag('--only') === 'gamma';
-if (flag('--only') !== undefined && !GAMMA_ONLY) {
-  throw new Error(`--only: expected gamma, got ${flag('--only')}`);
+const BURST_ONLY = flag('--only') === 'burst';
+if (flag('--only') !== undefined && !GAMMA_ONLY && !BURST_ONLY) {
+  throw new Error(`--only: expected gamma or burst, got ${flag('--only')}`);
 }
 if (GAMMA_ONLY && GAMMA_RATE === undefined) throw new Error('--only gamma: give --gamma-rate');
 const BURSTINESS = Number(flag('--burstiness') ?? 0.2);
@@ -268,7 +273,9 @@ if (!GAMMA_ONLY) {
       return { outcomes, durationS: (performance.now() - t0) / 1000 };
     }),
   );
+}
 
+if (!GAMMA_ONLY && !BURST_ONLY) {
   results.push(
     await measured('sustained', async () => {
       const probeAt = Array.from({ length: DURATION_S * 10 }, (_, i) => 500 + i * 100);
@@ -296,19 +303,21 @@ if (!GAMMA_ONLY) {
 
 // The fleet's capacity under the flood: the streams the gateway relayed within their SLO, per
 // second (wrk cannot time a first token, so its completed streams may include late ones).
-const goodRps = GAMMA_ONLY ? 0 : results[1].gatewayGood / DURATION_S;
+const goodRps = GAMMA_ONLY || BURST_ONLY ? 0 : results[1].gatewayGood / DURATION_S;
 const rate = GAMMA_RATE ?? Math.max(1, RATE_MULTIPLE * goodRps);
-results.push(
-  await measured(`gamma ${BURSTINESS} at ${rate.toFixed(1)}/s`, async () => {
-    const n = Math.round(rate * GAMMA_S);
-    const next = arrivalClock({ rateRps: rate, burstiness: BURSTINESS, count: n }, () =>
-      new SeededRng(7).fork('arrivals'),
-    );
-    const at = Array.from({ length: n }, () => next());
-    const outcomes = await openLoop({ url: gw.url, body }, at);
-    return { outcomes, durationS: GAMMA_S };
-  }),
-);
+if (!BURST_ONLY) {
+  results.push(
+    await measured(`gamma ${BURSTINESS} at ${rate.toFixed(1)}/s`, async () => {
+      const n = Math.round(rate * GAMMA_S);
+      const next = arrivalClock({ rateRps: rate, burstiness: BURSTINESS, count: n }, () =>
+        new SeededRng(7).fork('arrivals'),
+      );
+      const at = Array.from({ length: n }, () => next());
+      const outcomes = await openLoop({ url: gw.url, body }, at);
+      return { outcomes, durationS: GAMMA_S };
+    }),
+  );
+}
 
 gw.proc.kill('SIGTERM');
 
