@@ -1,8 +1,12 @@
 // Simulated clients keep their half of the contract: an attempt that times out before its
 // first token is cancelled and retried (with backoff); one that already streamed tokens is
-// cancelled and never retried; every attempt is counted.
+// cancelled and never retried; a refusal that says no retry can succeed is believed; every
+// attempt is counted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { run } from './helpers.ts';
 
 const constant = { profile: 'const:step_ms=10', input: 'fixed:16', replicas: 1 };
@@ -59,4 +63,36 @@ test('without a timeout nothing is cancelled or retried', () => {
   });
   assert.equal(r.completed, 100);
   assert.equal(r.client.attempts, 100);
+});
+
+test("a refusal no retry can undo (its Retry-After past the client's deadline): disciplined clients stop", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'goodput-final-'));
+  // 40 requests at once, each 1 s of decoding on one replica: the deadline gate refuses what the
+  // replica cannot finish by the client's deadline, with a Retry-After of at least 500 ms.
+  const trace = (timeoutMs: number) => {
+    const file = join(dir, `t${timeoutMs}.jsonl`);
+    const row = { t_ms: 0, input_tokens: 16, output_tokens: 100, timeout_ms: timeoutMs };
+    writeFileSync(file, `${JSON.stringify(row)}\n`.repeat(40));
+    return file;
+  };
+  const spec = { ...constant, maxNumSeqs: 4, classes: 'interactive', maxAttempts: 3 };
+  // 400 ms: a retry 500 ms later would find its deadline passed — final, never retried.
+  const near = run({ ...spec, trace: trace(400) }, 'goodput');
+  assert.equal(near.admission.rejected, 40);
+  assert.equal(near.client.retries, 0);
+  assert.equal(near.client.retry_amplification, 1);
+  // 5 s: the same refusals' Retry-After falls inside the deadline, and the clients come back.
+  const far = run({ ...spec, trace: trace(5_000) }, 'goodput');
+  assert.ok(far.client.retries > 0, 'retried');
+  assert.ok(far.completed > 0);
+  // A bad deadline is refused naming the line and the field.
+  const bad = join(dir, 'bad.jsonl');
+  writeFileSync(
+    bad,
+    `${JSON.stringify({ t_ms: 0, input_tokens: 5, output_tokens: 5, timeout_ms: 0 })}\n`,
+  );
+  assert.throws(
+    () => run({ trace: bad }),
+    /bad\.jsonl:1: timeout_ms: expected milliseconds above 0, got 0/,
+  );
 });

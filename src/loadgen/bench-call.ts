@@ -5,8 +5,8 @@
  * exactly that many tokens and runs compare length for length. On the completions endpoint the
  * prompt is `inputTokens` token ids (exact on any server: vLLM's random dataset does the same);
  * on the chat endpoint it is filler text of about that many tokens (the server's tokenizer
- * decides). Tenants travel as API keys, classes and sessions as Goodput's headers, which any
- * other server ignores.
+ * decides). Tenants travel as API keys, classes, sessions and client deadlines as Goodput's
+ * headers, which any other server ignores.
  */
 import type { Rng } from '../core/ports/rng.ts';
 import type { LlmRequest } from '../core/request/request.ts';
@@ -59,6 +59,13 @@ export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): Benc
   if (key !== undefined) headers.authorization = `Bearer ${key}`;
   if (shape.sendClass) headers['x-goodput-class'] = req.sloClass;
   if (req.session !== undefined) headers['x-session-id'] = req.session;
+  // A client deadline (a trace's `timeout_ms`) goes as the gateway's relative header: the call
+  // is sent when the request arrives.
+  if (req.deadlineMs !== undefined) {
+    headers['x-goodput-timeout-ms'] = String(
+      Math.max(1, Math.round(req.deadlineMs - req.arrivalMs)),
+    );
+  }
   return {
     path: shape.endpoint === 'completions' ? '/v1/completions' : '/v1/chat/completions',
     body: JSON.stringify(body),

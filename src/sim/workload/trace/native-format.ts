@@ -4,7 +4,8 @@
  * integers, one per full block of the prompt, chained), `"prefix_block_tokens"` (default 16) and
  * `"tool_calls"`: `[[after_tokens, wait_ms, result_tokens], …]`, an agent's tool calls in output
  * order — it pauses after that many output tokens, the tool takes wait_ms, and its result's
- * tokens join the context before generation goes on.
+ * tokens join the context before generation goes on. `"timeout_ms"` is the client's deadline,
+ * that long after the request arrives (the gateway's `x-goodput-timeout-ms`).
  * Because we own this format it is strict: an unknown key is an error, so a misspelt `"clas"`
  * cannot silently fall back to the default class.
  */
@@ -27,6 +28,7 @@ const KEYS = new Set([
   'prefix_hashes',
   'prefix_block_tokens',
   'tool_calls',
+  'timeout_ms',
 ]);
 
 export const nativeFormat: TraceFormat = {
@@ -58,7 +60,8 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
     o.class === undefined &&
     o.session === undefined &&
     o.prefix_hashes === undefined &&
-    o.tool_calls === undefined
+    o.tool_calls === undefined &&
+    o.timeout_ms === undefined
   ) {
     return undefined;
   }
@@ -69,6 +72,7 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
     session?: string;
     prefix?: { blockTokens: number; hashes: string[] };
     toolCalls?: ToolCall[];
+    timeoutMs?: number;
   } = {};
   if (o.max_tokens !== undefined) {
     extras.maxTokens = tokens(at, 'max_tokens', jsonNumber(at, 'max_tokens', o.max_tokens));
@@ -106,6 +110,11 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
     if (hashes.length > 0) extras.prefix = { blockTokens: block, hashes };
   }
   if (o.tool_calls !== undefined) extras.toolCalls = toolCalls(at, o.tool_calls);
+  if (o.timeout_ms !== undefined) {
+    const ms = jsonNumber(at, 'timeout_ms', o.timeout_ms);
+    if (!(ms > 0)) fail(at, 'timeout_ms', `expected milliseconds above 0, got ${ms}`);
+    extras.timeoutMs = ms;
+  }
   return extras;
 }
 

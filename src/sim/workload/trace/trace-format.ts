@@ -17,6 +17,8 @@ export interface RowExtras {
   readonly session?: string;
   readonly prefix?: PrefixBlocks;
   readonly toolCalls?: readonly ToolCall[];
+  /** The client's deadline, this long after the request arrives. */
+  readonly timeoutMs?: Ms;
 }
 
 export interface TraceRow {

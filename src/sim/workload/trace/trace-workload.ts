@@ -48,6 +48,7 @@ function* generate(plan: TracePlan, rng: Rng): Generator<LlmRequest> {
     if (x?.session !== undefined) request.session = x.session;
     if (x?.prefix !== undefined) request.prefix = x.prefix;
     if (x?.toolCalls !== undefined) request.toolCalls = x.toolCalls;
+    if (x?.timeoutMs !== undefined) request.deadlineMs = request.arrivalMs + x.timeoutMs;
     yield request;
   }
 }
