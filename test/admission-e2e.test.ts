@@ -219,10 +219,11 @@ test('LoRA adapters: what admission lets in runs within its slots, so admitted m
   }
 });
 
-test('LoRA adapters loaded on some replicas only: each request is routed among those, and pinning them fits the slots', () => {
+test('LoRA adapters loaded on some replicas only: each request is routed among those, and loading them everywhere serves as well as pinning', () => {
   // Each adapter loaded on K of the replicas (round-robin, as replicas started with different
   // --lora-modules). Every dispatch must land on a replica that loads its adapter; with K = 1
-  // each replica serves exactly its two batch slots' worth.
+  // each replica serves exactly its two batch slots' worth, and with K = 4 routing must keep
+  // each adapter's requests together rather than let one adapter hold slots on every replica.
   const goodPerS: Record<number, number> = {};
   for (const k of [1, 2, 4]) {
     const { report, records } = withRecords({ ...LORA_FLEET, adapterReplicas: k }, 'goodput');
@@ -240,6 +241,6 @@ test('LoRA adapters loaded on some replicas only: each request is routed among t
     assert.ok(report.slo.attainment_admitted >= 0.99, `K ${k}: ${report.slo.attainment_admitted}`);
     goodPerS[k] = report.goodput.requests_per_s;
   }
-  // Two adapters per replica, its two slots: no request waits for a slot.
-  assert.ok(goodPerS[1] > goodPerS[4], JSON.stringify(goodPerS));
+  // Two adapters per replica, its two slots: no request waits for a slot, pinned or not.
+  for (const k of [2, 4]) assert.ok(goodPerS[k] >= 0.98 * goodPerS[1], JSON.stringify(goodPerS));
 });

@@ -188,21 +188,40 @@ const gapOverrun: Scorer = {
  * What its LoRA adapter costs there before it can start: nothing without one or where it is
  * resident; its load time where a slot is free; and where every slot holds another adapter, the
  * load after one of the running requests has ended (the batch can take no more adapters): the
- * fewest decode steps any running request has left, at the replica's step time.
+ * fewest decode steps any running request has left, at the replica's step time. Plus, wherever
+ * it would take a batch slot of its own while its adapter already runs on another replica, the
+ * slot it holds from others (`slotHeldMs`).
  */
 function adapterMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): number {
   const adapter = r.req.adapter;
-  if (adapter === undefined || x.loras?.includes(adapter) === true) return 0;
-  const load = ctx.spec.adapterLoadMs ?? 0;
-  if ((x.loras?.length ?? 0) < (ctx.spec.maxLoras ?? 1)) return load;
+  if (adapter === undefined) return 0;
   const a = accountOf(x, ctx);
+  const held = slotHeldMs(r, adapter, a, ctx);
+  if (x.loras?.includes(adapter) === true) return held;
+  const load = ctx.spec.adapterLoadMs ?? 0;
+  if ((x.loras?.length ?? 0) < (ctx.spec.maxLoras ?? 1)) return load + held;
   let fewest = Infinity;
   for (const e of a.entries) {
     const left = Math.max(1, e.expectTokens - e.streamed);
     if (left < fewest) fewest = left;
   }
-  if (fewest === Infinity) return load;
-  return load + fewest * a.pace * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
+  if (fewest === Infinity) return load + held;
+  return load + held + fewest * a.pace * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
+}
+
+/**
+ * A batch runs at most `max_loras` adapters, so a request whose adapter is not running on a
+ * replica takes one of that replica's slots for as long as it runs there — a slot another
+ * adapter's requests may then wait for. Where its adapter already runs elsewhere, one adapter
+ * would hold two replicas' slots: priced at the request's own decode time there, so it spreads
+ * only when the replicas running it are that much further behind. Nothing where its adapter
+ * runs on this replica, or nowhere yet.
+ */
+function slotHeldMs(r: RouteRequest, adapter: string, a: ReplicaAccount, ctx: RouteContext) {
+  if (a.adapters.has(adapter)) return 0;
+  if (!ctx.ledger.replicas.some((b) => b !== a && b.adapters.has(adapter))) return 0;
+  const step = ctx.flow.decodeStepMs(a.decoding + 1, a.decodeContextTokens + r.req.inputTokens);
+  return Math.max(1, r.demand.output.p50) * a.pace * step;
 }
 
 const adapter: Scorer = {
