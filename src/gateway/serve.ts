@@ -32,6 +32,7 @@ import { serverBaseUrl } from '../openai/server-url.ts';
 import { DashboardFeed } from './dashboard-feed.ts';
 import { createGatewayApp, type GatewayEnv } from './http/app.ts';
 import { nodeListener } from './http/node-listener.ts';
+import { heldAnswersWritten } from './http/answer.ts';
 import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { openSharedStore } from './shared/open-store.ts';
@@ -223,6 +224,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      // Requests that ended in this turn have their answers held for its end (answer.ts).
+      await heldAnswersWritten();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive clients would hold the server open; their requests are over or abandoned.
       server.closeAllConnections();

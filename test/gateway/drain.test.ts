@@ -287,6 +287,26 @@ test('SIGTERM: not ready and refusing at once, every stream runs to its end, lea
   await quotaIsFree(redis.url, exitedAt);
 });
 
+test('SIGTERM with answers in flight that are not streamed: each is answered in full, then exit 0', async () => {
+  const redis = await startRedis();
+  const gw = await gateway(redis.url, 30, 'whole');
+  // ~1.5 s of decoding each; SIGTERM once they are under way.
+  const answers = Array.from({ length: 4 }, () =>
+    post(gw.url, { max_tokens: SHORT_TOKENS, ignore_eos: true }).then(async (res) => ({
+      status: res.status,
+      body: (await res.json()) as { usage?: { completion_tokens: number } },
+    })),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  gw.proc.child.kill('SIGTERM');
+  for (const [i, a] of (await Promise.all(answers)).entries()) {
+    assert.equal(a.status, 200, `answer ${i}`);
+    assert.equal(a.body.usage?.completion_tokens, SHORT_TOKENS, `answer ${i}: in full`);
+  }
+  assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
+  assert.deepEqual([logged(gw.proc, 'drained')?.finished, logged(gw.proc, 'drained')?.cut], [4, 0]);
+});
+
 /** Every stream was cut: an API error naming the shutdown, the error event, then [DONE]. */
 function cutWithErrorEvent(ends: readonly StreamEnd[]): void {
   for (const [i, s] of ends.entries()) {

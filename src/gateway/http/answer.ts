@@ -67,6 +67,16 @@ export function writeAtTurnEnd(res: ServerResponse, a: Whole): void {
   if (held.push([res, a]) === 1) atTurnEnd(writeHeld);
 }
 
+/**
+ * Resolves once the whole answers held now are written (at once when none is): a gateway closing
+ * its connections waits for it, so a request that ended in this turn still gets its answer.
+ */
+export function heldAnswersWritten(): Promise<void> {
+  if (held.length === 0) return Promise.resolve();
+  // Turn-end callbacks run in the order they were asked for: after `writeHeld`.
+  return new Promise((resolve) => atTurnEnd(resolve));
+}
+
 /** Every answer names its request, so its decision record can be looked up. */
 export function named(a: Whole, id: string, extra?: Record<string, string>): Whole {
   if (extra !== undefined) Object.assign(a.headers, extra);
