@@ -195,11 +195,11 @@ const gapOverrun: Scorer = {
 function adapterMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): number {
   const adapter = r.req.adapter;
   if (adapter === undefined) return 0;
-  const a = accountOf(x, ctx);
-  const held = slotHeldMs(r, adapter, a, ctx);
+  const held = slotHeldMs(r, adapter, x, ctx);
   if (x.loras?.includes(adapter) === true) return held;
   const load = ctx.spec.adapterLoadMs ?? 0;
   if ((x.loras?.length ?? 0) < (ctx.spec.maxLoras ?? 1)) return load + held;
+  const a = accountOf(x, ctx);
   let fewest = Infinity;
   for (const e of a.entries) {
     const left = Math.max(1, e.expectTokens - e.streamed);
@@ -217,11 +217,11 @@ function adapterMs(r: RouteRequest, x: ReplicaSnapshot, ctx: RouteContext): numb
  * only when the replicas running it are that much further behind. Nothing where its adapter
  * runs on this replica, or nowhere yet.
  */
-function slotHeldMs(r: RouteRequest, adapter: string, a: ReplicaAccount, ctx: RouteContext) {
+function slotHeldMs(r: RouteRequest, adapter: string, x: ReplicaSnapshot, ctx: RouteContext) {
+  const a = accountOf(x, ctx);
   if (a.adapters.has(adapter)) return 0;
   if (!ctx.ledger.replicas.some((b) => b !== a && b.adapters.has(adapter))) return 0;
-  const step = ctx.flow.decodeStepMs(a.decoding + 1, a.decodeContextTokens + r.req.inputTokens);
-  return Math.max(1, r.demand.output.p50) * a.pace * step;
+  return decodeMs(r, x, ctx);
 }
 
 const adapter: Scorer = {
