@@ -15,6 +15,7 @@ import { TenantDoor } from './tenant-door.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import type { Rejection } from '../core/request/decision.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
 import { kvTransferMs, type KvLink } from '../engine/kv-transfer.ts';
 import { OutcomeAccumulator } from '../core/observe/outcome-accumulator.ts';
@@ -217,17 +218,15 @@ export function simulate(opts: SimulationOptions): Report {
   const spread = new SpreadSampler(fleet, pipeline.dispatcher.flow, opts.engine, clock);
   const sampleSpread = () => spread.sample();
 
-  const retryOrEnd = (
-    tracker: RequestTracker,
-    state: FinalState,
-    retryAfterMs?: Ms,
-    final = false,
-  ) => {
+  /** `refused`: the refusal the attempt got, if it was refused. */
+  const retryOrEnd = (tracker: RequestTracker, state: FinalState, refused?: Rejection) => {
     if (tracker.attempts >= opts.client.maxAttempts) return finish(tracker, state);
     // Told no retry can succeed: a disciplined client believes it.
-    if (final && opts.client.retryMode === 'disciplined') return finish(tracker, state);
+    if (refused?.final === true && opts.client.retryMode === 'disciplined') {
+      return finish(tracker, state);
+    }
     counters.retries++;
-    const delay = retryDelayMs(opts.client, tracker.attempts, clientRng, retryAfterMs);
+    const delay = retryDelayMs(opts.client, tracker.attempts, clientRng, refused?.retryAfterMs);
     clock.at(clock.now() + delay, () => sendAttempt(tracker));
   };
 
@@ -273,12 +272,7 @@ export function simulate(opts: SimulationOptions): Report {
       }
       tracker.admitted = false;
       tracker.rejectReason = offer.decision.reason;
-      return retryOrEnd(
-        tracker,
-        'rejected',
-        offer.decision.retryAfterMs,
-        offer.decision.final === true,
-      );
+      return retryOrEnd(tracker, 'rejected', offer.decision);
     }
     const ticket = offer.ticket;
     if (ticket.state === 'ended') return;

@@ -57,9 +57,9 @@ export class DispatchRate {
 
   /**
    * Dispatches per ms at `nowMs`, or undefined while fewer than 8 backlogged dispatches, or
-   * less than MIN_SPAN_MS of backlogged time, fall in the last span: a rate measured before an idle stretch says nothing of the next flood (the
-   * fleet may have emptied since, or been cut off mid-wave), and the caller's stand-in is the
-   * better guess.
+   * less than MIN_SPAN_MS of backlogged time, fall in the last span: a rate measured before an
+   * idle stretch says nothing of the next flood (the fleet may have emptied since, or been cut
+   * off mid-wave), and the caller's stand-in is the better guess.
    */
   perMs(nowMs: Ms): number | undefined {
     this.forgetBefore(nowMs - this.spanMs);

@@ -145,7 +145,7 @@ export class FlowControl {
     s.decodeSeqs = a.decoding;
     s.decodeContextTokens = a.decodeContextTokens;
     const stepMs = a.pace * spec.stepTime.stepMs(s);
-    if (stepMs <= tightestItl(a) * this.gapShare) return { kind: 'fast', stepMs };
+    if (stepMs <= this.gapBudgetMs(a)) return { kind: 'fast', stepMs };
     if (a.prefilling > 0) {
       // Long prompts placed at the same instant share one step, and so one stall, while they
       // fit its token budget: batching them is how a replica absorbs several for one stall.
@@ -244,7 +244,10 @@ export class FlowControl {
     return this.spec.stepTime.stepMs(s);
   }
 
-  /** The gap budget of a replica's streams: its tightest ITL objective less the margin (Infinity with none). */
+  /**
+   * The gap budget of a replica's streams: the share of its tightest ITL objective a step may
+   * take (`gapShare`; Infinity with none).
+   */
   gapBudgetMs(a: ReplicaAccount): Ms {
     return tightestItl(a) * this.gapShare;
   }

@@ -50,16 +50,18 @@ export function refusal(
   status: number,
   retryAfterMs?: Ms,
   context?: ContextOverflow,
-  final = reason === 'deadline_exceeded',
+  final?: boolean,
 ): Whole {
   const headers: Record<string, string> = { 'x-goodput-reason': reason };
-  if (final) headers['x-should-retry'] = 'false';
+  // A deadline out of reach is final whoever refused it.
+  const noRetry = final === true || reason === 'deadline_exceeded';
+  if (noRetry) headers['x-should-retry'] = 'false';
   // Going away: the client's next request should open a connection to another replica. And a
   // gateway shedding load stops keeping connections alive (Envoy's disable_http_keepalive
   // overload action): a client must reconnect, fewer sockets are ready at once, and Node's loop
   // gets back to its timers — streams' deadlines, the shedder's own tick — between polls.
   if (reason === 'shutting_down' || reason === 'gateway_overloaded') headers.connection = 'close';
-  if (retryAfterMs !== undefined && !final) {
+  if (retryAfterMs !== undefined && !noRetry) {
     headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
     // The same to the millisecond, which the OpenAI and Anthropic SDKs read first: a 300 ms
     // drain is not a second's wait.
@@ -82,13 +84,7 @@ export const SHUTTING_DOWN: Rejection = {
 
 /** A decision's refusal as the client sees it. */
 export function refusalOf(d: Rejection): Whole {
-  return refusal(
-    d.reason,
-    d.status,
-    d.retryAfterMs,
-    d.context,
-    d.final ?? d.reason === 'deadline_exceeded',
-  );
+  return refusal(d.reason, d.status, d.retryAfterMs, d.context, d.final);
 }
 
 /** Bodies of the refusals whose message is fixed, made once: they are the overload's answers. */
