@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
 import type { DecisionRecord } from '../src/core/observe/decision-record.ts';
+import type { ResolvedPolicy } from '../src/core/config/policy.ts';
 import { deterministicPart, run } from './helpers.ts';
 
 const overload: Partial<ScenarioSpec> = {
@@ -19,9 +20,10 @@ const overload: Partial<ScenarioSpec> = {
   replicas: 1,
 };
 
-function withRecords(spec: Partial<ScenarioSpec>, policy: string) {
+function withRecords(spec: Partial<ScenarioSpec>, policy: string | ResolvedPolicy) {
   const records: DecisionRecord[] = [];
-  const report = runScenario({ ...SCENARIO_DEFAULTS, seed: 3, ...spec }, loadPolicy(policy), {
+  const resolved = typeof policy === 'string' ? loadPolicy(policy) : policy;
+  const report = runScenario({ ...SCENARIO_DEFAULTS, seed: 3, ...spec }, resolved, {
     wallClock: { now: () => 0 },
     onDecision: (r) => records.push(r),
   });
@@ -70,12 +72,23 @@ test('goodput beats the baseline under overload and protects admitted interactiv
 test('one complete decision record per attempt, replayable without the prompt', () => {
   const { report, records } = withRecords(overload, 'goodput');
   assert.equal(records.length, report.client.attempts);
+  let unread = 0;
   const ids = new Set(records.map((r) => r.request_id));
   assert.equal(ids.size, report.offered.requests);
   for (const rec of records) {
     assert.equal(rec.policy_revision, 'goodput@5');
     assert.ok(['admit', 'degrade', 'defer', 'reject', 'expire'].includes(rec.admission.result));
-    assert.ok(rec.demand !== null, 'estimates are recorded for every decision');
+    assert.ok(!('prompt' in rec) && !JSON.stringify(rec).includes('messages'));
+    if (rec.demand === null) {
+      // Refused from the queue alone, as the gateway does before it reads a body: the record
+      // gives the least wait any such request had, past the target in force.
+      unread++;
+      const a = rec.admission;
+      assert.equal(a.reason, 'deadline', rec.request_id);
+      assert.ok(a.predicted_wait_ms !== null && a.queue_target_ms !== null);
+      assert.ok(a.predicted_wait_ms > a.queue_target_ms, rec.request_id);
+      continue;
+    }
     assert.ok(rec.demand.output_p90 >= rec.demand.output_p50);
     assert.equal(rec.demand.kv_reserved_tokens, rec.demand.input_tokens + rec.demand.output_p90);
     const routed = rec.admission.result === 'admit' || rec.admission.result === 'degrade';
@@ -83,7 +96,36 @@ test('one complete decision record per attempt, replayable without the prompt', 
     if (rec.admission.result === 'reject') {
       assert.ok(rec.admission.reason !== null && rec.admission.status !== null);
     }
-    assert.ok(!('prompt' in rec) && !JSON.stringify(rec).includes('messages'));
+  }
+  // Every other decision was made on the request read, and records its estimates.
+  assert.ok(unread < records.length / 2, `${unread} of ${records.length} refused unread`);
+});
+
+test('what is refused before its body is read is only what admission refuses having read it', () => {
+  // The floor under a request's wait (FleetLoad.leastWaitMs) must never pass the target where
+  // the request's own predicted wait would not: then every request has the same fate with the
+  // check and without it. Clients do not retry here, so a Retry-After changes nothing.
+  const on = loadPolicy('goodput');
+  assert.ok(on.admission.type === 'goodput' && on.admission.refuseUnread);
+  const off: ResolvedPolicy = { ...on, admission: { ...on.admission, refuseUnread: false } };
+  const azure = { trace: 'test/fixtures/traces/azure-conv-200.csv', replicas: 1 };
+  const burst = { rate: Infinity, numRequests: 300, input: 'exp:1155', output: 'exp:211' };
+  for (const spec of [
+    overload,
+    { ...azure, rateScale: 16 },
+    { ...azure, rateScale: 32 },
+    { ...azure, rateScale: 8, burstiness: 0.2 },
+    { ...burst, replicas: 2 },
+  ] as Partial<ScenarioSpec>[]) {
+    const a = withRecords(spec, on);
+    const b = withRecords(spec, off);
+    const fate = (rs: DecisionRecord[]) =>
+      rs.map((r) => `${r.request_id} ${r.admission.result === 'reject' ? 'refused' : 'admitted'}`);
+    assert.deepEqual(fate(a.records), fate(b.records), JSON.stringify(spec));
+    assert.equal(a.report.slo.good, b.report.slo.good);
+    const unread = a.records.filter((r) => r.demand === null).length;
+    assert.ok(unread > 0, `${JSON.stringify(spec)}: refused before read ${unread}`);
+    assert.equal(b.records.filter((r) => r.demand === null).length, 0);
   }
 });
 

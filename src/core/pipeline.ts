@@ -31,6 +31,7 @@ import type { Ticket } from './queueing/ticket.ts';
 import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
 import { deadlineOutOfReach, finalRefusal, refusedUpFront } from './admission/up-front.ts';
 import type { LlmRequest } from './request/request.ts';
+import type { SloClassName } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
 import { servingOnly, type ReplicaSnapshot } from './fleet/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
@@ -177,7 +178,6 @@ export class Pipeline<H> {
         readyInMs: host.readyInMs,
       }) ?? this.admission.decide(this.admissionState, asked, ctx);
     if (decision.outcome === 'reject') {
-      if (decision.reason === 'deadline') this.learned.refusedForWait(cls.name, nowMs);
       return { outcome: 'reject', decision: this.refuse(asked, decision, nowMs) };
     }
     const avoid = host.avoid ?? -1;
@@ -209,6 +209,30 @@ export class Pipeline<H> {
    */
   refusedUnread(deadlineMs: Ms | undefined, nowMs: Ms): Rejection | undefined {
     return deadlineOutOfReach(deadlineMs, nowMs, this.deadlineMarginMs);
+  }
+
+  /**
+   * The refusal `offer` would make, from the queue alone, of any request of class `cls` from
+   * `tenant` that prefills at most `promptTokensAtMost` tokens, whatever else it asks (the
+   * admission policy's `refuseUnread`): a host may give it before it reads the request's body,
+   * and refuse with `refuse`. Under a flood that is most refusals, at the cost of a refusal from
+   * the headers. Undefined when only `offer` can tell.
+   */
+  refusedForQueue(
+    cls: SloClassName,
+    tenant: string,
+    promptTokensAtMost: Tokens,
+    nowMs: Ms,
+    replicas: readonly ReplicaSnapshot[],
+  ): Rejection | undefined {
+    const c = this.policy.classes[cls];
+    if (c === undefined || this.admission.refuseUnread === undefined) return undefined;
+    return this.admission.refuseUnread(
+      this.context(nowMs, replicas),
+      c,
+      tenant,
+      promptTokensAtMost,
+    );
   }
 
   /** When a client deadline goes out of reach: from then on `refusedUnread` refuses it. */
@@ -249,6 +273,8 @@ export class Pipeline<H> {
    * is to be told it: final, without a Retry-After, when no retry can meet its deadline.
    */
   refuse(asked: LlmRequest, refused: Rejection, nowMs: Ms): Rejection {
+    // A refusal for its wait keeps the class's queue-delay control in force.
+    if (refused.reason === 'deadline') this.learned.refusedForWait(asked.sloClass, nowMs);
     const decision = this.told(refused, asked, nowMs);
     this.sink.record?.(
       decisionRecord({

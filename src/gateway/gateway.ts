@@ -167,6 +167,20 @@ export class Gateway {
     return this.pipeline.refuse(req, rejection, this.deps.clock.now());
   }
 
+  /**
+   * The refusal admission would make, from the queue alone, of any request of `cls` from
+   * `tenant` whose prompt is at most `promptTokensAtMost` tokens (`Pipeline.refusedForQueue`):
+   * given before the body is read, and refused with `refuse` as unread.
+   */
+  refusedForQueue(
+    cls: SloClassName,
+    tenant: string,
+    promptTokensAtMost: number,
+  ): Rejection | undefined {
+    const now = this.deps.clock.now();
+    return this.pipeline.refusedForQueue(cls, tenant, promptTokensAtMost, now, this.snapshots());
+  }
+
   /** A first attempt is demand the autoscaler sees; a prompt unread (null) has no size to add. */
   private demand(req: LlmRequest, inputTokens: number | null): void {
     if ((req.attempt ?? 1) === 1) this.scaling?.advisor.window.arrived(inputTokens);

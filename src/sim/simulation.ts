@@ -256,13 +256,36 @@ export function simulate(opts: SimulationOptions): Report {
     retryOrEnd(tracker, 'cancelled');
   };
 
+  /**
+   * The refusal the gateway gives before it reads a request's body (http/completions.ts): its
+   * deadline out of reach, or the queue alone ruling it out — here with its prompt's exact size.
+   */
+  const refusedUnread = (asked: LlmRequest, now: Ms) => {
+    if (asked.idempotencyKey !== undefined) return undefined;
+    const refusal =
+      pipeline.refusedUnread(asked.deadlineMs, now) ??
+      pipeline.refusedForQueue(
+        asked.sloClass,
+        asked.tenant,
+        asked.inputTokens,
+        now,
+        fleet.snapshots(),
+      );
+    return refusal === undefined
+      ? undefined
+      : ({ outcome: 'reject', decision: pipeline.refuse(asked, refusal, now) } as const);
+  };
+
   const sendAttempt = (tracker: RequestTracker) => {
     sampleSpread();
     tracker.nextAttempt();
     const now = clock.now();
     const asked = tracker.offered(opts.client.retryMode === 'disciplined', now);
+    const unread = refusedUnread(asked, now);
     const offer =
-      door.admit(tracker, asked, now) ?? pipeline.offer(asked, tracker, now, fleet.snapshots());
+      unread ??
+      door.admit(tracker, asked, now) ??
+      pipeline.offer(asked, tracker, now, fleet.snapshots());
     if (offer.outcome === 'reject') {
       door.settle(tracker, 0);
       if (tracker.resumedAfter > 0) {

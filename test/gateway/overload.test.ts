@@ -98,3 +98,59 @@ test('a backend failing before the first token: the request fails over to anothe
     await res.text();
   }
 });
+
+test('a standing overload is refused before bodies are read, each refusal recorded with the wait that ruled it out', async () => {
+  const backends = await engines(2, slow);
+  const admin = 'overload-admin';
+  const gw = await gateway(backends, 'goodput', { engine: slow, adminToken: admin });
+  const send = async (i: number) => {
+    // Every tenth carries an idempotency key: its answer may be held from an earlier attempt,
+    // so it is always read.
+    const keyed = i % 10 === 0;
+    const res = await postChat(
+      gw.url,
+      { messages: [{ role: 'user', content: `wave ${i}` }], max_tokens: 60, ignore_eos: true },
+      keyed ? { 'idempotency-key': `overload-${i}` } : {},
+    );
+    await res.arrayBuffer();
+    return {
+      keyed,
+      status: res.status,
+      reason: res.headers.get('x-goodput-reason'),
+      id: res.headers.get('x-goodput-request-id') ?? '',
+    };
+  };
+  // A burst fills the queue; two more waves arrive while it stands.
+  const answers = [];
+  for (let wave = 0; wave < 3; wave++) {
+    answers.push(
+      ...(await Promise.all(Array.from({ length: 150 }, (_, i) => send(wave * 150 + i)))),
+    );
+  }
+  const record = async (id: string) => {
+    const res = await fetch(`${gw.url}/admin/decisions/${id}`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    assert.equal(res.status, 200, `no decision record for ${id}`);
+    return (await res.json()) as {
+      demand: unknown;
+      admission: {
+        reason: string | null;
+        predicted_wait_ms: number | null;
+        queue_target_ms: number | null;
+      };
+    };
+  };
+  let unread = 0;
+  for (const a of answers.filter((x) => x.status === 503 && x.reason === 'deadline')) {
+    const r = await record(a.id);
+    if (r.demand !== null) continue;
+    unread++;
+    assert.equal(a.keyed, false, 'a keyed request is read');
+    const { predicted_wait_ms: wait, queue_target_ms: target } = r.admission;
+    assert.ok(wait !== null && target !== null && wait > target, JSON.stringify(r.admission));
+  }
+  assert.ok(unread > 0, 'some of the standing overload was refused unread');
+  const offered = await metricValue(gw.url, 'goodput_offered_requests_total');
+  assert.equal(offered, answers.length, 'every request is counted, read or not');
+});

@@ -36,6 +36,7 @@ export function fleet(o: Partial<FleetLoad> & { wait?: QueueAhead } = {}): Fleet
     decodeStepMs: 10,
     prefillQueueMs: 0,
     queueAhead: () => wait,
+    leastWaitMs: () => 0,
     queueBudgetMs: () => null,
     queueTargetMs: () => null,
     lowerWaiting: () => false,

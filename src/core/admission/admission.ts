@@ -8,7 +8,8 @@
  */
 import type { LlmRequest } from '../request/request.ts';
 import type { Ms, Tokens } from '../request/units.ts';
-import type { AdmissionDecision } from '../request/decision.ts';
+import type { AdmissionDecision, Rejection } from '../request/decision.ts';
+import type { SloClass } from '../request/slo-classes.ts';
 import type { Demand } from '../request/demand.ts';
 import type { FleetLoad } from '../estimate/fleet-load.ts';
 
@@ -28,6 +29,17 @@ export interface Admission<S = unknown> {
    */
   readonly deadlineMarginMs?: Ms;
   initState(): S;
+  /**
+   * A refusal `decide` would make of every request of class `cls` from `tenant` prefilling at
+   * most `promptTokensAtMost` tokens, whatever else it asks — so a host may give it before it
+   * reads the request's body. Undefined when only `decide` can tell. Absent: never.
+   */
+  refuseUnread?(
+    ctx: AdmissionContext,
+    cls: SloClass,
+    tenant: string,
+    promptTokensAtMost: Tokens,
+  ): Rejection | undefined;
   decide(state: S, req: LlmRequest, ctx: AdmissionContext): AdmissionDecision;
   /** The pipeline admitted `req` (now, or later from the deferred queue). */
   commit(state: S, req: LlmRequest, decision: AdmissionDecision, ctx: AdmissionContext): void;

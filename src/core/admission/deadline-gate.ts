@@ -10,7 +10,9 @@
  * token-gap objective — is kept at dispatch by flow control, whose waits this prediction
  * includes.
  */
-import type { Assessment } from '../request/decision.ts';
+import type { Assessment, Rejection } from '../request/decision.ts';
+import type { FleetLoad } from '../estimate/fleet-load.ts';
+import type { SloClass } from '../request/slo-classes.ts';
 import { PASS, type GateInput, type GateVerdict } from './gate.ts';
 import { drainRetryAfterMs } from './retry-after.ts';
 import type { Ms } from '../request/units.ts';
@@ -108,5 +110,39 @@ export function checkDeadline(
     reason: 'deadline',
     status: 503,
     retryAfterMs: drainRetryAfterMs(drainMs, p.retryAfterMinMs, p.retryAfterMaxMs),
+  };
+}
+
+/**
+ * The gate's refusal of every request `leastWaitMs` is a floor for (`FleetLoad.leastWaitMs`):
+ * the queue-delay target is in force and that floor already lies past it (and the class would
+ * not yield to priority at that wait), so `checkDeadline` would refuse any such request whatever
+ * its body asks. Undefined otherwise: the request is left to `checkDeadline`. The Retry-After is
+ * the floor's: the queue is what must drain.
+ */
+export function checkLeastWait(
+  fleet: FleetLoad,
+  cls: SloClass,
+  leastWaitMs: Ms,
+  p: DeadlineGateParams,
+): Rejection | undefined {
+  if (leastWaitMs <= 0) return undefined;
+  const targetMs = fleet.queueTargetMs(cls.name, leastWaitMs);
+  if (targetMs === null || leastWaitMs <= targetMs) return undefined;
+  const yieldBudget = fleet.queueBudgetMs(cls.name) ?? cls.objectives.ttftMs;
+  const mayYield =
+    cls.overload === 'queue' && yieldBudget !== undefined && fleet.lowerWaiting(cls.name);
+  if (mayYield && leastWaitMs <= yieldBudget) return undefined;
+  const retryAfterMs = drainRetryAfterMs(
+    leastWaitMs - targetMs,
+    p.retryAfterMinMs,
+    p.retryAfterMaxMs,
+  );
+  return {
+    outcome: 'reject',
+    reason: 'deadline',
+    status: 503,
+    retryAfterMs,
+    queue: { leastWaitMs, targetMs },
   };
 }

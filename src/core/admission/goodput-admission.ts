@@ -14,13 +14,18 @@ import { lookupTenant } from '../config/tenant-schema.ts';
 import type { LlmRequest } from '../request/request.ts';
 import type { DegradeStep, SloClass } from '../request/slo-classes.ts';
 import type { Admission, AdmissionContext } from './admission.ts';
-import type { AdmissionDecision, Assessment, Degradation } from '../request/decision.ts';
+import type { AdmissionDecision, Assessment, Degradation, Rejection } from '../request/decision.ts';
 import type { GateInput, GateVerdict } from './gate.ts';
 import { budgetGate, type BudgetGate } from './budget/budget-gate.ts';
 import { checkContract } from './contract-gate.ts';
 import { checkMemory } from './memory-gate.ts';
 import { drainRetryAfterMs } from './retry-after.ts';
-import { assessDeadline, checkDeadline, type DeadlineView } from './deadline-gate.ts';
+import {
+  assessDeadline,
+  checkDeadline,
+  checkLeastWait,
+  type DeadlineView,
+} from './deadline-gate.ts';
 
 export const GOODPUT_ADMISSION = 'goodput';
 
@@ -81,6 +86,13 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
     // The completion slack is the deadline less a prediction (≥ 0) less at least `marginMs`.
     deadlineMarginMs: on('deadline') ? cfg.marginMs : 0,
     initState: () => ({ budgets: budgetGate() }),
+    refuseUnread(ctx, cls, tenant, promptTokensAtMost): Rejection | undefined {
+      // Only where a refusal by the deadline gate is final: a class that defers, or whose
+      // ladder ends in deferral, would wait instead.
+      if (!on('deadline') || !cfg.refuseUnread || defersUnderOverload(cls)) return undefined;
+      const leastWaitMs = ctx.fleet.leastWaitMs(cls.name, tenant, promptTokensAtMost);
+      return checkLeastWait(ctx.fleet, cls, leastWaitMs, deadlineParams);
+    },
     decide(state, req, ctx): AdmissionDecision {
       const input = inputFor(req, ctx);
       for (const check of [
@@ -125,6 +137,11 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
       state.budgets.settle(req, outputTokens, gpuMs, nowMs);
     },
   };
+}
+
+function defersUnderOverload(cls: SloClass): boolean {
+  if (cls.overload === 'defer' || cls.overload === 'leftover-only') return true;
+  return cls.degrade.some((step) => step.level === 4 && step.mode === 'defer');
 }
 
 type Rung = { degradation: Degradation; view: DeadlineView } | 'defer' | 'reject' | undefined;

@@ -31,6 +31,7 @@ const gate = z.discriminatedUnion('type', [
           sure_wait_quantile: z.number().min(50).max(100).optional(),
           queue_target_ratio: ratio.optional(),
           queue_interval_ms: ms.optional(),
+          refuse_unread: z.boolean().optional(),
         })
         .strict()
         .optional(),
@@ -119,6 +120,11 @@ export type AdmissionConfig =
        */
       readonly queueTargetRatio: number;
       readonly queueIntervalMs: number;
+      /**
+       * Deadline gate: refuse from the queue alone, before a request's body is read, what the
+       * queue-delay target would refuse whatever the body asks (`Admission.refuseUnread`).
+       */
+      readonly refuseUnread: boolean;
       readonly retryAfterMinMs: number;
       readonly retryAfterMaxMs: number;
     };
@@ -169,6 +175,7 @@ export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionC
     sureWaitQuantile: deadline?.sure_wait_quantile ?? 90,
     queueTargetRatio: deadline?.queue_target_ratio ?? 0.15,
     queueIntervalMs: deadline?.queue_interval_ms ?? 1000,
+    refuseUnread: deadline?.refuse_unread ?? true,
     retryAfterMinMs: a.retry_after?.min_ms ?? 500,
     retryAfterMaxMs: a.retry_after?.max_ms ?? 60_000,
   };

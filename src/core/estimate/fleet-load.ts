@@ -60,4 +60,11 @@ export interface FleetLoad {
     tenant?: string,
     adapter?: string,
   ): QueueAhead;
+  /**
+   * A floor under the `waitMs` `queueAhead` predicts for any request of `cls` from `tenant` that
+   * prefills at most `promptTokensAtMost` tokens, whatever else it asks: what a host can know
+   * before it reads a request's body. 0 when such a request could be a long prompt (its wait is
+   * its own) or could be placed at once.
+   */
+  leastWaitMs(cls: SloClassName, tenant: string, promptTokensAtMost: Tokens): Ms;
 }

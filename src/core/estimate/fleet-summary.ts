@@ -267,6 +267,18 @@ class FleetSummary implements FleetLoad {
     };
   }
 
+  leastWaitMs(cls: SloClassName, tenant: string, promptTokensAtMost: Tokens): Ms {
+    const itl = this.#classes[cls].objectives.itlP99Ms;
+    if (this.#replicas.length === 0) return 0;
+    if (itl !== undefined && this.#placement.isLongPrompt(promptTokensAtMost, itl)) return 0;
+    // Each term of the ordinary wait grows with the request's size — the dispatch rate's
+    // stand-in, the running requests that must end first, whether it fits now — or does not
+    // depend on it (the queue ahead, the head's wait, the tenant's pace); so the smallest
+    // request's modelled wait is the least, at the least calibration of any prompt that size.
+    const { modelledWaitMs = 0 } = this.queueAhead(cls, 1, 1, 1, tenant);
+    return modelledWaitMs * (this.#learners.calibration?.leastFactor(cls, promptTokensAtMost) ?? 1);
+  }
+
   #oldestOffered(priority: number, tenant?: string): Ms {
     const oldest = this.#oldest;
     if (oldest?.priority === priority && oldest.tenant === tenant) return oldest.ms;

@@ -63,9 +63,26 @@ export class WaitCalibration {
     return this.at(cls, promptTokens, this.params.sureQuantile);
   }
 
+  /** The least `factor` of any prompt of `cls` prefilling at most `promptTokensAtMost` tokens. */
+  leastFactor(cls: SloClassName, promptTokensAtMost: Tokens): number {
+    let least = 1; // a bucket without samples
+    const byBucket = this.buckets.get(cls);
+    if (byBucket === undefined) return least;
+    const last = Math.min(byBucket.length - 1, bucketOf(promptTokensAtMost));
+    for (let b = 0; b <= last; b++) {
+      const w = byBucket[b];
+      if (w !== undefined) least = Math.min(least, this.ofWindow(w, 50));
+    }
+    return least;
+  }
+
   private at(cls: SloClassName, promptTokens: Tokens, q: number): number {
     const w = this.buckets.get(cls)?.[bucketOf(promptTokens)];
     if (w === undefined) return 1;
+    return this.ofWindow(w, q);
+  }
+
+  private ofWindow(w: SortedWindow, q: number): number {
     const r = w.quantile(q);
     // A bucket with few samples may only make the model more cautious, never bolder.
     return w.size < this.params.minSamples ? Math.max(1, r) : r;

@@ -20,6 +20,7 @@ import type { Demand } from '../request/demand.ts';
 export type DecisionResult = 'admit' | 'degrade' | 'defer' | 'reject' | 'expire' | 'abort';
 
 const r3 = (x: number) => Math.round(x * 1e3) / 1e3;
+const nullable = (x: number | null | undefined) => (x == null ? null : r3(x));
 
 export interface DecisionRecord {
   readonly request_id: string;
@@ -61,7 +62,11 @@ export interface DecisionRecord {
     readonly retry_after_ms: number | null;
     readonly slack_ms: number | null;
     readonly predicted_ttft_ms: number | null;
-    /** The wait in the queue predicted at the door (part of predicted_ttft_ms). */
+    /**
+     * The wait in the queue predicted at the door (part of predicted_ttft_ms); for a refusal
+     * from the queue alone, made before the request was read, the least any request like it
+     * would have had.
+     */
     readonly predicted_wait_ms: number | null;
     /** The target sojourn queue-delay control held the wait to; null when not in force. */
     readonly queue_target_ms: number | null;
@@ -103,6 +108,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
   const o = d.cls.objectives;
   const a = d.decision;
   const demand = d.demand;
+  const queue = a.outcome === 'reject' ? a.queue : undefined;
   return {
     request_id: d.req.id,
     tenant: d.req.tenant,
@@ -139,8 +145,8 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
       retry_after_ms: a.outcome === 'reject' ? (a.retryAfterMs ?? null) : null,
       slack_ms: a.assessment?.slackMs == null ? null : r3(a.assessment.slackMs),
       predicted_ttft_ms: a.assessment === undefined ? null : r3(a.assessment.predictedTtftMs),
-      predicted_wait_ms: a.assessment === undefined ? null : r3(a.assessment.waitMs),
-      queue_target_ms: a.assessment?.queueTargetMs == null ? null : r3(a.assessment.queueTargetMs),
+      predicted_wait_ms: nullable(a.assessment?.waitMs ?? queue?.leastWaitMs),
+      queue_target_ms: nullable(a.assessment?.queueTargetMs ?? queue?.targetMs),
       degrade_level: a.outcome === 'admit' ? (a.degradation?.level ?? null) : null,
       degraded_max_tokens: a.outcome === 'admit' ? (a.degradation?.maxTokens ?? null) : null,
       dropped_input_tokens:

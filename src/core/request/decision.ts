@@ -103,6 +103,11 @@ export type AdmissionDecision =
       /** Present for `context_length`: the sizes that did not fit. */
       readonly context?: ContextOverflow;
       readonly assessment?: Assessment;
+      /**
+       * A refusal from the queue alone, before the request was read (`Admission.refuseUnread`):
+       * the least wait any request like it would have had, and the target it passed.
+       */
+      readonly queue?: { readonly leastWaitMs: Ms; readonly targetMs: Ms };
     };
 
 export type Rejection = Extract<AdmissionDecision, { outcome: 'reject' }>;

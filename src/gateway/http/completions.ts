@@ -127,17 +127,19 @@ async function complete(
     tenant = tenantFor(tenant, headers.fairness, deps.keys.required, deps.policy.tenants);
     const policyTenant = lookupTenant(deps.policy.tenants, tenant);
     const cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
-    // A deadline out of reach is refused unread, from the headers or while the body uploads —
-    // unless the request carries an idempotency key, whose answer the door may hold from an
-    // earlier attempt.
+    // A deadline out of reach is refused unread, from the headers or while the body uploads;
+    // so is any request the queue alone rules out, whatever its body asks — unless the request
+    // carries an idempotency key, whose answer the door may hold from an earlier attempt.
     let deadlineMs: Ms | undefined;
-    if (headers.deadlineEpochMs !== undefined && headers.idempotencyKey === undefined) {
+    if (headers.idempotencyKey === undefined) {
       const nowMs = deps.nowMs();
-      deadlineMs = clientDeadline(headers, nowMs, deps);
-      const outOfReach = deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs);
-      if (outOfReach !== undefined) {
+      if (headers.deadlineEpochMs !== undefined) deadlineMs = clientDeadline(headers, nowMs, deps);
+      const refusal =
+        deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs) ??
+        deps.gateway.refusedForQueue(cls, tenant, promptTokensAtMost(inbound));
+      if (refusal !== undefined) {
         const req = unreadRequest(id, nowMs, tenant, cls, deadlineMs);
-        return refusedUnread(inbound, req, outOfReach, deps);
+        return refusedUnread(inbound, req, refusal, deps);
       }
     }
     let bodyText: string;
@@ -242,6 +244,18 @@ function refusedUnread(
 }
 
 /** A request as its headers alone tell it: no prompt read. */
+/**
+ * The most prompt tokens a body of the declared length can carry, by the estimate the gateway
+ * sizes prompts with (../../openai/prompt-tokens.ts): a text token is 4 characters, a token id
+ * at least 2 bytes (`1,`), a message's 4 tokens of template overhead far more than 4 bytes of
+ * JSON — so no more tokens than bytes. Unknown (a chunked upload): any number.
+ */
+function promptTokensAtMost(inbound: Inbound): number {
+  const declared = inbound.header('content-length');
+  const bytes = declared === null ? NaN : Number(declared);
+  return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : Infinity;
+}
+
 function unreadRequest(
   id: string,
   arrivalMs: Ms,
