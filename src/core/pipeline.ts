@@ -216,23 +216,23 @@ export class Pipeline<H> {
    * `tenant` that prefills at most `promptTokensAtMost` tokens, whatever else it asks (the
    * admission policy's `refuseUnread`): a host may give it before it reads the request's body,
    * and refuse with `refuse`. Under a flood that is most refusals, at the cost of a refusal from
-   * the headers. Undefined when only `offer` can tell.
+   * the headers. Undefined when only `offer` can tell. `replicas`: the ready replicas, asked for
+   * only when the queue may rule the request out.
    */
   refusedForQueue(
     cls: SloClassName,
     tenant: string,
     promptTokensAtMost: Tokens,
     nowMs: Ms,
-    replicas: readonly ReplicaSnapshot[],
+    replicas: () => readonly ReplicaSnapshot[],
   ): Rejection | undefined {
     const c = this.policy.classes[cls];
     if (c === undefined || this.admission.refuseUnread === undefined) return undefined;
-    return this.admission.refuseUnread(
-      this.context(nowMs, replicas),
-      c,
-      tenant,
-      promptTokensAtMost,
-    );
+    // The queue alone rules a request out only while its class's queue-delay control is in
+    // force: otherwise nothing is asked, not even the replicas (the cost of every request read).
+    if (this.learned.queueDelay?.inForce(cls, nowMs) !== true) return undefined;
+    const ctx = this.context(nowMs, replicas());
+    return this.admission.refuseUnread(ctx, c, tenant, promptTokensAtMost);
   }
 
   /** When a client deadline goes out of reach: from then on `refusedUnread` refuses it. */

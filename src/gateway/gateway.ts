@@ -178,7 +178,9 @@ export class Gateway {
     promptTokensAtMost: number,
   ): Rejection | undefined {
     const now = this.deps.clock.now();
-    return this.pipeline.refusedForQueue(cls, tenant, promptTokensAtMost, now, this.snapshots());
+    return this.pipeline.refusedForQueue(cls, tenant, promptTokensAtMost, now, () =>
+      this.snapshots(),
+    );
   }
 
   /** A first attempt is demand the autoscaler sees; a prompt unread (null) has no size to add. */

@@ -264,11 +264,7 @@ export function simulate(opts: SimulationOptions): Report {
     if (asked.idempotencyKey !== undefined) return undefined;
     const refusal =
       pipeline.refusedUnread(asked.deadlineMs, now) ??
-      pipeline.refusedForQueue(
-        asked.sloClass,
-        asked.tenant,
-        asked.inputTokens,
-        now,
+      pipeline.refusedForQueue(asked.sloClass, asked.tenant, asked.inputTokens, now, () =>
         fleet.snapshots(),
       );
     return refusal === undefined
