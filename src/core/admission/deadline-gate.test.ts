@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import {
   assessDeadline,
   checkDeadline,
+  checkLeastWait,
   type DeadlineGateParams,
   type DeadlineView,
 } from './deadline-gate.ts';
@@ -16,6 +17,7 @@ import {
   type WantVerdict,
 } from './admission-test-kit.ts';
 import type { Demand } from '../request/demand.ts';
+import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
 import type { LlmRequest } from '../request/request.ts';
 
 /** Margin = 100 ms + 10% of the prediction. */
@@ -404,4 +406,27 @@ test('deadline: only a class that queues under overload has the target yield, up
   assert.equal(assess('reasoning', 9_000), 9_000);
   assert.equal(assess('reasoning', null), 10_000, 'its 10 s TTFT before a budget is learned');
   assert.equal(assess('interactive', 1_800), null, 'reject-fast keeps the target');
+});
+
+test('checkLeastWait: refuses only a floor past a target in force, unless the class would yield at it', () => {
+  const cls = DEFAULT_SLO_CLASSES.interactive;
+  const reasoning = DEFAULT_SLO_CLASSES.reasoning;
+  const inForce = fleet({ queueTargetMs: () => 300, queueBudgetMs: () => 1_500 });
+  assert.equal(checkLeastWait(fleet(), cls, 5_000, DEADLINE), undefined, 'no target in force');
+  assert.equal(checkLeastWait(inForce, cls, 300, DEADLINE), undefined, 'at the target');
+  assert.equal(checkLeastWait(inForce, cls, 0, DEADLINE), undefined, 'no floor');
+  assert.deepEqual(checkLeastWait(inForce, cls, 2_300, DEADLINE), {
+    outcome: 'reject',
+    reason: 'deadline',
+    status: 503,
+    // The queue must drain the floor's 2,000 ms past the target.
+    retryAfterMs: 2_000,
+    queue: { leastWaitMs: 2_300, targetMs: 300 },
+  });
+  // A class that queues under overload yields to lower work waiting, up to its queue budget.
+  const lowerWaits = fleet({ ...inForce, lowerWaiting: () => true });
+  assert.equal(reasoning.overload, 'queue');
+  assert.equal(checkLeastWait(lowerWaits, reasoning, 1_500, DEADLINE), undefined);
+  assert.equal(checkLeastWait(lowerWaits, reasoning, 1_501, DEADLINE)?.reason, 'deadline');
+  assert.equal(checkLeastWait(lowerWaits, cls, 1_000, DEADLINE)?.reason, 'deadline');
 });

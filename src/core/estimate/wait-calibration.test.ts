@@ -44,6 +44,20 @@ test('wait calibration: until a bucket has enough samples it may only raise the 
   assert.equal(d.factor('interactive', 1_000), 15, 'one long wait is heeded at once');
 });
 
+test('wait calibration: the least factor of any prompt up to a size — never above 1, a bucket past it left out', () => {
+  const c = new WaitCalibration(params);
+  assert.equal(c.leastFactor('interactive', 10_000), 1, 'nothing learned');
+  for (let i = 0; i < 4; i++) c.observe('interactive', 1_100, 100, 300);
+  assert.equal(c.leastFactor('interactive', 10_000), 1, 'a slower bucket does not raise it');
+  for (let i = 0; i < 4; i++) c.observe('interactive', 3_000, 100, 40);
+  for (let i = 0; i < 3; i++) c.observe('interactive', 200, 100, 10);
+  assert.equal(c.leastFactor('interactive', 10_000), 0.4, 'the least trusted bucket');
+  assert.equal(c.leastFactor('interactive', 2_047), 1, 'the 3,000-token bucket lies past 2,047');
+  c.observe('interactive', 200, 100, 10);
+  assert.equal(c.leastFactor('interactive', 2_047), 0.1, 'once the 200-token bucket is trusted');
+  assert.equal(c.leastFactor('batch', 10_000), 1, 'another class');
+});
+
 test('wait calibration: a window of recent waits — old ones leave', () => {
   const c = new WaitCalibration(params);
   for (let i = 0; i < 8; i++) c.observe('interactive', 1_000, 100, 300);

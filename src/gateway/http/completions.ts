@@ -134,9 +134,12 @@ async function complete(
     if (headers.idempotencyKey === undefined) {
       const nowMs = deps.nowMs();
       if (headers.deadlineEpochMs !== undefined) deadlineMs = clientDeadline(headers, nowMs, deps);
+      // A gateway draining says so (below), whatever its queue.
       const refusal =
         deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs) ??
-        deps.gateway.refusedForQueue(cls, tenant, promptTokensAtMost(inbound));
+        (deps.inFlight.draining
+          ? undefined
+          : deps.gateway.refusedForQueue(cls, tenant, promptTokensAtMost(inbound)));
       if (refusal !== undefined) {
         const req = unreadRequest(id, nowMs, tenant, cls, deadlineMs);
         return refusedUnread(inbound, req, refusal, deps);
