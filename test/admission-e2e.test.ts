@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
 import type { DecisionRecord } from '../src/core/observe/decision-record.ts';
-import type { ResolvedPolicy } from '../src/core/config/policy.ts';
+import { resolvePolicy, type ResolvedPolicy } from '../src/core/config/policy.ts';
+import { PRESETS } from '../src/core/config/presets.ts';
 import { deterministicPart, run } from './helpers.ts';
 
 const overload: Partial<ScenarioSpec> = {
@@ -105,18 +106,23 @@ test('what is refused before its body is read is only what admission refuses hav
   // The floor under a request's wait (FleetLoad.leastWaitMs) must never pass the target where
   // the request's own predicted wait would not: then every request has the same fate with the
   // check and without it. Clients do not retry here, so a Retry-After changes nothing.
-  const on = loadPolicy('goodput');
-  assert.ok(on.admission.type === 'goodput' && on.admission.refuseUnread);
-  const off: ResolvedPolicy = { ...on, admission: { ...on.admission, refuseUnread: false } };
+  const preset = loadPolicy('goodput');
+  // 24 tenants of Zipf-skewed sizes, ordered by virtual token counters: a light tenant's wait
+  // is its fair pace, not the heavy ones' queue.
+  const fair = resolvePolicy({ ...PRESETS.goodput, tenants: { '*': { weight: 1 } } });
   const azure = { trace: 'test/fixtures/traces/azure-conv-200.csv', replicas: 1 };
   const burst = { rate: Infinity, numRequests: 300, input: 'exp:1155', output: 'exp:211' };
-  for (const spec of [
-    overload,
-    { ...azure, rateScale: 16 },
-    { ...azure, rateScale: 32 },
-    { ...azure, rateScale: 8, burstiness: 0.2 },
-    { ...burst, replicas: 2 },
-  ] as Partial<ScenarioSpec>[]) {
+  const tenants = { tenants: 'zipf:24:1.2', rate: 110, numRequests: 1_500, classes: 'interactive' };
+  for (const [spec, on] of [
+    [overload, preset],
+    [{ ...azure, rateScale: 16 }, preset],
+    [{ ...azure, rateScale: 32 }, preset],
+    [{ ...azure, rateScale: 8, burstiness: 0.2 }, preset],
+    [{ ...burst, replicas: 2 }, preset],
+    [{ ...tenants, input: 'sharegpt-vllm', output: 'sharegpt-vllm' }, fair],
+  ] as [Partial<ScenarioSpec>, ResolvedPolicy][]) {
+    assert.ok(on.admission.type === 'goodput' && on.admission.refuseUnread);
+    const off: ResolvedPolicy = { ...on, admission: { ...on.admission, refuseUnread: false } };
     const a = withRecords(spec, on);
     const b = withRecords(spec, off);
     const fate = (rs: DecisionRecord[]) =>
