@@ -70,11 +70,7 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
   const predictedE2e = sureTtftMs + output * fleet.decodeStepMs;
   const e2eSlackMs =
     completeBy === Infinity ? null : completeBy - nowMs - predictedE2e - margin(predictedE2e);
-  const yieldBudget = fleet.queueBudgetMs(cls.name) ?? cls.objectives.ttftMs;
-  const yieldWaitMs =
-    cls.overload === 'queue' && yieldBudget !== undefined && fleet.lowerWaiting(cls.name)
-      ? yieldBudget
-      : null;
+  const yieldWaitMs = yieldsUpTo(fleet, cls);
   return {
     demand,
     slackMs,
@@ -85,6 +81,14 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
     e2eSlackMs,
     yieldWaitMs,
   };
+}
+
+/** Up to what wait the class's queue-delay target yields to priority (`DeadlineView.yieldWaitMs`). */
+function yieldsUpTo(fleet: FleetLoad, cls: SloClass): Ms | null {
+  const budget = fleet.queueBudgetMs(cls.name) ?? cls.objectives.ttftMs;
+  return cls.overload === 'queue' && budget !== undefined && fleet.lowerWaiting(cls.name)
+    ? budget
+    : null;
 }
 
 /**
@@ -129,10 +133,8 @@ export function checkLeastWait(
   if (leastWaitMs <= 0) return undefined;
   const targetMs = fleet.queueTargetMs(cls.name, leastWaitMs);
   if (targetMs === null || leastWaitMs <= targetMs) return undefined;
-  const yieldBudget = fleet.queueBudgetMs(cls.name) ?? cls.objectives.ttftMs;
-  const mayYield =
-    cls.overload === 'queue' && yieldBudget !== undefined && fleet.lowerWaiting(cls.name);
-  if (mayYield && leastWaitMs <= yieldBudget) return undefined;
+  const yieldWaitMs = yieldsUpTo(fleet, cls);
+  if (yieldWaitMs !== null && leastWaitMs <= yieldWaitMs) return undefined;
   const retryAfterMs = drainRetryAfterMs(
     leastWaitMs - targetMs,
     p.retryAfterMinMs,

@@ -246,7 +246,6 @@ function refusedUnread(
   );
 }
 
-/** A request as its headers alone tell it: no prompt read. */
 /**
  * The most prompt tokens a body of the declared length can carry, by the estimate the gateway
  * sizes prompts with (../../openai/prompt-tokens.ts): a text token is 4 characters, a token id
@@ -259,6 +258,7 @@ function promptTokensAtMost(inbound: Inbound): number {
   return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : Infinity;
 }
 
+/** A request as its headers alone tell it: no prompt read. */
 function unreadRequest(
   id: string,
   arrivalMs: Ms,
