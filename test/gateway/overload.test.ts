@@ -3,7 +3,16 @@
 // backend that dies mid-stream ends the client's stream with an error event.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { engines, gateway, metricValue, postChat } from './gateway-kit.ts';
+import {
+  aftermath,
+  engines,
+  gateway,
+  metricValue,
+  postChat,
+  rawPost,
+  until,
+  type Answer,
+} from './gateway-kit.ts';
 
 const slow = { profile: 'const:step_ms=10', maxNumSeqs: 4 };
 
@@ -153,4 +162,51 @@ test('a standing overload is refused before bodies are read, each refusal record
   assert.ok(unread > 0, 'some of the standing overload was refused unread');
   const offered = await metricValue(gw.url, 'goodput_offered_requests_total');
   assert.equal(offered, answers.length, 'every request is counted, read or not');
+});
+
+test('hostile bodies in a standing overload: refused unread or refused for their fault, never a failure, and the gateway serves again', async () => {
+  const backends = await engines(2, slow);
+  const gw = await gateway(backends, 'goodput', { engine: slow });
+  const wave = (n: number) =>
+    Array.from({ length: n }, (_, i) =>
+      postChat(gw.url, {
+        messages: [{ role: 'user', content: `wave ${i}` }],
+        max_tokens: 60,
+        ignore_eos: true,
+      }).then((r) => r.arrayBuffer()),
+    );
+  const depth = 5_000;
+  const hostile = [
+    // 10 KB of nested arrays in an unknown field, a truncated body, a prototype key.
+    `{"model":"llama-3-8b","messages":[{"role":"user","content":"x"}],"max_tokens":3,"x":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+    '{"model":"llama-3-8b","messages":[{"role":"user","content":"x"',
+    '{"model":"llama-3-8b","messages":[{"role":"user","content":"x"}],"__proto__":{"admin":true}}',
+  ];
+  // A burst fills the queue; the hostile bodies arrive with the waves after it, while the queue
+  // stands, until one of them is refused before it is read.
+  await Promise.all(wave(150));
+  const answers: Answer[] = [];
+  for (let round = 0; round < 6; round++) {
+    const [sent] = await Promise.all([
+      Promise.all(hostile.flatMap((body) => [1, 2].map(() => rawPost(gw.url, body)))),
+      ...wave(150),
+    ]);
+    answers.push(...sent);
+    if (sent.some((a) => a.status === 503)) break;
+  }
+  for (const a of answers) {
+    const reason = a.header('x-goodput-reason');
+    assert.ok(
+      (a.status === 503 && reason === 'deadline') || a.status === 400,
+      `${a.status} ${reason} ${a.body}`,
+    );
+    assert.match(a.header('x-goodput-request-id') ?? '', /./);
+  }
+  assert.ok(
+    answers.some((a) => a.status === 503),
+    'a hostile body refused unread, its fault never looked at',
+  );
+  // Once the overload has drained, a well-formed request is served and no backend was blamed.
+  await until(async () => (await aftermath(gw.url)).chat === 200);
+  assert.deepEqual(await aftermath(gw.url), { chat: 200, readyz: 200, breakersOpen: 0 });
 });
