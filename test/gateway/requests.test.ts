@@ -164,6 +164,62 @@ test('a refused body that keeps coming: 413 with Connection: close, and the gate
   assert.equal((await postChat(gw.url, ok, { authorization: 'Bearer sk-acme' })).status, 200);
 });
 
+test('requests read together, more than the gateway holds answers for, are each answered in order', async () => {
+  // Each request is refused for its own `max_tokens`, so each answer says which it was.
+  const { port } = new URL(gw.url);
+  const requestText = (n: number) => {
+    const body = JSON.stringify({ ...ok, max_tokens: -n });
+    return (
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer sk-acme\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    );
+  };
+  /** Sends the requests for `ns` at once on one connection; their answers as they came. */
+  const exchange = (ns: readonly number[]) =>
+    new Promise<{ status: number; id: string; body: string }[]>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1');
+      const answers: { status: number; id: string; body: string }[] = [];
+      let got = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => {
+        got += d;
+        for (;;) {
+          const headEnd = got.indexOf('\r\n\r\n');
+          if (headEnd < 0) break;
+          const head = got.slice(0, headEnd);
+          const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1]);
+          if (got.length < headEnd + 4 + length) break;
+          answers.push({
+            status: Number(head.slice(9, 12)),
+            id: /\r\nx-goodput-request-id: (\S+)/i.exec(head)?.[1] ?? '',
+            body: got.slice(headEnd + 4, headEnd + 4 + length),
+          });
+          got = got.slice(headEnd + 4 + length);
+        }
+        if (answers.length === ns.length) socket.end(() => resolve(answers));
+      });
+      socket.once('error', reject);
+      socket.write(ns.map(requestText).join(''));
+    });
+  const ns = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
+  const [pipelined, ...single] = await Promise.all([
+    exchange(ns(1, 100)),
+    ...ns(101, 100).map((n) => exchange([n])),
+  ]);
+  const ids = new Set<string>();
+  const check = (answers: { status: number; id: string; body: string }[], sent: number[]) => {
+    assert.equal(answers.length, sent.length);
+    answers.forEach((a, i) => {
+      assert.equal(a.status, 400);
+      assert.match(a.body, new RegExp(`max_tokens: .*, got -${sent[i]}"`));
+      ids.add(a.id);
+    });
+  };
+  check(pipelined, ns(1, 100));
+  single.forEach((answers, i) => check(answers, [101 + i]));
+  assert.equal(ids.size, 200, 'every answer names a request of its own');
+});
+
 test('Expect: 100-continue: a body the gateway would refuse is never asked for; one it reads is', async () => {
   // Sends the head alone and returns what the gateway answers first; `body`, if given, goes
   // once a 100 Continue has come.

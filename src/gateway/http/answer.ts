@@ -49,6 +49,17 @@ export function writeWhole(res: ServerResponse, a: Whole): void {
 
 /** Whole answers decided in this turn of the event loop, written when its reads are done. */
 const held: Array<[ServerResponse, Whole]> = [];
+/** Whether a turn-end write of `held` is asked for. */
+let writeAsked = false;
+
+/**
+ * The most whole answers held at once; one more writes them all now. Every request held keeps
+ * its request and response alive, and a turn under a flood reads hundreds: those a young-
+ * generation collection finds still held were copied, and those found twice promoted to the
+ * old generation — ~0.55 MB per collection, against ~0.1 MB with at most 32 held
+ * (bench/RESULTS.md, "Held answers in groups of 32").
+ */
+const MOST_HELD = 32;
 
 function writeHeld(): void {
   for (const [res, a] of held) writeWhole(res, a);
@@ -57,14 +68,22 @@ function writeHeld(): void {
 
 /**
  * `writeWhole` at the end of this turn of the loop (`atTurnEnd`), together with every other
- * answer decided in it. Under a flood of refusals the loop reads many requests a turn; writing
- * each answer as soon as it was decided put a write syscall between every two requests read,
- * and answering them together after the reads costs the gateway ~15% less CPU per refusal
- * (bench/RESULTS.md, "Whole answers at the end of the loop's turn"). An answer waits at most
- * one turn, and a connection's answers keep their order.
+ * answer decided in it — or, when MOST_HELD are waiting, at once with those. Under a flood of
+ * refusals the loop reads many requests a turn; writing each answer as soon as it was decided
+ * put a write syscall between every two requests read, and answering them together after the
+ * reads costs the gateway ~15% less CPU per refusal (bench/RESULTS.md, "Whole answers at the
+ * end of the loop's turn"). An answer waits at most one turn, and a connection's answers keep
+ * their order.
  */
 export function writeAtTurnEnd(res: ServerResponse, a: Whole): void {
-  if (held.push([res, a]) === 1) atTurnEnd(writeHeld);
+  if (held.push([res, a]) >= MOST_HELD) writeHeld();
+  else if (!writeAsked) {
+    writeAsked = true;
+    atTurnEnd(() => {
+      writeAsked = false;
+      writeHeld();
+    });
+  }
 }
 
 /**
