@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { TextRing } from './text-ring.ts';
 
 test('keeps the newest texts, each for its TTL, at most one per slot', () => {
@@ -81,8 +82,10 @@ test('a text longer than the ring is not kept, and takes nothing with it', () =>
   assert.equal(r.get('a', 0), 'short');
 });
 
-test('empty texts take no bytes and never shield older texts from a wrap', () => {
-  const r = new TextRing(8, 40);
+test('empty texts are kept, and wrap like any other', () => {
+  // Each record holds its key's bytes too: the longest here, `k199` and 11 bytes of text, at
+  // most 3 bytes a character, fits in 64.
+  const r = new TextRing(8, 64);
   for (let i = 0; i < 200; i++) {
     const text = i % 3 === 0 ? '' : `t${i}-${'x'.repeat(i % 7)}`;
     r.set(`k${i}`, text, 0);
@@ -92,4 +95,18 @@ test('empty texts take no bytes and never shield older texts from a wrap', () =>
       if (before !== undefined) assert.ok(before === '' || before.startsWith(`t${i - 1}-`));
     }
   }
+});
+
+test("at the gateway's size, every one of the newest keys is found and no older one", () => {
+  const slots = 20_000;
+  const r = new TextRing(slots, 24 * 1024 * 1024);
+  const keys = Array.from({ length: 3 * slots }, () => randomUUID());
+  keys.forEach((k, i) => r.set(k, `{"n":${i}}`, 0));
+  let found = 0;
+  keys.forEach((k, i) => {
+    const got = r.get(k, 0);
+    if (i < keys.length - slots) assert.equal(got, undefined, `${i}: evicted`);
+    else if (got === `{"n":${i}}`) found++;
+  });
+  assert.equal(found, slots);
 });
