@@ -83,11 +83,11 @@ export class Learned {
 
   /** A dispatched ticket ended; `completed` when it ran to its natural end (EOS or max tokens). */
   ended<H>(t: Ticket<H>, outputTokens: Tokens, completed: boolean): void {
-    // Only natural ends teach the length model; a capped output says nothing of the true length.
+    if (!completed) return;
+    // An output cut at its cap is a lower bound of the true length: the length model keeps it
+    // as one, and the prediction error, which needs the true length, leaves it out.
     const capped = t.req.maxTokens !== undefined && outputTokens >= t.req.maxTokens;
-    if (completed && !capped) {
-      this.outputs.observe(t.cls.name, t.req.tenant, outputTokens);
-      this.errors.recordOutput(t.demand.output.p90, outputTokens);
-    }
+    this.outputs.observe(t.cls.name, t.req.tenant, outputTokens, capped);
+    if (!capped) this.errors.recordOutput(t.demand.output.p90, outputTokens);
   }
 }

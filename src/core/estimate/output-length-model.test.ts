@@ -119,3 +119,20 @@ test('rejects invalid options and observations', () => {
   assert.throws(() => m.observe('batch', 'a', -1), RangeError);
   assert.throws(() => m.observe('batch', 'a', NaN), RangeError);
 });
+
+test('outputs cut at their max_tokens teach the cap, not nothing', () => {
+  const m = new OutputLengthModel({ window: 16, minSamples: 4, prior });
+  // Every request runs to its cap of 256: before, none of them was learned and the prior's
+  // p50 of 200 stood, so the requests running were predicted to end early.
+  for (let i = 0; i < 4; i++) m.observe('interactive', 'a', 256, true);
+  assert.deepEqual(m.predict('interactive', 'a', 256), {
+    p10: 256,
+    p50: 256,
+    p90: 256,
+    source: 'tenant',
+  });
+  // A tenant whose requests end on their own at 40 keeps its 40, whatever the cut ones say.
+  for (let i = 0; i < 4; i++) m.observe('interactive', 'b', 40);
+  for (let i = 0; i < 4; i++) m.observe('interactive', 'b', 16, true);
+  assert.equal(m.predict('interactive', 'b').p50, 40);
+});

@@ -2,12 +2,15 @@
  * Learns output lengths online, per (class, tenant) and per class, from finished requests, and
  * predicts p50/p90 for a new one. The most specific history with enough samples wins: the
  * tenant's own in this class, then the class's, then the configured prior. Memory is bounded:
- * one window of at most `window` values per (class, tenant) seen, plus one per class.
+ * one window of at most `window` values per (class, tenant) seen, plus one per class. An output
+ * cut at its request's max_tokens is kept as what it is, a lower bound of the length the
+ * request would have reached (`CensoredWindow`): under a load whose requests all run to their
+ * cap, the model learns the cap.
  */
 import type { OutputPrediction } from '../request/demand.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
 import type { Tokens } from '../request/units.ts';
-import { SortedWindow } from '../stats/sorted-window.ts';
+import { CensoredWindow } from '../stats/censored-window.ts';
 
 export interface OutputLengthModelOptions {
   /** Most recent outputs remembered per (class, tenant) and per class. */
@@ -18,9 +21,9 @@ export interface OutputLengthModelOptions {
 }
 
 interface ClassHistory {
-  readonly all: SortedWindow;
+  readonly all: CensoredWindow;
   // Nested maps, not `${cls}/${tenant}` keys: the hot path builds no strings.
-  readonly byTenant: Map<string, SortedWindow>;
+  readonly byTenant: Map<string, CensoredWindow>;
 }
 
 /** Output lengths as a distribution: the fraction of outputs of at most `tokens`. */
@@ -55,23 +58,26 @@ export class OutputLengthModel {
     this.prior = prior;
   }
 
-  /** Records one finished request's output length in its tenant's and its class's windows. */
-  observe(cls: SloClassName, tenant: string, outputTokens: Tokens): void {
+  /**
+   * Records one finished request's output length in its tenant's and its class's windows;
+   * `capped`: it was cut at its max_tokens, so its true length is at least that.
+   */
+  observe(cls: SloClassName, tenant: string, outputTokens: Tokens, capped = false): void {
     if (!(outputTokens >= 0) || !Number.isFinite(outputTokens)) {
       throw new RangeError(`OutputLengthModel.observe: expected tokens ≥ 0, got ${outputTokens}`);
     }
     let history = this.classes.get(cls);
     if (history === undefined) {
-      history = { all: new SortedWindow(this.window), byTenant: new Map() };
+      history = { all: new CensoredWindow(this.window), byTenant: new Map() };
       this.classes.set(cls, history);
     }
     let own = history.byTenant.get(tenant);
     if (own === undefined) {
-      own = new SortedWindow(this.window);
+      own = new CensoredWindow(this.window);
       history.byTenant.set(tenant, own);
     }
-    own.add(outputTokens);
-    history.all.add(outputTokens);
+    own.add(outputTokens, capped);
+    history.all.add(outputTokens, capped);
   }
 
   /**
@@ -102,7 +108,11 @@ export class OutputLengthModel {
     return history.all.size >= this.minSamples ? history.all : undefined;
   }
 
-  private fromWindow(w: SortedWindow, source: 'tenant' | 'class', cap?: Tokens): OutputPrediction {
+  private fromWindow(
+    w: CensoredWindow,
+    source: 'tenant' | 'class',
+    cap?: Tokens,
+  ): OutputPrediction {
     return shape(w.quantile(10), w.quantile(50), w.quantile(90), source, cap);
   }
 }

@@ -68,6 +68,11 @@ export class SortedWindow {
     return this.n === 0 ? 0 : upperBound(this.sorted, this.n, x) / this.n;
   }
 
+  /** The values now in the window, ascending: a view, valid until the next `add`. */
+  ascending(): Float64Array {
+    return this.sorted.subarray(0, this.n);
+  }
+
   quantile(q: number): number {
     const n = this.n;
     return percentileSorted(n === this.sorted.length ? this.sorted : this.sorted.subarray(0, n), q);
