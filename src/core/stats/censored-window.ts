@@ -7,14 +7,13 @@
  * caps of others. While the window holds no bound it is exactly a `SortedWindow` (numpy-linear
  * quantiles, the empirical CDF), so the estimate changes only where something was cut.
  */
-import { SortedWindow } from './sorted-window.ts';
+import { SortedWindow, lowerBound, upperBound } from './sorted-window.ts';
 
 export class CensoredWindow {
   readonly capacity: number;
   /** Every value, a bound at its cut. */
   private readonly all: SortedWindow;
-  /** Arrival order, to know what leaves next: each value and whether it is a bound. */
-  private readonly ring: Float64Array;
+  /** In `all`'s arrival order: whether each value is a bound, and where the oldest is once full. */
   private readonly isBound: Uint8Array;
   private head = 0;
   /** The bounds now in the window, ascending. */
@@ -25,7 +24,6 @@ export class CensoredWindow {
   constructor(capacity: number) {
     this.all = new SortedWindow(capacity);
     this.capacity = capacity;
-    this.ring = new Float64Array(capacity);
     this.isBound = new Uint8Array(capacity);
   }
 
@@ -35,17 +33,16 @@ export class CensoredWindow {
 
   /** `bound`: `v` is only a lower bound of the true value. */
   add(v: number, bound = false): void {
-    const full = this.all.size === this.capacity;
-    const slot = full ? this.head : this.all.size;
-    if (full && this.isBound[slot] === 1) {
-      const leaving = this.ring[slot];
-      this.bounds.splice(firstAtLeast(this.bounds, leaving), 1);
+    const slot = this.all.size === this.capacity ? this.head : this.all.size;
+    const left = this.all.add(v);
+    if (left !== undefined) {
+      if (this.isBound[slot] === 1) {
+        this.bounds.splice(lowerBound(this.bounds, this.bounds.length, left), 1);
+      }
+      this.head = slot + 1 === this.capacity ? 0 : slot + 1;
     }
-    this.all.add(v);
-    this.ring[slot] = v;
     this.isBound[slot] = bound ? 1 : 0;
-    if (full) this.head = slot + 1 === this.capacity ? 0 : slot + 1;
-    if (bound) this.bounds.splice(firstAbove(this.bounds, v), 0, v);
+    if (bound) this.bounds.splice(upperBound(this.bounds, this.bounds.length, v), 0, v);
     this.steps = null;
   }
 
@@ -104,28 +101,4 @@ export class CensoredWindow {
     this.steps = { values, cdf };
     return this.steps;
   }
-}
-
-/** First index of `sorted` whose value is ≥ v. */
-function firstAtLeast(sorted: readonly number[], v: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** First index of `sorted` whose value is > v. */
-function firstAbove(sorted: readonly number[], v: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] <= v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

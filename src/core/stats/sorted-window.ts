@@ -32,7 +32,8 @@ export class SortedWindow {
     return this.n;
   }
 
-  add(v: number): void {
+  /** Adds `v`; returns the value it pushed out of a full window, if any. */
+  add(v: number): number | undefined {
     // NaN has no place in an order; letting one in would corrupt every later quantile.
     if (Number.isNaN(v)) throw new RangeError('SortedWindow.add: NaN');
     if (this.n < this.capacity) {
@@ -43,12 +44,12 @@ export class SortedWindow {
       this.sorted[p] = v;
       this.ring[n] = v;
       this.n = n + 1;
-      return;
+      return undefined;
     }
     const evicted = this.ring[this.head];
     this.ring[this.head] = v;
     this.head = this.head + 1 === this.capacity ? 0 : this.head + 1;
-    if (evicted === v) return;
+    if (evicted === v) return evicted;
     const sorted = this.sorted;
     // Remove and insert in one shift: only the values between the two positions move.
     const i = lowerBound(sorted, this.n, evicted);
@@ -60,6 +61,7 @@ export class SortedWindow {
       sorted.copyWithin(i, i + 1, p);
       sorted[p - 1] = v;
     }
+    return evicted;
   }
 
   /** numpy-linear percentile, q in [0, 100], of the values now in the window; NaN when empty. */
@@ -90,7 +92,7 @@ export class SortedWindow {
 }
 
 /** First index in sorted[0, n) whose value is ≥ v. */
-function lowerBound(sorted: Float64Array, n: number, v: number): number {
+export function lowerBound(sorted: ArrayLike<number>, n: number, v: number): number {
   let lo = 0;
   let hi = n;
   while (lo < hi) {
@@ -102,7 +104,7 @@ function lowerBound(sorted: Float64Array, n: number, v: number): number {
 }
 
 /** First index in sorted[0, n) whose value is > v. */
-function upperBound(sorted: Float64Array, n: number, v: number): number {
+export function upperBound(sorted: ArrayLike<number>, n: number, v: number): number {
   let lo = 0;
   let hi = n;
   while (lo < hi) {

@@ -53,11 +53,11 @@ const held: Array<[ServerResponse, Whole]> = [];
 let writeAsked = false;
 
 /**
- * The most whole answers held at once; one more writes them all now. Every request held keeps
- * its request and response alive, and a turn under a flood reads hundreds: those a young-
- * generation collection finds still held were copied, and those found twice promoted to the
- * old generation — ~0.55 MB per collection, against ~0.1 MB with at most 32 held
- * (bench/RESULTS.md, "Held answers in groups of 32").
+ * The most whole answers held at once: when that many wait, they are written at once. Every
+ * request held keeps its request and response alive, and a turn under a flood reads hundreds:
+ * those a young-generation collection finds still held were copied, and those found twice
+ * promoted to the old generation — ~0.55 MB per collection, against ~0.1 MB with at most 32
+ * held (bench/RESULTS.md, "Held answers in groups of 32").
  */
 const MOST_HELD = 32;
 
