@@ -293,6 +293,28 @@ test('a granted class is served; its decision can be looked up by the admin only
   assert.ok(!JSON.stringify(rec).includes('hi"'), 'never the prompt');
 });
 
+test('outputs that run to their max_tokens teach the length model: the next request is predicted from them', async () => {
+  const { minSamples } = gw.gateway.pipeline.policy.estimate;
+  const capped = { ...ok, max_tokens: 4, ignore_eos: true };
+  const lowly = { authorization: 'Bearer sk-lowly', 'x-goodput-class': 'batch' };
+  for (let i = 0; i < minSamples; i++) {
+    const res = await post(capped, lowly);
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { choices: { finish_reason: string }[] };
+    assert.equal(body.choices[0].finish_reason, 'length');
+  }
+  const res = await post(capped, lowly);
+  assert.equal(res.status, 200);
+  const rec = (await (
+    await fetch(`${gw.url}/admin/decisions/${res.headers.get('x-goodput-request-id')}`, {
+      headers: { authorization: 'Bearer admin-secret' },
+    })
+  ).json()) as { demand: { output_p50: number; output_source: string } };
+  // Before, an output cut at its cap taught nothing and the prior stood.
+  assert.equal(rec.demand.output_source, 'tenant');
+  assert.equal(rec.demand.output_p50, 4);
+});
+
 test('a completed answer is replayed for its Idempotency-Key, not executed twice', async () => {
   const first = await post(ok, { 'idempotency-key': 'k-123' });
   const body = await first.text();
