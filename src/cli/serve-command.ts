@@ -205,7 +205,7 @@ export function serveCommand(): Command {
                 failure: o.redisFailure as 'open' | 'closed',
                 replicas: o.gatewayReplicas as number,
               },
-        onDecision: decisions === null ? undefined : (r) => decisions.write(r),
+        onDecision: decisions === null ? undefined : (_, json) => decisions.write(json),
         log,
         autoscale,
         tracer: serveTracer(o, log),
@@ -273,8 +273,11 @@ function onSignals(
 /** The decision log at `path`; a path it cannot append to is a configuration error. */
 function decisionLogAt(path: string): DecisionLog {
   try {
-    return openDecisionLog(path, (e) =>
-      console.error(`goodput serve: decision log ${path}: ${e.message}; no more lines go there`),
+    return openDecisionLog(
+      path,
+      (e) =>
+        console.error(`goodput serve: decision log ${path}: ${e.message}; no more lines go there`),
+      epochMs,
     );
   } catch (e) {
     throw new ConfigError('--decisions', `a file it can append to (${(e as Error).message})`, path);

@@ -1,17 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import { epochMs } from '../runtime/wall-clock.ts';
 import { openDecisionLog } from './decision-log.ts';
 
-const record = (id: string) => ({ request_id: id, tenant: 'acme' }) as unknown as DecisionRecord;
+const record = (id: string) => JSON.stringify({ request_id: id, tenant: 'acme' });
 
 test('records are appended as JSON lines, and all of them are out once close resolves', async () => {
   const file = join(mkdtempSync(join(tmpdir(), 'goodput-dlog-')), 'decisions.jsonl');
   for (const run of [1, 2]) {
-    const log = openDecisionLog(file, (e) => assert.fail(e));
+    const log = openDecisionLog(file, (e) => assert.fail(e), epochMs);
     for (let i = 0; i < 1_000; i++) log.write(record(`run${run}-${i}`));
     await log.close();
   }
@@ -23,9 +23,40 @@ test('records are appended as JSON lines, and all of them are out once close res
   assert.equal(last.msg, 'decision');
 });
 
+test("a line is the record's keys inside pino's envelope, multi-byte text included", async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'goodput-dlog-')), 'decisions.jsonl');
+  const log = openDecisionLog(file, (e) => assert.fail(e), epochMs);
+  const before = Math.round(epochMs());
+  log.write(
+    JSON.stringify({ request_id: 'é-1', tenant: 'Zoë 🚀', admission: { result: 'reject' } }),
+  );
+  const after = Math.round(epochMs());
+  await log.close();
+  const text = readFileSync(file, 'utf8');
+  assert.equal(text.split('\n').length, 2, 'one line, ended by a line break');
+  const line = JSON.parse(text) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(line), [
+    'level',
+    'time',
+    'pid',
+    'hostname',
+    'request_id',
+    'tenant',
+    'admission',
+    'msg',
+  ]);
+  assert.equal(line.level, 30);
+  assert.ok((line.time as number) >= before && (line.time as number) <= after);
+  assert.equal(line.pid, process.pid);
+  assert.equal(line.hostname, hostname());
+  assert.equal(line.tenant, 'Zoë 🚀');
+  assert.deepEqual(line.admission, { result: 'reject' });
+  assert.equal(line.msg, 'decision');
+});
+
 test('a write that fails (a full disk) is told once; later records are dropped, close still resolves', async () => {
   const errors: Error[] = [];
-  const log = openDecisionLog('/dev/full', (e) => errors.push(e));
+  const log = openDecisionLog('/dev/full', (e) => errors.push(e), epochMs);
   log.write(record('a'));
   await new Promise((r) => setTimeout(r, 50));
   for (let i = 0; i < 10; i++) log.write(record(`b${i}`));

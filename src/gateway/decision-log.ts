@@ -1,26 +1,63 @@
 /**
  * The gateway's decision log (`goodput serve --decisions FILE`): every decision record as one
- * JSON line, written by pino through an asynchronous destination, so a slow disk never holds a
- * request. A line is the record's own keys with pino's envelope around them: `level`, `time`
- * (Unix ms), `pid`, `hostname` and `msg: "decision"`. A log pipeline takes it as it is, and a
- * replay reads the record's keys.
+ * JSON line, written through sonic-boom (pino's asynchronous destination), so a slow disk never
+ * holds a request. A line is the record's own keys inside pino's envelope: `level`, `time` (Unix
+ * ms), `pid` and `hostname` first, `msg: "decision"` last. A log pipeline takes it as a pino line,
+ * and a replay reads the record's keys.
+ *
+ * The gateway already has each record as JSON text (its decision lookup keeps that), so a line is
+ * that text's bytes with the envelope's bytes around them, made into one buffer: not serialised a
+ * second time, and never a string the destination must measure and join. Under a flood of
+ * refusals, pino's own serialisation and its destination's string mode cost more than the rest of
+ * a refusal (bench/RESULTS.md, "The decision log under a flood").
  */
 import { openSync } from 'node:fs';
-import { pino } from 'pino';
-import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import { hostname } from 'node:os';
+import sonicBoom from 'sonic-boom';
+
+// A CommonJS module: Node's ESM import sees only its default export, which carries the class.
+const { SonicBoom } = sonicBoom;
+
+/** The destination in `buffer` mode, where `write` takes bytes (its types know only strings). */
+interface ByteSink {
+  write(bytes: Buffer): boolean;
+  on(event: 'error', listener: (e: Error) => void): unknown;
+  once(event: 'close' | 'error', listener: () => void): unknown;
+  end(): void;
+  destroy(): void;
+}
 
 export interface DecisionLog {
-  write(record: DecisionRecord): void;
+  /** `json`: one decision record as `JSON.stringify` made it (an object: `{…}`, no line break). */
+  write(json: string): void;
   /** Writes out what is still buffered, then closes the file. */
   close(): Promise<void>;
 }
 
+/** pino's level number for `info`. */
+const INFO = 30;
+const COMMA = 0x2c;
+
 /**
  * Opens `path` for appending (a restart keeps the earlier lines), here and now: a path that
- * cannot be written throws at start, not mid-run.
+ * cannot be written throws at start, not mid-run. `epochMs`: Unix milliseconds now, each line's
+ * `time`.
  */
-export function openDecisionLog(path: string, onError: (e: Error) => void): DecisionLog {
-  const destination = pino.destination({ dest: openSync(path, 'a'), sync: false });
+export function openDecisionLog(
+  path: string,
+  onError: (e: Error) => void,
+  epochMs: () => number,
+): DecisionLog {
+  const destination = new SonicBoom({
+    fd: openSync(path, 'a'),
+    sync: false,
+    contentMode: 'buffer',
+    minLength: 32 * 1024,
+    maxWrite: 256 * 1024,
+    periodicFlush: 200,
+  }) as unknown as ByteSink;
+  // Lines go out once 32 KiB wait, and at least every 200 ms: one write per line cost a flood of
+  // refusals a system call for every few requests. Closing writes out the rest.
   // A write that fails later (a full disk) loses log lines, never requests: told once, and the
   // gateway serves on.
   let failed = false;
@@ -28,10 +65,28 @@ export function openDecisionLog(path: string, onError: (e: Error) => void): Deci
     if (!failed) onError(e);
     failed = true;
   });
-  const logger = pino({}, destination);
+  const head = Buffer.from(`{"level":${INFO},"time":`);
+  const host = Buffer.from(`,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`);
+  const tail = Buffer.from('"msg":"decision"}\n');
   return {
-    write: (record) => {
-      if (!failed) logger.info(record, 'decision');
+    write: (json) => {
+      if (failed) return;
+      const time = String(Math.round(epochMs()));
+      const jsonBytes = Buffer.byteLength(json);
+      const line = Buffer.allocUnsafe(
+        head.length + time.length + host.length + jsonBytes + tail.length,
+      );
+      let at = head.copy(line, 0);
+      at += line.write(time, at, 'latin1');
+      at += host.copy(line, at);
+      // The record's keys follow the envelope's: its `{` becomes a comma, and so does its `}`,
+      // before the message.
+      line.write(json, at, 'utf8');
+      line[at] = COMMA;
+      at += jsonBytes;
+      line[at - 1] = COMMA;
+      tail.copy(line, at);
+      destination.write(line);
     },
     close: () =>
       new Promise((resolve) => {

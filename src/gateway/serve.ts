@@ -57,7 +57,8 @@ export interface ServeOptions {
   readonly host: string;
   readonly port: number;
   readonly adminToken?: string;
-  readonly onDecision?: (record: DecisionRecord) => void;
+  /** Each decision record, and its JSON text (as the decision lookup keeps it). */
+  readonly onDecision?: (record: DecisionRecord, json: string) => void;
   readonly scrapeIntervalMs?: number;
   /** State shared with other gateway replicas; absent: in memory. */
   readonly shared?: SharedStateSettings;
@@ -170,9 +171,10 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     metrics,
     log,
     onDecision: (r) => {
-      decisions.set(r.request_id, JSON.stringify(r), clock.now());
+      const json = JSON.stringify(r);
+      decisions.set(r.request_id, json, clock.now());
       dashboard.decision(r);
-      o.onDecision?.(r);
+      o.onDecision?.(r, json);
     },
     onCompleted: (outcome, atMs, good) => dashboard.completed(outcome, atMs, good),
     onScaleTick: (groups) => dashboard.scaleTick(groups),
