@@ -37,6 +37,7 @@ import { attemptFailure, servedBody } from './upstream-attempt.ts';
 import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
 import { UNTRACED, type RequestTrace } from './tracing/request-trace.ts';
+import { SpanMemo } from './span-memo.ts';
 
 export interface GatewayDeps {
   readonly policy: ResolvedPolicy;
@@ -64,6 +65,8 @@ export type Admitted =
 
 /** The status a request the gateway stops gets (a stream already answered 200 says it in-stream). */
 const CUT_STATUS = { deadline_exceeded: 504, shutting_down: 503 } as const;
+/** How long the queue's verdict on unread requests stands (`refusedForQueue`). */
+const QUEUE_VERDICT_MS: Ms = 1;
 
 export class Gateway {
   readonly pipeline: Pipeline<Waiter>;
@@ -75,6 +78,8 @@ export class Gateway {
   readonly scaling: ScaleExport | null;
   /** Every finished request, for the policy's SLOs (`goodput_slo_…`). */
   readonly slos: SloExport;
+  /** The queue's verdicts on unread requests, each reused for a millisecond (`refusedForQueue`). */
+  private readonly queueVerdicts = new SpanMemo<Rejection | undefined>(QUEUE_VERDICT_MS);
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
@@ -170,7 +175,10 @@ export class Gateway {
   /**
    * The refusal admission would make, from the queue alone, of any request of `cls` from
    * `tenant` whose prompt is at most `promptTokensAtMost` tokens (`Pipeline.refusedForQueue`):
-   * given before the body is read, and refused with `refuse` as unread.
+   * given before the body is read, and refused with `refuse` as unread. Under a flood hundreds
+   * of requests a millisecond ask it, each for the same microseconds of queue arithmetic over the
+   * same queue, so the verdict for a class, tenant and prompt bound is taken once a millisecond
+   * (`QUEUE_VERDICT_MS`), a thousandth of the waits it compares.
    */
   refusedForQueue(
     cls: SloClassName,
@@ -178,8 +186,8 @@ export class Gateway {
     promptTokensAtMost: number,
   ): Rejection | undefined {
     const now = this.deps.clock.now();
-    return this.pipeline.refusedForQueue(cls, tenant, promptTokensAtMost, now, () =>
-      this.snapshots(),
+    return this.queueVerdicts.get(`${cls}\n${tenant}\n${promptTokensAtMost}`, now, () =>
+      this.pipeline.refusedForQueue(cls, tenant, promptTokensAtMost, now, () => this.snapshots()),
     );
   }
 
