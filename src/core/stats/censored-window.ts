@@ -13,9 +13,8 @@ export class CensoredWindow {
   readonly capacity: number;
   /** Every value, a bound at its cut. */
   private readonly all: SortedWindow;
-  /** In `all`'s arrival order: whether each value is a bound, and where the oldest is once full. */
+  /** In `all`'s arrival order (`SortedWindow.nextSlot`): whether each value is a bound. */
   private readonly isBound: Uint8Array;
-  private head = 0;
   /** The bounds now in the window, ascending. */
   private readonly bounds: number[] = [];
   /** Kaplan–Meier's steps, computed once per change: each distinct true value, the CDF there. */
@@ -33,13 +32,10 @@ export class CensoredWindow {
 
   /** `bound`: `v` is only a lower bound of the true value. */
   add(v: number, bound = false): void {
-    const slot = this.all.size === this.capacity ? this.head : this.all.size;
+    const slot = this.all.nextSlot;
     const left = this.all.add(v);
-    if (left !== undefined) {
-      if (this.isBound[slot] === 1) {
-        this.bounds.splice(lowerBound(this.bounds, this.bounds.length, left), 1);
-      }
-      this.head = slot + 1 === this.capacity ? 0 : slot + 1;
+    if (left !== undefined && this.isBound[slot] === 1) {
+      this.bounds.splice(lowerBound(this.bounds, this.bounds.length, left), 1);
     }
     this.isBound[slot] = bound ? 1 : 0;
     if (bound) this.bounds.splice(upperBound(this.bounds, this.bounds.length, v), 0, v);

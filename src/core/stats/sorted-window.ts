@@ -32,6 +32,14 @@ export class SortedWindow {
     return this.n;
   }
 
+  /**
+   * Where in arrival order (0 to `capacity` − 1) the next `add` puts its value: a window keeping
+   * something per value beside it (`CensoredWindow`) reads the oldest's there, before it leaves.
+   */
+  get nextSlot(): number {
+    return this.n < this.capacity ? this.n : this.head;
+  }
+
   /** Adds `v`; returns the value it pushed out of a full window, if any. */
   add(v: number): number | undefined {
     // NaN has no place in an order; letting one in would corrupt every later quantile.
