@@ -54,6 +54,20 @@ test("a line is the record's keys inside pino's envelope, multi-byte text includ
   assert.equal(line.msg, 'decision');
 });
 
+test('a line reaches the file while the log stays open, for an operator tailing it', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'goodput-dlog-')), 'decisions.jsonl');
+  const log = openDecisionLog(file, (e) => assert.fail(e), epochMs);
+  log.write(record('tailed'));
+  // One short line is far below the batch size: only the periodic flush writes it out.
+  let text = '';
+  for (let i = 0; i < 100 && !text.includes('tailed'); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    text = readFileSync(file, 'utf8');
+  }
+  assert.equal((JSON.parse(text) as { request_id: string }).request_id, 'tailed');
+  await log.close();
+});
+
 test('a write that fails (a full disk) is told once; later records are dropped, close still resolves', async () => {
   const errors: Error[] = [];
   const log = openDecisionLog('/dev/full', (e) => errors.push(e), epochMs);
