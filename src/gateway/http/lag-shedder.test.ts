@@ -20,6 +20,7 @@ function scripted() {
     const p = pending;
     assert.ok(p, 'a tick is set');
     now = p.atMs + lateMs;
+    pending = undefined;
     p.fn();
   };
   /** Time passes and the tick has not fired (the loop is busy elsewhere). */
@@ -83,10 +84,12 @@ test('while streams with a gap objective run, a sustained lag past its share of 
   const t = scripted();
   let tightest = Infinity;
   const s = new LagShedder(t.clock, t.timers, 50, { ratio: 0.15, tightestGapMs: () => tightest });
-  // A steady 20 ms lag for two seconds: under 50, and no stream to guard.
-  for (let i = 0; i < 70; i++) t.fire(20);
+  // A steady 20 ms lag for two seconds of arrivals: under 50, and no stream to guard.
+  for (let i = 0; i < 70; i++) {
+    t.fire(20);
+    assert.equal(s.shedding, false, `no streams: ${s.lagMs}`);
+  }
   assert.equal(s.guardMs, Infinity);
-  assert.equal(s.shedding, false, `no streams: ${s.lagMs}`);
   assert.ok(s.sustainedLagMs > 15, `${s.sustainedLagMs}`);
   // Streams whose p99 gap must stay within 80 ms: 12 ms of sustained lag at most.
   tightest = 80;
@@ -111,7 +114,39 @@ test('the gap guard forgives a moment late; a loop that stays late it does not',
   // Ratio 0: the threshold alone.
   const off = scripted();
   const plain = new LagShedder(off.clock, off.timers, 50, { ratio: 0, tightestGapMs: () => 80 });
-  for (let i = 0; i < 40; i++) off.fire(25);
+  for (let i = 0; i < 40; i++) {
+    off.fire(25);
+    assert.equal(plain.shedding, false);
+  }
   assert.equal(plain.guardMs, Infinity);
-  assert.equal(plain.shedding, false);
+});
+
+test('with no request asking and no stream to guard for a second, the tick rests; the next request wakes it', () => {
+  const t = scripted();
+  let tightest = Infinity;
+  const s = new LagShedder(t.clock, t.timers, 50, { ratio: 0.15, tightestGapMs: () => tightest });
+  // Running streams with a gap objective keep it ticking, asked or not.
+  tightest = 80;
+  for (let i = 0; i < 200; i++) t.fire(5);
+  assert.ok(t.pending(), 'guarding streams: still ticking after 3 s');
+  // Streams gone, no request: a second of ticks, then none.
+  tightest = Infinity;
+  for (let i = 0; i < 100 && t.pending() !== undefined; i++) t.fire(5);
+  assert.equal(t.pending(), undefined, 'rested');
+  assert.equal(s.lagMs, 0, 'an idle loop is not late');
+  // Idle for a minute: nothing fires. The next request is not shed and sets the tick again.
+  t.stall(60_000);
+  assert.equal(s.shedding, false);
+  assert.equal(t.pending()?.atMs, t.clock.now() + 10);
+  // Awake, it judges lag as before.
+  for (let i = 0; i < 8; i++) t.fire(100);
+  assert.equal(s.shedding, true, `${s.lagMs}`);
+  // Requests asking between ticks keep it awake with no streams at all.
+  const u = scripted();
+  const asked = new LagShedder(u.clock, u.timers, 50);
+  for (let i = 0; i < 300; i++) {
+    u.fire(0);
+    assert.equal(asked.shedding, false);
+  }
+  assert.ok(u.pending(), 'asked every tick: still ticking after 3 s');
 });
