@@ -3,7 +3,9 @@
 // the gateway writes, and answering with a web Response), and through `goodput serve`,
 // at 100, 500 and 1,000 concurrent streams, in one run. Each server is its own process; CPU
 // is read from /proc for the proxy and the gateway. Reports client-side TTFT and token-gap
-// p50/p99, their increase over direct, and CPU per request with the gateway/proxy ratio.
+// p50/p99, their increase over direct, and CPU per request with the gateway/proxy ratio, split
+// into the main thread's and the other threads' (V8's garbage collection and compilers). Run at
+// two `--tokens` values, it splits the gateway's excess into a per-request and a per-token part.
 // Usage: node bench/gateway-overhead.ts [--levels 100,500,1000] [--tokens 64] [--step-ms 40]
 //   [--rounds 3] [--requests 2 (per slot and round)] [--no-pin] [--cpu-prof DIR]
 //   [--policy NAME|FILE] (the gateway's policy, default the goodput preset: `least-request`
@@ -68,9 +70,13 @@ function start(
   });
 }
 
-/** utime + stime of a process, in ms (Linux /proc, 100 ticks per second). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+/**
+ * utime + stime in ms (Linux /proc, 100 ticks per second): of a whole process, or with `tid`
+ * of one of its threads (its main thread's id is the process's).
+ */
+function cpuMs(pid: number, tid?: number): number {
+  const file = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
@@ -158,15 +164,18 @@ for (const c of LEVELS) {
     gaps: [] as number[],
     failed: 0,
     cpu: 0,
+    main: 0,
   }));
   const ratios: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const cpu: number[] = [];
     for (const [i, [, target]] of paths.entries()) {
-      const before = cpuMs(target.proc.pid as number);
+      const pid = target.proc.pid as number;
+      const [before, mainBefore] = [cpuMs(pid), cpuMs(pid, pid)];
       const s = await load(target.url, c);
-      cpu.push(cpuMs(target.proc.pid as number) - before);
+      cpu.push(cpuMs(pid) - before);
       const p = pooled[i];
+      p.main += cpuMs(pid, pid) - mainBefore;
       p.ttft = p.ttft.concat(s.ttft);
       p.gaps = p.gaps.concat(s.gaps);
       p.failed += s.failed;
@@ -192,5 +201,14 @@ for (const c of LEVELS) {
     );
   }
   console.log(`|   | gateway ÷ bare proxy CPU, round by round: ${ratios.join(', ')} | | | | | |`);
+  // The main thread runs the JavaScript; the others are V8's (garbage collection's parallel and
+  // concurrent work, compilation) and libuv's.
+  const split = (i: number) => {
+    const n = Math.max(1, pooled[i].ttft.length);
+    return `${f(pooled[i].main / n)} + ${f((pooled[i].cpu - pooled[i].main) / n)}`;
+  };
+  console.log(
+    `|   | CPU ms / request, main thread + the others: proxy ${split(1)}, gateway ${split(3)} | | | | | |`,
+  );
 }
 process.exit(0); // the servers are stopped on the way out

@@ -150,3 +150,25 @@ test('with no request asking and no stream to guard for a second, the tick rests
   }
   assert.ok(u.pending(), 'asked every tick: still ticking after 3 s');
 });
+
+test('a loop that keeps time is ticked every 50 ms; a late tick sets 10 ms again', () => {
+  const t = scripted();
+  const s = new LagShedder(t.clock, t.timers, 50);
+  t.fire(0);
+  assert.equal(t.pending()?.atMs, t.clock.now() + 50, 'on time: the calm period');
+  assert.equal(s.shedding, false);
+  t.fire(40); // 40 ms late: the smoothed lag 10
+  assert.equal(t.pending()?.atMs, t.clock.now() + 10, 'late: the short period');
+  for (let i = 0; i < 6; i++) {
+    t.fire(0);
+    assert.equal(s.shedding, false);
+  }
+  assert.ok(s.lagMs < 5, `${s.lagMs}`);
+  assert.equal(t.pending()?.atMs, t.clock.now() + 50, 'on time again: calm');
+  // A flood holding the loop is seen by how overdue the calm tick is, as with the short one.
+  const line = (50 - 0.75 * s.lagMs) / 0.25;
+  t.stall(50 + Math.floor(line));
+  assert.equal(s.shedding, false, `overdue by ${Math.floor(line)}`);
+  t.stall(1);
+  assert.equal(s.shedding, true);
+});
