@@ -286,7 +286,11 @@ export class GatewayMetrics {
   }
 
   /** Gauges read at scrape time from the HTTP layer: requests in flight, the loop's lag. */
-  httpGauges(inFlight: () => number, lagSeconds: () => number): void {
+  httpGauges(
+    inFlight: () => number,
+    lagSeconds: () => number,
+    connectionsWaiting: () => number,
+  ): void {
     new Gauge({
       name: 'goodput_in_flight_requests',
       help: 'Requests the gateway is answering (waiting, streaming, or ending).',
@@ -301,6 +305,14 @@ export class GatewayMetrics {
       registers: [this.registry],
       collect() {
         this.set(lagSeconds());
+      },
+    });
+    new Gauge({
+      name: 'goodput_connections_waiting',
+      help: 'New connections accepted and not yet read: the gateway lets them in at the pace its event loop keeps.',
+      registers: [this.registry],
+      collect() {
+        this.set(connectionsWaiting());
       },
     });
   }

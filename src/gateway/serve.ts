@@ -9,7 +9,7 @@
  * ConfigError naming it.
  */
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
@@ -41,6 +41,7 @@ import { ConfigError } from '../core/errors.ts';
 import type { Ms } from '../core/request/units.ts';
 import { InFlight } from './http/in-flight.ts';
 import { LagShedder } from './http/lag-shedder.ts';
+import { ConnectionIntake } from './http/connection-intake.ts';
 import { answerUnparsed } from './http/unparsed.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
@@ -185,9 +186,20 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     ratio: o.policy.resilience.shedGapRatio,
     tightestGapMs: () => gateway.pipeline.dispatcher.ledger.tightestItl(),
   });
+  // New connections are let in at the pace the loop keeps: within the shed line, and within the
+  // gap guard's share of the tightest running stream's objective (http/connection-intake.ts).
+  const shedLagMs = shedder.thresholdMs;
+  const gapRatio = o.policy.resilience.shedGapRatio;
+  const intake =
+    shedLagMs > 0
+      ? new ConnectionIntake(clock, timers, () =>
+          Math.min(shedLagMs, gapRatio * gateway.pipeline.dispatcher.ledger.tightestItl()),
+        )
+      : undefined;
   metrics.httpGauges(
     () => inFlight.size,
     () => shedder.lagMs / 1000,
+    () => intake?.waiting ?? 0,
   );
   const appDeps = {
     gateway,
@@ -206,14 +218,21 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     inFlight,
     log,
     bodyLimitBytes: o.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
-    shedding: () => shedder.shedding,
+    shedding: () => shedder.shedding || (intake !== undefined && intake.lateMs > shedLagMs),
     tracer,
   };
   const app = createGatewayApp(appDeps);
   warnOnOpenFileLimit(log);
   let server: Server;
   try {
-    server = await listenOn(nodeListener(app, appDeps), o.host, o.port, metrics, log);
+    server = await listenOn(
+      nodeListener(app, { ...appDeps, intake }),
+      o.host,
+      o.port,
+      metrics,
+      log,
+      intake,
+    );
   } catch (e) {
     shedder.stop();
     await gateway.close();
@@ -231,6 +250,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive clients would hold the server open; their requests are over or abandoned.
       server.closeAllConnections();
+      intake?.close();
       await closed;
       shedder.stop();
       await gateway.close();
@@ -284,8 +304,15 @@ async function listenOn(
   port: number,
   metrics: GatewayMetrics,
   log: OpsLog,
+  intake?: ConnectionIntake,
 ): Promise<Server> {
   const server = createServer(listener);
+  if (intake !== undefined) {
+    // Accepted unread: the intake lets each connection in (resumes it) at the loop's pace.
+    // Node's http.Server is a net.Server, which reads this option at each accept.
+    (server as Server & { pauseOnConnect: boolean }).pauseOnConnect = true;
+    server.on('connection', (socket: Socket) => intake.take(socket));
+  }
   // `Expect: 100-continue` is answered by the listener, once it knows the body is to be read.
   server.on('checkContinue', listener);
   server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {

@@ -3,7 +3,9 @@
 // in their class and recorded — and served again once it has caught up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { engines, gateway, metricValue, postChat, until } from './gateway-kit.ts';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { MODEL, engines, gateway, metricValue, postChat, until } from './gateway-kit.ts';
 
 const backends = await engines(1);
 const gw = await gateway(backends, 'goodput', { shedLagMs: 5, adminToken: 'admin' });
@@ -43,3 +45,45 @@ test('a gateway behind sheds new requests on arrival, then serves again', async 
   const lag = await metricValue(gw.url, 'goodput_event_loop_lag_seconds');
   assert.ok(Number.isFinite(lag) && lag >= 0, String(lag));
 });
+
+test('connections that send nothing do not keep a new one out', async () => {
+  // More idle connections than the intake lets in at once: each holds its place for 100 ms at most.
+  const { port } = new URL(gw.url);
+  const idle = await Promise.all(
+    Array.from(
+      { length: 64 },
+      () =>
+        new Promise<Socket>((ok, fail) => {
+          const s = connect(Number(port), '127.0.0.1', () => ok(s));
+          s.once('error', fail);
+        }),
+    ),
+  );
+  try {
+    await until(async () => (await onNewConnection(gw.url)) === 200);
+    await until(async () => (await metricValue(gw.url, 'goodput_connections_waiting')) === 0);
+  } finally {
+    for (const s of idle) s.destroy();
+  }
+});
+
+/** A small chat completion's status, asked on a connection of its own. */
+function onNewConnection(url: string): Promise<number> {
+  const body = JSON.stringify({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'hi' }],
+    max_tokens: 3,
+  });
+  return new Promise((ok, fail) => {
+    const req = request(
+      `${url}/v1/chat/completions`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.once('end', () => ok(res.statusCode ?? 0));
+      },
+    );
+    req.once('error', fail);
+    req.end(body);
+  });
+}

@@ -160,7 +160,7 @@ async function complete(
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
     }
     const parsed = parse(kind, bodyText, deps.servedModels);
-    const req = request(id, kind, parsed, headers, tenant, cls, deps);
+    const req = request(id, kind, parsed, headers, tenant, cls, deps, inbound.queuedSinceMs);
     trace.read(req, parsed.model, headers.targets);
     const refused = (rejection: Rejection, shared: boolean) =>
       named(refusalOf(deps.gateway.refuse(req, rejection, { shared, unread: false })), id);
@@ -316,6 +316,7 @@ function request(
   tenant: string,
   cls: SloClassName,
   deps: CompletionsDeps,
+  queuedSinceMs: Ms | undefined,
 ): LlmRequest {
   const inputTokens =
     kind === 'chat'
@@ -330,7 +331,8 @@ function request(
   const now = deps.nowMs();
   return {
     id,
-    arrivalMs: now,
+    // A client whose connection waited to be read has waited since then.
+    arrivalMs: queuedSinceMs ?? now,
     inputTokens,
     outputTokens: 0,
     maxTokens: outputLimit(parsed)?.tokens,

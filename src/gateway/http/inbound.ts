@@ -6,6 +6,7 @@
  * and no AbortController until something needs one (a refusal at the door needs none).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Ms } from '../../core/request/units.ts';
 import { readBody, readNodeBody, type GiveUp } from './read-body.ts';
 
 export interface Inbound {
@@ -20,6 +21,11 @@ export interface Inbound {
   readonly signal: AbortSignal;
   /** The body will not be read: let it go by. */
   discard(): void;
+  /**
+   * When its connection began to wait to be let in (connection-intake.ts): its client's wait
+   * started then. Undefined when it did not wait.
+   */
+  readonly queuedSinceMs?: Ms;
 }
 
 // Both adapters are classes, not object literals with a `get signal()`: V8 allocates a
@@ -32,8 +38,12 @@ export function webInbound(raw: Request): Inbound {
   return new WebInbound(raw);
 }
 
-export function nodeInbound(req: IncomingMessage, res: ServerResponse): Inbound {
-  return new NodeInbound(req, res);
+export function nodeInbound(
+  req: IncomingMessage,
+  res: ServerResponse,
+  queuedSinceMs?: Ms,
+): Inbound {
+  return new NodeInbound(req, res, queuedSinceMs);
 }
 
 class WebInbound implements Inbound {
@@ -63,10 +73,12 @@ class NodeInbound implements Inbound {
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
   #gone: AbortController | undefined;
+  readonly queuedSinceMs: Ms | undefined;
 
-  constructor(req: IncomingMessage, res: ServerResponse) {
+  constructor(req: IncomingMessage, res: ServerResponse, queuedSinceMs: Ms | undefined) {
     this.#req = req;
     this.#res = res;
+    this.queuedSinceMs = queuedSinceMs;
   }
 
   /** A field, not a method: handlers pass it on as a function. */

@@ -16,13 +16,16 @@ import type { GatewayEnv } from './app.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
 import { continueIfExpected, nodeInbound } from './inbound.ts';
 import { declaredBytes } from './read-body.ts';
+import type { ConnectionIntake } from './connection-intake.ts';
 
 export function nodeListener(
   app: Hono<GatewayEnv>,
-  deps: CompletionsDeps & { readonly log: OpsLog },
+  deps: CompletionsDeps & { readonly log: OpsLog; readonly intake?: ConnectionIntake },
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const rest = getRequestListener(app.fetch);
   return (req, res) => {
+    // A connection's first request makes room for the next connection waiting to be read.
+    const queuedSinceMs = deps.intake?.seen(req.socket);
     const kind = req.method === 'POST' ? COMPLETION_PATHS[req.url ?? ''] : undefined;
     if (kind === undefined) {
       // Hono reads what it needs of a body: a client waiting to send one goes on at once.
@@ -30,7 +33,7 @@ export function nodeListener(
       void rest(req, res);
       return;
     }
-    handleCompletion(kind, nodeInbound(req, res), deps, res).then(
+    handleCompletion(kind, nodeInbound(req, res, queuedSinceMs), deps, res).then(
       (answer) => {
         if (isWhole(answer)) writeAtTurnEnd(res, closingIfUnread(req, answer, deps));
       },

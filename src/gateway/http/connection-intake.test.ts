@@ -1,0 +1,162 @@
+// The connection intake on scripted time and turns: connections are let in while the window has
+// room, in arrival order as requests are seen; quiet ones go back in line; the window follows
+// the turns it makes; a connection's wait in line is told to its first request.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Timers } from '../../core/ports/timers.ts';
+import { ConnectionIntake, type PausedConnection } from './connection-intake.ts';
+
+class Conn implements PausedConnection {
+  destroyed = false;
+  reading = false;
+  readonly name: string;
+  #onClose: (() => void)[] = [];
+  constructor(name: string) {
+    this.name = name;
+  }
+  resume() {
+    this.reading = true;
+  }
+  destroy() {
+    this.destroyed = true;
+  }
+  once(_event: 'close', fn: () => void) {
+    this.#onClose.push(fn);
+  }
+  /** The client closed it. */
+  close() {
+    this.destroyed = true;
+    for (const fn of this.#onClose) fn();
+  }
+}
+
+/** A clock the test moves, timers it fires, and turn ends it runs. */
+function scripted(budgetMs = 12) {
+  let now = 0;
+  const timers: { atMs: number; fn: () => void }[] = [];
+  const turnEnds: (() => void)[] = [];
+  const t: Timers = {
+    at(atMs, fn) {
+      const e = { atMs, fn };
+      timers.push(e);
+      return { cancel: () => timers.splice(timers.indexOf(e), 1) };
+    },
+  };
+  const intake = new ConnectionIntake(
+    { now: () => now },
+    t,
+    () => budgetMs,
+    (fn) => turnEnds.push(fn),
+  );
+  return {
+    intake,
+    /** Time passes; timers due by then fire. */
+    advance(ms: number) {
+      now += ms;
+      for (const e of timers.filter((x) => x.atMs <= now)) {
+        timers.splice(timers.indexOf(e), 1);
+        e.fn();
+      }
+    },
+    /** The turn ends `ms` after the last one: the turn ends set in it run. */
+    turn(ms = 1) {
+      now += ms;
+      for (const fn of turnEnds.splice(0)) fn();
+    },
+  };
+}
+
+const conns = (n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => new Conn(`c${from + i}`));
+
+test('lets connections in up to its window, then one per first request seen, oldest first', () => {
+  const s = scripted();
+  const window = s.intake.window;
+  const cs = conns(window + 3);
+  for (const c of cs) s.intake.take(c);
+  assert.equal(cs.filter((c) => c.reading).length, window);
+  assert.equal(s.intake.waiting, 3);
+  // A second request on a connection already let in makes no room.
+  s.intake.seen(cs[0]);
+  s.intake.seen(cs[0]);
+  assert.deepEqual(
+    cs.slice(window).map((c) => c.reading),
+    [true, false, false],
+  );
+  // A client that leaves makes room too.
+  cs[1].close();
+  assert.equal(cs[window + 1].reading, true);
+  assert.equal(s.intake.waiting, 1);
+});
+
+test('tells a first request when its connection began to wait, and how late the line is', () => {
+  const s = scripted();
+  const cs = conns(s.intake.window + 1);
+  for (const c of cs) s.intake.take(c);
+  const last = cs[cs.length - 1];
+  assert.equal(s.intake.lateMs, 0);
+  s.advance(30);
+  assert.equal(s.intake.lateMs, 30, 'the oldest waiting connection waited 30 ms');
+  assert.equal(s.intake.seen(cs[0]), undefined, 'let in at once: it did not wait');
+  assert.equal(s.intake.lateMs, 0, 'none waits');
+  assert.equal(s.intake.seen(last), 0, 'accepted at 0, let in at 30');
+});
+
+test('a connection that sends nothing for 100 ms leaves the window to the next', () => {
+  const s = scripted();
+  const window = s.intake.window;
+  const cs = conns(3 * window);
+  for (const c of cs) s.intake.take(c);
+  const [second, third] = [cs[window], cs[2 * window]];
+  s.advance(99);
+  assert.equal(second.reading, false);
+  s.advance(1);
+  assert.equal(second.reading, true, 'the first window was quiet: the next is let in');
+  assert.equal(s.intake.waiting, window);
+  assert.ok(cs[0].reading, 'still read: what it sends is one connection’s work');
+  s.advance(100);
+  assert.equal(third.reading, true);
+  assert.equal(s.intake.waiting, 0);
+  // A first request that waited in line is told since when; one that went quiet once let in is
+  // not known to have waited (its client had a chance to send), and holds no place either.
+  assert.equal(s.intake.seen(third), 0);
+  assert.equal(s.intake.seen(second), undefined);
+  assert.equal(s.intake.seen(cs[0]), undefined);
+});
+
+test('the window halves after a turn over budget that read connections, and grows within it', () => {
+  const s = scripted(12);
+  const first = s.intake.window;
+  const cs = conns(4 * first);
+  for (const c of cs) s.intake.take(c);
+  s.turn();
+  // The next turn reads the whole window in 5 ms: within budget, it grows.
+  for (const c of cs.filter((x) => x.reading)) s.intake.seen(c);
+  s.turn(5);
+  assert.ok(s.intake.window > first, `${s.intake.window}`);
+  const grown = s.intake.window;
+  // A turn of 40 ms that read connections: halved.
+  for (const c of cs.filter((x) => x.reading)) s.intake.seen(c);
+  s.turn(40);
+  assert.equal(s.intake.window, Math.floor(grown / 2));
+  // A long turn that read none was long for other reasons: the window stays.
+  const kept = s.intake.window;
+  s.turn(40);
+  assert.equal(s.intake.window, kept);
+});
+
+test('a closed connection waiting in line is not let in; close() ends the line', () => {
+  const s = scripted();
+  const cs = conns(s.intake.window + 2);
+  for (const c of cs) s.intake.take(c);
+  const [gone, next] = cs.slice(-2);
+  gone.close();
+  s.intake.seen(cs[0]);
+  assert.equal(gone.reading, false, 'passed over');
+  assert.equal(next.reading, true, 'the slot goes to the next');
+  const more = conns(3, 100);
+  for (const c of more) s.intake.take(c);
+  s.intake.close();
+  assert.ok(more.every((c) => c.destroyed));
+  assert.equal(s.intake.waiting, 0);
+});

@@ -1,0 +1,220 @@
+/**
+ * New connections, let in at the pace the event loop keeps.
+ *
+ * A burst of clients connecting at once is a burst of ready sockets, and Node reads them in
+ * whatever poll phase finds them ready: libuv polls again at once for as long as its event array
+ * comes back full. Three thousand connections took turns of 400–800 ms on a 2-core VM (a bare
+ * server answering each 503 at once, one of 300 ms), and a stream already running relays nothing
+ * while a turn lasts: every admitted stream took a gap that long, then another with the next
+ * turn. Admission cannot keep a promise about token gaps through that.
+ *
+ * So the listener accepts with its sockets paused (nothing is read; accepting alone is cheap)
+ * and hands them here. At most `window` connections are let in — read from — whose first
+ * request the gateway has not yet seen; each request seen, or connection closed, lets the next
+ * one in, oldest first. No poll phase then reads more than a window's worth of new connections,
+ * whatever arrives, and the backlog drains as fast as requests are taken (the window is clocked
+ * by them, as TCP's is by its acks). A connection let in that sends nothing for QUIET_MS (a slow
+ * client, a pool's spare connection) leaves the window, still read: it must not hold the door,
+ * and what it sends later is one connection's work.
+ *
+ * The window follows the turns it makes (additive increase, multiplicative decrease): halved
+ * after a turn that read new connections and ran longer than the budget, grown after one within
+ * it that read most of a window. The
+ * budget is the caller's: the gateway gives the lag line its shedder sheds at, tightened while
+ * streams with a token-gap objective run, so the turns leave those streams' relays on time.
+ *
+ * Connections that wait are lateness by another name: `lateMs` is how long the oldest has
+ * waited, and the gateway sheds new requests while it is past the shed threshold, as it does
+ * while the loop lags — cheaply, so the backlog clears at what Node can answer.
+ */
+import type { Clock } from '../../core/ports/clock.ts';
+import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
+import type { Ms } from '../../core/request/units.ts';
+import { atTurnEnd } from '../../runtime/turn-end.ts';
+
+/** What the intake needs of a connection: Node's socket, accepted paused. */
+export interface PausedConnection {
+  readonly destroyed: boolean;
+  resume(): unknown;
+  destroy(): unknown;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/** The window at first, and the smallest and largest it moves between. */
+const FIRST_WINDOW = 16;
+const MIN_WINDOW = 2;
+const MAX_WINDOW = 1024;
+/** How long a connection let in holds its place in the window without sending a request. */
+const QUIET_MS = 100;
+
+export class ConnectionIntake {
+  /** Waiting connections, oldest first, from `#head` on; `#since[i]` is when the i-th queued. */
+  #waiting: PausedConnection[] = [];
+  #since: Ms[] = [];
+  #head = 0;
+  /** Let in, their first request not yet seen: when each was let in, oldest first. */
+  readonly #reading = new Map<PausedConnection, Ms>();
+  /** When each connection that had to wait was accepted, until its first request is seen. */
+  readonly #accepted = new WeakMap<PausedConnection, Ms>();
+  #window = FIRST_WINDOW;
+  /** A turn end is set; `#chained` when the turn end before it set it (turns in a row). */
+  #turnEndSet = false;
+  #chained = false;
+  /** A turn end is running. */
+  #ending = false;
+  #lastTurnEndMs: Ms = 0;
+  /** Connections let in, and first requests seen, since the last turn end. */
+  #letInThisTurn = 0;
+  #seenThisTurn = 0;
+  /** Set while connections wait behind a full window: when its oldest goes quiet. */
+  #quietCheck: TimerHandle | null = null;
+  readonly #clock: Clock;
+  readonly #timers: Timers;
+  readonly #budgetMs: () => Ms;
+  readonly #schedule: (fn: () => void) => void;
+
+  /** `budgetMs`: the longest turn the intake should make, read at each turn end. */
+  constructor(
+    clock: Clock,
+    timers: Timers,
+    budgetMs: () => Ms,
+    schedule: (fn: () => void) => void = atTurnEnd,
+  ) {
+    this.#clock = clock;
+    this.#timers = timers;
+    this.#budgetMs = budgetMs;
+    this.#schedule = schedule;
+  }
+
+  /** Connections waiting to be let in. */
+  get waiting(): number {
+    return this.#waiting.length - this.#head;
+  }
+
+  /** How long the oldest waiting connection has waited; 0 when none waits. */
+  get lateMs(): Ms {
+    return this.waiting === 0 ? 0 : this.#clock.now() - this.#since[this.#head];
+  }
+
+  /** How many connections may be read from at once before their first request is seen. */
+  get window(): number {
+    return this.#window;
+  }
+
+  /** A connection was accepted, paused: let in now, or when its turn comes. */
+  take(c: PausedConnection): void {
+    c.once('close', () => this.#reading.delete(c) && this.#next());
+    if (this.waiting === 0 && this.#room()) {
+      this.#letIn(c);
+      return;
+    }
+    this.#accepted.set(c, this.#clock.now());
+    this.#queue(c);
+  }
+
+  /**
+   * A request arrived on `c`: if it was its first, the next waiting connection may come in.
+   * Returns when `c` was accepted if it had to wait to be let in, so that its client's wait in
+   * line counts toward its request's: its client sent it on connecting, as HTTP clients do (one
+   * that let a chance to send go by, quiet, is not known to have waited, and gets undefined).
+   */
+  seen(c: PausedConnection): Ms | undefined {
+    if (!this.#reading.delete(c)) return undefined;
+    this.#seenThisTurn++;
+    this.#next();
+    const accepted = this.#accepted.get(c);
+    if (accepted !== undefined) this.#accepted.delete(c);
+    return accepted;
+  }
+
+  /** Closes every waiting connection unread (the gateway is shutting down). */
+  close(): void {
+    this.#quietCheck?.cancel();
+    this.#quietCheck = null;
+    for (let i = this.#head; i < this.#waiting.length; i++) this.#waiting[i].destroy();
+    this.#waiting = [];
+    this.#since = [];
+    this.#head = 0;
+  }
+
+  #queue(c: PausedConnection): void {
+    this.#waiting.push(c);
+    this.#since.push(this.#clock.now());
+    this.#setTurnEnd(false);
+    this.#watchQuiet();
+  }
+
+  /** Whether the window has room, once connections quiet for QUIET_MS have left it. */
+  #room(): boolean {
+    if (this.#reading.size < this.#window) return true;
+    const quietSince = this.#clock.now() - QUIET_MS;
+    for (const [c, at] of this.#reading) {
+      if (at > quietSince) break;
+      this.#reading.delete(c);
+      this.#accepted.delete(c);
+    }
+    return this.#reading.size < this.#window;
+  }
+
+  #letIn(c: PausedConnection): void {
+    this.#reading.set(c, this.#clock.now());
+    this.#letInThisTurn++;
+    c.resume();
+    this.#setTurnEnd(false);
+  }
+
+  #next(): void {
+    while (this.waiting > 0 && this.#room()) {
+      const c = this.#waiting[this.#head++];
+      if (!c.destroyed) this.#letIn(c);
+    }
+    if (this.waiting === 0) {
+      this.#waiting = [];
+      this.#since = [];
+      this.#head = 0;
+      return;
+    }
+    this.#watchQuiet();
+  }
+
+  /** While connections wait behind a full window: look again when its oldest goes quiet. */
+  #watchQuiet(): void {
+    if (this.#quietCheck !== null || this.#reading.size === 0) return;
+    const [oldestAt] = this.#reading.values();
+    this.#quietCheck = this.#timers.at(oldestAt + QUIET_MS, () => {
+      this.#quietCheck = null;
+      this.#next();
+    });
+  }
+
+  #setTurnEnd(chained: boolean): void {
+    if (this.#turnEndSet) return;
+    this.#turnEndSet = true;
+    // Set while a turn end runs, it is the next turn's end.
+    this.#chained = chained || this.#ending;
+    this.#schedule(this.#turnEnd);
+  }
+
+  readonly #turnEnd = (): void => {
+    this.#turnEndSet = false;
+    const now = this.#clock.now();
+    // A turn's length is known when this turn end follows the last one; a long turn that read
+    // no new connection was long for other reasons (streams to relay, a collection).
+    if (this.#chained && this.#seenThisTurn > 0) {
+      if (now - this.#lastTurnEndMs > this.#budgetMs()) {
+        this.#window = Math.max(MIN_WINDOW, Math.floor(this.#window / 2));
+      } else if (this.#seenThisTurn * 2 >= this.#window) {
+        this.#window = Math.min(MAX_WINDOW, this.#window + Math.ceil(this.#window / 8));
+      }
+    }
+    const busy = this.#letInThisTurn + this.#seenThisTurn > 0;
+    this.#lastTurnEndMs = now;
+    this.#letInThisTurn = 0;
+    this.#seenThisTurn = 0;
+    this.#ending = true;
+    this.#next();
+    this.#ending = false;
+    // The turn after one that let connections in or read them is watched too.
+    if (busy || this.#letInThisTurn > 0) this.#setTurnEnd(true);
+  };
+}
