@@ -362,6 +362,7 @@ for (const r of results) {
       : ' (with wrk, which does not report the requests in flight when it stops)';
   console.log(
     `  ${r.name}: the gateway saw ${r.gatewayCompleted} streams complete, ${r.gatewayGood} within their SLO; ` +
+      `the client's misses: TTFT ${c.ttftOver}, token gap ${c.gapOver}; ` +
       `200s — client ${served}, log ${r.log.admit ?? 0}, /metrics ${admits}; ` +
       `refusals — client ${refused}, log ${logRefused}; answers without a record: ${r.unrecorded}${wrk}`,
   );

@@ -218,7 +218,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     inFlight,
     log,
     bodyLimitBytes: o.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
-    shedding: () => shedder.shedding || (intake !== undefined && intake.lateMs > shedLagMs),
+    shedding: () => shedder.shedding || (intake !== undefined && shedder.wouldShed(intake.lateMs)),
     tracer,
   };
   const app = createGatewayApp(appDeps);

@@ -124,25 +124,50 @@ test('a connection that sends nothing for 100 ms leaves the window to the next',
   assert.equal(s.intake.seen(cs[0]), undefined);
 });
 
-test('the window halves after a turn over budget that read connections, and grows within it', () => {
+test('the window doubles until a turn runs over budget, then halves and grows by an eighth', () => {
   const s = scripted(12);
   const first = s.intake.window;
-  const cs = conns(4 * first);
+  const cs = conns(8 * first);
   for (const c of cs) s.intake.take(c);
   s.turn();
-  // The next turn reads the whole window in 5 ms: within budget, it grows.
-  for (const c of cs.filter((x) => x.reading)) s.intake.seen(c);
-  s.turn(5);
-  assert.ok(s.intake.window > first, `${s.intake.window}`);
-  const grown = s.intake.window;
-  // A turn of 40 ms that read connections: halved.
-  for (const c of cs.filter((x) => x.reading)) s.intake.seen(c);
-  s.turn(40);
-  assert.equal(s.intake.window, Math.floor(grown / 2));
+  /** The next turn reads every connection let in, in `ms`. */
+  const readAll = (ms: number) => {
+    for (const c of cs.filter((x) => x.reading)) s.intake.seen(c);
+    s.turn(ms);
+  };
+  readAll(5);
+  assert.equal(s.intake.window, 2 * first, 'slow start: doubled within budget');
+  readAll(40);
+  assert.equal(s.intake.window, first, 'halved over budget');
+  readAll(5);
+  assert.equal(s.intake.window, first + first / 8, 'then an eighth at a time');
   // A long turn that read none was long for other reasons: the window stays.
   const kept = s.intake.window;
   s.turn(40);
   assert.equal(s.intake.window, kept);
+});
+
+test('after a quiet spell the next burst starts slow again', () => {
+  const s = scripted(12);
+  const first = s.intake.window;
+  const cs = conns(2 * first);
+  for (const c of cs) s.intake.take(c);
+  s.turn();
+  for (const c of cs.slice(0, first)) s.intake.seen(c);
+  s.turn(40);
+  assert.equal(s.intake.window, first / 2);
+  for (const c of cs.slice(first)) s.intake.seen(c);
+  s.turn(5);
+  s.turn(5);
+  s.turn(5);
+  // Nothing read or waiting: the next burst doubles again.
+  const next = conns(4 * first, 100);
+  for (const c of next) s.intake.take(c);
+  const w = s.intake.window;
+  s.turn();
+  for (const c of next.filter((x) => x.reading)) s.intake.seen(c);
+  s.turn(5);
+  assert.equal(s.intake.window, 2 * w);
 });
 
 test('a closed connection waiting in line is not let in; close() ends the line', () => {

@@ -17,15 +17,16 @@
  * client, a pool's spare connection) leaves the window, still read: it must not hold the door,
  * and what it sends later is one connection's work.
  *
- * The window follows the turns it makes (additive increase, multiplicative decrease): halved
- * after a turn that read new connections and ran longer than the budget, grown after one within
- * it that read most of a window. The
+ * The window follows the turns it makes, as TCP's follows its losses: it doubles after each turn
+ * within the budget that read most of a window (slow start, again after each quiet spell), until
+ * a turn that read new connections runs longer than the budget; it is halved then, and grows by
+ * an eighth after each turn within it. The
  * budget is the caller's: the gateway gives the lag line its shedder sheds at, tightened while
  * streams with a token-gap objective run, so the turns leave those streams' relays on time.
  *
  * Connections that wait are lateness by another name: `lateMs` is how long the oldest has
- * waited, and the gateway sheds new requests while it is past the shed threshold, as it does
- * while the loop lags — cheaply, so the backlog clears at what Node can answer.
+ * waited, and the gateway sheds new requests when a loop that late would be shed for
+ * (lag-shedder.ts), cheaply, so the backlog clears at what Node can answer.
  */
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
@@ -57,6 +58,8 @@ export class ConnectionIntake {
   /** When each connection that had to wait was accepted, until its first request is seen. */
   readonly #accepted = new WeakMap<PausedConnection, Ms>();
   #window = FIRST_WINDOW;
+  /** Doubling after each turn within budget, until the first over it (TCP's slow start). */
+  #slowStart = true;
   /** A turn end is set; `#chained` when the turn end before it set it (turns in a row). */
   #turnEndSet = false;
   #chained = false;
@@ -203,8 +206,10 @@ export class ConnectionIntake {
     if (this.#chained && this.#seenThisTurn > 0) {
       if (now - this.#lastTurnEndMs > this.#budgetMs()) {
         this.#window = Math.max(MIN_WINDOW, Math.floor(this.#window / 2));
+        this.#slowStart = false;
       } else if (this.#seenThisTurn * 2 >= this.#window) {
-        this.#window = Math.min(MAX_WINDOW, this.#window + Math.ceil(this.#window / 8));
+        const growth = this.#slowStart ? this.#window : Math.ceil(this.#window / 8);
+        this.#window = Math.min(MAX_WINDOW, this.#window + growth);
       }
     }
     const busy = this.#letInThisTurn + this.#seenThisTurn > 0;
@@ -214,7 +219,9 @@ export class ConnectionIntake {
     this.#ending = true;
     this.#next();
     this.#ending = false;
-    // The turn after one that let connections in or read them is watched too.
+    // The turn after one that let connections in or read them is watched too. With nothing
+    // read or waiting, the next burst starts slow again.
     if (busy || this.#letInThisTurn > 0) this.#setTurnEnd(true);
+    else if (this.#reading.size === 0 && this.waiting === 0) this.#slowStart = true;
   };
 }
