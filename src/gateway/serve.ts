@@ -41,7 +41,7 @@ import { ConfigError } from '../core/errors.ts';
 import type { Ms } from '../core/request/units.ts';
 import { InFlight } from './http/in-flight.ts';
 import { LagShedder } from './http/lag-shedder.ts';
-import { ConnectionIntake, LINE_SHED_MS } from './http/connection-intake.ts';
+import { ConnectionIntake, lineLimitMs } from './http/connection-intake.ts';
 import { answerUnparsed } from './http/unparsed.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
@@ -196,6 +196,9 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
           Math.min(shedLagMs, gapRatio * gateway.pipeline.dispatcher.ledger.tightestItl()),
         )
       : undefined;
+  const lineMs = lineLimitMs(
+    Math.min(...Object.values(o.policy.classes).map((c) => c.objectives.ttftMs ?? Infinity)),
+  );
   metrics.httpGauges(
     () => inFlight.size,
     () => shedder.lagMs / 1000,
@@ -218,7 +221,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     inFlight,
     log,
     bodyLimitBytes: o.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
-    shedding: () => shedder.shedding || (intake !== undefined && intake.lateMs > LINE_SHED_MS),
+    shedding: () => shedder.shedding || (intake !== undefined && intake.lateMs > lineMs),
     tracer,
   };
   const app = createGatewayApp(appDeps);

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Timers } from '../../core/ports/timers.ts';
-import { ConnectionIntake, type PausedConnection } from './connection-intake.ts';
+import { ConnectionIntake, lineLimitMs, type PausedConnection } from './connection-intake.ts';
 
 class Conn implements PausedConnection {
   destroyed = false;
@@ -184,4 +184,10 @@ test('a closed connection waiting in line is not let in; close() ends the line',
   s.intake.close();
   assert.ok(more.every((c) => c.destroyed));
   assert.equal(s.intake.waiting, 0);
+});
+
+test('the line sheds past a quarter of the tightest first-token objective', () => {
+  assert.equal(lineLimitMs(2_000), 500);
+  assert.equal(lineLimitMs(400), 100);
+  assert.equal(lineLimitMs(Infinity), 500, 'no class promises a first token: the default');
 });

@@ -25,7 +25,7 @@
  * streams with a token-gap objective run, so the turns leave those streams' relays on time.
  *
  * Connections that wait are lateness by another name: `lateMs` is how long the oldest has
- * waited, and past LINE_SHED_MS the gateway sheds new requests, cheaply, so that the line clears
+ * waited, and past `lineLimitMs` the gateway sheds new requests, cheaply, so that the line clears
  * at what Node can answer.
  */
 import type { Clock } from '../../core/ports/clock.ts';
@@ -46,13 +46,21 @@ const FIRST_WINDOW = 16;
 const MIN_WINDOW = 2;
 const MAX_WINDOW = 1024;
 /**
- * A line whose oldest connection has waited this long sheds new requests: a quarter of the
- * default interactive TTFT objective (2 s) spent before a request is even read. Below it, the
- * requests let in are admitted or refused by admission, which counts their wait (a burst of
- * 300 or 600 at an idle fleet is then served whole; shedding at 200 ms of wait served 110 of
- * 300). Past it the line clears at the cost of a shed, so refusals stay quick.
+ * A line whose oldest connection has waited this share of the tightest first-token objective
+ * sheds new requests: a quarter of it (500 ms of the default interactive class's 2 s) spent
+ * before a request is even read. Below it, the requests let in are admitted or refused by
+ * admission, which counts their wait (a burst of 300 or 600 at an idle fleet is then served
+ * whole; shedding at 200 ms of wait served 110 of 300). Past it the line clears at the cost of
+ * a shed, so refusals stay quick.
  */
-export const LINE_SHED_MS = 500;
+const LINE_SHARE_OF_TTFT = 0.25;
+/** The line's limit when no class has a first-token objective. */
+const LINE_DEFAULT_MS = 500;
+
+/** How long the line may keep its oldest waiting before new requests are shed. */
+export function lineLimitMs(tightestTtftMs: Ms): Ms {
+  return Number.isFinite(tightestTtftMs) ? LINE_SHARE_OF_TTFT * tightestTtftMs : LINE_DEFAULT_MS;
+}
 
 /** How long a connection let in holds its place in the window without sending a request. */
 const QUIET_MS = 100;
