@@ -20,9 +20,9 @@
  * The window follows the turns it makes, as TCP's follows its losses: it doubles after each turn
  * within the budget that read most of a window (slow start, again after each quiet spell), until
  * a turn that read new connections runs longer than the budget; it is halved then, and grows by
- * an eighth after each turn within it. The
- * budget is the caller's: the gateway gives the lag line its shedder sheds at, tightened while
- * streams with a token-gap objective run, so the turns leave those streams' relays on time.
+ * an eighth after each turn within it. The budget is the caller's: the gateway gives the lag line
+ * its shedder sheds at, tightened while streams with a token-gap objective run, so the turns
+ * leave those streams' relays on time.
  *
  * Connections that wait are lateness by another name: `lateMs` is how long the oldest has
  * waited, and past `lineLimitMs` the gateway sheds new requests, cheaply, so that the line clears
