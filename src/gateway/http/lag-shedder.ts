@@ -118,15 +118,6 @@ export class LagShedder {
     return overdue > (this.thresholdMs - (1 - SMOOTHING) * this.#lagMs) / SMOOTHING;
   }
 
-  /**
-   * Whether lateness of `lateMs` measured elsewhere (new connections waiting to be read:
-   * connection-intake.ts) sheds, as a tick that overdue would.
-   */
-  wouldShed(lateMs: Ms): boolean {
-    if (this.thresholdMs <= 0 || lateMs <= 0) return false;
-    return lateMs > (this.thresholdMs - (1 - SMOOTHING) * this.#lagMs) / SMOOTHING;
-  }
-
   stop(): void {
     this.#timer?.cancel();
     this.#timer = null;
