@@ -77,7 +77,7 @@ export class ConnectionIntake {
   #window = FIRST_WINDOW;
   /** Doubling after each turn within budget, until the first over it (TCP's slow start). */
   #slowStart = true;
-  /** A turn end is set; `#chained` when the turn end before it set it (turns in a row). */
+  /** A turn end is set; `#chained` when a turn end set it (turns in a row). */
   #turnEndSet = false;
   #chained = false;
   /** A turn end is running. */
@@ -128,8 +128,12 @@ export class ConnectionIntake {
       this.#letIn(c);
       return;
     }
-    this.#accepted.set(c, this.#clock.now());
-    this.#queue(c);
+    const now = this.#clock.now();
+    this.#accepted.set(c, now);
+    this.#waiting.push(c);
+    this.#since.push(now);
+    this.#setTurnEnd();
+    this.#watchQuiet();
   }
 
   /**
@@ -157,13 +161,6 @@ export class ConnectionIntake {
     this.#head = 0;
   }
 
-  #queue(c: PausedConnection): void {
-    this.#waiting.push(c);
-    this.#since.push(this.#clock.now());
-    this.#setTurnEnd(false);
-    this.#watchQuiet();
-  }
-
   /** Whether the window has room, once connections quiet for QUIET_MS have left it. */
   #room(): boolean {
     if (this.#reading.size < this.#window) return true;
@@ -180,7 +177,7 @@ export class ConnectionIntake {
     this.#reading.set(c, this.#clock.now());
     this.#letInThisTurn++;
     c.resume();
-    this.#setTurnEnd(false);
+    this.#setTurnEnd();
   }
 
   #next(): void {
@@ -207,11 +204,11 @@ export class ConnectionIntake {
     });
   }
 
-  #setTurnEnd(chained: boolean): void {
+  #setTurnEnd(): void {
     if (this.#turnEndSet) return;
     this.#turnEndSet = true;
     // Set while a turn end runs, it is the next turn's end.
-    this.#chained = chained || this.#ending;
+    this.#chained = this.#ending;
     this.#schedule(this.#turnEnd);
   }
 
@@ -235,10 +232,10 @@ export class ConnectionIntake {
     this.#seenThisTurn = 0;
     this.#ending = true;
     this.#next();
-    this.#ending = false;
     // The turn after one that let connections in or read them is watched too. With nothing
     // read or waiting, the next burst starts slow again.
-    if (busy || this.#letInThisTurn > 0) this.#setTurnEnd(true);
+    if (busy || this.#letInThisTurn > 0) this.#setTurnEnd();
     else if (this.#reading.size === 0 && this.waiting === 0) this.#slowStart = true;
+    this.#ending = false;
   };
 }
