@@ -16,7 +16,7 @@
 // decision log recorded, and the promise: admitted then expired ÷ admitted.
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
 //   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
-//   [--only gamma|burst]
+//   [--only gamma|burst|sustained]
 //   [--no-fleet-thread] [--only gamma (with --gamma-rate)]
 //   [--model M] [--gpu G] [--tp N] [--replicas N] [--max-num-seqs N] (the embedded fleet;
 //   default 2 × llama-3-8b/h100 at the engine's own max_num_seqs)
@@ -46,12 +46,13 @@ if (GAMMA_RATE !== undefined && !(GAMMA_RATE > 0)) {
 }
 /**
  * `--only gamma`: the Gamma run alone, at `--gamma-rate`, on a fresh gateway; `--only burst`:
- * the burst alone.
+ * the burst alone; `--only sustained`: the wrk flood alone.
  */
 const GAMMA_ONLY = flag('--only') === 'gamma';
 const BURST_ONLY = flag('--only') === 'burst';
-if (flag('--only') !== undefined && !GAMMA_ONLY && !BURST_ONLY) {
-  throw new Error(`--only: expected gamma or burst, got ${flag('--only')}`);
+const SUSTAINED_ONLY = flag('--only') === 'sustained';
+if (flag('--only') !== undefined && !GAMMA_ONLY && !BURST_ONLY && !SUSTAINED_ONLY) {
+  throw new Error(`--only: expected gamma, burst or sustained, got ${flag('--only')}`);
 }
 if (GAMMA_ONLY && GAMMA_RATE === undefined) throw new Error('--only gamma: give --gamma-rate');
 const BURSTINESS = Number(flag('--burstiness') ?? 0.2);
@@ -265,7 +266,7 @@ async function measured(
 
 const results: RunResult[] = [];
 
-if (!GAMMA_ONLY) {
+if (!GAMMA_ONLY && !SUSTAINED_ONLY) {
   results.push(
     await measured('burst', async () => {
       const t0 = performance.now();
@@ -303,9 +304,10 @@ if (!GAMMA_ONLY && !BURST_ONLY) {
 
 // The fleet's capacity under the flood: the streams the gateway relayed within their SLO, per
 // second (wrk cannot time a first token, so its completed streams may include late ones).
-const goodRps = GAMMA_ONLY || BURST_ONLY ? 0 : results[1].gatewayGood / DURATION_S;
+const sustained = results.find((r) => r.name === 'sustained');
+const goodRps = sustained === undefined ? 0 : sustained.gatewayGood / DURATION_S;
 const rate = GAMMA_RATE ?? Math.max(1, RATE_MULTIPLE * goodRps);
-if (!BURST_ONLY) {
+if (!BURST_ONLY && !SUSTAINED_ONLY) {
   results.push(
     await measured(`gamma ${BURSTINESS} at ${rate.toFixed(1)}/s`, async () => {
       const n = Math.round(rate * GAMMA_S);
