@@ -24,6 +24,7 @@ import {
 } from './backend.ts';
 import { SseReader } from '../openai/sse-reader.ts';
 import { TokenChunkShape } from './token-chunk-shape.ts';
+import { TURN_WRITES } from './http/turn-writes.ts';
 
 export interface HttpBackendOptions {
   readonly name: string;
@@ -238,7 +239,15 @@ export class HttpBackend implements Backend {
       }
     };
     return new Promise((resolve, reject) => {
+      let settled = false;
+      // Once the first token is out, what comes next is read at the end of the loop's turn, so
+      // that other streams' first tokens, read in the same turn, go out before it
+      // (turn-writes.ts). Bytes are read in the order they came.
+      let pending: Buffer[] | null = null;
       const fail = (e: Error) => {
+        if (settled) return;
+        settled = true;
+        pending = null;
         res.destroy();
         reject(
           call.signal.aborted
@@ -251,7 +260,8 @@ export class HttpBackend implements Backend {
         );
       };
       const decoder = new StringDecoder('utf8');
-      res.on('data', (bytes: Buffer) => {
+      const read = (bytes: Buffer) => {
+        if (settled) return;
         try {
           // One whole token frame, as vLLM writes each event: forwarded as the very bytes read.
           const text = reader.idle ? shape?.frameText(bytes) : undefined;
@@ -260,13 +270,29 @@ export class HttpBackend implements Backend {
         } catch (e) {
           fail(e as Error);
         }
+      };
+      const readPending = () => {
+        const held = pending;
+        pending = null;
+        if (held !== null) for (const bytes of held) read(bytes);
+      };
+      res.on('data', (bytes: Buffer) => {
+        if (tokens === 0 && pending === null) return read(bytes);
+        if (pending === null) {
+          pending = [];
+          TURN_WRITES.readLater(readPending);
+        }
+        pending.push(bytes);
       });
       // The whole body is read, [DONE] included, so the keep-alive connection is reused.
       res.once('end', () => {
+        readPending();
+        if (settled) return;
         try {
           // A last event sent without its blank line still counts.
           take(reader.push(decoder.end()));
           take(reader.end());
+          settled = true;
           resolve({
             finishReason,
             promptTokens: usage?.prompt_tokens ?? 0,
@@ -277,9 +303,15 @@ export class HttpBackend implements Backend {
           fail(e as Error);
         }
       });
-      res.once('error', fail);
+      // Tokens read before a break still go out, unless the call was given up.
+      res.once('error', (e) => {
+        if (!call.signal.aborted) readPending();
+        fail(e);
+      });
       res.once('close', () => {
-        if (!res.complete) fail(new Error('the connection closed before the body ended'));
+        if (res.complete) return;
+        if (!call.signal.aborted) readPending();
+        fail(new Error('the connection closed before the body ended'));
       });
     });
   }

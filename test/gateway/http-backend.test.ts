@@ -1,6 +1,7 @@
 // HttpBackend against a scripted upstream over real HTTP: which upstream events are forwarded
 // byte for byte, which are rebuilt, what the end event reports, that the gateway's request id
-// goes upstream, and that a body cut mid-stream fails as the upstream's fault.
+// goes upstream, that a body cut mid-stream fails as the upstream's fault, and that a stream's later
+// tokens give way to first tokens read in the same turn.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -181,5 +182,54 @@ test('a 404 from a backend has its /v1/models read again at the next scrape: an 
     assert.ok(modelsAt >= 0 && (thirdScrape < 0 || modelsAt < thirdScrape), after404.join(' '));
   } finally {
     await b.close();
+  }
+});
+
+test("a stream's later tokens wait for the end of the turn they were read in; another stream's first token read in it goes first", async () => {
+  // Upstream and backend share this process's loop: what the upstream writes in one callback is
+  // read by the backend in one turn, A's later token read before B's first.
+  const answers = new Map<string, import('node:http').ServerResponse>();
+  let arrived = () => {};
+  const upstream = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.flushHeaders();
+    answers.set(String(req.headers['x-request-id']), res);
+    arrived();
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const at = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const two = new HttpBackend({ name: 'b1', url: at, clock: wallClock, timers: wallTimers() });
+  const order: string[] = [];
+  const stream = (id: string) =>
+    two.stream(
+      {
+        id,
+        kind: 'chat',
+        body: { model: 'm', messages: [] },
+        signal: new AbortController().signal,
+      },
+      (t) => order.push(`${id}:${t.text}`),
+    );
+  const next = () => new Promise<void>((r) => (arrived = r));
+  try {
+    let came = next();
+    const a = stream('A');
+    await came;
+    answers.get('A')?.write(delta('1'));
+    while (order.length === 0) await new Promise((r) => setTimeout(r, 1));
+    came = next();
+    const b = stream('B');
+    await came;
+    await new Promise((r) => setTimeout(r, 20));
+    answers.get('A')?.write(delta('2'));
+    answers.get('B')?.write(delta('1'));
+    await new Promise((r) => setTimeout(r, 20));
+    for (const res of answers.values()) res.end('data: [DONE]\n\n');
+    await Promise.all([a, b]);
+    assert.deepEqual(order, ['A:1', 'B:1', 'A:2']);
+  } finally {
+    await two.close();
+    upstream.close();
   }
 });

@@ -72,3 +72,40 @@ test('through Node: held writes go out at the end of the turn, in order, and end
   assert.equal(corked[1], 0, 'uncorked at its end');
   assert.equal(chunks.join(''), 'first;second;third;last');
 });
+
+test('reads held to the turn end run in order, before the sockets they write to are uncorked', () => {
+  const flushes: (() => void)[] = [];
+  const writes = new TurnWrites((f) => flushes.push(f));
+  const a = fakeSocket();
+  const seen: string[] = [];
+  writes.readLater(() => {
+    seen.push(`read 1, corked ${a.s.corked}`);
+    writes.hold(a.socket);
+  });
+  writes.readLater(() => seen.push(`read 2, corked ${a.s.corked}`));
+  assert.equal(flushes.length, 1, 'one flush for reads and writes');
+  assert.equal(seen.length, 0, 'nothing read before the turn ends');
+  flushes[0]();
+  assert.deepEqual(seen, ['read 1, corked 0', 'read 2, corked 1']);
+  assert.deepEqual(
+    a.s,
+    { corked: 0, flushes: 1 },
+    'the hold a read made went out in the same flush',
+  );
+  writes.readLater(() => seen.push('read 3'));
+  assert.equal(flushes.length, 2, 'the next turn schedules its own');
+});
+
+test('a read that throws does not keep the turn’s writes held', () => {
+  const flushes: (() => void)[] = [];
+  const writes = new TurnWrites((f) => flushes.push(f));
+  const a = fakeSocket();
+  writes.hold(a.socket);
+  writes.readLater(() => {
+    throw new Error('a read that broke its promise');
+  });
+  assert.throws(() => flushes[0](), /broke its promise/);
+  assert.deepEqual(a.s, { corked: 0, flushes: 1 });
+  writes.hold(a.socket);
+  assert.equal(flushes.length, 2, 'the next turn still flushes');
+});
