@@ -243,11 +243,12 @@ export class HttpBackend implements Backend {
       // Once the first token is out, what comes next is read at the end of the loop's turn, so
       // that other streams' first tokens, read in the same turn, go out before it
       // (turn-writes.ts). Bytes are read in the order they came.
-      let pending: Buffer[] | null = null;
+      const pending: Buffer[] = [];
+      let pendingRead = false;
       const fail = (e: Error) => {
         if (settled) return;
         settled = true;
-        pending = null;
+        pending.length = 0;
         res.destroy();
         reject(
           call.signal.aborted
@@ -271,15 +272,16 @@ export class HttpBackend implements Backend {
           fail(e as Error);
         }
       };
+      // No data event comes while these are read: the array is the stream's, emptied each turn.
       const readPending = () => {
-        const held = pending;
-        pending = null;
-        if (held !== null) for (const bytes of held) read(bytes);
+        pendingRead = false;
+        for (let i = 0; i < pending.length; i++) read(pending[i]);
+        pending.length = 0;
       };
       res.on('data', (bytes: Buffer) => {
-        if (tokens === 0 && pending === null) return read(bytes);
-        if (pending === null) {
-          pending = [];
+        if (tokens === 0 && !pendingRead) return read(bytes);
+        if (!pendingRead) {
+          pendingRead = true;
           TURN_WRITES.readLater(readPending);
         }
         pending.push(bytes);
