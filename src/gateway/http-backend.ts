@@ -242,13 +242,14 @@ export class HttpBackend implements Backend {
       let settled = false;
       // Once the first token is out, what comes next is read at the end of the loop's turn, so
       // that other streams' first tokens, read in the same turn, go out before it
-      // (turn-writes.ts). Bytes are read in the order they came.
-      const pending: Buffer[] = [];
-      let pendingRead = false;
+      // (turn-writes.ts). Bytes are read in the order they came. Most turns bring a stream one
+      // read, which waits alone, without an array.
+      let held: Buffer | null = null;
+      let more: Buffer[] | null = null;
       const fail = (e: Error) => {
         if (settled) return;
         settled = true;
-        pending.length = 0;
+        held = more = null;
         res.destroy();
         reject(
           call.signal.aborted
@@ -272,19 +273,20 @@ export class HttpBackend implements Backend {
           fail(e as Error);
         }
       };
-      // No data event comes while these are read: the array is the stream's, emptied each turn.
       const readPending = () => {
-        pendingRead = false;
-        for (let i = 0; i < pending.length; i++) read(pending[i]);
-        pending.length = 0;
+        const first = held;
+        const rest = more;
+        held = more = null;
+        if (first !== null) read(first);
+        if (rest !== null) for (let i = 0; i < rest.length; i++) read(rest[i]);
       };
       res.on('data', (bytes: Buffer) => {
-        if (tokens === 0 && !pendingRead) return read(bytes);
-        if (!pendingRead) {
-          pendingRead = true;
+        if (held !== null) (more ??= []).push(bytes);
+        else if (tokens === 0) read(bytes);
+        else {
+          held = bytes;
           TURN_WRITES.readLater(readPending);
         }
-        pending.push(bytes);
       });
       // The whole body is read, [DONE] included, so the keep-alive connection is reused.
       res.once('end', () => {

@@ -63,15 +63,17 @@ export class TokenChunkShape {
   frameText(bytes: Buffer): string | undefined {
     const { framePrefix: head, frameSuffix: tail } = this;
     const end = bytes.length - tail.length;
-    if (
-      end < head.length ||
-      bytes.compare(head, 0, head.length, 0, head.length) !== 0 ||
-      bytes.compare(tail, 0, tail.length, end, bytes.length) !== 0
-    ) {
+    if (end < head.length || !bytesAt(bytes, head, 0) || !bytesAt(bytes, tail, end)) {
       return undefined;
     }
     return stringBody(bytes.toString('utf8', head.length, end));
   }
+}
+
+/** Whether `bytes` hold `part` from `at` (a loop: `Buffer.compare` with ranges allocates). */
+function bytesAt(bytes: Buffer, part: Buffer, at: number): boolean {
+  for (let i = 0; i < part.length; i++) if (bytes[at + i] !== part[i]) return false;
+  return true;
 }
 
 /** `body` as the inside of a JSON string, decoded; undefined when it is not one. */

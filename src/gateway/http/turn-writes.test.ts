@@ -96,15 +96,18 @@ test('reads held to the turn end run in order, before the sockets they write to 
   assert.equal(flushes.length, 2, 'the next turn schedules its own');
 });
 
-test('a read that throws does not keep the turn’s writes held', () => {
+test('a read that throws stops neither the other reads nor the turn’s writes, and is thrown after them', () => {
   const flushes: (() => void)[] = [];
   const writes = new TurnWrites((f) => flushes.push(f));
   const a = fakeSocket();
+  let after = false;
   writes.hold(a.socket);
   writes.readLater(() => {
     throw new Error('a read that broke its promise');
   });
+  writes.readLater(() => (after = true));
   assert.throws(() => flushes[0](), /broke its promise/);
+  assert.equal(after, true, 'the next read still ran');
   assert.deepEqual(a.s, { corked: 0, flushes: 1 });
   writes.hold(a.socket);
   assert.equal(flushes.length, 2, 'the next turn still flushes');

@@ -19,8 +19,15 @@ import type { Socket } from 'node:net';
 import { atTurnEnd } from '../../runtime/turn-end.ts';
 
 export class TurnWrites {
-  readonly #corked = new Set<Socket>();
-  #reads: (() => void)[] = [];
+  // Arrays kept from turn to turn, filled up to a count: a turn of hundreds of streams
+  // allocates nothing here.
+  readonly #held: (Socket | null)[] = [];
+  #heldCount = 0;
+  /** The turn each socket was last held in: a socket is corked once a turn. */
+  readonly #heldIn = new WeakMap<Socket, number>();
+  #turn = 0;
+  readonly #reads: (() => void)[] = [];
+  #readCount = 0;
   readonly #schedule: (flush: () => void) => void;
   #scheduled = false;
 
@@ -30,18 +37,21 @@ export class TurnWrites {
 
   /** Holds what is written to `socket` until the end of this turn (no socket yet: nothing). */
   hold(socket: Socket | null): void {
-    if (socket === null || this.#corked.has(socket)) return;
+    if (socket === null || this.#heldIn.get(socket) === this.#turn) return;
+    // A keep-alive socket is in the map from its first hold on: updating it allocates nothing.
+    this.#heldIn.set(socket, this.#turn);
     socket.cork();
-    this.#corked.add(socket);
+    this.#held[this.#heldCount++] = socket;
     this.#atEnd();
   }
 
   /**
    * Runs `read` at the end of this turn, in the order asked, before the held writes go out. It
-   * must handle its own errors.
+   * should handle its own errors: one that throws does not stop the others, and is thrown again
+   * once the writes are out.
    */
   readLater(read: () => void): void {
-    this.#reads.push(read);
+    this.#reads[this.#readCount++] = read;
     this.#atEnd();
   }
 
@@ -52,18 +62,30 @@ export class TurnWrites {
   }
 
   readonly #flush = (): void => {
-    try {
-      // Reads first: the tokens they hand on are written to sockets held in this same flush.
-      // A read handles its own errors; should one throw, the writes still go out.
-      for (let i = 0; i < this.#reads.length; i++) this.#reads[i]();
-    } finally {
-      this.#reads = [];
-      this.#scheduled = false;
-      for (const socket of this.#corked) socket.uncork();
-      this.#corked.clear();
+    // Reads first: the tokens they hand on are written to sockets held in this same flush.
+    let thrown: { readonly error: unknown } | undefined;
+    for (let i = 0; i < this.#readCount; i++) {
+      const read = this.#reads[i];
+      this.#reads[i] = NOTHING;
+      try {
+        read();
+      } catch (error) {
+        thrown ??= { error };
+      }
     }
+    this.#readCount = 0;
+    this.#scheduled = false;
+    this.#turn++;
+    for (let i = 0; i < this.#heldCount; i++) {
+      this.#held[i]?.uncork();
+      this.#held[i] = null;
+    }
+    this.#heldCount = 0;
+    if (thrown !== undefined) throw thrown.error;
   };
 }
+
+const NOTHING = (): void => {};
 
 /** The process's one event loop, and its one set of held writes. */
 export const TURN_WRITES = new TurnWrites();
