@@ -163,6 +163,7 @@ for (const c of LEVELS) {
     ttft: [] as number[],
     gaps: [] as number[],
     failed: 0,
+    why: new Map<string, number>(),
     cpu: 0,
     main: 0,
   }));
@@ -179,6 +180,7 @@ for (const c of LEVELS) {
       p.ttft = p.ttft.concat(s.ttft);
       p.gaps = p.gaps.concat(s.gaps);
       p.failed += s.failed;
+      for (const [why, n] of s.why) p.why.set(why, (p.why.get(why) ?? 0) + n);
       p.cpu += cpu[i];
     }
     ratios.push((cpu[3] / cpu[1]).toFixed(2));
@@ -201,6 +203,10 @@ for (const c of LEVELS) {
     );
   }
   console.log(`|   | gateway ÷ bare proxy CPU, round by round: ${ratios.join(', ')} | | | | | |`);
+  for (const [i, [name]] of paths.entries()) {
+    const whys = [...pooled[i].why].map(([why, n]) => `${why} ×${n}`).join(', ');
+    if (whys !== '') console.log(`|   | ${name} failed: ${whys} | | | | | |`);
+  }
   // The main thread runs the JavaScript; the others are V8's (garbage collection's parallel and
   // concurrent work, compilation) and libuv's.
   const split = (i: number) => {

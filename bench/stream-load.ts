@@ -10,6 +10,13 @@ export interface LoadSample {
   readonly ttft: number[];
   readonly gaps: number[];
   failed: number;
+  /** Failures by what they were: `HTTP 503 gateway_overloaded`, `cut mid-stream`, `connect …`. */
+  readonly why: Map<string, number>;
+}
+
+function failed(s: LoadSample, why: string): void {
+  s.failed++;
+  s.why.set(why, (s.why.get(why) ?? 0) + 1);
 }
 
 export interface LoadOptions {
@@ -36,7 +43,7 @@ function once(agent: Agent, o: LoadOptions, s: LoadSample): Promise<void> {
       { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
       (res) => {
         if (res.statusCode !== 200) {
-          s.failed++;
+          failed(s, `HTTP ${res.statusCode} ${res.headers['x-goodput-reason'] ?? ''}`.trim());
           res.resume();
           res.on('end', done);
           return;
@@ -51,13 +58,13 @@ function once(agent: Agent, o: LoadOptions, s: LoadSample): Promise<void> {
         });
         res.on('end', done);
         res.on('error', () => {
-          s.failed++;
+          failed(s, 'cut mid-stream');
           done();
         });
       },
     );
-    req.on('error', () => {
-      s.failed++;
+    req.on('error', (e) => {
+      failed(s, `request error: ${e.message}`);
       done();
     });
     req.end(body);
@@ -66,7 +73,7 @@ function once(agent: Agent, o: LoadOptions, s: LoadSample): Promise<void> {
 
 export async function streamLoad(o: LoadOptions): Promise<LoadSample> {
   const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
-  const s: LoadSample = { ttft: [], gaps: [], failed: 0 };
+  const s: LoadSample = { ttft: [], gaps: [], failed: 0, why: new Map() };
   await Promise.all(
     Array.from({ length: o.concurrency }, async (_, slot) => {
       await new Promise((r) => setTimeout(r, (slot * o.rampMs) / o.concurrency));
