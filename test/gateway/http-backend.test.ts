@@ -1,7 +1,7 @@
 // HttpBackend against a scripted upstream over real HTTP: which upstream events are forwarded
 // byte for byte, which are rebuilt, what the end event reports, that the gateway's request id
-// goes upstream, that a body cut mid-stream fails as the upstream's fault, and that a stream's later
-// tokens give way to first tokens read in the same turn.
+// goes upstream, that a body cut mid-stream fails as the upstream's fault after handing on what
+// it read, and that a stream's later tokens give way to first tokens read in the same turn.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -230,6 +230,43 @@ test("a stream's later tokens wait for the end of the turn they were read in; an
     assert.deepEqual(order, ['A:1', 'B:1', 'A:2']);
   } finally {
     await two.close();
+    upstream.close();
+  }
+});
+
+test('a token read in the turn its connection breaks is handed on before the failure', async () => {
+  // The upstream drops the connection as soon as a later token is written: the token, queued
+  // for the end of the turn it was read in, is handed on before the stream fails (Node reports
+  // the close after that turn; were it in the same turn, the break hands it on itself).
+  const upstream = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(delta('a'));
+    setTimeout(() => res.write(delta('b'), () => res.socket?.destroy()), 20);
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const at = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const cut = new HttpBackend({ name: 'b2', url: at, clock: wallClock, timers: wallTimers() });
+  const texts: string[] = [];
+  try {
+    const err = await cut
+      .stream(
+        {
+          id: 'r2',
+          kind: 'chat',
+          body: { model: 'm', messages: [] },
+          signal: new AbortController().signal,
+        },
+        (t) => texts.push(t.text),
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    assert.ok(isUpstreamError(err), String(err));
+    assert.deepEqual(texts, ['a', 'b']);
+  } finally {
+    await cut.close();
     upstream.close();
   }
 });
