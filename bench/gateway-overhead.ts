@@ -162,8 +162,7 @@ for (const c of LEVELS) {
   const pooled = paths.map(() => ({
     ttft: [] as number[],
     gaps: [] as number[],
-    failed: 0,
-    why: new Map<string, number>(),
+    failed: new Map<string, number>(),
     cpu: 0,
     main: 0,
   }));
@@ -179,8 +178,7 @@ for (const c of LEVELS) {
       p.main += cpuMs(pid, pid) - mainBefore;
       p.ttft = p.ttft.concat(s.ttft);
       p.gaps = p.gaps.concat(s.gaps);
-      p.failed += s.failed;
-      for (const [why, n] of s.why) p.why.set(why, (p.why.get(why) ?? 0) + n);
+      for (const [why, n] of s.failed) p.failed.set(why, (p.failed.get(why) ?? 0) + n);
       p.cpu += cpu[i];
     }
     ratios.push((cpu[3] / cpu[1]).toFixed(2));
@@ -199,12 +197,12 @@ for (const c of LEVELS) {
     const dT99 = pct(s.ttft, 99) - pct(direct.ttft, 99);
     console.log(
       `| ${c} | ${name} | ${f(pct(s.ttft, 50))} / ${f(pct(s.ttft, 99))} | ${f(pct(s.gaps, 50))} / ${f(pct(s.gaps, 99))} | ` +
-        `${i === 0 ? '—' : `${f(dT50)} / ${f(dT99)}`} | ${cpuCell(i)} | ${s.failed} |`,
+        `${i === 0 ? '—' : `${f(dT50)} / ${f(dT99)}`} | ${cpuCell(i)} | ${[...s.failed.values()].reduce((a, n) => a + n, 0)} |`,
     );
   }
   console.log(`|   | gateway ÷ bare proxy CPU, round by round: ${ratios.join(', ')} | | | | | |`);
   for (const [i, [name]] of paths.entries()) {
-    const whys = [...pooled[i].why].map(([why, n]) => `${why} ×${n}`).join(', ');
+    const whys = [...pooled[i].failed].map(([why, n]) => `${why} ×${n}`).join(', ');
     if (whys !== '') console.log(`|   | ${name} failed: ${whys} | | | | | |`);
   }
   // The main thread runs the JavaScript; the others are V8's (garbage collection's parallel and

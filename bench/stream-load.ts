@@ -9,14 +9,12 @@ import { contentChunks } from './stream-client.ts';
 export interface LoadSample {
   readonly ttft: number[];
   readonly gaps: number[];
-  failed: number;
-  /** Failures by what they were: `HTTP 503 gateway_overloaded`, `cut mid-stream`, `connect …`. */
-  readonly why: Map<string, number>;
+  /** Failures by what they were: `HTTP 503 gateway_overloaded`, `cut mid-stream`, `request error: …`. */
+  readonly failed: Map<string, number>;
 }
 
 function failed(s: LoadSample, why: string): void {
-  s.failed++;
-  s.why.set(why, (s.why.get(why) ?? 0) + 1);
+  s.failed.set(why, (s.failed.get(why) ?? 0) + 1);
 }
 
 export interface LoadOptions {
@@ -73,7 +71,7 @@ function once(agent: Agent, o: LoadOptions, s: LoadSample): Promise<void> {
 
 export async function streamLoad(o: LoadOptions): Promise<LoadSample> {
   const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
-  const s: LoadSample = { ttft: [], gaps: [], failed: 0, why: new Map() };
+  const s: LoadSample = { ttft: [], gaps: [], failed: new Map() };
   await Promise.all(
     Array.from({ length: o.concurrency }, async (_, slot) => {
       await new Promise((r) => setTimeout(r, (slot * o.rampMs) / o.concurrency));
