@@ -21,6 +21,7 @@ import type { ApiKind, StreamEnd } from '../backend.ts';
 import { isUpstreamError } from '../backend.ts';
 import type { TokenRelay } from './token-relay.ts';
 import { TURN_WRITES } from './turn-writes.ts';
+import { chunkWriter } from './chunk-frames.ts';
 import type { ServerResponse } from 'node:http';
 import { finished } from 'node:stream';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
@@ -100,6 +101,7 @@ export function streamResponse(a: StreamAnswer): Response {
   const outgoing = a.outgoing;
   if (outgoing !== undefined) {
     outgoing.writeHead(200, headers);
+    const chunks = chunkWriter(outgoing);
     const open = () => !outgoing.destroyed && !outgoing.writableEnded;
     // The role chunk and the tokens held for the answer (the first) go out at once; later
     // tokens at the end of the loop's turn, behind other streams' first tokens (turn-writes.ts).
@@ -108,11 +110,11 @@ export function streamResponse(a: StreamAnswer): Response {
       write: (chunk) => {
         if (!open()) return false;
         if (!first) TURN_WRITES.hold(outgoing.socket);
-        return outgoing.write(chunk);
+        return chunks.write(chunk);
       },
       end: (flushed) => {
         finished(outgoing, () => flushed());
-        if (open()) outgoing.end();
+        if (open()) chunks.end();
       },
     });
     first = false;
