@@ -2,35 +2,38 @@
 // must refuse at the door what it cannot serve and serve in time what it admits. Three runs,
 // one gateway, in order:
 //   burst     — N streaming requests sent at once (default 3,000);
-//   sustained — wrk, closed loop, 1,500 connections for 15 s (every response judged: a 200 is
-//               complete when it ends with [DONE] and no error event), with an open-loop probe
-//               of 10 streaming requests a second, on connections opened before the flood,
-//               measuring time to first token as a client sees it (a new connection waits for
-//               the flood to end in Node's accept, the bare server's too: see bench/RESULTS.md);
+//   sustained — closed loop, 1,500 connections for 15 s, each sending its next streaming request
+//               when its last answer ends;
 //   gamma     — open loop, Gamma arrivals (burstiness 0.2) at 5× the good requests per second
 //               the sustained run served (within SLO by the gateway's measure), for 20 s
 //               (`--gamma-rate R`: at R req/s instead, so that runs whose floods went
 //               differently compare at one rate).
+// The client is bench/stream-client.c (built with gcc on first use): every request's time to
+// first token from when it was due, its token gaps, its end and its refusal code, measured by a
+// process that costs little next to the gateway. `--client node` uses bench/stream-client.ts
+// instead (on two shared cores it is itself the bottleneck past a few hundred streams a
+// second); `--flood wrk` runs the sustained phase with Debian's wrk, which judges each answer
+// complete or cut but cannot time tokens, plus an open-loop probe of 10 streaming requests a
+// second on connections opened before the flood.
 // Per run: what the client saw (completed 200s within the SLO — TTFT ≤ 2 s and p99 gap ≤ 80 ms
 // — refusals by code, anything else), what the gateway counted (/metrics growth) and what its
 // decision log recorded, and the promise: admitted then expired ÷ admitted.
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
 //   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
-//   [--only gamma|burst|sustained]
-//   [--no-fleet-thread] [--only gamma (with --gamma-rate)]
+//   [--only gamma|burst|sustained] [--client c|node] [--flood c|wrk]
+//   [--no-fleet-thread]
 //   [--model M] [--gpu G] [--tp N] [--replicas N] [--max-num-seqs N] (the embedded fleet;
 //   default 2 × llama-3-8b/h100 at the engine's own max_num_seqs)
-//   [--policy NAME|FILE] [--json FILE]
-// A smaller fleet (`--replicas 1 --max-num-seqs 16`) puts 5× its capacity within what a Node
-// client on a shared core can read, so the client's own measure of the SLO is the fleet's and
-// not the client's.
+//   [--policy NAME|FILE] [--json FILE] [--outcomes DIR] (the C client's line per request, a
+//   file per phase: burst.tsv, sustained.tsv, gamma.tsv)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FLEET_ARGS, REPO_ROOT, flag } from './bench-args.ts';
 import { addGrowth, emptyMix, idle, scrape, type Mix } from './gateway-mix.ts';
-import { gapP99, openLoop, warmAgent, type Outcome } from './stream-client.ts';
+import { runCClient } from './c-client.ts';
+import { openLoop, warmAgent, type Outcome } from './stream-client.ts';
 import { runWrk } from './wrk-run.ts';
 import { arrivalClock } from '../src/sim/workload/arrivals.ts';
 import { percentileSorted } from '../src/core/stats/percentile.ts';
@@ -61,6 +64,21 @@ const GAMMA_S = Number(flag('--gamma-s') ?? 20);
 const PIN = process.argv.includes('--pin');
 const cores = availableParallelism();
 const MODEL = flag('--model') ?? 'llama-3-8b';
+const CLIENT = flag('--client') ?? 'c';
+const FLOOD = flag('--flood') ?? 'c';
+if (CLIENT !== 'c' && CLIENT !== 'node')
+  throw new Error(`--client: expected c or node, got ${CLIENT}`);
+if (FLOOD !== 'c' && FLOOD !== 'wrk') throw new Error(`--flood: expected c or wrk, got ${FLOOD}`);
+/** `taskset -c` list for the load (client, wrk) when `--pin` keeps the last core for the gateway. */
+const LOAD_CORES = PIN ? `0-${cores - 2}` : undefined;
+const OUTCOMES = flag('--outcomes');
+if (OUTCOMES !== undefined) mkdirSync(OUTCOMES, { recursive: true });
+/** How the C client runs for `phase`. */
+const clientOpts = (phase: string) => ({
+  cores: LOAD_CORES,
+  keepAs: OUTCOMES === undefined ? undefined : join(OUTCOMES, `${phase}.tsv`),
+  onSpawn: (p: ChildProcess) => children.add(p),
+});
 const TTFT_SLO_MS = 2_000;
 const ITL_SLO_MS = 80;
 
@@ -176,7 +194,7 @@ function clientCounts(outcomes: readonly Outcome[]): ClientCounts {
       c.completed++;
       const ttft = o.ttftMs ?? Infinity;
       ttfts.push(ttft);
-      const gapOk = gapP99(o.gapsMs) <= ITL_SLO_MS;
+      const gapOk = o.gapP99Ms <= ITL_SLO_MS;
       if (ttft > TTFT_SLO_MS) c.ttftOver++;
       if (!gapOk) c.gapOver++;
       if (ttft <= TTFT_SLO_MS && gapOk) c.withinSlo++;
@@ -266,11 +284,18 @@ async function measured(
 
 const results: RunResult[] = [];
 
+/** `atMs` (ms from now; all 0 for a burst), open loop, by the chosen client. */
+function openLoopRun(phase: string, atMs: readonly number[]): Promise<Outcome[]> {
+  return CLIENT === 'c'
+    ? runCClient(gw.url, body, { mode: 'open', atMs }, clientOpts(phase))
+    : openLoop({ url: gw.url, body }, atMs);
+}
+
 if (!GAMMA_ONLY && !SUSTAINED_ONLY) {
   results.push(
     await measured('burst', async () => {
       const t0 = performance.now();
-      const outcomes = await openLoop({ url: gw.url, body }, new Array<number>(BURST).fill(0));
+      const outcomes = await openLoopRun('burst', new Array<number>(BURST).fill(0));
       return { outcomes, durationS: (performance.now() - t0) / 1000 };
     }),
   );
@@ -279,6 +304,15 @@ if (!GAMMA_ONLY && !SUSTAINED_ONLY) {
 if (!GAMMA_ONLY && !BURST_ONLY) {
   results.push(
     await measured('sustained', async () => {
+      if (FLOOD === 'c') {
+        const outcomes = await runCClient(
+          gw.url,
+          body,
+          { mode: 'closed', connections: CONNECTIONS, durationS: DURATION_S },
+          clientOpts('sustained'),
+        );
+        return { outcomes, durationS: DURATION_S };
+      }
       const probeAt = Array.from({ length: DURATION_S * 10 }, (_, i) => 500 + i * 100);
       // Enough for every probe of the run: each 200 streams for seconds and holds its connection.
       const probes = await warmAgent(gw.url, DURATION_S * 10);
@@ -292,7 +326,7 @@ if (!GAMMA_ONLY && !BURST_ONLY) {
           headers: [],
           outcomes: true,
           model: MODEL,
-          cores: PIN ? `0-${cores - 2}` : undefined,
+          cores: LOAD_CORES,
           onSpawn: (p) => children.add(p),
         }),
         openLoop({ url: gw.url, body }, probeAt, probes),
@@ -315,7 +349,7 @@ if (!BURST_ONLY && !SUSTAINED_ONLY) {
         new SeededRng(7).fork('arrivals'),
       );
       const at = Array.from({ length: n }, () => next());
-      const outcomes = await openLoop({ url: gw.url, body }, at);
+      const outcomes = await openLoopRun('gamma', at);
       return { outcomes, durationS: GAMMA_S };
     }),
   );

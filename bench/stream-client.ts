@@ -12,8 +12,10 @@ export interface Outcome {
   readonly status: number;
   /** From the scheduled send to the first token chunk; null without one. */
   readonly ttftMs: number | null;
-  /** Gaps between token chunks, ms. */
-  readonly gapsMs: number[];
+  /** The 99th percentile (numpy-linear) of the gaps between token chunks, ms; 0 without any. */
+  readonly gapP99Ms: number;
+  /** Token chunks received (`"content":"` with a non-empty string). */
+  readonly tokens: number;
   /** A 200 whose stream ended with [DONE] and carried no error event. */
   readonly completed: boolean;
   /** The answer's x-goodput-request-id, to find its decision record. */
@@ -62,6 +64,7 @@ function send(agent: Agent, r: StreamRequest, t0: number): Promise<Outcome> {
         let ttftMs: number | null = null;
         let last = -1;
         const gapsMs: number[] = [];
+        let tokens = 0;
         let tail = Buffer.alloc(0);
         let sawDone = false;
         let sawError = false;
@@ -75,7 +78,9 @@ function send(agent: Agent, r: StreamRequest, t0: number): Promise<Outcome> {
           if (scan.includes(DONE)) sawDone = true;
           if (scan.includes(ERROR)) sawError = true;
           tail = scan.subarray(Math.max(0, scan.length - 16));
-          if (contentChunks(chunk) === 0) return;
+          const k = contentChunks(chunk);
+          if (k === 0) return;
+          tokens += k;
           const now = performance.now();
           if (ttftMs === null) ttftMs = now - t0;
           else gapsMs.push(now - last);
@@ -95,7 +100,8 @@ function send(agent: Agent, r: StreamRequest, t0: number): Promise<Outcome> {
           done({
             status,
             ttftMs,
-            gapsMs,
+            gapP99Ms: gapP99(gapsMs),
+            tokens,
             completed: status === 200 && sawDone && !sawError,
             requestId,
             latencyMs: performance.now() - t0,
@@ -112,7 +118,8 @@ function send(agent: Agent, r: StreamRequest, t0: number): Promise<Outcome> {
       done({
         status: 0,
         ttftMs: null,
-        gapsMs: [],
+        gapP99Ms: 0,
+        tokens: 0,
         completed: false,
         requestId: null,
         latencyMs: performance.now() - t0,
