@@ -24,10 +24,18 @@ export function cClientBinary(): string {
   return binary;
 }
 
+/** An outcome with what the C client also times. */
+export interface CClientOutcome extends Outcome {
+  /** When it was due, ms from the client's start. */
+  readonly dueMs: number;
+  /** How long its new connection took to be established; null on one already open. */
+  readonly connectMs: number | null;
+}
+
 /** One line of the client's output: see the columns in bench/stream-client.c. */
-export function parseOutcome(line: string): Outcome & { readonly dueMs: number } {
+export function parseOutcome(line: string): CClientOutcome {
   const f = line.split('\t');
-  if (f.length !== 12) throw new Error(`stream-client: expected 12 columns, got ${line}`);
+  if (f.length !== 13) throw new Error(`stream-client: expected 13 columns, got ${line}`);
   const dash = (s: string) => (s === '-' ? null : s);
   const ttft = Number(f[2]);
   return {
@@ -42,6 +50,7 @@ export function parseOutcome(line: string): Outcome & { readonly dueMs: number }
     requestId: dash(f[9]),
     code: dash(f[10]),
     retryAfterS: f[11] === '-' ? null : Number(f[11]),
+    connectMs: Number(f[12]) < 0 ? null : Number(f[12]),
   };
 }
 
@@ -59,7 +68,7 @@ export function runCClient(
   body: string,
   run: ClientRun,
   opts: { cores?: string; keepAs?: string; onSpawn?: (p: ChildProcess) => void } = {},
-): Promise<Outcome[]> {
+): Promise<CClientOutcome[]> {
   const { hostname, port } = new URL(url);
   const dir = mkdtempSync(join(tmpdir(), 'goodput-client-'));
   const bodyFile = join(dir, 'body.json');

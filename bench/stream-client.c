@@ -18,10 +18,11 @@
 //
 // OUT_FILE gets one tab-separated line per request, in the order they ended:
 //   due_ms status ttft_ms gap_p99_ms gap_max_ms tokens completed reused latency_ms
-//   request_id code retry_after_s
+//   request_id code retry_after_s connect_ms
 // status 0 is a connection that failed before a status line; ttft_ms is -1 without a token;
 // gap_p99_ms is numpy's linear-interpolation 99th percentile of the gaps (0 without any);
-// request_id, code and retry_after_s are - when absent. Build: gcc -O2 -o stream-client
+// request_id, code and retry_after_s are - when absent; connect_ms is how long a new
+// connection took to be established, from when the request was due (-1 on one already open). Build: gcc -O2 -o stream-client
 // stream-client.c (bench/c-client.ts does, once per source change).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -93,6 +94,7 @@ typedef struct {
   long tokens;
   int saw_done, saw_error;
   int reused;
+  double connected;  // when its new connection was established; -1 on one already open
   char request_id[80];
   char code[48];
   double retry_after;  // -1 when absent
@@ -161,9 +163,10 @@ static void record(request_t *r, double end) {
   int completed = r->status == 200 && r->saw_done && !r->saw_error;
   char retry[32] = "-";
   if (r->retry_after >= 0) snprintf(retry, sizeof retry, "%g", r->retry_after);
-  fprintf(out, "%.3f\t%d\t%.3f\t%.3f\t%.3f\t%ld\t%d\t%d\t%.3f\t%s\t%s\t%s\n", r->due - start_ms,
-          r->status, r->ttft < 0 ? -1 : r->ttft, p99, max, r->tokens, completed, r->reused,
-          end - r->due, r->request_id[0] ? r->request_id : "-", r->code[0] ? r->code : "-", retry);
+  fprintf(out, "%.3f\t%d\t%.3f\t%.3f\t%.3f\t%ld\t%d\t%d\t%.3f\t%s\t%s\t%s\t%.3f\n",
+          r->due - start_ms, r->status, r->ttft < 0 ? -1 : r->ttft, p99, max, r->tokens, completed,
+          r->reused, end - r->due, r->request_id[0] ? r->request_id : "-",
+          r->code[0] ? r->code : "-", retry, r->connected < 0 ? -1 : r->connected - r->due);
   free(r->gaps);
   free(r);
   in_flight--;
@@ -175,6 +178,7 @@ static request_t *new_request(double due) {
   r->due = due;
   r->ttft = -1;
   r->retry_after = -1;
+  r->connected = -1;
   in_flight++;
   return r;
 }
@@ -492,6 +496,7 @@ static void on_event(conn_t *c, uint32_t events, double t) {
       on_answered(c, t);
       return;
     }
+    c->req->connected = t;
     c->state = C_SENDING;
     try_send(c, t);
     return;

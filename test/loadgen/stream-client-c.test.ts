@@ -92,6 +92,8 @@ test('open loop: streams timed token by token, refusals with their code, sheds a
     stream.map((o) => o.reused),
     [false, true],
   );
+  assert.ok(stream[0].connectMs !== null && stream[0].connectMs >= 0, 'a new connection is timed');
+  assert.equal(stream[1].connectMs, null);
 
   for (const o of refuse) {
     assert.equal(o.status, 429);
