@@ -108,13 +108,18 @@ test('a connection that sends nothing for 100 ms leaves the window to the next',
   const cs = conns(3 * window);
   for (const c of cs) s.intake.take(c);
   const [second, third] = [cs[window], cs[2 * window]];
-  s.advance(99);
+  // Two turns end: the loop has polled the connections let in.
+  s.turn();
+  s.turn();
+  s.advance(97);
   assert.equal(second.reading, false);
   s.advance(1);
   assert.equal(second.reading, true, 'the first window was quiet: the next is let in');
   assert.equal(s.intake.waiting, window);
   assert.ok(cs[0].reading, 'still read: what it sends is one connection’s work');
-  s.advance(100);
+  s.turn();
+  s.turn();
+  s.advance(98);
   assert.equal(third.reading, true);
   assert.equal(s.intake.waiting, 0);
   // A first request that waited in line is told since when; one that went quiet once let in is
@@ -122,6 +127,26 @@ test('a connection that sends nothing for 100 ms leaves the window to the next',
   assert.equal(s.intake.seen(third), 0);
   assert.equal(s.intake.seen(second), undefined);
   assert.equal(s.intake.seen(cs[0]), undefined);
+});
+
+test('in a turn longer than 100 ms, a connection let in is not quiet until the loop has polled it', () => {
+  const s = scripted();
+  const window = s.intake.window;
+  const cs = conns(window + 1);
+  s.advance(10);
+  for (const c of cs) s.intake.take(c);
+  const last = cs[window];
+  // One long turn: the quiet timer fires before the poll that would read the window.
+  s.advance(150);
+  assert.equal(last.reading, false, 'the window was never polled: it is not quiet');
+  s.turn();
+  s.advance(10);
+  assert.equal(last.reading, false, 'one turn end may come before the poll');
+  // The next turn's poll read nothing from the window: now it is quiet.
+  s.turn();
+  s.advance(1);
+  assert.equal(last.reading, true);
+  assert.equal(s.intake.seen(last), 10, 'its wait in line counts from its accept');
 });
 
 test('the window doubles until a turn runs over budget, then halves and grows by an eighth', () => {

@@ -83,6 +83,8 @@ export class ConnectionIntake {
   /** A turn end is running. */
   #ending = false;
   #lastTurnEndMs: Ms = 0;
+  /** The turn end before the last. */
+  #prevTurnEndMs: Ms = -Infinity;
   /** Connections let in, and first requests seen, since the last turn end. */
   #letInThisTurn = 0;
   #seenThisTurn = 0;
@@ -161,12 +163,19 @@ export class ConnectionIntake {
     this.#head = 0;
   }
 
-  /** Whether the window has room, once connections quiet for QUIET_MS have left it. */
+  /**
+   * Whether the window has room, once connections quiet for QUIET_MS have left it. Quiet means
+   * the loop could have read it: two turns have ended since it was let in (what its client sent
+   * is read in the first poll after it is resumed). In a turn that runs longer than QUIET_MS, as
+   * a flood's do, the timer that looks for quiet ones fires before that poll; a connection taken
+   * for quiet then would lose its wait in line, and its request would be admitted as if it had
+   * just arrived.
+   */
   #room(): boolean {
     if (this.#reading.size < this.#window) return true;
     const quietSince = this.#clock.now() - QUIET_MS;
     for (const [c, at] of this.#reading) {
-      if (at > quietSince) break;
+      if (at > quietSince || at >= this.#prevTurnEndMs) break;
       this.#reading.delete(c);
       this.#accepted.delete(c);
     }
@@ -198,7 +207,8 @@ export class ConnectionIntake {
   #watchQuiet(): void {
     if (this.#quietCheck !== null || this.#reading.size === 0) return;
     const [oldestAt] = this.#reading.values();
-    this.#quietCheck = this.#timers.at(oldestAt + QUIET_MS, () => {
+    const at = Math.max(oldestAt + QUIET_MS, this.#clock.now() + 1);
+    this.#quietCheck = this.#timers.at(at, () => {
       this.#quietCheck = null;
       this.#next();
     });
@@ -227,6 +237,7 @@ export class ConnectionIntake {
       }
     }
     const busy = this.#letInThisTurn + this.#seenThisTurn > 0;
+    this.#prevTurnEndMs = this.#lastTurnEndMs;
     this.#lastTurnEndMs = now;
     this.#letInThisTurn = 0;
     this.#seenThisTurn = 0;
