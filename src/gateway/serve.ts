@@ -9,8 +9,6 @@
  * ConfigError naming it.
  */
 import { readFileSync } from 'node:fs';
-import type { AddressInfo, Socket } from 'node:net';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
@@ -36,13 +34,11 @@ import { heldAnswersWritten } from './http/answer.ts';
 import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { openSharedStore } from './shared/open-store.ts';
-import type { Duplex } from 'node:stream';
-import { ConfigError } from '../core/errors.ts';
 import type { Ms } from '../core/request/units.ts';
 import { InFlight } from './http/in-flight.ts';
 import { LagShedder } from './http/lag-shedder.ts';
 import { ConnectionIntake, lineLimitMs } from './http/connection-intake.ts';
-import { answerUnparsed } from './http/unparsed.ts';
+import { LISTEN_BACKLOG, Listeners, listen } from './http/listeners.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
 
@@ -226,16 +222,13 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   };
   const app = createGatewayApp(appDeps);
   warnOnOpenFileLimit(log);
-  let server: Server;
+  let server: Listeners;
   try {
-    server = await listenOn(
-      nodeListener(app, { ...appDeps, intake }),
-      o.host,
-      o.port,
+    server = await listen(nodeListener(app, { ...appDeps, intake }), o.host, o.port, {
       metrics,
       log,
       intake,
-    );
+    });
   } catch (e) {
     shedder.stop();
     await gateway.close();
@@ -243,14 +236,14 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     await tracer.close();
     throw e;
   }
-  const { port } = server.address() as AddressInfo;
+  const { port } = server;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       // Requests that ended in this turn have their answers held for its end (answer.ts).
       await heldAnswersWritten();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = server.close();
       // Keep-alive clients would hold the server open; their requests are over or abandoned.
       server.closeAllConnections();
       intake?.close();
@@ -296,59 +289,6 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
 
 /** The default limit on a request body: 4 MiB (a 128K-token prompt is about 512 KB of text). */
 export const DEFAULT_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
-
-/**
- * Listens on `host:port`; a port that cannot be taken is a ConfigError naming it. Requests whose
- * head Node cannot take (headers over its limit) are answered 431 in OpenAI's shape, and counted.
- */
-async function listenOn(
-  listener: (req: IncomingMessage, res: ServerResponse) => void,
-  host: string,
-  port: number,
-  metrics: GatewayMetrics,
-  log: OpsLog,
-  intake?: ConnectionIntake,
-): Promise<Server> {
-  const server = createServer(listener);
-  if (intake !== undefined) {
-    // Accepted unread: the intake lets each connection in (resumes it) at the loop's pace.
-    // Node's http.Server is a net.Server, which reads this option at each accept.
-    (server as Server & { pauseOnConnect: boolean }).pauseOnConnect = true;
-    server.on('connection', (socket: Socket) => intake.take(socket));
-  }
-  // `Expect: 100-continue` is answered by the listener, once it knows the body is to be read.
-  server.on('checkContinue', listener);
-  server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
-    const reason = answerUnparsed(e, socket);
-    if (reason !== undefined) metrics.invalid.inc({ reason });
-  });
-  await new Promise<void>((resolve, reject) => {
-    const refused = (e: NodeJS.ErrnoException) => {
-      const why =
-        e.code === 'EADDRINUSE'
-          ? 'a free port'
-          : `a port it may listen on (${e.code ?? e.message})`;
-      reject(new ConfigError('--port', why, port));
-    };
-    server.once('error', refused);
-    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
-      server.off('error', refused);
-      resolve();
-    });
-  });
-  // Once listening, a server error (accepting a connection failed) is logged; the server serves on.
-  server.on('error', (e: NodeJS.ErrnoException) =>
-    log.error({ err: e, code: e.code }, `server error: ${e.message}`),
-  );
-  return server;
-}
-
-/**
- * Connections the kernel may hold before the gateway accepts them (Node's default is 511): a
- * burst of thousands of clients connecting at once is then answered, not left to retry its SYN
- * after a second. The kernel caps it at net.core.somaxconn.
- */
-const LISTEN_BACKLOG = 4096;
 
 /**
  * Every connection takes a file descriptor. Below the listen backlog's worth, a flood the
