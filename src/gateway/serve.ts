@@ -222,9 +222,9 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   };
   const app = createGatewayApp(appDeps);
   warnOnOpenFileLimit(log);
-  let server: Listeners;
+  let listeners: Listeners;
   try {
-    server = await listen(nodeListener(app, { ...appDeps, intake }), o.host, o.port, {
+    listeners = await listen(nodeListener(app, { ...appDeps, intake }), o.host, o.port, {
       metrics,
       log,
       intake,
@@ -236,16 +236,16 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     await tracer.close();
     throw e;
   }
-  const { port } = server;
+  const { port } = listeners;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       // Requests that ended in this turn have their answers held for its end (answer.ts).
       await heldAnswersWritten();
-      const closed = server.close();
+      const closed = listeners.close();
       // Keep-alive clients would hold the server open; their requests are over or abandoned.
-      server.closeAllConnections();
+      listeners.closeAllConnections();
       intake?.close();
       await closed;
       shedder.stop();
@@ -268,7 +268,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
         'draining: not ready, refusing new requests',
       );
       // Idle keep-alive connections would carry new requests here; busy ones close as they end.
-      server.closeIdleConnections();
+      listeners.closeIdleConnections();
       if (!(await inFlight.drainWithin(timeoutMs, clock, timers))) {
         const over = inFlight.cut();
         log.warn({ cut: over }, `drain time over: ${over} request(s) stopped as shutting_down`);

@@ -68,8 +68,6 @@ export interface ListenDeps {
   readonly log: OpsLog;
   /** Paces the reading of new connections; without it, they are read as Node accepts them. */
   readonly intake?: ConnectionIntake;
-  /** How many listening sockets (default LISTENERS). */
-  readonly count?: number;
 }
 
 /**
@@ -82,13 +80,13 @@ export async function listen(
   port: number,
   deps: ListenDeps,
 ): Promise<Listeners> {
-  const count = deps.count ?? LISTENERS;
-  if (count > 1 && port !== 0) await bindAlone(host, port);
-  const first = await listenOne(listener, host, port, count > 1, deps);
+  const shared = LISTENERS > 1;
+  if (shared && port !== 0) await bindAlone(host, port);
+  const first = await listenOne(listener, host, port, shared, deps);
   const servers = [first];
   const bound = (first.address() as AddressInfo).port;
   try {
-    for (let i = 1; i < count; i++)
+    for (let i = 1; i < LISTENERS; i++)
       servers.push(await listenOne(listener, host, bound, true, deps));
   } catch (e) {
     await new Listeners(servers).close();
