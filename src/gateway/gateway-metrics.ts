@@ -168,7 +168,10 @@ export class GatewayMetrics {
     'goodput_ttft_first_decode_seconds',
     'Part of TTFT in the step that emits the first token, as the backend reports it.',
   );
-  readonly itl = this.histogram('goodput_itl_seconds', 'Gap between successive streamed tokens.');
+  readonly itl = this.histogram(
+    'goodput_itl_seconds',
+    'Gap between successive streamed tokens, as written to the client.',
+  );
   readonly e2e = this.histogram('goodput_e2e_seconds', 'Arrival to last token.');
   /** The autoscaler's decision, for an external actuator (KEDA, an HPA on external metrics). */
   readonly desiredReplicas = new Gauge({

@@ -54,6 +54,12 @@ export interface GatewayDeps {
   readonly onScaleTick?: (groups: ScaleGroups) => void;
   /** The autoscaler whose decision the gateway exports (no actuator: `goodput_desired_replicas`). */
   readonly autoscale?: ScaleExportSettings;
+  /**
+   * Calls `sent` with the time (on `clock`) once the tokens handed to the client's answer so far
+   * have been written to its connection (`http/turn-writes.ts`): a token gap is timed there.
+   * Default: at once.
+   */
+  readonly afterWrites?: (sent: (atMs: Ms) => void) => void;
 }
 
 export type Admitted =
@@ -299,19 +305,27 @@ export class Gateway {
     // Series and cells resolved once per request: the per-token path does no label hashing.
     const itl = this.counts.gaps(labels);
     const replica = ticket.replica;
+    // A later token's gap is timed when it has been written to the client (stream-meter.ts).
+    const gapSent = (gap: Ms) => {
+      itl.observe(gap / 1000);
+      gaps.add(gap);
+    };
+    const sent = (atMs: Ms) => meter.sent(atMs, gapSent);
+    const afterWrites = this.deps.afterWrites ?? ((f: (atMs: Ms) => void) => f(clock.now()));
     const counted: TokenSink = (token) => {
-      const gap = meter.token();
-      if (gap === undefined) {
+      const othersUnsent = meter.unsent;
+      if (meter.arrived()) {
         const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
         attempt.firstToken(meter.firstTokenMs ?? clock.now());
         this.pipeline.firstToken(ticket, ttft);
         this.counts.firstToken(labels, ttft, ticket.dispatchedMs - meter.arrivalMs);
-      } else {
-        if (follow) this.pipeline.token(ticket, clock.now());
-        itl.observe(gap / 1000);
-        gaps.add(gap);
+        onToken(token);
+        return;
       }
+      // The engine's pace is read where its tokens arrive.
+      if (follow) this.pipeline.token(ticket, clock.now());
       onToken(token);
+      if (!othersUnsent) afterWrites(sent);
     };
     this.fleet.started(replica);
     let end: StreamEnd | undefined;
@@ -350,6 +364,8 @@ export class Gateway {
       throw e;
     } finally {
       this.fleet.ended(replica);
+      // Tokens of the stream's last turn go out with its end.
+      sent(clock.now());
       const completed = end !== undefined;
       if (completed) ending = { finish: 'completed', dispatched: true };
       if (ending !== null) this.slos.streamed(ticket.asked, ending, meter, gaps);

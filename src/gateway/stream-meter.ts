@@ -2,6 +2,15 @@
  * Measures one request as its client sees it through the gateway — TTFT from arrival, every
  * token gap (its p99 exactly, via the kept tail), end to end — and judges it against its class,
  * with vLLM's definitions, exactly as the simulator's reports do.
+ *
+ * A gap is timed where the token leaves, not where it arrives. A running stream's later tokens
+ * are written at the end of the loop's turn (`http/turn-writes.ts`), and a turn held long by
+ * other work — hundreds of streams to relay, a flood of refusals — adds its length to the gap
+ * its client sees, a lateness of the gateway's own making. Timed on arrival, a stream the
+ * client saw break its gap objective was counted good. So a later token is `arrived` (counted),
+ * and its gap is taken when it was `sent`: two tokens sent in one write reach the client
+ * together, the second 0 ms after the first. The first token goes out as it arrives, and its
+ * time is the TTFT.
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { SloClass } from '../core/request/slo-classes.ts';
@@ -14,8 +23,12 @@ import type { LlmRequest } from '../core/request/request.ts';
 export class StreamMeter {
   readonly arrivalMs: Ms;
   firstTokenMs: Ms | undefined;
+  /** When the last token sent left the gateway. */
   lastTokenMs: Ms | undefined;
+  /** Tokens that reached the gateway, sent or not. */
   tokens = 0;
+  /** Tokens that arrived after the first and are not yet sent. */
+  #unsent = 0;
   private readonly tail: TailSamples;
   private gaps = 0;
   private readonly clock: Clock;
@@ -26,19 +39,45 @@ export class StreamMeter {
     this.tail = new TailSamples(Math.max(1, maxTokens - 1));
   }
 
-  /** A token reached the gateway; returns its gap to the previous one (undefined for the first). */
-  token(): Ms | undefined {
-    const now = this.clock.now();
+  /**
+   * A token reached the gateway. True for the first, timed now (its TTFT); a later one's gap is
+   * timed when it is `sent`.
+   */
+  arrived(): boolean {
     this.tokens++;
-    if (this.lastTokenMs === undefined) {
+    if (this.firstTokenMs === undefined) {
+      const now = this.clock.now();
       this.firstTokenMs = now;
       this.lastTokenMs = now;
-      return undefined;
+      return true;
     }
-    const gap = now - this.lastTokenMs;
-    this.lastTokenMs = now;
-    this.gaps++;
+    this.#unsent++;
+    return false;
+  }
+
+  /** Whether a token arrived that is not yet sent. */
+  get unsent(): boolean {
+    return this.#unsent > 0;
+  }
+
+  /**
+   * The tokens arrived since the last `sent` left for the client at `atMs`: the first after the
+   * gap since the last one sent, the rest with it (0 ms). Returns the first's gap, and adds as
+   * many gaps as tokens to `each` if given; undefined with none unsent.
+   */
+  sent(atMs: Ms, each?: (gap: Ms) => void): Ms | undefined {
+    const n = this.#unsent;
+    if (n === 0 || this.lastTokenMs === undefined) return undefined;
+    this.#unsent = 0;
+    const gap = Math.max(0, atMs - this.lastTokenMs);
+    this.lastTokenMs = atMs;
+    this.gaps += n;
     if (gap > this.tail.floor) this.tail.add(gap);
+    each?.(gap);
+    for (let i = 1; i < n; i++) {
+      if (0 > this.tail.floor) this.tail.add(0);
+      each?.(0);
+    }
     return gap;
   }
 

@@ -112,3 +112,28 @@ test('a read that throws stops neither the other reads nor the turn’s writes, 
   writes.hold(a.socket);
   assert.equal(flushes.length, 2, 'the next turn still flushes');
 });
+
+test('after the writes: called once the held sockets are uncorked, in order, its own errors rethrown last', () => {
+  const flushes: (() => void)[] = [];
+  const writes = new TurnWrites(
+    (f) => flushes.push(f),
+    () => 42,
+  );
+  const a = fakeSocket();
+  const seen: string[] = [];
+  writes.afterWrites((ms) => seen.push(`sent 1 at ${ms}, flushes ${a.s.flushes}`));
+  writes.hold(a.socket);
+  writes.afterWrites(() => {
+    throw new Error('a meter that broke');
+  });
+  writes.afterWrites((ms) => seen.push(`sent 3 at ${ms}, flushes ${a.s.flushes}`));
+  writes.readLater(() => seen.push(`read, flushes ${a.s.flushes}`));
+  assert.equal(flushes.length, 1, 'one flush for all three');
+  assert.equal(seen.length, 0, 'nothing called before the turn ends');
+  assert.throws(() => flushes[0](), /a meter that broke/);
+  assert.deepEqual(seen, ['read, flushes 0', 'sent 1 at 42, flushes 1', 'sent 3 at 42, flushes 1']);
+  writes.afterWrites(() => seen.push('next turn'));
+  assert.equal(flushes.length, 2, 'the next turn schedules its own');
+  flushes[1]();
+  assert.equal(seen.at(-1), 'next turn');
+});

@@ -14,9 +14,14 @@
  * The same holds for the reads: a running stream's later tokens are only queued where they are
  * read (`readLater`) and handled here, before the sockets are uncorked, so a first token waits
  * for no other stream's token bookkeeping either, only for Node's own reads ahead of it.
+ *
+ * What must know when a held token left — the gap its client sees — asks `afterWrites`: it is
+ * called once the turn's writes have gone to the kernel, with the time they had (one clock
+ * read for the turn: its sockets are written in one loop, the order the tokens came in).
  */
 import type { Socket } from 'node:net';
 import { atTurnEnd } from '../../runtime/turn-end.ts';
+import { wallClock } from '../../runtime/wall-clock.ts';
 
 export class TurnWrites {
   // Arrays kept from turn to turn, filled up to a count: a turn of hundreds of streams
@@ -28,11 +33,16 @@ export class TurnWrites {
   #turn = 0;
   readonly #reads: (() => void)[] = [];
   #readCount = 0;
+  readonly #afterWrites: ((atMs: number) => void)[] = [];
+  #afterCount = 0;
   readonly #schedule: (flush: () => void) => void;
+  readonly #now: () => number;
   #scheduled = false;
 
-  constructor(schedule: (flush: () => void) => void = atTurnEnd) {
+  /** `now`: the clock `afterWrites` reads (default the wall clock's milliseconds). */
+  constructor(schedule: (flush: () => void) => void = atTurnEnd, now = wallClock.now) {
     this.#schedule = schedule;
+    this.#now = now;
   }
 
   /** Holds what is written to `socket` until the end of this turn (no socket yet: nothing). */
@@ -52,6 +62,15 @@ export class TurnWrites {
    */
   readLater(read: () => void): void {
     this.#reads[this.#readCount++] = read;
+    this.#atEnd();
+  }
+
+  /**
+   * Runs `sent` with the time once this turn's held writes have gone out; like `readLater`'s,
+   * its errors are its own.
+   */
+  afterWrites(sent: (atMs: number) => void): void {
+    this.#afterWrites[this.#afterCount++] = sent;
     this.#atEnd();
   }
 
@@ -81,6 +100,17 @@ export class TurnWrites {
       this.#held[i] = null;
     }
     this.#heldCount = 0;
+    const sentMs = this.#afterCount > 0 ? this.#now() : 0;
+    for (let i = 0; i < this.#afterCount; i++) {
+      const sent = this.#afterWrites[i];
+      this.#afterWrites[i] = NOTHING;
+      try {
+        sent(sentMs);
+      } catch (error) {
+        thrown ??= { error };
+      }
+    }
+    this.#afterCount = 0;
     if (thrown !== undefined) throw thrown.error;
   };
 }

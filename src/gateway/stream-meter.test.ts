@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { StreamMeter } from './stream-meter.ts';
+import { DEFAULT_SLO_CLASSES } from '../core/request/slo-classes.ts';
+
+/** A clock the test moves. */
+function manualClock() {
+  let now = 0;
+  return { clock: { now: () => now }, at: (ms: number) => void (now = ms) };
+}
+
+test('a later token’s gap is timed when it was sent, and tokens sent together are 0 ms apart', () => {
+  const { clock, at } = manualClock();
+  const meter = new StreamMeter(clock, 0, 16);
+  at(100);
+  assert.equal(meter.arrived(), true, 'the first token');
+  assert.equal(meter.firstTokenMs, 100, 'the first token is timed on arrival: its TTFT');
+  assert.equal(meter.unsent, false);
+  at(120);
+  assert.equal(meter.arrived(), false);
+  assert.equal(meter.unsent, true);
+  // The turn that holds it runs on: it leaves at 190, not at 120.
+  const gaps: number[] = [];
+  assert.equal(
+    meter.sent(190, (g) => gaps.push(g)),
+    90,
+  );
+  assert.equal(meter.unsent, false);
+  assert.equal(
+    meter.sent(200, (g) => gaps.push(g)),
+    undefined,
+    'nothing unsent: nothing timed',
+  );
+  // Two tokens arrive in one turn and go out in one write.
+  at(210);
+  meter.arrived();
+  at(215);
+  meter.arrived();
+  meter.sent(220, (g) => gaps.push(g));
+  assert.deepEqual(gaps, [90, 30, 0]);
+  assert.deepEqual([meter.tokens, meter.lastTokenMs], [4, 220]);
+});
+
+test('a stream judged on the gaps it was sent with: a late turn breaks the gap objective', () => {
+  const cls = DEFAULT_SLO_CLASSES.interactive; // p99 gap ≤ 80 ms
+  const { clock, at } = manualClock();
+  const judged = (lateMs: number) => {
+    const meter = new StreamMeter(clock, 0, 64);
+    at(50);
+    meter.arrived();
+    // Tokens arrive every 20 ms; one turn, at the 16th, runs `lateMs` long before its writes
+    // go out, and every later write follows it.
+    for (let i = 1; i < 32; i++) {
+      at(50 + 20 * i);
+      meter.arrived();
+      meter.sent(50 + 20 * i + (i >= 16 ? lateMs : 0));
+    }
+    return meter.judge(cls, true);
+  };
+  // Of 31 gaps numpy's p99 is 0.3 × the second largest + 0.7 × the largest: 20 + 0.7 × late.
+  assert.equal(judged(0), null, '20 ms gaps on time: good');
+  assert.equal(judged(70), null, 'one turn 70 ms late: p99 69 ms');
+  assert.notEqual(judged(100), null, 'one turn 100 ms late: p99 90 ms, over 80');
+});

@@ -1,0 +1,109 @@
+// A token gap is what the client sees, so the gateway times a running stream's tokens where
+// they leave, at the end of the loop's turn that writes them: a turn held long by other work
+// after a token arrived is a gap its client waited through, and the gateway counts it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startGateway } from '../../src/gateway/serve.ts';
+import type {
+  Backend,
+  BackendLoad,
+  StreamEnd,
+  TokenSink,
+  UpstreamCall,
+} from '../../src/gateway/backend.ts';
+import {
+  ENGINE_DEFAULTS,
+  buildEngineConfig,
+  buildEngineProfile,
+} from '../../src/engine/engine-spec.ts';
+import { presetPolicy } from '../../src/core/config/presets.ts';
+import { MODEL, metricValue } from './gateway-kit.ts';
+
+const TOKENS = 8;
+const EVERY_MS = 10;
+
+/**
+ * Tokens every 10 ms; with the one numbered `holdAt` it also does `holdMs` of other work in
+ * the same turn, as a gateway relaying a flood does between a token's arrival and its write.
+ */
+class BusyTurnBackend implements Backend {
+  readonly name = 'busy-turn';
+  holdAt = -1;
+  holdMs = 0;
+
+  load(): BackendLoad {
+    return { ready: true, running: 0, waiting: 0, kvUsage: 0, atMs: performance.now() };
+  }
+
+  async stream(_call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
+    for (let i = 0; i < TOKENS; i++) {
+      await new Promise((r) => setTimeout(r, EVERY_MS));
+      onToken({ text: `t${i} ` });
+      if (i === this.holdAt) {
+        const until = performance.now() + this.holdMs;
+        while (performance.now() < until); // the turn's other work
+      }
+    }
+    await new Promise((r) => setTimeout(r, EVERY_MS));
+    return { finishReason: 'length', promptTokens: 4, completionTokens: TOKENS };
+  }
+
+  async close(): Promise<void> {}
+}
+
+test('a turn held 150 ms after a token arrived is a gap the gateway counts, as its client does', async () => {
+  const spec = { ...ENGINE_DEFAULTS, profile: 'const:step_ms=2' };
+  const backend = new BusyTurnBackend();
+  const g = await startGateway({
+    policy: presetPolicy('baseline-vllm'),
+    engine: buildEngineConfig(spec),
+    profile: buildEngineProfile(spec),
+    servedModelName: MODEL,
+    backendUrls: [],
+    embedded: () => [backend],
+    host: '127.0.0.1',
+    port: 0,
+    shedLagMs: 0,
+  });
+  try {
+    const client = new OpenAI({ baseURL: `${g.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    /** One streamed request: the client's largest gap between chunks after the first. */
+    const largestGap = async (): Promise<number> => {
+      const stream = await client.completions.create({
+        model: MODEL,
+        prompt: 'hi',
+        max_tokens: TOKENS,
+        stream: true,
+      });
+      let last: number | undefined;
+      let largest = 0;
+      for await (const chunk of stream) {
+        if (chunk.choices[0]?.text === '') continue;
+        const now = performance.now();
+        if (last !== undefined) largest = Math.max(largest, now - last);
+        last = now;
+      }
+      return largest;
+    };
+    const good = () => metricValue(g.url, 'goodput_good_requests_total');
+    const completed = () => metricValue(g.url, 'goodput_completed_requests_total');
+
+    // Tokens 10 ms apart, written as they come: good.
+    assert.ok((await largestGap()) < 80);
+    assert.deepEqual([await completed(), await good()], [1, 1]);
+
+    // The last token arrives on time, and its turn runs 150 ms on before it is written: the
+    // client waits that long for it, and so does the gateway's measure (80 ms p99 objective).
+    backend.holdAt = TOKENS - 1;
+    backend.holdMs = 150;
+    assert.ok((await largestGap()) >= 150);
+    assert.deepEqual(
+      [await completed(), await good()],
+      [2, 1],
+      'the stream is counted as the client saw it: over its gap objective',
+    );
+  } finally {
+    await g.close();
+  }
+});
