@@ -33,8 +33,15 @@ export interface TokenEvent {
   readonly sse?: Uint8Array;
 }
 
-/** Receives a stream's tokens; it must not throw. */
-export type TokenSink = (token: TokenEvent) => void;
+/** Called with the time (the gateway's clock) a token was written to the client. */
+export type Sent = (atMs: Ms) => void;
+
+/**
+ * Receives a stream's tokens; it must not throw. A `sent` given with a token is called once the
+ * token has been written to the client's connection — at once where it goes to none — so that
+ * its gap is timed where the client's is (`stream-meter.ts`). Backends give none.
+ */
+export type TokenSink = (token: TokenEvent, sent?: Sent) => void;
 
 export interface StreamEnd {
   readonly finishReason: string;

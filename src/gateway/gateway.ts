@@ -54,12 +54,6 @@ export interface GatewayDeps {
   readonly onScaleTick?: (groups: ScaleGroups) => void;
   /** The autoscaler whose decision the gateway exports (no actuator: `goodput_desired_replicas`). */
   readonly autoscale?: ScaleExportSettings;
-  /**
-   * Calls `sent` with the time (on `clock`) once the tokens handed to the client's answer so far
-   * have been written to its connection (`http/turn-writes.ts`): a token gap is timed there.
-   * Default: at once.
-   */
-  readonly afterWrites?: (sent: (atMs: Ms) => void) => void;
 }
 
 export type Admitted =
@@ -311,7 +305,6 @@ export class Gateway {
       gaps.add(gap);
     };
     const sent = (atMs: Ms) => meter.sent(atMs, gapSent);
-    const afterWrites = this.deps.afterWrites ?? ((f: (atMs: Ms) => void) => f(clock.now()));
     const counted: TokenSink = (token) => {
       const othersUnsent = meter.unsent;
       if (meter.arrived()) {
@@ -322,10 +315,10 @@ export class Gateway {
         onToken(token);
         return;
       }
-      // The engine's pace is read where its tokens arrive.
+      // The engine's pace is read where its tokens arrive; the gap, where the first of the
+      // tokens not yet sent is written (the others go with it).
       if (follow) this.pipeline.token(ticket, clock.now());
-      onToken(token);
-      if (!othersUnsent) afterWrites(sent);
+      onToken(token, othersUnsent ? undefined : sent);
     };
     this.fleet.started(replica);
     let end: StreamEnd | undefined;

@@ -37,7 +37,6 @@ import { openSharedStore } from './shared/open-store.ts';
 import type { Ms } from '../core/request/units.ts';
 import { InFlight } from './http/in-flight.ts';
 import { LagShedder } from './http/lag-shedder.ts';
-import { TURN_WRITES } from './http/turn-writes.ts';
 import { ConnectionIntake, lineLimitMs } from './http/connection-intake.ts';
 import { LISTEN_BACKLOG, Listeners, listen } from './http/listeners.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
@@ -177,8 +176,6 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     onCompleted: (outcome, atMs, good) => dashboard.completed(outcome, atMs, good),
     onScaleTick: (groups) => dashboard.scaleTick(groups),
     autoscale: o.autoscale,
-    // Token gaps timed where they leave, on the same wall clock.
-    afterWrites: (sent) => TURN_WRITES.afterWrites(sent),
   });
   const inFlight = new InFlight();
   const shedder = new LagShedder(clock, timers, o.shedLagMs ?? o.policy.resilience.shedLagMs, {

@@ -17,7 +17,8 @@ import {
   usageChunk,
   type FinishReason,
 } from '../../openai/index.ts';
-import type { ApiKind, StreamEnd } from '../backend.ts';
+import type { ApiKind, Sent, StreamEnd } from '../backend.ts';
+import { wallClock } from '../../runtime/wall-clock.ts';
 import { isUpstreamError } from '../backend.ts';
 import type { TokenRelay } from './token-relay.ts';
 import { TURN_WRITES } from './turn-writes.ts';
@@ -38,7 +39,11 @@ export async function wholeResponse(
   degradeLevel: number | undefined,
 ) {
   let text = '';
-  relay.drainTo((t) => (text += t.text));
+  // Nothing is written before the end: a token is "sent" as it is collected.
+  relay.drainTo((t, sent) => {
+    text += t.text;
+    sent?.(wallClock.now());
+  });
   const end = await done;
   const finish = end.finishReason as FinishReason;
   const used = usage(end.promptTokens, end.completionTokens);
@@ -51,9 +56,12 @@ export async function wholeResponse(
     : { ...body, goodput: { degraded: true, degrade_level: degradeLevel } };
 }
 
-/** Where an SSE answer's bytes go; `end` calls back once the last of them has left (or can't). */
+/**
+ * Where an SSE answer's bytes go; `write` calls `sent` once the chunk has left (or can't), `end`
+ * calls back once the last of them has.
+ */
 interface ByteSink {
-  write(chunk: Uint8Array): void;
+  write(chunk: Uint8Array, sent?: Sent): void;
   end(flushed: () => void): void;
 }
 
@@ -107,10 +115,11 @@ export function streamResponse(a: StreamAnswer): Response {
     // tokens at the end of the loop's turn, behind other streams' first tokens (turn-writes.ts).
     let first = true;
     answer({
-      write: (chunk) => {
-        if (!open()) return false;
-        if (!first) TURN_WRITES.hold(outgoing.socket);
-        return chunks.write(chunk);
+      write: (chunk, sent) => {
+        if (!open()) return sent?.(wallClock.now());
+        if (!first) TURN_WRITES.hold(outgoing.socket, sent);
+        chunks.write(chunk);
+        if (first) sent?.(wallClock.now());
       },
       end: (flushed) => {
         finished(outgoing, () => flushed());
@@ -124,7 +133,10 @@ export function streamResponse(a: StreamAnswer): Response {
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       answer({
-        write: (chunk) => open && controller.enqueue(chunk),
+        write: (chunk, sent) => {
+          if (open) controller.enqueue(chunk);
+          sent?.(wallClock.now());
+        },
         end: (flushed) => {
           if (open) controller.close();
           open = false;
@@ -145,9 +157,9 @@ export function streamResponse(a: StreamAnswer): Response {
     const bytes: Uint8Array[] = [];
     return {
       bytes,
-      write: (chunk) => {
+      write: (chunk, sent) => {
         bytes.push(chunk);
-        to.write(chunk);
+        to.write(chunk, sent);
       },
       end: (flushed) => to.end(flushed),
     };
@@ -158,7 +170,7 @@ export function streamResponse(a: StreamAnswer): Response {
 function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: StreamAnswer): void {
   const chunkHead = { ...a.head, includeUsage: a.withUsage };
   // Buffer.from slices Node's pool for small strings: no allocation per token.
-  const send = (text: string) => to.write(Buffer.from(text));
+  const send = (text: string, sent?: Sent) => to.write(Buffer.from(text), sent);
   // The end goes out only after the request is released (and its answer kept), so a client's
   // next request finds its slot free and a replay finds the answer.
   const close = async (last: string, end?: StreamEnd) => {
@@ -177,14 +189,15 @@ function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: Stream
   };
   if (a.kind === 'chat')
     send(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));
-  a.relay.drainTo((t) => {
-    if (t.sse !== undefined) return to.write(t.sse);
+  a.relay.drainTo((t, sent) => {
+    if (t.sse !== undefined) return to.write(t.sse, sent);
     send(
       sseData(
         a.kind === 'chat'
           ? chatChunk(chunkHead, { content: t.text }, null)
           : textChunk(chunkHead, t.text, null),
       ),
+      sent,
     );
   });
   a.done.then(

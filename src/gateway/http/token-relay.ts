@@ -3,10 +3,10 @@
  * (or a failure before it, which may go to another backend) before it commits to a response —
  * then hands every token straight to the answer.
  */
-import type { TokenEvent, TokenSink } from '../backend.ts';
+import type { Sent, TokenEvent, TokenSink } from '../backend.ts';
 
 export class TokenRelay {
-  private held: TokenEvent[] = [];
+  private held: (readonly [TokenEvent, Sent | undefined])[] = [];
   private target: TokenSink | null = null;
   private firstSeen: () => void = () => {};
   /** Tokens that came through, held or handed on. */
@@ -14,16 +14,16 @@ export class TokenRelay {
   /** Resolves when the first token arrives. */
   readonly first = new Promise<void>((resolve) => (this.firstSeen = resolve));
 
-  readonly sink: TokenSink = (token) => {
+  readonly sink: TokenSink = (token, sent) => {
     this.count++;
-    if (this.target !== null) return this.target(token);
-    this.held.push(token);
+    if (this.target !== null) return this.target(token, sent);
+    this.held.push([token, sent]);
     this.firstSeen();
   };
 
   /** From now on tokens go to `target`, starting with those held. */
   drainTo(target: TokenSink): void {
-    for (const t of this.held) target(t);
+    for (const [t, sent] of this.held) target(t, sent);
     this.held = [];
     this.target = target;
   }

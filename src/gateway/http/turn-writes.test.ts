@@ -113,27 +113,40 @@ test('a read that throws stops neither the other reads nor the turn’s writes, 
   assert.equal(flushes.length, 2, 'the next turn still flushes');
 });
 
-test('after the writes: called once the held sockets are uncorked, in order, its own errors rethrown last', () => {
+test('a hold’s sent is called right after its own socket is uncorked, with the time then; its errors rethrown last', () => {
   const flushes: (() => void)[] = [];
+  let now = 0;
   const writes = new TurnWrites(
     (f) => flushes.push(f),
-    () => 42,
+    () => now,
   );
   const a = fakeSocket();
+  const b = fakeSocket();
   const seen: string[] = [];
-  writes.afterWrites((ms) => seen.push(`sent 1 at ${ms}, flushes ${a.s.flushes}`));
-  writes.hold(a.socket);
-  writes.afterWrites(() => {
+  // Each uncork takes 5 ms of the clock here.
+  const slow = (x: ReturnType<typeof fakeSocket>) => {
+    const uncork = x.socket.uncork.bind(x.socket);
+    x.socket.uncork = () => {
+      now += 5;
+      uncork();
+    };
+  };
+  slow(a);
+  slow(b);
+  writes.hold(a.socket, (ms) =>
+    seen.push(`a at ${ms}, a out ${a.s.flushes}, b out ${b.s.flushes}`),
+  );
+  writes.hold(b.socket, () => {
     throw new Error('a meter that broke');
   });
-  writes.afterWrites((ms) => seen.push(`sent 3 at ${ms}, flushes ${a.s.flushes}`));
-  writes.readLater(() => seen.push(`read, flushes ${a.s.flushes}`));
-  assert.equal(flushes.length, 1, 'one flush for all three');
-  assert.equal(seen.length, 0, 'nothing called before the turn ends');
+  writes.hold(b.socket, (ms) => seen.push(`b again at ${ms}`));
+  writes.hold(null, (ms) => seen.push(`no socket: now, at ${ms}`));
+  assert.deepEqual(seen, ['no socket: now, at 0']);
+  assert.equal(flushes.length, 1, 'one flush for the turn');
   assert.throws(() => flushes[0](), /a meter that broke/);
-  assert.deepEqual(seen, ['read, flushes 0', 'sent 1 at 42, flushes 1', 'sent 3 at 42, flushes 1']);
-  writes.afterWrites(() => seen.push('next turn'));
+  assert.deepEqual(seen, ['no socket: now, at 0', 'a at 5, a out 1, b out 0', 'b again at 10']);
+  writes.hold(a.socket, (ms) => seen.push(`next turn at ${ms}`));
   assert.equal(flushes.length, 2, 'the next turn schedules its own');
   flushes[1]();
-  assert.equal(seen.at(-1), 'next turn');
+  assert.equal(seen.at(-1), 'next turn at 15');
 });

@@ -15,42 +15,58 @@
  * read (`readLater`) and handled here, before the sockets are uncorked, so a first token waits
  * for no other stream's token bookkeeping either, only for Node's own reads ahead of it.
  *
- * What must know when a held token left — the gap its client sees — asks `afterWrites`: it is
- * called once the turn's writes have gone to the kernel, with the time they had (one clock
- * read for the turn: its sockets are written in one loop, the order the tokens came in).
+ * What must know when a held token left — the gap its client sees — gives `hold` a `sent`: it
+ * is called with the time once that socket's writes have gone to the kernel. A turn's uncorks
+ * of a thousand streams take milliseconds, and a stream is not in the same place in every
+ * turn's loop, so each socket's is timed on its own.
  */
 import type { Socket } from 'node:net';
 import { atTurnEnd } from '../../runtime/turn-end.ts';
 import { wallClock } from '../../runtime/wall-clock.ts';
+import type { Sent } from '../backend.ts';
 
 export class TurnWrites {
   // Arrays kept from turn to turn, filled up to a count: a turn of hundreds of streams
   // allocates nothing here.
   readonly #held: (Socket | null)[] = [];
   #heldCount = 0;
+  /** What to call once each held socket's writes are out, by its place in `#held`. */
+  readonly #sent: (Sent | undefined)[] = [];
   /** The turn each socket was last held in: a socket is corked once a turn. */
   readonly #heldIn = new WeakMap<Socket, number>();
+  /** Its place in `#held` that turn. */
+  readonly #place = new WeakMap<Socket, number>();
   #turn = 0;
   readonly #reads: (() => void)[] = [];
   #readCount = 0;
-  readonly #afterWrites: ((atMs: number) => void)[] = [];
-  #afterCount = 0;
   readonly #schedule: (flush: () => void) => void;
   readonly #now: () => number;
   #scheduled = false;
 
-  /** `now`: the clock `afterWrites` reads (default the wall clock's milliseconds). */
+  /** `now`: the clock a `sent` is called with (default the wall clock's milliseconds). */
   constructor(schedule: (flush: () => void) => void = atTurnEnd, now = wallClock.now) {
     this.#schedule = schedule;
     this.#now = now;
   }
 
-  /** Holds what is written to `socket` until the end of this turn (no socket yet: nothing). */
-  hold(socket: Socket | null): void {
-    if (socket === null || this.#heldIn.get(socket) === this.#turn) return;
-    // A keep-alive socket is in the map from its first hold on: updating it allocates nothing.
+  /**
+   * Holds what is written to `socket` until the end of this turn, and calls `sent` once it has
+   * gone out (no socket yet: nothing is held, and `sent` is called now).
+   */
+  hold(socket: Socket | null, sent?: Sent): void {
+    if (socket === null) return sent?.(this.#now());
+    if (this.#heldIn.get(socket) === this.#turn) {
+      if (sent === undefined) return;
+      const i = this.#place.get(socket) as number;
+      const before = this.#sent[i];
+      this.#sent[i] = before === undefined ? sent : (ms) => bothSent(before, sent, ms);
+      return;
+    }
+    // A keep-alive socket is in the maps from its first hold on: updating them allocates nothing.
     this.#heldIn.set(socket, this.#turn);
+    this.#place.set(socket, this.#heldCount);
     socket.cork();
+    this.#sent[this.#heldCount] = sent;
     this.#held[this.#heldCount++] = socket;
     this.#atEnd();
   }
@@ -62,15 +78,6 @@ export class TurnWrites {
    */
   readLater(read: () => void): void {
     this.#reads[this.#readCount++] = read;
-    this.#atEnd();
-  }
-
-  /**
-   * Runs `sent` with the time once this turn's held writes have gone out; like `readLater`'s,
-   * its errors are its own.
-   */
-  afterWrites(sent: (atMs: number) => void): void {
-    this.#afterWrites[this.#afterCount++] = sent;
     this.#atEnd();
   }
 
@@ -98,24 +105,30 @@ export class TurnWrites {
     for (let i = 0; i < this.#heldCount; i++) {
       this.#held[i]?.uncork();
       this.#held[i] = null;
-    }
-    this.#heldCount = 0;
-    const sentMs = this.#afterCount > 0 ? this.#now() : 0;
-    for (let i = 0; i < this.#afterCount; i++) {
-      const sent = this.#afterWrites[i];
-      this.#afterWrites[i] = NOTHING;
+      const sent = this.#sent[i];
+      if (sent === undefined) continue;
+      this.#sent[i] = undefined;
       try {
-        sent(sentMs);
+        sent(this.#now());
       } catch (error) {
         thrown ??= { error };
       }
     }
-    this.#afterCount = 0;
+    this.#heldCount = 0;
     if (thrown !== undefined) throw thrown.error;
   };
 }
 
 const NOTHING = (): void => {};
+
+/** Two `sent`s of one socket in one turn (rare: a stream registers one a turn): both run. */
+function bothSent(first: Sent, second: Sent, atMs: number): void {
+  try {
+    first(atMs);
+  } finally {
+    second(atMs);
+  }
+}
 
 /** The process's one event loop, and its one set of held writes. */
 export const TURN_WRITES = new TurnWrites();
