@@ -34,8 +34,6 @@ export class TurnWrites {
   readonly #sent: (Sent | undefined)[] = [];
   /** The turn each socket was last held in: a socket is corked once a turn. */
   readonly #heldIn = new WeakMap<Socket, number>();
-  /** Its place in `#held` that turn. */
-  readonly #place = new WeakMap<Socket, number>();
   #turn = 0;
   readonly #reads: (() => void)[] = [];
   #readCount = 0;
@@ -57,14 +55,14 @@ export class TurnWrites {
     if (socket === null) return sent?.(this.#now());
     if (this.#heldIn.get(socket) === this.#turn) {
       if (sent === undefined) return;
-      const i = this.#place.get(socket) as number;
+      // Rare (a stream asks once a turn, and its first write in the turn asks): look it up.
+      const i = this.#held.indexOf(socket);
       const before = this.#sent[i];
       this.#sent[i] = before === undefined ? sent : (ms) => bothSent(before, sent, ms);
       return;
     }
-    // A keep-alive socket is in the maps from its first hold on: updating them allocates nothing.
+    // A keep-alive socket is in the map from its first hold on: updating it allocates nothing.
     this.#heldIn.set(socket, this.#turn);
-    this.#place.set(socket, this.#heldCount);
     socket.cork();
     this.#sent[this.#heldCount] = sent;
     this.#held[this.#heldCount++] = socket;
