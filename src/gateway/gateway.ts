@@ -2,7 +2,7 @@
  * The gateway's engine room: hosts the policy pipeline on the wall clock. `admit` decides a request
  * before any byte is sent — rejected, or dispatched to a backend once flow control lets it go, or
  * expired, withdrawn or cut while it waited; `run` streams it from that backend, reporting every
- * token to the pipeline (ledger, budgets, estimators) and the metrics (request-counts.ts). `refuse`
+ * token to the pipeline (ledger, budgets, estimators) and the metrics (metered-stream.ts). `refuse`
  * and `refuseUnread` account for requests turned away before the pipeline (at the shared-state
  * door, or unreadable), so every request is counted and has a decision record. The backends'
  * readiness and circuit breakers are the fleet's (backend-fleet.ts), told how each request went.
@@ -30,7 +30,7 @@ import { isUpstreamError } from './backend.ts';
 import { BackendFleet } from './backend-fleet.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { RequestCounts } from './request-counts.ts';
-import { StreamMeter } from './stream-meter.ts';
+import { meteredStream } from './metered-stream.ts';
 import { resultOf, Waiter, whyNot } from './waiter.ts';
 import { observePace, observeQueue, observeShares } from './queue-gauges.ts';
 import { attemptFailure, servedBody } from './upstream-attempt.ts';
@@ -292,34 +292,13 @@ export class Gateway {
     const backend = this.deps.backends[ticket.replica];
     const attempt = trace.attempt(backend, ticket.req, clock.now());
     const cls = ticket.cls;
-    const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
-    const follow = this.pipeline.followsTokens;
-    const gaps = this.slos.gaps(ticket.asked);
-    const labels = this.counts.labels(ticket.asked);
-    // Series and cells resolved once per request: the per-token path does no label hashing.
-    const itl = this.counts.gaps(labels);
     const replica = ticket.replica;
-    // A later token's gap is timed when it has been written to the client (stream-meter.ts).
-    const gapSent = (gap: Ms) => {
-      itl.observe(gap / 1000);
-      gaps.add(gap);
-    };
-    const sent = (atMs: Ms) => meter.sent(atMs, gapSent);
-    const counted: TokenSink = (token) => {
-      const othersUnsent = meter.unsent;
-      if (meter.arrived()) {
-        const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
-        attempt.firstToken(meter.firstTokenMs ?? clock.now());
-        this.pipeline.firstToken(ticket, ttft);
-        this.counts.firstToken(labels, ttft, ticket.dispatchedMs - meter.arrivalMs);
-        onToken(token);
-        return;
-      }
-      // The engine's pace is read where its tokens arrive; the gap, where the first of the
-      // tokens not yet sent is written (the others go with it).
-      if (follow) this.pipeline.token(ticket, clock.now());
-      onToken(token, othersUnsent ? undefined : sent);
-    };
+    const { meter, labels, gaps, sink, ended } = meteredStream(
+      { clock, pipeline: this.pipeline, counts: this.counts, slos: this.slos },
+      ticket,
+      attempt,
+      onToken,
+    );
     this.fleet.started(replica);
     let end: StreamEnd | undefined;
     // How it ended if not completed; null: not the request's end (its failure is tried again).
@@ -333,7 +312,7 @@ export class Gateway {
           signal,
           trace: attempt.headers,
         },
-        counted,
+        sink,
       );
       attempt.ended(end, clock.now());
       this.counts.streamed(labels, end);
@@ -357,8 +336,7 @@ export class Gateway {
       throw e;
     } finally {
       this.fleet.ended(replica);
-      // Tokens of the stream's last turn go out with its end.
-      sent(clock.now());
+      ended();
       const completed = end !== undefined;
       if (completed) ending = { finish: 'completed', dispatched: true };
       if (ending !== null) this.slos.streamed(ticket.asked, ending, meter, gaps);

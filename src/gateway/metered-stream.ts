@@ -1,0 +1,69 @@
+/**
+ * A dispatched stream's tokens counted on their way to the client. The first one's time is the
+ * TTFT the pipeline's estimators, the request's trace and the TTFT histograms learn from; each
+ * later one's arrival is the engine's pace (for a policy that follows tokens), and its gap, taken
+ * once it was written (`stream-meter.ts`), goes to the ITL histogram and the class's SLO tally.
+ * Series and cells are resolved once per request: the per-token path does no label hashing.
+ */
+import type { Clock } from '../core/ports/clock.ts';
+import type { Pipeline } from '../core/pipeline.ts';
+import type { Ticket } from '../core/queueing/ticket.ts';
+import type { Ms } from '../core/request/units.ts';
+import type { GapTally } from '../core/slo/gap-tally.ts';
+import type { TokenSink } from './backend.ts';
+import type { RequestCounts, RequestLabels } from './request-counts.ts';
+import type { SloExport } from './slo-export.ts';
+import { StreamMeter } from './stream-meter.ts';
+import type { AttemptTrace } from './tracing/request-trace.ts';
+import type { Waiter } from './waiter.ts';
+
+export interface MeteredStream {
+  readonly meter: StreamMeter;
+  readonly labels: RequestLabels;
+  /** The class's gap tally, for the SLOs' account of the stream's end. */
+  readonly gaps: GapTally;
+  /** Hands each token on to the client's answer once it is counted. */
+  readonly sink: TokenSink;
+  /** The stream ended: tokens of its last turn not yet written go out with its end, now. */
+  readonly ended: () => void;
+}
+
+export function meteredStream(
+  parts: {
+    readonly clock: Clock;
+    readonly pipeline: Pipeline<Waiter>;
+    readonly counts: RequestCounts;
+    readonly slos: SloExport;
+  },
+  ticket: Ticket<Waiter>,
+  attempt: AttemptTrace,
+  onToken: TokenSink,
+): MeteredStream {
+  const { clock, pipeline, counts } = parts;
+  const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
+  const follow = pipeline.followsTokens;
+  const gaps = parts.slos.gaps(ticket.asked);
+  const labels = counts.labels(ticket.asked);
+  const itl = counts.gaps(labels);
+  const gapSent = (gap: Ms) => {
+    itl.observe(gap / 1000);
+    gaps.add(gap);
+  };
+  const sent = (atMs: Ms) => meter.sent(atMs, gapSent);
+  const sink: TokenSink = (token) => {
+    const othersUnsent = meter.unsent;
+    if (meter.arrived()) {
+      const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
+      attempt.firstToken(meter.firstTokenMs ?? clock.now());
+      pipeline.firstToken(ticket, ttft);
+      counts.firstToken(labels, ttft, ticket.dispatchedMs - meter.arrivalMs);
+      onToken(token);
+      return;
+    }
+    // The engine's pace is read where its tokens arrive; the gap, where the first of the tokens
+    // not yet sent is written (the others go with it).
+    if (follow) pipeline.token(ticket, clock.now());
+    onToken(token, othersUnsent ? undefined : sent);
+  };
+  return { meter, labels, gaps, sink, ended: () => sent(clock.now()) };
+}
