@@ -21,12 +21,7 @@ import { Dispatcher, type DispatchDecision } from './dispatch/dispatcher.ts';
 import { outputCap, tenantCharge } from './estimate/estimator.ts';
 import type { FleetSpec } from './fleet/fleet-spec.ts';
 import { Learned } from './estimate/learned.ts';
-import {
-  decisionRecord,
-  ticketRecord,
-  type DecisionRecord,
-  type DecisionResult,
-} from './observe/decision-record.ts';
+import { decisionRecord, ticketRecord, type DecisionResult } from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
 import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
 import { deadlineOutOfReach, finalRefusal, refusedUpFront } from './admission/up-front.ts';
@@ -38,37 +33,12 @@ import { ROUTERS } from './routing/registry.ts';
 import { lookupTenant } from './config/tenant-schema.ts';
 import { VirtualTokenCounters } from './queueing/virtual-token-counter.ts';
 import { ServiceCharges } from './queueing/service-charges.ts';
-
-export interface PipelineSink<H> {
-  dispatch(ticket: Ticket<H>): void;
-  /**
-   * A waiting ticket reached its deadline: it failed (admitted) or expired deferred. `reason`
-   * says which deadline: `deadline_exceeded` (the client's own), `deadline` (its class's first
-   * token), or what a deferred ticket waited for.
-   */
-  expire(ticket: Ticket<H>, reason: RejectReason): void;
-  /** A decision record, with the request as it was asked (what a host labels its counts by). */
-  record?(record: DecisionRecord, asked: LlmRequest): void;
-}
-
-export type Offer<H> =
-  | { readonly outcome: 'reject'; readonly decision: Rejection }
-  | { readonly outcome: 'queued' | 'deferred'; readonly ticket: Ticket<H> };
-
-/** What the host knows beyond the ready replicas when it offers a request. */
-export interface OfferContext {
-  /** A replica the request should not go to while another can take it (a failover); −1: none. */
-  readonly avoid?: number;
-  /** With no replica ready: when one may be again (a breaker's next probe, a replica starting). */
-  readonly readyInMs?: Ms;
-}
-
-/**
- * How often a host pumps the queue while anything waits, besides each arrival and end: a
- * replica's prefills finishing and its streams getting further from a stall's risk free room for
- * the queue between them. The gateway and the simulator keep the same cadence.
- */
-export const PUMP_EVERY_MS: Ms = 50;
+import {
+  followsTokens,
+  type Offer,
+  type OfferContext,
+  type PipelineSink,
+} from './ports/pipeline-host.ts';
 
 export class Pipeline<H> {
   readonly policy: ResolvedPolicy;
@@ -422,13 +392,4 @@ export class Pipeline<H> {
   private record(t: Ticket<H>, result: DecisionResult, reason?: RejectReason): void {
     this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result, reason), t.asked);
   }
-}
-
-/**
- * Whether a pipeline under `policy` needs every streamed token reported (`token`): only flow
- * control uses the per-token ledger, so a host serving a baseline skips the call on its hottest
- * path. A function of the policy, so a host can decide before its pipeline exists.
- */
-export function followsTokens(policy: ResolvedPolicy): boolean {
-  return policy.dispatch.type !== 'immediate';
 }
