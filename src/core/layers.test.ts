@@ -19,6 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['estimate', 'resilience', 'autoscale'],
   ['admission', 'dispatch'],
   ['observe'],
+  ['pipeline-host.ts'],
   ['pipeline.ts'],
 ];
 

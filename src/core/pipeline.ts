@@ -38,7 +38,7 @@ import {
   type Offer,
   type OfferContext,
   type PipelineSink,
-} from './ports/pipeline-host.ts';
+} from './pipeline-host.ts';
 
 export class Pipeline<H> {
   readonly policy: ResolvedPolicy;

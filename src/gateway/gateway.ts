@@ -17,7 +17,7 @@ import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import { unreadRecord, type DecisionRecord } from '../core/observe/decision-record.ts';
 import { Pipeline } from '../core/pipeline.ts';
-import { PUMP_EVERY_MS } from '../core/ports/pipeline-host.ts';
+import { PUMP_EVERY_MS } from '../core/pipeline-host.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';

@@ -11,7 +11,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { Pipeline } from '../core/pipeline.ts';
-import { PUMP_EVERY_MS, followsTokens } from '../core/ports/pipeline-host.ts';
+import { PUMP_EVERY_MS, followsTokens } from '../core/pipeline-host.ts';
 import { TenantDoor } from './tenant-door.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';

@@ -4,12 +4,12 @@
  * its sink to dispatch it, that it expired, and each decision record; and the two things a
  * host keeps to: how often it pumps the queue, and whether it reports every token.
  */
-import type { Rejection, RejectReason } from '../request/decision.ts';
-import type { DecisionRecord } from '../observe/decision-record.ts';
-import type { Ticket } from '../queueing/ticket.ts';
-import type { LlmRequest } from '../request/request.ts';
-import type { Ms } from '../request/units.ts';
-import type { ResolvedPolicy } from '../config/policy.ts';
+import type { Rejection, RejectReason } from './request/decision.ts';
+import type { DecisionRecord } from './observe/decision-record.ts';
+import type { Ticket } from './queueing/ticket.ts';
+import type { LlmRequest } from './request/request.ts';
+import type { Ms } from './request/units.ts';
+import type { ResolvedPolicy } from './config/policy.ts';
 
 export interface PipelineSink<H> {
   dispatch(ticket: Ticket<H>): void;
