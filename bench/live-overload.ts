@@ -17,7 +17,8 @@
 // second on connections opened before the flood.
 // Per run: what the client saw (completed 200s within the SLO — TTFT ≤ 2 s and p99 gap ≤ 80 ms
 // — refusals by code, anything else), what the gateway counted (/metrics growth) and what its
-// decision log recorded, and the promise: admitted then expired ÷ admitted.
+// decision log recorded, and the promise: admitted then expired ÷ admitted. Each completed
+// stream is also judged twice, by the client and by the gateway's outcome record for its id.
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
 //   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
 //   [--only gamma|burst|sustained] [--client c|node] [--flood c|wrk]
@@ -133,23 +134,84 @@ function sum(scraped: Map<string, number>, name: string): number {
   return total;
 }
 
+/** How a stream ended by the gateway's outcome record. */
+interface Ended {
+  readonly good: boolean;
+  readonly missed: string | null;
+}
+
 interface Records {
   readonly byResult: Record<string, number>;
   readonly ids: Set<string>;
+  /** Outcome records by request id. */
+  readonly ended: Map<string, Ended>;
 }
 
-/** Decision records appended to the log since `from` (bytes), by result. */
+/** Decision records appended to the log since `from` (bytes), by result; outcomes by id. */
 function records(file: string, from: number): { records: Records; to: number } {
   const text = readFileSync(file);
   const byResult: Record<string, number> = {};
   const ids = new Set<string>();
+  const ended = new Map<string, Ended>();
   for (const line of text.subarray(from).toString().split('\n')) {
     if (line === '') continue;
-    const r = JSON.parse(line) as { request_id: string; admission: { result: string } };
+    const r = JSON.parse(line) as {
+      msg: string;
+      request_id: string;
+      admission: { result: string };
+      outcome: Ended;
+    };
+    if (r.msg === 'outcome') {
+      ended.set(r.request_id, r.outcome);
+      continue;
+    }
     byResult[r.admission.result] = (byResult[r.admission.result] ?? 0) + 1;
     ids.add(r.request_id);
   }
-  return { records: { byResult, ids }, to: text.length };
+  return { records: { byResult, ids, ended }, to: text.length };
+}
+
+/**
+ * Completed 200s judged by the client and by the gateway's outcome record, stream by stream.
+ * The client times from when a request was due, the gateway from when it read it: a TTFT miss
+ * only the client saw was lost before the gateway (a connection waiting to be accepted); a gap
+ * miss only the client saw, after the gateway's write.
+ */
+interface Agreement {
+  readonly bothGood: number;
+  readonly bothMissed: number;
+  readonly clientOnlyTtft: number;
+  readonly clientOnlyGap: number;
+  readonly gatewayOnly: number;
+  /** Completed by the client, with no outcome record. */
+  readonly unrecorded: number;
+}
+
+function agreement(outcomes: readonly Outcome[], ended: Map<string, Ended>): Agreement {
+  const a = {
+    bothGood: 0,
+    bothMissed: 0,
+    clientOnlyTtft: 0,
+    clientOnlyGap: 0,
+    gatewayOnly: 0,
+    unrecorded: 0,
+  };
+  for (const o of outcomes) {
+    if (o.status !== 200 || !o.completed || o.requestId === null) continue;
+    const g = ended.get(o.requestId);
+    if (g === undefined) {
+      a.unrecorded++;
+      continue;
+    }
+    const ttftOk = (o.ttftMs ?? Infinity) <= TTFT_SLO_MS;
+    const good = ttftOk && o.gapP99Ms <= ITL_SLO_MS;
+    if (good && g.good) a.bothGood++;
+    else if (!good && !g.good) a.bothMissed++;
+    else if (good) a.gatewayOnly++;
+    else if (!ttftOk) a.clientOnlyTtft++;
+    else a.clientOnlyGap++;
+  }
+  return a;
 }
 
 interface ClientCounts {
@@ -229,6 +291,8 @@ interface RunResult {
   readonly unrecorded: number;
   /** Streams the gateway saw complete, and those within their SLO as it measured them. */
   readonly gatewayCompleted: number;
+  /** The client's and the gateway's judgement of each completed stream. */
+  readonly agreement: Agreement;
   readonly gatewayGood: number;
   readonly client: ClientCounts;
   /** The same, for requests sent on connections already open: the gateway without the accept. */
@@ -271,6 +335,7 @@ async function measured(
     name,
     unrecorded,
     gatewayCompleted: grown('goodput_completed_requests_total'),
+    agreement: agreement(outcomes, logged.records.ended),
     gatewayGood: grown('goodput_good_requests_total'),
     client,
     openConnections: clientCounts(outcomes.filter((o) => o.reused)),
@@ -401,6 +466,12 @@ for (const r of results) {
       `the client's misses: TTFT ${c.ttftOver}, token gap ${c.gapOver}; ` +
       `200s — client ${served}, log ${r.log.admit ?? 0}, /metrics ${admits}; ` +
       `refusals — client ${refused}, log ${logRefused}; answers without a record: ${r.unrecorded}${wrk}`,
+  );
+  const a = r.agreement;
+  console.log(
+    `    stream by stream (client / outcome record): both good ${a.bothGood}, both missed ${a.bothMissed}; ` +
+      `missed by the client alone — TTFT ${a.clientOnlyTtft} (before the gateway read it), gap ${a.clientOnlyGap} (after its write); ` +
+      `by the gateway alone ${a.gatewayOnly}; completed without an outcome record ${a.unrecorded}`,
   );
 }
 const out = flag('--json');

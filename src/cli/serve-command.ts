@@ -86,7 +86,7 @@ export function serveCommand(): Command {
     .option('--admin-token <token>', 'token for /admin endpoints (default: $GOODPUT_ADMIN_TOKEN)')
     .option(
       '--decisions <file>',
-      'append every decision record here, one JSON line each (pino: the record in its envelope)',
+      'append every decision record here, one JSON line each (pino: the record in its envelope, msg "decision"), and how each dispatched request ended (msg "outcome")',
     )
     .option('--seed <n>', 'seed of the embedded fleet', nonNegativeInt('--seed'), 0)
     .option(
@@ -206,6 +206,7 @@ export function serveCommand(): Command {
                 replicas: o.gatewayReplicas as number,
               },
         onDecision: decisions === null ? undefined : (_, json) => decisions.write(json),
+        onOutcome: decisions === null ? undefined : (_, json) => decisions.write(json, 'outcome'),
         log,
         autoscale,
         tracer: serveTracer(o, log),

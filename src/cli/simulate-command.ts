@@ -20,7 +20,10 @@ export function simulateCommand(): Command {
         'preset name (baseline-vllm, least-request, goodput) or a YAML/JSON policy file',
         'baseline-vllm',
       )
-      .option('--decisions <file>', 'write every decision record here, one JSON object per line')
+      .option(
+        '--decisions <file>',
+        'write every decision record here, one JSON object per line, and beside it how each dispatched request ended (an "outcome" object)',
+      )
       .option('--html <file>', 'write a self-contained HTML report with charts here'),
   ).action((flags: Record<string, unknown>) => {
     const policy = loadPolicy(flags.policy as string);
@@ -33,11 +36,11 @@ export function simulateCommand(): Command {
     );
     const decisions =
       flags.decisions === undefined ? null : openSync(flags.decisions as string, 'w');
-    const onDecision =
+    const write =
       decisions === null
         ? undefined
         : (record: unknown) => writeSync(decisions, `${JSON.stringify(record)}\n`);
-    const hooks = { wallClock, onProgress: bar.update, onDecision };
+    const hooks = { wallClock, onProgress: bar.update, onDecision: write, onOutcomeRecord: write };
     const html = flags.html === undefined ? null : withTimeline(hooks);
     const report = runScenario(spec, policy, html?.hooks ?? hooks);
     if (decisions !== null) closeSync(decisions);

@@ -2,8 +2,9 @@
  * The gateway's decision log (`goodput serve --decisions FILE`): every decision record as one
  * JSON line, written through sonic-boom (pino's asynchronous destination), so a slow disk never
  * holds a request. A line is the record's own keys inside pino's envelope: `level`, `time` (Unix
- * ms), `pid` and `hostname` first, `msg: "decision"` last. A log pipeline takes it as a pino line,
- * and a replay reads the record's keys.
+ * ms), `pid` and `hostname` first, `msg: "decision"` last. Each dispatched request's end follows
+ * as an outcome record (`core/observe/outcome-record.ts`) with `msg: "outcome"`, found by the same
+ * `request_id`. A log pipeline takes it as a pino line, and a replay reads the record's keys.
  *
  * The gateway already has each record as JSON text (its decision lookup keeps that), so a line is
  * that text's bytes with the envelope's bytes around them, made into one buffer: not serialised a
@@ -27,9 +28,12 @@ interface ByteSink {
   destroy(): void;
 }
 
+/** A line's `msg`: a decision record, or the outcome record of a dispatched request's end. */
+export type LogLine = 'decision' | 'outcome';
+
 export interface DecisionLog {
-  /** `json`: one decision record as `JSON.stringify` made it (an object: `{…}`, no line break). */
-  write(json: string): void;
+  /** `json`: one record as `JSON.stringify` made it (an object: `{…}`, no line break). */
+  write(json: string, msg?: LogLine): void;
   /** Writes out what is still buffered, then closes the file. */
   close(): Promise<void>;
 }
@@ -67,9 +71,13 @@ export function openDecisionLog(
   });
   const head = Buffer.from(`{"level":${INFO},"time":`);
   const host = Buffer.from(`,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`);
-  const tail = Buffer.from('"msg":"decision"}\n');
+  const tails = {
+    decision: Buffer.from('"msg":"decision"}\n'),
+    outcome: Buffer.from('"msg":"outcome"}\n'),
+  };
   return {
-    write: (json) => {
+    write: (json, msg = 'decision') => {
+      const tail = tails[msg];
       if (failed) return;
       const time = String(Math.round(epochMs()));
       const jsonBytes = Buffer.byteLength(json);

@@ -24,6 +24,7 @@ import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { RequestOutcome } from '../core/observe/request-outcome.ts';
+import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { ApiKind, Backend, StreamEnd, TokenSink } from './backend.ts';
@@ -51,6 +52,8 @@ export interface GatewayDeps {
   readonly onDecision?: (record: DecisionRecord) => void;
   /** Each completed request, when it ends, and whether it was good (the dashboard's feed). */
   readonly onCompleted?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
+  /** How each dispatched request ended, against what was predicted (the decision log's). */
+  readonly onOutcome?: (record: OutcomeRecord) => void;
   /** Each autoscaling tick's groups. */
   readonly onScaleTick?: (groups: ScaleGroups) => void;
   /** The autoscaler whose decision the gateway exports (no actuator: `goodput_desired_replicas`). */
@@ -292,9 +295,8 @@ export class Gateway {
     const { clock } = this.deps;
     const backend = this.deps.backends[ticket.replica];
     const attempt = trace.attempt(backend, ticket.req, clock.now());
-    const cls = ticket.cls;
     const replica = ticket.replica;
-    const { meter, labels, gaps, sink, ended } = meteredStream(
+    const { meter, labels, gaps, sink, ended, outcomeOf } = meteredStream(
       { clock, pipeline: this.pipeline, counts: this.counts, slos: this.slos },
       ticket,
       attempt,
@@ -342,12 +344,17 @@ export class Gateway {
       if (completed) ending = { finish: 'completed', dispatched: true };
       if (ending !== null) this.slos.streamed(ticket.asked, ending, meter, gaps);
       const outputTokens = end?.completionTokens ?? meter.tokens;
-      this.pipeline.end(ticket, outputTokens, completed, clock.now());
-      if (completed) {
-        const good = meter.judge(cls, true) === null;
-        this.counts.completed(labels, meter, outputTokens, good);
-        this.scaling?.advisor.window.completed(outputTokens, good);
-        this.deps.onCompleted?.(meter.completed(ticket.asked, outputTokens), clock.now(), good);
+      const now = clock.now();
+      this.pipeline.end(ticket, outputTokens, completed, now);
+      if (ending !== null) {
+        const { outcome, record } = outcomeOf(ending, outputTokens, now);
+        if (completed) {
+          const good = record.outcome.good;
+          this.counts.completed(labels, meter, outputTokens, good);
+          this.scaling?.advisor.window.completed(outputTokens, good);
+          this.deps.onCompleted?.(outcome, now, good);
+        }
+        this.deps.onOutcome?.(record);
       }
       this.pump();
     }

@@ -4,6 +4,7 @@
  * later one's arrival is the engine's pace (for a policy that follows tokens), and its gap, taken
  * once it was written (`stream-meter.ts`), goes to the ITL histogram and the class's SLO tally.
  * Series and cells are resolved once per request: the per-token path does no label hashing.
+ * At its end, what it measured becomes its outcome record, beside what admission predicted.
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { Pipeline } from '../core/pipeline.ts';
@@ -12,7 +13,9 @@ import type { Ms } from '../core/request/units.ts';
 import type { GapTally } from '../core/slo/gap-tally.ts';
 import type { TokenSink } from './backend.ts';
 import type { RequestCounts, RequestLabels } from './request-counts.ts';
-import type { SloExport } from './slo-export.ts';
+import type { Ending, SloExport } from './slo-export.ts';
+import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
+import { outcomeRecord, type OutcomeRecord } from '../core/observe/outcome-record.ts';
 import { StreamMeter } from './stream-meter.ts';
 import type { AttemptTrace } from './tracing/request-trace.ts';
 import type { Waiter } from './waiter.ts';
@@ -26,7 +29,25 @@ export interface MeteredStream {
   readonly sink: TokenSink;
   /** The stream ended: tokens of its last turn not yet written go out with its end, now. */
   readonly ended: () => void;
+  /**
+   * The request ended so, with `outputTokens` and at `atMs`: what it measured, and its outcome
+   * record, judged against its class beside what admission predicted.
+   */
+  readonly outcomeOf: (
+    ending: Ending,
+    outputTokens: number,
+    atMs: Ms,
+  ) => { readonly outcome: RequestOutcome; readonly record: OutcomeRecord };
 }
+
+/** A stream's end as its outcome record states it. */
+const FINAL_STATE: Readonly<Record<Ending['finish'], FinalState>> = {
+  completed: 'completed',
+  client_closed: 'cancelled',
+  expired: 'failed',
+  failed: 'failed',
+  refused: 'rejected',
+};
 
 export function meteredStream(
   parts: {
@@ -65,5 +86,10 @@ export function meteredStream(
     if (follow) pipeline.token(ticket, clock.now());
     onToken(token, othersUnsent ? undefined : sent);
   };
-  return { meter, labels, gaps, sink, ended: () => sent(clock.now()) };
+  const outcomeOf = (ending: Ending, outputTokens: number, atMs: Ms) => {
+    const outcome = meter.outcome(ticket.asked, FINAL_STATE[ending.finish], outputTokens);
+    const predicted = ticket.decision.assessment?.predictedTtftMs;
+    return { outcome, record: outcomeRecord(outcome, ticket.cls, atMs, predicted) };
+  };
+  return { meter, labels, gaps, sink, ended: () => sent(clock.now()), outcomeOf };
 }

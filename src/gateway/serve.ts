@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
 import { resolveGpuBlocks } from '../engine/kv-capacity.ts';
@@ -56,6 +57,8 @@ export interface ServeOptions {
   readonly adminToken?: string;
   /** Each decision record, and its JSON text (as the decision lookup keeps it). */
   readonly onDecision?: (record: DecisionRecord, json: string) => void;
+  /** How each dispatched request ended, and its JSON text. */
+  readonly onOutcome?: (record: OutcomeRecord, json: string) => void;
   readonly scrapeIntervalMs?: number;
   /** State shared with other gateway replicas; absent: in memory. */
   readonly shared?: SharedStateSettings;
@@ -158,6 +161,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   // they were a large graph the collector walked again and again under load, as strings each
   // was copied out of the young generation; the lookup serves the text as is.
   const decisions = new TextRing(20_000, 24 * 1024 * 1024, 3_600_000);
+  // Each request's end, beside its decision: a fifth of a decision record's bytes.
+  const outcomes = new TextRing(20_000, 6 * 1024 * 1024, 3_600_000);
   const dashboard = new DashboardFeed(clock, { policy: o.policy.name, model: servedModels[0] });
   const gateway = new Gateway({
     policy: o.policy,
@@ -174,6 +179,11 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       o.onDecision?.(r, json);
     },
     onCompleted: (outcome, atMs, good) => dashboard.completed(outcome, atMs, good),
+    onOutcome: (r) => {
+      const json = JSON.stringify(r);
+      outcomes.set(r.request_id, json, clock.now());
+      o.onOutcome?.(r, json);
+    },
     onScaleTick: (groups) => dashboard.scaleTick(groups),
     autoscale: o.autoscale,
   });
@@ -212,6 +222,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     store,
     metrics,
     decisions,
+    outcomes,
     adminToken: o.adminToken,
     dashboard: () => dashboard.doc(gateway.snapshots().length),
     inFlight,

@@ -1,7 +1,7 @@
 /**
  * Measures one request as its client sees it through the gateway — TTFT from arrival, every
- * token gap (its p99 exactly, via the kept tail), end to end — and judges it against its class,
- * with vLLM's definitions, exactly as the simulator's reports do.
+ * token gap (its p99 exactly, via the kept tail), end to end — with vLLM's definitions, as the
+ * simulator's reports do; its `outcome` is judged against its class where the stream ends.
  *
  * A gap is timed where the token leaves, not where it arrives. A running stream's later tokens
  * are written at the end of the loop's turn (`http/turn-writes.ts`), and a turn held long by
@@ -13,11 +13,9 @@
  * time is the TTFT.
  */
 import type { Clock } from '../core/ports/clock.ts';
-import type { SloClass } from '../core/request/slo-classes.ts';
 import type { Ms } from '../core/request/units.ts';
-import { firstMiss, type Miss } from '../core/observe/slo-judge.ts';
 import { TailSamples } from '../core/observe/tail-samples.ts';
-import type { RequestOutcome } from '../core/observe/request-outcome.ts';
+import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 
 export class StreamMeter {
@@ -81,41 +79,24 @@ export class StreamMeter {
     return gap;
   }
 
-  /** Why the request missed its class's objectives, or null when it was good. */
-  judge(cls: SloClass, completed: boolean): Miss | null {
-    return firstMiss(
-      {
-        id: '',
-        tenant: '',
-        sloClass: cls.name,
-        state: completed ? 'completed' : 'failed',
-        admitted: true,
-        inputTokens: 0,
-        outputTokens: this.tokens,
-        cachedTokens: 0,
-        ttftMs: this.firstTokenMs === undefined ? undefined : this.firstTokenMs - this.arrivalMs,
-        e2eMs: this.lastTokenMs === undefined ? undefined : this.lastTokenMs - this.arrivalMs,
-        itlP99Ms: this.gaps > 0 ? this.tail.p99(this.gaps) : undefined,
-        attempts: 1,
-        preemptions: 0,
-      },
-      cls.objectives,
-    );
-  }
-
-  /** The completed request as the measurement sees it (TTFT and E2E from the gateway's arrival). */
-  completed(req: LlmRequest, outputTokens: number): RequestOutcome {
+  /**
+   * The request as the measurement sees it, ended in `state`: TTFT and E2E from the gateway's
+   * arrival, its gaps as they were sent.
+   */
+  outcome(req: LlmRequest, state: FinalState, outputTokens: number): RequestOutcome {
+    const hasGaps = this.gaps > 0;
     return {
       id: req.id,
       tenant: req.tenant,
       sloClass: req.sloClass,
-      state: 'completed',
+      state,
       admitted: true,
       inputTokens: req.inputTokens,
       outputTokens,
       cachedTokens: 0,
       ...(this.firstTokenMs === undefined ? {} : { ttftMs: this.firstTokenMs - this.arrivalMs }),
       ...(this.lastTokenMs === undefined ? {} : { e2eMs: this.lastTokenMs - this.arrivalMs }),
+      ...(hasGaps ? { itlP99Ms: this.tail.p99(this.gaps), maxStallMs: this.tail.max } : {}),
       attempts: 1,
       preemptions: 0,
     };

@@ -7,8 +7,9 @@
  */
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
-import type { SloObjectives } from '../core/request/slo-classes.ts';
+import type { SloClass, SloObjectives } from '../core/request/slo-classes.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
+import { outcomeRecord, type OutcomeRecord } from '../core/observe/outcome-record.ts';
 import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
 import type { StepEnds } from '../engine/token-runs.ts';
@@ -55,6 +56,13 @@ export class RequestTracker implements EngineRequest {
   kvTransferredTokens: number | undefined;
   /** Replica of the current attempt, once dispatched. */
   replica = -1;
+  /**
+   * The last attempt dispatched (0: none yet), the id the control plane knew it by, and the TTFT
+   * admission predicted for it.
+   */
+  private dispatchedAttempt = 0;
+  private dispatchedId = '';
+  private predictedTtftMs: Ms | undefined;
   timeout: { cancel(): void } | null = null;
   /** Timer that drops the attempt if it is still waiting at its deadline. */
   expiry: { cancel(): void } | null = null;
@@ -183,10 +191,32 @@ export class RequestTracker implements EngineRequest {
     this.id = this.attempts === 1 ? this.req.id : `${this.req.id}#${this.attempts}`;
   }
 
-  /** The attempt was dispatched as `served` (the request, possibly degraded). */
-  serve(served: LlmRequest): void {
-    this.inputTokens = served.inputTokens;
-    this.outputTokens = cappedOutput(served);
+  /**
+   * The control plane dispatched the current attempt as `ticket` says: its request as served
+   * (degraded, maybe), on its replica.
+   */
+  dispatched(ticket: Ticket<RequestTracker>): void {
+    this.ticket = ticket;
+    this.admitted = true;
+    this.rejectReason = undefined;
+    this.replica = ticket.replica;
+    const d = ticket.decision;
+    this.dispatchedAttempt = this.attempts;
+    this.dispatchedId = ticket.asked.id;
+    this.predictedTtftMs = d.assessment?.predictedTtftMs;
+    this.degradeLevel = d.outcome === 'admit' ? d.degradation?.level : undefined;
+    this.inputTokens = ticket.req.inputTokens;
+    this.outputTokens = cappedOutput(ticket.req);
+  }
+
+  /**
+   * How it ended (`outcome`, judged by `cls`), as the record found by its last attempt's
+   * decision; undefined when that attempt was never dispatched (its decision record says why).
+   */
+  record(outcome: RequestOutcome, cls: SloClass, atMs: Ms): OutcomeRecord | undefined {
+    if (this.dispatchedAttempt !== this.attempts) return undefined;
+    const id = this.dispatchedId;
+    return outcomeRecord({ ...outcome, id }, cls, atMs, this.predictedTtftMs);
   }
 
   /** Its tool call paused it: the gap to the next token is not the server's. */

@@ -12,6 +12,7 @@ import type { Ms } from '../core/request/units.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { Report } from '../core/observe/report.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { RequestOutcome } from '../core/observe/request-outcome.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
 import {
@@ -117,6 +118,8 @@ export interface RunHooks {
   readonly onProgress?: (simMs: Ms, finished: number) => void;
   readonly onDecision?: (record: DecisionRecord) => void;
   readonly onOutcome?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
+  /** How each dispatched request ended (`outcome-record.ts`), beside the decision records. */
+  readonly onOutcomeRecord?: (record: OutcomeRecord) => void;
 }
 
 export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: RunHooks): Report {
@@ -176,6 +179,7 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     onProgress: hooks.onProgress,
     onDecision: hooks.onDecision,
     onOutcome: hooks.onOutcome,
+    onOutcomeRecord: hooks.onOutcomeRecord,
   });
 }
 

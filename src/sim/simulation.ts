@@ -16,6 +16,7 @@ import { TenantDoor } from './tenant-door.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { Rejection } from '../core/request/decision.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
 import { kvTransferMs, type KvLink } from '../engine/kv-transfer.ts';
@@ -57,6 +58,8 @@ export interface SimulationOptions extends CapacityEventOptions {
   readonly onDecision?: (record: DecisionRecord) => void;
   /** Receives every request's outcome when it ends, with the time and whether it was good. */
   readonly onOutcome?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
+  /** How each request dispatched on its last attempt ended, against its prediction. */
+  readonly onOutcomeRecord?: (record: OutcomeRecord) => void;
   /** Autoscaling: the fleet starts at `replicas` groups and the autoscaler resizes it. */
   readonly autoscale?: AutoscaleOptions;
   /** Disaggregated serving: a prefill pool in front of the `replicas`, which decode. */
@@ -85,6 +88,10 @@ export function simulate(opts: SimulationOptions): Report {
     const outcome = tracker.outcome(state);
     accumulator.add(outcome);
     counters.finished++;
+    if (opts.onOutcomeRecord !== undefined) {
+      const record = tracker.record(outcome, opts.policy.classes[outcome.sloClass], clock.now());
+      if (record !== undefined) opts.onOutcomeRecord(record);
+    }
     // Judged only for whoever asks (the autoscaler's window, a report page's timeline).
     if (opts.onOutcome === undefined && scaling === null) return;
     const good =
@@ -171,13 +178,7 @@ export function simulate(opts: SimulationOptions): Report {
       const t = ticket.handle;
       t.expiry?.cancel();
       t.expiry = null;
-      t.ticket = ticket;
-      t.admitted = true;
-      t.rejectReason = undefined;
-      t.replica = ticket.replica;
-      const d = ticket.decision;
-      t.degradeLevel = d.outcome === 'admit' ? d.degradation?.level : undefined;
-      t.serve(ticket.req);
+      t.dispatched(ticket);
       fleet.dispatch(t);
     },
     expire(ticket: Ticket<RequestTracker>) {

@@ -1,6 +1,7 @@
 // `goodput serve --decisions FILE` as an operator runs it: a process on the embedded fleet. Every
 // decision is appended to the file as one JSON line: the record that `/admin/decisions/:id`
-// returns, in pino's envelope. SIGTERM closes the log, and the process exits 0.
+// returns, in pino's envelope; and when a dispatched request ends, its outcome record, which the
+// lookup adds to the decision. SIGTERM closes the log, and the process exits 0.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -60,19 +61,43 @@ test('every decision is appended as a JSON line: the admin record in its envelop
 
   child.kill('SIGTERM');
   assert.equal(await exited, 0, output);
-  const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
-  assert.equal(lines.length, 2, 'one line per decision');
+  const lines = readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.deepEqual(
+    lines.map((l) => [l.msg, l.request_id]),
+    ids.flatMap((id) => [
+      ['decision', id],
+      ['outcome', id],
+    ]),
+    'a decision when each was dispatched, an outcome when it ended',
+  );
   for (const [i, line] of lines.entries()) {
-    const { level, time, pid, hostname, msg, ...record } = JSON.parse(line) as Record<
-      string,
-      unknown
-    >;
-    assert.equal(msg, 'decision');
+    const { level, time, pid, hostname, msg, ...record } = line;
     assert.equal(level, 30);
     assert.equal(pid, child.pid);
     assert.equal(typeof hostname, 'string');
     assert.ok(typeof time === 'number' && Math.abs(time - Date.now()) < 60_000, `time ${time}`);
-    assert.deepEqual(record, fromAdmin[i]);
-    assert.equal(record.request_id, ids[i]);
+    const { outcome, ...decision } = fromAdmin[Math.floor(i / 2)];
+    if (msg === 'decision') {
+      assert.deepEqual(record, decision);
+      continue;
+    }
+    // The lookup gives the decision with how it ended; the log, the outcome record.
+    const { at_ms, outcome: ended } = record as { at_ms: number; outcome: Record<string, unknown> };
+    assert.deepEqual(outcome, { at_ms, ...ended });
+    assert.deepEqual(Object.keys(record), ['request_id', 'tenant', 'class', 'at_ms', 'outcome']);
+    assert.equal(ended.state, 'completed');
+    assert.equal(ended.output_tokens, 4);
+    assert.equal(ended.good, true);
+    assert.equal(ended.missed, null);
+    assert.equal(
+      ended.predicted_ttft_ms,
+      (decision.admission as Record<string, unknown>).predicted_ttft_ms,
+    );
+    assert.ok(typeof ended.ttft_ms === 'number' && ended.ttft_ms > 0, `ttft ${ended.ttft_ms}`);
+    assert.ok(typeof ended.e2e_ms === 'number' && ended.e2e_ms >= ended.ttft_ms);
+    assert.ok(typeof ended.itl_p99_ms === 'number', 'four tokens: three gaps');
   }
 });

@@ -183,8 +183,19 @@ function logged(p: GoodputProcess, msg: string | RegExp): Record<string, unknown
     .find((l) => (typeof msg === 'string' ? l.msg === msg : msg.test(String(l.msg))));
 }
 
+/** The decision log's records of `msg` (a line that is not JSON fails, naming it). */
+function decisionRecords(file: string, msg = 'decision'): Record<string, unknown>[] {
+  return logLines(file).filter((r) => r.msg === msg);
+}
+
+/** How request `id` ended, by its outcome record. */
+function outcomeOf(file: string, id: string): { state: string; output_tokens: number } {
+  const r = decisionRecords(file, 'outcome').find((x) => x.request_id === id);
+  return r?.outcome as { state: string; output_tokens: number };
+}
+
 /** The decision log, every line parsed (a line that is not JSON fails, naming it). */
-function decisionRecords(file: string): Record<string, unknown>[] {
+function logLines(file: string): Record<string, unknown>[] {
   const text = readFileSync(file, 'utf8');
   assert.ok(text.endsWith('\n'), 'the decision log ends with a whole line');
   return text
@@ -277,7 +288,11 @@ test('SIGTERM: not ready and refusing at once, every stream runs to its end, lea
   assert.ok(logged(gw.proc, 'stopped'), 'a stopped line');
 
   const records = decisionRecords(gw.decisions);
-  for (const s of streams) assert.ok(admissionOf(records, s.id, 'admit'), `${s.id} admitted`);
+  for (const s of streams) {
+    assert.ok(admissionOf(records, s.id, 'admit'), `${s.id} admitted`);
+    const ended = outcomeOf(gw.decisions, s.id);
+    assert.deepEqual([ended?.state, ended?.output_tokens], ['completed', SHORT_TOKENS]);
+  }
   assert.ok(!records.some((r) => (r.admission as { result: string }).result === 'abort'));
   if (refusedId !== null) {
     const a = admissionOf(records, refusedId, 'reject');
@@ -320,12 +335,16 @@ function cutWithErrorEvent(ends: readonly StreamEnd[]): void {
   }
 }
 
-/** What a cut request leaves: an `abort` record, reason shutting_down, in the decision log. */
+/**
+ * What a cut request leaves in the decision log: an `abort` record, reason shutting_down, and
+ * an outcome record that it ended failed.
+ */
 function abortRecorded(gw: Gw, streams: readonly OpenStream[]): void {
   const records = decisionRecords(gw.decisions);
   for (const s of streams) {
     const a = admissionOf(records, s.id, 'abort');
     assert.equal(a?.reason, 'shutting_down', `${s.id}: an abort record, shutting_down`);
+    assert.equal(outcomeOf(gw.decisions, s.id)?.state, 'failed', `${s.id}: ended failed`);
   }
 }
 

@@ -49,8 +49,11 @@ for (const thread of [false, true]) {
     const admitted = readFileSync(decisions, 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { adapter?: string; route: { replica: number } | null })
-      .filter((r) => r.route !== null);
+      .map(
+        (l) =>
+          JSON.parse(l) as { msg: string; adapter?: string; route: { replica: number } | null },
+      )
+      .filter((r) => r.msg === 'decision' && r.route !== null);
     assert.equal(admitted.length, 12);
     // Adapter j is loaded on replica j mod 2 alone.
     for (const r of admitted) {

@@ -18,6 +18,7 @@ import {
   buildEngineProfile,
 } from '../../src/engine/engine-spec.ts';
 import { presetPolicy } from '../../src/core/config/presets.ts';
+import type { OutcomeRecord } from '../../src/core/observe/outcome-record.ts';
 import { MODEL, metricValue } from './gateway-kit.ts';
 
 const TOKENS = 8;
@@ -55,7 +56,9 @@ class BusyTurnBackend implements Backend {
 test('a turn held 150 ms after a token arrived is a gap the gateway counts, as its client does', async () => {
   const spec = { ...ENGINE_DEFAULTS, profile: 'const:step_ms=2' };
   const backend = new BusyTurnBackend();
+  const outcomes: OutcomeRecord['outcome'][] = [];
   const g = await startGateway({
+    onOutcome: (r) => outcomes.push(r.outcome),
     policy: presetPolicy('baseline-vllm'),
     engine: buildEngineConfig(spec),
     profile: buildEngineProfile(spec),
@@ -103,6 +106,16 @@ test('a turn held 150 ms after a token arrived is a gap the gateway counts, as i
       [2, 1],
       'the stream is counted as the client saw it: over its gap objective',
     );
+    // Its outcome record says so, and by how much.
+    assert.deepEqual(
+      outcomes.map((o) => [o.state, o.good, o.missed]),
+      [
+        ['completed', true, null],
+        ['completed', false, 'itl'],
+      ],
+    );
+    assert.ok((outcomes[1].max_gap_ms ?? 0) >= 150, `max gap ${outcomes[1].max_gap_ms}`);
+    assert.ok((outcomes[1].itl_p99_ms ?? 0) > 80, `p99 gap ${outcomes[1].itl_p99_ms}`);
   } finally {
     await g.close();
   }

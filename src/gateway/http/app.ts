@@ -19,6 +19,7 @@ import {
 import { adminTokenMatches, basicPassword, bearerToken } from '../api-keys.ts';
 import { reportPage } from '../../report/report-page.ts';
 import { withoutEmptyCharts, type ReportDoc } from '../../report/chart-spec.ts';
+import type { OutcomeRecord } from '../../core/observe/outcome-record.ts';
 import type { TextRing } from '../text-ring.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
 import type { OpsLog } from '../ops-log.ts';
@@ -29,6 +30,8 @@ import { webInbound } from './inbound.ts';
 export interface GatewayAppDeps extends CompletionsDeps {
   /** Recent decision records by request id, as JSON text. */
   readonly decisions: TextRing;
+  /** Outcome records by request id: how a dispatched request ended. */
+  readonly outcomes: TextRing;
   /** Admin endpoints are off without a token; the dashboard is open without one. */
   readonly adminToken?: string;
   /** The live dashboard's document (`/dashboard`, `/dashboard/data`). */
@@ -168,10 +171,15 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   app.get('/admin/decisions/:id', (c) => {
     const refused = adminRefused(c.req.header('authorization'));
     if (refused !== null) return refused;
-    const record = deps.decisions.get(c.req.param('id'), deps.nowMs());
-    return record === undefined
-      ? errorResponse(new OpenAiError(404, 'no decision recorded for this request id', 'id'))
-      : c.body(record, 200, { 'content-type': 'application/json' });
+    const id = c.req.param('id');
+    const record = deps.decisions.get(id, deps.nowMs());
+    if (record === undefined) {
+      return errorResponse(new OpenAiError(404, 'no decision recorded for this request id', 'id'));
+    }
+    const ended = deps.outcomes.get(id, deps.nowMs());
+    return c.body(ended === undefined ? record : withOutcome(record, ended), 200, {
+      'content-type': 'application/json',
+    });
   });
   app.notFound((c) => {
     const allowed = ROUTES[c.req.path];
@@ -194,4 +202,14 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     return errorResponse(serverError('internal error'), { 'x-goodput-request-id': id });
   });
   return app;
+}
+
+/**
+ * A decision record with how its request ended: its keys, and `outcome` — the outcome record's,
+ * with the time it ended (`at_ms`). The texts stay as stored until someone looks one up.
+ */
+function withOutcome(decision: string, outcome: string): string {
+  const ended = JSON.parse(outcome) as OutcomeRecord;
+  const record = JSON.parse(decision) as Record<string, unknown>;
+  return JSON.stringify({ ...record, outcome: { at_ms: ended.at_ms, ...ended.outcome } });
 }
