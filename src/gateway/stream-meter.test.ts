@@ -41,6 +41,9 @@ test('a later token’s gap is timed when it was sent, and tokens sent together 
   meter.sent(220, (g) => gaps.push(g));
   assert.deepEqual(gaps, [90, 30, 0]);
   assert.deepEqual([meter.tokens, meter.lastTokenMs], [4, 220]);
+  // The longest a token waited between its arrival and its write: the held turn's 70 ms (the
+  // two sent together waited 10 and 5).
+  assert.equal(meter.relayMaxMs, 70);
 });
 
 test('a stream judged on the gaps it was sent with: a late turn breaks the gap objective', () => {

@@ -27,6 +27,10 @@ export class StreamMeter {
   tokens = 0;
   /** Tokens that arrived after the first and are not yet sent. */
   #unsent = 0;
+  /** When the oldest of them arrived. */
+  #unsentSinceMs = 0;
+  /** The longest a token waited in the gateway between its arrival and its write. */
+  relayMaxMs = 0;
   private readonly tail: TailSamples;
   private gaps = 0;
   private readonly clock: Clock;
@@ -49,7 +53,7 @@ export class StreamMeter {
       this.lastTokenMs = now;
       return true;
     }
-    this.#unsent++;
+    if (this.#unsent++ === 0) this.#unsentSinceMs = this.clock.now();
     return false;
   }
 
@@ -67,6 +71,8 @@ export class StreamMeter {
     const n = this.#unsent;
     if (n === 0 || this.lastTokenMs === undefined) return undefined;
     this.#unsent = 0;
+    const held = atMs - this.#unsentSinceMs;
+    if (held > this.relayMaxMs) this.relayMaxMs = held;
     const gap = Math.max(0, atMs - this.lastTokenMs);
     this.lastTokenMs = atMs;
     this.gaps += n;
@@ -97,6 +103,7 @@ export class StreamMeter {
       ...(this.firstTokenMs === undefined ? {} : { ttftMs: this.firstTokenMs - this.arrivalMs }),
       ...(this.lastTokenMs === undefined ? {} : { e2eMs: this.lastTokenMs - this.arrivalMs }),
       ...(hasGaps ? { itlP99Ms: this.tail.p99(this.gaps), maxStallMs: this.tail.max } : {}),
+      relayMaxMs: this.relayMaxMs,
       attempts: 1,
       preemptions: 0,
     };

@@ -116,6 +116,9 @@ test('a turn held 150 ms after a token arrived is a gap the gateway counts, as i
     );
     assert.ok((outcomes[1].max_gap_ms ?? 0) >= 150, `max gap ${outcomes[1].max_gap_ms}`);
     assert.ok((outcomes[1].itl_p99_ms ?? 0) > 80, `p99 gap ${outcomes[1].itl_p99_ms}`);
+    // The gateway's own share: the token waited the held turn's length before its write.
+    assert.ok((outcomes[0].relay_max_ms ?? 99) < 80, `relay ${outcomes[0].relay_max_ms}`);
+    assert.ok((outcomes[1].relay_max_ms ?? 0) >= 150, `relay ${outcomes[1].relay_max_ms}`);
   } finally {
     await g.close();
   }

@@ -20,7 +20,7 @@ const cls = DEFAULT_SLO_CLASSES.interactive; // TTFT ≤ 2 s, p99 gap ≤ 80 ms
 
 test('an outcome is judged as reports judge it, beside what was predicted', () => {
   const good = outcomeRecord(
-    { ...base, ttftMs: 412.34567, e2eMs: 1200, itlP99Ms: 41.2, maxStallMs: 44 },
+    { ...base, ttftMs: 412.34567, e2eMs: 1200, itlP99Ms: 41.2, maxStallMs: 44, relayMaxMs: 3.5 },
     cls,
     5000.0004,
     380.1234,
@@ -37,6 +37,7 @@ test('an outcome is judged as reports judge it, beside what was predicted', () =
       predicted_ttft_ms: 380.123,
       itl_p99_ms: 41.2,
       max_gap_ms: 44,
+      relay_max_ms: 3.5,
       e2e_ms: 1200,
       good: true,
       missed: null,
@@ -57,6 +58,7 @@ test('a stream cut before its first token: nothing measured, nothing predicted i
     predicted_ttft_ms: null,
     itl_p99_ms: null,
     max_gap_ms: null,
+    relay_max_ms: null,
     e2e_ms: null,
     good: false,
     missed: 'not_completed',

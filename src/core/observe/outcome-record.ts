@@ -30,6 +30,11 @@ export interface OutcomeRecord {
     /** The request's own token gaps, as its client saw them; null with fewer than two tokens. */
     readonly itl_p99_ms: number | null;
     readonly max_gap_ms: number | null;
+    /**
+     * The longest a token waited in the gateway between its arrival and its write — how much
+     * of a gap was the gateway's own; null where nothing relays (the simulator).
+     */
+    readonly relay_max_ms: number | null;
     readonly e2e_ms: number | null;
     readonly good: boolean;
     /** The first objective it missed (`slo-judge.ts`), null when good. */
@@ -57,6 +62,7 @@ export function outcomeRecord(
       predicted_ttft_ms: nullable(predictedTtftMs),
       itl_p99_ms: nullable(o.itlP99Ms),
       max_gap_ms: nullable(o.maxStallMs),
+      relay_max_ms: nullable(o.relayMaxMs),
       e2e_ms: nullable(o.e2eMs),
       good: missed === null,
       missed,

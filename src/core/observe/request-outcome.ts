@@ -32,6 +32,12 @@ export interface RequestOutcome extends Partial<TtftParts> {
   /** This request's own token gaps. */
   readonly itlP99Ms?: Ms;
   readonly maxStallMs?: Ms;
+  /**
+   * The longest a token waited in the gateway between its arrival from the replica and its
+   * write to the client: the gateway's own share of a gap. Undefined where nothing relays (the
+   * simulator).
+   */
+  readonly relayMaxMs?: Ms;
   readonly attempts: number;
   readonly preemptions: number;
   readonly failReason?: string;
