@@ -19,6 +19,7 @@ import {
   type UpstreamCall,
 } from './backend.ts';
 import { generationRequest, servedAdapters } from './embedded-backend.ts';
+import { TURN_WRITES } from './http/turn-writes.ts';
 import type {
   FleetMessage,
   FleetReply,
@@ -59,7 +60,11 @@ export class ThreadedFleet {
     worker.on('message', (m: FleetMessage) => {
       this.loads = m.loads;
       this.loadsAtMs = clock.now();
-      if (m.t === 'batch') for (const r of m.replies) this.reply(r);
+      if (m.t === 'batch') {
+        // Tokens held since earlier in this turn go out before this step's are counted.
+        TURN_WRITES.flushIfLate();
+        for (const r of m.replies) this.reply(r);
+      }
     });
     worker.on('error', (e) => this.failAll(`the embedded fleet's thread failed: ${e.message}`));
     worker.on('exit', () => this.failAll('the embedded fleet closed'));

@@ -17,6 +17,7 @@ import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './comp
 import { continueIfExpected, nodeInbound } from './inbound.ts';
 import { declaredBytes } from './read-body.ts';
 import type { ConnectionIntake } from './connection-intake.ts';
+import { TURN_WRITES } from './turn-writes.ts';
 
 export function nodeListener(
   app: Hono<GatewayEnv>,
@@ -24,6 +25,8 @@ export function nodeListener(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const rest = getRequestListener(app.fetch);
   return (req, res) => {
+    // Streams' tokens held in this turn go out before another request is taken up, if late.
+    TURN_WRITES.flushIfLate();
     // A connection's first request makes room for the next connection waiting to be read.
     const queuedSinceMs = deps.intake?.seen(req.socket);
     const kind = req.method === 'POST' ? COMPLETION_PATHS[req.url ?? ''] : undefined;

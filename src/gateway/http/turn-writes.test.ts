@@ -150,3 +150,55 @@ test('a hold’s sent is called right after its own socket is uncorked, with the
   flushes[1]();
   assert.equal(seen.at(-1), 'next turn at 15');
 });
+
+test('held writes go out mid-turn once they have waited 4 ms, and the turn’s end sends the rest', () => {
+  const flushes: (() => void)[] = [];
+  let now = 100;
+  const writes = new TurnWrites(
+    (f) => flushes.push(f),
+    () => now,
+  );
+  const a = fakeSocket();
+  const b = fakeSocket();
+  const sent: string[] = [];
+  const reads: string[] = [];
+  writes.hold(a.socket, (ms) => sent.push(`a at ${ms}`));
+  writes.readLater(() => reads.push('read'));
+  now = 103;
+  writes.flushIfLate();
+  assert.deepEqual([a.s.corked, sent, reads], [1, [], []], '3 ms: still held');
+  now = 104;
+  writes.flushIfLate();
+  assert.deepEqual([a.s, sent, reads], [{ corked: 0, flushes: 1 }, ['a at 104'], ['read']]);
+  // Held again in the same turn: corked again, and out with the turn's one scheduled flush.
+  writes.hold(a.socket);
+  writes.hold(b.socket, (ms) => sent.push(`b at ${ms}`));
+  assert.equal(a.s.corked, 1);
+  writes.flushIfLate();
+  assert.equal(b.s.corked, 1, 'b has not waited');
+  assert.equal(flushes.length, 1, 'one flush scheduled for the turn');
+  now = 106;
+  flushes[0]();
+  assert.deepEqual([a.s.flushes, b.s.flushes, sent], [2, 1, ['a at 104', 'b at 106']]);
+  writes.flushIfLate();
+  assert.equal(sent.length, 2, 'nothing held: nothing to do');
+});
+
+test('an error from a mid-turn flush is thrown from a turn of its own, not into the caller', () => {
+  let now = 0;
+  const turns: (() => void)[] = [];
+  const writes = new TurnWrites(
+    (f) => turns.push(f),
+    () => now,
+  );
+  const a = fakeSocket();
+  writes.hold(a.socket, () => {
+    throw new Error('sent failed');
+  });
+  now = 10;
+  assert.doesNotThrow(() => writes.flushIfLate());
+  assert.equal(a.s.flushes, 1, 'the write went out');
+  assert.equal(turns.length, 2, 'the turn’s flush, and the error’s own');
+  assert.doesNotThrow(() => turns[0](), 'the turn’s flush: nothing left');
+  assert.throws(() => turns[1](), /sent failed/);
+});

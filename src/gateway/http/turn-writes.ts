@@ -9,7 +9,11 @@
  * the poll phase), each socket's in one write, as before. A first token jumps the queue of later
  * ones, a later token waits at most one turn of the loop (a token gap is tens of milliseconds,
  * a turn a few), and nothing is reordered: one socket, one cork. A response's `end()` uncorks
- * its socket itself, so a stream's last bytes are never held.
+ * its socket itself, so a stream's last bytes are never held. A turn under a flood is not a
+ * few milliseconds: one that reads a thousand requests ran 30–45 ms, and tokens held at its
+ * start went out after all of them. So where the loop takes up more work (`flushIfLate`: a
+ * request read, a batch of tokens from the fleet's thread), what has waited `LATE_MS` goes out
+ * first.
  *
  * The same holds for the reads: a running stream's later tokens are only queued where they are
  * read (`readLater`) and handled here, before the sockets are uncorked, so a first token waits
@@ -24,6 +28,9 @@ import type { Socket } from 'node:net';
 import { atTurnEnd } from '../../runtime/turn-end.ts';
 import { wallClock } from '../../runtime/wall-clock.ts';
 import type { Sent } from '../backend.ts';
+
+/** How long held writes may wait while the loop takes up other work (`flushIfLate`). */
+const LATE_MS = 4;
 
 export class TurnWrites {
   // Arrays kept from turn to turn, filled up to a count: a turn of hundreds of streams
@@ -40,6 +47,8 @@ export class TurnWrites {
   readonly #schedule: (flush: () => void) => void;
   readonly #now: () => number;
   #scheduled = false;
+  /** When the first thing still held this turn was held. */
+  #heldSinceMs = 0;
 
   /** `now`: the clock a `sent` is called with (default the wall clock's milliseconds). */
   constructor(schedule: (flush: () => void) => void = atTurnEnd, now = wallClock.now) {
@@ -63,6 +72,7 @@ export class TurnWrites {
     }
     // A keep-alive socket is in the map from its first hold on: updating it allocates nothing.
     this.#heldIn.set(socket, this.#turn);
+    if (this.#heldCount === 0 && this.#readCount === 0) this.#heldSinceMs = this.#now();
     socket.cork();
     this.#sent[this.#heldCount] = sent;
     this.#held[this.#heldCount++] = socket;
@@ -75,8 +85,29 @@ export class TurnWrites {
    * once the writes are out.
    */
   readLater(read: () => void): void {
+    if (this.#heldCount === 0 && this.#readCount === 0) this.#heldSinceMs = this.#now();
     this.#reads[this.#readCount++] = read;
     this.#atEnd();
+  }
+
+  /**
+   * Lets what is held go now, mid-turn, if it has waited `LATE_MS` or more: called where the
+   * loop takes up other work (a request read, a batch of tokens from the fleet's thread). A
+   * turn that reads a flood of requests runs for tens of milliseconds, and every token held in
+   * it would wait for all of them, a lateness its client sees in its gap; now a token waits at
+   * most that long and one more piece of work. An error a `sent` or a read throws is thrown
+   * again from a turn of its own, not into the caller's work.
+   */
+  flushIfLate(): void {
+    if (this.#heldCount === 0 && this.#readCount === 0) return;
+    if (this.#now() - this.#heldSinceMs < LATE_MS) return;
+    try {
+      this.#drain();
+    } catch (e) {
+      this.#schedule(() => {
+        throw e;
+      });
+    }
   }
 
   #atEnd(): void {
@@ -86,6 +117,11 @@ export class TurnWrites {
   }
 
   readonly #flush = (): void => {
+    this.#scheduled = false;
+    this.#drain();
+  };
+
+  #drain(): void {
     // Reads first: the tokens they hand on are written to sockets held in this same flush.
     let thrown: { readonly error: unknown } | undefined;
     for (let i = 0; i < this.#readCount; i++) {
@@ -98,7 +134,6 @@ export class TurnWrites {
       }
     }
     this.#readCount = 0;
-    this.#scheduled = false;
     this.#turn++;
     for (let i = 0; i < this.#heldCount; i++) {
       this.#held[i]?.uncork();
@@ -114,7 +149,7 @@ export class TurnWrites {
     }
     this.#heldCount = 0;
     if (thrown !== undefined) throw thrown.error;
-  };
+  }
 }
 
 const NOTHING = (): void => {};
