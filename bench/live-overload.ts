@@ -18,7 +18,8 @@
 // Per run: what the client saw (completed 200s within the SLO — TTFT ≤ 2 s and p99 gap ≤ 80 ms
 // — refusals by code, anything else), what the gateway counted (/metrics growth) and what its
 // decision log recorded, and the promise: admitted then expired ÷ admitted. Each completed
-// stream is also judged twice, by the client and by the gateway's outcome record for its id.
+// stream is also judged twice, by the client and by the gateway's outcome record for its id,
+// which also says the longest a token of it waited in the gateway between arrival and write.
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
 //   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
 //   [--only gamma|burst|sustained] [--client c|node] [--flood c|wrk]
@@ -138,6 +139,8 @@ function sum(scraped: Map<string, number>, name: string): number {
 interface Ended {
   readonly good: boolean;
   readonly missed: string | null;
+  /** The longest a token of it waited in the gateway between arrival and write. */
+  readonly relay_max_ms: number | null;
 }
 
 interface Records {
@@ -185,6 +188,8 @@ interface Agreement {
   readonly gatewayOnly: number;
   /** Completed by the client, with no outcome record. */
   readonly unrecorded: number;
+  /** The longest wait in the gateway per stream, p50 / p90 / p99 over the completed (ms). */
+  readonly relayMs: readonly [number, number, number];
 }
 
 function agreement(outcomes: readonly Outcome[], ended: Map<string, Ended>): Agreement {
@@ -196,6 +201,7 @@ function agreement(outcomes: readonly Outcome[], ended: Map<string, Ended>): Agr
     gatewayOnly: 0,
     unrecorded: 0,
   };
+  const relays: number[] = [];
   for (const o of outcomes) {
     if (o.status !== 200 || !o.completed || o.requestId === null) continue;
     const g = ended.get(o.requestId);
@@ -203,6 +209,7 @@ function agreement(outcomes: readonly Outcome[], ended: Map<string, Ended>): Agr
       a.unrecorded++;
       continue;
     }
+    if (g.relay_max_ms !== null) relays.push(g.relay_max_ms);
     const ttftOk = (o.ttftMs ?? Infinity) <= TTFT_SLO_MS;
     const good = ttftOk && o.gapP99Ms <= ITL_SLO_MS;
     if (good && g.good) a.bothGood++;
@@ -211,7 +218,10 @@ function agreement(outcomes: readonly Outcome[], ended: Map<string, Ended>): Agr
     else if (!ttftOk) a.clientOnlyTtft++;
     else a.clientOnlyGap++;
   }
-  return a;
+  relays.sort((x, y) => x - y);
+  const at = (p: number) =>
+    relays.length === 0 ? 0 : Math.round(percentileSorted(relays, p) * 10) / 10;
+  return { ...a, relayMs: [at(50), at(90), at(99)] };
 }
 
 interface ClientCounts {
@@ -471,7 +481,8 @@ for (const r of results) {
   console.log(
     `    stream by stream (client / outcome record): both good ${a.bothGood}, both missed ${a.bothMissed}; ` +
       `missed by the client alone — TTFT ${a.clientOnlyTtft} (before the gateway read it), gap ${a.clientOnlyGap} (after its write); ` +
-      `by the gateway alone ${a.gatewayOnly}; completed without an outcome record ${a.unrecorded}`,
+      `by the gateway alone ${a.gatewayOnly}; completed without an outcome record ${a.unrecorded}; ` +
+      `longest wait in the gateway per stream p50 / p90 / p99 ${a.relayMs.join(' / ')} ms`,
   );
 }
 const out = flag('--json');
