@@ -172,3 +172,26 @@ test('disaggregated: the predicted TTFT counts the prefill pool backlog and the 
   );
   assert.equal(predicted(1.5, undefined), colocated, 'a backlog means nothing without a pool');
 });
+
+test('a cold start: the first replies to end are the shortest, so the prior holds until half have ended', () => {
+  const { p, dispatched } = pipeline('goodput');
+  const prior = presetPolicy('goodput').estimate.priorOutput.p50;
+  for (let i = 0; i < 50; i++) {
+    p.offer(request({ id: `r${i}`, inputTokens: 100, arrivalMs: i }), 'h', i, replicas);
+  }
+  const n = dispatched.length;
+  assert.ok(n >= 42, `${n} of 50 dispatched`);
+  // The minimum sample ends, each after 5 tokens: fewer than half of those dispatched.
+  for (let i = 0; i < 20; i++) p.end(dispatched[i], 5, true, 100);
+  const next = (id: string) =>
+    p.offer(request({ id, inputTokens: 100, arrivalMs: 100 }), 'h', 100, replicas);
+  const early = next('early');
+  assert.ok(early.outcome !== 'reject');
+  assert.equal(early.ticket.demand.output.p50, prior, 'the prior, not the 5 tokens seen');
+  // Past half of those dispatched, what ended is taken as it is.
+  const ended = Math.ceil((dispatched.length + 1) / 2);
+  for (let i = 20; i < ended; i++) p.end(dispatched[i], 5, true, 100);
+  const later = next('later');
+  assert.ok(later.outcome !== 'reject');
+  assert.equal(later.ticket.demand.output.p50, 5);
+});

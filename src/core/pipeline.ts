@@ -121,6 +121,7 @@ export class Pipeline<H> {
     t.state = 'dispatched';
     this.charges.dispatched(t);
     this.learned.leftQueue(t, t.dispatchedMs);
+    this.learned.dispatched(t);
     this.record(t, t.decision.outcome === 'admit' && t.decision.degradation ? 'degrade' : 'admit');
     this.sink.dispatch(t);
   }

@@ -65,6 +65,11 @@ export class Learned {
     );
   }
 
+  /** A ticket was dispatched: its output length will be learned when it ends. */
+  dispatched<H>(t: Ticket<H>): void {
+    this.outputs.started(t.cls.name, t.req.tenant);
+  }
+
   /** A request of `cls` was refused at the door because its wait would not fit. */
   refusedForWait(cls: SloClassName, nowMs: Ms): void {
     this.queueDelay?.refused(cls, nowMs);
@@ -83,7 +88,10 @@ export class Learned {
 
   /** A dispatched ticket ended; `completed` when it ran to its natural end (EOS or max tokens). */
   ended<H>(t: Ticket<H>, outputTokens: Tokens, completed: boolean): void {
-    if (!completed) return;
+    if (!completed) {
+      this.outputs.abandoned(t.cls.name, t.req.tenant);
+      return;
+    }
     // An output cut at its cap is a lower bound of the true length: the length model keeps it
     // as one, and the prediction error, which needs the true length, leaves it out.
     const capped = t.req.maxTokens !== undefined && outputTokens >= t.req.maxTokens;

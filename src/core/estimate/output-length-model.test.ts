@@ -136,3 +136,34 @@ test('outputs cut at their max_tokens teach the cap, not nothing', () => {
   for (let i = 0; i < 4; i++) m.observe('interactive', 'b', 16, true);
   assert.equal(m.predict('interactive', 'b').p50, 40);
 });
+
+test('while most of what was dispatched still runs, a learned p50 or p90 is no lower than the prior', () => {
+  const m = new OutputLengthModel({ window: 16, minSamples: 4, prior });
+  // A cold start: ten requests dispatched; the four shortest end first.
+  for (let i = 0; i < 10; i++) m.started('interactive', 'a');
+  for (const v of [5, 8, 10, 12]) m.observe('interactive', 'a', v);
+  assert.deepEqual(m.predict('interactive', 'a'), {
+    p10: 6,
+    p50: 200,
+    p90: 800,
+    source: 'tenant',
+  });
+  // A fifth ends: half of the ten have, and what ended is taken as it is.
+  m.observe('interactive', 'a', 300);
+  assert.deepEqual(m.predict('interactive', 'a'), {
+    p10: 7,
+    p50: 10,
+    p90: 185,
+    source: 'tenant',
+  });
+  // Ends without a length (cancelled, failed) count as ends: 12 dispatched, 6 ended.
+  m.started('interactive', 'a');
+  m.started('interactive', 'a');
+  m.abandoned('interactive', 'a');
+  assert.equal(m.predict('interactive', 'a').p50, 10);
+  // A learned p50 above the prior stands either way.
+  const h = new OutputLengthModel({ window: 16, minSamples: 4, prior });
+  for (let i = 0; i < 10; i++) h.started('batch', 'b');
+  for (const v of [400, 500, 600, 900]) h.observe('batch', 'b', v);
+  assert.deepEqual(h.predict('batch', 'b'), { p10: 430, p50: 550, p90: 810, source: 'tenant' });
+});

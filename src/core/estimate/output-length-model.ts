@@ -6,6 +6,12 @@
  * cut at its request's max_tokens is kept as what it is, a lower bound of the length the
  * request would have reached (`CensoredWindow`): under a load whose requests all run to their
  * cap, the model learns the cap.
+ *
+ * The outputs a history has seen are those of the requests that ended first. While most of what
+ * it dispatched is still running — a cold start under a flood, where the first few hundred
+ * replies to end are the shortest of a few thousand — they are the short tail, and a p50 learned
+ * from them would promise the running requests end within a few steps. So until half of the
+ * requests dispatched have ended, a learned p50 or p90 is taken no lower than the prior's.
  */
 import type { OutputPrediction } from '../request/demand.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
@@ -20,10 +26,21 @@ export interface OutputLengthModelOptions {
   readonly prior: { readonly p50: Tokens; readonly p90: Tokens };
 }
 
+/** One history: its recent outputs, and how many of its requests were dispatched and ended. */
+interface History {
+  readonly outputs: CensoredWindow;
+  started: number;
+  ended: number;
+}
+
 interface ClassHistory {
-  readonly all: CensoredWindow;
+  readonly all: History;
   // Nested maps, not `${cls}/${tenant}` keys: the hot path builds no strings.
-  readonly byTenant: Map<string, CensoredWindow>;
+  readonly byTenant: Map<string, History>;
+}
+
+function history(window: number): History {
+  return { outputs: new CensoredWindow(window), started: 0, ended: 0 };
 }
 
 /** Output lengths as a distribution: the fraction of outputs of at most `tokens`. */
@@ -66,18 +83,39 @@ export class OutputLengthModel {
     if (!(outputTokens >= 0) || !Number.isFinite(outputTokens)) {
       throw new RangeError(`OutputLengthModel.observe: expected tokens ≥ 0, got ${outputTokens}`);
     }
-    let history = this.classes.get(cls);
-    if (history === undefined) {
-      history = { all: new CensoredWindow(this.window), byTenant: new Map() };
-      this.classes.set(cls, history);
+    const { own, all } = this.histories(cls, tenant);
+    own.outputs.add(outputTokens, capped);
+    all.outputs.add(outputTokens, capped);
+    own.ended++;
+    all.ended++;
+  }
+
+  /** A request of `cls` from `tenant` was dispatched: it will end, and tell its length then. */
+  started(cls: SloClassName, tenant: string): void {
+    const { own, all } = this.histories(cls, tenant);
+    own.started++;
+    all.started++;
+  }
+
+  /** A dispatched request ended without a natural length (cancelled, failed, cut). */
+  abandoned(cls: SloClassName, tenant: string): void {
+    const { own, all } = this.histories(cls, tenant);
+    own.ended++;
+    all.ended++;
+  }
+
+  private histories(cls: SloClassName, tenant: string): { own: History; all: History } {
+    let c = this.classes.get(cls);
+    if (c === undefined) {
+      c = { all: history(this.window), byTenant: new Map() };
+      this.classes.set(cls, c);
     }
-    let own = history.byTenant.get(tenant);
+    let own = c.byTenant.get(tenant);
     if (own === undefined) {
-      own = new CensoredWindow(this.window);
-      history.byTenant.set(tenant, own);
+      own = history(this.window);
+      c.byTenant.set(tenant, own);
     }
-    own.add(outputTokens, capped);
-    history.all.add(outputTokens, capped);
+    return { own, all: c.all };
   }
 
   /**
@@ -85,12 +123,12 @@ export class OutputLengthModel {
    * (the request's max_tokens or its class's output budget), and p90 ≥ p50.
    */
   predict(cls: SloClassName, tenant: string, cap?: Tokens): OutputPrediction {
-    const history = this.classes.get(cls);
-    if (history !== undefined) {
-      const own = history.byTenant.get(tenant);
-      if (own !== undefined && own.size >= this.minSamples)
-        return this.fromWindow(own, 'tenant', cap);
-      if (history.all.size >= this.minSamples) return this.fromWindow(history.all, 'class', cap);
+    const c = this.classes.get(cls);
+    if (c !== undefined) {
+      const own = c.byTenant.get(tenant);
+      if (own !== undefined && own.outputs.size >= this.minSamples)
+        return this.fromHistory(own, 'tenant', cap);
+      if (c.all.outputs.size >= this.minSamples) return this.fromHistory(c.all, 'class', cap);
     }
     // Without history the low quantile is unknown: 1 token, the safe end.
     return shape(1, this.prior.p50, this.prior.p90, 'prior', cap);
@@ -101,19 +139,23 @@ export class OutputLengthModel {
    * model has only its prior (nothing is known of the shape then).
    */
   distribution(cls: SloClassName, tenant: string): LengthDistribution | undefined {
-    const history = this.classes.get(cls);
-    if (history === undefined) return undefined;
-    const own = history.byTenant.get(tenant);
-    if (own !== undefined && own.size >= this.minSamples) return own;
-    return history.all.size >= this.minSamples ? history.all : undefined;
+    const c = this.classes.get(cls);
+    if (c === undefined) return undefined;
+    const own = c.byTenant.get(tenant);
+    if (own !== undefined && own.outputs.size >= this.minSamples) return own.outputs;
+    return c.all.outputs.size >= this.minSamples ? c.all.outputs : undefined;
   }
 
-  private fromWindow(
-    w: CensoredWindow,
-    source: 'tenant' | 'class',
-    cap?: Tokens,
-  ): OutputPrediction {
-    return shape(w.quantile(10), w.quantile(50), w.quantile(90), source, cap);
+  private fromHistory(h: History, source: 'tenant' | 'class', cap?: Tokens): OutputPrediction {
+    const w = h.outputs;
+    let p50 = w.quantile(50);
+    let p90 = w.quantile(90);
+    // Most of its requests still run: what it saw end is the short tail (see the top).
+    if (2 * h.ended < h.started) {
+      p50 = Math.max(p50, this.prior.p50);
+      p90 = Math.max(p90, this.prior.p90);
+    }
+    return shape(w.quantile(10), p50, p90, source, cap);
   }
 }
 
