@@ -83,39 +83,44 @@ export class OutputLengthModel {
     if (!(outputTokens >= 0) || !Number.isFinite(outputTokens)) {
       throw new RangeError(`OutputLengthModel.observe: expected tokens ≥ 0, got ${outputTokens}`);
     }
-    const { own, all } = this.histories(cls, tenant);
+    const c = this.classHistory(cls);
+    const own = this.tenantHistory(c, tenant);
     own.outputs.add(outputTokens, capped);
-    all.outputs.add(outputTokens, capped);
+    c.all.outputs.add(outputTokens, capped);
     own.ended++;
-    all.ended++;
+    c.all.ended++;
   }
 
   /** A request of `cls` from `tenant` was dispatched: it will end, and tell its length then. */
   started(cls: SloClassName, tenant: string): void {
-    const { own, all } = this.histories(cls, tenant);
-    own.started++;
-    all.started++;
+    const c = this.classHistory(cls);
+    this.tenantHistory(c, tenant).started++;
+    c.all.started++;
   }
 
   /** A dispatched request ended without a natural length (cancelled, failed, cut). */
   abandoned(cls: SloClassName, tenant: string): void {
-    const { own, all } = this.histories(cls, tenant);
-    own.ended++;
-    all.ended++;
+    const c = this.classHistory(cls);
+    this.tenantHistory(c, tenant).ended++;
+    c.all.ended++;
   }
 
-  private histories(cls: SloClassName, tenant: string): { own: History; all: History } {
+  private classHistory(cls: SloClassName): ClassHistory {
     let c = this.classes.get(cls);
     if (c === undefined) {
       c = { all: history(this.window), byTenant: new Map() };
       this.classes.set(cls, c);
     }
+    return c;
+  }
+
+  private tenantHistory(c: ClassHistory, tenant: string): History {
     let own = c.byTenant.get(tenant);
     if (own === undefined) {
       own = history(this.window);
       c.byTenant.set(tenant, own);
     }
-    return { own, all: c.all };
+    return own;
   }
 
   /**
