@@ -98,7 +98,7 @@ function baseDemand(
     req.tenant,
     outputCap(req, cls, terms.spec.maxModelLen),
   );
-  const kvTokens = req.inputTokens + output.p90;
+  const kvTokens = req.inputTokens + (output.reserve ?? output.p90);
   return {
     inputTokens: req.inputTokens,
     prefixHitTokens: 0,

@@ -181,6 +181,11 @@ const invalid: Array<[string, unknown, string]> = [
     'resilience.shed_gap_ratio: expected a value that leaves engine steps part of every gap objective',
   ],
   [
+    'a KV reserve of no tokens',
+    { ...valid, estimate: { prior_output_reserve: 0 } },
+    'estimate.prior_output_reserve: expected a number ≥ 1, got 0',
+  ],
+  [
     'an unknown queue order',
     { ...valid, queueing: { order: 'lifo' } },
     'queueing.order: expected one of vtc, scored, fifo, got "lifo"',

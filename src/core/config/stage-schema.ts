@@ -95,6 +95,7 @@ export const estimateSchema = z
     min_samples: z.int().min(1).optional(),
     prior_output_p50: z.int().min(1).optional(),
     prior_output_p90: z.int().min(1).optional(),
+    prior_output_reserve: z.int().min(1).optional(),
   })
   .strict()
   .refine((e) => (e.prior_output_p50 ?? 0) <= (e.prior_output_p90 ?? Infinity), {
@@ -154,6 +155,8 @@ export interface EstimateConfig {
   readonly outputWindow: number;
   readonly minSamples: number;
   readonly priorOutput: { readonly p50: number; readonly p90: number };
+  /** Output tokens KV is reserved for while a class's lengths are the prior (at least its p90). */
+  readonly priorOutputReserve: number;
 }
 
 export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionConfig {
@@ -213,10 +216,20 @@ function resolvePace(p: z.infer<typeof paceSchema> | false | undefined): StepPac
   };
 }
 
+/**
+ * Output tokens KV is reserved for until a class's lengths are learned. The prior's p90 (512)
+ * is a guess: a cold flood of 500–2,500-token replies reserved at it was preempted, and most
+ * of it missed its token gaps. 4,096 (a common output limit of chat models) held every such
+ * flood's promise in the simulator and cost short replies nothing: theirs are learned from the
+ * first 20 to end, within a second (bench/RESULTS.md).
+ */
+export const PRIOR_OUTPUT_RESERVE = 4_096;
+
 export function resolveEstimate(e: z.infer<typeof estimateSchema> | undefined): EstimateConfig {
   return {
     outputWindow: e?.output_window ?? 256,
     minSamples: e?.min_samples ?? 20,
     priorOutput: { p50: e?.prior_output_p50 ?? 128, p90: e?.prior_output_p90 ?? 512 },
+    priorOutputReserve: e?.prior_output_reserve ?? PRIOR_OUTPUT_RESERVE,
   };
 }

@@ -44,7 +44,7 @@ export function estimateDemand(
   // there, and its KV crosses to the decode replica before that replica's first step.
   const transfer = spec.kvTransferMs;
   const handoverMs = transfer === undefined ? 0 : fleet.prefillQueueMs + transfer(req.inputTokens);
-  const kvTokens = req.inputTokens + output.p90;
+  const kvTokens = req.inputTokens + (output.reserve ?? output.p90);
   const batch = Math.max(1, fleet.decodeBatch);
   return {
     inputTokens: req.inputTokens,

@@ -31,6 +31,7 @@ export class Learned {
       window: policy.estimate.outputWindow,
       minSamples: policy.estimate.minSamples,
       prior: policy.estimate.priorOutput,
+      reserve: policy.estimate.priorOutputReserve,
     });
     this.queueBudgets = new QueueBudgets(policy.classes, a.type === 'goodput' ? a.marginMs : 0);
     this.waitCalibration = new WaitCalibration({

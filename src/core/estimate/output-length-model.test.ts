@@ -167,3 +167,29 @@ test('while most of what was dispatched still runs, a learned p50 or p90 is no l
   for (const v of [400, 500, 600, 900]) h.observe('batch', 'b', v);
   assert.deepEqual(h.predict('batch', 'b'), { p10: 430, p50: 550, p90: 810, source: 'tenant' });
 });
+
+test('while only the prior speaks, KV is reserved for `reserve` tokens, within the cap', () => {
+  const m = new OutputLengthModel({ window: 16, minSamples: 4, prior, reserve: 4_096 });
+  // The prior's p90 is a guess: KV for 4,096 tokens of output, not 800.
+  assert.deepEqual(m.predict('interactive', 'a'), {
+    p10: 1,
+    p50: 200,
+    p90: 800,
+    source: 'prior',
+    reserve: 4_096,
+  });
+  // Within what the request may generate: its max_tokens or the context left.
+  assert.equal(m.predict('interactive', 'a', 1_000).reserve, 1_000);
+  // A cap below the prior's p90 leaves nothing to add: the reservation is the p90.
+  assert.equal(m.predict('interactive', 'a', 300).reserve, undefined);
+  // Once four have ended the class's lengths are learned, and KV is reserved for their p90.
+  for (const v of [600, 700, 900, 1_000]) m.observe('interactive', 'b', v);
+  const learned = m.predict('interactive', 'a');
+  assert.equal(learned.source, 'class');
+  assert.equal(learned.reserve, undefined);
+  // Set at or below the prior's p90, the prior's p90 is what is reserved.
+  const plain = new OutputLengthModel({ prior, reserve: 500 });
+  assert.equal(plain.predict('interactive', 'a').reserve, undefined);
+  assert.throws(() => new OutputLengthModel({ prior, reserve: 0 }), /reserve/);
+  assert.throws(() => new OutputLengthModel({ prior, reserve: 1.5 }), /reserve/);
+});

@@ -12,6 +12,12 @@
  * replies to end are the shortest of a few thousand — they are the short tail, and a p50 learned
  * from them would promise the running requests end within a few steps. So until half of the
  * requests dispatched have ended, a learned p50 or p90 is taken no lower than the prior's.
+ *
+ * KV is reserved for the p90, and a p90 that is only the prior's guess is the one number here
+ * nothing has checked: a prior far below the replies fills the replicas in a flood's first
+ * second with requests that outgrow their reservations together, long before one ends to say
+ * so, and the engines preempt them. So while only the prior speaks, a request reserves KV for
+ * `reserve` tokens of output (within its cap) where that is more than the prior's p90.
  */
 import type { OutputPrediction } from '../request/demand.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
@@ -24,6 +30,8 @@ export interface OutputLengthModelOptions {
   /** Outputs a window needs before its percentiles are trusted over the next fallback. */
   readonly minSamples?: number;
   readonly prior: { readonly p50: Tokens; readonly p90: Tokens };
+  /** Output tokens KV is reserved for while only the prior speaks (default: the prior's p90). */
+  readonly reserve?: Tokens;
 }
 
 /** One history: its recent outputs, and how many of its requests were dispatched and ended. */
@@ -52,10 +60,11 @@ export class OutputLengthModel {
   private readonly window: number;
   private readonly minSamples: number;
   private readonly prior: { readonly p50: Tokens; readonly p90: Tokens };
+  private readonly reserve: Tokens;
   private readonly classes = new Map<SloClassName, ClassHistory>();
 
   constructor(options: OutputLengthModelOptions) {
-    const { window = 256, minSamples = 20, prior } = options;
+    const { window = 256, minSamples = 20, prior, reserve = prior.p90 } = options;
     if (!Number.isInteger(window) || window < 1) {
       throw new RangeError(`OutputLengthModel window: expected an integer ≥ 1, got ${window}`);
     }
@@ -70,9 +79,13 @@ export class OutputLengthModel {
         `OutputLengthModel prior: expected 0 < p50 ≤ p90, got p50=${prior.p50} p90=${prior.p90}`,
       );
     }
+    if (!Number.isInteger(reserve) || reserve < 1) {
+      throw new RangeError(`OutputLengthModel reserve: expected an integer ≥ 1, got ${reserve}`);
+    }
     this.window = window;
     this.minSamples = minSamples;
     this.prior = prior;
+    this.reserve = reserve;
   }
 
   /**
@@ -136,7 +149,7 @@ export class OutputLengthModel {
       if (c.all.outputs.size >= this.minSamples) return this.fromHistory(c.all, 'class', cap);
     }
     // Without history the low quantile is unknown: 1 token, the safe end.
-    return shape(1, this.prior.p50, this.prior.p90, 'prior', cap);
+    return shape(1, this.prior.p50, this.prior.p90, 'prior', cap, this.reserve);
   }
 
   /**
@@ -170,13 +183,17 @@ function shape(
   p90: number,
   source: OutputPrediction['source'],
   cap: Tokens | undefined,
+  reserve = 0,
 ): OutputPrediction {
   const limit = cap ?? Infinity;
   const r10 = Math.max(1, ceilTokens(Math.min(p10, limit)));
   // Max with the lower quantile keeps the order even if interpolation rounding nudged one below.
   const r50 = Math.max(r10, ceilTokens(Math.min(p50, limit)));
   const r90 = Math.max(r50, ceilTokens(Math.min(p90, limit)));
-  return { p10: r10, p50: r50, p90: r90, source };
+  const kv = Math.min(reserve, limit);
+  return kv > r90
+    ? { p10: r10, p50: r50, p90: r90, source, reserve: kv }
+    : { p10: r10, p50: r50, p90: r90, source };
 }
 
 /**

@@ -42,6 +42,9 @@ export function replicaLoop(
     admission: { type: 'admit-all' },
     dispatch: { type: 'flow-control' },
     routing: { type: 'least-request' },
+    // 20K tokens of KV: the cold reserve (4,096 of output each) would make the first requests'
+    // KV, not the queue's order, decide what goes.
+    estimate: { prior_output_reserve: 512 },
     ...policyDoc,
   });
   const running: Running[] = [];

@@ -12,6 +12,11 @@ export interface OutputPrediction {
   readonly p90: Tokens;
   /** Where the prediction came from: the tenant's own history in this class, the class's, or the policy prior. */
   readonly source: 'tenant' | 'class' | 'prior';
+  /**
+   * Output tokens KV is reserved for: the p90, or more while the p90 is only the prior's
+   * (`OutputLengthModel`). Absent: the p90.
+   */
+  readonly reserve?: Tokens;
 }
 
 export interface Demand {
