@@ -6,7 +6,9 @@
 //   - the Azure 2023 code trace (long prompts, short answers), whole, at rate scales 1–16, and
 //     at 4 re-timed by Gamma arrivals of burstiness 0.2;
 //   - bursts of N requests in one instant (conversation-like lengths: exponential, means 1,155
-//     in and 211 out).
+//     in and 211 out);
+//   - a cold start into 20 s of Gamma (burstiness 0.2) arrivals of 40-token prompts and
+//     500–2,500-token replies, at 200 and 1,130 requests/s.
 // Per run: good requests/s, attainment over offered and over admitted, refused, expired after
 // admission, admitted misses by kind, and the TTFT prediction error (actual − predicted).
 // Usage: node bench/overload.ts [--data ../shared/data] [--policy NAME|FILE] [--json FILE]
@@ -56,6 +58,19 @@ const runs: Run[] = [
     set: 'instant burst',
     label: `${numRequests.toLocaleString('en-US')} at once`,
     spec: { rate: Infinity, numRequests, input: 'exp:1155', output: 'exp:211' },
+  })),
+  // A cold start into a flood of long replies: nothing ends for the first ten seconds.
+  ...[200, 1130].map((rate) => ({
+    set: 'long replies',
+    label: `${rate.toLocaleString('en-US')} req/s, Gamma 0.2`,
+    spec: {
+      rate,
+      numRequests: 20 * rate,
+      arrival: 'gamma' as const,
+      burstiness: 0.2,
+      input: 'fixed:40',
+      output: 'uniform:500:2500',
+    },
   })),
 ];
 
