@@ -8,7 +8,8 @@
 //   - bursts of N requests in one instant (conversation-like lengths: exponential, means 1,155
 //     in and 211 out);
 //   - a cold start into 20 s of Gamma (burstiness 0.2) arrivals of 40-token prompts and
-//     500–2,500-token replies, at 200 and 1,130 requests/s.
+//     500–2,500-token replies, at 200 and 1,130 requests/s, and of 100 requests/s with
+//     exponential replies of mean 1,500 tokens (seeds 1–3).
 // Per run: good requests/s, attainment over offered and over admitted, refused, expired after
 // admission, admitted misses by kind, and the TTFT prediction error (actual − predicted).
 // Usage: node bench/overload.ts [--data ../shared/data] [--policy NAME|FILE] [--json FILE]
@@ -70,6 +71,20 @@ const runs: Run[] = [
       burstiness: 0.2,
       input: 'fixed:40',
       output: 'uniform:500:2500',
+    },
+  })),
+  // Heavy-tailed replies (exponential, mean 1,500): the first to end are the short tail.
+  ...[1, 2, 3].map((seed) => ({
+    set: 'heavy-tailed replies',
+    label: `100 req/s, Gamma 0.2, seed ${seed}`,
+    spec: {
+      seed,
+      rate: 100,
+      numRequests: 8_000,
+      arrival: 'gamma' as const,
+      burstiness: 0.2,
+      input: 'fixed:40',
+      output: 'exp:1500',
     },
   })),
 ];

@@ -221,7 +221,8 @@ function resolvePace(p: z.infer<typeof paceSchema> | false | undefined): StepPac
  * is a guess: a cold flood of 500–2,500-token replies reserved at it was preempted, and most
  * of it missed its token gaps. 4,096 (a common output limit of chat models) held every such
  * flood's promise in the simulator and cost short replies nothing: theirs are learned from the
- * first 20 to end, within a second (bench/RESULTS.md).
+ * first 20 to end, within a second (bench/RESULTS.md). While most of a class's requests still
+ * run, it is also the most reserved for twice the longest that ended (`OutputLengthModel`).
  */
 export const PRIOR_OUTPUT_RESERVE = 4_096;
 

@@ -193,3 +193,26 @@ test('while only the prior speaks, KV is reserved for `reserve` tokens, within t
   assert.throws(() => new OutputLengthModel({ prior, reserve: 0 }), /reserve/);
   assert.throws(() => new OutputLengthModel({ prior, reserve: 1.5 }), /reserve/);
 });
+
+test('while most of what was dispatched still runs, KV is reserved for twice the longest that ended', () => {
+  const m = new OutputLengthModel({ window: 16, minSamples: 4, prior, reserve: 4_096 });
+  // Heavy-tailed replies at a cold start: twelve dispatched, the first four to end run to 700.
+  for (let i = 0; i < 12; i++) m.started('reasoning', 'a');
+  for (const v of [300, 500, 600, 700]) m.observe('reasoning', 'a', v);
+  const young = m.predict('reasoning', 'a');
+  assert.equal(young.p90, 800); // the prior's, as the p50 and p90 are held
+  assert.equal(young.reserve, 1_400);
+  // Within the cold reserve and the request's cap.
+  m.observe('reasoning', 'a', 3_000);
+  assert.equal(m.predict('reasoning', 'a').reserve, 4_096);
+  const capped = m.predict('reasoning', 'a', 2_000);
+  assert.equal(capped.p90, 2_000);
+  assert.equal(capped.reserve, undefined);
+  // Half have ended: the lengths are what they are, and KV is reserved for their p90.
+  const grown = m.predict('reasoning', 'a');
+  m.observe('reasoning', 'a', 650);
+  assert.equal(grown.reserve, 4_096);
+  const settled = m.predict('reasoning', 'a');
+  assert.equal(settled.reserve, undefined);
+  assert.ok(settled.p90 < grown.reserve!, `${settled.p90}`);
+});

@@ -17,7 +17,9 @@
  * nothing has checked: a prior far below the replies fills the replicas in a flood's first
  * second with requests that outgrow their reservations together, long before one ends to say
  * so, and the engines preempt them. So while only the prior speaks, a request reserves KV for
- * `reserve` tokens of output (within its cap) where that is more than the prior's p90.
+ * `reserve` tokens of output (within its cap) where that is more than the prior's p90. After
+ * that, while most of what was dispatched still runs, for twice the longest output that ended
+ * (up to `reserve`): with heavy-tailed replies the first to end say little of the rest.
  */
 import type { OutputPrediction } from '../request/demand.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
@@ -172,6 +174,10 @@ export class OutputLengthModel {
     if (2 * h.ended < h.started) {
       p50 = Math.max(p50, this.prior.p50);
       p90 = Math.max(p90, this.prior.p90);
+      // Those still running have streamed about as far as the longest that ended, and as
+      // likely as not run as far again: KV for twice that, up to the cold reserve.
+      const kv = Math.min(this.reserve, 2 * w.quantile(100));
+      return shape(w.quantile(10), p50, p90, source, cap, kv);
     }
     return shape(w.quantile(10), p50, p90, source, cap);
   }
