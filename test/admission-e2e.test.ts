@@ -267,6 +267,30 @@ test('a cold flood of heavy-tailed replies: the first to end are no measure of t
   assert.ok(old.slo.attainment_admitted < 0.95, `${old.slo.attainment_admitted} at the prior`);
 });
 
+test('a cold flood on replicas with room to spare: a wait for running requests to end is not scaled down', () => {
+  // Twice the default KV: the first ~440 requests are dispatched at once, each waiting ~0 ms
+  // against a modelled 20 ms or more, so the wait calibration's factor falls to its floor.
+  // The next must wait for running requests to end (ten seconds and more here); scaled by that
+  // factor, a 500 ms drain was promised as 25 ms, and 87 of 527 admitted expired in the queue.
+  const flood = {
+    seed: 1,
+    arrival: 'gamma' as const,
+    burstiness: 0.2,
+    rate: 1_130,
+    numRequests: 5_000,
+    input: 'fixed:40',
+    output: 'uniform:500:2500',
+    classes: 'interactive',
+    replicas: 2,
+    kvBlocks: 60_000,
+  };
+  const { report: r } = withRecords(flood, 'goodput');
+  const a = r.admission;
+  assert.ok(a.admitted >= 300, `admitted ${a.admitted}`);
+  assert.ok(a.expired_after_admission <= a.admitted / 100, `${a.expired_after_admission} expired`);
+  assert.ok(r.slo.attainment_admitted >= 0.99, `${r.slo.attainment_admitted}`);
+});
+
 test('an instant burst on a 70B replica: what waits behind its prefills goes when they are done', () => {
   // 50 requests at once on one llama-3-70b/h100/tp4: four prompts take a step, the rest wait for
   // it to end. Nothing else arrives and no 200-token stream ends for ~4 s, so only the pump's

@@ -222,6 +222,10 @@ class FleetSummary implements FleetLoad {
       );
     const queued = nowMs - this.#oldestOffered(c.priority, tenant);
     let modelledWaitMs: number;
+    // The running requests that must end first: a floor no calibration shortens. Its ratios
+    // were learned from requests that found room; after a flood's first fill, that was all of
+    // them, at ~0 ms against the stand-in rate's wait, and the factor sat at its floor.
+    let drainFloorMs = 0;
     if (isLong && queue.longSeen === 0) {
       // No long prompt has been placed yet: each ahead, and this one, waits for a replica
       // whose streams can absorb its stall — about as long as a stream runs.
@@ -252,6 +256,7 @@ class FleetSummary implements FleetLoad {
       if (mustEnd > 0) {
         const drainMs = ledger.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * this.decodeStepMs;
         if (drainMs > modelledWaitMs) modelledWaitMs = drainMs;
+        drainFloorMs = drainMs;
       }
     }
     // Its adapter has no slot anywhere: no sooner than the first replica frees one.
@@ -261,9 +266,15 @@ class FleetSummary implements FleetLoad {
     return {
       requests: ahead,
       long: isLong,
-      waitMs: modelledWaitMs * (calibration?.factor(cls, promptTokens) ?? 1),
+      waitMs: Math.max(
+        drainFloorMs,
+        modelledWaitMs * (calibration?.factor(cls, promptTokens) ?? 1),
+      ),
       modelledWaitMs,
-      sureWaitMs: modelledWaitMs * (calibration?.sureFactor(cls, promptTokens) ?? 1),
+      sureWaitMs: Math.max(
+        drainFloorMs,
+        modelledWaitMs * (calibration?.sureFactor(cls, promptTokens) ?? 1),
+      ),
     };
   }
 
