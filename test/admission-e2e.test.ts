@@ -31,6 +31,17 @@ function withRecords(spec: Partial<ScenarioSpec>, policy: string | ResolvedPolic
   return { report, records };
 }
 
+/** A cold start into Gamma (burstiness 0.2) arrivals of 40-token interactive prompts. */
+function coldFlood(spec: Partial<ScenarioSpec>): Partial<ScenarioSpec> {
+  return {
+    arrival: 'gamma',
+    burstiness: 0.2,
+    input: 'fixed:40',
+    classes: 'interactive',
+    ...spec,
+  };
+}
+
 test('KV reservations all but remove preemption where the baseline preempts constantly', () => {
   // 600 blocks of 16 tokens: a handful of long answers fill the replica. Each admitted request
   // reserves its predicted p90 output, so the one that runs past it can still outgrow its room
@@ -207,16 +218,12 @@ test('a cold flood of long replies: KV is reserved past the prior until lengths 
   // 200 requests/s of 500–2,500-token replies on one replica. Nothing ends for the first ten
   // seconds, so only the prior speaks, and its p90 (512) is a quarter of the replies. Reserved
   // at that p90, the replica took 773 and had to preempt ~500 times; most of them missed.
-  const flood = {
-    arrival: 'gamma' as const,
-    burstiness: 0.2,
+  const flood = coldFlood({
     rate: 200,
     numRequests: 1_000,
-    input: 'fixed:40',
     output: 'uniform:500:2500',
-    classes: 'interactive',
     replicas: 1,
-  };
+  });
   const { report: r, records } = withRecords(flood, 'goodput');
   assert.equal(r.engine.preemptions, 0);
   assert.equal(r.slo.attainment_admitted, 1);
@@ -239,17 +246,13 @@ test('a cold flood of heavy-tailed replies: the first to end are no measure of t
   // within seconds, all short; their p90, held at the prior's 512, sized the KV of what came
   // next while a tail to 8,000 tokens still ran, and ~700 preemptions followed. Until half of
   // what was dispatched has ended, KV is reserved for twice the longest that ended.
-  const flood = {
+  const flood = coldFlood({
     seed: 1,
-    arrival: 'gamma' as const,
-    burstiness: 0.2,
     rate: 100,
     numRequests: 8_000,
-    input: 'fixed:40',
     output: 'exp:1500',
-    classes: 'interactive',
     replicas: 2,
-  };
+  });
   const { report: r, records } = withRecords(flood, 'goodput');
   assert.equal(r.engine.preemptions, 0);
   assert.equal(r.slo.attainment_admitted, 1);
@@ -272,18 +275,14 @@ test('a cold flood on replicas with room to spare: a wait for running requests t
   // against a modelled 20 ms or more, so the wait calibration's factor falls to its floor.
   // The next must wait for running requests to end (ten seconds and more here); scaled by that
   // factor, a 500 ms drain was promised as 25 ms, and 87 of 527 admitted expired in the queue.
-  const flood = {
+  const flood = coldFlood({
     seed: 1,
-    arrival: 'gamma' as const,
-    burstiness: 0.2,
     rate: 1_130,
     numRequests: 5_000,
-    input: 'fixed:40',
     output: 'uniform:500:2500',
-    classes: 'interactive',
     replicas: 2,
     kvBlocks: 60_000,
-  };
+  });
   const { report: r } = withRecords(flood, 'goodput');
   const a = r.admission;
   assert.ok(a.admitted >= 300, `admitted ${a.admitted}`);
