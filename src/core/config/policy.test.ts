@@ -55,6 +55,20 @@ test('gate parameters and ladders resolve with their defaults', () => {
   ]);
 });
 
+test("a class's output prior takes the estimate's own for what it does not name", () => {
+  const p = resolvePolicy({
+    ...valid,
+    estimate: {
+      prior_output_reserve: 2_048,
+      by_class: { reasoning: { prior_output_p50: 1_024, prior_output_p90: 8_192 } },
+    },
+  });
+  assert.deepEqual(p.estimate.classPriors, {
+    reasoning: { p50: 1_024, p90: 8_192, reserve: 2_048 },
+  });
+  assert.deepEqual(p.estimate.priorOutput, { p50: 128, p90: 512 });
+});
+
 test('class overrides replace only what they name', () => {
   const p = resolvePolicy({ ...valid, classes: { interactive: { ttft_ms: 500 } } });
   assert.equal(p.classes.interactive.objectives.ttftMs, 500);
@@ -184,6 +198,16 @@ const invalid: Array<[string, unknown, string]> = [
     'a KV reserve of no tokens',
     { ...valid, estimate: { prior_output_reserve: 0 } },
     'estimate.prior_output_reserve: expected a number ≥ 1, got 0',
+  ],
+  [
+    "a class's prior p50 past the p90 it inherits",
+    { ...valid, estimate: { by_class: { reasoning: { prior_output_p50: 2_000 } } } },
+    "estimate.by_class.reasoning: expected prior_output_p50 ≤ prior_output_p90 (the estimate's own where the class sets none)",
+  ],
+  [
+    'a prior for an unknown class',
+    { ...valid, estimate: { by_class: { vip: { prior_output_p50: 10 } } } },
+    'estimate.by_class: expected no unknown keys (vip)',
   ],
   [
     'an unknown queue order',

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_STEP_PACE, type StepPaceParams } from '../routing/step-pace.ts';
+import { SLO_CLASS_NAMES, type SloClassName } from '../request/slo-classes.ts';
 
 const ms = z.number().min(0);
 const ratio = z.number().min(0).max(1);
@@ -89,17 +90,34 @@ export const dispatchSchema = z.discriminatedUnion('type', [
     .strict(),
 ]);
 
+const outputPrior = {
+  prior_output_p50: z.int().min(1).optional(),
+  prior_output_p90: z.int().min(1).optional(),
+  prior_output_reserve: z.int().min(1).optional(),
+};
+
 export const estimateSchema = z
   .object({
     output_window: z.int().min(1).optional(),
     min_samples: z.int().min(1).optional(),
-    prior_output_p50: z.int().min(1).optional(),
-    prior_output_p90: z.int().min(1).optional(),
-    prior_output_reserve: z.int().min(1).optional(),
+    ...outputPrior,
+    /** A class's own prior (a reasoning class's replies are not a chat's), each field optional. */
+    by_class: z.partialRecord(z.enum(SLO_CLASS_NAMES), z.object(outputPrior).strict()).optional(),
   })
   .strict()
-  .refine((e) => (e.prior_output_p50 ?? 0) <= (e.prior_output_p90 ?? Infinity), {
-    message: 'prior_output_p50 ≤ prior_output_p90',
+  .superRefine((e, ctx) => {
+    const p50 = e.prior_output_p50 ?? DEFAULT_PRIOR_OUTPUT.p50;
+    const p90 = e.prior_output_p90 ?? DEFAULT_PRIOR_OUTPUT.p90;
+    if (p50 > p90) ctx.addIssue({ code: 'custom', message: 'prior_output_p50 ≤ prior_output_p90' });
+    for (const [name, c] of Object.entries(e.by_class ?? {})) {
+      if ((c.prior_output_p50 ?? p50) <= (c.prior_output_p90 ?? p90)) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['by_class', name],
+        message:
+          "prior_output_p50 ≤ prior_output_p90 (the estimate's own where the class sets none)",
+      });
+    }
   });
 
 export type AdmissionConfig =
@@ -157,7 +175,17 @@ export interface EstimateConfig {
   readonly priorOutput: { readonly p50: number; readonly p90: number };
   /** Output tokens KV is reserved for while a class's lengths are the prior (at least its p90). */
   readonly priorOutputReserve: number;
+  /** The classes with a prior of their own, each field resolved against the estimate's. */
+  readonly classPriors: Partial<Record<SloClassName, OutputPrior>>;
 }
+
+export interface OutputPrior {
+  readonly p50: number;
+  readonly p90: number;
+  readonly reserve: number;
+}
+
+const DEFAULT_PRIOR_OUTPUT = { p50: 128, p90: 512 } as const;
 
 export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionConfig {
   if (a.type === 'admit-all') return a;
@@ -227,10 +255,24 @@ function resolvePace(p: z.infer<typeof paceSchema> | false | undefined): StepPac
 export const PRIOR_OUTPUT_RESERVE = 4_096;
 
 export function resolveEstimate(e: z.infer<typeof estimateSchema> | undefined): EstimateConfig {
+  const p50 = e?.prior_output_p50 ?? DEFAULT_PRIOR_OUTPUT.p50;
+  const p90 = e?.prior_output_p90 ?? DEFAULT_PRIOR_OUTPUT.p90;
+  const reserve = e?.prior_output_reserve ?? PRIOR_OUTPUT_RESERVE;
+  const classPriors: Partial<Record<SloClassName, OutputPrior>> = {};
+  for (const name of SLO_CLASS_NAMES) {
+    const c = e?.by_class?.[name];
+    if (c === undefined) continue;
+    classPriors[name] = {
+      p50: c.prior_output_p50 ?? p50,
+      p90: c.prior_output_p90 ?? p90,
+      reserve: c.prior_output_reserve ?? reserve,
+    };
+  }
   return {
     outputWindow: e?.output_window ?? 256,
     minSamples: e?.min_samples ?? 20,
-    priorOutput: { p50: e?.prior_output_p50 ?? 128, p90: e?.prior_output_p90 ?? 512 },
-    priorOutputReserve: e?.prior_output_reserve ?? PRIOR_OUTPUT_RESERVE,
+    priorOutput: { p50, p90 },
+    priorOutputReserve: reserve,
+    classPriors,
   };
 }

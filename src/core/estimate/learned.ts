@@ -32,6 +32,7 @@ export class Learned {
       minSamples: policy.estimate.minSamples,
       prior: policy.estimate.priorOutput,
       reserve: policy.estimate.priorOutputReserve,
+      byClass: policy.estimate.classPriors,
     });
     this.queueBudgets = new QueueBudgets(policy.classes, a.type === 'goodput' ? a.marginMs : 0);
     this.waitCalibration = new WaitCalibration({

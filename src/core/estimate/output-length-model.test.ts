@@ -216,3 +216,33 @@ test('while most of what was dispatched still runs, KV is reserved for twice the
   assert.equal(settled.reserve, undefined);
   assert.ok(settled.p90 < grown.reserve!, `${settled.p90}`);
 });
+
+test('a class with a prior of its own: its predictions and reserve until its lengths are learned', () => {
+  const m = new OutputLengthModel({
+    window: 16,
+    minSamples: 4,
+    prior,
+    reserve: 4_096,
+    byClass: { reasoning: { p50: 2_000, p90: 8_000, reserve: 16_000 } },
+  });
+  assert.deepEqual(m.predict('reasoning', 'a'), {
+    p10: 1,
+    p50: 2_000,
+    p90: 8_000,
+    source: 'prior',
+    reserve: 16_000,
+  });
+  assert.equal(m.predict('interactive', 'a').p50, 200);
+  assert.equal(m.predict('interactive', 'a').reserve, 4_096);
+  // While most of its dispatched requests run, learned quantiles are held at its own prior.
+  for (let i = 0; i < 10; i++) m.started('reasoning', 'a');
+  for (const v of [300, 400, 500, 600]) m.observe('reasoning', 'a', v);
+  const young = m.predict('reasoning', 'a');
+  assert.equal(young.p50, 2_000);
+  assert.equal(young.p90, 8_000);
+  // A class's own prior is checked like the default one.
+  assert.throws(
+    () => new OutputLengthModel({ prior, byClass: { batch: { p50: 9, p90: 3 } } }),
+    /prior of batch/,
+  );
+});

@@ -1,7 +1,8 @@
 /**
  * Learns output lengths online, per (class, tenant) and per class, from finished requests, and
  * predicts p50/p90 for a new one. The most specific history with enough samples wins: the
- * tenant's own in this class, then the class's, then the configured prior. Memory is bounded:
+ * tenant's own in this class, then the class's, then the configured prior (the class's own where
+ * the policy gives one: a reasoning class's replies are not a chat's). Memory is bounded:
  * one window of at most `window` values per (class, tenant) seen, plus one per class. An output
  * cut at its request's max_tokens is kept as what it is, a lower bound of the length the
  * request would have reached (`CensoredWindow`): under a load whose requests all run to their
@@ -34,6 +35,16 @@ export interface OutputLengthModelOptions {
   readonly prior: { readonly p50: Tokens; readonly p90: Tokens };
   /** Output tokens KV is reserved for while only the prior speaks (default: the prior's p90). */
   readonly reserve?: Tokens;
+  /** Classes whose replies are not like the rest's: a prior (and reserve) of their own. */
+  readonly byClass?: Partial<Record<SloClassName, Prior>>;
+}
+
+/** What is assumed of a class's outputs before they are learned. */
+export interface Prior {
+  readonly p50: Tokens;
+  readonly p90: Tokens;
+  /** Output tokens KV is reserved for while only the prior speaks (default: its p90). */
+  readonly reserve?: Tokens;
 }
 
 /** One history: its recent outputs, and how many of its requests were dispatched and ended. */
@@ -44,6 +55,7 @@ interface History {
 }
 
 interface ClassHistory {
+  readonly prior: Required<Prior>;
   readonly all: History;
   // Nested maps, not `${cls}/${tenant}` keys: the hot path builds no strings.
   readonly byTenant: Map<string, History>;
@@ -61,12 +73,12 @@ export interface LengthDistribution {
 export class OutputLengthModel {
   private readonly window: number;
   private readonly minSamples: number;
-  private readonly prior: { readonly p50: Tokens; readonly p90: Tokens };
-  private readonly reserve: Tokens;
+  private readonly prior: Required<Prior>;
+  private readonly byClass = new Map<SloClassName, Required<Prior>>();
   private readonly classes = new Map<SloClassName, ClassHistory>();
 
   constructor(options: OutputLengthModelOptions) {
-    const { window = 256, minSamples = 20, prior, reserve = prior.p90 } = options;
+    const { window = 256, minSamples = 20, prior, reserve = prior.p90, byClass = {} } = options;
     if (!Number.isInteger(window) || window < 1) {
       throw new RangeError(`OutputLengthModel window: expected an integer ≥ 1, got ${window}`);
     }
@@ -76,18 +88,12 @@ export class OutputLengthModel {
         `OutputLengthModel minSamples: expected an integer in [1, ${window}], got ${minSamples}`,
       );
     }
-    if (!(prior.p50 > 0) || !(prior.p90 >= prior.p50) || !Number.isFinite(prior.p90)) {
-      throw new RangeError(
-        `OutputLengthModel prior: expected 0 < p50 ≤ p90, got p50=${prior.p50} p90=${prior.p90}`,
-      );
-    }
-    if (!Number.isInteger(reserve) || reserve < 1) {
-      throw new RangeError(`OutputLengthModel reserve: expected an integer ≥ 1, got ${reserve}`);
-    }
     this.window = window;
     this.minSamples = minSamples;
-    this.prior = prior;
-    this.reserve = reserve;
+    this.prior = checkedPrior('prior', { ...prior, reserve });
+    for (const [cls, p] of Object.entries(byClass) as [SloClassName, Prior][]) {
+      this.byClass.set(cls, checkedPrior(`prior of ${cls}`, p));
+    }
   }
 
   /**
@@ -123,7 +129,7 @@ export class OutputLengthModel {
   private classHistory(cls: SloClassName): ClassHistory {
     let c = this.classes.get(cls);
     if (c === undefined) {
-      c = { all: history(this.window), byTenant: new Map() };
+      c = { prior: this.priorOf(cls), all: history(this.window), byTenant: new Map() };
       this.classes.set(cls, c);
     }
     return c;
@@ -147,11 +153,16 @@ export class OutputLengthModel {
     if (c !== undefined) {
       const own = c.byTenant.get(tenant);
       if (own !== undefined && own.outputs.size >= this.minSamples)
-        return this.fromHistory(own, 'tenant', cap);
-      if (c.all.outputs.size >= this.minSamples) return this.fromHistory(c.all, 'class', cap);
+        return fromHistory(own, c.prior, 'tenant', cap);
+      if (c.all.outputs.size >= this.minSamples) return fromHistory(c.all, c.prior, 'class', cap);
     }
     // Without history the low quantile is unknown: 1 token, the safe end.
-    return shape(1, this.prior.p50, this.prior.p90, 'prior', cap, this.reserve);
+    const p = c?.prior ?? this.priorOf(cls);
+    return shape(1, p.p50, p.p90, 'prior', cap, p.reserve);
+  }
+
+  private priorOf(cls: SloClassName): Required<Prior> {
+    return this.byClass.get(cls) ?? this.prior;
   }
 
   /**
@@ -165,22 +176,42 @@ export class OutputLengthModel {
     if (own !== undefined && own.outputs.size >= this.minSamples) return own.outputs;
     return c.all.outputs.size >= this.minSamples ? c.all.outputs : undefined;
   }
+}
 
-  private fromHistory(h: History, source: 'tenant' | 'class', cap?: Tokens): OutputPrediction {
-    const w = h.outputs;
-    let p50 = w.quantile(50);
-    let p90 = w.quantile(90);
-    // Most of its requests still run: what it saw end is the short tail (see the top).
-    if (2 * h.ended < h.started) {
-      p50 = Math.max(p50, this.prior.p50);
-      p90 = Math.max(p90, this.prior.p90);
-      // Those still running have streamed about as far as the longest that ended, and as
-      // likely as not run as far again: KV for twice that, up to the cold reserve.
-      const kv = Math.min(this.reserve, 2 * w.quantile(100));
-      return shape(w.quantile(10), p50, p90, source, cap, kv);
-    }
-    return shape(w.quantile(10), p50, p90, source, cap);
+function fromHistory(
+  h: History,
+  prior: Required<Prior>,
+  source: 'tenant' | 'class',
+  cap?: Tokens,
+): OutputPrediction {
+  const w = h.outputs;
+  let p50 = w.quantile(50);
+  let p90 = w.quantile(90);
+  // Most of its requests still run: what it saw end is the short tail (see the top).
+  if (2 * h.ended < h.started) {
+    p50 = Math.max(p50, prior.p50);
+    p90 = Math.max(p90, prior.p90);
+    // Those still running have streamed about as far as the longest that ended, and as
+    // likely as not run as far again: KV for twice that, up to the cold reserve.
+    const kv = Math.min(prior.reserve, 2 * w.quantile(100));
+    return shape(w.quantile(10), p50, p90, source, cap, kv);
   }
+  return shape(w.quantile(10), p50, p90, source, cap);
+}
+
+function checkedPrior(what: string, p: Prior): Required<Prior> {
+  const { p50, p90, reserve = p90 } = p;
+  if (!(p50 > 0) || !(p90 >= p50) || !Number.isFinite(p90)) {
+    throw new RangeError(
+      `OutputLengthModel ${what}: expected 0 < p50 ≤ p90, got p50=${p50} p90=${p90}`,
+    );
+  }
+  if (!Number.isInteger(reserve) || reserve < 1) {
+    throw new RangeError(
+      `OutputLengthModel ${what} reserve: expected an integer ≥ 1, got ${reserve}`,
+    );
+  }
+  return { p50, p90, reserve };
 }
 
 function shape(
