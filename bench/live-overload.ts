@@ -23,7 +23,7 @@
 // Usage: node bench/live-overload.ts [--burst 3000] [--connections 1500] [--duration 15]
 //   [--rate-multiple 5 | --gamma-rate R] [--burstiness 0.2] [--gamma-s 20] [--pin]
 //   [--only gamma|burst|sustained] [--client c|node] [--flood c|wrk]
-//   [--no-fleet-thread]
+//   [--no-fleet-thread] [--max-tokens 256|N|none] (none: requests carry no max_tokens)
 //   [--model M] [--gpu G] [--tp N] [--replicas N] [--max-num-seqs N] (the embedded fleet;
 //   default 2 × llama-3-8b/h100 at the engine's own max_num_seqs)
 //   [--policy NAME|FILE] [--json FILE] [--outcomes DIR] (the C client's line per request, a
@@ -66,6 +66,12 @@ const GAMMA_S = Number(flag('--gamma-s') ?? 20);
 const PIN = process.argv.includes('--pin');
 const cores = availableParallelism();
 const MODEL = flag('--model') ?? 'llama-3-8b';
+/** `--max-tokens N|none`: each request's max_tokens (default 256); none sends no cap. */
+const MAX_TOKENS =
+  flag('--max-tokens') === 'none' ? undefined : Number(flag('--max-tokens') ?? 256);
+if (MAX_TOKENS !== undefined && !(Number.isInteger(MAX_TOKENS) && MAX_TOKENS >= 1)) {
+  throw new Error(`--max-tokens: expected an integer ≥ 1 or none, got ${flag('--max-tokens')}`);
+}
 const CLIENT = flag('--client') ?? 'c';
 const FLOOD = flag('--flood') ?? 'c';
 if (CLIENT !== 'c' && CLIENT !== 'node')
@@ -91,7 +97,7 @@ const body = JSON.stringify({
     { role: 'user', content: 'Our nightly backup started failing with SlowDown errors. Why?' },
   ],
   stream: true,
-  max_tokens: 256,
+  ...(MAX_TOKENS === undefined ? {} : { max_tokens: MAX_TOKENS }),
 });
 
 const children = new Set<ChildProcess>();
