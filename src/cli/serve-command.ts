@@ -217,6 +217,14 @@ export function serveCommand(): Command {
           ? { engine_pool: 'local', slots: urls, model: spec.model, gpu: spec.gpu }
           : { backends: urls };
       log.info({ policy: policy.revision, ...fleet }, `policy ${policy.revision}`);
+      if (policy.admission.type === 'goodput') {
+        const { minSamples, priorOutputReserve } = policy.estimate;
+        log.info(
+          { prior_output_reserve: priorOutputReserve, min_samples: minSamples },
+          `until a class's output lengths are learned, its requests reserve KV for up to ` +
+            `${priorOutputReserve} output tokens (estimate.prior_output_reserve; less with max_tokens)`,
+        );
+      }
       if ([...policy.tenants.named.values()].every((t) => t.apiKeySha256.length === 0)) {
         log.warn({}, 'no API keys configured: requests need no key and count as tenant `default`');
       }

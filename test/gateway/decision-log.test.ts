@@ -41,6 +41,8 @@ test('every decision is appended as a JSON line: the admin record in its envelop
   await until(() => /OpenAI API at (\S+)\/v1/.test(output) || child.exitCode !== null, 4_000);
   const url = /OpenAI API at (\S+)\/v1/.exec(output)?.[1];
   assert.ok(url, `the gateway did not start:\n${output}`);
+  // What a cold start reserves is said once, at start: the reason for kv_capacity refusals then.
+  assert.match(output, /"prior_output_reserve":4096,"min_samples":20/);
 
   const ids: string[] = [];
   for (const stream of [false, true]) {
