@@ -31,6 +31,12 @@ function withRecords(spec: Partial<ScenarioSpec>, policy: string | ResolvedPolic
   return { report, records };
 }
 
+/** The goodput preset with KV reserved at the prior's p90 while lengths are unknown (no reserve). */
+const AT_PRIOR = resolvePolicy({
+  ...PRESETS.goodput,
+  estimate: { ...PRESETS.goodput.estimate, prior_output_reserve: 512 },
+});
+
 /** A cold start into Gamma (burstiness 0.2) arrivals of 40-token interactive prompts. */
 function coldFlood(spec: Partial<ScenarioSpec>): Partial<ScenarioSpec> {
   return {
@@ -232,11 +238,7 @@ test('a cold flood of long replies: KV is reserved past the prior until lengths 
   const first = records.find((x) => x.admission.result === 'admit');
   assert.equal(first?.demand?.output_p90, 512);
   assert.equal(first?.demand?.kv_reserved_tokens, 40 + 4_096);
-  const atPrior = resolvePolicy({
-    ...PRESETS.goodput,
-    estimate: { ...PRESETS.goodput.estimate, prior_output_reserve: 512 },
-  });
-  const old = withRecords(flood, atPrior).report;
+  const old = withRecords(flood, AT_PRIOR).report;
   assert.ok(old.engine.preemptions > 100, `${old.engine.preemptions} preemptions at the prior`);
   assert.ok(old.slo.attainment_admitted < 0.9, `${old.slo.attainment_admitted} at the prior`);
 });
@@ -261,11 +263,7 @@ test('a cold flood of heavy-tailed replies: the first to end are no measure of t
     learned.some((x) => x.demand!.kv_reserved_tokens > 40 + x.demand!.output_p90),
     'KV past the learned p90 while most still ran',
   );
-  const atPrior = resolvePolicy({
-    ...PRESETS.goodput,
-    estimate: { ...PRESETS.goodput.estimate, prior_output_reserve: 512 },
-  });
-  const old = withRecords(flood, atPrior).report;
+  const old = withRecords(flood, AT_PRIOR).report;
   assert.ok(old.engine.preemptions > 100, `${old.engine.preemptions} preemptions at the prior`);
   assert.ok(old.slo.attainment_admitted < 0.95, `${old.slo.attainment_admitted} at the prior`);
 });

@@ -90,6 +90,8 @@ export const dispatchSchema = z.discriminatedUnion('type', [
     .strict(),
 ]);
 
+const DEFAULT_PRIOR_OUTPUT = { p50: 128, p90: 512 } as const;
+
 const outputPrior = {
   prior_output_p50: z.int().min(1).optional(),
   prior_output_p90: z.int().min(1).optional(),
@@ -184,8 +186,6 @@ export interface OutputPrior {
   readonly p90: number;
   readonly reserve: number;
 }
-
-const DEFAULT_PRIOR_OUTPUT = { p50: 128, p90: 512 } as const;
 
 export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionConfig {
   if (a.type === 'admit-all') return a;

@@ -8,7 +8,7 @@
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { Tokens } from '../request/units.ts';
-import type { Demand } from '../request/demand.ts';
+import { reservedOutputTokens, type Demand } from '../request/demand.ts';
 import type { FleetLoad } from './fleet-load.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
@@ -44,7 +44,7 @@ export function estimateDemand(
   // there, and its KV crosses to the decode replica before that replica's first step.
   const transfer = spec.kvTransferMs;
   const handoverMs = transfer === undefined ? 0 : fleet.prefillQueueMs + transfer(req.inputTokens);
-  const kvTokens = req.inputTokens + (output.reserve ?? output.p90);
+  const kvTokens = req.inputTokens + reservedOutputTokens(output);
   const batch = Math.max(1, fleet.decodeBatch);
   return {
     inputTokens: req.inputTokens,

@@ -19,6 +19,11 @@ export interface OutputPrediction {
   readonly reserve?: Tokens;
 }
 
+/** The output tokens a request's KV is reserved for (`OutputPrediction.reserve`, else its p90). */
+export function reservedOutputTokens(o: OutputPrediction): Tokens {
+  return o.reserve ?? o.p90;
+}
+
 export interface Demand {
   readonly inputTokens: Tokens;
   /** Prompt tokens expected to come from the prefix cache (0 for a router without a prefix index). */
