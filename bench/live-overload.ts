@@ -26,7 +26,8 @@
 //   [--no-fleet-thread] [--max-tokens 256|N|none] (none: requests carry no max_tokens)
 //   [--model M] [--gpu G] [--tp N] [--replicas N] [--max-num-seqs N] (the embedded fleet;
 //   default 2 × llama-3-8b/h100 at the engine's own max_num_seqs)
-//   [--policy NAME|FILE] [--json FILE] [--outcomes DIR] (the C client's line per request, a
+//   [--policy NAME|FILE] [--learned-state FILE] (the gateway starts from it: serve's flag)
+//   [--json FILE] [--outcomes DIR] (the C client's line per request, a
 //   file per phase: burst.tsv, sustained.tsv, gamma.tsv)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -113,6 +114,9 @@ function startGateway(decisions: string): Promise<{ proc: ChildProcess; url: str
     ...FLEET_ARGS,
     ...['--fleet-thread', '--no-fleet-thread'].filter((f) => process.argv.includes(f)),
     ...(flag('--policy') === undefined ? [] : ['--policy', flag('--policy') as string]),
+    ...(flag('--learned-state') === undefined
+      ? []
+      : ['--learned-state', flag('--learned-state') as string]),
   ];
   const proc = PIN
     ? spawn('taskset', ['-c', String(cores - 1), ...args], {

@@ -561,3 +561,31 @@ test('simulate --prefill-replicas: a disaggregated fleet in the report; a link w
     ],
   );
 });
+
+test('simulate --learned-state starts from what an earlier run learned: a burst after it is not cold', () => {
+  const state = join(dir, 'learned.json');
+  const shape = ['--input', 'fixed:40', '--output', 'sharegpt-sarathi', '--replicas', '2'];
+  const common = [...shape, '--classes', 'interactive', '--policy', 'goodput'];
+  const teach = ['--rate', '20', '--num-requests', '300', '--seed', '7'];
+  simulated(...common, ...teach, '--save-learned-state', state);
+  assert.match(readFileSync(state, 'utf8'), /^\{"format":"goodput.learned-state"/);
+  const burst = ['--arrival', 'gamma', '--burstiness', '0.2', '--rate', '1130'];
+  const flood = [...common, ...burst, '--num-requests', '1500', '--seed', '1'];
+  const cold = simulated(...flood);
+  const warm = simulated(...flood, '--learned-state', state);
+  // Cold, each request reserves KV for 4,096 tokens of output; warm, for the learned p90.
+  assert.ok(
+    warm.admission.admitted > 1.5 * cold.admission.admitted,
+    `${warm.admission.admitted} vs ${cold.admission.admitted}`,
+  );
+  assert.equal(warm.slo.attainment_admitted, 1);
+  assert.equal(cold.slo.attainment_admitted, 1);
+  writeFileSync(join(dir, 'bad-learned.json'), '{"format":"goodput.learned-state","version":1}');
+  exitsNaming(
+    ['simulate', ...common, '--num-requests', '10'],
+    [
+      [['--learned-state', join(dir, 'none.json')], /--learned-state: expected a readable file/],
+      [['--learned-state', join(dir, 'bad-learned.json')], /bad-learned\.json: saved_at: expected/],
+    ],
+  );
+});

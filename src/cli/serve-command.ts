@@ -7,7 +7,8 @@
  * says so; a policy file with API keys makes keys required. Several replicas behind a load
  * balancer share quotas, retry budgets and idempotency keys through `--redis`. SIGTERM (or
  * SIGINT) drains it: not ready at once, requests in flight finish within `--drain-timeout`,
- * the decision log is flushed, exit 0; a second signal cuts what is left at once. Operational
+ * the decision log is flushed, exit 0; a second signal cuts what is left at once.
+ * `--learned-state` keeps what it learned (output lengths) for the next start. Operational
  * lines are JSON on stdout; with `--otlp-endpoint`, each request's trace goes to a collector.
  */
 import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
@@ -29,6 +30,7 @@ import { stdoutOpsLog, type OpsLog } from '../gateway/ops-log.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
 import { loadEnvelope } from '../sim/envelope-file.ts';
 import { startGateway, type RunningGateway } from '../gateway/serve.ts';
+import { openLearnedStore } from '../gateway/learned-state-store.ts';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
 import { randomHex } from '../runtime/entropy-rng.ts';
 import { otlpEndpoint } from '../gateway/tracing/otlp-endpoint.ts';
@@ -43,6 +45,7 @@ import {
   oneOf,
   portNumber,
   positiveInt,
+  positiveNumber,
 } from './parse-flags.ts';
 
 const KEYS_HELP = `
@@ -104,6 +107,16 @@ export function serveCommand(): Command {
       'gateway replicas sharing the quotas: failing open, each enforces 1/n of every limit',
       positiveInt('--gateway-replicas'),
       1,
+    )
+    .option(
+      '--learned-state <file|redis>',
+      'keep what the gateway learns (output lengths) across restarts, in this file or (redis) in the --redis server, shared by every replica: restored at start, saved every --learned-state-interval and at shutdown; default: none, every start is cold',
+    )
+    .option(
+      '--learned-state-interval <seconds>',
+      'how often the learned state is saved',
+      positiveNumber('--learned-state-interval'),
+      60,
     )
     .option(
       '--autoscaler <type>',
@@ -210,6 +223,18 @@ export function serveCommand(): Command {
         log,
         autoscale,
         tracer: serveTracer(o, log),
+        learnedState:
+          o.learnedState === undefined
+            ? undefined
+            : {
+                store: await openLearnedStore(
+                  o.learnedState as string,
+                  o.redis as string | undefined,
+                  wallClock,
+                  wallTimers(wallClock),
+                ),
+                intervalMs: (o.learnedStateInterval as number) * 1000,
+              },
       });
       const fleet = running.embedded
         ? { embedded_replicas: o.replicas as number, model: spec.model, gpu: spec.gpu }

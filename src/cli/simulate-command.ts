@@ -1,7 +1,19 @@
-/** `goodput simulate`: one policy over one scenario; prints a summary, writes the JSON report. */
-import { closeSync, openSync, writeSync } from 'node:fs';
+/**
+ * `goodput simulate`: one policy over one scenario; prints a summary, writes the JSON report.
+ * `--learned-state` starts the pipeline from what a gateway or an earlier run learned, as a
+ * restarted gateway does; `--save-learned-state` keeps what this run learned.
+ */
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { Command } from 'commander';
-import { wallClock } from '../runtime/wall-clock.ts';
+import { epochMs, wallClock } from '../runtime/wall-clock.ts';
+import { ConfigError } from '../core/errors.ts';
+import type { Learned } from '../core/estimate/learned.ts';
+import {
+  learnedStateText,
+  parseLearnedState,
+  restoreLearned,
+  type LearnedState,
+} from '../core/estimate/learned-state.ts';
 import { runScenario } from '../sim/scenario.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
 import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
@@ -24,11 +36,27 @@ export function simulateCommand(): Command {
         '--decisions <file>',
         'write every decision record here, one JSON object per line, and beside it how each dispatched request ended (an "outcome" object)',
       )
-      .option('--html <file>', 'write a self-contained HTML report with charts here'),
+      .option('--html <file>', 'write a self-contained HTML report with charts here')
+      .option(
+        '--learned-state <file>',
+        'start from what a gateway (serve --learned-state) or an earlier run learned (output lengths), not cold',
+      )
+      .option(
+        '--save-learned-state <file>',
+        'write what the run learned here, for --learned-state (of simulate or serve)',
+      ),
   ).action((flags: Record<string, unknown>) => {
     const policy = loadPolicy(flags.policy as string);
     const spec = scenarioFromFlags(flags, policy.engine.version);
-    checkOutputs(['--out', flags.out], ['--html', flags.html], ['--decisions', flags.decisions]);
+    checkOutputs(
+      ['--out', flags.out],
+      ['--html', flags.html],
+      ['--decisions', flags.decisions],
+      ['--save-learned-state', flags.saveLearnedState],
+    );
+    const restored =
+      flags.learnedState === undefined ? undefined : readLearnedState(flags.learnedState as string);
+    let learned: Learned | undefined;
     const bar = progressBar(
       process.stderr,
       wallClock,
@@ -40,7 +68,16 @@ export function simulateCommand(): Command {
       decisions === null
         ? undefined
         : (record: unknown) => writeSync(decisions, `${JSON.stringify(record)}\n`);
-    const hooks = { wallClock, onProgress: bar.update, onDecision: write, onOutcomeRecord: write };
+    const hooks = {
+      wallClock,
+      onProgress: bar.update,
+      onDecision: write,
+      onOutcomeRecord: write,
+      withLearned: (l: Learned) => {
+        if (restored !== undefined) restoreLearned(l, restored);
+        learned = l;
+      },
+    };
     const html = flags.html === undefined ? null : withTimeline(hooks);
     const report = runScenario(spec, policy, html?.hooks ?? hooks);
     if (decisions !== null) closeSync(decisions);
@@ -50,10 +87,29 @@ export function simulateCommand(): Command {
       writeOutput('--out', flags.out as string, `${JSON.stringify(report, null, 2)}\n`);
       console.log(`\nreport written to ${flags.out as string}`);
     }
+    if (flags.saveLearnedState !== undefined && learned !== undefined) {
+      const to = flags.saveLearnedState as string;
+      writeOutput('--save-learned-state', to, learnedStateText(learned, epochMs()));
+    }
     if (html !== null)
       writeHtmlReport(
         flags.html as string,
         simReportDoc([{ report, timeline: html.timeline.data() }], commandLine()),
       );
   });
+}
+
+/** The learned state in `file`; one it cannot read is a ConfigError naming the file and field. */
+function readLearnedState(file: string): LearnedState {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError('--learned-state', `a readable file (${(e as Error).message})`, file);
+  }
+  try {
+    return parseLearnedState(text);
+  } catch (e) {
+    throw e instanceof ConfigError ? e.inFile(file) : e;
+  }
 }

@@ -41,6 +41,7 @@ import { LagShedder } from './http/lag-shedder.ts';
 import { ConnectionIntake, lineLimitMs } from './http/connection-intake.ts';
 import { LISTEN_BACKLOG, Listeners, listen } from './http/listeners.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
+import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
 
 export interface ServeOptions {
@@ -74,6 +75,11 @@ export interface ServeOptions {
   readonly autoscale?: ScaleExportSettings;
   /** Where each request's trace goes (tracing/); default: nowhere. The gateway closes it last. */
   readonly tracer?: RequestTracer;
+  /**
+   * Where what the pipeline learns is kept across restarts: restored before the gateway takes
+   * requests, saved every `intervalMs` and at shutdown; absent: every start is cold.
+   */
+  readonly learnedState?: { readonly store: LearnedStateStore; readonly intervalMs: Ms };
 }
 
 export interface SharedStateSettings {
@@ -187,6 +193,18 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     onScaleTick: (groups) => dashboard.scaleTick(groups),
     autoscale: o.autoscale,
   });
+  const learned =
+    o.learnedState === undefined
+      ? undefined
+      : new LearnedPersistence(o.learnedState.store, gateway.pipeline.learned, {
+          intervalMs: o.learnedState.intervalMs,
+          clock,
+          timers,
+          epochMs,
+          log,
+        });
+  await learned?.restore();
+  learned?.start();
   const inFlight = new InFlight();
   const shedder = new LagShedder(clock, timers, o.shedLagMs ?? o.policy.resilience.shedLagMs, {
     ratio: o.policy.resilience.shedGapRatio,
@@ -242,6 +260,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     });
   } catch (e) {
     shedder.stop();
+    await learned?.stop();
     await gateway.close();
     await store.close();
     await tracer.close();
@@ -260,6 +279,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       intake?.close();
       await closed;
       shedder.stop();
+      // Every request has ended: what they taught is in the state saved now.
+      await learned?.stop();
       await gateway.close();
       await o.autoscale?.pool?.close();
       await store.close();

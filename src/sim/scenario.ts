@@ -9,6 +9,7 @@ import { loadEnvelope } from './envelope-file.ts';
 import { adapterNames, parseAdapterSpec } from './workload/adapter-spec.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
+import type { Learned } from '../core/estimate/learned.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { Report } from '../core/observe/report.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
@@ -120,6 +121,8 @@ export interface RunHooks {
   readonly onOutcome?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
   /** How each dispatched request ended (`outcome-record.ts`), beside the decision records. */
   readonly onOutcomeRecord?: (record: OutcomeRecord) => void;
+  /** Given what the pipeline learns before the first request: to restore it, or read it after. */
+  readonly withLearned?: (learned: Learned) => void;
 }
 
 export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: RunHooks): Report {
@@ -180,6 +183,7 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     onDecision: hooks.onDecision,
     onOutcome: hooks.onOutcome,
     onOutcomeRecord: hooks.onOutcomeRecord,
+    withLearned: hooks.withLearned,
   });
 }
 

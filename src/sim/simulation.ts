@@ -11,6 +11,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { Pipeline } from '../core/pipeline.ts';
+import type { Learned } from '../core/estimate/learned.ts';
 import { PUMP_EVERY_MS, followsTokens } from '../core/pipeline-host.ts';
 import { TenantDoor } from './tenant-door.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
@@ -66,6 +67,8 @@ export interface SimulationOptions extends CapacityEventOptions {
   readonly prefill?: PrefillSpec;
   /** The LoRA adapters each replica serves, when not every one serves every adapter. */
   readonly servableOf?: (replica: number) => readonly string[];
+  /** Given what the pipeline learns before the first request: to restore it, or read it after. */
+  readonly withLearned?: (learned: Learned) => void;
 }
 
 export function simulate(opts: SimulationOptions): Report {
@@ -202,6 +205,7 @@ export function simulate(opts: SimulationOptions): Report {
     },
   });
   const door = new TenantDoor(opts.policy.tenants, pipeline, clock);
+  opts.withLearned?.(pipeline.learned);
   // While anything waits, pump on a tick too, as the gateway does (PUMP_EVERY_MS).
   let pumpTick = false;
   const keepPumping = () => {
@@ -321,16 +325,9 @@ export function simulate(opts: SimulationOptions): Report {
     counters.offered++;
     clock.at(req.arrivalMs, () => {
       for (const w of windows()) w.arrived(req.inputTokens);
-      const cls = opts.policy.classes[req.sloClass];
-      sendAttempt(
-        new RequestTracker(
-          req,
-          tokenTimes,
-          opts.client.timeoutMs !== undefined,
-          cls.priority,
-          cls.objectives,
-        ),
-      );
+      const { priority, objectives } = opts.policy.classes[req.sloClass];
+      const timed = opts.client.timeoutMs !== undefined;
+      sendAttempt(new RequestTracker(req, tokenTimes, timed, priority, objectives));
       scheduleNextArrival();
     });
   };

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OutputLengthModel } from './output-length-model.ts';
+import { OutputLengthModel, SNAPSHOT_TENANTS } from './output-length-model.ts';
 
 const prior = { p50: 200, p90: 800 };
 
@@ -245,4 +245,66 @@ test('a class with a prior of its own: its predictions and reserve until its len
     () => new OutputLengthModel({ prior, byClass: { batch: { p50: 9, p90: 3 } } }),
     /prior of batch/,
   );
+});
+
+test('a restored model predicts as the one that saved it, and goes on as it would have', () => {
+  const saved = new OutputLengthModel({ window: 8, minSamples: 3, prior, reserve: 4_096 });
+  for (let i = 1; i <= 12; i++) {
+    saved.started('interactive', i % 2 === 0 ? 'a' : 'b');
+    saved.observe('interactive', i % 2 === 0 ? 'a' : 'b', 10 * i, i === 11);
+  }
+  const tenants = ['a', 'b', 'c'];
+  const settled = tenants.map((t) => saved.predict('interactive', t));
+  // A flood in flight at the save (a's prediction is young now): those requests end in no
+  // restarted process, which predicts as the model did before they started.
+  for (let i = 0; i < 40; i++) saved.started('interactive', 'a');
+  assert.notDeepEqual(saved.predict('interactive', 'a'), settled[0]);
+  const restored = new OutputLengthModel({ window: 8, minSamples: 3, prior, reserve: 4_096 });
+  restored.restore(saved.snapshot());
+  assert.deepEqual(
+    tenants.map((t) => restored.predict('interactive', t)),
+    settled,
+  );
+  // The window kept its order: the next output pushes out the same oldest value in both.
+  saved.observe('interactive', 'b', 1_000);
+  restored.observe('interactive', 'b', 1_000);
+  assert.deepEqual(restored.predict('interactive', 'b'), saved.predict('interactive', 'b'));
+  // Nothing restored still runs: a new flood of 30 is young against the 12 that ended.
+  for (let i = 0; i < 30; i++) restored.started('interactive', 'c');
+  assert.equal(restored.predict('interactive', 'c').reserve, 2 * 1_000);
+  assert.equal(restored.predict('batch', 'a').source, 'prior');
+});
+
+test('a snapshot keeps its window oldest first and which outputs were cut; a smaller window takes the newest', () => {
+  const m = new OutputLengthModel({ window: 4, minSamples: 1, prior });
+  for (const [v, cut] of [
+    [5, false],
+    [7, true],
+    [9, false],
+    [11, false],
+    [13, true],
+  ] as const) {
+    m.observe('batch', 't', v, cut);
+  }
+  const [c] = m.snapshot();
+  assert.equal(c.cls, 'batch');
+  assert.deepEqual(c.outputs, [7, 9, 11, 13]);
+  assert.deepEqual(c.capped, [0, 3]);
+  assert.equal(c.ended, 5);
+  assert.deepEqual(c.tenants, [{ tenant: 't', outputs: [7, 9, 11, 13], capped: [0, 3], ended: 5 }]);
+  const small = new OutputLengthModel({ window: 2, minSamples: 1, prior });
+  small.restore([c]);
+  assert.deepEqual(small.snapshot()[0].outputs, [11, 13]);
+  assert.deepEqual(small.snapshot()[0].capped, [1]);
+});
+
+test(`a snapshot keeps the ${SNAPSHOT_TENANTS} tenants with the most ended requests`, () => {
+  const m = new OutputLengthModel({ window: 4, minSamples: 1, prior });
+  for (let t = 0; t < SNAPSHOT_TENANTS + 5; t++) {
+    for (let i = 0; i <= t % 3; i++) m.observe('interactive', `t${t}`, 10);
+  }
+  const [c] = m.snapshot();
+  assert.equal(c.tenants.length, SNAPSHOT_TENANTS);
+  assert.ok(c.tenants.every((t, i) => i === 0 || c.tenants[i - 1].ended >= t.ended));
+  assert.equal(c.tenants.at(-1)?.ended, 1);
 });

@@ -21,6 +21,9 @@
  * `reserve` tokens of output (within its cap) where that is more than the prior's p90. After
  * that, while most of what was dispatched still runs, for twice the longest output that ended
  * (up to `reserve`): with heavy-tailed replies the first to end say little of the rest.
+ *
+ * A restarted gateway need not start cold: `snapshot` gives what was learned, and `restore`
+ * takes up from it as if the model had run on (learned-state.ts is its file format).
  */
 import type { OutputPrediction } from '../request/demand.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
@@ -64,6 +67,25 @@ interface ClassHistory {
 function history(window: number): History {
   return { outputs: new CensoredWindow(window), started: 0, ended: 0 };
 }
+
+/**
+ * One history as it is saved and restored: its outputs oldest first, which of them were cut at
+ * their max_tokens (indexes into `outputs`), and how many of its requests have ended.
+ */
+export interface HistorySnapshot {
+  readonly outputs: readonly Tokens[];
+  readonly capped: readonly number[];
+  readonly ended: number;
+}
+
+/** What the model learned of one class: the class's history and its tenants' own. */
+export interface ClassSnapshot extends HistorySnapshot {
+  readonly cls: SloClassName;
+  readonly tenants: readonly (HistorySnapshot & { readonly tenant: string })[];
+}
+
+/** Tenants a snapshot keeps per class: those with the most ended requests (a bounded file). */
+export const SNAPSHOT_TENANTS = 1000;
 
 /** Output lengths as a distribution: the fraction of outputs of at most `tokens`. */
 export interface LengthDistribution {
@@ -126,6 +148,38 @@ export class OutputLengthModel {
     c.all.ended++;
   }
 
+  /**
+   * What the model has learned, to be restored by another (a restarted gateway): each class's
+   * window and, of its tenants, the `SNAPSHOT_TENANTS` with the most ended requests.
+   */
+  snapshot(): ClassSnapshot[] {
+    return [...this.classes].map(([cls, c]) => {
+      const tenants = [...c.byTenant]
+        .filter(([, h]) => h.outputs.size > 0)
+        .sort(([a, x], [b, y]) => y.ended - x.ended || (a < b ? -1 : a > b ? 1 : 0))
+        .slice(0, SNAPSHOT_TENANTS)
+        .map(([tenant, h]) => ({ tenant, ...historySnapshot(h) }));
+      return { cls, ...historySnapshot(c.all), tenants };
+    });
+  }
+
+  /**
+   * Takes up where the model that saved `classes` left off, as if it had run on: each window
+   * holds the saved outputs (the most recent `window` of them) and counts their ended
+   * requests, none running. A class saved replaces what this model has of it.
+   */
+  restore(classes: readonly ClassSnapshot[]): void {
+    for (const s of classes) {
+      const c: ClassHistory = {
+        prior: this.priorOf(s.cls),
+        all: restored(this.window, s),
+        byTenant: new Map(),
+      };
+      for (const t of s.tenants) c.byTenant.set(t.tenant, restored(this.window, t));
+      this.classes.set(s.cls, c);
+    }
+  }
+
   private classHistory(cls: SloClassName): ClassHistory {
     let c = this.classes.get(cls);
     if (c === undefined) {
@@ -176,6 +230,22 @@ export class OutputLengthModel {
     if (own !== undefined && own.outputs.size >= this.minSamples) return own.outputs;
     return c.all.outputs.size >= this.minSamples ? c.all.outputs : undefined;
   }
+}
+
+function historySnapshot(h: History): HistorySnapshot {
+  const { values, bounds } = h.outputs.oldestFirst();
+  const capped: number[] = [];
+  bounds.forEach((b, i) => b && capped.push(i));
+  return { outputs: values, capped, ended: h.ended };
+}
+
+function restored(window: number, s: HistorySnapshot): History {
+  const h = history(window);
+  const capped = new Set(s.capped);
+  const from = Math.max(0, s.outputs.length - window);
+  for (let i = from; i < s.outputs.length; i++) h.outputs.add(s.outputs[i], capped.has(i));
+  h.ended = h.started = Math.max(s.ended, s.outputs.length);
+  return h;
 }
 
 function fromHistory(

@@ -42,6 +42,17 @@ export class CensoredWindow {
     this.steps = null;
   }
 
+  /** The values now in the window, oldest first, and which of them are bounds. */
+  oldestFirst(): { readonly values: number[]; readonly bounds: boolean[] } {
+    const values: number[] = [];
+    const bounds: boolean[] = [];
+    this.all.forEachOldestFirst((v, slot) => {
+      values.push(v);
+      bounds.push(this.isBound[slot] === 1);
+    });
+    return { values, bounds };
+  }
+
   /** The estimated fraction of true values at most `x`. */
   cdf(x: number): number {
     if (this.bounds.length === 0) return this.all.cdf(x);

@@ -72,10 +72,18 @@ export class SortedWindow {
     return evicted;
   }
 
-  /** numpy-linear percentile, q in [0, 100], of the values now in the window; NaN when empty. */
   /** Fraction of the values ≤ `x` (0 when empty): the empirical CDF. */
   cdf(x: number): number {
     return this.n === 0 ? 0 : upperBound(this.sorted, this.n, x) / this.n;
+  }
+
+  /** Calls `f` with each value now in the window and its slot (see `nextSlot`), oldest first. */
+  forEachOldestFirst(f: (v: number, slot: number) => void): void {
+    const start = this.n < this.capacity ? 0 : this.head;
+    for (let k = 0; k < this.n; k++) {
+      const slot = (start + k) % this.capacity;
+      f(this.ring[slot], slot);
+    }
   }
 
   /** The values now in the window, ascending: a view, valid until the next `add`. */
@@ -83,6 +91,7 @@ export class SortedWindow {
     return this.sorted.subarray(0, this.n);
   }
 
+  /** numpy-linear percentile, q in [0, 100], of the values now in the window; NaN when empty. */
   quantile(q: number): number {
     const n = this.n;
     return percentileSorted(n === this.sorted.length ? this.sorted : this.sorted.subarray(0, n), q);

@@ -1,0 +1,92 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { presetPolicy } from '../config/presets.ts';
+import { ConfigError } from '../errors.ts';
+import { Learned } from './learned.ts';
+import {
+  learnedStateSummary,
+  learnedStateText,
+  parseLearnedState,
+  restoreLearned,
+} from './learned-state.ts';
+
+const SAVED_AT = Date.parse('2026-12-04T12:00:00Z');
+
+function taught(): Learned {
+  const l = new Learned(presetPolicy('goodput'));
+  for (let i = 0; i < 30; i++) {
+    l.outputs.started('interactive', 'acme');
+    l.outputs.observe('interactive', 'acme', 100 + 10 * i, i === 3);
+  }
+  l.outputs.observe('batch', '__proto__', 2_000);
+  return l;
+}
+
+test('learned state goes through its text and back: the restored pipeline predicts as the saved', () => {
+  const text = learnedStateText(taught(), SAVED_AT);
+  const state = parseLearnedState(text);
+  assert.equal(state.savedAtMs, SAVED_AT);
+  const fresh = new Learned(presetPolicy('goodput'));
+  assert.equal(fresh.outputs.predict('interactive', 'acme').source, 'prior');
+  restoreLearned(fresh, state);
+  for (const [cls, tenant] of [
+    ['interactive', 'acme'],
+    ['interactive', 'other'],
+    ['batch', '__proto__'],
+  ] as const) {
+    assert.deepEqual(
+      fresh.outputs.predict(cls, tenant),
+      taught().outputs.predict(cls, tenant),
+      `${cls}/${tenant}`,
+    );
+  }
+  assert.equal(fresh.outputs.predict('interactive', 'acme').source, 'tenant');
+  assert.equal(learnedStateText(fresh, SAVED_AT), text);
+  assert.deepEqual(learnedStateSummary(state, SAVED_AT + 90_000), {
+    age_s: 90,
+    classes: { interactive: 30, batch: 1 },
+    tenants: 2,
+  });
+});
+
+test('a learned state that is not one is refused, naming the field and the value', () => {
+  const good = JSON.parse(learnedStateText(taught(), SAVED_AT)) as Record<string, unknown>;
+  const classes = good.output_lengths as Record<string, unknown>[];
+  const cases: [unknown, RegExp][] = [
+    [{ ...good, format: 'other' }, /^format: expected .*goodput\.learned-state.*got "other"/],
+    [{ ...good, version: 2 }, /^version: .*got 2/],
+    [{ ...good, saved_at: 'yesterday' }, /^saved_at: .*got "yesterday"/],
+    [
+      { ...good, output_lengths: [{ ...classes[0], class: 'gold' }] },
+      /^output_lengths\[0\]\.class: expected one of interactive, .*got "gold"/,
+    ],
+    [
+      { ...good, output_lengths: [{ ...classes[0], outputs: [1, -4] }] },
+      /^output_lengths\[0\]\.outputs\[1\]: expected a number ≥ 0, got -4/,
+    ],
+    [
+      { ...good, output_lengths: [{ ...classes[0], capped: [99] }] },
+      /^output_lengths\[0\]\.capped\[0\]: expected an index into outputs \(< 30\), got 99/,
+    ],
+    [
+      { ...good, output_lengths: [{ ...classes[0], ended: 2 }] },
+      /^output_lengths\[0\]\.ended: expected at least the 30 outputs kept, got 2/,
+    ],
+    [
+      { ...good, output_lengths: [classes[0], classes[0]] },
+      /^output_lengths\[1\]\.class: expected each class once, got "interactive"/,
+    ],
+    [{ ...good, extra: 1 }, /^\(root\): expected no unknown keys \(extra\)/],
+  ];
+  for (const [doc, message] of cases) {
+    assert.throws(
+      () => parseLearnedState(JSON.stringify(doc)),
+      (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      message.source,
+    );
+  }
+  assert.throws(
+    () => parseLearnedState('{"format": "goodput.learned-st'),
+    (e: unknown) => e instanceof ConfigError && /^\(root\): expected JSON/.test(e.message),
+  );
+});

@@ -1,0 +1,142 @@
+/**
+ * What a pipeline learned that should outlive it, as a file: today the output-length histories.
+ * Without them a restarted gateway starts cold, and until each class has `estimate.min_samples`
+ * ended requests, every request reserves KV for `prior_output_reserve` output tokens: under load
+ * that is most of a flood refused for memory (bench/RESULTS.md, "A cold start into long
+ * replies"). Versioned JSON, compact, written whole:
+ *
+ *   { "format": "goodput.learned-state", "version": 1, "saved_at": "<ISO 8601>",
+ *     "output_lengths": [ { "class": "interactive", "outputs": [212, 87, …], "capped": [1],
+ *                           "ended": 5120, "tenants": [ { "tenant": "acme", … } ] } ] }
+ *
+ * `outputs` are a history's window oldest first, `capped` the indexes of those cut at their
+ * max_tokens, `ended` how many of its requests had ended. Classes and tenants are arrays, not
+ * keys: a tenant may be named anything. Core, without I/O: the gateway's store and the
+ * simulator's flags read and write the text.
+ */
+import { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+import { parseOrThrow } from '../config/validate.ts';
+import { SLO_CLASS_NAMES } from '../request/slo-classes.ts';
+import type { Ms } from '../request/units.ts';
+import type { Learned } from './learned.ts';
+import type { ClassSnapshot } from './output-length-model.ts';
+
+export const LEARNED_STATE_FORMAT = 'goodput.learned-state';
+
+export interface LearnedState {
+  /** When it was saved (Unix epoch ms). */
+  readonly savedAtMs: Ms;
+  readonly outputLengths: readonly ClassSnapshot[];
+}
+
+const count = z.number().int().nonnegative();
+
+const history = {
+  outputs: z.array(count),
+  capped: z.array(count),
+  ended: count,
+};
+
+/** `capped` indexes `outputs`, and `ended` counts at least the outputs kept. */
+function consistent(h: z.infer<z.ZodObject<typeof history>>, ctx: z.RefinementCtx): void {
+  const bad = h.capped.findIndex((i) => i >= h.outputs.length);
+  if (bad >= 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['capped', bad],
+      message: `an index into outputs (< ${h.outputs.length})`,
+    });
+  }
+  if (h.ended < h.outputs.length) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ended'],
+      message: `at least the ${h.outputs.length} outputs kept`,
+    });
+  }
+}
+
+const stateSchema = z.strictObject({
+  format: z.literal(LEARNED_STATE_FORMAT),
+  version: z.literal(1),
+  saved_at: z.iso.datetime({ offset: true }),
+  output_lengths: z
+    .array(
+      z
+        .strictObject({
+          class: z.enum(SLO_CLASS_NAMES),
+          ...history,
+          tenants: z.array(
+            z.strictObject({ tenant: z.string().min(1), ...history }).superRefine(consistent),
+          ),
+        })
+        .superRefine(consistent),
+    )
+    .superRefine((classes, ctx) => {
+      const seen = new Set<string>();
+      classes.forEach((c, i) => {
+        if (seen.has(c.class)) {
+          ctx.addIssue({ code: 'custom', path: [i, 'class'], message: 'each class once' });
+        }
+        seen.add(c.class);
+      });
+    }),
+});
+
+/** The text of what `learned` holds now, saved at `nowEpochMs`. */
+export function learnedStateText(learned: Learned, nowEpochMs: Ms): string {
+  return JSON.stringify({
+    format: LEARNED_STATE_FORMAT,
+    version: 1,
+    saved_at: new Date(nowEpochMs).toISOString(),
+    output_lengths: learned.outputs.snapshot().map(({ cls, outputs, capped, ended, tenants }) => ({
+      class: cls,
+      outputs,
+      capped,
+      ended,
+      tenants,
+    })),
+  });
+}
+
+/**
+ * Reads learned state from its text; anything else is a ConfigError naming the field and the
+ * value (`output_lengths[0].capped[2]: expected an index into outputs (< 40), got 41`).
+ */
+export function parseLearnedState(text: string): LearnedState {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError('(root)', `JSON (${(e as Error).message})`, text.slice(0, 40));
+  }
+  const s = parseOrThrow(stateSchema, json);
+  return {
+    savedAtMs: Date.parse(s.saved_at),
+    outputLengths: s.output_lengths.map(({ class: cls, outputs, capped, ended, tenants }) => ({
+      cls,
+      outputs,
+      capped,
+      ended,
+      tenants,
+    })),
+  };
+}
+
+/** Takes `learned` up where the state left off (see OutputLengthModel.restore). */
+export function restoreLearned(learned: Learned, state: LearnedState): void {
+  learned.outputs.restore(state.outputLengths);
+}
+
+/** What a log line says of restored state: its age and how much of it there is. */
+export function learnedStateSummary(
+  state: LearnedState,
+  nowEpochMs: Ms,
+): { readonly age_s: number; readonly classes: Record<string, number>; readonly tenants: number } {
+  return {
+    age_s: Math.round((nowEpochMs - state.savedAtMs) / 1000),
+    classes: Object.fromEntries(state.outputLengths.map((c) => [c.cls, c.outputs.length])),
+    tenants: state.outputLengths.reduce((n, c) => n + c.tenants.length, 0),
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * Where a gateway keeps what its pipeline learned, across restarts (core/estimate/learned-state.ts
+ * is the format). A file is written whole to a temporary beside it and renamed over it, so a
+ * crash leaves the old state or the new, never half of one. A Redis key is written by every
+ * gateway replica in turn and read by each one that starts: a new replica of a scaled-out
+ * gateway starts from what the others learned. `LearnedPersistence` restores at start, saves
+ * every interval and once more at shutdown. A state that cannot be read or saved is logged,
+ * naming why, and the gateway goes on (cold, or with the state last saved): what was learned
+ * saves capacity at a restart and is never a reason to refuse to start.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ConfigError } from '../core/errors.ts';
+import type { Learned } from '../core/estimate/learned.ts';
+import {
+  learnedStateSummary,
+  learnedStateText,
+  parseLearnedState,
+  restoreLearned,
+} from '../core/estimate/learned-state.ts';
+import type { Clock } from '../core/ports/clock.ts';
+import type { TimerHandle, Timers } from '../core/ports/timers.ts';
+import type { Ms } from '../core/request/units.ts';
+import type { OpsLog } from './ops-log.ts';
+
+export interface LearnedStateStore {
+  /** Where the state is, for log lines: the path, or the Redis key. */
+  readonly where: string;
+  /** The text saved last; undefined when none was. Rejects when the store cannot be read. */
+  load(): Promise<string | undefined>;
+  save(text: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The Redis key every replica writes its learned state to. */
+export const LEARNED_STATE_KEY = 'goodput:learned-state';
+
+/** A file at `path`; a directory that does not exist is a ConfigError naming `flag`. */
+export function fileLearnedStore(path: string, flag: string): LearnedStateStore {
+  const dir = dirname(path);
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDir) throw new ConfigError(flag, `a file in a directory that exists (${dir})`, path);
+  return {
+    where: path,
+    async load() {
+      try {
+        return await readFile(path, 'utf8');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw e;
+      }
+    },
+    async save(text) {
+      const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+      try {
+        await writeFile(tmp, text);
+        await rename(tmp, path);
+      } catch (e) {
+        await rm(tmp, { force: true });
+        throw e;
+      }
+    },
+    async close() {},
+  };
+}
+
+/** The key `LEARNED_STATE_KEY` in the Redis at `url`; its client is loaded only when asked for. */
+export async function redisLearnedStore(
+  url: string,
+  clock: Clock,
+  timers: Timers,
+): Promise<LearnedStateStore> {
+  const { createClient } = await import('redis');
+  const client = createClient({
+    url,
+    // While disconnected, commands fail at once: a save is tried again next interval.
+    disableOfflineQueue: true,
+    commandOptions: { timeout: 2_000 },
+    socket: {
+      connectTimeout: 1_000,
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 1_000),
+    },
+  });
+  // The failover store reports Redis going down; here a failed load or save says so.
+  client.on('error', () => {});
+  // The client reconnects for ever; a start waits for it at most this long, then reads or
+  // fails at once (no offline queue), and the gateway starts cold.
+  const connected = client.connect().then(
+    () => undefined,
+    () => undefined,
+  );
+  return {
+    where: `${url} ${LEARNED_STATE_KEY}`,
+    async load() {
+      let wait: TimerHandle | undefined;
+      const late = new Promise<void>((ok) => (wait = timers.at(clock.now() + CONNECT_WAIT_MS, ok)));
+      await Promise.race([connected, late]);
+      wait?.cancel();
+      return (await client.get(LEARNED_STATE_KEY)) ?? undefined;
+    },
+    async save(text) {
+      await client.set(LEARNED_STATE_KEY, text);
+    },
+    async close() {
+      // Saves are awaited before this; nothing is pending that a quit would wait for.
+      if (client.isOpen) client.destroy();
+    },
+  };
+}
+
+/** How long a start waits for Redis before it reads the learned state (or starts cold). */
+const CONNECT_WAIT_MS = 2_000;
+
+/**
+ * The store `--learned-state` names: `redis`, the key in the `--redis` server (`redisUrl`), or a
+ * file path.
+ */
+export async function openLearnedStore(
+  spec: string,
+  redisUrl: string | undefined,
+  clock: Clock,
+  timers: Timers,
+): Promise<LearnedStateStore> {
+  if (spec !== 'redis') return fileLearnedStore(spec, '--learned-state');
+  if (redisUrl === undefined) {
+    throw new ConfigError('--learned-state', 'a file path, or redis with --redis', spec);
+  }
+  return redisLearnedStore(redisUrl, clock, timers);
+}
+
+export interface PersistenceOptions {
+  readonly intervalMs: Ms;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  /** Wall time, Unix ms: what `saved_at` records and a restored state's age is taken from. */
+  readonly epochMs: () => Ms;
+  readonly log: OpsLog;
+}
+
+export class LearnedPersistence {
+  private readonly store: LearnedStateStore;
+  private readonly learned: Learned;
+  private readonly o: PersistenceOptions;
+  private timer: TimerHandle | null = null;
+  /** The save under way, if any: saves run one at a time. */
+  private saving: Promise<void> = Promise.resolve();
+  /** Whether the last save failed: a failure is logged once, and so is the recovery. */
+  private failing = false;
+
+  constructor(store: LearnedStateStore, learned: Learned, o: PersistenceOptions) {
+    this.store = store;
+    this.learned = learned;
+    this.o = o;
+  }
+
+  /** Takes the pipeline up from the state saved last, if there is one it can read. */
+  async restore(): Promise<void> {
+    const where = this.store.where;
+    let text: string | undefined;
+    try {
+      text = await this.store.load();
+    } catch (e) {
+      this.o.log.warn(
+        { learned_state: where, cause: (e as Error).message },
+        `learned state at ${where} could not be read: starting cold`,
+      );
+      return;
+    }
+    if (text === undefined) {
+      this.o.log.info({ learned_state: where }, `no learned state at ${where} yet: starting cold`);
+      return;
+    }
+    try {
+      const state = parseLearnedState(text);
+      restoreLearned(this.learned, state);
+      const summary = learnedStateSummary(state, this.o.epochMs());
+      this.o.log.info(
+        { learned_state: where, ...summary },
+        `output lengths restored from ${where}, saved ${summary.age_s} s ago`,
+      );
+    } catch (e) {
+      this.o.log.warn(
+        { learned_state: where, cause: (e as Error).message },
+        `learned state at ${where} is not valid (${(e as Error).message}): starting cold; the next save replaces it`,
+      );
+    }
+  }
+
+  /** Saves every interval from now on. */
+  start(): void {
+    const next = () => {
+      this.timer = this.o.timers.at(this.o.clock.now() + this.o.intervalMs, () => {
+        void this.save().then(next);
+      });
+    };
+    next();
+  }
+
+  /** Stops the interval's saves and saves once more: what was learned up to now. */
+  async stop(): Promise<void> {
+    this.timer?.cancel();
+    this.timer = null;
+    await this.save();
+    await this.store.close();
+  }
+
+  /** Saves now, after any save under way; never rejects. */
+  save(): Promise<void> {
+    this.saving = this.saving.then(async () => {
+      const where = this.store.where;
+      try {
+        await this.store.save(learnedStateText(this.learned, this.o.epochMs()));
+        if (this.failing) this.o.log.info({ learned_state: where }, `learned state saved again`);
+        this.failing = false;
+      } catch (e) {
+        if (!this.failing) {
+          this.o.log.warn(
+            { learned_state: where, cause: (e as Error).message },
+            `learned state could not be saved to ${where}: trying again every interval`,
+          );
+        }
+        this.failing = true;
+      }
+    });
+    return this.saving;
+  }
+}
