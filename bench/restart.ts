@@ -7,7 +7,7 @@
 // reserved for `prior_output_reserve` tokens of output until the lengths are learned), from
 // the saved state, and cold with the reserve at the prior's p90 (512), the overcommit the
 // reserve replaced. Per run: admitted, good, attainment over admitted, preemptions.
-// Usage: node bench/restart.ts [--json FILE]
+// Usage: npm run bench:restart [-- --json FILE]
 import { writeFileSync } from 'node:fs';
 import { flag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';

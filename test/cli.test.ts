@@ -579,6 +579,8 @@ test('simulate --learned-state starts from what an earlier run learned: a burst 
     `${warm.admission.admitted} vs ${cold.admission.admitted}`,
   );
   assert.equal(warm.slo.attainment_admitted, 1);
+  assert.deepEqual(warm.estimate.restored.classes, { interactive: 256 });
+  assert.equal(cold.estimate.restored, undefined);
   assert.equal(cold.slo.attainment_admitted, 1);
   writeFileSync(join(dir, 'bad-learned.json'), '{"format":"goodput.learned-state","version":1}');
   exitsNaming(

@@ -15,7 +15,6 @@ import { dirname } from 'node:path';
 import { ConfigError } from '../core/errors.ts';
 import type { Learned } from '../core/estimate/learned.ts';
 import {
-  learnedStateSummary,
   learnedStateText,
   parseLearnedState,
   restoreLearned,
@@ -179,11 +178,11 @@ export class LearnedPersistence {
     }
     try {
       const state = parseLearnedState(text);
-      restoreLearned(this.learned, state);
-      const summary = learnedStateSummary(state, this.o.epochMs());
+      const summary = restoreLearned(this.learned, state);
+      const ageS = Math.round((this.o.epochMs() - state.savedAtMs) / 1000);
       this.o.log.info(
-        { learned_state: where, ...summary },
-        `output lengths restored from ${where}, saved ${summary.age_s} s ago`,
+        { learned_state: where, age_s: ageS, ...summary },
+        `output lengths restored from ${where}, saved ${ageS} s ago`,
       );
     } catch (e) {
       this.o.log.warn(

@@ -79,6 +79,8 @@ export function runReport(run: RunParts): Report {
     estimate: {
       ...pipeline.learned.errors.summary(),
       wait_calibration: pipeline.learned.waitCalibration.summary(),
+      // Absent from a cold start's report: a run from saved state says what it started from.
+      ...(pipeline.learned.restored === undefined ? {} : { restored: pipeline.learned.restored }),
     },
     queueBudgets: Object.fromEntries(
       SLO_CLASS_NAMES.filter((c) => opts.policy.classes[c].objectives.ttftMs !== undefined).map(

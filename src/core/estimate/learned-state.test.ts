@@ -3,12 +3,7 @@ import assert from 'node:assert/strict';
 import { presetPolicy } from '../config/presets.ts';
 import { ConfigError } from '../errors.ts';
 import { Learned } from './learned.ts';
-import {
-  learnedStateSummary,
-  learnedStateText,
-  parseLearnedState,
-  restoreLearned,
-} from './learned-state.ts';
+import { learnedStateText, parseLearnedState, restoreLearned } from './learned-state.ts';
 
 const SAVED_AT = Date.parse('2026-12-04T12:00:00Z');
 
@@ -28,7 +23,14 @@ test('learned state goes through its text and back: the restored pipeline predic
   assert.equal(state.savedAtMs, SAVED_AT);
   const fresh = new Learned(presetPolicy('goodput'));
   assert.equal(fresh.outputs.predict('interactive', 'acme').source, 'prior');
-  restoreLearned(fresh, state);
+  const cold = fresh.restored;
+  assert.equal(cold, undefined);
+  assert.deepEqual(restoreLearned(fresh, state), {
+    saved_at: '2026-12-04T12:00:00.000Z',
+    classes: { interactive: 30, batch: 1 },
+    tenants: 2,
+  });
+  assert.deepEqual(fresh.restored?.classes, { interactive: 30, batch: 1 });
   for (const [cls, tenant] of [
     ['interactive', 'acme'],
     ['interactive', 'other'],
@@ -42,11 +44,6 @@ test('learned state goes through its text and back: the restored pipeline predic
   }
   assert.equal(fresh.outputs.predict('interactive', 'acme').source, 'tenant');
   assert.equal(learnedStateText(fresh, SAVED_AT), text);
-  assert.deepEqual(learnedStateSummary(state, SAVED_AT + 90_000), {
-    age_s: 90,
-    classes: { interactive: 30, batch: 1 },
-    tenants: 2,
-  });
 });
 
 test('a learned state that is not one is refused, naming the field and the value', () => {

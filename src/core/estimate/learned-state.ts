@@ -124,19 +124,23 @@ export function parseLearnedState(text: string): LearnedState {
   };
 }
 
-/** Takes `learned` up where the state left off (see OutputLengthModel.restore). */
-export function restoreLearned(learned: Learned, state: LearnedState): void {
-  learned.outputs.restore(state.outputLengths);
+/** What a restored state held: when it was saved, outputs kept per class, tenants kept. */
+export interface RestoredSummary {
+  readonly saved_at: string;
+  readonly classes: Readonly<Record<string, number>>;
+  readonly tenants: number;
 }
 
-/** What a log line says of restored state: its age and how much of it there is. */
-export function learnedStateSummary(
-  state: LearnedState,
-  nowEpochMs: Ms,
-): { readonly age_s: number; readonly classes: Record<string, number>; readonly tenants: number } {
-  return {
-    age_s: Math.round((nowEpochMs - state.savedAtMs) / 1000),
+/**
+ * Takes `learned` up where the state left off (see OutputLengthModel.restore), and notes in it
+ * what it was taken up from (reports say a run did not start cold).
+ */
+export function restoreLearned(learned: Learned, state: LearnedState): RestoredSummary {
+  learned.outputs.restore(state.outputLengths);
+  learned.restored = {
+    saved_at: new Date(state.savedAtMs).toISOString(),
     classes: Object.fromEntries(state.outputLengths.map((c) => [c.cls, c.outputs.length])),
     tenants: state.outputLengths.reduce((n, c) => n + c.tenants.length, 0),
   };
+  return learned.restored;
 }

@@ -11,6 +11,7 @@ import { QueueDelayControl } from '../queueing/queue-delay.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
 import type { Ms, Tokens } from '../request/units.ts';
 import type { SummaryLearners } from './fleet-summary.ts';
+import type { RestoredSummary } from './learned-state.ts';
 import { OutputLengthModel } from './output-length-model.ts';
 import { PredictionErrors } from './prediction-errors.ts';
 import { QueueBudgets } from './queue-budget.ts';
@@ -24,6 +25,8 @@ export class Learned {
   readonly queueDelay: QueueDelayControl | undefined;
   /** What the fleet summary reads of them (fixed for the pipeline's life). */
   readonly forSummary: SummaryLearners;
+  /** The saved state these were restored from (learned-state.ts); undefined: a cold start. */
+  restored: RestoredSummary | undefined = undefined;
 
   constructor(policy: ResolvedPolicy) {
     const a = policy.admission;
