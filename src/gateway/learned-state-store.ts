@@ -15,7 +15,7 @@ import { dirname } from 'node:path';
 import { ConfigError } from '../core/errors.ts';
 import type { Learned } from '../core/estimate/learned.ts';
 import {
-  learnedStateText,
+  learnedStateSlices,
   parseLearnedState,
   restoreLearned,
 } from '../core/estimate/learned-state.ts';
@@ -134,6 +134,9 @@ export async function openLearnedStore(
   return redisLearnedStore(redisUrl, clock, timers);
 }
 
+/** Histories read from the model per turn of the event loop when saving (~20 µs each). */
+const SLICES_PER_TURN = 32;
+
 export interface PersistenceOptions {
   readonly intervalMs: Ms;
   readonly clock: Clock;
@@ -210,12 +213,26 @@ export class LearnedPersistence {
     await this.store.close();
   }
 
+  /**
+   * The state's text, read from the model a few histories a turn: with thousands of tenants it
+   * takes tens of milliseconds, which in one turn would stall every stream.
+   */
+  private async text(): Promise<string> {
+    const parts: string[] = [];
+    for (const slice of learnedStateSlices(this.learned, this.o.epochMs())) {
+      if (parts.push(slice) % SLICES_PER_TURN === 0) {
+        await new Promise<void>((ok) => this.o.timers.at(this.o.clock.now(), ok));
+      }
+    }
+    return parts.join('');
+  }
+
   /** Saves now, after any save under way; never rejects. */
   save(): Promise<void> {
     this.saving = this.saving.then(async () => {
       const where = this.store.where;
       try {
-        await this.store.save(learnedStateText(this.learned, this.o.epochMs()));
+        await this.store.save(await this.text());
         if (this.failing) this.o.log.info({ learned_state: where }, `learned state saved again`);
         this.failing = false;
       } catch (e) {

@@ -46,6 +46,11 @@ test('learned state goes through its text and back: the restored pipeline predic
   assert.equal(learnedStateText(fresh, SAVED_AT), text);
 });
 
+test('a model that learned nothing saves a state that restores to nothing', () => {
+  const empty = parseLearnedState(learnedStateText(new Learned(presetPolicy('goodput')), 0));
+  assert.deepEqual(empty.outputLengths, []);
+});
+
 test('a learned state that is not one is refused, naming the field and the value', () => {
   const good = JSON.parse(learnedStateText(taught(), SAVED_AT)) as Record<string, unknown>;
   const classes = good.output_lengths as Record<string, unknown>[];

@@ -86,18 +86,26 @@ const stateSchema = z.strictObject({
 
 /** The text of what `learned` holds now, saved at `nowEpochMs`. */
 export function learnedStateText(learned: Learned, nowEpochMs: Ms): string {
-  return JSON.stringify({
-    format: LEARNED_STATE_FORMAT,
-    version: 1,
-    saved_at: new Date(nowEpochMs).toISOString(),
-    output_lengths: learned.outputs.snapshot().map(({ cls, outputs, capped, ended, tenants }) => ({
-      class: cls,
-      outputs,
-      capped,
-      ended,
-      tenants,
-    })),
-  });
+  return [...learnedStateSlices(learned, nowEpochMs)].join('');
+}
+
+/**
+ * The same text in slices, one per history, each copied from the model only as it is read: a
+ * gateway with thousands of tenants writes its state between its streams' tokens, not in one
+ * turn of tens of milliseconds (bench/RESULTS.md).
+ */
+export function* learnedStateSlices(learned: Learned, nowEpochMs: Ms): Generator<string> {
+  const savedAt = new Date(nowEpochMs).toISOString();
+  yield `{"format":"${LEARNED_STATE_FORMAT}","version":1,"saved_at":"${savedAt}","output_lengths":[`;
+  let classes = 0;
+  for (const { cls, outputs, capped, ended, tenants } of learned.outputs.snapshotLazily()) {
+    const head = JSON.stringify({ class: cls, outputs, capped, ended });
+    yield `${classes++ === 0 ? '' : ','}${head.slice(0, -1)},"tenants":[`;
+    let n = 0;
+    for (const t of tenants) yield `${n++ === 0 ? '' : ','}${JSON.stringify(t)}`;
+    yield ']}';
+  }
+  yield ']}';
 }
 
 /**

@@ -78,10 +78,14 @@ export interface HistorySnapshot {
   readonly ended: number;
 }
 
+export interface TenantSnapshot extends HistorySnapshot {
+  readonly tenant: string;
+}
+
 /** What the model learned of one class: the class's history and its tenants' own. */
 export interface ClassSnapshot extends HistorySnapshot {
   readonly cls: SloClassName;
-  readonly tenants: readonly (HistorySnapshot & { readonly tenant: string })[];
+  readonly tenants: readonly TenantSnapshot[];
 }
 
 /** Tenants a snapshot keeps per class: those with the most ended requests (a bounded file). */
@@ -153,14 +157,26 @@ export class OutputLengthModel {
    * window and, of its tenants, the `SNAPSHOT_TENANTS` with the most ended requests.
    */
   snapshot(): ClassSnapshot[] {
-    return [...this.classes].map(([cls, c]) => {
-      const tenants = [...c.byTenant]
+    return [...this.snapshotLazily()].map((c) => ({ ...c, tenants: [...c.tenants] }));
+  }
+
+  /**
+   * The snapshot, each tenant's history copied only as it is read: a host writing a large one
+   * can read it in slices, between other work (a gateway's streams).
+   */
+  *snapshotLazily(): Generator<
+    HistorySnapshot & { readonly cls: SloClassName; readonly tenants: Iterable<TenantSnapshot> }
+  > {
+    for (const [cls, c] of this.classes) {
+      const kept = [...c.byTenant]
         .filter(([, h]) => h.outputs.size > 0)
         .sort(([a, x], [b, y]) => y.ended - x.ended || (a < b ? -1 : a > b ? 1 : 0))
-        .slice(0, SNAPSHOT_TENANTS)
-        .map(([tenant, h]) => ({ tenant, ...historySnapshot(h) }));
-      return { cls, ...historySnapshot(c.all), tenants };
-    });
+        .slice(0, SNAPSHOT_TENANTS);
+      const tenants = (function* () {
+        for (const [tenant, h] of kept) yield { tenant, ...historySnapshot(h) };
+      })();
+      yield { cls, ...historySnapshot(c.all), tenants };
+    }
   }
 
   /**
