@@ -10,6 +10,7 @@ import { loadPolicy } from '../src/sim/policy-source.ts';
 import type { DecisionRecord } from '../src/core/observe/decision-record.ts';
 import { resolvePolicy, type ResolvedPolicy } from '../src/core/config/policy.ts';
 import { PRESETS } from '../src/core/config/presets.ts';
+import { parseLearnedState, restoreLearned } from '../src/core/estimate/learned-state.ts';
 import { deterministicPart, run } from './helpers.ts';
 
 const overload: Partial<ScenarioSpec> = {
@@ -380,4 +381,39 @@ test('LoRA adapters loaded on some replicas only: each request is routed among t
   }
   // Two adapters per replica, its two slots: no request waits for a slot, pinned or not.
   for (const k of [2, 4]) assert.ok(goodPerS[k] >= 0.98 * goodPerS[1], JSON.stringify(goodPerS));
+});
+
+test('a burst that fills each replica to within less than one request: the next waits for an end, not for the sum of what is free', () => {
+  // Restored from a gateway that had served these replies (uniform 500–2,500, p90 2,402): each
+  // request reserves 40 + 2,402 tokens of KV. 174 fill a replica's 426,983 to within 2,075 of
+  // it, less than one more, so each replica holds 174. Summed, the two replicas' free KV held one
+  // more behind the next; that one was promised the next dispatch (~220 ms), waited for a
+  // running request to end (seconds) and expired in the queue.
+  const outputs = Array.from({ length: 256 }, (_, i) =>
+    i < 230 ? 500 + Math.round((1_902 * i) / 229) : 2_402 + Math.round((98 * (i - 230)) / 25),
+  );
+  const history = { outputs, capped: [], ended: 36_000 };
+  const state = parseLearnedState(
+    JSON.stringify({
+      format: 'goodput.learned-state',
+      version: 1,
+      saved_at: '2026-12-04T12:00:00Z',
+      output_lengths: [
+        { class: 'interactive', ...history, tenants: [{ tenant: 'default', ...history }] },
+      ],
+    }),
+  );
+  const flood = coldFlood({ seed: 1, rate: 1_130, numRequests: 3_000, output: 'uniform:500:2500' });
+  const records: DecisionRecord[] = [];
+  const spec = { ...SCENARIO_DEFAULTS, seed: 1, replicas: 2, ...flood };
+  const r = runScenario(spec, loadPolicy('goodput'), {
+    wallClock: { now: () => 0 },
+    withLearned: (l) => restoreLearned(l, state),
+    onDecision: (d) => records.push(d),
+  });
+  const admitted = records.filter((d) => d.admission.result === 'admit');
+  assert.ok(admitted.every((d) => d.demand?.kv_reserved_tokens === 2_442));
+  assert.equal(r.admission.admitted, 2 * 174);
+  assert.equal(r.admission.expired_after_admission, 0);
+  assert.equal(r.slo.attainment_admitted, 1);
 });

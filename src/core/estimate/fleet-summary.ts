@@ -333,7 +333,9 @@ class FleetSummary implements FleetLoad {
    * budget limits how many streams of the running mix's mean context a step carries, and KV
    * the sum of reservations (those ahead taken at the mix's mean). Sizing the whole batch like
    * the new request instead would make a large prompt wait for the batch to shrink to a batch
-   * of large prompts. With nothing running: the steady batch of requests like it.
+   * of large prompts. KV is counted per replica too (#kvSlotsShort): summed, the free KV of two
+   * replicas may hold a request neither can. With nothing running: the steady batch of
+   * requests like it.
    */
   #beyondHeld(
     ahead: number,
@@ -353,6 +355,30 @@ class FleetSummary implements FleetLoad {
     const streams = this.#flow.steadyBatch(itl ?? Infinity, mixContext, 1);
     const bySeqs = held + ahead + 1 - n * streams;
     const byKv = (reserved + ahead * mixKv + kvTokens - n * this.#flow.kvLimitTokens) / mixKv;
-    return Math.max(bySeqs, byKv);
+    return Math.max(bySeqs, byKv, this.#kvSlotsShort(ahead, kvTokens, mixKv));
+  }
+
+  /**
+   * KV replica by replica: how many places short the replicas are of `ahead` requests of the
+   * running mix's mean reservation and then this one (`kvTokens`), each on one replica; ≤ 0
+   * when they hold them all. A burst that filled every replica to within less than one request
+   * leaves free KV that, summed, holds several; the request behind the next one would wait
+   * for running ones to end, seconds, while the sum promised it the next dispatch.
+   */
+  #kvSlotsShort(ahead: number, kvTokens: Tokens, mixKv: Tokens): number {
+    const limit = this.#flow.kvLimitTokens;
+    const free = (r: ReplicaSnapshot) =>
+      Math.max(0, limit - this.#ledger.replicas[r.index].reservedKvTokens);
+    let slots = 0;
+    for (const r of this.#replicas) slots += Math.floor(free(r) / mixKv);
+    // The places left for those ahead once this one takes its room on the best replica.
+    let best = -1;
+    for (const r of this.#replicas) {
+      const f = free(r);
+      if (f < kvTokens) continue;
+      best = Math.max(best, slots - Math.floor(f / mixKv) + Math.floor((f - kvTokens) / mixKv));
+    }
+    // No replica holds it: something must end first, besides what those ahead need.
+    return best < 0 ? 1 + Math.max(0, ahead - slots) : ahead - best;
   }
 }
