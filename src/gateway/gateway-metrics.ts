@@ -268,6 +268,17 @@ export class GatewayMetrics {
     labelNames: ['reason'],
     registers: [this.registry],
   });
+  readonly learnedStateSaves = new Counter({
+    name: 'goodput_learned_state_saves_total',
+    help: 'Saves of what the gateway learned (--learned-state), by result (ok, error).',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+  readonly learnedStateRestored = new Gauge({
+    name: 'goodput_learned_state_restored',
+    help: '1 when this gateway started from saved learned state (--learned-state), 0 when cold.',
+    registers: [this.registry],
+  });
   readonly draining = new Gauge({
     name: 'goodput_draining',
     help: '1 while the gateway drains before it exits (refusing new requests), else 0.',

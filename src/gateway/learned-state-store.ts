@@ -144,6 +144,9 @@ export interface PersistenceOptions {
   /** Wall time, Unix ms: what `saved_at` records and a restored state's age is taken from. */
   readonly epochMs: () => Ms;
   readonly log: OpsLog;
+  /** Each save's result, and whether the start restored a state (metrics). */
+  readonly onSave?: (ok: boolean) => void;
+  readonly onRestored?: () => void;
 }
 
 export class LearnedPersistence {
@@ -182,6 +185,7 @@ export class LearnedPersistence {
     try {
       const state = parseLearnedState(text);
       const summary = restoreLearned(this.learned, state);
+      this.o.onRestored?.();
       const ageS = Math.round((this.o.epochMs() - state.savedAtMs) / 1000);
       this.o.log.info(
         { learned_state: where, age_s: ageS, ...summary },
@@ -235,6 +239,7 @@ export class LearnedPersistence {
         await this.store.save(await this.text());
         if (this.failing) this.o.log.info({ learned_state: where }, `learned state saved again`);
         this.failing = false;
+        this.o.onSave?.(true);
       } catch (e) {
         if (!this.failing) {
           this.o.log.warn(
@@ -243,6 +248,7 @@ export class LearnedPersistence {
           );
         }
         this.failing = true;
+        this.o.onSave?.(false);
       }
     });
     return this.saving;

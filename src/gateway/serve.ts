@@ -202,6 +202,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
           timers,
           epochMs,
           log,
+          onSave: (ok) => metrics.learnedStateSaves.inc({ result: ok ? 'ok' : 'error' }),
+          onRestored: () => metrics.learnedStateRestored.set(1),
         });
   await learned?.restore();
   learned?.start();

@@ -121,6 +121,8 @@ test('a restart from the saved file predicts and reserves as the stopped gateway
   assert.equal(first.output_source, 'tenant');
   assert.equal(first.output_p90, p90);
   assert.ok(first.kv_reserved_tokens < first.input_tokens + 4_096, JSON.stringify(first));
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  assert.match(metrics, /^goodput_learned_state_restored 1$/m);
   await stop(proc);
 });
 
@@ -133,6 +135,9 @@ test('a state that cannot be read starts cold, saying why; the next save replace
   assert.match(String(line.msg), /version: expected one of 1, got 7/);
   assert.equal((await ask(url)).output_source, 'prior');
   await until('the next save', () => readFileSync(state, 'utf8').includes('"version":1'));
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  assert.match(metrics, /^goodput_learned_state_restored 0$/m);
+  assert.match(metrics, /^goodput_learned_state_saves_total\{result="ok"\} [1-9]/m);
   await stop(proc);
 });
 
@@ -158,8 +163,18 @@ test('in Redis, a new gateway replica starts from what another learned', async (
   await stop(proc);
   // Redis gone: the next replica starts cold, saying so, and serves.
   await redis.kill();
-  const alone = await serve(...shared);
+  const alone = await serve(...shared, '--learned-state-interval', '0.2');
   assert.ok(logged(alone.proc, /could not be read: starting cold/) !== undefined);
   assert.equal((await ask(alone.url)).output_source, 'prior');
+  // Its saves fail, and say so once in the log and every time in /metrics.
+  await until('a failed save counted', async () =>
+    /^goodput_learned_state_saves_total\{result="error"\} [2-9]/m.test(
+      await (await fetch(`${alone.url}/metrics`)).text(),
+    ),
+  );
+  assert.equal(
+    alone.proc.jsonLines().filter((l) => /could not be saved/.test(String(l.msg))).length,
+    1,
+  );
   await stop(alone.proc);
 });
