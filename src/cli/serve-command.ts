@@ -244,9 +244,10 @@ export function serveCommand(): Command {
       log.info({ policy: policy.revision, ...fleet }, `policy ${policy.revision}`);
       if (policy.admission.type === 'goodput') {
         const { minSamples, priorOutputReserve } = policy.estimate;
+        const which = running.gateway.pipeline.learned.restored === undefined ? 'a' : 'a cold';
         log.info(
           { prior_output_reserve: priorOutputReserve, min_samples: minSamples },
-          `until a class's output lengths are learned, its requests reserve KV for up to ` +
+          `until ${which} class's output lengths are learned, its requests reserve KV for up to ` +
             `${priorOutputReserve} output tokens (estimate.prior_output_reserve; less with max_tokens)`,
         );
       }
