@@ -154,6 +154,7 @@ export class LearnedPersistence {
   private readonly learned: Learned;
   private readonly o: PersistenceOptions;
   private timer: TimerHandle | null = null;
+  private stopped = false;
   /** The save under way, if any: saves run one at a time. */
   private saving: Promise<void> = Promise.resolve();
   /** Whether the last save failed: a failure is logged once, and so is the recovery. */
@@ -202,6 +203,8 @@ export class LearnedPersistence {
   /** Saves every interval from now on. */
   start(): void {
     const next = () => {
+      // A stop while the interval's save ran: no more intervals.
+      if (this.stopped) return;
       this.timer = this.o.timers.at(this.o.clock.now() + this.o.intervalMs, () => {
         void this.save().then(next);
       });
@@ -211,6 +214,7 @@ export class LearnedPersistence {
 
   /** Stops the interval's saves and saves once more: what was learned up to now. */
   async stop(): Promise<void> {
+    this.stopped = true;
     this.timer?.cancel();
     this.timer = null;
     await this.save();

@@ -1,0 +1,124 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { presetPolicy } from '../core/config/presets.ts';
+import { Learned } from '../core/estimate/learned.ts';
+import { learnedStateText } from '../core/estimate/learned-state.ts';
+import { VirtualClock } from '../runtime/virtual-clock.ts';
+import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
+import { memoryOpsLog } from './ops-log.ts';
+
+const INTERVAL_MS = 60_000;
+
+/** A store in memory whose saves wait until released while `hold`, or fail while `failing`. */
+class HeldStore implements LearnedStateStore {
+  readonly where = 'memory';
+  readonly saved: string[] = [];
+  failing = false;
+  hold = false;
+  stored: string | undefined;
+  private readonly waiting: (() => void)[] = [];
+
+  async load(): Promise<string | undefined> {
+    return this.stored;
+  }
+
+  async save(text: string): Promise<void> {
+    if (this.hold) await new Promise<void>((ok) => this.waiting.push(ok));
+    if (this.failing) throw new Error('disk full');
+    this.saved.push(text);
+  }
+
+  async close(): Promise<void> {}
+
+  release(): void {
+    for (const ok of this.waiting.splice(0)) ok();
+  }
+}
+
+/** Runs the clock to `untilMs` a second at a time, letting each save's turns settle between. */
+async function runTo(clock: VirtualClock, untilMs: number): Promise<void> {
+  for (let t = clock.now(); t <= untilMs; t += 1_000) {
+    for (let i = 0; i < 10; i++) {
+      clock.run(t);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+}
+
+function persistence(store: LearnedStateStore, learned = new Learned(presetPolicy('goodput'))) {
+  const clock = new VirtualClock();
+  const log = memoryOpsLog();
+  const results: boolean[] = [];
+  const p = new LearnedPersistence(store, learned, {
+    intervalMs: INTERVAL_MS,
+    clock,
+    timers: clock,
+    epochMs: () => Date.parse('2026-12-04T12:00:00Z') + clock.now(),
+    log,
+    onSave: (ok) => results.push(ok),
+  });
+  return { p, clock, log, results, learned };
+}
+
+test('saves every interval, the text the model gives; a failure is logged once, and so is the recovery', async () => {
+  const store = new HeldStore();
+  const saved = store.saved;
+  const { p, clock, log, results, learned } = persistence(store);
+  learned.outputs.observe('interactive', 'acme', 300);
+  p.start();
+  await runTo(clock, INTERVAL_MS);
+  assert.equal(saved.length, 1);
+  assert.equal(saved[0], learnedStateText(learned, Date.parse('2026-12-04T12:01:00Z')));
+  store.failing = true;
+  await runTo(clock, 3 * INTERVAL_MS);
+  store.failing = false;
+  await runTo(clock, 4 * INTERVAL_MS);
+  assert.deepEqual(results, [true, false, false, true]);
+  assert.deepEqual(
+    log.lines.map((l) => `${l.level} ${l.msg}`),
+    [
+      'warn learned state could not be saved to memory: trying again every interval',
+      'info learned state saved again',
+    ],
+  );
+  await p.stop();
+  assert.equal(saved.length, 3);
+});
+
+test('a stop while an interval save is under way saves once more and arms no further interval', async () => {
+  const store = new HeldStore();
+  const saved = store.saved;
+  const { p, clock } = persistence(store);
+  p.start();
+  store.hold = true;
+  await runTo(clock, INTERVAL_MS);
+  const stopped = p.stop();
+  store.hold = false;
+  store.release();
+  await stopped;
+  await runTo(clock, 10 * INTERVAL_MS);
+  assert.equal(saved.length, 2);
+  assert.equal(clock.pending, 0);
+});
+
+test('a start restores what was saved, or starts cold saying why', async () => {
+  const store = new HeldStore();
+  const cold = persistence(store);
+  await cold.p.restore();
+  assert.match(cold.log.lines[0].msg, /^no learned state at memory yet: starting cold/);
+
+  const taught = new Learned(presetPolicy('goodput'));
+  for (let i = 0; i < 30; i++) taught.outputs.observe('interactive', 'acme', 100 + i);
+  store.stored = learnedStateText(taught, Date.parse('2026-12-04T11:59:00Z'));
+  const warm = persistence(store);
+  await warm.p.restore();
+  assert.deepEqual(warm.log.lines[0].fields.classes, { interactive: 30 });
+  assert.equal(warm.log.lines[0].fields.age_s, 60);
+  assert.equal(warm.learned.outputs.predict('interactive', 'acme').source, 'tenant');
+
+  store.stored = '{"format":"goodput.learned-state","version":1}';
+  const bad = persistence(store);
+  await bad.p.restore();
+  assert.match(bad.log.lines[0].msg, /is not valid \(saved_at: expected/);
+  assert.equal(bad.learned.restored, undefined);
+});
