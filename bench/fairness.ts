@@ -6,17 +6,28 @@
 //                  so tenant-0 offers 10× its fair share;
 //   zipf:24:1.2  — 24 tenants of equal weight with Zipf-skewed sizes; a tenant is under its fair
 //                  share when it offers less than capacity / 24 (under 1/48 of all requests).
-// Usage: node bench/fairness.ts [--seeds 1,2,3] [--rate 110] [--num-requests 6000]
+// `--warm`: each goodput run starts from the state (learned output lengths) of the same tenants
+// served calmly first (20 req/s, 3,000 requests), as a gateway restarted with --learned-state
+// does; without it, each starts cold.
+// Usage: node bench/fairness.ts [--seeds 1,2,3] [--rate 110] [--num-requests 6000] [--warm]
 import { flag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS } from '../src/sim/scenario.ts';
 import { resolvePolicy } from '../src/core/config/policy.ts';
 import { PRESETS } from '../src/core/config/presets.ts';
 import type { Report } from '../src/core/observe/report.ts';
 import { cpus } from 'node:os';
+import type { Learned } from '../src/core/estimate/learned.ts';
+import {
+  learnedStateText,
+  parseLearnedState,
+  restoreLearned,
+  type LearnedState,
+} from '../src/core/estimate/learned-state.ts';
 
 const seeds = (flag('--seeds') ?? '1,2,3').split(',').map(Number);
 const rate = Number(flag('--rate') ?? 110);
 const numRequests = Number(flag('--num-requests') ?? 6_000);
+const WARM = process.argv.includes('--warm');
 
 const SCENARIOS = {
   'two tenants': {
@@ -39,25 +50,36 @@ function run(variant: Variant, scenario: keyof typeof SCENARIOS, seed: number): 
     },
     tenants: s.weights,
   });
-  return runScenario(
-    {
-      ...SCENARIO_DEFAULTS,
-      seed,
-      rate,
-      numRequests,
-      tenants: s.tenants,
-      classes: 'interactive',
-      input: 'sharegpt-vllm',
-      output: 'sharegpt-vllm',
-    },
-    policy,
-    { wallClock: { now: () => performance.now() } },
-  );
+  const spec = {
+    ...SCENARIO_DEFAULTS,
+    seed,
+    rate,
+    numRequests,
+    tenants: s.tenants,
+    classes: 'interactive',
+    input: 'sharegpt-vllm',
+    output: 'sharegpt-vllm',
+  };
+  const wallClock = { now: () => performance.now() };
+  let from: LearnedState | undefined;
+  if (WARM && variant !== 'baseline-vllm') {
+    let taught: Learned | undefined;
+    const calm = { ...spec, seed: seed + 100, rate: 20, numRequests: 3_000 };
+    runScenario(calm, policy, { wallClock, withLearned: (l) => (taught = l) });
+    from = parseLearnedState(learnedStateText(taught as Learned, 0));
+  }
+  return runScenario(spec, policy, {
+    wallClock,
+    withLearned: (l) => from !== undefined && restoreLearned(l, from),
+  });
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 console.log(`machine: ${cpus()[0]?.model} × ${cpus().length}, node ${process.version}`);
-console.log(`rate ${rate} req/s, ${numRequests} requests, seeds ${seeds.join(', ')}\n`);
+console.log(
+  `rate ${rate} req/s, ${numRequests} requests, seeds ${seeds.join(', ')}, ` +
+    `${WARM ? 'from learned state (--warm)' : 'cold'}\n`,
+);
 console.log(
   '| scenario | seed | policy | good req/s | attainment offered / admitted | protected tenants: min attainment | heaviest tenant attainment | Jain | max queue wait |',
 );
