@@ -36,16 +36,15 @@ export interface LearnedStateStore {
 /** The Redis key every replica writes its learned state to. */
 export const LEARNED_STATE_KEY = 'goodput:learned-state';
 
-/** A file at `path`; a directory that does not exist is a ConfigError naming `flag`. */
+/**
+ * A file at `path`; a directory that does not exist, or a path that is one, is a ConfigError
+ * naming `flag`.
+ */
 export function fileLearnedStore(path: string, flag: string): LearnedStateStore {
   const dir = dirname(path);
-  let isDir = false;
-  try {
-    isDir = statSync(dir).isDirectory();
-  } catch {
-    // reported below
-  }
-  if (!isDir) throw new ConfigError(flag, `a file in a directory that exists (${dir})`, path);
+  const isDir = (p: string) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+  if (!isDir(dir)) throw new ConfigError(flag, `a file in a directory that exists (${dir})`, path);
+  if (isDir(path)) throw new ConfigError(flag, 'a file, not a directory', path);
   return {
     where: path,
     async load() {

@@ -141,10 +141,13 @@ test('a state that cannot be read starts cold, saying why; the next save replace
   await stop(proc);
 });
 
-test('a state file in no directory is refused at start, naming the flag', async () => {
+test('a state file in no directory, or a directory, is refused at start, naming the flag', async () => {
   const r = await runGoodput(['serve', '--learned-state', join(dir, 'nowhere', 'state.json')]);
   assert.equal(r.code, 2, r.out);
   assert.match(r.out, /--learned-state: expected a file in a directory that exists/);
+  const isDir = await runGoodput(['serve', '--learned-state', dir]);
+  assert.equal(isDir.code, 2, isDir.out);
+  assert.match(isDir.out, /--learned-state: expected a file, not a directory/);
   const noRedis = await runGoodput(['serve', '--learned-state', 'redis']);
   assert.equal(noRedis.code, 2, noRedis.out);
   assert.match(noRedis.out, /--learned-state: expected a file path, or redis with --redis/);
