@@ -27,10 +27,10 @@
 //   [--model M] [--gpu G] [--tp N] [--replicas N] [--max-num-seqs N] (the embedded fleet;
 //   default 2 × llama-3-8b/h100 at the engine's own max_num_seqs)
 //   [--policy NAME|FILE] [--learned-state FILE] (the gateway starts from it: serve's flag)
-//   [--json FILE] [--outcomes DIR] (the C client's line per request, a
+//   [--keep-log] (keep the gateway's decision log, and say where) [--json FILE] [--outcomes DIR] (the C client's line per request, a
 //   file per phase: burst.tsv, sustained.tsv, gamma.tsv)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FLEET_ARGS, REPO_ROOT, flag } from './bench-args.ts';
@@ -497,3 +497,6 @@ for (const r of results) {
 }
 const out = flag('--json');
 if (out !== undefined) writeFileSync(out, JSON.stringify({ goodRps, rate, results }, null, 2));
+// The gateway's decision log (tens of MB a run) is kept only when asked for.
+if (process.argv.includes('--keep-log')) console.log(`decision log: ${decisionFile}`);
+else rmSync(dir, { recursive: true, force: true });

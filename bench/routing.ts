@@ -15,7 +15,7 @@
 // Usage: node bench/routing.ts [--model llama-3.1-8b] [--tp 1] [--seeds 1,2,3]
 //                              [--num-requests 3000] [--grid 6,8,10,12,14,16,18]
 import { cpus, tmpdir } from 'node:os';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { flag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
@@ -191,3 +191,4 @@ table(
   ROUTER_TYPES.filter((t) => t !== 'session-hash').map((t) => [t, routingOnly(t)]),
   { trace: file, prefix: undefined },
 );
+rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
@@ -12,6 +11,7 @@ import { resolvePolicy, type ResolvedPolicy } from '../src/core/config/policy.ts
 import { PRESETS } from '../src/core/config/presets.ts';
 import { parseLearnedState, restoreLearned } from '../src/core/estimate/learned-state.ts';
 import { deterministicPart, run } from './helpers.ts';
+import { tempDir } from './temp-dir.ts';
 
 const overload: Partial<ScenarioSpec> = {
   rate: 40,
@@ -166,7 +166,7 @@ test('goodput runs are deterministic', () => {
 
 test('a deferred request that never finds capacity fails in the offered denominator', () => {
   const spec = { ...overload, classes: 'interactive:0.6,best_effort:0.4', rate: 60 };
-  const path = join(tmpdir(), `goodput-defer-policy-${process.pid}.json`);
+  const path = join(tempDir('defer-policy'), 'policy.json');
   writeFileSync(
     path,
     JSON.stringify({

@@ -2,14 +2,14 @@
 // `simulate --capacity-envelope` loads; a live search probes a `goodput engine` with
 // `goodput bench`; bad input exits 2 naming the flag or the field.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseEnvelope } from '../src/core/autoscale/capacity-envelope.ts';
 import { runGoodput, startEngine } from './gateway/process-kit.ts';
+import { tempDir } from './temp-dir.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'goodput-capacity-'));
+const dir = tempDir('capacity');
 const MIX = ['--input', 'uniform:100:600', '--output', 'uniform:50:250'];
 
 test('capacity (simulated): a bracketed search, an envelope the autoscaler loads', async () => {

@@ -2,12 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
+import { tempDir } from './temp-dir.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'goodput-cli-'));
+const dir = tempDir('cli');
 
 function goodput(...args: string[]) {
   const r = spawnSync(process.execPath, ['bin/goodput.js', ...args], { encoding: 'utf8' });

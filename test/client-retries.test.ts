@@ -4,10 +4,10 @@
 // attempt is counted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './helpers.ts';
+import { tempDir } from './temp-dir.ts';
 
 const constant = { profile: 'const:step_ms=10', input: 'fixed:16', replicas: 1 };
 
@@ -66,7 +66,7 @@ test('without a timeout nothing is cancelled or retried', () => {
 });
 
 test("a refusal no retry can undo (its Retry-After past the client's deadline): disciplined clients stop", () => {
-  const dir = mkdtempSync(join(tmpdir(), 'goodput-final-'));
+  const dir = tempDir('final');
   // 40 requests at once, each 1 s of decoding on one replica: the deadline gate refuses what the
   // replica cannot finish by the client's deadline, with a Retry-After of at least 500 ms.
   const trace = (timeoutMs: number) => {

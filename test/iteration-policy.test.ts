@@ -5,13 +5,13 @@
 // served, its first tokens later (smaller chunks).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './helpers.ts';
 import type { ScenarioSpec } from '../src/sim/scenario.ts';
+import { tempDir } from './temp-dir.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'goodput-burst-'));
+const dir = tempDir('burst');
 const trace = join(dir, 'burst.jsonl');
 const rows = [
   ...Array.from({ length: 48 }, (_, i) => ({

@@ -2,12 +2,12 @@
 // cache hits that cut prefill (and so TTFT); turning caching off removes both.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './helpers.ts';
+import { tempDir } from './temp-dir.ts';
 
-const trace = join(mkdtempSync(join(tmpdir(), 'goodput-prefix-')), 'chat.jsonl');
+const trace = join(tempDir('prefix'), 'chat.jsonl');
 const lines: string[] = [];
 // 40 conversations of 5 turns; turn k re-sends the history (k + 1) × 64 blocks of 16 tokens.
 for (let turn = 0; turn < 5; turn++) {

@@ -4,11 +4,11 @@
 // and gives it up when they take long. The pause is the tool's time, not a token gap.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './helpers.ts';
 import type { ScenarioSpec } from '../src/sim/scenario.ts';
+import { tempDir } from './temp-dir.ts';
 
 const agents = (toolCalls: string, extra: Partial<ScenarioSpec> = {}) =>
   run({
@@ -61,7 +61,7 @@ test("a tool call's pause is not a token gap: kept KV leaves the streams' gaps a
 });
 
 test('native traces carry tool_calls per row; a bad one is refused naming line and field', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'goodput-tools-'));
+  const dir = tempDir('tools');
   const ok = join(dir, 'ok.jsonl');
   writeFileSync(
     ok,

@@ -1,15 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { epochMs } from '../runtime/wall-clock.ts';
 import { openDecisionLog } from './decision-log.ts';
+import { tempDir } from '../../test/temp-dir.ts';
 
 const record = (id: string) => JSON.stringify({ request_id: id, tenant: 'acme' });
 
 test('records are appended as JSON lines, and all of them are out once close resolves', async () => {
-  const file = join(mkdtempSync(join(tmpdir(), 'goodput-dlog-')), 'decisions.jsonl');
+  const file = join(tempDir('dlog'), 'decisions.jsonl');
   for (const run of [1, 2]) {
     const log = openDecisionLog(file, (e) => assert.fail(e), epochMs);
     for (let i = 0; i < 1_000; i++) log.write(record(`run${run}-${i}`));
@@ -24,7 +25,7 @@ test('records are appended as JSON lines, and all of them are out once close res
 });
 
 test("a line is the record's keys inside pino's envelope, multi-byte text included", async () => {
-  const file = join(mkdtempSync(join(tmpdir(), 'goodput-dlog-')), 'decisions.jsonl');
+  const file = join(tempDir('dlog'), 'decisions.jsonl');
   const log = openDecisionLog(file, (e) => assert.fail(e), epochMs);
   const before = Math.round(epochMs());
   log.write(
@@ -55,7 +56,7 @@ test("a line is the record's keys inside pino's envelope, multi-byte text includ
 });
 
 test('a line reaches the file while the log stays open, for an operator tailing it', async () => {
-  const file = join(mkdtempSync(join(tmpdir(), 'goodput-dlog-')), 'decisions.jsonl');
+  const file = join(tempDir('dlog'), 'decisions.jsonl');
   const log = openDecisionLog(file, (e) => assert.fail(e), epochMs);
   log.write(record('tailed'));
   // One short line is far below the batch size: only the periodic flush writes it out.

@@ -5,13 +5,13 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { postChat, until } from './gateway-kit.ts';
+import { tempDir } from '../temp-dir.ts';
 
 const ADMIN = 'admin-secret';
-const dir = mkdtempSync(join(tmpdir(), 'goodput-decisions-'));
+const dir = tempDir('decisions');
 const file = join(dir, 'decisions.jsonl');
 const child = spawn(
   process.execPath,

@@ -4,16 +4,16 @@
 // gateway's loop or on a thread of their own. A K the fleet cannot place is refused at start.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runGoodput, startServe } from './process-kit.ts';
+import { tempDir } from '../temp-dir.ts';
 
 const ADAPTERS = ['a0', 'a1', 'a2', 'a3'];
 
 for (const thread of [false, true]) {
   test(`--adapter-replicas 1 over 2 replicas${thread ? ' (--fleet-thread)' : ''}: each request runs where its adapter is loaded`, async () => {
-    const decisions = join(mkdtempSync(join(tmpdir(), 'goodput-adapters-')), 'decisions.jsonl');
+    const decisions = join(tempDir('adapters'), 'decisions.jsonl');
     const gw = await startServe([
       ...(thread ? ['--fleet-thread'] : []),
       '--replicas',

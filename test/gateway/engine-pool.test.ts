@@ -6,17 +6,17 @@
 // a SIGKILL: an engine of the pool exits when its gateway does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { startServe, until } from './process-kit.ts';
+import { tempDir } from '../temp-dir.ts';
 
 // The goodput preset without its gap guard: here the engines the pool starts are Node processes
 // on the gateway's own two cores, and their start-up makes its loop late, so the guard would
 // shed the burst that is meant to make the pool scale out. Engines on machines of their own
 // (what a pool is for) take no CPU from the gateway.
-const POLICY = join(mkdtempSync(join(tmpdir(), 'goodput-pool-')), 'policy.yaml');
+const POLICY = join(tempDir('pool'), 'policy.yaml');
 writeFileSync(
   POLICY,
   [

@@ -7,8 +7,7 @@
 // prefix-aware router beats round-robin live.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
@@ -17,11 +16,12 @@ import type { ChatMessage } from '../../src/openai/chat-request.ts';
 import { runScenario, SCENARIO_DEFAULTS } from '../../src/sim/scenario.ts';
 import { loadPolicy } from '../../src/sim/policy-source.ts';
 import { startEngine, startServe, until } from './process-kit.ts';
+import { tempDir } from '../temp-dir.ts';
 
 const PROFILE = 'const:step_ms=2';
 const SESSIONS = 8;
 const TURNS = 5;
-const dir = mkdtempSync(join(tmpdir(), 'goodput-routing-live-'));
+const dir = tempDir('routing-live');
 
 const systemPrompt = (k: number) =>
   `You are assistant ${k}. ` + `Answer carefully, cite the handbook section ${k}. `.repeat(10);

@@ -7,12 +7,12 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { engines, metricValue, postChat, until } from './gateway-kit.ts';
 import { startRedis } from './redis-kit.ts';
+import { tempDir } from '../temp-dir.ts';
 
 interface GatewayProcess {
   readonly url: string;
@@ -23,7 +23,7 @@ interface GatewayProcess {
 
 const redis = await startRedis();
 const [backend] = await engines(1);
-const dir = mkdtempSync(join(tmpdir(), 'goodput-shared-'));
+const dir = tempDir('shared');
 const policyFile = join(dir, 'policy.json');
 writeFileSync(
   policyFile,

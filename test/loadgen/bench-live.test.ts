@@ -3,9 +3,8 @@
 // status and a reason; nothing throws; the CLI writes vLLM's fields and exits 0, and bad flags
 // exit 2 naming the flag.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { runBench, type BenchSpec } from '../../src/loadgen/run-bench.ts';
@@ -13,6 +12,7 @@ import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
 import { runGoodput, startEngine } from '../gateway/process-kit.ts';
 import { freePort } from '../gateway/redis-kit.ts';
+import { tempDir } from '../temp-dir.ts';
 
 // Started at the top level: the kit ends it when the file's tests end.
 const engine = await startEngine(['--seed', '3']);
@@ -112,7 +112,7 @@ test('bench against a port where nothing listens: every request a refused connec
 });
 
 test('goodput bench CLI: a vLLM-shaped JSON result, per-request lists on request', async () => {
-  const file = join(mkdtempSync(join(tmpdir(), 'goodput-bench-')), 'result.json');
+  const file = join(tempDir('bench'), 'result.json');
   const r = await runGoodput([
     'bench',
     '--url',

@@ -4,8 +4,7 @@
 // data (a Chart.js instance holding every point its spec gave, on a canvas with ink on it). A
 // full-page screenshot of each is kept under test/artifacts/.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
@@ -19,8 +18,9 @@ import {
   openPage,
   screenshot,
 } from './browser-kit.ts';
+import { tempDir } from '../temp-dir.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'goodput-report-'));
+const dir = tempDir('report');
 let browser: Browser;
 before(async () => {
   browser = await launch();
