@@ -181,3 +181,44 @@ test('in Redis, a new gateway replica starts from what another learned', async (
   );
   await stop(alone.proc);
 });
+
+test('SIGTERM with streams in flight: they finish, and the state saved at exit has learned from them', async () => {
+  const state = join(dir, 'draining.json');
+  // 20 ms a step: 100 tokens take 2 s, so the streams are mid-way when the signal comes.
+  const { url, proc } = await serve('--learned-state', state, '--profile', 'const:step_ms=20');
+  const streams = await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: MODEL,
+          messages: [{ role: 'user', content: 'hello there' }],
+          max_tokens: 100,
+          stream: true,
+        }),
+      });
+      assert.equal(res.status, 200);
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      await reader.read();
+      return reader;
+    }),
+  );
+  proc.child.kill('SIGTERM');
+  for (const reader of streams) {
+    let text = '';
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      text += new TextDecoder().decode(r.value);
+    }
+    assert.match(text, /data: \[DONE\]/);
+    assert.doesNotMatch(text, /shutting_down/);
+  }
+  assert.deepEqual(await proc.exited, { code: 0, signal: null }, proc.output());
+  const saved = JSON.parse(readFileSync(state, 'utf8')) as {
+    output_lengths: { class: string; outputs: number[]; capped: number[]; ended: number }[];
+  };
+  const interactive = saved.output_lengths.find((c) => c.class === 'interactive');
+  assert.deepEqual(interactive?.outputs, [100, 100, 100, 100]);
+  assert.deepEqual(interactive?.capped, [0, 1, 2, 3]);
+  assert.equal(interactive?.ended, 4);
+});
