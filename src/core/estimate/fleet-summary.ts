@@ -367,18 +367,18 @@ class FleetSummary implements FleetLoad {
    */
   #kvSlotsShort(ahead: number, kvTokens: Tokens, mixKv: Tokens): number {
     const limit = this.#flow.kvLimitTokens;
-    const free = (r: ReplicaSnapshot) =>
-      Math.max(0, limit - this.#ledger.replicas[r.index].reservedKvTokens);
     let slots = 0;
-    for (const r of this.#replicas) slots += Math.floor(free(r) / mixKv);
-    // The places left for those ahead once this one takes its room on the best replica.
-    let best = -1;
+    // The fewest places this one takes from those ahead, on the replica it costs least.
+    let leastTaken = Infinity;
     for (const r of this.#replicas) {
-      const f = free(r);
-      if (f < kvTokens) continue;
-      best = Math.max(best, slots - Math.floor(f / mixKv) + Math.floor((f - kvTokens) / mixKv));
+      const free = Math.max(0, limit - this.#ledger.replicas[r.index].reservedKvTokens);
+      const here = Math.floor(free / mixKv);
+      slots += here;
+      if (free >= kvTokens) {
+        leastTaken = Math.min(leastTaken, here - Math.floor((free - kvTokens) / mixKv));
+      }
     }
     // No replica holds it: something must end first, besides what those ahead need.
-    return best < 0 ? 1 + Math.max(0, ahead - slots) : ahead - best;
+    return leastTaken === Infinity ? 1 + Math.max(0, ahead - slots) : ahead - slots + leastTaken;
   }
 }
