@@ -9,7 +9,11 @@ import { loadPolicy } from '../src/sim/policy-source.ts';
 import type { DecisionRecord } from '../src/core/observe/decision-record.ts';
 import { resolvePolicy, type ResolvedPolicy } from '../src/core/config/policy.ts';
 import { PRESETS } from '../src/core/config/presets.ts';
-import { parseLearnedState, restoreLearned } from '../src/core/estimate/learned-state.ts';
+import {
+  parseLearnedState,
+  restoreLearned,
+  type LearnedState,
+} from '../src/core/estimate/learned-state.ts';
 import { deterministicPart, run } from './helpers.ts';
 import { tempDir } from './temp-dir.ts';
 
@@ -22,12 +26,18 @@ const overload: Partial<ScenarioSpec> = {
   replicas: 1,
 };
 
-function withRecords(spec: Partial<ScenarioSpec>, policy: string | ResolvedPolicy) {
+/** `from`: the pipeline starts from this learned state, as a restarted gateway does. */
+function withRecords(
+  spec: Partial<ScenarioSpec>,
+  policy: string | ResolvedPolicy,
+  from?: LearnedState,
+) {
   const records: DecisionRecord[] = [];
   const resolved = typeof policy === 'string' ? loadPolicy(policy) : policy;
   const report = runScenario({ ...SCENARIO_DEFAULTS, seed: 3, ...spec }, resolved, {
     wallClock: { now: () => 0 },
     onDecision: (r) => records.push(r),
+    withLearned: (l) => from !== undefined && restoreLearned(l, from),
   });
   return { report, records };
 }
@@ -403,14 +413,14 @@ test('a burst that fills each replica to within less than one request: the next 
       ],
     }),
   );
-  const flood = coldFlood({ seed: 1, rate: 1_130, numRequests: 3_000, output: 'uniform:500:2500' });
-  const records: DecisionRecord[] = [];
-  const spec = { ...SCENARIO_DEFAULTS, seed: 1, replicas: 2, ...flood };
-  const r = runScenario(spec, loadPolicy('goodput'), {
-    wallClock: { now: () => 0 },
-    withLearned: (l) => restoreLearned(l, state),
-    onDecision: (d) => records.push(d),
+  const flood = coldFlood({
+    seed: 1,
+    rate: 1_130,
+    numRequests: 3_000,
+    output: 'uniform:500:2500',
+    replicas: 2,
   });
+  const { report: r, records } = withRecords(flood, 'goodput', state);
   const admitted = records.filter((d) => d.admission.result === 'admit');
   assert.ok(admitted.every((d) => d.demand?.kv_reserved_tokens === 2_442));
   assert.equal(r.admission.admitted, 2 * 174);
