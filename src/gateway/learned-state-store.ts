@@ -69,23 +69,15 @@ export function fileLearnedStore(path: string, flag: string): LearnedStateStore 
   };
 }
 
-/** The key `LEARNED_STATE_KEY` in the Redis at `url`; its client is loaded only when asked for. */
+/** The key `LEARNED_STATE_KEY` in the Redis at `url`; the client is loaded only when asked for. */
 export async function redisLearnedStore(
   url: string,
   clock: Clock,
   timers: Timers,
 ): Promise<LearnedStateStore> {
-  const { createClient } = await import('redis');
-  const client = createClient({
-    url,
-    // While disconnected, commands fail at once: a save is tried again next interval.
-    disableOfflineQueue: true,
-    commandOptions: { timeout: 2_000 },
-    socket: {
-      connectTimeout: 1_000,
-      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 1_000),
-    },
-  });
+  const { gatewayRedisClient } = await import('./shared/redis-store.ts');
+  // While disconnected, a save fails at once and is tried again next interval.
+  const client = gatewayRedisClient(url, 1_000, 2_000);
   // The failover store reports Redis going down; here a failed load or save says so.
   client.on('error', () => {});
   // The client reconnects for ever; a start waits for it at most this long, then reads or

@@ -52,6 +52,27 @@ export interface RedisStoreOptions {
   readonly onError?: (e: Error) => void;
 }
 
+/**
+ * A Redis client as the gateway keeps one: while disconnected, commands fail at once instead of
+ * queueing behind the reconnect, and it never gives up reconnecting (the server may come back
+ * at any time). Not yet connected.
+ */
+export function gatewayRedisClient(
+  url: string,
+  connectTimeoutMs: Ms,
+  commandTimeoutMs: Ms,
+): ReturnType<typeof createClient> {
+  return createClient({
+    url,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: commandTimeoutMs },
+    socket: {
+      connectTimeout: connectTimeoutMs,
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 1_000),
+    },
+  });
+}
+
 const RETRY_AFTER_CAP_MS = 60_000;
 const RETRY_KEY_TTL_MS = 60_000;
 
@@ -76,17 +97,7 @@ export class RedisStore implements SharedStore {
       leaseTtlMs: o.leaseTtlMs ?? 30_000,
       replayTtlMs: o.replayTtlMs ?? 600_000,
     };
-    this.#client = createClient({
-      url: o.url,
-      // While disconnected, commands fail at once instead of queueing behind the reconnect.
-      disableOfflineQueue: true,
-      commandOptions: { timeout: this.#o.commandTimeoutMs },
-      socket: {
-        connectTimeout: this.#o.connectTimeoutMs,
-        // Never give up: the server may come back at any time.
-        reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 1_000),
-      },
-    });
+    this.#client = gatewayRedisClient(o.url, this.#o.connectTimeoutMs, this.#o.commandTimeoutMs);
     const failed = (e: Error) => {
       this.#lastError = e;
       o.onError?.(e);
