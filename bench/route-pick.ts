@@ -85,6 +85,7 @@ function setup(type: string) {
         expectTokens: 150,
         streamed: 0,
         slowGaps: 0,
+        lateGaps: 0,
         spanFromMs: 0,
         spanFromToken: 0,
         spanProfileMs: 0,

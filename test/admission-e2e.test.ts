@@ -319,16 +319,25 @@ test('an instant burst on a 70B replica: what waits behind its prefills goes whe
   assert.equal(r.slo.attainment_admitted, 1);
 });
 
-test('replicas twice as slow as their profile: the measured pace keeps admitted streams within their gap', () => {
+test('replicas twice as slow as their profile: the measured pace, or the late gaps, keep admitted streams within their gap', () => {
   // The control plane plans with the profile; the replica takes twice as long (`--slowdown`).
   const slow = { ...overload, classes: 'interactive', slowdown: 2 };
   const measured = loadPolicy('goodput');
   if (measured.dispatch.type !== 'flow-control') throw new Error('goodput uses flow control');
-  const trusted = { ...measured, dispatch: { ...measured.dispatch, pace: null } };
+  // Neither measure: no pace, and no step share cut by the late gaps (gap-feedback.ts).
+  const trusted = {
+    ...measured,
+    dispatch: { ...measured.dispatch, pace: null, gapFeedback: null },
+  };
+  // The late gaps alone: the profile's pace trusted, the share cut.
+  const cutOnly = { ...measured, dispatch: { ...measured.dispatch, pace: null } };
   const withPace = runScenario({ ...SCENARIO_DEFAULTS, seed: 3, ...slow }, measured, {
     wallClock: { now: () => 0 },
   });
   const without = runScenario({ ...SCENARIO_DEFAULTS, seed: 3, ...slow }, trusted, {
+    wallClock: { now: () => 0 },
+  });
+  const byCuts = runScenario({ ...SCENARIO_DEFAULTS, seed: 3, ...slow }, cutOnly, {
     wallClock: { now: () => 0 },
   });
   const gapMisses = (r: typeof withPace) => r.slo.by_class.interactive?.admitted_misses.itl ?? 0;
@@ -342,6 +351,12 @@ test('replicas twice as slow as their profile: the measured pace keeps admitted 
     `trusting the profile: ${gapMisses(without)} of ${admitted(without)}`,
   );
   assert.ok(withPace.goodput.requests_per_s >= 3 * without.goodput.requests_per_s);
+  // The late gaps catch it too, pace or no pace: 0 of 195 missed (129 of 191 with neither).
+  assert.ok(
+    gapMisses(byCuts) <= 0.01 * admitted(byCuts),
+    `the share cut: ${gapMisses(byCuts)} of ${admitted(byCuts)}`,
+  );
+  assert.ok(byCuts.goodput.requests_per_s >= 3 * without.goodput.requests_per_s);
 });
 
 /** Eight adapters (Zipf 1) over four replicas whose batches run two each. */

@@ -33,12 +33,7 @@ import { ROUTERS } from './routing/registry.ts';
 import { lookupTenant } from './config/tenant-schema.ts';
 import { VirtualTokenCounters } from './queueing/virtual-token-counter.ts';
 import { ServiceCharges } from './queueing/service-charges.ts';
-import {
-  followsTokens,
-  type Offer,
-  type OfferContext,
-  type PipelineSink,
-} from './pipeline-host.ts';
+import type { Offer, OfferContext, PipelineSink } from './pipeline-host.ts';
 
 export class Pipeline<H> {
   readonly policy: ResolvedPolicy;
@@ -348,6 +343,11 @@ export class Pipeline<H> {
     this.charges.token(t, nowMs);
   }
 
+  /** `t`'s client got a gap of `gapMs` at `atMs`, timed where it reads it (`gap-feedback.ts`). */
+  gapDelivered(t: Ticket<H>, gapMs: Ms, atMs: Ms): void {
+    if (t.entry !== null) this.dispatcher.feed.delivered(t.entry, gapMs, atMs);
+  }
+
   /**
    * A dispatched ticket ended (at `nowMs`, for the KV term of the cost); `completed` when it ran
    * to its natural end (EOS or max tokens).
@@ -373,10 +373,6 @@ export class Pipeline<H> {
     const perToken = d.output.p90 > 0 ? (d.workP90Ms - d.prefillMs) / d.output.p90 : 0;
     const gpuMs = d.prefillMs + outputTokens * perToken;
     this.admission.settle(this.admissionState, t.req, outputTokens, gpuMs, this.nowMs);
-  }
-
-  get followsTokens(): boolean {
-    return followsTokens(this.policy);
   }
 
   /** True while requests wait in the queues: only then can a pump do anything. */

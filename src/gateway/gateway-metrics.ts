@@ -119,6 +119,29 @@ export class GatewayMetrics {
       this.priorityInversions.inc(this.passesSource().priority ?? 0);
     },
   });
+  /**
+   * Flow control's step share now, and the late gaps that cut it (`gap-feedback.ts`), read at
+   * scrape time (set by the gateway).
+   */
+  gapShareSource: () => { readonly share: number; readonly lateGaps: number } = () => ({
+    share: 1,
+    lateGaps: 0,
+  });
+  readonly gapShare: Gauge = new Gauge({
+    name: 'goodput_flow_step_gap_share',
+    help: 'Share of the tightest token-gap objective flow control lets one engine step take now: the configured share, less what late deliveries cut (dispatch.params.gap_feedback).',
+    registers: [this.registry],
+    collect: () => this.gapShare.set(this.gapShareSource().share),
+  });
+  readonly lateGaps: Counter = new Counter({
+    name: 'goodput_late_token_gaps_total',
+    help: 'Token gaps clients got past gap_feedback.late_ratio of their objective that flow control had not planned (no prefill stall charged to the stream): each may cut the step share.',
+    registers: [this.registry],
+    collect: () => {
+      this.lateGaps.reset();
+      this.lateGaps.inc(this.gapShareSource().lateGaps);
+    },
+  });
   readonly queued = new Gauge({
     name: 'goodput_queued_requests',
     help: 'Admitted requests waiting for dispatch.',

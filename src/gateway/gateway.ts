@@ -117,6 +117,7 @@ export class Gateway {
     m.passesSource = () => this.pipeline.dispatcher.passes;
     m.costRevision = deps.policy.queueing.cost.revision;
     const flow = this.pipeline.dispatcher.flow;
+    m.gapShareSource = () => flow.delivery(deps.clock.now());
     this.scaling =
       deps.autoscale === undefined
         ? null

@@ -8,6 +8,7 @@
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { Pipeline } from '../core/pipeline.ts';
+import { followsTokens } from '../core/pipeline-host.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { GapTally } from '../core/slo/gap-tally.ts';
@@ -62,7 +63,7 @@ export function meteredStream(
 ): MeteredStream {
   const { clock, pipeline, counts } = parts;
   const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
-  const follow = pipeline.followsTokens;
+  const follow = followsTokens(pipeline.policy);
   const gaps = parts.slos.gaps(ticket.asked);
   const labels = counts.labels(ticket.asked);
   const itl = counts.gaps(labels);
@@ -70,7 +71,11 @@ export function meteredStream(
     itl.observe(gap / 1000);
     gaps.add(gap);
   };
-  const sent = (atMs: Ms) => meter.sent(atMs, gapSent);
+  // The gap the client got goes to flow control too, which learns from it what the host adds.
+  const sent = (atMs: Ms) => {
+    const gap = meter.sent(atMs, gapSent);
+    if (follow && gap !== undefined) pipeline.gapDelivered(ticket, gap, atMs);
+  };
   const sink: TokenSink = (token) => {
     const othersUnsent = meter.unsent;
     if (meter.arrived()) {

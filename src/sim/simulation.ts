@@ -118,6 +118,7 @@ export function simulate(opts: SimulationOptions): Report {
     followTokens: followsTokens(opts.policy),
     firstToken: (ticket, ttftMs) => pipeline.firstToken(ticket, ttftMs),
     token: (ticket, atMs) => pipeline.token(ticket, atMs),
+    gapDelivered: (ticket, gapMs, atMs) => pipeline.gapDelivered(ticket, gapMs, atMs),
     endAttempt: (t, completed) => endAttempt(t, t.streamed, completed),
     finish,
     pump: () => pump(),

@@ -21,6 +21,8 @@ export interface TrackerHooks {
   /** The control plane: a first token `ttftMs` after the ticket's offer, another token at `atMs`. */
   firstToken(ticket: Ticket<RequestTracker>, ttftMs: Ms): void;
   token(ticket: Ticket<RequestTracker>, atMs: Ms): void;
+  /** The gap a client got: in the simulator, the engine's own. */
+  gapDelivered(ticket: Ticket<RequestTracker>, gapMs: Ms, atMs: Ms): void;
   /** The attempt on its replica ended, completed or not. */
   endAttempt(t: RequestTracker, completed: boolean): void;
   /** The request ended, in `state`. */
@@ -54,7 +56,10 @@ export function trackerListener(h: TrackerHooks): EngineListener<RequestTracker>
     onToken(t, atMs) {
       const gap = t.recordToken(atMs);
       if (gap >= 0) itl.add(gap);
-      if (followTokens && t.ticket !== null) h.token(t.ticket, atMs);
+      if (followTokens && t.ticket !== null) {
+        h.token(t.ticket, atMs);
+        if (gap >= 0) h.gapDelivered(t.ticket, gap, atMs);
+      }
     },
     ...(followTokens
       ? {}

@@ -1,10 +1,12 @@
 // A token gap is what the client sees, so the gateway times a running stream's tokens where
 // they leave, at the end of the loop's turn that writes them: a turn held long by other work
-// after a token arrived is a gap its client waited through, and the gateway counts it.
+// after a token arrived is a gap its client waited through, and the gateway counts it. Flow
+// control hears of it too, and plans shorter steps while the host runs late.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startGateway } from '../../src/gateway/serve.ts';
+import { startGateway, type RunningGateway } from '../../src/gateway/serve.ts';
+import type { ResolvedPolicy } from '../../src/core/config/policy.ts';
 import type {
   Backend,
   BackendLoad,
@@ -19,7 +21,7 @@ import {
 } from '../../src/engine/engine-spec.ts';
 import { presetPolicy } from '../../src/core/config/presets.ts';
 import type { OutcomeRecord } from '../../src/core/observe/outcome-record.ts';
-import { MODEL, metricValue } from './gateway-kit.ts';
+import { MODEL, metricValue, policyWith } from './gateway-kit.ts';
 
 const TOKENS = 8;
 const EVERY_MS = 10;
@@ -53,13 +55,16 @@ class BusyTurnBackend implements Backend {
   async close(): Promise<void> {}
 }
 
-test('a turn held 150 ms after a token arrived is a gap the gateway counts, as its client does', async () => {
+/** A gateway in front of `backend` alone, under `policy`, with no lag shedding. */
+function gatewayOn(
+  backend: Backend,
+  policy: ResolvedPolicy,
+  onOutcome?: (r: OutcomeRecord) => void,
+): Promise<RunningGateway> {
   const spec = { ...ENGINE_DEFAULTS, profile: 'const:step_ms=2' };
-  const backend = new BusyTurnBackend();
-  const outcomes: OutcomeRecord['outcome'][] = [];
-  const g = await startGateway({
-    onOutcome: (r) => outcomes.push(r.outcome),
-    policy: presetPolicy('baseline-vllm'),
+  return startGateway({
+    onOutcome,
+    policy,
     engine: buildEngineConfig(spec),
     profile: buildEngineProfile(spec),
     servedModelName: MODEL,
@@ -69,6 +74,14 @@ test('a turn held 150 ms after a token arrived is a gap the gateway counts, as i
     port: 0,
     shedLagMs: 0,
   });
+}
+
+test('a turn held 150 ms after a token arrived is a gap the gateway counts, as its client does', async () => {
+  const backend = new BusyTurnBackend();
+  const outcomes: OutcomeRecord['outcome'][] = [];
+  const g = await gatewayOn(backend, presetPolicy('baseline-vllm'), (r) =>
+    outcomes.push(r.outcome),
+  );
   try {
     const client = new OpenAI({ baseURL: `${g.url}/v1`, apiKey: 'none', maxRetries: 0 });
     /** One streamed request: the client's largest gap between chunks after the first. */
@@ -121,5 +134,42 @@ test('a turn held 150 ms after a token arrived is a gap the gateway counts, as i
     assert.ok((outcomes[1].relay_max_ms ?? 0) >= 150, `relay ${outcomes[1].relay_max_ms}`);
   } finally {
     await g.close();
+  }
+});
+
+test('a gap its client got late cuts the step share flow control plans with, unless the policy trusts the host', async () => {
+  for (const feedback of [true, false]) {
+    const backend = new BusyTurnBackend();
+    const params = feedback ? {} : { gap_feedback: false };
+    const g = await gatewayOn(backend, policyWith({ dispatch: { type: 'flow-control', params } }));
+    try {
+      const share = () => metricValue(g.url, 'goodput_flow_step_gap_share');
+      const late = () => metricValue(g.url, 'goodput_late_token_gaps_total');
+      const stream = async () => {
+        const res = await fetch(`${g.url}/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: MODEL, prompt: 'hi', max_tokens: TOKENS, stream: true }),
+        });
+        assert.equal(res.status, 200);
+        await res.text();
+      };
+      // Tokens 10 ms apart: nothing late, the configured share (1 − 0.1 − 0.15).
+      await stream();
+      assert.deepEqual([await late(), await share()], [0, 0.75]);
+      // A token held 150 ms in the gateway before its write: late by the client's clock.
+      backend.holdAt = TOKENS - 1;
+      backend.holdMs = 150;
+      await stream();
+      if (feedback) {
+        assert.equal(await late(), 1);
+        const cut = await share();
+        assert.ok(cut >= 0.675 && cut < 0.68, `share ${cut}: cut by 0.9, a little regained`);
+      } else {
+        assert.deepEqual([await late(), await share()], [0, 0.75], 'gap_feedback: false');
+      }
+    } finally {
+      await g.close();
+    }
   }
 });

@@ -4,6 +4,7 @@ import { resolvePolicy } from './policy.ts';
 import { PRESETS, presetPolicy } from './presets.ts';
 import { isConfigError } from '../errors.ts';
 import { lookupTenant } from './tenant-schema.ts';
+import { DEFAULT_GAP_FEEDBACK } from '../routing/gap-feedback.ts';
 
 const valid = {
   name: 'p',
@@ -154,6 +155,11 @@ const invalid: Array<[string, unknown, string]> = [
     'dispatch.params.pace.tolerance: expected a number ≥ 0, got -0.1',
   ],
   [
+    'a gap feedback backoff above 1',
+    { ...valid, dispatch: { type: 'flow-control', params: { gap_feedback: { backoff: 2 } } } },
+    'dispatch.params.gap_feedback.backoff: expected a number ≤ 1, got 2',
+  ],
+  [
     'unknown router',
     { ...valid, routing: { type: 'fastest' } },
     'routing.type: expected one of round-robin, least-request, least-kv, llm-d-like, sglang-cache-aware, session-hash, expected-completion, got "fastest"',
@@ -248,4 +254,18 @@ test('unknown preset names the choices', () => {
     () => presetPolicy('fast'),
     /policy: expected a preset \(baseline-vllm, least-request, goodput\) or a policy file, got "fast"/,
   );
+});
+
+test('gap feedback: on by default under flow control, off with false, each field overridable', () => {
+  const feedback = (params?: Record<string, unknown>) => {
+    const d = resolvePolicy({ ...valid, dispatch: { type: 'flow-control', params } }).dispatch;
+    return d.type === 'flow-control' ? d.gapFeedback : 'immediate';
+  };
+  assert.deepEqual(feedback(), DEFAULT_GAP_FEEDBACK);
+  assert.equal(feedback({ gap_feedback: false }), null);
+  assert.deepEqual(feedback({ gap_feedback: { late_ratio: 0.9, hold_ms: 250 } }), {
+    ...DEFAULT_GAP_FEEDBACK,
+    lateRatio: 0.9,
+    holdMs: 250,
+  });
 });

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_STEP_PACE, type StepPaceParams } from '../routing/step-pace.ts';
+import { DEFAULT_GAP_FEEDBACK, type GapFeedbackParams } from '../routing/gap-feedback.ts';
 import { SLO_CLASS_NAMES, type SloClassName } from '../request/slo-classes.ts';
 
 const ms = z.number().min(0);
@@ -71,6 +72,17 @@ const paceSchema = z
   })
   .strict();
 
+/** How the gaps clients got cut flow control's step share (`../routing/gap-feedback.ts`). */
+const gapFeedbackSchema = z
+  .object({
+    late_ratio: z.number().gt(0).optional(),
+    backoff: z.number().gt(0).max(1).optional(),
+    floor_ratio: z.number().gt(0).max(1).optional(),
+    recover_per_s: z.number().min(0).optional(),
+    hold_ms: ms.optional(),
+  })
+  .strict();
+
 export const dispatchSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('immediate') }).strict(),
   z
@@ -83,6 +95,7 @@ export const dispatchSchema = z.discriminatedUnion('type', [
           lookahead: z.int().min(1).optional(),
           stall_risk: z.number().min(0).optional(),
           pace: z.union([z.literal(false), paceSchema]).optional(),
+          gap_feedback: z.union([z.literal(false), gapFeedbackSchema]).optional(),
         })
         .strict()
         .optional(),
@@ -169,6 +182,8 @@ export type DispatchConfig =
       readonly stallRisk: number;
       /** How each replica's pace against its profile is measured; null: the profile is trusted. */
       readonly pace: StepPaceParams | null;
+      /** How late gaps cut the step share; null: the host is trusted to deliver in time. */
+      readonly gapFeedback: GapFeedbackParams | null;
     };
 
 export interface EstimateConfig {
@@ -229,6 +244,21 @@ export function resolveDispatch(
     lookahead: d.params?.lookahead ?? 16,
     stallRisk: d.params?.stall_risk ?? 0.5,
     pace: resolvePace(d.params?.pace),
+    gapFeedback: resolveGapFeedback(d.params?.gap_feedback),
+  };
+}
+
+function resolveGapFeedback(
+  g: z.infer<typeof gapFeedbackSchema> | false | undefined,
+): GapFeedbackParams | null {
+  if (g === false) return null;
+  const d = DEFAULT_GAP_FEEDBACK;
+  return {
+    lateRatio: g?.late_ratio ?? d.lateRatio,
+    backoff: g?.backoff ?? d.backoff,
+    floorRatio: g?.floor_ratio ?? d.floorRatio,
+    recoverPerS: g?.recover_per_s ?? d.recoverPerS,
+    holdMs: g?.hold_ms ?? d.holdMs,
   };
 }
 

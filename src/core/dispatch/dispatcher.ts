@@ -25,7 +25,6 @@ import { candidateOf } from '../routing/flow-control.ts';
 import type { RouteContext, RouteRequest, RouterSpec } from '../routing/route.ts';
 import { Router, type RouterOptions } from '../routing/router.ts';
 import { HeldReplicas } from './held-replicas.ts';
-import { StepPace } from '../routing/step-pace.ts';
 import { LedgerFeed } from './ledger-feed.ts';
 import { dispatchStrategy, type DispatchStrategy } from './strategies.ts';
 
@@ -100,11 +99,7 @@ export class Dispatcher<H> {
     });
     this.apply = apply;
     this.ledger = new ReplicaLedger(0);
-    const pace = config.type === 'flow-control' ? config.pace : null;
-    this.feed = new LedgerFeed(
-      this.ledger,
-      pace === null ? null : new StepPace(this.strategy.flow, pace),
-    );
+    this.feed = new LedgerFeed(this.ledger, config, this.strategy.flow);
     this.holds = new HeldReplicas(this.ledger, spec.maxLoras);
     const index = this.router.prefix;
     this.route = {
@@ -210,6 +205,7 @@ export class Dispatcher<H> {
    */
   pump(nowMs: Ms, replicas: readonly ReplicaSnapshot[], admitDeferred: (t: Ticket<H>) => boolean) {
     this.route.nowMs = nowMs;
+    this.strategy.flow.at(nowMs);
     this.ledger.resize(replicas.length === 0 ? 0 : replicas[replicas.length - 1].index + 1);
     const live = { replicas };
     // Contracts first: a band whose oldest request has starved, one under its reserved share,
@@ -368,6 +364,7 @@ export class Dispatcher<H> {
       adapter: t.req.adapter,
       streamed: 0,
       slowGaps: 0,
+      lateGaps: 0,
       spanFromMs: 0,
       spanFromToken: 0,
       spanProfileMs: 0,

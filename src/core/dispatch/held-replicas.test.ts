@@ -27,6 +27,7 @@ function stream(replica: number, streamed: number, adapter?: string): LedgerEntr
     adapter,
     streamed,
     slowGaps: 0,
+    lateGaps: 0,
     spanFromMs: 0,
     spanFromToken: 0,
     spanProfileMs: 0,

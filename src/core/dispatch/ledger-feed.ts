@@ -4,18 +4,25 @@
  * (`../routing/step-pace.ts`). Its rule: the pace hears of every change to a replica's batch
  * before the ledger makes it, since a step keeps the batch it began with.
  */
+import type { DispatchConfig } from '../config/stage-schema.ts';
 import type { Ms } from '../request/units.ts';
 import type { LedgerEntry, ReplicaLedger } from '../fleet/replica-ledger.ts';
 import { StepPace } from '../routing/step-pace.ts';
+import type { FlowControl } from '../routing/flow-control.ts';
 
 export class LedgerFeed {
   readonly ledger: ReplicaLedger;
   /** Null where the pace is not measured (the baselines, `dispatch.params.pace: false`). */
   private readonly pace: StepPace | null;
+  /** Null where no step is planned against a gap objective (dispatch `immediate`). */
+  private readonly flow: FlowControl | null;
 
-  constructor(ledger: ReplicaLedger, pace: StepPace | null) {
+  /** `flow`: the strategy's flow control, which `config` may not dispatch under. */
+  constructor(ledger: ReplicaLedger, config: DispatchConfig, flow: FlowControl) {
     this.ledger = ledger;
-    this.pace = pace;
+    const under = config.type === 'flow-control';
+    this.flow = under ? flow : null;
+    this.pace = under && config.pace !== null ? new StepPace(flow, config.pace) : null;
   }
 
   /** `e` was dispatched at `nowMs`: it joins its replica's batch. */
@@ -34,6 +41,14 @@ export class LedgerFeed {
   streamed(e: LedgerEntry, nowMs: Ms): void {
     this.ledger.token(e);
     this.pace?.streamed(this.ledger.replicas[e.replica], e, nowMs);
+  }
+
+  /**
+   * `e`'s client got a gap of `gapMs` at `nowMs` (the gateway times it at the write, the
+   * simulator at the token): flow control's step share hears of a late one.
+   */
+  delivered(e: LedgerEntry, gapMs: Ms, nowMs: Ms): void {
+    this.flow?.delivered(e, gapMs, nowMs);
   }
 
   /** `e` ended (at `nowMs`, when known): it leaves its replica's batch. */

@@ -16,6 +16,7 @@ function running(replica: number, expectTokens: number, streamed: number, capTok
     expectTokens,
     streamed: 0,
     slowGaps: 0,
+    lateGaps: 0,
     spanFromMs: 0,
     spanFromToken: 0,
     spanProfileMs: 0,

@@ -32,6 +32,8 @@ export interface LedgerEntry {
   streamed: number;
   /** Slow steps (longer than its objective allows) the dispatcher has put next to it. */
   slowGaps: number;
+  /** Gaps its client got late (`../routing/gap-feedback.ts`): past its slow gaps, unplanned. */
+  lateGaps: number;
   /** Position in its replica's entry list. */
   slot: number;
   /**

@@ -1,8 +1,10 @@
 // Tests for FlowControl (flow-control.ts): how many requests alike a replica holds, with and
-// without a new prompt chunk in the step, and the adapter slots a batch has.
+// without a new prompt chunk in the step, the adapter slots a batch has, and the step share
+// that gaps delivered late cut (gap-feedback.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlowControl } from './flow-control.ts';
+import { DEFAULT_GAP_FEEDBACK } from './gap-feedback.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
 
@@ -22,6 +24,25 @@ const flow = (o: Partial<FleetSpec> = {}) =>
     { ...spec, ...o },
     { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 },
   );
+
+/** A stream of 80 ms objective on replica 0, as the dispatcher would place it. */
+const ledgerEntry = (o: Partial<LedgerEntry> = {}): LedgerEntry => ({
+  replica: 0,
+  promptTokens: 100,
+  kvTokens: 200,
+  itlSloMs: 80,
+  lengths: undefined,
+  capTokens: 100,
+  expectTokens: 100,
+  streamed: 0,
+  slowGaps: 0,
+  lateGaps: 0,
+  slot: -1,
+  spanFromMs: 0,
+  spanFromToken: 0,
+  spanProfileMs: 0,
+  ...o,
+});
 
 test('steady batch: the step budget binds — 10 + B ≤ 0.9 × 80 gives 62', () => {
   assert.equal(flow().steadyBatch(80, 1_000, 1_000), 62);
@@ -58,22 +79,7 @@ test('steady batch: a step that also carries a new prompt chunk holds fewer stre
 test('a batch holds max_loras distinct adapters: a third waits until one of them has left', () => {
   const ledger = new ReplicaLedger(1);
   const a = ledger.replicas[0];
-  const entry = (adapter?: string): LedgerEntry => ({
-    replica: 0,
-    promptTokens: 100,
-    kvTokens: 200,
-    itlSloMs: 80,
-    lengths: undefined,
-    capTokens: 100,
-    expectTokens: 100,
-    adapter,
-    streamed: 0,
-    slowGaps: 0,
-    slot: -1,
-    spanFromMs: 0,
-    spanFromToken: 0,
-    spanProfileMs: 0,
-  });
+  const entry = (adapter?: string) => ledgerEntry({ adapter });
   const c = (adapter?: string) => ({ promptTokens: 100, kvTokens: 200, itlSloMs: 80, adapter });
   const two = flow({ maxLoras: 2 });
   const sql = [entry('sql'), entry('sql')];
@@ -94,4 +100,40 @@ test('a batch holds max_loras distinct adapters: a third waits until one of them
   assert.equal(two.holds(a, c('code'), 0), false, 'sql still runs there');
   ledger.remove(sql[1]);
   assert.equal(two.holds(a, c('code'), 0), true, 'sql has left: its slot is free');
+});
+
+const params = { itlMarginRatio: 0.1, relayGapRatio: 0.15, kvReserveRatio: 0.1, stallRisk: 0.5 };
+
+test('flow control: an unplanned late gap shrinks the batch a replica holds, until the share is back', () => {
+  const flow = new FlowControl(spec, { ...params, gapFeedback: DEFAULT_GAP_FEEDBACK });
+  // 10 + B ≤ 0.75 × 80 gives 50.
+  assert.equal(flow.steadyBatch(80, 1_000, 1_000), 50);
+  flow.delivered(ledgerEntry(), 60, 1_000);
+  assert.equal(flow.steadyBatch(80, 1_000, 1_000), 50, 'within 0.8 of the objective');
+  flow.delivered(ledgerEntry(), 70, 1_000);
+  // 10 + B ≤ 0.675 × 80 = 54 gives 44.
+  assert.equal(flow.steadyBatch(80, 1_000, 1_000), 44);
+  assert.deepEqual(flow.delivery(1_000), { share: 0.675, lateGaps: 1 });
+  flow.at(9_000);
+  // 0.755 capped at 0.75 (and 10 + B ≤ 60 gives 50 again).
+  assert.equal(flow.steadyBatch(80, 1_000, 1_000), 50);
+});
+
+test('flow control: late gaps within the stalls the dispatcher charged a stream cut nothing', () => {
+  const flow = new FlowControl(spec, { ...params, gapFeedback: DEFAULT_GAP_FEEDBACK });
+  const stalled = ledgerEntry({ slowGaps: 2, streamed: 10 });
+  flow.delivered(stalled, 300, 1_000);
+  flow.delivered(stalled, 300, 1_100);
+  assert.deepEqual(flow.delivery(1_100), { share: 0.75, lateGaps: 0 }, 'both planned');
+  flow.delivered(stalled, 300, 1_200);
+  assert.equal(flow.delivery(1_200).lateGaps, 1, 'a third was not');
+});
+
+test('flow control without feedback trusts the host', () => {
+  for (const gapFeedback of [null, undefined]) {
+    const flow = new FlowControl(spec, { ...params, gapFeedback });
+    flow.delivered(ledgerEntry(), 500, 1_000);
+    assert.deepEqual(flow.delivery(1_000), { share: 0.75, lateGaps: 0 });
+    assert.equal(flow.steadyBatch(80, 1_000, 1_000), 50);
+  }
 });

@@ -18,6 +18,8 @@ import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { stallRisk } from './gap-tolerance.ts';
 import { hasAdapterSlot, tightestItl, type ReplicaAccount } from '../fleet/replica-ledger.ts';
 import type { RouteRequest } from './route.ts';
+import type { LedgerEntry } from '../fleet/replica-ledger.ts';
+import { GapFeedback, type GapFeedbackParams } from './gap-feedback.ts';
 
 export interface Candidate {
   readonly promptTokens: Tokens;
@@ -54,6 +56,8 @@ export interface FlowControlParams {
   readonly kvReserveRatio: number;
   /** Expected number of streams a stall may push past their p99 gap objective. */
   readonly stallRisk: number;
+  /** How the gaps clients got cut the step share (`gap-feedback.ts`); null or absent: never. */
+  readonly gapFeedback?: GapFeedbackParams | null;
 }
 
 const NO: Fit = { kind: 'no' };
@@ -83,14 +87,42 @@ export class FlowControl {
 
   /**
    * The share of a gap objective a step may take: what neither the step time's variance nor the
-   * host's relay is owed.
+   * host's relay is owed, less what the gaps clients got have cut (`gap-feedback.ts`), as of
+   * the last `at`.
    */
-  readonly gapShare: number;
+  gapShare: number;
+  /** Null when the policy trusts the host to deliver within the relay's share. */
+  readonly feedback: GapFeedback | null;
 
   constructor(spec: FleetSpec, params: FlowControlParams) {
     this.spec = spec;
     this.params = params;
     this.gapShare = 1 - params.itlMarginRatio - params.relayGapRatio;
+    const f = params.gapFeedback;
+    this.feedback = f === undefined || f === null ? null : new GapFeedback(this.gapShare, f);
+  }
+
+  /** The share as it stands at `nowMs` (regained since the last cut). */
+  at(nowMs: Ms): void {
+    if (this.feedback !== null) this.gapShare = this.feedback.share(nowMs);
+  }
+
+  /** For a host's metrics: the share at `nowMs`, and the late gaps counted so far. */
+  delivery(nowMs: Ms): { readonly share: number; readonly lateGaps: number } {
+    const f = this.feedback;
+    return { share: f?.share(nowMs) ?? this.gapShare, lateGaps: f?.lateGaps ?? 0 };
+  }
+
+  /**
+   * `e`'s client got a gap of `gapMs` at `nowMs`. A late one beyond the stalls charged to the
+   * stream cuts the share at once.
+   */
+  delivered(e: LedgerEntry, gapMs: Ms, nowMs: Ms): void {
+    const f = this.feedback;
+    if (f === null || !f.isLate(gapMs, e.itlSloMs)) return;
+    if (++e.lateGaps <= e.slowGaps) return;
+    f.late(nowMs);
+    this.gapShare = f.share(nowMs);
   }
 
   /** Opens a placement pass: until `endPass`, no account changes (see `#stallVerdicts`). */

@@ -38,6 +38,7 @@ function entry(i: number): LedgerEntry {
     expectTokens: 100_000,
     streamed: 0,
     slowGaps: 0,
+    lateGaps: 0,
     slot: i,
     spanFromMs: 0,
     spanFromToken: 0,
