@@ -160,6 +160,7 @@ export class Pipeline<H> {
       // dispatches at once (the baselines) leaves every request to the engine.
       if (this.policy.dispatch.type !== 'immediate') ticket.expiresMs = admittedExpiry(ticket);
       ticket.long = this.dispatcher.isLong(ticket);
+      ticket.gapShare = this.dispatcher.flow.gapShare;
       this.dispatcher.enqueue(ticket);
     }
     // Whatever the policy, nothing waits past the client's own deadline.

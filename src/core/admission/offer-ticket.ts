@@ -53,6 +53,7 @@ export function offerTicket<H>(
     expiresMs: Infinity,
     wasDeferred: false,
     long: false,
+    gapShare: 0,
     lengths: terms.outputs.distribution(cls.name, req.tenant),
     capTokens: outputCap(req, cls, terms.spec.maxModelLen),
     replica: -1,

@@ -32,6 +32,12 @@ export interface Ticket<H> extends Queued {
   capTokens: number;
   /** Its prefill alone would stall the streams next to it: it waits for a replica that can take that. */
   long: boolean;
+  /**
+   * The share of a gap objective a step could take when it was admitted: the budget its promise
+   * was made under, which a later cut (`../routing/gap-feedback.ts`) does not take from it. 0
+   * until it is queued.
+   */
+  gapShare: number;
   replica: number;
   /** A replica this request should not go to (its previous attempt failed there); −1: none. */
   avoid: number;

@@ -137,3 +137,24 @@ test('flow control without feedback trusts the host', () => {
     assert.equal(flow.steadyBatch(80, 1_000, 1_000), 50);
   }
 });
+
+test('flow control: a request admitted before a cut is placed under the share it was admitted with', () => {
+  const flow = new FlowControl(spec, { ...params, gapFeedback: DEFAULT_GAP_FEEDBACK });
+  const ledger = new ReplicaLedger(1);
+  for (let i = 0; i < 45; i++) {
+    const e = ledgerEntry({ streamed: 10 });
+    ledger.add(e);
+    ledger.firstToken(e, 0);
+  }
+  const a = ledger.replicas[0];
+  const c = { promptTokens: 100, kvTokens: 200, itlSloMs: 80 };
+  // 10 + 46 streams = 56 ms: within 0.75 × 80 = 60.
+  assert.equal(flow.holds(a, c, 0), true);
+  flow.delivered(ledgerEntry(), 70, 1_000);
+  // Cut to 0.675 × 80 = 54 ms: a request admitted now waits for streams to end …
+  assert.equal(flow.holds(a, c, 0), false);
+  assert.equal(flow.fit(a, c, 0, 1_000).kind, 'no');
+  // … one admitted before the cut, under 0.75, goes now, as its admission promised.
+  assert.equal(flow.holds(a, { ...c, gapShare: 0.75 }, 0), true);
+  assert.equal(flow.fit(a, { ...c, gapShare: 0.75 }, 0, 1_000).kind, 'fast');
+});

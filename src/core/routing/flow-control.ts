@@ -28,6 +28,8 @@ export interface Candidate {
   readonly itlSloMs: Ms;
   /** The LoRA adapter it runs with, if any. */
   readonly adapter?: string;
+  /** The step share it was admitted under, which a cut since does not take from it; 0: none. */
+  readonly gapShare?: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export function candidateOf(r: RouteRequest, hitTokens: number): Candidate {
     kvTokens: r.demand.kvTokens,
     itlSloMs: r.cls.objectives.itlP99Ms ?? Infinity,
     adapter: r.req.adapter,
+    gapShare: r.gapShare,
   };
 }
 
@@ -159,7 +162,9 @@ export class FlowControl {
         a.decoding + a.prefilling + 1,
         a.decodeContextTokens + a.pendingPrefillTokens + c.promptTokens,
       );
-    return steady <= Math.min(c.itlSloMs, tightestItl(a)) * this.gapShare;
+    return (
+      steady <= Math.min(c.itlSloMs, tightestItl(a)) * Math.max(this.gapShare, c.gapShare ?? 0)
+    );
   }
 
   /** `reportedKvUsage` is the replica's own KV usage in [0, 1] when known; the ledger is the floor. */
@@ -177,7 +182,7 @@ export class FlowControl {
     s.decodeSeqs = a.decoding;
     s.decodeContextTokens = a.decodeContextTokens;
     const stepMs = a.pace * spec.stepTime.stepMs(s);
-    if (stepMs <= this.gapBudgetMs(a)) return { kind: 'fast', stepMs };
+    if (stepMs <= this.gapBudgetMs(a, c.gapShare)) return { kind: 'fast', stepMs };
     if (a.prefilling > 0) {
       // Long prompts placed at the same instant share one step, and so one stall, while they
       // fit its token budget: batching them is how a replica absorbs several for one stall.
@@ -278,10 +283,10 @@ export class FlowControl {
 
   /**
    * The gap budget of a replica's streams: the share of its tightest ITL objective a step may
-   * take (`gapShare`; Infinity with none).
+   * take (`gapShare`, or `atLeast` for a request admitted before a cut; Infinity with none).
    */
-  gapBudgetMs(a: ReplicaAccount): Ms {
-    return tightestItl(a) * this.gapShare;
+  gapBudgetMs(a: ReplicaAccount, atLeast = 0): Ms {
+    return tightestItl(a) * Math.max(this.gapShare, atLeast);
   }
 
   /**

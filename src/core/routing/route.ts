@@ -25,6 +25,8 @@ export interface RouteRequest {
   readonly cls: SloClass;
   /** A replica it should not go to while another can take it (its last attempt failed there); −1: none. */
   readonly avoid?: number;
+  /** The step share it was admitted under: it is placed under at least that (`Ticket.gapShare`). */
+  readonly gapShare?: number;
 }
 
 /** What a placement may read besides the request and the replicas. */
