@@ -2,7 +2,8 @@
  * A dispatched stream's tokens counted on their way to the client. The first one's time is the
  * TTFT the pipeline's estimators, the request's trace and the TTFT histograms learn from; each
  * later one's arrival is the engine's pace (for a policy that follows tokens), and its gap, taken
- * once it was written (`stream-meter.ts`), goes to the ITL histogram and the class's SLO tally.
+ * once it was written (`stream-meter.ts`), goes to the ITL histogram, the class's SLO tally and
+ * flow control, which cuts its step budget while clients get gaps late.
  * Series and cells are resolved once per request: the per-token path does no label hashing.
  * At its end, what it measured becomes its outcome record, beside what admission predicted.
  */
@@ -71,7 +72,6 @@ export function meteredStream(
     itl.observe(gap / 1000);
     gaps.add(gap);
   };
-  // The gap the client got goes to flow control too, which learns from it what the host adds.
   const sent = (atMs: Ms) => {
     const gap = meter.sent(atMs, gapSent);
     if (follow && gap !== undefined) pipeline.gapDelivered(ticket, gap, atMs);

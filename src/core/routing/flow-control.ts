@@ -10,15 +10,20 @@
  * hide, which its class's observed output lengths make more or less likely. Otherwise the
  * request waits at the control plane, where order and deadlines are ours to keep, instead of
  * in the engine's FIFO. Every step predicted on a replica is the profile's times the replica's
- * observed pace (`step-pace.ts`; 1 while it keeps its profile).
+ * observed pace (`step-pace.ts`; 1 while it keeps its profile), and every budget is the share of
+ * the objective left after the gaps clients got late have cut it (`gap-feedback.ts`).
  */
 import type { Ms, Tokens } from '../request/units.ts';
 import type { StepShape } from '../ports/step-time.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { stallRisk } from './gap-tolerance.ts';
-import { hasAdapterSlot, tightestItl, type ReplicaAccount } from '../fleet/replica-ledger.ts';
+import {
+  hasAdapterSlot,
+  tightestItl,
+  type LedgerEntry,
+  type ReplicaAccount,
+} from '../fleet/replica-ledger.ts';
 import type { RouteRequest } from './route.ts';
-import type { LedgerEntry } from '../fleet/replica-ledger.ts';
 import { GapFeedback, type GapFeedbackParams } from './gap-feedback.ts';
 
 export interface Candidate {
