@@ -46,7 +46,7 @@ export class GapFeedback {
   /** The share at the last cut, and when it was made (-Infinity: never). */
   private cutShare: number;
   private cutMs: Ms = -Infinity;
-  /** Late gaps seen, and cuts made: for the host's metrics. */
+  /** Late gaps seen (the host's metrics), and cuts made. */
   lateGaps = 0;
   cuts = 0;
 

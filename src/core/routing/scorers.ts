@@ -148,7 +148,7 @@ function gapOverrunMs(
   stepWith: number,
 ): number {
   const own = r.cls.objectives.itlP99Ms ?? Infinity;
-  const budget = Math.min(ctx.flow.gapBudgetMs(a), own);
+  const budget = Math.min(ctx.flow.gapBudgetMs(a, r.gapShare), own);
   if (budget === Infinity) return 0;
   const uncached = Math.max(1, r.req.inputTokens - ctx.hits[x.index]);
   const stall = stallLossMs(a, ctx, ctx.flow.slowPrefillSteps(a, uncached, budget));
