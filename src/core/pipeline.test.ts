@@ -195,3 +195,15 @@ test('a cold start: the first replies to end are the shortest, so the prior hold
   assert.ok(later.outcome !== 'reject');
   assert.equal(later.ticket.demand.output.p50, 5);
 });
+
+test('a request keeps the step share it was admitted under; one admitted after a cut gets the cut one', () => {
+  const { p, dispatched } = pipeline('goodput');
+  const first = p.offer(request({ id: 'a', inputTokens: 100 }), 'h1', 0, replicas);
+  assert.equal(first.outcome === 'queued' && first.ticket.gapShare, 0.75);
+  // Its client got a gap of 70 ms of its 80 ms objective, which no stall explains: a cut.
+  p.gapDelivered(dispatched[0], 70, 100);
+  assert.equal(p.dispatcher.flow.gapShare, 0.675);
+  const second = p.offer(request({ id: 'b', inputTokens: 100 }), 'h2', 100, replicas);
+  assert.equal(second.outcome === 'queued' && second.ticket.gapShare, 0.675);
+  assert.equal(first.outcome === 'queued' && first.ticket.gapShare, 0.75);
+});
