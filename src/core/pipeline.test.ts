@@ -8,6 +8,7 @@ import { SPEC, request } from './admission/admission-test-kit.ts';
 import type { Ticket } from './queueing/ticket.ts';
 import type { DecisionRecord } from './observe/decision-record.ts';
 import type { ReplicaSnapshot } from './fleet/replica-snapshot.ts';
+import type { StepShape } from './ports/step-time.ts';
 
 const replicas: ReplicaSnapshot[] = [
   { index: 0, inFlight: 0, running: 0, waiting: 0, kvUsage: 0 },
@@ -206,4 +207,41 @@ test('a request keeps the step share it was admitted under; one admitted after a
   const second = p.offer(request({ id: 'b', inputTokens: 100 }), 'h2', 100, replicas);
   assert.equal(second.outcome === 'queued' && second.ticket.gapShare, 0.675);
   assert.equal(first.outcome === 'queued' && first.ticket.gapShare, 0.75);
+});
+
+test('replicas running slower than their profile hold fewer streams: no place is promised that they lack', () => {
+  // A step of n decodes takes 10 + n/2 ms, so within 60 ms of an 80 ms objective a replica holds
+  // 100 streams at its profile's pace and 28 at 2.5 times it.
+  const spec = {
+    ...SPEC,
+    stepTime: { stepMs: (s: StepShape) => 10 + s.prefillTokens / 100 + 0.5 * s.decodeSeqs },
+  };
+  const run = (pace: number) => {
+    const records: DecisionRecord[] = [];
+    const dispatched: string[] = [];
+    const p = new Pipeline<string>(presetPolicy('goodput'), spec, {
+      dispatch: (t) => dispatched.push(t.req.id),
+      expire: () => {},
+      record: (r) => records.push(r),
+    });
+    for (let i = 0; i < 80; i++) {
+      const r = request({ id: `r${i}`, inputTokens: 100, maxTokens: 20 + i });
+      p.offer(r, `h${i}`, i * 0.01, replicas);
+    }
+    assert.equal(dispatched.length, 80);
+    for (const a of p.dispatcher.ledger.replicas) a.pace = pace;
+    p.offer(request({ id: 'x', inputTokens: 100, maxTokens: 100 }), 'hx', 2, replicas);
+    return { placed: dispatched.includes('x'), record: records.find((d) => d.request_id === 'x') };
+  };
+  assert.equal(run(1).placed, true);
+  // 40 streams on each replica, 12 over what it holds at 2.5 times the profile: the wait counts
+  // the 25 that must end first, past the queue-delay target, and the request is refused at once
+  // rather than queued behind them.
+  const slow = run(2.5);
+  assert.equal(slow.placed, false);
+  assert.equal(slow.record?.admission.result, 'reject');
+  assert.equal(slow.record?.admission.reason, 'deadline');
+  const a = slow.record?.admission;
+  assert.ok(a !== undefined && a.queue_target_ms !== null && a.predicted_wait_ms !== null);
+  assert.ok(a.predicted_wait_ms > a.queue_target_ms, JSON.stringify(a));
 });

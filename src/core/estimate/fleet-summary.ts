@@ -352,10 +352,34 @@ class FleetSummary implements FleetLoad {
     for (const r of this.#replicas) reserved += ledger.replicas[r.index].reservedKvTokens;
     const mixKv = Math.max(1, reserved / held);
     const mixContext = ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : context;
-    const streams = this.#flow.steadyBatch(itl ?? Infinity, mixContext, 1);
-    const bySeqs = held + ahead + 1 - n * streams;
+    const bySeqs = held + ahead + 1 - this.#heldAtPace(itl ?? Infinity, mixContext);
     const byKv = (reserved + ahead * mixKv + kvTokens - n * this.#flow.kvLimitTokens) / mixKv;
     return Math.max(bySeqs, byKv, this.#kvSlotsShort(ahead, kvTokens, mixKv));
+  }
+
+  /**
+   * The streams of the running mix's mean context the replicas hold within the gap budget, each
+   * at its own pace, as flow control places them (`FlowControl.holds`): a replica whose steps run
+   * slower than its profile holds fewer, and one with nothing running is taken at its profile's.
+   * Counting every replica at the profile's pace promised a flood's next requests places that a
+   * fleet running 30% slow did not have, and they waited in the queue until they expired.
+   */
+  #heldAtPace(itlSloMs: Ms, mixContext: Tokens): number {
+    const ledger = this.#ledger;
+    if (this.#replicas.length === 0) return this.#flow.steadyBatch(itlSloMs, mixContext, 1);
+    let held = 0;
+    let lastPace = NaN;
+    let atLastPace = 0;
+    for (const r of this.#replicas) {
+      const a = ledger.replicas[r.index];
+      const pace = a.entries.length === 0 ? 1 : a.pace;
+      if (pace !== lastPace) {
+        lastPace = pace;
+        atLastPace = this.#flow.steadyBatch(itlSloMs, mixContext, 1, 0, pace);
+      }
+      held += atLastPace;
+    }
+    return held;
   }
 
   /**
