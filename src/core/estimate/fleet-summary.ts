@@ -211,9 +211,8 @@ class FleetSummary implements FleetLoad {
         kvTokens,
       ));
     // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
-    // replica per step at best, and no faster than requests end once the replicas hold all
-    // that flow control lets them (Little: that many over how long one runs).
-    // A rate measured before an idle stretch is only a ceiling on the guess.
+    // replica per step at best, and no faster than requests end once the replicas hold all that
+    // flow control lets them (Little). A rate measured before an idle stretch is only a ceiling.
     const perMs =
       queue.rate.perMs(nowMs) ??
       Math.min(
@@ -329,13 +328,12 @@ class FleetSummary implements FleetLoad {
 
   /**
    * How many running requests must end before a new one (context `context`, reserving
-   * `kvTokens`) behind `ahead` others fits, in the sizes of the requests running: the token-gap
-   * budget limits how many streams of the running mix's mean context a step carries, and KV
-   * the sum of reservations (those ahead taken at the mix's mean). Sizing the whole batch like
-   * the new request instead would make a large prompt wait for the batch to shrink to a batch
-   * of large prompts. KV is counted per replica too (#kvSlotsShort): summed, the free KV of two
-   * replicas may hold a request neither can. With nothing running: the steady batch of
-   * requests like it.
+   * `kvTokens`) behind `ahead` others fits, in the sizes of the requests running: the gap budget
+   * limits the streams of the running mix's mean context a step carries (#heldAtPace), and KV
+   * the sum of reservations (those ahead at the mix's mean). Sizing the batch like the new
+   * request would make a large prompt wait for a batch of large prompts. KV is counted per
+   * replica too (#kvSlotsShort): summed, the free KV of two replicas may hold a request neither
+   * can. With nothing running: the steady batch of requests like it.
    */
   #beyondHeld(
     ahead: number,
@@ -358,26 +356,20 @@ class FleetSummary implements FleetLoad {
   }
 
   /**
-   * The streams of the running mix's mean context the replicas hold within the gap budget, each
-   * at its own pace, as flow control places them (`FlowControl.holds`): a replica whose steps run
-   * slower than its profile holds fewer, and one with nothing running is taken at its profile's.
-   * Counting every replica at the profile's pace promised a flood's next requests places that a
-   * fleet running 30% slow did not have, and they waited in the queue until they expired.
+   * The streams of `context` the replicas hold, each at its measured pace as `FlowControl.holds`
+   * places them (an idle one at the profile's): counted at the profile's, a fleet running 30%
+   * slow was promised places it lacked.
    */
-  #heldAtPace(itlSloMs: Ms, mixContext: Tokens): number {
-    const ledger = this.#ledger;
-    if (this.#replicas.length === 0) return this.#flow.steadyBatch(itlSloMs, mixContext, 1);
+  #heldAtPace(itlSloMs: Ms, context: Tokens): number {
     let held = 0;
     let lastPace = NaN;
-    let atLastPace = 0;
+    let atPace = 0;
     for (const r of this.#replicas) {
-      const a = ledger.replicas[r.index];
+      const a = this.#ledger.replicas[r.index];
       const pace = a.entries.length === 0 ? 1 : a.pace;
-      if (pace !== lastPace) {
-        lastPace = pace;
-        atLastPace = this.#flow.steadyBatch(itlSloMs, mixContext, 1, 0, pace);
-      }
-      held += atLastPace;
+      if (pace !== lastPace)
+        atPace = this.#flow.steadyBatch(itlSloMs, context, 1, 0, (lastPace = pace));
+      held += atPace;
     }
     return held;
   }
