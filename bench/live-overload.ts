@@ -28,7 +28,8 @@
 //   default 2 × llama-3-8b/h100 at the engine's own max_num_seqs)
 //   [--policy NAME|FILE] [--learned-state FILE] (the gateway starts from it: serve's flag)
 //   [--keep-log] (keep the gateway's decision log, and say where) [--json FILE] [--outcomes DIR] (the C client's line per request, a
-//   file per phase: burst.tsv, sustained.tsv, gamma.tsv)
+//   file per phase: burst.tsv, sustained.tsv, gamma.tsv) [--trace-metrics FILE] (the gateway's
+//   step share, backends' pace and KV, queue and lag every 250 ms: bench/metrics-trace.ts)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -38,6 +39,7 @@ import { addGrowth, emptyMix, idle, scrape, type Mix } from './gateway-mix.ts';
 import { runCClient } from './c-client.ts';
 import { openLoop, warmAgent, type Outcome } from './stream-client.ts';
 import { runWrk } from './wrk-run.ts';
+import { traceMetrics } from './metrics-trace.ts';
 import { arrivalClock } from '../src/sim/workload/arrivals.ts';
 import { percentileSorted } from '../src/core/stats/percentile.ts';
 import { SeededRng } from '../src/runtime/seeded-rng.ts';
@@ -327,6 +329,8 @@ interface RunResult {
 const dir = mkdtempSync(join(tmpdir(), 'goodput-live-'));
 const decisionFile = join(dir, 'decisions.jsonl');
 const gw = await startGateway(decisionFile);
+const traceFile = flag('--trace-metrics');
+const stopTrace = traceFile === undefined ? undefined : traceMetrics(gw.url, traceFile);
 let logAt = 0;
 
 async function measured(
@@ -440,6 +444,7 @@ if (!BURST_ONLY && !SUSTAINED_ONLY) {
   );
 }
 
+stopTrace?.();
 gw.proc.kill('SIGTERM');
 
 const fmt = (r: Record<string, number>) =>
