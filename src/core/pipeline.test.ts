@@ -209,39 +209,64 @@ test('a request keeps the step share it was admitted under; one admitted after a
   assert.equal(first.outcome === 'queued' && first.ticket.gapShare, 0.75);
 });
 
-test('replicas running slower than their profile hold fewer streams: no place is promised that they lack', () => {
-  // A step of n decodes takes 10 + n/2 ms, so within 60 ms of an 80 ms objective a replica holds
-  // 100 streams at its profile's pace and 28 at 2.5 times it.
+/**
+ * Two replicas holding 40 streams each, then running at `pace` times their profile. A step of n
+ * decodes and a chunk of c prompt tokens takes 10 + c/100 + n/2 ms, so within 60 ms of an 80 ms
+ * objective a replica holds 100 streams at its profile's pace, 28 at 2.5 times it, and 30
+ * beside a 3,500-token prompt's chunk.
+ */
+function filled(pace: number) {
   const spec = {
     ...SPEC,
     stepTime: { stepMs: (s: StepShape) => 10 + s.prefillTokens / 100 + 0.5 * s.decodeSeqs },
   };
-  const run = (pace: number) => {
-    const records: DecisionRecord[] = [];
-    const dispatched: string[] = [];
-    const p = new Pipeline<string>(presetPolicy('goodput'), spec, {
-      dispatch: (t) => dispatched.push(t.req.id),
-      expire: () => {},
-      record: (r) => records.push(r),
-    });
-    for (let i = 0; i < 80; i++) {
-      const r = request({ id: `r${i}`, inputTokens: 100, maxTokens: 20 + i });
-      p.offer(r, `h${i}`, i * 0.01, replicas);
-    }
-    assert.equal(dispatched.length, 80);
-    for (const a of p.dispatcher.ledger.replicas) a.pace = pace;
-    p.offer(request({ id: 'x', inputTokens: 100, maxTokens: 100 }), 'hx', 2, replicas);
+  const records: DecisionRecord[] = [];
+  const dispatched: string[] = [];
+  const p = new Pipeline<string>(presetPolicy('goodput'), spec, {
+    dispatch: (t) => dispatched.push(t.req.id),
+    expire: () => {},
+    record: (r) => records.push(r),
+  });
+  for (let i = 0; i < 80; i++) {
+    p.offer(
+      request({ id: `r${i}`, inputTokens: 100, maxTokens: 20 + i }),
+      `h${i}`,
+      i * 0.01,
+      replicas,
+    );
+  }
+  assert.equal(dispatched.length, 80);
+  for (const a of p.dispatcher.ledger.replicas) a.pace = pace;
+  /** Offers `inputTokens` at 2 s: whether it was placed, and its decision record. */
+  const offer = (inputTokens: number) => {
+    p.offer(request({ id: 'x', inputTokens, maxTokens: 100 }), 'hx', 2, replicas);
     return { placed: dispatched.includes('x'), record: records.find((d) => d.request_id === 'x') };
   };
-  assert.equal(run(1).placed, true);
-  // 40 streams on each replica, 12 over what it holds at 2.5 times the profile: the wait counts
-  // the 25 that must end first, past the queue-delay target, and the request is refused at once
-  // rather than queued behind them.
-  const slow = run(2.5);
-  assert.equal(slow.placed, false);
-  assert.equal(slow.record?.admission.result, 'reject');
-  assert.equal(slow.record?.admission.reason, 'deadline');
-  const a = slow.record?.admission;
-  assert.ok(a !== undefined && a.queue_target_ms !== null && a.predicted_wait_ms !== null);
+  return { offer };
+}
+
+/** Refused for the wait: the streams that must end first, past the queue-delay target. */
+function refusedForDrain(record: DecisionRecord | undefined): void {
+  const a = record?.admission;
+  assert.equal(a?.result, 'reject');
+  assert.equal(a.reason, 'deadline');
+  assert.ok(a.queue_target_ms !== null && a.predicted_wait_ms !== null);
   assert.ok(a.predicted_wait_ms > a.queue_target_ms, JSON.stringify(a));
+}
+
+test('replicas running slower than their profile hold fewer streams: no place is promised that they lack', () => {
+  assert.equal(filled(1).offer(100).placed, true);
+  // 12 streams over what each replica holds at 2.5 times the profile: the wait counts the 25
+  // that must end first, and the request is refused at once rather than queued behind them.
+  const slow = filled(2.5).offer(100);
+  assert.equal(slow.placed, false);
+  refusedForDrain(slow.record);
+});
+
+test("the places counted are those of steps that carry the request's own prompt chunk", () => {
+  // Beside a 3,500-token chunk a replica holds 30 streams, not 100: 21 of the 80 must end.
+  // Counted without the chunk, the request was promised a place at the next dispatch.
+  const long = filled(1).offer(3_500);
+  assert.equal(long.placed, false);
+  refusedForDrain(long.record);
 });

@@ -244,13 +244,7 @@ class FleetSummary implements FleetLoad {
       // ones end — after a burst filled them, together, not at the rate the fill went: all
       // of those ahead when no replica could hold this one even once its prefills are done,
       // else those beyond what the replicas hold of the running mix (#beyondHeld).
-      const beyond = this.#beyondHeld(
-        ahead,
-        promptTokens + outputTokens / 2,
-        kvTokens,
-        itl,
-        steady,
-      );
+      const beyond = this.#beyondHeld(ahead, promptTokens, outputTokens, kvTokens, itl, steady);
       const mustEnd = placement.couldHold(probe(), replicas) ? beyond : Math.max(beyond, ahead + 1);
       if (mustEnd > 0) {
         const drainMs = ledger.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * this.decodeStepMs;
@@ -337,7 +331,8 @@ class FleetSummary implements FleetLoad {
    */
   #beyondHeld(
     ahead: number,
-    context: Tokens,
+    promptTokens: Tokens,
+    outputTokens: Tokens,
     kvTokens: Tokens,
     itl: number | undefined,
     steady: () => number,
@@ -349,18 +344,22 @@ class FleetSummary implements FleetLoad {
     let reserved = 0;
     for (const r of this.#replicas) reserved += ledger.replicas[r.index].reservedKvTokens;
     const mixKv = Math.max(1, reserved / held);
-    const mixContext = ledger.decoding > 0 ? ledger.decodeContextTokens / ledger.decoding : context;
-    const bySeqs = held + ahead + 1 - this.#heldAtPace(itl ?? Infinity, mixContext);
+    const mixContext =
+      ledger.decoding > 0
+        ? ledger.decodeContextTokens / ledger.decoding
+        : promptTokens + outputTokens / 2;
+    const bySeqs = held + ahead + 1 - this.#heldAtPace(itl ?? Infinity, mixContext, promptTokens);
     const byKv = (reserved + ahead * mixKv + kvTokens - n * this.#flow.kvLimitTokens) / mixKv;
     return Math.max(bySeqs, byKv, this.#kvSlotsShort(ahead, kvTokens, mixKv));
   }
 
   /**
    * The streams of `context` the replicas hold, each at its measured pace as `FlowControl.holds`
-   * places them (an idle one at the profile's): counted at the profile's, a fleet running 30%
-   * slow was promised places it lacked.
+   * places them (an idle one at the profile's), in steps that also carry a new prompt's `chunk`,
+   * as placing one does (`FlowControl.fit`). Counted at the profile's pace and without the
+   * chunk, a fleet running 30% slow was promised places it lacked.
    */
-  #heldAtPace(itlSloMs: Ms, context: Tokens): number {
+  #heldAtPace(itlSloMs: Ms, context: Tokens, chunk: Tokens): number {
     let held = 0;
     let lastPace = NaN;
     let atPace = 0;
@@ -368,7 +367,7 @@ class FleetSummary implements FleetLoad {
       const a = this.#ledger.replicas[r.index];
       const pace = a.entries.length === 0 ? 1 : a.pace;
       if (pace !== lastPace)
-        atPace = this.#flow.steadyBatch(itlSloMs, context, 1, 0, (lastPace = pace));
+        atPace = this.#flow.steadyBatch(itlSloMs, context, 1, chunk, (lastPace = pace));
       held += atPace;
     }
     return held;
