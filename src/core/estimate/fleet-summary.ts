@@ -321,7 +321,7 @@ class FleetSummary implements FleetLoad {
   }
 
   /**
-   * How many running requests must end before a new one (context `context`, reserving
+   * How many running requests must end before a new one (prefilling `promptTokens`, reserving
    * `kvTokens`) behind `ahead` others fits, in the sizes of the requests running: the gap budget
    * limits the streams of the running mix's mean context a step carries (#heldAtPace), and KV
    * the sum of reservations (those ahead at the mix's mean). Sizing the batch like the new
@@ -354,10 +354,9 @@ class FleetSummary implements FleetLoad {
   }
 
   /**
-   * The streams of `context` the replicas hold, each at its measured pace as `FlowControl.holds`
-   * places them (an idle one at the profile's), in steps that also carry a new prompt's `chunk`,
-   * as placing one does (`FlowControl.fit`). Counted at the profile's pace and without the
-   * chunk, a fleet running 30% slow was promised places it lacked.
+   * The streams of `context` the replicas hold beside a new prompt's `chunk`, each at its measured
+   * pace (an idle one at the profile's), as `FlowControl.holds` and `fit` place them. Counted at
+   * the profile's pace and without the chunk, a slow fleet was promised places it lacked.
    */
   #heldAtPace(itlSloMs: Ms, context: Tokens, chunk: Tokens): number {
     let held = 0;
@@ -366,8 +365,10 @@ class FleetSummary implements FleetLoad {
     for (const r of this.#replicas) {
       const a = this.#ledger.replicas[r.index];
       const pace = a.entries.length === 0 ? 1 : a.pace;
-      if (pace !== lastPace)
-        atPace = this.#flow.steadyBatch(itlSloMs, context, 1, chunk, (lastPace = pace));
+      if (pace !== lastPace) {
+        lastPace = pace;
+        atPace = this.#flow.steadyBatch(itlSloMs, context, 1, chunk, pace);
+      }
       held += atPace;
     }
     return held;
