@@ -15,7 +15,10 @@
  * whatever arrives, and the backlog drains as fast as requests are taken (the window is clocked
  * by them, as TCP's is by its acks). A connection let in that sends nothing for QUIET_MS (a slow
  * client, a pool's spare connection) leaves the window, still read: it must not hold the door,
- * and what it sends later is one connection's work.
+ * and what it sends later is one connection's work. A connection that waited in line for its place
+ * widens the window by one: quiet ones cost the loop nothing to read, and connections that never
+ * send, arriving faster than a window's worth each QUIET_MS, would otherwise keep a line behind
+ * them that only grows.
  *
  * The window follows the turns it makes, as TCP's follows its losses: it doubles after each turn
  * within the budget that read most of a window (slow start, again after each quiet spell), until
@@ -174,10 +177,18 @@ export class ConnectionIntake {
   #room(): boolean {
     if (this.#reading.size < this.#window) return true;
     const quietSince = this.#clock.now() - QUIET_MS;
+    let quiet = 0;
     for (const [c, at] of this.#reading) {
       if (at > quietSince || at >= this.#prevTurnEndMs) break;
       this.#reading.delete(c);
       this.#accepted.delete(c);
+      quiet++;
+    }
+    // Connections waited in line for places held by ones that never sent: a place more for each
+    // let in for them (a slow-header attack of a few hundred connections a second kept every
+    // client waiting in line, longer and longer, behind a window that never widened).
+    if (quiet > 0 && this.waiting > 0) {
+      this.#window = Math.min(MAX_WINDOW, this.#window + Math.min(quiet, this.waiting));
     }
     return this.#reading.size < this.#window;
   }
