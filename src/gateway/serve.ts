@@ -256,9 +256,13 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   let listeners: Listeners;
   try {
     listeners = await listen(nodeListener(app, { ...appDeps, intake }), o.host, o.port, {
-      metrics,
       log,
       intake,
+      refuseUnparsed: (status, reason) => {
+        const requestId = randomId();
+        gateway.refuseUnread({ requestId, tenant: null, cls: null, reason, status });
+        return requestId;
+      },
     });
   } catch (e) {
     shedder.stop();

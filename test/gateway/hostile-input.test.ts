@@ -56,8 +56,6 @@ interface Refusal {
   /** `x-goodput-reason`; null: the gateway sets none for this answer. */
   readonly reason: string | null;
   readonly param?: string | null;
-  /** Answered before any request existed (Node's parser refused the head): no request id. */
-  readonly unnamed?: boolean;
 }
 
 const INVALID = 'invalid_request';
@@ -74,7 +72,7 @@ function assertRefusal(a: Answer, want: Refusal): void {
   assert.equal(body.error.code, want.code);
   if (want.param !== undefined) assert.equal(body.error.param, want.param);
   assert.equal(a.header('x-goodput-reason'), want.reason);
-  if (want.unnamed !== true) assert.ok(a.header('x-goodput-request-id'), 'names its request');
+  assert.ok(a.header('x-goodput-request-id'), 'names its request');
   if (want.status === 504) assert.equal(a.header('retry-after'), null, 'no retry can succeed');
 }
 
@@ -179,8 +177,7 @@ const cases: Case[] = [
       status: 431,
       code: 'header_too_large',
       message: /^request headers: expected at most 16 KiB in all, got more$/,
-      reason: null,
-      unnamed: true,
+      reason: 'payload_too_large',
     },
   },
   {
@@ -191,8 +188,7 @@ const cases: Case[] = [
       code: 'bad_request',
       message:
         /^the request is not valid HTTP: Transfer-Encoding can't be present with Content-Length \(HPE_INVALID_TRANSFER_ENCODING\)$/,
-      reason: null,
-      unnamed: true,
+      reason: INVALID,
     },
   },
   {
@@ -307,11 +303,11 @@ for (const c of cases) {
 test('requests Node could not parse are counted by reason', async () => {
   const invalid = (reason: string) =>
     metricValue(open.url, 'goodput_invalid_requests_total', { reason });
-  const before = { bad: await invalid('bad_request'), large: await invalid('header_too_large') };
+  const before = { bad: await invalid(INVALID), large: await invalid('payload_too_large') };
   await post(chat(), { 'content-length': '5', 'transfer-encoding': 'chunked' });
   await post(chat(), { 'x-filler': 'a'.repeat(64 * 1024) });
-  assert.equal(await invalid('bad_request'), before.bad + 1);
-  assert.equal(await invalid('header_too_large'), before.large + 1);
+  assert.equal(await invalid(INVALID), before.bad + 1);
+  assert.equal(await invalid('payload_too_large'), before.large + 1);
 });
 
 // An error names what was wrong, cut short (errors.ts: "so a huge input cannot bloat the

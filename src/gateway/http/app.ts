@@ -8,6 +8,7 @@
  * client sends is an error of the gateway's: only a bug is a 500, and it is logged.
  */
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { HttpBindings } from '@hono/node-server';
 import {
   OpenAiError,
@@ -54,6 +55,9 @@ const ROUTES: Readonly<Record<string, string>> = {
   '/dashboard': 'GET, HEAD',
   '/dashboard/data': 'GET, HEAD',
 };
+
+/** The most an admin request's body may hold (`{"frozen": false}` is 17 bytes). */
+const ADMIN_BODY_LIMIT_BYTES = 1024;
 
 /** How often the dashboard page asks for new data. */
 const DASHBOARD_REFRESH_MS = 2000;
@@ -116,8 +120,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const dashboardAllowed = (authorization: string | undefined) =>
     deps.adminToken === undefined ||
     adminTokenMatches(bearerToken(authorization) ?? basicPassword(authorization), deps.adminToken);
+  const adminTokenRequired = () =>
+    new OpenAiError(401, 'admin token required', null, 'invalid_admin_token');
   const dashboardRefused = () =>
-    errorResponse(new OpenAiError(401, 'admin token required', null, 'invalid_admin_token'), {
+    refused(adminTokenRequired(), 'unauthenticated', {
       'www-authenticate': 'Basic realm="goodput dashboard", charset="UTF-8"',
     });
   app.get('/dashboard', (c) =>
@@ -134,7 +140,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   );
   const adminRefused = (authorization: string | undefined) =>
     deps.adminToken === undefined || !adminTokenMatches(bearerToken(authorization), deps.adminToken)
-      ? errorResponse(new OpenAiError(401, 'admin token required', null, 'invalid_admin_token'))
+      ? refused(adminTokenRequired(), 'unauthenticated')
       : null;
   // An operator's freeze of the autoscaler (an incident, a rollout): decisions are not taken.
   const scaling = (c: { json: (v: unknown) => Response }) => {
@@ -144,33 +150,47 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       : c.json({ frozen });
   };
   app.get('/admin/autoscale', (c) => adminRefused(c.req.header('authorization')) ?? scaling(c));
-  app.put('/admin/autoscale', async (c) => {
-    const refused = adminRefused(c.req.header('authorization'));
-    if (refused !== null) return refused;
-    let body: unknown;
-    try {
-      body = await c.req.json();
-    } catch {
-      return errorResponse(
-        new OpenAiError(400, 'expected a JSON body {"frozen": true|false}', null),
-      );
-    }
-    const frozen = (body as { frozen?: unknown } | null)?.frozen;
-    if (typeof frozen !== 'boolean') {
-      return errorResponse(
-        new OpenAiError(
-          400,
-          `frozen: expected true or false, got ${JSON.stringify(frozen) ?? 'nothing'}`,
-          'frozen',
-        ),
-      );
-    }
-    deps.gateway.freezeScaling(frozen);
-    return scaling(c);
+  // The body is read only from an operator, and at most ADMIN_BODY_LIMIT_BYTES of it.
+  const adminBody = bodyLimit({
+    maxSize: ADMIN_BODY_LIMIT_BYTES,
+    onError: () =>
+      refused(
+        new OpenAiError(413, 'request body: expected at most 1 KiB, got more', null),
+        'payload_too_large',
+      ),
   });
+  app.put(
+    '/admin/autoscale',
+    (c, next) => adminRefused(c.req.header('authorization')) ?? next(),
+    adminBody,
+    async (c) => {
+      const invalid = (message: string, param: string | null = null) =>
+        refused(new OpenAiError(400, message, param), 'invalid_request');
+      let body: unknown;
+      try {
+        body = await c.req.json();
+      } catch {
+        return invalid('expected a JSON body {"frozen": true|false}');
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        return invalid('expected a JSON body {"frozen": true|false}');
+      }
+      const unknown = Object.keys(body).find((k) => k !== 'frozen');
+      if (unknown !== undefined) {
+        return invalid(`${unknown.slice(0, 80)}: unknown field (expected only "frozen")`, unknown);
+      }
+      const { frozen } = body as { frozen?: unknown };
+      if (typeof frozen !== 'boolean') {
+        const got = JSON.stringify(frozen)?.slice(0, 80) ?? 'nothing';
+        return invalid(`frozen: expected true or false, got ${got}`, 'frozen');
+      }
+      deps.gateway.freezeScaling(frozen);
+      return scaling(c);
+    },
+  );
   app.get('/admin/decisions/:id', (c) => {
-    const refused = adminRefused(c.req.header('authorization'));
-    if (refused !== null) return refused;
+    const denied = adminRefused(c.req.header('authorization'));
+    if (denied !== null) return denied;
     const id = c.req.param('id');
     const record = deps.decisions.get(id, deps.nowMs());
     if (record === undefined) {

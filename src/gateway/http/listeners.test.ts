@@ -7,14 +7,10 @@ import assert from 'node:assert/strict';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../../core/errors.ts';
-import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { SILENT_OPS_LOG } from '../ops-log.ts';
 import { LISTENERS, Listeners, listen } from './listeners.ts';
 
-const deps = {
-  metrics: { invalid: { inc() {} } } as unknown as GatewayMetrics,
-  log: SILENT_OPS_LOG,
-};
+const deps = { log: SILENT_OPS_LOG, refuseUnparsed: () => 'unparsed' };
 const hello = (_req: unknown, res: import('node:http').ServerResponse) => res.end('ok');
 
 /** One GET on a new connection; resolves with the body. */

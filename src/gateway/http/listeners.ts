@@ -22,10 +22,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConfigError } from '../../core/errors.ts';
-import type { GatewayMetrics } from '../gateway-metrics.ts';
 import type { OpsLog } from '../ops-log.ts';
 import type { ConnectionIntake } from './connection-intake.ts';
-import { answerUnparsed } from './unparsed.ts';
+import { answerConnect, answerUnparsed, type RefuseUnparsed } from './unparsed.ts';
 
 /** Listening sockets on the port where the platform can share one (Linux), else one. */
 export const LISTENERS = process.platform === 'linux' ? 32 : 1;
@@ -64,15 +63,17 @@ export class Listeners {
 }
 
 export interface ListenDeps {
-  readonly metrics: GatewayMetrics;
   readonly log: OpsLog;
   /** Paces the reading of new connections; without it, they are read as Node accepts them. */
   readonly intake?: ConnectionIntake;
+  /** Counts and records a request Node could not parse, under the id returned. */
+  readonly refuseUnparsed: RefuseUnparsed;
 }
 
 /**
- * Listens on `host:port`; a port that cannot be taken is a ConfigError naming it. Requests whose
- * head Node cannot take (headers over its limit) are answered 431 in OpenAI's shape, and counted.
+ * Listens on `host:port`; a port that cannot be taken is a ConfigError naming it. Requests Node
+ * cannot parse (headers over its limit, malformed HTTP) are answered in OpenAI's shape, counted
+ * and recorded (unparsed.ts).
  */
 export async function listen(
   listener: (req: IncomingMessage, res: ServerResponse) => void,
@@ -100,23 +101,28 @@ function listenOne(
   host: string,
   port: number,
   reusePort: boolean,
-  { metrics, log, intake }: ListenDeps,
+  { log, intake, refuseUnparsed }: ListenDeps,
 ): Promise<Server> {
-  const server = createServer(listener);
+  // A head without Host is the listener's to refuse, counted and recorded (node-listener.ts).
+  const server = createServer({ requireHostHeader: false }, listener);
   if (intake !== undefined) {
     // Accepted unread: the intake lets each connection in (resumes it) at the loop's pace.
     // Node's http.Server is a net.Server, which reads this option at each accept.
     (server as Server & { pauseOnConnect: boolean }).pauseOnConnect = true;
     server.on('connection', (socket: Socket) => intake.take(socket));
   }
-  // `Expect: 100-continue` is answered by the listener, once it knows the body is to be read.
+  // `Expect: 100-continue` is answered by the listener, once it knows the body is to be read;
+  // any other expectation it refuses (417), as it refuses CONNECT (405), counted and recorded.
   server.on('checkContinue', listener);
-  server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) => {
-    const reason = answerUnparsed(e, socket);
-    if (reason !== undefined) metrics.invalid.inc({ reason });
-  });
+  server.on('checkExpectation', listener);
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) =>
+    answerConnect(socket, refuseUnparsed),
+  );
+  server.on('clientError', (e: NodeJS.ErrnoException, socket: Duplex) =>
+    answerUnparsed(e, socket, refuseUnparsed),
+  );
   return new Promise<Server>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(portRefused(e, port)));
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenRefused(e, host, port)));
     server.listen({ port, host, backlog: LISTEN_BACKLOG, reusePort }, () => {
       server.removeAllListeners('error');
       // Once listening, a server error (accepting a connection failed) is logged; it serves on.
@@ -132,13 +138,26 @@ function listenOne(
 function bindAlone(host: string, port: number): Promise<void> {
   const probe = createServer();
   return new Promise<void>((resolve, reject) => {
-    probe.once('error', (e: NodeJS.ErrnoException) => reject(portRefused(e, port)));
+    probe.once('error', (e: NodeJS.ErrnoException) => reject(listenRefused(e, host, port)));
     probe.listen({ port, host }, () => probe.close(() => resolve()));
   });
 }
 
-function portRefused(e: NodeJS.ErrnoException, port: number): ConfigError {
-  const why =
-    e.code === 'EADDRINUSE' ? 'a free port' : `a port it may listen on (${e.code ?? e.message})`;
+/** Why `host:port` cannot be listened on, naming the flag at fault. */
+function listenRefused(e: NodeJS.ErrnoException, host: string, port: number): ConfigError {
+  const code = e.code ?? e.message;
+  if (HOST_ERRORS.has(code)) {
+    return new ConfigError('--host', `an address of this machine to listen on (${code})`, host);
+  }
+  const why = code === 'EADDRINUSE' ? 'a free port' : `a port it may listen on (${code})`;
   return new ConfigError('--port', why, port);
 }
+
+/** Errors of the address, not the port: no such name, or not an address of this machine. */
+const HOST_ERRORS = new Set([
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EADDRNOTAVAIL',
+  'EAFNOSUPPORT',
+]);

@@ -7,11 +7,11 @@
  * it; a stream was already written by the handler.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
+import { RequestError, getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { serverError } from '../../openai/index.ts';
+import { OpenAiError, serverError } from '../../openai/index.ts';
 import type { OpsLog } from '../ops-log.ts';
-import { errorWhole, isWhole, writeAtTurnEnd, type Whole } from './answer.ts';
+import { errorWhole, isWhole, toResponse, writeAtTurnEnd, type Whole } from './answer.ts';
 import type { GatewayEnv } from './app.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
 import { continueIfExpected, nodeInbound } from './inbound.ts';
@@ -23,12 +23,32 @@ export function nodeListener(
   app: Hono<GatewayEnv>,
   deps: CompletionsDeps & { readonly log: OpsLog; readonly intake?: ConnectionIntake },
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const rest = getRequestListener(app.fetch);
+  const rest = getRequestListener(app.fetch, {
+    // An HTTP/1.0 request may leave out Host; the routes do not read it.
+    hostname: 'localhost',
+    // A request target no URL can be made of (`OPTIONS *`, a backslash in the path): refused as
+    // any unreadable request, where the adapter's own answer is a bare 400.
+    errorHandler: (e) => {
+      if (e instanceof RequestError) {
+        const why = `the request target is not valid: ${e.message}`;
+        return toResponse(refusedUnread(new OpenAiError(400, why, null), deps));
+      }
+      return toResponse(bugAnswer(e, deps));
+    },
+  });
   return (req, res) => {
     // Streams' tokens held in this turn go out before another request is taken up, if late.
     TURN_WRITES.flushIfLate();
     // A connection's first request makes room for the next connection waiting to be read.
     const queuedSinceMs = deps.intake?.seen(req.socket);
+    const head = req.headers;
+    if (head.host === undefined || head.expect !== undefined) {
+      const refused = unacceptableHead(req, deps);
+      if (refused !== undefined) {
+        writeAtTurnEnd(res, closingIfUnread(req, refused, deps));
+        return;
+      }
+    }
     const kind = req.method === 'POST' ? COMPLETION_PATHS[req.url ?? ''] : undefined;
     if (kind === undefined) {
       // Hono reads what it needs of a body: a client waiting to send one goes on at once.
@@ -40,15 +60,46 @@ export function nodeListener(
       (answer) => {
         if (isWhole(answer)) writeAtTurnEnd(res, closingIfUnread(req, answer, deps));
       },
-      (e: unknown) => {
-        // A bug: logged under an id the answer carries, so the two can be matched.
-        const id = deps.newId();
-        deps.log.error({ err: e, request_id: id }, 'unexpected error');
-        const answer = errorWhole(serverError('internal error'), { 'x-goodput-request-id': id });
-        writeAtTurnEnd(res, closingIfUnread(req, answer, deps));
-      },
+      (e: unknown) => writeAtTurnEnd(res, closingIfUnread(req, bugAnswer(e, deps), deps)),
     );
   };
+}
+
+/**
+ * A head Node parsed but HTTP does not allow, refused as any unreadable request (counted, with a
+ * decision record under the id it carries) where Node's default is a bare status line: an
+ * HTTP/1.1 request without `Host` (a 400, RFC 9112 §3.2), and an `Expect` other than
+ * `100-continue` (a 417, RFC 9110 §10.1.1). Undefined: the head is fine.
+ */
+function unacceptableHead(req: IncomingMessage, deps: CompletionsDeps): Whole | undefined {
+  const { host, expect } = req.headers;
+  let e: OpenAiError;
+  if (host === undefined && req.httpVersion === '1.1') {
+    e = new OpenAiError(400, 'host: expected a Host header (HTTP/1.1), got none', null);
+  } else if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
+    e = new OpenAiError(
+      417,
+      `expect: expected 100-continue or no Expect header, got ${JSON.stringify(expect.slice(0, 80))}`,
+      null,
+      'expectation_failed',
+    );
+  } else return undefined;
+  return refusedUnread(e, deps);
+}
+
+/** A bug: a 500, logged under an id the answer carries, so the two can be matched. */
+function bugAnswer(e: unknown, deps: CompletionsDeps & { readonly log: OpsLog }): Whole {
+  const id = deps.newId();
+  deps.log.error({ err: e, request_id: id }, 'unexpected error');
+  return errorWhole(serverError('internal error'), { 'x-goodput-request-id': id });
+}
+
+/** Refused before it could be read as a request: counted, recorded under the id it carries. */
+function refusedUnread(e: OpenAiError, deps: CompletionsDeps): Whole {
+  const id = deps.newId();
+  const reason = 'invalid_request';
+  deps.gateway.refuseUnread({ requestId: id, tenant: null, cls: null, reason, status: e.status });
+  return errorWhole(e, { 'x-goodput-request-id': id, 'x-goodput-reason': reason });
 }
 
 /**
