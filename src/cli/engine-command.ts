@@ -10,7 +10,7 @@ import { ConfigError } from '../core/errors.ts';
 import { ENGINE_SERVER_DEFAULTS as D } from '../engine-server/engine-options.ts';
 import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
 import { serveEngine } from '../engine-server/serve.ts';
-import { nonNegativeInt, nonNegativeNumber } from './parse-flags.ts';
+import { nonEmpty, nonNegativeInt, nonNegativeNumber, portNumber } from './parse-flags.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 
@@ -28,11 +28,12 @@ export function engineCommand(): Command {
     .description(
       'serve a simulated vLLM-compatible engine (OpenAI API, vLLM metrics) on the wall clock',
     )
-    .option('--port <n>', 'port to listen on (0: any free port)', nonNegativeInt('--port'), 8000)
+    .option('--port <n>', 'port to listen on (0: any free port)', portNumber('--port'), 8000)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option(
       '--served-model-name <name>',
       'name /v1/models lists and requests must use (default: --model)',
+      nonEmpty('--served-model-name'),
     )
     .option('--seed <n>', 'seed for output lengths and faults', nonNegativeInt('--seed'), D.seed)
     .option(

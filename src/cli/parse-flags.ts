@@ -79,6 +79,22 @@ export function portNumber(flag: string) {
   };
 }
 
+/** A Redis server's URL, `redis://[user:password@]host[:port][/db]` (or `rediss://`, TLS). */
+export function redisUrl(flag: string) {
+  return (value: string): string => {
+    const expected = 'a Redis URL, redis://host:port';
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new ConfigError(flag, expected, value);
+    }
+    if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '')
+      throw new ConfigError(flag, expected, value);
+    return value;
+  };
+}
+
 export function nonEmpty(flag: string) {
   return (value: string): string => {
     if (value.trim() === '') throw new ConfigError(flag, 'a non-empty name', value);

@@ -44,6 +44,7 @@ import {
   nonNegativeNumber,
   oneOf,
   portNumber,
+  redisUrl,
   positiveInt,
   positiveNumber,
 } from './parse-flags.ts';
@@ -85,7 +86,11 @@ export function serveCommand(): Command {
       '--no-fleet-thread',
       "run the embedded fleet's engines on the gateway's event loop (the default on 1 CPU)",
     )
-    .option('--served-model-name <name>', 'model name clients use (default: --model)')
+    .option(
+      '--served-model-name <name>',
+      'model name clients use (default: --model)',
+      nonEmpty('--served-model-name'),
+    )
     .option('--admin-token <token>', 'token for /admin endpoints (default: $GOODPUT_ADMIN_TOKEN)')
     .option(
       '--decisions <file>',
@@ -95,6 +100,7 @@ export function serveCommand(): Command {
     .option(
       '--redis <url>',
       'share tenant quotas, retry budgets and idempotency keys with other gateways in Redis (redis://host:port)',
+      redisUrl('--redis'),
     )
     .option(
       '--redis-failure <policy>',

@@ -20,7 +20,7 @@ import {
 import { includeUsage, outputLimit } from '../openai/request-fields.ts';
 import { chatCompletion, textCompletion, usage } from '../openai/responses.ts';
 import { decodeUtf8 } from '../openai/utf8-text.ts';
-import { checkIdentityEncoding } from '../openai/errors.ts';
+import { checkIdentityEncoding, checkJsonContentType } from '../openai/errors.ts';
 import { parseJsonText } from '../openai/validation.ts';
 import type { Generation } from './generation.ts';
 import { rejectionError } from './rejections.ts';
@@ -52,10 +52,11 @@ interface Prepared {
 
 /**
  * The body as JSON; bytes that are not UTF-8 are refused, not replaced (see utf8-text.ts), and a
- * compressed body is a 415.
+ * compressed body, or one not declared JSON, is a 415.
  */
 async function jsonBody(c: Context): Promise<unknown> {
   checkIdentityEncoding(c.req.header('content-encoding'));
+  checkJsonContentType(c.req.header('content-type'));
   return parseJsonText(decodeUtf8(new Uint8Array(await c.req.arrayBuffer())));
 }
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolvePolicy } from '../core/config/policy.ts';
-import { adminTokenMatches, apiKeys, sha256 } from './api-keys.ts';
+import { adminTokenMatches, apiKeys, basicPassword, bearerToken, sha256 } from './api-keys.ts';
 
 const hex = (key: string) => sha256(key).toString('hex');
 
@@ -66,4 +66,15 @@ test('admin token: exact match only', () => {
   assert.equal(adminTokenMatches('t0ken', 't0ken'), true);
   assert.equal(adminTokenMatches('t0ke', 't0ken'), false);
   assert.equal(adminTokenMatches(undefined, 't0ken'), false);
+});
+
+test('the Bearer and Basic schemes are matched in any case; an empty credential is none', () => {
+  for (const scheme of ['Bearer', 'bearer', 'BEARER'])
+    assert.equal(bearerToken(`${scheme} sk-1`), 'sk-1');
+  for (const bad of [undefined, null, '', 'Bearer', 'Bearer ', 'Token sk-1', 'Bearersk-1'])
+    assert.equal(bearerToken(bad), undefined);
+  const basic = Buffer.from('any:admin-secret').toString('base64');
+  assert.equal(basicPassword(`basic ${basic}`), 'admin-secret');
+  assert.equal(basicPassword(`Basic ${basic}`), 'admin-secret');
+  assert.equal(basicPassword(`Bearer ${basic}`), undefined);
 });

@@ -43,15 +43,21 @@ export function adminTokenMatches(presented: string | undefined, expected: strin
 
 /** The token of an `Authorization: Bearer <token>` header; undefined for anything else. */
 export function bearerToken(authorization: string | null | undefined): string | undefined {
-  if (authorization == null || !authorization.startsWith('Bearer ')) return undefined;
-  const token = authorization.slice(7);
-  return token === '' ? undefined : token;
+  return credentials(authorization, 'bearer ');
+}
+
+/** What follows `scheme ` (lowercase, with its space), matched in any case as RFC 9110 §11.1 says. */
+function credentials(authorization: string | null | undefined, scheme: string): string | undefined {
+  if (authorization == null || authorization.length <= scheme.length) return undefined;
+  if (authorization.slice(0, scheme.length).toLowerCase() !== scheme) return undefined;
+  return authorization.slice(scheme.length);
 }
 
 /** The password of an `Authorization: Basic base64(user:password)` header; undefined for anything else. */
 export function basicPassword(authorization: string | null | undefined): string | undefined {
-  if (authorization == null || !authorization.startsWith('Basic ')) return undefined;
-  const decoded = Buffer.from(authorization.slice(6), 'base64').toString('utf8');
+  const encoded = credentials(authorization, 'basic ');
+  if (encoded === undefined) return undefined;
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   return colon < 0 || colon === decoded.length - 1 ? undefined : decoded.slice(colon + 1);
 }

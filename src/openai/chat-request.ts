@@ -1,6 +1,7 @@
 /**
- * `POST /v1/chat/completions` request body. Content is a string or an array of text parts
- * (images and audio are not modelled); an assistant message may carry no content. Messages are
+ * `POST /v1/chat/completions` request body. Content is a string or a non-empty array of text parts
+ * (images and audio are not modelled); only an assistant message may carry none, and a tool
+ * message names the call it answers (`tool_call_id`), as OpenAI requires. Messages are
  * strict like the request: an unknown field is a 400 (`messages[0].foo: unknown field`), and
  * the fields a response's message carries back (`tool_calls: []`, `refusal: null`) pass only
  * with their neutral values. Main rule: parse with `parseChatCompletionRequest`, which throws a
@@ -24,19 +25,35 @@ export type ChatRole = (typeof CHAT_ROLES)[number];
 
 const textPart = z.strictObject({ type: z.literal('text'), text: text('a string') });
 
-export const chatMessageSchema = z.strictObject(
-  {
-    role: z.enum(CHAT_ROLES, expect(`one of ${CHAT_ROLES.join(', ')}`)),
-    content: z
-      .union([text('a string'), z.array(textPart)], expect('a string or an array of text parts'))
-      .nullish(),
-    name: text('a string').nullish(),
-    /** On a tool message: the call it answers. */
-    tool_call_id: text('a string').nullish(),
-    ...unsupportedMessageFields,
-  },
-  expect('a message object'),
-);
+const CONTENT = 'a string or a non-empty array of text parts';
+
+export const chatMessageSchema = z
+  .strictObject(
+    {
+      role: z.enum(CHAT_ROLES, expect(`one of ${CHAT_ROLES.join(', ')}`)),
+      content: z
+        .union([text('a string'), z.array(textPart).min(1, expect(CONTENT))], expect(CONTENT))
+        .nullish(),
+      name: text('a string').nullish(),
+      /** On a tool message: the call it answers. */
+      tool_call_id: text('a string').nullish(),
+      ...unsupportedMessageFields,
+    },
+    expect('a message object'),
+  )
+  .check((ctx) => {
+    // As OpenAI requires: only an assistant's message (one that called tools) may have no
+    // content, and a tool's message names the call it answers.
+    const m = ctx.value;
+    if (m.content == null && m.role !== 'assistant') {
+      const message = `${CONTENT} on a ${m.role} message`;
+      ctx.issues.push({ code: 'custom', path: ['content'], input: m.content, message });
+    }
+    if (m.role === 'tool' && m.tool_call_id == null) {
+      const message = 'a string on a tool message (the id of the call it answers)';
+      ctx.issues.push({ code: 'custom', path: ['tool_call_id'], input: m.tool_call_id, message });
+    }
+  });
 
 export const chatCompletionRequestSchema = z
   .strictObject(

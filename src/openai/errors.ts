@@ -113,6 +113,24 @@ export function checkIdentityEncoding(encoding: string | null | undefined): void
   if (e !== '' && e !== 'identity') throw unsupportedEncoding(encoding);
 }
 
+/**
+ * The body's `Content-Type` unless it is absent or JSON (`application/json`, or a
+ * `application/…+json` type, with any parameters): anything else is a 415 naming it. A body sent
+ * as a form or as text is not read as JSON on a guess — vLLM's server (FastAPI) refuses it too,
+ * and a browser may send either cross-origin without asking first.
+ */
+export function checkJsonContentType(type: string | null | undefined): void {
+  if (type === null || type === undefined) return;
+  const media = type.split(';', 1)[0].trim().toLowerCase();
+  if (media === 'application/json' || /^application\/[^/\s]+\+json$/.test(media)) return;
+  throw new OpenAiError(
+    415,
+    `content-type: expected application/json, got ${describeValue(type)}`,
+    null,
+    'unsupported_media_type',
+  );
+}
+
 /** 404 for a path the server does not have. */
 export function routeNotFound(method: string, path: string): OpenAiError {
   return new OpenAiError(404, `${method} ${path}: no such route`, null, 'not_found');

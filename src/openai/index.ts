@@ -18,6 +18,7 @@ export {
   payloadTooLarge,
   unsupportedEncoding,
   checkIdentityEncoding,
+  checkJsonContentType,
   routeNotFound,
   serverError,
 } from './errors.ts';

@@ -115,7 +115,30 @@ test('errors name the nested field, what it must be and the value', () => {
     [{ model: 'm', messages: ['hi'] }, 'messages[0]: expected a message object, got "hi"'],
     [
       { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url' }] }] },
-      'messages[0].content: expected a string or an array of text parts, got [{"type":"image_url"}]',
+      'messages[0].content: expected a string or a non-empty array of text parts, got [{"type":"image_url"}]',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: [] }] },
+      'messages[0].content: expected a string or a non-empty array of text parts, got []',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user' }] },
+      'messages[0].content: expected a string or a non-empty array of text parts on a user message, got nothing',
+    ],
+    [
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: null },
+          { role: 'tool', content: '42' },
+        ],
+      },
+      'messages[2].tool_call_id: expected a string on a tool message (the id of the call it answers), got nothing',
+    ],
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 1e300 },
+      'max_tokens: expected an integer in [1, 1048576], got 1e+300',
     ],
     [
       {

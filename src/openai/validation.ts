@@ -81,10 +81,14 @@ export function parseWith<S extends z.ZodType>(schema: S, body: unknown): z.outp
   const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
   const issues = result.error.issues;
-  const shown = issues.slice(0, LISTED_PROBLEMS).flatMap(problems).slice(0, LISTED_PROBLEMS);
+  const listed = issues.slice(0, LISTED_PROBLEMS).flatMap(problems);
+  // One value may fail two checks worded alike (1e300 is neither a safe integer nor ≤ the
+  // maximum): each problem is said once.
+  const shown = [...new Map(listed.map((p) => [p.message, p])).values()].slice(0, LISTED_PROBLEMS);
+  const said = new Set(shown.map((p) => p.message));
   const hidden = issues.reduce(
     (n, i) => n + (i.code === 'unrecognized_keys' ? i.keys.length : 1),
-    -shown.length,
+    -listed.filter((p) => said.has(p.message)).length,
   );
   const more = hidden > 0 ? `; and ${hidden} more` : '';
   const message = shown.map((p) => p.message).join('; ') + more;

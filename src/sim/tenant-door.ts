@@ -5,7 +5,7 @@
  * that never ran). A refusal here is recorded through the pipeline like its own, so every
  * request has a decision record whoever turned it away.
  */
-import { TenantLedger } from '../core/admission/budget/tenant-ledger.ts';
+import { TenantLedger, beyondWindow } from '../core/admission/budget/tenant-ledger.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import { lookupTenant } from '../core/config/tenant-schema.ts';
 import type { Pipeline } from '../core/pipeline.ts';
@@ -40,11 +40,16 @@ export class TenantDoor {
     const tenant = lookupTenant(this.tenants, asked.tenant);
     // An unknown tenant holds nothing here: the pipeline's contract gate turns it away.
     if (tenant === undefined) return undefined;
+    const tokens = this.pipeline.tenantCharge(asked);
+    const never = beyondWindow(tokens, tenant.quotas);
+    if (never !== undefined) {
+      return { outcome: 'reject', decision: this.pipeline.refuse(asked, never, now) };
+    }
     const verdict = this.ledger.admit(
       {
         tenant: tenant.name,
         requestId: asked.id,
-        tokens: this.pipeline.tenantCharge(asked),
+        tokens,
         attempt: asked.attempt ?? 1,
         quotas: tenant.quotas,
         retryBudgetRatio: tenant.retryBudgetRatio,

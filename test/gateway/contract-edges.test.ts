@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import OpenAI, { APIError } from 'openai';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { ENGINE_DEFAULTS, buildEngineConfig } from '../../src/engine/engine-spec.ts';
@@ -510,6 +511,160 @@ test('a 400, a 401 and a 429 at the door: each named, recorded under its id and 
     await metricValue(gw.url, 'goodput_shared_refusals_total', { ...door, ...soloLabels }),
     before.shared + 1,
   );
+});
+
+/** `bytes` sent as they are on a new connection, read until the gateway closes it: each answer. */
+function rawHttp(bytes: string): Promise<Response[]> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+    const parts: Buffer[] = [];
+    socket.on('data', (d: Buffer) => parts.push(d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      let text = Buffer.concat(parts).toString('latin1');
+      const answers: Response[] = [];
+      while (text.startsWith('HTTP/1.1 ')) {
+        const end = text.indexOf('\r\n\r\n');
+        const [status, ...lines] = text.slice(0, end).split('\r\n');
+        const headers = new Headers(
+          lines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]),
+        );
+        const length = Number(headers.get('content-length'));
+        const code = Number(status.split(' ')[1]);
+        statuses.push(code);
+        answers.push(
+          new Response(text.slice(end + 4, end + 4 + length), { status: code, headers }),
+        );
+        text = text.slice(end + 4 + length);
+      }
+      resolve(answers);
+    });
+    socket.write(bytes);
+  });
+}
+
+const head = (lines: string[], body = '') =>
+  `${lines.join('\r\n')}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+test('requests that are not HTTP a route can take: named, recorded, counted, in OpenAI’s shape', async () => {
+  const invalid = (reason: string) =>
+    metricValue(gw.url, 'goodput_invalid_requests_total', { reason });
+  const before = {
+    invalid: await invalid('invalid_request'),
+    method: await invalid('method_not_allowed'),
+  };
+  const cases: [name: string, bytes: string, status: number, reason: string, message: RegExp][] = [
+    [
+      'a header name with a space',
+      head(['POST /v1/chat/completions HTTP/1.1', 'host: x', 'bad header: v']),
+      400,
+      'invalid_request',
+      /^the request is not valid HTTP: Invalid header token \(HPE_INVALID_HEADER_TOKEN\)$/,
+    ],
+    [
+      'HTTP/1.1 without Host',
+      head(['POST /v1/chat/completions HTTP/1.1', 'connection: close'], '{}'),
+      400,
+      'invalid_request',
+      /^host: expected a Host header \(HTTP\/1\.1\), got none$/,
+    ],
+    [
+      'an Expect other than 100-continue',
+      head(
+        ['POST /v1/chat/completions HTTP/1.1', 'host: x', 'expect: teapot', 'connection: close'],
+        '{}',
+      ),
+      417,
+      'invalid_request',
+      /^expect: expected 100-continue or no Expect header, got "teapot"$/,
+    ],
+    [
+      'OPTIONS *',
+      head(['OPTIONS * HTTP/1.1', 'host: x', 'connection: close']),
+      400,
+      'invalid_request',
+      /^the request target is not valid: /,
+    ],
+    [
+      'CONNECT',
+      'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n',
+      405,
+      'method_not_allowed',
+      /^CONNECT: method not allowed/,
+    ],
+  ];
+  for (const [name, bytes, status, reason, message] of cases) {
+    const [answer] = await rawHttp(bytes);
+    assert.equal(answer.status, status, name);
+    assert.equal(answer.headers.get('x-goodput-reason'), reason, name);
+    assert.match((await errorOf(answer.clone())).message, message, name);
+    assert.deepEqual(await recorded(answer), ['reject', reason, status, null], name);
+  }
+  assert.equal(await invalid('invalid_request'), before.invalid + 4);
+  assert.equal(await invalid('method_not_allowed'), before.method + 1);
+  // HTTP/1.0 may leave Host out.
+  const [health] = await rawHttp('GET /healthz HTTP/1.0\r\n\r\n');
+  assert.equal(health.status, 200);
+});
+
+test('a request followed by bytes that are not HTTP: its own answer first, then the 400', async () => {
+  const body = JSON.stringify(chat());
+  const request = head(
+    [
+      'POST /v1/chat/completions HTTP/1.1',
+      'host: x',
+      'content-type: application/json',
+      `authorization: ${ACME.authorization}`,
+    ],
+    body,
+  );
+  const answers = await rawHttp(`${request}GARBAGE\r\n\r\n`);
+  assert.deepEqual(
+    answers.map((a) => a.status),
+    [200, 400],
+  );
+  assert.equal(((await answers[0].json()) as { object: string }).object, 'chat.completion');
+  assert.deepEqual(await recorded(answers[1]), ['reject', 'invalid_request', 400, null]);
+});
+
+test('a body not declared JSON is a 415 naming content-type; Bearer is read in any case', async () => {
+  const res = await post(JSON.stringify(chat()), { ...ACME, 'content-type': 'text/plain' });
+  assert.equal(res.status, 415);
+  const e = await errorOf(res.clone());
+  assert.equal(e.message, 'content-type: expected application/json, got "text/plain"');
+  assert.deepEqual(await recorded(res), ['reject', 'invalid_request', 415, 'acme']);
+  const typed = await post(chat(), { ...ACME, 'content-type': 'application/json; charset=utf-8' });
+  assert.equal(typed.status, 200);
+  await typed.text();
+  const lower = await post(chat(), { authorization: 'bearer sk-acme' });
+  assert.equal(lower.status, 200);
+  await lower.text();
+});
+
+test('admin refusals are named and recorded; the autoscale body is strict and bounded', async () => {
+  const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
+  const put = (body: string, headers: Record<string, string> = admin) =>
+    send('/admin/autoscale', { method: 'PUT', headers, body });
+  assert.deepEqual(await recorded(await send('/admin/decisions/x')), [
+    'reject',
+    'unauthenticated',
+    401,
+    null,
+  ]);
+  assert.deepEqual(await recorded(await put('{"frozen":true}', {})), [
+    'reject',
+    'unauthenticated',
+    401,
+    null,
+  ]);
+  const unknown = await put('{"frozen":false,"x":1}');
+  assert.equal(unknown.status, 400);
+  const e = await errorOf(unknown.clone());
+  assert.deepEqual([e.message, e.param], ['x: unknown field (expected only "frozen")', 'x']);
+  assert.deepEqual(await recorded(unknown), ['reject', 'invalid_request', 400, null]);
+  const large = await put(JSON.stringify({ frozen: false, pad: 'x'.repeat(4096) }));
+  assert.equal(large.status, 413);
+  assert.deepEqual(await recorded(large), ['reject', 'payload_too_large', 413, null]);
 });
 
 test('no answer in this file was a 500, no timer overflowed, and the gateway serves on', async () => {

@@ -109,6 +109,23 @@ test('what gateway A spends of a tenant quota, gateway B refuses: 429 tenant_tok
   assert.equal(body.error.code, 'tenant_tokens');
 });
 
+test('a request larger than the whole window: a final 429, no Retry-After, nothing spent', async () => {
+  const res = await postChat(
+    a.url,
+    { max_tokens: 400, ignore_eos: true },
+    { authorization: 'Bearer sk-acme' },
+  );
+  assert.equal(res.status, 429);
+  assert.equal(res.headers.get('x-goodput-reason'), 'tenant_tokens');
+  assert.equal(res.headers.get('retry-after'), null, 'no wait makes room for it');
+  assert.equal(res.headers.get('x-should-retry'), 'false');
+  const body = (await res.json()) as { error: { message: string } };
+  assert.equal(
+    body.error.message,
+    "the tenant's token budget for this window does not cover this request",
+  );
+});
+
 test('Redis dies: open serves under local limits, closed answers 503; both stay up', async () => {
   await redis.kill();
   await until(async () => (await storeUp(a)) === 0 && (await storeUp(b)) === 0, 4_000);

@@ -61,6 +61,10 @@ test('a bad value under any name is a 400 naming that header and the value', () 
     [{ 'x-llm-d-router-slo-ttft-ms': '-5' }, 'x-llm-d-router-slo-ttft-ms', /"-5"/],
     [{ 'x-slo-tpot-ms': '1e12' }, 'x-slo-tpot-ms', /"1e12"/],
     [{ 'x-llm-d-router-slo-tpot-ms': 'NaN' }, 'x-llm-d-router-slo-tpot-ms', /"NaN"/],
+    // Decimal only: JavaScript's Number would read these as 16, 3 and 1000.
+    [{ 'x-goodput-timeout-ms': '0x10' }, 'x-goodput-timeout-ms', /"0x10"/],
+    [{ 'x-goodput-attempt': '0b11' }, 'x-goodput-attempt', /"0b11"/],
+    [{ 'x-slo-ttft-ms': '1e3' }, 'x-slo-ttft-ms', /"1e3"/],
   ];
   for (const [headers, name, value] of cases) {
     const r = refusal(() => read(headers));

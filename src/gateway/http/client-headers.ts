@@ -59,9 +59,12 @@ const CLASSES = 'one of interactive, reasoning, batch, best_effort';
 
 type Header = (name: string) => string | null;
 
+/** A header's number is written in decimal: `Number` would also read `0x10`, `0b11` and `1e3`. */
+const DECIMAL = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*$/;
+
 function numberIn(name: string, raw: string, lo: number, hi: number, what: string): number {
   const v = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(v) || v < lo || v > hi) {
+  if (!DECIMAL.test(raw) || v < lo || v > hi) {
     throw invalidRequest(
       `${name}: expected ${what}, got ${describeValue(raw)}`,
       name,

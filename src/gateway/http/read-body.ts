@@ -2,7 +2,7 @@
  * A request body as text — from a Web-standard Request, or straight from Node's request — read
  * once and bounded: a declared Content-Length over the limit is a
  * 413 before anything is read (Node's parser holds the body to the length declared), a
- * compressed body a 415 (it is read as sent, never inflated), a chunked
+ * compressed body or one not declared JSON a 415 (it is read as sent, never inflated), a chunked
  * body is counted as it streams and refused as soon as it passes the limit, and bytes that are
  * not UTF-8 are a 400 instead of being replaced. A client that goes away mid-upload is not an
  * error of anyone's: it is `RequestStopped('client_closed')`, counted, never logged as a fault.
@@ -10,7 +10,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
-import { checkIdentityEncoding, decodeUtf8, payloadTooLarge } from '../../openai/index.ts';
+import {
+  checkIdentityEncoding,
+  checkJsonContentType,
+  decodeUtf8,
+  payloadTooLarge,
+} from '../../openai/index.ts';
 import { RequestStopped } from '../stop.ts';
 
 /** When to stop waiting for a body still uploading: its client's deadline out of reach. */
@@ -37,6 +42,7 @@ export async function readBody(raw: Request, limitBytes: number, giveUp?: GiveUp
 
 async function readWebBody(raw: Request, limitBytes: number): Promise<string> {
   checkIdentityEncoding(raw.headers.get('content-encoding'));
+  checkJsonContentType(raw.headers.get('content-type'));
   const declared = raw.headers.get('content-length');
   const chunked = declared === null || raw.headers.get('transfer-encoding') !== null;
   if (!chunked && Number(declared) > limitBytes) throw payloadTooLarge(limitBytes);
@@ -92,6 +98,7 @@ export function readNodeBody(
 ): Promise<string> {
   try {
     checkIdentityEncoding(req.headers['content-encoding']);
+    checkJsonContentType(req.headers['content-type']);
   } catch (e) {
     return Promise.reject(e);
   }

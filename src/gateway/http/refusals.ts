@@ -31,7 +31,7 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
   idempotency_key_reused:
     'this Idempotency-Key was already used for a different request; use a new key for a new request',
   deadline_exceeded: "the request's deadline has passed, or is too near for any answer",
-  tenant_tokens: "the tenant's token budget for this window is spent",
+  tenant_tokens: "the tenant's token budget for this window does not cover this request",
   tenant_gpu_time: "the tenant's GPU-time budget for this window is spent",
   tenant_concurrency: 'the tenant has too many requests in flight',
   tenant_sessions: 'the tenant has too many sessions in flight',

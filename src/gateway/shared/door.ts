@@ -2,7 +2,8 @@
  * A request's passage through the shared state, before the pipeline sees it: claim its
  * Idempotency-Key (a completed answer to the same request is replayed, one in flight anywhere is
  * a 409 `duplicate`, a key used for a different request is a 422 `idempotency_key_reused`), then
- * take its share of the tenant's quotas and retry budget (a refusal is a 429 with Retry-After).
+ * take its share of the tenant's quotas and retry budget (a refusal is a 429 with Retry-After;
+ * one asking more tokens than the whole window allows is a final 429, without).
  * The door only decides: the caller counts and records a refusal like any other. What a request
  * takes is given back by `Pass.end`, which the handler calls when the request ends — however it
  * ends — and awaits before the client sees the end, so a client's next request (on any replica)
@@ -10,6 +11,7 @@
  * store is unreachable and fails closed, a request that needs shared state (a quota, a key, a
  * retry) gets a 503 `service_capacity`; one that does not goes on without it.
  */
+import { beyondWindow } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Rejection } from '../../core/request/decision.ts';
 import type { TenantPolicy } from '../../core/request/tenant.ts';
 import {
@@ -57,6 +59,11 @@ export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door>
       if (claim.kind === 'done') return { kind: 'replay', answer: claim.response };
       if (claim.kind === 'in_flight') return refused(409, 'duplicate');
       hold = claim.hold;
+    }
+    const never = beyondWindow(ask.tokens, q);
+    if (never !== undefined) {
+      await hold?.abandon();
+      return { kind: 'refused', rejection: never };
     }
     const verdict = await store.admit({
       tenant: ask.tenant.name,

@@ -5,7 +5,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TenantQuotas } from '../../request/tenant.ts';
 import { RETRY_BUDGET_CAPACITY } from '../retry-budget.ts';
-import { TenantLedger, localShare, type LedgerVerdict, type TenantAsk } from './tenant-ledger.ts';
+import {
+  TenantLedger,
+  beyondWindow,
+  localShare,
+  type LedgerVerdict,
+  type TenantAsk,
+} from './tenant-ledger.ts';
 
 const WINDOW = 60_000;
 let serial = 0;
@@ -128,4 +134,16 @@ test('a tenant without limits holds nothing to give back', () => {
   const a = granted(l.admit(ask({}), 0));
   l.release(a, 5_000, 0);
   assert.deepEqual(l.snapshot('t1'), { tokens: null, slots: 0, retries: 10.2 });
+});
+
+test('a request larger than the whole window is refused for good; one that fits is not', () => {
+  const quotas = { tokensPerWindow: 300, windowMs: 60_000 };
+  assert.deepEqual(beyondWindow(301, quotas), {
+    outcome: 'reject',
+    status: 429,
+    reason: 'tenant_tokens',
+    final: true,
+  });
+  assert.equal(beyondWindow(300, quotas), undefined);
+  assert.equal(beyondWindow(10_000, { windowMs: 60_000 }), undefined, 'no token limit');
 });

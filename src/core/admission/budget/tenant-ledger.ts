@@ -13,6 +13,7 @@
  * expired before it ran, used nothing and gets its whole charge back. Plain data throughout:
  * leases are values, the state is maps of numbers.
  */
+import type { AdmissionDecision } from '../../request/decision.ts';
 import type { TenantQuotas } from '../../request/tenant.ts';
 import type { Ms, Tokens } from '../../request/units.ts';
 import {
@@ -147,4 +148,20 @@ export function localShare(q: TenantQuotas, replicas: number): TenantQuotas {
         ? undefined
         : Math.max(1, Math.floor(q.maxConcurrentRequests / replicas)),
   };
+}
+
+/**
+ * The refusal of a request that asks more tokens than its tenant's whole window allows: no
+ * retry can succeed, however long it waits, so it is final (no Retry-After; hosts say
+ * `x-should-retry: false`) where a spent budget's refusal says when to come back. Undefined when
+ * the window can hold it. Checked at the door before the ledger, by the gateway and the
+ * simulator alike.
+ */
+export function beyondWindow(
+  tokens: Tokens,
+  quotas: TenantQuotas,
+): Extract<AdmissionDecision, { outcome: 'reject' }> | undefined {
+  const limit = quotas.tokensPerWindow;
+  if (limit === undefined || tokens <= limit) return undefined;
+  return { outcome: 'reject', status: 429, reason: 'tenant_tokens', final: true };
 }
