@@ -440,6 +440,7 @@ test('serve: a bad autoscaling flag exits 2 naming it, before anything listens',
     [
       [['--autoscaler', 'nope'], /--autoscaler/],
       [['--ready-time', 'soon'], /--ready-time/],
+      [['--ready-time', '200-100', '--autoscaler', 'none'], /--ready-time/],
       [['--min-replicas', '4', '--max-replicas', '2'], /--max-replicas/],
       [['--burst-headroom', '0.5'], /--burst-headroom/],
       [['--scale-in-window', '-1'], /--scale-in-window/],
@@ -448,6 +449,23 @@ test('serve: a bad autoscaling flag exits 2 naming it, before anything listens',
       [['--engine-pool', 'local', '--backend', 'http://127.0.0.1:9'], /--engine-pool/],
     ],
   );
+});
+
+test('serve and engine: a bad port, address, Redis URL or model name exits 2 naming its flag, no stack trace', () => {
+  const cases: [args: string[], named: RegExp][] = [
+    [['engine', '--port', '99999'], /--port/],
+    [['engine', '--served-model-name', ''], /--served-model-name/],
+    [['serve', '--port', '0', '--redis', 'notaurl'], /--redis: expected a Redis URL/],
+    [['serve', '--port', '0', '--redis', 'redis://:x@'], /--redis/],
+    [['serve', '--port', '0', '--served-model-name', ''], /--served-model-name/],
+    [['serve', '--port', '0', '--host', 'nosuchhost.invalid'], /--host: expected an address/],
+  ];
+  for (const [args, named] of cases) {
+    const r = goodput(...args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
+    assert.match(r.err, named);
+    assert.doesNotMatch(r.err, /\n\s+at /, 'no stack trace');
+  }
 });
 
 test('simulate: autoscaling under a load shape with a group failure, through a real process; bad values exit 2 naming the flag', () => {

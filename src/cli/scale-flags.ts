@@ -4,6 +4,8 @@
  */
 import type { Command } from 'commander';
 import { DEFAULT_HEADROOM } from '../core/autoscale/scale-options.ts';
+import { ConfigError } from '../core/errors.ts';
+import { parseReadyTime } from '../core/fleet/replica-group.ts';
 import { nonNegativeNumber, positiveInt, positiveNumber } from './parse-flags.ts';
 
 /** `minDefault`: what the minimum defaults to, in the command's own terms. */
@@ -22,6 +24,7 @@ export function addScaleLimitFlags(cmd: Command, minDefault: string): Command {
     .option(
       '--ready-time <s>',
       "autoscaling: a new group's ready time in seconds, MIN-MAX drawn per group — the controller's look-ahead",
+      readyTimeFlag,
       '120-240',
     )
     .option(
@@ -39,4 +42,12 @@ export function addScaleLimitFlags(cmd: Command, minDefault: string): Command {
       nonNegativeNumber('--scale-in-window'),
       300,
     );
+}
+
+/** Checked as it is read, whether or not an autoscaler is on to use it. */
+function readyTimeFlag(value: string): string {
+  if (parseReadyTime(value) === undefined) {
+    throw new ConfigError('--ready-time', 'seconds, MIN-MAX or one value (e.g. 120-240)', value);
+  }
+  return value;
 }
