@@ -46,6 +46,8 @@ export class BackendFleet {
   private readonly breakers: CircuitBreaker[];
   /** Each backend's readiness as last told (null: not yet). */
   private readonly wasReady: (boolean | null)[];
+  /** Whether a backend's start is over: it was ready once, or why it is not yet was said. */
+  private readonly startTold: boolean[];
   private readonly preemptionsSeen: number[];
   /** The `max_loras` each backend last reported that differs from the gateway's (logged once each). */
   private readonly maxLorasTold: (number | undefined)[];
@@ -62,6 +64,7 @@ export class BackendFleet {
     const m = deps.metrics;
     this.inFlight = deps.backends.map(() => 0);
     this.wasReady = deps.backends.map(() => null);
+    this.startTold = deps.backends.map(() => false);
     this.preemptionsSeen = deps.backends.map(() => 0);
     this.maxLorasTold = deps.backends.map(() => undefined);
     this.servableTold = deps.backends.map(() => undefined);
@@ -196,10 +199,21 @@ export class BackendFleet {
   }
 
   private noteReadiness(index: number, ready: boolean, why: string | undefined): void {
+    const name = this.backends[index].name;
+    if (!this.startTold[index] && (ready || why !== undefined)) {
+      this.startTold[index] = true;
+      // Not ready since start: no alarm (an engine loads its weights for minutes), but its cause
+      // is said once, or a wrong URL goes unsaid.
+      if (!ready) {
+        this.deps.log.info(
+          { backend: name, cause: why },
+          `backend ${name} is not ready yet: ${why}`,
+        );
+      }
+    }
     if (this.wasReady[index] === ready) return;
     const first = this.wasReady[index] === null;
     this.wasReady[index] = ready;
-    const name = this.backends[index].name;
     this.deps.metrics.backendReady.set({ backend: name }, ready ? 1 : 0);
     // A backend not ready yet at start is not news; one that goes down, or comes up, is.
     if (first && !ready) return;

@@ -228,6 +228,27 @@ test('a backend that goes down and comes back is told once each way', async () =
   await gateway.close();
 });
 
+test('a backend not ready since start: its cause said once, as news of no alarm, then its readiness', async () => {
+  const { clock, fleet, gateway, log } = setup(1);
+  let ready = false;
+  let why: string | undefined = undefined;
+  fleet[0].load = () => ({ ready, running: 0, waiting: 0, kvUsage: 0, atMs: clock.now(), why });
+  gateway.snapshots();
+  why = 'connect ECONNREFUSED 127.0.0.1:1';
+  clock.run(clock.now() + 3_000);
+  ready = true;
+  clock.run(clock.now() + 3_000);
+  const told = log.lines.filter((l) => l.fields.backend === 'b0' && !l.msg.startsWith('circuit'));
+  assert.deepEqual(
+    told.map((l) => [l.level, l.msg]),
+    [
+      ['info', 'backend b0 is not ready yet: connect ECONNREFUSED 127.0.0.1:1'],
+      ['info', 'backend b0 is ready'],
+    ],
+  );
+  await gateway.close();
+});
+
 test('a request waiting when the drain runs out is cut: its own outcome, its record, no breaker touched', async () => {
   const { clock, fleet, gateway, send, state, records } = setup(1, {
     dispatch: { type: 'flow-control' },
