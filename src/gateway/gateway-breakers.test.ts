@@ -199,6 +199,11 @@ test('only the backend’s own failures count: a gateway bug, a 4xx, a client go
   assert.doesNotMatch(text, /breaker_transitions_total\{[^}]*\} [1-9]/);
 });
 
+/** What the log told of backend b0's readiness (its breaker's lines aside). */
+function readinessTold(log: ReturnType<typeof memoryOpsLog>) {
+  return log.lines.filter((l) => l.fields.backend === 'b0' && !l.msg.startsWith('circuit'));
+}
+
 test('a backend that goes down and comes back is told once each way', async () => {
   const { clock, fleet, gateway, log } = setup(1);
   let ready = true;
@@ -215,7 +220,7 @@ test('a backend that goes down and comes back is told once each way', async () =
   clock.run(clock.now() + 3_000);
   ready = true;
   clock.run(clock.now() + 3_000);
-  const told = log.lines.filter((l) => l.fields.backend === 'b0' && !l.msg.startsWith('circuit'));
+  const told = readinessTold(log);
   assert.deepEqual(
     told.map((l) => [l.level, l.msg]),
     [
@@ -238,9 +243,8 @@ test('a backend not ready since start: its cause said once, as news of no alarm,
   clock.run(clock.now() + 3_000);
   ready = true;
   clock.run(clock.now() + 3_000);
-  const told = log.lines.filter((l) => l.fields.backend === 'b0' && !l.msg.startsWith('circuit'));
   assert.deepEqual(
-    told.map((l) => [l.level, l.msg]),
+    readinessTold(log).map((l) => [l.level, l.msg]),
     [
       ['info', 'backend b0 is not ready yet: connect ECONNREFUSED 127.0.0.1:1'],
       ['info', 'backend b0 is ready'],
