@@ -177,14 +177,14 @@ export class BackendFleet {
   }
 
   /**
-   * What an upstream failure says of the backend's health: a 4xx answer is the request's fault
-   * (the backend is up: a success), a 429 says nothing, anything else — no connection, a 5xx, a
-   * stream that broke — is a failure.
+   * What an upstream failure says of the backend's health: a 4xx answer that is the request's
+   * fault (the backend is up: a success), a 429 says nothing, anything else — no connection, a
+   * 5xx, a stream that broke, a 401 or 403 to the gateway's own credentials — is a failure.
    */
   failed(replica: number, e: UpstreamError): void {
     const breaker = this.breakers[replica];
     if (e.status === 429) breaker.abandon();
-    else breaker.record(e.status !== undefined && e.status >= 400 && e.status < 500);
+    else breaker.record(e.requestAtFault);
   }
 
   /** The request ended without saying anything of the backend's health. */

@@ -109,13 +109,19 @@ export class UpstreamError extends Error {
     this.body = body;
   }
 
-  /** A 4xx other than 429: the backend refused this request, and would refuse it anywhere. */
+  /**
+   * A 4xx that says the request is at fault: the backend refused it, and would refuse it
+   * anywhere. Not a 429 (the backend is busy), nor a 401, 403 or 407: those refuse the gateway's
+   * own credentials to the backend, which no client's request can mend.
+   */
   get requestAtFault(): boolean {
-    return (
-      this.status !== undefined && this.status >= 400 && this.status < 500 && this.status !== 429
-    );
+    const s = this.status;
+    return s !== undefined && s >= 400 && s < 500 && !NOT_THE_REQUEST.has(s);
   }
 }
+
+/** A backend's 4xx answers that are not the request's fault. */
+const NOT_THE_REQUEST = new Set([401, 403, 407, 429]);
 
 export function isUpstreamError(e: unknown): e is UpstreamError {
   return e instanceof UpstreamError;

@@ -24,7 +24,7 @@ import { fleetSpecFor } from './serve.ts';
 import { RequestStopped } from './stop.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 
-type Mode = 'ok' | 'down' | 'http-500' | 'http-400' | 'bug' | 'hang';
+type Mode = 'ok' | 'down' | 'http-500' | 'http-400' | 'bug' | 'hang' | 'http-401';
 
 /** A backend that does what its mode says, and counts the calls it got. */
 class ScriptedBackend implements Backend {
@@ -54,6 +54,8 @@ class ScriptedBackend implements Backend {
         throw new UpstreamError(`${this.name}: HTTP 500`, 500, true);
       case 'http-400':
         throw new UpstreamError(`${this.name}: HTTP 400`, 400, true, '{"error":{}}');
+      case 'http-401':
+        throw new UpstreamError(`${this.name}: HTTP 401`, 401, true, '{"error":{}}');
       case 'bug':
         throw new TypeError('a bug of the gateway, not of the backend');
       case 'hang':
@@ -139,6 +141,14 @@ test('a backend failing on its own opens its breaker at the policy threshold, an
     refused.kind === 'rejected' && [refused.decision.reason, refused.decision.status],
     ['no_ready_replica', 503],
   );
+});
+
+test("a backend refusing the gateway's own credentials (401) fails on its own: its breaker opens", async () => {
+  const { fleet, send, state } = setup(1);
+  fleet[0].mode = 'http-401';
+  assert.equal((await send()).kind, 'failed', 'the backend’s failure, not the request’s');
+  await send();
+  assert.equal(await state('b0'), 'open');
 });
 
 test('no usable backend: 503 no_ready_replica, Retry-After from the next probe', async () => {
