@@ -11,7 +11,6 @@ import { StringDecoder } from 'node:string_decoder';
 import { Agent, request, type IncomingMessage, type RequestOptions } from 'node:http';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
-import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { Ms } from '../core/request/units.ts';
 import { loadFromExposition } from './backend-metrics.ts';
 import {
@@ -24,6 +23,8 @@ import {
 } from './backend.ts';
 import { SseReader } from '../openai/sse-reader.ts';
 import { TokenChunkShape } from './token-chunk-shape.ts';
+import { readText } from './bounded-body.ts';
+import { asIs, counted, ttftParts, type UpstreamChunk } from './upstream-chunk.ts';
 import { TURN_WRITES } from './http/turn-writes.ts';
 
 export interface HttpBackendOptions {
@@ -74,46 +75,10 @@ export function adaptersListed(body: unknown): string[] | undefined {
 /** How much of an upstream's error answer is kept (and passed on, for a 4xx). */
 const ERROR_BODY_CHARS = 4_096;
 
-/** A whole body as text. Read as bytes, like token streams: Node's stream code stays on one shape. */
-async function readText(res: IncomingMessage): Promise<string> {
-  const pieces: Buffer[] = [];
-  for await (const piece of res) pieces.push(piece as Buffer);
-  return Buffer.concat(pieces).toString('utf8');
-}
-
-interface UpstreamChunk {
-  readonly id?: string;
-  readonly model?: string;
-  readonly choices?: ReadonlyArray<{
-    readonly delta?: { readonly content?: string };
-    readonly text?: string;
-    readonly finish_reason?: string | null;
-  }>;
-  readonly usage?: { readonly prompt_tokens?: number; readonly completion_tokens?: number } | null;
-  /** `goodput engine`'s extension to the usage chunk: its part of TTFT. */
-  readonly timings?: { queue_ms?: number; prefill_ms?: number; first_decode_ms?: number };
-}
-
-function ttftParts(t: UpstreamChunk['timings']): TtftParts | undefined {
-  if (t?.queue_ms === undefined || t.prefill_ms === undefined || t.first_decode_ms === undefined)
-    return undefined;
-  return { queueMs: t.queue_ms, prefillMs: t.prefill_ms, firstDecodeMs: t.first_decode_ms };
-}
-
-/**
- * Whether the upstream's own event is the one the gateway would write — one token, no finish or
- * usage, named with the gateway's response id (it sends `X-Request-Id`) and the model the client
- * asked for — so it is forwarded byte for byte instead of rebuilt.
- */
-function asIs(chunk: UpstreamChunk, as: { readonly id: string; readonly model: unknown }): boolean {
-  return (
-    chunk.id === as.id &&
-    chunk.model === as.model &&
-    chunk.choices?.length === 1 &&
-    !chunk.choices[0].finish_reason &&
-    !chunk.usage
-  );
-}
+/** The most of a scrape's body read (vLLM's /metrics is tens of KiB): past it, the scrape fails. */
+const SCRAPE_BODY_BYTES = 16 * 1024 * 1024;
+/** The most of an error answer's body read: its first ERROR_BODY_CHARS are all that are kept. */
+const ERROR_BODY_BYTES = 64 * 1024;
 
 /** An event's data as the SSE frame it came in. */
 const frame = (data: string): Uint8Array => Buffer.from(`data: ${data}\n\n`);
@@ -188,7 +153,9 @@ export class HttpBackend implements Backend {
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
       if (status === 404) this.modelsStale = true;
-      const answer = await readText(res).catch(() => '');
+      const answer = await readText(res, ERROR_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts).catch(
+        () => '',
+      );
       throw new UpstreamError(
         `${this.name}: HTTP ${status} ${answer.slice(0, 200)}`,
         status,
@@ -207,7 +174,8 @@ export class HttpBackend implements Backend {
     };
     const reader = new SseReader();
     let tokens = 0;
-    let finishReason = 'stop';
+    let finishReason: string | undefined;
+    let done = false;
     let usage: UpstreamChunk['usage'];
     let timings: UpstreamChunk['timings'];
     const field = call.kind === 'chat' ? 'content' : 'text';
@@ -220,13 +188,20 @@ export class HttpBackend implements Backend {
     };
     const take = (events: string[]) => {
       for (const data of events) {
-        if (data === '[DONE]') continue;
+        if (data === '[DONE]') {
+          done = true;
+          continue;
+        }
         const text = shape?.text(data);
         if (text !== undefined) {
           token(text, frame(data));
           continue;
         }
         const chunk = JSON.parse(data) as UpstreamChunk;
+        // An error told in the stream (vLLM writes one as an event, `object: "error"`).
+        if (chunk.error != null || chunk.object === 'error') {
+          throw new Error(`it sent an error event: ${data.slice(0, 200)}`);
+        }
         const choice = chunk.choices?.[0];
         const content = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
         if (choice?.finish_reason) finishReason = choice.finish_reason;
@@ -296,11 +271,21 @@ export class HttpBackend implements Backend {
           // A last event sent without its blank line still counts.
           take(reader.push(decoder.end()));
           take(reader.end());
+          // A body that ends with neither a finish reason nor [DONE] was cut short, or was no
+          // stream at all (an error, or an empty answer, sent with a 200).
+          if (finishReason === undefined && !done) {
+            const type = res.headers['content-type'] ?? 'no content-type';
+            throw new Error(`the body (${type}) ended without a finish reason or [DONE]`);
+          }
           settled = true;
           resolve({
-            finishReason,
-            promptTokens: usage?.prompt_tokens ?? 0,
-            completionTokens: usage?.completion_tokens ?? tokens,
+            finishReason: finishReason ?? 'stop',
+            promptTokens: counted(usage?.prompt_tokens) ?? 0,
+            // What it says it generated, but never past the output cap asked of it.
+            completionTokens: Math.min(
+              counted(usage?.completion_tokens) ?? tokens,
+              counted(call.body.max_completion_tokens ?? call.body.max_tokens) ?? Infinity,
+            ),
             ttftParts: ttftParts(timings),
           });
         } catch (e) {
@@ -358,7 +343,7 @@ export class HttpBackend implements Backend {
         headers: this.headers({}),
         timeout: SCRAPE_TIMEOUT_MS,
       });
-      const text = await readText(res);
+      const text = await readText(res, SCRAPE_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
       const ok = res.statusCode === 200;
       const load = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
       this.servable = (await models) ?? this.servable;
@@ -380,7 +365,7 @@ export class HttpBackend implements Backend {
         headers: this.headers({}),
         timeout: SCRAPE_TIMEOUT_MS,
       });
-      const text = await readText(res);
+      const text = await readText(res, SCRAPE_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
       return res.statusCode === 200 ? adaptersListed(JSON.parse(text)) : undefined;
     } catch {
       // Not JSON, or unreachable: what it serves stays as last known.

@@ -126,6 +126,78 @@ test('a body cut after tokens is an upstream failure that may not be retried', a
   assert.equal(err.beforeFirstToken, false);
 });
 
+/** The failure the stream ended in (undefined: it ended well). */
+async function failure(): Promise<unknown> {
+  cut = false;
+  return events().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+}
+
+test('an error event, a body with no finish and no [DONE], or no stream at all: upstream failures, not answers', async () => {
+  const cases: [name: string, body: string[], beforeFirstToken: boolean, message: RegExp][] = [
+    [
+      "vLLM's error event after a token",
+      [
+        delta('a'),
+        `data: ${JSON.stringify({ object: 'error', message: 'engine crashed' })}\n\n`,
+        'data: [DONE]\n\n',
+      ],
+      false,
+      /sent an error event: .*engine crashed/,
+    ],
+    [
+      "OpenAI's error event first",
+      [`data: ${JSON.stringify({ error: { message: 'no' } })}\n\n`],
+      true,
+      /sent an error event/,
+    ],
+    [
+      'tokens, then the body ends',
+      [delta('a'), delta('b')],
+      false,
+      /ended without a finish reason or \[DONE\]/,
+    ],
+    ['a JSON error sent with a 200', ['{"error":{"message":"busy"}}'], true, /ended without/],
+    ['an empty 200', [], true, /ended without/],
+  ];
+  for (const [name, body, before, message] of cases) {
+    script = body;
+    const err = await failure();
+    assert.ok(isUpstreamError(err), `${name}: ${String(err)}`);
+    assert.equal(err.beforeFirstToken, before, name);
+    assert.match(err.message, message, name);
+  }
+});
+
+test('usage the backend reports is taken only as counts: never negative or past the output cap', async () => {
+  const usage = (u: object) => chunk({ choices: [], usage: u });
+  const ended = async (u: object, body: Record<string, unknown> = { model: 'm', messages: [] }) => {
+    script = [delta('a'), delta('b', 'stop'), usage(u), 'data: [DONE]\n\n'];
+    cut = false;
+    const call = { id: 'r1', kind: 'chat' as const, body, signal: new AbortController().signal };
+    const end = await backend.stream(call, () => {});
+    return [end.promptTokens, end.completionTokens];
+  };
+  assert.deepEqual(await ended({ prompt_tokens: 7, completion_tokens: 2 }), [7, 2]);
+  assert.deepEqual(
+    await ended({ prompt_tokens: -100, completion_tokens: -5 }),
+    [0, 2],
+    'negative: ignored',
+  );
+  assert.deepEqual(
+    await ended({ prompt_tokens: 'lots', completion_tokens: 1.5 }),
+    [0, 2],
+    'not counts',
+  );
+  assert.deepEqual(
+    await ended({ prompt_tokens: 7, completion_tokens: 5000 }, { model: 'm', max_tokens: 16 }),
+    [7, 16],
+    'never past max_tokens',
+  );
+});
+
 test("a backend's adapters are its /v1/models entries with a parent, as vLLM lists them", () => {
   const vllm = {
     object: 'list',
@@ -268,5 +340,42 @@ test('a token read in the turn its connection breaks is handed on before the fai
   } finally {
     await cut.close();
     upstream.close();
+  }
+});
+
+test('a /metrics that trickles on forever fails its scrape in time, and the next scrape finds the backend ready', async () => {
+  const METRICS =
+    'vllm:num_requests_running 0\nvllm:num_requests_waiting 0\nvllm:kv_cache_usage_perc 0\n';
+  let trickle = true;
+  const held: NodeJS.Timeout[] = [];
+  const metrics = createServer((req, res) => {
+    req.resume();
+    res.write(METRICS);
+    if (!trickle) return void res.end();
+    // A comment line every 100 ms, never an end: a socket idle timeout never fires.
+    held.push(setInterval(() => res.write('# still here\n'), 100));
+  });
+  await new Promise<void>((r) => metrics.listen(0, '127.0.0.1', r));
+  const slow = new HttpBackend({
+    name: 'slow',
+    url: `http://127.0.0.1:${(metrics.address() as AddressInfo).port}`,
+    clock: wallClock,
+    timers: wallTimers(),
+    scrapeIntervalMs: 50,
+  });
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(slow.load().ready, false, 'no scrape has ended');
+    trickle = false;
+    const started = Date.now();
+    while (!slow.load().ready && Date.now() - started < 5_000) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(slow.load().ready, true, 'the stuck scrape was cut, and the next one read it');
+  } finally {
+    for (const t of held) clearInterval(t);
+    await slow.close();
+    metrics.closeAllConnections();
+    metrics.close();
   }
 });

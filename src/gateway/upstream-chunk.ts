@@ -1,0 +1,51 @@
+/**
+ * An upstream's streamed chunk as the gateway reads it (OpenAI's chunk, vLLM's error event and
+ * `goodput engine`'s TTFT timings), and what is taken from it: whether it can be forwarded as it
+ * is, its TTFT parts, and its token counts, checked (a backend's figures are not trusted).
+ */
+import type { TtftParts } from '../core/observe/request-outcome.ts';
+
+export interface UpstreamChunk {
+  readonly id?: string;
+  readonly model?: string;
+  /** An error event's: vLLM's `ErrorResponse` (`object: "error"`), or OpenAI's `error`. */
+  readonly object?: string;
+  readonly error?: unknown;
+  readonly choices?: ReadonlyArray<{
+    readonly delta?: { readonly content?: string };
+    readonly text?: string;
+    readonly finish_reason?: string | null;
+  }>;
+  readonly usage?: { readonly prompt_tokens?: number; readonly completion_tokens?: number } | null;
+  /** `goodput engine`'s extension to the usage chunk: its part of TTFT. */
+  readonly timings?: { queue_ms?: number; prefill_ms?: number; first_decode_ms?: number };
+}
+
+export function ttftParts(t: UpstreamChunk['timings']): TtftParts | undefined {
+  if (t?.queue_ms === undefined || t.prefill_ms === undefined || t.first_decode_ms === undefined)
+    return undefined;
+  return { queueMs: t.queue_ms, prefillMs: t.prefill_ms, firstDecodeMs: t.first_decode_ms };
+}
+
+/**
+ * Whether the upstream's own event is the one the gateway would write — one token, no finish or
+ * usage, named with the gateway's response id (it sends `X-Request-Id`) and the model the client
+ * asked for — so it is forwarded byte for byte instead of rebuilt.
+ */
+export function asIs(
+  chunk: UpstreamChunk,
+  as: { readonly id: string; readonly model: unknown },
+): boolean {
+  return (
+    chunk.id === as.id &&
+    chunk.model === as.model &&
+    chunk.choices?.length === 1 &&
+    !chunk.choices[0].finish_reason &&
+    !chunk.usage
+  );
+}
+
+/** A token count the backend reported, if it is one: a whole number, 0 or more. */
+export function counted(n: unknown): number | undefined {
+  return Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : undefined;
+}
