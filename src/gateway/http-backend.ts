@@ -36,7 +36,18 @@ export interface HttpBackendOptions {
   readonly timers: Timers;
   readonly scrapeIntervalMs?: Ms;
   readonly staleAfterMs?: Ms;
+  /** How long a call may go without a byte from the backend (default UPSTREAM_IDLE_MS). */
+  readonly upstreamIdleMs?: Ms;
 }
+
+/**
+ * A call that gets no byte from its backend for this long has failed, and the backend with it
+ * (its breaker is told): a backend that accepts a request and never answers, or stalls
+ * mid-stream, would otherwise hold a request without a client deadline for as long as its client
+ * waits. Generous: flow control dispatches only what a replica can start, so even a 128K-token
+ * prefill sends its first byte within seconds.
+ */
+export const UPSTREAM_IDLE_MS: Ms = 120_000;
 
 const UNKNOWN = (atMs: Ms): BackendLoad => ({
   ready: false,
@@ -137,6 +148,7 @@ export class HttpBackend implements Backend {
         {
           method: 'POST',
           signal: call.signal,
+          timeout: this.opts.upstreamIdleMs ?? UPSTREAM_IDLE_MS,
           headers: this.headers({
             'content-type': 'application/json',
             'content-length': String(Buffer.byteLength(text)),
@@ -323,7 +335,9 @@ export class HttpBackend implements Backend {
       const req = request(this.opts.url + path, { ...options, agent: this.agent });
       req.once('response', resolve);
       req.once('error', reject);
-      req.once('timeout', () => req.destroy(new Error(`${path}: timed out`)));
+      req.once('timeout', () =>
+        req.destroy(new Error(`${path}: no byte for ${options.timeout} ms`)),
+      );
       req.end(body);
     });
   }

@@ -379,3 +379,49 @@ test('a /metrics that trickles on forever fails its scrape in time, and the next
     metrics.close();
   }
 });
+
+test('a backend silent past the idle bound fails the call: before its head, or mid-stream', async () => {
+  let mode: 'never' | 'stall' = 'never';
+  const silent = createServer((req, res) => {
+    req.resume();
+    if (mode === 'never') return; // accepts, reads, never answers
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(delta('a'));
+  });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  const stalled = new HttpBackend({
+    name: 'silent',
+    url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+    clock: wallClock,
+    timers: wallTimers(),
+    upstreamIdleMs: 300,
+  });
+  const call = () => ({
+    id: 'r1',
+    kind: 'chat' as const,
+    body: { model: 'm', messages: [] },
+    signal: new AbortController().signal,
+  });
+  try {
+    for (const [m, before] of [
+      ['never', true],
+      ['stall', false],
+    ] as const) {
+      mode = m;
+      const tokens: string[] = [];
+      const err = await stalled
+        .stream(call(), (t) => tokens.push(t.text))
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      assert.ok(isUpstreamError(err), `${m}: ${String(err)}`);
+      assert.equal(err.beforeFirstToken, before, m);
+      assert.deepEqual(tokens, before ? [] : ['a'], m);
+    }
+  } finally {
+    await stalled.close();
+    silent.closeAllConnections();
+    silent.close();
+  }
+});
