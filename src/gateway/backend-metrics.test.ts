@@ -56,3 +56,19 @@ vllm:lora_requests_info{max_lora="4",running_lora_adapters="a,b",waiting_lora_ad
     [[], undefined],
   );
 });
+
+test('running or waiting below 0 is no load: a broken exporter is not read as an idle backend', () => {
+  const at = 1;
+  assert.equal(
+    loadFromExposition('vllm:num_requests_running -1\nvllm:num_requests_waiting 0\n', at),
+    undefined,
+  );
+  assert.equal(
+    loadFromExposition('vllm:num_requests_running 0\nvllm:num_requests_waiting -5\n', at),
+    undefined,
+  );
+  assert.equal(
+    loadFromExposition('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n', at)?.ready,
+    true,
+  );
+});

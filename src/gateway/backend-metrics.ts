@@ -7,7 +7,8 @@
  * The LoRA adapters resident in its GPU slots come from `vllm:lora_requests_info`'s
  * `running_lora_adapters` label, in its latest sample (the value is the time of the reading),
  * and how many one batch may run from its `max_lora`.
- * A scrape missing the running and waiting gauges is not a load at all: undefined.
+ * A scrape missing the running and waiting gauges, or with counts below 0, is not a load at all:
+ * undefined.
  */
 import type { Ms } from '../core/request/units.ts';
 import type { BackendLoad } from './backend.ts';
@@ -61,11 +62,16 @@ function first(sums: Map<string, number>, names: readonly string[]): number | un
   return undefined;
 }
 
+function isCount(n: number | undefined): n is number {
+  return n !== undefined && Number.isFinite(n) && n >= 0;
+}
+
 export function loadFromExposition(text: string, atMs: Ms): BackendLoad | undefined {
   const sums = parseExposition(text);
   const running = first(sums, NAMES.running);
   const waiting = first(sums, NAMES.waiting);
-  if (running === undefined || waiting === undefined) return undefined;
+  // Counts that are no counts (a broken exporter) are no load either.
+  if (!isCount(running) || !isCount(waiting)) return undefined;
   const queries = first(sums, NAMES.prefixQueries);
   const hits = first(sums, NAMES.prefixHits);
   return {

@@ -364,7 +364,11 @@ export class HttpBackend implements Backend {
       // A scrape that fails leaves the last figures to go stale rather than pretending idle.
       if (load !== undefined)
         this.last = this.servable ? { ...load, servable: this.servable } : load;
-      this.lastError = ok ? undefined : `HTTP ${res.statusCode}`;
+      this.lastError = !ok
+        ? `HTTP ${res.statusCode}`
+        : load === undefined
+          ? 'its /metrics has no running and waiting request counts'
+          : undefined;
     } catch (e) {
       // Unreachable: same — the figures age out and the backend stops being ready.
       this.lastError = (e as Error).message;
