@@ -4,7 +4,7 @@
 // it read, and that a stream's later tokens give way to first tokens read in the same turn.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpBackend, adaptersListed } from '../../src/gateway/http-backend.ts';
 import { staleVllm } from './gateway-kit.ts';
@@ -343,6 +343,16 @@ test('a token read in the turn its connection breaks is handed on before the fai
   }
 });
 
+/** `server` listening on a free port, and a backend in front of it. */
+async function backendOf(
+  server: Server,
+  o: { readonly scrapeIntervalMs?: number; readonly upstreamIdleMs?: number },
+): Promise<HttpBackend> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return new HttpBackend({ name: 'b', url, clock: wallClock, timers: wallTimers(), ...o });
+}
+
 test('a /metrics that trickles on forever fails its scrape in time, and the next scrape finds the backend ready', async () => {
   const METRICS =
     'vllm:num_requests_running 0\nvllm:num_requests_waiting 0\nvllm:kv_cache_usage_perc 0\n';
@@ -355,14 +365,7 @@ test('a /metrics that trickles on forever fails its scrape in time, and the next
     // A comment line every 100 ms, never an end: a socket idle timeout never fires.
     held.push(setInterval(() => res.write('# still here\n'), 100));
   });
-  await new Promise<void>((r) => metrics.listen(0, '127.0.0.1', r));
-  const slow = new HttpBackend({
-    name: 'slow',
-    url: `http://127.0.0.1:${(metrics.address() as AddressInfo).port}`,
-    clock: wallClock,
-    timers: wallTimers(),
-    scrapeIntervalMs: 50,
-  });
+  const slow = await backendOf(metrics, { scrapeIntervalMs: 50 });
   try {
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(slow.load().ready, false, 'no scrape has ended');
@@ -388,14 +391,7 @@ test('a backend silent past the idle bound fails the call: before its head, or m
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(delta('a'));
   });
-  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-  const stalled = new HttpBackend({
-    name: 'silent',
-    url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
-    clock: wallClock,
-    timers: wallTimers(),
-    upstreamIdleMs: 300,
-  });
+  const stalled = await backendOf(silent, { upstreamIdleMs: 300 });
   const call = () => ({
     id: 'r1',
     kind: 'chat' as const,
