@@ -16,7 +16,7 @@ import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
 import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
-import type { Backend, UpstreamError } from './backend.ts';
+import type { Backend, StreamEnd, UpstreamError } from './backend.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import type { OpsLog } from './ops-log.ts';
 
@@ -56,6 +56,8 @@ export class BackendFleet {
   /** …and the list it was read from: a list seen before is not compared again. */
   private readonly servableSeen: (readonly string[] | undefined)[];
   private readonly draining: boolean[];
+  /** Whether a backend was logged to send tokens past the output cap (once each). */
+  private readonly pastCapTold: boolean[];
   private watchTimer: TimerHandle | null = null;
 
   constructor(deps: FleetDeps) {
@@ -70,6 +72,7 @@ export class BackendFleet {
     this.servableTold = deps.backends.map(() => undefined);
     this.servableSeen = deps.backends.map(() => undefined);
     this.draining = deps.backends.map(() => false);
+    this.pastCapTold = deps.backends.map(() => false);
     this.breakers = deps.backends.map((b) => {
       m.breakerState(b.name, 'closed');
       return new CircuitBreaker(deps.clock, {
@@ -172,8 +175,19 @@ export class BackendFleet {
     this.inFlight[replica]--;
   }
 
-  succeeded(replica: number): void {
+  /**
+   * Its stream ended well. One cut at the output cap still answered the client, but a backend
+   * that ignores `max_tokens` spends the fleet's capacity on tokens nobody gets: said once.
+   */
+  succeeded(replica: number, end: StreamEnd): void {
     this.breakers[replica].record(true);
+    if (end.pastCap !== true || this.pastCapTold[replica]) return;
+    this.pastCapTold[replica] = true;
+    const name = this.backends[replica].name;
+    this.deps.log.warn(
+      { backend: name },
+      `backend ${name} sent more tokens than max_tokens asked: its streams are cut at the cap`,
+    );
   }
 
   /**

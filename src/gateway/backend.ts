@@ -49,6 +49,11 @@ export interface StreamEnd {
   readonly completionTokens: Tokens;
   /** The backend's own account of its part of TTFT (its queue from arrival in the engine), when it gives one. */
   readonly ttftParts?: TtftParts;
+  /**
+   * The backend sent more tokens than the output cap asked of it: the stream was cut at the cap
+   * (and ends as `length`), the rest never reached the client.
+   */
+  readonly pastCap?: true;
 }
 
 /** What the gateway knows of a backend's load: its own scrape or the engine itself. */

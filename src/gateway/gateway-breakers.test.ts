@@ -24,7 +24,7 @@ import { fleetSpecFor } from './serve.ts';
 import { RequestStopped } from './stop.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 
-type Mode = 'ok' | 'down' | 'http-500' | 'http-400' | 'bug' | 'hang' | 'http-401';
+type Mode = 'ok' | 'down' | 'http-500' | 'http-400' | 'bug' | 'hang' | 'http-401' | 'past-cap';
 
 /** A backend that does what its mode says, and counts the calls it got. */
 class ScriptedBackend implements Backend {
@@ -48,6 +48,9 @@ class ScriptedBackend implements Backend {
       case 'ok':
         onToken({ text: 'x' });
         return { finishReason: 'stop', promptTokens: 1, completionTokens: 1 };
+      case 'past-cap':
+        onToken({ text: 'x' });
+        return { finishReason: 'length', promptTokens: 1, completionTokens: 1, pastCap: true };
       case 'down':
         throw new UpstreamError(`${this.name}: connect ECONNREFUSED`, undefined, true);
       case 'http-500':
@@ -149,6 +152,18 @@ test("a backend refusing the gateway's own credentials (401) fails on its own: i
   assert.equal((await send()).kind, 'failed', 'the backend’s failure, not the request’s');
   await send();
   assert.equal(await state('b0'), 'open');
+});
+
+test('a backend that streams past max_tokens: served as cut there, a success, and said once', async () => {
+  const { fleet, send, state, log } = setup(1);
+  fleet[0].mode = 'past-cap';
+  for (let i = 0; i < 3; i++) assert.equal((await send()).kind, 'served');
+  assert.equal(await state('b0'), 'closed');
+  const told = log.lines.filter((l) => /more tokens than max_tokens/.test(l.msg));
+  assert.deepEqual(
+    told.map((l) => [l.level, l.fields.backend]),
+    [['warn', 'b0']],
+  );
 });
 
 test('no usable backend: 503 no_ready_replica, Retry-After from the next probe', async () => {

@@ -320,7 +320,7 @@ export class Gateway {
       );
       attempt.ended(end, clock.now());
       this.counts.streamed(labels, end);
-      this.fleet.succeeded(replica);
+      this.fleet.succeeded(replica, end);
       return end;
     } catch (e) {
       const why = stoppedBy(signal);

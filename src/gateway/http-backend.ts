@@ -91,6 +91,9 @@ const SCRAPE_BODY_BYTES = 16 * 1024 * 1024;
 /** The most of an error answer's body read: its first ERROR_BODY_CHARS are all that are kept. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
+/** Thrown by a token past the output cap: the stream ends there, as `length`. */
+const PAST_CAP = new Error('a token past the output cap');
+
 /** An event's data as the SSE frame it came in. */
 const frame = (data: string): Uint8Array => Buffer.from(`data: ${data}\n\n`);
 
@@ -191,10 +194,14 @@ export class HttpBackend implements Backend {
     let usage: UpstreamChunk['usage'];
     let timings: UpstreamChunk['timings'];
     const field = call.kind === 'chat' ? 'content' : 'text';
+    // The output cap asked of it. Each token event carries at least one token, so a backend
+    // that sends more events than this has gone past it: the stream is cut there.
+    const cap = counted(call.body.max_completion_tokens ?? call.body.max_tokens) ?? Infinity;
     // Learnt from the first token chunk fit to forward: the next are read by their bytes.
     let shape: TokenChunkShape | undefined;
     const token = (text: string, sse: Uint8Array | undefined) => {
       if (text === '') return;
+      if (tokens === cap) throw PAST_CAP;
       tokens++;
       onToken({ text, sse });
     };
@@ -235,6 +242,7 @@ export class HttpBackend implements Backend {
       let more: Buffer[] | null = null;
       const fail = (e: Error) => {
         if (settled) return;
+        if (e === PAST_CAP) return cutAtCap();
         settled = true;
         held = more = null;
         res.destroy();
@@ -247,6 +255,20 @@ export class HttpBackend implements Backend {
                 tokens === 0,
               ),
         );
+      };
+      // It went past the output cap: the client has its answer, ended as `length`, and the
+      // connection is closed, which stops the backend generating (vLLM aborts the request).
+      const cutAtCap = () => {
+        settled = true;
+        held = more = null;
+        res.destroy();
+        resolve({
+          finishReason: 'length',
+          promptTokens: counted(usage?.prompt_tokens) ?? 0,
+          completionTokens: tokens,
+          ttftParts: ttftParts(timings),
+          pastCap: true,
+        });
       };
       const decoder = new StringDecoder('utf8');
       const read = (bytes: Buffer) => {

@@ -22,12 +22,17 @@ let cut = false;
 /** Between pieces: each reaches the gateway as a read of its own. */
 let gapMs = 0;
 let seen: IncomingHttpHeaders = {};
+/** The pieces of the script the last call wrote before its connection closed. */
+let written = 0;
 const server = createServer(async (req, res) => {
   seen = req.headers;
   req.resume();
   res.writeHead(200, { 'content-type': 'text/event-stream' });
+  written = 0;
   for (const piece of script) {
+    if (res.destroyed) return;
     res.write(piece);
+    written++;
     if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
   }
   // Cut: once what was written has gone out, the connection drops without the body's end.
@@ -169,6 +174,50 @@ test('an error event, a body with no finish and no [DONE], or no stream at all: 
     assert.equal(err.beforeFirstToken, before, name);
     assert.match(err.message, message, name);
   }
+});
+
+test('a backend streaming past max_tokens is cut at the cap: ended as length, its connection closed', async () => {
+  const many = Array.from({ length: 200 }, (_, i) => delta(`t${i}`));
+  for (const body of [
+    { model: 'm', messages: [], max_tokens: 3 },
+    { model: 'm', messages: [], max_completion_tokens: 3, max_tokens: 50 },
+  ]) {
+    script = [...many, delta('', 'stop'), 'data: [DONE]\n\n'];
+    cut = false;
+    gapMs = 2;
+    try {
+      const tokens: TokenEvent[] = [];
+      const call = { id: 'r1', kind: 'chat' as const, body, signal: new AbortController().signal };
+      const end = await backend.stream(call, (t) => tokens.push(t));
+      assert.deepEqual(
+        tokens.map((t) => t.text),
+        ['t0', 't1', 't2'],
+      );
+      assert.deepEqual(end, {
+        finishReason: 'length',
+        promptTokens: 0,
+        completionTokens: 3,
+        ttftParts: undefined,
+        pastCap: true,
+      });
+      // The backend stops generating: its connection closed soon after the cap.
+      await new Promise((r) => setTimeout(r, 50));
+      assert.ok(written < 100, `the backend wrote ${written} of ${script.length} pieces`);
+    } finally {
+      gapMs = 0;
+    }
+  }
+  // At the cap exactly, with the finish in the last token's event: a plain end.
+  script = [delta('a'), delta('b'), delta('c', 'length'), 'data: [DONE]\n\n'];
+  const call = {
+    id: 'r1',
+    kind: 'chat' as const,
+    body: { model: 'm', messages: [], max_tokens: 3 },
+    signal: new AbortController().signal,
+  };
+  const end = await backend.stream(call, () => {});
+  assert.equal(end.pastCap, undefined);
+  assert.equal(end.completionTokens, 3);
 });
 
 test('usage the backend reports is taken only as counts: never negative or past the output cap', async () => {
