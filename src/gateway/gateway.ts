@@ -27,15 +27,15 @@ import type { RequestOutcome } from '../core/observe/request-outcome.ts';
 import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
-import type { ApiKind, Backend, StreamEnd, TokenSink } from './backend.ts';
-import { isUpstreamError } from './backend.ts';
+import { isUpstreamError, type ApiKind, type Backend, type StreamEnd } from './backend.ts';
+import type { TokenSink } from './backend.ts';
 import { BackendFleet } from './backend-fleet.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { RequestCounts } from './request-counts.ts';
 import { meteredStream } from './metered-stream.ts';
 import { resultOf, Waiter, whyNot } from './waiter.ts';
 import { observePace, observeQueue, observeShares } from './queue-gauges.ts';
-import { attemptFailure, servedBody } from './upstream-attempt.ts';
+import { attemptFailure, servedBody, triedAgain } from './upstream-attempt.ts';
 import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
 import { UNTRACED, type RequestTrace } from './tracing/request-trace.ts';
@@ -52,7 +52,7 @@ export interface GatewayDeps {
   readonly onDecision?: (record: DecisionRecord) => void;
   /** Each completed request, when it ends, and whether it was good (the dashboard's feed). */
   readonly onCompleted?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
-  /** How each dispatched request ended, against what was predicted (the decision log's). */
+  /** How each dispatched attempt ended, against what was predicted (the decision log's). */
   readonly onOutcome?: (record: OutcomeRecord) => void;
   /** Each autoscaling tick's groups. */
   readonly onScaleTick?: (groups: ScaleGroups) => void;
@@ -165,11 +165,7 @@ export class Gateway {
    * autoscaler sees, as the simulator counts every arrival. Returns the refusal as the client
    * is to be told it (`Pipeline.refuse`).
    */
-  refuse(
-    req: LlmRequest,
-    rejection: Rejection,
-    at: { shared: boolean; unread: boolean },
-  ): Rejection {
+  refuse(req: LlmRequest, rejection: Rejection, at: { shared: boolean; unread: boolean }) {
     const { shared, unread } = at;
     this.demand(req, unread ? null : req.inputTokens);
     this.counts.refused(req, rejection.reason, shared);
@@ -305,8 +301,11 @@ export class Gateway {
     );
     this.fleet.started(replica);
     let end: StreamEnd | undefined;
-    // How it ended if not completed; null: not the request's end (its failure is tried again).
-    let ending: Ending | null = { finish: 'failed', dispatched: true };
+    // How it ended if not completed, and whether it is tried again. Neither a backend's 4xx
+    // (`refused`: the request's fault, no SLO's) nor a failure tried again is the request's
+    // end, but each is still this attempt's outcome record.
+    let ending: Ending = { finish: 'failed', dispatched: true };
+    let again = false;
     try {
       end = await backend.stream(
         {
@@ -332,8 +331,8 @@ export class Gateway {
         else this.pipeline.cut(ticket, why, CUT_STATUS[why], clock.now());
       } else if (isUpstreamError(e)) {
         this.fleet.failed(replica, e);
-        // A backend's 4xx is the request's fault, no SLO's; a failure tried again is no end.
-        if (e.requestAtFault || (e.beforeFirstToken && retry)) ending = null;
+        if (e.requestAtFault) ending = { finish: 'refused', dispatched: true };
+        again = triedAgain(e, ticket.req, retry);
       } else {
         this.fleet.abandoned(replica);
       }
@@ -343,20 +342,19 @@ export class Gateway {
       ended();
       const completed = end !== undefined;
       if (completed) ending = { finish: 'completed', dispatched: true };
-      if (ending !== null) this.slos.streamed(ticket.asked, ending, meter, gaps);
+      if (ending.finish !== 'refused' && !again)
+        this.slos.streamed(ticket.asked, ending, meter, gaps);
       const outputTokens = end?.completionTokens ?? meter.tokens;
       const now = clock.now();
       this.pipeline.end(ticket, outputTokens, completed, now);
-      if (ending !== null) {
-        const { outcome, record } = outcomeOf(ending, outputTokens, now);
-        if (completed) {
-          const good = record.outcome.good;
-          this.counts.completed(labels, meter, outputTokens, good);
-          this.scaling?.advisor.window.completed(outputTokens, good);
-          this.deps.onCompleted?.(outcome, now, good);
-        }
-        this.deps.onOutcome?.(record);
+      const { outcome, record } = outcomeOf(ending, outputTokens, now, again);
+      if (completed) {
+        const good = record.outcome.good;
+        this.counts.completed(labels, meter, outputTokens, good);
+        this.scaling?.advisor.window.completed(outputTokens, good);
+        this.deps.onCompleted?.(outcome, now, good);
       }
+      this.deps.onOutcome?.(record);
       this.pump();
     }
   }

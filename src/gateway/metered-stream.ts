@@ -35,10 +35,12 @@ export interface MeteredStream {
    * The request ended so, with `outputTokens` and at `atMs`: what it measured, and its outcome
    * record, judged against its class beside what admission predicted.
    */
+  /** `triedAgain`: the attempt failed and the request is tried again (its record says so). */
   readonly outcomeOf: (
     ending: Ending,
     outputTokens: number,
     atMs: Ms,
+    triedAgain: boolean,
   ) => { readonly outcome: RequestOutcome; readonly record: OutcomeRecord };
 }
 
@@ -91,10 +93,10 @@ export function meteredStream(
     if (follow) pipeline.token(ticket, clock.now());
     onToken(token, othersUnsent ? undefined : sent);
   };
-  const outcomeOf = (ending: Ending, outputTokens: number, atMs: Ms) => {
+  const outcomeOf = (ending: Ending, outputTokens: number, atMs: Ms, triedAgain: boolean) => {
     const outcome = meter.outcome(ticket.asked, FINAL_STATE[ending.finish], outputTokens);
     const predicted = ticket.decision.assessment?.predictedTtftMs;
-    return { outcome, record: outcomeRecord(outcome, ticket.cls, atMs, predicted) };
+    return { outcome, record: outcomeRecord(outcome, ticket.cls, atMs, predicted, triedAgain) };
   };
   return { meter, labels, gaps, sink, ended: () => sent(clock.now()), outcomeOf };
 }

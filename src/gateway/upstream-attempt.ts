@@ -3,7 +3,7 @@
  * attempt is named in its trace (a closed outcome and cause, the upstream's status).
  */
 import type { LlmRequest } from '../core/request/request.ts';
-import { isUpstreamError } from './backend.ts';
+import { isUpstreamError, type UpstreamError } from './backend.ts';
 import type { StopCause } from './stop.ts';
 import type { AttemptOutcome } from './tracing/request-trace.ts';
 
@@ -17,6 +17,17 @@ export function attemptFailure(
   return e.requestAtFault
     ? ['rejected', 'upstream_rejected', e.status]
     : ['failed', 'upstream_error', e.status];
+}
+
+/**
+ * Whether a request whose attempt failed with `e` is tried again, where `retry` allows another
+ * attempt: the backend failed before the first token, or it lacks the adapter its `/v1/models`
+ * listed (a 404: another that loads it may serve it).
+ */
+export function triedAgain(e: UpstreamError, req: LlmRequest, retry: boolean): boolean {
+  if (!retry) return false;
+  if (e.status === 404 && req.adapter !== undefined) return true;
+  return !e.requestAtFault && e.beforeFirstToken;
 }
 
 /**

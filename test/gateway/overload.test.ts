@@ -1,6 +1,7 @@
 // Overload and failure, with real servers: a burst far beyond capacity is refused fast with
 // Retry-After while the admitted requests keep their SLO and the process keeps answering; a
-// backend that dies mid-stream ends the client's stream with an error event.
+// backend that dies mid-stream ends the client's stream with an error event; an attempt that
+// failed and was tried again, or that its backend refused, has its own outcome record.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -8,7 +9,10 @@ import {
   engines,
   gateway,
   metricValue,
+  MODEL,
+  policyWith,
   postChat,
+  staleVllm,
   rawPost,
   until,
   type Answer,
@@ -106,6 +110,56 @@ test('a backend failing before the first token: the request fails over to anothe
     assert.equal(res.status, 200, `request ${i}`);
     await res.text();
   }
+});
+
+test('a failed attempt tried again has its own outcome record: a refused retry is found with it', async () => {
+  const [broken] = await engines(1, { faults: { failRate: 1 } });
+  const admin = 'retry-admin';
+  const breakAtOnce = { circuit_breaker: { consecutive_failures: 1, open_ms: 60_000 } };
+  const gw = await gateway([broken], policyWith({ resilience: breakAtOnce }), {
+    adminToken: admin,
+  });
+  const res = await postChat(gw.url, { messages: [{ role: 'user', content: 'x' }], max_tokens: 3 });
+  await res.text();
+  // The first attempt failed and opened the breaker: the retry found no backend to go to.
+  assert.equal(res.status, 503);
+  assert.equal(res.headers.get('x-goodput-reason'), 'no_ready_replica');
+  const id = res.headers.get('x-goodput-request-id') ?? '';
+  const looked = await fetch(`${gw.url}/admin/decisions/${id}`, {
+    headers: { authorization: `Bearer ${admin}` },
+  });
+  const record = (await looked.json()) as {
+    admission: { result: string; reason: string };
+    outcome?: { state: string; tried_again?: boolean; predicted_ttft_ms: number | null };
+  };
+  assert.deepEqual(
+    [record.admission.result, record.admission.reason],
+    ['reject', 'no_ready_replica'],
+  );
+  assert.equal(record.outcome?.state, 'failed', 'the failed attempt is found with the refusal');
+  assert.equal(record.outcome?.tried_again, true);
+  assert.ok((record.outcome?.predicted_ttft_ms ?? 0) > 0, 'what its admission had predicted');
+});
+
+test("an attempt its backend refuses (a 4xx, the request's fault) has an outcome record: rejected", async () => {
+  const admin = 'refused-admin';
+  const gw = await gateway([await staleVllm(MODEL, () => [])], 'goodput', { adminToken: admin });
+  const res = await postChat(gw.url, { messages: [{ role: 'user', content: 'x' }], max_tokens: 3 });
+  await res.text();
+  assert.equal(res.status, 404, 'the backend said it');
+  const id = res.headers.get('x-goodput-request-id') ?? '';
+  const looked = await fetch(`${gw.url}/admin/decisions/${id}`, {
+    headers: { authorization: `Bearer ${admin}` },
+  });
+  const record = (await looked.json()) as {
+    admission: { result: string };
+    outcome?: { state: string; tried_again?: boolean };
+  };
+  assert.equal(record.admission.result, 'admit');
+  assert.deepEqual(record.outcome && [record.outcome.state, record.outcome.tried_again], [
+    'rejected',
+    undefined,
+  ]);
 });
 
 test('a standing overload is refused before bodies are read, each refusal recorded with the wait that ruled it out', async () => {

@@ -1,8 +1,9 @@
 /**
- * The outcome record: how a dispatched request ended, one JSON line beside its decision record
+ * The outcome record: how a dispatched attempt ended, one JSON line beside its decision record
  * and found by the same `request_id` — its time to first token against the one predicted at the
  * door, its token gaps, its end, and whether it was good or which objective it missed, judged as
- * the reports judge it. A decision record says what was promised; this one, whether the promise
+ * the reports judge it. Every dispatched attempt has one: a request's end, and in the gateway
+ * also an attempt its backend refused (a 4xx) or one that failed and was tried again. A decision record says what was promised; this one, whether the promise
  * held, so a replay can check admission request by request. The gateway and the simulator write
  * the same keys, snake_case and stable, numbers rounded like reports.
  */
@@ -39,6 +40,11 @@ export interface OutcomeRecord {
     readonly good: boolean;
     /** The first objective it missed (`slo-judge.ts`), null when good. */
     readonly missed: Miss | null;
+    /**
+     * Present on an attempt that failed and was tried again: not the request's end, which the
+     * next attempt's decision (and outcome) records under the same id say.
+     */
+    readonly tried_again?: true;
   };
 }
 
@@ -48,6 +54,7 @@ export function outcomeRecord(
   cls: SloClass,
   atMs: Ms,
   predictedTtftMs: Ms | undefined,
+  triedAgain = false,
 ): OutcomeRecord {
   const missed = firstMiss(o, cls.objectives);
   return {
@@ -66,6 +73,7 @@ export function outcomeRecord(
       e2e_ms: nullable(o.e2eMs),
       good: missed === null,
       missed,
+      ...(triedAgain ? { tried_again: true as const } : {}),
     },
   };
 }

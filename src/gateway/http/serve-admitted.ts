@@ -21,6 +21,7 @@ import {
 } from '../../openai/index.ts';
 import type { ApiKind, StreamEnd, UpstreamError } from '../backend.ts';
 import { isUpstreamError } from '../backend.ts';
+import { triedAgain } from '../upstream-attempt.ts';
 import type { Pass } from '../shared/door.ts';
 import type { StoredResponse } from '../shared/shared-store.ts';
 import { RequestStopped, stoppedBy, type StopCause } from '../stop.ts';
@@ -137,17 +138,14 @@ export async function admitAndServe(
         const why = stoppedBy(upstream);
         if (why !== undefined) return final(named(stopped(why), id));
         if (!isUpstreamError(e)) throw e;
-        // A backend without the adapter its /v1/models listed (unloaded since): another that
-        // loads it may serve the request, and the next scrape takes that one off the adapter.
-        if (e.status === 404 && base.adapter !== undefined && retry) {
+        // A backend without the adapter its /v1/models listed (unloaded since) is tried again
+        // too: another that loads it may serve the request, and the next scrape takes that one
+        // off the adapter.
+        if (triedAgain(e, ticket.req, retry)) {
           failedOn = ticket.replica;
           continue;
         }
         if (e.requestAtFault) return final(named(rejectedUpstream(e), id));
-        if (e.beforeFirstToken && retry) {
-          failedOn = ticket.replica;
-          continue;
-        }
         return final(named(upstreamFailed('the upstream failed before the first token'), id));
       }
       const degraded =
