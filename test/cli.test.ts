@@ -447,6 +447,8 @@ test('serve: a bad autoscaling flag exits 2 naming it, before anything listens',
       [['--engine-pool', 'cloud'], /--engine-pool/],
       [['--engine-pool', 'local', '--autoscaler', 'none'], /--engine-pool/],
       [['--engine-pool', 'local', '--backend', 'http://127.0.0.1:9'], /--engine-pool/],
+      [['--autoscaler', 'none', '--min-replicas', '2'], /--min-replicas: expected unset with/],
+      [['--autoscaler', 'none', '--capacity-envelope', 'e.json'], /--capacity-envelope/],
     ],
   );
 });
@@ -507,6 +509,12 @@ test('simulate: autoscaling under a load shape with a group failure, through a r
         ['--autoscaler', 'goodput', '--scale-freeze', '90-30'],
         /--scale-freeze: expected seconds FROM-TO/,
       ],
+      // An autoscaler's limits without one: refused, not dropped in silence.
+      [['--min-replicas', '3'], /--min-replicas: expected unset without --autoscaler/],
+      [['--max-replicas', '8'], /--max-replicas: expected unset without --autoscaler/],
+      [['--burst-headroom', '2'], /--burst-headroom: expected unset without --autoscaler/],
+      [['--capacity-envelope', 'e.json'], /--capacity-envelope: expected unset/],
+      [['--scale-freeze', '10-20'], /--scale-freeze: expected unset without --autoscaler/],
     ],
   );
 });

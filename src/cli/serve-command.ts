@@ -11,7 +11,7 @@
  * `--learned-state` keeps what it learned (output lengths) for the next start. Operational
  * lines are JSON on stdout; with `--otlp-endpoint`, each request's trace goes to a collector.
  */
-import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
+import { refuseUnusedLimits, resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import { addScaleLimitFlags } from './scale-flags.ts';
 import { availableParallelism } from 'node:os';
 import { Command } from 'commander';
@@ -340,6 +340,15 @@ async function serveAutoscale(
   const local = o.enginePool === 'local';
   if (o.autoscaler === 'none') {
     if (local) throw new ConfigError('--engine-pool', 'none when --autoscaler is none', 'local');
+    refuseUnusedLimits(
+      {
+        minReplicas: o.minReplicas as number | undefined,
+        maxReplicas: o.maxReplicas as number | undefined,
+        headroom: o.burstHeadroom as number | undefined,
+        capacityEnvelope: o.capacityEnvelope as string | undefined,
+      },
+      'with --autoscaler none',
+    );
     return undefined;
   }
   const s = resolveScaleFlags(

@@ -3,7 +3,7 @@
  * client behaviour, seed. It is recorded verbatim in the report, so a report says how to
  * reproduce itself. The policy is kept apart: `compare` runs several over one scenario.
  */
-import { resolveScaleFlags } from '../core/autoscale/scale-options.ts';
+import { refuseUnusedLimits, resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import type { AutoscaleOptions } from './autoscaling.ts';
 import { loadEnvelope } from './envelope-file.ts';
 import { adapterNames, parseAdapterSpec } from './workload/adapter-spec.ts';
@@ -192,7 +192,14 @@ const SCALE_TICK_MS = 5_000;
 
 /** The autoscaling the spec asks for, checked; undefined without `--autoscaler`. */
 function autoscaleOptions(spec: ScenarioSpec): AutoscaleOptions | undefined {
-  if (spec.autoscaler === undefined) return undefined;
+  if (spec.autoscaler === undefined) {
+    refuseUnusedLimits(spec, 'without --autoscaler');
+    if (spec.scaleFreezes !== undefined && spec.scaleFreezes.length > 0) {
+      const w = spec.scaleFreezes[0];
+      throw new ConfigError('--scale-freeze', 'unset without --autoscaler', `${w.fromS}-${w.toS}`);
+    }
+    return undefined;
+  }
   const o = resolveScaleFlags({ ...spec, autoscaler: spec.autoscaler }, spec.replicas);
   const envelope =
     spec.capacityEnvelope === undefined ? undefined : loadEnvelope(spec.capacityEnvelope);

@@ -71,3 +71,23 @@ export function resolveScaleFlags(f: ScaleFlags, fleet: number): ScaleOptions {
     scaleInWindowMs: windowS * 1000,
   };
 }
+
+/**
+ * The limits only an autoscaler reads: given where none runs (`without` says why), each is
+ * refused, naming its flag, rather than dropped in silence. `--ready-time` and
+ * `--scale-in-window` have defaults, so cannot be told apart from unset; both are checked as read.
+ */
+export function refuseUnusedLimits(
+  f: Omit<ScaleFlags, 'autoscaler'> & { readonly capacityEnvelope?: string },
+  without: string,
+): void {
+  const limits: [flag: string, value: unknown][] = [
+    ['--min-replicas', f.minReplicas],
+    ['--max-replicas', f.maxReplicas],
+    ['--burst-headroom', f.headroom],
+    ['--capacity-envelope', f.capacityEnvelope],
+  ];
+  for (const [flag, value] of limits) {
+    if (value !== undefined) throw new ConfigError(flag, `unset ${without}`, value);
+  }
+}
