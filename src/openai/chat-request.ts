@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { checkCommonRules, commonFields, maxTokens } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { invalidRequest } from './errors.ts';
-import { expect, parseWith, text } from './validation.ts';
+import { byForm, expect, isText, listOf, parseWith, text } from './validation.ts';
 
 /**
  * The most messages a request may carry, as OpenAI's API allows. Checked before the schema: a
@@ -23,17 +23,33 @@ export const MAX_MESSAGES = 2_048;
 export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
 
-const textPart = z.strictObject({ type: z.literal('text'), text: text('a string') });
+interface TextPart {
+  readonly type: 'text';
+  readonly text: string;
+}
+/** `{"type": "text", "text": …}` and nothing else; its text may still be ill-formed. */
+const textShaped = (v: unknown): boolean => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const part = v as Record<string, unknown>;
+  return part.type === 'text' && 'text' in part && Object.keys(part).length === 2;
+};
+const isTextPart = (v: unknown): v is TextPart => textShaped(v) && isText((v as TextPart).text);
+const textPart = byForm<TextPart>(
+  (v) =>
+    textShaped(v) ? z.object({ type: z.literal('text'), text: text('a string') }) : undefined,
+  'a text part ({"type": "text", "text": "…"})',
+);
 
 const CONTENT = 'a string or a non-empty array of text parts';
+const CONTENT_FORMS = { text: text('a string'), parts: listOf(isTextPart, textPart, CONTENT, 1) };
+const contentForm = (v: unknown): z.ZodType<string | TextPart[]> | undefined =>
+  typeof v === 'string' ? CONTENT_FORMS.text : Array.isArray(v) ? CONTENT_FORMS.parts : undefined;
 
 export const chatMessageSchema = z
   .strictObject(
     {
       role: z.enum(CHAT_ROLES, expect(`one of ${CHAT_ROLES.join(', ')}`)),
-      content: z
-        .union([text('a string'), z.array(textPart).min(1, expect(CONTENT))], expect(CONTENT))
-        .nullish(),
+      content: byForm(contentForm, CONTENT).nullish(),
       name: text('a string').nullish(),
       /** On a tool message: the call it answers. */
       tool_call_id: text('a string').nullish(),

@@ -9,24 +9,44 @@
 import { z } from 'zod';
 import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { checkCommonRules, commonFields } from './request-fields.ts';
-import { expect, parseWith, text } from './validation.ts';
+import { byForm, expect, isText, listOf, parseWith, text } from './validation.ts';
 
 /** One prompt: its text, or its token ids (never empty). */
 export type CompletionPrompt = string | readonly number[];
 
-const tokenId = z
-  .int(expect(`a token id (an integer in [0, ${MAX_TOKEN_ID}])`))
-  .min(0)
-  .max(MAX_TOKEN_ID);
-const tokenIds = z.array(tokenId, expect('a non-empty array of token ids')).min(1);
+const TOKEN_ID = `a token id (an integer in [0, ${MAX_TOKEN_ID}])`;
+const tokenId = z.int(expect(TOKEN_ID)).min(0).max(MAX_TOKEN_ID);
+const isTokenId = (v: unknown): v is number =>
+  Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= MAX_TOKEN_ID;
+const TOKEN_IDS = 'a non-empty array of token ids';
+const tokenIds = listOf(isTokenId, tokenId, TOKEN_IDS, 1);
+const isTokenIds = (v: unknown): v is number[] =>
+  Array.isArray(v) && v.length > 0 && v.every(isTokenId);
+
+/** The prompt's form, by its shape: a string, or an array of strings, ids or id arrays. */
+const PROMPT_FORMS = {
+  text: text('a string'),
+  texts: listOf(isText, text('a string'), 'a non-empty array of strings', 1),
+  ids: tokenIds,
+  batches: listOf(isTokenIds, tokenIds, 'a non-empty array of token-id arrays', 1),
+};
+
+function promptForm(v: unknown): z.ZodType<string | string[] | number[] | number[][]> | undefined {
+  if (typeof v === 'string') return PROMPT_FORMS.text;
+  if (!Array.isArray(v) || v.length === 0) return undefined;
+  const first: unknown = v[0];
+  if (typeof first === 'string') return PROMPT_FORMS.texts;
+  if (typeof first === 'number') return PROMPT_FORMS.ids;
+  return Array.isArray(first) ? PROMPT_FORMS.batches : undefined;
+}
 
 export const completionRequestSchema = z
   .strictObject(
     {
       ...commonFields,
-      prompt: z.union(
-        [text('a string'), z.array(text('a string')).min(1), tokenIds, z.array(tokenIds).min(1)],
-        expect('a string, or a non-empty array of strings, of token ids or of token-id arrays'),
+      prompt: byForm(
+        promptForm,
+        'a string, or a non-empty array of strings, of token ids or of token-id arrays',
       ),
     },
     expect('a JSON object'),
@@ -42,9 +62,9 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
 /** The prompts of a request, one per choice OpenAI would return. */
 export function promptList(req: Pick<CompletionRequest, 'prompt'>): readonly CompletionPrompt[] {
   const p = req.prompt;
-  return typeof p === 'string' || isTokenIds(p) ? [p] : p;
+  return typeof p === 'string' || isFlat(p) ? [p] : p;
 }
 
-function isTokenIds(p: readonly unknown[]): p is readonly number[] {
+function isFlat(p: readonly unknown[]): p is readonly number[] {
   return typeof p[0] === 'number';
 }

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { unsupportedFields } from './unsupported-fields.ts';
-import { expect, text, type Wording } from './validation.ts';
+import { byForm, expect, isText, listOf, text, type Wording } from './validation.ts';
 
 /** The largest max_tokens the wire format accepts; a server checks it against its context too. */
 export const MAX_TOKENS_LIMIT = 1_048_576;
@@ -31,6 +31,10 @@ const unitNumber = (lo: number, hi: number) =>
 
 const flag = () => z.boolean(expect('a boolean')).nullish();
 
+const STOP_FORMS = { text: text('a string'), texts: listOf(isText, text('a string'), 'strings') };
+const stopForm = (v: unknown): z.ZodType<string | string[]> | undefined =>
+  typeof v === 'string' ? STOP_FORMS.text : Array.isArray(v) ? STOP_FORMS.texts : undefined;
+
 export const commonFields = {
   model: text('a model name').min(1),
   max_tokens: maxTokens,
@@ -43,9 +47,7 @@ export const commonFields = {
   presence_penalty: unitNumber(-2, 2),
   frequency_penalty: unitNumber(-2, 2),
   n: z.literal(1, expect('1 (only one choice per request is supported)')).nullish(),
-  stop: z
-    .union([text('a string'), z.array(text('a string'))], expect('a string or an array of strings'))
-    .nullish(),
+  stop: byForm(stopForm, 'a string or an array of strings').nullish(),
   seed: z.int(expect('an integer')).nullish(),
   user: text('a string').nullish(),
   // vLLM's extensions, with vLLM's rules.

@@ -72,14 +72,19 @@ test('a bad completion prompt names the element at fault', () => {
   const cases: [unknown, string, string][] = [
     [undefined, `prompt: expected ${forms}, got nothing`, 'prompt'],
     [[], `prompt: expected ${forms}, got []`, 'prompt'],
-    [['a', 1], `prompt: expected ${forms}, got ["a",1]`, 'prompt'],
+    // The first element says which form the prompt is, and the element out of it is named.
+    [['a', 1], 'prompt[1]: expected a string, got 1', 'prompt[1]'],
     [
       [1, -1],
       `prompt[1]: expected a token id (an integer in [0, ${MAX_TOKEN_ID}]), got -1`,
       'prompt[1]',
     ],
-    // Not an integer: no form matches, so the whole prompt is named.
-    [[1, 2.5], `prompt: expected ${forms}, got [1,2.5]`, 'prompt'],
+    [
+      [1, 2.5],
+      `prompt[1]: expected a token id (an integer in [0, ${MAX_TOKEN_ID}]), got 2.5`,
+      'prompt[1]',
+    ],
+    [[{}], `prompt: expected ${forms}, got [{}]`, 'prompt'],
     [
       [MAX_TOKEN_ID + 1],
       `prompt[0]: expected a token id (an integer in [0, ${MAX_TOKEN_ID}]), got ${MAX_TOKEN_ID + 1}`,
@@ -115,7 +120,7 @@ test('errors name the nested field, what it must be and the value', () => {
     [{ model: 'm', messages: ['hi'] }, 'messages[0]: expected a message object, got "hi"'],
     [
       { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url' }] }] },
-      'messages[0].content: expected a string or a non-empty array of text parts, got [{"type":"image_url"}]',
+      'messages[0].content[0]: expected a text part ({"type": "text", "text": "…"}), got {"type":"image_url"}',
     ],
     [
       { model: 'm', messages: [{ role: 'user', content: [] }] },
@@ -247,5 +252,19 @@ test('body text that is not JSON is a 400 that says so', () => {
   assert.equal(
     rejection(() => parseJsonText('  ')).message,
     'request body: expected a JSON object, got nothing',
+  );
+});
+
+test('a prompt of a million elements is read in one pass: the one bad element is named', () => {
+  const ids: unknown[] = Array.from({ length: 1_000_000 }, (_, i) => i % 1000);
+  ids.push('x');
+  const err = rejection(() => parseCompletionRequest({ model: 'm', prompt: ids }));
+  assert.equal(err.param, 'prompt[1000000]');
+  assert.match(err.message, /^prompt\[1000000\]: expected a token id .*, got "x"$/);
+  const texts: unknown[] = Array.from({ length: 1_000_000 }, () => 'a');
+  texts[999_999] = 7;
+  assert.equal(
+    rejection(() => parseCompletionRequest({ model: 'm', prompt: texts })).param,
+    'prompt[999999]',
   );
 });
