@@ -157,6 +157,11 @@ const bad: Array<[string, string[], RegExp]> = [
   ['zero rate', ['simulate', '--rate', '0'], /--rate: expected a number > 0, or inf, got "0"/],
   ['unknown profile', ['simulate', '--profile', 'llama-9/tpu'], /profile/],
   ['unknown policy', ['simulate', '--policy', 'fastest'], /policy: expected a preset/],
+  [
+    'a policy named as an Object property',
+    ['simulate', '--policy', 'constructor'],
+    /policy: expected a preset/,
+  ],
   ['unknown model', ['simulate', '--model', 'gpt-9'], /model: expected one of/],
   ['bad length spec', ['simulate', '--input', 'uniform:9:1'], /--input/],
 ];

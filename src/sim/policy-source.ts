@@ -9,7 +9,7 @@ import { resolvePolicy, type ResolvedPolicy } from '../core/config/policy.ts';
 import { PRESETS, presetPolicy } from '../core/config/presets.ts';
 
 export function loadPolicy(nameOrPath: string): ResolvedPolicy {
-  if (PRESETS[nameOrPath] !== undefined) return presetPolicy(nameOrPath);
+  if (Object.hasOwn(PRESETS, nameOrPath)) return presetPolicy(nameOrPath);
   if (!existsSync(nameOrPath)) return presetPolicy(nameOrPath);
   let doc: unknown;
   try {

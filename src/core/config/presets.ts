@@ -38,7 +38,7 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
 };
 
 export function presetPolicy(name: string): ResolvedPolicy {
-  const preset = PRESETS[name];
+  const preset = Object.hasOwn(PRESETS, name) ? PRESETS[name] : undefined;
   if (preset === undefined) {
     throw new ConfigError(
       'policy',

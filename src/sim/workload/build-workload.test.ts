@@ -84,6 +84,8 @@ const badOptions: [WorkloadOptions, string][] = [
   [{ rateScale: Infinity }, '--rate-scale'],
   [{ arrival: 'uniform' as 'gamma' }, '--arrival'],
   [{ input: 'fixed:0' }, '--input'],
+  [{ input: 'exp:1e12' }, '--input'],
+  [{ output: 'fixed:16777217' }, '--output'],
   [{ output: 'lognormal:3' }, '--output'],
   [{ tenants: 'zipf:0:1' }, '--tenants'],
   [{ classes: 'gold' }, '--classes'],

@@ -7,7 +7,7 @@
  * pair, to keep a million draws free of allocation.
  */
 import type { Rng } from '../../core/ports/rng.ts';
-import type { Tokens } from '../../core/request/units.ts';
+import { MAX_REQUEST_TOKENS, type Tokens } from '../../core/request/units.ts';
 import { jointTable, type LengthSpec } from './length-spec.ts';
 import type { LengthTableName, ShareGptLengths } from './sharegpt-lengths.ts';
 
@@ -67,7 +67,8 @@ export function lengthSampler(spec: LengthSpec, rng: Rng, column?: Int32Array): 
     }
     case 'exp': {
       const { mean } = spec;
-      return () => Math.max(1, Math.round(-mean * Math.log(1 - rng.next())));
+      const draw = () => Math.round(-mean * Math.log(1 - rng.next()));
+      return () => Math.min(MAX_REQUEST_TOKENS, Math.max(1, draw()));
     }
     case 'table': {
       if (!column) throw new Error(`length spec ${spec.name} needs its table`);

@@ -1,13 +1,14 @@
 /**
  * Token-length specs for synthetic requests, one for input and one for output:
  * `fixed:N`, `uniform:A:B` (integers, both ends inclusive), `exp:MEAN` (exponential, rounded,
- * at least 1) and a named length table, `sharegpt-vllm` or `sharegpt-sarathi` (see
+ * at least 1, at most MAX_REQUEST_TOKENS) and a named length table, `sharegpt-vllm` or `sharegpt-sarathi` (see
  * sharegpt-lengths.ts). Every length is an integer ≥ 1, because a request with no prompt or no
  * output has nothing to serve. A spec that does not parse fails with the option's name and the
  * text as given. Plain `sharegpt` is refused: the two tables differ tenfold in prompt length, and
  * a run should say which it meant.
  */
 import { ConfigError } from '../../core/errors.ts';
+import { MAX_REQUEST_TOKENS } from '../../core/request/units.ts';
 import {
   isLengthTableName,
   LENGTH_TABLE_NAMES,
@@ -22,7 +23,8 @@ export type LengthSpec =
   | { readonly kind: 'table'; readonly name: LengthTableName };
 
 const TABLES = LENGTH_TABLE_NAMES.map((name) => `\`${name}\``).join(' or ');
-const EXPECTED = `\`fixed:N\`, \`uniform:A:B\` (1 ≤ A ≤ B), \`exp:MEAN\` (MEAN > 0), ${TABLES}`;
+const MAX = MAX_REQUEST_TOKENS;
+const EXPECTED = `\`fixed:N\`, \`uniform:A:B\` (1 ≤ A ≤ B ≤ ${MAX}), \`exp:MEAN\` (0 < MEAN ≤ ${MAX}; draws at most ${MAX}), ${TABLES}`;
 const WHICH_SHAREGPT = LENGTH_TABLE_NAMES.map(
   (name) => `\`${name}\` (${LENGTH_TABLES[name].about})`,
 ).join(' or ');
@@ -39,7 +41,7 @@ export function parseLengthSpec(text: string, option: string): LengthSpec {
   const int = (s: string | undefined): number => {
     if (s === undefined || !POSITIVE_INT.test(s)) return fail();
     const n = Number(s);
-    return Number.isSafeInteger(n) ? n : fail();
+    return n <= MAX_REQUEST_TOKENS ? n : fail();
   };
   switch (parts[0]) {
     case 'fixed':
@@ -55,7 +57,7 @@ export function parseLengthSpec(text: string, option: string): LengthSpec {
     case 'exp': {
       if (parts.length !== 2 || parts[1].trim() === '') fail();
       const mean = Number(parts[1]);
-      if (!(mean > 0) || !Number.isFinite(mean)) fail();
+      if (!(mean > 0 && mean <= MAX_REQUEST_TOKENS)) fail();
       return { kind: 'exp', mean };
     }
     default:

@@ -4,6 +4,7 @@
  * is found at once. CSV cells arrive as text, JSON values as whatever the line held.
  */
 import { InputError } from '../../../core/errors.ts';
+import { MAX_REQUEST_TOKENS } from '../../../core/request/units.ts';
 
 export interface LineRef {
   readonly file: string;
@@ -32,14 +33,25 @@ export function jsonNumber(at: LineRef, field: string, value: unknown): number {
   return value;
 }
 
-/** A token count: an integer ≥ `min`. */
+/** A token count: an integer from `min` to MAX_REQUEST_TOKENS. */
 export function tokens(at: LineRef, field: string, n: number, min = 1): number {
-  if (!Number.isInteger(n) || n < min) fail(at, field, `expected an integer ≥ ${min}, got ${n}`);
+  if (!Number.isInteger(n) || n < min || n > MAX_REQUEST_TOKENS) {
+    fail(at, field, `expected an integer from ${min} to ${MAX_REQUEST_TOKENS}, got ${n}`);
+  }
   return n;
 }
 
-/** A timestamp on the trace's own clock: finite and ≥ 0. */
+/**
+ * The latest time a trace's clock may read, in its own unit: past epoch milliseconds (1.8e12 in
+ * 2027) with room to spare, and far inside what milliseconds hold exactly, so a time in seconds
+ * stays finite once converted.
+ */
+const MAX_TRACE_TIME = 1e13;
+
+/** A timestamp on the trace's own clock: from 0 to MAX_TRACE_TIME. */
 export function timestamp(at: LineRef, field: string, n: number): number {
-  if (n < 0) fail(at, field, `expected a time ≥ 0, got ${n}`);
+  if (!(n >= 0 && n <= MAX_TRACE_TIME)) {
+    fail(at, field, `expected a time from 0 to ${MAX_TRACE_TIME}, got ${n}`);
+  }
   return n;
 }

@@ -172,6 +172,25 @@ const inline: [name: string, text: string, line: number, field: string][] = [
     1,
     'tenant',
   ],
+  // Past MAX_REQUEST_TOKENS: refused, not wrapped in the trace's 32-bit columns.
+  [
+    'azure-huge.csv',
+    'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,4294967297,10\n',
+    2,
+    'ContextTokens',
+  ],
+  [
+    'mooncake-huge.jsonl',
+    '{"timestamp": 0, "input_length": 100, "output_length": 3000000000}\n',
+    1,
+    'output_length',
+  ],
+  [
+    'burstgpt-late.csv',
+    'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n0,M,100,10,110,x\n1e306,M,100,10,110,x\n',
+    3,
+    'Timestamp',
+  ],
   [
     'mooncake-time.jsonl',
     '{"timestamp": -5, "input_length": 1, "output_length": 1}\n',
