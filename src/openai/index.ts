@@ -67,6 +67,9 @@ export {
   estimateChatTokens,
   estimateCompletionTokens,
   estimateTextTokens,
+  leastChatTokens,
+  leastTextTokens,
+  MAX_TOKEN_BYTES,
   renderChatPrompt,
   renderCompletionPrompt,
 } from './prompt-tokens.ts';

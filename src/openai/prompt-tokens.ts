@@ -38,6 +38,27 @@ export function estimateTextTokens(text: string): number {
   return Math.ceil(codePoints(text) / CHARS_PER_TOKEN);
 }
 
+/**
+ * The longest one token can be, in UTF-8 bytes: Llama 3's vocabulary's longest (a run of 128
+ * spaces). An estimate can be far off either way (36,000 spaces are 9,000 by it and 282 Llama 3
+ * tokens; CJK text runs over it), so a prompt is refused for its size on the fewest tokens its
+ * bytes can be, and otherwise left to the backend, which counts.
+ */
+export const MAX_TOKEN_BYTES = 128;
+
+/** The fewest tokens a text prompt can be: no token is longer than MAX_TOKEN_BYTES. */
+export function leastTextTokens(text: string): number {
+  return Math.max(1, Math.ceil(Buffer.byteLength(text) / MAX_TOKEN_BYTES));
+}
+
+/** The fewest tokens a chat prompt can be: its texts' alone, whatever the chat template adds. */
+export function leastChatTokens(messages: readonly ChatMessage[]): number {
+  let bytes = 0;
+  for (const m of messages)
+    bytes += Buffer.byteLength(messageText(m)) + Buffer.byteLength(m.name ?? '');
+  return Math.max(1, Math.ceil(bytes / MAX_TOKEN_BYTES));
+}
+
 export function estimateChatTokens(messages: readonly ChatMessage[]): number {
   let total = TOKENS_PER_REPLY;
   for (const m of messages) {

@@ -212,15 +212,29 @@ test('a context_length refusal gives the prompt tokens, max_tokens and the limit
   assert.equal(served.status, 200);
   const prompt = ((await served.json()) as { usage: { prompt_tokens: number } }).usage
     .prompt_tokens;
+  assert.ok(prompt > 1);
   const res = await post(chat({ messages, max_tokens: 100_000 }));
   assert.equal(res.status, 400);
   assert.equal(res.headers.get('x-goodput-reason'), 'context_length');
   const e = await errorOf(res);
   assert.equal(e.code, 'context_length');
+  // Its size is an estimate: the gateway refuses on the fewest tokens it can be, and says so.
   assert.equal(
     e.message,
-    `the prompt (${prompt} tokens) and max_tokens (100000) exceed the model's context of ${CONTEXT} tokens`,
+    `the prompt (at least 1 token) and max_tokens (100000) exceed the model's context of ${CONTEXT} tokens`,
   );
+});
+
+test("a prompt over the context by the gateway's estimate alone goes to the backend, which counts it", async () => {
+  // 36,000 spaces: 9,000 tokens by the estimate, 282 by Llama 3's tokenizer. The gateway cannot
+  // tell, so the backend judges: here an engine that counts as the estimate does, and refuses.
+  const spaces = [{ role: 'user', content: ' '.repeat(36_000) }];
+  const res = await post(chat({ messages: spaces, max_tokens: 5 }));
+  assert.equal(res.status, 400);
+  assert.equal(res.headers.get('x-goodput-reason'), null, 'not refused by the gateway');
+  const e = await errorOf(res);
+  assert.notEqual(e.code, 'context_length');
+  assert.match(e.message, /context/);
 });
 
 test('/v1/completions with a token-id prompt is served: usage counts the ids', async () => {

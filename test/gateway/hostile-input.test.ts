@@ -153,8 +153,8 @@ const cases: Case[] = [
     want: {
       status: 400,
       code: 'context_length',
-      // About 750,000 tokens against the model's 8,192: the sizes, so the client knows what to cut.
-      message: /^the prompt \(\d{6} tokens\) exceeds? the model's context of 8192 tokens$/,
+      // At least 23,438 tokens (3 MB, at most 128 bytes a token) against the model's 8,192.
+      message: /^the prompt \(at least 23438 tokens\) exceeds the model's context of 8192 tokens$/,
       reason: 'context_length',
     },
   },

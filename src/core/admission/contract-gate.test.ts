@@ -75,6 +75,25 @@ const contractCases: { name: string; input: GateInput; want: WantVerdict }[] = [
     },
   },
   {
+    name: 'an estimated prompt over the window, but maybe within it: left to the backend',
+    input: gateInput({ req: request({ inputTokens: 9_450, inputTokensAtLeast: 600 }) }),
+    want: 'pass',
+  },
+  {
+    name: 'an estimated prompt surely over the window: refused on what it is sure to be',
+    input: gateInput({ req: request({ inputTokens: 40_000, inputTokensAtLeast: 9_000 }) }),
+    want: {
+      reason: 'context_length',
+      status: 400,
+      context: {
+        promptTokens: 9_000,
+        promptAtLeast: true,
+        limitTokens: 8_192,
+        limit: 'context_window',
+      },
+    },
+  },
+  {
     name: 'prompt one token short of the window',
     input: gateInput({ req: request({ inputTokens: 8_191 }) }),
     want: 'pass',

@@ -2,7 +2,7 @@
  * The contract gate: is this request allowed at all? Known tenant; a class the tenant is
  * granted (a request may ask for a granted class, never promote itself); a model and adapter
  * the fleet serves; streaming only where allowed; prompt plus requested output within the
- * context window and the class's output budget. Failures are the client's to fix, so they carry
+ * context window (an estimated prompt: what it is sure to be) and the class's output budget. Failures are the client's to fix, so they carry
  * a 4xx status and no Retry-After.
  */
 import { PASS, type GateInput, type GateVerdict } from './gate.ts';
@@ -32,10 +32,16 @@ export function checkContract({ req, tenant, cls, fleet }: GateInput): GateVerdi
     return fail('unknown_adapter', 404);
   }
   if (req.stream === true && !tenant.streamAllowed) return fail('stream_not_allowed', 403);
-  const window = { promptTokens: req.inputTokens, limitTokens: spec.maxModelLen };
-  if (req.inputTokens >= spec.maxModelLen) return tooLong({ ...window, limit: 'context_window' });
+  // An estimated prompt is refused only on what it is sure to be.
+  const prompt = req.inputTokensAtLeast ?? req.inputTokens;
+  const window = {
+    promptTokens: prompt,
+    ...(req.inputTokensAtLeast === undefined ? {} : { promptAtLeast: true as const }),
+    limitTokens: spec.maxModelLen,
+  };
+  if (prompt >= spec.maxModelLen) return tooLong({ ...window, limit: 'context_window' });
   if (req.maxTokens !== undefined) {
-    if (req.inputTokens + req.maxTokens > spec.maxModelLen) {
+    if (prompt + req.maxTokens > spec.maxModelLen) {
       return tooLong({ ...window, outputTokens: req.maxTokens, limit: 'context_window' });
     }
     if (cls.maxOutputTokens !== undefined && req.maxTokens > cls.maxOutputTokens) {

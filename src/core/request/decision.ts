@@ -115,6 +115,8 @@ export type Rejection = Extract<AdmissionDecision, { outcome: 'reject' }>;
 /** A request too long for the model (or for a replica's KV cache), in tokens. */
 export interface ContextOverflow {
   readonly promptTokens: Tokens;
+  /** `promptTokens` is the fewest the prompt can be, its size being an estimate. */
+  readonly promptAtLeast?: true;
   /** The output it asked for (or was reserved for it): absent when only the prompt is too long. */
   readonly outputTokens?: Tokens;
   /** What they must fit in: the context window, or a replica's usable KV cache. */

@@ -27,6 +27,12 @@ export interface LlmRequest {
   readonly id: string;
   readonly arrivalMs: Ms;
   readonly inputTokens: Tokens;
+  /**
+   * When `inputTokens` is an estimate (a gateway's, from the prompt's text): the fewest tokens
+   * the prompt can be. The context window refuses only what this rules out; a prompt whose
+   * estimate alone does not fit is left to the backend, which counts it. Absent: exact.
+   */
+  readonly inputTokensAtLeast?: Tokens;
   /** Tokens the model will generate before it stops (known to the simulator, not to policy). */
   readonly outputTokens: Tokens;
   /** The client's cap on output tokens, when it set one. */

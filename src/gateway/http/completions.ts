@@ -26,6 +26,8 @@ import {
   estimateChatTokens,
   estimateCompletionTokens,
   invalidRequest,
+  leastChatTokens,
+  leastTextTokens,
   modelNotFound,
   outputLimit,
   parseChatCompletionRequest,
@@ -307,6 +309,18 @@ function parse(kind: ApiKind, bodyText: string, models: readonly string[]): Pars
  */
 const PREFIX_BLOCK_TOKENS = 16;
 
+/** The prompt's estimated size, and the fewest tokens it can be when that is an estimate. */
+function promptSize(kind: ApiKind, parsed: Parsed): { estimate: number; atLeast?: number } {
+  if (kind === 'chat') {
+    const messages = (parsed as ReturnType<typeof parseChatCompletionRequest>).messages;
+    return { estimate: estimateChatTokens(messages), atLeast: leastChatTokens(messages) };
+  }
+  const prompt = promptList(parsed as never)[0];
+  const estimate = estimateCompletionTokens(prompt);
+  // Token ids are counted, not estimated.
+  return typeof prompt === 'string' ? { estimate, atLeast: leastTextTokens(prompt) } : { estimate };
+}
+
 /** The request as the policy sees it. */
 function request(
   id: string,
@@ -318,10 +332,13 @@ function request(
   deps: CompletionsDeps,
   queuedSinceMs: Ms | undefined,
 ): LlmRequest {
+  const size = promptSize(kind, parsed);
+  // A text prompt's size is an estimate: refused only on the fewest tokens it can be, and planned
+  // as no longer than the context the backend will hold it to.
+  const atLeast = size.atLeast;
+  const context = deps.gateway.pipeline.spec.maxModelLen;
   const inputTokens =
-    kind === 'chat'
-      ? estimateChatTokens((parsed as ReturnType<typeof parseChatCompletionRequest>).messages)
-      : estimateCompletionTokens(promptList(parsed as never)[0]);
+    atLeast === undefined ? size.estimate : Math.min(size.estimate, Math.max(atLeast, context - 1));
   // The rendered prompt's chained block hashes: what routing matches against replicas' caches.
   const text =
     kind === 'chat'
@@ -334,6 +351,7 @@ function request(
     // A client whose connection waited to be read has waited since then.
     arrivalMs: queuedSinceMs ?? now,
     inputTokens,
+    ...(atLeast === undefined ? {} : { inputTokensAtLeast: atLeast }),
     outputTokens: 0,
     maxTokens: outputLimit(parsed)?.tokens,
     tenant,

@@ -102,10 +102,12 @@ function bodyOf(reason: RejectReason, status: number): string {
 
 /** The message of a `context_length` refusal: the sizes, so the client knows what to cut. */
 function overflowMessage(c: ContextOverflow): string {
+  const tokens = `${c.promptTokens} token${c.promptTokens === 1 ? '' : 's'}`;
+  const prompt = `the prompt (${c.promptAtLeast ? 'at least ' : ''}${tokens})`;
   const what =
     c.outputTokens === undefined
-      ? `the prompt (${c.promptTokens} tokens)`
-      : `the prompt (${c.promptTokens} tokens) and ${c.limit === 'kv_cache' ? 'the output reserved for it' : 'max_tokens'} (${c.outputTokens})`;
+      ? prompt
+      : `${prompt} and ${c.limit === 'kv_cache' ? 'the output reserved for it' : 'max_tokens'} (${c.outputTokens})`;
   const limit =
     c.limit === 'kv_cache'
       ? `a replica's usable KV cache of ${c.limitTokens} tokens`
