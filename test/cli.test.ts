@@ -434,6 +434,8 @@ test('simulate: a prefix-heavy workload with LoRA adapters routed by expected co
       [['--prefix', 'lunch:1'], /--prefix/],
       [['--adapters', 'zipf:0:1'], /--adapters/],
       [['--lora-modules', 'bad name!'], /--lora-modules/],
+      [['--lora-modules', 'sql', 'sql=/loras/sql'], /--lora-modules: expected each name once/],
+      [['--lora-modules', 'llama-3-8b'], /--lora-modules: expected names other than/],
       [['--max-loras', '0'], /--max-loras/],
     ],
   );
@@ -462,6 +464,7 @@ test('serve and engine: a bad port, address, Redis URL or model name exits 2 nam
   const cases: [args: string[], named: RegExp][] = [
     [['engine', '--port', '99999'], /--port/],
     [['engine', '--served-model-name', ''], /--served-model-name/],
+    [['engine', '--served-model-name', 'm', '--lora-modules', 'm'], /--lora-modules/],
     [['serve', '--port', '0', '--redis', 'notaurl'], /--redis: expected a Redis URL/],
     [['serve', '--port', '0', '--redis', 'redis://:x@'], /--redis/],
     [['serve', '--port', '0', '--served-model-name', ''], /--served-model-name/],

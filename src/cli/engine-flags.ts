@@ -141,6 +141,11 @@ export function engineSpecFromFlags(
   o: Record<string, unknown>,
   policyVersion?: string,
 ): EngineSpec {
+  // A request naming the base model asks for no adapter: an adapter of its name would take it.
+  const base = (o.servedModelName as string | undefined) ?? (o.model as string);
+  if ((o.loraModules as string[] | undefined)?.includes(base)) {
+    throw new ConfigError('--lora-modules', `names other than the served model's (${base})`, base);
+  }
   return {
     model: o.model as string,
     gpu: o.gpu as string,
@@ -180,6 +185,9 @@ function loraModules(value: string, previous: string[] | undefined): string[] {
       'NAME or NAME=PATH (NAME of letters, digits, _.:/-)',
       value,
     );
+  }
+  if (previous?.includes(name)) {
+    throw new ConfigError('--lora-modules', 'each name once', name);
   }
   return [...(previous ?? []), name];
 }

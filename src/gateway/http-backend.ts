@@ -103,7 +103,7 @@ export class HttpBackend implements Backend {
   private readonly opts: HttpBackendOptions;
   private last: BackendLoad;
   /** Why the last scrape failed; undefined after one succeeded. */
-  private lastError: string | undefined;
+  private lastError: string | undefined = 'never scraped';
   private timer: TimerHandle | null = null;
   private closed = false;
   /** Scrapes so far: every MODELS_EVERY_SCRAPES-th also reads the adapters served. */
@@ -131,7 +131,7 @@ export class HttpBackend implements Backend {
   load(): BackendLoad {
     const age = this.opts.clock.now() - this.last.atMs;
     if (age <= (this.opts.staleAfterMs ?? 5_000)) return this.last;
-    const why = `no fresh metrics from ${this.opts.url}/metrics for ${Math.round(age)} ms (${this.lastError ?? 'never scraped'})`;
+    const why = `no fresh metrics from ${this.opts.url}/metrics for ${Math.round(age)} ms (${this.lastError ?? 'the last scrape succeeded; none has since'})`;
     return { ...this.last, ready: false, why };
   }
 

@@ -127,6 +127,16 @@ for (const [name, sendIt, status, code] of named) {
   });
 }
 
+test('a completion path with a query string is the same route: served, and a body over the limit closes its connection', async () => {
+  const path = '/v1/chat/completions?api-version=1';
+  assert.equal((await post(chat(), ACME, path)).status, 200);
+  const big = { messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] };
+  const res = await post(chat(big), ACME, path);
+  assert.equal(res.status, 413);
+  // Not kept alive with an upload of unknown length still coming (the lingering close).
+  assert.equal(res.headers.get('connection'), 'close');
+});
+
 test('x-goodput-request-id on a 503 shutting_down refusal', async () => {
   const draining = await gateway(backends);
   const stream = await postChat(draining.url, { max_tokens: 150, ignore_eos: true, stream: true });

@@ -11,6 +11,7 @@ import { RequestError, getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { OpenAiError, serverError } from '../../openai/index.ts';
 import type { OpsLog } from '../ops-log.ts';
+import type { ApiKind } from '../backend.ts';
 import { errorWhole, isWhole, toResponse, writeAtTurnEnd, type Whole } from './answer.ts';
 import type { GatewayEnv } from './app.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
@@ -49,7 +50,7 @@ export function nodeListener(
         return;
       }
     }
-    const kind = req.method === 'POST' ? COMPLETION_PATHS[req.url ?? ''] : undefined;
+    const kind = req.method === 'POST' ? completionKind(req.url) : undefined;
     if (kind === undefined) {
       // Hono reads what it needs of a body: a client waiting to send one goes on at once.
       continueIfExpected(req, res);
@@ -63,6 +64,13 @@ export function nodeListener(
       (e: unknown) => writeAtTurnEnd(res, closingIfUnread(req, bugAnswer(e, deps), deps)),
     );
   };
+}
+
+/** The completion API a request's target names, its query string aside (the routes read none). */
+function completionKind(target = ''): ApiKind | undefined {
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  return Object.hasOwn(COMPLETION_PATHS, path) ? COMPLETION_PATHS[path] : undefined;
 }
 
 /**
