@@ -14,6 +14,8 @@ import {
 } from '../request/slo-classes.ts';
 
 const ms = z.number().min(0);
+/** An objective no request can meet at 0 ms: every one would be refused, so none is accepted. */
+const objective = z.number().positive();
 
 const degradeStep = z.discriminatedUnion('level', [
   z.object({ level: z.literal(1), min_output_tokens: z.int().min(1) }).strict(),
@@ -30,10 +32,10 @@ const ladder = z
 
 const classOverride = z
   .object({
-    ttft_ms: ms.optional(),
-    itl_p99_ms: ms.optional(),
-    tpot_ms: ms.optional(),
-    e2e_ms: ms.optional(),
+    ttft_ms: objective.optional(),
+    itl_p99_ms: objective.optional(),
+    tpot_ms: objective.optional(),
+    e2e_ms: objective.optional(),
     max_output_tokens: z.int().min(1).optional(),
     overload: z.enum(OVERLOAD_BEHAVIOURS).optional(),
     priority: z.int().min(0).optional(),

@@ -167,7 +167,12 @@ const invalid: Array<[string, unknown, string]> = [
   [
     'negative objective',
     { ...valid, classes: { batch: { e2e_ms: -5 } } },
-    'classes.batch.e2e_ms: expected a number ≥ 0, got -5',
+    'classes.batch.e2e_ms: expected a number > 0, got -5',
+  ],
+  [
+    'an objective of 0 ms, which refuses every request',
+    { ...valid, classes: { interactive: { ttft_ms: 0 } } },
+    'classes.interactive.ttft_ms: expected a number > 0, got 0',
   ],
   [
     'unknown class',
@@ -268,4 +273,18 @@ test('gap feedback: on by default under flow control, off with false, each field
     lateRatio: 0.9,
     holdMs: 250,
   });
+});
+
+test('a key named __proto__ is refused wherever it is, not passed over', () => {
+  // As a YAML or JSON document holds it: an own key, not the object's prototype.
+  const classes = JSON.parse('{"__proto__": {"ttft_ms": 1000}, "interactive": {"ttft_ms": 2000}}');
+  assert.throws(
+    () => resolvePolicy({ ...valid, classes }),
+    (e) => isConfigError(e) && e.path === 'classes' && /__proto__/.test(e.message),
+  );
+  const tenants = JSON.parse('{"acme": {"__proto__": {"weight": 2}}}');
+  assert.throws(
+    () => resolvePolicy({ ...valid, tenants }),
+    (e) => isConfigError(e) && e.path === 'tenants.acme',
+  );
 });

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 
 export function parseOrThrow<T>(schema: z.ZodType<T>, input: unknown, root = ''): T {
+  refuseProtoKeys(input, root);
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
@@ -51,4 +52,20 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
     v = (v as Record<PropertyKey, unknown>)[key];
   }
   return v;
+}
+
+/**
+ * A key `__proto__` (a YAML or JSON document may hold one as its own) is refused wherever it is:
+ * a schema's record would pass over it in silence, so a class or tenant of that name would vanish.
+ */
+function refuseProtoKeys(value: unknown, path: string): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => refuseProtoKeys(v, `${path}[${i}]`));
+    return;
+  }
+  if (Object.hasOwn(value, '__proto__')) {
+    throw new ConfigError(path === '' ? '(root)' : path, 'no key named __proto__', '__proto__');
+  }
+  for (const [k, v] of Object.entries(value)) refuseProtoKeys(v, path === '' ? k : `${path}.${k}`);
 }
