@@ -23,6 +23,22 @@ const tooLong = (context: ContextOverflow): GateVerdict => ({
   context,
 });
 
+/** The sizes behind a context-window refusal: `prompt` is what the request is sure to be. */
+function overflow(
+  req: GateInput['req'],
+  prompt: number,
+  limitTokens: number,
+  outputTokens?: number,
+): ContextOverflow {
+  return {
+    promptTokens: prompt,
+    ...(req.inputTokensAtLeast === undefined ? {} : { promptAtLeast: true }),
+    ...(outputTokens === undefined ? {} : { outputTokens }),
+    limitTokens,
+    limit: 'context_window',
+  };
+}
+
 export function checkContract({ req, tenant, cls, fleet }: GateInput): GateVerdict {
   const spec = fleet.spec;
   if (tenant === undefined) return fail('unknown_tenant', 403);
@@ -34,15 +50,10 @@ export function checkContract({ req, tenant, cls, fleet }: GateInput): GateVerdi
   if (req.stream === true && !tenant.streamAllowed) return fail('stream_not_allowed', 403);
   // An estimated prompt is refused only on what it is sure to be.
   const prompt = req.inputTokensAtLeast ?? req.inputTokens;
-  const window = {
-    promptTokens: prompt,
-    ...(req.inputTokensAtLeast === undefined ? {} : { promptAtLeast: true as const }),
-    limitTokens: spec.maxModelLen,
-  };
-  if (prompt >= spec.maxModelLen) return tooLong({ ...window, limit: 'context_window' });
+  if (prompt >= spec.maxModelLen) return tooLong(overflow(req, prompt, spec.maxModelLen));
   if (req.maxTokens !== undefined) {
     if (prompt + req.maxTokens > spec.maxModelLen) {
-      return tooLong({ ...window, outputTokens: req.maxTokens, limit: 'context_window' });
+      return tooLong(overflow(req, prompt, spec.maxModelLen, req.maxTokens));
     }
     if (cls.maxOutputTokens !== undefined && req.maxTokens > cls.maxOutputTokens) {
       return fail('output_limit', 400);

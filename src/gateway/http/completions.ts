@@ -351,7 +351,7 @@ function request(
     // A client whose connection waited to be read has waited since then.
     arrivalMs: queuedSinceMs ?? now,
     inputTokens,
-    ...(atLeast === undefined ? {} : { inputTokensAtLeast: atLeast }),
+    inputTokensAtLeast: atLeast,
     outputTokens: 0,
     maxTokens: outputLimit(parsed)?.tokens,
     tenant,
