@@ -11,8 +11,8 @@
  * `--learned-state` keeps what it learned (output lengths) for the next start. Operational
  * lines are JSON on stdout; with `--otlp-endpoint`, each request's trace goes to a collector.
  */
-import { refuseUnusedLimits, resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import { addScaleLimitFlags } from './scale-flags.ts';
+import { serveAutoscale } from './serve-autoscale.ts';
 import { availableParallelism } from 'node:os';
 import { Command } from 'commander';
 import { buildEngineConfig, buildEngineProfile, plannedProfile } from '../engine/engine-spec.ts';
@@ -21,14 +21,10 @@ import { ConfigError } from '../core/errors.ts';
 import { openDecisionLog, type DecisionLog } from '../gateway/decision-log.ts';
 import { EmbeddedBackend } from '../gateway/embedded-backend.ts';
 import { ThreadedFleet } from '../gateway/threaded-fleet.ts';
-import { LocalEnginePool } from '../gateway/local-pool.ts';
-import type { ScaleExportSettings } from '../gateway/scale-export.ts';
-import { SeededRng } from '../runtime/seeded-rng.ts';
 import { simulatedFleet } from '../engine-server/simulated-fleet.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { stdoutOpsLog, type OpsLog } from '../gateway/ops-log.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
-import { loadEnvelope } from '../sim/envelope-file.ts';
 import { startGateway, type RunningGateway } from '../gateway/serve.ts';
 import { openLearnedStore } from '../gateway/learned-state-store.ts';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
@@ -323,87 +319,4 @@ function decisionLogAt(path: string): DecisionLog {
   } catch (e) {
     throw new ConfigError('--decisions', `a file it can append to (${(e as Error).message})`, path);
   }
-}
-
-/** How often the gateway's autoscaler decides. */
-const SCALE_TICK_MS = 5_000;
-
-/**
- * The autoscaler the serve flags ask for, checked, and the local engine pool when asked for;
- * `fleet`: the groups serving at start (the minimum's default).
- */
-async function serveAutoscale(
-  o: Record<string, unknown>,
-  fleet: number,
-  log: OpsLog,
-): Promise<(ScaleExportSettings & { readonly pool?: LocalEnginePool }) | undefined> {
-  const local = o.enginePool === 'local';
-  if (o.autoscaler === 'none') {
-    if (local) throw new ConfigError('--engine-pool', 'none when --autoscaler is none', 'local');
-    refuseUnusedLimits(
-      {
-        minReplicas: o.minReplicas as number | undefined,
-        maxReplicas: o.maxReplicas as number | undefined,
-        headroom: o.burstHeadroom as number | undefined,
-        capacityEnvelope: o.capacityEnvelope as string | undefined,
-      },
-      'with --autoscaler none',
-    );
-    return undefined;
-  }
-  const s = resolveScaleFlags(
-    {
-      autoscaler: o.autoscaler as string,
-      minReplicas: o.minReplicas as number | undefined,
-      maxReplicas: o.maxReplicas as number | undefined,
-      readyTime: o.readyTime as string,
-      headroom: o.burstHeadroom as number | undefined,
-      scaleInWindowS: o.scaleInWindow as number,
-    },
-    fleet,
-  );
-  const limits = {
-    minReplicas: s.minReplicas,
-    maxReplicas: s.maxReplicas,
-    readyTimeMs: (s.readyTime.minMs + s.readyTime.maxMs) / 2,
-    tickMs: SCALE_TICK_MS,
-    headroom: s.headroom,
-    scaleInWindowMs: s.scaleInWindowMs,
-  };
-  const envelope =
-    o.capacityEnvelope === undefined
-      ? {}
-      : { envelope: loadEnvelope(o.capacityEnvelope as string) };
-  if (!local) return { type: s.type, limits, ...envelope };
-  const pool = await LocalEnginePool.open({
-    slots: s.maxReplicas,
-    command: [process.execPath, ...process.execArgv, process.argv[1], 'engine'],
-    engineArgs: poolEngineArgs(o),
-    readyTime: s.readyTime,
-    rng: new SeededRng(o.seed as number).fork('engine-pool'),
-    maxDrainMs: (o.drainTimeout as number) * 1000,
-    clock: wallClock,
-    timers: wallTimers(wallClock),
-    log,
-  });
-  return { type: s.type, limits, pool, ...envelope };
-}
-
-/** The engine flags the pool's engines share with what the gateway was told they run. */
-function poolEngineArgs(o: Record<string, unknown>): string[] {
-  const args: string[] = [];
-  const pass: [string, string][] = [
-    ['model', '--model'],
-    ['gpu', '--gpu'],
-    ['tp', '--tp'],
-    ['engineVersion', '--engine-version'],
-    ['maxModelLen', '--max-model-len'],
-    ['maxNumSeqs', '--max-num-seqs'],
-    ['maxBatchedTokens', '--max-batched-tokens'],
-    ['servedModelName', '--served-model-name'],
-  ];
-  for (const [key, flag] of pass) {
-    if (o[key] !== undefined) args.push(flag, String(o[key]));
-  }
-  return args;
 }

@@ -8,7 +8,7 @@
  * `running_lora_adapters` label, in its latest sample (the value is the time of the reading),
  * and how many one batch may run from its `max_lora`.
  * A scrape missing the running and waiting gauges, or with counts below 0, is not a load at all:
- * undefined.
+ * undefined. Beside it, `adaptersListed` reads the adapters its `/v1/models` lists.
  */
 import type { Ms } from '../core/request/units.ts';
 import type { BackendLoad } from './backend.ts';
@@ -108,4 +108,23 @@ function loraField(text: string): { loras?: readonly string[]; maxLoras?: number
     loras: running === '' ? [] : running.split(','),
     ...(Number.isInteger(max) && max >= 1 ? { maxLoras: max } : {}),
   };
+}
+
+/**
+ * The LoRA adapters a `/v1/models` answer lists: vLLM lists each as a model whose `parent` is
+ * the base model, and the base model with `parent: null`. Undefined when the answer is not such
+ * a list: not a list at all, or one whose entries carry no `parent` (a server that does not
+ * list adapters this way says nothing of them, and is taken to serve every one).
+ */
+export function adaptersListed(body: unknown): string[] | undefined {
+  const data = (body as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return undefined;
+  const out: string[] = [];
+  let speaksOfParents = false;
+  for (const m of data as ({ id?: unknown; parent?: unknown } | null)[]) {
+    if (m === null || typeof m !== 'object' || !('parent' in m)) continue;
+    speaksOfParents = true;
+    if (typeof m.id === 'string' && typeof m.parent === 'string') out.push(m.id);
+  }
+  return speaksOfParents ? out : undefined;
 }

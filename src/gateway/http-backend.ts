@@ -12,7 +12,7 @@ import { Agent, request, type IncomingMessage, type RequestOptions } from 'node:
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
-import { loadFromExposition } from './backend-metrics.ts';
+import { adaptersListed, loadFromExposition } from './backend-metrics.ts';
 import {
   UpstreamError,
   type Backend,
@@ -65,24 +65,6 @@ const SCRAPE_TIMEOUT_MS = 2_000;
  */
 const MODELS_EVERY_SCRAPES = 10;
 
-/**
- * The LoRA adapters a `/v1/models` answer lists: vLLM lists each as a model whose `parent` is
- * the base model, and the base model with `parent: null`. Undefined when the answer is not such
- * a list: not a list at all, or one whose entries carry no `parent` (a server that does not
- * list adapters this way says nothing of them, and is taken to serve every one).
- */
-export function adaptersListed(body: unknown): string[] | undefined {
-  const data = (body as { data?: unknown } | null)?.data;
-  if (!Array.isArray(data)) return undefined;
-  const out: string[] = [];
-  let speaksOfParents = false;
-  for (const m of data as ({ id?: unknown; parent?: unknown } | null)[]) {
-    if (m === null || typeof m !== 'object' || !('parent' in m)) continue;
-    speaksOfParents = true;
-    if (typeof m.id === 'string' && typeof m.parent === 'string') out.push(m.id);
-  }
-  return speaksOfParents ? out : undefined;
-}
 /** How much of an upstream's error answer is kept (and passed on, for a 4xx). */
 const ERROR_BODY_CHARS = 4_096;
 

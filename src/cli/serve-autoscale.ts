@@ -1,0 +1,96 @@
+/**
+ * `serve`'s autoscaler, from its flags: the decision `/metrics` exports, checked (an autoscaler's
+ * limits without one are refused), and the local engine pool that acts on it when asked for.
+ */
+import { refuseUnusedLimits, resolveScaleFlags } from '../core/autoscale/scale-options.ts';
+import { ConfigError } from '../core/errors.ts';
+import { LocalEnginePool } from '../gateway/local-pool.ts';
+import type { OpsLog } from '../gateway/ops-log.ts';
+import type { ScaleExportSettings } from '../gateway/scale-export.ts';
+import { SeededRng } from '../runtime/seeded-rng.ts';
+import { wallClock } from '../runtime/wall-clock.ts';
+import { wallTimers } from '../runtime/wall-timers.ts';
+import { loadEnvelope } from '../sim/envelope-file.ts';
+
+/** How often the gateway's autoscaler decides. */
+const SCALE_TICK_MS = 5_000;
+
+/**
+ * The autoscaler the serve flags ask for, checked, and the local engine pool when asked for;
+ * `fleet`: the groups serving at start (the minimum's default).
+ */
+export async function serveAutoscale(
+  o: Record<string, unknown>,
+  fleet: number,
+  log: OpsLog,
+): Promise<(ScaleExportSettings & { readonly pool?: LocalEnginePool }) | undefined> {
+  const local = o.enginePool === 'local';
+  if (o.autoscaler === 'none') {
+    if (local) throw new ConfigError('--engine-pool', 'none when --autoscaler is none', 'local');
+    refuseUnusedLimits(
+      {
+        minReplicas: o.minReplicas as number | undefined,
+        maxReplicas: o.maxReplicas as number | undefined,
+        headroom: o.burstHeadroom as number | undefined,
+        capacityEnvelope: o.capacityEnvelope as string | undefined,
+      },
+      'with --autoscaler none',
+    );
+    return undefined;
+  }
+  const s = resolveScaleFlags(
+    {
+      autoscaler: o.autoscaler as string,
+      minReplicas: o.minReplicas as number | undefined,
+      maxReplicas: o.maxReplicas as number | undefined,
+      readyTime: o.readyTime as string,
+      headroom: o.burstHeadroom as number | undefined,
+      scaleInWindowS: o.scaleInWindow as number,
+    },
+    fleet,
+  );
+  const limits = {
+    minReplicas: s.minReplicas,
+    maxReplicas: s.maxReplicas,
+    readyTimeMs: (s.readyTime.minMs + s.readyTime.maxMs) / 2,
+    tickMs: SCALE_TICK_MS,
+    headroom: s.headroom,
+    scaleInWindowMs: s.scaleInWindowMs,
+  };
+  const envelope =
+    o.capacityEnvelope === undefined
+      ? {}
+      : { envelope: loadEnvelope(o.capacityEnvelope as string) };
+  if (!local) return { type: s.type, limits, ...envelope };
+  const pool = await LocalEnginePool.open({
+    slots: s.maxReplicas,
+    command: [process.execPath, ...process.execArgv, process.argv[1], 'engine'],
+    engineArgs: poolEngineArgs(o),
+    readyTime: s.readyTime,
+    rng: new SeededRng(o.seed as number).fork('engine-pool'),
+    maxDrainMs: (o.drainTimeout as number) * 1000,
+    clock: wallClock,
+    timers: wallTimers(wallClock),
+    log,
+  });
+  return { type: s.type, limits, pool, ...envelope };
+}
+
+/** The engine flags the pool's engines share with what the gateway was told they run. */
+function poolEngineArgs(o: Record<string, unknown>): string[] {
+  const args: string[] = [];
+  const pass: [string, string][] = [
+    ['model', '--model'],
+    ['gpu', '--gpu'],
+    ['tp', '--tp'],
+    ['engineVersion', '--engine-version'],
+    ['maxModelLen', '--max-model-len'],
+    ['maxNumSeqs', '--max-num-seqs'],
+    ['maxBatchedTokens', '--max-batched-tokens'],
+    ['servedModelName', '--served-model-name'],
+  ];
+  for (const [key, flag] of pass) {
+    if (o[key] !== undefined) args.push(flag, String(o[key]));
+  }
+  return args;
+}
