@@ -10,13 +10,12 @@ import { parseChatCompletionRequest } from '../openai/chat-request.ts';
 import type { ChunkHead } from '../openai/chunks.ts';
 import { parseCompletionRequest, promptList } from '../openai/completion-request.ts';
 import { OpenAiError, invalidRequest, modelNotFound, serverError } from '../openai/errors.ts';
-import { promptBlockHashes } from '../openai/prefix-hashes.ts';
 import {
-  estimateChatTokens,
-  estimateCompletionTokens,
-  renderChatPrompt,
-  renderCompletionPrompt,
-} from '../openai/prompt-tokens.ts';
+  chatBlockHashes,
+  completionBlockHashes,
+  type PromptBlockHashes,
+} from '../openai/prefix-hashes.ts';
+import { estimateChatTokens, estimateCompletionTokens } from '../openai/prompt-tokens.ts';
 import { includeUsage, outputLimit } from '../openai/request-fields.ts';
 import { chatCompletion, textCompletion, usage } from '../openai/responses.ts';
 import { decodeUtf8 } from '../openai/utf8-text.ts';
@@ -43,8 +42,8 @@ interface Prepared {
   readonly ignoreEos: boolean;
   readonly limit: ReturnType<typeof outputLimit>;
   readonly promptField: string;
-  /** The text prefix hashing sees. */
-  readonly promptText: string;
+  /** The prompt's block hashes, in the engine's block size. */
+  readonly prefix: (blockTokens: number) => PromptBlockHashes;
   readonly promptTokens: number;
   /** The prompt came as token ids: its size is exact, not estimated. */
   readonly promptTokensExact: boolean;
@@ -62,6 +61,7 @@ async function jsonBody(c: Context): Promise<unknown> {
 
 export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const req = parseChatCompletionRequest(await jsonBody(c));
+  const promptTokens = estimateChatTokens(req.messages);
   return run(c, deps, 'chat', {
     model: req.model,
     stream: req.stream === true,
@@ -69,8 +69,8 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
     ignoreEos: req.ignore_eos === true,
     limit: outputLimit(req),
     promptField: 'messages',
-    promptText: renderChatPrompt(req.messages),
-    promptTokens: estimateChatTokens(req.messages),
+    prefix: (blockTokens) => chatBlockHashes(req.messages, promptTokens, blockTokens),
+    promptTokens,
     promptTokensExact: false,
   });
 }
@@ -84,6 +84,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
       'prompt',
     );
   }
+  const promptTokens = estimateCompletionTokens(prompts[0]);
   return run(c, deps, 'text', {
     model: req.model,
     stream: req.stream === true,
@@ -91,8 +92,8 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     ignoreEos: req.ignore_eos === true,
     limit: outputLimit(req),
     promptField: 'prompt',
-    promptText: renderCompletionPrompt(prompts[0]),
-    promptTokens: estimateCompletionTokens(prompts[0]),
+    prefix: (blockTokens) => completionBlockHashes(prompts[0], promptTokens, blockTokens),
+    promptTokens,
     promptTokensExact: typeof prompts[0] !== 'string',
   });
 }
@@ -110,7 +111,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
     promptTokens: p.promptTokens,
     maxTokens: p.limit?.tokens,
     ignoreEos: p.ignoreEos,
-    prefix: promptBlockHashes(p.promptText, p.promptTokens, blockSize),
+    prefix: p.prefix(blockSize),
     adapter,
   });
   if (!result.ok) {

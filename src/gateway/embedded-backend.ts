@@ -13,9 +13,8 @@ import {
   estimateCompletionTokens,
   outputLimit,
   promptList,
-  promptBlockHashes,
-  renderChatPrompt,
-  renderCompletionPrompt,
+  chatBlockHashes,
+  completionBlockHashes,
   type ChatCompletionRequest,
   type CompletionRequest,
 } from '../openai/index.ts';
@@ -111,7 +110,7 @@ export function generationRequest(
   call: UpstreamCall,
   engine: Pick<EngineConfig, 'blockSize' | 'loraModules'>,
 ): GenerationRequest {
-  const { text, promptTokens, maxTokens, ignoreEos } = describe(call);
+  const { promptTokens, prefix, maxTokens, ignoreEos } = describe(call, engine.blockSize);
   // A model naming one of the engine's LoRA adapters runs with it (vLLM's rule).
   const model = (call.body as { model?: unknown }).model;
   const adapter =
@@ -120,27 +119,32 @@ export function generationRequest(
     promptTokens,
     maxTokens,
     ignoreEos,
-    prefix: promptBlockHashes(text, promptTokens, engine.blockSize),
+    prefix,
     ...(adapter === undefined ? {} : { adapter }),
   };
 }
 
-/** The validated body the gateway hands every backend (validated once, at the door). */
-function describe(call: UpstreamCall) {
+/**
+ * The validated body the gateway hands every backend (validated once, at the door), its prompt
+ * hashed in the engine's block size.
+ */
+function describe(call: UpstreamCall, blockSize: number) {
   if (call.kind === 'chat') {
     const req = call.body as ChatCompletionRequest;
+    const promptTokens = estimateChatTokens(req.messages);
     return {
-      text: renderChatPrompt(req.messages),
-      promptTokens: estimateChatTokens(req.messages),
+      promptTokens,
+      prefix: chatBlockHashes(req.messages, promptTokens, blockSize),
       maxTokens: outputLimit(req)?.tokens,
       ignoreEos: req.ignore_eos === true,
     };
   }
   const req = call.body as CompletionRequest;
   const prompt = promptList(req)[0] ?? '';
+  const promptTokens = estimateCompletionTokens(prompt);
   return {
-    text: renderCompletionPrompt(prompt),
-    promptTokens: estimateCompletionTokens(prompt),
+    promptTokens,
+    prefix: completionBlockHashes(prompt, promptTokens, blockSize),
     maxTokens: outputLimit(req)?.tokens,
     ignoreEos: req.ignore_eos === true,
   };

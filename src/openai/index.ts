@@ -73,7 +73,12 @@ export {
   renderChatPrompt,
   renderCompletionPrompt,
 } from './prompt-tokens.ts';
-export { type PromptBlockHashes, promptBlockHashes } from './prefix-hashes.ts';
+export {
+  type PromptBlockHashes,
+  chatBlockHashes,
+  completionBlockHashes,
+  promptBlockHashes,
+} from './prefix-hashes.ts';
 export {
   type FinishReason,
   type ModelCard,

@@ -4,8 +4,14 @@
  * token estimate's rule), and block j's hash covers block j and every block before it, as
  * vLLM's block hashes do. Main rule: only full blocks inside the prompt's estimated token count
  * are hashed, so two prompts share hash j exactly when they share the first j + 1 blocks.
+ *
+ * A chat or token prompt is hashed as its rendering (renderChatPrompt, renderCompletionPrompt)
+ * would be, fed in pieces rather than built: the gateway hashes every request it reads, refused
+ * or not, and a built prompt is one more copy of the body.
  */
-import { CHARS_PER_TOKEN } from './prompt-tokens.ts';
+import type { ChatMessage } from './chat-request.ts';
+import type { CompletionPrompt } from './completion-request.ts';
+import { CHARS_PER_TOKEN, chatPromptPieces, TOKEN_ID_RADIX } from './prompt-tokens.ts';
 
 export interface PromptBlockHashes {
   readonly blockTokens: number;
@@ -17,23 +23,118 @@ export function promptBlockHashes(
   promptTokens: number,
   blockTokens: number,
 ): PromptBlockHashes {
-  const blockChars = blockTokens * CHARS_PER_TOKEN;
-  const blocks = Math.min(
-    Math.floor(text.length / blockChars),
-    Math.floor(promptTokens / blockTokens),
-  );
-  const hashes: string[] = [];
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let j = 0; j < blocks; j++) {
-    // Two FNV-1a-style lanes (different offsets and primes): 64 bits, so unrelated prompts do
-    // not collide.
-    for (let i = j * blockChars; i < (j + 1) * blockChars; i++) {
-      const c = text.charCodeAt(i);
-      a = Math.imul(a ^ c, 0x01000193) >>> 0;
-      b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
-    }
-    hashes.push(a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0'));
+  const hasher = new BlockHasher(blockTokens, promptTokens);
+  hasher.text(text);
+  return { blockTokens, hashes: hasher.hashes };
+}
+
+/** The block hashes of renderChatPrompt(messages). */
+export function chatBlockHashes(
+  messages: readonly ChatMessage[],
+  promptTokens: number,
+  blockTokens: number,
+): PromptBlockHashes {
+  const hasher = new BlockHasher(blockTokens, promptTokens);
+  chatPromptPieces(messages, (piece) => hasher.text(piece));
+  return { blockTokens, hashes: hasher.hashes };
+}
+
+/** The block hashes of renderCompletionPrompt(prompt). */
+export function completionBlockHashes(
+  prompt: CompletionPrompt,
+  promptTokens: number,
+  blockTokens: number,
+): PromptBlockHashes {
+  if (typeof prompt === 'string') return promptBlockHashes(prompt, promptTokens, blockTokens);
+  const hasher = new BlockHasher(blockTokens, promptTokens);
+  hasher.tokenIds(prompt);
+  return { blockTokens, hashes: hasher.hashes };
+}
+
+/** The lanes' offsets. */
+const OFFSET_A = 0x811c9dc5 | 0;
+const OFFSET_B = 0x01000193;
+/** A token id's base-36 places, least significant first. */
+const PLACES = Array.from({ length: CHARS_PER_TOKEN }, (_, k) => TOKEN_ID_RADIX ** k);
+
+/**
+ * Two FNV-1a-style lanes (different offsets and primes) over UTF-16 units, 64 bits in all so
+ * unrelated prompts do not collide, a hash closed at each block's end.
+ */
+class BlockHasher {
+  readonly hashes: string[] = [];
+  private readonly blockChars: number;
+  /** The full blocks within the prompt's token count: where hashing stops. */
+  private readonly blocks: number;
+  private a = OFFSET_A;
+  private b = OFFSET_B;
+  /** Characters hashed into the open block. */
+  private filled = 0;
+
+  constructor(blockTokens: number, promptTokens: number) {
+    this.blockChars = blockTokens * CHARS_PER_TOKEN;
+    this.blocks = Math.floor(promptTokens / blockTokens);
   }
-  return { blockTokens, hashes };
+
+  text(s: string): void {
+    const blockChars = this.blockChars;
+    let { a, b, filled } = this;
+    let i = 0;
+    while (i < s.length && this.hashes.length < this.blocks) {
+      const end = Math.min(s.length, i + blockChars - filled);
+      filled += end - i;
+      for (; i < end; i++) {
+        const c = s.charCodeAt(i);
+        a = Math.imul(a ^ c, 0x01000193);
+        b = Math.imul(b ^ c, 0x5bd1e995);
+      }
+      if (filled === blockChars) {
+        this.hashes.push(hex64(a, b));
+        filled = 0;
+      }
+    }
+    this.a = a;
+    this.b = b;
+    this.filled = filled;
+  }
+
+  /** Token ids, as renderCompletionPrompt writes them: CHARS_PER_TOKEN base-36 digits each. */
+  tokenIds(ids: readonly number[]): void {
+    const blockChars = this.blockChars;
+    let { a, b, filled } = this;
+    for (let t = 0; t < ids.length && this.hashes.length < this.blocks; t++) {
+      const id = ids[t];
+      for (let k = CHARS_PER_TOKEN - 1; k >= 0; k--) {
+        const digit = ((id / PLACES[k]) | 0) % TOKEN_ID_RADIX;
+        const c = digit < 10 ? 48 + digit : 87 + digit; // '0'…'9', 'a'…'z'
+        a = Math.imul(a ^ c, 0x01000193);
+        b = Math.imul(b ^ c, 0x5bd1e995);
+        if (++filled === blockChars) {
+          this.hashes.push(hex64(a, b));
+          filled = 0;
+        }
+      }
+    }
+    this.a = a;
+    this.b = b;
+    this.filled = filled;
+  }
+}
+
+/** '0'…'9', 'a'…'f' as character codes. */
+const HEX = Array.from('0123456789abcdef', (d) => d.charCodeAt(0));
+/** hex64's digits, reused. */
+const digits = new Array<number>(16).fill(0);
+
+/**
+ * Both lanes as 16 lowercase hex digits, in one flat string: a prefix index looks each up in a
+ * map, and a string built by concatenation is copied flat again at its first lookup.
+ */
+function hex64(a: number, b: number): string {
+  for (let k = 0; k < 8; k++) {
+    const shift = 28 - 4 * k;
+    digits[k] = HEX[(a >>> shift) & 15];
+    digits[k + 8] = HEX[(b >>> shift) & 15];
+  }
+  return String.fromCharCode(...digits);
 }

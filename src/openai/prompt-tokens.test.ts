@@ -9,7 +9,8 @@ import {
   renderChatPrompt,
   renderCompletionPrompt,
 } from './prompt-tokens.ts';
-import { promptBlockHashes } from './prefix-hashes.ts';
+import { chatBlockHashes, completionBlockHashes, promptBlockHashes } from './prefix-hashes.ts';
+import type { ChatMessage } from './chat-request.ts';
 
 test('text tokens are ceil(code points / 4)', () => {
   const cases: [string, number][] = [
@@ -90,4 +91,60 @@ test('only full blocks within the estimated prompt are hashed', () => {
   assert.deepEqual(promptBlockHashes('x'.repeat(63), 16, 16).hashes, []);
   assert.equal(promptBlockHashes('x'.repeat(640), 100, 16).hashes.length, 6);
   assert.equal(promptBlockHashes('x'.repeat(640), 1000, 16).hashes.length, 10);
+});
+
+test('block hashes keep their values: KV events, traces and routers compare them', () => {
+  const text = 'The quick brown fox jumps over the lazy dog. '.repeat(4);
+  assert.deepEqual(promptBlockHashes(text, 100, 16).hashes, [
+    'd7e74effdd8edc19',
+    '287691f1940d59b5',
+  ]);
+  const ids = [0, 5, 128000, MAX_TOKEN_ID, ...Array.from({ length: 60 }, (_, i) => i * 977)];
+  assert.deepEqual(completionBlockHashes(ids, 64, 16).hashes, [
+    'bad1207eeec332bc',
+    '2a9fa75f54d97e75',
+    '21d86590a370f1a6',
+    '3d46889fbf624e41',
+  ]);
+});
+
+test('a chat or token prompt hashes as its rendering does, without building it', () => {
+  const chats: ChatMessage[][] = [
+    [{ role: 'user', content: 'hi' }],
+    [
+      { role: 'system', content: 'be brief. '.repeat(13) },
+      {
+        role: 'user',
+        name: 'ada',
+        content: [
+          { type: 'text', text: 'part one ' },
+          { type: 'text', text: 'x'.repeat(70) },
+        ],
+      },
+      { role: 'assistant', content: null },
+      { role: 'user', content: [] },
+      { role: 'user', content: '😀'.repeat(50) },
+    ] as ChatMessage[],
+  ];
+  for (const messages of chats) {
+    const text = renderChatPrompt(messages);
+    // Every block size and token count, so block ends fall inside and between pieces.
+    for (const blockTokens of [1, 3, 16]) {
+      for (const tokens of [0, 5, estimateChatTokens(messages), 10_000]) {
+        assert.deepEqual(
+          chatBlockHashes(messages, tokens, blockTokens),
+          promptBlockHashes(text, tokens, blockTokens),
+        );
+      }
+    }
+  }
+  const ids = Array.from({ length: 203 }, (_, i) => (i * 16_777) % (MAX_TOKEN_ID + 1));
+  for (const blockTokens of [1, 7, 16]) {
+    for (const tokens of [3, 100, 203, 500]) {
+      assert.deepEqual(
+        completionBlockHashes(ids, tokens, blockTokens),
+        promptBlockHashes(renderCompletionPrompt(ids), tokens, blockTokens),
+      );
+    }
+  }
 });

@@ -76,7 +76,7 @@ export function estimateCompletionTokens(prompt: CompletionPrompt): number {
 }
 
 /** Token ids render in this base, CHARS_PER_TOKEN digits each. */
-const TOKEN_ID_RADIX = 36;
+export const TOKEN_ID_RADIX = 36;
 
 /**
  * The largest token id a prompt may hold: what CHARS_PER_TOKEN base-36 digits can render
@@ -106,6 +106,26 @@ export function renderCompletionPrompt(prompt: CompletionPrompt): string {
  */
 export function renderChatPrompt(messages: readonly ChatMessage[]): string {
   let out = '';
-  for (const m of messages) out += `<|${m.role}|>${m.name ?? ''}\n${messageText(m)}\n`;
+  chatPromptPieces(messages, (piece) => (out += piece));
   return out;
+}
+
+/** renderChatPrompt's text in order, piece by piece: `<|role|>name`, newline, the text, newline. */
+export function chatPromptPieces(
+  messages: readonly ChatMessage[],
+  piece: (text: string) => void,
+): void {
+  for (const m of messages) {
+    piece(`<|${m.role}|>${m.name ?? ''}\n`);
+    const c = m.content;
+    // A message's text (messageText) without joining its parts.
+    if (typeof c === 'string') piece(c);
+    else if (c != null) {
+      for (let i = 0; i < c.length; i++) {
+        if (i > 0) piece('\n');
+        piece(c[i].text);
+      }
+    }
+    piece('\n');
+  }
 }

@@ -23,6 +23,8 @@ import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
 import {
   OpenAiError,
+  chatBlockHashes,
+  completionBlockHashes,
   estimateChatTokens,
   estimateCompletionTokens,
   invalidRequest,
@@ -33,10 +35,7 @@ import {
   parseChatCompletionRequest,
   parseCompletionRequest,
   parseJsonText,
-  promptBlockHashes,
   promptList,
-  renderChatPrompt,
-  renderCompletionPrompt,
 } from '../../openai/index.ts';
 import { bearerToken, type ApiKeys } from '../api-keys.ts';
 import type { ApiKind } from '../backend.ts';
@@ -340,11 +339,14 @@ function request(
   const inputTokens =
     atLeast === undefined ? size.estimate : Math.min(size.estimate, Math.max(atLeast, context - 1));
   // The rendered prompt's chained block hashes: what routing matches against replicas' caches.
-  const text =
+  const prefix =
     kind === 'chat'
-      ? renderChatPrompt((parsed as ReturnType<typeof parseChatCompletionRequest>).messages)
-      : renderCompletionPrompt(promptList(parsed as never)[0]);
-  const prefix = promptBlockHashes(text, inputTokens, PREFIX_BLOCK_TOKENS);
+      ? chatBlockHashes(
+          (parsed as ReturnType<typeof parseChatCompletionRequest>).messages,
+          inputTokens,
+          PREFIX_BLOCK_TOKENS,
+        )
+      : completionBlockHashes(promptList(parsed as never)[0], inputTokens, PREFIX_BLOCK_TOKENS);
   const now = deps.nowMs();
   return {
     id,
