@@ -1,7 +1,8 @@
 // Simulator speed: the full Azure 2023 conversation trace (~1 h, 19,366 requests) on 8 replicas
-// of llama-3-8b/h100, and 1,000,000 synthetic requests on 64 replicas. Each case runs in its own
-// process so its peak memory is its own. Usage:
-//   node bench/sim-speed.ts [--data ../shared/data] [--only azure|million]
+// of llama-3-8b/h100, 1,000,000 synthetic requests on 64 replicas, and 1,000,000 arriving in one
+// instant on the default 2 (a queue a million deep, drained). Each case runs in its own process
+// so its peak memory is its own. Usage:
+//   node bench/sim-speed.ts [--data ../shared/data] [--only azure,million,instant]
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DATA_DIR, flag } from './bench-args.ts';
@@ -20,6 +21,7 @@ const CASES: Record<string, Partial<ScenarioSpec>> = {
     input: 'sharegpt-sarathi',
     output: 'sharegpt-sarathi',
   },
+  instant: { numRequests: 1_000_000, rate: Infinity },
 };
 
 const only = flag('--case');

@@ -243,6 +243,24 @@ export function auditKv(core: ReplicaCore<EngineRequest>): void {
   }
   if (host !== core.kv.hostUsedBlocks)
     throw new Error(`audit: host ${core.kv.hostUsedBlocks} ≠ ${host}`);
+  auditLiveWork(core);
+}
+
+/**
+ * Checks what the live sequences hold still to do, as the core sums it when they come and go,
+ * against a walk of them; between steps or from a listener mid-step.
+ */
+export function auditLiveWork(core: ReplicaCore<EngineRequest>): void {
+  const walked = { seqs: 0, outputTokens: 0, contextTokens: 0 };
+  for (const s of core.sequences()) {
+    walked.seqs++;
+    walked.outputTokens += s.output - s.emitted;
+    walked.contextTokens += s.input + s.toolTokens + s.emitted;
+  }
+  const live = core.liveWork();
+  if (JSON.stringify(live) !== JSON.stringify(walked)) {
+    throw new Error(`audit: live work ${JSON.stringify(live)} ≠ walked ${JSON.stringify(walked)}`);
+  }
 }
 
 /** Asserts `id` emitted tokens 0..output−1 once each, in order, then finished once. */

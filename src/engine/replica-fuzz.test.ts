@@ -3,7 +3,8 @@
 // steps, multi-step rounds, prefix caching, LoRA slots, one or two tool calls with each KV mode,
 // transferred KV, a short max_model_len, cancels between steps — on a small pool, so preemption
 // and holds happen. After every step
-// the KV books balance and no more than max_num_seqs are scheduled (`auditKv`); at the end every
+// the KV books balance, no more than max_num_seqs are scheduled and the live work summed as
+// sequences come and go matches a walk of them (`auditKv`); at the end every
 // request not cancelled or failed emitted each token once, in order (as many as its context
 // allows), and finished once, and the replica holds nothing.
 import { test } from 'node:test';
@@ -15,6 +16,7 @@ import {
   Recorder,
   RunRecorder,
   assertTokensInOrder,
+  auditLiveWork,
   driveTimed,
   linearProfile,
   testConfig,
@@ -123,6 +125,15 @@ function randomWorkload(rng: SeededRng, config: Partial<EngineConfig>): Workload
   return { arrivals, cancels };
 }
 
+/** Runs, and an audit of the live work at every finish: mid-step, as the simulator's reports read it. */
+class AuditingRuns extends RunRecorder {
+  core: ReplicaCore<EngineRequest> | undefined;
+  override onFinish(r: EngineRequest, at: Ms): void {
+    super.onFinish(r, at);
+    if (this.core !== undefined) auditLiveWork(this.core);
+  }
+}
+
 test(`every engine option at once, ${SEEDS} random setups: books balance each step, every request ends once`, () => {
   for (const seed of [...Array.from({ length: SEEDS }, (_, i) => i + 1), ...FOUND]) {
     const rng = new SeededRng(seed, 'engine-fuzz');
@@ -131,6 +142,7 @@ test(`every engine option at once, ${SEEDS} random setups: books balance each st
     const where = `seed ${seed}: ${JSON.stringify(over)}`;
     const drive = (rec: Recorder, cancelled: Set<string>) => {
       const core = new ReplicaCore<EngineRequest>(testConfig(over), linearProfile(2, 0.02), rec);
+      if (rec instanceof AuditingRuns) rec.core = core;
       try {
         driveTimed(core, w.arrivals, w.cancels, (id) => cancelled.add(id));
       } catch (e) {
@@ -142,7 +154,7 @@ test(`every engine option at once, ${SEEDS} random setups: books balance each st
     const rec = new Recorder();
     const cancelled = new Set<string>();
     const core = drive(rec, cancelled);
-    const runs = new RunRecorder();
+    const runs = new AuditingRuns();
     const runsCore = drive(runs, new Set());
     assert.deepEqual(runsCore.stats(), core.stats(), `${where}: counters with runs`);
     for (const { req } of w.arrivals) {

@@ -20,6 +20,7 @@ import { kvBytesPerToken } from './hardware.ts';
 import { EngineInvariantError } from './invariant.ts';
 import { resolveCpuBlocks, resolveGpuBlocks } from './kv-capacity.ts';
 import { KvCacheManager } from './kv-cache-manager.ts';
+import { LiveTotals, type LiveWork } from './live-totals.ts';
 import { Scheduler } from './scheduler.ts';
 import { StepCosts } from './step-costs.ts';
 import { Seq, SeqState, contextLimits, prefillRemaining } from './sequence.ts';
@@ -39,6 +40,7 @@ export class ReplicaCore<R extends EngineRequest> {
   private readonly swapMsPerBlock: Ms;
   private readonly tools: ToolPauses<R>;
   private readonly counters: EngineStats = createStats();
+  private readonly live = new LiveTotals();
   private inFlight = false;
   private stepStartMs: Ms = 0;
   /** Running sequences cancelled while a step was in flight, still in the running list. */
@@ -82,6 +84,13 @@ export class ReplicaCore<R extends EngineRequest> {
     );
   }
 
+  /** What the live sequences hold still to do (`LiveTotals`), without walking them. */
+  liveWork(): LiveWork {
+    // Mid-step (a listener asking), the steady head's tokens of this step are not yet counted.
+    const uncounted = this.scheduler.steady?.takenUncounted() ?? 0;
+    return this.live.work(this.counters.tokensGenerated + uncounted);
+  }
+
   /** Every live sequence: running, waiting, or paused for a tool call (audits). */
   sequences(): IterableIterator<Seq<R>> {
     this.scheduler.steady?.sync();
@@ -122,6 +131,7 @@ export class ReplicaCore<R extends EngineRequest> {
     }
     const s = new Seq<R>(req, output, this.config.blockSize, this.config.enablePrefixCaching);
     this.byId.set(req.id, s);
+    this.live.added(s);
     this.scheduler.enqueue(s);
     return true;
   }
@@ -139,6 +149,7 @@ export class ReplicaCore<R extends EngineRequest> {
     const steady = sch.steady?.remove(s) ?? false;
     this.runs?.end(s);
     this.byId.delete(id);
+    this.live.ended(s);
     sch.pendingPrefill -= prefillRemaining(s);
     this.counters.cancelled++;
     if (s.state === SeqState.Running) {
@@ -292,6 +303,7 @@ export class ReplicaCore<R extends EngineRequest> {
     kv.freeSeq(s);
     sch.numRunning--;
     this.byId.delete(s.req.id);
+    this.live.ended(s);
     counters.finished++;
     runs?.end(s);
     listener.onFinish(s.req, nowMs);
@@ -320,7 +332,9 @@ export class ReplicaCore<R extends EngineRequest> {
   resume(id: string, nowMs: Ms): boolean {
     const s = this.byId.get(id);
     if (s === undefined || !s.paused) return false;
+    const before = s.toolTokens;
     this.tools.resume(s, nowMs);
+    this.live.grew(s.toolTokens - before);
     return true;
   }
 

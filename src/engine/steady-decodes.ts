@@ -53,6 +53,8 @@ export class SteadyDecodes<R extends EngineRequest> {
   private plannedCount = 0;
   private processed = 0;
   private silenced = 0;
+  /** Members cancelled in the step being finished after taking its token. */
+  private tookRemoved = 0;
   /**
    * While the step's events are applied: the member being applied. Members before it have taken
    * their token at `k`, those after it have not. -1 outside that.
@@ -123,6 +125,7 @@ export class SteadyDecodes<R extends EngineRequest> {
     this.plannedCount = n;
     this.processed = 0;
     this.silenced = 0;
+    this.tookRemoved = 0;
     return true;
   }
 
@@ -172,7 +175,24 @@ export class SteadyDecodes<R extends EngineRequest> {
     this.cursor = -1;
     this.planned = false;
     this.k++;
+    this.tookRemoved = 0;
     return this.plannedCount - this.processed - this.silenced;
+  }
+
+  /**
+   * While step `k`'s events are applied, the tokens members took at it that `finishStep` has
+   * yet to count: members before the point reached (not those applied one by one: counted as
+   * applied), and members cancelled after taking theirs. 0 between steps.
+   */
+  takenUncounted(): number {
+    if (this.cursor < 0) return 0;
+    let n = this.tookRemoved;
+    for (let i = 0; i < this.cursor; i++) {
+      const s = this.members[i];
+      // A member applied one by one this step has its base at the next step.
+      if (s.steadyOrd >= 0 && s.steadyK0 <= this.k) n++;
+    }
+    return n;
   }
 
   /**
@@ -188,6 +208,7 @@ export class SteadyDecodes<R extends EngineRequest> {
       const took = this.cursor >= 0 && i < this.cursor;
       this.write(s, took);
       if (this.planned && !took) this.silenced++;
+      if (took) this.tookRemoved++;
       this.forget(s);
       this.events.remove(s);
     }

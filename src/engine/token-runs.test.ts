@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import type { Ms } from '../core/request/units.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import type { EngineConfig, EngineListener, EngineRequest } from './engine-types.ts';
-import { driveTimed, testConfig } from './engine-test-kit.ts';
+import { auditLiveWork, driveTimed, testConfig } from './engine-test-kit.ts';
 import type { TimingProfile } from './timing/profile.ts';
 import { ReplicaCore } from './replica.ts';
 import type { StepEnds } from './token-runs.ts';
@@ -216,6 +216,8 @@ for (const c of CASES) {
             (s) => `${s.req.id}:${s.emitted}/${s.computed}/${s.blocks}`,
           );
           lines.reads.push(`${at} ${id}: ${held.sort().join(' ')}`);
+          // And the live work the core sums as sequences come and go agrees with them.
+          auditLiveWork(core);
         };
         if (c.finishCancels === true) {
           const read = lines.finished;
@@ -226,6 +228,7 @@ for (const c of CASES) {
               const other = `r${Number(id.slice(1)) + d}`;
               if (core.cancel(other, at)) lines.cancelled(other, at);
             }
+            auditLiveWork(core);
           };
         }
         if (lines instanceof RunLines) lines.core = core;

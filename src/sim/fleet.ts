@@ -20,12 +20,10 @@ import type { RequestTracker } from './request-tracker.ts';
 import { GroupBook, type GroupLifecycle } from './group-book.ts';
 import { PrefillPool, type PrefillSink } from './prefill-pool.ts';
 import type { KvLink } from '../engine/kv-transfer.ts';
+import type { LiveWork } from '../engine/live-totals.ts';
 
-export interface Outstanding {
+export interface Outstanding extends LiveWork {
   readonly prefillTokens: number;
-  readonly seqs: number;
-  readonly outputTokens: number;
-  readonly contextTokens: number;
 }
 
 interface MutableSnapshot {
@@ -337,17 +335,10 @@ export class Fleet {
    * their context now.
    */
   outstanding(): Outstanding[] {
-    return this.replicas.map((r) => {
-      let seqs = 0;
-      let outputTokens = 0;
-      let contextTokens = 0;
-      for (const s of r.core.sequences()) {
-        seqs++;
-        outputTokens += s.output - s.emitted;
-        contextTokens += s.input + s.toolTokens + s.emitted;
-      }
-      return { prefillTokens: r.load().pendingPrefillTokens, seqs, outputTokens, contextTokens };
-    });
+    return this.replicas.map((r) => ({
+      prefillTokens: r.load().pendingPrefillTokens,
+      ...r.core.liveWork(),
+    }));
   }
 
   /** KV blocks held by sequences (cached, unreferenced prefix blocks excepted): 0 once all requests end. */

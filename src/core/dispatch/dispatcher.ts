@@ -193,10 +193,7 @@ export class Dispatcher<H> {
    * (a prefill that alone takes most of a step's budget).
    */
   isLongPrompt(promptTokens: number, itlSloMs: Ms): boolean {
-    return this.strategy.isLongPrefill(
-      this.flow.prefillMs(Math.min(promptTokens, 1 << 20)),
-      itlSloMs,
-    );
+    return this.strategy.isLongPrefill(this.flow.prefillMs(promptTokens), itlSloMs);
   }
 
   /**

@@ -71,6 +71,13 @@ export interface FlowControlParams {
 const NO: Fit = { kind: 'no' };
 /** Prompt sizes whose prefill time is remembered at once (a pure function of the size). */
 const PREFILL_MEMO = 4_096;
+/**
+ * The most prompt tokens costed chunk by chunk: 2^20, eight times the longest context of the
+ * models here (Llama 3.1's 131,072). Longer counts are a deep queue's pending prompts, summed
+ * (the queue work routing and reports weigh): costed at this length's rate, a call stays a
+ * lookup where chunk by chunk it grew with the queue (a million queued requests: seconds a call).
+ */
+export const COSTED_PREFILL_TOKENS = 1 << 20;
 
 export class FlowControl {
   private readonly spec: FleetSpec;
@@ -336,8 +343,14 @@ export class FlowControl {
     return this.spec.stepTime.stepMs(s);
   }
 
-  /** A prompt alone on an otherwise idle replica: its prefill time, all chunks. */
+  /**
+   * A prompt alone on an otherwise idle replica: its prefill time, all chunks. Past
+   * COSTED_PREFILL_TOKENS, at that length's rate per token.
+   */
   prefillMs(promptTokens: Tokens): Ms {
+    if (promptTokens > COSTED_PREFILL_TOKENS) {
+      return (this.prefillMs(COSTED_PREFILL_TOKENS) * promptTokens) / COSTED_PREFILL_TOKENS;
+    }
     const known = this.prefillMemo.get(promptTokens);
     if (known !== undefined) return known;
     // Routing asks for the same few sizes across a fleet (one prompt after each replica's hit,
