@@ -22,9 +22,10 @@ import {
   type UpstreamCall,
 } from './backend.ts';
 import { SseReader } from '../openai/sse-reader.ts';
+import { includeUsage } from '../openai/request-fields.ts';
 import { TokenChunkShape } from './token-chunk-shape.ts';
 import { readText } from './bounded-body.ts';
-import { asIs, counted, ttftParts, type UpstreamChunk } from './upstream-chunk.ts';
+import { asIs, counted, forwardedData, ttftParts, type UpstreamChunk } from './upstream-chunk.ts';
 import { TURN_WRITES } from './http/turn-writes.ts';
 
 export interface HttpBackendOptions {
@@ -176,6 +177,7 @@ export class HttpBackend implements Backend {
     let usage: UpstreamChunk['usage'];
     let timings: UpstreamChunk['timings'];
     const field = call.kind === 'chat' ? 'content' : 'text';
+    const withUsage = includeUsage(call.body);
     // The output cap asked of it. Each token event carries at least one token, so a backend
     // that sends more events than this has gone past it: the stream is cut there.
     const cap = counted(call.body.max_completion_tokens ?? call.body.max_tokens) ?? Infinity;
@@ -195,7 +197,7 @@ export class HttpBackend implements Backend {
         }
         const text = shape?.text(data);
         if (text !== undefined) {
-          token(text, frame(data));
+          token(text, (shape as TokenChunkShape).forward(data));
           continue;
         }
         const chunk = JSON.parse(data) as UpstreamChunk;
@@ -209,9 +211,9 @@ export class HttpBackend implements Backend {
         if (chunk.usage) usage = chunk.usage;
         if (chunk.timings) timings = chunk.timings;
         if (content === undefined || content === '') continue;
-        const plain = asIs(chunk, forwardable);
-        if (plain) shape ??= TokenChunkShape.learn(data, field, content);
-        token(content, plain ? frame(data) : undefined);
+        const plain = asIs(chunk, forwardable) ? forwardedData(chunk, data, withUsage) : undefined;
+        if (plain !== undefined) shape ??= TokenChunkShape.learn(data, field, content, plain);
+        token(content, plain === undefined ? undefined : frame(plain));
       }
     };
     return new Promise((resolve, reject) => {
@@ -256,9 +258,10 @@ export class HttpBackend implements Backend {
       const read = (bytes: Buffer) => {
         if (settled) return;
         try {
-          // One whole token frame, as vLLM writes each event: forwarded as the very bytes read.
+          // One whole token frame, as vLLM writes each event: forwarded as the very bytes read
+          // (less a usage the client did not ask for).
           const text = reader.idle ? shape?.frameText(bytes) : undefined;
-          if (text !== undefined) token(text, bytes);
+          if (text !== undefined) token(text, (shape as TokenChunkShape).forwardFrame(bytes));
           else take(reader.push(decoder.write(bytes)));
         } catch (e) {
           fail(e as Error);

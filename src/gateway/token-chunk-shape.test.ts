@@ -47,3 +47,19 @@ test('no shape when the text is not where JSON.stringify would write it, or the 
   const text = TokenChunkShape.learn('{"id":"cmpl-1","choices":[{"text":"hi"}]}', 'text', 'hi');
   assert.equal(text?.text('{"id":"cmpl-1","choices":[{"text":" there"}]}'), ' there');
 });
+
+test('learnt with the chunk as the client is to get it, it forwards that chunk with the text read', () => {
+  const vllm = (content: string) => JSON.stringify({ ...JSON.parse(chunk(content)), usage: null });
+  const client = TokenChunkShape.learn(vllm(' the'), 'content', ' the', chunk(' the'));
+  assert.ok(client);
+  for (const text of [' quick', 'a"b', 'é 中文 🙂', '\\']) {
+    assert.equal(client.text(vllm(text)), text);
+    assert.equal(Buffer.from(client.forward(vllm(text))).toString(), `data: ${chunk(text)}\n\n`);
+    const bytes = Buffer.from(`data: ${vllm(text)}\n\n`);
+    assert.equal(client.frameText(bytes), text);
+    assert.equal(Buffer.from(client.forwardFrame(bytes)).toString(), `data: ${chunk(text)}\n\n`);
+  }
+  // Learnt from the chunk as it came, the frame read is the frame forwarded.
+  const bytes = Buffer.from(`data: ${chunk('x')}\n\n`);
+  assert.equal(shape?.forwardFrame(bytes), bytes);
+});

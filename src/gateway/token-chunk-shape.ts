@@ -10,6 +10,10 @@
  * the suffix (an unescaped quote or a trailing lone backslash fails the parse), so the chunk
  * parses to the learnt one with only the text changed. Anything else — the finish, usage, a
  * changed id — goes to the full parse.
+ *
+ * What the client gets of such a chunk is the chunk as it came, or, learnt alongside, the same
+ * chunk as the client is to get it (without the `"usage": null` the gateway asked for and the
+ * client did not): its text's bytes between that chunk's own prefix and suffix.
  */
 export class TokenChunkShape {
   private readonly prefix: string;
@@ -17,30 +21,35 @@ export class TokenChunkShape {
   /** The same as a whole SSE frame's bytes: `data: ` + prefix, and suffix + the blank line. */
   private readonly framePrefix: Buffer;
   private readonly frameSuffix: Buffer;
+  /** The client's chunk around the text; null: the chunk as it came. */
+  private readonly out: { readonly prefix: Buffer; readonly suffix: Buffer } | null;
 
-  private constructor(prefix: string, suffix: string) {
-    this.prefix = prefix;
-    this.suffix = suffix;
-    this.framePrefix = Buffer.from(`data: ${prefix}`);
-    this.frameSuffix = Buffer.from(`${suffix}\n\n`);
+  private constructor(at: Around, out: Around | null) {
+    this.prefix = at.prefix;
+    this.suffix = at.suffix;
+    this.framePrefix = Buffer.from(`data: ${at.prefix}`);
+    this.frameSuffix = Buffer.from(`${at.suffix}\n\n`);
+    this.out =
+      out === null
+        ? null
+        : { prefix: Buffer.from(`data: ${out.prefix}`), suffix: Buffer.from(`${out.suffix}\n\n`) };
   }
 
   /**
-   * The shape of `data`, a token chunk whose `field` (`content` or `text`) holds `token`;
-   * undefined when the token is not written there the way JSON.stringify writes it, or the
-   * field appears more than once.
+   * The shape of `data`, a token chunk whose `field` (`content` or `text`) holds `token`, and of
+   * `forwarded`, the same chunk as the client is to get it; undefined when the token is not
+   * written there the way JSON.stringify writes it, or the field appears more than once.
    */
   static learn(
     data: string,
     field: 'content' | 'text',
     token: string,
+    forwarded = data,
   ): TokenChunkShape | undefined {
-    const key = `"${field}":`;
-    const value = JSON.stringify(token);
-    const at = data.indexOf(key + value);
-    if (at < 0 || data.indexOf(key) !== at || data.indexOf(key, at + 1) >= 0) return undefined;
-    const open = at + key.length + 1; // after the opening quote
-    return new TokenChunkShape(data.slice(0, open), data.slice(open + value.length - 2));
+    const at = around(data, field, token);
+    const out = forwarded === data ? null : around(forwarded, field, token);
+    if (at === undefined || out === undefined) return undefined;
+    return new TokenChunkShape(at, out);
   }
 
   /** The token text when the event's `data` has this shape, else undefined. */
@@ -68,6 +77,37 @@ export class TokenChunkShape {
     }
     return stringBody(bytes.toString('utf8', head.length, end));
   }
+
+  /** The client's SSE frame for `data`, a chunk `text` found of this shape. */
+  forward(data: string): Uint8Array {
+    const out = this.out;
+    if (out === null) return Buffer.from(`data: ${data}\n\n`);
+    const body = Buffer.from(data.slice(this.prefix.length, data.length - this.suffix.length));
+    return Buffer.concat([out.prefix, body, out.suffix]);
+  }
+
+  /** The client's SSE frame for `bytes`, a frame `frameText` found of this shape. */
+  forwardFrame(bytes: Buffer): Uint8Array {
+    const out = this.out;
+    if (out === null) return bytes;
+    const body = bytes.subarray(this.framePrefix.length, bytes.length - this.frameSuffix.length);
+    return Buffer.concat([out.prefix, body, out.suffix]);
+  }
+}
+
+/** A chunk's text before and after its token's JSON string body. */
+interface Around {
+  readonly prefix: string;
+  readonly suffix: string;
+}
+
+function around(data: string, field: 'content' | 'text', token: string): Around | undefined {
+  const key = `"${field}":`;
+  const value = JSON.stringify(token);
+  const at = data.indexOf(key + value);
+  if (at < 0 || data.indexOf(key) !== at || data.indexOf(key, at + 1) >= 0) return undefined;
+  const open = at + key.length + 1; // after the opening quote
+  return { prefix: data.slice(0, open), suffix: data.slice(open + value.length - 2) };
 }
 
 /** Whether `bytes` hold `part` from `at` (a loop: `Buffer.compare` with ranges allocates). */

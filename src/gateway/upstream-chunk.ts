@@ -49,3 +49,14 @@ export function asIs(
 export function counted(n: unknown): number | undefined {
   return Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : undefined;
 }
+
+/**
+ * A chunk forwarded as it is, as the client is to get it: without the `"usage": null` the
+ * gateway asks every backend for (to count tokens) when the client asked for no usage, as
+ * OpenAI and vLLM leave it out then.
+ */
+export function forwardedData(chunk: UpstreamChunk, data: string, withUsage: boolean): string {
+  return withUsage || !Object.hasOwn(chunk, 'usage')
+    ? data
+    : JSON.stringify({ ...chunk, usage: undefined });
+}

@@ -91,11 +91,27 @@ test('an operator freezes the autoscaler and thaws it (PUT /admin/autoscale, adm
   assert.deepEqual(await state.json(), { frozen: false });
 });
 
-test('/admin/autoscale without an autoscaler: 404 saying so', async () => {
+test('/admin/autoscale without an autoscaler, or an unknown decision: 404 saying so, findable by its id', async () => {
   const gw = await gateway(await engines(1), 'goodput', { adminToken: 'ops-1' });
-  const r = await fetch(`${gw.url}/admin/autoscale`, {
-    headers: { authorization: 'Bearer ops-1' },
-  });
-  assert.equal(r.status, 404);
-  assert.match(((await r.json()) as { error: { message: string } }).error.message, /no autoscaler/);
+  const get = (path: string) =>
+    fetch(`${gw.url}${path}`, { headers: { authorization: 'Bearer ops-1' } });
+  for (const [path, says] of [
+    ['/admin/autoscale', /no autoscaler/],
+    ['/admin/decisions/no-such-request', /no decision recorded/],
+  ] as const) {
+    const r = await get(path);
+    assert.equal(r.status, 404);
+    assert.match(((await r.json()) as { error: { message: string } }).error.message, says);
+    assert.equal(r.headers.get('x-goodput-reason'), 'not_found');
+    const id = r.headers.get('x-goodput-request-id');
+    assert.ok(id, `${path}: the 404 names its request id`);
+    const record = (await (await get(`/admin/decisions/${id}`)).json()) as {
+      admission?: { reason?: string; status?: number };
+    };
+    assert.deepEqual(
+      [record.admission?.reason, record.admission?.status],
+      ['not_found', 404],
+      `${path}: its decision is recorded`,
+    );
+  }
 });

@@ -181,6 +181,16 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'a 100 KB request target',
+    send: () => raw(open.url, chat(), {}, `/v1/chat/completions?q=${'a'.repeat(100_000)}`),
+    want: {
+      status: 414,
+      code: 'uri_too_long',
+      message: /^request target: expected at most 16 KiB, got more$/,
+      reason: 'payload_too_large',
+    },
+  },
+  {
     name: 'Content-Length and Transfer-Encoding both (a smuggling attempt)',
     send: () => post(chat(), { 'content-length': '5', 'transfer-encoding': 'chunked' }),
     want: {

@@ -48,12 +48,14 @@ after(async () => {
   server.close();
 });
 
-async function events(): Promise<{ tokens: TokenEvent[]; end: StreamEnd }> {
+async function events(
+  body: Record<string, unknown> = { model: 'm', messages: [] },
+): Promise<{ tokens: TokenEvent[]; end: StreamEnd }> {
   const tokens: TokenEvent[] = [];
   const call = {
     id: 'r1',
     kind: 'chat' as const,
-    body: { model: 'm', messages: [] },
+    body,
     signal: new AbortController().signal,
   };
   const end = await backend.stream(call, (t) => tokens.push(t));
@@ -119,6 +121,47 @@ test('token frames read one at a time go out as the bytes read, their text decod
   } finally {
     gapMs = 0;
   }
+});
+
+test('vLLM\'s "usage": null on every chunk reaches only a client that asked for usage', async () => {
+  // vLLM writes it on every chunk when usage is asked, and the gateway always asks (to count).
+  const vllm = (content: string) =>
+    `data: ${JSON.stringify({ id: ID, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }], usage: null })}\n\n`;
+  const texts = ['a', ' b', 'q"uote\\', 'é🙂', 'z'];
+  const last = [
+    `data: ${JSON.stringify({ id: ID, model: 'm', choices: [{ index: 0, delta: { content: '' }, finish_reason: 'stop' }], usage: null })}\n\n`,
+    `data: ${JSON.stringify({ id: ID, model: 'm', choices: [], usage: { prompt_tokens: 3, completion_tokens: 5 } })}\n\n`,
+    'data: [DONE]\n\n',
+  ];
+  const frames = async (body: Record<string, unknown>) => {
+    const { tokens, end } = await events(body);
+    assert.equal(end.completionTokens, 5);
+    assert.deepEqual(
+      tokens.map((t) => t.text),
+      texts,
+    );
+    return tokens.map((t) => Buffer.from(t.sse ?? []).toString());
+  };
+  const without = (t: string) => vllm(t).replace(',"usage":null', '');
+  const asked = { model: 'm', messages: [], stream_options: { include_usage: true } };
+  cut = false;
+  // Frames read one at a time (the bytes' own path), then all in one read (the parsed path).
+  for (const gap of [5, 0]) {
+    gapMs = gap;
+    script = [...texts.map(vllm), ...last];
+    try {
+      assert.deepEqual(
+        await frames({ model: 'm', messages: [] }),
+        texts.map(without),
+        `gap ${gap}`,
+      );
+      assert.deepEqual(await frames(asked), texts.map(vllm), `gap ${gap}, usage asked`);
+    } finally {
+      gapMs = 0;
+    }
+  }
+  script = [texts.map(vllm).join('') + last.join('')];
+  assert.deepEqual(await frames({ model: 'm', messages: [] }), texts.map(without), 'one read');
 });
 
 test('a body cut after tokens is an upstream failure that may not be retried', async () => {

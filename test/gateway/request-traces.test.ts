@@ -296,17 +296,31 @@ test('refusals end the request span with error status and the reason', async () 
   assert.equal(unread.status?.message, 'invalid_request');
 });
 
-test('tracing off: a client’s trace context goes to the backend as it came; a malformed one is dropped', async () => {
+test('tracing off: a client’s trace context goes to the backend as it came, its tracestate’s valid members only; a malformed one is dropped', async () => {
   upstreamCalls.length = 0;
   const traceparent = `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`;
   const exports = exportsSeen;
-  for (const h of [{ traceparent }, { traceparent: '00-xyz-nope-01' }]) {
+  for (const h of [
+    { traceparent, tracestate: 'vendor=abc,congo=t61rcWkgMzE' },
+    { traceparent: '00-xyz-nope-01', tracestate: 'vendor=abc' },
+    // Members that are not valid (a key in capitals, a value with `=`) are dropped.
+    { traceparent, tracestate: 'Bad=1,ok=fine,v=has space,w=a=b' },
+    { traceparent, tracestate: 'NOT VALID' },
+    // Longer than the recommendation's 512 characters: none of it.
+    { traceparent, tracestate: `ok=${'x'.repeat(600)}` },
+  ]) {
     const res = await postChat(untraced.url, { max_tokens: 2 }, h);
     assert.equal(res.status, 200);
     await res.text();
   }
   assert.equal(upstreamCalls[0].headers.traceparent, traceparent);
+  assert.equal(upstreamCalls[0].headers.tracestate, 'vendor=abc,congo=t61rcWkgMzE');
   assert.equal(upstreamCalls[1].headers.traceparent, undefined);
+  assert.equal(upstreamCalls[1].headers.tracestate, undefined);
+  assert.equal(upstreamCalls[2].headers.traceparent, traceparent);
+  assert.equal(upstreamCalls[2].headers.tracestate, 'ok=fine,v=has space');
+  assert.equal(upstreamCalls[3].headers.tracestate, undefined);
+  assert.equal(upstreamCalls[4].headers.tracestate, undefined);
   await tracer.flush();
   assert.equal(exportsSeen, exports, 'the untraced gateway exported nothing');
 });

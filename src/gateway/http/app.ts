@@ -146,7 +146,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const scaling = (c: { json: (v: unknown) => Response }) => {
     const frozen = deps.gateway.scalingFrozen;
     return frozen === null
-      ? errorResponse(new OpenAiError(404, 'no autoscaler is running (--autoscaler none)', null))
+      ? refused(
+          new OpenAiError(404, 'no autoscaler is running (--autoscaler none)', null),
+          'not_found',
+        )
       : c.json({ frozen });
   };
   app.get('/admin/autoscale', (c) => adminRefused(c.req.header('authorization')) ?? scaling(c));
@@ -194,7 +197,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     const id = c.req.param('id');
     const record = deps.decisions.get(id, deps.nowMs());
     if (record === undefined) {
-      return errorResponse(new OpenAiError(404, 'no decision recorded for this request id', 'id'));
+      return refused(
+        new OpenAiError(404, 'no decision recorded for this request id', 'id'),
+        'not_found',
+      );
     }
     const ended = deps.outcomes.get(id, deps.nowMs());
     return c.body(ended === undefined ? record : withOutcome(record, ended), 200, {

@@ -1,7 +1,7 @@
 /**
  * The answer to a request Node could not parse into one (Node's `clientError`): a head over
- * Node's size limit is a 431, a request that did not arrive within Node's header or request
- * timeout a 408, anything else malformed a 400 saying what the parser met, all in OpenAI's
+ * Node's size limit is a 431 — a 414 when the limit ran out in the request line, its target too
+ * long — a request that did not arrive within Node's header or request timeout a 408, anything else malformed a 400 saying what the parser met, all in OpenAI's
  * error shape and closing the connection — where Node's default is a bare status line. Each is
  * refused as any unreadable request is (`refuse`: counted, with a decision record under the id it
  * returns), and the answer carries that id and the reason. A socket that already broke (the
@@ -79,10 +79,23 @@ function answerRaw(
 
 /** The status, its text, the error and the reason it is refused for, for what Node could not take. */
 function unparsedError(
-  e: NodeJS.ErrnoException & { reason?: string },
+  e: NodeJS.ErrnoException & { reason?: string; rawPacket?: unknown },
 ): [number, string, OpenAiError, RejectReason] {
   switch (e.code) {
     case 'HPE_HEADER_OVERFLOW':
+      if (inRequestLine(e.rawPacket)) {
+        return [
+          414,
+          'URI Too Long',
+          new OpenAiError(
+            414,
+            'request target: expected at most 16 KiB, got more',
+            null,
+            'uri_too_long',
+          ),
+          'payload_too_large',
+        ];
+      }
       return [
         431,
         'Request Header Fields Too Large',
@@ -114,4 +127,14 @@ function unparsedError(
       ];
     }
   }
+}
+
+/**
+ * Whether the head overflowed in its request line: the bytes Node was reading (its last read)
+ * begin one, a method and a space, and hold no line end. A request line sent in many small
+ * writes overflows in a read that does not begin it: a 431 then.
+ */
+function inRequestLine(packet: unknown): boolean {
+  if (!Buffer.isBuffer(packet)) return false;
+  return /^[A-Z]+ /.test(packet.toString('latin1', 0, 24)) && !packet.includes(10);
 }

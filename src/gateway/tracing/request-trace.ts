@@ -16,7 +16,13 @@ import type { RejectReason } from '../../core/request/decision.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { ApiKind, Backend, StreamEnd } from '../backend.ts';
-import { TRACEPARENT, TRACESTATE, isTraceparent, type TraceHeaders } from './trace-context.ts';
+import {
+  TRACEPARENT,
+  TRACESTATE,
+  isTraceparent,
+  passedTraceState,
+  type TraceHeaders,
+} from './trace-context.ts';
 
 export type HeaderReader = (name: string) => string | null;
 
@@ -92,8 +98,8 @@ export const NO_TRACING: RequestTracer = {
   start(_kind, _id, header) {
     const traceparent = header(TRACEPARENT);
     if (traceparent === null || !isTraceparent(traceparent)) return NOTHING;
-    const tracestate = header(TRACESTATE);
-    return new Untraced(tracestate === null ? { traceparent } : { traceparent, tracestate });
+    const tracestate = passedTraceState(header(TRACESTATE));
+    return new Untraced(tracestate === undefined ? { traceparent } : { traceparent, tracestate });
   },
   flush: async () => {},
   close: async () => {},

@@ -50,6 +50,16 @@ export function isTraceparent(value: string): boolean {
   return remoteParent(value, null) !== undefined;
 }
 
+/**
+ * A client's `tracestate` as it is passed on: its valid list members (at most 32, each key and
+ * value as the recommendation spells them), as a traced request's is; undefined when none is.
+ */
+export function passedTraceState(tracestate: string | null): string | undefined {
+  if (tracestate === null) return undefined;
+  const state = createTraceState(tracestate).serialize();
+  return state === '' ? undefined : state;
+}
+
 /** The headers that make `ctx` the backend's parent. */
 export function traceHeaders(ctx: SpanContext): TraceHeaders {
   const flags = (ctx.traceFlags & TraceFlags.SAMPLED).toString(16).padStart(2, '0');
