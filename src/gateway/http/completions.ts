@@ -23,13 +23,7 @@ import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
 import {
   OpenAiError,
-  chatBlockHashes,
-  completionBlockHashes,
-  estimateChatTokens,
-  estimateCompletionTokens,
   invalidRequest,
-  leastChatTokens,
-  leastTextTokens,
   modelNotFound,
   outputLimit,
   parseChatCompletionRequest,
@@ -52,6 +46,7 @@ import { errorWhole, isWhole, named, type Answer, type Whole } from './answer.ts
 import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe, type Parsed } from './serve-admitted.ts';
+import { promptView } from './prompt-view.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -302,24 +297,6 @@ function parse(kind: ApiKind, bodyText: string, models: readonly string[]): Pars
   return parsed;
 }
 
-/**
- * The block size of the prompt hashes routing matches against replicas' prefix caches: vLLM's
- * default KV block (16 tokens), so a hash covers what a replica's cache entry does.
- */
-const PREFIX_BLOCK_TOKENS = 16;
-
-/** The prompt's estimated size, and the fewest tokens it can be when that is an estimate. */
-function promptSize(kind: ApiKind, parsed: Parsed): { estimate: number; atLeast?: number } {
-  if (kind === 'chat') {
-    const messages = (parsed as ReturnType<typeof parseChatCompletionRequest>).messages;
-    return { estimate: estimateChatTokens(messages), atLeast: leastChatTokens(messages) };
-  }
-  const prompt = promptList(parsed as never)[0];
-  const estimate = estimateCompletionTokens(prompt);
-  // Token ids are counted, not estimated.
-  return typeof prompt === 'string' ? { estimate, atLeast: leastTextTokens(prompt) } : { estimate };
-}
-
 /** The request as the policy sees it. */
 function request(
   id: string,
@@ -331,29 +308,14 @@ function request(
   deps: CompletionsDeps,
   queuedSinceMs: Ms | undefined,
 ): LlmRequest {
-  const size = promptSize(kind, parsed);
-  // A text prompt's size is an estimate: refused only on the fewest tokens it can be, and planned
-  // as no longer than the context the backend will hold it to.
-  const atLeast = size.atLeast;
-  const context = deps.gateway.pipeline.spec.maxModelLen;
-  const inputTokens =
-    atLeast === undefined ? size.estimate : Math.min(size.estimate, Math.max(atLeast, context - 1));
-  // The rendered prompt's chained block hashes: what routing matches against replicas' caches.
-  const prefix =
-    kind === 'chat'
-      ? chatBlockHashes(
-          (parsed as ReturnType<typeof parseChatCompletionRequest>).messages,
-          inputTokens,
-          PREFIX_BLOCK_TOKENS,
-        )
-      : completionBlockHashes(promptList(parsed as never)[0], inputTokens, PREFIX_BLOCK_TOKENS);
+  const prompt = promptView(kind, parsed, deps.gateway.pipeline.spec.maxModelLen);
   const now = deps.nowMs();
   return {
     id,
     // A client whose connection waited to be read has waited since then.
     arrivalMs: queuedSinceMs ?? now,
-    inputTokens,
-    inputTokensAtLeast: atLeast,
+    inputTokens: prompt.inputTokens,
+    inputTokensAtLeast: prompt.inputTokensAtLeast,
     outputTokens: 0,
     maxTokens: outputLimit(parsed)?.tokens,
     tenant,
@@ -365,7 +327,7 @@ function request(
     attempt: headers.attempt,
     idempotencyKey: headers.idempotencyKey,
     session: headers.session,
-    prefix: prefix.hashes.length > 0 ? prefix : undefined,
+    prefix: prompt.prefix,
     deadlineMs: clientDeadline(headers, now, deps),
   };
 }
