@@ -62,6 +62,15 @@ test('simulate writes a report with every required key and prints a summary', ()
   }
 });
 
+test('simulate prints a dash for a latency nothing measured, not 0.0 ms', () => {
+  // One-token replies: no token gap to measure.
+  const r = goodput('simulate', '--num-requests', '5', '--rate', '5', '--output', 'fixed:1');
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /TPOT p50 \/ p99 +— \/ —\n/);
+  assert.match(r.out, /ITL p50 \/ p99 +— \/ —\n/);
+  assert.match(r.out, /TTFT p50 \/ p99 +\d+\.\d ms \/ \d+\.\d ms\n/);
+});
+
 test('compare runs every policy on the same workload', () => {
   const r = goodput(
     'compare',
@@ -173,6 +182,25 @@ for (const [name, args, message] of bad) {
     assert.match(r.err, message);
   });
 }
+
+test('a synthetic workload flag beside --trace is refused by name: the rows give arrivals and lengths', () => {
+  const trace = 'test/fixtures/traces/azure-conv-200.csv';
+  for (const cmd of [['simulate'], ['bench', '--url', 'http://127.0.0.1:9']]) {
+    for (const flag of [
+      ['--rate', '5'],
+      ['--num-requests', '5'],
+      ['--input', 'fixed:5'],
+      ['--output', 'fixed:5'],
+    ]) {
+      const r = goodput(...cmd, '--trace', trace, ...flag);
+      assert.notEqual(r.code, 0, `${cmd[0]} ${flag.join(' ')}`);
+      assert.match(
+        r.err,
+        new RegExp(`option '${flag[0]} <\\w+>' cannot be used with option '--trace`),
+      );
+    }
+  }
+});
 
 test('a malformed trace line names file, line and field', () => {
   const trace = join(dir, 'bad.csv');

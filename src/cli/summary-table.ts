@@ -11,6 +11,9 @@ const n = (x: number) => x.toLocaleString('en-US');
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number) => (x >= 1_000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(1)} ms`);
 const num = (x: number, d = 2) => x.toFixed(d);
+/** A latency's p50 / p99; a dash where nothing was measured (no TPOT when every reply is one token). */
+const p50p99 = (d: { p50: number; p99: number; count: number }) =>
+  d.count === 0 ? '— / —' : `${ms(d.p50)} / ${ms(d.p99)}`;
 
 function topReason(reasons: Record<string, number>): string {
   let best = '—';
@@ -42,14 +45,11 @@ const ROWS: Row[] = [
   ['goodput (req/s)', (r) => num(r.goodput.requests_per_s, 3)],
   ['goodput (tok/s)', (r) => num(r.goodput.tokens_per_s, 1)],
   ['throughput (req/s)', (r) => num(r.throughput.requests_per_s, 3)],
-  ['TTFT p50 / p99', (r) => `${ms(r.latency_ms.ttft.p50)} / ${ms(r.latency_ms.ttft.p99)}`],
-  [
-    '  queue p50 / p99',
-    (r) => `${ms(r.latency_ms.ttft_parts.queue.p50)} / ${ms(r.latency_ms.ttft_parts.queue.p99)}`,
-  ],
-  ['TPOT p50 / p99', (r) => `${ms(r.latency_ms.tpot.p50)} / ${ms(r.latency_ms.tpot.p99)}`],
-  ['ITL p50 / p99', (r) => `${ms(r.latency_ms.itl.p50)} / ${ms(r.latency_ms.itl.p99)}`],
-  ['E2E p50 / p99', (r) => `${ms(r.latency_ms.e2el.p50)} / ${ms(r.latency_ms.e2el.p99)}`],
+  ['TTFT p50 / p99', (r) => p50p99(r.latency_ms.ttft)],
+  ['  queue p50 / p99', (r) => p50p99(r.latency_ms.ttft_parts.queue)],
+  ['TPOT p50 / p99', (r) => p50p99(r.latency_ms.tpot)],
+  ['ITL p50 / p99', (r) => p50p99(r.latency_ms.itl)],
+  ['E2E p50 / p99', (r) => p50p99(r.latency_ms.e2el)],
   ['preemptions', (r) => n(r.engine.preemptions)],
   ['prefix hit rate', (r) => pct(r.engine.prefix_hit_rate)],
   [

@@ -20,6 +20,10 @@ const LENGTH_SPECS = [
   ...LENGTH_TABLE_NAMES.map((name) => `${name} (${LENGTH_TABLES[name].about})`),
 ].join(' | ');
 
+/** A flag of the synthetic workload: a trace's rows give its arrivals and lengths instead. */
+const synthetic = (flags: string, description: string) =>
+  new Option(flags, description).conflicts('trace');
+
 export function addWorkloadFlags(cmd: Command): Command {
   return cmd
     .option(
@@ -36,11 +40,10 @@ export function addWorkloadFlags(cmd: Command): Command {
         'synthetic arrivals (default: poisson, or gamma when --burstiness is not 1); gamma with --trace re-times the trace at its own mean rate',
       ).choices(['poisson', 'gamma']),
     )
-    .option(
-      '--rate <rps>',
-      'synthetic arrival rate, requests/s, or inf: every request at once',
-      positiveRate('--rate'),
-      D.rate,
+    .addOption(
+      synthetic('--rate <rps>', 'synthetic arrival rate, requests/s, or inf: every request at once')
+        .argParser(positiveRate('--rate'))
+        .default(D.rate),
     )
     .option(
       '--burstiness <b>',
@@ -48,14 +51,13 @@ export function addWorkloadFlags(cmd: Command): Command {
       positiveNumber('--burstiness'),
       D.burstiness,
     )
-    .option(
-      '--num-requests <n>',
-      'synthetic requests to generate',
-      positiveInt('--num-requests'),
-      D.numRequests,
+    .addOption(
+      synthetic('--num-requests <n>', 'synthetic requests to generate')
+        .argParser(positiveInt('--num-requests'))
+        .default(D.numRequests),
     )
-    .option('--input <spec>', `input lengths: ${LENGTH_SPECS}`, D.input)
-    .option('--output <spec>', `output lengths: ${LENGTH_SPECS}`, D.output)
+    .addOption(synthetic('--input <spec>', `input lengths: ${LENGTH_SPECS}`).default(D.input))
+    .addOption(synthetic('--output <spec>', `output lengths: ${LENGTH_SPECS}`).default(D.output))
     .option(
       '--rate-scale <x>',
       'multiply the trace arrival rate by x (time compressed x times)',

@@ -37,6 +37,9 @@ export interface SimRun {
 const pct = (x: number | null | undefined) =>
   x === null || x === undefined ? '—' : `${(x * 100).toFixed(2)}%`;
 const ms = (x: number) => `${x.toFixed(1)}`;
+/** A latency's p50 / p99 in ms; a dash where nothing was measured. */
+const p50p99 = (d: { p50: number; p99: number; count: number }) =>
+  d.count === 0 ? '—' : `${ms(d.p50)} / ${ms(d.p99)}`;
 
 export function simReportDoc(runs: readonly SimRun[], command: string): ReportDoc {
   const first = runs[0].report;
@@ -57,8 +60,8 @@ export function simReportDoc(runs: readonly SimRun[], command: string): ReportDo
         pct(r.slo.attainment_offered),
         pct(r.slo.attainment_admitted),
         r.goodput.requests_per_s.toFixed(3),
-        `${ms(r.latency_ms.ttft.p50)} / ${ms(r.latency_ms.ttft.p99)}`,
-        `${ms(r.latency_ms.tpot.p50)} / ${ms(r.latency_ms.tpot.p99)}`,
+        p50p99(r.latency_ms.ttft),
+        p50p99(r.latency_ms.tpot),
         r.cost.gpu_seconds_per_good_request === null
           ? '—'
           : r.cost.gpu_seconds_per_good_request.toFixed(3),
