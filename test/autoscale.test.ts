@@ -75,6 +75,20 @@ test('a group failure drops ready capacity at once, its requests finish elsewher
   assert.equal(r.completed + r.failed + r.cancelled + r.admission.rejected, 8_000);
 });
 
+test('a failure due after the workload has ended never happens: the run ends with its requests', () => {
+  const short = { rate: 20, numRequests: 100, input: spec.input, output: spec.output };
+  const plain = run(short);
+  const late = run({ ...short, failGroupAtS: [100_000] });
+  assert.equal(late.duration_s, plain.duration_s, 'not stretched to the failure');
+  assert.equal(late.goodput.requests_per_s, plain.goodput.requests_per_s);
+  assert.deepEqual(late.fleet.failures, {
+    groups: 0,
+    failovers: 0,
+    streams_resumed: 0,
+    recomputed_tokens: 0,
+  });
+});
+
 test('an operator freeze: inside its window no decision is taken, outside the controller scales', () => {
   const r = run({ ...spec, scaleFreezes: [{ fromS: 0, toS: 60 }] });
   const timeline = (r.autoscale as { timeline: { t_s: number; desired: number; reason: string }[] })

@@ -1,7 +1,8 @@
 /**
  * A virtual clock that is also a scheduler: `Clock` and `Timers` over an EventQueue. Time only
  * moves when `run` pops the next event, so hours pass in milliseconds. The simulator runs on it,
- * and so does any test of code that takes a Clock and Timers.
+ * and so does any test of code that takes a Clock and Timers. A cancelled timer moves no time:
+ * a request's deadline an hour away, cancelled when it completes, does not stretch the run.
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
@@ -40,9 +41,9 @@ export class VirtualClock implements Clock, Timers {
         return;
       }
       const next = this.queue.pop() as SimEvent;
-      this.current = next.at;
       const fn = next.fn;
       if (fn === null) continue;
+      this.current = next.at;
       this.fired++;
       fn();
       if (onEvent !== undefined) onEvent(this.current);

@@ -5,10 +5,12 @@
  * tokens recomputed there), a prefix-cache cold reset (every ready replica drops the prefixes no
  * request holds), and a rollout's canary (one group's GPUs held outside the pool for a window:
  * they count in GPU-seconds; the autoscaler's ceiling is lowered by `autoscaling.ts`). Each is
- * reported only when the run has it, so a run without them reports as before.
+ * reported only when the run has it, so a run without them reports as before. A failure or
+ * reset due after the workload has ended never happens (`stop`): the run ends with its
+ * requests, not at the event.
  */
 import type { Clock } from '../core/ports/clock.ts';
-import type { Timers } from '../core/ports/timers.ts';
+import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { Fleet } from './fleet.ts';
 import type { RequestTracker } from './request-tracker.ts';
@@ -35,33 +37,44 @@ export class CapacityEvents {
   private readonly opts: CapacityEventOptions;
   private readonly resets = { resets: 0, dropped_blocks: 0 };
   private readonly failures = { failovers: 0, resumed: 0, recomputedTokens: 0 };
+  private readonly pending: TimerHandle[] = [];
 
   constructor(opts: CapacityEventOptions, fleet: Fleet, clock: Clock & Timers, host: FailureHost) {
     this.opts = opts;
     for (const at of opts.prefixResetsAtMs ?? []) {
-      clock.at(at, () => {
-        this.resets.resets++;
-        this.resets.dropped_blocks += fleet.flushPrefixCaches();
-      });
+      this.pending.push(
+        clock.at(at, () => {
+          this.resets.resets++;
+          this.resets.dropped_blocks += fleet.flushPrefixCaches();
+        }),
+      );
     }
     for (const at of opts.failGroupsAtMs ?? []) {
-      clock.at(at, () => {
-        const index = fleet.busiestReady();
-        if (index < 0) return;
-        for (const t of fleet.fail(index)) {
-          host.endAttempt(t);
-          // A stream under way resumes elsewhere: the rest is asked for as a new request whose
-          // prompt is the original and the tokens streamed so far (recomputed there).
-          if (t.firstTokenMs !== undefined) {
-            this.failures.resumed++;
-            this.failures.recomputedTokens += t.req.inputTokens + t.streamed;
-            t.resume();
-          } else this.failures.failovers++;
-          host.resend(t);
-        }
-        host.pump();
-      });
+      this.pending.push(
+        clock.at(at, () => {
+          const index = fleet.busiestReady();
+          if (index < 0) return;
+          for (const t of fleet.fail(index)) {
+            host.endAttempt(t);
+            // A stream under way resumes elsewhere: the rest is asked for as a new request whose
+            // prompt is the original and the tokens streamed so far (recomputed there).
+            if (t.firstTokenMs !== undefined) {
+              this.failures.resumed++;
+              this.failures.recomputedTokens += t.req.inputTokens + t.streamed;
+              t.resume();
+            } else this.failures.failovers++;
+            host.resend(t);
+          }
+          host.pump();
+        }),
+      );
     }
+  }
+
+  /** The workload has ended: failures and resets still due never happen. */
+  stop(): void {
+    for (const h of this.pending) h.cancel();
+    this.pending.length = 0;
   }
 
   /** Replica time the canaries held GPUs within a run of `durationMs`. */

@@ -90,7 +90,7 @@ export function simulate(opts: SimulationOptions): Report {
       for (const g of tracker.gaps) excludedGaps.push(g);
     const outcome = tracker.outcome(state);
     accumulator.add(outcome);
-    counters.finished++;
+    if (++counters.finished >= counters.offered && arrivalsDone) events.stop();
     if (opts.onOutcomeRecord !== undefined) {
       const record = tracker.record(outcome, opts.policy.classes[outcome.sloClass], clock.now());
       if (record !== undefined) opts.onOutcomeRecord(record);
