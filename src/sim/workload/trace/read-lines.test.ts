@@ -36,3 +36,11 @@ test('lines and multi-byte characters that straddle chunk boundaries come out wh
   assert.equal(read.length, lines.length);
   assert.deepEqual(read, lines);
 });
+
+test('a line of many chunks comes out whole, its CRLF split across chunks', () => {
+  // The first line's \r is the first chunk's last byte; the second spans three chunks.
+  const a = 'a'.repeat((1 << 20) - 1);
+  const b = 'b'.repeat(3 << 20);
+  const path = file('long.txt', `${a}\r\n${b}\nc`);
+  assert.deepEqual([...readLines(path)], [a, b, 'c']);
+});

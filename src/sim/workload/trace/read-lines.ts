@@ -13,26 +13,28 @@ export function* readLines(path: string): Generator<string> {
   try {
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     const decoder = new TextDecoder('utf-8');
-    let carry = '';
+    // The line under way before this chunk, in pieces: joined once when it ends, so a line of
+    // hundreds of megabytes costs its length, not its length times its chunks.
+    const pieces: string[] = [];
     let first = true;
     for (;;) {
       const n = readSync(fd, buffer, 0, CHUNK_BYTES, null);
-      let text =
-        carry +
-        (n > 0 ? decoder.decode(buffer.subarray(0, n), { stream: true }) : decoder.decode());
+      let text = n > 0 ? decoder.decode(buffer.subarray(0, n), { stream: true }) : decoder.decode();
       if (first && text.length > 0) {
         if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
         first = false;
       }
       let start = 0;
       for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-        yield stripCr(text.slice(start, nl));
+        const tail = text.slice(start, nl);
+        yield stripCr(pieces.length === 0 ? tail : pieces.join('') + tail);
+        pieces.length = 0;
         start = nl + 1;
       }
-      carry = text.slice(start);
+      if (start < text.length) pieces.push(text.slice(start));
       if (n === 0) break;
     }
-    if (carry.length > 0) yield stripCr(carry);
+    if (pieces.length > 0) yield stripCr(pieces.join(''));
   } finally {
     closeSync(fd);
   }
