@@ -40,6 +40,7 @@ interface Prepared {
   readonly stream: boolean;
   readonly includeUsage: boolean;
   readonly ignoreEos: boolean;
+  readonly minTokens: number | undefined;
   readonly limit: ReturnType<typeof outputLimit>;
   readonly promptField: string;
   /** The prompt's block hashes, in the engine's block size. */
@@ -67,6 +68,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
     stream: req.stream === true,
     includeUsage: includeUsage(req),
     ignoreEos: req.ignore_eos === true,
+    minTokens: req.min_tokens ?? undefined,
     limit: outputLimit(req),
     promptField: 'messages',
     prefix: (blockTokens) => chatBlockHashes(req.messages, promptTokens, blockTokens),
@@ -90,6 +92,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     stream: req.stream === true,
     includeUsage: includeUsage(req),
     ignoreEos: req.ignore_eos === true,
+    minTokens: req.min_tokens ?? undefined,
     limit: outputLimit(req),
     promptField: 'prompt',
     prefix: (blockTokens) => completionBlockHashes(prompts[0], promptTokens, blockTokens),
@@ -111,6 +114,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
     promptTokens: p.promptTokens,
     maxTokens: p.limit?.tokens,
     ignoreEos: p.ignoreEos,
+    minTokens: p.minTokens,
     prefix: p.prefix(blockSize),
     adapter,
   });

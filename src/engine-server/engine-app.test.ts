@@ -1,5 +1,6 @@
 // The engine server in-process (`app.request`, no socket): health and models, injected faults,
-// cancellation of a request whose client leaves, token-id prompts, and configuration errors.
+// cancellation of a request whose client leaves, token-id prompts, min_tokens, and configuration
+// errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEngineServer } from './engine-app.ts';
@@ -91,6 +92,16 @@ test('a token-id prompt is served, its prompt tokens counted exactly', async () 
     assert.equal(res.status, 200);
     const body = (await res.json()) as { usage: { prompt_tokens: number } };
     assert.equal(body.usage.prompt_tokens, prompt.flat().length);
+  }
+});
+
+test('min_tokens: no reply shorter, whatever the model would have said', async () => {
+  for (let i = 0; i < 5; i++) {
+    const body = { model: MODEL, messages: user('hi'), max_tokens: 60, min_tokens: 50 };
+    const res = await post(main, CHAT, body);
+    assert.equal(res.status, 200);
+    const { usage } = (await res.json()) as { usage: { completion_tokens: number } };
+    assert.ok(usage.completion_tokens >= 50, `${usage.completion_tokens} tokens`);
   }
 });
 

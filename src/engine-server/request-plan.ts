@@ -25,6 +25,8 @@ export interface PlanInput {
   readonly maxTokens?: number;
   /** Generate exactly the limit (vLLM's ignore_eos). */
   readonly ignoreEos: boolean;
+  /** No end of sequence before this many tokens (vLLM's min_tokens). */
+  readonly minTokens?: number;
   readonly maxModelLen: number;
 }
 
@@ -65,8 +67,9 @@ export class RequestPlanner {
 
     const room = Math.max(1, input.maxModelLen - input.promptTokens);
     const limit = Math.min(input.maxTokens ?? room, room);
-    const stops = !input.ignoreEos && natural <= limit;
-    const outputTokens = Math.max(1, stops ? natural : limit);
+    const eos = Math.max(natural, input.minTokens ?? 0);
+    const stops = !input.ignoreEos && eos <= limit;
+    const outputTokens = Math.max(1, stops ? eos : limit);
     return {
       outputTokens,
       finishReason: stops ? 'stop' : 'length',

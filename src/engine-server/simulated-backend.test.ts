@@ -174,6 +174,23 @@ test('a seed gives the same lengths whether faults are on or off', () => {
   assert.notDeepEqual(lengths(NO_FAULTS), new Array(20).fill(lengths(NO_FAULTS)[0]));
 });
 
+test('min_tokens holds the end of sequence back: the reply is at least that long, within the limit', () => {
+  const plan = (minTokens: number | undefined, maxTokens?: number) =>
+    new RequestPlanner(new SeededRng(5), NO_FAULTS, () => 3).plan({
+      promptTokens: 10,
+      ignoreEos: false,
+      maxModelLen: 8192,
+      maxTokens,
+      minTokens,
+    });
+  assert.deepEqual([plan(undefined).outputTokens, plan(undefined).finishReason], [3, 'stop']);
+  assert.deepEqual([plan(40).outputTokens, plan(40).finishReason], [40, 'stop']);
+  assert.deepEqual([plan(2).outputTokens, plan(2).finishReason], [3, 'stop']);
+  // At the limit it is the limit that ends it.
+  assert.deepEqual([plan(40, 40).outputTokens, plan(40, 40).finishReason], [40, 'stop']);
+  assert.deepEqual([plan(60, 50).outputTokens, plan(60, 50).finishReason], [50, 'length']);
+});
+
 test('close ends open streams without a finish and refuses new work', async () => {
   const { b, time } = backend();
   const gen = accept(b, { maxTokens: 100, ignoreEos: true });

@@ -22,6 +22,8 @@ export interface GenerationRequest {
   readonly promptTokens: number;
   readonly maxTokens?: number;
   readonly ignoreEos: boolean;
+  /** vLLM's min_tokens: no end of sequence before this many. */
+  readonly minTokens?: number;
   readonly prefix?: PrefixBlocks;
   /** The LoRA adapter asked for (one of the engine's `loraModules`); the base model when absent. */
   readonly adapter?: string;

@@ -110,7 +110,10 @@ export function generationRequest(
   call: UpstreamCall,
   engine: Pick<EngineConfig, 'blockSize' | 'loraModules'>,
 ): GenerationRequest {
-  const { promptTokens, prefix, maxTokens, ignoreEos } = describe(call, engine.blockSize);
+  const { promptTokens, prefix, maxTokens, ignoreEos, minTokens } = describe(
+    call,
+    engine.blockSize,
+  );
   // A model naming one of the engine's LoRA adapters runs with it (vLLM's rule).
   const model = (call.body as { model?: unknown }).model;
   const adapter =
@@ -119,6 +122,7 @@ export function generationRequest(
     promptTokens,
     maxTokens,
     ignoreEos,
+    minTokens,
     prefix,
     ...(adapter === undefined ? {} : { adapter }),
   };
@@ -137,6 +141,7 @@ function describe(call: UpstreamCall, blockSize: number) {
       prefix: chatBlockHashes(req.messages, promptTokens, blockSize),
       maxTokens: outputLimit(req)?.tokens,
       ignoreEos: req.ignore_eos === true,
+      minTokens: req.min_tokens ?? undefined,
     };
   }
   const req = call.body as CompletionRequest;
@@ -147,5 +152,6 @@ function describe(call: UpstreamCall, blockSize: number) {
     prefix: completionBlockHashes(prompt, promptTokens, blockSize),
     maxTokens: outputLimit(req)?.tokens,
     ignoreEos: req.ignore_eos === true,
+    minTokens: req.min_tokens ?? undefined,
   };
 }
