@@ -115,6 +115,20 @@ test('with API keys, the nested body without a key is a 401: the body is never r
   assert.deepEqual(await aftermath(keyed.url, ACME), HEALTHY);
 });
 
+test('with API keys, two Authorization headers are a 401, whichever comes first: neither is taken alone', async () => {
+  for (const both of [
+    ['Bearer sk-acme', 'Bearer sk-other'],
+    ['Bearer sk-other', 'Bearer sk-acme'],
+    ['Bearer sk-acme', 'Bearer sk-acme'],
+  ]) {
+    // Node's client writes an array as one header line per value.
+    const a = await raw(keyed.url, chat(), { authorization: both } as never);
+    assert.equal(a.status, 401, both.join(' | '));
+    assert.equal(a.header('x-goodput-reason'), 'unauthenticated');
+  }
+  assert.equal((await raw(keyed.url, chat(), ACME)).status, 200, 'one is served');
+});
+
 interface Case {
   readonly name: string;
   readonly send: () => Promise<Answer>;

@@ -81,10 +81,16 @@ class NodeInbound implements Inbound {
     this.queuedSinceMs = queuedSinceMs;
   }
 
-  /** A field, not a method: handlers pass it on as a function. */
+  /**
+   * A field, not a method: handlers pass it on as a function. Node keeps only the first of a
+   * repeated Authorization; all of them are given, joined, as the web path gives them, so a
+   * second credential is refused rather than passed over.
+   */
   readonly header = (name: string): string | null => {
     const v = this.#req.headers[name];
-    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+    if (v === undefined) return null;
+    if (Array.isArray(v)) return v.join(', ');
+    return name === 'authorization' ? allOf(this.#req.rawHeaders, name, v) : v;
   };
 
   body(limitBytes: number, giveUp?: GiveUp): Promise<string> {
@@ -118,4 +124,14 @@ export function continueIfExpected(req: IncomingMessage, res: ServerResponse): v
   if (req.headers.expect?.toLowerCase() === '100-continue' && !res.headersSent) {
     res.writeContinue();
   }
+}
+
+/** Every value of header `name` (lowercase) in `raw`, joined; `first` when it came once. */
+function allOf(raw: readonly string[], name: string, first: string): string {
+  let all: string[] | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length !== name.length || raw[i].toLowerCase() !== name) continue;
+    (all ??= []).push(raw[i + 1]);
+  }
+  return all === undefined || all.length < 2 ? first : all.join(', ');
 }
