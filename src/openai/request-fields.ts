@@ -9,7 +9,7 @@
  * and the server accepted, safe to forward upstream.
  */
 import { z } from 'zod';
-import { unsupportedFields } from './unsupported-fields.ts';
+import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
 import { byForm, expect, isText, listOf, text, type Wording } from './validation.ts';
 
 /** The largest max_tokens the wire format accepts; a server checks it against its context too. */
@@ -40,7 +40,11 @@ export const commonFields = {
   max_tokens: maxTokens,
   stream: flag(),
   stream_options: z
-    .strictObject({ include_usage: flag(), continuous_usage_stats: flag() }, expect('an object'))
+    .strictObject(
+      // vLLM's usage on every chunk: not implemented, so asking for it is refused.
+      { include_usage: flag(), continuous_usage_stats: neutralOnly([false]) },
+      expect('an object'),
+    )
     .nullish(),
   temperature: unitNumber(0, 2),
   top_p: unitNumber(0, 1),

@@ -113,6 +113,27 @@ test('an unsupported field is a 400 unless it carries a neutral value, which is 
   }
 });
 
+test('stream_options.continuous_usage_stats (vLLM: usage on every chunk) is refused when asked, kept when not', () => {
+  for (const [kind, parse, base] of parsers) {
+    const ask = (value: unknown) => ({
+      ...base,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: value },
+    });
+    const err = rejection(() => parse(ask(true)));
+    assert.equal(
+      err.message,
+      'stream_options.continuous_usage_stats: not supported by this server (expected false or absent), got true',
+      kind,
+    );
+    assert.equal(err.param, 'stream_options.continuous_usage_stats');
+    for (const neutral of [false, null]) {
+      const parsed = parse(ask(neutral)) as { stream_options: Record<string, unknown> };
+      assert.equal(parsed.stream_options.continuous_usage_stats, neutral, kind);
+    }
+  }
+});
+
 test("a response's message appended to the history passes with its neutral fields", () => {
   assert.deepEqual(Object.keys(unsupportedMessageFields).sort(), [
     'annotations',

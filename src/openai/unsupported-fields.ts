@@ -38,7 +38,7 @@ function sameJson(value: unknown, neutral: Json): boolean {
 }
 
 /** A field accepted only with one of `values` (or null, or absent); its value is kept as sent. */
-function neutralOnly<const V extends readonly Json[]>(values: V) {
+export function neutralOnly<const V extends readonly Json[]>(values: V) {
   const shown = [...values.map((v) => describeValue(v)), 'absent'];
   const expected = shown.length === 1 ? shown[0] : `${shown.slice(0, -1).join(', ')} or absent`;
   return z
