@@ -14,6 +14,7 @@ import {
   leastTextTokens,
   promptList,
   type ChatCompletionRequest,
+  type PromptBlockHashes,
 } from '../../openai/index.ts';
 import type { ApiKind } from '../backend.ts';
 import type { Parsed } from './serve-admitted.ts';
@@ -31,37 +32,42 @@ export interface PromptView {
   readonly prefix: PrefixBlocks | undefined;
 }
 
+/** A request's prompt as the policy sees it, the model's context being `context` tokens. */
+export function promptView(kind: ApiKind, parsed: Parsed, context: Tokens): PromptView {
+  if (kind === 'chat') {
+    const { messages } = parsed as ChatCompletionRequest;
+    return sized(estimateChatTokens(messages), leastChatTokens(messages), context, (tokens) =>
+      chatBlockHashes(messages, tokens, PREFIX_BLOCK_TOKENS),
+    );
+  }
+  const prompt = promptList(parsed as never)[0];
+  // Token ids are counted, not estimated.
+  const atLeast = typeof prompt === 'string' ? leastTextTokens(prompt) : undefined;
+  return sized(estimateCompletionTokens(prompt), atLeast, context, (tokens) =>
+    completionBlockHashes(prompt, tokens, PREFIX_BLOCK_TOKENS),
+  );
+}
+
 /**
  * A text prompt's size is an estimate: refused only on the fewest tokens it can be, and planned
  * as no longer than the `context` the backend will hold it to. A prompt sure to be over the
  * context is not hashed: the contract gate refuses it unrouted.
  */
-export function promptView(kind: ApiKind, parsed: Parsed, context: Tokens): PromptView {
-  const messages = kind === 'chat' ? (parsed as ChatCompletionRequest).messages : undefined;
-  const prompt = messages === undefined ? promptList(parsed as never)[0] : undefined;
-  let estimate: Tokens;
-  let atLeast: Tokens | undefined;
-  if (messages !== undefined) {
-    estimate = estimateChatTokens(messages);
-    atLeast = leastChatTokens(messages);
-  } else {
-    estimate = estimateCompletionTokens(prompt as NonNullable<typeof prompt>);
-    // Token ids are counted, not estimated.
-    atLeast = typeof prompt === 'string' ? leastTextTokens(prompt) : undefined;
-  }
+function sized(
+  estimate: Tokens,
+  atLeast: Tokens | undefined,
+  context: Tokens,
+  hash: (tokens: Tokens) => PromptBlockHashes,
+): PromptView {
   const inputTokens =
     atLeast === undefined ? estimate : Math.min(estimate, Math.max(atLeast, context - 1));
   if ((atLeast ?? inputTokens) >= context) {
     return { inputTokens, inputTokensAtLeast: atLeast, prefix: undefined };
   }
-  const hashes =
-    messages !== undefined
-      ? chatBlockHashes(messages, inputTokens, PREFIX_BLOCK_TOKENS)
-      : completionBlockHashes(
-          prompt as NonNullable<typeof prompt>,
-          inputTokens,
-          PREFIX_BLOCK_TOKENS,
-        );
-  const prefix = hashes.hashes.length > 0 ? hashes : undefined;
-  return { inputTokens, inputTokensAtLeast: atLeast, prefix };
+  const prefix = hash(inputTokens);
+  return {
+    inputTokens,
+    inputTokensAtLeast: atLeast,
+    prefix: prefix.hashes.length > 0 ? prefix : undefined,
+  };
 }
