@@ -18,8 +18,14 @@ export const CHARS_PER_TOKEN = 4;
 export const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_PER_REPLY = 3;
 
+/** A high surrogate: the first half of a pair. */
+const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
+
 /** Code points, not UTF-16 units, so an emoji counts once: units less the pairs' second halves. */
 function codePoints(text: string): number {
+  // Text with no high surrogate has no pair (V8 answers at once for a one-byte string, which
+  // cannot hold one), so most prompts skip the walk.
+  if (!HIGH_SURROGATE.test(text)) return text.length;
   let n = text.length;
   for (let i = 0; i < text.length - 1; i++) {
     const c = text.charCodeAt(i);
