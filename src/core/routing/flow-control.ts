@@ -77,7 +77,7 @@ const PREFILL_MEMO = 4_096;
  * (the queue work routing and reports weigh): costed at this length's rate, a call stays a
  * lookup where chunk by chunk it grew with the queue (a million queued requests: seconds a call).
  */
-export const COSTED_PREFILL_TOKENS = 1 << 20;
+const COSTED_PREFILL_TOKENS = 1 << 20;
 
 export class FlowControl {
   private readonly spec: FleetSpec;
