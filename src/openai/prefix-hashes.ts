@@ -54,8 +54,6 @@ export function completionBlockHashes(
 /** The lanes' offsets. */
 const OFFSET_A = 0x811c9dc5 | 0;
 const OFFSET_B = 0x01000193;
-/** A token id's base-36 places, least significant first. */
-const PLACES = Array.from({ length: CHARS_PER_TOKEN }, (_, k) => TOKEN_ID_RADIX ** k);
 
 /**
  * Two FNV-1a-style lanes (different offsets and primes) over UTF-16 units, 64 bits in all so
@@ -98,28 +96,47 @@ class BlockHasher {
     this.filled = filled;
   }
 
-  /** Token ids, as renderCompletionPrompt writes them: CHARS_PER_TOKEN base-36 digits each. */
+  /**
+   * Token ids, as renderCompletionPrompt writes them: CHARS_PER_TOKEN (4) base-36 digits each,
+   * read as two digit pairs from a table. A block holds whole ids, so it closes between ids;
+   * the ids must be the first thing this hasher is fed (completionBlockHashes).
+   */
   tokenIds(ids: readonly number[]): void {
-    const blockChars = this.blockChars;
-    let { a, b, filled } = this;
+    const idsPerBlock = this.blockChars / ID_CHARS;
+    let { a, b } = this;
+    let inBlock = 0;
     for (let t = 0; t < ids.length && this.hashes.length < this.blocks; t++) {
       const id = ids[t];
-      for (let k = CHARS_PER_TOKEN - 1; k >= 0; k--) {
-        const digit = ((id / PLACES[k]) | 0) % TOKEN_ID_RADIX;
-        const c = digit < 10 ? 48 + digit : 87 + digit; // '0'…'9', 'a'…'z'
-        a = Math.imul(a ^ c, 0x01000193);
-        b = Math.imul(b ^ c, 0x5bd1e995);
-        if (++filled === blockChars) {
-          this.hashes.push(hex64(a, b));
-          filled = 0;
-        }
+      const high = 2 * ((id / PAIRS) | 0);
+      const low = 2 * (id % PAIRS);
+      a = Math.imul(a ^ PAIR_CODES[high], 0x01000193);
+      b = Math.imul(b ^ PAIR_CODES[high], 0x5bd1e995);
+      a = Math.imul(a ^ PAIR_CODES[high + 1], 0x01000193);
+      b = Math.imul(b ^ PAIR_CODES[high + 1], 0x5bd1e995);
+      a = Math.imul(a ^ PAIR_CODES[low], 0x01000193);
+      b = Math.imul(b ^ PAIR_CODES[low], 0x5bd1e995);
+      a = Math.imul(a ^ PAIR_CODES[low + 1], 0x01000193);
+      b = Math.imul(b ^ PAIR_CODES[low + 1], 0x5bd1e995);
+      if (++inBlock === idsPerBlock) {
+        this.hashes.push(hex64(a, b));
+        inBlock = 0;
       }
     }
     this.a = a;
     this.b = b;
-    this.filled = filled;
+    this.filled = inBlock * ID_CHARS;
   }
 }
+
+/** A token id is two digit pairs: this fails to compile if CHARS_PER_TOKEN is ever not 4. */
+const ID_CHARS: 4 = CHARS_PER_TOKEN;
+/** The values two base-36 digits hold. */
+const PAIRS = TOKEN_ID_RADIX ** 2;
+/** Each pair's two digits as character codes, high digit first: '00', '01', … 'zz'. */
+const PAIR_CODES = Uint8Array.from({ length: 2 * PAIRS }, (_, k) => {
+  const digit = k % 2 === 0 ? (k / 2 / TOKEN_ID_RADIX) | 0 : (k >> 1) % TOKEN_ID_RADIX;
+  return digit < 10 ? 48 + digit : 87 + digit; // '0'…'9', 'a'…'z'
+});
 
 /** '0'…'9', 'a'…'f' as character codes. */
 const HEX = Array.from('0123456789abcdef', (d) => d.charCodeAt(0));
