@@ -108,7 +108,7 @@ test('help documents every command and flag', () => {
     '--start',
     '--duration',
     '--max-num-seqs',
-    '--max-batched-tokens',
+    '--max-num-batched-tokens',
     '--profile',
     '--out',
     '--tenants',
@@ -164,14 +164,48 @@ const bad: Array<[string, string[], RegExp]> = [
     /--rate: expected a number > 0, or inf, got "fast"/,
   ],
   ['zero rate', ['simulate', '--rate', '0'], /--rate: expected a number > 0, or inf, got "0"/],
-  ['unknown profile', ['simulate', '--profile', 'llama-9/tpu'], /profile/],
+  [
+    'unknown profile',
+    ['simulate', '--profile', 'llama-9/tpu'],
+    /^goodput: --profile: expected "const:…" or one of .*, got "llama-9\/tpu"$/m,
+  ],
   ['unknown policy', ['simulate', '--policy', 'fastest'], /policy: expected a preset/],
   [
     'a policy named as an Object property',
     ['simulate', '--policy', 'constructor'],
     /policy: expected a preset/,
   ],
-  ['unknown model', ['simulate', '--model', 'gpt-9'], /model: expected one of/],
+  [
+    'unknown model',
+    ['simulate', '--model', 'gpt-9'],
+    /^goodput: --model: expected one of .*"gpt-9"$/m,
+  ],
+  [
+    'unknown GPU',
+    ['engine', '--gpu', 'b200'],
+    /^goodput: --gpu: expected one of a100, h100, got "b200"$/m,
+  ],
+  // Values each flag takes alone, refused together, by the flag that was typed.
+  [
+    'a tp without a fitted profile',
+    ['serve', '--tp', '3'],
+    /^goodput: --model\/--gpu\/--tp: expected a model\/gpu\/tp with a fitted profile .*"llama-3-8b\/h100\/tp3"$/m,
+  ],
+  [
+    'a context past the model',
+    ['simulate', '--max-model-len', '200000'],
+    /^goodput: --max-model-len: expected an integer in \[2, 8192\] \(llama-3-8b's context\), got 200000$/m,
+  ],
+  [
+    'a TTFT boost without priority scheduling',
+    ['simulate', '--ttft-boost-ms', '5'],
+    /^goodput: --ttft-boost-ms: expected unset unless the scheduling policy is priority, got 5$/m,
+  ],
+  [
+    'a step budget below the context with chunked prefill off',
+    ['engine', '--engine-version', 'vllm-0.6', '--max-num-batched-tokens', '100'],
+    /^goodput: --max-num-batched-tokens: expected ≥ the max model length \(8192\) when chunked prefill is off, got 100$/m,
+  ],
   ['bad length spec', ['simulate', '--input', 'uniform:9:1'], /--input/],
 ];
 
@@ -200,6 +234,27 @@ test('a synthetic workload flag beside --trace is refused by name: the rows give
       );
     }
   }
+});
+
+test("--max-num-batched-tokens is vLLM's flag; --max-batched-tokens, its first spelling here, still sets it", () => {
+  for (const flag of ['--max-num-batched-tokens', '--max-batched-tokens']) {
+    const out = join(dir, `budget${flag}.json`);
+    const r = goodput('simulate', '--num-requests', '2', flag, '2048', '--out', out);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(JSON.parse(readFileSync(out, 'utf8')).scenario.maxBatchedTokens, 2048, flag);
+  }
+  const both = goodput(
+    'simulate',
+    '--max-batched-tokens',
+    '2048',
+    '--max-num-batched-tokens',
+    '4096',
+  );
+  assert.notEqual(both.code, 0);
+  assert.match(
+    both.err,
+    /'--max-batched-tokens <n>' cannot be used with option '--max-num-batched-tokens/,
+  );
 });
 
 test('a malformed trace line names file, line and field', () => {
@@ -420,7 +475,10 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
       [['--tool-calls', '2:soon:10'], /--tool-calls/],
       [['--tool-kv', 'hold'], /--tool-kv/],
       [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
-      [['--ttft-boost-ms', '100'], /ttftBoostMs/],
+      [
+        ['--ttft-boost-ms', '100'],
+        /--ttft-boost-ms: expected unset unless the scheduling policy is priority/,
+      ],
       [['--max-iteration-ms', '-5'], /--max-iteration-ms/],
       [['--preemption-victims', 'oldest'], /--preemption-victims/],
       [['--decode-token-budget', '0'], /--decode-token-budget/],

@@ -2,11 +2,13 @@
  * The engine flags `simulate`, `compare`, `engine` and `serve` share — vLLM's names and
  * defaults — and their translation into an `EngineSpec`. Each value is validated as parsed.
  */
-import type { Command } from 'commander';
-import { ConfigError } from '../core/errors.ts';
+import { Option, type Command } from 'commander';
+import { ConfigError, isConfigError } from '../core/errors.ts';
 import {
+  buildEngineConfig,
   DEFAULT_LORA_LOAD_MS,
   ENGINE_DEFAULTS as D,
+  plannedProfile,
   type EngineSpec,
 } from '../engine/engine-spec.ts';
 import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS } from '../engine/engine-versions.ts';
@@ -42,9 +44,16 @@ export function addEngineFlags(cmd: Command): Command {
       positiveInt('--max-num-seqs'),
     )
     .option(
-      '--max-batched-tokens <n>',
+      '--max-num-batched-tokens <n>',
       "engine's token budget per step, vLLM max_num_batched_tokens (default: the engine version's)",
-      positiveInt('--max-batched-tokens'),
+      positiveInt('--max-num-batched-tokens'),
+    )
+    .addOption(
+      // Goodput's first spelling of vLLM's flag, kept for the scripts that use it.
+      new Option('--max-batched-tokens <n>')
+        .argParser(positiveInt('--max-batched-tokens'))
+        .conflicts('maxNumBatchedTokens')
+        .hideHelp(),
     )
     .option(
       '--enable-chunked-prefill',
@@ -146,7 +155,7 @@ export function engineSpecFromFlags(
   if ((o.loraModules as string[] | undefined)?.includes(base)) {
     throw new ConfigError('--lora-modules', `names other than the served model's (${base})`, base);
   }
-  return {
+  return checked({
     model: o.model as string,
     gpu: o.gpu as string,
     tp: o.tp as number,
@@ -154,7 +163,7 @@ export function engineSpecFromFlags(
     engineVersion: (o.engineVersion as string | undefined) ?? policyVersion ?? D.engineVersion,
     maxModelLen: o.maxModelLen as number | undefined,
     maxNumSeqs: o.maxNumSeqs as number | undefined,
-    maxBatchedTokens: o.maxBatchedTokens as number | undefined,
+    maxBatchedTokens: (o.maxNumBatchedTokens ?? o.maxBatchedTokens) as number | undefined,
     chunkedPrefill: o.enableChunkedPrefill as boolean | undefined,
     schedulerSteps: o.numSchedulerSteps as number | undefined,
     longPrefillTokenThreshold: o.longPrefillTokenThreshold as number | undefined,
@@ -173,7 +182,45 @@ export function engineSpecFromFlags(
     loraLoadMs: o.loraLoadMs as number | undefined,
     gpuMemoryUtilization: o.gpuMemoryUtilization as number,
     slowdown: o.slowdown as number | undefined,
-  };
+  });
+}
+
+/** The flag each EngineSpec field comes from, for errors that the flags' combination makes. */
+const FLAG_OF: Readonly<Partial<Record<keyof EngineSpec, string>>> = {
+  model: '--model',
+  gpu: '--gpu',
+  tp: '--tp',
+  profile: '--profile',
+  engineVersion: '--engine-version',
+  maxModelLen: '--max-model-len',
+  maxNumSeqs: '--max-num-seqs',
+  maxBatchedTokens: '--max-num-batched-tokens',
+  chunkedPrefill: '--enable-chunked-prefill',
+  schedulerSteps: '--num-scheduler-steps',
+  longPrefillTokenThreshold: '--long-prefill-token-threshold',
+  maxIterationMs: '--max-iteration-ms',
+  schedulingPolicy: '--scheduling-policy',
+  ttftBoostMs: '--ttft-boost-ms',
+};
+
+/**
+ * The spec, once the engine it describes can be built: a value each flag accepts alone may not
+ * go with the others (a context past the model's, a TTFT boost without priority scheduling, a
+ * tp without a fitted profile). The error names the flag, where the engine names its field.
+ */
+function checked(spec: EngineSpec): EngineSpec {
+  try {
+    buildEngineConfig(spec);
+    plannedProfile(spec);
+  } catch (e) {
+    if (!isConfigError(e) || e.file !== undefined) throw e;
+    const flag =
+      e.path === 'profile' && spec.profile === undefined
+        ? '--model/--gpu/--tp'
+        : FLAG_OF[e.path as keyof EngineSpec];
+    throw flag === undefined ? e : new ConfigError(flag, e.expected, e.got);
+  }
+  return spec;
 }
 
 /** vLLM's `--lora-modules NAME` or `NAME=PATH`, repeated: the names (the simulator loads no weights). */

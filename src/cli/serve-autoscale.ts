@@ -86,7 +86,8 @@ function poolEngineArgs(o: Record<string, unknown>): string[] {
     ['engineVersion', '--engine-version'],
     ['maxModelLen', '--max-model-len'],
     ['maxNumSeqs', '--max-num-seqs'],
-    ['maxBatchedTokens', '--max-batched-tokens'],
+    ['maxNumBatchedTokens', '--max-num-batched-tokens'],
+    ['maxBatchedTokens', '--max-num-batched-tokens'],
     ['servedModelName', '--served-model-name'],
   ];
   for (const [key, flag] of pass) {

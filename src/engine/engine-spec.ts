@@ -117,7 +117,7 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
   if (spec.ttftBoostMs !== undefined && spec.schedulingPolicy !== 'priority') {
     throw new ConfigError(
       'ttftBoostMs',
-      'unset unless schedulingPolicy is priority',
+      'unset unless the scheduling policy is priority',
       spec.ttftBoostMs,
     );
   }
@@ -127,7 +127,7 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
     // vLLM refuses this too: without chunking, a prompt must fit in one step.
     throw new ConfigError(
       'maxBatchedTokens',
-      `≥ maxModelLen (${maxModelLen}) when chunked prefill is off`,
+      `≥ the max model length (${maxModelLen}) when chunked prefill is off`,
       maxBatchedTokens,
     );
   }
