@@ -175,6 +175,7 @@ const methods: [method: string, path: string, allow: string][] = [
   ['PUT', '/v1/completions', 'POST'],
   ['DELETE', '/v1/models', 'GET, HEAD'],
   ['POST', '/readyz', 'GET, HEAD'],
+  ['POST', '/health', 'GET, HEAD'],
   ['POST', '/metrics', 'GET, HEAD'],
 ];
 

@@ -70,12 +70,13 @@ async function gateway(redisUrl: string, drainSeconds: number, name: string): Pr
     String(drainSeconds),
   ]);
   await until('the gateway ready', async () => (await readyz(url)) === 200);
+  assert.equal(await readyz(url, '/health'), 200, "vLLM's probe path answers as /readyz");
   return { url, proc, decisions };
 }
 
-async function readyz(url: string): Promise<number> {
+async function readyz(url: string, path = '/readyz'): Promise<number> {
   try {
-    const res = await fetch(`${url}/readyz`);
+    const res = await fetch(`${url}${path}`);
     await res.body?.cancel();
     return res.status;
   } catch {
@@ -255,6 +256,7 @@ test('SIGTERM: not ready and refusing at once, every stream runs to its end, lea
 
   gw.proc.child.kill('SIGTERM');
   await until('/readyz 503 after SIGTERM', async () => (await readyz(gw.url)) === 503, 2_000, 5);
+  assert.equal(await readyz(gw.url, '/health'), 503, 'a probe of /health sees the drain too');
   const ended = { n: 0 };
   for (const s of streams) void s.end.then(() => ended.n++);
   const refused = await post(gw.url, { max_tokens: 1 }).catch((e: Error) => e);

@@ -2,12 +2,13 @@
  * The gateway's HTTP surface as a Hono app (Web-standard Request/Response, testable in-process
  * with `app.request`): the OpenAI endpoints, `/v1/models` (behind the API key when keys are
  * configured, as OpenAI's is), `/metrics` (Prometheus text), `/healthz` (the process answers),
- * `/readyz` (a backend is usable and the gateway is not draining), and the admin lookup of a
- * decision record by request id, behind the admin token. Every error is OpenAI's shape; a known
+ * `/readyz` (a backend is usable and the gateway is not draining), `/health` (the same answer
+ * at vLLM's probe path, so a deployment that probed vLLM probes the gateway unchanged), and the
+ * admin lookup of a decision record by request id, behind the admin token. Every error is OpenAI's shape; a known
  * path asked with the wrong method is a 405 naming the methods it takes (`Allow`). Nothing a
  * client sends is an error of the gateway's: only a bug is a 500, and it is logged.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { HttpBindings } from '@hono/node-server';
 import {
@@ -50,6 +51,7 @@ const ROUTES: Readonly<Record<string, string>> = {
   '/v1/models': 'GET, HEAD',
   '/healthz': 'GET, HEAD',
   '/readyz': 'GET, HEAD',
+  '/health': 'GET, HEAD',
   '/metrics': 'GET, HEAD',
   '/admin/autoscale': 'GET, HEAD, PUT',
   '/dashboard': 'GET, HEAD',
@@ -103,12 +105,14 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     );
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', (c) => {
+  const readiness = (c: Context<GatewayEnv>) => {
     if (deps.inFlight.draining) return c.json({ status: 'draining' }, 503);
     return deps.gateway.ready
       ? c.json({ status: 'ready' })
       : c.json({ status: 'no backend ready' }, 503);
-  });
+  };
+  app.get('/readyz', readiness);
+  app.get('/health', readiness);
   app.get('/metrics', async (c) => {
     deps.gateway.observe();
     return c.body(await deps.metrics.registry.metrics(), 200, {
