@@ -71,7 +71,8 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
     minTokens: req.min_tokens ?? undefined,
     limit: outputLimit(req),
     promptField: 'messages',
-    prefix: (blockTokens) => chatBlockHashes(req.messages, promptTokens, blockTokens),
+    prefix: (blockTokens) =>
+      chatBlockHashes(req.messages, promptTokens, blockTokens, req.cache_salt),
     promptTokens,
     promptTokensExact: false,
   });
@@ -95,7 +96,8 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     minTokens: req.min_tokens ?? undefined,
     limit: outputLimit(req),
     promptField: 'prompt',
-    prefix: (blockTokens) => completionBlockHashes(prompts[0], promptTokens, blockTokens),
+    prefix: (blockTokens) =>
+      completionBlockHashes(prompts[0], promptTokens, blockTokens, req.cache_salt),
     promptTokens,
     promptTokensExact: typeof prompts[0] !== 'string',
   });

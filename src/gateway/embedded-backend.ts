@@ -138,7 +138,7 @@ function describe(call: UpstreamCall, blockSize: number) {
     const promptTokens = estimateChatTokens(req.messages);
     return {
       promptTokens,
-      prefix: chatBlockHashes(req.messages, promptTokens, blockSize),
+      prefix: chatBlockHashes(req.messages, promptTokens, blockSize, req.cache_salt),
       maxTokens: outputLimit(req)?.tokens,
       ignoreEos: req.ignore_eos === true,
       minTokens: req.min_tokens ?? undefined,
@@ -149,7 +149,7 @@ function describe(call: UpstreamCall, blockSize: number) {
   const promptTokens = estimateCompletionTokens(prompt);
   return {
     promptTokens,
-    prefix: completionBlockHashes(prompt, promptTokens, blockSize),
+    prefix: completionBlockHashes(prompt, promptTokens, blockSize, req.cache_salt),
     maxTokens: outputLimit(req)?.tokens,
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { checkCommonRules, commonFields, maxTokens } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { invalidRequest } from './errors.ts';
-import { byForm, expect, isText, listOf, parseWith, text } from './validation.ts';
+import { byForm, expect, isText, listOf, parseWith, text, type Wording } from './validation.ts';
 
 /**
  * The most messages a request may carry, as OpenAI's API allows. Checked before the schema: a
@@ -80,10 +80,29 @@ export const chatCompletionRequestSchema = z
         .min(1)
         .max(MAX_MESSAGES),
       max_completion_tokens: maxTokens,
+      // vLLM's chat template knobs, as it takes them.
+      add_generation_prompt: z.boolean(expect('a boolean')).nullish(),
+      /** The reply continues the last message (an assistant's prefill) instead of starting one. */
+      continue_final_message: z.boolean(expect('a boolean')).nullish(),
+      /** Passed to the chat template (`{"enable_thinking": false}`). */
+      chat_template_kwargs: z.record(z.string(), z.unknown(), expect('an object')).nullish(),
     },
     expect('a JSON object'),
   )
-  .check(checkCommonRules);
+  .check(checkCommonRules)
+  .check((ctx) => {
+    // As vLLM refuses both set true: a reply cannot start anew and continue the last message.
+    const req = ctx.value;
+    if (req.continue_final_message === true && req.add_generation_prompt === true) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['continue_final_message'],
+        input: true,
+        message: 'not true together with add_generation_prompt: true',
+        params: { plain: true, got: null } satisfies Wording,
+      });
+    }
+  });
 
 export type ChatMessage = z.output<typeof chatMessageSchema>;
 export type ChatCompletionRequest = z.output<typeof chatCompletionRequestSchema>;
@@ -98,12 +117,4 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
     );
   }
   return parseWith(chatCompletionRequestSchema, body);
-}
-
-/** A message's text: the string, or its text parts joined by newlines (as vLLM joins them). */
-export function messageText(m: ChatMessage): string {
-  const c = m.content;
-  if (c == null) return '';
-  if (typeof c === 'string') return c;
-  return c.map((p) => p.text).join('\n');
 }

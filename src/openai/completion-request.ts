@@ -7,19 +7,12 @@
  * and read prompts through `promptList`.
  */
 import { z } from 'zod';
-import { MAX_TOKEN_ID } from './prompt-tokens.ts';
-import { checkCommonRules, commonFields } from './request-fields.ts';
+import { checkCommonRules, commonFields, isTokenId, tokenIds } from './request-fields.ts';
 import { byForm, expect, isText, listOf, parseWith, text } from './validation.ts';
 
 /** One prompt: its text, or its token ids (never empty). */
 export type CompletionPrompt = string | readonly number[];
 
-const TOKEN_ID = `a token id (an integer in [0, ${MAX_TOKEN_ID}])`;
-const tokenId = z.int(expect(TOKEN_ID)).min(0).max(MAX_TOKEN_ID);
-const isTokenId = (v: unknown): v is number =>
-  Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= MAX_TOKEN_ID;
-const TOKEN_IDS = 'a non-empty array of token ids';
-const tokenIds = listOf(isTokenId, tokenId, TOKEN_IDS, 1);
 const isTokenIds = (v: unknown): v is number[] =>
   Array.isArray(v) && v.length > 0 && v.every(isTokenId);
 

@@ -49,7 +49,6 @@ export {
   MAX_MESSAGES,
   chatCompletionRequestSchema,
   chatMessageSchema,
-  messageText,
   parseChatCompletionRequest,
 } from './chat-request.ts';
 export {
@@ -68,6 +67,7 @@ export {
   estimateCompletionTokens,
   estimateTextTokens,
   leastChatTokens,
+  messageText,
   leastTextTokens,
   MAX_TOKEN_BYTES,
   renderChatPrompt,

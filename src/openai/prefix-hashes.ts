@@ -8,6 +8,10 @@
  * A chat or token prompt is hashed as its rendering (renderChatPrompt, renderCompletionPrompt)
  * would be, fed in pieces rather than built: the gateway hashes every request it reads, refused
  * or not, and a built prompt is one more copy of the body.
+ *
+ * A request's `cache_salt` (vLLM's: prompts share cached blocks only under the same salt) starts
+ * the chain: every hash of a salted prompt differs from the unsalted one's and from another
+ * salt's, and the blocks are cut where they would be without it.
  */
 import type { ChatMessage } from './chat-request.ts';
 import type { CompletionPrompt } from './completion-request.ts';
@@ -22,8 +26,9 @@ export function promptBlockHashes(
   text: string,
   promptTokens: number,
   blockTokens: number,
+  salt?: string | null,
 ): PromptBlockHashes {
-  const hasher = new BlockHasher(blockTokens, promptTokens);
+  const hasher = new BlockHasher(blockTokens, promptTokens, salt);
   hasher.text(text);
   return { blockTokens, hashes: hasher.hashes };
 }
@@ -33,8 +38,9 @@ export function chatBlockHashes(
   messages: readonly ChatMessage[],
   promptTokens: number,
   blockTokens: number,
+  salt?: string | null,
 ): PromptBlockHashes {
-  const hasher = new BlockHasher(blockTokens, promptTokens);
+  const hasher = new BlockHasher(blockTokens, promptTokens, salt);
   chatPromptPieces(messages, (piece) => hasher.text(piece));
   return { blockTokens, hashes: hasher.hashes };
 }
@@ -44,9 +50,10 @@ export function completionBlockHashes(
   prompt: CompletionPrompt,
   promptTokens: number,
   blockTokens: number,
+  salt?: string | null,
 ): PromptBlockHashes {
-  if (typeof prompt === 'string') return promptBlockHashes(prompt, promptTokens, blockTokens);
-  const hasher = new BlockHasher(blockTokens, promptTokens);
+  if (typeof prompt === 'string') return promptBlockHashes(prompt, promptTokens, blockTokens, salt);
+  const hasher = new BlockHasher(blockTokens, promptTokens, salt);
   hasher.tokenIds(prompt);
   return { blockTokens, hashes: hasher.hashes };
 }
@@ -69,9 +76,23 @@ class BlockHasher {
   /** Characters hashed into the open block. */
   private filled = 0;
 
-  constructor(blockTokens: number, promptTokens: number) {
+  constructor(blockTokens: number, promptTokens: number, salt?: string | null) {
     this.blockChars = blockTokens * CHARS_PER_TOKEN;
     this.blocks = Math.floor(promptTokens / blockTokens);
+    if (salt != null) this.salt(salt);
+  }
+
+  /** Mixes `salt` into both lanes before the prompt's first character, filling no block. */
+  private salt(salt: string): void {
+    let { a, b } = this;
+    for (let i = 0; i < salt.length; i++) {
+      const c = salt.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x5bd1e995);
+    }
+    // A salt's end, so that salt "ab" and prompt "c…" differ from salt "a" and prompt "bc…".
+    this.a = Math.imul(a ^ 0xffff, 0x01000193);
+    this.b = Math.imul(b ^ 0xffff, 0x5bd1e995);
   }
 
   text(s: string): void {

@@ -148,3 +148,25 @@ test('a chat or token prompt hashes as its rendering does, without building it',
     }
   }
 });
+
+test("a cache_salt starts the chain: every block's hash is its own salt's, cut where it was", () => {
+  const text = 'The quick brown fox jumps over the lazy dog. '.repeat(8);
+  const ids = Array.from({ length: 64 }, (_, i) => i * 977);
+  const chat: ChatMessage[] = [{ role: 'user', content: text }];
+  for (const hashes of [
+    (salt?: string) => promptBlockHashes(text, 80, 16, salt).hashes,
+    (salt?: string) => completionBlockHashes(ids, 64, 16, salt).hashes,
+    (salt?: string) => chatBlockHashes(chat, 80, 16, salt).hashes,
+  ]) {
+    const plain = hashes();
+    const a = hashes('tenant-a');
+    assert.equal(a.length, plain.length, 'the same blocks');
+    assert.ok(a.length >= 4);
+    assert.ok(
+      a.every((h, i) => h !== plain[i] && h !== hashes('tenant-b')[i]),
+      'no block shared across salts',
+    );
+    assert.deepEqual(hashes('tenant-a'), a, 'the same salt, the same hashes');
+    assert.deepEqual(hashes(undefined), plain);
+  }
+});

@@ -11,7 +11,7 @@
  * header that primes the reply. Main rule: an estimate is never below 1 — a real prompt always
  * holds at least a BOS token — and the same text always gives the same count.
  */
-import { messageText, type ChatMessage } from './chat-request.ts';
+import type { ChatMessage } from './chat-request.ts';
 import type { CompletionPrompt } from './completion-request.ts';
 
 export const CHARS_PER_TOKEN = 4;
@@ -134,4 +134,12 @@ export function chatPromptPieces(
     }
     piece('\n');
   }
+}
+
+/** A message's text: the string, or its text parts joined by newlines (as vLLM joins them). */
+export function messageText(m: ChatMessage): string {
+  const c = m.content;
+  if (c == null) return '';
+  if (typeof c === 'string') return c;
+  return c.map((p) => p.text).join('\n');
 }

@@ -9,6 +9,7 @@
  * and the server accepted, safe to forward upstream.
  */
 import { z } from 'zod';
+import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
 import { byForm, expect, isText, listOf, text, type Wording } from './validation.ts';
 
@@ -30,6 +31,13 @@ const unitNumber = (lo: number, hi: number) =>
     .nullish();
 
 const flag = () => z.boolean(expect('a boolean')).nullish();
+
+const TOKEN_ID = `a token id (an integer in [0, ${MAX_TOKEN_ID}])`;
+const tokenId = z.int(expect(TOKEN_ID)).min(0).max(MAX_TOKEN_ID);
+export const isTokenId = (v: unknown): v is number =>
+  Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= MAX_TOKEN_ID;
+/** A non-empty array of token ids: a prompt, or vLLM's allowed_token_ids. */
+export const tokenIds = listOf(isTokenId, tokenId, 'a non-empty array of token ids', 1);
 
 const STOP_FORMS = { text: text('a string'), texts: listOf(isText, text('a string'), 'strings') };
 const stopForm = (v: unknown): z.ZodType<string | string[]> | undefined =>
@@ -63,6 +71,22 @@ export const commonFields = {
   repetition_penalty: z.number(expect('a number > 0')).gt(0).nullish(),
   /** At most the output limit (checked by `checkCommonRules`). */
   min_tokens: z.int(expect('an integer ≥ 0')).min(0).nullish(),
+  stop_token_ids: listOf(isTokenId, tokenId, 'an array of token ids').nullish(),
+  include_stop_str_in_output: flag(),
+  skip_special_tokens: flag(),
+  spaces_between_special_tokens: flag(),
+  /** Sampling only among these; vLLM refuses an empty list. */
+  allowed_token_ids: tokenIds.nullish(),
+  bad_words: listOf(isText, text('a string'), 'an array of strings').nullish(),
+  /** BOS and the like on top of what the chat template adds (vLLM: off for chat, on for text). */
+  add_special_tokens: flag(),
+  /** Beam search's length penalty: vLLM takes it with or without beam search. */
+  length_penalty: z.number(expect('a number')).nullish(),
+  /**
+   * Prompts share cached KV blocks only under the same salt (vLLM V1): a tenant's prompts are
+   * not matched against another's. The prompt's block hashes start from it (prefix-hashes.ts).
+   */
+  cache_salt: text('a non-empty string').min(1).nullish(),
   ...unsupportedFields,
 };
 

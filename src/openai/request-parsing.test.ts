@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { messageText, parseChatCompletionRequest } from './chat-request.ts';
+import { parseChatCompletionRequest } from './chat-request.ts';
 import { parseCompletionRequest, promptList } from './completion-request.ts';
-import { MAX_TOKEN_ID } from './prompt-tokens.ts';
+import { MAX_TOKEN_ID, messageText } from './prompt-tokens.ts';
 import { includeUsage, outputLimit } from './request-fields.ts';
 import { fieldPath, parseJsonText } from './validation.ts';
 import { rejection } from './openai-test-kit.ts';
@@ -267,4 +267,79 @@ test('a prompt of a million elements is read in one pass: the one bad element is
     rejection(() => parseCompletionRequest({ model: 'm', prompt: texts })).param,
     'prompt[999999]',
   );
+});
+
+test("vLLM's decoding and chat-template extras parse as vLLM takes them, on both endpoints", () => {
+  const extras = {
+    stop_token_ids: [128001, 128009],
+    include_stop_str_in_output: true,
+    skip_special_tokens: false,
+    spaces_between_special_tokens: false,
+    allowed_token_ids: [1, 2, 3],
+    bad_words: ['darn'],
+    add_special_tokens: true,
+    length_penalty: 1.2,
+    use_beam_search: false,
+    cache_salt: 'tenant-acme-4f1c',
+  };
+  const chat = parseChatCompletionRequest({
+    model: 'm',
+    messages: [
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: 'The answer is' },
+    ],
+    ...extras,
+    add_generation_prompt: false,
+    continue_final_message: true,
+    chat_template_kwargs: { enable_thinking: false, tools_hint: ['a', { b: 1 }] },
+  });
+  assert.deepEqual(chat.stop_token_ids, [128001, 128009]);
+  assert.equal(chat.cache_salt, 'tenant-acme-4f1c');
+  assert.deepEqual(chat.chat_template_kwargs, {
+    enable_thinking: false,
+    tools_hint: ['a', { b: 1 }],
+  });
+  const text = parseCompletionRequest({ model: 'm', prompt: 'x', ...extras });
+  assert.deepEqual(text.allowed_token_ids, [1, 2, 3]);
+  // The chat template's knobs are chat's alone, as in vLLM.
+  assert.equal(
+    rejection(() => parseCompletionRequest({ model: 'm', prompt: 'x', chat_template_kwargs: {} }))
+      .message,
+    'chat_template_kwargs: unknown field',
+  );
+});
+
+test("vLLM's extras: a bad value names the field, with vLLM's rules", () => {
+  const chat = (extra: object) => () =>
+    parseChatCompletionRequest({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      ...extra,
+    });
+  const cases: [object, string][] = [
+    [
+      { stop_token_ids: [5, -1] },
+      `stop_token_ids[1]: expected a token id (an integer in [0, ${MAX_TOKEN_ID}]), got -1`,
+    ],
+    [{ stop_token_ids: 'eos' }, 'stop_token_ids: expected an array of token ids, got "eos"'],
+    [
+      { allowed_token_ids: [] },
+      'allowed_token_ids: expected a non-empty array of token ids, got []',
+    ],
+    [{ bad_words: ['ok', 3] }, 'bad_words[1]: expected a string, got 3'],
+    [{ skip_special_tokens: 'no' }, 'skip_special_tokens: expected a boolean, got "no"'],
+    [{ cache_salt: '' }, 'cache_salt: expected a non-empty string, got ""'],
+    [{ cache_salt: 7 }, 'cache_salt: expected a non-empty string, got 7'],
+    [{ length_penalty: 'long' }, 'length_penalty: expected a number, got "long"'],
+    [
+      { use_beam_search: true },
+      'use_beam_search: not supported by this server (expected false or absent), got true',
+    ],
+    [{ chat_template_kwargs: ['x'] }, 'chat_template_kwargs: expected an object, got ["x"]'],
+    [
+      { add_generation_prompt: true, continue_final_message: true },
+      'continue_final_message: not true together with add_generation_prompt: true',
+    ],
+  ];
+  for (const [extra, message] of cases) assert.equal(rejection(chat(extra)).message, message);
 });

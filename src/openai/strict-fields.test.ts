@@ -37,8 +37,8 @@ test('an unknown field is a 400 naming it, at any level', () => {
     assert.equal(err.param, param);
   }
   assert.equal(
-    rejection(() => parseCompletionRequest({ ...TEXT, use_beam_search: true })).message,
-    'use_beam_search: unknown field',
+    rejection(() => parseCompletionRequest({ ...TEXT, guided_regex: 'a+' })).message,
+    'guided_regex: unknown field',
   );
 });
 
@@ -85,6 +85,7 @@ const unsupported: [string, unknown, unknown[], string][] = [
   ['prediction', { type: 'content', content: 'x' }, [], 'absent'],
   ['reasoning_effort', 'high', [], 'absent'],
   ['web_search_options', {}, [], 'absent'],
+  ['use_beam_search', true, [false], 'false or absent'],
 ];
 
 test('the table of unsupported fields is the one tested here', () => {

@@ -54,6 +54,8 @@ export const unsupportedFields = {
   logprobs: neutralOnly([false]),
   top_logprobs: neutralOnly([0]),
   best_of: neutralOnly([1]),
+  // vLLM's beam search answers with several beams' work for one request.
+  use_beam_search: neutralOnly([false]),
   suffix: neutralOnly([]),
   logit_bias: neutralOnly([{}]),
   tools: neutralOnly([[]]),

@@ -34,17 +34,19 @@ export interface PromptView {
 
 /** A request's prompt as the policy sees it, the model's context being `context` tokens. */
 export function promptView(kind: ApiKind, parsed: Parsed, context: Tokens): PromptView {
+  // A salted prompt shares cached blocks only with prompts of the same salt (vLLM's cache_salt).
+  const salt = parsed.cache_salt;
   if (kind === 'chat') {
     const { messages } = parsed as ChatCompletionRequest;
     return sized(estimateChatTokens(messages), leastChatTokens(messages), context, (tokens) =>
-      chatBlockHashes(messages, tokens, PREFIX_BLOCK_TOKENS),
+      chatBlockHashes(messages, tokens, PREFIX_BLOCK_TOKENS, salt),
     );
   }
   const prompt = promptList(parsed as never)[0];
   // Token ids are counted, not estimated.
   const atLeast = typeof prompt === 'string' ? leastTextTokens(prompt) : undefined;
   return sized(estimateCompletionTokens(prompt), atLeast, context, (tokens) =>
-    completionBlockHashes(prompt, tokens, PREFIX_BLOCK_TOKENS),
+    completionBlockHashes(prompt, tokens, PREFIX_BLOCK_TOKENS, salt),
   );
 }
 
