@@ -16,7 +16,7 @@ import {
   type PromptBlockHashes,
 } from '../openai/prefix-hashes.ts';
 import { estimateChatTokens, estimateCompletionTokens } from '../openai/prompt-tokens.ts';
-import { includeUsage, outputLimit } from '../openai/request-fields.ts';
+import { includeUsage, outputLimit, unconstrainedOnly } from '../openai/request-fields.ts';
 import { chatCompletion, textCompletion, usage } from '../openai/responses.ts';
 import { decodeUtf8 } from '../openai/utf8-text.ts';
 import { checkIdentityEncoding, checkJsonContentType } from '../openai/errors.ts';
@@ -62,6 +62,7 @@ async function jsonBody(c: Context): Promise<unknown> {
 
 export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const req = parseChatCompletionRequest(await jsonBody(c));
+  unconstrainedOnly(req, 'the simulated engine');
   const promptTokens = estimateChatTokens(req.messages);
   return run(c, deps, 'chat', {
     model: req.model,
@@ -80,6 +81,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
 
 export async function completionRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const req = parseCompletionRequest(await jsonBody(c));
+  unconstrainedOnly(req, 'the simulated engine');
   const prompts = promptList(req);
   if (prompts.length !== 1) {
     throw invalidRequest(

@@ -39,6 +39,8 @@ export {
   commonFields,
   includeUsage,
   outputLimit,
+  RESPONSE_FORMATS,
+  unconstrainedOnly,
 } from './request-fields.ts';
 export { unsupportedFields, unsupportedMessageFields } from './unsupported-fields.ts';
 export {

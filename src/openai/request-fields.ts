@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { MAX_TOKEN_ID } from './prompt-tokens.ts';
+import { describeValue, invalidRequest } from './errors.ts';
 import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
 import { byForm, expect, isText, listOf, text, type Wording } from './validation.ts';
 
@@ -42,6 +43,45 @@ export const tokenIds = listOf(isTokenId, tokenId, 'a non-empty array of token i
 const STOP_FORMS = { text: text('a string'), texts: listOf(isText, text('a string'), 'strings') };
 const stopForm = (v: unknown): z.ZodType<string | string[]> | undefined =>
   typeof v === 'string' ? STOP_FORMS.text : Array.isArray(v) ? STOP_FORMS.texts : undefined;
+
+/** OpenAI's JSON schema format, as vLLM takes it: a name, and the schema the reply follows. */
+const jsonSchemaFormat = z.strictObject(
+  {
+    name: text('a non-empty string').min(1),
+    description: text('a string').nullish(),
+    schema: z.record(z.string(), z.unknown(), expect('a JSON schema (an object)')).nullish(),
+    strict: flag(),
+  },
+  expect('an object ({"name": …, "schema": {…}})'),
+);
+
+export const RESPONSE_FORMATS = ['text', 'json_object', 'json_schema'] as const;
+
+/**
+ * The reply's format: text, any JSON object, or JSON following a schema (vLLM's structured
+ * outputs decode it under the schema's grammar). `json_schema` goes with its type alone.
+ */
+const responseFormat = z
+  .strictObject(
+    {
+      type: z.enum(RESPONSE_FORMATS, expect(`one of ${RESPONSE_FORMATS.join(', ')}`)),
+      json_schema: jsonSchemaFormat.nullish(),
+    },
+    expect('an object ({"type": "json_object"}, …)'),
+  )
+  .check((ctx) => {
+    const f = ctx.value;
+    if ((f.type === 'json_schema') === (f.json_schema != null)) return;
+    ctx.issues.push({
+      code: 'custom',
+      path: ['json_schema'],
+      input: f.json_schema,
+      message:
+        f.type === 'json_schema'
+          ? 'an object ({"name": …, "schema": {…}}) when type is json_schema'
+          : 'absent unless type is json_schema',
+    });
+  });
 
 export const commonFields = {
   model: text('a model name').min(1),
@@ -87,6 +127,8 @@ export const commonFields = {
    * not matched against another's. The prompt's block hashes start from it (prefix-hashes.ts).
    */
   cache_salt: text('a non-empty string').min(1).nullish(),
+  /** Whether a server can constrain its replies to it is its own to say (`unconstrainedOnly`). */
+  response_format: responseFormat.nullish(),
   ...unsupportedFields,
 };
 
@@ -143,4 +185,20 @@ export function includeUsage(req: {
   readonly stream_options?: { readonly include_usage?: boolean | null } | null;
 }): boolean {
   return req.stream_options?.include_usage === true;
+}
+
+/**
+ * For a server whose replies follow no format (a simulated engine's filler text): a request
+ * asking for JSON is a 400 naming the field, never a reply that ignores what was asked.
+ */
+export function unconstrainedOnly(
+  req: { readonly response_format?: { readonly type: string } | null },
+  server: string,
+): void {
+  const format = req.response_format;
+  if (format == null || format.type === 'text') return;
+  throw invalidRequest(
+    `response_format: not supported by ${server} (expected {"type":"text"} or absent), got ${describeValue(format)}`,
+    'response_format',
+  );
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { parseChatCompletionRequest } from './chat-request.ts';
 import { parseCompletionRequest, promptList } from './completion-request.ts';
 import { MAX_TOKEN_ID, messageText } from './prompt-tokens.ts';
-import { includeUsage, outputLimit } from './request-fields.ts';
+import { includeUsage, outputLimit, unconstrainedOnly } from './request-fields.ts';
 import { fieldPath, parseJsonText } from './validation.ts';
 import { rejection } from './openai-test-kit.ts';
 
@@ -342,4 +342,78 @@ test("vLLM's extras: a bad value names the field, with vLLM's rules", () => {
     ],
   ];
   for (const [extra, message] of cases) assert.equal(rejection(chat(extra)).message, message);
+});
+
+test('response_format: text, any JSON object, or JSON under a schema, on both endpoints', () => {
+  const formats = [
+    { type: 'text' },
+    { type: 'json_object' },
+    {
+      type: 'json_schema',
+      json_schema: {
+        name: 'weather',
+        description: 'a forecast',
+        schema: { type: 'object', properties: { c: { type: 'number' } } },
+        strict: true,
+      },
+    },
+  ];
+  for (const response_format of formats) {
+    const chat = parseChatCompletionRequest({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      response_format,
+    });
+    assert.deepEqual(chat.response_format, response_format);
+    const text = parseCompletionRequest({ model: 'm', prompt: 'x', response_format });
+    assert.deepEqual(text.response_format, response_format);
+  }
+  const cases: [unknown, string][] = [
+    [
+      { type: 'xml' },
+      'response_format.type: expected one of text, json_object, json_schema, got "xml"',
+    ],
+    [
+      { type: 'json_schema' },
+      'response_format.json_schema: expected an object ({"name": …, "schema": {…}}) when type is json_schema, got nothing',
+    ],
+    [
+      { type: 'json_object', json_schema: { name: 'w' } },
+      'response_format.json_schema: expected absent unless type is json_schema, got {"name":"w"}',
+    ],
+    [
+      { type: 'json_schema', json_schema: { schema: {} } },
+      'response_format.json_schema.name: expected a non-empty string, got nothing',
+    ],
+    [
+      { type: 'json_schema', json_schema: { name: 'w', schema: [] } },
+      'response_format.json_schema.schema: expected a JSON schema (an object), got []',
+    ],
+    [{ type: 'json_object', extra: 1 }, 'response_format.extra: unknown field'],
+    ['json', 'response_format: expected an object ({"type": "json_object"}, …), got "json"'],
+  ];
+  for (const [response_format, message] of cases) {
+    const err = rejection(() =>
+      parseChatCompletionRequest({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+        response_format,
+      }),
+    );
+    assert.equal(err.message, message);
+  }
+});
+
+test('unconstrainedOnly: a server whose replies follow no format refuses any but text', () => {
+  unconstrainedOnly({}, 'this server');
+  unconstrainedOnly({ response_format: null }, 'this server');
+  unconstrainedOnly({ response_format: { type: 'text' } }, 'this server');
+  const err = rejection(() =>
+    unconstrainedOnly({ response_format: { type: 'json_object' } }, 'the simulated engine'),
+  );
+  assert.equal(
+    err.message,
+    'response_format: not supported by the simulated engine (expected {"type":"text"} or absent), got {"type":"json_object"}',
+  );
+  assert.equal(err.param, 'response_format');
 });

@@ -75,7 +75,6 @@ const unsupported: [string, unknown, unknown[], string][] = [
   ['tool_choice', 'auto', ['none'], '"none" or absent'],
   ['functions', [{ name: 'f' }], [[]], '[] or absent'],
   ['function_call', 'auto', ['none'], '"none" or absent'],
-  ['response_format', { type: 'json_object' }, [{ type: 'text' }], '{"type":"text"} or absent'],
   ['parallel_tool_calls', 'yes', [true, false], 'true, false or absent'],
   ['service_tier', 'flex', ['auto', 'default'], '"auto", "default" or absent'],
   ['store', true, [false], 'false or absent'],

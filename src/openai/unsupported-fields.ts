@@ -1,7 +1,7 @@
 /**
  * OpenAI request fields this server knows but does not implement, in one table with the values
  * that ask for nothing — what real clients send by default (`logprobs: false`, `tools: []`,
- * `response_format: {"type": "text"}`). Main rule: a neutral value, null or absence is
+ * `tool_choice: "none"`). Main rule: a neutral value, null or absence is
  * accepted and kept as sent, so the request forwarded upstream is the client's; any other
  * value is a 400 naming the field — `logprobs: not supported by this server (expected false or
  * absent), got true` — never silently ignored, since the client would get an answer to a
@@ -62,7 +62,6 @@ export const unsupportedFields = {
   tool_choice: neutralOnly(['none']),
   functions: neutralOnly([[]]),
   function_call: neutralOnly(['none']),
-  response_format: neutralOnly([{ type: 'text' }]),
   // Only meaningful with tools, and tools must be empty: either value asks for nothing.
   parallel_tool_calls: neutralOnly([true, false]),
   service_tier: neutralOnly(['auto', 'default']),

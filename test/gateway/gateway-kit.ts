@@ -21,7 +21,7 @@ export const MODEL = 'llama-3-8b';
 const PROFILE = 'const:step_ms=2';
 
 /** Closes `fn`'s server when the current test (or, at top level, the file) ends. */
-function onTeardown(fn: () => Promise<void>): void {
+export function onTeardown(fn: () => Promise<void>): void {
   after(fn);
 }
 

@@ -1,9 +1,20 @@
 // vLLM's own request fields through `goodput serve` to a `goodput engine` over real HTTP, sent
-// by the official `openai` client as a vLLM user sends them (extra body fields), and vLLM's
-// cache_salt as routing sees it: prompts share cached blocks only under the same salt.
+// by the official `openai` client as a vLLM user sends them (extra body fields); vLLM's
+// cache_salt as routing sees it (prompts share cached blocks only under the same salt); and
+// response_format, passed to a server and refused where only simulated engines would answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MODEL, engines, gateway } from './gateway-kit.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { presetPolicy } from '../../src/core/config/presets.ts';
+import {
+  ENGINE_DEFAULTS,
+  buildEngineConfig,
+  buildEngineProfile,
+} from '../../src/engine/engine-spec.ts';
+import type { Backend } from '../../src/gateway/backend.ts';
+import { startGateway } from '../../src/gateway/serve.ts';
+import { MODEL, engines, gateway, onTeardown } from './gateway-kit.ts';
 
 const ADMIN = 'vllm-extras-admin';
 const backends = await engines(1);
@@ -96,4 +107,110 @@ test('cache_salt: a prompt is matched against cached blocks of its own salt only
   assert.equal(await prefixHit('tenant-b'), 0, 'another salt shares nothing');
   assert.equal(await prefixHit(undefined), 0, 'nor does no salt');
   assert.ok((await prefixHit(undefined)) > 500, 'unsalted prompts share among themselves');
+});
+
+/**
+ * A vLLM that answers every chat with `{"a": 1}` in two streamed tokens, as structured outputs
+ * would under a schema; `bodies`: the request bodies it was sent.
+ */
+async function jsonVllm(): Promise<{ readonly url: string; readonly bodies: unknown[] }> {
+  const bodies: unknown[] = [];
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (b: Buffer) => parts.push(b));
+    req.on('end', () => {
+      if (req.url === '/metrics') {
+        res.end('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n');
+      } else if (req.url === '/v1/models') {
+        res.end(JSON.stringify({ data: [{ id: MODEL, object: 'model', parent: null }] }));
+      } else {
+        const body = JSON.parse(Buffer.concat(parts).toString()) as { model: string };
+        bodies.push(body);
+        const id = req.headers['x-request-id'];
+        const event = (fields: object) =>
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, ...fields })}\n\n`;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(
+          event({ choices: [{ index: 0, delta: { content: '{"a":' } }] }) +
+            event({ choices: [{ index: 0, delta: { content: ' 1}' } }] }) +
+            event({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) +
+            event({
+              choices: [],
+              usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 },
+            }) +
+            'data: [DONE]\n\n',
+        );
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  onTeardown(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies };
+}
+
+const WEATHER = {
+  type: 'json_schema' as const,
+  json_schema: {
+    name: 'weather',
+    schema: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] },
+    strict: true,
+  },
+};
+
+test('response_format reaches a server as sent, and its JSON reply comes back whole', async () => {
+  const vllm = await jsonVllm();
+  const front = await gateway([vllm]);
+  for (const format of [{ type: 'json_object' as const }, WEATHER]) {
+    const r = await front.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'The weather as JSON.' }],
+      response_format: format,
+    });
+    assert.deepEqual(JSON.parse(r.choices[0].message.content ?? ''), { a: 1 });
+    assert.deepEqual((vllm.bodies.at(-1) as { response_format: unknown }).response_format, format);
+  }
+});
+
+test('response_format on the simulated fleet or engine: a 400 naming it, never filler text', async () => {
+  const asked = {
+    model: MODEL,
+    messages: [{ role: 'user', content: 'x' }],
+    response_format: { type: 'json_object' },
+  };
+  // An embedded fleet: whatever its engines, the gateway refuses at the door.
+  const spec = { ...ENGINE_DEFAULTS, profile: 'const:step_ms=2' };
+  const idle: Backend = {
+    name: 'embedded-0',
+    load: () => ({ ready: true, running: 0, waiting: 0, kvUsage: 0, atMs: performance.now() }),
+    stream: () => Promise.reject(new Error('no request reaches the engines')),
+    close: async () => {},
+  };
+  const embedded = await startGateway({
+    policy: presetPolicy('goodput'),
+    engine: buildEngineConfig(spec),
+    profile: buildEngineProfile(spec),
+    servedModelName: MODEL,
+    backendUrls: [],
+    embedded: () => [idle],
+    host: '127.0.0.1',
+    port: 0,
+  });
+  onTeardown(() => embedded.close());
+  for (const [url, server] of [
+    [embedded.url, 'the simulated fleet'],
+    [backends[0].url, 'the simulated engine'],
+  ]) {
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(asked),
+    });
+    assert.equal(res.status, 400, server);
+    const { error } = (await res.json()) as { error: { message: string; param: string } };
+    assert.equal(
+      error.message,
+      `response_format: not supported by ${server} (expected {"type":"text"} or absent), got {"type":"json_object"}`,
+    );
+    assert.equal(error.param, 'response_format');
+  }
 });

@@ -30,6 +30,7 @@ import {
   parseCompletionRequest,
   parseJsonText,
   promptList,
+  unconstrainedOnly,
 } from '../../openai/index.ts';
 import { bearerToken, type ApiKeys } from '../api-keys.ts';
 import type { ApiKind } from '../backend.ts';
@@ -66,6 +67,11 @@ export interface CompletionsDeps {
   readonly shedding: () => boolean;
   /** Each request's trace (tracing/): none unless asked for. */
   readonly tracer: RequestTracer;
+  /**
+   * Whether the backends can hold a reply to a `response_format` (vLLM's structured outputs):
+   * servers, yes; the embedded simulated fleet's filler text, no.
+   */
+  readonly structuredOutputs: boolean;
 }
 
 /** The completion endpoints, by path. */
@@ -155,7 +161,7 @@ async function complete(
       const req = unreadRequest(id, deps.nowMs(), tenant, cls, deadlineMs);
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
     }
-    const parsed = parse(kind, bodyText, deps.servedModels);
+    const parsed = parse(kind, bodyText, deps);
     const req = request(id, kind, parsed, headers, tenant, cls, deps, inbound.queuedSinceMs);
     trace.read(req, parsed.model, headers.targets);
     const refused = (rejection: Rejection, shared: boolean) =>
@@ -283,10 +289,12 @@ function authenticate(inbound: Inbound, keys: ApiKeys): string {
   return tenant;
 }
 
-function parse(kind: ApiKind, bodyText: string, models: readonly string[]): Parsed {
+function parse(kind: ApiKind, bodyText: string, deps: CompletionsDeps): Parsed {
   const json = parseJsonText(bodyText);
   const parsed = kind === 'chat' ? parseChatCompletionRequest(json) : parseCompletionRequest(json);
+  const models = deps.servedModels;
   if (!models.includes(parsed.model)) throw modelNotFound(parsed.model, models);
+  if (!deps.structuredOutputs) unconstrainedOnly(parsed, 'the simulated fleet');
   if (kind === 'completion' && promptList(parsed as never).length !== 1) {
     throw invalidRequest(
       'prompt: expected one prompt (batched prompts are not supported)',
