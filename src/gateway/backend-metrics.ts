@@ -40,6 +40,11 @@ export function parseExposition(text: string): Map<string, number> {
   return sums;
 }
 
+/** A backend's load before its figures are known: not ready, its KV taken as full. */
+export function unscrapedLoad(atMs: Ms): BackendLoad {
+  return { ready: false, running: 0, waiting: 0, kvUsage: 1, atMs };
+}
+
 /** Index just past the `}` closing the label set opened at `open`, quotes respected; −1 if none. */
 function labelsEnd(line: string, open: number): number {
   let quoted = false;

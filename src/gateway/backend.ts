@@ -27,10 +27,15 @@ export interface UpstreamCall {
   readonly trace?: TraceHeaders;
 }
 
+/** The delta field a chat model's reasoning streams in (vLLM's reasoning parsers; older: `reasoning_content`). */
+export type ReasoningField = 'reasoning' | 'reasoning_content';
+
 export interface TokenEvent {
   readonly text: string;
   /** The upstream's SSE frame for this token (its bytes) when it can go to the client unchanged. */
   readonly sse?: Uint8Array;
+  /** Set when the text is the model's reasoning, not its reply: the field it came in. */
+  readonly reasoning?: ReasoningField;
 }
 
 /** Called with the time (the gateway's clock) a token was written to the client. */

@@ -12,10 +12,11 @@ import { Agent, request, type IncomingMessage, type RequestOptions } from 'node:
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
-import { adaptersListed, loadFromExposition } from './backend-metrics.ts';
+import { adaptersListed, loadFromExposition, unscrapedLoad } from './backend-metrics.ts';
 import {
   UpstreamError,
   type Backend,
+  type ReasoningField,
   type BackendLoad,
   type StreamEnd,
   type TokenSink,
@@ -25,7 +26,15 @@ import { SseReader } from '../openai/sse-reader.ts';
 import { includeUsage } from '../openai/request-fields.ts';
 import { TokenChunkShape } from './token-chunk-shape.ts';
 import { readText } from './bounded-body.ts';
-import { asIs, counted, forwardedData, ttftParts, type UpstreamChunk } from './upstream-chunk.ts';
+import {
+  asIs,
+  chunkToken,
+  counted,
+  forwardedData,
+  frame,
+  ttftParts,
+  type UpstreamChunk,
+} from './upstream-chunk.ts';
 import { TURN_WRITES } from './http/turn-writes.ts';
 
 export interface HttpBackendOptions {
@@ -50,14 +59,6 @@ export interface HttpBackendOptions {
  */
 export const UPSTREAM_IDLE_MS: Ms = 120_000;
 
-const UNKNOWN = (atMs: Ms): BackendLoad => ({
-  ready: false,
-  running: 0,
-  waiting: 0,
-  kvUsage: 1,
-  atMs,
-});
-
 /** A scrape that has not answered by then failed: the figures go on ageing. */
 const SCRAPE_TIMEOUT_MS = 2_000;
 /**
@@ -76,9 +77,6 @@ const ERROR_BODY_BYTES = 64 * 1024;
 
 /** Thrown by a token past the output cap: the stream ends there, as `length`. */
 const PAST_CAP = new Error('a token past the output cap');
-
-/** An event's data as the SSE frame it came in. */
-const frame = (data: string): Uint8Array => Buffer.from(`data: ${data}\n\n`);
 
 export class HttpBackend implements Backend {
   readonly name: string;
@@ -107,7 +105,7 @@ export class HttpBackend implements Backend {
     const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
     // An IPv6 address without the brackets a URL writes it in.
     this.server = { address: url.hostname.replace(/^\[(.*)\]$/, '$1'), port };
-    this.last = UNKNOWN(opts.clock.now());
+    this.last = unscrapedLoad(opts.clock.now());
     this.scheduleScrape(0);
   }
 
@@ -183,11 +181,11 @@ export class HttpBackend implements Backend {
     const cap = counted(call.body.max_completion_tokens ?? call.body.max_tokens) ?? Infinity;
     // Learnt from the first token chunk fit to forward: the next are read by their bytes.
     let shape: TokenChunkShape | undefined;
-    const token = (text: string, sse: Uint8Array | undefined) => {
+    const token = (text: string, sse: Uint8Array | undefined, reasoning?: ReasoningField) => {
       if (text === '') return;
       if (tokens === cap) throw PAST_CAP;
       tokens++;
-      onToken({ text, sse });
+      onToken(reasoning === undefined ? { text, sse } : { text, sse, reasoning });
     };
     const take = (events: string[]) => {
       for (const data of events) {
@@ -206,14 +204,16 @@ export class HttpBackend implements Backend {
           throw new Error(`it sent an error event: ${data.slice(0, 200)}`);
         }
         const choice = chunk.choices?.[0];
-        const content = call.kind === 'chat' ? choice?.delta?.content : choice?.text;
         if (choice?.finish_reason) finishReason = choice.finish_reason;
         if (chunk.usage) usage = chunk.usage;
         if (chunk.timings) timings = chunk.timings;
-        if (content === undefined || content === '') continue;
+        const t = chunkToken(chunk, call.kind);
+        if (t === undefined) continue;
         const plain = asIs(chunk, forwardable) ? forwardedData(chunk, data, withUsage) : undefined;
-        if (plain !== undefined) shape ??= TokenChunkShape.learn(data, field, content, plain);
-        token(content, plain === undefined ? undefined : frame(plain));
+        // The shape read by bytes is a reply token's: a reasoning token's is parsed each time.
+        if (plain !== undefined && t.reasoning === undefined)
+          shape ??= TokenChunkShape.learn(data, field, t.text, plain);
+        token(t.text, plain === undefined ? undefined : frame(plain), t.reasoning);
       }
     };
     return new Promise((resolve, reject) => {

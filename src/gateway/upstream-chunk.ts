@@ -4,6 +4,7 @@
  * is, its TTFT parts, and its token counts, checked (a backend's figures are not trusted).
  */
 import type { TtftParts } from '../core/observe/request-outcome.ts';
+import type { ApiKind, ReasoningField } from './backend.ts';
 
 export interface UpstreamChunk {
   readonly id?: string;
@@ -12,7 +13,11 @@ export interface UpstreamChunk {
   readonly object?: string;
   readonly error?: unknown;
   readonly choices?: ReadonlyArray<{
-    readonly delta?: { readonly content?: string };
+    readonly delta?: {
+      readonly content?: string;
+      readonly reasoning?: string;
+      readonly reasoning_content?: string;
+    };
     readonly text?: string;
     readonly finish_reason?: string | null;
   }>;
@@ -25,6 +30,26 @@ export function ttftParts(t: UpstreamChunk['timings']): TtftParts | undefined {
   if (t?.queue_ms === undefined || t.prefill_ms === undefined || t.first_decode_ms === undefined)
     return undefined;
   return { queueMs: t.queue_ms, prefillMs: t.prefill_ms, firstDecodeMs: t.first_decode_ms };
+}
+
+/**
+ * The token a chunk carries, if any: a chat's content, or else its reasoning (named by the field
+ * it came in: the gateway writes it back under that name); a completion's text.
+ */
+export function chunkToken(
+  chunk: UpstreamChunk,
+  kind: ApiKind,
+): { readonly text: string; readonly reasoning?: ReasoningField } | undefined {
+  const choice = chunk.choices?.[0];
+  if (kind !== 'chat') return choice?.text ? { text: choice.text } : undefined;
+  const delta = choice?.delta;
+  if (delta === undefined) return undefined;
+  if (delta.content) return { text: delta.content };
+  if (delta.reasoning) return { text: delta.reasoning, reasoning: 'reasoning' };
+  if (delta.reasoning_content) {
+    return { text: delta.reasoning_content, reasoning: 'reasoning_content' };
+  }
+  return undefined;
 }
 
 /**
@@ -60,3 +85,6 @@ export function forwardedData(chunk: UpstreamChunk, data: string, withUsage: boo
     ? data
     : JSON.stringify({ ...chunk, usage: undefined });
 }
+
+/** An event's data as the SSE frame it came in. */
+export const frame = (data: string): Uint8Array => Buffer.from(`data: ${data}\n\n`);

@@ -160,16 +160,28 @@ export function streamCall(
 }
 
 interface StreamEvent {
-  readonly choices?: readonly { text?: string; delta?: { content?: string | null } }[];
+  readonly choices?: readonly {
+    text?: string;
+    delta?: {
+      content?: string | null;
+      reasoning?: string | null;
+      reasoning_content?: string | null;
+    };
+  }[];
   readonly usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
   readonly error?: { message?: string; type?: string; code?: string | number | null };
 }
 
-/** A chunk that carries output: completions' `text` or chat's `delta.content`, not empty. */
+/**
+ * A chunk that carries output: completions' `text`, or chat's `delta.content` or a reasoning
+ * model's thinking (`delta.reasoning`, older `reasoning_content`), not empty: as vLLM's own
+ * benchmark counts them, the first token is the first of either.
+ */
 function carriesToken(event: StreamEvent): boolean {
   const c = event.choices?.[0];
   if (c === undefined) return false;
-  const text = c.text ?? c.delta?.content;
+  const d = c.delta;
+  const text = c.text ?? (d?.content || d?.reasoning || d?.reasoning_content);
   return typeof text === 'string' && text.length > 0;
 }
 

@@ -28,11 +28,16 @@ export interface ResponseHead {
   readonly model: string;
 }
 
+/**
+ * A whole chat completion; `reasoning`, a reasoning model's thinking, goes beside the content
+ * under the field its backend streamed it in (vLLM: `reasoning`, older `reasoning_content`).
+ */
 export function chatCompletion(
   head: ResponseHead,
   content: string,
   finishReason: FinishReason,
   used: Usage,
+  reasoning?: { readonly field: 'reasoning' | 'reasoning_content'; readonly text: string },
 ) {
   return {
     id: head.id,
@@ -42,7 +47,11 @@ export function chatCompletion(
     choices: [
       {
         index: 0,
-        message: { role: 'assistant' as const, content },
+        message: {
+          role: 'assistant' as const,
+          content,
+          ...(reasoning === undefined ? {} : { [reasoning.field]: reasoning.text }),
+        },
         logprobs: null,
         finish_reason: finishReason,
       },

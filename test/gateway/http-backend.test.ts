@@ -514,3 +514,34 @@ test('a backend silent past the idle bound fails the call: before its head, or m
     silent.close();
   }
 });
+
+test("a reasoning model's thinking is a token of its own field, forwarded as it came; its reply follows", async () => {
+  for (const field of ['reasoning', 'reasoning_content'] as const) {
+    const think = (text: string) =>
+      chunk({ choices: [{ index: 0, delta: { [field]: text }, finish_reason: null }] });
+    script = [
+      think('Two'),
+      think(' primes'),
+      delta('7'),
+      delta('', 'stop'),
+      chunk({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 3 } }),
+      'data: [DONE]\r\n\r\n',
+    ];
+    const { tokens, end } = await events();
+    assert.deepEqual(
+      tokens.map((t) => [t.text, t.reasoning]),
+      [
+        ['Two', field],
+        [' primes', field],
+        ['7', undefined],
+      ],
+    );
+    // Named as the gateway names the request: each goes to the client as the bytes it came in.
+    assert.ok(tokens.every((t) => t.sse !== undefined));
+    assert.equal(
+      Buffer.from(tokens[0].sse as Uint8Array).toString(),
+      think('Two').replace(/\r/g, ''),
+    );
+    assert.equal(end.completionTokens, 3, 'thinking tokens are counted');
+  }
+});

@@ -1,7 +1,8 @@
 // vLLM's own request fields through `goodput serve` to a `goodput engine` over real HTTP, sent
 // by the official `openai` client as a vLLM user sends them (extra body fields); vLLM's
-// cache_salt as routing sees it (prompts share cached blocks only under the same salt); and
-// response_format, passed to a server and refused where only simulated engines would answer.
+// cache_salt as routing sees it (prompts share cached blocks only under the same salt);
+// response_format, passed to a server and refused where only simulated engines would answer;
+// and a reasoning model's thinking, relayed in the field its server streamed it in.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -14,6 +15,8 @@ import {
 } from '../../src/engine/engine-spec.ts';
 import type { Backend } from '../../src/gateway/backend.ts';
 import { startGateway } from '../../src/gateway/serve.ts';
+import { streamCall } from '../../src/loadgen/stream-call.ts';
+import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { MODEL, engines, gateway, onTeardown } from './gateway-kit.ts';
 
 const ADMIN = 'vllm-extras-admin';
@@ -110,10 +113,14 @@ test('cache_salt: a prompt is matched against cached blocks of its own salt only
 });
 
 /**
- * A vLLM that answers every chat with `{"a": 1}` in two streamed tokens, as structured outputs
- * would under a schema; `bodies`: the request bodies it was sent.
+ * A vLLM that streams `deltas` for every chat (two JSON tokens unless told), its chunks named
+ * as the gateway names the request (`chatcmpl-` and its X-Request-Id) or, `foreign`, not;
+ * `bodies`: the request bodies it was sent.
  */
-async function jsonVllm(): Promise<{ readonly url: string; readonly bodies: unknown[] }> {
+async function fakeVllm(
+  deltas: readonly object[] = [{ content: '{"a":' }, { content: ' 1}' }],
+  foreign = false,
+): Promise<{ readonly url: string; readonly bodies: unknown[] }> {
   const bodies: unknown[] = [];
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
@@ -126,17 +133,20 @@ async function jsonVllm(): Promise<{ readonly url: string; readonly bodies: unkn
       } else {
         const body = JSON.parse(Buffer.concat(parts).toString()) as { model: string };
         bodies.push(body);
-        const id = req.headers['x-request-id'];
+        const id = foreign ? 'chatcmpl-upstream-own' : `chatcmpl-${req.headers['x-request-id']}`;
         const event = (fields: object) =>
           `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, ...fields })}\n\n`;
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(
-          event({ choices: [{ index: 0, delta: { content: '{"a":' } }] }) +
-            event({ choices: [{ index: 0, delta: { content: ' 1}' } }] }) +
+          deltas.map((delta) => event({ choices: [{ index: 0, delta }] })).join('') +
             event({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) +
             event({
               choices: [],
-              usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 },
+              usage: {
+                prompt_tokens: 9,
+                completion_tokens: deltas.length,
+                total_tokens: 9 + deltas.length,
+              },
             }) +
             'data: [DONE]\n\n',
         );
@@ -158,7 +168,7 @@ const WEATHER = {
 };
 
 test('response_format reaches a server as sent, and its JSON reply comes back whole', async () => {
-  const vllm = await jsonVllm();
+  const vllm = await fakeVllm();
   const front = await gateway([vllm]);
   for (const format of [{ type: 'json_object' as const }, WEATHER]) {
     const r = await front.client.chat.completions.create({
@@ -213,4 +223,62 @@ test('response_format on the simulated fleet or engine: a 400 naming it, never f
     );
     assert.equal(error.param, 'response_format');
   }
+});
+
+test("a reasoning model's thinking reaches the client in the field it came in, streamed and whole", async () => {
+  for (const [field, foreign] of [
+    ['reasoning', false],
+    ['reasoning_content', true],
+  ] as const) {
+    const vllm = await fakeVllm(
+      [{ [field]: 'Two' }, { [field]: ' primes' }, { content: '7' }],
+      foreign,
+    );
+    const front = await gateway([vllm]);
+    const asked = { model: MODEL, messages: [{ role: 'user' as const, content: 'A prime?' }] };
+    type Delta = Record<string, string | undefined>;
+    const stream = await front.client.chat.completions.create({
+      ...asked,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const got: [string, string][] = [];
+    let used: number | undefined;
+    for await (const chunk of stream) {
+      const d = (chunk.choices[0]?.delta ?? {}) as Delta;
+      for (const k of ['content', field]) if (d[k]) got.push([k, d[k] as string]);
+      used = chunk.usage?.completion_tokens ?? used;
+    }
+    const how = foreign ? 'rebuilt' : 'forwarded';
+    assert.deepEqual(
+      got,
+      [
+        [field, 'Two'],
+        [field, ' primes'],
+        ['content', '7'],
+      ],
+      how,
+    );
+    assert.equal(used, 3, `${how}: the thinking tokens are counted`);
+    const whole = await front.client.chat.completions.create(asked);
+    const message = whole.choices[0].message as unknown as Delta;
+    assert.equal(message.content, '7', how);
+    assert.equal(message[field], 'Two primes', how);
+  }
+});
+
+test("goodput bench's client times a reasoning model's first token at its first thought", async () => {
+  const vllm = await fakeVllm([{ reasoning: 'Two' }, { reasoning: ' primes' }, { content: '7' }]);
+  const body = JSON.stringify({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'A prime?' }],
+    stream: true,
+  });
+  const record = await streamCall(
+    { baseUrl: vllm.url, clock: wallClock, timeoutMs: 5_000 },
+    { id: 'r1', tenant: 'default', sloClass: 'interactive', dueMs: 0, promptTokens: 4 },
+    { path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body },
+  );
+  assert.equal(record.ok, true);
+  assert.equal(record.tokenTimesMs.length, 3, 'every token chunk, thinking included');
 });

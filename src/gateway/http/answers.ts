@@ -17,7 +17,7 @@ import {
   usageChunk,
   type FinishReason,
 } from '../../openai/index.ts';
-import type { ApiKind, Sent, StreamEnd } from '../backend.ts';
+import type { ApiKind, ReasoningField, Sent, StreamEnd } from '../backend.ts';
 import { wallClock } from '../../runtime/wall-clock.ts';
 import { isUpstreamError } from '../backend.ts';
 import type { TokenRelay } from './token-relay.ts';
@@ -39,9 +39,12 @@ export async function wholeResponse(
   degradeLevel: number | undefined,
 ) {
   let text = '';
+  let reasoning: { field: ReasoningField; text: string } | undefined;
   // Nothing is written before the end: a token is "sent" as it is collected.
   relay.drainTo((t, sent) => {
-    text += t.text;
+    if (t.reasoning === undefined) text += t.text;
+    else if (reasoning === undefined) reasoning = { field: t.reasoning, text: t.text };
+    else reasoning.text += t.text;
     sent?.(wallClock.now());
   });
   const end = await done;
@@ -49,7 +52,7 @@ export async function wholeResponse(
   const used = usage(end.promptTokens, end.completionTokens);
   const body =
     kind === 'chat'
-      ? chatCompletion(head, text, finish, used)
+      ? chatCompletion(head, text, finish, used, reasoning)
       : textCompletion(head, text, finish, used);
   return degradeLevel === undefined
     ? body
@@ -194,7 +197,7 @@ function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: Stream
     send(
       sseData(
         a.kind === 'chat'
-          ? chatChunk(chunkHead, { content: t.text }, null)
+          ? chatChunk(chunkHead, { [t.reasoning ?? 'content']: t.text }, null)
           : textChunk(chunkHead, t.text, null),
       ),
       sent,
