@@ -31,11 +31,12 @@ export interface UpstreamCall {
 export type ReasoningField = 'reasoning' | 'reasoning_content';
 
 export interface TokenEvent {
+  /** The reply's text; '' for a token of reasoning alone. */
   readonly text: string;
   /** The upstream's SSE frame for this token (its bytes) when it can go to the client unchanged. */
   readonly sse?: Uint8Array;
-  /** Set when the text is the model's reasoning, not its reply: the field it came in. */
-  readonly reasoning?: ReasoningField;
+  /** A reasoning model's thinking in this token, and the field it came in. */
+  readonly reasoning?: { readonly field: ReasoningField; readonly text: string };
 }
 
 /** Called with the time (the gateway's clock) a token was written to the client. */

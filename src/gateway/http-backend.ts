@@ -16,9 +16,9 @@ import { adaptersListed, loadFromExposition, unscrapedLoad } from './backend-met
 import {
   UpstreamError,
   type Backend,
-  type ReasoningField,
   type BackendLoad,
   type StreamEnd,
+  type TokenEvent,
   type TokenSink,
   type UpstreamCall,
 } from './backend.ts';
@@ -32,6 +32,7 @@ import {
   counted,
   forwardedData,
   frame,
+  isErrorEvent,
   ttftParts,
   type UpstreamChunk,
 } from './upstream-chunk.ts';
@@ -181,11 +182,11 @@ export class HttpBackend implements Backend {
     const cap = counted(call.body.max_completion_tokens ?? call.body.max_tokens) ?? Infinity;
     // Learnt from the first token chunk fit to forward: the next are read by their bytes.
     let shape: TokenChunkShape | undefined;
-    const token = (text: string, sse: Uint8Array | undefined, reasoning?: ReasoningField) => {
-      if (text === '') return;
+    const token = (t: TokenEvent) => {
+      if (t.text === '' && t.reasoning === undefined) return;
       if (tokens === cap) throw PAST_CAP;
       tokens++;
-      onToken(reasoning === undefined ? { text, sse } : { text, sse, reasoning });
+      onToken(t);
     };
     const take = (events: string[]) => {
       for (const data of events) {
@@ -195,14 +196,11 @@ export class HttpBackend implements Backend {
         }
         const text = shape?.text(data);
         if (text !== undefined) {
-          token(text, (shape as TokenChunkShape).forward(data));
+          token({ text, sse: (shape as TokenChunkShape).forward(data) });
           continue;
         }
         const chunk = JSON.parse(data) as UpstreamChunk;
-        // An error told in the stream (vLLM writes one as an event, `object: "error"`).
-        if (chunk.error != null || chunk.object === 'error') {
-          throw new Error(`it sent an error event: ${data.slice(0, 200)}`);
-        }
+        if (isErrorEvent(chunk)) throw new Error(`it sent an error event: ${data.slice(0, 200)}`);
         const choice = chunk.choices?.[0];
         if (choice?.finish_reason) finishReason = choice.finish_reason;
         if (chunk.usage) usage = chunk.usage;
@@ -213,7 +211,7 @@ export class HttpBackend implements Backend {
         // The shape read by bytes is a reply token's: a reasoning token's is parsed each time.
         if (plain !== undefined && t.reasoning === undefined)
           shape ??= TokenChunkShape.learn(data, field, t.text, plain);
-        token(t.text, plain === undefined ? undefined : frame(plain), t.reasoning);
+        token(plain === undefined ? t : { ...t, sse: frame(plain) });
       }
     };
     return new Promise((resolve, reject) => {
@@ -261,7 +259,8 @@ export class HttpBackend implements Backend {
           // One whole token frame, as vLLM writes each event: forwarded as the very bytes read
           // (less a usage the client did not ask for).
           const text = reader.idle ? shape?.frameText(bytes) : undefined;
-          if (text !== undefined) token(text, (shape as TokenChunkShape).forwardFrame(bytes));
+          if (text !== undefined)
+            token({ text, sse: (shape as TokenChunkShape).forwardFrame(bytes) });
           else take(reader.push(decoder.write(bytes)));
         } catch (e) {
           fail(e as Error);

@@ -4,7 +4,7 @@
  * is, its TTFT parts, and its token counts, checked (a backend's figures are not trusted).
  */
 import type { TtftParts } from '../core/observe/request-outcome.ts';
-import type { ApiKind, ReasoningField } from './backend.ts';
+import type { ApiKind, TokenEvent } from './backend.ts';
 
 export interface UpstreamChunk {
   readonly id?: string;
@@ -32,24 +32,29 @@ export function ttftParts(t: UpstreamChunk['timings']): TtftParts | undefined {
   return { queueMs: t.queue_ms, prefillMs: t.prefill_ms, firstDecodeMs: t.first_decode_ms };
 }
 
+/** An error told in the stream (vLLM writes one as an event, `object: "error"`). */
+export function isErrorEvent(chunk: UpstreamChunk): boolean {
+  return chunk.error != null || chunk.object === 'error';
+}
+
 /**
- * The token a chunk carries, if any: a chat's content, or else its reasoning (named by the field
- * it came in: the gateway writes it back under that name); a completion's text.
+ * The token a chunk carries, if any: a completion's text; a chat's content, and its reasoning,
+ * named by the field it came in (the gateway writes it back under that name). The chunk where
+ * thinking ends may carry the last of it beside the first of the reply.
  */
-export function chunkToken(
-  chunk: UpstreamChunk,
-  kind: ApiKind,
-): { readonly text: string; readonly reasoning?: ReasoningField } | undefined {
+export function chunkToken(chunk: UpstreamChunk, kind: ApiKind): TokenEvent | undefined {
   const choice = chunk.choices?.[0];
   if (kind !== 'chat') return choice?.text ? { text: choice.text } : undefined;
   const delta = choice?.delta;
   if (delta === undefined) return undefined;
-  if (delta.content) return { text: delta.content };
-  if (delta.reasoning) return { text: delta.reasoning, reasoning: 'reasoning' };
-  if (delta.reasoning_content) {
-    return { text: delta.reasoning_content, reasoning: 'reasoning_content' };
-  }
-  return undefined;
+  const text = delta.content ?? '';
+  const field = delta.reasoning
+    ? 'reasoning'
+    : delta.reasoning_content
+      ? 'reasoning_content'
+      : null;
+  if (field === null) return text === '' ? undefined : { text };
+  return { text, reasoning: { field, text: delta[field] as string } };
 }
 
 /**

@@ -1,8 +1,11 @@
 /**
  * The request fields chat and text completions share: the model, output limits, streaming, the
- * sampling knobs (OpenAI's and vLLM's extensions) and the known fields this server does not
- * implement (unsupported-fields.ts). Sampling knobs are accepted and range-checked with vLLM's
- * rules, so a client that sends them is not refused; a server may ignore them. `null` counts as
+ * sampling and decoding knobs (OpenAI's and vLLM's extensions), vLLM's cache salt, the reply's
+ * format, and the known fields this server does not implement (unsupported-fields.ts).
+ * Sampling and decoding knobs are accepted and range-checked with vLLM's rules, so a client
+ * that sends them is not refused; a server may ignore them (a simulated engine's filler text
+ * has no special tokens to skip). A reply's format is different: a server that cannot hold
+ * its replies to one refuses it (`unconstrainedOnly`). `null` counts as
  * absent, since several clients send explicit nulls. Main rule: nothing is silently dropped —
  * the request objects are strict, so an unknown field is a 400 naming it (as OpenAI answers
  * "Unrecognized request argument supplied"), and what parses is exactly what the client sent

@@ -531,8 +531,8 @@ test("a reasoning model's thinking is a token of its own field, forwarded as it 
     assert.deepEqual(
       tokens.map((t) => [t.text, t.reasoning]),
       [
-        ['Two', field],
-        [' primes', field],
+        ['', { field, text: 'Two' }],
+        ['', { field, text: ' primes' }],
         ['7', undefined],
       ],
     );

@@ -230,8 +230,9 @@ test("a reasoning model's thinking reaches the client in the field it came in, s
     ['reasoning', false],
     ['reasoning_content', true],
   ] as const) {
+    // The chunk where thinking ends carries its last words beside the reply's first.
     const vllm = await fakeVllm(
-      [{ [field]: 'Two' }, { [field]: ' primes' }, { content: '7' }],
+      [{ [field]: 'Two' }, { [field]: ' primes', content: '7' }, { content: ' and 11' }],
       foreign,
     );
     const front = await gateway([vllm]);
@@ -246,7 +247,7 @@ test("a reasoning model's thinking reaches the client in the field it came in, s
     let used: number | undefined;
     for await (const chunk of stream) {
       const d = (chunk.choices[0]?.delta ?? {}) as Delta;
-      for (const k of ['content', field]) if (d[k]) got.push([k, d[k] as string]);
+      for (const k of [field, 'content']) if (d[k]) got.push([k, d[k] as string]);
       used = chunk.usage?.completion_tokens ?? used;
     }
     const how = foreign ? 'rebuilt' : 'forwarded';
@@ -256,13 +257,14 @@ test("a reasoning model's thinking reaches the client in the field it came in, s
         [field, 'Two'],
         [field, ' primes'],
         ['content', '7'],
+        ['content', ' and 11'],
       ],
       how,
     );
     assert.equal(used, 3, `${how}: the thinking tokens are counted`);
     const whole = await front.client.chat.completions.create(asked);
     const message = whole.choices[0].message as unknown as Delta;
-    assert.equal(message.content, '7', how);
+    assert.equal(message.content, '7 and 11', how);
     assert.equal(message[field], 'Two primes', how);
   }
 });

@@ -15,9 +15,10 @@ import {
   textCompletion,
   usage,
   usageChunk,
+  type ChatDelta,
   type FinishReason,
 } from '../../openai/index.ts';
-import type { ApiKind, ReasoningField, Sent, StreamEnd } from '../backend.ts';
+import type { ApiKind, ReasoningField, Sent, StreamEnd, TokenEvent } from '../backend.ts';
 import { wallClock } from '../../runtime/wall-clock.ts';
 import { isUpstreamError } from '../backend.ts';
 import type { TokenRelay } from './token-relay.ts';
@@ -42,9 +43,11 @@ export async function wholeResponse(
   let reasoning: { field: ReasoningField; text: string } | undefined;
   // Nothing is written before the end: a token is "sent" as it is collected.
   relay.drainTo((t, sent) => {
-    if (t.reasoning === undefined) text += t.text;
-    else if (reasoning === undefined) reasoning = { field: t.reasoning, text: t.text };
-    else reasoning.text += t.text;
+    text += t.text;
+    if (t.reasoning !== undefined) {
+      if (reasoning === undefined) reasoning = { ...t.reasoning };
+      else reasoning.text += t.reasoning.text;
+    }
     sent?.(wallClock.now());
   });
   const end = await done;
@@ -197,7 +200,7 @@ function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: Stream
     send(
       sseData(
         a.kind === 'chat'
-          ? chatChunk(chunkHead, { [t.reasoning ?? 'content']: t.text }, null)
+          ? chatChunk(chunkHead, chatDelta(t), null)
           : textChunk(chunkHead, t.text, null),
       ),
       sent,
@@ -209,6 +212,13 @@ function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: Stream
     // As vLLM ends a failed stream: the error event, then [DONE].
     (e: unknown) => close(sseData(streamError(e)) + SSE_DONE),
   );
+}
+
+/** A token as a chat chunk's delta: its thinking under the field it came in, then its reply. */
+function chatDelta(t: TokenEvent): ChatDelta {
+  if (t.reasoning === undefined) return { content: t.text };
+  const thought = { [t.reasoning.field]: t.reasoning.text };
+  return t.text === '' ? thought : { ...thought, content: t.text };
 }
 
 /** The SSE error event that ends a stream cut short, naming what cut it. */
