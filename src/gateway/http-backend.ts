@@ -24,7 +24,7 @@ import {
 } from './backend.ts';
 import { SseReader } from '../openai/sse-reader.ts';
 import { includeUsage } from '../openai/request-fields.ts';
-import { TokenChunkShape } from './token-chunk-shape.ts';
+import { TokenShapes } from './token-chunk-shape.ts';
 import { readText } from './bounded-body.ts';
 import {
   asIs,
@@ -175,13 +175,12 @@ export class HttpBackend implements Backend {
     let done = false;
     let usage: UpstreamChunk['usage'];
     let timings: UpstreamChunk['timings'];
-    const field = call.kind === 'chat' ? 'content' : 'text';
     const withUsage = includeUsage(call.body);
     // The output cap asked of it. Each token event carries at least one token, so a backend
     // that sends more events than this has gone past it: the stream is cut there.
     const cap = counted(call.body.max_completion_tokens ?? call.body.max_tokens) ?? Infinity;
-    // Learnt from the first token chunk fit to forward: the next are read by their bytes.
-    let shape: TokenChunkShape | undefined;
+    // Learnt from the first token chunks fit to forward: the next are read by their bytes.
+    const shapes = new TokenShapes(call.kind === 'chat' ? 'content' : 'text');
     const token = (t: TokenEvent) => {
       if (t.text === '' && t.reasoning === undefined) return;
       if (tokens === cap) throw PAST_CAP;
@@ -194,9 +193,9 @@ export class HttpBackend implements Backend {
           done = true;
           continue;
         }
-        const text = shape?.text(data);
-        if (text !== undefined) {
-          token({ text, sse: (shape as TokenChunkShape).forward(data) });
+        const known = shapes.read(data);
+        if (known !== undefined) {
+          token(known);
           continue;
         }
         const chunk = JSON.parse(data) as UpstreamChunk;
@@ -208,9 +207,7 @@ export class HttpBackend implements Backend {
         const t = chunkToken(chunk, call.kind);
         if (t === undefined) continue;
         const plain = asIs(chunk, forwardable) ? forwardedData(chunk, data, withUsage) : undefined;
-        // The shape read by bytes is a reply token's: a reasoning token's is parsed each time.
-        if (plain !== undefined && t.reasoning === undefined)
-          shape ??= TokenChunkShape.learn(data, field, t.text, plain);
+        if (plain !== undefined) shapes.learn(data, t, plain);
         token(plain === undefined ? t : { ...t, sse: frame(plain) });
       }
     };
@@ -258,9 +255,8 @@ export class HttpBackend implements Backend {
         try {
           // One whole token frame, as vLLM writes each event: forwarded as the very bytes read
           // (less a usage the client did not ask for).
-          const text = reader.idle ? shape?.frameText(bytes) : undefined;
-          if (text !== undefined)
-            token({ text, sse: (shape as TokenChunkShape).forwardFrame(bytes) });
+          const known = reader.idle ? shapes.readFrame(bytes) : undefined;
+          if (known !== undefined) token(known);
           else take(reader.push(decoder.write(bytes)));
         } catch (e) {
           fail(e as Error);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TokenChunkShape } from './token-chunk-shape.ts';
+import { TokenChunkShape, TokenShapes } from './token-chunk-shape.ts';
 
 const chunk = (content: string, finish: string | null = null, id = 'chatcmpl-r1') =>
   JSON.stringify({
@@ -62,4 +62,38 @@ test('learnt with the chunk as the client is to get it, it forwards that chunk w
   // Learnt from the chunk as it came, the frame read is the frame forwarded.
   const bytes = Buffer.from(`data: ${chunk('x')}\n\n`);
   assert.equal(shape?.forwardFrame(bytes), bytes);
+});
+
+test("a reasoning model's stream: thinking and reply each learnt once, then read by their bytes", () => {
+  const delta = (d: object, finish: string | null = null) =>
+    JSON.stringify({
+      id: 'chatcmpl-r1',
+      object: 'chat.completion.chunk',
+      model: 'qwen3',
+      choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }],
+    });
+  for (const field of ['reasoning', 'reasoning_content'] as const) {
+    const shapes = new TokenShapes('content');
+    const thought = (text: string) => delta({ [field]: text });
+    assert.equal(shapes.read(thought('Hmm')), undefined, 'nothing learnt yet');
+    shapes.learn(thought('Hmm'), { text: '', reasoning: { field, text: 'Hmm' } }, thought('Hmm'));
+    // The chunk where thinking ends carries both: parsed whole, and learnt from by neither.
+    const both = delta({ [field]: ' so', content: '7' });
+    assert.equal(shapes.read(both), undefined);
+    shapes.learn(both, { text: '7', reasoning: { field, text: ' so' } }, both);
+    assert.equal(shapes.read(delta({ content: ' is' })), undefined, 'no reply shape yet');
+    shapes.learn(delta({ content: ' is' }), { text: ' is' }, delta({ content: ' is' }));
+
+    const next = shapes.read(thought('a "quote"'));
+    assert.deepEqual(next?.reasoning, { field, text: 'a "quote"' });
+    assert.equal(next?.text, '');
+    assert.equal(Buffer.from(next?.sse ?? []).toString(), `data: ${thought('a "quote"')}\n\n`);
+    const frame = shapes.readFrame(Buffer.from(`data: ${thought('x')}\n\n`));
+    assert.deepEqual(frame?.reasoning, { field, text: 'x' });
+    assert.deepEqual(shapes.read(delta({ content: ' prime' })), {
+      text: ' prime',
+      sse: Buffer.from(`data: ${delta({ content: ' prime' })}\n\n`),
+    });
+    assert.equal(shapes.read(delta({}, 'stop')), undefined, 'the finish is parsed whole');
+  }
 });

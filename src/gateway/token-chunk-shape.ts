@@ -15,6 +15,8 @@
  * chunk as the client is to get it (without the `"usage": null` the gateway asked for and the
  * client did not): its text's bytes between that chunk's own prefix and suffix.
  */
+import type { ReasoningField, TokenEvent } from './backend.ts';
+
 export class TokenChunkShape {
   private readonly prefix: string;
   private readonly suffix: string;
@@ -36,13 +38,13 @@ export class TokenChunkShape {
   }
 
   /**
-   * The shape of `data`, a token chunk whose `field` (`content` or `text`) holds `token`, and of
+   * The shape of `data`, a token chunk whose `field` (`content`, `text`, `reasoning`…) holds `token`, and of
    * `forwarded`, the same chunk as the client is to get it; undefined when the token is not
    * written there the way JSON.stringify writes it, or the field appears more than once.
    */
   static learn(
     data: string,
-    field: 'content' | 'text',
+    field: string,
     token: string,
     forwarded = data,
   ): TokenChunkShape | undefined {
@@ -95,13 +97,63 @@ export class TokenChunkShape {
   }
 }
 
+/**
+ * A stream's learnt token shapes: its reply tokens' and, for a reasoning model, its thinking
+ * tokens' (another field, so another shape). Each is learnt from the first chunk of its kind fit
+ * to forward as is, and reads the next ones by their bytes.
+ */
+export class TokenShapes {
+  private readonly replyField: 'content' | 'text';
+  private reply: TokenChunkShape | undefined;
+  private thought: { readonly shape: TokenChunkShape; readonly field: ReasoningField } | undefined;
+
+  constructor(replyField: 'content' | 'text') {
+    this.replyField = replyField;
+  }
+
+  /** The token in `data` when it has a learnt shape, with the frame the client is to get. */
+  read(data: string): TokenEvent | undefined {
+    const reply = this.reply?.text(data);
+    if (reply !== undefined)
+      return { text: reply, sse: (this.reply as TokenChunkShape).forward(data) };
+    const t = this.thought;
+    const thinking = t?.shape.text(data);
+    if (t === undefined || thinking === undefined) return undefined;
+    return { text: '', sse: t.shape.forward(data), reasoning: { field: t.field, text: thinking } };
+  }
+
+  /** The same for `bytes` that are exactly one SSE frame, read without decoding the rest. */
+  readFrame(bytes: Buffer): TokenEvent | undefined {
+    const reply = this.reply?.frameText(bytes);
+    if (reply !== undefined) {
+      return { text: reply, sse: (this.reply as TokenChunkShape).forwardFrame(bytes) };
+    }
+    const t = this.thought;
+    const thinking = t?.shape.frameText(bytes);
+    if (t === undefined || thinking === undefined) return undefined;
+    const reasoning = { field: t.field, text: thinking };
+    return { text: '', sse: t.shape.forwardFrame(bytes), reasoning };
+  }
+
+  /** Learns from `data`, a chunk parsed whole to `t` and fit to go to the client as `forwarded`. */
+  learn(data: string, t: TokenEvent, forwarded: string): void {
+    const r = t.reasoning;
+    if (r === undefined) {
+      this.reply ??= TokenChunkShape.learn(data, this.replyField, t.text, forwarded);
+    } else if (t.text === '' && this.thought === undefined) {
+      const shape = TokenChunkShape.learn(data, r.field, r.text, forwarded);
+      if (shape !== undefined) this.thought = { shape, field: r.field };
+    }
+  }
+}
+
 /** A chunk's text before and after its token's JSON string body. */
 interface Around {
   readonly prefix: string;
   readonly suffix: string;
 }
 
-function around(data: string, field: 'content' | 'text', token: string): Around | undefined {
+function around(data: string, field: string, token: string): Around | undefined {
   const key = `"${field}":`;
   const value = JSON.stringify(token);
   const at = data.indexOf(key + value);
