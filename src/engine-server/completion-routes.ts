@@ -16,7 +16,12 @@ import {
   type PromptBlockHashes,
 } from '../openai/prefix-hashes.ts';
 import { estimateChatTokens, estimateCompletionTokens } from '../openai/prompt-tokens.ts';
-import { includeUsage, outputLimit, unconstrainedOnly } from '../openai/request-fields.ts';
+import {
+  includeUsage,
+  outputLimit,
+  priorityAllowed,
+  unconstrainedOnly,
+} from '../openai/request-fields.ts';
 import { chatCompletion, textCompletion, usage } from '../openai/responses.ts';
 import { decodeUtf8 } from '../openai/utf8-text.ts';
 import { checkIdentityEncoding, checkJsonContentType } from '../openai/errors.ts';
@@ -41,6 +46,7 @@ interface Prepared {
   readonly includeUsage: boolean;
   readonly ignoreEos: boolean;
   readonly minTokens: number | undefined;
+  readonly priority: number | undefined;
   readonly limit: ReturnType<typeof outputLimit>;
   readonly promptField: string;
   /** The prompt's block hashes, in the engine's block size. */
@@ -70,6 +76,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
     includeUsage: includeUsage(req),
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,
+    priority: req.priority ?? undefined,
     limit: outputLimit(req),
     promptField: 'messages',
     prefix: (blockTokens) =>
@@ -96,6 +103,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     includeUsage: includeUsage(req),
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,
+    priority: req.priority ?? undefined,
     limit: outputLimit(req),
     promptField: 'prompt',
     prefix: (blockTokens) =>
@@ -113,6 +121,8 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   if (p.model !== deps.servedModelName && adapter === undefined) {
     throw modelNotFound(p.model, [deps.servedModelName, ...adapters]);
   }
+  const byPriority = backend.config.schedulingPolicy === 'priority';
+  priorityAllowed(p, byPriority, 'this engine schedules first come, first served');
   const blockSize = backend.config.blockSize;
   const result = backend.submit({
     promptTokens: p.promptTokens,
@@ -121,6 +131,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
     minTokens: p.minTokens,
     prefix: p.prefix(blockSize),
     adapter,
+    priority: p.priority,
   });
   if (!result.ok) {
     const load = backend.load();

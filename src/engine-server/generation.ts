@@ -53,6 +53,8 @@ export class Job implements EngineRequest, Generation {
   readonly prefix?: PrefixBlocks;
   /** The LoRA adapter it runs with (the request's model, when that names one). */
   readonly adapter?: string;
+  /** vLLM's request priority: read under `--scheduling-policy priority`, 0 when absent. */
+  readonly priority?: number;
   readonly plan: RequestPlan;
   readonly arrivalMs: Ms;
   failReason: FailReason | null = null;
@@ -72,9 +74,11 @@ export class Job implements EngineRequest, Generation {
     host: JobHost,
     prefix?: PrefixBlocks,
     adapter?: string,
+    priority?: number,
   ) {
     this.id = id;
     this.adapter = adapter;
+    this.priority = priority;
     this.inputTokens = promptTokens;
     this.outputTokens = plan.outputTokens;
     this.plan = plan;

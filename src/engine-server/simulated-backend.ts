@@ -27,6 +27,8 @@ export interface GenerationRequest {
   readonly prefix?: PrefixBlocks;
   /** The LoRA adapter asked for (one of the engine's `loraModules`); the base model when absent. */
   readonly adapter?: string;
+  /** vLLM's request priority (lower is served first) under `--scheduling-policy priority`. */
+  readonly priority?: number;
 }
 
 export type RejectReason =
@@ -122,6 +124,7 @@ export class SimulatedBackend implements JobHost {
       this,
       req.prefix,
       req.adapter,
+      req.priority,
     );
     if (!this.driver.add(job)) return { ok: false, reason: job.failReason ?? 'shutting_down' };
     this.live.add(job);

@@ -115,7 +115,7 @@ export function generationRequest(
     engine.blockSize,
   );
   // A model naming one of the engine's LoRA adapters runs with it (vLLM's rule).
-  const model = (call.body as { model?: unknown }).model;
+  const { model, priority } = call.body as { model?: unknown; priority?: unknown };
   const adapter =
     typeof model === 'string' && engine.loraModules?.includes(model) === true ? model : undefined;
   return {
@@ -125,6 +125,8 @@ export function generationRequest(
     minTokens,
     prefix,
     ...(adapter === undefined ? {} : { adapter }),
+    // The class's band, which the gateway sets under priority scheduling.
+    ...(typeof priority === 'number' ? { priority } : {}),
   };
 }
 

@@ -58,6 +58,8 @@ export interface GatewayDeps {
   readonly onScaleTick?: (groups: ScaleGroups) => void;
   /** The autoscaler whose decision the gateway exports (no actuator: `goodput_desired_replicas`). */
   readonly autoscale?: ScaleExportSettings;
+  /** Engines under vLLM's priority scheduling: the priority a class's requests go with. */
+  readonly priorityOf?: (cls: SloClassName) => number;
 }
 
 export type Admitted =
@@ -311,7 +313,7 @@ export class Gateway {
         {
           id: ticket.req.id,
           kind,
-          body: servedBody(body, ticket.req),
+          body: servedBody(body, ticket.req, this.deps.priorityOf?.(ticket.req.sloClass)),
           signal,
           trace: attempt.headers,
         },

@@ -191,6 +191,9 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       o.onOutcome?.(r, json);
     },
     onScaleTick: (groups) => dashboard.scaleTick(groups),
+    ...(o.engine.schedulingPolicy === 'priority'
+      ? { priorityOf: (cls: keyof typeof o.policy.classes) => o.policy.classes[cls].priority }
+      : {}),
     autoscale: o.autoscale,
   });
   const learned =

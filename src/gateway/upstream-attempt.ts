@@ -32,15 +32,19 @@ export function triedAgain(e: UpstreamError, req: LlmRequest, retry: boolean): b
 
 /**
  * The body as admission decided to serve it: a degraded output cap goes upstream, and a
- * `min_tokens` above it comes down with it (vLLM refuses min_tokens > max_tokens).
+ * `min_tokens` above it comes down with it (vLLM refuses min_tokens > max_tokens); with engines
+ * under priority scheduling, the request's `priority` (its class's band, as the simulator's
+ * engines get it).
  */
 export function servedBody(
   body: Record<string, unknown>,
   served: LlmRequest,
+  priority?: number,
 ): Record<string, unknown> {
+  const prioritised = priority === undefined ? body : { ...body, priority };
   const cap = served.maxTokens;
-  if (cap === undefined) return body;
-  const { max_completion_tokens: _asked, ...rest } = body;
+  if (cap === undefined) return prioritised;
+  const { max_completion_tokens: _asked, ...rest } = prioritised;
   const min = typeof body.min_tokens === 'number' ? Math.min(body.min_tokens, cap) : undefined;
   return { ...rest, max_tokens: cap, ...(min === undefined ? {} : { min_tokens: min }) };
 }

@@ -40,6 +40,7 @@ export {
   includeUsage,
   outputLimit,
   RESPONSE_FORMATS,
+  priorityAllowed,
   unconstrainedOnly,
 } from './request-fields.ts';
 export { unsupportedFields, unsupportedMessageFields } from './unsupported-fields.ts';

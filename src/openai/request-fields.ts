@@ -130,6 +130,11 @@ export const commonFields = {
    * not matched against another's. The prompt's block hashes start from it (prefix-hashes.ts).
    */
   cache_salt: text('a non-empty string').min(1).nullish(),
+  /**
+   * vLLM's request priority (lower is served first): an engine takes it only under priority
+   * scheduling (`priorityAllowed`); the gateway sets it itself, from the request's class.
+   */
+  priority: z.int(expect('an integer')).nullish(),
   /** Whether a server can constrain its replies to it is its own to say (`unconstrainedOnly`). */
   response_format: responseFormat.nullish(),
   ...unsupportedFields,
@@ -204,4 +209,18 @@ export function unconstrainedOnly(
     `response_format: not supported by ${server} (expected {"type":"text"} or absent), got ${describeValue(format)}`,
     'response_format',
   );
+}
+
+/**
+ * vLLM's rule for a request's priority: anything but 0 only where the engine schedules by it
+ * (`--scheduling-policy priority`); `who` says why it is refused otherwise.
+ */
+export function priorityAllowed(
+  req: { readonly priority?: number | null },
+  allowed: boolean,
+  who: string,
+): void {
+  const p = req.priority;
+  if (p == null || p === 0 || allowed) return;
+  throw invalidRequest(`priority: expected 0 or absent (${who}), got ${p}`, 'priority');
 }

@@ -2,7 +2,8 @@
 // by the official `openai` client as a vLLM user sends them (extra body fields); vLLM's
 // cache_salt as routing sees it (prompts share cached blocks only under the same salt);
 // response_format, passed to a server and refused where only simulated engines would answer;
-// and a reasoning model's thinking, relayed in the field its server streamed it in.
+// a reasoning model's thinking, relayed in the field its server streamed it in; and vLLM's
+// request priority, which the gateway sets from the class where engines schedule by it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -14,6 +15,7 @@ import {
   buildEngineProfile,
 } from '../../src/engine/engine-spec.ts';
 import type { Backend } from '../../src/gateway/backend.ts';
+import { generationRequest } from '../../src/gateway/embedded-backend.ts';
 import { startGateway } from '../../src/gateway/serve.ts';
 import { streamCall } from '../../src/loadgen/stream-call.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
@@ -283,4 +285,71 @@ test("goodput bench's client times a reasoning model's first token at its first 
   );
   assert.equal(record.ok, true);
   assert.equal(record.tokenTimesMs.length, 3, 'every token chunk, thinking included');
+});
+
+test("under priority scheduling each request goes upstream with its class's band as vLLM's priority", async () => {
+  const vllm = await fakeVllm();
+  const byPriority = await gateway([vllm], 'goodput', {
+    engine: { schedulingPolicy: 'priority' },
+  });
+  const fcfs = await gateway([vllm]);
+  const send = async (url: string, cls: string) => {
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goodput-class': cls },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.arrayBuffer();
+    return (vllm.bodies.at(-1) as { priority?: number }).priority;
+  };
+  assert.equal(await send(byPriority.url, 'interactive'), 0);
+  assert.equal(await send(byPriority.url, 'batch'), 2);
+  assert.equal(await send(fcfs.url, 'batch'), undefined, 'FCFS engines are sent none');
+  // The class decides it: a client's own is refused at the door.
+  const own = await fetch(`${byPriority.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'x' }],
+      priority: -5,
+    }),
+  });
+  assert.equal(own.status, 400);
+  assert.equal(
+    ((await own.json()) as { error: { message: string } }).error.message,
+    "priority: expected 0 or absent (the gateway sets it from the request's class), got -5",
+  );
+});
+
+test('goodput engine takes a priority as vLLM does: only under priority scheduling', async () => {
+  const [fcfs] = await engines(1);
+  const [byPriority] = await engines(1, { schedulingPolicy: 'priority' });
+  const ask = (url: string, priority: number) =>
+    fetch(`${url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, prompt: 'x', max_tokens: 2, priority }),
+    });
+  assert.equal((await ask(byPriority.url, 3)).status, 200);
+  assert.equal((await ask(fcfs.url, 0)).status, 200);
+  const refused = await ask(fcfs.url, 3);
+  assert.equal(refused.status, 400);
+  assert.equal(
+    ((await refused.json()) as { error: { message: string } }).error.message,
+    'priority: expected 0 or absent (this engine schedules first come, first served), got 3',
+  );
+});
+
+test("the embedded engines read the priority the gateway set, as the simulator's engines get it", () => {
+  const call = (body: object) => ({
+    id: 'r1',
+    kind: 'chat' as const,
+    body: { model: MODEL, messages: [{ role: 'user', content: 'x' }], ...body },
+    signal: new AbortController().signal,
+  });
+  const engine = { blockSize: 16 };
+  assert.equal(generationRequest(call({ priority: 2 }), engine).priority, 2);
+  assert.equal(generationRequest(call({}), engine).priority, undefined);
 });

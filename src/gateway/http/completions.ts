@@ -29,6 +29,7 @@ import {
   parseChatCompletionRequest,
   parseCompletionRequest,
   parseJsonText,
+  priorityAllowed,
   promptList,
   unconstrainedOnly,
 } from '../../openai/index.ts';
@@ -295,6 +296,7 @@ function parse(kind: ApiKind, bodyText: string, deps: CompletionsDeps): Parsed {
   const models = deps.servedModels;
   if (!models.includes(parsed.model)) throw modelNotFound(parsed.model, models);
   if (!deps.structuredOutputs) unconstrainedOnly(parsed, 'the simulated fleet');
+  priorityAllowed(parsed, false, "the gateway sets it from the request's class");
   if (kind === 'completion' && promptList(parsed as never).length !== 1) {
     throw invalidRequest(
       'prompt: expected one prompt (batched prompts are not supported)',
