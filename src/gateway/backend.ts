@@ -27,7 +27,10 @@ export interface UpstreamCall {
   readonly trace?: TraceHeaders;
 }
 
-/** The delta field a chat model's reasoning streams in (vLLM's reasoning parsers; older: `reasoning_content`). */
+/**
+ * The delta field a chat model's reasoning streams in (vLLM's reasoning parsers; older releases:
+ * `reasoning_content`).
+ */
 export type ReasoningField = 'reasoning' | 'reasoning_content';
 
 export interface TokenEvent {

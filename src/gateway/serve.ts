@@ -36,6 +36,7 @@ import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { openSharedStore } from './shared/open-store.ts';
 import type { Ms } from '../core/request/units.ts';
+import type { SloClassName } from '../core/request/slo-classes.ts';
 import { InFlight } from './http/in-flight.ts';
 import { LagShedder } from './http/lag-shedder.ts';
 import { ConnectionIntake, lineLimitMs } from './http/connection-intake.ts';
@@ -192,7 +193,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     },
     onScaleTick: (groups) => dashboard.scaleTick(groups),
     ...(o.engine.schedulingPolicy === 'priority'
-      ? { priorityOf: (cls: keyof typeof o.policy.classes) => o.policy.classes[cls].priority }
+      ? { priorityOf: (cls: SloClassName) => o.policy.classes[cls].priority }
       : {}),
     autoscale: o.autoscale,
   });

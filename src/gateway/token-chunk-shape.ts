@@ -38,9 +38,10 @@ export class TokenChunkShape {
   }
 
   /**
-   * The shape of `data`, a token chunk whose `field` (`content`, `text`, `reasoning`…) holds `token`, and of
-   * `forwarded`, the same chunk as the client is to get it; undefined when the token is not
-   * written there the way JSON.stringify writes it, or the field appears more than once.
+   * The shape of `data`, a token chunk whose `field` (`content`, `text`, `reasoning`…) holds
+   * `token`, and of `forwarded`, the same chunk as the client is to get it; undefined when the
+   * token is not written there the way JSON.stringify writes it, or the field appears more than
+   * once.
    */
   static learn(
     data: string,

@@ -21,7 +21,7 @@ export interface ChunkHead {
 export interface ChatDelta {
   readonly role?: 'assistant';
   readonly content?: string;
-  /** A reasoning model's thinking, as vLLM's reasoning parsers stream it (older: reasoning_content). */
+  /** A reasoning model's thinking, as vLLM's parsers stream it (older: reasoning_content). */
   readonly reasoning?: string;
   readonly reasoning_content?: string;
 }

@@ -67,16 +67,29 @@ test("vLLM's decoding and chat-template fields reach the engine, streamed and wh
   assert.equal(whole.usage?.completion_tokens, 3);
 });
 
-test('a bad vLLM field is a 400 naming it, from the gateway, before any backend is asked', async () => {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+/** POSTs `body` as JSON to `url`'s `path` (a chat completion unless told). */
+function post(
+  url: string,
+  body: object,
+  headers: Record<string, string> = {},
+  path = '/v1/chat/completions',
+): Promise<Response> {
+  return fetch(`${url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'x' }],
-      cache_salt: '',
-    }),
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
   });
+}
+
+/** A one-message chat, with `extra` fields. */
+const chat = (extra: object = {}) => ({
+  model: MODEL,
+  messages: [{ role: 'user', content: 'x' }],
+  ...extra,
+});
+
+test('a bad vLLM field is a 400 naming it, from the gateway, before any backend is asked', async () => {
+  const res = await post(gw.url, chat({ cache_salt: '' }));
   assert.equal(res.status, 400);
   const body = (await res.json()) as { error: { message: string; param: string } };
   assert.equal(body.error.message, 'cache_salt: expected a non-empty string, got ""');
@@ -85,15 +98,11 @@ test('a bad vLLM field is a 400 naming it, from the gateway, before any backend 
 
 /** The prompt tokens admission expected the backend's cache to hold, from the decision record. */
 async function prefixHit(salt: string | undefined): Promise<number> {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'Summarise the incident report below. '.repeat(60) }],
-      max_tokens: 1,
-      ...(salt === undefined ? {} : { cache_salt: salt }),
-    }),
+  const res = await post(gw.url, {
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Summarise the incident report below. '.repeat(60) }],
+    max_tokens: 1,
+    ...(salt === undefined ? {} : { cache_salt: salt }),
   });
   assert.equal(res.status, 200);
   await res.arrayBuffer();
@@ -184,11 +193,7 @@ test('response_format reaches a server as sent, and its JSON reply comes back wh
 });
 
 test('response_format on the simulated fleet or engine: a 400 naming it, never filler text', async () => {
-  const asked = {
-    model: MODEL,
-    messages: [{ role: 'user', content: 'x' }],
-    response_format: { type: 'json_object' },
-  };
+  const asked = chat({ response_format: { type: 'json_object' } });
   // An embedded fleet: whatever its engines, the gateway refuses at the door.
   const spec = { ...ENGINE_DEFAULTS, profile: 'const:step_ms=2' };
   const idle: Backend = {
@@ -212,11 +217,7 @@ test('response_format on the simulated fleet or engine: a 400 naming it, never f
     [embedded.url, 'the simulated fleet'],
     [backends[0].url, 'the simulated engine'],
   ]) {
-    const res = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(asked),
-    });
+    const res = await post(url, asked);
     assert.equal(res.status, 400, server);
     const { error } = (await res.json()) as { error: { message: string; param: string } };
     assert.equal(
@@ -294,11 +295,7 @@ test("under priority scheduling each request goes upstream with its class's band
   });
   const fcfs = await gateway([vllm]);
   const send = async (url: string, cls: string) => {
-    const res = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-goodput-class': cls },
-      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }),
-    });
+    const res = await post(url, chat(), { 'x-goodput-class': cls });
     assert.equal(res.status, 200, await res.clone().text());
     await res.arrayBuffer();
     return (vllm.bodies.at(-1) as { priority?: number }).priority;
@@ -307,15 +304,7 @@ test("under priority scheduling each request goes upstream with its class's band
   assert.equal(await send(byPriority.url, 'batch'), 2);
   assert.equal(await send(fcfs.url, 'batch'), undefined, 'FCFS engines are sent none');
   // The class decides it: a client's own is refused at the door.
-  const own = await fetch(`${byPriority.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'x' }],
-      priority: -5,
-    }),
-  });
+  const own = await post(byPriority.url, chat({ priority: -5 }));
   assert.equal(own.status, 400);
   assert.equal(
     ((await own.json()) as { error: { message: string } }).error.message,
@@ -327,11 +316,7 @@ test('goodput engine takes a priority as vLLM does: only under priority scheduli
   const [fcfs] = await engines(1);
   const [byPriority] = await engines(1, { schedulingPolicy: 'priority' });
   const ask = (url: string, priority: number) =>
-    fetch(`${url}/v1/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: MODEL, prompt: 'x', max_tokens: 2, priority }),
-    });
+    post(url, { model: MODEL, prompt: 'x', max_tokens: 2, priority }, {}, '/v1/completions');
   assert.equal((await ask(byPriority.url, 3)).status, 200);
   assert.equal((await ask(fcfs.url, 0)).status, 200);
   const refused = await ask(fcfs.url, 3);

@@ -4,9 +4,10 @@
  * configured, as OpenAI's is), `/metrics` (Prometheus text), `/healthz` (the process answers),
  * `/readyz` (a backend is usable and the gateway is not draining), `/health` (the same answer
  * at vLLM's probe path, so a deployment that probed vLLM probes the gateway unchanged), and the
- * admin lookup of a decision record by request id, behind the admin token. Every error is OpenAI's shape; a known
- * path asked with the wrong method is a 405 naming the methods it takes (`Allow`). Nothing a
- * client sends is an error of the gateway's: only a bug is a 500, and it is logged.
+ * admin lookup of a decision record by request id, behind the admin token. Every error is
+ * OpenAI's shape; a known path asked with the wrong method is a 405 naming the methods it takes
+ * (`Allow`). Nothing a client sends is an error of the gateway's: only a bug is a 500, and it is
+ * logged.
  */
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
