@@ -21,14 +21,25 @@ interface Hashing {
 /** A tree's hashing of a chat and a token prompt, as its gateway does it (block size 16). */
 async function hashing(dir: string): Promise<Hashing> {
   const o = await import(resolve(dir, 'src/openai/index.ts'));
-  // A checkout from before the streamed hashes renders the prompt, then hashes the text.
+  // A checkout from before the streamed hashes renders the prompt, then hashes the text; one
+  // from before tools takes a chat's messages alone (an object is not iterable there).
+  const ofTools = (() => {
+    try {
+      o.estimateChatTokens({ messages: [] });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  const prompt = (m: Messages) => (ofTools ? { messages: m } : m);
   return {
     chat: (m, t) =>
-      o.chatBlockHashes?.(m, t, 16) ?? o.promptBlockHashes(o.renderChatPrompt(m), t, 16),
+      o.chatBlockHashes?.(prompt(m), t, 16) ??
+      o.promptBlockHashes(o.renderChatPrompt(prompt(m)), t, 16),
     ids: (p, t) =>
       o.completionBlockHashes?.(p, t, 16) ??
       o.promptBlockHashes(o.renderCompletionPrompt(p), t, 16),
-    estimate: o.estimateChatTokens,
+    estimate: (m) => o.estimateChatTokens(prompt(m)),
   };
 }
 

@@ -23,6 +23,7 @@ import {
   unconstrainedOnly,
 } from '../openai/request-fields.ts';
 import { chatCompletion, textCompletion, usage } from '../openai/responses.ts';
+import { noToolCallRequired } from '../openai/tool-fields.ts';
 import { decodeUtf8 } from '../openai/utf8-text.ts';
 import { checkIdentityEncoding, checkJsonContentType } from '../openai/errors.ts';
 import { parseJsonText } from '../openai/validation.ts';
@@ -69,7 +70,8 @@ async function jsonBody(c: Context): Promise<unknown> {
 export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const req = parseChatCompletionRequest(await jsonBody(c));
   unconstrainedOnly(req, 'the simulated engine');
-  const promptTokens = estimateChatTokens(req.messages);
+  noToolCallRequired(req, 'the simulated engine');
+  const promptTokens = estimateChatTokens(req);
   return run(c, deps, 'chat', {
     model: req.model,
     stream: req.stream === true,
@@ -79,8 +81,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
     priority: req.priority ?? undefined,
     limit: outputLimit(req),
     promptField: 'messages',
-    prefix: (blockTokens) =>
-      chatBlockHashes(req.messages, promptTokens, blockTokens, req.cache_salt),
+    prefix: (blockTokens) => chatBlockHashes(req, promptTokens, blockTokens, req.cache_salt),
     promptTokens,
     promptTokensExact: false,
   });

@@ -11,16 +11,15 @@ import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { PrefixBlocks } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { EngineRequest, FailReason } from '../engine/engine-types.ts';
-import type { FinishReason } from '../openai/responses.ts';
 import { EventChannel } from './event-channel.ts';
 import { fillerPiece } from './filler-text.ts';
-import type { RequestPlan } from './request-plan.ts';
+import type { FillerFinish, RequestPlan } from './request-plan.ts';
 
 export type GenerationEvent =
   | { readonly type: 'token'; readonly index: number; readonly text: string; readonly atMs: Ms }
   | {
       readonly type: 'finish';
-      readonly reason: FinishReason;
+      readonly reason: FillerFinish;
       readonly completionTokens: number;
       readonly atMs: Ms;
     }
@@ -42,7 +41,7 @@ export interface JobHost {
   readonly timers: Timers;
   /** The job ended before finishing (client gone, or crashed): drop it from the engine. */
   abort(job: Job): void;
-  finished(job: Job, reason: FinishReason, atMs: Ms): void;
+  finished(job: Job, reason: FillerFinish, atMs: Ms): void;
   tokenAt(job: Job, index: number, atMs: Ms): void;
 }
 

@@ -59,7 +59,7 @@ test('non-streaming chat: the text has one word per completion token, usage adds
   assert.equal(choice.message.role, 'assistant');
   const words = (choice.message.content ?? '').split(' ').length;
   assert.ok(r.usage !== undefined);
-  assert.equal(r.usage.prompt_tokens, estimateChatTokens(messages));
+  assert.equal(r.usage.prompt_tokens, estimateChatTokens({ messages }));
   assert.equal(r.usage.completion_tokens, words);
   assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + words);
   assert.ok(words >= 1 && words <= 12);

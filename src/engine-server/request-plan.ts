@@ -5,7 +5,6 @@
  * length, three fault draws — so a seed gives the same lengths with faults on or off.
  */
 import type { Rng } from '../core/ports/rng.ts';
-import type { FinishReason } from '../openai/responses.ts';
 
 export interface FaultRates {
   /** Fraction of requests answered 500 before any token. */
@@ -30,11 +29,14 @@ export interface PlanInput {
   readonly maxModelLen: number;
 }
 
+/** How a filler reply ends, as vLLM's finish reasons say it: the filler calls no tool. */
+export type FillerFinish = 'stop' | 'length';
+
 export interface RequestPlan {
   /** Tokens the engine is asked for (≥ 1, so the engine can judge the prompt itself). */
   readonly outputTokens: number;
   /** Why the request stops if it runs to the end. */
-  readonly finishReason: FinishReason;
+  readonly finishReason: FillerFinish;
   readonly fail: boolean;
   /** Index of the token the stream pauses before, or null. */
   readonly stallBefore: number | null;

@@ -14,9 +14,13 @@ import type { EngineStats } from '../engine/engine-stats.ts';
 import type { EngineConfig, FailReason, ReplicaLoad } from '../engine/engine-types.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
-import type { FinishReason } from '../openai/responses.ts';
 import { type Generation, Job, type JobHost } from './generation.ts';
-import { type FaultRates, type LengthSampler, RequestPlanner } from './request-plan.ts';
+import {
+  type FaultRates,
+  type FillerFinish,
+  type LengthSampler,
+  RequestPlanner,
+} from './request-plan.ts';
 
 export interface GenerationRequest {
   readonly promptTokens: number;
@@ -39,7 +43,7 @@ export type SubmitResult =
   | { readonly ok: false; readonly reason: RejectReason };
 
 /** How an accepted request ended: vLLM's finished_reason values. */
-export type EndReason = FinishReason | 'abort';
+export type EndReason = FillerFinish | 'abort';
 
 /** Request-level timings as they happen, for histograms (vLLM's definitions, in ms). */
 export interface BackendObserver {
@@ -176,7 +180,7 @@ export class SimulatedBackend implements JobHost {
     this.lastTokenMs.set(job, atMs);
   }
 
-  finished(job: Job, reason: FinishReason, atMs: Ms): void {
+  finished(job: Job, reason: FillerFinish, atMs: Ms): void {
     this.end(job, reason, atMs);
   }
 

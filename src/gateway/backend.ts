@@ -9,6 +9,7 @@
  */
 import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { Ms, Tokens } from '../core/request/units.ts';
+import type { ToolCallDelta } from '../openai/index.ts';
 import type { TraceHeaders } from './tracing/trace-context.ts';
 
 export type ApiKind = 'chat' | 'completion';
@@ -40,6 +41,8 @@ export interface TokenEvent {
   readonly sse?: Uint8Array;
   /** A reasoning model's thinking in this token, and the field it came in. */
   readonly reasoning?: { readonly field: ReasoningField; readonly text: string };
+  /** Pieces of the tool calls the reply makes, as they stream (a parsing server's). */
+  readonly toolCalls?: readonly ToolCallDelta[];
 }
 
 /** Called with the time (the gateway's clock) a token was written to the client. */

@@ -137,10 +137,10 @@ export function generationRequest(
 function describe(call: UpstreamCall, blockSize: number) {
   if (call.kind === 'chat') {
     const req = call.body as ChatCompletionRequest;
-    const promptTokens = estimateChatTokens(req.messages);
+    const promptTokens = estimateChatTokens(req);
     return {
       promptTokens,
-      prefix: chatBlockHashes(req.messages, promptTokens, blockSize, req.cache_salt),
+      prefix: chatBlockHashes(req, promptTokens, blockSize, req.cache_salt),
       maxTokens: outputLimit(req)?.tokens,
       ignoreEos: req.ignore_eos === true,
       minTokens: req.min_tokens ?? undefined,

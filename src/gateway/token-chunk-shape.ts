@@ -138,6 +138,8 @@ export class TokenShapes {
 
   /** Learns from `data`, a chunk parsed whole to `t` and fit to go to the client as `forwarded`. */
   learn(data: string, t: TokenEvent, forwarded: string): void {
+    // A tool call's piece is read whole, each time: its shape would read its next as text.
+    if (t.toolCalls !== undefined) return;
     const r = t.reasoning;
     if (r === undefined) {
       this.reply ??= TokenChunkShape.learn(data, this.replyField, t.text, forwarded);

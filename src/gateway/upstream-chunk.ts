@@ -4,6 +4,7 @@
  * is, its TTFT parts, and its token counts, checked (a backend's figures are not trusted).
  */
 import type { TtftParts } from '../core/observe/request-outcome.ts';
+import type { ToolCallDelta } from '../openai/index.ts';
 import type { ApiKind, TokenEvent } from './backend.ts';
 
 export interface UpstreamChunk {
@@ -17,6 +18,7 @@ export interface UpstreamChunk {
       readonly content?: string;
       readonly reasoning?: string;
       readonly reasoning_content?: string;
+      readonly tool_calls?: unknown;
     };
     readonly text?: string;
     readonly finish_reason?: string | null;
@@ -38,9 +40,10 @@ export function isErrorEvent(chunk: UpstreamChunk): boolean {
 }
 
 /**
- * The token a chunk carries, if any: a completion's text; a chat's content, and its reasoning,
- * named by the field it came in (the gateway writes it back under that name). The chunk where
- * thinking ends may carry the last of it beside the first of the reply.
+ * The token a chunk carries, if any: a completion's text; a chat's content, its reasoning, named
+ * by the field it came in (the gateway writes it back under that name), and pieces of tool
+ * calls. The chunk where thinking ends may carry the last of it beside the first of the reply;
+ * a tool parser's last chunk may carry the end of a call's arguments beside the finish.
  */
 export function chunkToken(chunk: UpstreamChunk, kind: ApiKind): TokenEvent | undefined {
   const choice = chunk.choices?.[0];
@@ -53,8 +56,42 @@ export function chunkToken(chunk: UpstreamChunk, kind: ApiKind): TokenEvent | un
     : delta.reasoning_content
       ? 'reasoning_content'
       : null;
-  if (field === null) return text === '' ? undefined : { text };
-  return { text, reasoning: { field, text: delta[field] as string } };
+  const calls = toolCallDeltas(delta.tool_calls);
+  if (field === null && calls === undefined) return text === '' ? undefined : { text };
+  return {
+    text,
+    ...(field === null ? {} : { reasoning: { field, text: delta[field] as string } }),
+    ...(calls === undefined ? {} : { toolCalls: calls }),
+  };
+}
+
+/**
+ * A delta's tool-call pieces, as the gateway relays them: the fields OpenAI's shape has, of
+ * their types, each piece with its call's index (without it no client could tell which call it
+ * adds to: the stream is broken). None, or an empty list: undefined.
+ */
+function toolCallDeltas(v: unknown): readonly ToolCallDelta[] | undefined {
+  if (v == null || (Array.isArray(v) && v.length === 0)) return undefined;
+  if (!Array.isArray(v)) throw new Error(`tool_calls is not a list: ${String(v).slice(0, 100)}`);
+  return v.map((piece: { index?: unknown; id?: unknown; type?: unknown; function?: unknown }) => {
+    const index = piece?.index;
+    if (!Number.isSafeInteger(index) || (index as number) < 0)
+      throw new Error(`a tool call without its index: ${JSON.stringify(piece).slice(0, 100)}`);
+    const f = piece.function as { name?: unknown; arguments?: unknown } | null | undefined;
+    return {
+      index: index as number,
+      ...(typeof piece.id === 'string' ? { id: piece.id } : {}),
+      ...(piece.type === 'function' ? { type: 'function' as const } : {}),
+      ...(f == null
+        ? {}
+        : {
+            function: {
+              ...(typeof f.name === 'string' ? { name: f.name } : {}),
+              ...(typeof f.arguments === 'string' ? { arguments: f.arguments } : {}),
+            },
+          }),
+    };
+  });
 }
 
 /**

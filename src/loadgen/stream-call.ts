@@ -166,6 +166,7 @@ interface StreamEvent {
       content?: string | null;
       reasoning?: string | null;
       reasoning_content?: string | null;
+      tool_calls?: readonly unknown[] | null;
     };
   }[];
   readonly usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
@@ -175,14 +176,15 @@ interface StreamEvent {
 /**
  * A chunk that carries output: completions' `text`, or chat's `delta.content` or a reasoning
  * model's thinking (`delta.reasoning`, older `reasoning_content`), not empty: as vLLM's own
- * benchmark counts them, the first token is the first of either.
+ * benchmark counts them, the first token is the first of either. A piece of a tool call is
+ * output too: an agent's turn may be nothing else.
  */
 function carriesToken(event: StreamEvent): boolean {
   const c = event.choices?.[0];
   if (c === undefined) return false;
   const d = c.delta;
   const text = c.text ?? (d?.content || d?.reasoning || d?.reasoning_content);
-  return typeof text === 'string' && text.length > 0;
+  return (typeof text === 'string' && text.length > 0) || (d?.tool_calls?.length ?? 0) > 0;
 }
 
 /** The reason a refusal gives: Goodput's header, else OpenAI's error code or type, else the status. */

@@ -1,15 +1,16 @@
 /**
  * `POST /v1/chat/completions` request body. Content is a string or a non-empty array of text parts
- * (images and audio are not modelled); only an assistant message may carry none, and a tool
- * message names the call it answers (`tool_call_id`), as OpenAI requires. Messages are
- * strict like the request: an unknown field is a 400 (`messages[0].foo: unknown field`), and
- * the fields a response's message carries back (`tool_calls: []`, `refusal: null`) pass only
- * with their neutral values. Main rule: parse with `parseChatCompletionRequest`, which throws a
- * 400 naming the bad field and value.
+ * (images and audio are not modelled); only an assistant message may carry none, or calls of
+ * tools (tool-fields.ts), and a tool message names the call it answers (`tool_call_id`), as
+ * OpenAI requires. Messages are strict like the request: an unknown field is a 400
+ * (`messages[0].foo: unknown field`), and the other fields a response's message carries back
+ * (`refusal: null`) pass only with their neutral values. Main rule: parse with
+ * `parseChatCompletionRequest`, which throws a 400 naming the bad field and value.
  */
 import { z } from 'zod';
 import { checkCommonRules, commonFields, maxTokens } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
+import { checkToolRules, toolCall, toolFields } from './tool-fields.ts';
 import { invalidRequest } from './errors.ts';
 import { byForm, expect, isText, listOf, parseWith, text, type Wording } from './validation.ts';
 
@@ -53,14 +54,20 @@ export const chatMessageSchema = z
       name: text('a string').nullish(),
       /** On a tool message: the call it answers. */
       tool_call_id: text('a string').nullish(),
+      /** On an assistant message: the calls it made. */
+      tool_calls: z.array(toolCall, expect('an array of tool calls')).nullish(),
       ...unsupportedMessageFields,
     },
     expect('a message object'),
   )
   .check((ctx) => {
     // As OpenAI requires: only an assistant's message (one that called tools) may have no
-    // content, and a tool's message names the call it answers.
+    // content, or calls, and a tool's message names the call it answers.
     const m = ctx.value;
+    if (m.tool_calls != null && m.tool_calls.length > 0 && m.role !== 'assistant') {
+      const message = `absent on a ${m.role} message (only an assistant calls tools)`;
+      ctx.issues.push({ code: 'custom', path: ['tool_calls'], input: m.tool_calls, message });
+    }
     if (m.content == null && m.role !== 'assistant') {
       const message = `${CONTENT} on a ${m.role} message`;
       ctx.issues.push({ code: 'custom', path: ['content'], input: m.content, message });
@@ -80,6 +87,7 @@ export const chatCompletionRequestSchema = z
         .min(1)
         .max(MAX_MESSAGES),
       max_completion_tokens: maxTokens,
+      ...toolFields,
       // vLLM's chat template knobs, as it takes them.
       add_generation_prompt: z.boolean(expect('a boolean')).nullish(),
       /** The reply continues the last message (an assistant's prefill) instead of starting one. */
@@ -90,6 +98,7 @@ export const chatCompletionRequestSchema = z
     expect('a JSON object'),
   )
   .check(checkCommonRules)
+  .check(checkToolRules)
   .check((ctx) => {
     // As vLLM refuses both set true: a reply cannot start anew and continue the last message.
     const req = ctx.value;

@@ -7,6 +7,7 @@
  * while usage is requested every other chunk carries `usage: null`, as OpenAI's do.
  */
 import type { FinishReason, Usage } from './responses.ts';
+import type { ToolCall } from './tool-fields.ts';
 
 /** What every chunk of one response repeats. */
 export interface ChunkHead {
@@ -18,12 +19,56 @@ export interface ChunkHead {
   readonly includeUsage: boolean;
 }
 
+/**
+ * A piece of a tool call as it streams: the first piece of a call names it (`id`, `type`, the
+ * function's `name`), the next add to its `arguments` text; `index` says which call of the
+ * reply it belongs to.
+ */
+export interface ToolCallDelta {
+  readonly index: number;
+  readonly id?: string;
+  readonly type?: 'function';
+  readonly function?: { readonly name?: string; readonly arguments?: string };
+}
+
+/**
+ * A reply's tool calls gathered from their streamed pieces, as OpenAI's clients gather them: a
+ * piece's id, type or name is the call's, its arguments add to the call's.
+ */
+export class ToolCalls {
+  private readonly byIndex = new Map<number, { id: string; name: string; arguments: string }>();
+
+  add(pieces: readonly ToolCallDelta[]): void {
+    for (const p of pieces) {
+      let call = this.byIndex.get(p.index);
+      if (call === undefined)
+        this.byIndex.set(p.index, (call = { id: '', name: '', arguments: '' }));
+      if (p.id) call.id = p.id;
+      if (p.function?.name) call.name = p.function.name;
+      if (p.function?.arguments) call.arguments += p.function.arguments;
+    }
+  }
+
+  /** The calls in the order of their index; none: undefined. */
+  whole(): ToolCall[] | undefined {
+    if (this.byIndex.size === 0) return undefined;
+    return [...this.byIndex]
+      .sort(([a], [b]) => a - b)
+      .map(([, c]) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: { name: c.name, arguments: c.arguments },
+      }));
+  }
+}
+
 export interface ChatDelta {
   readonly role?: 'assistant';
   readonly content?: string;
   /** A reasoning model's thinking, as vLLM's parsers stream it (older: reasoning_content). */
   readonly reasoning?: string;
   readonly reasoning_content?: string;
+  readonly tool_calls?: readonly ToolCallDelta[];
 }
 
 export function chatChunk(head: ChunkHead, delta: ChatDelta, finishReason: FinishReason | null) {

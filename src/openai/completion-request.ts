@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { checkCommonRules, commonFields, isTokenId, tokenIds } from './request-fields.ts';
+import { completionToolFields } from './unsupported-fields.ts';
 import { byForm, expect, isText, listOf, parseWith, text } from './validation.ts';
 
 /** One prompt: its text, or its token ids (never empty). */
@@ -37,6 +38,7 @@ export const completionRequestSchema = z
   .strictObject(
     {
       ...commonFields,
+      ...completionToolFields,
       prompt: byForm(
         promptForm,
         'a string, or a non-empty array of strings, of token ids or of token-id arrays',

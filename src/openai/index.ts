@@ -54,6 +54,7 @@ export {
   chatMessageSchema,
   parseChatCompletionRequest,
 } from './chat-request.ts';
+export { TOOL_CHOICES, type ChatTool, type ToolCall, noToolCallRequired } from './tool-fields.ts';
 export {
   type CompletionPrompt,
   type CompletionRequest,
@@ -63,6 +64,7 @@ export {
 } from './completion-request.ts';
 export {
   CHARS_PER_TOKEN,
+  type ChatPrompt,
   MAX_TOKEN_ID,
   TOKENS_PER_MESSAGE,
   TOKENS_PER_REPLY,
@@ -85,6 +87,7 @@ export {
 export {
   type FinishReason,
   type ModelCard,
+  type ReplyExtras,
   type ResponseHead,
   type Usage,
   chatCompletion,
@@ -95,6 +98,8 @@ export {
 export {
   type ChatDelta,
   type ChunkHead,
+  type ToolCallDelta,
+  ToolCalls,
   SSE_DONE,
   SSE_HEADERS,
   chatChunk,

@@ -13,9 +13,13 @@
  * the chain: every hash of a salted prompt differs from the unsalted one's and from another
  * salt's, and the blocks are cut where they would be without it.
  */
-import type { ChatMessage } from './chat-request.ts';
 import type { CompletionPrompt } from './completion-request.ts';
-import { CHARS_PER_TOKEN, chatPromptPieces, TOKEN_ID_RADIX } from './prompt-tokens.ts';
+import {
+  CHARS_PER_TOKEN,
+  chatPromptPieces,
+  TOKEN_ID_RADIX,
+  type ChatPrompt,
+} from './prompt-tokens.ts';
 
 export interface PromptBlockHashes {
   readonly blockTokens: number;
@@ -33,15 +37,15 @@ export function promptBlockHashes(
   return { blockTokens, hashes: hasher.hashes };
 }
 
-/** The block hashes of renderChatPrompt(messages). */
+/** The block hashes of renderChatPrompt(prompt). */
 export function chatBlockHashes(
-  messages: readonly ChatMessage[],
+  prompt: ChatPrompt,
   promptTokens: number,
   blockTokens: number,
   salt?: string | null,
 ): PromptBlockHashes {
   const hasher = new BlockHasher(blockTokens, promptTokens, salt);
-  chatPromptPieces(messages, (piece) => hasher.text(piece));
+  chatPromptPieces(prompt, (piece) => hasher.text(piece));
   return { blockTokens, hashes: hasher.hashes };
 }
 

@@ -25,12 +25,17 @@ test('text tokens are ceil(code points / 4)', () => {
 });
 
 test('a chat prompt adds 4 per message and 3 for the reply', () => {
-  assert.equal(estimateChatTokens([{ role: 'user', content: 'abcdefgh' }]), 2 + 4 + 3);
   assert.equal(
-    estimateChatTokens([
-      { role: 'system', content: 'abcd' },
-      { role: 'user', content: [{ type: 'text', text: 'abc' }], name: 'abcde' },
-    ]),
+    estimateChatTokens({ messages: [{ role: 'user', content: 'abcdefgh' }] }),
+    2 + 4 + 3,
+  );
+  assert.equal(
+    estimateChatTokens({
+      messages: [
+        { role: 'system', content: 'abcd' },
+        { role: 'user', content: [{ type: 'text', text: 'abc' }], name: 'abcde' },
+      ],
+    }),
     1 + 4 + (1 + 2 + 4) + 3,
   );
 });
@@ -76,8 +81,12 @@ test('token prompts share block hashes exactly as far as they share whole blocks
 
 test('prompts share block hashes exactly as far as they share full blocks', () => {
   const system = { role: 'system' as const, content: 'shared instructions '.repeat(20) };
-  const a = [system, { role: 'user' as const, content: 'first question '.repeat(10) }];
-  const b = [system, { role: 'user' as const, content: 'another one entirely '.repeat(10) }];
+  const a = {
+    messages: [system, { role: 'user' as const, content: 'first question '.repeat(10) }],
+  };
+  const b = {
+    messages: [system, { role: 'user' as const, content: 'another one entirely '.repeat(10) }],
+  };
   const ha = promptBlockHashes(renderChatPrompt(a), estimateChatTokens(a), 16).hashes;
   const hb = promptBlockHashes(renderChatPrompt(b), estimateChatTokens(b), 16).hashes;
   // The shared system message spans 400+ characters: six full 64-character blocks.
@@ -127,12 +136,12 @@ test('a chat or token prompt hashes as its rendering does, without building it',
     ] as ChatMessage[],
   ];
   for (const messages of chats) {
-    const text = renderChatPrompt(messages);
+    const text = renderChatPrompt({ messages });
     // Every block size and token count, so block ends fall inside and between pieces.
     for (const blockTokens of [1, 3, 16]) {
-      for (const tokens of [0, 5, estimateChatTokens(messages), 10_000]) {
+      for (const tokens of [0, 5, estimateChatTokens({ messages }), 10_000]) {
         assert.deepEqual(
-          chatBlockHashes(messages, tokens, blockTokens),
+          chatBlockHashes({ messages }, tokens, blockTokens),
           promptBlockHashes(text, tokens, blockTokens),
         );
       }
@@ -156,7 +165,7 @@ test("a cache_salt starts the chain: every block's hash is its own salt's, cut w
   for (const hashes of [
     (salt?: string) => promptBlockHashes(text, 80, 16, salt).hashes,
     (salt?: string) => completionBlockHashes(ids, 64, 16, salt).hashes,
-    (salt?: string) => chatBlockHashes(chat, 80, 16, salt).hashes,
+    (salt?: string) => chatBlockHashes({ messages: chat }, 80, 16, salt).hashes,
   ]) {
     const plain = hashes();
     const a = hashes('tenant-a');

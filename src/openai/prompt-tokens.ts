@@ -3,16 +3,27 @@
  * chat-template overhead of Llama-style models:
  *
  *   text tokens    = ceil(characters / 4), characters counted as Unicode code points
- *   chat prompt    = Σ over messages (4 + text tokens of its content and name) + 3
+ *   chat prompt    = [4 + text tokens of the tools' JSON, when tools are offered]
+ *                    + Σ over messages (4 + text tokens of its content, name and calls) + 3
  *   text prompt    = max(1, text tokens)
  *   token prompt   = its number of token ids (exact, not an estimate)
  *
  * The 4 per message stand for the role header and end-of-turn markers, the 3 for the assistant
- * header that primes the reply. Main rule: an estimate is never below 1 — a real prompt always
- * holds at least a BOS token — and the same text always gives the same count.
+ * header that primes the reply. Chat templates render the tools offered as their JSON
+ * definitions ahead of the conversation (Llama 3.1's and Hermes' in the first turn), and each
+ * call an assistant made as JSON of its name and arguments, so those count as text too. Main
+ * rule: an estimate is never below 1 — a real prompt always holds at least a BOS token — and
+ * the same text always gives the same count.
  */
 import type { ChatMessage } from './chat-request.ts';
 import type { CompletionPrompt } from './completion-request.ts';
+import type { ChatTool } from './tool-fields.ts';
+
+/** A chat's prompt as its template renders it: the tools offered, then the messages. */
+export interface ChatPrompt {
+  readonly messages: readonly ChatMessage[];
+  readonly tools?: readonly ChatTool[] | null;
+}
 
 export const CHARS_PER_TOKEN = 4;
 export const TOKENS_PER_MESSAGE = 4;
@@ -58,18 +69,23 @@ export function leastTextTokens(text: string): number {
 }
 
 /** The fewest tokens a chat prompt can be: its texts' alone, whatever the chat template adds. */
-export function leastChatTokens(messages: readonly ChatMessage[]): number {
-  let bytes = 0;
-  for (const m of messages)
+export function leastChatTokens(prompt: ChatPrompt): number {
+  let bytes = Buffer.byteLength(toolsText(prompt.tools));
+  for (const m of prompt.messages) {
     bytes += Buffer.byteLength(messageText(m)) + Buffer.byteLength(m.name ?? '');
+    bytes += Buffer.byteLength(callsText(m));
+  }
   return Math.max(1, Math.ceil(bytes / MAX_TOKEN_BYTES));
 }
 
-export function estimateChatTokens(messages: readonly ChatMessage[]): number {
-  let total = TOKENS_PER_REPLY;
-  for (const m of messages) {
+export function estimateChatTokens(prompt: ChatPrompt): number {
+  const tools = toolsText(prompt.tools);
+  let total =
+    TOKENS_PER_REPLY + (tools === '' ? 0 : TOKENS_PER_MESSAGE + estimateTextTokens(tools));
+  for (const m of prompt.messages) {
     total += TOKENS_PER_MESSAGE + estimateTextTokens(messageText(m));
     if (m.name != null) total += estimateTextTokens(m.name);
+    if (m.tool_calls != null) total += estimateTextTokens(callsText(m));
   }
   return total;
 }
@@ -108,20 +124,23 @@ export function renderCompletionPrompt(prompt: CompletionPrompt): string {
 
 /**
  * The chat prompt as one string, role markers included: what prefix caching sees. Two requests
- * that share their first messages share a prefix of this text.
+ * that offer the same tools and share their first messages share a prefix of this text.
  */
-export function renderChatPrompt(messages: readonly ChatMessage[]): string {
+export function renderChatPrompt(prompt: ChatPrompt): string {
   let out = '';
-  chatPromptPieces(messages, (piece) => (out += piece));
+  chatPromptPieces(prompt, (piece) => (out += piece));
   return out;
 }
 
-/** renderChatPrompt's text in order, piece by piece: `<|role|>name`, newline, the text, newline. */
-export function chatPromptPieces(
-  messages: readonly ChatMessage[],
-  piece: (text: string) => void,
-): void {
-  for (const m of messages) {
+/**
+ * renderChatPrompt's text in order, piece by piece: the tools offered (`<|tools|>`, newline,
+ * their JSON, newline), then each message: `<|role|>name`, newline, the text, its calls,
+ * newline.
+ */
+export function chatPromptPieces(prompt: ChatPrompt, piece: (text: string) => void): void {
+  const tools = toolsText(prompt.tools);
+  if (tools !== '') piece(`<|tools|>\n${tools}\n`);
+  for (const m of prompt.messages) {
     piece(`<|${m.role}|>${m.name ?? ''}\n`);
     const c = m.content;
     // A message's text (messageText) without joining its parts.
@@ -132,6 +151,7 @@ export function chatPromptPieces(
         piece(c[i].text);
       }
     }
+    if (m.tool_calls != null && m.tool_calls.length > 0) piece(callsText(m));
     piece('\n');
   }
 }
@@ -142,4 +162,23 @@ export function messageText(m: ChatMessage): string {
   if (c == null) return '';
   if (typeof c === 'string') return c;
   return c.map((p) => p.text).join('\n');
+}
+
+/** The tools' definitions as JSON, once per request (estimated, bounded and hashed); none: ''. */
+function toolsText(tools: readonly ChatTool[] | null | undefined): string {
+  if (tools == null || tools.length === 0) return '';
+  let text = TOOLS_TEXT.get(tools);
+  if (text === undefined) TOOLS_TEXT.set(tools, (text = JSON.stringify(tools)));
+  return text;
+}
+const TOOLS_TEXT = new WeakMap<readonly ChatTool[], string>();
+
+/** The calls an assistant's message made, one JSON object of name and arguments each. */
+function callsText(m: ChatMessage): string {
+  const calls = m.tool_calls;
+  if (calls == null) return '';
+  let out = '';
+  for (const c of calls)
+    out += `{"name": ${JSON.stringify(c.function.name)}, "arguments": ${c.function.arguments}}`;
+  return out;
 }

@@ -3,9 +3,13 @@
  * list of `GET /v1/models`. Main rule: usage is always present on a whole response and
  * total_tokens is prompt + completion, as OpenAI's is.
  */
+import type { ToolCall } from './tool-fields.ts';
 
-/** `stop`: the model ended on its own (or on a stop string); `length`: it hit the output limit. */
-export type FinishReason = 'stop' | 'length';
+/**
+ * `stop`: the model ended on its own (or on a stop string); `length`: it hit the output limit;
+ * `tool_calls`: it ended by calling tools.
+ */
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 export interface Usage {
   readonly prompt_tokens: number;
@@ -28,17 +32,26 @@ export interface ResponseHead {
   readonly model: string;
 }
 
+/** What a chat's reply holds besides its content. */
+export interface ReplyExtras {
+  /** A reasoning model's thinking, and the field its backend streamed it in. */
+  readonly reasoning?: { readonly field: 'reasoning' | 'reasoning_content'; readonly text: string };
+  readonly toolCalls?: readonly ToolCall[];
+}
+
 /**
- * A whole chat completion; `reasoning`, a reasoning model's thinking, goes beside the content
- * under the field its backend streamed it in (vLLM: `reasoning`, older `reasoning_content`).
+ * A whole chat completion; a reasoning model's thinking goes beside the content under the field
+ * its backend streamed it in (vLLM: `reasoning`, older `reasoning_content`); the calls a reply
+ * made under `tool_calls`, its content null when it said nothing else, as OpenAI's is.
  */
 export function chatCompletion(
   head: ResponseHead,
   content: string,
   finishReason: FinishReason,
   used: Usage,
-  reasoning?: { readonly field: 'reasoning' | 'reasoning_content'; readonly text: string },
+  { reasoning, toolCalls }: ReplyExtras = {},
 ) {
+  const calls = toolCalls !== undefined && toolCalls.length > 0 ? toolCalls : undefined;
   return {
     id: head.id,
     object: 'chat.completion' as const,
@@ -49,8 +62,9 @@ export function chatCompletion(
         index: 0,
         message: {
           role: 'assistant' as const,
-          content,
+          content: calls !== undefined && content === '' ? null : content,
           ...(reasoning === undefined ? {} : { [reasoning.field]: reasoning.text }),
+          ...(calls === undefined ? {} : { tool_calls: calls }),
         },
         logprobs: null,
         finish_reason: finishReason,

@@ -71,11 +71,8 @@ const unsupported: [string, unknown, unknown[], string][] = [
   ['best_of', 2, [1], '1 or absent'],
   ['suffix', 'end', [], 'absent'],
   ['logit_bias', { '50256': -100 }, [{}], '{} or absent'],
-  ['tools', [{ type: 'function', function: { name: 'f' } }], [[]], '[] or absent'],
-  ['tool_choice', 'auto', ['none'], '"none" or absent'],
   ['functions', [{ name: 'f' }], [[]], '[] or absent'],
   ['function_call', 'auto', ['none'], '"none" or absent'],
-  ['parallel_tool_calls', 'yes', [true, false], 'true, false or absent'],
   ['service_tier', 'flex', ['auto', 'default'], '"auto", "default" or absent'],
   ['store', true, [false], 'false or absent'],
   ['metadata', { k: 'v' }, [{}], '{} or absent'],
@@ -141,7 +138,6 @@ test("a response's message appended to the history passes with its neutral field
     'function_call',
     'reasoning_content',
     'refusal',
-    'tool_calls',
   ]);
   const echoed = {
     role: 'assistant',
@@ -155,12 +151,11 @@ test("a response's message appended to the history passes with its neutral field
   };
   const req = parseChatCompletionRequest({ ...CHAT, messages: [...CHAT.messages, echoed] });
   assert.deepEqual(req.messages[1], echoed);
-  const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
   const err = rejection(() =>
-    parseChatCompletionRequest({ ...CHAT, messages: [{ ...echoed, tool_calls: [call] }] }),
+    parseChatCompletionRequest({ ...CHAT, messages: [{ ...echoed, refusal: 'no' }] }),
   );
-  assert.match(err.message, /^messages\[0\]\.tool_calls: not supported by this server \(expected/);
-  assert.equal(err.param, 'messages[0].tool_calls');
+  assert.match(err.message, /^messages\[0\]\.refusal: not supported by this server \(expected/);
+  assert.equal(err.param, 'messages[0].refusal');
 });
 
 test('the parsed request holds every accepted field and only those, in the schema order', () => {

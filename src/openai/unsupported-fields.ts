@@ -1,12 +1,13 @@
 /**
  * OpenAI request fields this server knows but does not implement, in one table with the values
- * that ask for nothing — what real clients send by default (`logprobs: false`, `tools: []`,
- * `tool_choice: "none"`). Main rule: a neutral value, null or absence is
+ * that ask for nothing — what real clients send by default (`logprobs: false`, `best_of: 1`,
+ * `service_tier: "auto"`). Main rule: a neutral value, null or absence is
  * accepted and kept as sent, so the request forwarded upstream is the client's; any other
  * value is a 400 naming the field — `logprobs: not supported by this server (expected false or
  * absent), got true` — never silently ignored, since the client would get an answer to a
  * question it did not ask. One table serves both endpoints (vLLM accepts most of these on
- * both); a second, beside it, serves chat messages.
+ * both); beside it, one holds a chat's tool fields as a text completion takes them, and one
+ * serves chat messages.
  */
 import { z } from 'zod';
 import { describeValue } from './errors.ts';
@@ -58,12 +59,9 @@ export const unsupportedFields = {
   use_beam_search: neutralOnly([false]),
   suffix: neutralOnly([]),
   logit_bias: neutralOnly([{}]),
-  tools: neutralOnly([[]]),
-  tool_choice: neutralOnly(['none']),
+  // OpenAI's deprecated forms of tools (tool-fields.ts), which vLLM does not take.
   functions: neutralOnly([[]]),
   function_call: neutralOnly(['none']),
-  // Only meaningful with tools, and tools must be empty: either value asks for nothing.
-  parallel_tool_calls: neutralOnly([true, false]),
   service_tier: neutralOnly(['auto', 'default']),
   store: neutralOnly([false]),
   metadata: neutralOnly([{}]),
@@ -74,12 +72,19 @@ export const unsupportedFields = {
   web_search_options: neutralOnly([]),
 };
 
+/** A chat's tools (tool-fields.ts), which a text completion cannot call. */
+export const completionToolFields = {
+  tools: neutralOnly([[]]),
+  tool_choice: neutralOnly(['none']),
+  // Only meaningful with tools, and tools must be empty: either value asks for nothing.
+  parallel_tool_calls: neutralOnly([true, false]),
+};
+
 /**
  * The same for a chat message's fields: what a client sends back when it appends a response's
- * message (OpenAI's or vLLM's, with their empty tool calls and null refusal) to the history.
+ * message (OpenAI's or vLLM's, with its null refusal and no annotations) to the history.
  */
 export const unsupportedMessageFields = {
-  tool_calls: neutralOnly([[]]),
   function_call: neutralOnly([]),
   refusal: neutralOnly([]),
   annotations: neutralOnly([[]]),

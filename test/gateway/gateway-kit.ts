@@ -16,6 +16,7 @@ import { serveEngine, type ListeningEngineServer } from '../../src/engine-server
 import type { EngineServerOptions } from '../../src/engine-server/engine-app.ts';
 import { startGateway, type RunningGateway, type ServeOptions } from '../../src/gateway/serve.ts';
 import type { OpsLog } from '../../src/gateway/ops-log.ts';
+import type { Backend } from '../../src/gateway/backend.ts';
 
 export const MODEL = 'llama-3-8b';
 const PROFILE = 'const:step_ms=2';
@@ -122,6 +123,32 @@ export async function gateway(
     fetch: (url, init) => Promise.resolve(g.app.request(String(url), init)),
   });
   return { ...g, client, inProcess, close: g.close };
+}
+
+/**
+ * A gateway on an embedded fleet whose engines no request reaches: for what it refuses at the
+ * door.
+ */
+export async function doorOnlyFleet(): Promise<RunningGateway> {
+  const spec = { ...ENGINE_DEFAULTS, profile: PROFILE };
+  const idle: Backend = {
+    name: 'embedded-0',
+    load: () => ({ ready: true, running: 0, waiting: 0, kvUsage: 0, atMs: performance.now() }),
+    stream: () => Promise.reject(new Error('no request reaches the engines')),
+    close: async () => {},
+  };
+  const g = await startGateway({
+    policy: presetPolicy('goodput'),
+    engine: buildEngineConfig(spec),
+    profile: buildEngineProfile(spec),
+    servedModelName: MODEL,
+    backendUrls: [],
+    embedded: () => [idle],
+    host: '127.0.0.1',
+    port: 0,
+  });
+  onTeardown(() => g.close());
+  return g;
 }
 
 /** Polls `check` until it holds (the event loop runs between tries); fails after `tries`. */

@@ -283,9 +283,12 @@ const cases: Case[] = [
     want: bad(/^logprobs: not supported by this server \(expected false or absent\), got true$/),
   },
   {
-    name: 'tools: [...] (known, not implemented)',
-    send: () => post(chat({ tools: [{ type: 'function', function: { name: 'f' } }] })),
-    want: bad(/^tools: not supported by this server \(expected \[\] or absent\), got \[/, 'tools'),
+    name: 'tool_choice: "required" with no tools to choose from',
+    send: () => post(chat({ tool_choice: 'required' })),
+    want: bad(
+      /^tool_choice: expected "none" or absent when no tools are given, got "required"$/,
+      'tool_choice',
+    ),
   },
   {
     name: 'n: 2',

@@ -545,3 +545,45 @@ test("a reasoning model's thinking is a token of its own field, forwarded as it 
     assert.equal(end.completionTokens, 3, 'thinking tokens are counted');
   }
 });
+
+test("a tool call's pieces are tokens, read whole each time and forwarded as they came; a piece with no index breaks the stream", async () => {
+  // As vLLM's tool parsers stream a call: its name first, then its arguments piece by piece, the
+  // last beside the finish.
+  const piece = (call: object, finish: string | null = null) =>
+    chunk({ choices: [{ index: 0, delta: { tool_calls: [call] }, finish_reason: finish }] });
+  const named = { index: 0, id: 'chatcmpl-tool-1', type: 'function', function: { name: 'f' } };
+  script = [
+    piece(named),
+    piece({ index: 0, function: { arguments: '{"city": ' } }),
+    piece({ index: 0, function: { arguments: '"Oslo"' } }),
+    piece({ index: 0, function: { arguments: '}' } }, 'tool_calls'),
+    chunk({ choices: [], usage: { prompt_tokens: 30, completion_tokens: 9 } }),
+    'data: [DONE]\n\n',
+  ];
+  const { tokens, end } = await events();
+  assert.deepEqual(
+    tokens.map((t) => [t.text, t.toolCalls]),
+    [
+      ['', [named]],
+      ['', [{ index: 0, function: { arguments: '{"city": ' } }]],
+      ['', [{ index: 0, function: { arguments: '"Oslo"' } }]],
+      ['', [{ index: 0, function: { arguments: '}' } }]],
+    ],
+  );
+  // The same shape twice over is read whole: a learnt shape would read the next as text.
+  assert.deepEqual(
+    tokens.map((t) => t.sse !== undefined),
+    [true, true, true, false],
+    'the finish goes rebuilt',
+  );
+  assert.equal(end.finishReason, 'tool_calls');
+  assert.equal(end.completionTokens, 9);
+
+  script = [piece({ id: 'x', function: { name: 'f' } }), 'data: [DONE]\n\n'];
+  const err = await events().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(isUpstreamError(err));
+  assert.match(err.message, /a tool call without its index/);
+});

@@ -122,8 +122,8 @@ function simulatedRate(sent: readonly Sent[], policyFile: string): number {
   const rows = [...sent]
     .sort((a, b) => a.atMs - b.atMs)
     .map((r) => {
-      const tokens = estimateChatTokens(r.messages);
-      const prefix = promptBlockHashes(renderChatPrompt(r.messages), tokens, 16);
+      const tokens = estimateChatTokens(r);
+      const prefix = promptBlockHashes(renderChatPrompt(r), tokens, 16);
       return JSON.stringify({
         t_ms: Math.round(r.atMs),
         input_tokens: tokens,

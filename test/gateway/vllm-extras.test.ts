@@ -6,20 +6,11 @@
 // request priority, which the gateway sets from the class where engines schedule by it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { presetPolicy } from '../../src/core/config/presets.ts';
-import {
-  ENGINE_DEFAULTS,
-  buildEngineConfig,
-  buildEngineProfile,
-} from '../../src/engine/engine-spec.ts';
-import type { Backend } from '../../src/gateway/backend.ts';
 import { generationRequest } from '../../src/gateway/embedded-backend.ts';
-import { startGateway } from '../../src/gateway/serve.ts';
 import { streamCall } from '../../src/loadgen/stream-call.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
-import { MODEL, engines, gateway, onTeardown } from './gateway-kit.ts';
+import { MODEL, doorOnlyFleet, engines, gateway } from './gateway-kit.ts';
+import { fakeVllm } from './fake-vllm.ts';
 
 const ADMIN = 'vllm-extras-admin';
 const backends = await engines(1);
@@ -123,52 +114,6 @@ test('cache_salt: a prompt is matched against cached blocks of its own salt only
   assert.ok((await prefixHit(undefined)) > 500, 'unsalted prompts share among themselves');
 });
 
-/**
- * A vLLM that streams `deltas` for every chat (two JSON tokens unless told), its chunks named
- * as the gateway names the request (`chatcmpl-` and its X-Request-Id) or, `foreign`, not;
- * `bodies`: the request bodies it was sent.
- */
-async function fakeVllm(
-  deltas: readonly object[] = [{ content: '{"a":' }, { content: ' 1}' }],
-  foreign = false,
-): Promise<{ readonly url: string; readonly bodies: unknown[] }> {
-  const bodies: unknown[] = [];
-  const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      if (req.url === '/metrics') {
-        res.end('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n');
-      } else if (req.url === '/v1/models') {
-        res.end(JSON.stringify({ data: [{ id: MODEL, object: 'model', parent: null }] }));
-      } else {
-        const body = JSON.parse(Buffer.concat(parts).toString()) as { model: string };
-        bodies.push(body);
-        const id = foreign ? 'chatcmpl-upstream-own' : `chatcmpl-${req.headers['x-request-id']}`;
-        const event = (fields: object) =>
-          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, ...fields })}\n\n`;
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end(
-          deltas.map((delta) => event({ choices: [{ index: 0, delta }] })).join('') +
-            event({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) +
-            event({
-              choices: [],
-              usage: {
-                prompt_tokens: 9,
-                completion_tokens: deltas.length,
-                total_tokens: 9 + deltas.length,
-              },
-            }) +
-            'data: [DONE]\n\n',
-        );
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  onTeardown(() => new Promise<void>((r) => server.close(() => r())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies };
-}
-
 const WEATHER = {
   type: 'json_schema' as const,
   json_schema: {
@@ -195,24 +140,7 @@ test('response_format reaches a server as sent, and its JSON reply comes back wh
 test('response_format on the simulated fleet or engine: a 400 naming it, never filler text', async () => {
   const asked = chat({ response_format: { type: 'json_object' } });
   // An embedded fleet: whatever its engines, the gateway refuses at the door.
-  const spec = { ...ENGINE_DEFAULTS, profile: 'const:step_ms=2' };
-  const idle: Backend = {
-    name: 'embedded-0',
-    load: () => ({ ready: true, running: 0, waiting: 0, kvUsage: 0, atMs: performance.now() }),
-    stream: () => Promise.reject(new Error('no request reaches the engines')),
-    close: async () => {},
-  };
-  const embedded = await startGateway({
-    policy: presetPolicy('goodput'),
-    engine: buildEngineConfig(spec),
-    profile: buildEngineProfile(spec),
-    servedModelName: MODEL,
-    backendUrls: [],
-    embedded: () => [idle],
-    host: '127.0.0.1',
-    port: 0,
-  });
-  onTeardown(() => embedded.close());
+  const embedded = await doorOnlyFleet();
   for (const [url, server] of [
     [embedded.url, 'the simulated fleet'],
     [backends[0].url, 'the simulated engine'],

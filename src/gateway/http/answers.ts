@@ -17,6 +17,7 @@ import {
   usageChunk,
   type ChatDelta,
   type FinishReason,
+  ToolCalls,
 } from '../../openai/index.ts';
 import type { ApiKind, ReasoningField, Sent, StreamEnd, TokenEvent } from '../backend.ts';
 import { wallClock } from '../../runtime/wall-clock.ts';
@@ -41,6 +42,7 @@ export async function wholeResponse(
 ) {
   let text = '';
   let reasoning: { field: ReasoningField; text: string } | undefined;
+  const calls = new ToolCalls();
   // Nothing is written before the end: a token is "sent" as it is collected.
   relay.drainTo((t, sent) => {
     text += t.text;
@@ -48,6 +50,7 @@ export async function wholeResponse(
       if (reasoning === undefined) reasoning = { ...t.reasoning };
       else reasoning.text += t.reasoning.text;
     }
+    if (t.toolCalls !== undefined) calls.add(t.toolCalls);
     sent?.(wallClock.now());
   });
   const end = await done;
@@ -55,7 +58,7 @@ export async function wholeResponse(
   const used = usage(end.promptTokens, end.completionTokens);
   const body =
     kind === 'chat'
-      ? chatCompletion(head, text, finish, used, reasoning)
+      ? chatCompletion(head, text, finish, used, { reasoning, toolCalls: calls.whole() })
       : textCompletion(head, text, finish, used);
   return degradeLevel === undefined
     ? body
@@ -214,11 +217,17 @@ function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: Stream
   );
 }
 
-/** A token as a chat chunk's delta: its thinking under the field it came in, then its reply. */
+/**
+ * A token as a chat chunk's delta: its thinking under the field it came in, its reply, and its
+ * pieces of tool calls.
+ */
 function chatDelta(t: TokenEvent): ChatDelta {
-  if (t.reasoning === undefined) return { content: t.text };
-  const thought = { [t.reasoning.field]: t.reasoning.text };
-  return t.text === '' ? thought : { ...thought, content: t.text };
+  if (t.reasoning === undefined && t.toolCalls === undefined) return { content: t.text };
+  return {
+    ...(t.reasoning === undefined ? {} : { [t.reasoning.field]: t.reasoning.text }),
+    ...(t.text === '' ? {} : { content: t.text }),
+    ...(t.toolCalls === undefined ? {} : { tool_calls: t.toolCalls }),
+  };
 }
 
 /** The SSE error event that ends a stream cut short, naming what cut it. */

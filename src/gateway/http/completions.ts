@@ -31,6 +31,7 @@ import {
   parseJsonText,
   priorityAllowed,
   promptList,
+  noToolCallRequired,
   unconstrainedOnly,
 } from '../../openai/index.ts';
 import { bearerToken, type ApiKeys } from '../api-keys.ts';
@@ -69,8 +70,9 @@ export interface CompletionsDeps {
   /** Each request's trace (tracing/): none unless asked for. */
   readonly tracer: RequestTracer;
   /**
-   * Whether the backends can hold a reply to a `response_format` (vLLM's structured outputs):
-   * servers, yes; the embedded simulated fleet's filler text, no.
+   * Whether the backends can hold a reply to a `response_format` (vLLM's structured outputs),
+   * or answer with a tool call when one is required: servers, yes (theirs to refuse when not
+   * started for it); the embedded simulated fleet's filler text, no.
    */
   readonly structuredOutputs: boolean;
 }
@@ -295,7 +297,10 @@ function parse(kind: ApiKind, bodyText: string, deps: CompletionsDeps): Parsed {
   const parsed = kind === 'chat' ? parseChatCompletionRequest(json) : parseCompletionRequest(json);
   const models = deps.servedModels;
   if (!models.includes(parsed.model)) throw modelNotFound(parsed.model, models);
-  if (!deps.structuredOutputs) unconstrainedOnly(parsed, 'the simulated fleet');
+  if (!deps.structuredOutputs) {
+    unconstrainedOnly(parsed, 'the simulated fleet');
+    noToolCallRequired(parsed, 'the simulated fleet');
+  }
   priorityAllowed(parsed, false, "the gateway sets it from the request's class");
   if (kind === 'completion' && promptList(parsed as never).length !== 1) {
     throw invalidRequest(

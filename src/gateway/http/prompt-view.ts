@@ -37,9 +37,9 @@ export function promptView(kind: ApiKind, parsed: Parsed, context: Tokens): Prom
   // A salted prompt shares cached blocks only with prompts of the same salt (vLLM's cache_salt).
   const salt = parsed.cache_salt;
   if (kind === 'chat') {
-    const { messages } = parsed as ChatCompletionRequest;
-    return sized(estimateChatTokens(messages), leastChatTokens(messages), context, (tokens) =>
-      chatBlockHashes(messages, tokens, PREFIX_BLOCK_TOKENS, salt),
+    const chat = parsed as ChatCompletionRequest;
+    return sized(estimateChatTokens(chat), leastChatTokens(chat), context, (tokens) =>
+      chatBlockHashes(chat, tokens, PREFIX_BLOCK_TOKENS, salt),
     );
   }
   const prompt = promptList(parsed as never)[0];

@@ -1,0 +1,52 @@
+// A vLLM server as a test needs one: its model list, an idle /metrics, and one scripted stream
+// for every chat, over real HTTP.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MODEL, onTeardown } from './gateway-kit.ts';
+
+/**
+ * A vLLM that streams `deltas` for every chat (two JSON tokens unless told), then ends as
+ * `finish` says; its chunks named as the gateway names the request (`chatcmpl-` and its
+ * X-Request-Id) or, `foreign`, not; `bodies`: the request bodies it was sent.
+ */
+export async function fakeVllm(
+  deltas: readonly object[] = [{ content: '{"a":' }, { content: ' 1}' }],
+  foreign = false,
+  finish = 'stop',
+): Promise<{ readonly url: string; readonly bodies: unknown[] }> {
+  const bodies: unknown[] = [];
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (b: Buffer) => parts.push(b));
+    req.on('end', () => {
+      if (req.url === '/metrics') {
+        res.end('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n');
+      } else if (req.url === '/v1/models') {
+        res.end(JSON.stringify({ data: [{ id: MODEL, object: 'model', parent: null }] }));
+      } else {
+        const body = JSON.parse(Buffer.concat(parts).toString()) as { model: string };
+        bodies.push(body);
+        const id = foreign ? 'chatcmpl-upstream-own' : `chatcmpl-${req.headers['x-request-id']}`;
+        const event = (fields: object) =>
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, ...fields })}\n\n`;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(
+          deltas.map((delta) => event({ choices: [{ index: 0, delta }] })).join('') +
+            event({ choices: [{ index: 0, delta: {}, finish_reason: finish }] }) +
+            event({
+              choices: [],
+              usage: {
+                prompt_tokens: 9,
+                completion_tokens: deltas.length,
+                total_tokens: 9 + deltas.length,
+              },
+            }) +
+            'data: [DONE]\n\n',
+        );
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  onTeardown(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies };
+}
