@@ -149,10 +149,10 @@ const badInputs: [string, string, unknown, number, RegExp, string | null | undef
   [
     'an unsupported field with a value that asks for something',
     CHAT,
-    { model: MODEL, messages: user('hi'), logprobs: true, top_logprobs: 3 },
+    { model: MODEL, messages: user('hi'), echo: true, best_of: 3 },
     400,
-    /^logprobs: not supported by this server \(expected false or absent\), got true; top_logprobs: not supported/,
-    'logprobs',
+    /^echo: not supported by this server \(expected false or absent\), got true; best_of: not supported/,
+    'echo',
   ],
   [
     'stream_options without stream',

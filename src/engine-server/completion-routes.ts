@@ -19,11 +19,10 @@ import { estimateChatTokens, estimateCompletionTokens } from '../openai/prompt-t
 import {
   includeUsage,
   outputLimit,
+  fillerAnswerable,
   priorityAllowed,
-  unconstrainedOnly,
 } from '../openai/request-fields.ts';
 import { chatCompletion, textCompletion, usage } from '../openai/responses.ts';
-import { noToolCallRequired } from '../openai/tool-fields.ts';
 import { decodeUtf8 } from '../openai/utf8-text.ts';
 import { checkIdentityEncoding, checkJsonContentType } from '../openai/errors.ts';
 import { parseJsonText } from '../openai/validation.ts';
@@ -69,8 +68,7 @@ async function jsonBody(c: Context): Promise<unknown> {
 
 export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const req = parseChatCompletionRequest(await jsonBody(c));
-  unconstrainedOnly(req, 'the simulated engine');
-  noToolCallRequired(req, 'the simulated engine');
+  fillerAnswerable(req, 'the simulated engine');
   const promptTokens = estimateChatTokens(req);
   return run(c, deps, 'chat', {
     model: req.model,
@@ -89,7 +87,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
 
 export async function completionRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const req = parseCompletionRequest(await jsonBody(c));
-  unconstrainedOnly(req, 'the simulated engine');
+  fillerAnswerable(req, 'the simulated engine');
   const prompts = promptList(req);
   if (prompts.length !== 1) {
     throw invalidRequest(

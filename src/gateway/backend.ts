@@ -43,6 +43,11 @@ export interface TokenEvent {
   readonly reasoning?: { readonly field: ReasoningField; readonly text: string };
   /** Pieces of the tool calls the reply makes, as they stream (a parsing server's). */
   readonly toolCalls?: readonly ToolCallDelta[];
+  /**
+   * The token's log probabilities, when the client asked: the server's own object (chat's
+   * `{content: […]}`, a completion's `{tokens: […], token_logprobs: […], …}`), passed on.
+   */
+  readonly logprobs?: object;
 }
 
 /** Called with the time (the gateway's clock) a token was written to the client. */

@@ -182,7 +182,7 @@ export class HttpBackend implements Backend {
     // Learnt from the first token chunks fit to forward: the next are read by their bytes.
     const shapes = new TokenShapes(call.kind === 'chat' ? 'content' : 'text');
     const token = (t: TokenEvent) => {
-      if (t.text === '' && t.reasoning === undefined && t.toolCalls === undefined) return;
+      if (t.text === '' && !t.reasoning && !t.toolCalls && !t.logprobs) return;
       if (tokens === cap) throw PAST_CAP;
       tokens++;
       onToken(t);

@@ -254,7 +254,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     bodyLimitBytes: o.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     shedding: () => shedder.shedding || (intake !== undefined && intake.lateMs > lineMs),
     tracer,
-    structuredOutputs: o.backendUrls.length > 0,
+    fillerReplies: o.backendUrls.length === 0,
   };
   const app = createGatewayApp(appDeps);
   warnOnOpenFileLimit(log);

@@ -138,8 +138,9 @@ export class TokenShapes {
 
   /** Learns from `data`, a chunk parsed whole to `t` and fit to go to the client as `forwarded`. */
   learn(data: string, t: TokenEvent, forwarded: string): void {
-    // A tool call's piece is read whole, each time: its shape would read its next as text.
-    if (t.toolCalls !== undefined) return;
+    // A tool call's piece, or a token with its log probabilities, is read whole, each time: a
+    // shape would read the next without them.
+    if (t.toolCalls !== undefined || t.logprobs !== undefined) return;
     const r = t.reasoning;
     if (r === undefined) {
       this.reply ??= TokenChunkShape.learn(data, this.replyField, t.text, forwarded);

@@ -21,6 +21,7 @@ export interface UpstreamChunk {
       readonly tool_calls?: unknown;
     };
     readonly text?: string;
+    readonly logprobs?: unknown;
     readonly finish_reason?: string | null;
   }>;
   readonly usage?: { readonly prompt_tokens?: number; readonly completion_tokens?: number } | null;
@@ -42,14 +43,20 @@ export function isErrorEvent(chunk: UpstreamChunk): boolean {
 /**
  * The token a chunk carries, if any: a completion's text; a chat's content, its reasoning, named
  * by the field it came in (the gateway writes it back under that name), and pieces of tool
- * calls. The chunk where thinking ends may carry the last of it beside the first of the reply;
- * a tool parser's last chunk may carry the end of a call's arguments beside the finish.
+ * calls; and the token's log probabilities, when asked for. The chunk where thinking ends may
+ * carry the last of it beside the first of the reply; a tool parser's last chunk may carry the
+ * end of a call's arguments beside the finish.
  */
 export function chunkToken(chunk: UpstreamChunk, kind: ApiKind): TokenEvent | undefined {
   const choice = chunk.choices?.[0];
-  if (kind !== 'chat') return choice?.text ? { text: choice.text } : undefined;
-  const delta = choice?.delta;
-  if (delta === undefined) return undefined;
+  if (choice === undefined) return undefined;
+  const logprobs = logprobsOf(choice.logprobs);
+  const scored = logprobs === undefined ? {} : { logprobs };
+  if (kind !== 'chat') {
+    if (!choice.text) return logprobs === undefined ? undefined : { text: '', logprobs };
+    return { text: choice.text, ...scored };
+  }
+  const delta = choice.delta ?? {};
   const text = delta.content ?? '';
   const field = delta.reasoning
     ? 'reasoning'
@@ -57,12 +64,27 @@ export function chunkToken(chunk: UpstreamChunk, kind: ApiKind): TokenEvent | un
       ? 'reasoning_content'
       : null;
   const calls = toolCallDeltas(delta.tool_calls);
-  if (field === null && calls === undefined) return text === '' ? undefined : { text };
+  if (field === null && calls === undefined && logprobs === undefined)
+    return text === '' ? undefined : { text };
   return {
     text,
     ...(field === null ? {} : { reasoning: { field, text: delta[field] as string } }),
     ...(calls === undefined ? {} : { toolCalls: calls }),
+    ...scored,
   };
+}
+
+/**
+ * A choice's log probabilities, passed on as they came: an object with a token's entries in its
+ * lists. One whose lists are all empty or null (`{"content": null}`, as some servers write on
+ * every chunk) scores no token: none.
+ */
+function logprobsOf(v: unknown): object | undefined {
+  if (v == null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw new Error(`logprobs is not an object: ${JSON.stringify(v).slice(0, 100)}`);
+  for (const list of Object.values(v)) if (Array.isArray(list) && list.length > 0) return v;
+  return undefined;
 }
 
 /**

@@ -88,6 +88,10 @@ export const chatCompletionRequestSchema = z
         .max(MAX_MESSAGES),
       max_completion_tokens: maxTokens,
       ...toolFields,
+      /** The sampled token's log probability at each step, and `top_logprobs` likeliest. */
+      logprobs: z.boolean(expect('a boolean')).nullish(),
+      /** vLLM: -1, every token of the vocabulary; with logprobs only. */
+      top_logprobs: z.int(expect('an integer ≥ -1')).min(-1).nullish(),
       // vLLM's chat template knobs, as it takes them.
       add_generation_prompt: z.boolean(expect('a boolean')).nullish(),
       /** The reply continues the last message (an assistant's prefill) instead of starting one. */
@@ -100,8 +104,18 @@ export const chatCompletionRequestSchema = z
   .check(checkCommonRules)
   .check(checkToolRules)
   .check((ctx) => {
-    // As vLLM refuses both set true: a reply cannot start anew and continue the last message.
     const req = ctx.value;
+    // As vLLM refuses: the likeliest tokens are asked for only with the sampled one's.
+    if (req.top_logprobs != null && req.top_logprobs !== 0 && req.logprobs !== true) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['top_logprobs'],
+        input: req.top_logprobs,
+        message: 'only allowed when logprobs is true',
+        params: { plain: true, got: null } satisfies Wording,
+      });
+    }
+    // As vLLM refuses both set true: a reply cannot start anew and continue the last message.
     if (req.continue_final_message === true && req.add_generation_prompt === true) {
       ctx.issues.push({
         code: 'custom',

@@ -62,6 +62,28 @@ export class ToolCalls {
   }
 }
 
+/**
+ * A reply's log probabilities gathered from its tokens': each list (chat's `content`, a
+ * completion's `tokens`, `token_logprobs`, `top_logprobs`, `text_offset`) joined in order.
+ */
+export class Logprobs {
+  private readonly lists = new Map<string, unknown[]>();
+
+  add(scored: object): void {
+    for (const [key, value] of Object.entries(scored)) {
+      if (!Array.isArray(value)) continue;
+      const list = this.lists.get(key);
+      if (list === undefined) this.lists.set(key, [...value]);
+      else for (const v of value) list.push(v);
+    }
+  }
+
+  /** The whole reply's; none asked for (or given): null, as OpenAI writes it. */
+  whole(): Record<string, unknown[]> | null {
+    return this.lists.size === 0 ? null : Object.fromEntries(this.lists);
+  }
+}
+
 export interface ChatDelta {
   readonly role?: 'assistant';
   readonly content?: string;
@@ -71,24 +93,35 @@ export interface ChatDelta {
   readonly tool_calls?: readonly ToolCallDelta[];
 }
 
-export function chatChunk(head: ChunkHead, delta: ChatDelta, finishReason: FinishReason | null) {
+/** `logprobs`: the token's log probabilities, when asked for (a server's, passed on). */
+export function chatChunk(
+  head: ChunkHead,
+  delta: ChatDelta,
+  finishReason: FinishReason | null,
+  logprobs: object | null = null,
+) {
   return {
     id: head.id,
     object: 'chat.completion.chunk' as const,
     created: head.created,
     model: head.model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
     ...(head.includeUsage ? { usage: null } : {}),
   };
 }
 
-export function textChunk(head: ChunkHead, text: string, finishReason: FinishReason | null) {
+export function textChunk(
+  head: ChunkHead,
+  text: string,
+  finishReason: FinishReason | null,
+  logprobs: object | null = null,
+) {
   return {
     id: head.id,
     object: 'text_completion' as const,
     created: head.created,
     model: head.model,
-    choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index: 0, text, logprobs, finish_reason: finishReason }],
     ...(head.includeUsage ? { usage: null } : {}),
   };
 }

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { checkCommonRules, commonFields, isTokenId, tokenIds } from './request-fields.ts';
-import { completionToolFields } from './unsupported-fields.ts';
+import { chatFieldsOnCompletions } from './unsupported-fields.ts';
 import { byForm, expect, isText, listOf, parseWith, text } from './validation.ts';
 
 /** One prompt: its text, or its token ids (never empty). */
@@ -34,11 +34,27 @@ function promptForm(v: unknown): z.ZodType<string | string[] | number[] | number
   return Array.isArray(first) ? PROMPT_FORMS.batches : undefined;
 }
 
+const LOGPROBS_FORMS = {
+  none: z.literal(false, expect('an integer ≥ -1, or false')),
+  count: z.int(expect('an integer ≥ -1')).min(-1),
+};
+const logprobsForm = (v: unknown): z.ZodType<number | false> | undefined =>
+  typeof v === 'boolean'
+    ? LOGPROBS_FORMS.none
+    : typeof v === 'number'
+      ? LOGPROBS_FORMS.count
+      : undefined;
+
 export const completionRequestSchema = z
   .strictObject(
     {
       ...commonFields,
-      ...completionToolFields,
+      ...chatFieldsOnCompletions,
+      /**
+       * The log probabilities of the sampled token and of this many likeliest at each step (vLLM:
+       * -1, all of them); false: none.
+       */
+      logprobs: byForm(logprobsForm, 'an integer ≥ -1, or false').nullish(),
       prompt: byForm(
         promptForm,
         'a string, or a non-empty array of strings, of token ids or of token-id arrays',

@@ -40,6 +40,7 @@ export {
   includeUsage,
   outputLimit,
   RESPONSE_FORMATS,
+  fillerAnswerable,
   priorityAllowed,
   unconstrainedOnly,
 } from './request-fields.ts';
@@ -99,6 +100,7 @@ export {
   type ChatDelta,
   type ChunkHead,
   type ToolCallDelta,
+  Logprobs,
   ToolCalls,
   SSE_DONE,
   SSE_HEADERS,

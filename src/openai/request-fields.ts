@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { describeValue, invalidRequest } from './errors.ts';
 import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
+import { noToolCallRequired } from './tool-fields.ts';
 import { byForm, expect, isText, listOf, text, type Wording } from './validation.ts';
 
 /** The largest max_tokens the wire format accepts; a server checks it against its context too. */
@@ -193,6 +194,27 @@ export function includeUsage(req: {
   readonly stream_options?: { readonly include_usage?: boolean | null } | null;
 }): boolean {
   return req.stream_options?.include_usage === true;
+}
+
+/**
+ * For a server whose replies are filler text (a simulated engine): what filler cannot answer is
+ * a 400 naming the field, never a reply that ignores what was asked — a reply format
+ * (`unconstrainedOnly`), a tool call required (`noToolCallRequired`), or log probabilities,
+ * which filler has none of.
+ */
+export function fillerAnswerable(
+  req: Parameters<typeof unconstrainedOnly>[0] &
+    Parameters<typeof noToolCallRequired>[0] & { readonly logprobs?: boolean | number | null },
+  server: string,
+): void {
+  unconstrainedOnly(req, server);
+  noToolCallRequired(req, server);
+  const asked = req.logprobs;
+  if (asked == null || asked === false) return;
+  throw invalidRequest(
+    `logprobs: not supported by ${server}, whose filler has no token probabilities (expected false or absent), got ${describeValue(asked)}`,
+    'logprobs',
+  );
 }
 
 /**

@@ -37,6 +37,8 @@ export interface ReplyExtras {
   /** A reasoning model's thinking, and the field its backend streamed it in. */
   readonly reasoning?: { readonly field: 'reasoning' | 'reasoning_content'; readonly text: string };
   readonly toolCalls?: readonly ToolCall[];
+  /** Its tokens' log probabilities, when asked for. */
+  readonly logprobs?: object | null;
 }
 
 /**
@@ -49,7 +51,7 @@ export function chatCompletion(
   content: string,
   finishReason: FinishReason,
   used: Usage,
-  { reasoning, toolCalls }: ReplyExtras = {},
+  { reasoning, toolCalls, logprobs = null }: ReplyExtras = {},
 ) {
   const calls = toolCalls !== undefined && toolCalls.length > 0 ? toolCalls : undefined;
   return {
@@ -66,7 +68,7 @@ export function chatCompletion(
           ...(reasoning === undefined ? {} : { [reasoning.field]: reasoning.text }),
           ...(calls === undefined ? {} : { tool_calls: calls }),
         },
-        logprobs: null,
+        logprobs,
         finish_reason: finishReason,
       },
     ],
@@ -79,13 +81,14 @@ export function textCompletion(
   text: string,
   finishReason: FinishReason,
   used: Usage,
+  logprobs: object | null = null,
 ) {
   return {
     id: head.id,
     object: 'text_completion' as const,
     created: head.created,
     model: head.model,
-    choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index: 0, text, logprobs, finish_reason: finishReason }],
     usage: used,
   };
 }

@@ -1,12 +1,12 @@
 /**
  * OpenAI request fields this server knows but does not implement, in one table with the values
- * that ask for nothing — what real clients send by default (`logprobs: false`, `best_of: 1`,
+ * that ask for nothing — what real clients send by default (`echo: false`, `best_of: 1`,
  * `service_tier: "auto"`). Main rule: a neutral value, null or absence is
  * accepted and kept as sent, so the request forwarded upstream is the client's; any other
- * value is a 400 naming the field — `logprobs: not supported by this server (expected false or
+ * value is a 400 naming the field — `echo: not supported by this server (expected false or
  * absent), got true` — never silently ignored, since the client would get an answer to a
  * question it did not ask. One table serves both endpoints (vLLM accepts most of these on
- * both); beside it, one holds a chat's tool fields as a text completion takes them, and one
+ * both); beside it, one holds chat's own fields as a text completion takes them, and one
  * serves chat messages.
  */
 import { z } from 'zod';
@@ -52,9 +52,10 @@ export function neutralOnly<const V extends readonly Json[]>(values: V) {
 
 export const unsupportedFields = {
   echo: neutralOnly([false]),
-  logprobs: neutralOnly([false]),
-  top_logprobs: neutralOnly([0]),
   best_of: neutralOnly([1]),
+  // vLLM's: the gateway streams from its servers, and vLLM gives a prompt's log probabilities
+  // to a whole answer only.
+  prompt_logprobs: neutralOnly([]),
   // vLLM's beam search answers with several beams' work for one request.
   use_beam_search: neutralOnly([false]),
   suffix: neutralOnly([]),
@@ -72,8 +73,12 @@ export const unsupportedFields = {
   web_search_options: neutralOnly([]),
 };
 
-/** A chat's tools (tool-fields.ts), which a text completion cannot call. */
-export const completionToolFields = {
+/**
+ * Chat's own fields, as a text completion takes them: its tools (tool-fields.ts), which a
+ * completion cannot call, and its count of likely tokens (a completion's `logprobs` is one).
+ */
+export const chatFieldsOnCompletions = {
+  top_logprobs: neutralOnly([0]),
   tools: neutralOnly([[]]),
   tool_choice: neutralOnly(['none']),
   // Only meaningful with tools, and tools must be empty: either value asks for nothing.

@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { MODEL, onTeardown } from './gateway-kit.ts';
 
 /**
- * A vLLM that streams `deltas` for every chat (two JSON tokens unless told), then ends as
- * `finish` says; its chunks named as the gateway names the request (`chatcmpl-` and its
+ * A vLLM that streams `deltas` for every chat (two JSON tokens unless told; a delta's
+ * `logprobs`, if any, goes beside it in its choice), then ends as `finish` says; its chunks named as the gateway names the request (`chatcmpl-` and its
  * X-Request-Id) or, `foreign`, not; `bodies`: the request bodies it was sent.
  */
 export async function fakeVllm(
@@ -31,7 +31,11 @@ export async function fakeVllm(
           `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, ...fields })}\n\n`;
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(
-          deltas.map((delta) => event({ choices: [{ index: 0, delta }] })).join('') +
+          deltas
+            .map(({ logprobs, ...delta }: { logprobs?: unknown }) =>
+              event({ choices: [{ index: 0, delta, ...(logprobs ? { logprobs } : {}) }] }),
+            )
+            .join('') +
             event({ choices: [{ index: 0, delta: {}, finish_reason: finish }] }) +
             event({
               choices: [],

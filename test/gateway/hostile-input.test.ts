@@ -278,9 +278,9 @@ const cases: Case[] = [
     want: bad(/^frobnicate: unknown field$/, 'frobnicate'),
   },
   {
-    name: 'logprobs: true (known, not implemented)',
-    send: () => post(chat({ logprobs: true })),
-    want: bad(/^logprobs: not supported by this server \(expected false or absent\), got true$/),
+    name: 'top_logprobs without logprobs',
+    send: () => post(chat({ top_logprobs: 3 })),
+    want: bad(/^top_logprobs: only allowed when logprobs is true$/, 'top_logprobs'),
   },
   {
     name: 'tool_choice: "required" with no tools to choose from',

@@ -587,3 +587,39 @@ test("a tool call's pieces are tokens, read whole each time and forwarded as the
   assert.ok(isUpstreamError(err));
   assert.match(err.message, /a tool call without its index/);
 });
+
+test("a token's log probabilities come with it, read whole each time; a list of none scores no token", async () => {
+  const scored = (content: string, logprob: number, finish: string | null = null) =>
+    chunk({
+      choices: [
+        {
+          index: 0,
+          delta: { content },
+          logprobs: { content: [{ token: content, logprob, bytes: [], top_logprobs: [] }] },
+          finish_reason: finish,
+        },
+      ],
+    });
+  script = [
+    scored('a', -0.5),
+    scored('b', -0.5),
+    // As some servers write on every chunk, asked or not.
+    chunk({
+      choices: [{ index: 0, delta: {}, logprobs: { content: null }, finish_reason: 'stop' }],
+    }),
+    'data: [DONE]\n\n',
+  ];
+  const { tokens, end } = await events();
+  assert.deepEqual(
+    tokens.map((t) => [t.text, (t.logprobs as { content: { token: string }[] }).content[0].token]),
+    [
+      ['a', 'a'],
+      ['b', 'b'],
+    ],
+  );
+  assert.ok(
+    tokens.every((t) => t.sse !== undefined),
+    'named as the gateway names it: as it came',
+  );
+  assert.equal(end.completionTokens, 2);
+});

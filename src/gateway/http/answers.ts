@@ -17,6 +17,7 @@ import {
   usageChunk,
   type ChatDelta,
   type FinishReason,
+  Logprobs,
   ToolCalls,
 } from '../../openai/index.ts';
 import type { ApiKind, ReasoningField, Sent, StreamEnd, TokenEvent } from '../backend.ts';
@@ -43,6 +44,7 @@ export async function wholeResponse(
   let text = '';
   let reasoning: { field: ReasoningField; text: string } | undefined;
   const calls = new ToolCalls();
+  const scores = new Logprobs();
   // Nothing is written before the end: a token is "sent" as it is collected.
   relay.drainTo((t, sent) => {
     text += t.text;
@@ -51,15 +53,17 @@ export async function wholeResponse(
       else reasoning.text += t.reasoning.text;
     }
     if (t.toolCalls !== undefined) calls.add(t.toolCalls);
+    if (t.logprobs !== undefined) scores.add(t.logprobs);
     sent?.(wallClock.now());
   });
   const end = await done;
   const finish = end.finishReason as FinishReason;
   const used = usage(end.promptTokens, end.completionTokens);
+  const logprobs = scores.whole();
   const body =
     kind === 'chat'
-      ? chatCompletion(head, text, finish, used, { reasoning, toolCalls: calls.whole() })
-      : textCompletion(head, text, finish, used);
+      ? chatCompletion(head, text, finish, used, { reasoning, toolCalls: calls.whole(), logprobs })
+      : textCompletion(head, text, finish, used, logprobs);
   return degradeLevel === undefined
     ? body
     : { ...body, goodput: { degraded: true, degrade_level: degradeLevel } };
@@ -203,8 +207,8 @@ function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: Stream
     send(
       sseData(
         a.kind === 'chat'
-          ? chatChunk(chunkHead, chatDelta(t), null)
-          : textChunk(chunkHead, t.text, null),
+          ? chatChunk(chunkHead, chatDelta(t), null, t.logprobs)
+          : textChunk(chunkHead, t.text, null, t.logprobs),
       ),
       sent,
     );

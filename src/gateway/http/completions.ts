@@ -31,8 +31,7 @@ import {
   parseJsonText,
   priorityAllowed,
   promptList,
-  noToolCallRequired,
-  unconstrainedOnly,
+  fillerAnswerable,
 } from '../../openai/index.ts';
 import { bearerToken, type ApiKeys } from '../api-keys.ts';
 import type { ApiKind } from '../backend.ts';
@@ -70,11 +69,11 @@ export interface CompletionsDeps {
   /** Each request's trace (tracing/): none unless asked for. */
   readonly tracer: RequestTracer;
   /**
-   * Whether the backends can hold a reply to a `response_format` (vLLM's structured outputs),
-   * or answer with a tool call when one is required: servers, yes (theirs to refuse when not
-   * started for it); the embedded simulated fleet's filler text, no.
+   * The backends' replies are filler text (the embedded simulated fleet): what filler cannot
+   * answer — a reply format, a tool call required, log probabilities — is refused at the door.
+   * Servers answer them (or refuse them when not started for them) themselves.
    */
-  readonly structuredOutputs: boolean;
+  readonly fillerReplies: boolean;
 }
 
 /** The completion endpoints, by path. */
@@ -297,10 +296,7 @@ function parse(kind: ApiKind, bodyText: string, deps: CompletionsDeps): Parsed {
   const parsed = kind === 'chat' ? parseChatCompletionRequest(json) : parseCompletionRequest(json);
   const models = deps.servedModels;
   if (!models.includes(parsed.model)) throw modelNotFound(parsed.model, models);
-  if (!deps.structuredOutputs) {
-    unconstrainedOnly(parsed, 'the simulated fleet');
-    noToolCallRequired(parsed, 'the simulated fleet');
-  }
+  if (deps.fillerReplies) fillerAnswerable(parsed, 'the simulated fleet');
   priorityAllowed(parsed, false, "the gateway sets it from the request's class");
   if (kind === 'completion' && promptList(parsed as never).length !== 1) {
     throw invalidRequest(
