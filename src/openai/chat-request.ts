@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { checkCommonRules, commonFields, maxTokens } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { checkToolRules, toolCall, toolFields } from './tool-fields.ts';
+import { checkConstraints } from './constraint-fields.ts';
 import { invalidRequest } from './errors.ts';
 import { byForm, expect, isText, listOf, parseWith, text, type Wording } from './validation.ts';
 
@@ -103,6 +104,7 @@ export const chatCompletionRequestSchema = z
   )
   .check(checkCommonRules)
   .check(checkToolRules)
+  .check(checkConstraints)
   .check((ctx) => {
     const req = ctx.value;
     // As vLLM refuses: the likeliest tokens are asked for only with the sampled one's.

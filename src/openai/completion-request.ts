@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { checkCommonRules, commonFields, isTokenId, tokenIds } from './request-fields.ts';
 import { chatFieldsOnCompletions } from './unsupported-fields.ts';
+import { checkConstraints } from './constraint-fields.ts';
 import { byForm, expect, isText, listOf, parseWith, text } from './validation.ts';
 
 /** One prompt: its text, or its token ids (never empty). */
@@ -62,7 +63,8 @@ export const completionRequestSchema = z
     },
     expect('a JSON object'),
   )
-  .check(checkCommonRules);
+  .check(checkCommonRules)
+  .check(checkConstraints);
 
 export type CompletionRequest = z.output<typeof completionRequestSchema>;
 

@@ -39,11 +39,15 @@ export {
   commonFields,
   includeUsage,
   outputLimit,
-  RESPONSE_FORMATS,
   fillerAnswerable,
   priorityAllowed,
-  unconstrainedOnly,
 } from './request-fields.ts';
+export {
+  RESPONSE_FORMATS,
+  STRUCTURED_KINDS,
+  constraintsOf,
+  unconstrainedOnly,
+} from './constraint-fields.ts';
 export { unsupportedFields, unsupportedMessageFields } from './unsupported-fields.ts';
 export {
   CHAT_ROLES,

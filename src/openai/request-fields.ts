@@ -1,11 +1,11 @@
 /**
  * The request fields chat and text completions share: the model, output limits, streaming, the
- * sampling and decoding knobs (OpenAI's and vLLM's extensions), vLLM's cache salt, the reply's
- * format, and the known fields this server does not implement (unsupported-fields.ts).
- * Sampling and decoding knobs are accepted and range-checked with vLLM's rules, so a client
- * that sends them is not refused; a server may ignore them (a simulated engine's filler text
- * has no special tokens to skip). A reply's format is different: a server that cannot hold
- * its replies to one refuses it (`unconstrainedOnly`). `null` counts as
+ * sampling and decoding knobs (OpenAI's and vLLM's extensions), vLLM's cache salt, the constraints on
+ * the reply's form (constraint-fields.ts), and the known fields this server does not implement
+ * (unsupported-fields.ts). Sampling and decoding knobs are accepted and range-checked with
+ * vLLM's rules, so a client that sends them is not refused; a server may ignore them (a
+ * simulated engine's filler text has no special tokens to skip). What changes a reply's form or
+ * content is different: a server whose replies are filler refuses it (`fillerAnswerable`). `null` counts as
  * absent, since several clients send explicit nulls. Main rule: nothing is silently dropped —
  * the request objects are strict, so an unknown field is a 400 naming it (as OpenAI answers
  * "Unrecognized request argument supplied"), and what parses is exactly what the client sent
@@ -16,6 +16,7 @@ import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { describeValue, invalidRequest } from './errors.ts';
 import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
 import { noToolCallRequired } from './tool-fields.ts';
+import { constraintFields, unconstrainedOnly } from './constraint-fields.ts';
 import { byForm, expect, isText, listOf, text, type Wording } from './validation.ts';
 
 /** The largest max_tokens the wire format accepts; a server checks it against its context too. */
@@ -47,45 +48,6 @@ export const tokenIds = listOf(isTokenId, tokenId, 'a non-empty array of token i
 const STOP_FORMS = { text: text('a string'), texts: listOf(isText, text('a string'), 'strings') };
 const stopForm = (v: unknown): z.ZodType<string | string[]> | undefined =>
   typeof v === 'string' ? STOP_FORMS.text : Array.isArray(v) ? STOP_FORMS.texts : undefined;
-
-/** OpenAI's JSON schema format, as vLLM takes it: a name, and the schema the reply follows. */
-const jsonSchemaFormat = z.strictObject(
-  {
-    name: text('a non-empty string').min(1),
-    description: text('a string').nullish(),
-    schema: z.record(z.string(), z.unknown(), expect('a JSON schema (an object)')).nullish(),
-    strict: flag(),
-  },
-  expect('an object ({"name": …, "schema": {…}})'),
-);
-
-export const RESPONSE_FORMATS = ['text', 'json_object', 'json_schema'] as const;
-
-/**
- * The reply's format: text, any JSON object, or JSON following a schema (vLLM's structured
- * outputs decode it under the schema's grammar). `json_schema` goes with its type alone.
- */
-const responseFormat = z
-  .strictObject(
-    {
-      type: z.enum(RESPONSE_FORMATS, expect(`one of ${RESPONSE_FORMATS.join(', ')}`)),
-      json_schema: jsonSchemaFormat.nullish(),
-    },
-    expect('an object ({"type": "json_object"}, …)'),
-  )
-  .check((ctx) => {
-    const f = ctx.value;
-    if ((f.type === 'json_schema') === (f.json_schema != null)) return;
-    ctx.issues.push({
-      code: 'custom',
-      path: ['json_schema'],
-      input: f.json_schema,
-      message:
-        f.type === 'json_schema'
-          ? 'an object ({"name": …, "schema": {…}}) when type is json_schema'
-          : 'absent unless type is json_schema',
-    });
-  });
 
 export const commonFields = {
   model: text('a model name').min(1),
@@ -136,8 +98,7 @@ export const commonFields = {
    * scheduling (`priorityAllowed`); the gateway sets it itself, from the request's class.
    */
   priority: z.int(expect('an integer')).nullish(),
-  /** Whether a server can constrain its replies to it is its own to say (`unconstrainedOnly`). */
-  response_format: responseFormat.nullish(),
+  ...constraintFields,
   ...unsupportedFields,
 };
 
@@ -214,22 +175,6 @@ export function fillerAnswerable(
   throw invalidRequest(
     `logprobs: not supported by ${server}, whose filler has no token probabilities (expected false or absent), got ${describeValue(asked)}`,
     'logprobs',
-  );
-}
-
-/**
- * For a server whose replies follow no format (a simulated engine's filler text): a request
- * asking for JSON is a 400 naming the field, never a reply that ignores what was asked.
- */
-export function unconstrainedOnly(
-  req: { readonly response_format?: { readonly type: string } | null },
-  server: string,
-): void {
-  const format = req.response_format;
-  if (format == null || format.type === 'text') return;
-  throw invalidRequest(
-    `response_format: not supported by ${server} (expected {"type":"text"} or absent), got ${describeValue(format)}`,
-    'response_format',
   );
 }
 

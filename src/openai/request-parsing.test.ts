@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { parseChatCompletionRequest } from './chat-request.ts';
 import { parseCompletionRequest, promptList } from './completion-request.ts';
 import { MAX_TOKEN_ID, messageText } from './prompt-tokens.ts';
-import { includeUsage, outputLimit, unconstrainedOnly } from './request-fields.ts';
+import { includeUsage, outputLimit } from './request-fields.ts';
+import { unconstrainedOnly } from './constraint-fields.ts';
 import { fieldPath, parseJsonText } from './validation.ts';
 import { rejection } from './openai-test-kit.ts';
 

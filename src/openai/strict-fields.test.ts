@@ -37,8 +37,8 @@ test('an unknown field is a 400 naming it, at any level', () => {
     assert.equal(err.param, param);
   }
   assert.equal(
-    rejection(() => parseCompletionRequest({ ...TEXT, guided_regex: 'a+' })).message,
-    'guided_regex: unknown field',
+    rejection(() => parseCompletionRequest({ ...TEXT, regex: 'a+' })).message,
+    'regex: unknown field',
   );
 });
 

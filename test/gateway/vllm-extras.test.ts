@@ -1,7 +1,8 @@
 // vLLM's own request fields through `goodput serve` to a `goodput engine` over real HTTP, sent
 // by the official `openai` client as a vLLM user sends them (extra body fields); vLLM's
 // cache_salt as routing sees it (prompts share cached blocks only under the same salt);
-// response_format, passed to a server and refused where only simulated engines would answer;
+// response_format and vLLM's structured_outputs and guided_* constraints, passed to a server
+// and refused where only simulated engines would answer;
 // a reasoning model's thinking, relayed in the field its server streamed it in; and vLLM's
 // request priority, which the gateway sets from the class where engines schedule by it.
 import { test } from 'node:test';
@@ -11,6 +12,7 @@ import { streamCall } from '../../src/loadgen/stream-call.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { MODEL, doorOnlyFleet, engines, gateway } from './gateway-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
+import { describeValue } from '../../src/openai/index.ts';
 
 const ADMIN = 'vllm-extras-admin';
 const backends = await engines(1);
@@ -123,36 +125,50 @@ const WEATHER = {
   },
 };
 
-test('response_format reaches a server as sent, and its JSON reply comes back whole', async () => {
+/** Each way to hold a reply to JSON: OpenAI's, vLLM's, vLLM's older. */
+const HELD = [
+  { response_format: { type: 'json_object' } },
+  { response_format: WEATHER },
+  { structured_outputs: { json: WEATHER.json_schema.schema } },
+  { guided_json: WEATHER.json_schema.schema },
+] as const;
+
+test('a constraint on the reply reaches a server as sent, and its JSON reply comes back whole', async () => {
   const vllm = await fakeVllm();
   const front = await gateway([vllm]);
-  for (const format of [{ type: 'json_object' as const }, WEATHER]) {
-    const r = await front.client.chat.completions.create({
+  for (const held of HELD) {
+    // A variable, not a literal: the `openai` types take vLLM's fields the way its users send them.
+    const params = {
       model: MODEL,
-      messages: [{ role: 'user', content: 'The weather as JSON.' }],
-      response_format: format,
-    });
+      messages: [{ role: 'user' as const, content: 'The weather as JSON.' }],
+      ...held,
+    };
+    const r = await front.client.chat.completions.create(params);
     assert.deepEqual(JSON.parse(r.choices[0].message.content ?? ''), { a: 1 });
-    assert.deepEqual((vllm.bodies.at(-1) as { response_format: unknown }).response_format, format);
+    const [field, value] = Object.entries(held)[0];
+    assert.deepEqual((vllm.bodies.at(-1) as Record<string, unknown>)[field], value, field);
   }
 });
 
-test('response_format on the simulated fleet or engine: a 400 naming it, never filler text', async () => {
-  const asked = chat({ response_format: { type: 'json_object' } });
+test('a constraint on the simulated fleet or engine: a 400 naming it, never filler text', async () => {
   // An embedded fleet: whatever its engines, the gateway refuses at the door.
   const embedded = await doorOnlyFleet();
   for (const [url, server] of [
     [embedded.url, 'the simulated fleet'],
     [backends[0].url, 'the simulated engine'],
   ]) {
-    const res = await post(url, asked);
-    assert.equal(res.status, 400, server);
-    const { error } = (await res.json()) as { error: { message: string; param: string } };
-    assert.equal(
-      error.message,
-      `response_format: not supported by ${server} (expected {"type":"text"} or absent), got {"type":"json_object"}`,
-    );
-    assert.equal(error.param, 'response_format');
+    for (const held of HELD) {
+      const res = await post(url, chat(held));
+      assert.equal(res.status, 400, server);
+      const { error } = (await res.json()) as { error: { message: string; param: string } };
+      const [field, value] = Object.entries(held)[0];
+      const neutral = field === 'response_format' ? '{"type":"text"} or absent' : 'absent';
+      assert.equal(
+        error.message,
+        `${field}: not supported by ${server} (expected ${neutral}), got ${describeValue(value)}`,
+      );
+      assert.equal(error.param, field);
+    }
   }
 });
 
