@@ -59,6 +59,11 @@ export function serveCommand(): Command {
     .option('--port <n>', 'port to listen on (0: any free port)', portNumber('--port'), 8080)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option(
+      '--status-port <n>',
+      "a second port answering only /healthz, /readyz, /health and /metrics, read at once however many connections wait on --port's (point probes and scrapes at it); default: none",
+      portNumber('--status-port'),
+    )
+    .option(
       '--policy <name|file>',
       'preset name (goodput, baseline-vllm, least-request) or a YAML/JSON policy file (tenants, API key digests)',
       'goodput',
@@ -211,6 +216,7 @@ export function serveCommand(): Command {
         },
         host: o.host as string,
         port: o.port as number,
+        statusPort: o.statusPort as number | undefined,
         adminToken: (o.adminToken as string | undefined) ?? process.env.GOODPUT_ADMIN_TOKEN,
         shared:
           o.redis === undefined
@@ -266,6 +272,12 @@ export function serveCommand(): Command {
         { url: `${running.url}/v1`, model },
         `OpenAI API at ${running.url}/v1 (model "${model}")`,
       );
+      if (running.statusUrl !== undefined) {
+        log.info(
+          { status_url: running.statusUrl },
+          `status port at ${running.statusUrl} (/healthz, /readyz, /health, /metrics)`,
+        );
+      }
       onSignals(running, (o.drainTimeout as number) * 1000, decisions, log);
     });
 }

@@ -9,9 +9,11 @@
  * ConfigError naming it.
  */
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
+import type { RejectReason } from '../core/request/decision.ts';
 import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
@@ -41,6 +43,7 @@ import { InFlight } from './http/in-flight.ts';
 import { LagShedder } from './http/lag-shedder.ts';
 import { ConnectionIntake, lineLimitMs } from './http/connection-intake.ts';
 import { LISTEN_BACKLOG, Listeners, listen } from './http/listeners.ts';
+import { listenStatus, portOf } from './http/status-listener.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
 import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
@@ -56,6 +59,11 @@ export interface ServeOptions {
   readonly embedded: () => Backend[] | Promise<Backend[]>;
   readonly host: string;
   readonly port: number;
+  /**
+   * A second port for the probes and the scrape, outside the API port's line of new connections
+   * (http/status-listener.ts); none: the API port alone.
+   */
+  readonly statusPort?: number;
   readonly adminToken?: string;
   /** Each decision record, and its JSON text (as the decision lookup keeps it). */
   readonly onDecision?: (record: DecisionRecord, json: string) => void;
@@ -94,6 +102,8 @@ export interface SharedStateSettings {
 
 export interface RunningGateway {
   readonly url: string;
+  /** The status port's base URL, when it has one. */
+  readonly statusUrl?: string;
   /** The HTTP surface itself, for in-process requests (`app.request`). */
   readonly app: Hono<GatewayEnv>;
   readonly gateway: Gateway;
@@ -258,18 +268,24 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   };
   const app = createGatewayApp(appDeps);
   warnOnOpenFileLimit(log);
-  let listeners: Listeners;
+  let listeners: Listeners | undefined;
+  let status: Server | undefined;
+  const refuseUnparsed = (code: number, reason: RejectReason) => {
+    const requestId = randomId();
+    gateway.refuseUnread({ requestId, tenant: null, cls: null, reason, status: code });
+    return requestId;
+  };
   try {
     listeners = await listen(nodeListener(app, { ...appDeps, intake }), o.host, o.port, {
       log,
       intake,
-      refuseUnparsed: (status, reason) => {
-        const requestId = randomId();
-        gateway.refuseUnread({ requestId, tenant: null, cls: null, reason, status });
-        return requestId;
-      },
+      refuseUnparsed,
     });
+    if (o.statusPort !== undefined) {
+      status = await listenStatus(app, o.host, o.statusPort, { log, refuse: refuseUnparsed });
+    }
   } catch (e) {
+    await listeners?.close();
     shedder.stop();
     await learned?.stop();
     await gateway.close();
@@ -277,16 +293,21 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     await tracer.close();
     throw e;
   }
-  const { port } = listeners;
+  const api = listeners;
+  const { port } = api;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       // Requests that ended in this turn have their answers held for its end (answer.ts).
       await heldAnswersWritten();
-      const closed = listeners.close();
+      const closed = Promise.all([
+        api.close(),
+        status && new Promise<void>((resolve) => status?.close(() => resolve())),
+      ]);
       // Keep-alive clients would hold the server open; their requests are over or abandoned.
-      listeners.closeAllConnections();
+      api.closeAllConnections();
+      status?.closeAllConnections();
       intake?.close();
       await closed;
       shedder.stop();
@@ -300,6 +321,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     })());
   return {
     url: `http://${host}:${port}`,
+    ...(status === undefined ? {} : { statusUrl: `http://${host}:${portOf(status)}` }),
     app,
     gateway,
     embedded: o.backendUrls.length === 0,
@@ -311,7 +333,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
         'draining: not ready, refusing new requests',
       );
       // Idle keep-alive connections would carry new requests here; busy ones close as they end.
-      listeners.closeIdleConnections();
+      api.closeIdleConnections();
       if (!(await inFlight.drainWithin(timeoutMs, clock, timers))) {
         const over = inFlight.cut();
         log.warn({ cut: over }, `drain time over: ${over} request(s) stopped as shutting_down`);

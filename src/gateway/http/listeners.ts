@@ -144,13 +144,18 @@ function bindAlone(host: string, port: number): Promise<void> {
 }
 
 /** Why `host:port` cannot be listened on, naming the flag at fault. */
-function listenRefused(e: NodeJS.ErrnoException, host: string, port: number): ConfigError {
+export function listenRefused(
+  e: NodeJS.ErrnoException,
+  host: string,
+  port: number,
+  portFlag = '--port',
+): ConfigError {
   const code = e.code ?? e.message;
   if (HOST_ERRORS.has(code)) {
     return new ConfigError('--host', `an address of this machine to listen on (${code})`, host);
   }
   const why = code === 'EADDRINUSE' ? 'a free port' : `a port it may listen on (${code})`;
-  return new ConfigError('--port', why, port);
+  return new ConfigError(portFlag, why, port);
 }
 
 /** Errors of the address, not the port: no such name, or not an address of this machine. */
