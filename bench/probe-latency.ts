@@ -1,7 +1,7 @@
 // Probes under overload: `goodput serve --status-port` on its embedded fleet, a readiness probe
 // (curl) every 100 ms on a new connection, as a kubelet's is, to each port at once, through a burst of
-// N streaming requests sent at once (bench/stream-client.c) and then a closed-loop flood (Debian's
-// wrk, 1,500 connections). The API port lets new connections in at the pace its loop keeps, so a
+// N streaming requests sent at once (bench/stream-client.c), a closed-loop flood (Debian's wrk,
+// 1,500 connections) and the same flood of requests to no route (each a cheap 404). The API port lets new connections in at the pace its loop keeps, so a
 // probe there waits in that line with the flood; the status port reads it as Node accepts it.
 // Per phase and port: probes answered, their latency percentiles, and how many took a second or
 // more (a Kubernetes probe's default timeout) or failed.
@@ -99,31 +99,38 @@ const body = JSON.stringify({
 const rows: string[] = [];
 await new Promise((r) => setTimeout(r, 2000));
 
-let stop = prober(urls);
+const stop = prober(urls);
 await new Promise((r) => setTimeout(r, 500));
 const burst = await runCClient(urls.api, body, { mode: 'open', atMs: Array(BURST).fill(0) });
-let probes = await stop();
+const probes = await stop();
 rows.push(row(`burst of ${BURST}`, 'API', probes.api), row('', 'status', probes.status));
 const served = burst.filter((o) => o.status === 200).length;
 
-await new Promise((r) => setTimeout(r, 3000));
-stop = prober(urls);
-const flood = await runWrk({
-  url: `${urls.api}/v1/chat/completions`,
-  threads: 2,
-  connections: CONNECTIONS,
-  durationS: DURATION_S,
-  timeoutS: 30,
-  headers: ['Content-Type: application/json'],
-});
-probes = await stop();
-rows.push(
-  row(`wrk, ${CONNECTIONS} connections, ${DURATION_S} s`, 'API', probes.api),
-  row('', 'status', probes.status),
+/** A closed-loop wrk flood of `path` with the probes beside it: its answers. */
+async function flood(path: string, phase: string): Promise<number> {
+  await new Promise((r) => setTimeout(r, 3000));
+  const stop = prober(urls);
+  const run = await runWrk({
+    url: `${urls.api}${path}`,
+    threads: 2,
+    connections: CONNECTIONS,
+    durationS: DURATION_S,
+    timeoutS: 30,
+    headers: ['Content-Type: application/json'],
+  });
+  const probes = await stop();
+  rows.push(row(phase, 'API', probes.api), row('', 'status', probes.status));
+  return run.requests;
+}
+const chats = await flood(
+  '/v1/chat/completions',
+  `wrk, ${CONNECTIONS} connections, ${DURATION_S} s`,
 );
+// Requests as cheap to refuse as any: each turn of the loop is long with them alone.
+const strays = await flood('/v1/no-such-route', `the same, every request a 404`);
 
 console.log(
-  `${availableParallelism()} cores (${cpus()[0].model}), Node ${process.version}; burst: ${served} of ${BURST} served (200); wrk: ${flood.requests} answers`,
+  `${availableParallelism()} cores (${cpus()[0].model}), Node ${process.version}; burst: ${served} of ${BURST} served (200); wrk: ${chats} answers, then ${strays} 404s`,
 );
 console.log(
   `| phase | port | probes | p50 ms | p99 ms | max ms | ≥ ${PROBE_TIMEOUT_MS} ms or failed |`,
