@@ -10,12 +10,8 @@ import { parseChatCompletionRequest } from '../openai/chat-request.ts';
 import type { ChunkHead } from '../openai/chunks.ts';
 import { parseCompletionRequest, promptList } from '../openai/completion-request.ts';
 import { OpenAiError, invalidRequest, modelNotFound, serverError } from '../openai/errors.ts';
-import {
-  chatBlockHashes,
-  completionBlockHashes,
-  type PromptBlockHashes,
-} from '../openai/prefix-hashes.ts';
-import { estimateChatTokens, estimateCompletionTokens } from '../openai/prompt-tokens.ts';
+import type { PromptBlockHashes } from '../openai/prefix-hashes.ts';
+import { chatPromptSize, completionPromptSize } from '../openai/prompt-size.ts';
 import {
   includeUsage,
   outputLimit,
@@ -69,7 +65,7 @@ async function jsonBody(c: Context): Promise<unknown> {
 export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const req = parseChatCompletionRequest(await jsonBody(c));
   fillerAnswerable(req, 'the simulated engine');
-  const promptTokens = estimateChatTokens(req);
+  const size = chatPromptSize(req, deps.backend.maxModelLen);
   return run(c, deps, 'chat', {
     model: req.model,
     stream: req.stream === true,
@@ -79,8 +75,8 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
     priority: req.priority ?? undefined,
     limit: outputLimit(req),
     promptField: 'messages',
-    prefix: (blockTokens) => chatBlockHashes(req, promptTokens, blockTokens, req.cache_salt),
-    promptTokens,
+    prefix: (blockTokens) => size.hashes(size.tokens, blockTokens),
+    promptTokens: size.tokens,
     promptTokensExact: false,
   });
 }
@@ -95,7 +91,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
       'prompt',
     );
   }
-  const promptTokens = estimateCompletionTokens(prompts[0]);
+  const size = completionPromptSize(req, deps.backend.maxModelLen);
   return run(c, deps, 'text', {
     model: req.model,
     stream: req.stream === true,
@@ -105,9 +101,8 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     priority: req.priority ?? undefined,
     limit: outputLimit(req),
     promptField: 'prompt',
-    prefix: (blockTokens) =>
-      completionBlockHashes(prompts[0], promptTokens, blockTokens, req.cache_salt),
-    promptTokens,
+    prefix: (blockTokens) => size.hashes(size.tokens, blockTokens),
+    promptTokens: size.tokens,
     promptTokensExact: typeof prompts[0] !== 'string',
   });
 }

@@ -9,12 +9,9 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { GenerationRequest, SimulatedBackend } from '../engine-server/simulated-backend.ts';
 import {
-  estimateChatTokens,
-  estimateCompletionTokens,
+  chatPromptSize,
+  completionPromptSize,
   outputLimit,
-  promptList,
-  chatBlockHashes,
-  completionBlockHashes,
   type ChatCompletionRequest,
   type CompletionRequest,
 } from '../openai/index.ts';
@@ -108,12 +105,9 @@ export class EmbeddedBackend implements Backend {
 /** What an engine is asked, from the validated body the gateway hands every backend. */
 export function generationRequest(
   call: UpstreamCall,
-  engine: Pick<EngineConfig, 'blockSize' | 'loraModules'>,
+  engine: Pick<EngineConfig, 'blockSize' | 'loraModules' | 'maxModelLen'>,
 ): GenerationRequest {
-  const { promptTokens, prefix, maxTokens, ignoreEos, minTokens } = describe(
-    call,
-    engine.blockSize,
-  );
+  const { promptTokens, prefix, maxTokens, ignoreEos, minTokens } = describe(call, engine);
   // A model naming one of the engine's LoRA adapters runs with it (vLLM's rule).
   const { model, priority } = call.body as { model?: unknown; priority?: unknown };
   const adapter =
@@ -132,26 +126,17 @@ export function generationRequest(
 
 /**
  * The validated body the gateway hands every backend (validated once, at the door), its prompt
- * hashed in the engine's block size.
+ * sized as the gateway sized it and hashed in the engine's block size.
  */
-function describe(call: UpstreamCall, blockSize: number) {
-  if (call.kind === 'chat') {
-    const req = call.body as ChatCompletionRequest;
-    const promptTokens = estimateChatTokens(req);
-    return {
-      promptTokens,
-      prefix: chatBlockHashes(req, promptTokens, blockSize, req.cache_salt),
-      maxTokens: outputLimit(req)?.tokens,
-      ignoreEos: req.ignore_eos === true,
-      minTokens: req.min_tokens ?? undefined,
-    };
-  }
-  const req = call.body as CompletionRequest;
-  const prompt = promptList(req)[0] ?? '';
-  const promptTokens = estimateCompletionTokens(prompt);
+function describe(call: UpstreamCall, engine: Pick<EngineConfig, 'blockSize' | 'maxModelLen'>) {
+  const req = call.body as ChatCompletionRequest | CompletionRequest;
+  const size =
+    call.kind === 'chat'
+      ? chatPromptSize(req as ChatCompletionRequest, engine.maxModelLen)
+      : completionPromptSize(req as CompletionRequest, engine.maxModelLen);
   return {
-    promptTokens,
-    prefix: completionBlockHashes(prompt, promptTokens, blockSize, req.cache_salt),
+    promptTokens: size.tokens,
+    prefix: size.hashes(size.tokens, engine.blockSize),
     maxTokens: outputLimit(req)?.tokens,
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,

@@ -40,7 +40,7 @@ interface Stream {
 const FLUSH_CHECK_EVERY = 64;
 
 /** What a request needs of the engines' configuration: hashes' block size, adapters served. */
-type EngineShape = Pick<EngineConfig, 'blockSize' | 'loraModules'>;
+type EngineShape = Pick<EngineConfig, 'blockSize' | 'loraModules' | 'maxModelLen'>;
 
 export class ThreadedFleet {
   readonly backends: Backend[];

@@ -83,6 +83,7 @@ export {
   renderChatPrompt,
   renderCompletionPrompt,
 } from './prompt-tokens.ts';
+export { type PromptSize, chatPromptSize, completionPromptSize } from './prompt-size.ts';
 export {
   type PromptBlockHashes,
   chatBlockHashes,

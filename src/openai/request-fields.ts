@@ -94,6 +94,15 @@ export const commonFields = {
    */
   cache_salt: text('a non-empty string').min(1).nullish(),
   /**
+   * vLLM's left truncation: the prompt's last k tokens are read (-1: as many as the model's
+   * context holds); at most the context (prompt-size.ts).
+   */
+  truncate_prompt_tokens: z
+    .int(expect('an integer ≥ 1, or -1'))
+    .min(-1)
+    .refine((k) => k !== 0, { error: 'an integer ≥ 1, or -1' })
+    .nullish(),
+  /**
    * vLLM's request priority (lower is served first): an engine takes it only under priority
    * scheduling (`priorityAllowed`); the gateway sets it itself, from the request's class.
    */

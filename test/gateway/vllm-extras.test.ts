@@ -1,6 +1,7 @@
 // vLLM's own request fields through `goodput serve` to a `goodput engine` over real HTTP, sent
 // by the official `openai` client as a vLLM user sends them (extra body fields); vLLM's
-// cache_salt as routing sees it (prompts share cached blocks only under the same salt);
+// cache_salt as routing sees it (prompts share cached blocks only under the same salt); vLLM's
+// truncate_prompt_tokens, which the gateway and the engine size a prompt by alike;
 // response_format and vLLM's structured_outputs and guided_* constraints, passed to a server
 // and refused where only simulated engines would answer;
 // a reasoning model's thinking, relayed in the field its server streamed it in; and vLLM's
@@ -278,7 +279,39 @@ test("the embedded engines read the priority the gateway set, as the simulator's
     body: { model: MODEL, messages: [{ role: 'user', content: 'x' }], ...body },
     signal: new AbortController().signal,
   });
-  const engine = { blockSize: 16 };
+  const engine = { blockSize: 16, maxModelLen: 8192 };
   assert.equal(generationRequest(call({ priority: 2 }), engine).priority, 2);
   assert.equal(generationRequest(call({}), engine).priority, undefined);
+});
+
+test('truncate_prompt_tokens: a prompt past the context is served as its last k tokens, sized so at the door', async () => {
+  const report = 'The incident report follows, line by line. '.repeat(4000);
+  const ask = (extra: object) =>
+    post(gw.url, {
+      model: MODEL,
+      messages: [{ role: 'user', content: report }],
+      max_tokens: 2,
+      ...extra,
+    });
+  const whole = await ask({});
+  assert.equal(whole.status, 400, 'untruncated, it is past the context');
+  const cut = await ask({ truncate_prompt_tokens: 1000 });
+  assert.equal(cut.status, 200, await cut.clone().text());
+  const body = (await cut.json()) as { usage: { prompt_tokens: number } };
+  assert.equal(body.usage.prompt_tokens, 1000, "the engine's count: the tokens kept");
+  const record = await fetch(
+    `${gw.url}/admin/decisions/${cut.headers.get('x-goodput-request-id')}`,
+    {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    },
+  );
+  const { demand } = (await record.json()) as { demand: { input_tokens: number } };
+  assert.equal(demand.input_tokens, 1000, 'admission planned the tokens kept');
+  const past = await ask({ truncate_prompt_tokens: 9000 });
+  assert.equal(past.status, 400);
+  const { error } = (await past.json()) as { error: { message: string } };
+  assert.equal(
+    error.message,
+    "truncate_prompt_tokens: expected at most the model's context (8192 tokens), or -1, got 9000",
+  );
 });

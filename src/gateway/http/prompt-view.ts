@@ -1,19 +1,16 @@
 /**
  * A request's prompt as the policy sees it, without a tokenizer: its size in tokens — counted
- * for token ids, estimated for text, with the fewest tokens the text can be — and its chained
- * block hashes, which routing matches against replicas' prefix caches.
+ * for token ids, estimated for text, with the fewest tokens the text can be, after vLLM's
+ * truncation — and its chained block hashes, which routing matches against replicas' prefix
+ * caches (openai/prompt-size.ts).
  */
 import type { Tokens } from '../../core/request/units.ts';
 import type { PrefixBlocks } from '../../core/request/request.ts';
 import {
-  chatBlockHashes,
-  completionBlockHashes,
-  estimateChatTokens,
-  estimateCompletionTokens,
-  leastChatTokens,
-  leastTextTokens,
-  promptList,
+  chatPromptSize,
+  completionPromptSize,
   type ChatCompletionRequest,
+  type CompletionRequest,
   type PromptBlockHashes,
 } from '../../openai/index.ts';
 import type { ApiKind } from '../backend.ts';
@@ -34,19 +31,12 @@ export interface PromptView {
 
 /** A request's prompt as the policy sees it, the model's context being `context` tokens. */
 export function promptView(kind: ApiKind, parsed: Parsed, context: Tokens): PromptView {
-  // A salted prompt shares cached blocks only with prompts of the same salt (vLLM's cache_salt).
-  const salt = parsed.cache_salt;
-  if (kind === 'chat') {
-    const chat = parsed as ChatCompletionRequest;
-    return sized(estimateChatTokens(chat), leastChatTokens(chat), context, (tokens) =>
-      chatBlockHashes(chat, tokens, PREFIX_BLOCK_TOKENS, salt),
-    );
-  }
-  const prompt = promptList(parsed as never)[0];
-  // Token ids are counted, not estimated.
-  const atLeast = typeof prompt === 'string' ? leastTextTokens(prompt) : undefined;
-  return sized(estimateCompletionTokens(prompt), atLeast, context, (tokens) =>
-    completionBlockHashes(prompt, tokens, PREFIX_BLOCK_TOKENS, salt),
+  const size =
+    kind === 'chat'
+      ? chatPromptSize(parsed as ChatCompletionRequest, context)
+      : completionPromptSize(parsed as CompletionRequest, context);
+  return sized(size.tokens, size.atLeast, context, (tokens) =>
+    size.hashes(tokens, PREFIX_BLOCK_TOKENS),
   );
 }
 
