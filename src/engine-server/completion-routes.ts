@@ -12,6 +12,7 @@ import { parseCompletionRequest, promptList } from '../openai/completion-request
 import { OpenAiError, invalidRequest, modelNotFound, serverError } from '../openai/errors.ts';
 import type { PromptBlockHashes } from '../openai/prefix-hashes.ts';
 import { chatPromptSize, completionPromptSize } from '../openai/prompt-size.ts';
+import { FillerToolCall, requiredToolName } from '../openai/filler-tool-call.ts';
 import {
   includeUsage,
   outputLimit,
@@ -50,6 +51,8 @@ interface Prepared {
   readonly promptTokens: number;
   /** The prompt came as token ids: its size is exact, not estimated. */
   readonly promptTokensExact: boolean;
+  /** The function a chat's reply must call, if one is required. */
+  readonly toolName?: string;
 }
 
 /**
@@ -78,6 +81,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
     prefix: (blockTokens) => size.hashes(size.tokens, blockTokens),
     promptTokens: size.tokens,
     promptTokensExact: false,
+    toolName: requiredToolName(req),
   });
 }
 
@@ -151,26 +155,39 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   };
   // Served by Node, the request's socket and response; in-process (`app.request`), neither.
   const node = c.env as Partial<HttpBindings> | undefined;
+  const call =
+    p.toolName === undefined
+      ? undefined
+      : new FillerToolCall(`chatcmpl-tool-${head.id.replace(/^chatcmpl-/, '')}`, p.toolName);
   const socket = node?.incoming?.socket;
   if (p.stream) {
     // Tokens already written reach the client, then the connection drops mid-body.
     const cut = () => (socket === undefined ? false : (socket.destroySoon(), true));
-    return sseResponse(kind, gen, head, node?.outgoing, cut);
+    return sseResponse(kind, gen, head, node?.outgoing, cut, call);
   }
-  return c.json(await collect(kind, gen, head, () => socket?.destroy()));
+  return c.json(await collect(kind, gen, head, () => socket?.destroy(), call));
 }
 
 /** Waits for the whole generation; the body OpenAI returns when `stream` is off. */
-async function collect(kind: CompletionKind, gen: Generation, head: ChunkHead, cut: () => void) {
+async function collect(
+  kind: CompletionKind,
+  gen: Generation,
+  head: ChunkHead,
+  cut: () => void,
+  call: FillerToolCall | undefined,
+) {
   let text = '';
   for await (const ev of gen) {
     if (ev.type === 'token') {
-      text += ev.text;
+      if (call === undefined) text += ev.text;
+      else call.piece(ev.text);
     } else if (ev.type === 'finish') {
       const used = usage(gen.promptTokens, ev.completionTokens);
-      return kind === 'chat'
-        ? chatCompletion(head, text, ev.reason, used)
-        : textCompletion(head, text, ev.reason, used);
+      if (kind === 'text') return textCompletion(head, text, ev.reason, used);
+      if (call === undefined) return chatCompletion(head, text, ev.reason, used);
+      call.finish(ev.reason);
+      const reason = FillerToolCall.finishReason(ev.reason);
+      return chatCompletion(head, '', reason, used, { toolCalls: [call.whole()] });
     } else {
       cut();
       throw serverError(`generation ${head.id}: injected crash`, 'injected_crash');

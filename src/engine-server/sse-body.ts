@@ -1,6 +1,7 @@
 /**
  * A generation as an OpenAI SSE answer: a role chunk (chat), one chunk per token as the engine
- * emits it, a chunk with the finish reason, the usage chunk when asked, then `[DONE]`. Main
+ * emits it (a piece of a tool call's arguments when one is required: openai/filler-tool-call.ts),
+ * a chunk with the finish reason, the usage chunk when asked, then `[DONE]`. Main
  * rule: a client that goes away cancels the generation in the same tick; an injected crash cuts
  * the connection with no terminating chunk, as a dead server would.
  *
@@ -23,6 +24,7 @@ import {
   usageChunk,
 } from '../openai/chunks.ts';
 import { usage } from '../openai/responses.ts';
+import { FillerToolCall } from '../openai/filler-tool-call.ts';
 import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { Generation } from './generation.ts';
 
@@ -45,9 +47,11 @@ export function sseResponse(
   outgoing: ServerResponse | undefined,
   /** Ends the connection abruptly once what was written is flushed; false if there is none. */
   cutConnection: () => boolean,
+  /** The tool call a chat must answer with, if one is required. */
+  call?: FillerToolCall,
 ): Response {
   const answer = (to: SseSink) => {
-    writeEvents(kind, gen, head, cutConnection, to).catch(to.fail);
+    writeEvents(kind, gen, head, cutConnection, to, call).catch(to.fail);
   };
   if (outgoing !== undefined) {
     outgoing.writeHead(200, SSE_HEADERS);
@@ -91,21 +95,22 @@ async function writeEvents(
   head: ChunkHead,
   cutConnection: () => boolean,
   to: SseSink,
+  call: FillerToolCall | undefined,
 ): Promise<void> {
   if (kind === 'chat') to.write(sseData(chatChunk(head, { role: 'assistant', content: '' }, null)));
   for await (const ev of gen) {
     if (ev.type === 'token') {
+      const delta = call === undefined ? { content: ev.text } : { tool_calls: call.piece(ev.text) };
       to.write(
-        sseData(
-          kind === 'chat'
-            ? chatChunk(head, { content: ev.text }, null)
-            : textChunk(head, ev.text, null),
-        ),
+        sseData(kind === 'chat' ? chatChunk(head, delta, null) : textChunk(head, ev.text, null)),
       );
     } else if (ev.type === 'finish') {
+      const closing = call?.finish(ev.reason);
+      const reason = call === undefined ? ev.reason : FillerToolCall.finishReason(ev.reason);
+      const last = closing === undefined ? {} : { tool_calls: closing };
       // One write per event, as before: the same HTTP chunks, not only the same SSE bytes.
       to.write(
-        sseData(kind === 'chat' ? chatChunk(head, {}, ev.reason) : textChunk(head, '', ev.reason)),
+        sseData(kind === 'chat' ? chatChunk(head, last, reason) : textChunk(head, '', reason)),
       );
       if (head.includeUsage) to.write(sseData(usageEvent(kind, gen, head, ev.completionTokens)));
       to.write(SSE_DONE);

@@ -71,6 +71,8 @@ export interface StreamEnd {
    * (and ends as `length`), the rest never reached the client.
    */
   readonly pastCap?: true;
+  /** Pieces of tool calls the finish carries (a filler call's close: filler-calls.ts). */
+  readonly finishToolCalls?: readonly ToolCallDelta[];
 }
 
 /** What the gateway knows of a backend's load: its own scrape or the engine itself. */

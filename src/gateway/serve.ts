@@ -28,6 +28,7 @@ import { TextRing } from './text-ring.ts';
 import { Gateway } from './gateway.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
+import { callingTools } from './filler-calls.ts';
 import type { ScaleExportSettings } from './scale-export.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
 import { DashboardFeed } from './dashboard-feed.ts';
@@ -146,7 +147,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const tracer = o.tracer ?? NO_TRACING;
   const backends =
     o.backendUrls.length === 0
-      ? await o.embedded()
+      ? (await o.embedded()).map(callingTools)
       : o.backendUrls.map(
           (url, i) =>
             new HttpBackend({

@@ -59,7 +59,8 @@ export {
   chatMessageSchema,
   parseChatCompletionRequest,
 } from './chat-request.ts';
-export { TOOL_CHOICES, type ChatTool, type ToolCall, noToolCallRequired } from './tool-fields.ts';
+export { TOOL_CHOICES, type ChatTool, type ToolCall } from './tool-fields.ts';
+export { FillerToolCall, requiredToolName } from './filler-tool-call.ts';
 export {
   type CompletionPrompt,
   type CompletionRequest,

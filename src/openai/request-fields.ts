@@ -15,7 +15,6 @@ import { z } from 'zod';
 import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { describeValue, invalidRequest } from './errors.ts';
 import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
-import { noToolCallRequired } from './tool-fields.ts';
 import { constraintFields, unconstrainedOnly } from './constraint-fields.ts';
 import { byForm, expect, isText, listOf, text, type Wording } from './validation.ts';
 
@@ -169,16 +168,16 @@ export function includeUsage(req: {
 /**
  * For a server whose replies are filler text (a simulated engine): what filler cannot answer is
  * a 400 naming the field, never a reply that ignores what was asked — a reply format
- * (`unconstrainedOnly`), a tool call required (`noToolCallRequired`), or log probabilities,
- * which filler has none of.
+ * (`unconstrainedOnly`) or log probabilities, which filler has none of. A tool call required it
+ * answers, its words the call's arguments (filler-tool-call.ts).
  */
 export function fillerAnswerable(
-  req: Parameters<typeof unconstrainedOnly>[0] &
-    Parameters<typeof noToolCallRequired>[0] & { readonly logprobs?: boolean | number | null },
+  req: Parameters<typeof unconstrainedOnly>[0] & {
+    readonly logprobs?: boolean | number | null;
+  },
   server: string,
 ): void {
   unconstrainedOnly(req, server);
-  noToolCallRequired(req, server);
   const asked = req.logprobs;
   if (asked == null || asked === false) return;
   throw invalidRequest(

@@ -8,7 +8,6 @@ import { parseCompletionRequest } from './completion-request.ts';
 import { rejection } from './openai-test-kit.ts';
 import { chatBlockHashes } from './prefix-hashes.ts';
 import { estimateChatTokens, leastChatTokens, renderChatPrompt } from './prompt-tokens.ts';
-import { noToolCallRequired } from './tool-fields.ts';
 import { ToolCalls } from './chunks.ts';
 import { chatCompletion, usage } from './responses.ts';
 
@@ -149,17 +148,6 @@ test('a text completion offers no tools: only the values that ask for nothing pa
   );
   const neutral = { ...base, tools: [], tool_choice: 'none', parallel_tool_calls: true };
   assert.deepEqual(parseCompletionRequest(neutral), neutral);
-});
-
-test('a server whose replies call no tool takes tools offered, and refuses a call required', () => {
-  const req = (tool_choice: unknown) => parseChatCompletionRequest({ ...AGENT, tool_choice });
-  for (const choice of [undefined, 'none', 'auto']) noToolCallRequired(req(choice), 'a filler');
-  assert.equal(
-    rejection(() => noToolCallRequired(req('required'), 'a filler')).message,
-    'tool_choice: not supported by a filler, whose replies call no tool (expected "none", "auto" or absent), got "required"',
-  );
-  const named = { type: 'function', function: { name: 'get_weather' } };
-  assert.equal(rejection(() => noToolCallRequired(req(named), 'a filler')).param, 'tool_choice');
 });
 
 test('tools offered and calls made are prompt: counted, bounded and hashed ahead of the talk', () => {

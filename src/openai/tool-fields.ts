@@ -2,11 +2,11 @@
  * A chat's tools, as OpenAI's API and vLLM take them: the functions the model may call
  * (`tools`), whether and which it must call (`tool_choice`), and the calls an assistant made,
  * carried back in the history (`messages[i].tool_calls`). Main rules, vLLM's: a tool choice
- * other than `none` needs tools to choose from, and a named choice names one of them. Whether
- * a server can answer with a call is its own to say (`noToolCallRequired`).
+ * other than `none` needs tools to choose from, and a named choice names one of them. A
+ * simulated engine answers a call required with its words as the call's arguments
+ * (filler-tool-call.ts).
  */
 import { z } from 'zod';
-import { describeValue, invalidRequest } from './errors.ts';
 import { byForm, expect, text } from './validation.ts';
 
 const flag = () => z.boolean(expect('a boolean')).nullish();
@@ -98,19 +98,4 @@ export function checkToolRules(ctx: z.core.ParsePayload<ToolFields>): void {
       message: `the name of one of the tools (${names.map((n) => JSON.stringify(n)).join(', ')})`,
     });
   }
-}
-
-/**
- * For a server whose replies never call a tool (a simulated engine's filler text): tools may be
- * offered — under `auto` a model may always answer in text — but a request that must be
- * answered with a call (`required`, or a named tool) is a 400 naming the field, never a reply
- * that ignores what was asked.
- */
-export function noToolCallRequired(req: Pick<ToolFields, 'tool_choice'>, server: string): void {
-  const choice = req.tool_choice;
-  if (choice == null || choice === 'none' || choice === 'auto') return;
-  throw invalidRequest(
-    `tool_choice: not supported by ${server}, whose replies call no tool (expected "none", "auto" or absent), got ${describeValue(choice)}`,
-    'tool_choice',
-  );
 }

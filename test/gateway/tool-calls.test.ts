@@ -2,15 +2,15 @@
 // them: tools offered go to a vLLM as sent; the calls its parser streams reach the client, piece
 // by piece or whole (`message.tool_calls`, content null, finish `tool_calls`), forwarded as they
 // came or rebuilt; the agent's next turn (its call and the tool's answer in the history) is
-// served; the simulated engines, whose filler calls no tool, take tools offered and refuse a
-// call required, by name.
+// served; the simulated engines answer a call required with one, their words its arguments.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type OpenAI from 'openai';
+import OpenAI from 'openai';
 import { estimateChatTokens, parseChatCompletionRequest } from '../../src/openai/index.ts';
 import { streamCall } from '../../src/loadgen/stream-call.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
-import { MODEL, doorOnlyFleet, engines, gateway } from './gateway-kit.ts';
+import { MODEL, engines, gateway } from './gateway-kit.ts';
+import { startServe } from './process-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
 
 const WEATHER: OpenAI.ChatCompletionTool = {
@@ -115,26 +115,54 @@ test("a simulated engine serves an agent's next turn, its tools and calls counte
   assert.ok(counted > bare + 60, `tools and calls are prompt: ${counted}`);
 });
 
-test('a call required of the simulated fleet or engine: a 400 naming tool_choice, never filler', async () => {
-  const embedded = await doorOnlyFleet();
+test('a call required of the simulated fleet or engine is answered with one, its words the arguments', async () => {
   const [engine] = await engines(1);
-  for (const [url, server] of [
-    [embedded.url, 'the simulated fleet'],
-    [engine.url, 'the simulated engine'],
-  ]) {
-    for (const choice of ['required', { type: 'function', function: { name: 'get_time' } }]) {
-      const res = await fetch(`${url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...ASKED, tool_choice: choice }),
-      });
-      assert.equal(res.status, 400, server);
-      const { error } = (await res.json()) as { error: { message: string; param: string } };
-      assert.equal(
-        error.message,
-        `tool_choice: not supported by ${server}, whose replies call no tool (expected "none", "auto" or absent), got ${JSON.stringify(choice)}`,
-      );
-      assert.equal(error.param, 'tool_choice');
+  const fleet = await startServe(['--profile', 'const:step_ms=2']);
+  const clients = [
+    ['goodput engine behind the gateway', (await gateway([engine])).client],
+    [
+      'the embedded fleet',
+      new OpenAI({ baseURL: `${fleet.url}/v1`, apiKey: 'none', maxRetries: 0 }),
+    ],
+  ] as const;
+  for (const [where, client] of clients) {
+    for (const [choice, name] of [
+      ['required', 'get_weather'],
+      [{ type: 'function', function: { name: 'get_time' } }, 'get_time'],
+    ] as const) {
+      // Room for the filler's own length: it ends, and the call is closed.
+      const asked = { ...ASKED, tool_choice: choice, max_tokens: 4000 };
+      const stream = client.chat.completions.stream(asked);
+      for await (const _ of stream);
+      const streamed = (await stream.finalChatCompletion()).choices[0];
+      const whole = (await client.chat.completions.create(asked)).choices[0];
+      for (const [how, c] of [
+        ['streamed', streamed],
+        ['whole', whole],
+      ] as const) {
+        const at = `${where}, ${how}, ${JSON.stringify(choice)}`;
+        const calls = c.message.tool_calls ?? [];
+        assert.equal(calls.length, 1, at);
+        const call = calls[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+        assert.equal(call.function.name, name, at);
+        assert.match(call.id, /^chatcmpl-tool-/, at);
+        assert.equal(c.finish_reason, 'tool_calls', at);
+        // Gathered by the client, a stream's content is its role chunk's empty one.
+        assert.equal(c.message.content, how === 'whole' ? null : '', at);
+        const args = JSON.parse(call.function.arguments) as { input: string };
+        assert.ok(args.input.split(' ').length > 1, at);
+      }
     }
+    // Cut at its limit, the call's arguments stay open, as a model's do.
+    const cut = await client.chat.completions.create({
+      ...ASKED,
+      tool_choice: 'required',
+      max_tokens: 3,
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    assert.equal(cut.choices[0].finish_reason, 'length', where);
+    const open = cut.choices[0].message
+      .tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    assert.match(open.function.arguments, /^\{"input": "[^"]+$/, where);
   }
 });

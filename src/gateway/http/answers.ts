@@ -57,6 +57,7 @@ export async function wholeResponse(
     sent?.(wallClock.now());
   });
   const end = await done;
+  if (end.finishToolCalls !== undefined) calls.add(end.finishToolCalls);
   const finish = end.finishReason as FinishReason;
   const used = usage(end.promptTokens, end.completionTokens);
   const logprobs = scores.whole();
@@ -258,8 +259,9 @@ function closingEvents(
   degradeLevel: number | undefined,
 ): string {
   const finish = end.finishReason as FinishReason;
+  const closing = end.finishToolCalls === undefined ? {} : { tool_calls: end.finishToolCalls };
   const last =
-    kind === 'chat' ? chatChunk(chunkHead, {}, finish) : textChunk(chunkHead, '', finish);
+    kind === 'chat' ? chatChunk(chunkHead, closing, finish) : textChunk(chunkHead, '', finish);
   let out = sseData(
     degradeLevel === undefined
       ? last
