@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { checkCommonRules, commonFields, maxTokens } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
-import { checkToolRules, toolCall, toolFields } from './tool-fields.ts';
+import { checkToolRules, toolCalls, toolFields } from './tool-fields.ts';
 import { checkConstraints } from './constraint-fields.ts';
 import { invalidRequest } from './errors.ts';
 import { byForm, expect, isText, listOf, parseWith, text, type Wording } from './validation.ts';
@@ -56,7 +56,7 @@ export const chatMessageSchema = z
       /** On a tool message: the call it answers. */
       tool_call_id: text('a string').nullish(),
       /** On an assistant message: the calls it made. */
-      tool_calls: z.array(toolCall, expect('an array of tool calls')).nullish(),
+      tool_calls: toolCalls.nullish(),
       ...unsupportedMessageFields,
     },
     expect('a message object'),

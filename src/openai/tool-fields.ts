@@ -7,7 +7,7 @@
  * (filler-tool-call.ts).
  */
 import { z } from 'zod';
-import { byForm, expect, text } from './validation.ts';
+import { byForm, expect, listOf, text } from './validation.ts';
 
 const flag = () => z.boolean(expect('a boolean')).nullish();
 
@@ -47,9 +47,16 @@ const choiceForm = (v: unknown) =>
       ? CHOICE_FORMS.named
       : undefined;
 
+/**
+ * A list of `element`s judged as `listOf` judges one: the first bad element named, not each (a
+ * body of 350,000 bad tools cost zod's own array 1.2 s of the event loop to refuse).
+ */
+const judgedList = <T>(element: z.ZodType<T>, expectation: string) =>
+  listOf((v: unknown): v is T => element.safeParse(v).success, element, expectation);
+
 /** The request fields of tool calling. */
 export const toolFields = {
-  tools: z.array(tool, expect('an array of tools')).nullish(),
+  tools: judgedList(tool, 'an array of tools').nullish(),
   tool_choice: byForm<z.output<typeof namedChoice> | (typeof TOOL_CHOICES)[number]>(
     choiceForm,
     CHOICE,
@@ -59,7 +66,7 @@ export const toolFields = {
 };
 
 /** One call an assistant made, as its message carries it back: the arguments are JSON text. */
-export const toolCall = z.strictObject(
+const toolCall = z.strictObject(
   {
     id: text('a non-empty string').min(1),
     type: z.literal('function', expect('"function"')),
@@ -70,6 +77,9 @@ export const toolCall = z.strictObject(
   },
   expect('a tool call ({"id": …, "type": "function", "function": {…}})'),
 );
+
+/** An assistant's calls, as its message carries them back. */
+export const toolCalls = judgedList(toolCall, 'an array of tool calls');
 
 export type ChatTool = z.output<typeof tool>;
 export type ToolCall = z.output<typeof toolCall>;

@@ -352,6 +352,10 @@ const bloating: [name: string, body: () => string][] = [
     () =>
       chat({ messages: Array.from({ length: 100_000 }, () => ({ role: 'robot', content: 'x' })) }),
   ],
+  [
+    '300,000 bad tools',
+    () => chat({ tools: Array.from({ length: 300_000 }, () => ({ type: 'x' })) }),
+  ],
 ];
 
 for (const [name, body] of bloating) {
