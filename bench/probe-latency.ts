@@ -1,8 +1,9 @@
 // Probes under overload: `goodput serve --status-port` on its embedded fleet, a readiness probe
-// (curl) every 100 ms on a new connection, as a kubelet's is, to each port at once, through a burst of
-// N streaming requests sent at once (bench/stream-client.c), a closed-loop flood (Debian's wrk,
-// 1,500 connections) and the same flood of requests to no route (each a cheap 404). The API port lets new connections in at the pace its loop keeps, so a
-// probe there waits in that line with the flood; the status port reads it as Node accepts it.
+// (curl) every 100 ms on a new connection, as a kubelet's is, to each port at once, through a
+// burst of N streaming requests sent at once (bench/stream-client.c), a closed-loop flood
+// (Debian's wrk, 1,500 connections) and the same flood of requests to no route (each a cheap
+// 404). The API port lets new connections in at the pace its loop keeps, so a probe there waits
+// in that line with the flood; the status port reads it as Node accepts it.
 // Per phase and port: probes answered, their latency percentiles, and how many took a second or
 // more (a Kubernetes probe's default timeout) or failed.
 // Usage: node bench/probe-latency.ts [--burst 3000] [--connections 1500] [--duration 15]

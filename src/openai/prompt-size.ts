@@ -1,10 +1,10 @@
 /**
  * A request's prompt as a server sizes it without a tokenizer (prompt-tokens.ts): its size in
- * tokens — estimated for text, counted for token ids — the fewest tokens its text can be, and its
- * chained block hashes (prefix-hashes.ts); after vLLM's `truncate_prompt_tokens`, which keeps the
- * prompt's last k tokens (-1: as many as the model's context holds). A text prompt cut that way
- * starts where no estimate can say, so it is not hashed; token ids cut are hashed as kept. Main
- * rule: the gateway and the engines size a prompt here, alike.
+ * tokens — estimated for text, counted for token ids — the fewest tokens its text can be, and
+ * its chained block hashes (prefix-hashes.ts); after vLLM's `truncate_prompt_tokens`, which
+ * keeps the prompt's last k tokens (-1: as many as the model's context holds). A text prompt
+ * cut that way starts where no estimate can say, so it is not hashed; token ids cut are hashed
+ * as kept. Main rule: the gateway and the engines size a prompt here, alike.
  */
 import type { ChatCompletionRequest } from './chat-request.ts';
 import { promptList, type CompletionRequest } from './completion-request.ts';

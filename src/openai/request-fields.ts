@@ -1,12 +1,13 @@
 /**
  * The request fields chat and text completions share: the model, output limits, streaming, the
- * sampling and decoding knobs (OpenAI's and vLLM's extensions), vLLM's cache salt, the constraints on
- * the reply's form (constraint-fields.ts), and the known fields this server does not implement
- * (unsupported-fields.ts). Sampling and decoding knobs are accepted and range-checked with
- * vLLM's rules, so a client that sends them is not refused; a server may ignore them (a
- * simulated engine's filler text has no special tokens to skip). What changes a reply's form or
- * content is different: a server whose replies are filler refuses it (`fillerAnswerable`). `null` counts as
- * absent, since several clients send explicit nulls. Main rule: nothing is silently dropped —
+ * sampling and decoding knobs (OpenAI's and vLLM's extensions), vLLM's cache salt and
+ * truncation, the constraints on the reply's form (constraint-fields.ts), and the known fields
+ * this server does not implement (unsupported-fields.ts). Sampling and decoding knobs are
+ * accepted and range-checked with vLLM's rules, so a client that sends them is not refused; a
+ * server may ignore them (a simulated engine's filler text has no special tokens to skip). What
+ * changes a reply's form or content is different: a server whose replies are filler refuses it
+ * (`fillerAnswerable`). `null` counts as absent, since several clients send explicit nulls.
+ * Main rule: nothing is silently dropped —
  * the request objects are strict, so an unknown field is a 400 naming it (as OpenAI answers
  * "Unrecognized request argument supplied"), and what parses is exactly what the client sent
  * and the server accepted, safe to forward upstream.
