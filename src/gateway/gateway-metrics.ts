@@ -291,6 +291,12 @@ export class GatewayMetrics {
     labelNames: ['reason'],
     registers: [this.registry],
   });
+  readonly serverRequests = new Counter({
+    name: 'goodput_server_requests_total',
+    help: "Requests for a server backend's own endpoints (/tokenize, /detokenize), passed on outside admission, by path and status.",
+    labelNames: ['path', 'status'],
+    registers: [this.registry],
+  });
   readonly learnedStateSaves = new Counter({
     name: 'goodput_learned_state_saves_total',
     help: 'Saves of what the gateway learned (--learned-state), by result (ok, error).',

@@ -8,7 +8,6 @@
  * last request traces sent), and a `close` that stops everything at once. A port in use is a
  * ConfigError naming it.
  */
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
@@ -43,7 +42,8 @@ import type { SloClassName } from '../core/request/slo-classes.ts';
 import { InFlight } from './http/in-flight.ts';
 import { LagShedder } from './http/lag-shedder.ts';
 import { ConnectionIntake, lineLimitMs } from './http/connection-intake.ts';
-import { LISTEN_BACKLOG, Listeners, listen } from './http/listeners.ts';
+import { Listeners, listen, warnOnOpenFileLimit } from './http/listeners.ts';
+import { serverForwarder } from './http/server-routes.ts';
 import { listenStatus, portOf } from './http/status-listener.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
 import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
@@ -266,6 +266,11 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     shedding: () => shedder.shedding || (intake !== undefined && intake.lateMs > lineMs),
     tracer,
     fillerReplies: o.backendUrls.length === 0,
+    // vLLM's /tokenize and /detokenize, outside admission, to the server backends in turn.
+    forward:
+      o.backendUrls.length === 0
+        ? undefined
+        : serverForwarder(o.backendUrls, backends, { clock, timers }),
   };
   const app = createGatewayApp(appDeps);
   warnOnOpenFileLimit(log);
@@ -355,36 +360,6 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
 
 /** The default limit on a request body: 4 MiB (a 128K-token prompt is about 512 KB of text). */
 export const DEFAULT_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
-
-/**
- * Every connection takes a file descriptor. Below the listen backlog's worth, a flood the
- * kernel has already accepted is dropped in silence once the process runs out (libuv accepts and
- * closes what it cannot keep), so a low limit is said at start, with how to raise it.
- */
-function warnOnOpenFileLimit(log: OpsLog): void {
-  const soft = openFileLimit();
-  if (soft === undefined || soft >= LISTEN_BACKLOG) return;
-  log.warn(
-    { open_files_limit: soft },
-    `open-file limit ${soft}: connections past it are dropped unanswered; raise it (ulimit -n ${LISTEN_BACKLOG * 16} or LimitNOFILE)`,
-  );
-}
-
-/**
- * The process's limit on open files, from /proc (Linux; undefined elsewhere): its soft limit,
- * which Node lifts to the hard one as it starts.
- */
-function openFileLimit(): number | undefined {
-  try {
-    const line = readFileSync('/proc/self/limits', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('Max open files'));
-    const soft = line?.split(/\s{2,}/)[1];
-    return soft === undefined || soft === 'unlimited' ? undefined : Number(soft);
-  } catch {
-    return undefined;
-  }
-}
 
 function storeTransition(log: OpsLog, up: boolean, s: SharedStateSettings, cause?: string): void {
   if (up) return log.info({ store: 'redis' }, 'shared state store is up: quotas are shared again');

@@ -5,8 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { MODEL, onTeardown } from './gateway-kit.ts';
 
 /**
- * A vLLM that streams `deltas` for every chat (two JSON tokens unless told; a delta's
- * `logprobs`, if any, goes beside it in its choice), then ends as `finish` says; its chunks named as the gateway names the request (`chatcmpl-` and its
+ * A vLLM that tokenizes a word a token (`/tokenize`), and streams `deltas` for every chat (two
+ * JSON tokens unless told; a delta's `logprobs`, if any, goes beside it in its choice), then ends
+ * as `finish` says; its chunks named as the gateway names the request (`chatcmpl-` and its
  * X-Request-Id) or, `foreign`, not; `bodies`: the request bodies it was sent.
  */
 export async function fakeVllm(
@@ -23,6 +24,19 @@ export async function fakeVllm(
         res.end('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n');
       } else if (req.url === '/v1/models') {
         res.end(JSON.stringify({ data: [{ id: MODEL, object: 'model', parent: null }] }));
+      } else if (req.url === '/tokenize') {
+        // A token per word, as a vLLM answers; a prompt of no words is its 400.
+        const asked = JSON.parse(Buffer.concat(parts).toString()) as { prompt: string };
+        bodies.push(asked);
+        const words = asked.prompt.split(' ').filter((w) => w !== '');
+        res.writeHead(words.length === 0 ? 400 : 200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify(
+            words.length === 0
+              ? { object: 'error', message: 'empty prompt', code: 400 }
+              : { count: words.length, max_model_len: 8192, tokens: words.map((_, i) => i + 1) },
+          ),
+        );
       } else {
         const body = JSON.parse(Buffer.concat(parts).toString()) as { model: string };
         bodies.push(body);

@@ -10,6 +10,7 @@
  * logged.
  */
 import { Hono, type Context } from 'hono';
+import { serverRoutes, type Forward } from './server-routes.ts';
 import { bodyLimit } from 'hono/body-limit';
 import type { HttpBindings } from '@hono/node-server';
 import {
@@ -40,6 +41,8 @@ export interface GatewayAppDeps extends CompletionsDeps {
   /** The live dashboard's document (`/dashboard`, `/dashboard/data`). */
   dashboard(): ReportDoc;
   readonly log: OpsLog;
+  /** Where `/tokenize` and `/detokenize` go (server-routes.ts); undefined on the embedded fleet. */
+  readonly forward: Forward | undefined;
 }
 
 /** Served by Node, handlers reach its response (`c.env.outgoing`); in-process, env is empty. */
@@ -57,6 +60,8 @@ const ROUTES: Readonly<Record<string, string>> = {
   '/admin/autoscale': 'GET, HEAD, PUT',
   '/dashboard': 'GET, HEAD',
   '/dashboard/data': 'GET, HEAD',
+  '/tokenize': 'POST',
+  '/detokenize': 'POST',
 };
 
 /** The most an admin request's body may hold (`{"frozen": false}` is 17 bytes). */
@@ -196,6 +201,13 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       return scaling(c);
     },
   );
+  serverRoutes(app, {
+    forward: deps.forward,
+    bodyLimitBytes: deps.bodyLimitBytes,
+    newId: deps.newId,
+    counted: (path, status) => deps.metrics.serverRequests.inc({ path, status: String(status) }),
+    refused,
+  });
   app.get('/admin/decisions/:id', (c) => {
     const denied = adminRefused(c.req.header('authorization'));
     if (denied !== null) return denied;

@@ -17,6 +17,7 @@
  * connections without an error, so a port asked for by number is first bound alone, to be sure
  * it is free.
  */
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -166,3 +167,33 @@ const HOST_ERRORS = new Set([
   'EADDRNOTAVAIL',
   'EAFNOSUPPORT',
 ]);
+
+/**
+ * Every connection takes a file descriptor. Below the listen backlog's worth, a flood the
+ * kernel has already accepted is dropped in silence once the process runs out (libuv accepts and
+ * closes what it cannot keep), so a low limit is said at start, with how to raise it.
+ */
+export function warnOnOpenFileLimit(log: OpsLog): void {
+  const soft = openFileLimit();
+  if (soft === undefined || soft >= LISTEN_BACKLOG) return;
+  log.warn(
+    { open_files_limit: soft },
+    `open-file limit ${soft}: connections past it are dropped unanswered; raise it (ulimit -n ${LISTEN_BACKLOG * 16} or LimitNOFILE)`,
+  );
+}
+
+/**
+ * The process's limit on open files, from /proc (Linux; undefined elsewhere): its soft limit,
+ * which Node lifts to the hard one as it starts.
+ */
+function openFileLimit(): number | undefined {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = line?.split(/\s{2,}/)[1];
+    return soft === undefined || soft === 'unlimited' ? undefined : Number(soft);
+  } catch {
+    return undefined;
+  }
+}

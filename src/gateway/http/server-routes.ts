@@ -1,0 +1,127 @@
+/**
+ * vLLM's own endpoints that a client of vLLM calls beside the completions: `POST /tokenize` and
+ * `POST /detokenize`. They run on a vLLM's API server, not on its GPU, so they take no part in
+ * admission: each goes, as it came, to the next ready server backend, and its answer comes back
+ * as the server gave it (a 4xx is the request's, as vLLM words it). No server ready is a 503,
+ * one that fails or goes silent a 502 naming it. The embedded fleet has no tokenizer: there they
+ * are a 404 saying so. Every one is counted, by path and status
+ * (`goodput_server_requests_total`), and its answer carries an id.
+ */
+import { Agent, request, type IncomingMessage } from 'node:http';
+import type { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { Timers } from '../../core/ports/timers.ts';
+import type { RejectReason } from '../../core/request/decision.ts';
+import { OpenAiError, errorBody, parseJsonText } from '../../openai/index.ts';
+import { readText } from '../bounded-body.ts';
+import type { Backend } from '../backend.ts';
+import { serverBaseUrl } from '../../openai/server-url.ts';
+import type { GatewayEnv } from './app.ts';
+
+export const SERVER_PATHS = ['/tokenize', '/detokenize'] as const;
+
+/** How long a server may take to answer one, and the most of an answer read. */
+const SERVER_ANSWER_MS = 30_000;
+const SERVER_ANSWER_BYTES = 16 * 1024 * 1024;
+
+export interface ServerAnswer {
+  readonly status: number;
+  readonly body: string;
+  readonly contentType: string;
+}
+
+/** Sends `body` to `path` of a ready server; undefined when none is ready. */
+export type Forward = (path: string, body: string, id: string) => Promise<ServerAnswer | undefined>;
+
+/** The server backends in turn (`urls[i]` is `backends[i]`'s), the next ready one taking each. */
+export function serverForwarder(
+  urls: readonly string[],
+  backends: readonly Backend[],
+  at: { readonly clock: Clock; readonly timers: Timers },
+): Forward {
+  const agent = new Agent({ keepAlive: true });
+  let next = 0;
+  return async (path, body, id) => {
+    for (let tried = 0; tried < urls.length; tried++) {
+      const i = next++ % urls.length;
+      if (!backends[i].load().ready) continue;
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        const req = request(serverBaseUrl(urls[i]) + path, {
+          method: 'POST',
+          agent,
+          timeout: SERVER_ANSWER_MS,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+            'x-request-id': id,
+          },
+        });
+        req.once('response', resolve);
+        req.once('error', reject);
+        req.once('timeout', () => req.destroy(new Error(`no answer in ${SERVER_ANSWER_MS} ms`)));
+        req.end(body);
+      });
+      const text = await readText(res, SERVER_ANSWER_BYTES, SERVER_ANSWER_MS, at);
+      const contentType = res.headers['content-type'] ?? 'application/json';
+      return { status: res.statusCode ?? 502, body: text, contentType };
+    }
+    return undefined;
+  };
+}
+
+export interface ServerRoutesDeps {
+  /** Where these go; undefined on the embedded fleet. */
+  readonly forward: Forward | undefined;
+  readonly bodyLimitBytes: number;
+  readonly newId: () => string;
+  /** Counts one by path and status. */
+  readonly counted: (path: string, status: number) => void;
+  /** A refusal before it is sent: counted and recorded under a fresh id it carries. */
+  readonly refused: (e: OpenAiError, reason: RejectReason) => Response;
+}
+
+export function serverRoutes(app: Hono<GatewayEnv>, deps: ServerRoutesDeps): void {
+  const limited = bodyLimit({
+    maxSize: deps.bodyLimitBytes,
+    onError: () =>
+      deps.refused(
+        new OpenAiError(413, `request body: expected at most ${deps.bodyLimitBytes} bytes`, null),
+        'payload_too_large',
+      ),
+  });
+  for (const path of SERVER_PATHS) {
+    app.post(path, limited, async (c) => {
+      const forward = deps.forward;
+      if (forward === undefined) {
+        const why = `POST ${path}: not served by the simulated fleet, which has no tokenizer`;
+        return deps.refused(new OpenAiError(404, why, null, 'not_found'), 'not_found');
+      }
+      const body = await c.req.text();
+      // Refused here if not JSON, as the server would; its fields are the server's to judge.
+      try {
+        parseJsonText(body);
+      } catch (e) {
+        if (e instanceof OpenAiError) return deps.refused(e, 'invalid_request');
+        throw e;
+      }
+      const id = deps.newId();
+      const answer = (status: number, text: string, type = 'application/json') => {
+        deps.counted(path, status);
+        return c.body(text, status as 200, { 'content-type': type, 'x-goodput-request-id': id });
+      };
+      let got: ServerAnswer | undefined;
+      try {
+        got = await forward(path, body, id);
+      } catch (e) {
+        const why = `POST ${path}: the server failed: ${(e as Error).message}`;
+        return answer(502, JSON.stringify(errorBody(502, why, null, 'upstream_error')));
+      }
+      if (got === undefined) {
+        const why = `POST ${path}: no server backend is ready`;
+        return answer(503, JSON.stringify(errorBody(503, why, null, 'no_ready_replica')));
+      }
+      return answer(got.status, got.body, got.contentType);
+    });
+  }
+}

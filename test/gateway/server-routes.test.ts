@@ -1,0 +1,81 @@
+// vLLM's /tokenize and /detokenize through `goodput serve`: passed to a ready server backend as
+// they came, its answer (a 400 too) back as it gave it, each counted by path and status and
+// carrying an id; a body that is not JSON refused at the door; the embedded fleet, which has no
+// tokenizer, answers a 404 saying so; with no server ready there is none to ask.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MODEL, doorOnlyFleet, gateway, metricValue } from './gateway-kit.ts';
+import { fakeVllm } from './fake-vllm.ts';
+import { serverForwarder } from '../../src/gateway/http/server-routes.ts';
+import type { Backend } from '../../src/gateway/backend.ts';
+import { wallClock } from '../../src/runtime/wall-clock.ts';
+import { wallTimers } from '../../src/runtime/wall-timers.ts';
+
+const post = (url: string, path: string, body: string) =>
+  fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+test('/tokenize goes to a server backend as it came, and its answer comes back as it gave it', async () => {
+  const vllm = await fakeVllm();
+  const front = await gateway([vllm]);
+  const asked = JSON.stringify({ model: MODEL, prompt: 'three small words' });
+  const res = await post(front.url, '/tokenize', asked);
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { count: 3, max_model_len: 8192, tokens: [1, 2, 3] });
+  const id = res.headers.get('x-goodput-request-id');
+  assert.ok(id);
+  assert.deepEqual(vllm.bodies.at(-1), JSON.parse(asked), 'the body as it came');
+  // The server's own 400 is the request's: passed on as it was said.
+  const refused = await post(front.url, '/tokenize', JSON.stringify({ model: MODEL, prompt: '' }));
+  assert.equal(refused.status, 400);
+  assert.equal(((await refused.json()) as { message: string }).message, 'empty prompt');
+  // Not JSON: refused at the door, the server never asked.
+  const sent = vllm.bodies.length;
+  const broken = await post(front.url, '/tokenize', '{"model":');
+  assert.equal(broken.status, 400);
+  assert.match(
+    ((await broken.json()) as { error: { message: string } }).error.message,
+    /^request body: expected valid JSON/,
+  );
+  assert.equal(vllm.bodies.length, sent);
+  assert.equal(broken.headers.get('x-goodput-reason'), 'invalid_request', 'counted and recorded');
+  assert.equal((await fetch(`${front.url}/tokenize`)).status, 405, 'GET: a 405 naming POST');
+  const metric = (status: string) =>
+    metricValue(front.url, 'goodput_server_requests_total', { path: '/tokenize', status });
+  assert.equal(await metric('200'), 1);
+  assert.equal(await metric('400'), 1);
+});
+
+test('the embedded fleet has no tokenizer: a 404 saying so, counted', async () => {
+  const embedded = await doorOnlyFleet();
+  for (const path of ['/tokenize', '/detokenize']) {
+    const res = await post(embedded.url, path, JSON.stringify({ model: MODEL, tokens: [1] }));
+    assert.equal(res.status, 404);
+    const { error } = (await res.json()) as { error: { message: string } };
+    assert.equal(
+      error.message,
+      `POST ${path}: not served by the simulated fleet, which has no tokenizer`,
+    );
+    assert.equal(res.headers.get('x-goodput-reason'), 'not_found');
+  }
+});
+
+test('with no server ready there is none to ask', async () => {
+  const down: Backend = {
+    name: 'backend-0',
+    load: () => ({ ready: false, running: 0, waiting: 0, kvUsage: 0, atMs: 0 }),
+    stream: () => Promise.reject(new Error('not asked')),
+    close: async () => {},
+  };
+  const forward = serverForwarder(['http://127.0.0.1:9'], [down], {
+    clock: wallClock,
+    timers: wallTimers(wallClock),
+  });
+  assert.equal(await forward('/tokenize', '{}', 'r1'), undefined);
+  // Ready, but nothing answers there: the failure is the server's (the route's 502).
+  const up = { ...down, load: () => ({ ...down.load(), ready: true }) };
+  const refusing = serverForwarder(['http://127.0.0.1:9'], [up], {
+    clock: wallClock,
+    timers: wallTimers(wallClock),
+  });
+  await assert.rejects(refusing('/tokenize', '{}', 'r2'), /ECONNREFUSED/);
+});
