@@ -13,7 +13,16 @@ import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { checkToolRules, toolCalls, toolFields } from './tool-fields.ts';
 import { checkConstraints } from './constraint-fields.ts';
 import { invalidRequest } from './errors.ts';
-import { byForm, expect, isText, listOf, parseWith, text, type Wording } from './validation.ts';
+import {
+  byForm,
+  expect,
+  flag,
+  isText,
+  listOf,
+  parseWith,
+  text,
+  type Wording,
+} from './validation.ts';
 
 /**
  * The most messages a request may carry, as OpenAI's API allows. Checked before the schema: a
@@ -90,13 +99,13 @@ export const chatCompletionRequestSchema = z
       max_completion_tokens: maxTokens,
       ...toolFields,
       /** The sampled token's log probability at each step, and `top_logprobs` likeliest. */
-      logprobs: z.boolean(expect('a boolean')).nullish(),
+      logprobs: flag(),
       /** vLLM: -1, every token of the vocabulary; with logprobs only. */
       top_logprobs: z.int(expect('an integer ≥ -1')).min(-1).nullish(),
       // vLLM's chat template knobs, as it takes them.
-      add_generation_prompt: z.boolean(expect('a boolean')).nullish(),
+      add_generation_prompt: flag(),
       /** The reply continues the last message (an assistant's prefill) instead of starting one. */
-      continue_final_message: z.boolean(expect('a boolean')).nullish(),
+      continue_final_message: flag(),
       /** Passed to the chat template (`{"enable_thinking": false}`). */
       chat_template_kwargs: z.record(z.string(), z.unknown(), expect('an object')).nullish(),
     },

@@ -8,9 +8,7 @@
  */
 import { z } from 'zod';
 import { describeValue, invalidRequest } from './errors.ts';
-import { byForm, expect, isText, listOf, text } from './validation.ts';
-
-const flag = () => z.boolean(expect('a boolean')).nullish();
+import { byForm, expect, flag, isText, listOf, text } from './validation.ts';
 
 const SCHEMA = 'a JSON schema (an object)';
 const schemaObject = z.record(z.string(), z.unknown(), expect(SCHEMA));

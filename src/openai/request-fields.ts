@@ -17,7 +17,7 @@ import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { describeValue, invalidRequest } from './errors.ts';
 import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
 import { constraintFields, unconstrainedOnly } from './constraint-fields.ts';
-import { byForm, expect, isText, listOf, text, type Wording } from './validation.ts';
+import { byForm, expect, flag, isText, listOf, text, type Wording } from './validation.ts';
 
 /** The largest max_tokens the wire format accepts; a server checks it against its context too. */
 export const MAX_TOKENS_LIMIT = 1_048_576;
@@ -35,8 +35,6 @@ const unitNumber = (lo: number, hi: number) =>
     .min(lo)
     .max(hi)
     .nullish();
-
-const flag = () => z.boolean(expect('a boolean')).nullish();
 
 const TOKEN_ID = `a token id (an integer in [0, ${MAX_TOKEN_ID}])`;
 const tokenId = z.int(expect(TOKEN_ID)).min(0).max(MAX_TOKEN_ID);

@@ -7,9 +7,7 @@
  * (filler-tool-call.ts).
  */
 import { z } from 'zod';
-import { byForm, expect, listOf, text } from './validation.ts';
-
-const flag = () => z.boolean(expect('a boolean')).nullish();
+import { byForm, expect, flag, listOf, text } from './validation.ts';
 
 const functionDefinition = z.strictObject(
   {

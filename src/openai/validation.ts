@@ -43,6 +43,9 @@ export function text(expectation: string) {
   });
 }
 
+/** A boolean field, null or absent as absent. */
+export const flag = () => z.boolean(expect('a boolean')).nullish();
+
 /** Well-formed text, as `text` checks it: `listOf`'s quick test of a string element. */
 export const isText = (v: unknown): v is string => typeof v === 'string' && v.isWellFormed();
 
