@@ -12,7 +12,6 @@ import { checkCommonRules, commonFields, maxTokens } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { checkToolRules, toolCalls, toolFields } from './tool-fields.ts';
 import { checkConstraints } from './constraint-fields.ts';
-import { invalidRequest } from './errors.ts';
 import {
   byForm,
   expect,
@@ -20,6 +19,7 @@ import {
   isText,
   listOf,
   parseWith,
+  refuseLongList,
   text,
   type Wording,
 } from './validation.ts';
@@ -142,13 +142,6 @@ export type ChatMessage = z.output<typeof chatMessageSchema>;
 export type ChatCompletionRequest = z.output<typeof chatCompletionRequestSchema>;
 
 export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest {
-  const messages = (body as { messages?: unknown } | null)?.messages;
-  if (Array.isArray(messages) && messages.length > MAX_MESSAGES) {
-    throw invalidRequest(
-      `messages: expected at most ${MAX_MESSAGES} messages, got ${messages.length}`,
-      'messages',
-      'invalid_value',
-    );
-  }
+  refuseLongList(body, 'messages', MAX_MESSAGES, 'messages');
   return parseWith(chatCompletionRequestSchema, body);
 }

@@ -60,6 +60,20 @@ export {
   parseChatCompletionRequest,
 } from './chat-request.ts';
 export { TOOL_CHOICES, type ChatTool, type ToolCall } from './tool-fields.ts';
+export {
+  INPUT_ROLES,
+  MAX_INPUT_ITEMS,
+  type ResponsesRequest,
+  asChatRequest,
+  parseResponsesRequest,
+  responsesRequestSchema,
+} from './responses-request.ts';
+export {
+  type ReplyEnd,
+  type ReplyPiece,
+  type ResponsesHead,
+  ResponseBuilder,
+} from './response-events.ts';
 export { FillerToolCall, requiredToolName } from './filler-tool-call.ts';
 export {
   type CompletionPrompt,

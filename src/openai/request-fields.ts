@@ -29,7 +29,7 @@ export const maxTokens = z
   .max(MAX_TOKENS_LIMIT)
   .nullish();
 
-const unitNumber = (lo: number, hi: number) =>
+export const unitNumber = (lo: number, hi: number) =>
   z
     .number(expect(`a number in [${lo}, ${hi}]`))
     .min(lo)

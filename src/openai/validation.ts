@@ -148,6 +148,17 @@ export function parseWith<S extends z.ZodType>(schema: S, body: unknown): z.outp
   throw invalidRequest(message, shown[0].param, 'invalid_value');
 }
 
+/**
+ * A list field of more than `max` elements refused before the schema judges it: a body of
+ * 100,000 bad elements would cost seconds of validation to refuse.
+ */
+export function refuseLongList(body: unknown, field: string, max: number, noun: string): void {
+  const list = (body as Record<string, unknown> | null)?.[field];
+  if (Array.isArray(list) && list.length > max) {
+    throwInvalid(`${field}: expected at most ${max} ${noun}, got ${list.length}`, field);
+  }
+}
+
 function throwInvalid(message: string, param: string | null): never {
   throw invalidRequest(message, param, 'invalid_value');
 }

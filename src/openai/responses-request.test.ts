@@ -1,0 +1,131 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseChatCompletionRequest } from './chat-request.ts';
+import { MAX_INPUT_ITEMS, asChatRequest, parseResponsesRequest } from './responses-request.ts';
+
+/** The chat request as it goes upstream (as JSON), which chat's own schema takes as it is. */
+function chat(body: Record<string, unknown>): Record<string, unknown> {
+  const built = JSON.stringify(asChatRequest(parseResponsesRequest({ model: 'm', ...body })));
+  const json = JSON.parse(built) as Record<string, unknown>;
+  const asChat = JSON.parse(JSON.stringify(parseChatCompletionRequest(json))) as unknown;
+  assert.deepEqual(asChat, json, 'a chat request as built');
+  return json;
+}
+
+function refused(body: Record<string, unknown>, message: RegExp): void {
+  assert.throws(
+    () => parseResponsesRequest({ model: 'm', input: 'x', ...body }),
+    (e: Error) => {
+      assert.match(e.message, message);
+      return true;
+    },
+  );
+}
+
+test('a Responses request is the chat completion it reads as', () => {
+  assert.deepEqual(chat({ input: 'hi', instructions: 'Be brief.', max_output_tokens: 7 }), {
+    model: 'm',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hi' },
+    ],
+    max_tokens: 7,
+  });
+  const c = chat({
+    input: [
+      { role: 'developer', content: [{ type: 'input_text', text: 'Rules.' }] },
+      { type: 'message', role: 'user', content: 'Go.' },
+      {
+        type: 'reasoning',
+        id: 'rs_1',
+        summary: [],
+        content: [{ type: 'reasoning_text', text: 'x' }],
+      },
+      {
+        type: 'message',
+        id: 'msg_1',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'On it.', annotations: [], parsed: null }],
+      },
+      { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}', parsed_arguments: {} },
+      { type: 'function_call_output', call_id: 'c1', output: 'done' },
+      { type: 'function_call', call_id: 'c2', name: 'f', arguments: '{"a":1}' },
+    ],
+    tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }],
+    tool_choice: { type: 'function', name: 'f' },
+    parallel_tool_calls: false,
+    temperature: 0.5,
+  });
+  assert.deepEqual(c.messages, [
+    { role: 'developer', content: [{ type: 'text', text: 'Rules.' }] },
+    { role: 'user', content: 'Go.' },
+    {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'On it.' }],
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    },
+    { role: 'tool', tool_call_id: 'c1', content: 'done' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c2', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+    },
+  ]);
+  assert.deepEqual(c.tools, [
+    { type: 'function', function: { name: 'f', parameters: { type: 'object' } } },
+  ]);
+  assert.deepEqual(c.tool_choice, { type: 'function', function: { name: 'f' } });
+  assert.deepEqual([c.parallel_tool_calls, c.temperature], [false, 0.5]);
+});
+
+test("the reply's form goes as chat's response_format", () => {
+  const schema = { type: 'object', properties: { a: { type: 'string' } } };
+  assert.deepEqual(
+    chat({ input: 'x', text: { format: { type: 'json_schema', name: 's', schema, strict: true } } })
+      .response_format,
+    { type: 'json_schema', json_schema: { name: 's', schema, strict: true } },
+  );
+  assert.deepEqual(
+    chat({ input: 'x', text: { format: { type: 'json_object' } } }).response_format,
+    {
+      type: 'json_object',
+    },
+  );
+  assert.equal(chat({ input: 'x', text: { format: { type: 'text' } } }).response_format, undefined);
+});
+
+test('a bad field is a 400 naming it, with its value', () => {
+  refused({ input: 7 }, /^input: expected a string or a non-empty array of input items, got 7$/);
+  refused({ input: [{ role: 'tool', content: 'x' }] }, /^input\[0\]\.role: expected one of user/);
+  refused(
+    { input: [{ type: 'function_call', call_id: '', name: 'f', arguments: '{}' }] },
+    /^input\[0\]\.call_id: expected a non-empty string, got ""$/,
+  );
+  refused({ input: [{ role: 'user', content: [] }] }, /^input\[0\]\.content: expected a string or/);
+  refused({ tool_choice: 'required' }, /^tool_choice: expected "none" or absent when no tools/);
+  refused(
+    {
+      tools: [{ type: 'function', name: 'f' }],
+      tool_choice: 'required',
+      text: { format: { type: 'json_object' } },
+    },
+    /^tool_choice: expected "none", "auto" or absent beside text\.format json_object/,
+  );
+  refused({ text: { format: { type: 'json_schema', schema: {} } } }, /^text\.format\.name: /);
+  refused({ truncation: 'auto' }, /^truncation: not supported by this server/);
+  refused({ include: ['reasoning.encrypted_content'] }, /^include: not supported by this server/);
+  refused({ conversation: 'conv_1' }, /^conversation: not supported: no response is stored here/);
+  refused({ max_output_tokens: 0 }, /^max_output_tokens: expected an integer in \[1, /);
+  refused({ stream_options: {} }, /^stream_options: unknown field$/);
+});
+
+test('a long input is refused before it is judged, and bad items are judged to the first', () => {
+  const many = Array.from({ length: MAX_INPUT_ITEMS + 1 }, () => ({ role: 'user', content: 'x' }));
+  refused({ input: many }, new RegExp(`^input: expected at most ${MAX_INPUT_ITEMS} items, got`));
+  const bad = Array.from({ length: MAX_INPUT_ITEMS }, () => ({ role: 'user', content: 1 }));
+  assert.throws(
+    () => parseResponsesRequest({ model: 'm', input: bad }),
+    (e: Error) => /^input\[0\]\.content: [^;]*$/.test(e.message),
+  );
+});

@@ -1,0 +1,375 @@
+/**
+ * `POST /v1/responses` request body: OpenAI's Responses API, which agent SDKs now default to,
+ * taken as vLLM takes it without a store of responses. The conversation comes whole in `input`
+ * (a string, or items: messages, the function calls a reply made and their outputs, a reasoning
+ * model's thinking), with `instructions` as its system message. Main rule: it is served as the
+ * chat completion it is (`asChatRequest`), which vLLM's own Responses server renders through the
+ * same chat template, so admission, routing, metering and every backend see one kind of request.
+ * What needs a stored response (`previous_response_id`, `conversation`, `background`), a
+ * built-in tool (web search, file search, MCP) or a part that is not text is a 400 naming the
+ * field, never silently dropped. A reasoning item carried back is not rendered, as chat
+ * templates drop past turns' thinking.
+ */
+import { z } from 'zod';
+import { MAX_MESSAGES } from './chat-request.ts';
+import type { ChatCompletionRequest } from './chat-request.ts';
+import { maxTokens, unitNumber } from './request-fields.ts';
+import { neutralOnly } from './unsupported-fields.ts';
+import {
+  byForm,
+  expect,
+  flag,
+  isText,
+  listOf,
+  parseWith,
+  refusal,
+  refuseLongList,
+  text,
+} from './validation.ts';
+
+/** The most input items a request may carry: its instructions take one chat message more. */
+export const MAX_INPUT_ITEMS = MAX_MESSAGES - 1;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A list judged to its first bad element, which its schema names (validation.ts); `quick` passes
+ * the commonest forms without zod, which costs several times a plain test of their fields.
+ */
+const judgedList = <T>(
+  element: z.ZodType<T>,
+  expectation: string,
+  min = 0,
+  quick: (v: unknown) => boolean = () => false,
+) =>
+  listOf(
+    (v: unknown): v is T => quick(v) || element.safeParse(v).success,
+    element,
+    expectation,
+    min,
+  );
+
+const TEXT_PARTS = ['input_text', 'output_text', 'refusal'] as const;
+const PART = `a text part (${TEXT_PARTS.join(', ')}); images, files and audio are not modelled`;
+
+/** A message's content parts: what the client wrote, or a reply's text carried back. */
+const PART_FORMS = {
+  input_text: z.strictObject({ type: z.literal('input_text'), text: text('a string') }),
+  output_text: z.strictObject({
+    type: z.literal('output_text'),
+    text: text('a string'),
+    annotations: neutralOnly([[]]),
+    // A reply's log probabilities carried back with its text, and the official client's parse
+    // of it: no part of the prompt.
+    logprobs: z.array(z.unknown(), expect('an array')).nullish(),
+    parsed: z.unknown().optional(),
+  }),
+  refusal: z.strictObject({ type: z.literal('refusal'), refusal: text('a string') }),
+  other: z.looseObject({ type: z.enum(TEXT_PARTS, expect(PART)) }),
+};
+const contentPart = byForm((v) => {
+  if (!isObject(v)) return undefined;
+  return (PART_FORMS as Record<string, z.ZodType>)[v.type as string] ?? PART_FORMS.other;
+}, PART);
+type ContentPart = z.output<(typeof PART_FORMS)['input_text' | 'output_text' | 'refusal']>;
+const isInputText = (v: unknown): boolean =>
+  isObject(v) && v.type === 'input_text' && isText(v.text) && Object.keys(v).length === 2;
+
+/** A string, or a list `list` judges: the two forms of a message's content and of input. */
+function textOr<T>(list: z.ZodType<T[]>, expectation: string) {
+  const forms = { text: text('a string'), list };
+  return byForm<string | T[]>(
+    (v) => (typeof v === 'string' ? forms.text : Array.isArray(v) ? forms.list : undefined),
+    expectation,
+  );
+}
+
+const CONTENT = 'a string or a non-empty array of text parts';
+const content = textOr(
+  judgedList(contentPart, CONTENT, 1, isInputText) as z.ZodType<ContentPart[]>,
+  CONTENT,
+);
+
+export const INPUT_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
+const ITEM_STATUS = z
+  .enum(['in_progress', 'completed', 'incomplete'], expect('in_progress, completed or incomplete'))
+  .nullish();
+
+/** The input items, by their `type`; a message may leave its type out. */
+const ITEM_FORMS = {
+  message: z.strictObject({
+    type: z.literal('message').optional(),
+    role: z.enum(INPUT_ROLES, expect(`one of ${INPUT_ROLES.join(', ')}`)),
+    content,
+    id: text('a string').nullish(),
+    status: ITEM_STATUS,
+    phase: z.enum(['commentary', 'final_answer'], expect('commentary or final_answer')).nullish(),
+  }),
+  function_call: z.strictObject({
+    type: z.literal('function_call'),
+    call_id: text('a non-empty string').min(1),
+    name: text('a non-empty string').min(1),
+    arguments: text('a string (JSON text)'),
+    id: text('a string').nullish(),
+    status: ITEM_STATUS,
+    // The official client's parse of the arguments: no part of the prompt.
+    parsed_arguments: z.unknown().optional(),
+  }),
+  function_call_output: z.strictObject({
+    type: z.literal('function_call_output'),
+    call_id: text('a non-empty string').min(1),
+    output: content,
+    id: text('a string').nullish(),
+    status: ITEM_STATUS,
+  }),
+  reasoning: z.strictObject({
+    type: z.literal('reasoning'),
+    id: text('a string').nullish(),
+    summary: z.array(z.unknown(), expect('an array')),
+    content: z.array(z.unknown(), expect('an array')).nullish(),
+    encrypted_content: text('a string').nullish(),
+    status: ITEM_STATUS,
+  }),
+};
+const ITEM_TYPES = Object.keys(ITEM_FORMS) as (keyof typeof ITEM_FORMS)[];
+const ITEM = `an input item (${ITEM_TYPES.join(', ')})`;
+const unknownItem = z.looseObject({
+  type: z.enum(ITEM_TYPES, expect(`one of ${ITEM_TYPES.join(', ')}`)),
+});
+const inputItem = byForm((v) => {
+  if (!isObject(v)) return undefined;
+  if (v.type === undefined) return ITEM_FORMS.message;
+  return (ITEM_FORMS as Record<string, z.ZodType>)[v.type as string] ?? unknownItem;
+}, ITEM);
+type InputItem = z.output<(typeof ITEM_FORMS)[keyof typeof ITEM_FORMS]>;
+
+/** A message of a role and its text, or of input text parts: what most of a conversation is. */
+const isPlainMessage = (v: unknown): boolean => {
+  if (!isObject(v) || !(INPUT_ROLES as readonly unknown[]).includes(v.role)) return false;
+  const c = v.content;
+  const fine = isText(c) || (Array.isArray(c) && c.length > 0 && c.every(isInputText));
+  const keys = Object.keys(v).length;
+  return fine && (keys === 2 || (keys === 3 && v.type === 'message'));
+};
+
+const INPUT = 'a string or a non-empty array of input items';
+const input = textOr(
+  judgedList(inputItem, INPUT, 1, isPlainMessage) as z.ZodType<InputItem[]>,
+  INPUT,
+);
+
+/** A function the model may call: the Responses API's flat form of chat's tool. */
+const functionTool = z.strictObject({
+  type: z.literal('function'),
+  name: text('a non-empty string').min(1),
+  description: text('a string').nullish(),
+  parameters: z.record(z.string(), z.unknown(), expect('a JSON schema (an object)')).nullish(),
+  strict: flag(),
+});
+const TOOL = 'a function tool ({"type": "function", "name": …, "parameters": {…}})';
+const builtInTool = z.looseObject({
+  type: z.literal('function', expect('"function" (built-in tools are not served)')),
+});
+const tool = byForm(
+  (v) => (!isObject(v) ? undefined : v.type === 'function' ? functionTool : builtInTool),
+  TOOL,
+);
+
+const CHOICES = ['none', 'auto', 'required'] as const;
+const CHOICE = `one of ${CHOICES.join(', ')}, or {"type": "function", "name": …}`;
+const namedChoice = z.strictObject(
+  { type: z.literal('function', expect('"function"')), name: text('a non-empty string').min(1) },
+  expect('{"type": "function", "name": …}'),
+);
+const choiceWord = z.enum(CHOICES, expect(`one of ${CHOICES.join(', ')}`));
+const toolChoice = byForm<(typeof CHOICES)[number] | z.output<typeof namedChoice>>(
+  (v) => (typeof v === 'string' ? choiceWord : isObject(v) ? namedChoice : undefined),
+  CHOICE,
+);
+
+const FORMATS = ['text', 'json_object', 'json_schema'] as const;
+/** The reply's form: text, any JSON object, or JSON under a schema (flat, unlike chat's). */
+const format = z
+  .strictObject(
+    {
+      type: z.enum(FORMATS, expect(`one of ${FORMATS.join(', ')}`)),
+      name: text('a non-empty string').min(1).nullish(),
+      description: text('a string').nullish(),
+      schema: z.record(z.string(), z.unknown(), expect('a JSON schema (an object)')).nullish(),
+      strict: flag(),
+    },
+    expect('an object ({"type": "json_schema", "name": …, "schema": {…}}, …)'),
+  )
+  .check((ctx) => {
+    const f = ctx.value;
+    if (f.type === 'json_schema' && (f.name == null || f.schema == null)) {
+      const field = f.name == null ? 'name' : 'schema';
+      ctx.issues.push({
+        code: 'custom',
+        path: [field],
+        input: f[field],
+        message: `${field === 'name' ? 'a non-empty string' : 'a JSON schema (an object)'} when type is json_schema`,
+      });
+    }
+  });
+
+/** A field that names a stored response or conversation, none of which is kept here. */
+const unstored = () =>
+  z
+    .custom<never>(
+      () => false,
+      refusal('not supported: no response is stored here; send the whole conversation in input'),
+    )
+    .nullish();
+
+export const responsesRequestSchema = z
+  .strictObject(
+    {
+      model: text('a model name').min(1),
+      input,
+      instructions: text('a string').nullish(),
+      max_output_tokens: maxTokens,
+      temperature: unitNumber(0, 2),
+      top_p: unitNumber(0, 1),
+      stream: flag(),
+      tools: judgedList(tool, 'an array of function tools').nullish(),
+      tool_choice: toolChoice.nullish(),
+      parallel_tool_calls: flag(),
+      text: z
+        .strictObject(
+          { format: format.nullish(), verbosity: neutralOnly(['medium']) },
+          expect('an object ({"format": {…}})'),
+        )
+        .nullish(),
+      /** Asks for the response to be kept for later: nothing is, as in vLLM without its store. */
+      store: flag(),
+      metadata: z.record(z.string(), text('a string'), expect('an object of strings')).nullish(),
+      user: text('a string').nullish(),
+      safety_identifier: text('a string').nullish(),
+      // What needs a stored response, a built-in tool or a model's knobs no backend here takes.
+      previous_response_id: unstored(),
+      conversation: unstored(),
+      background: neutralOnly([false]),
+      prompt: neutralOnly([]),
+      include: neutralOnly([[]]),
+      top_logprobs: neutralOnly([0]),
+      max_tool_calls: neutralOnly([]),
+      truncation: neutralOnly(['disabled']),
+      service_tier: neutralOnly(['auto', 'default']),
+      reasoning: neutralOnly([{}]),
+    },
+    expect('a JSON object'),
+  )
+  .check((ctx) => {
+    const r = ctx.value;
+    const choice = r.tool_choice;
+    const names = (r.tools ?? []).map((t) => t.name);
+    if (choice != null && choice !== 'none' && names.length === 0) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['tool_choice'],
+        input: choice,
+        message: '"none" or absent when no tools are given',
+      });
+    } else if (typeof choice === 'object' && choice !== null && !names.includes(choice.name)) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['tool_choice', 'name'],
+        input: choice.name,
+        message: `the name of one of the tools (${names.map((n) => JSON.stringify(n)).join(', ')})`,
+      });
+    }
+    const form = r.text?.format?.type;
+    if (form !== undefined && form !== 'text' && choice != null) {
+      if (choice === 'none' || choice === 'auto') return;
+      ctx.issues.push({
+        code: 'custom',
+        path: ['tool_choice'],
+        input: choice,
+        message: `"none", "auto" or absent beside text.format ${form} (a reply held to a form is no tool call)`,
+      });
+    }
+  });
+
+export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
+
+export function parseResponsesRequest(body: unknown): ResponsesRequest {
+  refuseLongList(body, 'input', MAX_INPUT_ITEMS, 'items');
+  return parseWith(responsesRequestSchema, body);
+}
+
+type ChatMessageIn = Record<string, unknown> & { role: string };
+
+/**
+ * The chat completion a Responses request is: instructions as the system message, each message
+ * as it reads, a reply's function calls as its assistant message's tool calls, their outputs as
+ * tool messages; the tools, the choice among them and the reply's form in chat's shapes. It holds
+ * to chat's rules as built, since the Responses schema checks what chat's would (its tests parse
+ * what it builds as chat): it is not judged twice.
+ */
+export function asChatRequest(r: ResponsesRequest): ChatCompletionRequest {
+  const messages: ChatMessageIn[] = [];
+  if (r.instructions != null) messages.push({ role: 'system', content: r.instructions });
+  const items = typeof r.input === 'string' ? [{ role: 'user', content: r.input }] : r.input;
+  for (const item of items) {
+    if (!('type' in item) || item.type === undefined || item.type === 'message') {
+      const m = item as { role: string; content: string | ContentPart[] };
+      messages.push({ role: m.role, content: chatContent(m.content) });
+    } else if (item.type === 'function_call') {
+      const call = {
+        id: item.call_id,
+        type: 'function',
+        function: { name: item.name, arguments: item.arguments },
+      };
+      // A reply's calls join its message, as chat carries them.
+      const last = messages.at(-1);
+      if (last?.role === 'assistant') ((last.tool_calls ??= []) as unknown[]).push(call);
+      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+    } else if (item.type === 'function_call_output') {
+      messages.push({
+        role: 'tool',
+        tool_call_id: item.call_id,
+        content: chatContent(item.output),
+      });
+    }
+  }
+  const choice = r.tool_choice;
+  const form = r.text?.format;
+  const chat = {
+    model: r.model,
+    messages,
+    max_tokens: r.max_output_tokens,
+    temperature: r.temperature,
+    top_p: r.top_p,
+    stream: r.stream,
+    user: r.user,
+    tools: r.tools?.map(({ type, ...fn }) => ({ type, function: fn })),
+    tool_choice:
+      typeof choice === 'object' && choice !== null
+        ? { type: 'function', function: { name: choice.name } }
+        : choice,
+    parallel_tool_calls: r.parallel_tool_calls,
+    response_format:
+      form == null || form.type === 'text'
+        ? undefined
+        : form.type === 'json_object'
+          ? { type: 'json_object' }
+          : {
+              type: 'json_schema',
+              json_schema: {
+                name: form.name,
+                description: form.description,
+                schema: form.schema,
+                strict: form.strict,
+              },
+            },
+  };
+  return chat as ChatCompletionRequest;
+}
+
+/** A message's content as chat takes it: its text, or its parts as text parts. */
+function chatContent(c: string | ContentPart[]): string | { type: 'text'; text: string }[] {
+  if (typeof c === 'string') return c;
+  return c.map((p) => ({ type: 'text', text: p.type === 'refusal' ? p.refusal : p.text }));
+}
