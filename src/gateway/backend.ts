@@ -14,6 +14,22 @@ import type { TraceHeaders } from './tracing/trace-context.ts';
 
 export type ApiKind = 'chat' | 'completion';
 
+/**
+ * The API a client calls: a backend's own, or OpenAI's Responses API, which the gateway serves
+ * over its backends' chat completions (openai/responses-request.ts).
+ */
+export type Endpoint = ApiKind | 'responses';
+
+/** The backend API an endpoint is served over. */
+export const upstreamKind = (e: Endpoint): ApiKind => (e === 'responses' ? 'chat' : e);
+
+/** The id of a request's answer, as OpenAI's APIs prefix it. */
+export function responseId(e: Endpoint, requestId: string): string {
+  return e === 'responses'
+    ? `resp_${requestId}`
+    : `${e === 'chat' ? 'chatcmpl' : 'cmpl'}-${requestId}`;
+}
+
 export interface UpstreamCall {
   readonly id: string;
   readonly kind: ApiKind;

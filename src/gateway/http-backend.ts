@@ -15,6 +15,7 @@ import type { Ms } from '../core/request/units.ts';
 import { adaptersListed, loadFromExposition, unscrapedLoad } from './backend-metrics.ts';
 import {
   UpstreamError,
+  responseId,
   type Backend,
   type BackendLoad,
   type StreamEnd,
@@ -166,7 +167,7 @@ export class HttpBackend implements Backend {
   /** Tokens go out from the body's `data` events themselves: no promise per token. */
   private relay(res: IncomingMessage, call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const forwardable = {
-      id: `${call.kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${call.id}`,
+      id: responseId(call.kind, call.id),
       model: call.body.model,
     };
     const reader = new SseReader();

@@ -65,9 +65,12 @@ export async function wholeResponse(
     kind === 'chat'
       ? chatCompletion(head, text, finish, used, { reasoning, toolCalls: calls.whole(), logprobs })
       : textCompletion(head, text, finish, used, logprobs);
-  return degradeLevel === undefined
-    ? body
-    : { ...body, goodput: { degraded: true, degrade_level: degradeLevel } };
+  return { ...body, ...degradedMark(degradeLevel) };
+}
+
+/** What marks an answer served degraded, at the level it was: nothing when it was not. */
+export function degradedMark(level: number | undefined): object {
+  return level === undefined ? {} : { goodput: { degraded: true, degrade_level: level } };
 }
 
 /**
@@ -79,14 +82,51 @@ interface ByteSink {
   end(flushed: () => void): void;
 }
 
+/**
+ * How an answer's stream is written: what opens it, each token, and its end — the closing
+ * events, or the event that says what cut it.
+ */
+export interface StreamForm {
+  opening(): string;
+  token(t: TokenEvent): string | Uint8Array;
+  closing(end: StreamEnd): string;
+  failure(e: unknown): string;
+}
+
+/**
+ * A chat or text completion's stream: the role chunk (chat), a chunk per token — the upstream's
+ * own when it can go as is — the finish (marked when degraded), the usage when asked, [DONE].
+ * Cut after tokens went out, as vLLM ends a failed stream: the error event, then [DONE].
+ */
+export function completionForm(
+  kind: ApiKind,
+  head: Head,
+  withUsage: boolean,
+  degradeLevel: number | undefined,
+): StreamForm {
+  const chunkHead = { ...head, includeUsage: withUsage };
+  return {
+    opening: () =>
+      kind === 'chat'
+        ? sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null))
+        : '',
+    token: (t) =>
+      t.sse ??
+      sseData(
+        kind === 'chat'
+          ? chatChunk(chunkHead, chatDelta(t), null, t.logprobs)
+          : textChunk(chunkHead, t.text, null, t.logprobs),
+      ),
+    closing: (end) => closingEvents(kind, chunkHead, end, degradeLevel),
+    failure: (e) => sseData(streamError(e)) + SSE_DONE,
+  };
+}
+
 export interface StreamAnswer {
-  readonly kind: ApiKind;
-  readonly head: Head;
-  readonly withUsage: boolean;
+  readonly form: StreamForm;
   readonly relay: TokenRelay;
   readonly done: Promise<StreamEnd>;
   readonly extra: Record<string, string>;
-  readonly degradeLevel: number | undefined;
   /** Keep the bytes written, for replay under the request's Idempotency-Key. */
   readonly keep: boolean;
   /**
@@ -180,11 +220,9 @@ export function streamResponse(a: StreamAnswer): Response {
   }
 }
 
-/** The role chunk, every token as it comes, then the closing events or an error event. */
+/** The opening, every token as it comes, then the closing events or an error event. */
 function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: StreamAnswer): void {
-  const chunkHead = { ...a.head, includeUsage: a.withUsage };
-  // Buffer.from slices Node's pool for small strings: no allocation per token.
-  const send = (text: string, sent?: Sent) => to.write(Buffer.from(text), sent);
+  const form = a.form;
   // The end goes out only after the request is released (and its answer kept), so a client's
   // next request finds its slot free and a replay finds the answer.
   const close = async (last: string, end?: StreamEnd) => {
@@ -201,24 +239,17 @@ function writeAnswer(to: ByteSink & { readonly bytes?: Uint8Array[] }, a: Stream
     to.write(tail);
     to.end(a.onFlushed);
   };
-  if (a.kind === 'chat')
-    send(sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null)));
+  const opening = form.opening();
+  if (opening !== '') to.write(Buffer.from(opening));
   a.relay.drainTo((t, sent) => {
-    if (t.sse !== undefined) return to.write(t.sse, sent);
-    send(
-      sseData(
-        a.kind === 'chat'
-          ? chatChunk(chunkHead, chatDelta(t), null, t.logprobs)
-          : textChunk(chunkHead, t.text, null, t.logprobs),
-      ),
-      sent,
-    );
+    const out = form.token(t);
+    // Buffer.from slices Node's pool for small strings: no allocation per token.
+    to.write(typeof out === 'string' ? Buffer.from(out) : out, sent);
   });
   a.done.then(
-    (end) => close(closingEvents(a.kind, chunkHead, end, a.degradeLevel), end),
-    // After tokens went out nothing is retried: the client gets an error event and the end.
-    // As vLLM ends a failed stream: the error event, then [DONE].
-    (e: unknown) => close(sseData(streamError(e)) + SSE_DONE),
+    (end) => close(form.closing(end), end),
+    // After tokens went out nothing is retried: the client gets the event that says why.
+    (e: unknown) => close(form.failure(e)),
   );
 }
 
@@ -235,13 +266,17 @@ function chatDelta(t: TokenEvent): ChatDelta {
   };
 }
 
+/** What cut a stream short, as the code and message of the event that ends it. */
+export function cutShort(e: unknown): { readonly code: string; readonly message: string } {
+  if (isRequestStopped(e)) return { code: e.why, message: STOPPED[e.why] };
+  if (isUpstreamError(e))
+    return { code: 'upstream_error', message: 'the upstream failed mid-stream' };
+  return { code: 'internal_error', message: 'the stream failed' };
+}
+
 /** The SSE error event that ends a stream cut short, naming what cut it. */
 function streamError(e: unknown) {
-  const [code, message] = isRequestStopped(e)
-    ? [e.why, STOPPED[e.why]]
-    : isUpstreamError(e)
-      ? ['upstream_error', 'the upstream failed mid-stream']
-      : ['internal_error', 'the stream failed'];
+  const { code, message } = cutShort(e);
   return { error: { message, type: 'server_error', param: null, code } };
 }
 
@@ -262,11 +297,7 @@ function closingEvents(
   const closing = end.finishToolCalls === undefined ? {} : { tool_calls: end.finishToolCalls };
   const last =
     kind === 'chat' ? chatChunk(chunkHead, closing, finish) : textChunk(chunkHead, '', finish);
-  let out = sseData(
-    degradeLevel === undefined
-      ? last
-      : { ...last, goodput: { degraded: true, degrade_level: degradeLevel } },
-  );
+  let out = sseData({ ...last, ...degradedMark(degradeLevel) });
   if (chunkHead.includeUsage) {
     const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
     out += sseData(usageChunk(object, chunkHead, usage(end.promptTokens, end.completionTokens)));

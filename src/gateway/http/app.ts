@@ -52,6 +52,7 @@ export type GatewayEnv = { Bindings: Partial<HttpBindings> };
 const ROUTES: Readonly<Record<string, string>> = {
   '/v1/chat/completions': 'POST',
   '/v1/completions': 'POST',
+  '/v1/responses': 'POST',
   '/v1/models': 'GET, HEAD',
   '/healthz': 'GET, HEAD',
   '/readyz': 'GET, HEAD',

@@ -1,5 +1,6 @@
 /**
- * `POST /v1/chat/completions` and `POST /v1/completions`, as a few steps, each of which may end
+ * `POST /v1/chat/completions`, `POST /v1/completions` and `POST /v1/responses` (served as the
+ * chat completion it is: openai/responses-request.ts), as a few steps, each of which may end
  * the request with its refusal: authenticate → read and validate the body → read the client's
  * headers (and the tenant a fairness id names, if the key allows it) → the shared-state door
  * (idempotency, tenant quotas and slot, retry budget; see shared/door.ts) → admit and serve
@@ -21,20 +22,9 @@ import type { LlmRequest } from '../../core/request/request.ts';
 import type { SloClassName } from '../../core/request/slo-classes.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
-import {
-  OpenAiError,
-  invalidRequest,
-  modelNotFound,
-  outputLimit,
-  parseChatCompletionRequest,
-  parseCompletionRequest,
-  parseJsonText,
-  priorityAllowed,
-  promptList,
-  fillerAnswerable,
-} from '../../openai/index.ts';
+import { OpenAiError, outputLimit } from '../../openai/index.ts';
 import { bearerToken, type ApiKeys } from '../api-keys.ts';
-import type { ApiKind } from '../backend.ts';
+import { upstreamKind, type ApiKind, type Endpoint } from '../backend.ts';
 import type { Gateway } from '../gateway.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { OPEN_DOOR, atTheDoor } from '../shared/door.ts';
@@ -49,6 +39,7 @@ import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe, type Parsed } from './serve-admitted.ts';
 import { promptView } from './prompt-view.ts';
+import { readRequest } from './read-request.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -77,9 +68,10 @@ export interface CompletionsDeps {
 }
 
 /** The completion endpoints, by path. */
-export const COMPLETION_PATHS: Readonly<Record<string, ApiKind>> = {
+export const COMPLETION_PATHS: Readonly<Record<string, Endpoint>> = {
   '/v1/chat/completions': 'chat',
   '/v1/completions': 'completion',
+  '/v1/responses': 'responses',
 };
 
 /** Why a request that could not be read as one was refused, from its OpenAI error's status. */
@@ -91,7 +83,7 @@ const UNREAD_REASONS: Readonly<Record<number, RejectReason>> = {
 
 /** `outgoing`: Node's response, when Node serves the request; a stream is written to it directly. */
 export async function handleCompletion(
-  kind: ApiKind,
+  kind: Endpoint,
   inbound: Inbound,
   deps: CompletionsDeps,
   outgoing?: ServerResponse,
@@ -113,7 +105,7 @@ export async function handleCompletion(
 }
 
 async function complete(
-  kind: ApiKind,
+  kind: Endpoint,
   inbound: Inbound,
   deps: CompletionsDeps,
   id: string,
@@ -163,8 +155,17 @@ async function complete(
       const req = unreadRequest(id, deps.nowMs(), tenant, cls, deadlineMs);
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
     }
-    const parsed = parse(kind, bodyText, deps);
-    const req = request(id, kind, parsed, headers, tenant, cls, deps, inbound.queuedSinceMs);
+    const { parsed, responses } = readRequest(kind, bodyText, deps);
+    const req = request(
+      id,
+      upstreamKind(kind),
+      parsed,
+      headers,
+      tenant,
+      cls,
+      deps,
+      inbound.queuedSinceMs,
+    );
     trace.read(req, parsed.model, headers.targets);
     const refused = (rejection: Rejection, shared: boolean) =>
       named(refusalOf(deps.gateway.refuse(req, rejection, { shared, unread: false })), id);
@@ -197,6 +198,7 @@ async function complete(
           trace.end(deps.nowMs());
         },
         trace,
+        responses,
       });
       streaming = served.streaming;
       return served.response;
@@ -291,23 +293,6 @@ function authenticate(inbound: Inbound, keys: ApiKeys): string {
   return tenant;
 }
 
-function parse(kind: ApiKind, bodyText: string, deps: CompletionsDeps): Parsed {
-  const json = parseJsonText(bodyText);
-  const parsed = kind === 'chat' ? parseChatCompletionRequest(json) : parseCompletionRequest(json);
-  const models = deps.servedModels;
-  if (!models.includes(parsed.model)) throw modelNotFound(parsed.model, models);
-  if (deps.fillerReplies) fillerAnswerable(parsed, 'the simulated fleet');
-  priorityAllowed(parsed, false, "the gateway sets it from the request's class");
-  if (kind === 'completion' && promptList(parsed as never).length !== 1) {
-    throw invalidRequest(
-      'prompt: expected one prompt (batched prompts are not supported)',
-      'prompt',
-      'invalid_value',
-    );
-  }
-  return parsed;
-}
-
 /** The request as the policy sees it. */
 function request(
   id: string,
@@ -354,7 +339,7 @@ function clientDeadline(headers: ClientHeaders, nowMs: Ms, deps: CompletionsDeps
  * included, so an answer is only ever replayed in the mode it was asked in). A client's retry
  * sends the same bytes; anything else is another request.
  */
-function fingerprint(kind: ApiKind, cls: SloClassName, bodyText: string): string {
+function fingerprint(kind: Endpoint, cls: SloClassName, bodyText: string): string {
   return createHash('sha256').update(`${kind}\n${cls}\n`).update(bodyText).digest('base64url');
 }
 

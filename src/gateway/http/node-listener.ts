@@ -11,7 +11,7 @@ import { RequestError, getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { OpenAiError, serverError } from '../../openai/index.ts';
 import type { OpsLog } from '../ops-log.ts';
-import type { ApiKind } from '../backend.ts';
+import type { Endpoint } from '../backend.ts';
 import { errorWhole, isWhole, toResponse, writeAtTurnEnd, type Whole } from './answer.ts';
 import type { GatewayEnv } from './app.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
@@ -67,7 +67,7 @@ export function nodeListener(
 }
 
 /** The completion API a request's target names, its query string aside (the routes read none). */
-function completionKind(target = ''): ApiKind | undefined {
+function completionKind(target = ''): Endpoint | undefined {
   const q = target.indexOf('?');
   const path = q < 0 ? target : target.slice(0, q);
   return Object.hasOwn(COMPLETION_PATHS, path) ? COMPLETION_PATHS[path] : undefined;

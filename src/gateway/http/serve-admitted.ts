@@ -16,11 +16,19 @@ import type { TimerHandle } from '../../core/ports/timers.ts';
 import {
   OpenAiError,
   includeUsage,
+  ResponseBuilder,
+  type ResponsesRequest,
   type ChatCompletionRequest,
   type CompletionRequest,
 } from '../../openai/index.ts';
-import type { ApiKind, StreamEnd, UpstreamError } from '../backend.ts';
-import { isUpstreamError } from '../backend.ts';
+import {
+  isUpstreamError,
+  responseId,
+  upstreamKind,
+  type Endpoint,
+  type StreamEnd,
+  type UpstreamError,
+} from '../backend.ts';
 import { triedAgain } from '../upstream-attempt.ts';
 import type { Pass } from '../shared/door.ts';
 import type { StoredResponse } from '../shared/shared-store.ts';
@@ -28,7 +36,8 @@ import { RequestStopped, stoppedBy, type StopCause } from '../stop.ts';
 import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
 import type { Live } from './in-flight.ts';
-import { streamResponse, wholeResponse } from './answers.ts';
+import { completionForm, streamResponse, wholeResponse } from './answers.ts';
+import { responsesForm, wholeResponses } from './responses-answer.ts';
 import { SHUTTING_DOWN, refusal, refusalOf } from './refusals.ts';
 import { TokenRelay } from './token-relay.ts';
 import type { Inbound } from './inbound.ts';
@@ -56,13 +65,15 @@ export interface ServeContext {
   /** A stream's request is over: called once its pass is given back and its last byte sent. */
   readonly ended: () => void;
   readonly trace: RequestTrace;
+  /** The Responses request the chat request was made from, which its answer echoes. */
+  readonly responses?: ResponsesRequest;
 }
 
 /** Retry-After of a request that waited past its class's deadline. */
 const SOON_MS = 1_000;
 
 export async function admitAndServe(
-  kind: ApiKind,
+  endpoint: Endpoint,
   inbound: Inbound,
   parsed: Parsed,
   headers: ClientHeaders,
@@ -71,6 +82,7 @@ export async function admitAndServe(
   r: ServeContext,
 ): Promise<Served> {
   const id = base.id;
+  const kind = upstreamKind(endpoint);
   // What the tenant's token bucket is settled to: nothing until a backend has the prompt, then
   // the prompt and what streamed (the upstream's own count when it ran to its end; a backend
   // that reports no prompt count keeps the estimate's).
@@ -153,19 +165,28 @@ export async function admitAndServe(
       const extra: Record<string, string> = { 'x-goodput-request-id': id };
       if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
       const head = {
-        id: `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${ticket.req.id}`,
+        id: responseId(endpoint, ticket.req.id),
         created: Math.floor(deps.epochMs() / 1000),
         model: parsed.model,
       };
-      if (parsed.stream === true) {
+      const stream = parsed.stream === true;
+      const asked = r.responses;
+      const builder =
+        asked === undefined
+          ? undefined
+          : new ResponseBuilder(
+              { id: ticket.req.id, createdAt: head.created, model: head.model, request: asked },
+              stream,
+            );
+      if (stream) {
         const response = streamResponse({
-          kind,
-          head,
-          withUsage: includeUsage(parsed),
+          form:
+            builder === undefined
+              ? completionForm(kind, head, includeUsage(parsed), degraded?.level)
+              : responsesForm(builder, degraded?.level),
           relay,
           done,
           extra,
-          degradeLevel: degraded?.level,
           keep: r.keep,
           onEnd: async (end, answer) => {
             if (end === undefined) r.trace.cut(stoppedBy(upstream) ?? 'upstream_error');
@@ -182,7 +203,10 @@ export async function admitAndServe(
       }
       let res;
       try {
-        res = await wholeResponse(kind, head, relay, done, degraded?.level);
+        res =
+          builder === undefined
+            ? await wholeResponse(kind, head, relay, done, degraded?.level)
+            : await wholeResponses(builder, relay, done, degraded?.level);
       } catch (e) {
         spent = streamed();
         const why = stoppedBy(upstream);

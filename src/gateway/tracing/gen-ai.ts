@@ -19,7 +19,12 @@ export const GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
 export const GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id';
 
 /** `gen_ai.operation.name` of each endpoint. */
-export const OPERATION = { chat: 'chat', completion: 'text_completion' } as const;
+export const OPERATION = {
+  chat: 'chat',
+  completion: 'text_completion',
+  // Served over chat, and a chat in the conventions' terms.
+  responses: 'chat',
+} as const;
 
 export const GOODPUT_REQUEST_ID = 'goodput.request_id';
 export const GOODPUT_CLASS = 'goodput.class';

@@ -34,7 +34,7 @@ import type { DecisionResult } from '../../core/observe/decision-record.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
 import type { Ms } from '../../core/request/units.ts';
-import type { ApiKind, Backend, StreamEnd } from '../backend.ts';
+import { responseId, type Backend, type Endpoint, type StreamEnd } from '../backend.ts';
 import * as A from './gen-ai.ts';
 import type { AttemptOutcome, AttemptTrace, HeaderReader, RequestTrace } from './request-trace.ts';
 import {
@@ -45,9 +45,10 @@ import {
   type TraceHeaders,
 } from './trace-context.ts';
 
-const ROUTES: Readonly<Record<ApiKind, string>> = {
+const ROUTES: Readonly<Record<Endpoint, string>> = {
   chat: '/v1/chat/completions',
   completion: '/v1/completions',
+  responses: '/v1/responses',
 };
 
 /** Clock ms as the span time OpenTelemetry takes. */
@@ -68,7 +69,7 @@ function fail(span: Span, reason: string): void {
 export class OtelRequestTrace implements RequestTrace {
   private readonly tracer: Tracer;
   private readonly time: SpanTime;
-  private readonly kind: ApiKind;
+  private readonly kind: Endpoint;
   private readonly arrivalMs: Ms;
   private readonly span: Span;
   /** The request's span as the parent of its children. */
@@ -84,7 +85,7 @@ export class OtelRequestTrace implements RequestTrace {
   constructor(
     tracer: Tracer,
     time: SpanTime,
-    kind: ApiKind,
+    kind: Endpoint,
     requestId: string,
     header: HeaderReader,
     atMs: Ms,
@@ -209,7 +210,7 @@ export class OtelRequestTrace implements RequestTrace {
   }
 
   private responseId(req: LlmRequest): string {
-    return `${this.kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${req.id}`;
+    return responseId(this.kind, req.id);
   }
 
   private child(name: string, kind: SpanKind, atMs: Ms): Span {

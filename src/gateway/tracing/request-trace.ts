@@ -15,7 +15,7 @@ import type { DecisionResult } from '../../core/observe/decision-record.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
 import type { Ms } from '../../core/request/units.ts';
-import type { ApiKind, Backend, StreamEnd } from '../backend.ts';
+import type { Backend, Endpoint, StreamEnd } from '../backend.ts';
 import {
   TRACEPARENT,
   TRACESTATE,
@@ -31,7 +31,7 @@ export type AttemptOutcome = 'completed' | 'failed' | 'rejected' | 'stopped';
 
 export interface RequestTracer {
   /** A request arrived: its trace, a child of the client's `traceparent` when it sent one. */
-  start(kind: ApiKind, requestId: string, header: HeaderReader, atMs: Ms): RequestTrace;
+  start(kind: Endpoint, requestId: string, header: HeaderReader, atMs: Ms): RequestTrace;
   /** Sends the spans that ended so far. */
   flush(): Promise<void>;
   /** Sends what it holds, then stops: the gateway calls it last when it closes. */

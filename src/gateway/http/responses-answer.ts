@@ -1,0 +1,41 @@
+/**
+ * The answers of `POST /v1/responses`, built from the chat stream it is served over
+ * (openai/response-events.ts): streamed as the Responses API's events, or whole as its response
+ * object. Cut after tokens went out, the stream ends with `response.failed`, its error naming
+ * what cut it, as a chat stream's error event does.
+ */
+import type { ResponseBuilder } from '../../openai/index.ts';
+import { wallClock } from '../../runtime/wall-clock.ts';
+import type { StreamEnd } from '../backend.ts';
+import { cutShort, degradedMark, type StreamForm } from './answers.ts';
+import type { TokenRelay } from './token-relay.ts';
+
+export function responsesForm(
+  builder: ResponseBuilder,
+  degradeLevel: number | undefined,
+): StreamForm {
+  return {
+    opening: () => builder.opening(),
+    token: (t) => builder.add(t),
+    closing: (end) => builder.finish(end, degradedMark(degradeLevel)).events,
+    failure: (e) => {
+      const { code, message } = cutShort(e);
+      return builder.fail(code, message);
+    },
+  };
+}
+
+/** The whole response, once the reply has ended. */
+export async function wholeResponses(
+  builder: ResponseBuilder,
+  relay: TokenRelay,
+  done: Promise<StreamEnd>,
+  degradeLevel: number | undefined,
+): Promise<object> {
+  // Nothing is written before the end: a token is "sent" as it is collected.
+  relay.drainTo((t, sent) => {
+    builder.add(t);
+    sent?.(wallClock.now());
+  });
+  return builder.finish(await done, degradedMark(degradeLevel)).response;
+}

@@ -1,0 +1,257 @@
+// OpenAI's Responses API through the gateway, as the official `openai` client sends and reads
+// it: served over a vLLM's chat completions, its thinking, text and tool calls come back as the
+// Responses API's items, streamed as its events (which the client's own accumulator checks) or
+// whole; an agent's next turn, its last output carried back as input, goes upstream as the chat
+// history it is; the simulated fleet serves it end to end; what needs a stored response or a
+// built-in tool is a 400 naming the field, counted and recorded like any refusal.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { MODEL, gateway, metricValue } from './gateway-kit.ts';
+import { startServe } from './process-kit.ts';
+import { fakeVllm } from './fake-vllm.ts';
+
+const WEATHER = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'The weather in a city.',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  strict: false,
+};
+const TIME = {
+  type: 'function' as const,
+  name: 'get_time',
+  parameters: { type: 'object', properties: {} },
+  strict: false,
+};
+const ASKED = {
+  model: MODEL,
+  instructions: 'Answer briefly.',
+  input: 'Weather and time in Oslo?',
+  tools: [WEATHER, TIME],
+  tool_choice: 'auto' as const,
+};
+
+/** A reasoning model's reply as vLLM streams it: thinking, a word, then two calls. */
+const PIECES = [
+  { reasoning: 'The user' },
+  { reasoning: ' wants both.' },
+  { content: 'Checking.' },
+  { tool_calls: [{ index: 0, id: 'call-w', type: 'function', function: { name: 'get_weather' } }] },
+  { tool_calls: [{ index: 0, function: { arguments: '{"city": ' } }] },
+  { tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] },
+  { tool_calls: [{ index: 1, id: 'call-t', type: 'function', function: { name: 'get_time' } }] },
+  { tool_calls: [{ index: 1, function: { arguments: '{}' } }] },
+];
+
+/** The items the reply is, as the Responses API lists them. */
+function expectItems(output: readonly OpenAI.Responses.ResponseOutputItem[], how: string): void {
+  assert.deepEqual(
+    output.map((o) => o.type),
+    ['reasoning', 'message', 'function_call', 'function_call'],
+    how,
+  );
+  const [thought, said, weather, time] = output as [
+    OpenAI.Responses.ResponseReasoningItem,
+    OpenAI.Responses.ResponseOutputMessage,
+    OpenAI.Responses.ResponseFunctionToolCall,
+    OpenAI.Responses.ResponseFunctionToolCall,
+  ];
+  assert.equal(thought.content?.[0].text, 'The user wants both.', how);
+  assert.equal((said.content[0] as OpenAI.Responses.ResponseOutputText).text, 'Checking.', how);
+  assert.deepEqual(
+    [weather.call_id, weather.name, weather.arguments, weather.status],
+    ['call-w', 'get_weather', '{"city": "Oslo"}', 'completed'],
+    how,
+  );
+  assert.deepEqual([time.call_id, time.name, time.arguments], ['call-t', 'get_time', '{}'], how);
+  assert.equal(new Set(output.map((o) => o.id)).size, 4, `${how}: each item its own id`);
+}
+
+test("a vLLM's thinking, text and tool calls come back as the Responses API's items, streamed and whole", async () => {
+  const vllm = await fakeVllm(PIECES, false, 'tool_calls');
+  const front = await gateway([vllm]);
+  // The client's own helper checks every event against the items it announced.
+  const stream = front.client.responses.stream(ASKED);
+  const kinds: string[] = [];
+  for await (const event of stream) kinds.push(event.type);
+  const streamed = await stream.finalResponse();
+  expectItems(streamed.output, 'streamed');
+  assert.equal(streamed.status, 'completed');
+  assert.equal(streamed.output_text, 'Checking.');
+  assert.deepEqual(streamed.usage, {
+    input_tokens: 9,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: PIECES.length,
+    output_tokens_details: { reasoning_tokens: 2 },
+    total_tokens: 9 + PIECES.length,
+  });
+  assert.deepEqual(kinds.slice(0, 2), ['response.created', 'response.in_progress']);
+  assert.equal(kinds.at(-1), 'response.completed');
+  assert.equal(kinds.filter((k) => k === 'response.output_text.delta').length, 1);
+  assert.equal(kinds.filter((k) => k === 'response.function_call_arguments.delta').length, 3);
+  assert.ok(streamed.id.startsWith('resp_'), streamed.id);
+
+  const whole = await front.client.responses.create(ASKED);
+  expectItems(whole.output, 'whole');
+  assert.equal(whole.output_text, 'Checking.');
+  assert.equal(whole.instructions, 'Answer briefly.');
+
+  // Upstream it is the chat completion it is.
+  const sent = vllm.bodies.at(-1) as Record<string, unknown>;
+  assert.deepEqual(sent.messages, [
+    { role: 'system', content: 'Answer briefly.' },
+    { role: 'user', content: 'Weather and time in Oslo?' },
+  ]);
+  assert.deepEqual(sent.tools, [
+    {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        description: 'The weather in a city.',
+        parameters: WEATHER.parameters,
+        strict: false,
+      },
+    },
+    {
+      type: 'function',
+      function: { name: 'get_time', parameters: TIME.parameters, strict: false },
+    },
+  ]);
+  assert.equal(sent.tool_choice, 'auto');
+  assert.equal(await metricValue(front.url, 'goodput_completed_requests_total'), 2);
+});
+
+test("an agent's next turn, its last output and the tools' answers as input, goes upstream as chat history", async () => {
+  const vllm = await fakeVllm([{ content: 'Rainy,' }, { content: ' 14:05.' }]);
+  const first = await fakeVllm(PIECES, false, 'tool_calls');
+  const front = await gateway([first]);
+  const turn = await front.client.responses.stream(ASKED).finalResponse();
+  const next = await gateway([vllm]);
+  const answer = await next.client.responses.create({
+    ...ASKED,
+    input: [
+      { role: 'user', content: ASKED.input },
+      // As the client's stream helper gave them: with its parse of each call's arguments.
+      ...(turn.output as OpenAI.Responses.ResponseInputItem[]),
+      { type: 'function_call_output', call_id: 'call-w', output: '{"rain": true}' },
+      { type: 'function_call_output', call_id: 'call-t', output: '"14:05"' },
+    ],
+  });
+  assert.equal(answer.output_text, 'Rainy, 14:05.');
+  const sent = vllm.bodies.at(-1) as { messages: unknown };
+  assert.deepEqual(sent.messages, [
+    { role: 'system', content: 'Answer briefly.' },
+    { role: 'user', content: 'Weather and time in Oslo?' },
+    // The thinking is not carried back, as chat templates drop past turns'.
+    {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Checking.' }],
+      tool_calls: [
+        {
+          id: 'call-w',
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"city": "Oslo"}' },
+        },
+        { id: 'call-t', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+      ],
+    },
+    { role: 'tool', tool_call_id: 'call-w', content: '{"rain": true}' },
+    { role: 'tool', tool_call_id: 'call-t', content: '"14:05"' },
+  ]);
+});
+
+test('the simulated fleet serves the Responses API end to end: text cut at its limit, a call required', async () => {
+  const fleet = await startServe(['--profile', 'const:step_ms=2']);
+  const client = new OpenAI({ baseURL: `${fleet.url}/v1`, apiKey: 'none', maxRetries: 0 });
+  const cut = await client.responses.create({ model: MODEL, input: 'Hi', max_output_tokens: 4 });
+  assert.equal(cut.status, 'incomplete');
+  assert.deepEqual(cut.incomplete_details, { reason: 'max_output_tokens' });
+  assert.equal(cut.usage?.output_tokens, 4);
+  assert.equal(cut.output_text.split(' ').length, 4, cut.output_text);
+
+  const stream = client.responses.stream({
+    model: MODEL,
+    input: 'Weather in Oslo?',
+    tools: [WEATHER],
+    tool_choice: 'required',
+    max_output_tokens: 6,
+  });
+  const called = await stream.finalResponse();
+  const call = called.output.find((o) => o.type === 'function_call');
+  assert.equal(call?.name, 'get_weather', JSON.stringify(called.output));
+  assert.match(call.arguments, /^\{"input": "/);
+});
+
+test('what needs a stored response, a built-in tool or a picture is a 400 naming the field, counted', async () => {
+  const front = await gateway([await fakeVllm()]);
+  const refused: [Record<string, unknown>, RegExp][] = [
+    [
+      { previous_response_id: 'resp_1' },
+      /^previous_response_id: not supported: no response is stored here/,
+    ],
+    [
+      { tools: [{ type: 'web_search' }] },
+      /^tools\[0\]\.type: expected "function" \(built-in tools are not served\), got "web_search"$/,
+    ],
+    [
+      {
+        input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }],
+      },
+      /^input\[0\]\.content\[0\]\.type: expected a text part .*, got "input_image"$/,
+    ],
+    [
+      { input: [{ type: 'item_reference', id: 'msg_1' }] },
+      /^input\[0\]\.type: expected one of message, function_call, function_call_output, reasoning, got "item_reference"$/,
+    ],
+    [
+      { tool_choice: { type: 'function', name: 'nope' } },
+      /^tool_choice\.name: expected the name of one of the tools \("get_weather", "get_time"\), got "nope"$/,
+    ],
+    [{ background: true }, /^background: not supported by this server/],
+  ];
+  for (const [change, message] of refused) {
+    const err = await front.client.responses.create({ ...ASKED, ...change } as never).then(
+      () => assert.fail(`accepted ${JSON.stringify(change)}`),
+      (e: unknown) => e as { status: number; message: string },
+    );
+    assert.equal(err.status, 400, JSON.stringify(change));
+    assert.match(
+      err.message,
+      new RegExp(message.source.replace(/^\^/, '400 ')),
+      JSON.stringify(change),
+    );
+  }
+  const counted = await metricValue(front.url, 'goodput_invalid_requests_total', {
+    reason: 'invalid_request',
+  });
+  assert.equal(counted, refused.length);
+});
+
+test('hostile Responses bodies are refused with a short error, and the gateway serves on', async () => {
+  const front = await gateway([await fakeVllm()]);
+  const hostile = [
+    { ...ASKED, tools: Array.from({ length: 300_000 }, () => ({ type: 'x' })) },
+    { ...ASKED, input: Array.from({ length: 100_000 }, () => ({ role: 'robot', content: 'x' })) },
+    {
+      ...ASKED,
+      input: Array.from({ length: 2_000 }, () => ({
+        role: 'user',
+        content: Array.from({ length: 50 }, () => ({ type: 'input_image', image_url: 'x' })),
+      })),
+    },
+  ];
+  for (const body of hostile) {
+    const r = await fetch(`${front.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await r.text();
+    assert.equal(r.status, 400, text.slice(0, 200));
+    assert.ok(text.length <= 16 * 1024, `${text.length} bytes of error`);
+    assert.ok(r.headers.get('x-goodput-request-id'));
+  }
+  const served = await front.client.responses.create({ model: MODEL, input: 'still there?' });
+  assert.equal(served.status, 'completed');
+});
