@@ -95,6 +95,36 @@ test("the reply's form goes as chat's response_format", () => {
   assert.equal(chat({ input: 'x', text: { format: { type: 'text' } } }).response_format, undefined);
 });
 
+test("vLLM's own fields go as chat takes them, with its rules", () => {
+  const extras = {
+    top_k: 20,
+    repetition_penalty: 1.1,
+    seed: 7,
+    stop: ['END'],
+    ignore_eos: true,
+    skip_special_tokens: false,
+    include_stop_str_in_output: true,
+    cache_salt: 'tenant-a',
+    priority: -1,
+    structured_outputs: { choice: ['yes', 'no'] },
+  };
+  const c = chat({ input: 'x', ...extras });
+  for (const [field, value] of Object.entries(extras)) assert.deepEqual(c[field], value, field);
+  refused(
+    { text: { format: { type: 'json_object' } }, structured_outputs: { regex: 'a+' } },
+    /^structured_outputs: expected absent beside text\.format json_object \(one constraint per reply\)/,
+  );
+  refused(
+    {
+      tools: [{ type: 'function', name: 'f' }],
+      tool_choice: 'required',
+      structured_outputs: { regex: 'a+' },
+    },
+    /^tool_choice: expected "none", "auto" or absent beside structured_outputs/,
+  );
+  refused({ top_k: -2 }, /^top_k: expected an integer ≥ -1, got -2$/);
+});
+
 test('a bad field is a 400 naming it, with its value', () => {
   refused({ input: 7 }, /^input: expected a string or a non-empty array of input items, got 7$/);
   refused({ input: [{ role: 'tool', content: 'x' }] }, /^input\[0\]\.role: expected one of user/);

@@ -2,7 +2,8 @@
  * `POST /v1/responses` request body: OpenAI's Responses API, which agent SDKs now default to,
  * taken as vLLM takes it without a store of responses. The conversation comes whole in `input`
  * (a string, or items: messages, the function calls a reply made and their outputs, a reasoning
- * model's thinking), with `instructions` as its system message. Main rule: it is served as the
+ * model's thinking), with `instructions` as its system message, and the vLLM fields its own
+ * Responses server takes beside OpenAI's, with chat's rules. Main rule: it is served as the
  * chat completion it is (`asChatRequest`), which vLLM's own Responses server renders through the
  * same chat template, so admission, routing, metering and every backend see one kind of request.
  * What needs a stored response (`previous_response_id`, `conversation`, `background`), a
@@ -13,7 +14,7 @@
 import { z } from 'zod';
 import { MAX_MESSAGES } from './chat-request.ts';
 import type { ChatCompletionRequest } from './chat-request.ts';
-import { maxTokens, unitNumber } from './request-fields.ts';
+import { commonFields, maxTokens, unitNumber } from './request-fields.ts';
 import { neutralOnly } from './unsupported-fields.ts';
 import {
   byForm,
@@ -223,6 +224,20 @@ const unstored = () =>
     )
     .nullish();
 
+/** The fields vLLM's Responses server takes beside OpenAI's, as chat takes them. */
+const VLLM_EXTRAS = {
+  top_k: commonFields.top_k,
+  repetition_penalty: commonFields.repetition_penalty,
+  seed: commonFields.seed,
+  stop: commonFields.stop,
+  ignore_eos: commonFields.ignore_eos,
+  skip_special_tokens: commonFields.skip_special_tokens,
+  include_stop_str_in_output: commonFields.include_stop_str_in_output,
+  cache_salt: commonFields.cache_salt,
+  priority: commonFields.priority,
+  structured_outputs: commonFields.structured_outputs,
+};
+
 export const responsesRequestSchema = z
   .strictObject(
     {
@@ -247,6 +262,8 @@ export const responsesRequestSchema = z
       metadata: z.record(z.string(), text('a string'), expect('an object of strings')).nullish(),
       user: text('a string').nullish(),
       safety_identifier: text('a string').nullish(),
+      // vLLM's own, as its Responses server takes them, each with chat's rules.
+      ...VLLM_EXTRAS,
       // What needs a stored response, a built-in tool or a model's knobs no backend here takes.
       previous_response_id: unstored(),
       conversation: unstored(),
@@ -280,14 +297,24 @@ export const responsesRequestSchema = z
         message: `the name of one of the tools (${names.map((n) => JSON.stringify(n)).join(', ')})`,
       });
     }
+    // vLLM's rules: one constraint per reply, and none beside a tool call required.
     const form = r.text?.format?.type;
-    if (form !== undefined && form !== 'text' && choice != null) {
-      if (choice === 'none' || choice === 'auto') return;
+    const held = form !== undefined && form !== 'text' ? `text.format ${form}` : undefined;
+    if (held !== undefined && r.structured_outputs != null) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['structured_outputs'],
+        input: r.structured_outputs,
+        message: `absent beside ${held} (one constraint per reply)`,
+      });
+    }
+    const constraint = held ?? (r.structured_outputs != null ? 'structured_outputs' : undefined);
+    if (constraint !== undefined && choice != null && choice !== 'none' && choice !== 'auto') {
       ctx.issues.push({
         code: 'custom',
         path: ['tool_choice'],
         input: choice,
-        message: `"none", "auto" or absent beside text.format ${form} (a reply held to a form is no tool call)`,
+        message: `"none", "auto" or absent beside ${constraint} (a reply held to a form is no tool call)`,
       });
     }
   });
@@ -344,6 +371,16 @@ export function asChatRequest(r: ResponsesRequest): ChatCompletionRequest {
     top_p: r.top_p,
     stream: r.stream,
     user: r.user,
+    top_k: r.top_k,
+    repetition_penalty: r.repetition_penalty,
+    seed: r.seed,
+    stop: r.stop,
+    ignore_eos: r.ignore_eos,
+    skip_special_tokens: r.skip_special_tokens,
+    include_stop_str_in_output: r.include_stop_str_in_output,
+    cache_salt: r.cache_salt,
+    priority: r.priority,
+    structured_outputs: r.structured_outputs,
     tools: r.tools?.map(({ type, ...fn }) => ({ type, function: fn })),
     tool_choice:
       typeof choice === 'object' && choice !== null

@@ -181,6 +181,26 @@ test('the simulated fleet serves the Responses API end to end: text cut at its l
   const call = called.output.find((o) => o.type === 'function_call');
   assert.equal(call?.name, 'get_weather', JSON.stringify(called.output));
   assert.match(call.arguments, /^\{"input": "/);
+
+  // Its filler follows no form: a form asked for is refused by the name the client sent.
+  for (const [held, message] of [
+    [
+      { text: { format: { type: 'json_object' } } },
+      /^400 text\.format: not supported by the simulated fleet/,
+    ],
+    [
+      { structured_outputs: { choice: ['a'] } },
+      /^400 structured_outputs: not supported by the simulated fleet/,
+    ],
+  ] as const) {
+    await assert.rejects(
+      client.responses.create({ model: MODEL, input: 'x', ...held } as never),
+      (e: Error) => {
+        assert.match(e.message, message);
+        return true;
+      },
+    );
+  }
 });
 
 test('what needs a stored response, a built-in tool or a picture is a 400 naming the field, counted', async () => {
@@ -209,6 +229,10 @@ test('what needs a stored response, a built-in tool or a picture is a 400 naming
       /^tool_choice\.name: expected the name of one of the tools \("get_weather", "get_time"\), got "nope"$/,
     ],
     [{ background: true }, /^background: not supported by this server/],
+    [
+      { priority: 3 },
+      /^priority: expected 0 or absent \(the gateway sets it from the request's class\)/,
+    ],
   ];
   for (const [change, message] of refused) {
     const err = await front.client.responses.create({ ...ASKED, ...change } as never).then(

@@ -31,20 +31,25 @@ export interface ReadRequest {
 /** The body as the request it goes upstream as, and the Responses request it was made from. */
 export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsDeps): ReadRequest {
   const json = parseJsonText(bodyText);
+  let responses: ResponsesRequest | undefined;
+  let parsed: Parsed;
   if (kind === 'responses') {
-    const responses = parseResponsesRequest(json);
-    servedModel(responses.model, deps);
-    const form = responses.text?.format;
-    if (deps.fillerReplies && form != null && form.type !== 'text') {
-      throw invalidRequest(
-        `text.format: not supported by the simulated fleet (expected {"type":"text"} or absent), got ${describeValue(form)}`,
-        'text.format',
-      );
-    }
-    return { parsed: asChatRequest(responses), responses };
+    responses = parseResponsesRequest(json);
+    parsed = asChatRequest(responses);
+  } else {
+    parsed = kind === 'chat' ? parseChatCompletionRequest(json) : parseCompletionRequest(json);
   }
-  const parsed = kind === 'chat' ? parseChatCompletionRequest(json) : parseCompletionRequest(json);
-  servedModel(parsed.model, deps);
+  if (!deps.servedModels.includes(parsed.model)) {
+    throw modelNotFound(parsed.model, deps.servedModels);
+  }
+  const form = responses?.text?.format;
+  // Named as the client sent it: the chat's response_format is its text.format.
+  if (deps.fillerReplies && form != null && form.type !== 'text') {
+    throw invalidRequest(
+      `text.format: not supported by the simulated fleet (expected {"type":"text"} or absent), got ${describeValue(form)}`,
+      'text.format',
+    );
+  }
   if (deps.fillerReplies) fillerAnswerable(parsed, 'the simulated fleet');
   priorityAllowed(parsed, false, "the gateway sets it from the request's class");
   if (kind === 'completion' && promptList(parsed as never).length !== 1) {
@@ -54,9 +59,5 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
       'invalid_value',
     );
   }
-  return { parsed };
-}
-
-function servedModel(model: string, deps: CompletionsDeps): void {
-  if (!deps.servedModels.includes(model)) throw modelNotFound(model, deps.servedModels);
+  return { parsed, responses };
 }
