@@ -39,7 +39,7 @@ export function benchCommand(): Command {
       .addOption(
         new Option(
           '--endpoint <kind>',
-          'completions: token-id prompts of exact length; chat: filler text of about that length',
+          'completions: token-id prompts of exact length; chat: filler text of about that length; responses: the same filler to the Responses API',
         )
           .choices(BENCH_ENDPOINTS)
           .default('completions'),

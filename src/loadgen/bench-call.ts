@@ -5,14 +5,21 @@
  * exactly that many tokens and runs compare length for length. On the completions endpoint the
  * prompt is `inputTokens` token ids (exact on any server: vLLM's random dataset does the same);
  * on the chat endpoint it is filler text of about that many tokens (the server's tokenizer
- * decides). Tenants travel as API keys, classes, sessions and client deadlines as Goodput's
+ * decides); on the Responses API it is the same filler as `input`, with `max_output_tokens` and
+ * vLLM's `ignore_eos`, which its Responses server takes too. Tenants travel as API keys, classes, sessions and client deadlines as Goodput's
  * headers, which any other server ignores.
  */
 import type { Rng } from '../core/ports/rng.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 
-export type BenchEndpoint = 'completions' | 'chat';
-export const BENCH_ENDPOINTS: readonly BenchEndpoint[] = ['completions', 'chat'];
+export type BenchEndpoint = 'completions' | 'chat' | 'responses';
+export const BENCH_ENDPOINTS: readonly BenchEndpoint[] = ['completions', 'chat', 'responses'];
+
+const PATHS: Readonly<Record<BenchEndpoint, string>> = {
+  completions: '/v1/completions',
+  chat: '/v1/chat/completions',
+  responses: '/v1/responses',
+};
 
 export interface CallShape {
   readonly endpoint: BenchEndpoint;
@@ -39,21 +46,19 @@ const FILLER_WORDS = ['time', 'data', 'model', 'token', 'serve', 'queue', 'cache
 
 export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): BenchCall {
   const maxTokens = req.maxTokens ?? req.outputTokens;
-  const common = {
-    model: shape.model,
-    max_tokens: maxTokens,
-    ignore_eos: true,
-    temperature: 0,
-    stream: true,
-    stream_options: { include_usage: true },
-  };
+  const sampling = { model: shape.model, ignore_eos: true, temperature: 0, stream: true };
+  const common = { ...sampling, max_tokens: maxTokens, stream_options: { include_usage: true } };
   const body =
     shape.endpoint === 'completions'
       ? { ...common, prompt: tokenIds(req.inputTokens, prompts) }
-      : {
-          ...common,
-          messages: [{ role: 'user', content: fillerText(req.inputTokens, prompts) }],
-        };
+      : shape.endpoint === 'chat'
+        ? { ...common, messages: [{ role: 'user', content: fillerText(req.inputTokens, prompts) }] }
+        : // The Responses API reports usage at its end unasked.
+          {
+            ...sampling,
+            max_output_tokens: maxTokens,
+            input: fillerText(req.inputTokens, prompts),
+          };
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   const key = shape.tenantKeys?.get(req.tenant) ?? shape.apiKey;
   if (key !== undefined) headers.authorization = `Bearer ${key}`;
@@ -67,7 +72,7 @@ export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): Benc
     );
   }
   return {
-    path: shape.endpoint === 'completions' ? '/v1/completions' : '/v1/chat/completions',
+    path: PATHS[shape.endpoint],
     body: JSON.stringify(body),
     headers,
   };

@@ -1,9 +1,12 @@
 /**
  * Sends one benchmark call over a keep-alive node:http agent and times its stream, as vLLM's
  * benchmark client does: TTFT at the first chunk that carries a token, every later token chunk
- * a gap, E2E at the last. It never throws: a refused connection, an HTTP error, an error event
- * in the stream, a stream cut before `[DONE]` or the client's own timeout each end as a failed
- * record with a status and a reason, so a run against a broken server still reports.
+ * a gap, E2E at the last. A Responses API stream is read by its events: a token is a text,
+ * thinking or call-arguments delta, or a call announced; its end is `response.completed` or
+ * `response.incomplete`, whose response carries the usage. It never throws: a refused
+ * connection, an HTTP error, an error event in the stream (`response.failed` too), a stream cut
+ * before its end or the client's own timeout each end as a failed record with a status and a
+ * reason, so a run against a broken server still reports.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -119,8 +122,8 @@ export function streamCall(
             res.destroy();
             return;
           }
-          if (event.error !== undefined) {
-            const e = event.error;
+          const e = failureOf(event);
+          if (e !== undefined) {
             finish({
               ok: false,
               status,
@@ -136,6 +139,11 @@ export function streamCall(
               prompt: event.usage.prompt_tokens,
               completion: event.usage.completion_tokens,
             };
+          if (event.type === 'response.completed' || event.type === 'response.incomplete') {
+            done = true;
+            const used = event.response?.usage;
+            if (used) usage = { prompt: used.input_tokens, completion: used.output_tokens };
+          }
         }
       };
       res.on('data', (s: string) => take(sse.push(s)));
@@ -147,7 +155,7 @@ export function streamCall(
             ok: false,
             status,
             reason: 'stream_cut',
-            error: 'the stream ended before [DONE]',
+            error: 'the stream ended before its end ([DONE], or the response completed)',
           });
       });
       // A stream that breaks after the server said 200 was cut, whatever the socket's code.
@@ -159,7 +167,31 @@ export function streamCall(
   });
 }
 
+interface Failure {
+  readonly message?: string;
+  readonly type?: string;
+  readonly code?: string | number | null;
+}
+
+/** What a stream's event says failed: a chunk's error, the Responses API's error or failure. */
+function failureOf(event: StreamEvent): Failure | undefined {
+  if (event.type === 'response.failed') return event.response?.error ?? {};
+  if (event.type === 'error') return { message: event.message, code: event.code };
+  return event.error ?? undefined;
+}
+
 interface StreamEvent {
+  /** A Responses API event's type; a chat or text chunk has none. */
+  readonly type?: string;
+  readonly delta?: string;
+  /** A Responses API `error` event's. */
+  readonly message?: string;
+  readonly code?: string | number | null;
+  readonly item?: { readonly type?: string };
+  readonly response?: {
+    readonly usage?: { input_tokens?: number; output_tokens?: number } | null;
+    readonly error?: Failure | null;
+  };
   readonly choices?: readonly {
     text?: string;
     delta?: {
@@ -170,7 +202,7 @@ interface StreamEvent {
     };
   }[];
   readonly usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
-  readonly error?: { message?: string; type?: string; code?: string | number | null };
+  readonly error?: Failure;
 }
 
 /**
@@ -180,11 +212,28 @@ interface StreamEvent {
  * output too: an agent's turn may be nothing else.
  */
 function carriesToken(event: StreamEvent): boolean {
+  if (event.type !== undefined) return RESPONSE_TOKENS.has(event.type) ? isToken(event) : false;
   const c = event.choices?.[0];
   if (c === undefined) return false;
   const d = c.delta;
   const text = c.text ?? (d?.content || d?.reasoning || d?.reasoning_content);
   return (typeof text === 'string' && text.length > 0) || (d?.tool_calls?.length ?? 0) > 0;
+}
+
+/**
+ * The Responses API's events that carry output, as chat's chunks do: a delta of text, thinking
+ * or a call's arguments, or a call announced (chat's first piece of a call, its name).
+ */
+const RESPONSE_TOKENS = new Set([
+  'response.output_text.delta',
+  'response.reasoning_text.delta',
+  'response.function_call_arguments.delta',
+  'response.output_item.added',
+]);
+
+function isToken(event: StreamEvent): boolean {
+  if (event.type === 'response.output_item.added') return event.item?.type === 'function_call';
+  return typeof event.delta === 'string' && event.delta.length > 0;
 }
 
 /** The reason a refusal gives: Goodput's header, else OpenAI's error code or type, else the status. */

@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 import { runBench, type BenchSpec } from '../../src/loadgen/run-bench.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
-import { runGoodput, startEngine } from '../gateway/process-kit.ts';
+import { runGoodput, startEngine, startServe } from '../gateway/process-kit.ts';
 import { freePort } from '../gateway/redis-kit.ts';
 import { tempDir } from '../temp-dir.ts';
 
@@ -45,6 +45,53 @@ test('bench on the chat endpoint: filler prompts of about the asked length', asy
   assert.equal(run.metrics.completed, 8);
   const mean = (run.metrics.total_input_tokens as number) / 8;
   assert.ok(mean > 20 && mean < 80, `about 40 prompt tokens each, got ${mean}`);
+});
+
+test('bench on the Responses API through goodput serve: every token timed, the usage from its end', async () => {
+  const serve = await startServe(['--profile', 'const:step_ms=2']);
+  const run = await runBench(spec(serve.url, { endpoint: 'responses' }), hooks);
+  assert.equal(run.metrics.completed, 8);
+  assert.equal(run.metrics.total_output_tokens, 8 * 6);
+  for (const r of run.records) assert.equal(r.tokenTimesMs.length, 6);
+  const mean = (run.metrics.total_input_tokens as number) / 8;
+  assert.ok(mean > 20 && mean < 80, `about 40 prompt tokens each, got ${mean}`);
+});
+
+test('a Responses stream that fails, or ends before its end, is a failed record saying why', async () => {
+  const events = (types: readonly object[]) =>
+    types.map((e) => `event: x\ndata: ${JSON.stringify(e)}\n\n`).join('');
+  const delta = { type: 'response.output_text.delta', delta: 'a' };
+  const bodies = [
+    events([
+      delta,
+      { type: 'response.failed', response: { error: { code: 'upstream_error', message: 'cut' } } },
+    ]),
+    events([delta]),
+    events([delta, { type: 'error', code: 'server_error', message: 'oops' }]),
+  ];
+  let n = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(bodies[n++ % bodies.length]);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  after(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const run = await runBench(
+    spec(url, {
+      model: 'm',
+      endpoint: 'responses',
+      maxConcurrency: 1,
+      workload: { rate: Infinity, numRequests: 3, input: 'fixed:4', output: 'fixed:2' },
+    }),
+    hooks,
+  );
+  assert.deepEqual(run.metrics.failed_by_reason, {
+    upstream_error: 1,
+    stream_cut: 1,
+    server_error: 1,
+  });
 });
 
 /** Answers in turn: a refusal, a stream cut mid-way, an error event, a good stream. */
