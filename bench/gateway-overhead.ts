@@ -12,8 +12,8 @@
 //   admits everything and dispatches at once, so what it adds is the gateway's own mechanics,
 //   without flow control's deliberate holds)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { cpuMs } from './proc-cpu.ts';
 import { REPO_ROOT, flag } from './bench-args.ts';
 import { streamLoad } from './stream-load.ts';
 import { percentileSorted } from '../src/core/stats/percentile.ts';
@@ -70,15 +70,6 @@ function start(
   });
 }
 
-/**
- * utime + stime in ms (Linux /proc, 100 ticks per second): of a whole process, or with `tid`
- * of one of its threads (its main thread's id is the process's).
- */
-function cpuMs(pid: number, tid?: number): number {
-  const file = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
-  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 const pct = (xs: number[], q: number) => percentileSorted(Float64Array.from(xs).sort(), q);
 const f = (x: number) => x.toFixed(2);

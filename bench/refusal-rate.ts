@@ -18,9 +18,10 @@
 //   [--model M --gpu G --tp N --replicas N --max-num-seqs N] (the embedded fleet's shape; a small
 //   fleet keeps the overload setup's gateway answering refusals rather than relaying streams)
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus as cpuList } from 'node:os';
 import { FLEET_ARGS, REPO_ROOT, flag } from './bench-args.ts';
+import { cpuMs } from './proc-cpu.ts';
 import {
   addGrowth,
   count as n,
@@ -119,11 +120,6 @@ function stop(proc: ChildProcess): Promise<void> {
   });
 }
 
-/** utime + stime of a process, in ms (Linux /proc, 100 ticks per second). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 interface Run {
   readonly wrk: WrkResult;
