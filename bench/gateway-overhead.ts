@@ -70,7 +70,6 @@ function start(
   });
 }
 
-
 const pct = (xs: number[], q: number) => percentileSorted(Float64Array.from(xs).sort(), q);
 const f = (x: number) => x.toFixed(2);
 

@@ -120,7 +120,6 @@ function stop(proc: ChildProcess): Promise<void> {
   });
 }
 
-
 interface Run {
   readonly wrk: WrkResult;
   readonly cpuMs: number;
