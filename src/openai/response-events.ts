@@ -127,7 +127,7 @@ export class ResponseBuilder {
       output: status === 'in_progress' ? [] : this.items.map((it) => this.item(it)),
       parallel_tool_calls: r.parallel_tool_calls ?? true,
       previous_response_id: null,
-      reasoning: { effort: null, summary: null },
+      reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null },
       temperature: r.temperature ?? null,
       text: { format: r.text?.format ?? { type: 'text' } },
       tool_choice: r.tool_choice ?? 'auto',

@@ -125,6 +125,41 @@ test("vLLM's own fields go as chat takes them, with its rules", () => {
   refused({ top_k: -2 }, /^top_k: expected an integer ≥ -1, got -2$/);
 });
 
+test("an agent's reasoning effort goes to the chat template as vLLM passes it", () => {
+  const kwargs = (effort: string) =>
+    chat({ input: 'x', reasoning: { effort, summary: 'auto' } }).chat_template_kwargs;
+  assert.deepEqual(kwargs('none'), { enable_thinking: false, reasoning_effort: 'none' });
+  assert.deepEqual(kwargs('minimal'), { enable_thinking: true, reasoning_effort: 'low' });
+  assert.deepEqual(kwargs('high'), { enable_thinking: true, reasoning_effort: 'high' });
+  assert.equal(
+    chat({ input: 'x', reasoning: { summary: 'auto' } }).chat_template_kwargs,
+    undefined,
+  );
+  // What a stateless agent asks for, and its conversation's id: neither goes upstream.
+  const asked = chat({
+    input: 'x',
+    include: ['reasoning.encrypted_content'],
+    prompt_cache_key: 'c1',
+  });
+  assert.deepEqual(Object.keys(asked).sort(), ['messages', 'model']);
+  refused(
+    { reasoning: { effort: 'max' } },
+    /^reasoning\.effort: expected one of none, minimal, low, medium, high, got "max"$/,
+  );
+  refused(
+    { include: ['message.output_text.logprobs'] },
+    /^include\[0\]: expected reasoning\.encrypted_content \(the only one served\)/,
+  );
+  refused(
+    { prompt_cache_key: '' },
+    /^prompt_cache_key: expected a string of 1 to 255 characters, got ""$/,
+  );
+  refused(
+    { prompt_cache_key: 'k'.repeat(256) },
+    /^prompt_cache_key: expected a string of 1 to 255 characters/,
+  );
+});
+
 test('a bad field is a 400 naming it, with its value', () => {
   refused({ input: 7 }, /^input: expected a string or a non-empty array of input items, got 7$/);
   refused({ input: [{ role: 'tool', content: 'x' }] }, /^input\[0\]\.role: expected one of user/);
@@ -144,7 +179,6 @@ test('a bad field is a 400 naming it, with its value', () => {
   );
   refused({ text: { format: { type: 'json_schema', schema: {} } } }, /^text\.format\.name: /);
   refused({ truncation: 'auto' }, /^truncation: not supported by this server/);
-  refused({ include: ['reasoning.encrypted_content'] }, /^include: not supported by this server/);
   refused({ conversation: 'conv_1' }, /^conversation: not supported: no response is stored here/);
   refused({ max_output_tokens: 0 }, /^max_output_tokens: expected an integer in \[1, /);
   refused({ stream_options: {} }, /^stream_options: unknown field$/);

@@ -224,6 +224,16 @@ const unstored = () =>
     )
     .nullish();
 
+/** Reasoning efforts, as vLLM's Responses server takes them. */
+export const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
+const SUMMARIES = ['auto', 'concise', 'detailed'] as const;
+/**
+ * What `include` may ask for: a reasoning item's encrypted content, which a stateless agent
+ * asks for to carry its thinking to the next turn. A served model has none to give, and a
+ * reasoning item carried back is not rendered, so asking for it changes nothing.
+ */
+const INCLUDABLE = ['reasoning.encrypted_content'] as const;
+
 /** The fields vLLM's Responses server takes beside OpenAI's, as chat takes them. */
 const VLLM_EXTRAS = {
   top_k: commonFields.top_k,
@@ -262,6 +272,24 @@ export const responsesRequestSchema = z
       metadata: z.record(z.string(), text('a string'), expect('an object of strings')).nullish(),
       user: text('a string').nullish(),
       safety_identifier: text('a string').nullish(),
+      /**
+       * The conversation whose cached prefix the request shares (agents send their conversation's
+       * id): the gateway's session, which routing keeps near its cache, unless a session header
+       * names one.
+       */
+      prompt_cache_key: text('a string of 1 to 255 characters').min(1).max(255).nullish(),
+      /** How hard the model thinks: vLLM's chat template switch (`asChatRequest`). */
+      reasoning: z
+        .strictObject(
+          {
+            effort: z.enum(EFFORTS, expect(`one of ${EFFORTS.join(', ')}`)).nullish(),
+            // Summaries of the thinking: a served model gives none, and its thinking comes whole.
+            summary: z.enum(SUMMARIES, expect(`one of ${SUMMARIES.join(', ')}`)).nullish(),
+            generate_summary: z.enum(SUMMARIES, expect(`one of ${SUMMARIES.join(', ')}`)).nullish(),
+          },
+          expect('an object ({"effort": …})'),
+        )
+        .nullish(),
       // vLLM's own, as its Responses server takes them, each with chat's rules.
       ...VLLM_EXTRAS,
       // What needs a stored response, a built-in tool or a model's knobs no backend here takes.
@@ -269,12 +297,16 @@ export const responsesRequestSchema = z
       conversation: unstored(),
       background: neutralOnly([false]),
       prompt: neutralOnly([]),
-      include: neutralOnly([[]]),
+      include: z
+        .array(
+          z.enum(INCLUDABLE, expect(`${INCLUDABLE.join(', ')} (the only one served)`)),
+          expect('an array'),
+        )
+        .nullish(),
       top_logprobs: neutralOnly([0]),
       max_tool_calls: neutralOnly([]),
       truncation: neutralOnly(['disabled']),
       service_tier: neutralOnly(['auto', 'default']),
-      reasoning: neutralOnly([{}]),
     },
     expect('a JSON object'),
   )
@@ -363,6 +395,7 @@ export function asChatRequest(r: ResponsesRequest): ChatCompletionRequest {
   }
   const choice = r.tool_choice;
   const form = r.text?.format;
+  const effort = r.reasoning?.effort;
   const chat = {
     model: r.model,
     messages,
@@ -381,6 +414,14 @@ export function asChatRequest(r: ResponsesRequest): ChatCompletionRequest {
     cache_salt: r.cache_salt,
     priority: r.priority,
     structured_outputs: r.structured_outputs,
+    // As vLLM's Responses server passes an effort to the chat template: thinking off at none.
+    chat_template_kwargs:
+      effort == null
+        ? undefined
+        : {
+            enable_thinking: effort !== 'none',
+            reasoning_effort: effort === 'minimal' ? 'low' : effort,
+          },
     tools: r.tools?.map(({ type, ...fn }) => ({ type, function: fn })),
     tool_choice:
       typeof choice === 'object' && choice !== null

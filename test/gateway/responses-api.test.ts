@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { MODEL, gateway, metricValue } from './gateway-kit.ts';
+import { MODEL, gateway, metricValue, policyWith, until } from './gateway-kit.ts';
 import { startServe } from './process-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
 
@@ -278,4 +278,50 @@ test('hostile Responses bodies are refused with a short error, and the gateway s
   }
   const served = await front.client.responses.create({ model: MODEL, input: 'still there?' });
   assert.equal(served.status, 'completed');
+});
+
+test("a coding agent's turn (Codex's fields) is served, its conversation id keeping it on one backend", async () => {
+  const [a, b] = [
+    await fakeVllm(PIECES, false, 'tool_calls'),
+    await fakeVllm(PIECES, false, 'tool_calls'),
+  ];
+  const policy = policyWith({ routing: { type: 'round-robin', session: { mode: 'hard' } } });
+  const front = await gateway([a, b], policy);
+  await until(async () => (await metricValue(front.url, 'goodput_backend_ready')) === 2);
+  // As a stateless coding agent sends each turn: its thinking's encrypted content asked for,
+  // nothing stored, its conversation's id as the cache key.
+  const turn = (conversation: string | undefined) => ({
+    ...ASKED,
+    stream: true as const,
+    store: false,
+    parallel_tool_calls: false,
+    reasoning: { effort: 'medium' as const, summary: 'auto' as const },
+    include: ['reasoning.encrypted_content' as const],
+    ...(conversation === undefined ? {} : { prompt_cache_key: conversation }),
+  });
+  for (let i = 0; i < 6; i++) {
+    const stream = await front.client.responses.create(turn('conversation-1'));
+    let last: OpenAI.Responses.ResponseStreamEvent | undefined;
+    for await (const event of stream) last = event;
+    assert.equal(last?.type, 'response.completed');
+    if (last?.type === 'response.completed') {
+      assert.deepEqual(last.response.reasoning, { effort: 'medium', summary: 'auto' });
+    }
+  }
+  const served = [a.bodies.length, b.bodies.length].sort();
+  assert.deepEqual(served, [0, 6], 'one conversation, one backend');
+  const sent = (a.bodies.length > 0 ? a : b).bodies.at(-1) as Record<string, unknown>;
+  assert.deepEqual(sent.chat_template_kwargs, {
+    enable_thinking: true,
+    reasoning_effort: 'medium',
+  });
+  assert.equal(sent.parallel_tool_calls, false);
+  for (const field of ['include', 'prompt_cache_key', 'reasoning', 'store']) {
+    assert.equal(field in sent, false, `${field} stays at the gateway`);
+  }
+  // Without a conversation id, round-robin spreads the turns.
+  for (let i = 0; i < 4; i++) {
+    for await (const _ of await front.client.responses.create(turn(undefined))) void _;
+  }
+  assert.deepEqual([a.bodies.length, b.bodies.length].sort(), [2, 8]);
 });

@@ -37,9 +37,9 @@ import { UploadOverdue } from './read-body.ts';
 import { errorWhole, isWhole, named, type Answer, type Whole } from './answer.ts';
 import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
-import { admitAndServe, type Parsed } from './serve-admitted.ts';
+import { admitAndServe } from './serve-admitted.ts';
 import { promptView } from './prompt-view.ts';
-import { readRequest } from './read-request.ts';
+import { readRequest, type ReadRequest } from './read-request.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -155,11 +155,12 @@ async function complete(
       const req = unreadRequest(id, deps.nowMs(), tenant, cls, deadlineMs);
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
     }
-    const { parsed, responses } = readRequest(kind, bodyText, deps);
+    const read = readRequest(kind, bodyText, deps);
+    const { parsed, responses } = read;
     const req = request(
       id,
       upstreamKind(kind),
-      parsed,
+      read,
       headers,
       tenant,
       cls,
@@ -297,7 +298,7 @@ function authenticate(inbound: Inbound, keys: ApiKeys): string {
 function request(
   id: string,
   kind: ApiKind,
-  parsed: Parsed,
+  { parsed, responses }: ReadRequest,
   headers: ClientHeaders,
   tenant: string,
   cls: SloClassName,
@@ -322,7 +323,8 @@ function request(
     adapter: deps.gateway.pipeline.spec.adapters.includes(parsed.model) ? parsed.model : undefined,
     attempt: headers.attempt,
     idempotencyKey: headers.idempotencyKey,
-    session: headers.session,
+    // An agent's conversation id (the Responses API's prompt_cache_key) is its session.
+    session: headers.session ?? responses?.prompt_cache_key ?? undefined,
     prefix: prompt.prefix,
     deadlineMs: clientDeadline(headers, now, deps),
   };
