@@ -8,7 +8,7 @@
  * `parseChatCompletionRequest`, which throws a 400 naming the bad field and value.
  */
 import { z } from 'zod';
-import { checkCommonRules, commonFields, maxTokens } from './request-fields.ts';
+import { checkCommonRules, commonFields, maxTokens, promptCacheKey } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { checkToolRules, toolCalls, toolFields } from './tool-fields.ts';
 import { checkConstraints } from './constraint-fields.ts';
@@ -108,6 +108,7 @@ export const chatCompletionRequestSchema = z
       continue_final_message: flag(),
       /** Passed to the chat template (`{"enable_thinking": false}`). */
       chat_template_kwargs: z.record(z.string(), z.unknown(), expect('an object')).nullish(),
+      prompt_cache_key: promptCacheKey,
     },
     expect('a JSON object'),
   )

@@ -47,6 +47,13 @@ const STOP_FORMS = { text: text('a string'), texts: listOf(isText, text('a strin
 const stopForm = (v: unknown): z.ZodType<string | string[]> | undefined =>
   typeof v === 'string' ? STOP_FORMS.text : Array.isArray(v) ? STOP_FORMS.texts : undefined;
 
+/**
+ * The conversation whose cached prefix a request shares (OpenAI's `prompt_cache_key`, which
+ * agents set to their conversation's id): the gateway's session, which routing keeps near its
+ * cache; no backend reads it.
+ */
+export const promptCacheKey = text('a string of 1 to 255 characters').min(1).max(255).nullish();
+
 export const commonFields = {
   model: text('a model name').min(1),
   max_tokens: maxTokens,

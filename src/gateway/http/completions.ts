@@ -298,7 +298,7 @@ function authenticate(inbound: Inbound, keys: ApiKeys): string {
 function request(
   id: string,
   kind: ApiKind,
-  { parsed, responses }: ReadRequest,
+  { parsed, cacheKey }: ReadRequest,
   headers: ClientHeaders,
   tenant: string,
   cls: SloClassName,
@@ -323,8 +323,8 @@ function request(
     adapter: deps.gateway.pipeline.spec.adapters.includes(parsed.model) ? parsed.model : undefined,
     attempt: headers.attempt,
     idempotencyKey: headers.idempotencyKey,
-    // An agent's conversation id (the Responses API's prompt_cache_key) is its session.
-    session: headers.session ?? responses?.prompt_cache_key ?? undefined,
+    // An agent's conversation id (its prompt_cache_key) is its session.
+    session: headers.session ?? cacheKey,
     prefix: prompt.prefix,
     deadlineMs: clientDeadline(headers, now, deps),
   };

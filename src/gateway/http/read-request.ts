@@ -5,7 +5,6 @@
  * text follows no form — and with one prompt.
  */
 import {
-  describeValue,
   fillerAnswerable,
   invalidRequest,
   modelNotFound,
@@ -16,6 +15,7 @@ import {
   promptList,
   asChatRequest,
   parseResponsesRequest,
+  unformattedOnly,
   type ResponsesRequest,
 } from '../../openai/index.ts';
 import type { Endpoint } from '../backend.ts';
@@ -26,31 +26,41 @@ export interface ReadRequest {
   readonly parsed: Parsed;
   /** The Responses request `parsed` was made from, when it came to /v1/responses. */
   readonly responses?: ResponsesRequest;
+  /** Its `prompt_cache_key`: the conversation it belongs to, which no backend reads. */
+  readonly cacheKey?: string;
 }
 
-/** The body as the request it goes upstream as, and the Responses request it was made from. */
+/**
+ * The body as the request it goes upstream as, the Responses request it was made from, and the
+ * conversation it names.
+ */
 export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsDeps): ReadRequest {
   const json = parseJsonText(bodyText);
   let responses: ResponsesRequest | undefined;
   let parsed: Parsed;
+  let cacheKey: string | undefined;
   if (kind === 'responses') {
     responses = parseResponsesRequest(json);
     parsed = asChatRequest(responses);
+    cacheKey = responses.prompt_cache_key ?? undefined;
+  } else if (kind === 'chat') {
+    const chat = parseChatCompletionRequest(json);
+    parsed = chat;
+    if (chat.prompt_cache_key != null) {
+      // The gateway's to read: a vLLM would log each request's as a field it ignored.
+      const { prompt_cache_key: key, ...rest } = chat;
+      [cacheKey, parsed] = [key, rest];
+    }
   } else {
-    parsed = kind === 'chat' ? parseChatCompletionRequest(json) : parseCompletionRequest(json);
+    parsed = parseCompletionRequest(json);
   }
   if (!deps.servedModels.includes(parsed.model)) {
     throw modelNotFound(parsed.model, deps.servedModels);
   }
-  const form = responses?.text?.format;
-  // Named as the client sent it: the chat's response_format is its text.format.
-  if (deps.fillerReplies && form != null && form.type !== 'text') {
-    throw invalidRequest(
-      `text.format: not supported by the simulated fleet (expected {"type":"text"} or absent), got ${describeValue(form)}`,
-      'text.format',
-    );
+  if (deps.fillerReplies) {
+    if (responses !== undefined) unformattedOnly(responses, 'the simulated fleet');
+    fillerAnswerable(parsed, 'the simulated fleet');
   }
-  if (deps.fillerReplies) fillerAnswerable(parsed, 'the simulated fleet');
   priorityAllowed(parsed, false, "the gateway sets it from the request's class");
   if (kind === 'completion' && promptList(parsed as never).length !== 1) {
     throw invalidRequest(
@@ -59,5 +69,5 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
       'invalid_value',
     );
   }
-  return { parsed, responses };
+  return { parsed, responses, cacheKey };
 }
