@@ -1,12 +1,21 @@
 /**
- * `POST /v1/chat/completions` and `POST /v1/completions`: validate, estimate the prompt, submit
- * to the backend, then stream tokens as SSE or answer once the generation finishes. Main rule:
+ * `POST /v1/chat/completions`, `POST /v1/completions` and `POST /v1/responses` (the chat it is,
+ * answered as the Responses API's items: openai/responses-request.ts, response-events.ts):
+ * validate, estimate the prompt, submit to the backend, then stream tokens as SSE or answer once
+ * the generation finishes. Main rule:
  * the client's connection owns the request — when it closes, the generation is cancelled and
  * its KV freed, whether it was queued, running or streaming.
  */
 import type { Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
-import { parseChatCompletionRequest } from '../openai/chat-request.ts';
+import { parseChatCompletionRequest, type ChatCompletionRequest } from '../openai/chat-request.ts';
+import { ResponseBuilder } from '../openai/response-events.ts';
+import {
+  asChatRequest,
+  parseResponsesRequest,
+  unformattedOnly,
+  type ResponsesRequest,
+} from '../openai/responses-request.ts';
 import type { ChunkHead } from '../openai/chunks.ts';
 import { parseCompletionRequest, promptList } from '../openai/completion-request.ts';
 import { OpenAiError, invalidRequest, modelNotFound, serverError } from '../openai/errors.ts';
@@ -26,13 +35,16 @@ import { parseJsonText } from '../openai/validation.ts';
 import type { Generation } from './generation.ts';
 import { rejectionError } from './rejections.ts';
 import type { SimulatedBackend } from './simulated-backend.ts';
-import { type CompletionKind, sseResponse } from './sse-body.ts';
+import { type CompletionKind, replyEnd, replyPiece, sseResponse } from './sse-body.ts';
 
 export interface RouteDeps {
   readonly backend: SimulatedBackend;
   readonly servedModelName: string;
-  /** The response id, `chatcmpl-…` or `cmpl-…`: after the caller's `X-Request-Id` when it sent one (as vLLM does), else fresh. */
-  nextId(kind: CompletionKind, requestId: string | undefined): string;
+  /**
+   * The request's id, which its answer's carries (`chatcmpl-…`, `cmpl-…`, `resp_…`): the
+   * caller's `X-Request-Id` when it sent one (as vLLM does), else fresh.
+   */
+  nextId(requestId: string | undefined): string;
   /** Unix seconds, for `created`. */
   unixSeconds(): number;
 }
@@ -53,7 +65,16 @@ interface Prepared {
   readonly promptTokensExact: boolean;
   /** The function a chat's reply must call, if one is required. */
   readonly toolName?: string;
+  /** The Responses request the chat was made from: its answer is the Responses API's. */
+  readonly responses?: ResponsesRequest;
 }
+
+/** The prefix of an answer's id, by the API asked. */
+const ID_PREFIX: Readonly<Record<CompletionKind, string>> = {
+  chat: 'chatcmpl-',
+  text: 'cmpl-',
+  responses: 'resp_',
+};
 
 /**
  * The body as JSON; bytes that are not UTF-8 are refused, not replaced (see utf8-text.ts), and a
@@ -66,10 +87,24 @@ async function jsonBody(c: Context): Promise<unknown> {
 }
 
 export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
-  const req = parseChatCompletionRequest(await jsonBody(c));
+  return runChat(c, deps, parseChatCompletionRequest(await jsonBody(c)));
+}
+
+export async function responsesRoute(c: Context, deps: RouteDeps): Promise<Response> {
+  const responses = parseResponsesRequest(await jsonBody(c));
+  unformattedOnly(responses, 'the simulated engine');
+  return runChat(c, deps, asChatRequest(responses), responses);
+}
+
+function runChat(
+  c: Context,
+  deps: RouteDeps,
+  req: ChatCompletionRequest,
+  responses?: ResponsesRequest,
+): Promise<Response> {
   fillerAnswerable(req, 'the simulated engine');
   const size = chatPromptSize(req, deps.backend.maxModelLen);
-  return run(c, deps, 'chat', {
+  return run(c, deps, responses === undefined ? 'chat' : 'responses', {
     model: req.model,
     stream: req.stream === true,
     includeUsage: includeUsage(req),
@@ -82,6 +117,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
     promptTokens: size.tokens,
     promptTokensExact: false,
     toolName: requiredToolName(req),
+    responses,
   });
 }
 
@@ -147,8 +183,9 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   if (signal.aborted) gen.cancel();
   else signal.addEventListener('abort', () => gen.cancel(), { once: true });
 
+  const requestId = deps.nextId(c.req.header('x-request-id'));
   const head: ChunkHead = {
-    id: deps.nextId(kind, c.req.header('x-request-id')),
+    id: ID_PREFIX[kind] + requestId,
     created: deps.unixSeconds(),
     model: adapter ?? deps.servedModelName,
     includeUsage: p.includeUsage,
@@ -158,14 +195,22 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   const call =
     p.toolName === undefined
       ? undefined
-      : new FillerToolCall(`chatcmpl-tool-${head.id.replace(/^chatcmpl-/, '')}`, p.toolName);
+      : new FillerToolCall(`chatcmpl-tool-${requestId}`, p.toolName);
+  const asked = p.responses;
+  const builder =
+    asked === undefined
+      ? undefined
+      : new ResponseBuilder(
+          { id: requestId, createdAt: head.created, model: head.model, request: asked },
+          p.stream,
+        );
   const socket = node?.incoming?.socket;
   if (p.stream) {
     // Tokens already written reach the client, then the connection drops mid-body.
     const cut = () => (socket === undefined ? false : (socket.destroySoon(), true));
-    return sseResponse(kind, gen, head, node?.outgoing, cut, call);
+    return sseResponse(kind, gen, head, node?.outgoing, cut, call, builder);
   }
-  return c.json(await collect(kind, gen, head, () => socket?.destroy(), call));
+  return c.json(await collect(kind, gen, head, () => socket?.destroy(), call, builder));
 }
 
 /** Waits for the whole generation; the body OpenAI returns when `stream` is off. */
@@ -175,13 +220,16 @@ async function collect(
   head: ChunkHead,
   cut: () => void,
   call: FillerToolCall | undefined,
-) {
+  builder: ResponseBuilder | undefined,
+): Promise<object> {
   let text = '';
   for await (const ev of gen) {
     if (ev.type === 'token') {
-      if (call === undefined) text += ev.text;
+      if (builder !== undefined) builder.add(replyPiece(ev.text, call));
+      else if (call === undefined) text += ev.text;
       else call.piece(ev.text);
     } else if (ev.type === 'finish') {
+      if (builder !== undefined) return builder.finish(replyEnd(gen, ev, call)).response;
       const used = usage(gen.promptTokens, ev.completionTokens);
       if (kind === 'text') return textCompletion(head, text, ev.reason, used);
       if (call === undefined) return chatCompletion(head, text, ev.reason, used);

@@ -21,7 +21,7 @@ import {
   serverError,
 } from '../openai/errors.ts';
 import { modelList } from '../openai/responses.ts';
-import { chatRoute, completionRoute, type RouteDeps } from './completion-routes.ts';
+import { chatRoute, completionRoute, responsesRoute, type RouteDeps } from './completion-routes.ts';
 import { ENGINE_SERVER_DEFAULTS, type EngineServerSpec, resolveEngine } from './engine-options.ts';
 import { EngineMetrics } from './engine-metrics.ts';
 import type { LengthSampler } from './request-plan.ts';
@@ -90,12 +90,10 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
   const deps: RouteDeps = {
     backend,
     servedModelName,
-    nextId: (kind, requestId) =>
-      `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${
-        requestId !== undefined && REQUEST_ID.test(requestId)
-          ? requestId
-          : tag + (issued++).toString(16)
-      }`,
+    nextId: (requestId) =>
+      requestId !== undefined && REQUEST_ID.test(requestId)
+        ? requestId
+        : tag + (issued++).toString(16),
     unixSeconds,
   };
   const startedAt = unixSeconds();
@@ -135,6 +133,7 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
   });
   app.post('/v1/chat/completions', limit, (c) => chatRoute(c, deps));
   app.post('/v1/completions', limit, (c) => completionRoute(c, deps));
+  app.post('/v1/responses', limit, (c) => responsesRoute(c, deps));
   app.notFound((c) => errorResponse(routeNotFound(c.req.method, c.req.path)));
   app.onError((e) => {
     if (isOpenAiError(e)) return errorResponse(e);

@@ -269,3 +269,41 @@ for (const [over, clientOf] of PATHS) {
     }
   });
 }
+
+test('the Responses API, streamed on both paths and whole: the chat it is, as its items', async () => {
+  const input = 'Name three prime numbers.';
+  const chatPrompt = estimateChatTokens({ messages: [{ role: 'user', content: input }] });
+  for (const [name, make] of PATHS) {
+    const stream = make(engine).responses.stream({
+      model: MODEL,
+      input,
+      max_output_tokens: 8,
+      ignore_eos: true,
+      // vLLM's, which its Responses server takes: the client's types do not list it.
+    } as never);
+    let deltas = 0;
+    for await (const event of stream) if (event.type === 'response.output_text.delta') deltas++;
+    const r = await stream.finalResponse();
+    assert.equal(deltas, 8, `${name}: a delta per token`);
+    assert.equal(r.status, 'incomplete', name);
+    assert.deepEqual(r.incomplete_details, { reason: 'max_output_tokens' });
+    assert.equal(r.output_text.split(' ').length, 8, name);
+    assert.equal(r.usage?.input_tokens, chatPrompt, `${name}: prompt sized as the chat it is`);
+    assert.ok(r.id.startsWith('resp_'), r.id);
+  }
+  const whole = await client.responses.create({
+    model: MODEL,
+    input,
+    tools: [{ type: 'function', name: 'lookup', parameters: {}, strict: false }],
+    tool_choice: 'required',
+    max_output_tokens: 4,
+  });
+  const call = whole.output.find((o) => o.type === 'function_call');
+  assert.equal(call?.name, 'lookup', JSON.stringify(whole.output));
+  assert.match(call.arguments, /^\{"input": "/);
+  assert.equal(whole.usage?.output_tokens, 4);
+  await assert.rejects(
+    client.responses.create({ model: MODEL, input, text: { format: { type: 'json_object' } } }),
+    /400 text\.format: not supported by the simulated engine/,
+  );
+});

@@ -23,12 +23,14 @@ import {
   textChunk,
   usageChunk,
 } from '../openai/chunks.ts';
-import { usage } from '../openai/responses.ts';
+import { usage, type FinishReason } from '../openai/responses.ts';
 import { FillerToolCall } from '../openai/filler-tool-call.ts';
+import type { ReplyEnd, ReplyPiece, ResponseBuilder } from '../openai/response-events.ts';
 import type { TtftParts } from '../core/observe/request-outcome.ts';
-import type { Generation } from './generation.ts';
+import type { Generation, GenerationEvent } from './generation.ts';
 
-export type CompletionKind = 'chat' | 'text';
+/** The API asked: chat, text, or the Responses API (the chat it is, answered as its items). */
+export type CompletionKind = 'chat' | 'text' | 'responses';
 
 /** Where an SSE answer's bytes go. Each call after the answer ended or broke is a no-op. */
 interface SseSink {
@@ -49,9 +51,15 @@ export function sseResponse(
   cutConnection: () => boolean,
   /** The tool call a chat must answer with, if one is required. */
   call?: FillerToolCall,
+  /** The Responses answer the tokens build, when the Responses API was asked. */
+  builder?: ResponseBuilder,
 ): Response {
   const answer = (to: SseSink) => {
-    writeEvents(kind, gen, head, cutConnection, to, call).catch(to.fail);
+    const form =
+      builder === undefined
+        ? completionEvents(kind as 'chat' | 'text', gen, head, call)
+        : responseEvents(builder, gen, call);
+    writeEvents(form, gen, cutConnection, to).catch(to.fail);
   };
   if (outgoing !== undefined) {
     outgoing.writeHead(200, SSE_HEADERS);
@@ -88,32 +96,28 @@ export function sseResponse(
   return new Response(body, { headers: SSE_HEADERS });
 }
 
-/** The role chunk, every token as the engine emits it, then the closing events or the break. */
+/** How a generation is written: what opens it, each token, and the events of its finish. */
+interface EventForm {
+  /** Chat's role chunk, the Responses API's created events; '' for none. */
+  readonly opening: string;
+  token(text: string): string;
+  /** The finish's events, each its own write: the same HTTP chunks, not only the same bytes. */
+  finish(ev: Extract<GenerationEvent, { type: 'finish' }>): string[];
+}
+
+/** The opening, every token as the engine emits it, then the finish's events or the break. */
 async function writeEvents(
-  kind: CompletionKind,
+  form: EventForm,
   gen: Generation,
-  head: ChunkHead,
   cutConnection: () => boolean,
   to: SseSink,
-  call: FillerToolCall | undefined,
 ): Promise<void> {
-  if (kind === 'chat') to.write(sseData(chatChunk(head, { role: 'assistant', content: '' }, null)));
+  if (form.opening !== '') to.write(form.opening);
   for await (const ev of gen) {
     if (ev.type === 'token') {
-      const delta = call === undefined ? { content: ev.text } : { tool_calls: call.piece(ev.text) };
-      to.write(
-        sseData(kind === 'chat' ? chatChunk(head, delta, null) : textChunk(head, ev.text, null)),
-      );
+      to.write(form.token(ev.text));
     } else if (ev.type === 'finish') {
-      const closing = call?.finish(ev.reason);
-      const reason = call === undefined ? ev.reason : FillerToolCall.finishReason(ev.reason);
-      const last = closing === undefined ? {} : { tool_calls: closing };
-      // One write per event, as before: the same HTTP chunks, not only the same SSE bytes.
-      to.write(
-        sseData(kind === 'chat' ? chatChunk(head, last, reason) : textChunk(head, '', reason)),
-      );
-      if (head.includeUsage) to.write(sseData(usageEvent(kind, gen, head, ev.completionTokens)));
-      to.write(SSE_DONE);
+      for (const event of form.finish(ev)) to.write(event);
       to.end();
       return;
     } else {
@@ -126,6 +130,67 @@ async function writeEvents(
   // Ended without a finish: the client left (nothing reads this), or the backend shut down
   // under it.
   to.fail(new Error(`generation ${gen.id} ended before it finished`));
+}
+
+/**
+ * A chat or text completion's chunks: the role chunk (chat), a chunk per token (a piece of the
+ * call when one is required), the finish, the usage when asked, then `[DONE]`.
+ */
+function completionEvents(
+  kind: 'chat' | 'text',
+  gen: Generation,
+  head: ChunkHead,
+  call: FillerToolCall | undefined,
+): EventForm {
+  const chunk = (delta: object, text: string, reason: FinishReason | null) =>
+    sseData(kind === 'chat' ? chatChunk(head, delta, reason) : textChunk(head, text, reason));
+  return {
+    opening:
+      kind === 'chat' ? sseData(chatChunk(head, { role: 'assistant', content: '' }, null)) : '',
+    token: (text) =>
+      chunk(call === undefined ? { content: text } : { tool_calls: call.piece(text) }, text, null),
+    finish: (ev) => {
+      const closing = call?.finish(ev.reason);
+      const reason = call === undefined ? ev.reason : FillerToolCall.finishReason(ev.reason);
+      const last = chunk(closing === undefined ? {} : { tool_calls: closing }, '', reason);
+      const used = head.includeUsage
+        ? [sseData(usageEvent(kind, gen, head, ev.completionTokens))]
+        : [];
+      return [last, ...used, SSE_DONE];
+    },
+  };
+}
+
+/** The Responses API's events: the response created, a delta per token, its end. */
+function responseEvents(
+  builder: ResponseBuilder,
+  gen: Generation,
+  call: FillerToolCall | undefined,
+): EventForm {
+  return {
+    opening: builder.opening(),
+    token: (text) => builder.add(replyPiece(text, call)),
+    finish: (ev) => [builder.finish(replyEnd(gen, ev, call)).events],
+  };
+}
+
+/** A token as the Responses builder takes it: its text, or a piece of the call required. */
+export function replyPiece(text: string, call: FillerToolCall | undefined): ReplyPiece {
+  return call === undefined ? { text } : { text: '', toolCalls: call.piece(text) };
+}
+
+/** The generation's end as the Responses builder takes it: a stop closes the call required. */
+export function replyEnd(
+  gen: Generation,
+  ev: { readonly reason: string; readonly completionTokens: number },
+  call: FillerToolCall | undefined,
+): ReplyEnd {
+  return {
+    finishReason: call === undefined ? ev.reason : FillerToolCall.finishReason(ev.reason),
+    promptTokens: gen.promptTokens,
+    completionTokens: ev.completionTokens,
+    finishToolCalls: call?.finish(ev.reason),
+  };
 }
 
 function usageEvent(kind: CompletionKind, gen: Generation, head: ChunkHead, completion: number) {

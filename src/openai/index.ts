@@ -67,6 +67,7 @@ export {
   asChatRequest,
   parseResponsesRequest,
   responsesRequestSchema,
+  unformattedOnly,
 } from './responses-request.ts';
 export {
   type ReplyEnd,

@@ -13,8 +13,9 @@
  */
 import { z } from 'zod';
 import { MAX_MESSAGES } from './chat-request.ts';
+import { describeValue, invalidRequest } from './errors.ts';
 import type { ChatCompletionRequest } from './chat-request.ts';
-import { commonFields, maxTokens, unitNumber } from './request-fields.ts';
+import { commonFields, maxTokens, promptCacheKey, unitNumber } from './request-fields.ts';
 import { neutralOnly } from './unsupported-fields.ts';
 import {
   byForm,
@@ -272,12 +273,7 @@ export const responsesRequestSchema = z
       metadata: z.record(z.string(), text('a string'), expect('an object of strings')).nullish(),
       user: text('a string').nullish(),
       safety_identifier: text('a string').nullish(),
-      /**
-       * The conversation whose cached prefix the request shares (agents send their conversation's
-       * id): the gateway's session, which routing keeps near its cache, unless a session header
-       * names one.
-       */
-      prompt_cache_key: text('a string of 1 to 255 characters').min(1).max(255).nullish(),
+      prompt_cache_key: promptCacheKey,
       /** How hard the model thinks: vLLM's chat template switch (`asChatRequest`). */
       reasoning: z
         .strictObject(
@@ -356,6 +352,19 @@ export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   refuseLongList(body, 'input', MAX_INPUT_ITEMS, 'items');
   return parseWith(responsesRequestSchema, body);
+}
+
+/**
+ * For a server whose replies are filler text: a form asked of the reply is refused by the name
+ * the client sent (`text.format`; chat's `response_format` is what it becomes).
+ */
+export function unformattedOnly(r: ResponsesRequest, server: string): void {
+  const form = r.text?.format;
+  if (form == null || form.type === 'text') return;
+  throw invalidRequest(
+    `text.format: not supported by ${server} (expected {"type":"text"} or absent), got ${describeValue(form)}`,
+    'text.format',
+  );
 }
 
 type ChatMessageIn = Record<string, unknown> & { role: string };

@@ -2,12 +2,14 @@
 // it: served over a vLLM's chat completions, its thinking, text and tool calls come back as the
 // Responses API's items, streamed as its events (which the client's own accumulator checks) or
 // whole; an agent's next turn, its last output carried back as input, goes upstream as the chat
-// history it is; the simulated fleet serves it end to end; what needs a stored response or a
-// built-in tool is a 400 naming the field, counted and recorded like any refusal.
+// history it is; its conversation id (prompt_cache_key) keeps it on one backend; the simulated
+// fleet serves it end to end; a crash mid-stream ends it with response.failed; what needs a
+// stored response or a built-in tool is a 400 naming the field, counted and recorded like any
+// refusal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { MODEL, gateway, metricValue, policyWith, until } from './gateway-kit.ts';
+import { MODEL, engines, gateway, metricValue, policyWith, until } from './gateway-kit.ts';
 import { startServe } from './process-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
 
@@ -280,7 +282,7 @@ test('hostile Responses bodies are refused with a short error, and the gateway s
   assert.equal(served.status, 'completed');
 });
 
-test("a coding agent's turn (Codex's fields) is served, its conversation id keeping it on one backend", async () => {
+test("a coding agent's turn (Codex's fields) is served, its conversation id keeping it on one backend, on chat too", async () => {
   const [a, b] = [
     await fakeVllm(PIECES, false, 'tool_calls'),
     await fakeVllm(PIECES, false, 'tool_calls'),
@@ -324,4 +326,45 @@ test("a coding agent's turn (Codex's fields) is served, its conversation id keep
     for await (const _ of await front.client.responses.create(turn(undefined))) void _;
   }
   assert.deepEqual([a.bodies.length, b.bodies.length].sort(), [2, 8]);
+
+  // A chat completion's prompt_cache_key is its conversation too, and stays at the gateway.
+  const before = [a.bodies.length, b.bodies.length];
+  for (let i = 0; i < 4; i++) {
+    await front.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      prompt_cache_key: 'conversation-2',
+    });
+  }
+  const added = [a.bodies.length - before[0], b.bodies.length - before[1]].sort();
+  assert.deepEqual(added, [0, 4], 'one chat conversation, one backend');
+  const chat = [a, b].find((v) => v.bodies.length > 0 && 'messages' in (v.bodies.at(-1) as object));
+  assert.equal('prompt_cache_key' in (chat?.bodies.at(-1) as object), false);
+});
+
+test('a backend crash mid-stream ends the Responses stream with response.failed naming it', async () => {
+  const front = await gateway(await engines(1, { faults: { crashRate: 1 } }));
+  const stream = await front.client.responses.create({
+    model: MODEL,
+    input: 'crash',
+    max_output_tokens: 20,
+    ignore_eos: true,
+    stream: true,
+  } as OpenAI.Responses.ResponseCreateParamsStreaming);
+  const types: string[] = [];
+  let last: OpenAI.Responses.ResponseStreamEvent | undefined;
+  for await (const event of stream) {
+    types.push(event.type);
+    last = event;
+  }
+  assert.ok(types.includes('response.output_text.delta'), 'tokens came first');
+  assert.equal(last?.type, 'response.failed');
+  if (last?.type === 'response.failed') {
+    assert.equal(last.response.status, 'failed');
+    assert.deepEqual(last.response.error, {
+      code: 'upstream_error',
+      message: 'the upstream failed mid-stream',
+    });
+  }
+  assert.equal(types.includes('response.completed'), false);
 });
