@@ -13,7 +13,7 @@ import { ResponseBuilder } from '../openai/response-events.ts';
 import {
   asChatRequest,
   parseResponsesRequest,
-  unformattedOnly,
+  fillerAnswerableResponse,
   type ResponsesRequest,
 } from '../openai/responses-request.ts';
 import type { ChunkHead } from '../openai/chunks.ts';
@@ -92,7 +92,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
 
 export async function responsesRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const responses = parseResponsesRequest(await jsonBody(c));
-  unformattedOnly(responses, 'the simulated engine');
+  fillerAnswerableResponse(responses, 'the simulated engine');
   return runChat(c, deps, asChatRequest(responses), responses);
 }
 

@@ -60,14 +60,13 @@ export {
   parseChatCompletionRequest,
 } from './chat-request.ts';
 export { TOOL_CHOICES, type ChatTool, type ToolCall } from './tool-fields.ts';
+export { INPUT_ROLES, MAX_INPUT_ITEMS } from './response-items.ts';
 export {
-  INPUT_ROLES,
-  MAX_INPUT_ITEMS,
   type ResponsesRequest,
   asChatRequest,
   parseResponsesRequest,
   responsesRequestSchema,
-  unformattedOnly,
+  fillerAnswerableResponse,
 } from './responses-request.ts';
 export {
   type ReplyEnd,

@@ -129,3 +129,27 @@ test('whole, it builds the same response and writes nothing', () => {
     total_tokens: 10,
   });
 });
+
+test("a token's log probabilities go beside its delta, and the text's whole list on its part", () => {
+  const entry = (token: string, logprob: number) => ({
+    token,
+    logprob,
+    bytes: [],
+    top_logprobs: [],
+  });
+  const b = new ResponseBuilder(HEAD, true);
+  let sse = b.opening();
+  sse += b.add({ text: 'A', logprobs: { content: [entry('A', -0.1)] } });
+  sse += b.add({ text: 'B', logprobs: { content: [entry('B', -0.2)] } });
+  const end = b.finish({ finishReason: 'stop', promptTokens: 1, completionTokens: 2 });
+  const all = events(sse + end.events);
+  const deltas = all.filter((e) => e.type === 'response.output_text.delta');
+  assert.deepEqual(
+    deltas.map((e) => e.logprobs),
+    [[entry('A', -0.1)], [entry('B', -0.2)]],
+  );
+  const done = all.find((e) => e.type === 'response.output_text.done');
+  assert.deepEqual(done?.logprobs, [entry('A', -0.1), entry('B', -0.2)]);
+  const output = (end.response as { output: { content: { logprobs: unknown }[] }[] }).output;
+  assert.deepEqual(output[0].content[0].logprobs, [entry('A', -0.1), entry('B', -0.2)]);
+});

@@ -17,6 +17,11 @@ export interface ReplyPiece {
   readonly text: string;
   readonly reasoning?: { readonly text: string };
   readonly toolCalls?: readonly ToolCallDelta[];
+  /**
+   * Its text's log probabilities, as chat gives them (`{content: [{token, logprob, bytes,
+   * top_logprobs}]}`): the Responses API's entries are the same.
+   */
+  readonly logprobs?: object;
 }
 
 /** How a reply ended, in chat's terms. */
@@ -43,7 +48,7 @@ type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
 type Item = { id: string; status: ItemStatus } & (
   | { type: 'reasoning'; text: string }
-  | { type: 'message'; text: string }
+  | { type: 'message'; text: string; logprobs: unknown[] }
   | { type: 'function_call'; index: number; callId: string; name: string; args: string }
 );
 
@@ -81,7 +86,7 @@ export class ResponseBuilder {
       this.reasoningTokens++;
       out += this.grow('reasoning', p.reasoning.text);
     }
-    if (p.text !== '') out += this.grow('message', p.text);
+    if (p.text !== '') out += this.grow('message', p.text, scored(p.logprobs));
     if (p.toolCalls !== undefined) for (const c of p.toolCalls) out += this.call(c);
     return out;
   }
@@ -150,13 +155,13 @@ export class ResponseBuilder {
   }
 
   /** Text of thinking or reply added to the open item of its type, opened when it is not. */
-  private grow(type: 'reasoning' | 'message', delta: string): string {
+  private grow(type: 'reasoning' | 'message', delta: string, logprobs: unknown[] = []): string {
     let out = '';
     let it = this.open as TextItem | undefined;
     if (it === undefined || it.type !== type) {
       out += this.close('completed');
       const id = `${type === 'message' ? 'msg' : 'rs'}_${this.head.id}`;
-      const opened = { type, id, status: 'in_progress', text: '' } as TextItem;
+      const opened = { type, id, status: 'in_progress', text: '', logprobs: [] } as TextItem;
       this.start(opened);
       out += this.added(opened);
       out += this.event('response.content_part.added', {
@@ -166,8 +171,9 @@ export class ResponseBuilder {
       it = opened;
     }
     it.text += delta;
-    if (type === 'message') {
-      out += this.event('response.output_text.delta', { ...this.at(it), delta, logprobs: [] });
+    if (it.type === 'message') {
+      for (const l of logprobs) it.logprobs.push(l);
+      out += this.event('response.output_text.delta', { ...this.at(it), delta, logprobs });
     } else out += this.event('response.reasoning_text.delta', { ...this.at(it), delta });
     return out;
   }
@@ -224,7 +230,7 @@ export class ResponseBuilder {
     } else {
       const done =
         it.type === 'message' ? 'response.output_text.done' : 'response.reasoning_text.done';
-      const logprobs = it.type === 'message' ? { logprobs: [] } : {};
+      const logprobs = it.type === 'message' ? { logprobs: it.logprobs } : {};
       out += this.event(done, { ...this.at(it), text: it.text, ...logprobs });
       out += this.event('response.content_part.done', { ...this.at(it), part: this.part(it) });
     }
@@ -238,7 +244,7 @@ export class ResponseBuilder {
 
   private part(it: Item & { text: string }) {
     return it.type === 'message'
-      ? { type: 'output_text', text: it.text, annotations: [], logprobs: [] }
+      ? { type: 'output_text', text: it.text, annotations: [], logprobs: it.logprobs }
       : { type: 'reasoning_text', text: it.text };
   }
 
@@ -274,4 +280,10 @@ export class ResponseBuilder {
     const data = JSON.stringify({ type, sequence_number, ...fields });
     return `event: ${type}\ndata: ${data}\n\n`;
   }
+}
+
+/** A token's log probability entries, from chat's object (none: an empty list). */
+function scored(logprobs: object | undefined): unknown[] {
+  const content = (logprobs as { content?: unknown } | undefined)?.content;
+  return Array.isArray(content) ? content : [];
 }

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseChatCompletionRequest } from './chat-request.ts';
-import { MAX_INPUT_ITEMS, asChatRequest, parseResponsesRequest } from './responses-request.ts';
+import { MAX_INPUT_ITEMS } from './response-items.ts';
+import { asChatRequest, parseResponsesRequest } from './responses-request.ts';
 
 /** The chat request as it goes upstream (as JSON), which chat's own schema takes as it is. */
 function chat(body: Record<string, unknown>): Record<string, unknown> {
@@ -147,8 +148,8 @@ test("an agent's reasoning effort goes to the chat template as vLLM passes it", 
     /^reasoning\.effort: expected one of none, minimal, low, medium, high, got "max"$/,
   );
   refused(
-    { include: ['message.output_text.logprobs'] },
-    /^include\[0\]: expected reasoning\.encrypted_content \(the only one served\)/,
+    { include: ['file_search_call.results'] },
+    /^include\[0\]: expected message\.output_text\.logprobs or reasoning\.encrypted_content \(the ones served\), got "file_search_call\.results"$/,
   );
   refused(
     { prompt_cache_key: '' },
@@ -157,6 +158,22 @@ test("an agent's reasoning effort goes to the chat template as vLLM passes it", 
   refused(
     { prompt_cache_key: 'k'.repeat(256) },
     /^prompt_cache_key: expected a string of 1 to 255 characters/,
+  );
+});
+
+test("the reply's log probabilities, asked with include, go as chat asks them", () => {
+  const logprobs = ['message.output_text.logprobs'];
+  const c = chat({ input: 'x', include: logprobs, top_logprobs: 3 });
+  assert.deepEqual([c.logprobs, c.top_logprobs], [true, 3]);
+  assert.deepEqual([chat({ input: 'x', include: logprobs }).top_logprobs], [0]);
+  assert.equal(chat({ input: 'x', top_logprobs: 0 }).logprobs, undefined);
+  refused(
+    { top_logprobs: 2 },
+    /^top_logprobs: only allowed when include has message\.output_text\.logprobs$/,
+  );
+  refused(
+    { include: logprobs, top_logprobs: 21 },
+    /^top_logprobs: expected an integer in \[0, 20\], got 21$/,
   );
 });
 

@@ -6,14 +6,16 @@
  * Responses server takes beside OpenAI's, with chat's rules. Main rule: it is served as the
  * chat completion it is (`asChatRequest`), which vLLM's own Responses server renders through the
  * same chat template, so admission, routing, metering and every backend see one kind of request.
- * What needs a stored response (`previous_response_id`, `conversation`, `background`), a
- * built-in tool (web search, file search, MCP) or a part that is not text is a 400 naming the
- * field, never silently dropped. A reasoning item carried back is not rendered, as chat
- * templates drop past turns' thinking.
+ * A reasoning effort goes to the chat template, log probabilities asked with `include` are
+ * asked as chat asks them, and `prompt_cache_key`, the conversation's id, is the gateway's
+ * session. What needs a stored response (`previous_response_id`, `conversation`,
+ * `background`), a built-in tool (web search, file search, MCP) or a part that is not text is a
+ * 400 naming the field, never silently dropped. A reasoning item carried back is not rendered,
+ * as chat templates drop past turns' thinking.
  */
 import { z } from 'zod';
-import { MAX_MESSAGES } from './chat-request.ts';
 import { describeValue, invalidRequest } from './errors.ts';
+import { MAX_INPUT_ITEMS, chatMessages, input, isObject, judgedList } from './response-items.ts';
 import type { ChatCompletionRequest } from './chat-request.ts';
 import { commonFields, maxTokens, promptCacheKey, unitNumber } from './request-fields.ts';
 import { neutralOnly } from './unsupported-fields.ts';
@@ -21,145 +23,13 @@ import {
   byForm,
   expect,
   flag,
-  isText,
   listOf,
   parseWith,
   refusal,
   refuseLongList,
   text,
+  type Wording,
 } from './validation.ts';
-
-/** The most input items a request may carry: its instructions take one chat message more. */
-export const MAX_INPUT_ITEMS = MAX_MESSAGES - 1;
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/**
- * A list judged to its first bad element, which its schema names (validation.ts); `quick` passes
- * the commonest forms without zod, which costs several times a plain test of their fields.
- */
-const judgedList = <T>(
-  element: z.ZodType<T>,
-  expectation: string,
-  min = 0,
-  quick: (v: unknown) => boolean = () => false,
-) =>
-  listOf(
-    (v: unknown): v is T => quick(v) || element.safeParse(v).success,
-    element,
-    expectation,
-    min,
-  );
-
-const TEXT_PARTS = ['input_text', 'output_text', 'refusal'] as const;
-const PART = `a text part (${TEXT_PARTS.join(', ')}); images, files and audio are not modelled`;
-
-/** A message's content parts: what the client wrote, or a reply's text carried back. */
-const PART_FORMS = {
-  input_text: z.strictObject({ type: z.literal('input_text'), text: text('a string') }),
-  output_text: z.strictObject({
-    type: z.literal('output_text'),
-    text: text('a string'),
-    annotations: neutralOnly([[]]),
-    // A reply's log probabilities carried back with its text, and the official client's parse
-    // of it: no part of the prompt.
-    logprobs: z.array(z.unknown(), expect('an array')).nullish(),
-    parsed: z.unknown().optional(),
-  }),
-  refusal: z.strictObject({ type: z.literal('refusal'), refusal: text('a string') }),
-  other: z.looseObject({ type: z.enum(TEXT_PARTS, expect(PART)) }),
-};
-const contentPart = byForm((v) => {
-  if (!isObject(v)) return undefined;
-  return (PART_FORMS as Record<string, z.ZodType>)[v.type as string] ?? PART_FORMS.other;
-}, PART);
-type ContentPart = z.output<(typeof PART_FORMS)['input_text' | 'output_text' | 'refusal']>;
-const isInputText = (v: unknown): boolean =>
-  isObject(v) && v.type === 'input_text' && isText(v.text) && Object.keys(v).length === 2;
-
-/** A string, or a list `list` judges: the two forms of a message's content and of input. */
-function textOr<T>(list: z.ZodType<T[]>, expectation: string) {
-  const forms = { text: text('a string'), list };
-  return byForm<string | T[]>(
-    (v) => (typeof v === 'string' ? forms.text : Array.isArray(v) ? forms.list : undefined),
-    expectation,
-  );
-}
-
-const CONTENT = 'a string or a non-empty array of text parts';
-const content = textOr(
-  judgedList(contentPart, CONTENT, 1, isInputText) as z.ZodType<ContentPart[]>,
-  CONTENT,
-);
-
-export const INPUT_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
-const ITEM_STATUS = z
-  .enum(['in_progress', 'completed', 'incomplete'], expect('in_progress, completed or incomplete'))
-  .nullish();
-
-/** The input items, by their `type`; a message may leave its type out. */
-const ITEM_FORMS = {
-  message: z.strictObject({
-    type: z.literal('message').optional(),
-    role: z.enum(INPUT_ROLES, expect(`one of ${INPUT_ROLES.join(', ')}`)),
-    content,
-    id: text('a string').nullish(),
-    status: ITEM_STATUS,
-    phase: z.enum(['commentary', 'final_answer'], expect('commentary or final_answer')).nullish(),
-  }),
-  function_call: z.strictObject({
-    type: z.literal('function_call'),
-    call_id: text('a non-empty string').min(1),
-    name: text('a non-empty string').min(1),
-    arguments: text('a string (JSON text)'),
-    id: text('a string').nullish(),
-    status: ITEM_STATUS,
-    // The official client's parse of the arguments: no part of the prompt.
-    parsed_arguments: z.unknown().optional(),
-  }),
-  function_call_output: z.strictObject({
-    type: z.literal('function_call_output'),
-    call_id: text('a non-empty string').min(1),
-    output: content,
-    id: text('a string').nullish(),
-    status: ITEM_STATUS,
-  }),
-  reasoning: z.strictObject({
-    type: z.literal('reasoning'),
-    id: text('a string').nullish(),
-    summary: z.array(z.unknown(), expect('an array')),
-    content: z.array(z.unknown(), expect('an array')).nullish(),
-    encrypted_content: text('a string').nullish(),
-    status: ITEM_STATUS,
-  }),
-};
-const ITEM_TYPES = Object.keys(ITEM_FORMS) as (keyof typeof ITEM_FORMS)[];
-const ITEM = `an input item (${ITEM_TYPES.join(', ')})`;
-const unknownItem = z.looseObject({
-  type: z.enum(ITEM_TYPES, expect(`one of ${ITEM_TYPES.join(', ')}`)),
-});
-const inputItem = byForm((v) => {
-  if (!isObject(v)) return undefined;
-  if (v.type === undefined) return ITEM_FORMS.message;
-  return (ITEM_FORMS as Record<string, z.ZodType>)[v.type as string] ?? unknownItem;
-}, ITEM);
-type InputItem = z.output<(typeof ITEM_FORMS)[keyof typeof ITEM_FORMS]>;
-
-/** A message of a role and its text, or of input text parts: what most of a conversation is. */
-const isPlainMessage = (v: unknown): boolean => {
-  if (!isObject(v) || !(INPUT_ROLES as readonly unknown[]).includes(v.role)) return false;
-  const c = v.content;
-  const fine = isText(c) || (Array.isArray(c) && c.length > 0 && c.every(isInputText));
-  const keys = Object.keys(v).length;
-  return fine && (keys === 2 || (keys === 3 && v.type === 'message'));
-};
-
-const INPUT = 'a string or a non-empty array of input items';
-const input = textOr(
-  judgedList(inputItem, INPUT, 1, isPlainMessage) as z.ZodType<InputItem[]>,
-  INPUT,
-);
 
 /** A function the model may call: the Responses API's flat form of chat's tool. */
 const functionTool = z.strictObject({
@@ -229,11 +99,19 @@ const unstored = () =>
 export const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
 const SUMMARIES = ['auto', 'concise', 'detailed'] as const;
 /**
- * What `include` may ask for: a reasoning item's encrypted content, which a stateless agent
- * asks for to carry its thinking to the next turn. A served model has none to give, and a
- * reasoning item carried back is not rendered, so asking for it changes nothing.
+ * What `include` may ask for: the reply's log probabilities (`top_logprobs` likeliest beside
+ * each sampled token's, asked of the backend as chat asks them), and a reasoning item's
+ * encrypted content, which a stateless agent asks for to carry its thinking to the next turn. A
+ * served model has none to give, and a reasoning item carried back is not rendered, so asking
+ * for it changes nothing.
  */
-const INCLUDABLE = ['reasoning.encrypted_content'] as const;
+const INCLUDABLE = ['message.output_text.logprobs', 'reasoning.encrypted_content'] as const;
+const LOGPROBS = INCLUDABLE[0];
+/** The most likely tokens beside each sampled one a Responses request may ask for (OpenAI's). */
+const MAX_TOP_LOGPROBS = 20;
+const includable = z.enum(INCLUDABLE, expect(`${INCLUDABLE.join(' or ')} (the ones served)`));
+const isIncludable = (v: unknown): v is (typeof INCLUDABLE)[number] =>
+  (INCLUDABLE as readonly unknown[]).includes(v);
 
 /** The fields vLLM's Responses server takes beside OpenAI's, as chat takes them. */
 const VLLM_EXTRAS = {
@@ -286,6 +164,12 @@ export const responsesRequestSchema = z
           expect('an object ({"effort": …})'),
         )
         .nullish(),
+      include: listOf(isIncludable, includable, 'an array').nullish(),
+      top_logprobs: z
+        .int(expect(`an integer in [0, ${MAX_TOP_LOGPROBS}]`))
+        .min(0)
+        .max(MAX_TOP_LOGPROBS)
+        .nullish(),
       // vLLM's own, as its Responses server takes them, each with chat's rules.
       ...VLLM_EXTRAS,
       // What needs a stored response, a built-in tool or a model's knobs no backend here takes.
@@ -293,13 +177,6 @@ export const responsesRequestSchema = z
       conversation: unstored(),
       background: neutralOnly([false]),
       prompt: neutralOnly([]),
-      include: z
-        .array(
-          z.enum(INCLUDABLE, expect(`${INCLUDABLE.join(', ')} (the only one served)`)),
-          expect('an array'),
-        )
-        .nullish(),
-      top_logprobs: neutralOnly([0]),
       max_tool_calls: neutralOnly([]),
       truncation: neutralOnly(['disabled']),
       service_tier: neutralOnly(['auto', 'default']),
@@ -336,6 +213,16 @@ export const responsesRequestSchema = z
         message: `absent beside ${held} (one constraint per reply)`,
       });
     }
+    // As chat's rule: the likeliest tokens only with the sampled one's.
+    if (r.top_logprobs != null && r.top_logprobs > 0 && r.include?.includes(LOGPROBS) !== true) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['top_logprobs'],
+        input: r.top_logprobs,
+        message: `only allowed when include has ${LOGPROBS}`,
+        params: { plain: true, got: null } satisfies Wording,
+      });
+    }
     const constraint = held ?? (r.structured_outputs != null ? 'structured_outputs' : undefined);
     if (constraint !== undefined && choice != null && choice !== 'none' && choice !== 'auto') {
       ctx.issues.push({
@@ -355,19 +242,25 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
 }
 
 /**
- * For a server whose replies are filler text: a form asked of the reply is refused by the name
- * the client sent (`text.format`; chat's `response_format` is what it becomes).
+ * For a server whose replies are filler text: a form asked of the reply, or its log
+ * probabilities, refused by the name the client sent (`text.format`, `include`; chat's
+ * `response_format` and `logprobs` are what they become).
  */
-export function unformattedOnly(r: ResponsesRequest, server: string): void {
+export function fillerAnswerableResponse(r: ResponsesRequest, server: string): void {
   const form = r.text?.format;
-  if (form == null || form.type === 'text') return;
-  throw invalidRequest(
-    `text.format: not supported by ${server} (expected {"type":"text"} or absent), got ${describeValue(form)}`,
-    'text.format',
-  );
+  if (form != null && form.type !== 'text') {
+    throw invalidRequest(
+      `text.format: not supported by ${server} (expected {"type":"text"} or absent), got ${describeValue(form)}`,
+      'text.format',
+    );
+  }
+  if (r.include?.includes(LOGPROBS) === true) {
+    throw invalidRequest(
+      `include: ${LOGPROBS} not supported by ${server}, whose filler has no token probabilities, got ${describeValue(r.include)}`,
+      'include',
+    );
+  }
 }
-
-type ChatMessageIn = Record<string, unknown> & { role: string };
 
 /**
  * The chat completion a Responses request is: instructions as the system message, each message
@@ -377,31 +270,7 @@ type ChatMessageIn = Record<string, unknown> & { role: string };
  * what it builds as chat): it is not judged twice.
  */
 export function asChatRequest(r: ResponsesRequest): ChatCompletionRequest {
-  const messages: ChatMessageIn[] = [];
-  if (r.instructions != null) messages.push({ role: 'system', content: r.instructions });
-  const items = typeof r.input === 'string' ? [{ role: 'user', content: r.input }] : r.input;
-  for (const item of items) {
-    if (!('type' in item) || item.type === undefined || item.type === 'message') {
-      const m = item as { role: string; content: string | ContentPart[] };
-      messages.push({ role: m.role, content: chatContent(m.content) });
-    } else if (item.type === 'function_call') {
-      const call = {
-        id: item.call_id,
-        type: 'function',
-        function: { name: item.name, arguments: item.arguments },
-      };
-      // A reply's calls join its message, as chat carries them.
-      const last = messages.at(-1);
-      if (last?.role === 'assistant') ((last.tool_calls ??= []) as unknown[]).push(call);
-      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
-    } else if (item.type === 'function_call_output') {
-      messages.push({
-        role: 'tool',
-        tool_call_id: item.call_id,
-        content: chatContent(item.output),
-      });
-    }
-  }
+  const messages = chatMessages(r.instructions, r.input);
   const choice = r.tool_choice;
   const form = r.text?.format;
   const effort = r.reasoning?.effort;
@@ -423,6 +292,9 @@ export function asChatRequest(r: ResponsesRequest): ChatCompletionRequest {
     cache_salt: r.cache_salt,
     priority: r.priority,
     structured_outputs: r.structured_outputs,
+    ...(r.include?.includes(LOGPROBS) === true
+      ? { logprobs: true, top_logprobs: r.top_logprobs ?? 0 }
+      : {}),
     // As vLLM's Responses server passes an effort to the chat template: thinking off at none.
     chat_template_kwargs:
       effort == null
@@ -453,10 +325,4 @@ export function asChatRequest(r: ResponsesRequest): ChatCompletionRequest {
             },
   };
   return chat as ChatCompletionRequest;
-}
-
-/** A message's content as chat takes it: its text, or its parts as text parts. */
-function chatContent(c: string | ContentPart[]): string | { type: 'text'; text: string }[] {
-  if (typeof c === 'string') return c;
-  return c.map((p) => ({ type: 'text', text: p.type === 'refusal' ? p.refusal : p.text }));
 }

@@ -194,6 +194,10 @@ test('the simulated fleet serves the Responses API end to end: text cut at its l
       { structured_outputs: { choice: ['a'] } },
       /^400 structured_outputs: not supported by the simulated fleet/,
     ],
+    [
+      { include: ['message.output_text.logprobs'] },
+      /^400 include: message\.output_text\.logprobs not supported by the simulated fleet/,
+    ],
   ] as const) {
     await assert.rejects(
       client.responses.create({ model: MODEL, input: 'x', ...held } as never),
@@ -203,6 +207,40 @@ test('the simulated fleet serves the Responses API end to end: text cut at its l
       },
     );
   }
+});
+
+test("a vLLM's log probabilities, asked with include, go beside each delta and on the text", async () => {
+  const entry = (token: string, logprob: number) => ({
+    token,
+    logprob,
+    bytes: [...Buffer.from(token)],
+    top_logprobs: [{ token, logprob, bytes: [...Buffer.from(token)] }],
+  });
+  const scored = [entry('Se', -0.05), entry('ven', -0.3)];
+  const vllm = await fakeVllm(
+    scored.map((e) => ({ content: e.token, logprobs: { content: [e] } })),
+  );
+  const front = await gateway([vllm]);
+  const asked = {
+    model: MODEL,
+    input: 'Name a prime.',
+    include: ['message.output_text.logprobs' as const],
+    top_logprobs: 1,
+  };
+  const stream = front.client.responses.stream(asked);
+  const beside: unknown[] = [];
+  for await (const event of stream) {
+    if (event.type === 'response.output_text.delta') beside.push(...event.logprobs);
+  }
+  const streamed = await stream.finalResponse();
+  assert.deepEqual(beside, scored);
+  const text = (r: OpenAI.Responses.Response) =>
+    (r.output[0] as OpenAI.Responses.ResponseOutputMessage)
+      .content[0] as OpenAI.Responses.ResponseOutputText;
+  assert.deepEqual(text(streamed).logprobs, scored);
+  assert.deepEqual(text(await front.client.responses.create(asked)).logprobs, scored);
+  const sent = vllm.bodies.at(-1) as Record<string, unknown>;
+  assert.deepEqual([sent.logprobs, sent.top_logprobs], [true, 1], 'asked upstream as chat asks');
 });
 
 test('what needs a stored response, a built-in tool or a picture is a 400 naming the field, counted', async () => {

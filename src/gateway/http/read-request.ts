@@ -15,7 +15,7 @@ import {
   promptList,
   asChatRequest,
   parseResponsesRequest,
-  unformattedOnly,
+  fillerAnswerableResponse,
   type ResponsesRequest,
 } from '../../openai/index.ts';
 import type { Endpoint } from '../backend.ts';
@@ -58,7 +58,7 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
     throw modelNotFound(parsed.model, deps.servedModels);
   }
   if (deps.fillerReplies) {
-    if (responses !== undefined) unformattedOnly(responses, 'the simulated fleet');
+    if (responses !== undefined) fillerAnswerableResponse(responses, 'the simulated fleet');
     fillerAnswerable(parsed, 'the simulated fleet');
   }
   priorityAllowed(parsed, false, "the gateway sets it from the request's class");

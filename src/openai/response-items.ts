@@ -1,0 +1,191 @@
+/**
+ * The Responses API's `input`, as OpenAI's API and vLLM take it: a string (the user's), or a
+ * conversation's items — messages of text parts, the function calls a reply made and their
+ * outputs, a reasoning model's thinking carried back — and what chat makes of them
+ * (`chatMessages`). Main rule: a list is judged to its first bad element, its commonest forms
+ * (a message of text) passed by a plain test of their fields, so a hostile body costs
+ * milliseconds to refuse; a part that is not text or an item of a built-in tool is a 400 naming
+ * it.
+ */
+import { z } from 'zod';
+import { MAX_MESSAGES } from './chat-request.ts';
+import { neutralOnly } from './unsupported-fields.ts';
+import { byForm, expect, isText, listOf, text } from './validation.ts';
+
+/** The most input items a request may carry: its instructions take one chat message more. */
+export const MAX_INPUT_ITEMS = MAX_MESSAGES - 1;
+
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A list judged to its first bad element, which its schema names (validation.ts); `quick` passes
+ * the commonest forms without zod, which costs several times a plain test of their fields.
+ */
+export const judgedList = <T>(
+  element: z.ZodType<T>,
+  expectation: string,
+  min = 0,
+  quick: (v: unknown) => boolean = () => false,
+) =>
+  listOf(
+    (v: unknown): v is T => quick(v) || element.safeParse(v).success,
+    element,
+    expectation,
+    min,
+  );
+
+const TEXT_PARTS = ['input_text', 'output_text', 'refusal'] as const;
+const PART = `a text part (${TEXT_PARTS.join(', ')}); images, files and audio are not modelled`;
+
+/** A message's content parts: what the client wrote, or a reply's text carried back. */
+const PART_FORMS = {
+  input_text: z.strictObject({ type: z.literal('input_text'), text: text('a string') }),
+  output_text: z.strictObject({
+    type: z.literal('output_text'),
+    text: text('a string'),
+    annotations: neutralOnly([[]]),
+    // A reply's log probabilities carried back with its text, and the official client's parse
+    // of it: no part of the prompt.
+    logprobs: z.array(z.unknown(), expect('an array')).nullish(),
+    parsed: z.unknown().optional(),
+  }),
+  refusal: z.strictObject({ type: z.literal('refusal'), refusal: text('a string') }),
+  other: z.looseObject({ type: z.enum(TEXT_PARTS, expect(PART)) }),
+};
+const contentPart = byForm((v) => {
+  if (!isObject(v)) return undefined;
+  return (PART_FORMS as Record<string, z.ZodType>)[v.type as string] ?? PART_FORMS.other;
+}, PART);
+export type ContentPart = z.output<(typeof PART_FORMS)['input_text' | 'output_text' | 'refusal']>;
+const isInputText = (v: unknown): boolean =>
+  isObject(v) && v.type === 'input_text' && isText(v.text) && Object.keys(v).length === 2;
+
+/** A string, or a list `list` judges: the two forms of a message's content and of input. */
+function textOr<T>(list: z.ZodType<T[]>, expectation: string) {
+  const forms = { text: text('a string'), list };
+  return byForm<string | T[]>(
+    (v) => (typeof v === 'string' ? forms.text : Array.isArray(v) ? forms.list : undefined),
+    expectation,
+  );
+}
+
+const CONTENT = 'a string or a non-empty array of text parts';
+const content = textOr(
+  judgedList(contentPart, CONTENT, 1, isInputText) as z.ZodType<ContentPart[]>,
+  CONTENT,
+);
+
+export const INPUT_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
+const ITEM_STATUS = z
+  .enum(['in_progress', 'completed', 'incomplete'], expect('in_progress, completed or incomplete'))
+  .nullish();
+
+/** The input items, by their `type`; a message may leave its type out. */
+const ITEM_FORMS = {
+  message: z.strictObject({
+    type: z.literal('message').optional(),
+    role: z.enum(INPUT_ROLES, expect(`one of ${INPUT_ROLES.join(', ')}`)),
+    content,
+    id: text('a string').nullish(),
+    status: ITEM_STATUS,
+    phase: z.enum(['commentary', 'final_answer'], expect('commentary or final_answer')).nullish(),
+  }),
+  function_call: z.strictObject({
+    type: z.literal('function_call'),
+    call_id: text('a non-empty string').min(1),
+    name: text('a non-empty string').min(1),
+    arguments: text('a string (JSON text)'),
+    id: text('a string').nullish(),
+    status: ITEM_STATUS,
+    // The official client's parse of the arguments: no part of the prompt.
+    parsed_arguments: z.unknown().optional(),
+  }),
+  function_call_output: z.strictObject({
+    type: z.literal('function_call_output'),
+    call_id: text('a non-empty string').min(1),
+    output: content,
+    id: text('a string').nullish(),
+    status: ITEM_STATUS,
+  }),
+  reasoning: z.strictObject({
+    type: z.literal('reasoning'),
+    id: text('a string').nullish(),
+    summary: z.array(z.unknown(), expect('an array')),
+    content: z.array(z.unknown(), expect('an array')).nullish(),
+    encrypted_content: text('a string').nullish(),
+    status: ITEM_STATUS,
+  }),
+};
+const ITEM_TYPES = Object.keys(ITEM_FORMS) as (keyof typeof ITEM_FORMS)[];
+const ITEM = `an input item (${ITEM_TYPES.join(', ')})`;
+const unknownItem = z.looseObject({
+  type: z.enum(ITEM_TYPES, expect(`one of ${ITEM_TYPES.join(', ')}`)),
+});
+const inputItem = byForm((v) => {
+  if (!isObject(v)) return undefined;
+  if (v.type === undefined) return ITEM_FORMS.message;
+  return (ITEM_FORMS as Record<string, z.ZodType>)[v.type as string] ?? unknownItem;
+}, ITEM);
+export type InputItem = z.output<(typeof ITEM_FORMS)[keyof typeof ITEM_FORMS]>;
+
+/** A message of a role and its text, or of input text parts: what most of a conversation is. */
+const isPlainMessage = (v: unknown): boolean => {
+  if (!isObject(v) || !(INPUT_ROLES as readonly unknown[]).includes(v.role)) return false;
+  const c = v.content;
+  const fine = isText(c) || (Array.isArray(c) && c.length > 0 && c.every(isInputText));
+  const keys = Object.keys(v).length;
+  return fine && (keys === 2 || (keys === 3 && v.type === 'message'));
+};
+
+const INPUT = 'a string or a non-empty array of input items';
+export const input = textOr(
+  judgedList(inputItem, INPUT, 1, isPlainMessage) as z.ZodType<InputItem[]>,
+  INPUT,
+);
+
+type ChatMessageIn = Record<string, unknown> & { role: string };
+
+/**
+ * The chat messages a conversation is: instructions as the system message, each message as it
+ * reads, a reply's function calls as its assistant message's tool calls, their outputs as tool
+ * messages. A reasoning item is not rendered.
+ */
+export function chatMessages(
+  instructions: string | null | undefined,
+  conversation: string | readonly InputItem[],
+): ChatMessageIn[] {
+  const messages: ChatMessageIn[] = [];
+  if (instructions != null) messages.push({ role: 'system', content: instructions });
+  const items =
+    typeof conversation === 'string' ? [{ role: 'user', content: conversation }] : conversation;
+  for (const item of items) {
+    if (!('type' in item) || item.type === undefined || item.type === 'message') {
+      const m = item as { role: string; content: string | ContentPart[] };
+      messages.push({ role: m.role, content: chatContent(m.content) });
+    } else if (item.type === 'function_call') {
+      const call = {
+        id: item.call_id,
+        type: 'function',
+        function: { name: item.name, arguments: item.arguments },
+      };
+      // A reply's calls join its message, as chat carries them.
+      const last = messages.at(-1);
+      if (last?.role === 'assistant') ((last.tool_calls ??= []) as unknown[]).push(call);
+      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+    } else if (item.type === 'function_call_output') {
+      messages.push({
+        role: 'tool',
+        tool_call_id: item.call_id,
+        content: chatContent(item.output),
+      });
+    }
+  }
+  return messages;
+}
+
+/** A message's content as chat takes it: its text, or its parts as text parts. */
+function chatContent(c: string | ContentPart[]): string | { type: 'text'; text: string }[] {
+  if (typeof c === 'string') return c;
+  return c.map((p) => ({ type: 'text', text: p.type === 'refusal' ? p.refusal : p.text }));
+}
