@@ -109,6 +109,9 @@ export function streamCall(
       let done = false;
       const take = (payloads: string[]) => {
         const now = ctx.clock.now();
+        // A Responses call announced by the event before, in this read: its arguments that
+        // follow at once came in the same piece of the reply, one token, not two.
+        let announced: string | undefined;
         for (const p of payloads) {
           if (p === '[DONE]') {
             done = true;
@@ -133,7 +136,13 @@ export function streamCall(
             res.destroy();
             return;
           }
-          if (carriesToken(event)) tokenTimesMs.push(now);
+          const samePiece =
+            event.type === 'response.function_call_arguments.delta' && event.item_id === announced;
+          if (carriesToken(event) && !samePiece) tokenTimesMs.push(now);
+          announced =
+            event.type === 'response.output_item.added' && event.item?.type === 'function_call'
+              ? event.item.id
+              : undefined;
           if (event.usage)
             usage = {
               prompt: event.usage.prompt_tokens,
@@ -187,7 +196,8 @@ interface StreamEvent {
   /** A Responses API `error` event's. */
   readonly message?: string;
   readonly code?: string | number | null;
-  readonly item?: { readonly type?: string };
+  readonly item?: { readonly type?: string; readonly id?: string };
+  readonly item_id?: string;
   readonly response?: {
     readonly usage?: { input_tokens?: number; output_tokens?: number } | null;
     readonly error?: Failure | null;

@@ -115,7 +115,7 @@ export class ResponseBuilder {
   }
 
   /** The response as it stands: `usage` once the reply has ended. */
-  response(status: 'in_progress' | 'completed' | 'incomplete' | 'failed', end?: ReplyEnd) {
+  private response(status: 'in_progress' | 'completed' | 'incomplete' | 'failed', end?: ReplyEnd) {
     const r = this.head.request;
     return {
       id: `resp_${this.head.id}`,

@@ -57,6 +57,56 @@ test('bench on the Responses API through goodput serve: every token timed, the u
   assert.ok(mean > 20 && mean < 80, `about 40 prompt tokens each, got ${mean}`);
 });
 
+/** `server` listening on a free port, closed when the file's tests end: its URL. */
+async function listening(server: Server): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  after(() => server.close());
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+/** `n` Responses calls, one at a time, to a scripted server. */
+const responsesRun = (url: string, n: number) =>
+  runBench(
+    spec(url, {
+      model: 'm',
+      endpoint: 'responses',
+      maxConcurrency: 1,
+      workload: { rate: Infinity, numRequests: n, input: 'fixed:4', output: 'fixed:3' },
+    }),
+    hooks,
+  );
+
+test("a Responses call's pieces are its tokens: one named with its first arguments is one", async () => {
+  const event = (e: object) => `event: x\ndata: ${JSON.stringify(e)}\n\n`;
+  const args = (delta: string) =>
+    event({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', delta });
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // The first piece names the call and opens its arguments; two more follow, each on its own.
+    res.write(
+      event({ type: 'response.output_item.added', item: { type: 'function_call', id: 'fc_1' } }) +
+        args('{"a'),
+    );
+    setTimeout(() => res.write(args('": ')), 20);
+    setTimeout(() => res.write(args('1}')), 40);
+    setTimeout(
+      () =>
+        res.end(
+          event({
+            type: 'response.completed',
+            response: { usage: { input_tokens: 4, output_tokens: 3 } },
+          }),
+        ),
+      60,
+    );
+  });
+  const url = await listening(server);
+  const run = await responsesRun(url, 1);
+  assert.equal(run.metrics.completed, 1);
+  assert.equal(run.records[0].tokenTimesMs.length, 3);
+});
+
 test('a Responses stream that fails, or ends before its end, is a failed record saying why', async () => {
   const events = (types: readonly object[]) =>
     types.map((e) => `event: x\ndata: ${JSON.stringify(e)}\n\n`).join('');
@@ -75,18 +125,8 @@ test('a Responses stream that fails, or ends before its end, is a failed record 
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(bodies[n++ % bodies.length]);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  after(() => server.close());
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  const run = await runBench(
-    spec(url, {
-      model: 'm',
-      endpoint: 'responses',
-      maxConcurrency: 1,
-      workload: { rate: Infinity, numRequests: 3, input: 'fixed:4', output: 'fixed:2' },
-    }),
-    hooks,
-  );
+  const url = await listening(server);
+  const run = await responsesRun(url, 3);
   assert.deepEqual(run.metrics.failed_by_reason, {
     upstream_error: 1,
     stream_cut: 1,
@@ -128,9 +168,7 @@ async function faultyServer(): Promise<{ url: string; server: Server }> {
       `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 40, completion_tokens: 2 } })}\n\ndata: [DONE]\n\n`,
     );
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  after(() => server.close());
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
+  return { url: await listening(server), server };
 }
 
 test('bench against a failing server: each failure counted by its reason, the rest timed', async () => {
@@ -249,9 +287,7 @@ test('bench --trace: rows sent on their timestamps, with their lengths, sessions
       );
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  after(() => server.close());
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const url = await listening(server);
   const run = await runBench(
     spec(url, {
       model: 'm',
