@@ -291,6 +291,12 @@ export class GatewayMetrics {
     labelNames: ['reason'],
     registers: [this.registry],
   });
+  readonly apiRequests = new Counter({
+    name: 'goodput_api_requests_total',
+    help: 'Requests to each completion endpoint as they arrive, whatever became of them: chat, completion (text), responses (the Responses API, served as chat).',
+    labelNames: ['endpoint'],
+    registers: [this.registry],
+  });
   readonly serverRequests = new Counter({
     name: 'goodput_server_requests_total',
     help: "Requests for a server backend's own endpoints (/tokenize, /detokenize), passed on outside admission, by path and status.",

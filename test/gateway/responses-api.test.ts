@@ -3,9 +3,9 @@
 // Responses API's items, streamed as its events (which the client's own accumulator checks) or
 // whole; an agent's next turn, its last output carried back as input, goes upstream as the chat
 // history it is; its conversation id (prompt_cache_key) keeps it on one backend; the simulated
-// fleet serves it end to end; a crash mid-stream ends it with response.failed; what needs a
-// stored response or a built-in tool is a 400 naming the field, counted and recorded like any
-// refusal.
+// fleet serves it end to end; a crash mid-stream, or a SIGTERM past the drain time, ends it with
+// response.failed naming why; what needs a stored response or a built-in tool is a 400 naming the
+// field, counted and recorded like any refusal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -122,6 +122,9 @@ test("a vLLM's thinking, text and tool calls come back as the Responses API's it
   ]);
   assert.equal(sent.tool_choice, 'auto');
   assert.equal(await metricValue(front.url, 'goodput_completed_requests_total'), 2);
+  const arrived = (endpoint: string) =>
+    metricValue(front.url, 'goodput_api_requests_total', { endpoint });
+  assert.deepEqual([await arrived('responses'), await arrived('chat')], [2, 0], 'by endpoint');
 });
 
 test("an agent's next turn, its last output and the tools' answers as input, goes upstream as chat history", async () => {
@@ -405,4 +408,30 @@ test('a backend crash mid-stream ends the Responses stream with response.failed 
     });
   }
   assert.equal(types.includes('response.completed'), false);
+});
+
+test('SIGTERM past the drain time cuts a Responses stream with response.failed, then exit 0', async () => {
+  const fleet = await startServe(['--profile', 'const:step_ms=15', '--drain-timeout', '0.5']);
+  const client = new OpenAI({ baseURL: `${fleet.url}/v1`, apiKey: 'none', maxRetries: 0 });
+  const stream = await client.responses.create({
+    model: MODEL,
+    input: 'A long answer, please.',
+    max_output_tokens: 700,
+    ignore_eos: true,
+    stream: true,
+  } as OpenAI.Responses.ResponseCreateParamsStreaming);
+  let deltas = 0;
+  let last: OpenAI.Responses.ResponseStreamEvent | undefined;
+  for await (const event of stream) {
+    if (event.type === 'response.output_text.delta' && ++deltas === 1) {
+      fleet.proc.child.kill('SIGTERM');
+    }
+    last = event;
+  }
+  assert.ok(deltas > 0 && deltas < 700, `cut mid-way: ${deltas} deltas`);
+  assert.equal(last?.type, 'response.failed');
+  if (last?.type === 'response.failed') {
+    assert.equal(last.response.error?.code, 'shutting_down');
+  }
+  assert.deepEqual(await fleet.proc.exited, { code: 0, signal: null }, fleet.proc.output());
 });

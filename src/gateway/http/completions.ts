@@ -89,6 +89,7 @@ export async function handleCompletion(
   outgoing?: ServerResponse,
 ): Promise<Answer> {
   const id = deps.newId();
+  deps.metrics.apiRequests.inc({ endpoint: kind });
   const trace = deps.tracer.start(kind, id, inbound.header, deps.nowMs());
   let answer: Answer | undefined;
   try {
