@@ -28,7 +28,7 @@ import {
   fillerAnswerable,
   priorityAllowed,
 } from '../openai/request-fields.ts';
-import { chatCompletion, textCompletion, usage } from '../openai/responses.ts';
+import { answerId, chatCompletion, textCompletion, usage } from '../openai/responses.ts';
 import { decodeUtf8 } from '../openai/utf8-text.ts';
 import { checkIdentityEncoding, checkJsonContentType } from '../openai/errors.ts';
 import { parseJsonText } from '../openai/validation.ts';
@@ -68,13 +68,6 @@ interface Prepared {
   /** The Responses request the chat was made from: its answer is the Responses API's. */
   readonly responses?: ResponsesRequest;
 }
-
-/** The prefix of an answer's id, by the API asked. */
-const ID_PREFIX: Readonly<Record<CompletionKind, string>> = {
-  chat: 'chatcmpl-',
-  text: 'cmpl-',
-  responses: 'resp_',
-};
 
 /**
  * The body as JSON; bytes that are not UTF-8 are refused, not replaced (see utf8-text.ts), and a
@@ -185,7 +178,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
 
   const requestId = deps.nextId(c.req.header('x-request-id'));
   const head: ChunkHead = {
-    id: ID_PREFIX[kind] + requestId,
+    id: answerId(kind === 'text' ? 'completion' : kind, requestId),
     created: deps.unixSeconds(),
     model: adapter ?? deps.servedModelName,
     includeUsage: p.includeUsage,

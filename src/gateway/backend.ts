@@ -9,7 +9,7 @@
  */
 import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { Ms, Tokens } from '../core/request/units.ts';
-import type { ToolCallDelta } from '../openai/index.ts';
+import type { AnswerApi, ToolCallDelta } from '../openai/index.ts';
 import type { TraceHeaders } from './tracing/trace-context.ts';
 
 export type ApiKind = 'chat' | 'completion';
@@ -18,17 +18,10 @@ export type ApiKind = 'chat' | 'completion';
  * The API a client calls: a backend's own, or OpenAI's Responses API, which the gateway serves
  * over its backends' chat completions (openai/responses-request.ts).
  */
-export type Endpoint = ApiKind | 'responses';
+export type Endpoint = AnswerApi;
 
 /** The backend API an endpoint is served over. */
 export const upstreamKind = (e: Endpoint): ApiKind => (e === 'responses' ? 'chat' : e);
-
-/** The id of a request's answer, as OpenAI's APIs prefix it. */
-export function responseId(e: Endpoint, requestId: string): string {
-  return e === 'responses'
-    ? `resp_${requestId}`
-    : `${e === 'chat' ? 'chatcmpl' : 'cmpl'}-${requestId}`;
-}
 
 export interface UpstreamCall {
   readonly id: string;

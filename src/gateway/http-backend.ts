@@ -15,7 +15,6 @@ import type { Ms } from '../core/request/units.ts';
 import { adaptersListed, loadFromExposition, unscrapedLoad } from './backend-metrics.ts';
 import {
   UpstreamError,
-  responseId,
   type Backend,
   type BackendLoad,
   type StreamEnd,
@@ -25,6 +24,7 @@ import {
 } from './backend.ts';
 import { SseReader } from '../openai/sse-reader.ts';
 import { includeUsage } from '../openai/request-fields.ts';
+import { answerId } from '../openai/responses.ts';
 import { TokenShapes } from './token-chunk-shape.ts';
 import { readText } from './bounded-body.ts';
 import {
@@ -167,7 +167,7 @@ export class HttpBackend implements Backend {
   /** Tokens go out from the body's `data` events themselves: no promise per token. */
   private relay(res: IncomingMessage, call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const forwardable = {
-      id: responseId(call.kind, call.id),
+      id: answerId(call.kind, call.id),
       model: call.body.model,
     };
     const reader = new SseReader();

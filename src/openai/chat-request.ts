@@ -16,6 +16,7 @@ import {
   byForm,
   expect,
   flag,
+  isObject,
   isText,
   listOf,
   parseWith,
@@ -40,9 +41,7 @@ interface TextPart {
 }
 /** `{"type": "text", "text": …}` and nothing else; its text may still be ill-formed. */
 const textShaped = (v: unknown): boolean => {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const part = v as Record<string, unknown>;
-  return part.type === 'text' && 'text' in part && Object.keys(part).length === 2;
+  return isObject(v) && v.type === 'text' && 'text' in v && Object.keys(v).length === 2;
 };
 const isTextPart = (v: unknown): v is TextPart => textShaped(v) && isText((v as TextPart).text);
 const textPart = byForm<TextPart>(

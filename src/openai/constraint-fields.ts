@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { describeValue, invalidRequest } from './errors.ts';
-import { byForm, expect, flag, isText, listOf, text } from './validation.ts';
+import { byForm, expect, flag, isObject, isText, listOf, text } from './validation.ts';
 
 const SCHEMA = 'a JSON schema (an object)';
 const schemaObject = z.record(z.string(), z.unknown(), expect(SCHEMA));
@@ -56,11 +56,7 @@ const responseFormat = z
 const JSON_FORMS = { text: text(`${SCHEMA}, or its JSON text`), object: schemaObject };
 const schema = byForm(
   (v): z.ZodType<string | Record<string, unknown>> | undefined =>
-    typeof v === 'string'
-      ? JSON_FORMS.text
-      : typeof v === 'object' && v !== null && !Array.isArray(v)
-        ? JSON_FORMS.object
-        : undefined,
+    typeof v === 'string' ? JSON_FORMS.text : isObject(v) ? JSON_FORMS.object : undefined,
   `${SCHEMA}, or its JSON text`,
 );
 const choices = listOf(isText, text('a string'), 'a non-empty array of strings', 1);

@@ -106,11 +106,13 @@ export {
   promptBlockHashes,
 } from './prefix-hashes.ts';
 export {
+  type AnswerApi,
   type FinishReason,
   type ModelCard,
   type ReplyExtras,
   type ResponseHead,
   type Usage,
+  answerId,
   chatCompletion,
   modelList,
   textCompletion,

@@ -11,6 +11,7 @@
  */
 import type { ToolCallDelta } from './chunks.ts';
 import type { ResponsesRequest } from './responses-request.ts';
+import { answerId } from './responses.ts';
 
 /** A reply's piece: one token's worth of thinking, text or tool-call pieces. */
 export interface ReplyPiece {
@@ -46,7 +47,8 @@ type TextItem = Extract<Item, { text: string }>;
 
 type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
-type Item = { id: string; status: ItemStatus } & (
+/** An item of the output; `position`: its place there (its `output_index`). */
+type Item = { id: string; position: number; status: ItemStatus } & (
   | { type: 'reasoning'; text: string }
   | { type: 'message'; text: string; logprobs: unknown[] }
   | { type: 'function_call'; index: number; callId: string; name: string; args: string }
@@ -118,7 +120,7 @@ export class ResponseBuilder {
   private response(status: 'in_progress' | 'completed' | 'incomplete' | 'failed', end?: ReplyEnd) {
     const r = this.head.request;
     return {
-      id: `resp_${this.head.id}`,
+      id: answerId('responses', this.head.id),
       object: 'response' as const,
       created_at: this.head.createdAt,
       status,
@@ -161,14 +163,10 @@ export class ResponseBuilder {
     if (it === undefined || it.type !== type) {
       out += this.close('completed');
       const id = `${type === 'message' ? 'msg' : 'rs'}_${this.head.id}`;
-      const opened = { type, id, status: 'in_progress', text: '', logprobs: [] } as TextItem;
-      this.start(opened);
-      out += this.added(opened);
-      out += this.event('response.content_part.added', {
-        ...this.at(opened),
-        part: this.part(opened),
-      });
-      it = opened;
+      const opened = { type, id, position: 0, status: 'in_progress', text: '', logprobs: [] };
+      it = this.start(opened as TextItem);
+      out += this.added(it);
+      out += this.event('response.content_part.added', { ...this.at(it), part: this.part(it) });
     }
     it.text += delta;
     if (it.type === 'message') {
@@ -187,7 +185,8 @@ export class ResponseBuilder {
       const n = this.items.length;
       it = this.start({
         type: 'function_call',
-        id: `fc_${this.head.id}_${n}`,
+        id: `fc_${this.head.id}`,
+        position: 0,
         status: 'in_progress',
         index: c.index,
         callId: c.id || `call_${this.head.id}_${n}`,
@@ -199,13 +198,14 @@ export class ResponseBuilder {
     const delta = c.function?.arguments;
     if (it.type !== 'function_call' || !delta) return out;
     it.args += delta;
-    const at = { item_id: it.id, output_index: this.items.indexOf(it) };
+    const at = { item_id: it.id, output_index: it.position };
     return out + this.event('response.function_call_arguments.delta', { ...at, delta });
   }
 
   private start<I extends Item>(it: I): I {
     // Items of one type are told apart by their place in the output.
-    if (it.type !== 'function_call') it.id += `_${this.items.length}`;
+    it.position = this.items.length;
+    it.id += `_${it.position}`;
     this.items.push(it);
     this.open = it;
     return it;
@@ -213,7 +213,7 @@ export class ResponseBuilder {
 
   private added(it: Item): string {
     const item = this.item(it, true);
-    return this.event('response.output_item.added', { output_index: this.items.length - 1, item });
+    return this.event('response.output_item.added', { output_index: it.position, item });
   }
 
   /** The open item's closing events, with the status it ends in. */
@@ -222,7 +222,7 @@ export class ResponseBuilder {
     if (it === undefined) return '';
     this.open = undefined;
     it.status = status;
-    const output_index = this.items.indexOf(it);
+    const output_index = it.position;
     let out = '';
     if (it.type === 'function_call') {
       const at = { item_id: it.id, output_index };
@@ -239,7 +239,7 @@ export class ResponseBuilder {
   }
 
   private at(it: Item) {
-    return { item_id: it.id, output_index: this.items.indexOf(it), content_index: 0 };
+    return { item_id: it.id, output_index: it.position, content_index: 0 };
   }
 
   private part(it: Item & { text: string }) {

@@ -10,30 +10,10 @@
 import { z } from 'zod';
 import { MAX_MESSAGES } from './chat-request.ts';
 import { neutralOnly } from './unsupported-fields.ts';
-import { byForm, expect, isText, listOf, text } from './validation.ts';
+import { byForm, expect, isObject, isText, judgedList, text } from './validation.ts';
 
 /** The most input items a request may carry: its instructions take one chat message more. */
 export const MAX_INPUT_ITEMS = MAX_MESSAGES - 1;
-
-export const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/**
- * A list judged to its first bad element, which its schema names (validation.ts); `quick` passes
- * the commonest forms without zod, which costs several times a plain test of their fields.
- */
-export const judgedList = <T>(
-  element: z.ZodType<T>,
-  expectation: string,
-  min = 0,
-  quick: (v: unknown) => boolean = () => false,
-) =>
-  listOf(
-    (v: unknown): v is T => quick(v) || element.safeParse(v).success,
-    element,
-    expectation,
-    min,
-  );
 
 const TEXT_PARTS = ['input_text', 'output_text', 'refusal'] as const;
 const PART = `a text part (${TEXT_PARTS.join(', ')}); images, files and audio are not modelled`;

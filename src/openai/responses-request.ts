@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import { describeValue, invalidRequest } from './errors.ts';
-import { MAX_INPUT_ITEMS, chatMessages, input, isObject, judgedList } from './response-items.ts';
+import { MAX_INPUT_ITEMS, chatMessages, input } from './response-items.ts';
 import type { ChatCompletionRequest } from './chat-request.ts';
 import { commonFields, maxTokens, promptCacheKey, unitNumber } from './request-fields.ts';
 import { neutralOnly } from './unsupported-fields.ts';
@@ -23,6 +23,8 @@ import {
   byForm,
   expect,
   flag,
+  isObject,
+  judgedList,
   listOf,
   parseWith,
   refusal,

@@ -25,6 +25,20 @@ export function usage(promptTokens: number, completionTokens: number): Usage {
   };
 }
 
+/** The APIs a Goodput server answers: chat and text completions, and the Responses API. */
+export type AnswerApi = 'chat' | 'completion' | 'responses';
+
+const ANSWER_ID_PREFIX: Readonly<Record<AnswerApi, string>> = {
+  chat: 'chatcmpl-',
+  completion: 'cmpl-',
+  responses: 'resp_',
+};
+
+/** The id of the answer to request `requestId`, prefixed as OpenAI's APIs prefix it. */
+export function answerId(api: AnswerApi, requestId: string): string {
+  return ANSWER_ID_PREFIX[api] + requestId;
+}
+
 export interface ResponseHead {
   readonly id: string;
   /** Unix seconds. */

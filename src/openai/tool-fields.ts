@@ -7,7 +7,7 @@
  * (filler-tool-call.ts).
  */
 import { z } from 'zod';
-import { byForm, expect, flag, listOf, text } from './validation.ts';
+import { byForm, expect, flag, isObject, judgedList, text } from './validation.ts';
 
 const functionDefinition = z.strictObject(
   {
@@ -39,18 +39,7 @@ const CHOICE_FORMS = {
 };
 const CHOICE = `one of ${TOOL_CHOICES.join(', ')}, or {"type": "function", "function": {"name": …}}`;
 const choiceForm = (v: unknown) =>
-  typeof v === 'string'
-    ? CHOICE_FORMS.word
-    : typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? CHOICE_FORMS.named
-      : undefined;
-
-/**
- * A list of `element`s judged as `listOf` judges one: the first bad element named, not each (a
- * body of 350,000 bad tools cost zod's own array 1.2 s of the event loop to refuse).
- */
-const judgedList = <T>(element: z.ZodType<T>, expectation: string) =>
-  listOf((v: unknown): v is T => element.safeParse(v).success, element, expectation);
+  typeof v === 'string' ? CHOICE_FORMS.word : isObject(v) ? CHOICE_FORMS.named : undefined;
 
 /** The request fields of tool calling. */
 export const toolFields = {

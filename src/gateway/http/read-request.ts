@@ -49,7 +49,8 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
     if (chat.prompt_cache_key != null) {
       // The gateway's to read: a vLLM would log each request's as a field it ignored.
       const { prompt_cache_key: key, ...rest } = chat;
-      [cacheKey, parsed] = [key, rest];
+      cacheKey = key;
+      parsed = rest;
     }
   } else {
     parsed = parseCompletionRequest(json);

@@ -15,6 +15,7 @@ import type { LlmRequest } from '../../core/request/request.ts';
 import type { TimerHandle } from '../../core/ports/timers.ts';
 import {
   OpenAiError,
+  answerId,
   includeUsage,
   ResponseBuilder,
   type ResponsesRequest,
@@ -23,7 +24,6 @@ import {
 } from '../../openai/index.ts';
 import {
   isUpstreamError,
-  responseId,
   upstreamKind,
   type Endpoint,
   type StreamEnd,
@@ -165,7 +165,7 @@ export async function admitAndServe(
       const extra: Record<string, string> = { 'x-goodput-request-id': id };
       if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
       const head = {
-        id: responseId(endpoint, ticket.req.id),
+        id: answerId(endpoint, ticket.req.id),
         created: Math.floor(deps.epochMs() / 1000),
         model: parsed.model,
       };

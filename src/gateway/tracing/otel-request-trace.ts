@@ -34,7 +34,8 @@ import type { DecisionResult } from '../../core/observe/decision-record.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
 import type { Ms } from '../../core/request/units.ts';
-import { responseId, type Backend, type Endpoint, type StreamEnd } from '../backend.ts';
+import type { Backend, Endpoint, StreamEnd } from '../backend.ts';
+import { answerId } from '../../openai/index.ts';
 import * as A from './gen-ai.ts';
 import type { AttemptOutcome, AttemptTrace, HeaderReader, RequestTrace } from './request-trace.ts';
 import {
@@ -210,7 +211,7 @@ export class OtelRequestTrace implements RequestTrace {
   }
 
   private responseId(req: LlmRequest): string {
-    return responseId(this.kind, req.id);
+    return answerId(this.kind, req.id);
   }
 
   private child(name: string, kind: SpanKind, atMs: Ms): Span {
