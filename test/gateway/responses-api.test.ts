@@ -3,9 +3,10 @@
 // Responses API's items, streamed as its events (which the client's own accumulator checks) or
 // whole; an agent's next turn, its last output carried back as input, goes upstream as the chat
 // history it is; its conversation id (prompt_cache_key) keeps it on one backend; the simulated
-// fleet serves it end to end; a crash mid-stream, or a SIGTERM past the drain time, ends it with
-// response.failed naming why; what needs a stored response or a built-in tool is a 400 naming the
-// field, counted and recorded like any refusal.
+// fleet serves it end to end; a burst past capacity is served or refused with a retry time; a
+// crash mid-stream, or a SIGTERM past the drain time, ends it with response.failed naming why;
+// what needs a stored response or a built-in tool is a 400 naming the field, counted and
+// recorded like any refusal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -434,4 +435,56 @@ test('SIGTERM past the drain time cuts a Responses stream with response.failed, 
     assert.equal(last.response.error?.code, 'shutting_down');
   }
   assert.deepEqual(await fleet.proc.exited, { code: 0, signal: null }, fleet.proc.output());
+});
+
+test('a burst of 300 Responses streams: each completed or refused with a retry time, every one counted', async () => {
+  // Four sequences at a time, a second each: most of the burst cannot start within its TTFT.
+  const small = { maxNumSeqs: 4 };
+  const front = await gateway(
+    await engines(1, { profile: 'const:step_ms=20', ...small }),
+    'goodput',
+    {
+      engine: small,
+    },
+  );
+  const BURST = 300;
+  const answers = await Promise.all(
+    Array.from({ length: BURST }, () =>
+      fetch(`${front.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: MODEL,
+          input: 'hi',
+          max_output_tokens: 50,
+          ignore_eos: true,
+          stream: true,
+        }),
+      }).then(async (r) => ({
+        status: r.status,
+        retry: r.headers.get('retry-after'),
+        body: await r.text(),
+      })),
+    ),
+  );
+  let served = 0;
+  for (const a of answers) {
+    if (a.status === 200) {
+      served++;
+      assert.match(
+        a.body,
+        /event: response\.(completed|incomplete)\n[^\n]+\n\n$/,
+        'ran to its end',
+      );
+    } else {
+      assert.ok([429, 503].includes(a.status), `${a.status} ${a.body.slice(0, 200)}`);
+      assert.ok(a.retry !== null, 'a retry time');
+      assert.ok((JSON.parse(a.body) as { error?: unknown }).error, 'an OpenAI error');
+    }
+  }
+  assert.ok(served > 0 && served < BURST, `some served, the rest refused: ${served}`);
+  assert.equal(
+    await metricValue(front.url, 'goodput_api_requests_total', { endpoint: 'responses' }),
+    BURST,
+  );
 });
