@@ -116,6 +116,18 @@ export function serveCommand(): Command {
       1,
     )
     .option(
+      '--responses-ttl <seconds>',
+      "how long the Responses API's responses are kept for their next turn (previous_response_id) and for lookup (GET /v1/responses/{id}): in --redis, shared by every replica, else in memory; 0: none kept",
+      nonNegativeNumber('--responses-ttl'),
+      86_400,
+    )
+    .option(
+      '--responses-memory <MiB>',
+      'the most kept responses held in memory (without --redis, or while it is unreachable), the oldest forgotten first',
+      positiveNumber('--responses-memory'),
+      256,
+    )
+    .option(
       '--learned-state <file|redis>',
       'keep what the gateway learns (output lengths) across restarts, in this file or (redis) in the --redis server, shared by every replica: restored at start, saved every --learned-state-interval and at shutdown; default: none, every start is cold',
     )
@@ -231,6 +243,10 @@ export function serveCommand(): Command {
         log,
         autoscale,
         tracer: serveTracer(o, log),
+        keptResponses: {
+          ttlMs: (o.responsesTtl as number) * 1000,
+          capacityBytes: (o.responsesMemory as number) * 1024 * 1024,
+        },
         learnedState:
           o.learnedState === undefined
             ? undefined

@@ -14,6 +14,7 @@ import {
   asChatRequest,
   parseResponsesRequest,
   fillerAnswerableResponse,
+  statelessOnly,
   type ResponsesRequest,
 } from '../openai/responses-request.ts';
 import type { ChunkHead } from '../openai/chunks.ts';
@@ -86,6 +87,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
 export async function responsesRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const responses = parseResponsesRequest(await jsonBody(c));
   fillerAnswerableResponse(responses, 'the simulated engine');
+  statelessOnly(responses, 'the simulated engine');
   return runChat(c, deps, asChatRequest(responses), responses);
 }
 

@@ -306,4 +306,9 @@ test('the Responses API, streamed on both paths and whole: the chat it is, as it
     client.responses.create({ model: MODEL, input, text: { format: { type: 'json_object' } } }),
     /400 text\.format: not supported by the simulated engine/,
   );
+  // An engine keeps no responses, as vLLM without its store: the next turn comes whole.
+  await assert.rejects(
+    client.responses.create({ model: MODEL, input, previous_response_id: whole.id }),
+    /400 previous_response_id: not supported: the simulated engine stores no responses; send the whole conversation in input/,
+  );
 });

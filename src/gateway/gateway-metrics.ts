@@ -9,6 +9,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { ArrayHistogram } from './array-histogram.ts';
 import { SloMetrics } from './slo-metrics.ts';
+import { StateMetrics } from './state-metrics.ts';
 
 /** The labels of a request's latency series. */
 export type RequestLabel = 'class' | 'model_name';
@@ -274,11 +275,6 @@ export class GatewayMetrics {
     labelNames: ['backend', 'to'],
     registers: [this.registry],
   });
-  readonly sharedStoreUp = new Gauge({
-    name: 'goodput_shared_store_up',
-    help: '1 while the shared state store (Redis, or memory) answers, else 0.',
-    registers: [this.registry],
-  });
   readonly sharedRefusals = new Counter({
     name: 'goodput_shared_refusals_total',
     help: 'Requests refused at the shared state (quotas, retry budget, idempotency, store down), by reason, class and tenant.',
@@ -303,17 +299,6 @@ export class GatewayMetrics {
     labelNames: ['path', 'status'],
     registers: [this.registry],
   });
-  readonly learnedStateSaves = new Counter({
-    name: 'goodput_learned_state_saves_total',
-    help: 'Saves of what the gateway learned (--learned-state), by result (ok, error).',
-    labelNames: ['result'],
-    registers: [this.registry],
-  });
-  readonly learnedStateRestored = new Gauge({
-    name: 'goodput_learned_state_restored',
-    help: '1 when this gateway started from saved learned state (--learned-state), 0 when cold.',
-    registers: [this.registry],
-  });
   readonly draining = new Gauge({
     name: 'goodput_draining',
     help: '1 while the gateway drains before it exits (refusing new requests), else 0.',
@@ -327,6 +312,8 @@ export class GatewayMetrics {
   });
   /** The policy's SLOs: `goodput_slo_…` (slo-metrics.ts). */
   readonly slo = new SloMetrics(this.registry);
+  /** The shared store's, the learned state's and the kept responses'. */
+  readonly state = new StateMetrics(this.registry);
 
   /** `models`: the names clients may ask for (the served model and its adapters). */
   constructor(tenants: Iterable<string>, models: Iterable<string> = []) {

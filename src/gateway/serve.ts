@@ -37,6 +37,7 @@ import { heldAnswersWritten } from './http/answer.ts';
 import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { openSharedStore } from './shared/open-store.ts';
+import { RESPONSE_TTL_MS } from './shared/shared-store.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
 import { InFlight } from './http/in-flight.ts';
@@ -90,6 +91,11 @@ export interface ServeOptions {
    * requests, saved every `intervalMs` and at shutdown; absent: every start is cold.
    */
   readonly learnedState?: { readonly store: LearnedStateStore; readonly intervalMs: Ms };
+  /**
+   * How long the Responses API's responses are kept for their next turn, 0 for none (default:
+   * a day), and the most bytes of them one process holds in memory (default: 256 MiB).
+   */
+  readonly keptResponses?: { readonly ttlMs: Ms; readonly capacityBytes?: number };
 }
 
 export interface SharedStateSettings {
@@ -161,8 +167,9 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   // The base model, and the LoRA adapters its backends serve (vLLM lists them as models).
   const servedModels = [o.servedModelName, ...(o.engine.loraModules ?? [])];
   const metrics = new GatewayMetrics(o.policy.tenants.named.keys(), servedModels);
-  metrics.sharedStoreUp.set(1);
+  metrics.state.storeUp.set(1);
   const shared = o.shared;
+  const keptTtlMs = o.keptResponses?.ttlMs ?? RESPONSE_TTL_MS;
   const store = await openSharedStore({
     redisUrl: shared?.redisUrl,
     failure: shared?.failure,
@@ -170,8 +177,10 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     clock,
     timers,
     newId: () => randomId(),
+    responseTtlMs: keptTtlMs,
+    responseCapacityBytes: o.keptResponses?.capacityBytes,
     onChange: (up, cause) => {
-      metrics.sharedStoreUp.set(up ? 1 : 0);
+      metrics.state.storeUp.set(up ? 1 : 0);
       if (shared !== undefined) storeTransition(log, up, shared, cause);
     },
   });
@@ -217,8 +226,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
           timers,
           epochMs,
           log,
-          onSave: (ok) => metrics.learnedStateSaves.inc({ result: ok ? 'ok' : 'error' }),
-          onRestored: () => metrics.learnedStateRestored.set(1),
+          onSave: (ok) => metrics.state.learnedSaves.inc({ result: ok ? 'ok' : 'error' }),
+          onRestored: () => metrics.state.learnedRestored.set(1),
         });
   await learned?.restore();
   learned?.start();
@@ -266,6 +275,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     shedding: () => shedder.shedding || (intake !== undefined && intake.lateMs > lineMs),
     tracer,
     fillerReplies: o.backendUrls.length === 0,
+    keepResponses: keptTtlMs > 0,
     // vLLM's /tokenize and /detokenize, outside admission, to the server backends in turn.
     forward:
       o.backendUrls.length === 0

@@ -60,13 +60,20 @@ export {
   parseChatCompletionRequest,
 } from './chat-request.ts';
 export { TOOL_CHOICES, type ChatTool, type ToolCall } from './tool-fields.ts';
-export { INPUT_ROLES, MAX_INPUT_ITEMS } from './response-items.ts';
+export {
+  INPUT_ROLES,
+  MAX_INPUT_ITEMS,
+  conversationItems,
+  listedItem,
+  type InputItem,
+} from './response-items.ts';
 export {
   type ResponsesRequest,
   asChatRequest,
   parseResponsesRequest,
   responsesRequestSchema,
   fillerAnswerableResponse,
+  statelessOnly,
 } from './responses-request.ts';
 export {
   type ReplyEnd,

@@ -66,6 +66,8 @@ export class ResponseBuilder {
   private open: Item | undefined;
   private seq = 0;
   private reasoningTokens = 0;
+  /** The final response, once `finish` or `fail` has made it. */
+  private final: object | undefined;
 
   constructor(head: ResponsesHead, streaming: boolean) {
     this.head = head;
@@ -107,13 +109,20 @@ export class ResponseBuilder {
     events += this.close(cut ? 'incomplete' : 'completed');
     const response = { ...this.response(cut ? 'incomplete' : 'completed', end), ...extra };
     events += this.event(cut ? 'response.incomplete' : 'response.completed', { response });
+    this.final = response;
     return { events, response };
   }
 
   /** The stream's end when the reply failed midway: what it had, and why it failed. */
   fail(code: string, message: string): string {
     const response = { ...this.response('failed'), error: { code, message } };
+    this.final = response;
     return this.event('response.failed', { response });
+  }
+
+  /** The response as it ended (completed, incomplete or failed); undefined until it has. */
+  get ended(): object | undefined {
+    return this.final;
   }
 
   /** The response as it stands: `usage` once the reply has ended. */
@@ -133,7 +142,7 @@ export class ResponseBuilder {
       model: this.head.model,
       output: status === 'in_progress' ? [] : this.items.map((it) => this.item(it)),
       parallel_tool_calls: r.parallel_tool_calls ?? true,
-      previous_response_id: null,
+      previous_response_id: r.previous_response_id ?? null,
       reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null },
       temperature: r.temperature ?? null,
       text: { format: r.text?.format ?? { type: 'text' } },

@@ -169,3 +169,44 @@ function chatContent(c: string | ContentPart[]): string | { type: 'text'; text: 
   if (typeof c === 'string') return c;
   return c.map((p) => ({ type: 'text', text: p.type === 'refusal' ? p.refusal : p.text }));
 }
+
+/** The prefix of an input item's id, by its type, as OpenAI's ids read. */
+const ID_PREFIX = {
+  message: 'msg',
+  function_call: 'fc',
+  function_call_output: 'fco',
+  reasoning: 'rs',
+};
+
+/**
+ * A conversation's items as a stored response keeps them: a string is the user's message, and
+ * each item has its type and an id — its own, or `<prefix>_<id>_in<n>`. Their content is as it
+ * came, so the next turn's prompt renders its history as this turn's did.
+ */
+export function conversationItems(
+  conversation: string | readonly InputItem[],
+  id: string,
+): InputItem[] {
+  const items =
+    typeof conversation === 'string'
+      ? [{ role: 'user' as const, content: conversation }]
+      : conversation;
+  return items.map((item, n) => {
+    const type = item.type ?? 'message';
+    return { ...item, type, id: item.id ?? `${ID_PREFIX[type]}_${id}_in${n}` } as InputItem;
+  });
+}
+
+/**
+ * An item as `GET /v1/responses/{id}/input_items` lists it: a message's text as its one text
+ * part (the user's input text, an assistant's output text).
+ */
+export function listedItem(item: InputItem): InputItem {
+  if (!('role' in item) || typeof item.content !== 'string') return item;
+  const text = item.content;
+  const part =
+    item.role === 'assistant'
+      ? { type: 'output_text' as const, text, annotations: [] }
+      : { type: 'input_text' as const, text };
+  return { ...item, content: [part] } as InputItem;
+}

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseChatCompletionRequest } from './chat-request.ts';
-import { MAX_INPUT_ITEMS } from './response-items.ts';
-import { asChatRequest, parseResponsesRequest } from './responses-request.ts';
+import { MAX_INPUT_ITEMS, chatMessages, conversationItems, listedItem } from './response-items.ts';
+import { asChatRequest, parseResponsesRequest, statelessOnly } from './responses-request.ts';
 
 /** The chat request as it goes upstream (as JSON), which chat's own schema takes as it is. */
 function chat(body: Record<string, unknown>): Record<string, unknown> {
@@ -196,7 +196,8 @@ test('a bad field is a 400 naming it, with its value', () => {
   );
   refused({ text: { format: { type: 'json_schema', schema: {} } } }, /^text\.format\.name: /);
   refused({ truncation: 'auto' }, /^truncation: not supported by this server/);
-  refused({ conversation: 'conv_1' }, /^conversation: not supported: no response is stored here/);
+  refused({ conversation: 'conv_1' }, /^conversation: not supported: conversations are not stored/);
+  refused({ previous_response_id: '' }, /^previous_response_id: expected a response id, got ""$/);
   refused({ max_output_tokens: 0 }, /^max_output_tokens: expected an integer in \[1, /);
   refused({ stream_options: {} }, /^stream_options: unknown field$/);
 });
@@ -209,4 +210,44 @@ test('a long input is refused before it is judged, and bad items are judged to t
     () => parseResponsesRequest({ model: 'm', input: bad }),
     (e: Error) => /^input\[0\]\.content: [^;]*$/.test(e.message),
   );
+});
+
+test("a conversation's items as a stored response keeps them: typed, with ids, read by chat as they came", () => {
+  const items = [
+    { role: 'user', content: 'Weather in Oslo?' },
+    { type: 'message', role: 'assistant', content: 'Checking.', id: 'msg_mine' },
+    { type: 'function_call', call_id: 'c1', name: 'get_weather', arguments: '{}' },
+    { type: 'function_call_output', call_id: 'c1', output: 'rain' },
+  ];
+  const input = parseResponsesRequest({ model: 'm', input: items }).input;
+  const kept = conversationItems(input, 'r1');
+  assert.deepEqual(kept, [
+    { type: 'message', id: 'msg_r1_in0', role: 'user', content: 'Weather in Oslo?' },
+    { type: 'message', id: 'msg_mine', role: 'assistant', content: 'Checking.' },
+    { type: 'function_call', id: 'fc_r1_in2', call_id: 'c1', name: 'get_weather', arguments: '{}' },
+    { type: 'function_call_output', id: 'fco_r1_in3', call_id: 'c1', output: 'rain' },
+  ]);
+  assert.deepEqual(
+    chatMessages(null, kept),
+    chatMessages(null, input),
+    'chat reads them as they came',
+  );
+  assert.deepEqual(conversationItems('hi', 'r2'), [
+    { type: 'message', id: 'msg_r2_in0', role: 'user', content: 'hi' },
+  ]);
+  // Listed, a message's text is its one part.
+  assert.deepEqual(kept.map(listedItem).slice(0, 2), [
+    { ...kept[0], content: [{ type: 'input_text', text: 'Weather in Oslo?' }] },
+    { ...kept[1], content: [{ type: 'output_text', text: 'Checking.', annotations: [] }] },
+  ]);
+  assert.equal(listedItem(kept[2]), kept[2]);
+});
+
+test('a server without a store refuses a request that follows a stored response, by name', () => {
+  const follows = parseResponsesRequest({ model: 'm', input: 'x', previous_response_id: 'resp_1' });
+  assert.throws(
+    () => statelessOnly(follows, 'this server'),
+    /^OpenAiError: previous_response_id: not supported: this server stores no responses; send the whole conversation in input, got "resp_1"$/,
+  );
+  statelessOnly(parseResponsesRequest({ model: 'm', input: 'x' }), 'this server');
 });

@@ -1,16 +1,17 @@
 /**
  * `POST /v1/responses` request body: OpenAI's Responses API, which agent SDKs now default to,
- * taken as vLLM takes it without a store of responses. The conversation comes whole in `input`
- * (a string, or items: messages, the function calls a reply made and their outputs, a reasoning
- * model's thinking), with `instructions` as its system message, and the vLLM fields its own
- * Responses server takes beside OpenAI's, with chat's rules. Main rule: it is served as the
+ * and the vLLM fields its own Responses server takes beside OpenAI's, with chat's rules. The
+ * conversation comes in `input` (a string, or items: messages, the function calls a reply made
+ * and their outputs, a reasoning model's thinking), with `instructions` as its system message:
+ * whole, or only what is new beside `previous_response_id`, the stored response it follows
+ * (which a server without a store refuses: `statelessOnly`). Main rule: it is served as the
  * chat completion it is (`asChatRequest`), which vLLM's own Responses server renders through the
  * same chat template, so admission, routing, metering and every backend see one kind of request.
  * A reasoning effort goes to the chat template, log probabilities asked with `include` are
  * asked as chat asks them, and `prompt_cache_key`, the conversation's id, is the gateway's
- * session. What needs a stored response (`previous_response_id`, `conversation`,
- * `background`), a built-in tool (web search, file search, MCP) or a part that is not text is a
- * 400 naming the field, never silently dropped. A reasoning item carried back is not rendered,
+ * session. What needs a stored conversation or a response run apart from its request
+ * (`conversation`, `background`), a built-in tool (web search, file search, MCP) or a part that
+ * is not text is a 400 naming the field, never silently dropped. A reasoning item carried back is not rendered,
  * as chat templates drop past turns' thinking.
  */
 import { z } from 'zod';
@@ -88,14 +89,8 @@ const format = z
     }
   });
 
-/** A field that names a stored response or conversation, none of which is kept here. */
-const unstored = () =>
-  z
-    .custom<never>(
-      () => false,
-      refusal('not supported: no response is stored here; send the whole conversation in input'),
-    )
-    .nullish();
+/** What a server without a store of responses says to a field that names one. */
+const STATELESS = 'send the whole conversation in input';
 
 /** Reasoning efforts, as vLLM's Responses server takes them. */
 export const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
@@ -148,7 +143,7 @@ export const responsesRequestSchema = z
           expect('an object ({"format": {…}})'),
         )
         .nullish(),
-      /** Asks for the response to be kept for later: nothing is, as in vLLM without its store. */
+      /** Keep the response for its next turn and for lookup (absent: kept, as OpenAI's are). */
       store: flag(),
       metadata: z.record(z.string(), text('a string'), expect('an object of strings')).nullish(),
       user: text('a string').nullish(),
@@ -175,8 +170,13 @@ export const responsesRequestSchema = z
       // vLLM's own, as its Responses server takes them, each with chat's rules.
       ...VLLM_EXTRAS,
       // What needs a stored response, a built-in tool or a model's knobs no backend here takes.
-      previous_response_id: unstored(),
-      conversation: unstored(),
+      previous_response_id: text('a response id').min(1).nullish(),
+      conversation: z
+        .custom<never>(
+          () => false,
+          refusal(`not supported: conversations are not stored here; ${STATELESS}`),
+        )
+        .nullish(),
       background: neutralOnly([false]),
       prompt: neutralOnly([]),
       max_tool_calls: neutralOnly([]),
@@ -241,6 +241,18 @@ export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   refuseLongList(body, 'input', MAX_INPUT_ITEMS, 'items');
   return parseWith(responsesRequestSchema, body);
+}
+
+/**
+ * For a server that keeps no responses (the engine; a gateway told to keep none): a request
+ * that follows a stored one refused, naming the field.
+ */
+export function statelessOnly(r: ResponsesRequest, server: string): void {
+  if (r.previous_response_id == null) return;
+  throw invalidRequest(
+    `previous_response_id: not supported: ${server} stores no responses; ${STATELESS}, got ${describeValue(r.previous_response_id)}`,
+    'previous_response_id',
+  );
 }
 
 /**

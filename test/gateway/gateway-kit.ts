@@ -89,6 +89,8 @@ export async function gateway(
     autoscale?: ServeOptions['autoscale'];
     /** Where request traces go (default: nowhere). */
     tracer?: ServeOptions['tracer'];
+    /** How long Responses API responses are kept (default: a day). */
+    keptResponses?: ServeOptions['keptResponses'];
   } = {},
 ): Promise<GatewayUnderTest> {
   const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
@@ -108,6 +110,7 @@ export async function gateway(
     shedLagMs: extra.shedLagMs ?? 0,
     autoscale: extra.autoscale,
     tracer: extra.tracer,
+    keptResponses: extra.keptResponses,
   });
   onTeardown(() => g.close());
   await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);

@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { RedisStore, type RedisStoreOptions } from '../../src/gateway/shared/redis-store.ts';
-import { sharedStoreConformance } from '../../src/gateway/shared/store-conformance.ts';
+import {
+  responseStoreConformance,
+  sharedStoreConformance,
+} from '../../src/gateway/shared/store-conformance.ts';
 import type { TenantAsk } from '../../src/gateway/shared/shared-store.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
@@ -32,6 +35,7 @@ async function open(extra: Partial<RedisStoreOptions> = {}): Promise<RedisStore>
 
 const shared = await open();
 sharedStoreConformance('redis', () => shared);
+responseStoreConformance('redis', () => shared);
 
 const ask = (over: Partial<TenantAsk>): TenantAsk => ({
   tenant: 'acme',
@@ -48,10 +52,12 @@ test('every key is namespaced goodput: and has a TTL', async () => {
   const v = await s.admit(ask({ tenant: 'ttl' }));
   const c = await s.claim('ttl', 'k', 'fp');
   if (c.kind === 'claimed') await c.hold.complete({ status: 200, body: '{}', headers: {} });
+  await s.saveResponse('ttl', 'resp_1', '{}');
   const raw = createClient({ url: redis.url });
   await raw.connect();
   const keys = await raw.keys('*');
-  assert.ok(keys.length >= 4, keys.join());
+  assert.ok(keys.length >= 5, keys.join());
+  assert.ok(keys.includes('goodput:{ttl}:resp:resp_1'), keys.join());
   for (const key of keys) {
     assert.match(key, /^goodput:/);
     assert.ok((await raw.pTTL(key)) > 0, `${key} has a TTL`);
@@ -104,5 +110,6 @@ test('no server: calls reject, nothing crashes', async () => {
   await assert.rejects(s.ping());
   await assert.rejects(s.admit(ask({})));
   await assert.rejects(s.claim('acme', 'k', 'fp'));
+  await assert.rejects(s.loadResponse('acme', 'resp_1'));
   await until(() => errors.length > 0);
 });

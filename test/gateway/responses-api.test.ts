@@ -5,7 +5,7 @@
 // history it is; its conversation id (prompt_cache_key) keeps it on one backend; the simulated
 // fleet serves it end to end; a burst past capacity is served or refused with a retry time; a
 // crash mid-stream, or a SIGTERM past the drain time, ends it with response.failed naming why;
-// what needs a stored response or a built-in tool is a 400 naming the field, counted and
+// what needs a stored conversation or a built-in tool is a 400 naming the field, counted and
 // recorded like any refusal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -247,13 +247,14 @@ test("a vLLM's log probabilities, asked with include, go beside each delta and o
   assert.deepEqual([sent.logprobs, sent.top_logprobs], [true, 1], 'asked upstream as chat asks');
 });
 
-test('what needs a stored response, a built-in tool or a picture is a 400 naming the field, counted', async () => {
+test('what needs a stored conversation, a built-in tool or a picture is a 400 naming the field, counted', async () => {
   const front = await gateway([await fakeVllm()]);
   const refused: [Record<string, unknown>, RegExp][] = [
     [
       { previous_response_id: 'resp_1' },
-      /^previous_response_id: not supported: no response is stored here/,
+      /^previous_response_id: no response "resp_1" is stored for this tenant/,
     ],
+    [{ conversation: 'conv_1' }, /^conversation: not supported: conversations are not stored/],
     [
       { tools: [{ type: 'web_search' }] },
       /^tools\[0\]\.type: expected "function" \(built-in tools are not served\), got "web_search"$/,
@@ -384,7 +385,7 @@ test("a coding agent's turn (Codex's fields) is served, its conversation id keep
   assert.equal('prompt_cache_key' in (chat?.bodies.at(-1) as object), false);
 });
 
-test('a backend crash mid-stream ends the Responses stream with response.failed naming it', async () => {
+test('a backend crash mid-stream ends the Responses stream with response.failed naming it, kept as failed', async () => {
   const front = await gateway(await engines(1, { faults: { crashRate: 1 } }));
   const stream = await front.client.responses.create({
     model: MODEL,
@@ -409,6 +410,14 @@ test('a backend crash mid-stream ends the Responses stream with response.failed 
     });
   }
   assert.equal(types.includes('response.completed'), false);
+  if (last?.type !== 'response.failed') return;
+  // Kept as it ended, and not continued.
+  const kept = await front.client.responses.retrieve(last.response.id);
+  assert.deepEqual([kept.status, kept.error?.code], ['failed', 'upstream_error']);
+  await assert.rejects(
+    front.client.responses.create({ model: MODEL, input: 'x', previous_response_id: kept.id }),
+    /400 previous_response_id: response ".*" failed; continue from the turn before it/,
+  );
 });
 
 test('SIGTERM past the drain time cuts a Responses stream with response.failed, then exit 0', async () => {

@@ -3,14 +3,15 @@
  * with `app.request`): the OpenAI endpoints, `/v1/models` (behind the API key when keys are
  * configured, as OpenAI's is), `/metrics` (Prometheus text), `/healthz` (the process answers),
  * `/readyz` (a backend is usable and the gateway is not draining), `/health` (the same answer
- * at vLLM's probe path, so a deployment that probed vLLM probes the gateway unchanged), and the
- * admin lookup of a decision record by request id, behind the admin token. Every error is
- * OpenAI's shape; a known path asked with the wrong method is a 405 naming the methods it takes
- * (`Allow`). Nothing a client sends is an error of the gateway's: only a bug is a 500, and it is
- * logged.
+ * at vLLM's probe path, so a deployment that probed vLLM probes the gateway unchanged), the
+ * Responses API's stored responses (responses-routes.ts), and the admin lookup of a decision
+ * record by request id, behind the admin token. Every error is OpenAI's shape; a known path asked
+ * with the wrong method is a 405 naming the methods it takes (`Allow`). Nothing a client sends is
+ * an error of the gateway's: only a bug is a 500, and it is logged.
  */
 import { Hono, type Context } from 'hono';
 import { serverRoutes, type Forward } from './server-routes.ts';
+import { KEPT_ROUTES, responsesRoutes } from './responses-routes.ts';
 import { bodyLimit } from 'hono/body-limit';
 import type { HttpBindings } from '@hono/node-server';
 import {
@@ -202,6 +203,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       return scaling(c);
     },
   );
+  responsesRoutes(app, { ...deps, tenants: deps.policy.tenants, refused });
   serverRoutes(app, {
     forward: deps.forward,
     bodyLimitBytes: deps.bodyLimitBytes,
@@ -226,7 +228,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     });
   });
   app.notFound((c) => {
-    const allowed = ROUTES[c.req.path];
+    const path = c.req.path;
+    const allowed = ROUTES[path] ?? KEPT_ROUTES.find(([pattern]) => pattern.test(path))?.[1];
     if (allowed === undefined) {
       return refused(routeNotFound(c.req.method, c.req.path), 'not_found');
     }

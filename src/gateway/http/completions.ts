@@ -40,6 +40,7 @@ import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe } from './serve-admitted.ts';
 import { promptView } from './prompt-view.ts';
 import { readRequest, type ReadRequest } from './read-request.ts';
+import { continued, keeper } from './kept-responses.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -65,6 +66,8 @@ export interface CompletionsDeps {
    * Servers answer them (or refuse them when not started for them) themselves.
    */
   readonly fillerReplies: boolean;
+  /** Whether Responses API responses are kept for their next turn (kept-responses.ts). */
+  readonly keepResponses: boolean;
 }
 
 /** The completion endpoints, by path. */
@@ -136,7 +139,7 @@ async function complete(
         deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs) ??
         (deps.inFlight.draining
           ? undefined
-          : deps.gateway.refusedForQueue(cls, tenant, promptTokensAtMost(inbound)));
+          : deps.gateway.refusedForQueue(cls, tenant, promptTokensAtMost(kind, inbound, deps)));
       if (refusal !== undefined) {
         const req = unreadRequest(id, nowMs, tenant, cls, deadlineMs);
         return refusedUnread(inbound, req, refusal, deps);
@@ -156,7 +159,8 @@ async function complete(
       const req = unreadRequest(id, deps.nowMs(), tenant, cls, deadlineMs);
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
     }
-    const read = readRequest(kind, bodyText, deps);
+    // A Responses request that follows a stored response is the whole conversation so far.
+    const read = await continued(readRequest(kind, bodyText, deps), id, tenant, deps);
     const { parsed, responses } = read;
     const req = request(
       id,
@@ -172,6 +176,7 @@ async function complete(
     const refused = (rejection: Rejection, shared: boolean) =>
       named(refusalOf(deps.gateway.refuse(req, rejection, { shared, unread: false })), id);
     if (deps.inFlight.draining) return refused(SHUTTING_DOWN, false);
+    if (read.refusal !== undefined) return refused(read.refusal, true);
     trace.admitting(deps.nowMs());
     // An unknown tenant holds no shared state: the pipeline's contract gate turns it away.
     const door =
@@ -201,6 +206,7 @@ async function complete(
         },
         trace,
         responses,
+        keepResponse: keeper(read, req, deps),
       });
       streaming = served.streaming;
       return served.response;
@@ -258,9 +264,11 @@ function refusedUnread(
  * The most prompt tokens a body of the declared length can carry, by the estimate the gateway
  * sizes prompts with (../../openai/prompt-tokens.ts): a text token is 4 characters, a token id
  * at least 2 bytes (`1,`), a message's 4 tokens of template overhead far more than 4 bytes of
- * JSON — so no more tokens than bytes. Unknown (a chunked upload): any number.
+ * JSON — so no more tokens than bytes. Unknown (a chunked upload, or a Responses request, which
+ * may follow a stored conversation of any length): any number.
  */
-function promptTokensAtMost(inbound: Inbound): number {
+function promptTokensAtMost(kind: Endpoint, inbound: Inbound, deps: CompletionsDeps): number {
+  if (kind === 'responses' && deps.keepResponses) return Infinity;
   const declared = inbound.header('content-length');
   const bytes = declared === null ? NaN : Number(declared);
   return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : Infinity;
@@ -285,7 +293,7 @@ const SHED: Rejection = {
 };
 
 /** The tenant a request speaks for: its key's, or `default` when the policy needs none. */
-function authenticate(inbound: Inbound, keys: ApiKeys): string {
+export function authenticate(inbound: Inbound, keys: ApiKeys): string {
   if (!keys.required) return 'default';
   const key = bearerToken(inbound.header('authorization'));
   const tenant = key === undefined ? undefined : keys.tenantOf(key);

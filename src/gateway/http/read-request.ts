@@ -16,8 +16,10 @@ import {
   asChatRequest,
   parseResponsesRequest,
   fillerAnswerableResponse,
+  type InputItem,
   type ResponsesRequest,
 } from '../../openai/index.ts';
+import type { Rejection } from '../../core/request/decision.ts';
 import type { Endpoint } from '../backend.ts';
 import type { CompletionsDeps } from './completions.ts';
 import type { Parsed } from './serve-admitted.ts';
@@ -28,6 +30,13 @@ export interface ReadRequest {
   readonly responses?: ResponsesRequest;
   /** Its `prompt_cache_key`: the conversation it belongs to, which no backend reads. */
   readonly cacheKey?: string;
+  /**
+   * The earlier turns of the stored response a Responses request follows, and that response's
+   * output, as items with ids (kept-responses.ts): `parsed` has them before its own input.
+   */
+  readonly history?: readonly InputItem[];
+  /** Why it is refused though it was read: the stored response it follows out of reach now. */
+  readonly refusal?: Rejection;
 }
 
 /**

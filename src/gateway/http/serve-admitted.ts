@@ -67,6 +67,8 @@ export interface ServeContext {
   readonly trace: RequestTrace;
   /** The Responses request the chat request was made from, which its answer echoes. */
   readonly responses?: ResponsesRequest;
+  /** Keeps its response once it has ended, before its last byte goes (kept-responses.ts). */
+  readonly keepResponse?: (response: object) => Promise<void>;
 }
 
 /** Retry-After of a request that waited past its class's deadline. */
@@ -191,6 +193,7 @@ export async function admitAndServe(
           onEnd: async (end, answer) => {
             if (end === undefined) r.trace.cut(stoppedBy(upstream) ?? 'upstream_error');
             unlink();
+            if (builder?.ended !== undefined) await r.keepResponse?.(builder.ended);
             await r.pass.end(answer, end === undefined ? streamed() : used(end));
           },
           onFlushed: r.ended,
@@ -215,6 +218,7 @@ export async function admitAndServe(
           return final(named(upstreamFailed('the upstream failed mid-generation'), id));
         throw e;
       }
+      if (builder !== undefined) await r.keepResponse?.(res);
       const out = whole(200, extra, JSON.stringify(res));
       return {
         response: out,

@@ -4,7 +4,7 @@ import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import { FailoverStore, type FailurePolicy } from './failover-store.ts';
 import { MemoryStore } from './memory-store.ts';
 import { isSharedStoreUnavailable, type SharedStore, type TenantAsk } from './shared-store.ts';
-import { sharedStoreConformance } from './store-conformance.ts';
+import { responseStoreConformance, sharedStoreConformance } from './store-conformance.ts';
 
 /** A primary that can be switched off: every call then rejects, as Redis's client does. */
 class SwitchableStore implements SharedStore {
@@ -26,6 +26,18 @@ class SwitchableStore implements SharedStore {
   async claim(tenant: string, key: string, fingerprint: string) {
     this.#gate();
     return this.#inner.claim(tenant, key, fingerprint);
+  }
+  async saveResponse(tenant: string, id: string, text: string) {
+    this.#gate();
+    return this.#inner.saveResponse(tenant, id, text);
+  }
+  async loadResponse(tenant: string, id: string) {
+    this.#gate();
+    return this.#inner.loadResponse(tenant, id);
+  }
+  async deleteResponse(tenant: string, id: string) {
+    this.#gate();
+    return this.#inner.deleteResponse(tenant, id);
   }
   async ping() {
     this.#gate();
@@ -54,6 +66,7 @@ function overMemory(primaryUp: boolean): FailoverStore {
 
 sharedStoreConformance('failover, primary up', () => overMemory(true));
 sharedStoreConformance('failover, primary down', () => overMemory(false));
+responseStoreConformance('failover, primary up', () => overMemory(true));
 
 const settle = () => new Promise((r) => setImmediate(r));
 
@@ -142,4 +155,39 @@ test('after close no ping runs', async () => {
   await store.close();
   clock.run();
   assert.equal(clock.events, 0, 'the scheduled ping was cancelled');
+});
+
+test('open: a response kept while the primary is down is found, during and after; others are unavailable', async () => {
+  const { primary, store, tick } = setup('open');
+  await store.start();
+  assert.equal(await store.saveResponse('acme', 'resp_up', '{"up":1}'), true);
+  primary.reachable = false;
+  assert.equal(
+    await store.saveResponse('acme', 'resp_down', '{"down":1}'),
+    true,
+    'in the fallback',
+  );
+  assert.equal(await store.loadResponse('acme', 'resp_down'), '{"down":1}');
+  // Kept in the primary, or never kept: the fallback cannot tell, so it does not say "none".
+  await assert.rejects(store.loadResponse('acme', 'resp_up'), isSharedStoreUnavailable);
+  await assert.rejects(store.loadResponse('acme', 'resp_never'), isSharedStoreUnavailable);
+  await assert.rejects(store.deleteResponse('acme', 'resp_up'), isSharedStoreUnavailable);
+  primary.reachable = true;
+  await tick();
+  assert.equal(await store.loadResponse('acme', 'resp_up'), '{"up":1}', 'the primary again');
+  assert.equal(await store.loadResponse('acme', 'resp_down'), '{"down":1}', 'still found');
+  assert.equal(await store.loadResponse('acme', 'resp_never'), undefined, 'none, now known');
+  assert.equal(await store.deleteResponse('acme', 'resp_down'), true);
+  assert.equal(await store.deleteResponse('acme', 'resp_down'), false);
+  await store.close();
+});
+
+test('closed: while the primary is down, kept responses are unavailable', async () => {
+  const { primary, store } = setup('closed');
+  await store.start();
+  primary.reachable = false;
+  await assert.rejects(store.saveResponse('acme', 'r', '{}'), isSharedStoreUnavailable);
+  await assert.rejects(store.loadResponse('acme', 'r'), isSharedStoreUnavailable);
+  await assert.rejects(store.deleteResponse('acme', 'r'), isSharedStoreUnavailable);
+  await store.close();
 });

@@ -5,7 +5,10 @@
  * `SharedStoreUnavailable` (the gateway's 503 `service_capacity`). The store is marked down by
  * the first failed operation or ping, and up again only by a ping, so a dead primary costs
  * requests no timeouts; `onChange` fires once per transition. Handles come from the store that
- * granted them, so a lease taken in Redis is released in Redis.
+ * granted them, so a lease taken in Redis is released in Redis. A kept response is the
+ * exception to `open`: one kept while the primary was down is found in the fallback, but any
+ * other may be in the primary, so its load or delete is refused with `SharedStoreUnavailable`
+ * rather than answered "none".
  */
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
@@ -19,6 +22,9 @@ import {
 } from './shared-store.ts';
 
 export type FailurePolicy = 'open' | 'closed';
+
+/** A fallback's "none", which says nothing of what the primary holds. */
+const NOT_HERE = Symbol('not here');
 
 export interface FailoverOptions {
   readonly primary: SharedStore;
@@ -62,6 +68,20 @@ export class FailoverStore implements SharedStore {
     return this.#route((s) => s.claim(tenant, key, fingerprint));
   }
 
+  saveResponse(tenant: string, id: string, text: string): Promise<boolean> {
+    return this.#route((s) => s.saveResponse(tenant, id, text));
+  }
+
+  loadResponse(tenant: string, id: string): Promise<string | undefined> {
+    return this.#routeOrKnown(async (s) => (await s.loadResponse(tenant, id)) ?? NOT_HERE);
+  }
+
+  deleteResponse(tenant: string, id: string): Promise<boolean> {
+    return this.#routeOrKnown(async (s) => (await s.deleteResponse(tenant, id)) || NOT_HERE).then(
+      (deleted) => deleted ?? false,
+    );
+  }
+
   async ping(): Promise<void> {
     if (!this.#up && this.#o.policy === 'closed') throw this.#unavailable();
   }
@@ -82,6 +102,27 @@ export class FailoverStore implements SharedStore {
     }
     if (this.#o.policy === 'closed') throw this.#unavailable();
     return op(this.#o.fallback);
+  }
+
+  /**
+   * `op` on the primary, then on the fallback when the primary holds no answer (`op` says
+   * `NOT_HERE`): a response kept during an outage is found after it too. While the primary is
+   * down, a fallback with no answer is no answer: the primary may hold one.
+   */
+  async #routeOrKnown<T>(op: (s: SharedStore) => Promise<T | typeof NOT_HERE>): Promise<T> {
+    if (this.#up) {
+      try {
+        const answer = await op(this.#o.primary);
+        if (answer !== NOT_HERE) return answer;
+      } catch (e) {
+        this.#mark(false, e);
+      }
+    }
+    if (!this.#up && this.#o.policy === 'closed') throw this.#unavailable();
+    const answer = await op(this.#o.fallback);
+    if (answer !== NOT_HERE) return answer;
+    if (!this.#up) throw this.#unavailable();
+    return undefined as T;
   }
 
   #unavailable(): SharedStoreUnavailable {

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import { MemoryStore } from './memory-store.ts';
 import { localShare } from '../../core/admission/budget/tenant-ledger.ts';
-import { sharedStoreConformance } from './store-conformance.ts';
+import { responseStoreConformance, sharedStoreConformance } from './store-conformance.ts';
 import type { TenantAsk } from './shared-store.ts';
 
 sharedStoreConformance('memory', () => new MemoryStore({ clock: new VirtualClock() }));
+responseStoreConformance('memory', () => new MemoryStore({ clock: new VirtualClock() }));
 
 /** Moves the virtual clock to `t` (it moves only by running events). */
 function advance(clock: VirtualClock, t: number): void {
@@ -64,4 +65,25 @@ test('failing open, each replica enforces its share of every limit', async () =>
   const s = new MemoryStore({ clock: new VirtualClock(), replicas: 2 });
   assert.equal((await s.admit(ask({ quotas: q, tokens: 50 }))).ok, true);
   assert.equal((await s.admit(ask({ quotas: q, tokens: 1 }))).ok, false);
+});
+
+test('a kept response is kept for its TTL, and the oldest are forgotten to make room', async () => {
+  const clock = new VirtualClock();
+  // Room for two texts of 100 characters (200 bytes each, as the heap holds them).
+  const s = new MemoryStore({ clock, responseTtlMs: 1_000, responseCapacityBytes: 450 });
+  const text = (c: string) => c.repeat(100);
+  assert.equal(await s.saveResponse('acme', 'a', text('a')), true);
+  advance(clock, 500);
+  assert.equal(await s.saveResponse('acme', 'b', text('b')), true);
+  assert.equal(await s.saveResponse('acme', 'c', text('c')), true);
+  assert.equal(await s.loadResponse('acme', 'a'), undefined, 'the oldest made room');
+  assert.equal(await s.loadResponse('acme', 'b'), text('b'));
+  advance(clock, 1_600);
+  assert.equal(await s.loadResponse('acme', 'b'), undefined, 'past its TTL');
+  assert.equal(await s.deleteResponse('acme', 'c'), false, 'past its TTL: none to delete');
+  assert.equal(
+    await s.saveResponse('acme', 'd', text('d').repeat(3)),
+    false,
+    'over the whole room',
+  );
 });

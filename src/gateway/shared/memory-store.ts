@@ -5,14 +5,17 @@
  * the same with or without Redis, and as the simulator predicts. As a
  * fallback it enforces a conservative share of each quota — the limit divided by the number of
  * replicas — since each replica then counts alone. Memory is bounded: one entry per tenant the
- * policy names, and at most `replayCapacity` idempotency keys.
+ * policy names, at most `replayCapacity` idempotency keys, and at most `responseCapacityBytes`
+ * of kept responses (the oldest forgotten first).
  */
 import { TenantLedger } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { BoundedMap } from '../bounded-map.ts';
+import { ResponseShelf } from './response-shelf.ts';
 import {
   REPLAY_MAX_BYTES,
+  RESPONSE_TTL_MS,
   type Claim,
   type QuotaVerdict,
   type SharedStore,
@@ -27,7 +30,14 @@ export interface MemoryStoreOptions {
   /** How long a completed answer is replayed. */
   readonly replayTtlMs?: Ms;
   readonly replayCapacity?: number;
+  /** How long a kept response is kept. */
+  readonly responseTtlMs?: Ms;
+  /** The most bytes of kept responses held (default: 256 MiB). */
+  readonly responseCapacityBytes?: number;
 }
+
+/** What kept responses may hold in one process unless told otherwise. */
+export const RESPONSE_CAPACITY_BYTES = 256 * 1024 * 1024;
 
 /**
  * An idempotency key in flight (no response yet), done (its answer), or released (null). The
@@ -39,11 +49,16 @@ export class MemoryStore implements SharedStore {
   readonly #clock: Clock;
   readonly #ledger: TenantLedger;
   readonly #keys: BoundedMap<KeyState>;
+  readonly #responses: ResponseShelf;
 
   constructor(o: MemoryStoreOptions) {
     this.#clock = o.clock;
     this.#ledger = new TenantLedger({ replicas: o.replicas });
     this.#keys = new BoundedMap(o.replayCapacity ?? 10_000, o.replayTtlMs ?? 600_000);
+    this.#responses = new ResponseShelf(
+      o.responseTtlMs ?? RESPONSE_TTL_MS,
+      o.responseCapacityBytes ?? RESPONSE_CAPACITY_BYTES,
+    );
   }
 
   async admit(ask: TenantAsk): Promise<QuotaVerdict> {
@@ -84,6 +99,18 @@ export class MemoryStore implements SharedStore {
         abandon: async () => settle(null),
       },
     };
+  }
+
+  async saveResponse(tenant: string, id: string, text: string): Promise<boolean> {
+    return this.#responses.save(tenant, id, text, this.#clock.now());
+  }
+
+  async loadResponse(tenant: string, id: string): Promise<string | undefined> {
+    return this.#responses.load(tenant, id, this.#clock.now());
+  }
+
+  async deleteResponse(tenant: string, id: string): Promise<boolean> {
+    return this.#responses.delete(tenant, id, this.#clock.now());
   }
 
   async ping(): Promise<void> {}

@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Timers } from '../../core/ports/timers.ts';
+import type { Ms } from '../../core/request/units.ts';
 import { FailoverStore, type FailurePolicy } from './failover-store.ts';
 import { MemoryStore } from './memory-store.ts';
 import type { SharedStore } from './shared-store.ts';
@@ -21,14 +22,25 @@ export interface SharedStateOptions {
   readonly timers: Timers;
   readonly newId: () => string;
   readonly onChange?: (up: boolean, cause?: string) => void;
+  /** How long a kept response is kept. */
+  readonly responseTtlMs?: Ms;
+  /** The most bytes of kept responses one process holds in memory. */
+  readonly responseCapacityBytes?: number;
 }
 
 export async function openSharedStore(o: SharedStateOptions): Promise<SharedStore> {
-  if (o.redisUrl === undefined) return new MemoryStore({ clock: o.clock });
+  const kept = { responseTtlMs: o.responseTtlMs, responseCapacityBytes: o.responseCapacityBytes };
+  if (o.redisUrl === undefined) return new MemoryStore({ clock: o.clock, ...kept });
   const { RedisStore } = await import('./redis-store.ts');
   const store = new FailoverStore({
-    primary: new RedisStore({ url: o.redisUrl, clock: o.clock, timers: o.timers, newId: o.newId }),
-    fallback: new MemoryStore({ clock: o.clock, replicas: o.replicas ?? 1 }),
+    primary: new RedisStore({
+      url: o.redisUrl,
+      clock: o.clock,
+      timers: o.timers,
+      newId: o.newId,
+      responseTtlMs: o.responseTtlMs,
+    }),
+    fallback: new MemoryStore({ clock: o.clock, replicas: o.replicas ?? 1, ...kept }),
     policy: o.failure ?? 'open',
     clock: o.clock,
     timers: o.timers,

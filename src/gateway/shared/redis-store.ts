@@ -27,6 +27,8 @@ import {
 import {
   NO_LEASE,
   REPLAY_MAX_BYTES,
+  RESPONSE_MAX_BYTES,
+  RESPONSE_TTL_MS,
   type Claim,
   type QuotaVerdict,
   type SharedReason,
@@ -48,6 +50,8 @@ export interface RedisStoreOptions {
   readonly leaseTtlMs?: Ms;
   /** How long a completed answer is replayed. */
   readonly replayTtlMs?: Ms;
+  /** How long a kept response is kept. */
+  readonly responseTtlMs?: Ms;
   /** Each connection error (the failover store logs transitions; this is for debugging). */
   readonly onError?: (e: Error) => void;
 }
@@ -96,6 +100,7 @@ export class RedisStore implements SharedStore {
       commandTimeoutMs: o.commandTimeoutMs ?? 500,
       leaseTtlMs: o.leaseTtlMs ?? 30_000,
       replayTtlMs: o.replayTtlMs ?? 600_000,
+      responseTtlMs: o.responseTtlMs ?? RESPONSE_TTL_MS,
     };
     this.#client = gatewayRedisClient(o.url, this.#o.connectTimeoutMs, this.#o.commandTimeoutMs);
     const failed = (e: Error) => {
@@ -188,6 +193,22 @@ export class RedisStore implements SharedStore {
     };
   }
 
+  async saveResponse(tenant: string, id: string, text: string): Promise<boolean> {
+    if (Buffer.byteLength(text) > RESPONSE_MAX_BYTES) return false;
+    const ttl = String(Math.ceil(this.#o.responseTtlMs));
+    await this.#client.sendCommand(['SET', responseKey(tenant, id), text, 'PX', ttl]);
+    return true;
+  }
+
+  async loadResponse(tenant: string, id: string): Promise<string | undefined> {
+    const text = await this.#client.sendCommand(['GET', responseKey(tenant, id)]);
+    return typeof text === 'string' ? text : undefined;
+  }
+
+  async deleteResponse(tenant: string, id: string): Promise<boolean> {
+    return Number(await this.#client.sendCommand(['DEL', responseKey(tenant, id)])) === 1;
+  }
+
   /** While (re)connecting, waits for the connection up to the connect timeout, then PINGs. */
   async ping(): Promise<void> {
     if (!this.#client.isReady) await this.#whenReady(this.#o.connectTimeoutMs);
@@ -250,6 +271,10 @@ export class RedisStore implements SharedStore {
 /** A tenant's key prefix; its name is encoded so no name can reach another tenant's keys. */
 function tenantPrefix(tenant: string): string {
   return `goodput:{${encodeURIComponent(tenant)}}`;
+}
+
+function responseKey(tenant: string, id: string): string {
+  return `${tenantPrefix(tenant)}:resp:${id}`;
 }
 
 function tenantKeys(tenant: string) {

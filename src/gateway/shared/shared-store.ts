@@ -1,8 +1,8 @@
 /**
  * The state several gateway replicas must share, behind one interface: per-tenant quotas (a
  * token bucket and concurrency leases), the per-tenant retry budget, and idempotency claims
- * bound to their request's fingerprint, with the stored answer for replay. In memory for one
- * process, Redis for many; the failover store picks between them. Rules every implementation
+ * bound to their request's fingerprint, with the stored answer for replay, and the Responses
+ * API's kept responses. In memory for one process, Redis for many; the failover store picks between them. Rules every implementation
  * keeps (the conformance suite in store-conformance.ts checks them):
  * - `admit` is all or nothing and atomic: a refusal takes nothing, a grant takes the tokens, one
  *   concurrency slot when the tenant has a limit, and one retry when the attempt is a retry;
@@ -14,6 +14,8 @@
  *   gets `mismatch`, ahead of `in_flight` or `done`, since the client is reusing the key for
  *   another request and must learn so rather than wait or get another request's answer. The
  *   same fingerprint gets `in_flight` or `done`; an abandoned key is free for any fingerprint.
+ * - A kept response is its tenant's alone: another tenant's load or delete of its id finds none.
+ *   One larger than `RESPONSE_MAX_BYTES` is not kept (`saveResponse` says false).
  * - A method rejects only when the store cannot be reached; a handle's methods (`release`,
  *   `complete`, `abandon`) never reject and are idempotent, so `finally` blocks can call them.
  */
@@ -69,6 +71,16 @@ export interface SharedStore {
    * flight or done for that request, or held for another (`mismatch`).
    */
   claim(tenant: string, key: string, fingerprint: string): Promise<Claim>;
+  /**
+   * Keeps a Responses API response under its id (`resp_…`) for the store's response TTL: the
+   * JSON text of what its conversation's next turn needs (http/kept-responses.ts). False when
+   * it is too large to keep.
+   */
+  saveResponse(tenant: string, id: string, text: string): Promise<boolean>;
+  /** The text kept under `id` for `tenant`; undefined when none is (never kept, expired, deleted). */
+  loadResponse(tenant: string, id: string): Promise<string | undefined>;
+  /** Forgets the response kept under `id`; false when none was. */
+  deleteResponse(tenant: string, id: string): Promise<boolean>;
   /** Resolves when the store answers; rejects when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -76,6 +88,15 @@ export interface SharedStore {
 
 /** Responses larger than this are not kept for replay, so one answer cannot fill the store. */
 export const REPLAY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The largest kept response: a conversation at a 128K-token context is about 1 MiB of JSON, and
+ * a request body may be 16 MiB.
+ */
+export const RESPONSE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** How long a kept response is kept, unless the gateway is told otherwise: a working day. */
+export const RESPONSE_TTL_MS = 24 * 3_600_000;
 
 /** A lease or claim hold with nothing to undo. */
 export const NO_LEASE: Lease = { release: async () => {} };

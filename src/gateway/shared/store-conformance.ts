@@ -1,13 +1,13 @@
 /**
  * The conformance suite of `SharedStore`: the rules in its doc comment, checked the same way
  * over every implementation (memory-store.test.ts, failover-store.test.ts,
- * test/gateway/redis-store.test.ts). Nothing here waits on time: every check holds within one
- * window, whatever the clock does.
+ * test/gateway/redis-store.test.ts), and of its kept responses (`responseStoreConformance`).
+ * Nothing here waits on time: every check holds within one window, whatever the clock does.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TenantQuotas } from '../../core/request/tenant.ts';
-import type { SharedStore, TenantAsk } from './shared-store.ts';
+import { RESPONSE_MAX_BYTES, type SharedStore, type TenantAsk } from './shared-store.ts';
 
 const WINDOW = 600_000;
 let serial = 0;
@@ -184,5 +184,36 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
 
   test(`${name}: it answers a ping`, async () => {
     await store().ping();
+  });
+}
+
+/**
+ * The kept responses' rules (`saveResponse`, `loadResponse`, `deleteResponse`), over every store
+ * that answers for all of them (a failover store whose primary is down does not: its own tests
+ * say what it answers).
+ */
+export function responseStoreConformance(name: string, store: () => SharedStore): void {
+  test(`${name}: a kept response is its tenant's alone, until deleted`, async () => {
+    const s = store();
+    const [t, other] = [fresh(), fresh()];
+    const text = JSON.stringify({ output: 'Ünïcödé ✓ 😀', n: serial });
+    assert.equal(await s.saveResponse(t, 'resp_1', text), true);
+    assert.equal(await s.loadResponse(t, 'resp_1'), text);
+    assert.equal(await s.loadResponse(other, 'resp_1'), undefined, "another tenant's load");
+    assert.equal(await s.deleteResponse(other, 'resp_1'), false, "another tenant's delete");
+    assert.equal(await s.loadResponse(t, 'resp_1'), text, 'still kept');
+    assert.equal(await s.loadResponse(t, 'resp_2'), undefined, 'never kept');
+    assert.equal(await s.saveResponse(t, 'resp_1', '{"again":true}'), true);
+    assert.equal(await s.loadResponse(t, 'resp_1'), '{"again":true}', 'kept again, the newer');
+    assert.equal(await s.deleteResponse(t, 'resp_1'), true);
+    assert.equal(await s.loadResponse(t, 'resp_1'), undefined, 'deleted');
+    assert.equal(await s.deleteResponse(t, 'resp_1'), false, 'deleted already');
+  });
+
+  test(`${name}: a response larger than RESPONSE_MAX_BYTES is not kept`, async () => {
+    const s = store();
+    const t = fresh();
+    assert.equal(await s.saveResponse(t, 'resp_big', 'x'.repeat(RESPONSE_MAX_BYTES + 1)), false);
+    assert.equal(await s.loadResponse(t, 'resp_big'), undefined);
   });
 }

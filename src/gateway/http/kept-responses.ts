@@ -1,0 +1,171 @@
+/**
+ * The Responses API's stored responses, kept as OpenAI keeps them (`store`, on unless a request
+ * says false): a response that ran to its end (completed, or incomplete at its output limit)
+ * or failed mid-stream is kept in the shared store under its tenant, with the conversation it
+ * answered, for the store's response TTL. The store is memory, or Redis shared by every gateway
+ * replica. The next turn names it (`previous_response_id`) and sends only what is new:
+ * - the gateway puts the earlier turns and the named response's output before it, and the
+ *   request goes upstream as the whole chat it is, its prompt sized as such by admission;
+ * - the conversation keeps one session (its first turn's, or that turn's response id), so
+ *   routing keeps it near its prefix cache;
+ * - a turn's instructions and tools are its own, as OpenAI's are: they are not carried on.
+ * A response is kept before its last event goes out, so a client that sends the next turn at
+ * `response.completed` finds it on any replica. The record's format is `KeptRecord`.
+ */
+import {
+  answerId,
+  asChatRequest,
+  describeValue,
+  invalidRequest,
+  conversationItems,
+  statelessOnly,
+  type InputItem,
+} from '../../openai/index.ts';
+import type { KeptResult, StateMetrics } from '../state-metrics.ts';
+import { isSharedStoreUnavailable, type SharedStore } from '../shared/shared-store.ts';
+import type { ReadRequest } from './read-request.ts';
+
+/** A kept response, as the store holds its JSON text. */
+export interface KeptRecord {
+  /** The response as its client got it last: its `status`, `output`, `usage`, … */
+  readonly response: { readonly id: string; readonly status: string; readonly output: InputItem[] };
+  /** The conversation it answered, as items with ids: the earlier turns, then its own input. */
+  readonly input: InputItem[];
+  /** The conversation's session, which its next turns keep. */
+  readonly session: string;
+}
+
+export interface KeepingDeps {
+  readonly store: SharedStore;
+  /** Whether responses are kept at all (a gateway may be told to keep none). */
+  readonly keepResponses: boolean;
+  readonly metrics: { readonly state: StateMetrics };
+}
+
+/**
+ * The request `read` (the gateway's request `id`) is, after the stored response it follows: its
+ * earlier turns and that response's output before its own input, in its conversation's session.
+ * Refused when it names none its tenant has (400 `previous_response_not_found`, as OpenAI words
+ * it) or one that failed; `refusal` when the store cannot say now.
+ */
+export async function continued(
+  read: ReadRequest,
+  id: string,
+  tenant: string,
+  deps: KeepingDeps,
+): Promise<ReadRequest> {
+  const asked = read.responses;
+  const previous = asked?.previous_response_id;
+  if (asked === undefined) return read;
+  // A conversation's first kept turn begins its session, under its response's id.
+  if (previous == null) {
+    const kept = asked.store !== false && deps.keepResponses;
+    return kept ? { ...read, cacheKey: read.cacheKey ?? answerId('responses', id) } : read;
+  }
+  if (!deps.keepResponses) statelessOnly(asked, 'this gateway (--responses-ttl 0)');
+  let got: KeptRecord | undefined;
+  try {
+    got = await loadKept(deps, tenant, previous);
+  } catch (e) {
+    if (!isSharedStoreUnavailable(e)) throw e;
+    const retryAfterMs = e.retryAfterMs;
+    return {
+      ...read,
+      refusal: { outcome: 'reject', status: 503, reason: 'service_capacity', retryAfterMs },
+    };
+  }
+  if (got === undefined) {
+    throw invalidRequest(
+      `previous_response_id: no response ${describeValue(previous)} is stored for this tenant (never kept, expired or deleted); send the whole conversation in input`,
+      'previous_response_id',
+      'previous_response_not_found',
+    );
+  }
+  if (got.response.status === 'failed') {
+    throw invalidRequest(
+      `previous_response_id: response ${describeValue(previous)} failed; continue from the turn before it`,
+      'previous_response_id',
+      'invalid_value',
+    );
+  }
+  const history = [...got.input, ...got.response.output];
+  const parsed = asChatRequest({
+    ...asked,
+    input: [...history, ...conversationItems(asked.input, '')],
+  });
+  return { ...read, parsed, history, cacheKey: read.cacheKey ?? got.session };
+}
+
+/**
+ * What keeps the response of the Responses request `read`, the gateway's request `req`, once it
+ * has ended; undefined when it is not to be kept. It never fails the request: a response the
+ * store cannot keep is counted (`goodput_kept_responses_total{op="save"}`), and its next turn
+ * is refused by name.
+ */
+export function keeper(
+  read: ReadRequest,
+  req: { readonly id: string; readonly tenant: string; readonly session?: string },
+  deps: KeepingDeps,
+): ((response: object) => Promise<void>) | undefined {
+  const asked = read.responses;
+  if (asked === undefined || asked.store === false || !deps.keepResponses) return undefined;
+  const { id, tenant } = req;
+  return async (response) => {
+    const record: KeptRecord = {
+      response: response as KeptRecord['response'],
+      input: [...(read.history ?? []), ...conversationItems(asked.input, id)],
+      session: req.session ?? answerId('responses', id),
+    };
+    let result: KeptResult;
+    try {
+      const text = JSON.stringify(record);
+      result = (await deps.store.saveResponse(tenant, record.response.id, text))
+        ? 'ok'
+        : 'too_large';
+    } catch {
+      // The shared store down (and failing closed): the answer goes out all the same.
+      result = 'unavailable';
+    }
+    deps.metrics.state.kept.inc({ op: 'save', result });
+  };
+}
+
+/**
+ * The response kept under `id` for `tenant`; undefined when there is none. Rejects with
+ * `SharedStoreUnavailable` when the store cannot say.
+ */
+export async function loadKept(
+  deps: KeepingDeps,
+  tenant: string,
+  id: string,
+): Promise<KeptRecord | undefined> {
+  const text = await counted(
+    deps,
+    'load',
+    deps.store.loadResponse(tenant, id),
+    (t) => t !== undefined,
+  );
+  return text === undefined ? undefined : (JSON.parse(text) as KeptRecord);
+}
+
+/** Forgets the response kept under `id` for `tenant`; false when there was none. */
+export function deleteKept(deps: KeepingDeps, tenant: string, id: string): Promise<boolean> {
+  return counted(deps, 'delete', deps.store.deleteResponse(tenant, id), (deleted) => deleted);
+}
+
+/** `op`'s answer, counted by result: `ok` when `found`, else `none`; `unavailable` (rejected). */
+async function counted<T>(
+  deps: KeepingDeps,
+  op: 'load' | 'delete',
+  answer: Promise<T>,
+  found: (got: T) => boolean,
+): Promise<T> {
+  try {
+    const got = await answer;
+    deps.metrics.state.kept.inc({ op, result: found(got) ? 'ok' : 'none' });
+    return got;
+  } catch (e) {
+    if (isSharedStoreUnavailable(e)) deps.metrics.state.kept.inc({ op, result: 'unavailable' });
+    throw e;
+  }
+}
