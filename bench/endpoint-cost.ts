@@ -1,9 +1,11 @@
-// What a Responses API request costs the gateway beside the chat completion it is served as:
-// `goodput serve` on its embedded fleet, driven by `goodput bench`'s own client (src/loadgen)
-// with the same seeded workload on `/v1/chat/completions` and on `/v1/responses`, in turn,
-// `--rounds` times each. Per endpoint: completed requests, the gateway process's CPU per request
-// (its fleet thread's included: the same workload on both, so the difference is the endpoint's),
-// and the client's TTFT and ITL; then the ratios Responses ÷ chat, pooled over rounds.
+// What a Responses API request costs the gateway beside the chat completion it is served as,
+// and what keeping its response costs: `goodput serve` on its embedded fleet, driven by
+// `goodput bench`'s own client (src/loadgen) with the same seeded workload on
+// `/v1/chat/completions`, on `/v1/responses` with `store: false` and with `store: true` (kept in
+// memory), in turn, `--rounds` times each. Per endpoint: completed requests, the gateway
+// process's CPU per request (its fleet thread's included: the same workload on each, so the
+// difference is the endpoint's), and the client's TTFT and ITL; then the ratios Responses ÷ chat
+// and kept ÷ not kept, pooled over rounds.
 // Usage: node bench/endpoint-cost.ts [--rate 40] [--requests 400] [--input 200] [--output 64]
 //   [--rounds 3] [--step-ms 20]
 import { spawn } from 'node:child_process';
@@ -22,7 +24,14 @@ const INPUT = Number(flag('--input') ?? 200);
 const OUTPUT = Number(flag('--output') ?? 64);
 const ROUNDS = Number(flag('--rounds') ?? 3);
 const STEP_MS = Number(flag('--step-ms') ?? 20);
-const ENDPOINTS: readonly BenchEndpoint[] = ['chat', 'responses'];
+/** The endpoints compared: chat, the Responses API kept by none, and kept (`store: true`). */
+const VARIANTS = ['chat', 'responses', 'responses, kept'] as const;
+type Variant = (typeof VARIANTS)[number];
+const ENDPOINT: Readonly<Record<Variant, BenchEndpoint>> = {
+  chat: 'chat',
+  responses: 'responses',
+  'responses, kept': 'responses',
+};
 
 const serve = spawn(
   process.execPath,
@@ -47,18 +56,19 @@ interface Tally {
   ttft: number[];
   itl: number[];
 }
-const tallies = new Map<BenchEndpoint, Tally>(
-  ENDPOINTS.map((e) => [e, { completed: 0, offered: 0, cpuMs: 0, ttft: [], itl: [] }]),
+const tallies = new Map<Variant, Tally>(
+  VARIANTS.map((e) => [e, { completed: 0, offered: 0, cpuMs: 0, ttft: [], itl: [] }]),
 );
 
 try {
   for (let round = 0; round < ROUNDS; round++) {
-    for (const endpoint of round % 2 === 0 ? ENDPOINTS : [...ENDPOINTS].reverse()) {
+    for (const variant of round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
       const before = cpuMs(pid);
       const run = await runBench(
         {
           baseUrl: url,
-          endpoint,
+          endpoint: ENDPOINT[variant],
+          keepResponses: variant === 'responses, kept',
           workload: {
             rate: RATE,
             numRequests: REQUESTS,
@@ -72,7 +82,7 @@ try {
         },
         { clock: wallClock, timers: wallTimers() },
       );
-      const t = tallies.get(endpoint) as Tally;
+      const t = tallies.get(variant) as Tally;
       t.cpuMs += cpuMs(pid) - before;
       t.offered += run.offered;
       for (const r of run.records) {
@@ -98,17 +108,18 @@ console.log(
   '| endpoint | completed / offered | gateway CPU ms a request | TTFT p50 / p99 ms | ITL p99 ms |',
 );
 console.log('| --- | ---: | ---: | ---: | ---: |');
-const row = (e: BenchEndpoint) => {
+const row = (e: Variant) => {
   const t = tallies.get(e) as Tally;
   return { ...t, perRequest: t.cpuMs / Math.max(1, t.completed) };
 };
-for (const e of ENDPOINTS) {
+for (const e of VARIANTS) {
   const t = row(e);
   console.log(
     `| ${e} | ${t.completed} / ${t.offered} | ${t.perRequest.toFixed(2)} | ${q(t.ttft, 50).toFixed(1)} / ${q(t.ttft, 99).toFixed(1)} | ${q(t.itl, 99).toFixed(1)} |`,
   );
 }
-const [chat, responses] = ENDPOINTS.map(row);
-console.log(
-  `\nResponses ÷ chat: CPU a request ${(responses.perRequest / chat.perRequest).toFixed(2)}×, TTFT p99 ${(q(responses.ttft, 99) / q(chat.ttft, 99)).toFixed(2)}×, ITL p99 ${(q(responses.itl, 99) / q(chat.itl, 99)).toFixed(2)}×`,
-);
+const [chat, responses, kept] = VARIANTS.map(row);
+const ratio = (a: ReturnType<typeof row>, b: ReturnType<typeof row>) =>
+  `CPU a request ${(a.perRequest / b.perRequest).toFixed(2)}×, TTFT p99 ${(q(a.ttft, 99) / q(b.ttft, 99)).toFixed(2)}×, ITL p99 ${(q(a.itl, 99) / q(b.itl, 99)).toFixed(2)}×`;
+console.log(`\nResponses ÷ chat: ${ratio(responses, chat)}`);
+console.log(`Responses kept ÷ not kept: ${ratio(kept, responses)}`);

@@ -45,6 +45,10 @@ export function benchCommand(): Command {
           .default('completions'),
       )
       .option(
+        '--keep-responses',
+        'with --endpoint responses: ask the server to keep each response (store: true, as OpenAI defaults); without it a run keeps none (store: false)',
+      )
+      .option(
         '--max-concurrency <n>',
         'requests in flight at most; those due beyond it wait their turn',
         positiveInt('--max-concurrency'),
@@ -82,6 +86,7 @@ export function benchCommand(): Command {
       seed: flags.seed as number,
       // Classes travel when the run chose them: by --classes, or a trace's rows.
       sendClass: cmd.getOptionValueSource('classes') === 'cli' || workload.trace !== undefined,
+      keepResponses: flags.keepResponses === true,
       maxConcurrency: flags.maxConcurrency as number | undefined,
       slo: flags.goodput === undefined ? undefined : parseGoodputSpec(flags.goodput as string),
       percentiles: flags.metricPercentiles as number[],

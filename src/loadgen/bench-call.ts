@@ -6,8 +6,9 @@
  * prompt is `inputTokens` token ids (exact on any server: vLLM's random dataset does the same);
  * on the chat endpoint it is filler text of about that many tokens (the server's tokenizer
  * decides); on the Responses API it is the same filler as `input`, with `max_output_tokens` and
- * vLLM's `ignore_eos`, which its Responses server takes too. Tenants travel as API keys, classes, sessions and client deadlines as Goodput's
- * headers, which any other server ignores.
+ * vLLM's `ignore_eos`, which its Responses server takes too, and `store: false` unless asked:
+ * a run leaves no responses kept behind it. Tenants travel as API keys, classes, sessions and
+ * client deadlines as Goodput's headers, which any other server ignores.
  */
 import type { Rng } from '../core/ports/rng.ts';
 import type { LlmRequest } from '../core/request/request.ts';
@@ -30,6 +31,8 @@ export interface CallShape {
   readonly tenantKeys?: ReadonlyMap<string, string>;
   /** Send each request's class as `x-goodput-class` (only when the run chose classes). */
   readonly sendClass: boolean;
+  /** Responses API: ask the server to keep each response (`store`); else a run keeps none. */
+  readonly keepResponses?: boolean;
 }
 
 export interface BenchCall {
@@ -58,6 +61,7 @@ export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): Benc
             ...sampling,
             max_output_tokens: maxTokens,
             input: fillerText(req.inputTokens, prompts),
+            store: shape.keepResponses === true,
           };
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   const key = shape.tenantKeys?.get(req.tenant) ?? shape.apiKey;

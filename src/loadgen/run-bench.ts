@@ -31,6 +31,8 @@ export interface BenchSpec {
   readonly workload: WorkloadOptions;
   readonly seed: number;
   readonly sendClass: boolean;
+  /** Responses API: ask the server to keep each response (`store: true`). */
+  readonly keepResponses?: boolean;
   readonly maxConcurrency?: number;
   readonly slo?: GoodputSlo;
   readonly percentiles: readonly number[];

@@ -10,6 +10,7 @@ import { after, test } from 'node:test';
 import { runBench, type BenchSpec } from '../../src/loadgen/run-bench.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
+import { metricValue } from '../gateway/gateway-kit.ts';
 import { runGoodput, startEngine, startServe } from '../gateway/process-kit.ts';
 import { freePort } from '../gateway/redis-kit.ts';
 import { tempDir } from '../temp-dir.ts';
@@ -47,7 +48,7 @@ test('bench on the chat endpoint: filler prompts of about the asked length', asy
   assert.ok(mean > 20 && mean < 80, `about 40 prompt tokens each, got ${mean}`);
 });
 
-test('bench on the Responses API through goodput serve: every token timed, the usage from its end', async () => {
+test('bench on the Responses API through goodput serve: every token timed, the usage from its end, nothing kept unless asked', async () => {
   const serve = await startServe(['--profile', 'const:step_ms=2']);
   const run = await runBench(spec(serve.url, { endpoint: 'responses' }), hooks);
   assert.equal(run.metrics.completed, 8);
@@ -55,6 +56,10 @@ test('bench on the Responses API through goodput serve: every token timed, the u
   for (const r of run.records) assert.equal(r.tokenTimesMs.length, 6);
   const mean = (run.metrics.total_input_tokens as number) / 8;
   assert.ok(mean > 20 && mean < 80, `about 40 prompt tokens each, got ${mean}`);
+  const saved = () => metricValue(serve.url, 'goodput_kept_responses_total', { op: 'save' });
+  assert.equal(await saved(), 0, 'a run keeps no responses');
+  await runBench(spec(serve.url, { endpoint: 'responses', keepResponses: true }), hooks);
+  assert.equal(await saved(), 8, 'unless asked to');
 });
 
 /** `server` listening on a free port, closed when the file's tests end: its URL. */
