@@ -293,6 +293,12 @@ export class GatewayMetrics {
     labelNames: ['endpoint'],
     registers: [this.registry],
   });
+  readonly apiAnswers = new Counter({
+    name: 'goodput_api_answers_total',
+    help: "Answers of each completion endpoint, by the HTTP status the client got (a stream's 200 whatever ended it; the SSE error event that cut one counts under its reason elsewhere).",
+    labelNames: ['endpoint', 'status'],
+    registers: [this.registry],
+  });
   readonly serverRequests = new Counter({
     name: 'goodput_server_requests_total',
     help: "Requests for a server backend's own endpoints (/tokenize, /detokenize), passed on outside admission, by path and status.",

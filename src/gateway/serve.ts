@@ -170,7 +170,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   metrics.state.storeUp.set(1);
   const shared = o.shared;
   const keptTtlMs = o.keptResponses?.ttlMs ?? RESPONSE_TTL_MS;
-  const store = await openSharedStore({
+  const { store, memory } = await openSharedStore({
     redisUrl: shared?.redisUrl,
     failure: shared?.failure,
     replicas: shared?.replicas,
@@ -184,6 +184,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       if (shared !== undefined) storeTransition(log, up, shared, cause);
     },
   });
+  metrics.state.keptInMemory(() => memory.kept);
   // The newest 20,000 records for an hour, as JSON text in a byte ring off the heap: as objects
   // they were a large graph the collector walked again and again under load, as strings each
   // was copied out of the young generation; the lookup serves the text as is.

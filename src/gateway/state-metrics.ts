@@ -1,7 +1,7 @@
 /**
  * The Prometheus metrics of what the gateway keeps beyond a request, on its registry: whether
  * the shared store answers, the saves of what it learned, and the Responses API's kept
- * responses by operation and result (closed sets).
+ * responses by operation and result (closed sets), and those it holds in memory.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 
@@ -13,9 +13,11 @@ export class StateMetrics {
   readonly learnedSaves: Counter<'result'>;
   readonly learnedRestored: Gauge;
   readonly kept: Counter<'op' | 'result'>;
+  readonly #registers: Registry[];
 
   constructor(registry: Registry) {
     const registers = [registry];
+    this.#registers = registers;
     this.storeUp = new Gauge({
       name: 'goodput_shared_store_up',
       help: '1 while the shared state store (Redis, or memory) answers, else 0.',
@@ -37,6 +39,26 @@ export class StateMetrics {
       help: "Operations on the Responses API's kept responses (op: save, load, delete), by result: ok, none (no such response), too_large (not kept), unavailable (the shared store down).",
       labelNames: ['op', 'result'],
       registers,
+    });
+  }
+
+  /** The kept responses this process holds in memory, read at scrape time. */
+  keptInMemory(read: () => { readonly count: number; readonly bytes: number }): void {
+    new Gauge({
+      name: 'goodput_kept_responses_memory',
+      help: 'Kept responses this process holds in memory (without --redis, or kept while it was down), some maybe past their TTL.',
+      registers: this.#registers,
+      collect() {
+        this.set(read().count);
+      },
+    });
+    new Gauge({
+      name: 'goodput_kept_responses_memory_bytes',
+      help: 'Bytes of the kept responses this process holds in memory, at most --responses-memory.',
+      registers: this.#registers,
+      collect() {
+        this.set(read().bytes);
+      },
     });
   }
 }

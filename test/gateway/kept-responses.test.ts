@@ -124,6 +124,8 @@ test("a conversation's next turn names its last response and sends only what is 
   const count = (op: string, result: string) =>
     metricValue(front.url, 'goodput_kept_responses_total', { op, result });
   assert.equal(await count('save', 'ok'), 3);
+  assert.equal(await metricValue(front.url, 'goodput_kept_responses_memory'), 2, 'one deleted');
+  assert.ok((await metricValue(front.url, 'goodput_kept_responses_memory_bytes')) > 1_000);
   assert.equal(await count('delete', 'ok'), 1);
   assert.equal(await count('delete', 'none'), 1);
   assert.ok((await count('load', 'none')) >= 2);

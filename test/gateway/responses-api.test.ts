@@ -496,4 +496,14 @@ test('a burst of 300 Responses streams: each completed or refused with a retry t
     await metricValue(front.url, 'goodput_api_requests_total', { endpoint: 'responses' }),
     BURST,
   );
+  // Each answer counted by the status its client got, as the client counts them.
+  const byStatus = new Map<number, number>();
+  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+  for (const [status, n] of byStatus) {
+    const counted = await metricValue(front.url, 'goodput_api_answers_total', {
+      endpoint: 'responses',
+      status: String(status),
+    });
+    assert.equal(counted, n, `status ${status}`);
+  }
 });

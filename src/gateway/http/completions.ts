@@ -99,6 +99,8 @@ export async function handleCompletion(
     answer = await complete(kind, inbound, deps, id, trace, outgoing);
     return answer;
   } finally {
+    const status = answer === undefined ? 500 : isWhole(answer) ? answer.status : 200;
+    deps.metrics.apiAnswers.inc({ endpoint: kind, status: String(status) });
     // A stream's trace ends with its last byte (serve-admitted.ts); every other answer is final.
     if (answer === undefined || isWhole(answer)) {
       if (answer === undefined) trace.answered(500, 'internal_error');

@@ -113,6 +113,11 @@ export class MemoryStore implements SharedStore {
     return this.#responses.delete(tenant, id, this.#clock.now());
   }
 
+  /** The kept responses this process holds: how many, and their bytes. */
+  get kept(): { readonly count: number; readonly bytes: number } {
+    return { count: this.#responses.size, bytes: this.#responses.bytes };
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {}

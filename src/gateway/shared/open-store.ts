@@ -28,10 +28,20 @@ export interface SharedStateOptions {
   readonly responseCapacityBytes?: number;
 }
 
-export async function openSharedStore(o: SharedStateOptions): Promise<SharedStore> {
+/** The store, and the memory store in it (the whole store, or Redis's fallback). */
+export interface OpenedStore {
+  readonly store: SharedStore;
+  readonly memory: MemoryStore;
+}
+
+export async function openSharedStore(o: SharedStateOptions): Promise<OpenedStore> {
   const kept = { responseTtlMs: o.responseTtlMs, responseCapacityBytes: o.responseCapacityBytes };
-  if (o.redisUrl === undefined) return new MemoryStore({ clock: o.clock, ...kept });
+  if (o.redisUrl === undefined) {
+    const memory = new MemoryStore({ clock: o.clock, ...kept });
+    return { store: memory, memory };
+  }
   const { RedisStore } = await import('./redis-store.ts');
+  const fallback = new MemoryStore({ clock: o.clock, replicas: o.replicas ?? 1, ...kept });
   const store = new FailoverStore({
     primary: new RedisStore({
       url: o.redisUrl,
@@ -40,12 +50,12 @@ export async function openSharedStore(o: SharedStateOptions): Promise<SharedStor
       newId: o.newId,
       responseTtlMs: o.responseTtlMs,
     }),
-    fallback: new MemoryStore({ clock: o.clock, replicas: o.replicas ?? 1, ...kept }),
+    fallback,
     policy: o.failure ?? 'open',
     clock: o.clock,
     timers: o.timers,
     onChange: o.onChange,
   });
   await store.start();
-  return store;
+  return { store, memory: fallback };
 }

@@ -62,6 +62,11 @@ export class ResponseShelf {
     return this.#bytes;
   }
 
+  /** Responses held now (some maybe past their TTL, not yet looked up). */
+  get size(): number {
+    return this.#kept.size;
+  }
+
   #forget(key: string, kept: Kept): void {
     this.#kept.delete(key);
     this.#bytes -= sizeOf(kept.text);
