@@ -73,13 +73,13 @@ export class FailoverStore implements SharedStore {
   }
 
   loadResponse(tenant: string, id: string): Promise<string | undefined> {
-    return this.#routeOrKnown(async (s) => (await s.loadResponse(tenant, id)) ?? NOT_HERE);
+    const op = async (s: SharedStore) => (await s.loadResponse(tenant, id)) ?? NOT_HERE;
+    return this.#routeOrKnown<string | undefined>(op, undefined);
   }
 
   deleteResponse(tenant: string, id: string): Promise<boolean> {
-    return this.#routeOrKnown(async (s) => (await s.deleteResponse(tenant, id)) || NOT_HERE).then(
-      (deleted) => deleted ?? false,
-    );
+    const op = async (s: SharedStore) => (await s.deleteResponse(tenant, id)) || NOT_HERE;
+    return this.#routeOrKnown<boolean>(op, false);
   }
 
   async ping(): Promise<void> {
@@ -106,10 +106,14 @@ export class FailoverStore implements SharedStore {
 
   /**
    * `op` on the primary, then on the fallback when the primary holds no answer (`op` says
-   * `NOT_HERE`): a response kept during an outage is found after it too. While the primary is
-   * down, a fallback with no answer is no answer: the primary may hold one.
+   * `NOT_HERE`): a response kept during an outage is found after it too; `none` when neither
+   * holds one. While the primary is down, a fallback with no answer is no answer: the primary
+   * may hold one.
    */
-  async #routeOrKnown<T>(op: (s: SharedStore) => Promise<T | typeof NOT_HERE>): Promise<T> {
+  async #routeOrKnown<T>(
+    op: (s: SharedStore) => Promise<T | typeof NOT_HERE>,
+    none: T,
+  ): Promise<T> {
     if (this.#up) {
       try {
         const answer = await op(this.#o.primary);
@@ -122,7 +126,7 @@ export class FailoverStore implements SharedStore {
     const answer = await op(this.#o.fallback);
     if (answer !== NOT_HERE) return answer;
     if (!this.#up) throw this.#unavailable();
-    return undefined as T;
+    return none;
   }
 
   #unavailable(): SharedStoreUnavailable {
