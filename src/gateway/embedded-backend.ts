@@ -7,7 +7,12 @@
 import type { EngineConfig } from '../engine/engine-types.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
-import type { GenerationRequest, SimulatedBackend } from '../engine-server/simulated-backend.ts';
+import type {
+  GenerationRequest,
+  RejectReason,
+  SimulatedBackend,
+} from '../engine-server/simulated-backend.ts';
+import { rejectionError } from '../engine-server/rejections.ts';
 import {
   chatPromptSize,
   completionPromptSize,
@@ -62,8 +67,17 @@ export class EmbeddedBackend implements Backend {
   }
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
-    const submitted = this.engine.submit(generationRequest(call, this.engine.config));
-    if (!submitted.ok) throw new UpstreamError(`${this.name}: ${submitted.reason}`, 400, true);
+    const request = generationRequest(call, this.engine.config);
+    const submitted = this.engine.submit(request);
+    if (!submitted.ok) {
+      const { status, body } = engineRefusal(
+        submitted.reason,
+        request,
+        promptField(call),
+        this.engine,
+      );
+      throw new UpstreamError(`${this.name}: ${submitted.reason}`, status, true, body);
+    }
     const gen = submitted.generation;
     const abort = () => gen.cancel();
     call.signal.addEventListener('abort', abort, { once: true });
@@ -122,6 +136,32 @@ export function generationRequest(
     // The class's band, which the gateway sets under priority scheduling.
     ...(typeof priority === 'number' ? { priority } : {}),
   };
+}
+
+/** The field of a call's body its prompt is in, as an engine's refusal names it. */
+export function promptField(call: UpstreamCall): string {
+  return call.kind === 'chat' ? 'messages' : 'prompt';
+}
+
+/**
+ * An engine's refusal of `req`, as `goodput engine` answers it (engine-server/rejections.ts): its
+ * status, and the OpenAI error naming the field and the numbers that decided it, which the
+ * gateway passes to the client as a backend's own.
+ */
+export function engineRefusal(
+  reason: RejectReason,
+  req: GenerationRequest,
+  field: string,
+  engine: SimulatedBackend,
+): { readonly status: number; readonly body: string } {
+  const e = rejectionError(reason, {
+    promptField: field,
+    promptTokens: req.promptTokens,
+    limit: req.maxTokens === undefined ? undefined : { tokens: req.maxTokens, field: 'max_tokens' },
+    maxModelLen: engine.maxModelLen,
+    kvTokens: engine.load().kvTotalBlocks * engine.config.blockSize,
+  });
+  return { status: e.status, body: JSON.stringify(e.body()) };
 }
 
 /**

@@ -22,12 +22,21 @@ export type FleetRequest =
       readonly id: number;
       readonly replica: number;
       readonly request: GenerationRequest;
+      /** The field of the call's body its prompt is in, which a refusal names. */
+      readonly promptField: string;
     }
   | { readonly t: 'cancel'; readonly id: number }
   | { readonly t: 'close' };
 
 export type FleetReply =
-  | { readonly t: 'rejected'; readonly id: number; readonly reason: RejectReason }
+  /** Refused at submit: why, and the engine's answer (`engineRefusal`). */
+  | {
+      readonly t: 'rejected';
+      readonly id: number;
+      readonly reason: RejectReason;
+      readonly status: number;
+      readonly body: string;
+    }
   | { readonly t: 'token'; readonly id: number; readonly text: string }
   | {
       readonly t: 'finish';

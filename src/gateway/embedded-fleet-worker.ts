@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { buildEngineConfig, buildEngineProfile, type EngineSpec } from '../engine/engine-spec.ts';
 import type { Generation } from '../engine-server/generation.ts';
 import { simulatedFleet } from '../engine-server/simulated-fleet.ts';
+import { engineRefusal } from './embedded-backend.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import type {
@@ -97,9 +98,12 @@ async function serve(id: number, gen: Generation): Promise<void> {
 port.on('message', (m: FleetRequest) => {
   switch (m.t) {
     case 'submit': {
-      const submitted = engines[m.replica].submit(m.request);
+      const engine = engines[m.replica];
+      const submitted = engine.submit(m.request);
       if (!submitted.ok) {
-        send({ t: 'rejected', id: m.id, reason: submitted.reason });
+        const { reason } = submitted;
+        const answer = engineRefusal(reason, m.request, m.promptField, engine);
+        send({ t: 'rejected', id: m.id, reason, ...answer });
         return;
       }
       running.set(m.id, submitted.generation);

@@ -18,7 +18,7 @@ import {
   type TokenSink,
   type UpstreamCall,
 } from './backend.ts';
-import { generationRequest, servedAdapters } from './embedded-backend.ts';
+import { generationRequest, promptField, servedAdapters } from './embedded-backend.ts';
 import { TURN_WRITES } from './http/turn-writes.ts';
 import type {
   FleetMessage,
@@ -153,7 +153,8 @@ export class ThreadedFleet {
         tokens: 0,
       });
       call.signal.addEventListener('abort', abort, { once: true });
-      this.post({ t: 'submit', id, replica, request: generationRequest(call, engine) });
+      const request = generationRequest(call, engine);
+      this.post({ t: 'submit', id, replica, request, promptField: promptField(call) });
     });
   }
 
@@ -176,7 +177,7 @@ export class ThreadedFleet {
         return;
       case 'rejected':
         this.streams.delete(r.id);
-        s.reject(new UpstreamError(`${s.name}: ${r.reason}`, 400, true));
+        s.reject(new UpstreamError(`${s.name}: ${r.reason}`, r.status, true, r.body));
         return;
       case 'crash':
         this.streams.delete(r.id);

@@ -1,6 +1,7 @@
 // `goodput serve --fleet-thread`: the embedded engines on a thread of their own, through a real
 // process — streams complete with every token, a client that goes away frees its request in the
-// engine, and SIGTERM lets a stream in flight finish before the process exits 0.
+// engine, a prompt past the engine's context is refused in the engine's words, and SIGTERM lets a
+// stream in flight finish before the process exits 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServe } from './process-kit.ts';
@@ -36,6 +37,29 @@ async function metric(url: string, name: string): Promise<number> {
   return sum;
 }
 
+/**
+ * A prompt the engine's context cannot hold, though the gateway could not be sure from its
+ * estimate: the engine's refusal reaches the client in the engine's own words, as a vLLM's would.
+ */
+async function refusedAsTheEngineWordsIt(url: string): Promise<void> {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'llama-3-8b',
+      messages: [{ role: 'user', content: 'the backup job fails again '.repeat(1_800) }],
+      max_tokens: 16,
+    }),
+  });
+  const { error } = (await res.json()) as { error: { message: string; code: string } };
+  assert.equal(res.status, 400);
+  assert.equal(error.code, 'context_length_exceeded');
+  assert.match(
+    error.message,
+    /^messages: expected a prompt under the model's context of 8192 tokens, got \d+ tokens \(estimated\)$/,
+  );
+}
+
 test('--fleet-thread: streams, a cancel, and a drain on SIGTERM', async () => {
   const gw = await startServe(['--fleet-thread', '--replicas', '2']);
   const served = await Promise.all([stream(gw.url, 20), stream(gw.url, 20), stream(gw.url, 20)]);
@@ -54,6 +78,7 @@ test('--fleet-thread: streams, a cancel, and a drain on SIGTERM', async () => {
   for (let i = 0; i < 50 && !(await freed()); i++) await new Promise((ok) => setTimeout(ok, 100));
   assert.ok(await freed(), 'the cancelled request left the engine: its KV is free');
   assert.equal(await metric(gw.url, 'goodput_cancels_total'), 1);
+  await refusedAsTheEngineWordsIt(gw.url);
   // SIGTERM with a stream under way: it runs to its end, then the process exits 0.
   const last = stream(gw.url, 40);
   await new Promise((ok) => setTimeout(ok, 200));
@@ -61,5 +86,12 @@ test('--fleet-thread: streams, a cancel, and a drain on SIGTERM', async () => {
   const s = await last;
   assert.equal(s.status, 200);
   assert.equal(s.tokens, 40);
+  assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
+});
+
+test('without a fleet thread, an engine refuses in its own words too', async () => {
+  const gw = await startServe(['--no-fleet-thread']);
+  await refusedAsTheEngineWordsIt(gw.url);
+  gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
 });
