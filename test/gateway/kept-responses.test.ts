@@ -4,7 +4,8 @@
 // the moment its stream says completed; its input items page as the client pages them; deleted,
 // it is gone. Not kept when asked not to be, and never another tenant's (a failed stream is kept
 // as failed and not continued: responses-api.test.ts). Two gateway processes share them through a
-// real Redis; while Redis is down one kept there is a 503 with a Retry-After, never "not found".
+// real Redis; while Redis is down one kept there is a 503 with a Retry-After, never "not found",
+// and what a gateway kept meanwhile moves to Redis when it returns.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -280,11 +281,12 @@ test('two gateways share kept responses through Redis; while it is down, one kep
   );
   await redis.restart();
   await until(async () => (await metricValue(a.url, 'goodput_shared_store_up')) === 1);
-  // A fresh Redis holds nothing; what A kept while it was down, A still has.
+  // A fresh Redis holds nothing kept before; what A kept while it was down, A moved there.
   await assert.rejects(
     onA.responses.retrieve(second.id),
     (e: { status: number }) => e.status === 404,
   );
-  assert.equal((await onA.responses.retrieve(during.id)).id, during.id);
+  await until(async () => (await onB.responses.retrieve(next.id).catch(() => null)) !== null);
+  assert.equal((await onB.responses.retrieve(during.id)).id, during.id, 'B finds it too');
   for (const g of [a, b]) assert.doesNotMatch(g.proc.output(), /"level":50|internal error/);
 });

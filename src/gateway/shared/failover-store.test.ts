@@ -74,9 +74,10 @@ function setup(policy: FailurePolicy) {
   const clock = new VirtualClock();
   const primary = new SwitchableStore(clock);
   const changes: Array<[boolean, string | undefined]> = [];
+  const fallback = new MemoryStore({ clock, replicas: 2 });
   const store = new FailoverStore({
     primary,
-    fallback: new MemoryStore({ clock, replicas: 2 }),
+    fallback,
     policy,
     clock,
     timers: clock,
@@ -88,7 +89,7 @@ function setup(policy: FailurePolicy) {
     clock.run(clock.now() + 1_000);
     await settle();
   };
-  return { clock, primary, store, changes, tick };
+  return { clock, primary, fallback, store, changes, tick };
 }
 
 const ask: TenantAsk = {
@@ -157,8 +158,8 @@ test('after close no ping runs', async () => {
   assert.equal(clock.events, 0, 'the scheduled ping was cancelled');
 });
 
-test('open: a response kept while the primary is down is found, during and after; others are unavailable', async () => {
-  const { primary, store, tick } = setup('open');
+test('open: a response kept while the primary is down is found, then moved to the primary; others are unavailable', async () => {
+  const { primary, fallback, store, tick } = setup('open');
   await store.start();
   assert.equal(await store.saveResponse('acme', 'resp_up', '{"up":1}'), true);
   primary.reachable = false;
@@ -168,14 +169,20 @@ test('open: a response kept while the primary is down is found, during and after
     'in the fallback',
   );
   assert.equal(await store.loadResponse('acme', 'resp_down'), '{"down":1}');
+  assert.equal(await store.saveResponse('odd tenant/{x}', 'resp_odd', '{"odd":1}'), true);
   // Kept in the primary, or never kept: the fallback cannot tell, so it does not say "none".
   await assert.rejects(store.loadResponse('acme', 'resp_up'), isSharedStoreUnavailable);
   await assert.rejects(store.loadResponse('acme', 'resp_never'), isSharedStoreUnavailable);
   await assert.rejects(store.deleteResponse('acme', 'resp_up'), isSharedStoreUnavailable);
   primary.reachable = true;
   await tick();
+  await settle();
   assert.equal(await store.loadResponse('acme', 'resp_up'), '{"up":1}', 'the primary again');
   assert.equal(await store.loadResponse('acme', 'resp_down'), '{"down":1}', 'still found');
+  // Moved to the primary, where every replica finds it.
+  assert.equal(await primary.loadResponse('acme', 'resp_down'), '{"down":1}');
+  assert.equal(await primary.loadResponse('odd tenant/{x}', 'resp_odd'), '{"odd":1}');
+  assert.deepEqual([...fallback.keptResponses()], [], 'and gone from the fallback');
   assert.equal(await store.loadResponse('acme', 'resp_never'), undefined, 'none, now known');
   assert.equal(await store.deleteResponse('acme', 'resp_down'), true);
   assert.equal(await store.deleteResponse('acme', 'resp_down'), false);

@@ -8,11 +8,12 @@
  * granted them, so a lease taken in Redis is released in Redis. A kept response is the
  * exception to `open`: one kept while the primary was down is found in the fallback, but any
  * other may be in the primary, so its load or delete is refused with `SharedStoreUnavailable`
- * rather than answered "none".
+ * rather than answered "none"; when the primary is back, those kept in the fallback move to it.
  */
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
+import type { MemoryStore } from './memory-store.ts';
 import {
   SharedStoreUnavailable,
   type Claim,
@@ -28,7 +29,7 @@ const NOT_HERE = Symbol('not here');
 
 export interface FailoverOptions {
   readonly primary: SharedStore;
-  readonly fallback: SharedStore;
+  readonly fallback: MemoryStore;
   readonly policy: FailurePolicy;
   readonly clock: Clock;
   readonly timers: Timers;
@@ -154,6 +155,24 @@ export class FailoverStore implements SharedStore {
     if (up === this.#up || this.#closed) return;
     this.#up = up;
     this.#o.onChange?.(up, cause === undefined ? undefined : describe(cause));
+    if (up) void this.#rehome();
+  }
+
+  /**
+   * The responses kept in the fallback while the primary was down, moved to the primary now it
+   * is back, so every replica finds them again (each kept a whole TTL from now). One the primary
+   * cannot take stays where it is, and is still found here.
+   */
+  async #rehome(): Promise<void> {
+    const { primary, fallback } = this.#o;
+    for (const { tenant, id, text } of fallback.keptResponses()) {
+      try {
+        if (await primary.saveResponse(tenant, id, text)) await fallback.deleteResponse(tenant, id);
+      } catch (e) {
+        this.#mark(false, e);
+        return;
+      }
+    }
   }
 }
 

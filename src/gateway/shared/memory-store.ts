@@ -113,6 +113,15 @@ export class MemoryStore implements SharedStore {
     return this.#responses.delete(tenant, id, this.#clock.now());
   }
 
+  /** The kept responses not yet past their TTL, oldest first, with their tenant and id. */
+  keptResponses(): Iterable<{
+    readonly tenant: string;
+    readonly id: string;
+    readonly text: string;
+  }> {
+    return [...this.#responses.kept(this.#clock.now())];
+  }
+
   /** The kept responses this process holds: how many, and their bytes. */
   get kept(): { readonly count: number; readonly bytes: number } {
     return { count: this.#responses.size, bytes: this.#responses.bytes };

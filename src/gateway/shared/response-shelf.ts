@@ -57,6 +57,21 @@ export class ResponseShelf {
     return nowMs === undefined || nowMs - kept.atMs <= this.#ttlMs;
   }
 
+  /** The texts kept and not yet past their TTL, oldest first, with their tenant and id. */
+  *kept(
+    nowMs: Ms,
+  ): Generator<{ readonly tenant: string; readonly id: string; readonly text: string }> {
+    for (const [key, kept] of this.#kept) {
+      if (nowMs - kept.atMs > this.#ttlMs) continue;
+      const space = key.indexOf(' ');
+      yield {
+        tenant: decodeURIComponent(key.slice(0, space)),
+        id: key.slice(space + 1),
+        text: kept.text,
+      };
+    }
+  }
+
   /** Bytes held now. */
   get bytes(): number {
     return this.#bytes;
