@@ -148,10 +148,9 @@ try {
       await keep(response);
       const record = (await store.loadResponse('acme', previousId)) ?? '';
       const small = JSON.stringify({ ...asked, input: next, previous_response_id: previousId });
-      let n = 0;
       const readWhole = await median(() => readRequest('responses', whole, readDeps));
       const readContinued = await median(() =>
-        continued(readRequest('responses', small, readDeps), `r${n++}`, 'acme', deps),
+        continued(readRequest('responses', small, readDeps), 'acme', deps),
       );
       const keepUs = await median(() => keep(response));
       const kib = (s: string) => `${(Buffer.byteLength(s) / 1024).toFixed(1)} KiB`;

@@ -28,7 +28,7 @@ function lastSent(...backends: { readonly bodies: unknown[] }[]): Record<string,
   return all.at(-1) as Record<string, unknown>;
 }
 
-test("a conversation's next turn names its last response and sends only what is new: upstream, the whole chat, on one backend", async () => {
+test("a conversation's next turn names its last response and sends only what is new: upstream, the whole chat, its turns on one backend", async () => {
   const [a, b] = [await fakeVllm([{ content: 'Rain.' }]), await fakeVllm([{ content: 'Rain.' }])];
   const policy = policyWith({ routing: { type: 'round-robin', session: { mode: 'hard' } } });
   const front = await gateway([a, b], policy);
@@ -77,8 +77,10 @@ test("a conversation's next turn names its last response and sends only what is 
     previous_response_id: second.id,
   });
   assert.equal((lastSent(a, b).messages as unknown[]).length, 5, 'three turns, two replies');
+  // From its second turn the conversation is a session: round-robin put the second turn on the
+  // other backend, and the third follows it there (its prefix cache).
   const served = [a.bodies.length, b.bodies.length].sort();
-  assert.deepEqual(served, [0, 3], 'one conversation, one backend (its prefix cache)');
+  assert.deepEqual(served, [1, 2], 'the second and third turns on one backend');
 
   // Its input items, as the client pages them: one at a time, oldest first.
   const items: OpenAI.Responses.ResponseItem[] = [];
@@ -173,6 +175,40 @@ test("a response asked not to be kept is not; one tenant's is never another's", 
   const anonymous = await fetch(`${front.url}/v1/responses/${mine.id}`);
   assert.equal(anonymous.status, 401);
   assert.equal((await acme.responses.retrieve(mine.id)).id, mine.id, 'still there for its tenant');
+});
+
+test("a tenant's session quota counts conversations: kept one-turn requests are none, continued turns are", async () => {
+  const policy = policyWith({
+    tenants: { '*': { quotas: { window_ms: 60_000, max_concurrent_sessions: 1 } } },
+  });
+  const front = await gateway(await engines(1), policy);
+  // Each reply takes tens of engine steps: the requests of a batch are in flight together.
+  const ask = (extra: object) =>
+    front.client.responses
+      .create({
+        model: MODEL,
+        input: 'Hi',
+        max_output_tokens: 40,
+        ignore_eos: true,
+        ...extra,
+      } as never)
+      .then(
+        (r: OpenAI.Responses.Response) => r,
+        (e: { status: number; code: string }) => e,
+      );
+  const firsts = await Promise.all([ask({}), ask({}), ask({})]);
+  for (const r of firsts) assert.ok('id' in r, `a first turn is no session: ${JSON.stringify(r)}`);
+  const [one, two] = firsts as OpenAI.Responses.Response[];
+  const nexts = await Promise.all([
+    ask({ previous_response_id: one.id }),
+    ask({ previous_response_id: two.id }),
+  ]);
+  const refused = nexts.filter((r) => !('id' in r)) as { status: number; code: string }[];
+  assert.deepEqual(
+    refused.map((e) => [e.status, e.code]),
+    [[429, 'tenant_sessions']],
+    'two conversations at once, one allowed',
+  );
 });
 
 test('a gateway told to keep none refuses a turn that follows one, and says none are kept', async () => {

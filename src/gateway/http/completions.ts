@@ -162,7 +162,7 @@ async function complete(
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
     }
     // A Responses request that follows a stored response is the whole conversation so far.
-    const read = await continued(readRequest(kind, bodyText, deps), id, tenant, deps);
+    const read = await continued(readRequest(kind, bodyText, deps), tenant, deps);
     const { parsed, responses } = read;
     const req = request(
       id,

@@ -6,8 +6,10 @@
  * replica. The next turn names it (`previous_response_id`) and sends only what is new:
  * - the gateway puts the earlier turns and the named response's output before it, and the
  *   request goes upstream as the whole chat it is, its prompt sized as such by admission;
- * - the conversation keeps one session (its first turn's, or that turn's response id), so
- *   routing keeps it near its prefix cache;
+ * - the conversation keeps one session from its second turn on (its first turn's, or that
+ *   turn's response id), so routing keeps it near its prefix cache. A first turn is no session
+ *   of its own: most kept requests are never continued, and a tenant's session quota counts
+ *   conversations, not requests (prefix-aware routing finds the first turn's cache);
  * - a turn's instructions and tools are its own, as OpenAI's are: they are not carried on.
  * A response is kept before its last event goes out, so a client that sends the next turn at
  * `response.completed` finds it on any replica. The record's format is `KeptRecord`.
@@ -43,25 +45,19 @@ export interface KeepingDeps {
 }
 
 /**
- * The request `read` (the gateway's request `id`) is, after the stored response it follows: its
- * earlier turns and that response's output before its own input, in its conversation's session.
+ * The request `read` is, after the stored response it follows: its earlier turns and that
+ * response's output before its own input, in its conversation's session.
  * Refused when it names none its tenant has (400 `previous_response_not_found`, as OpenAI words
  * it) or one that failed; `refusal` when the store cannot say now.
  */
 export async function continued(
   read: ReadRequest,
-  id: string,
   tenant: string,
   deps: KeepingDeps,
 ): Promise<ReadRequest> {
   const asked = read.responses;
   const previous = asked?.previous_response_id;
-  if (asked === undefined) return read;
-  // A conversation's first kept turn begins its session, under its response's id.
-  if (previous == null) {
-    const kept = asked.store !== false && deps.keepResponses;
-    return kept ? { ...read, cacheKey: read.cacheKey ?? answerId('responses', id) } : read;
-  }
+  if (asked === undefined || previous == null) return read;
   if (!deps.keepResponses) statelessOnly(asked, 'this gateway (--responses-ttl 0)');
   let got: KeptRecord | undefined;
   try {
