@@ -182,13 +182,13 @@ test("a tenant's session quota counts conversations: kept one-turn requests are 
     tenants: { '*': { quotas: { window_ms: 60_000, max_concurrent_sessions: 1 } } },
   });
   const front = await gateway(await engines(1), policy);
-  // Each reply takes tens of engine steps: the requests of a batch are in flight together.
+  // Each reply takes 200 engine steps of 2 ms: the requests of a batch are in flight together.
   const ask = (extra: object) =>
     front.client.responses
       .create({
         model: MODEL,
         input: 'Hi',
-        max_output_tokens: 40,
+        max_output_tokens: 200,
         ignore_eos: true,
         ...extra,
       } as never)
