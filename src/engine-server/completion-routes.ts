@@ -225,7 +225,7 @@ async function collect(
       else call.piece(ev.text);
     } else if (ev.type === 'finish') {
       if (builder !== undefined) return builder.finish(replyEnd(gen, ev, call)).response;
-      const used = usage(gen.promptTokens, ev.completionTokens);
+      const used = usage(gen.promptTokens, ev.completionTokens, gen.cachedTokens);
       if (kind === 'text') return textCompletion(head, text, ev.reason, used);
       if (call === undefined) return chatCompletion(head, text, ev.reason, used);
       call.finish(ev.reason);

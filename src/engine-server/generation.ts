@@ -29,6 +29,8 @@ export type GenerationEvent =
 export interface Generation extends AsyncIterable<GenerationEvent> {
   readonly id: string;
   readonly promptTokens: number;
+  /** The prompt's tokens its prefix cache served: known once its first token is out, 0 before. */
+  readonly cachedTokens: number;
   /** How the engine spent its time to first token (from arrival in the engine); known once the first token is out. */
   ttftParts(): TtftParts | undefined;
   /** Frees the request in the engine now and ends the stream; idempotent. */
@@ -96,6 +98,8 @@ export class Job implements EngineRequest, Generation {
 
   /** The first step that held its prefill (a restart after preemption keeps the first). */
   prefillStartMs: Ms | undefined;
+  /** The prompt's tokens its prefix cache served, set with its first token. */
+  cachedTokens = 0;
   /** The step that emitted its first token: [start, end). */
   firstStep: { readonly startMs: Ms; readonly endMs: Ms } | undefined;
 

@@ -81,6 +81,8 @@ test('non-streaming text completion with ignore_eos produces exactly max_tokens'
     prompt_tokens: estimateCompletionTokens('Once upon a time'),
     completion_tokens: 9,
     total_tokens: estimateCompletionTokens('Once upon a time') + 9,
+    // As vLLM with --enable-prompt-tokens-details: none of a first prompt is cached.
+    prompt_tokens_details: { cached_tokens: 0 },
   });
 });
 

@@ -98,8 +98,9 @@ export class SimulatedBackend implements JobHost {
       timers: opts.timers,
       listener: {
         onPrefillStart: (job, at) => void (job.prefillStartMs ??= at),
-        onFirstToken: (job, at, stepStart) => {
+        onFirstToken: (job, at, stepStart, cached) => {
           job.firstStep = { startMs: stepStart, endMs: at };
+          job.cachedTokens = cached;
           job.token(0, at);
         },
         onToken: (job, at, index) => job.token(index, at),

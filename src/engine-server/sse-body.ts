@@ -189,13 +189,14 @@ export function replyEnd(
     finishReason: call === undefined ? ev.reason : FillerToolCall.finishReason(ev.reason),
     promptTokens: gen.promptTokens,
     completionTokens: ev.completionTokens,
+    cachedTokens: gen.cachedTokens,
     finishToolCalls: call?.finish(ev.reason),
   };
 }
 
 function usageEvent(kind: CompletionKind, gen: Generation, head: ChunkHead, completion: number) {
   const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
-  const used = usageChunk(object, head, usage(gen.promptTokens, completion));
+  const used = usageChunk(object, head, usage(gen.promptTokens, completion, gen.cachedTokens));
   const parts = gen.ttftParts();
   return parts === undefined ? used : { ...used, timings: wireTimings(parts) };
 }

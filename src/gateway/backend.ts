@@ -73,6 +73,11 @@ export interface StreamEnd {
   readonly finishReason: string;
   readonly promptTokens: Tokens;
   readonly completionTokens: Tokens;
+  /**
+   * The prompt's tokens the backend served from its prefix cache, when it says (vLLM with
+   * `--enable-prompt-tokens-details`, `goodput engine` always).
+   */
+  readonly cachedTokens?: Tokens;
   /** The backend's own account of its part of TTFT (its queue from arrival in the engine), when it gives one. */
   readonly ttftParts?: TtftParts;
   /**

@@ -91,6 +91,7 @@ export class EmbeddedBackend implements Backend {
           return {
             finishReason: ev.reason,
             promptTokens: gen.promptTokens,
+            cachedTokens: gen.cachedTokens,
             completionTokens: ev.completionTokens,
             ttftParts: gen.ttftParts(),
           };

@@ -43,6 +43,7 @@ export type FleetReply =
       readonly id: number;
       readonly reason: FinishReason;
       readonly promptTokens: number;
+      readonly cachedTokens: number;
       readonly completionTokens: number;
       readonly ttftParts: TtftParts | undefined;
     }

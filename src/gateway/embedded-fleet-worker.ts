@@ -80,6 +80,7 @@ async function serve(id: number, gen: Generation): Promise<void> {
           reason: ev.reason,
           promptTokens: gen.promptTokens,
           completionTokens: ev.completionTokens,
+          cachedTokens: gen.cachedTokens,
           ttftParts: gen.ttftParts(),
         });
         return;

@@ -349,7 +349,7 @@ export class Gateway {
       const outputTokens = end?.completionTokens ?? meter.tokens;
       const now = clock.now();
       this.pipeline.end(ticket, outputTokens, completed, now);
-      const { outcome, record } = outcomeOf(ending, outputTokens, now, again);
+      const { outcome, record } = outcomeOf(ending, outputTokens, now, again, end);
       if (completed) {
         const good = record.outcome.good;
         this.counts.completed(labels, meter, outputTokens, good);

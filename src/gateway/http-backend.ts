@@ -34,6 +34,7 @@ import {
   forwardedData,
   frame,
   isErrorEvent,
+  promptUsage,
   ttftParts,
   type UpstreamChunk,
 } from './upstream-chunk.ts';
@@ -244,7 +245,7 @@ export class HttpBackend implements Backend {
         res.destroy();
         resolve({
           finishReason: 'length',
-          promptTokens: counted(usage?.prompt_tokens) ?? 0,
+          ...promptUsage(usage),
           completionTokens: tokens,
           ttftParts: ttftParts(timings),
           pastCap: true,
@@ -295,7 +296,7 @@ export class HttpBackend implements Backend {
           settled = true;
           resolve({
             finishReason: finishReason ?? 'stop',
-            promptTokens: counted(usage?.prompt_tokens) ?? 0,
+            ...promptUsage(usage),
             // What it says it generated, but never past the output cap asked of it.
             completionTokens: Math.min(
               counted(usage?.completion_tokens) ?? tokens,

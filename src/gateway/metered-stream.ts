@@ -13,7 +13,7 @@ import { followsTokens } from '../core/pipeline-host.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { GapTally } from '../core/slo/gap-tally.ts';
-import type { TokenSink } from './backend.ts';
+import type { StreamEnd, TokenSink } from './backend.ts';
 import type { RequestCounts, RequestLabels } from './request-counts.ts';
 import type { Ending, SloExport } from './slo-export.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
@@ -35,12 +35,16 @@ export interface MeteredStream {
    * The request ended so, with `outputTokens` and at `atMs`: what it measured, and its outcome
    * record, judged against its class beside what admission predicted.
    */
-  /** `triedAgain`: the attempt failed and the request is tried again (its record says so). */
+  /**
+   * `triedAgain`: the attempt failed and the request is tried again (its record says so);
+   * `end`: the stream's end, when it ran to one (its prefix-cache hits, as the backend said).
+   */
   readonly outcomeOf: (
     ending: Ending,
     outputTokens: number,
     atMs: Ms,
     triedAgain: boolean,
+    end: Pick<StreamEnd, 'cachedTokens'> | undefined,
   ) => { readonly outcome: RequestOutcome; readonly record: OutcomeRecord };
 }
 
@@ -93,8 +97,15 @@ export function meteredStream(
     if (follow) pipeline.token(ticket, clock.now());
     onToken(token, othersUnsent ? undefined : sent);
   };
-  const outcomeOf = (ending: Ending, outputTokens: number, atMs: Ms, triedAgain: boolean) => {
-    const outcome = meter.outcome(ticket.asked, FINAL_STATE[ending.finish], outputTokens);
+  const outcomeOf = (
+    ending: Ending,
+    outputTokens: number,
+    atMs: Ms,
+    triedAgain: boolean,
+    end: Pick<StreamEnd, 'cachedTokens'> | undefined,
+  ) => {
+    const state = FINAL_STATE[ending.finish];
+    const outcome = meter.outcome(ticket.asked, state, outputTokens, end?.cachedTokens);
     const predicted = ticket.decision.assessment?.predictedTtftMs;
     return { outcome, record: outcomeRecord(outcome, ticket.cls, atMs, predicted, triedAgain) };
   };

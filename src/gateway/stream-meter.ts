@@ -89,7 +89,12 @@ export class StreamMeter {
    * The request as the measurement sees it, ended in `state`: TTFT and E2E from the gateway's
    * arrival, its gaps as they were sent.
    */
-  outcome(req: LlmRequest, state: FinalState, outputTokens: number): RequestOutcome {
+  outcome(
+    req: LlmRequest,
+    state: FinalState,
+    outputTokens: number,
+    cachedTokens = 0,
+  ): RequestOutcome {
     const hasGaps = this.gaps > 0;
     return {
       id: req.id,
@@ -99,7 +104,7 @@ export class StreamMeter {
       admitted: true,
       inputTokens: req.inputTokens,
       outputTokens,
-      cachedTokens: 0,
+      cachedTokens,
       ...(this.firstTokenMs === undefined ? {} : { ttftMs: this.firstTokenMs - this.arrivalMs }),
       ...(this.lastTokenMs === undefined ? {} : { e2eMs: this.lastTokenMs - this.arrivalMs }),
       ...(hasGaps ? { itlP99Ms: this.tail.p99(this.gaps), maxStallMs: this.tail.max } : {}),

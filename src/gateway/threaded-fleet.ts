@@ -172,6 +172,7 @@ export class ThreadedFleet {
           finishReason: r.reason,
           promptTokens: r.promptTokens,
           completionTokens: r.completionTokens,
+          cachedTokens: r.cachedTokens,
           ...(r.ttftParts !== undefined && { ttftParts: r.ttftParts }),
         });
         return;

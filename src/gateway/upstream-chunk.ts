@@ -24,7 +24,11 @@ export interface UpstreamChunk {
     readonly logprobs?: unknown;
     readonly finish_reason?: string | null;
   }>;
-  readonly usage?: { readonly prompt_tokens?: number; readonly completion_tokens?: number } | null;
+  readonly usage?: {
+    readonly prompt_tokens?: number;
+    readonly completion_tokens?: number;
+    readonly prompt_tokens_details?: { readonly cached_tokens?: number } | null;
+  } | null;
   /** `goodput engine`'s extension to the usage chunk: its part of TTFT. */
   readonly timings?: { queue_ms?: number; prefill_ms?: number; first_decode_ms?: number };
 }
@@ -135,6 +139,19 @@ export function asIs(
 }
 
 /** A token count the backend reported, if it is one: a whole number, 0 or more. */
+/**
+ * The prompt's size as the backend counted it (0 when it did not), and its tokens served from
+ * the prefix cache when the backend says.
+ */
+export function promptUsage(usage: UpstreamChunk['usage']): {
+  readonly promptTokens: number;
+  readonly cachedTokens?: number;
+} {
+  const cached = counted(usage?.prompt_tokens_details?.cached_tokens);
+  const promptTokens = counted(usage?.prompt_tokens) ?? 0;
+  return cached === undefined ? { promptTokens } : { promptTokens, cachedTokens: cached };
+}
+
 export function counted(n: unknown): number | undefined {
   return Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : undefined;
 }

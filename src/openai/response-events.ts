@@ -30,6 +30,8 @@ export interface ReplyEnd {
   readonly finishReason: string;
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** The prompt's tokens served from the prefix cache, when the server knows them. */
+  readonly cachedTokens?: number;
   /** Pieces of tool calls the finish carries. */
   readonly finishToolCalls?: readonly ToolCallDelta[];
 }
@@ -155,7 +157,7 @@ export class ResponseBuilder {
           ? null
           : {
               input_tokens: end.promptTokens,
-              input_tokens_details: { cached_tokens: 0 },
+              input_tokens_details: { cached_tokens: end.cachedTokens ?? 0 },
               output_tokens: end.completionTokens,
               output_tokens_details: { reasoning_tokens: this.reasoningTokens },
               total_tokens: end.promptTokens + end.completionTokens,

@@ -15,13 +15,22 @@ export interface Usage {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
   readonly total_tokens: number;
+  /** The prompt's tokens served from the prefix cache, when the server knows them. */
+  readonly prompt_tokens_details?: { readonly cached_tokens: number };
 }
 
-export function usage(promptTokens: number, completionTokens: number): Usage {
+export function usage(
+  promptTokens: number,
+  completionTokens: number,
+  cachedTokens?: number,
+): Usage {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
+    ...(cachedTokens === undefined
+      ? {}
+      : { prompt_tokens_details: { cached_tokens: cachedTokens } }),
   };
 }
 

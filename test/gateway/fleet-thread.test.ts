@@ -1,7 +1,8 @@
 // `goodput serve --fleet-thread`: the embedded engines on a thread of their own, through a real
 // process — streams complete with every token, a client that goes away frees its request in the
-// engine, a prompt past the engine's context is refused in the engine's words, and SIGTERM lets a
-// stream in flight finish before the process exits 0.
+// engine, a prompt past the engine's context is refused in the engine's words, a prompt sent
+// again says what the engine's prefix cache served, and SIGTERM lets a stream in flight finish
+// before the process exits 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServe } from './process-kit.ts';
@@ -89,9 +90,40 @@ test('--fleet-thread: streams, a cancel, and a drain on SIGTERM', async () => {
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
 });
 
-test('without a fleet thread, an engine refuses in its own words too', async () => {
-  const gw = await startServe(['--no-fleet-thread']);
+/** A prompt sent twice: the second time the engine's prefix cache serves part of it, and says so. */
+async function servedFromCacheAgain(url: string): Promise<void> {
+  const ask = () =>
+    fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'llama-3-8b',
+        messages: [{ role: 'user', content: 'the same long question again '.repeat(30) }],
+        max_tokens: 2,
+      }),
+    }).then(async (r) => {
+      const { usage } = (await r.json()) as {
+        usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
+      };
+      return usage;
+    });
+  assert.equal((await ask()).prompt_tokens_details?.cached_tokens, 0);
+  const again = await ask();
+  const cached = again.prompt_tokens_details?.cached_tokens ?? 0;
+  assert.ok(cached > 0 && cached <= again.prompt_tokens, `cached ${cached}`);
+}
+
+test('with one replica on its thread, a prompt sent again says what its prefix cache served', async () => {
+  const gw = await startServe(['--fleet-thread', '--replicas', '1']);
+  await servedFromCacheAgain(gw.url);
+  gw.proc.child.kill('SIGTERM');
+  assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
+});
+
+test('without a fleet thread, an engine refuses in its own words too, and says what it cached', async () => {
+  const gw = await startServe(['--no-fleet-thread', '--replicas', '1']);
   await refusedAsTheEngineWordsIt(gw.url);
+  await servedFromCacheAgain(gw.url);
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
 });

@@ -156,3 +156,31 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
   assert.ok(gaps > 0);
   assert.ok(service >= 2 * gaps, `service ${service}, gaps ${gaps}`);
 });
+
+test("a prompt sent again is served from the engine's prefix cache, and its usage says so", async () => {
+  const one = await gateway([backends[0]]);
+  const content = 'Summarise the incident report for the on-call engineer. '.repeat(40);
+  const ask = { model: MODEL, messages: [{ role: 'user' as const, content }], max_tokens: 4 };
+  const cachedOf = (u: { prompt_tokens_details?: { cached_tokens?: number } | null } | undefined) =>
+    u?.prompt_tokens_details?.cached_tokens;
+  const first = await one.client.chat.completions.create(ask);
+  assert.equal(cachedOf(first.usage), 0, 'nothing cached the first time');
+  const again = await one.client.chat.completions.create(ask);
+  const cached = cachedOf(again.usage) ?? 0;
+  assert.ok(cached > 0 && cached <= (again.usage?.prompt_tokens ?? 0), `cached ${cached}`);
+  // Streamed, its usage chunk says the same; as a Responses request, its input tokens' details.
+  const stream = await one.client.chat.completions.create({
+    ...ask,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let streamed: number | undefined;
+  for await (const chunk of stream) if (chunk.usage) streamed = cachedOf(chunk.usage);
+  assert.equal(streamed, cached);
+  const response = await one.client.responses.create({
+    model: MODEL,
+    input: content,
+    max_output_tokens: 4,
+  });
+  assert.equal(response.usage?.input_tokens_details.cached_tokens, cached);
+});

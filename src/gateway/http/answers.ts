@@ -59,7 +59,7 @@ export async function wholeResponse(
   const end = await done;
   if (end.finishToolCalls !== undefined) calls.add(end.finishToolCalls);
   const finish = end.finishReason as FinishReason;
-  const used = usage(end.promptTokens, end.completionTokens);
+  const used = usage(end.promptTokens, end.completionTokens, end.cachedTokens);
   const logprobs = scores.whole();
   const body =
     kind === 'chat'
@@ -300,7 +300,8 @@ function closingEvents(
   let out = sseData({ ...last, ...degradedMark(degradeLevel) });
   if (chunkHead.includeUsage) {
     const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
-    out += sseData(usageChunk(object, chunkHead, usage(end.promptTokens, end.completionTokens)));
+    const used = usage(end.promptTokens, end.completionTokens, end.cachedTokens);
+    out += sseData(usageChunk(object, chunkHead, used));
   }
   return out + SSE_DONE;
 }
