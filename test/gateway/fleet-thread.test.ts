@@ -38,22 +38,30 @@ async function metric(url: string, name: string): Promise<number> {
   return sum;
 }
 
-/**
- * A prompt the engine's context cannot hold, though the gateway could not be sure from its
- * estimate: the engine's refusal reaches the client in the engine's own words, as a vLLM's would.
- */
-async function refusedAsTheEngineWordsIt(url: string): Promise<void> {
+/** A whole chat of one user message: its status and its JSON body. */
+async function askWhole<T>(url: string, content: string, maxTokens: number) {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       model: 'llama-3-8b',
-      messages: [{ role: 'user', content: 'the backup job fails again '.repeat(1_800) }],
-      max_tokens: 16,
+      messages: [{ role: 'user', content }],
+      max_tokens: maxTokens,
     }),
   });
-  const { error } = (await res.json()) as { error: { message: string; code: string } };
-  assert.equal(res.status, 400);
+  return { status: res.status, json: (await res.json()) as T };
+}
+
+/**
+ * A prompt the engine's context cannot hold, though the gateway could not be sure from its
+ * estimate: the engine's refusal reaches the client in the engine's own words, as a vLLM's would.
+ */
+async function refusedAsTheEngineWordsIt(url: string): Promise<void> {
+  type Refusal = { error: { message: string; code: string } };
+  const long = 'the backup job fails again '.repeat(1_800);
+  const { status, json } = await askWhole<Refusal>(url, long, 16);
+  const { error } = json;
+  assert.equal(status, 400);
   assert.equal(error.code, 'context_length_exceeded');
   assert.match(
     error.message,
@@ -92,21 +100,9 @@ test('--fleet-thread: streams, a cancel, and a drain on SIGTERM', async () => {
 
 /** A prompt sent twice: the second time the engine's prefix cache serves part of it, and says so. */
 async function servedFromCacheAgain(url: string): Promise<void> {
-  const ask = () =>
-    fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'llama-3-8b',
-        messages: [{ role: 'user', content: 'the same long question again '.repeat(30) }],
-        max_tokens: 2,
-      }),
-    }).then(async (r) => {
-      const { usage } = (await r.json()) as {
-        usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
-      };
-      return usage;
-    });
+  type Usage = { prompt_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
+  const question = 'the same long question again '.repeat(30);
+  const ask = async () => (await askWhole<{ usage: Usage }>(url, question, 2)).json.usage;
   assert.equal((await ask()).prompt_tokens_details?.cached_tokens, 0);
   const again = await ask();
   const cached = again.prompt_tokens_details?.cached_tokens ?? 0;
