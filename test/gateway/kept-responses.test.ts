@@ -1,18 +1,20 @@
 // The Responses API's stored responses, as the official `openai` client uses them: a turn that
 // names its last response (previous_response_id) sends only what is new, and goes upstream as
-// the whole chat it is, on the backend its conversation began on; the response is there to read
-// the moment its stream says completed; its input items page as the client pages them; deleted,
-// it is gone. Not kept when asked not to be, and never another tenant's (a failed stream is kept
-// as failed and not continued: responses-api.test.ts). Two gateway processes share them through a
-// real Redis; while Redis is down one kept there is a 503 with a Retry-After, never "not found",
-// and what a gateway kept meanwhile moves to Redis when it returns.
+// the whole chat it is, its turns on one backend from the second on; the response is there to
+// read the moment its stream says completed; its input items page as the client pages them;
+// deleted, it is gone. A burst of branches from one response is each kept on its own trunk; a
+// hostile id or flag is refused briefly by name. Not kept when asked not to be, and never
+// another tenant's (a failed stream is kept as failed and not continued: responses-api.test.ts).
+// Two gateway processes share them through a real Redis; while Redis is down one kept there is a
+// 503 with a Retry-After, never "not found", and what a gateway kept meanwhile moves to Redis
+// when it returns.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { MODEL, engines, gateway, metricValue, policyWith, until } from './gateway-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
-import { startServe } from './process-kit.ts';
+import { runGoodput, startServe } from './process-kit.ts';
 import { startRedis } from './redis-kit.ts';
 
 const WEATHER = {
@@ -209,6 +211,65 @@ test("a tenant's session quota counts conversations: kept one-turn requests are 
     [[429, 'tenant_sessions']],
     'two conversations at once, one allowed',
   );
+});
+
+test('a burst of branches from one response is served and kept, each with the trunk before it', async () => {
+  const vllm = await fakeVllm([{ content: 'Noted.' }]);
+  const front = await gateway([vllm]);
+  const trunk = await front.client.responses.create({ model: MODEL, input: 'The plan so far.' });
+  const BRANCHES = 100;
+  const branches = await Promise.all(
+    Array.from({ length: BRANCHES }, (_, i) =>
+      front.client.responses.create({
+        model: MODEL,
+        input: `Option ${i}?`,
+        previous_response_id: trunk.id,
+      }),
+    ),
+  );
+  assert.equal(new Set(branches.map((b) => b.id)).size, BRANCHES);
+  for (const b of branches) assert.equal(b.previous_response_id, trunk.id);
+  const count = (op: string, result: string) =>
+    metricValue(front.url, 'goodput_kept_responses_total', { op, result });
+  assert.equal(await count('save', 'ok'), BRANCHES + 1);
+  assert.equal(await count('load', 'ok'), BRANCHES);
+  const last = branches[BRANCHES - 1];
+  const items = await front.client.responses.inputItems.list(last.id, { order: 'asc' });
+  assert.deepEqual(
+    items.data.map((i) => (i.type === 'message' ? i.content[0] : i.type)),
+    [
+      { type: 'input_text', text: 'The plan so far.' },
+      { type: 'output_text', text: 'Noted.', annotations: [], logprobs: [] },
+      { type: 'input_text', text: `Option ${BRANCHES - 1}?` },
+    ],
+    'its own branch, none of the others',
+  );
+});
+
+test('a hostile previous_response_id or bad flag is refused briefly by name, and the gateway serves on', async () => {
+  const front = await gateway([await fakeVllm()]);
+  const huge = 'resp_'.padEnd(1_000_000, 'x');
+  const r = await fetch(`${front.url}/v1/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, input: 'Hi', previous_response_id: huge }),
+  });
+  const text = await r.text();
+  assert.equal(r.status, 400);
+  assert.ok(text.length < 1_000, `${text.length} bytes of error`);
+  assert.match(text, /previous_response_not_found/);
+  assert.equal(
+    (await front.client.responses.create({ model: MODEL, input: 'Hi' })).status,
+    'completed',
+  );
+  for (const [flag, value, says] of [
+    ['--responses-ttl', 'soon', 'a number ≥ 0'],
+    ['--responses-memory', '0', 'a number > 0'],
+  ]) {
+    const run = await runGoodput(['serve', '--port', '0', flag, value]);
+    assert.equal(run.code, 2, run.out);
+    assert.match(run.out, new RegExp(`${flag}: expected ${says}, got "${value}"`));
+  }
 });
 
 test('a gateway told to keep none refuses a turn that follows one, and says none are kept', async () => {
