@@ -69,6 +69,7 @@ export {
 } from './response-items.ts';
 export {
   type ResponsesRequest,
+  MAX_RESPONSE_ID_CHARS,
   asChatRequest,
   parseResponsesRequest,
   responsesRequestSchema,

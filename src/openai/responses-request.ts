@@ -34,6 +34,12 @@ import {
   type Wording,
 } from './validation.ts';
 
+/**
+ * The longest response id looked up. The gateway's ids are `resp_` and a UUID (41 characters);
+ * a longer one was never kept, and is refused before it becomes a key the store is asked for.
+ */
+export const MAX_RESPONSE_ID_CHARS = 256;
+
 /** A function the model may call: the Responses API's flat form of chat's tool. */
 const functionTool = z.strictObject({
   type: z.literal('function'),
@@ -170,7 +176,10 @@ export const responsesRequestSchema = z
       // vLLM's own, as its Responses server takes them, each with chat's rules.
       ...VLLM_EXTRAS,
       // What needs a stored response, a built-in tool or a model's knobs no backend here takes.
-      previous_response_id: text('a response id').min(1).nullish(),
+      previous_response_id: text(`a response id of 1 to ${MAX_RESPONSE_ID_CHARS} characters`)
+        .min(1)
+        .max(MAX_RESPONSE_ID_CHARS)
+        .nullish(),
       conversation: z
         .custom<never>(
           () => false,

@@ -11,7 +11,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { Registry } from 'prom-client';
 import { sha256 } from '../../src/gateway/api-keys.ts';
+import { deleteKept, loadKept } from '../../src/gateway/http/kept-responses.ts';
+import type { SharedStore } from '../../src/gateway/shared/shared-store.ts';
+import { StateMetrics } from '../../src/gateway/state-metrics.ts';
 import { MODEL, engines, gateway, metricValue, policyWith, until } from './gateway-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
 import { runGoodput, startServe } from './process-kit.ts';
@@ -257,7 +261,20 @@ test('a hostile previous_response_id or bad flag is refused briefly by name, and
   const text = await r.text();
   assert.equal(r.status, 400);
   assert.ok(text.length < 1_000, `${text.length} bytes of error`);
-  assert.match(text, /previous_response_not_found/);
+  const { error } = JSON.parse(text) as { error: { message: string; param: string } };
+  assert.match(error.message, /^previous_response_id: expected a response id of 1 to 256 char/);
+  assert.equal(error.param, 'previous_response_id');
+  // Looked up by path, an id longer than any kept is none, and never a key the store is asked for.
+  const untouched = new Proxy({} as SharedStore, {
+    get: () => () => assert.fail('the store was asked'),
+  });
+  const deps = {
+    store: untouched,
+    keepResponses: true,
+    metrics: { state: new StateMetrics(new Registry()) },
+  };
+  assert.equal(await loadKept(deps, 'default', 'x'.repeat(257)), undefined);
+  assert.equal(await deleteKept(deps, 'default', 'x'.repeat(257)), false);
   assert.equal(
     (await front.client.responses.create({ model: MODEL, input: 'Hi' })).status,
     'completed',

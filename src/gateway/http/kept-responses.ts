@@ -20,6 +20,7 @@ import {
   describeValue,
   invalidRequest,
   conversationItems,
+  MAX_RESPONSE_ID_CHARS,
   statelessOnly,
   type InputItem,
 } from '../../openai/index.ts';
@@ -128,7 +129,8 @@ export function keeper(
 
 /**
  * The response kept under `id` for `tenant`; undefined when there is none. Rejects with
- * `SharedStoreUnavailable` when the store cannot say.
+ * `SharedStoreUnavailable` when the store cannot say. An id longer than any kept is none
+ * without asking the store, whose key it would be.
  */
 export async function loadKept(
   deps: KeepingDeps,
@@ -138,7 +140,7 @@ export async function loadKept(
   const text = await counted(
     deps,
     'load',
-    deps.store.loadResponse(tenant, id),
+    keptId(id) ? deps.store.loadResponse(tenant, id) : Promise.resolve(undefined),
     (t) => t !== undefined,
   );
   return text === undefined ? undefined : (JSON.parse(text) as KeptRecord);
@@ -146,8 +148,11 @@ export async function loadKept(
 
 /** Forgets the response kept under `id` for `tenant`; false when there was none. */
 export function deleteKept(deps: KeepingDeps, tenant: string, id: string): Promise<boolean> {
-  return counted(deps, 'delete', deps.store.deleteResponse(tenant, id), (deleted) => deleted);
+  const deleted = keptId(id) ? deps.store.deleteResponse(tenant, id) : Promise.resolve(false);
+  return counted(deps, 'delete', deleted, (d) => d);
 }
+
+const keptId = (id: string): boolean => id.length <= MAX_RESPONSE_ID_CHARS;
 
 /** `op`'s answer, counted by result: `ok` when `found`, else `none`; `unavailable` (rejected). */
 async function counted<T>(
