@@ -197,7 +197,12 @@ test('a bad field is a 400 naming it, with its value', () => {
   refused({ text: { format: { type: 'json_schema', schema: {} } } }, /^text\.format\.name: /);
   refused({ truncation: 'auto' }, /^truncation: not supported by this server/);
   refused({ conversation: 'conv_1' }, /^conversation: not supported: conversations are not stored/);
-  refused({ previous_response_id: '' }, /^previous_response_id: expected a response id, got ""$/);
+  for (const id of ['', 'r'.repeat(257)]) {
+    refused(
+      { previous_response_id: id },
+      /^previous_response_id: expected a response id of 1 to 256 /,
+    );
+  }
   refused({ max_output_tokens: 0 }, /^max_output_tokens: expected an integer in \[1, /);
   refused({ stream_options: {} }, /^stream_options: unknown field$/);
 });
