@@ -18,7 +18,7 @@ import {
   type ResponsesRequest,
 } from '../openai/responses-request.ts';
 import type { ChunkHead } from '../openai/chunks.ts';
-import { parseCompletionRequest, promptList } from '../openai/completion-request.ts';
+import { fillerEcho, parseCompletionRequest, promptList } from '../openai/completion-request.ts';
 import { OpenAiError, invalidRequest, modelNotFound, serverError } from '../openai/errors.ts';
 import type { PromptBlockHashes } from '../openai/prefix-hashes.ts';
 import { chatPromptSize, completionPromptSize } from '../openai/prompt-size.ts';
@@ -68,6 +68,8 @@ interface Prepared {
   readonly toolName?: string;
   /** The Responses request the chat was made from: its answer is the Responses API's. */
   readonly responses?: ResponsesRequest;
+  /** A text completion's `echo`: the prompt its reply starts with. */
+  readonly echo?: string;
 }
 
 /**
@@ -126,6 +128,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
       'prompt',
     );
   }
+  const echo = fillerEcho(req, 'the simulated engine');
   const size = completionPromptSize(req, deps.backend.maxModelLen);
   return run(c, deps, 'text', {
     model: req.model,
@@ -139,6 +142,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     prefix: (blockTokens) => size.hashes(size.tokens, blockTokens),
     promptTokens: size.tokens,
     promptTokensExact: typeof prompts[0] !== 'string',
+    echo,
   });
 }
 
@@ -161,6 +165,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
     prefix: p.prefix(blockSize),
     adapter,
     priority: p.priority,
+    ...(p.echo === undefined ? {} : { echo: p.echo }),
   });
   if (!result.ok) {
     const load = backend.load();

@@ -14,6 +14,7 @@ import type { EngineRequest, FailReason } from '../engine/engine-types.ts';
 import { EventChannel } from './event-channel.ts';
 import { fillerPiece } from './filler-text.ts';
 import type { FillerFinish, RequestPlan } from './request-plan.ts';
+import type { GenerationRequest } from './simulated-backend.ts';
 
 export type GenerationEvent =
   | { readonly type: 'token'; readonly index: number; readonly text: string; readonly atMs: Ms }
@@ -67,24 +68,19 @@ export class Job implements EngineRequest, Generation {
   private halted = false;
   private stall: { timer: TimerHandle; resume: () => void } | null = null;
   private iterated = false;
+  /** The prompt text its first token carries before its own (`echo`), until that token is out. */
+  private echo: string | undefined;
 
-  constructor(
-    id: string,
-    promptTokens: number,
-    plan: RequestPlan,
-    host: JobHost,
-    prefix?: PrefixBlocks,
-    adapter?: string,
-    priority?: number,
-  ) {
+  constructor(id: string, req: GenerationRequest, plan: RequestPlan, host: JobHost) {
     this.id = id;
-    this.adapter = adapter;
-    this.priority = priority;
-    this.inputTokens = promptTokens;
+    this.adapter = req.adapter;
+    this.priority = req.priority;
+    this.inputTokens = req.promptTokens;
     this.outputTokens = plan.outputTokens;
     this.plan = plan;
     this.host = host;
-    this.prefix = prefix;
+    this.prefix = req.prefix;
+    this.echo = req.echo;
     this.arrivalMs = host.clock.now();
   }
 
@@ -119,7 +115,10 @@ export class Job implements EngineRequest, Generation {
     if (!this.live) return;
     this.emitted++;
     this.host.tokenAt(this, index, atMs);
-    this.channel.push({ type: 'token', index, text: fillerPiece(index), atMs });
+    const echo = this.echo;
+    this.echo = undefined;
+    const text = echo === undefined ? fillerPiece(index) : echo + fillerPiece(index);
+    this.channel.push({ type: 'token', index, text, atMs });
     if (this.emitted === this.plan.crashAfter) {
       this.channel.push({ type: 'crash', completionTokens: this.emitted, atMs });
       this.stop();

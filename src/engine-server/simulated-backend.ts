@@ -33,6 +33,8 @@ export interface GenerationRequest {
   readonly adapter?: string;
   /** vLLM's request priority (lower is served first) under `--scheduling-policy priority`. */
   readonly priority?: number;
+  /** A text completion's `echo`: the prompt, which its first token's text starts with. */
+  readonly echo?: string;
 }
 
 export type RejectReason =
@@ -122,15 +124,7 @@ export class SimulatedBackend implements JobHost {
     if (req.maxTokens !== undefined && room > 0 && req.maxTokens > room)
       return { ok: false, reason: 'output_exceeds_max_model_len' };
     if (plan.fail) return { ok: false, reason: 'injected_failure' };
-    const job = new Job(
-      `req-${this.nextId++}`,
-      req.promptTokens,
-      plan,
-      this,
-      req.prefix,
-      req.adapter,
-      req.priority,
-    );
+    const job = new Job(`req-${this.nextId++}`, req, plan, this);
     if (!this.driver.add(job)) return { ok: false, reason: job.failReason ?? 'shutting_down' };
     this.live.add(job);
     return { ok: true, generation: job };

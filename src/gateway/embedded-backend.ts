@@ -16,6 +16,7 @@ import { rejectionError } from '../engine-server/rejections.ts';
 import {
   chatPromptSize,
   completionPromptSize,
+  fillerEcho,
   outputLimit,
   type ChatCompletionRequest,
   type CompletionRequest,
@@ -122,7 +123,7 @@ export function generationRequest(
   call: UpstreamCall,
   engine: Pick<EngineConfig, 'blockSize' | 'loraModules' | 'maxModelLen'>,
 ): GenerationRequest {
-  const { promptTokens, prefix, maxTokens, ignoreEos, minTokens } = describe(call, engine);
+  const { promptTokens, prefix, maxTokens, ignoreEos, minTokens, echo } = describe(call, engine);
   // A model naming one of the engine's LoRA adapters runs with it (vLLM's rule).
   const { model, priority } = call.body as { model?: unknown; priority?: unknown };
   const adapter =
@@ -136,6 +137,7 @@ export function generationRequest(
     ...(adapter === undefined ? {} : { adapter }),
     // The class's band, which the gateway sets under priority scheduling.
     ...(typeof priority === 'number' ? { priority } : {}),
+    ...(echo === undefined ? {} : { echo }),
   };
 }
 
@@ -181,5 +183,10 @@ function describe(call: UpstreamCall, engine: Pick<EngineConfig, 'blockSize' | '
     maxTokens: outputLimit(req)?.tokens,
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,
+    // Judged at the gateway's door (read-request.ts), which refuses what filler cannot echo.
+    echo:
+      call.kind === 'chat'
+        ? undefined
+        : fillerEcho(req as CompletionRequest, 'the simulated fleet'),
   };
 }

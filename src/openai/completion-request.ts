@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { checkCommonRules, commonFields, isTokenId, tokenIds } from './request-fields.ts';
 import { chatFieldsOnCompletions } from './unsupported-fields.ts';
 import { checkConstraints } from './constraint-fields.ts';
-import { byForm, expect, isText, listOf, parseWith, text } from './validation.ts';
+import { invalidRequest } from './errors.ts';
+import { byForm, expect, flag, isText, listOf, parseWith, text } from './validation.ts';
 
 /** One prompt: its text, or its token ids (never empty). */
 export type CompletionPrompt = string | readonly number[];
@@ -56,6 +57,11 @@ export const completionRequestSchema = z
        * -1, all of them); false: none.
        */
       logprobs: byForm(logprobsForm, 'an integer ≥ -1, or false').nullish(),
+      /**
+       * The prompt before the reply, in its text and, with `logprobs`, its tokens' (what an
+       * evaluation harness scores a continuation by: lm-evaluation-harness's loglikelihood).
+       */
+      echo: flag(),
       prompt: byForm(
         promptForm,
         'a string, or a non-empty array of strings, of token ids or of token-id arrays',
@@ -76,6 +82,29 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
 export function promptList(req: Pick<CompletionRequest, 'prompt'>): readonly CompletionPrompt[] {
   const p = req.prompt;
   return typeof p === 'string' || isFlat(p) ? [p] : p;
+}
+
+/**
+ * The text a filler server's reply starts with when `echo` is asked: the prompt as sent.
+ * A prompt of token ids, or one cut by `truncate_prompt_tokens`, is a 400 naming `echo`:
+ * filler has no tokenizer to turn ids, or the tokens kept, back into text.
+ */
+export function fillerEcho(
+  req: Pick<CompletionRequest, 'prompt' | 'echo' | 'truncate_prompt_tokens'>,
+  server: string,
+): string | undefined {
+  if (req.echo !== true) return undefined;
+  const prompt = promptList(req)[0];
+  const refused = (why: string) =>
+    invalidRequest(
+      `echo: not supported by ${server} ${why} (expected false or absent), got true`,
+      'echo',
+    );
+  if (typeof prompt !== 'string')
+    throw refused('for a prompt of token ids, which it cannot detokenize');
+  if (req.truncate_prompt_tokens != null)
+    throw refused('beside truncate_prompt_tokens, whose tokens kept it cannot tell');
+  return prompt;
 }
 
 function isFlat(p: readonly unknown[]): p is readonly number[] {

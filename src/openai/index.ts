@@ -87,6 +87,7 @@ export {
   type CompletionPrompt,
   type CompletionRequest,
   completionRequestSchema,
+  fillerEcho,
   parseCompletionRequest,
   promptList,
 } from './completion-request.ts';

@@ -83,6 +83,14 @@ const unsupported: [string, unknown, unknown[], string][] = [
   ['prompt_logprobs', 1, [], 'absent'],
 ];
 
+test("a text completion's echo is a flag, served; chat's is not", () => {
+  for (const echo of [true, false, null]) {
+    assert.equal(parseCompletionRequest({ ...TEXT, echo }).echo, echo);
+  }
+  const err = rejection(() => parseCompletionRequest({ ...TEXT, echo: 'yes' }));
+  assert.equal(err.message, 'echo: expected a boolean, got "yes"');
+});
+
 test('the table of unsupported fields is the one tested here', () => {
   assert.deepEqual(
     Object.keys(unsupportedFields).sort(),
@@ -93,6 +101,7 @@ test('the table of unsupported fields is the one tested here', () => {
 test('an unsupported field is a 400 unless it carries a neutral value, which is kept', () => {
   for (const [kind, parse, base] of parsers) {
     for (const [field, asks, neutrals, expected] of unsupported) {
+      if (kind === 'text' && field === 'echo') continue; // a text completion's is served
       const err = rejection(() => parse({ ...base, [field]: asks }));
       const shown = JSON.stringify(asks);
       assert.equal(

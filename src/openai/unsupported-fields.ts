@@ -51,6 +51,8 @@ export function neutralOnly<const V extends readonly Json[]>(values: V) {
 }
 
 export const unsupportedFields = {
+  // Chat's: vLLM's continuation of the last message. A text completion's is served
+  // (completion-request.ts).
   echo: neutralOnly([false]),
   best_of: neutralOnly([1]),
   // vLLM's: the gateway streams from its servers, and vLLM gives a prompt's log probabilities

@@ -1,5 +1,5 @@
 // A vLLM server as a test needs one: its model list, an idle /metrics, and one scripted stream
-// for every chat, over real HTTP.
+// for every chat or text completion, over real HTTP.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MODEL, onTeardown } from './gateway-kit.ts';
@@ -8,7 +8,8 @@ import { MODEL, onTeardown } from './gateway-kit.ts';
  * A vLLM that tokenizes a word a token (`/tokenize`), and streams `deltas` for every chat (two
  * JSON tokens unless told; a delta's `logprobs`, if any, goes beside it in its choice), then ends
  * as `finish` says; its chunks named as the gateway names the request (`chatcmpl-` and its
- * X-Request-Id) or, `foreign`, not; `bodies`: the request bodies it was sent.
+ * X-Request-Id) or, `foreign`, not; `bodies`: the request bodies it was sent. A text completion
+ * streams the same, each delta's `content` as its chunk's `text`.
  */
 export async function fakeVllm(
   deltas: readonly object[] = [{ content: '{"a":' }, { content: ' 1}' }],
@@ -40,17 +41,22 @@ export async function fakeVllm(
       } else {
         const body = JSON.parse(Buffer.concat(parts).toString()) as { model: string };
         bodies.push(body);
-        const id = foreign ? 'chatcmpl-upstream-own' : `chatcmpl-${req.headers['x-request-id']}`;
+        const text = req.url === '/v1/completions';
+        const prefix = text ? 'cmpl' : 'chatcmpl';
+        const id = foreign ? `${prefix}-upstream-own` : `${prefix}-${req.headers['x-request-id']}`;
+        const object = text ? 'text_completion' : 'chat.completion.chunk';
         const event = (fields: object) =>
-          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: body.model, ...fields })}\n\n`;
+          `data: ${JSON.stringify({ id, object, model: body.model, ...fields })}\n\n`;
+        const choice = (delta: { content?: string }, more: object) =>
+          text ? { index: 0, text: delta.content ?? '', ...more } : { index: 0, delta, ...more };
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(
           deltas
             .map(({ logprobs, ...delta }: { logprobs?: unknown }) =>
-              event({ choices: [{ index: 0, delta, ...(logprobs ? { logprobs } : {}) }] }),
+              event({ choices: [choice(delta, logprobs ? { logprobs } : {})] }),
             )
             .join('') +
-            event({ choices: [{ index: 0, delta: {}, finish_reason: finish }] }) +
+            event({ choices: [choice({}, { finish_reason: finish })] }) +
             event({
               choices: [],
               usage: {

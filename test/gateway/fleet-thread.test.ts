@@ -1,8 +1,8 @@
 // `goodput serve --fleet-thread`: the embedded engines on a thread of their own, through a real
 // process — streams complete with every token, a client that goes away frees its request in the
 // engine, a prompt past the engine's context is refused in the engine's words, a prompt sent
-// again says what the engine's prefix cache served, and SIGTERM lets a stream in flight finish
-// before the process exits 0.
+// again says what the engine's prefix cache served, a text completion's echo starts with its
+// prompt, and SIGTERM lets a stream in flight finish before the process exits 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServe } from './process-kit.ts';
@@ -109,9 +109,30 @@ async function servedFromCacheAgain(url: string): Promise<void> {
   assert.ok(cached > 0 && cached <= again.prompt_tokens, `cached ${cached}`);
 }
 
-test('with one replica on its thread, a prompt sent again says what its prefix cache served', async () => {
+/** A text completion's `echo`: its reply starts with the prompt, and usage counts the reply. */
+async function echoesThePrompt(url: string): Promise<void> {
+  const prompt = 'Once upon a time';
+  const res = await fetch(`${url}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'llama-3-8b',
+      prompt,
+      max_tokens: 3,
+      ignore_eos: true,
+      echo: true,
+    }),
+  });
+  type Whole = { choices: { text: string }[]; usage: { completion_tokens: number } };
+  const { choices, usage } = (await res.json()) as Whole;
+  assert.ok(choices[0].text.startsWith(prompt) && choices[0].text.length > prompt.length);
+  assert.equal(usage.completion_tokens, 3);
+}
+
+test('with one replica on its thread, a prompt sent again says what its prefix cache served, and echo is served', async () => {
   const gw = await startServe(['--fleet-thread', '--replicas', '1']);
   await servedFromCacheAgain(gw.url);
+  await echoesThePrompt(gw.url);
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
 });
@@ -120,6 +141,7 @@ test('without a fleet thread, an engine refuses in its own words too, and says w
   const gw = await startServe(['--no-fleet-thread', '--replicas', '1']);
   await refusedAsTheEngineWordsIt(gw.url);
   await servedFromCacheAgain(gw.url);
+  await echoesThePrompt(gw.url);
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
 });

@@ -1,8 +1,9 @@
 // The official `openai` client against `goodput serve` in front of two `goodput engine`
-// servers over real HTTP: non-streaming and streaming, chat and text, usage and token counts.
+// servers over real HTTP: non-streaming and streaming, chat and text (its `echo` too), usage and
+// token counts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MODEL, engines, gateway, metricValue, until } from './gateway-kit.ts';
+import { MODEL, doorOnlyFleet, engines, gateway, metricValue, until } from './gateway-kit.ts';
 
 /** vLLM's `ignore_eos`: generate exactly max_tokens (not in the OpenAI types). */
 const eos = <T extends object>(params: T): T => ({ ...params, ignore_eos: true }) as T;
@@ -88,6 +89,53 @@ test('text completions, streaming and not', async () => {
     if (chunk.usage) completion = chunk.usage.completion_tokens;
   }
   assert.equal(pieces, completion);
+});
+
+test('echo: a text reply starts with the prompt as sent, whole and streamed; usage counts the reply', async () => {
+  const asked = eos({ model: MODEL, prompt: 'Once upon a time', max_tokens: 3, echo: true });
+  const reply = (await gw.client.completions.create({ ...asked, echo: false })).choices[0].text;
+  const whole = await gw.client.completions.create(asked);
+  assert.equal(whole.choices[0].text, `Once upon a time${reply}`);
+  assert.equal(whole.usage?.completion_tokens, 3);
+  const pieces: string[] = [];
+  for await (const chunk of await gw.client.completions.create({ ...asked, stream: true })) {
+    if (chunk.choices[0]?.text) pieces.push(chunk.choices[0].text);
+  }
+  assert.equal(pieces.length, 3, 'the prompt comes with the first token, as vLLM sends it');
+  assert.equal(pieces.join(''), whole.choices[0].text);
+});
+
+test('echo the simulated engines cannot give: a 400 naming echo, at the door and at the engine', async () => {
+  const embedded = await doorOnlyFleet();
+  const cannot = [
+    [{ prompt: [791, 13180, 374] }, 'for a prompt of token ids, which it cannot detokenize'],
+    [{ prompt: 'x y', truncate_prompt_tokens: 1 }, 'beside truncate_prompt_tokens'],
+  ] as const;
+  for (const [url, server] of [
+    [embedded.url, 'the simulated fleet'],
+    [backends[0].url, 'the simulated engine'],
+  ]) {
+    for (const [fields, why] of cannot) {
+      const res = await fetch(`${url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, max_tokens: 2, echo: true, ...fields }),
+      });
+      const { error } = (await res.json()) as { error: { message: string; param: string } };
+      assert.equal(res.status, 400, error.message);
+      assert.equal(error.param, 'echo');
+      assert.ok(error.message.startsWith(`echo: not supported by ${server} ${why}`), error.message);
+    }
+  }
+  // A chat's echo is vLLM's other one (the last message continued): not served here.
+  await assert.rejects(
+    gw.client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'x' }],
+      echo: true,
+    } as never),
+    /400 echo: not supported by this server \(expected false or absent\), got true/,
+  );
 });
 
 for (const [how, client] of paths) {

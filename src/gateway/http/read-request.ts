@@ -6,6 +6,7 @@
  */
 import {
   fillerAnswerable,
+  fillerEcho,
   invalidRequest,
   modelNotFound,
   parseChatCompletionRequest,
@@ -16,6 +17,7 @@ import {
   asChatRequest,
   parseResponsesRequest,
   fillerAnswerableResponse,
+  type CompletionRequest,
   type InputItem,
   type ResponsesRequest,
 } from '../../openai/index.ts';
@@ -70,6 +72,7 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
   if (deps.fillerReplies) {
     if (responses !== undefined) fillerAnswerableResponse(responses, 'the simulated fleet');
     fillerAnswerable(parsed, 'the simulated fleet');
+    if (kind === 'completion') fillerEcho(parsed as CompletionRequest, 'the simulated fleet');
   }
   priorityAllowed(parsed, false, "the gateway sets it from the request's class");
   if (kind === 'completion' && promptList(parsed as never).length !== 1) {
