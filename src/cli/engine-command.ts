@@ -8,7 +8,7 @@
 import { Command } from 'commander';
 import { ConfigError } from '../core/errors.ts';
 import { ENGINE_SERVER_DEFAULTS as D } from '../engine-server/engine-options.ts';
-import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
+import { addEngineFlags, engineSpecFromFlags, imageTokensOption } from './engine-flags.ts';
 import { serveEngine } from '../engine-server/serve.ts';
 import { nonEmpty, nonNegativeInt, nonNegativeNumber, portNumber } from './parse-flags.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
@@ -35,6 +35,7 @@ export function engineCommand(): Command {
       'name /v1/models lists and requests must use (default: --model)',
       nonEmpty('--served-model-name'),
     )
+    .addOption(imageTokensOption())
     .option('--seed <n>', 'seed for output lengths and faults', nonNegativeInt('--seed'), D.seed)
     .option(
       '--fail-rate <f>',
@@ -83,6 +84,7 @@ export function engineCommand(): Command {
         host: o.host as string,
         ...engineSpecFromFlags(o),
         servedModelName: o.servedModelName as string | undefined,
+        imageTokens: o.imageTokens as number | undefined,
         seed: o.seed as number,
         faults: {
           failRate: o.failRate as number,

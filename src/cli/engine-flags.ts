@@ -15,6 +15,17 @@ import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS } from '../engine/engine-versio
 import { GPUS, MODELS } from '../engine/hardware.ts';
 import { fraction, nonNegativeNumber, oneOf, positiveInt, positiveNumber } from './parse-flags.ts';
 
+/**
+ * `--image-tokens`, of a server (`serve`, `engine`): the served model takes images, each this
+ * many prompt tokens, which admission plans and prefix caching counts (openai/image-parts.ts).
+ */
+export function imageTokensOption(): Option {
+  return new Option(
+    '--image-tokens <n>',
+    'the served model takes images, each this many prompt tokens, as its processor makes them (LLaVA-1.5: 576; Gemma 3: 256); default: none, and an image is refused by name',
+  ).argParser(positiveInt('--image-tokens'));
+}
+
 export function addEngineFlags(cmd: Command): Command {
   return cmd
     .option('--model <name>', `model: ${Object.keys(MODELS).join(' | ')}`, D.model)

@@ -89,6 +89,7 @@ function poolEngineArgs(o: Record<string, unknown>): string[] {
     ['maxNumBatchedTokens', '--max-num-batched-tokens'],
     ['maxBatchedTokens', '--max-num-batched-tokens'],
     ['servedModelName', '--served-model-name'],
+    ['imageTokens', '--image-tokens'],
   ];
   for (const [key, flag] of pass) {
     if (o[key] !== undefined) args.push(flag, String(o[key]));

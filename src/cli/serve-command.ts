@@ -33,7 +33,7 @@ import { otlpEndpoint } from '../gateway/tracing/otlp-endpoint.ts';
 import { otlpTracer } from '../gateway/tracing/otlp-tracer.ts';
 import type { RequestTracer } from '../gateway/tracing/request-trace.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
-import { addEngineFlags, engineSpecFromFlags } from './engine-flags.ts';
+import { addEngineFlags, engineSpecFromFlags, imageTokensOption } from './engine-flags.ts';
 import {
   nonEmpty,
   nonNegativeInt,
@@ -92,6 +92,7 @@ export function serveCommand(): Command {
       'model name clients use (default: --model)',
       nonEmpty('--served-model-name'),
     )
+    .addOption(imageTokensOption())
     .option('--admin-token <token>', 'token for /admin endpoints (default: $GOODPUT_ADMIN_TOKEN)')
     .option(
       '--decisions <file>',
@@ -191,6 +192,7 @@ export function serveCommand(): Command {
         throw new ConfigError('--engine-pool', 'none with --backend (local runs its own)', 'local');
       }
       const urls = pool?.urls ?? given;
+      const imageTokens = o.imageTokens as number | undefined;
       const adapterReplicas = o.adapterReplicas as number | undefined;
       if (adapterReplicas !== undefined && urls.length > 0) {
         throw new ConfigError(
@@ -214,7 +216,12 @@ export function serveCommand(): Command {
           // A simulated GPU does not share the gateway's CPU: stepping on its loop, the engines
           // run late whenever relaying their tokens keeps it busy, and every stream's gaps grow.
           if ((o.fleetThread as boolean | undefined) ?? availableParallelism() >= 2) {
-            const threaded = await ThreadedFleet.start({ spec, ...fleet }, engine, wallClock);
+            const threaded = await ThreadedFleet.start(
+              { spec, ...fleet },
+              engine,
+              wallClock,
+              imageTokens,
+            );
             return threaded.backends;
           }
           const timers = wallTimers(wallClock);
@@ -224,8 +231,9 @@ export function serveCommand(): Command {
             clock: wallClock,
             timers,
             ...fleet,
-          }).map((sim, i) => new EmbeddedBackend(`embedded-${i}`, sim, wallClock));
+          }).map((sim, i) => new EmbeddedBackend(`embedded-${i}`, sim, wallClock, imageTokens));
         },
+        imageTokens,
         host: o.host as string,
         port: o.port as number,
         statusPort: o.statusPort as number | undefined,

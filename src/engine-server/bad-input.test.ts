@@ -39,7 +39,7 @@ const badInputs: [string, string, unknown, number, RegExp, string | null | undef
     CHAT,
     { model: MODEL, messages: [{ role: 'user', content: 42 }] },
     400,
-    /^messages\[0\]\.content: expected a string or a non-empty array of text parts, got 42$/,
+    /^messages\[0\]\.content: expected a string or a non-empty array of content parts, got 42$/,
     'messages[0].content',
   ],
   [

@@ -23,6 +23,7 @@ import { OpenAiError, invalidRequest, modelNotFound, serverError } from '../open
 import type { PromptBlockHashes } from '../openai/prefix-hashes.ts';
 import { chatPromptSize, completionPromptSize } from '../openai/prompt-size.ts';
 import { FillerToolCall, requiredToolName } from '../openai/filler-tool-call.ts';
+import { imagesSizable } from '../openai/image-parts.ts';
 import {
   includeUsage,
   outputLimit,
@@ -38,6 +39,9 @@ import { rejectionError } from './rejections.ts';
 import type { SimulatedBackend } from './simulated-backend.ts';
 import { type CompletionKind, replyEnd, replyPiece, sseResponse } from './sse-body.ts';
 
+/** Who refuses what it cannot answer, as its refusals say. */
+const ENGINE = 'the simulated engine';
+
 export interface RouteDeps {
   readonly backend: SimulatedBackend;
   readonly servedModelName: string;
@@ -48,6 +52,8 @@ export interface RouteDeps {
   nextId(requestId: string | undefined): string;
   /** Unix seconds, for `created`. */
   unixSeconds(): number;
+  /** The prompt tokens one image takes in its model; absent: images are refused by name. */
+  readonly imageTokens?: number;
 }
 
 interface Prepared {
@@ -83,11 +89,14 @@ async function jsonBody(c: Context): Promise<unknown> {
 }
 
 export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
-  return runChat(c, deps, parseChatCompletionRequest(await jsonBody(c)));
+  const req = parseChatCompletionRequest(await jsonBody(c));
+  imagesSizable(req.messages, deps.imageTokens, 'messages', ENGINE);
+  return runChat(c, deps, req);
 }
 
 export async function responsesRoute(c: Context, deps: RouteDeps): Promise<Response> {
   const responses = parseResponsesRequest(await jsonBody(c));
+  imagesSizable(responses.input, deps.imageTokens, 'input', ENGINE);
   fillerAnswerableResponse(responses, 'the simulated engine');
   statelessOnly(responses, 'the simulated engine');
   return runChat(c, deps, asChatRequest(responses), responses);
@@ -100,7 +109,7 @@ function runChat(
   responses?: ResponsesRequest,
 ): Promise<Response> {
   fillerAnswerable(req, 'the simulated engine');
-  const size = chatPromptSize(req, deps.backend.maxModelLen);
+  const size = chatPromptSize(req, deps.backend.maxModelLen, deps.imageTokens);
   return run(c, deps, responses === undefined ? 'chat' : 'responses', {
     model: req.model,
     stream: req.stream === true,

@@ -90,6 +90,7 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
   const deps: RouteDeps = {
     backend,
     servedModelName,
+    imageTokens: spec.imageTokens,
     nextId: (requestId) =>
       requestId !== undefined && REQUEST_ID.test(requestId)
         ? requestId

@@ -21,6 +21,8 @@ export interface EngineServerSpec extends EngineSpec {
   readonly faults: FaultRates;
   /** Request bodies above this are answered 413. */
   readonly maxBodyBytes: number;
+  /** The prompt tokens one image takes in its model; absent: it takes no images. */
+  readonly imageTokens?: number;
 }
 
 export const ENGINE_SERVER_DEFAULTS: EngineServerSpec = {
@@ -46,5 +48,8 @@ export function resolveEngine(spec: EngineServerSpec): ResolvedEngine {
     throw new ConfigError('faults.stallMs', 'a number ≥ 0', spec.faults.stallMs);
   const served = spec.servedModelName ?? spec.model;
   if (served.trim() === '') throw new ConfigError('servedModelName', 'a non-empty name', served);
+  const image = spec.imageTokens;
+  if (image !== undefined && !(Number.isSafeInteger(image) && image >= 1))
+    throw new ConfigError('imageTokens', 'an integer ≥ 1', image);
   return { config, profile: buildEngineProfile(spec), servedModelName: served };
 }

@@ -45,12 +45,15 @@ export class EmbeddedBackend implements Backend {
 
   /** The adapters its engine loads, what routing may send it; undefined: it serves none. */
   private readonly servable: readonly string[] | undefined;
+  /** The prompt tokens one image takes in its model, if it takes images. */
+  private readonly imageTokens: number | undefined;
 
-  constructor(name: string, engine: SimulatedBackend, clock: Clock) {
+  constructor(name: string, engine: SimulatedBackend, clock: Clock, imageTokens?: number) {
     this.name = name;
     this.engine = engine;
     this.clock = clock;
     this.servable = servedAdapters(engine.config);
+    this.imageTokens = imageTokens;
   }
 
   load(): BackendLoad {
@@ -68,7 +71,7 @@ export class EmbeddedBackend implements Backend {
   }
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
-    const request = generationRequest(call, this.engine.config);
+    const request = generationRequest(call, this.engine.config, this.imageTokens);
     const submitted = this.engine.submit(request);
     if (!submitted.ok) {
       const { status, body } = engineRefusal(
@@ -118,12 +121,20 @@ export class EmbeddedBackend implements Backend {
   }
 }
 
-/** What an engine is asked, from the validated body the gateway hands every backend. */
+/**
+ * What an engine is asked, from the validated body the gateway hands every backend, an image
+ * being `imageTokens` of its prompt.
+ */
 export function generationRequest(
   call: UpstreamCall,
   engine: Pick<EngineConfig, 'blockSize' | 'loraModules' | 'maxModelLen'>,
+  imageTokens?: number,
 ): GenerationRequest {
-  const { promptTokens, prefix, maxTokens, ignoreEos, minTokens, echo } = describe(call, engine);
+  const { promptTokens, prefix, maxTokens, ignoreEos, minTokens, echo } = describe(
+    call,
+    engine,
+    imageTokens,
+  );
   // A model naming one of the engine's LoRA adapters runs with it (vLLM's rule).
   const { model, priority } = call.body as { model?: unknown; priority?: unknown };
   const adapter =
@@ -171,11 +182,15 @@ export function engineRefusal(
  * The validated body the gateway hands every backend (validated once, at the door), its prompt
  * sized as the gateway sized it and hashed in the engine's block size.
  */
-function describe(call: UpstreamCall, engine: Pick<EngineConfig, 'blockSize' | 'maxModelLen'>) {
+function describe(
+  call: UpstreamCall,
+  engine: Pick<EngineConfig, 'blockSize' | 'maxModelLen'>,
+  imageTokens: number | undefined,
+) {
   const req = call.body as ChatCompletionRequest | CompletionRequest;
   const size =
     call.kind === 'chat'
-      ? chatPromptSize(req as ChatCompletionRequest, engine.maxModelLen)
+      ? chatPromptSize(req as ChatCompletionRequest, engine.maxModelLen, imageTokens)
       : completionPromptSize(req as CompletionRequest, engine.maxModelLen);
   return {
     promptTokens: size.tokens,

@@ -96,6 +96,8 @@ export interface ServeOptions {
    * a day), and the most bytes of them one process holds in memory (default: 256 MiB).
    */
   readonly keptResponses?: { readonly ttlMs: Ms; readonly capacityBytes?: number };
+  /** The prompt tokens one image takes in the served model; absent: images are refused. */
+  readonly imageTokens?: number;
 }
 
 export interface SharedStateSettings {
@@ -277,6 +279,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     tracer,
     fillerReplies: o.backendUrls.length === 0,
     keepResponses: keptTtlMs > 0,
+    imageTokens: o.imageTokens,
     // vLLM's /tokenize and /detokenize, outside admission, to the server backends in turn.
     forward:
       o.backendUrls.length === 0

@@ -50,14 +50,18 @@ export class ThreadedFleet {
   private loadsAtMs: Ms;
   private nextId = 1;
   private closed = false;
+  /** The prompt tokens one image takes in the engines' model, if it takes images. */
+  private readonly imageTokens: number | undefined;
 
   private constructor(
     worker: Worker,
     first: readonly ReplicaLoadMessage[],
     engines: readonly EngineShape[],
     clock: Clock,
+    imageTokens: number | undefined,
   ) {
     this.worker = worker;
+    this.imageTokens = imageTokens;
     this.loads = first;
     this.loadsAtMs = clock.now();
     worker.on('message', (m: FleetMessage) => {
@@ -78,8 +82,16 @@ export class ThreadedFleet {
     this.backends = first.map((_, i) => this.backend(i, engines[i]));
   }
 
-  /** Starts the thread and its `replicas` engines; resolves once they are up. */
-  static async start(setup: FleetSetup, engine: EngineShape, clock: Clock): Promise<ThreadedFleet> {
+  /**
+   * Starts the thread and its `replicas` engines; resolves once they are up. Their model takes
+   * images of `imageTokens` each, if given.
+   */
+  static async start(
+    setup: FleetSetup,
+    engine: EngineShape,
+    clock: Clock,
+    imageTokens?: number,
+  ): Promise<ThreadedFleet> {
     const worker = new Worker(new URL('./embedded-fleet-worker.ts', import.meta.url), {
       workerData: setup,
     });
@@ -94,6 +106,7 @@ export class ThreadedFleet {
       first,
       first.map((_, i) => shapeOf(i)),
       clock,
+      imageTokens,
     );
   }
 
@@ -153,7 +166,7 @@ export class ThreadedFleet {
         tokens: 0,
       });
       call.signal.addEventListener('abort', abort, { once: true });
-      const request = generationRequest(call, engine);
+      const request = generationRequest(call, engine, this.imageTokens);
       this.post({ t: 'submit', id, replica, request, promptField: promptField(call) });
     });
   }

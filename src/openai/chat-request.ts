@@ -1,24 +1,26 @@
 /**
- * `POST /v1/chat/completions` request body. Content is a string or a non-empty array of text parts
- * (images and audio are not modelled); only an assistant message may carry none, or calls of
- * tools (tool-fields.ts), and a tool message names the call it answers (`tool_call_id`), as
- * OpenAI requires. Messages are strict like the request: an unknown field is a 400
- * (`messages[0].foo: unknown field`), and the other fields a response's message carries back
- * (`refusal: null`) pass only with their neutral values. Main rule: parse with
- * `parseChatCompletionRequest`, which throws a 400 naming the bad field and value.
+ * `POST /v1/chat/completions` request body. Content is a string or a non-empty array of text
+ * parts, and on a user's message images (image-parts.ts; audio and files are not modelled);
+ * only an assistant message may carry none, or calls of tools (tool-fields.ts), and a tool
+ * message names the call it answers (`tool_call_id`), as OpenAI requires. Messages are strict
+ * like the request: an unknown field is a 400 (`messages[0].foo: unknown field`), and the other
+ * fields a response's message carries back (`refusal: null`) pass only with their neutral
+ * values. Main rule: parse with `parseChatCompletionRequest`, which throws a 400 naming the bad
+ * field and value.
  */
 import { z } from 'zod';
 import { checkCommonRules, commonFields, maxTokens, promptCacheKey } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { checkToolRules, toolCalls, toolFields } from './tool-fields.ts';
 import { checkConstraints } from './constraint-fields.ts';
+import { imagePart, imagesIn, type ImagePart } from './image-parts.ts';
 import {
   byForm,
   expect,
   flag,
   isObject,
   isText,
-  listOf,
+  judgedList,
   parseWith,
   refuseLongList,
   text,
@@ -35,24 +37,32 @@ export const MAX_MESSAGES = 2_048;
 export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
 
-interface TextPart {
+export interface TextPart {
   readonly type: 'text';
   readonly text: string;
 }
-/** `{"type": "text", "text": …}` and nothing else; its text may still be ill-formed. */
-const textShaped = (v: unknown): boolean => {
-  return isObject(v) && v.type === 'text' && 'text' in v && Object.keys(v).length === 2;
-};
-const isTextPart = (v: unknown): v is TextPart => textShaped(v) && isText((v as TextPart).text);
-const textPart = byForm<TextPart>(
-  (v) =>
-    textShaped(v) ? z.object({ type: z.literal('text'), text: text('a string') }) : undefined,
-  'a text part ({"type": "text", "text": "…"})',
-);
+export type ContentPart = TextPart | ImagePart;
 
-const CONTENT = 'a string or a non-empty array of text parts';
-const CONTENT_FORMS = { text: text('a string'), parts: listOf(isTextPart, textPart, CONTENT, 1) };
-const contentForm = (v: unknown): z.ZodType<string | TextPart[]> | undefined =>
+/** `{"type": "text", "text": …}` and nothing else, its text well-formed: most parts. */
+const isTextPart = (v: unknown): boolean =>
+  isObject(v) && v.type === 'text' && isText(v.text) && Object.keys(v).length === 2;
+const PART = 'a text part ({"type": "text", "text": "…"}) or an image ({"type": "image_url", …})';
+const PART_FORMS = {
+  text: z.strictObject({ type: z.literal('text'), text: text('a string') }),
+  image_url: imagePart,
+  other: z.looseObject({ type: z.enum(['text', 'image_url'], expect('"text" or "image_url"')) }),
+};
+const contentPart = byForm((v) => {
+  if (!isObject(v)) return undefined;
+  return (PART_FORMS as Record<string, z.ZodType>)[v.type as string] ?? PART_FORMS.other;
+}, PART) as z.ZodType<ContentPart>;
+
+const CONTENT = 'a string or a non-empty array of content parts';
+const CONTENT_FORMS = {
+  text: text('a string'),
+  parts: judgedList(contentPart, CONTENT, 1, isTextPart),
+};
+const contentForm = (v: unknown): z.ZodType<string | ContentPart[]> | undefined =>
   typeof v === 'string' ? CONTENT_FORMS.text : Array.isArray(v) ? CONTENT_FORMS.parts : undefined;
 
 export const chatMessageSchema = z
@@ -80,6 +90,16 @@ export const chatMessageSchema = z
     if (m.content == null && m.role !== 'assistant') {
       const message = `${CONTENT} on a ${m.role} message`;
       ctx.issues.push({ code: 'custom', path: ['content'], input: m.content, message });
+    }
+    if (m.role !== 'user' && imagesIn(m.content) > 0) {
+      const at = (m.content as ContentPart[]).findIndex((p) => p.type === 'image_url');
+      const message = `text on a ${m.role} message (an image is a user's, as OpenAI takes it)`;
+      ctx.issues.push({
+        code: 'custom',
+        path: ['content', at, 'type'],
+        input: 'image_url',
+        message,
+      });
     }
     if (m.role === 'tool' && m.tool_call_id == null) {
       const message = 'a string on a tool message (the id of the call it answers)';

@@ -27,19 +27,32 @@ export interface PromptSize {
   hashes(tokens: number, blockTokens: number): PromptBlockHashes;
 }
 
-/** A chat's prompt, the model's context being `context` tokens. */
-export function chatPromptSize(req: ChatCompletionRequest, context: number): PromptSize {
-  const estimate = estimateChatTokens(req);
+/**
+ * A chat's prompt, the model's context being `context` tokens and an image `imageTokens` (known
+ * wherever the chat holds one: image-parts.ts's `imagesSizable`).
+ */
+export function chatPromptSize(
+  req: ChatCompletionRequest,
+  context: number,
+  imageTokens?: number,
+): PromptSize {
+  const prompt = { messages: req.messages, tools: req.tools, imageTokens };
+  const estimate = estimateChatTokens(prompt);
   const keep = kept(req.truncate_prompt_tokens, context);
   if (estimate <= keep) {
     return {
       tokens: estimate,
-      atLeast: leastChatTokens(req),
+      atLeast: leastChatTokens(prompt),
       cut: false,
-      hashes: (tokens, block) => chatBlockHashes(req, tokens, block, req.cache_salt),
+      hashes: (tokens, block) => chatBlockHashes(prompt, tokens, block, req.cache_salt),
     };
   }
-  return { tokens: keep, atLeast: Math.min(leastChatTokens(req), keep), cut: true, hashes: none };
+  return {
+    tokens: keep,
+    atLeast: Math.min(leastChatTokens(prompt), keep),
+    cut: true,
+    hashes: none,
+  };
 }
 
 /** A completion's one prompt, the model's context being `context` tokens. */

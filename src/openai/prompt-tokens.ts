@@ -4,7 +4,8 @@
  *
  *   text tokens    = ceil(characters / 4), characters counted as Unicode code points
  *   chat prompt    = [4 + text tokens of the tools' JSON, when tools are offered]
- *                    + Σ over messages (4 + text tokens of its content, name and calls) + 3
+ *                    + Σ over messages (4 + text tokens of its content, name and calls
+ *                                       + its images × the model's tokens per image) + 3
  *   text prompt    = max(1, text tokens)
  *   token prompt   = its number of token ids (exact, not an estimate)
  *
@@ -13,9 +14,11 @@
  * definitions ahead of the conversation (Llama 3.1's and Hermes' in the first turn), and each
  * call an assistant made as JSON of its name and arguments, so those count as text too. Main
  * rule: an estimate is never below 1 — a real prompt always holds at least a BOS token — and
- * the same text always gives the same count.
+ * the same text always gives the same count. An image is the served model's tokens per image
+ * (image-parts.ts), which the caller says, having refused images when it cannot.
  */
 import type { ChatMessage } from './chat-request.ts';
+import { imagesIn, imageText } from './image-parts.ts';
 import type { CompletionPrompt } from './completion-request.ts';
 import type { ChatTool } from './tool-fields.ts';
 
@@ -23,6 +26,8 @@ import type { ChatTool } from './tool-fields.ts';
 export interface ChatPrompt {
   readonly messages: readonly ChatMessage[];
   readonly tools?: readonly ChatTool[] | null;
+  /** The prompt tokens one image takes in the served model; 0 when none is known (no images). */
+  readonly imageTokens?: number;
 }
 
 export const CHARS_PER_TOKEN = 4;
@@ -68,7 +73,10 @@ export function leastTextTokens(text: string): number {
   return Math.max(1, Math.ceil(Buffer.byteLength(text) / MAX_TOKEN_BYTES));
 }
 
-/** The fewest tokens a chat prompt can be: its texts' alone, whatever the chat template adds. */
+/**
+ * The fewest tokens a chat prompt can be: its texts' alone, whatever the chat template adds, and
+ * its images none (what one takes is the operator's figure, not a bound).
+ */
 export function leastChatTokens(prompt: ChatPrompt): number {
   let bytes = Buffer.byteLength(toolsText(prompt.tools));
   for (const m of prompt.messages) {
@@ -82,8 +90,10 @@ export function estimateChatTokens(prompt: ChatPrompt): number {
   const tools = toolsText(prompt.tools);
   let total =
     TOKENS_PER_REPLY + (tools === '' ? 0 : TOKENS_PER_MESSAGE + estimateTextTokens(tools));
+  const perImage = prompt.imageTokens ?? 0;
   for (const m of prompt.messages) {
     total += TOKENS_PER_MESSAGE + estimateTextTokens(messageText(m));
+    if (perImage > 0) total += imagesIn(m.content) * perImage;
     if (m.name != null) total += estimateTextTokens(m.name);
     if (m.tool_calls != null) total += estimateTextTokens(callsText(m));
   }
@@ -134,10 +144,11 @@ export function renderChatPrompt(prompt: ChatPrompt): string {
 
 /**
  * renderChatPrompt's text in order, piece by piece: the tools offered (`<|tools|>`, newline,
- * their JSON, newline), then each message: `<|role|>name`, newline, the text, its calls,
- * newline.
+ * their JSON, newline), then each message: `<|role|>name`, newline, the text (an image as its
+ * digest's text, imageText), its calls, newline.
  */
 export function chatPromptPieces(prompt: ChatPrompt, piece: (text: string) => void): void {
+  const perImage = prompt.imageTokens ?? 0;
   const tools = toolsText(prompt.tools);
   if (tools !== '') piece(`<|tools|>\n${tools}\n`);
   for (const m of prompt.messages) {
@@ -148,7 +159,8 @@ export function chatPromptPieces(prompt: ChatPrompt, piece: (text: string) => vo
     else if (c != null) {
       for (let i = 0; i < c.length; i++) {
         if (i > 0) piece('\n');
-        piece(c[i].text);
+        const p = c[i];
+        piece(p.type === 'text' ? p.text : imageText(p, perImage));
       }
     }
     if (m.tool_calls != null && m.tool_calls.length > 0) piece(callsText(m));
@@ -156,12 +168,17 @@ export function chatPromptPieces(prompt: ChatPrompt, piece: (text: string) => vo
   }
 }
 
-/** A message's text: the string, or its text parts joined by newlines (as vLLM joins them). */
+/**
+ * A message's text: the string, or its text parts joined by newlines (as vLLM joins them); its
+ * images are not text.
+ */
 export function messageText(m: ChatMessage): string {
   const c = m.content;
   if (c == null) return '';
   if (typeof c === 'string') return c;
-  return c.map((p) => p.text).join('\n');
+  const texts: string[] = [];
+  for (const p of c) if (p.type === 'text') texts.push(p.text);
+  return texts.join('\n');
 }
 
 /** The tools' definitions as JSON, once per request (estimated, bounded and hashed); none: ''. */

@@ -121,15 +121,15 @@ test('errors name the nested field, what it must be and the value', () => {
     [{ model: 'm', messages: ['hi'] }, 'messages[0]: expected a message object, got "hi"'],
     [
       { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url' }] }] },
-      'messages[0].content[0]: expected a text part ({"type": "text", "text": "…"}), got {"type":"image_url"}',
+      'messages[0].content[0].image_url: expected an object ({"url": "…"}), got nothing',
     ],
     [
       { model: 'm', messages: [{ role: 'user', content: [] }] },
-      'messages[0].content: expected a string or a non-empty array of text parts, got []',
+      'messages[0].content: expected a string or a non-empty array of content parts, got []',
     ],
     [
       { model: 'm', messages: [{ role: 'user' }] },
-      'messages[0].content: expected a string or a non-empty array of text parts on a user message, got nothing',
+      'messages[0].content: expected a string or a non-empty array of content parts on a user message, got nothing',
     ],
     [
       {

@@ -4,19 +4,20 @@
  * outputs, a reasoning model's thinking carried back — and what chat makes of them
  * (`chatMessages`). Main rule: a list is judged to its first bad element, its commonest forms
  * (a message of text) passed by a plain test of their fields, so a hostile body costs
- * milliseconds to refuse; a part that is not text or an item of a built-in tool is a 400 naming
- * it.
+ * milliseconds to refuse; a part that is neither text nor a user's image (image-parts.ts), or an
+ * item of a built-in tool, is a 400 naming it.
  */
 import { z } from 'zod';
 import { MAX_MESSAGES } from './chat-request.ts';
+import { inputImagePart, imagesIn } from './image-parts.ts';
 import { neutralOnly } from './unsupported-fields.ts';
 import { byForm, expect, isObject, isText, judgedList, text } from './validation.ts';
 
 /** The most input items a request may carry: its instructions take one chat message more. */
 export const MAX_INPUT_ITEMS = MAX_MESSAGES - 1;
 
-const TEXT_PARTS = ['input_text', 'output_text', 'refusal'] as const;
-const PART = `a text part (${TEXT_PARTS.join(', ')}); images, files and audio are not modelled`;
+const PARTS = ['input_text', 'output_text', 'refusal', 'input_image'] as const;
+const PART = `a text part (input_text, output_text, refusal) or an image (input_image); files and audio are not modelled`;
 
 /** A message's content parts: what the client wrote, or a reply's text carried back. */
 const PART_FORMS = {
@@ -31,13 +32,14 @@ const PART_FORMS = {
     parsed: z.unknown().optional(),
   }),
   refusal: z.strictObject({ type: z.literal('refusal'), refusal: text('a string') }),
-  other: z.looseObject({ type: z.enum(TEXT_PARTS, expect(PART)) }),
+  input_image: inputImagePart,
+  other: z.looseObject({ type: z.enum(PARTS, expect(PART)) }),
 };
 const contentPart = byForm((v) => {
   if (!isObject(v)) return undefined;
   return (PART_FORMS as Record<string, z.ZodType>)[v.type as string] ?? PART_FORMS.other;
 }, PART);
-export type ContentPart = z.output<(typeof PART_FORMS)['input_text' | 'output_text' | 'refusal']>;
+export type ContentPart = z.output<(typeof PART_FORMS)[(typeof PARTS)[number]]>;
 const isInputText = (v: unknown): boolean =>
   isObject(v) && v.type === 'input_text' && isText(v.text) && Object.keys(v).length === 2;
 
@@ -50,7 +52,7 @@ function textOr<T>(list: z.ZodType<T[]>, expectation: string) {
   );
 }
 
-const CONTENT = 'a string or a non-empty array of text parts';
+const CONTENT = 'a string or a non-empty array of content parts';
 const content = textOr(
   judgedList(contentPart, CONTENT, 1, isInputText) as z.ZodType<ContentPart[]>,
   CONTENT,
@@ -61,16 +63,29 @@ const ITEM_STATUS = z
   .enum(['in_progress', 'completed', 'incomplete'], expect('in_progress, completed or incomplete'))
   .nullish();
 
+/** An image where only text goes: in a message not the user's, or in a tool's output. */
+function textOnly(field: 'content' | 'output', whose: string) {
+  return (ctx: z.core.ParsePayload<Record<string, unknown>>) => {
+    const parts = ctx.value[field];
+    if (imagesIn(parts) === 0 || (field === 'content' && ctx.value.role === 'user')) return;
+    const at = (parts as { type: string }[]).findIndex((p) => p.type === 'input_image');
+    const message = `text in ${whose} (an image is a user's message's, as chat takes it)`;
+    ctx.issues.push({ code: 'custom', path: [field, at, 'type'], input: 'input_image', message });
+  };
+}
+
 /** The input items, by their `type`; a message may leave its type out. */
 const ITEM_FORMS = {
-  message: z.strictObject({
-    type: z.literal('message').optional(),
-    role: z.enum(INPUT_ROLES, expect(`one of ${INPUT_ROLES.join(', ')}`)),
-    content,
-    id: text('a string').nullish(),
-    status: ITEM_STATUS,
-    phase: z.enum(['commentary', 'final_answer'], expect('commentary or final_answer')).nullish(),
-  }),
+  message: z
+    .strictObject({
+      type: z.literal('message').optional(),
+      role: z.enum(INPUT_ROLES, expect(`one of ${INPUT_ROLES.join(', ')}`)),
+      content,
+      id: text('a string').nullish(),
+      status: ITEM_STATUS,
+      phase: z.enum(['commentary', 'final_answer'], expect('commentary or final_answer')).nullish(),
+    })
+    .check(textOnly('content', "a message not the user's")),
   function_call: z.strictObject({
     type: z.literal('function_call'),
     call_id: text('a non-empty string').min(1),
@@ -81,13 +96,15 @@ const ITEM_FORMS = {
     // The official client's parse of the arguments: no part of the prompt.
     parsed_arguments: z.unknown().optional(),
   }),
-  function_call_output: z.strictObject({
-    type: z.literal('function_call_output'),
-    call_id: text('a non-empty string').min(1),
-    output: content,
-    id: text('a string').nullish(),
-    status: ITEM_STATUS,
-  }),
+  function_call_output: z
+    .strictObject({
+      type: z.literal('function_call_output'),
+      call_id: text('a non-empty string').min(1),
+      output: content,
+      id: text('a string').nullish(),
+      status: ITEM_STATUS,
+    })
+    .check(textOnly('output', "a tool's output")),
   reasoning: z.strictObject({
     type: z.literal('reasoning'),
     id: text('a string').nullish(),
@@ -164,10 +181,16 @@ export function chatMessages(
   return messages;
 }
 
-/** A message's content as chat takes it: its text, or its parts as text parts. */
-function chatContent(c: string | ContentPart[]): string | { type: 'text'; text: string }[] {
+/** A message's content as chat takes it: its text, or its parts as chat's (text, an image). */
+function chatContent(c: string | ContentPart[]): string | object[] {
   if (typeof c === 'string') return c;
-  return c.map((p) => ({ type: 'text', text: p.type === 'refusal' ? p.refusal : p.text }));
+  return c.map((p) => {
+    if (p.type === 'input_image') {
+      const detail = p.detail == null ? {} : { detail: p.detail };
+      return { type: 'image_url', image_url: { url: p.image_url, ...detail } };
+    }
+    return { type: 'text', text: p.type === 'refusal' ? p.refusal : p.text };
+  });
 }
 
 /** The prefix of an input item's id, by its type, as OpenAI's ids read. */

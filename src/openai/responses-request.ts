@@ -11,8 +11,9 @@
  * asked as chat asks them, and `prompt_cache_key`, the conversation's id, is the gateway's
  * session. What needs a stored conversation or a response run apart from its request
  * (`conversation`, `background`), a built-in tool (web search, file search, MCP) or a part that
- * is not text is a 400 naming the field, never silently dropped. A reasoning item carried back is not rendered,
- * as chat templates drop past turns' thinking.
+ * is neither text nor a user's image (image-parts.ts) is a 400 naming the field, never silently
+ * dropped. A reasoning item carried back is not rendered, as chat templates drop past turns'
+ * thinking.
  */
 import { z } from 'zod';
 import { describeValue, invalidRequest } from './errors.ts';

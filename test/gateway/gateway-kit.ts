@@ -91,6 +91,8 @@ export async function gateway(
     tracer?: ServeOptions['tracer'];
     /** How long Responses API responses are kept (default: a day). */
     keptResponses?: ServeOptions['keptResponses'];
+    /** The prompt tokens one image takes in the served model (default: images refused). */
+    imageTokens?: number;
   } = {},
 ): Promise<GatewayUnderTest> {
   const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
@@ -111,6 +113,7 @@ export async function gateway(
     autoscale: extra.autoscale,
     tracer: extra.tracer,
     keptResponses: extra.keptResponses,
+    imageTokens: extra.imageTokens,
   });
   onTeardown(() => g.close());
   await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);

@@ -247,7 +247,7 @@ test("a vLLM's log probabilities, asked with include, go beside each delta and o
   assert.deepEqual([sent.logprobs, sent.top_logprobs], [true, 1], 'asked upstream as chat asks');
 });
 
-test('what needs a stored conversation, a built-in tool or a picture is a 400 naming the field, counted', async () => {
+test('what needs a stored conversation, a built-in tool, a file, or a picture no one sized is a 400 naming the field, counted', async () => {
   const front = await gateway([await fakeVllm()]);
   const refused: [Record<string, unknown>, RegExp][] = [
     [
@@ -263,7 +263,11 @@ test('what needs a stored conversation, a built-in tool or a picture is a 400 na
       {
         input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }],
       },
-      /^input\[0\]\.content\[0\]\.type: expected a text part .*, got "input_image"$/,
+      /^input\[0\]\.content\[0\]: an image, which this gateway cannot size: it was not started with --image-tokens/,
+    ],
+    [
+      { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }] },
+      /^input\[0\]\.content\[0\]\.type: expected a text part .* or an image \(input_image\); files and audio are not modelled, got "input_file"$/,
     ],
     [
       { input: [{ type: 'item_reference', id: 'msg_1' }] },

@@ -68,6 +68,11 @@ export interface CompletionsDeps {
   readonly fillerReplies: boolean;
   /** Whether Responses API responses are kept for their next turn (kept-responses.ts). */
   readonly keepResponses: boolean;
+  /**
+   * The prompt tokens one image takes in the served model (`--image-tokens`); unknown: an image
+   * is refused by name (openai/image-parts.ts).
+   */
+  readonly imageTokens?: number;
 }
 
 /** The completion endpoints, by path. */
@@ -316,7 +321,7 @@ function request(
   deps: CompletionsDeps,
   queuedSinceMs: Ms | undefined,
 ): LlmRequest {
-  const prompt = promptView(kind, parsed, deps.gateway.pipeline.spec.maxModelLen);
+  const prompt = promptView(kind, parsed, deps.gateway.pipeline.spec.maxModelLen, deps.imageTokens);
   const now = deps.nowMs();
   return {
     id,

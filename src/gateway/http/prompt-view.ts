@@ -29,11 +29,19 @@ export interface PromptView {
   readonly prefix: PrefixBlocks | undefined;
 }
 
-/** A request's prompt as the policy sees it, the model's context being `context` tokens. */
-export function promptView(kind: ApiKind, parsed: Parsed, context: Tokens): PromptView {
+/**
+ * A request's prompt as the policy sees it, the model's context being `context` tokens and an
+ * image `imageTokens`.
+ */
+export function promptView(
+  kind: ApiKind,
+  parsed: Parsed,
+  context: Tokens,
+  imageTokens?: number,
+): PromptView {
   const size =
     kind === 'chat'
-      ? chatPromptSize(parsed as ChatCompletionRequest, context)
+      ? chatPromptSize(parsed as ChatCompletionRequest, context, imageTokens)
       : completionPromptSize(parsed as CompletionRequest, context);
   return sized(size.tokens, size.atLeast, context, (tokens) =>
     size.hashes(tokens, PREFIX_BLOCK_TOKENS),

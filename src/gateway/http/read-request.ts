@@ -7,6 +7,7 @@
 import {
   fillerAnswerable,
   fillerEcho,
+  imagesSizable,
   invalidRequest,
   modelNotFound,
   parseChatCompletionRequest,
@@ -52,10 +53,12 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
   let cacheKey: string | undefined;
   if (kind === 'responses') {
     responses = parseResponsesRequest(json);
+    imagesSizable(responses.input, deps.imageTokens, 'input', 'this gateway');
     parsed = asChatRequest(responses);
     cacheKey = responses.prompt_cache_key ?? undefined;
   } else if (kind === 'chat') {
     const chat = parseChatCompletionRequest(json);
+    imagesSizable(chat.messages, deps.imageTokens, 'messages', 'this gateway');
     parsed = chat;
     if (chat.prompt_cache_key != null) {
       // The gateway's to read: a vLLM would log each request's as a field it ignored.

@@ -1,0 +1,153 @@
+// Images through `goodput serve`, as the official `openai` client sends them: a user's message
+// carries an image (a URL, or its bytes inline), which goes upstream as sent while admission
+// plans it as the served model's tokens per image (--image-tokens); a gateway not told that
+// refuses it by name, counted and findable by its id. On the embedded fleet and `goodput
+// engine` an image is prompt like any other, its blocks served from the prefix cache when it
+// is sent again; the Responses API's input_image is the same image, kept with its conversation.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type OpenAI from 'openai';
+import { MODEL, engines, gateway, metricValue } from './gateway-kit.ts';
+import { fakeVllm } from './fake-vllm.ts';
+import { runGoodput, startServe } from './process-kit.ts';
+
+const ADMIN = 'images-admin';
+const PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const MESSAGES: OpenAI.ChatCompletionMessageParam[] = [
+  {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'What is in this picture?' },
+      { type: 'image_url', image_url: { url: PNG, detail: 'low' } },
+    ],
+  },
+];
+
+/** The prompt tokens admission planned for request `id`, from its decision record. */
+async function plannedPrompt(url: string, id: string): Promise<number> {
+  const res = await fetch(`${url}/admin/decisions/${id}`, {
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  assert.equal(res.status, 200, `no decision record for ${id}`);
+  return ((await res.json()) as { demand: { input_tokens: number } }).demand.input_tokens;
+}
+
+test('an image goes upstream as sent, planned as the tokens --image-tokens says one takes', async () => {
+  const [plain, told] = [await fakeVllm(), await fakeVllm()];
+  const text = await gateway([plain], 'goodput', { adminToken: ADMIN, imageTokens: 576 });
+  const images = await gateway([told], 'goodput', { adminToken: ADMIN, imageTokens: 576 });
+  const words = await text.client.chat.completions
+    .create({ model: MODEL, messages: [{ role: 'user', content: 'What is in this picture?' }] })
+    .withResponse();
+  const seen = await images.client.chat.completions
+    .create({ model: MODEL, messages: MESSAGES })
+    .withResponse();
+  assert.equal(seen.data.choices[0].finish_reason, 'stop');
+  const sent = told.bodies.at(-1) as { messages: unknown };
+  assert.deepEqual(sent.messages, MESSAGES, 'the image upstream as the client sent it');
+  const id = (r: { response: Response }) => r.response.headers.get('x-goodput-request-id') ?? '';
+  assert.equal(
+    await plannedPrompt(images.url, id(seen)),
+    (await plannedPrompt(text.url, id(words))) + 576,
+  );
+});
+
+test('a gateway not told what an image takes refuses one by name, counted and findable by its id', async () => {
+  const front = await gateway([await fakeVllm()], 'goodput', { adminToken: ADMIN });
+  const refused = await front.client.chat.completions
+    .create({ model: MODEL, messages: MESSAGES })
+    .then(
+      () => assert.fail('served'),
+      (e: { status: number; message: string; headers: Headers }) => e,
+    );
+  assert.equal(refused.status, 400);
+  assert.match(
+    refused.message,
+    /^400 messages\[0\]\.content\[1\]: an image, which this gateway cannot size: it was not started with --image-tokens/,
+  );
+  const id = refused.headers.get('x-goodput-request-id') ?? '';
+  assert.ok(id !== '', 'findable by its id');
+  const record = await fetch(`${front.url}/admin/decisions/${id}`, {
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  assert.equal(record.status, 200);
+  assert.equal(await metricValue(front.url, 'goodput_invalid_requests_total'), 1);
+  await assert.rejects(
+    front.client.responses.create({
+      model: MODEL,
+      input: [{ role: 'user', content: [{ type: 'input_image', image_url: PNG, detail: 'auto' }] }],
+    }),
+    /400 input\[0\]\.content\[0\]: an image, which this gateway cannot size/,
+  );
+});
+
+test('goodput engine with --image-tokens: an image is prompt, sized as the gateway sizes it', async () => {
+  const [told] = await engines(1, { imageTokens: 256 });
+  const [plain] = await engines(1);
+  const front = await gateway([told], 'goodput', { imageTokens: 256 });
+  const asked = { model: MODEL, messages: MESSAGES, max_tokens: 2 };
+  const words = {
+    ...asked,
+    messages: [{ role: 'user' as const, content: 'What is in this picture?' }],
+  };
+  const [seen, read] = [
+    await front.client.chat.completions.create(asked),
+    await front.client.chat.completions.create(words),
+  ];
+  assert.equal(seen.usage?.prompt_tokens, (read.usage?.prompt_tokens ?? 0) + 256);
+  const res = await fetch(`${plain.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(asked),
+  });
+  const { error } = (await res.json()) as { error: { message: string; param: string } };
+  assert.equal(res.status, 400);
+  assert.equal(error.param, 'messages[0].content[1]');
+  assert.match(error.message, /an image, which the simulated engine cannot size/);
+});
+
+test('goodput serve --image-tokens: an image sent again is served from the prefix cache, and kept with its conversation', async () => {
+  const gw = await startServe(['--image-tokens', '576', '--replicas', '1']);
+  const ask = async () => {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'llama-3-8b', messages: MESSAGES, max_tokens: 2 }),
+    });
+    type Usage = { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+    return ((await res.json()) as { usage: Usage }).usage;
+  };
+  const first = await ask();
+  assert.ok(first.prompt_tokens > 576, `${first.prompt_tokens} prompt tokens`);
+  assert.equal(first.prompt_tokens_details.cached_tokens, 0);
+  assert.ok((await ask()).prompt_tokens_details.cached_tokens >= 576, 'the image, cached');
+  // The Responses API: the image, then a next turn that names its response and sends only text.
+  const post = async (body: object) =>
+    (await (
+      await fetch(`${gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'llama-3-8b', max_output_tokens: 2, ...body }),
+      })
+    ).json()) as { id: string; usage: { input_tokens: number } };
+  const turn = await post({
+    input: [{ role: 'user', content: [{ type: 'input_image', image_url: PNG, detail: 'auto' }] }],
+  });
+  const next = await post({ input: 'And its colour?', previous_response_id: turn.id });
+  assert.ok(next.usage.input_tokens > turn.usage.input_tokens, 'the image is in its history');
+  const items = (await (await fetch(`${gw.url}/v1/responses/${turn.id}/input_items`)).json()) as {
+    data: { content: { type: string }[] }[];
+  };
+  assert.deepEqual(
+    items.data[0].content.map((p) => p.type),
+    ['input_image'],
+  );
+  gw.proc.child.kill('SIGTERM');
+  assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
+  for (const bad of ['0', 'many']) {
+    const run = await runGoodput(['serve', '--port', '0', '--image-tokens', bad]);
+    assert.equal(run.code, 2, run.out);
+    assert.match(run.out, new RegExp(`--image-tokens: expected an integer ≥ 1, got "${bad}"`));
+  }
+});
