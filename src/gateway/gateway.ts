@@ -320,7 +320,7 @@ export class Gateway {
         sink,
       );
       attempt.ended(end, clock.now());
-      this.counts.streamed(labels, end);
+      this.counts.streamed(labels, end, ticket.req.inputTokens, body);
       this.fleet.succeeded(replica, end);
       return end;
     } catch (e) {

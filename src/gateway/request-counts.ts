@@ -11,6 +11,7 @@ import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms, Tokens } from '../core/request/units.ts';
 import type { ArrayHistogramSeries } from './array-histogram.ts';
 import type { StreamEnd } from './backend.ts';
+import { holdsImages } from '../openai/index.ts';
 import type { GatewayMetrics, RequestLabel } from './gateway-metrics.ts';
 import type { StreamMeter } from './stream-meter.ts';
 
@@ -103,11 +104,20 @@ export class RequestCounts {
     m.ttftUpstream.observe(labels, (ttft - queued) / 1000);
   }
 
-  /** The backend's own split of its part of TTFT, when it gives one. */
-  streamed(labels: RequestLabels, end: StreamEnd): void {
+  /**
+   * A stream's end: its prompt as the backend counted it against the `estimated` tokens admission
+   * planned (`body`, the request as sent, says whether it held images), and the backend's own
+   * split of its part of TTFT, when it gives one.
+   */
+  streamed(labels: RequestLabels, end: StreamEnd, estimated: Tokens, body: object): void {
+    const m = this.metrics;
+    if (end.promptTokens > 0 && estimated > 0) {
+      const images = holdsImages(body) ? 'yes' : 'no';
+      const asked = { model_name: labels.model_name, images };
+      m.promptCounted.observe(asked, end.promptTokens / estimated);
+    }
     const parts = end.ttftParts;
     if (parts === undefined) return;
-    const m = this.metrics;
     m.ttftBackendQueue.observe(labels, parts.queueMs / 1000);
     m.ttftPrefill.observe(labels, parts.prefillMs / 1000);
     m.ttftFirstDecode.observe(labels, parts.firstDecodeMs / 1000);

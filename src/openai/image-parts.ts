@@ -64,6 +64,14 @@ export function imagesIn(content: unknown): number {
   return n;
 }
 
+/** Whether a chat request's messages hold an image. */
+export function holdsImages(body: { readonly messages?: unknown }): boolean {
+  const messages = body.messages;
+  if (!Array.isArray(messages)) return false;
+  for (const m of messages) if (isObject(m) && imagesIn(m.content) > 0) return true;
+  return false;
+}
+
 /**
  * An image as the prompt's text for prefix caching: `tokens` tokens' worth of characters made
  * of its URL's digest, so the same image reads the same and a different one does not.

@@ -1,6 +1,7 @@
 // Images through `goodput serve`, as the official `openai` client sends them: a user's message
 // carries an image (a URL, or its bytes inline), which goes upstream as sent while admission
-// plans it as the served model's tokens per image (--image-tokens); a gateway not told that
+// plans it as the served model's tokens per image (--image-tokens), and what the backend counted
+// is set against that plan (goodput_prompt_tokens_counted_ratio); a gateway not told that
 // refuses it by name, counted and findable by its id. On the embedded fleet and `goodput
 // engine` an image is prompt like any other, its blocks served from the prefix cache when it
 // is sent again; the Responses API's input_image is the same image, kept with its conversation.
@@ -47,10 +48,14 @@ test('an image goes upstream as sent, planned as the tokens --image-tokens says 
   const sent = told.bodies.at(-1) as { messages: unknown };
   assert.deepEqual(sent.messages, MESSAGES, 'the image upstream as the client sent it');
   const id = (r: { response: Response }) => r.response.headers.get('x-goodput-request-id') ?? '';
-  assert.equal(
-    await plannedPrompt(images.url, id(seen)),
-    (await plannedPrompt(text.url, id(words))) + 576,
-  );
+  const planned = await plannedPrompt(images.url, id(seen));
+  assert.equal(planned, (await plannedPrompt(text.url, id(words))) + 576);
+  // What the backend counted (this one says 9 for any prompt) over what admission planned.
+  const ratio = (front: { url: string }, series: string, held: string) =>
+    metricValue(front.url, `goodput_prompt_tokens_counted_ratio_${series}`, { images: held });
+  assert.equal(await ratio(images, 'count', 'yes'), 1);
+  assert.ok(Math.abs((await ratio(images, 'sum', 'yes')) - 9 / planned) < 1e-9);
+  assert.equal(await ratio(text, 'count', 'no'), 1);
 });
 
 test('a gateway not told what an image takes refuses one by name, counted and findable by its id', async () => {
@@ -96,6 +101,12 @@ test('goodput engine with --image-tokens: an image is prompt, sized as the gatew
     await front.client.chat.completions.create(words),
   ];
   assert.equal(seen.usage?.prompt_tokens, (read.usage?.prompt_tokens ?? 0) + 256);
+  // The engine counts a prompt as the gateway estimates it: every ratio is 1.
+  for (const held of ['yes', 'no']) {
+    const series = (name: string) =>
+      metricValue(front.url, `goodput_prompt_tokens_counted_ratio_${name}`, { images: held });
+    assert.deepEqual([await series('count'), await series('sum')], [1, 1], held);
+  }
   const res = await fetch(`${plain.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
