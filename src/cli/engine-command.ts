@@ -8,7 +8,13 @@
 import { Command } from 'commander';
 import { ConfigError } from '../core/errors.ts';
 import { ENGINE_SERVER_DEFAULTS as D } from '../engine-server/engine-options.ts';
-import { addEngineFlags, engineSpecFromFlags, imageTokensOption } from './engine-flags.ts';
+import {
+  addEngineFlags,
+  engineSpecFromFlags,
+  imageTokensOption,
+  maxBodyOption,
+  mebibytes,
+} from './engine-flags.ts';
 import { serveEngine } from '../engine-server/serve.ts';
 import { nonEmpty, nonNegativeInt, nonNegativeNumber, portNumber } from './parse-flags.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
@@ -36,6 +42,7 @@ export function engineCommand(): Command {
       nonEmpty('--served-model-name'),
     )
     .addOption(imageTokensOption())
+    .addOption(maxBodyOption())
     .option('--seed <n>', 'seed for output lengths and faults', nonNegativeInt('--seed'), D.seed)
     .option(
       '--fail-rate <f>',
@@ -85,6 +92,7 @@ export function engineCommand(): Command {
         ...engineSpecFromFlags(o),
         servedModelName: o.servedModelName as string | undefined,
         imageTokens: o.imageTokens as number | undefined,
+        maxBodyBytes: mebibytes(o.maxBodyMib as number),
         seed: o.seed as number,
         faults: {
           failRate: o.failRate as number,

@@ -26,6 +26,21 @@ export function imageTokensOption(): Option {
   ).argParser(positiveInt('--image-tokens'));
 }
 
+/**
+ * `--max-body-mib`, of a server (`serve`, `engine`): the largest request body it reads; an inline
+ * image is most of one. Bytes, from its MiB.
+ */
+export function maxBodyOption(): Option {
+  return new Option(
+    '--max-body-mib <MiB>',
+    'the largest request body read, in MiB (inline images count); a larger one is a 413',
+  )
+    .argParser(positiveNumber('--max-body-mib'))
+    .default(4);
+}
+
+export const mebibytes = (mib: number): number => Math.floor(mib * 1024 * 1024);
+
 export function addEngineFlags(cmd: Command): Command {
   return cmd
     .option('--model <name>', `model: ${Object.keys(MODELS).join(' | ')}`, D.model)

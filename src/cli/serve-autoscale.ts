@@ -90,6 +90,7 @@ function poolEngineArgs(o: Record<string, unknown>): string[] {
     ['maxBatchedTokens', '--max-num-batched-tokens'],
     ['servedModelName', '--served-model-name'],
     ['imageTokens', '--image-tokens'],
+    ['maxBodyMib', '--max-body-mib'],
   ];
   for (const [key, flag] of pass) {
     if (o[key] !== undefined) args.push(flag, String(o[key]));

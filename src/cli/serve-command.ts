@@ -33,7 +33,13 @@ import { otlpEndpoint } from '../gateway/tracing/otlp-endpoint.ts';
 import { otlpTracer } from '../gateway/tracing/otlp-tracer.ts';
 import type { RequestTracer } from '../gateway/tracing/request-trace.ts';
 import { loadPolicy } from '../sim/policy-source.ts';
-import { addEngineFlags, engineSpecFromFlags, imageTokensOption } from './engine-flags.ts';
+import {
+  addEngineFlags,
+  engineSpecFromFlags,
+  imageTokensOption,
+  maxBodyOption,
+  mebibytes,
+} from './engine-flags.ts';
 import {
   nonEmpty,
   nonNegativeInt,
@@ -93,6 +99,7 @@ export function serveCommand(): Command {
       nonEmpty('--served-model-name'),
     )
     .addOption(imageTokensOption())
+    .addOption(maxBodyOption())
     .option('--admin-token <token>', 'token for /admin endpoints (default: $GOODPUT_ADMIN_TOKEN)')
     .option(
       '--decisions <file>',
@@ -234,6 +241,7 @@ export function serveCommand(): Command {
           }).map((sim, i) => new EmbeddedBackend(`embedded-${i}`, sim, wallClock, imageTokens));
         },
         imageTokens,
+        bodyLimitBytes: mebibytes(o.maxBodyMib as number),
         host: o.host as string,
         port: o.port as number,
         statusPort: o.statusPort as number | undefined,

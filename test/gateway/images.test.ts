@@ -8,6 +8,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type OpenAI from 'openai';
+import { Registry } from 'prom-client';
+import type { CompletionsDeps } from '../../src/gateway/http/completions.ts';
+import { continued, keeper } from '../../src/gateway/http/kept-responses.ts';
+import { readRequest } from '../../src/gateway/http/read-request.ts';
+import { MemoryStore } from '../../src/gateway/shared/memory-store.ts';
+import { StateMetrics } from '../../src/gateway/state-metrics.ts';
+import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { MODEL, engines, gateway, metricValue } from './gateway-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
 import { runGoodput, startServe } from './process-kit.ts';
@@ -118,8 +125,8 @@ test('goodput engine with --image-tokens: an image is prompt, sized as the gatew
   assert.match(error.message, /an image, which the simulated engine cannot size/);
 });
 
-test('goodput serve --image-tokens: an image sent again is served from the prefix cache, and kept with its conversation', async () => {
-  const gw = await startServe(['--image-tokens', '576', '--replicas', '1']);
+test('goodput serve --image-tokens: an image sent again is served from the prefix cache, kept with its conversation, and a photo inline fits --max-body-mib', async () => {
+  const gw = await startServe(['--image-tokens', '576', '--replicas', '1', '--max-body-mib', '8']);
   const ask = async () => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
@@ -154,11 +161,62 @@ test('goodput serve --image-tokens: an image sent again is served from the prefi
     items.data[0].content.map((p) => p.type),
     ['input_image'],
   );
+  // A photo inline, past the default 4 MiB body and under the 8 MiB it was started with.
+  const photo = `data:image/jpeg;base64,${Buffer.alloc(4 * 1024 * 1024, 7).toString('base64')}`;
+  const large = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'llama-3-8b',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: photo } }] }],
+      max_tokens: 2,
+    }),
+  });
+  assert.equal(large.status, 200, await large.clone().text());
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
-  for (const bad of ['0', 'many']) {
-    const run = await runGoodput(['serve', '--port', '0', '--image-tokens', bad]);
+  for (const [flag, bad, says] of [
+    ['--image-tokens', '0', 'an integer ≥ 1'],
+    ['--image-tokens', 'many', 'an integer ≥ 1'],
+    ['--max-body-mib', '0', 'a number > 0'],
+  ]) {
+    const run = await runGoodput(['serve', '--port', '0', flag, bad]);
     assert.equal(run.code, 2, run.out);
-    assert.match(run.out, new RegExp(`--image-tokens: expected an integer ≥ 1, got "${bad}"`));
+    assert.match(run.out, new RegExp(`${flag}: expected ${says}, got "${bad}"`));
   }
+});
+
+test('a kept conversation with an image, continued on a gateway not told what one takes: a 400 naming previous_response_id', async () => {
+  const store = new MemoryStore({ clock: wallClock });
+  const metrics = { state: new StateMetrics(new Registry()) };
+  const deps = (imageTokens?: number) =>
+    ({
+      servedModels: [MODEL],
+      fillerReplies: false,
+      store,
+      keepResponses: true,
+      metrics,
+      imageTokens,
+    }) as unknown as CompletionsDeps;
+  const first = JSON.stringify({
+    model: MODEL,
+    input: [{ role: 'user', content: [{ type: 'input_image', image_url: PNG, detail: 'auto' }] }],
+  });
+  const keep = keeper(
+    readRequest('responses', first, deps(576)),
+    { id: 'r1', tenant: 't' },
+    deps(576),
+  );
+  await keep?.({ id: 'resp_r1', status: 'completed', output: [] });
+  const next = JSON.stringify({
+    model: MODEL,
+    input: 'And its colour?',
+    previous_response_id: 'resp_r1',
+  });
+  const told = await continued(readRequest('responses', next, deps(576)), 't', deps(576));
+  assert.ok(told.history !== undefined, 'continued where images are sized');
+  await assert.rejects(
+    continued(readRequest('responses', next, deps()), 't', deps()),
+    /^OpenAiError: previous_response_id: the conversation of "resp_r1" holds an image, which this gateway cannot size/,
+  );
 });

@@ -21,6 +21,7 @@ import {
   invalidRequest,
   conversationItems,
   MAX_RESPONSE_ID_CHARS,
+  imagesIn,
   statelessOnly,
   type InputItem,
 } from '../../openai/index.ts';
@@ -43,6 +44,8 @@ export interface KeepingDeps {
   /** Whether responses are kept at all (a gateway may be told to keep none). */
   readonly keepResponses: boolean;
   readonly metrics: { readonly state: StateMetrics };
+  /** The prompt tokens one image takes in the served model; unknown: images are refused. */
+  readonly imageTokens?: number;
 }
 
 /**
@@ -86,6 +89,17 @@ export async function continued(
     );
   }
   const history = [...got.input, ...got.response.output];
+  // Kept by a gateway that could size its images, read by one that cannot (started without).
+  if (
+    deps.imageTokens === undefined &&
+    history.some((item) => 'content' in item && imagesIn(item.content) > 0)
+  ) {
+    throw invalidRequest(
+      `previous_response_id: the conversation of ${describeValue(previous)} holds an image, which this gateway cannot size: it was not started with --image-tokens`,
+      'previous_response_id',
+      'invalid_value',
+    );
+  }
   const parsed = asChatRequest({
     ...asked,
     input: [...history, ...conversationItems(asked.input, '')],
