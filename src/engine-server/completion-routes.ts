@@ -137,7 +137,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
       'prompt',
     );
   }
-  const echo = fillerEcho(req, 'the simulated engine');
+  const echo = fillerEcho(req, ENGINE);
   const size = completionPromptSize(req, deps.backend.maxModelLen);
   return run(c, deps, 'text', {
     model: req.model,
