@@ -13,7 +13,7 @@ import { checkCommonRules, commonFields, maxTokens, promptCacheKey } from './req
 import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { checkToolRules, toolCalls, toolFields } from './tool-fields.ts';
 import { checkConstraints } from './constraint-fields.ts';
-import { imagePart, imagesIn, type ImagePart } from './image-parts.ts';
+import { imagePart, imagesIn, isImagePart, tooManyImages, type ImagePart } from './image-parts.ts';
 import {
   byForm,
   expect,
@@ -60,7 +60,7 @@ const contentPart = byForm((v) => {
 const CONTENT = 'a string or a non-empty array of content parts';
 const CONTENT_FORMS = {
   text: text('a string'),
-  parts: judgedList(contentPart, CONTENT, 1, isTextPart),
+  parts: judgedList(contentPart, CONTENT, 1, (v) => isTextPart(v) || isImagePart(v)),
 };
 const contentForm = (v: unknown): z.ZodType<string | ContentPart[]> | undefined =>
   typeof v === 'string' ? CONTENT_FORMS.text : Array.isArray(v) ? CONTENT_FORMS.parts : undefined;
@@ -136,6 +136,8 @@ export const chatCompletionRequestSchema = z
   .check(checkConstraints)
   .check((ctx) => {
     const req = ctx.value;
+    const images = tooManyImages(req.messages, 'messages');
+    if (images !== undefined) ctx.issues.push(images);
     // As vLLM refuses: the likeliest tokens are asked for only with the sampled one's.
     if (req.top_logprobs != null && req.top_logprobs !== 0 && req.logprobs !== true) {
       ctx.issues.push({

@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseChatCompletionRequest, type ChatCompletionRequest } from './chat-request.ts';
-import { imagesSizable } from './image-parts.ts';
+import {
+  MAX_IMAGES,
+  imagePart,
+  imagesSizable,
+  inputImagePart,
+  isImagePart,
+  isInputImagePart,
+} from './image-parts.ts';
 import { chatPromptSize } from './prompt-size.ts';
 import { estimateChatTokens } from './prompt-tokens.ts';
 import { asChatRequest, parseResponsesRequest } from './responses-request.ts';
@@ -137,5 +144,61 @@ test("the Responses API's input_image is chat's image_url; a stored file or a to
   assert.match(
     refused({ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }),
     /^input\[0\]\.content\[0\]\.type: expected a text part .* or an image \(input_image\); files and audio are not modelled/,
+  );
+});
+
+test('the plain tests of an image take exactly what its schema takes', () => {
+  const url = 'https://example.com/cat.png';
+  const chat = [
+    image(url),
+    image(PNG, 'high'),
+    { type: 'image_url', image_url: { url, detail: null } },
+    { type: 'image_url', image_url: { url, detail: 'max' } },
+    { type: 'image_url', image_url: { url, uuid: 'x' } },
+    { type: 'image_url', image_url: { detail: 'low' } },
+    { type: 'image_url', image_url: url },
+    { type: 'image_url', image_url: { url }, extra: 1 },
+    { type: 'image_url', image_url: { url: 'ftp://x' } },
+    { type: 'image_url', image_url: { url: 'https://\ud800' } },
+    { type: 'text', text: 'x' },
+  ];
+  for (const part of chat) {
+    assert.equal(isImagePart(part), imagePart.safeParse(part).success, JSON.stringify(part));
+  }
+  const responses = [
+    { type: 'input_image', image_url: url },
+    { type: 'input_image', image_url: PNG, detail: 'auto' },
+    { type: 'input_image', image_url: url, detail: null, file_id: null },
+    { type: 'input_image', image_url: url, file_id: 'file_1' },
+    { type: 'input_image', image_url: url, detail: 'max' },
+    { type: 'input_image', image_url: url, extra: 1 },
+    { type: 'input_image', file_id: 'file_1' },
+    { type: 'input_image', image_url: 'data:text/plain;base64,aGk=' },
+  ];
+  for (const part of responses) {
+    const judged = inputImagePart.safeParse(part).success;
+    assert.equal(isInputImagePart(part), judged, JSON.stringify(part));
+  }
+});
+
+test(`a request of more than ${MAX_IMAGES} images is refused at the first past them`, () => {
+  const many = Array.from({ length: MAX_IMAGES + 1 }, () => image('https://example.com/a.png'));
+  assert.equal(
+    rejection(() => asking(...many)).message,
+    `messages[0].content[${MAX_IMAGES + 1}]: at most ${MAX_IMAGES} images in a request, as OpenAI takes them`,
+  );
+  assert.doesNotThrow(() => asking(...many.slice(1)));
+  const input = [
+    {
+      role: 'user',
+      content: Array.from({ length: MAX_IMAGES + 1 }, () => ({
+        type: 'input_image',
+        image_url: 'https://example.com/a.png',
+      })),
+    },
+  ];
+  assert.equal(
+    rejection(() => parseResponsesRequest({ model: 'm', input })).message,
+    `input[0].content[${MAX_IMAGES}]: at most ${MAX_IMAGES} images in a request, as OpenAI takes them`,
   );
 });

@@ -34,11 +34,30 @@ const IMAGE_URL = /^(?:https?:\/\/\S|data:image\/[a-z0-9.+-]+;base64,)/i;
 const URL_FORMS = 'an http(s) URL or a data:image/…;base64, URL';
 const imageUrl = text(URL_FORMS).refine((s) => IMAGE_URL.test(s), { error: URL_FORMS });
 const detail = z.enum(IMAGE_DETAILS, expect(IMAGE_DETAILS.join(', '))).nullish();
+const isDetail = (v: unknown): boolean =>
+  v == null || (IMAGE_DETAILS as readonly unknown[]).includes(v);
+const isImageUrl = (v: unknown): boolean =>
+  typeof v === 'string' && IMAGE_URL.test(v) && v.isWellFormed();
+
+/**
+ * The most images a request may carry, as OpenAI's API allows: each is hashed for routing, so
+ * a body of tiny images would otherwise cost the gateway its size in digests.
+ */
+export const MAX_IMAGES = 500;
 
 export const imagePart = z.strictObject({
   type: z.literal('image_url'),
   image_url: z.strictObject({ url: imageUrl, detail }, expect('an object ({"url": "…"})')),
 });
+
+/** Chat's image, judged by a plain test of its fields: `imagePart` without zod's cost. */
+export function isImagePart(v: unknown): boolean {
+  if (!isObject(v) || v.type !== 'image_url' || Object.keys(v).length !== 2) return false;
+  const i = v.image_url;
+  if (!isObject(i) || !isImageUrl(i.url) || !isDetail(i.detail)) return false;
+  const keys = Object.keys(i).length;
+  return keys === 1 || (keys === 2 && 'detail' in i);
+}
 
 /** The Responses API's image; one stored as a file (`file_id`) is not, no files being kept. */
 export const inputImagePart = z.strictObject({
@@ -47,6 +66,15 @@ export const inputImagePart = z.strictObject({
   detail,
   file_id: neutralOnly([]),
 });
+
+/** The Responses API's image, judged by a plain test: `inputImagePart` without zod's cost. */
+export function isInputImagePart(v: unknown): boolean {
+  if (!isObject(v) || v.type !== 'input_image' || !isImageUrl(v.image_url)) return false;
+  if (!isDetail(v.detail) || v.file_id != null) return false;
+  return Object.keys(v).every(
+    (k) => k === 'type' || k === 'image_url' || k === 'detail' || k === 'file_id',
+  );
+}
 
 /** An image in chat's form or the Responses API's: the URL it names, or undefined if none. */
 export function imageUrlOf(part: unknown): string | undefined {
@@ -64,12 +92,39 @@ export function imagesIn(content: unknown): number {
   return n;
 }
 
+/** Where each image in `messages` is: its message's index, and its part's in that content. */
+function* imagesOf(messages: unknown): Generator<readonly [number, number]> {
+  if (!Array.isArray(messages)) return;
+  for (let i = 0; i < messages.length; i++) {
+    const m: unknown = messages[i];
+    const content = isObject(m) ? m.content : undefined;
+    if (!Array.isArray(content)) continue;
+    for (let j = 0; j < content.length; j++) if (imageUrlOf(content[j]) !== undefined) yield [i, j];
+  }
+}
+
+/**
+ * The image past `MAX_IMAGES` in `messages` (at `path`), as a refusal's issue; none when there
+ * are no more than that.
+ */
+export function tooManyImages(messages: unknown, path: string): z.core.$ZodRawIssue | undefined {
+  let seen = 0;
+  for (const [i, j] of imagesOf(messages)) {
+    if (++seen <= MAX_IMAGES) continue;
+    return {
+      code: 'custom',
+      path: [path, i, 'content', j],
+      input: undefined,
+      message: `at most ${MAX_IMAGES} images in a request, as OpenAI takes them`,
+      params: { plain: true, got: null },
+    };
+  }
+  return undefined;
+}
+
 /** Whether a chat request's messages hold an image. */
 export function holdsImages(body: { readonly messages?: unknown }): boolean {
-  const messages = body.messages;
-  if (!Array.isArray(messages)) return false;
-  for (const m of messages) if (isObject(m) && imagesIn(m.content) > 0) return true;
-  return false;
+  return !imagesOf(body.messages).next().done;
 }
 
 /**
@@ -97,12 +152,8 @@ export function imagesSizable(
   path: string,
   server: string,
 ): void {
-  if (imageTokens !== undefined || !Array.isArray(messages)) return;
-  for (let i = 0; i < messages.length; i++) {
-    const content: unknown = isObject(messages[i]) ? messages[i].content : undefined;
-    if (!Array.isArray(content)) continue;
-    const j = content.findIndex((part) => imageUrlOf(part) !== undefined);
-    if (j < 0) continue;
+  if (imageTokens !== undefined) return;
+  for (const [i, j] of imagesOf(messages)) {
     const at = fieldPath([path, i, 'content', j]);
     throw invalidRequest(
       `${at}: an image, which ${server} cannot size: it was not started with --image-tokens (the prompt tokens one image takes in the served model)`,

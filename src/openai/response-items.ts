@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { MAX_MESSAGES } from './chat-request.ts';
-import { inputImagePart, imagesIn } from './image-parts.ts';
+import { inputImagePart, imagesIn, isInputImagePart } from './image-parts.ts';
 import { neutralOnly } from './unsupported-fields.ts';
 import { byForm, expect, isObject, isText, judgedList, text } from './validation.ts';
 
@@ -54,7 +54,9 @@ function textOr<T>(list: z.ZodType<T[]>, expectation: string) {
 
 const CONTENT = 'a string or a non-empty array of content parts';
 const content = textOr(
-  judgedList(contentPart, CONTENT, 1, isInputText) as z.ZodType<ContentPart[]>,
+  judgedList(contentPart, CONTENT, 1, (v) => isInputText(v) || isInputImagePart(v)) as z.ZodType<
+    ContentPart[]
+  >,
   CONTENT,
 );
 

@@ -18,6 +18,7 @@
 import { z } from 'zod';
 import { describeValue, invalidRequest } from './errors.ts';
 import { MAX_INPUT_ITEMS, chatMessages, input } from './response-items.ts';
+import { tooManyImages } from './image-parts.ts';
 import type { ChatCompletionRequest } from './chat-request.ts';
 import { commonFields, maxTokens, promptCacheKey, unitNumber } from './request-fields.ts';
 import { neutralOnly } from './unsupported-fields.ts';
@@ -197,6 +198,8 @@ export const responsesRequestSchema = z
   )
   .check((ctx) => {
     const r = ctx.value;
+    const images = tooManyImages(r.input, 'input');
+    if (images !== undefined) ctx.issues.push(images);
     const choice = r.tool_choice;
     const names = (r.tools ?? []).map((t) => t.name);
     if (choice != null && choice !== 'none' && names.length === 0) {
