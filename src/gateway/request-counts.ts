@@ -109,10 +109,15 @@ export class RequestCounts {
    * planned (`body`, the request as sent, says whether it held images), and the backend's own
    * split of its part of TTFT, when it gives one.
    */
-  streamed(labels: RequestLabels, end: StreamEnd, estimated: Tokens, body: object): void {
+  streamed(
+    labels: RequestLabels,
+    end: StreamEnd,
+    estimated: Tokens,
+    body: { readonly messages?: unknown },
+  ): void {
     const m = this.metrics;
     if (end.promptTokens > 0 && estimated > 0) {
-      const images = holdsImages(body) ? 'yes' : 'no';
+      const images = holdsImages(body.messages) ? 'yes' : 'no';
       const asked = { model_name: labels.model_name, images };
       m.promptCounted.observe(asked, end.promptTokens / estimated);
     }

@@ -13,7 +13,13 @@ import { checkCommonRules, commonFields, maxTokens, promptCacheKey } from './req
 import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { checkToolRules, toolCalls, toolFields } from './tool-fields.ts';
 import { checkConstraints } from './constraint-fields.ts';
-import { imagePart, imagesIn, isImagePart, tooManyImages, type ImagePart } from './image-parts.ts';
+import {
+  firstImage,
+  imagePart,
+  isImagePart,
+  tooManyImages,
+  type ImagePart,
+} from './image-parts.ts';
 import {
   byForm,
   expect,
@@ -91,8 +97,8 @@ export const chatMessageSchema = z
       const message = `${CONTENT} on a ${m.role} message`;
       ctx.issues.push({ code: 'custom', path: ['content'], input: m.content, message });
     }
-    if (m.role !== 'user' && imagesIn(m.content) > 0) {
-      const at = (m.content as ContentPart[]).findIndex((p) => p.type === 'image_url');
+    const at = m.role === 'user' ? -1 : firstImage(m.content);
+    if (at >= 0) {
       const message = `text on a ${m.role} message (an image is a user's, as OpenAI takes it)`;
       ctx.issues.push({
         code: 'custom',

@@ -84,6 +84,11 @@ export function imageUrlOf(part: unknown): string | undefined {
   return undefined;
 }
 
+/** Where a message's content holds its first image; -1: none. */
+export function firstImage(content: unknown): number {
+  return Array.isArray(content) ? content.findIndex((p) => imageUrlOf(p) !== undefined) : -1;
+}
+
 /** The images in a message's content. */
 export function imagesIn(content: unknown): number {
   if (!Array.isArray(content)) return 0;
@@ -122,9 +127,9 @@ export function tooManyImages(messages: unknown, path: string): z.core.$ZodRawIs
   return undefined;
 }
 
-/** Whether a chat request's messages hold an image. */
-export function holdsImages(body: { readonly messages?: unknown }): boolean {
-  return !imagesOf(body.messages).next().done;
+/** Whether messages (a chat's, or a Responses conversation's items) hold an image. */
+export function holdsImages(messages: unknown): boolean {
+  return !imagesOf(messages).next().done;
 }
 
 /**

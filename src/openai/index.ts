@@ -83,7 +83,7 @@ export {
   ResponseBuilder,
 } from './response-events.ts';
 export { FillerToolCall, requiredToolName } from './filler-tool-call.ts';
-export { type ImagePart, holdsImages, imagesIn, imagesSizable } from './image-parts.ts';
+export { type ImagePart, holdsImages, imagesSizable } from './image-parts.ts';
 export {
   type CompletionPrompt,
   type CompletionRequest,

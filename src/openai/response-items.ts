@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { MAX_MESSAGES } from './chat-request.ts';
-import { inputImagePart, imagesIn, isInputImagePart } from './image-parts.ts';
+import { firstImage, inputImagePart, isInputImagePart } from './image-parts.ts';
 import { neutralOnly } from './unsupported-fields.ts';
 import { byForm, expect, isObject, isText, judgedList, text } from './validation.ts';
 
@@ -68,9 +68,8 @@ const ITEM_STATUS = z
 /** An image where only text goes: in a message not the user's, or in a tool's output. */
 function textOnly(field: 'content' | 'output', whose: string) {
   return (ctx: z.core.ParsePayload<Record<string, unknown>>) => {
-    const parts = ctx.value[field];
-    if (imagesIn(parts) === 0 || (field === 'content' && ctx.value.role === 'user')) return;
-    const at = (parts as { type: string }[]).findIndex((p) => p.type === 'input_image');
+    const at = field === 'content' && ctx.value.role === 'user' ? -1 : firstImage(ctx.value[field]);
+    if (at < 0) return;
     const message = `text in ${whose} (an image is a user's message's, as chat takes it)`;
     ctx.issues.push({ code: 'custom', path: [field, at, 'type'], input: 'input_image', message });
   };

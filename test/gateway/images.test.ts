@@ -2,9 +2,10 @@
 // carries an image (a URL, or its bytes inline), which goes upstream as sent while admission
 // plans it as the served model's tokens per image (--image-tokens), and what the backend counted
 // is set against that plan (goodput_prompt_tokens_counted_ratio); a gateway not told that
-// refuses it by name, counted and findable by its id. On the embedded fleet and `goodput
-// engine` an image is prompt like any other, its blocks served from the prefix cache when it
-// is sent again; the Responses API's input_image is the same image, kept with its conversation.
+// refuses it by name, counted and findable by its id, and a body of thousands of tiny images is
+// refused at the first past 500. On the embedded fleet and `goodput engine` an image is prompt
+// like any other, its blocks served from the prefix cache when it is sent again; the Responses
+// API's input_image is the same image, kept with its conversation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type OpenAI from 'openai';
@@ -17,7 +18,7 @@ import { StateMetrics } from '../../src/gateway/state-metrics.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { MODEL, engines, gateway, metricValue } from './gateway-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
-import { runGoodput, startServe } from './process-kit.ts';
+import { serveRefuses, startServe } from './process-kit.ts';
 
 const ADMIN = 'images-admin';
 const PNG =
@@ -63,6 +64,27 @@ test('an image goes upstream as sent, planned as the tokens --image-tokens says 
   assert.equal(await ratio(images, 'count', 'yes'), 1);
   assert.ok(Math.abs((await ratio(images, 'sum', 'yes')) - 9 / planned) < 1e-9);
   assert.equal(await ratio(text, 'count', 'no'), 1);
+});
+
+test('a hostile body of 4 MiB of tiny images is refused by name at the 501st, and the gateway serves on', async () => {
+  const front = await gateway([await fakeVllm()], 'goodput', { imageTokens: 576 });
+  const tiny = { type: 'image_url', image_url: { url: 'http://a' } };
+  const res = await fetch(`${front.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL,
+      messages: [{ role: 'user', content: Array<object>(80_000).fill(tiny) }],
+    }),
+  });
+  const { error } = (await res.json()) as { error: { message: string } };
+  assert.equal(res.status, 400);
+  assert.equal(
+    error.message,
+    'messages[0].content[500]: at most 500 images in a request, as OpenAI takes them',
+  );
+  const served = await front.client.chat.completions.create({ model: MODEL, messages: MESSAGES });
+  assert.equal(served.choices[0].finish_reason, 'stop');
 });
 
 test('a gateway not told what an image takes refuses one by name, counted and findable by its id', async () => {
@@ -175,15 +197,11 @@ test('goodput serve --image-tokens: an image sent again is served from the prefi
   assert.equal(large.status, 200, await large.clone().text());
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
-  for (const [flag, bad, says] of [
+  await serveRefuses([
     ['--image-tokens', '0', 'an integer ≥ 1'],
     ['--image-tokens', 'many', 'an integer ≥ 1'],
     ['--max-body-mib', '0', 'a number > 0'],
-  ]) {
-    const run = await runGoodput(['serve', '--port', '0', flag, bad]);
-    assert.equal(run.code, 2, run.out);
-    assert.match(run.out, new RegExp(`${flag}: expected ${says}, got "${bad}"`));
-  }
+  ]);
 });
 
 test('a kept conversation with an image, continued on a gateway not told what one takes: a 400 naming previous_response_id', async () => {

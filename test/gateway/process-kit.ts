@@ -4,6 +4,7 @@
 // small intervals and generous ceilings, and a failure quotes the process's output.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import assert from 'node:assert/strict';
 import { after } from 'node:test';
 
 export interface GoodputProcess {
@@ -108,4 +109,16 @@ export async function startServe(
 export function runGoodput(args: readonly string[]): Promise<{ code: number | null; out: string }> {
   const p = spawnGoodput(args);
   return p.exited.then(({ code }) => ({ code, out: p.output() }));
+}
+
+/**
+ * `goodput serve FLAG VALUE` for each of `cases` exits 2 before it listens, saying the flag
+ * expected what `says` and got the value.
+ */
+export async function serveRefuses(cases: readonly (readonly [string, string, string])[]) {
+  for (const [flag, value, says] of cases) {
+    const run = await runGoodput(['serve', '--port', '0', flag, value]);
+    assert.equal(run.code, 2, run.out);
+    assert.match(run.out, new RegExp(`${flag}: expected ${says}, got "${value}"`));
+  }
 }

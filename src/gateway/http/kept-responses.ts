@@ -21,7 +21,7 @@ import {
   invalidRequest,
   conversationItems,
   MAX_RESPONSE_ID_CHARS,
-  imagesIn,
+  holdsImages,
   statelessOnly,
   type InputItem,
 } from '../../openai/index.ts';
@@ -90,10 +90,7 @@ export async function continued(
   }
   const history = [...got.input, ...got.response.output];
   // Kept by a gateway that could size its images, read by one that cannot (started without).
-  if (
-    deps.imageTokens === undefined &&
-    history.some((item) => 'content' in item && imagesIn(item.content) > 0)
-  ) {
+  if (deps.imageTokens === undefined && holdsImages(history)) {
     throw invalidRequest(
       `previous_response_id: the conversation of ${describeValue(previous)} holds an image, which this gateway cannot size: it was not started with --image-tokens`,
       'previous_response_id',
