@@ -11,6 +11,7 @@ import { engineCommand } from './engine-command.ts';
 import { serveCommand } from './serve-command.ts';
 import { benchCommand } from './bench-command.ts';
 import { capacityCommand } from './capacity-command.ts';
+import { policyCommand } from './policy-command.ts';
 
 const program = new Command('goodput')
   .description(
@@ -24,9 +25,13 @@ const program = new Command('goodput')
   .addCommand(engineCommand())
   .addCommand(serveCommand())
   .addCommand(benchCommand())
-  .addCommand(capacityCommand());
+  .addCommand(capacityCommand())
+  .addCommand(policyCommand());
 
-for (const cmd of program.commands) cmd.exitOverride();
+for (const cmd of program.commands) {
+  cmd.exitOverride();
+  for (const sub of cmd.commands) sub.exitOverride();
+}
 
 try {
   await program.parseAsync(process.argv);

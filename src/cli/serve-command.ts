@@ -7,7 +7,8 @@
  * says so; a policy file with API keys makes keys required. Several replicas behind a load
  * balancer share quotas, retry budgets and idempotency keys through `--redis`. SIGTERM (or
  * SIGINT) drains it: not ready at once, requests in flight finish within `--drain-timeout`,
- * the decision log is flushed, exit 0; a second signal cuts what is left at once.
+ * the decision log is flushed, exit 0; a second signal cuts what is left at once. SIGHUP (or
+ * `POST /admin/policy/reload`) reloads the policy file's tenants: keys, weights, quotas.
  * `--learned-state` keeps what it learned (output lengths) for the next start. Operational
  * lines are JSON on stdout; with `--otlp-endpoint`, each request's trace goes to a collector.
  */
@@ -32,7 +33,7 @@ import { randomHex } from '../runtime/entropy-rng.ts';
 import { otlpEndpoint } from '../gateway/tracing/otlp-endpoint.ts';
 import { otlpTracer } from '../gateway/tracing/otlp-tracer.ts';
 import type { RequestTracer } from '../gateway/tracing/request-trace.ts';
-import { loadPolicy } from '../sim/policy-source.ts';
+import { readPolicy } from '../sim/policy-source.ts';
 import {
   addEngineFlags,
   engineSpecFromFlags,
@@ -55,8 +56,9 @@ const KEYS_HELP = `
 API keys: clients send them as \`Authorization: Bearer <key>\`. A policy file (--policy) lists,
 per tenant, the SHA-256 digests of its keys — tenants.<name>.api_keys_sha256, so the file holds
 no secret; make a digest with \`printf %s "$KEY" | sha256sum\`. A policy with no keys takes
-requests without one, as tenant \`default\`. The /admin endpoints need --admin-token (or
-$GOODPUT_ADMIN_TOKEN), sent the same way.`;
+requests without one, as tenant \`default\`. Rotate keys and change tenants in the file under a
+new policy_revision, then send SIGHUP (or POST /admin/policy/reload): they take effect without a
+restart. The /admin endpoints need --admin-token (or $GOODPUT_ADMIN_TOKEN), sent the same way.`;
 
 export function serveCommand(): Command {
   return addScaleLimitFlags(addEngineFlags(new Command('serve')), 'the backends, or --replicas')
@@ -175,7 +177,8 @@ export function serveCommand(): Command {
     )
     .action(async (o: Record<string, unknown>) => {
       const log = stdoutOpsLog();
-      const policy = loadPolicy(o.policy as string);
+      const loaded = readPolicy(o.policy as string);
+      const { policy } = loaded;
       if (policy.routing.prefixMode === 'precise') {
         // Only the simulator's engines report their KV events to the control plane.
         throw new ConfigError(
@@ -214,6 +217,7 @@ export function serveCommand(): Command {
       }
       const running = await startGateway({
         policy,
+        policySource: loaded,
         engine,
         profile,
         servedModelName: model,
@@ -323,7 +327,10 @@ function serveTracer(o: Record<string, unknown>, log: OpsLog): RequestTracer | u
   return otlpTracer({ endpoint, serviceName, clock: wallClock, epochMs, randomHex, log });
 }
 
-/** The first SIGTERM/SIGINT drains, then exits 0; a second cuts what is still running. */
+/**
+ * The first SIGTERM/SIGINT drains, then exits 0; a second cuts what is still running. SIGHUP
+ * reloads the policy file.
+ */
 function onSignals(
   running: RunningGateway,
   drainMs: number,
@@ -349,6 +356,8 @@ function onSignals(
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // A hangup reloads the policy file, as daemons do; it never stops the gateway.
+  process.on('SIGHUP', () => running.policy.reload('signal'));
 }
 
 /** The decision log at `path`; a path it cannot append to is a configuration error. */

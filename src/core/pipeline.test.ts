@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Pipeline } from './pipeline.ts';
 import { presetPolicy } from './config/presets.ts';
+import { resolveTenants } from './config/tenant-schema.ts';
 import { SPEC, request } from './admission/admission-test-kit.ts';
 import type { Ticket } from './queueing/ticket.ts';
 import type { DecisionRecord } from './observe/decision-record.ts';
@@ -269,4 +270,30 @@ test("the places counted are those of steps that carry the request's own prompt 
   const long = filled(1).offer(3_500);
   assert.equal(long.placed, false);
   refusedForDrain(long.record);
+});
+
+test('reloaded tenants: refusals and offers from then on carry the new revision; an open ticket keeps its own', () => {
+  const { p, dispatched, records } = pipeline('goodput');
+  const before = p.offer(request({ id: 'a', tenant: 'acme' }), 'h', 0, replicas);
+  assert.equal(before.outcome, 'queued');
+  const policy = presetPolicy('goodput');
+  const keyed = resolveTenants({ acme: { weight: 3 }, beta: {} });
+  p.retenant(keyed, 'goodput@reloaded');
+  assert.equal(p.revision, 'goodput@reloaded');
+  assert.equal(p.policy.tenants.named.get('acme')?.weight, 3);
+  assert.equal(p.vtc.weight('acme'), 3);
+  // Only listed tenants now: an unlisted one is refused under the new revision.
+  const stranger = p.offer(request({ id: 'b', tenant: 'stranger' }), 'h', 1, replicas);
+  assert.equal(stranger.outcome, 'reject');
+  p.offer(request({ id: 'c', tenant: 'beta' }), 'h', 2, replicas);
+  p.cut(dispatched[0], 'shutting_down', 503, 3);
+  assert.deepEqual(
+    records.map((r) => [r.request_id, r.admission.result, r.policy_revision]),
+    [
+      ['a', 'admit', policy.revision],
+      ['b', 'reject', 'goodput@reloaded'],
+      ['c', 'admit', 'goodput@reloaded'],
+      ['a', 'abort', policy.revision],
+    ],
+  );
 });

@@ -30,7 +30,7 @@ import type { SloClassName } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
 import { servingOnly, type ReplicaSnapshot } from './fleet/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
-import { lookupTenant } from './config/tenant-schema.ts';
+import { lookupTenant, type TenantDirectory } from './config/tenant-schema.ts';
 import { VirtualTokenCounters } from './queueing/virtual-token-counter.ts';
 import { ServiceCharges } from './queueing/service-charges.ts';
 import type { Offer, OfferContext, PipelineSink } from './pipeline-host.ts';
@@ -50,7 +50,7 @@ export class Pipeline<H> {
   private readonly deadlineMarginMs: Ms;
   private readonly sink: PipelineSink<H>;
   private readonly decisions: DecisionContext;
-  private readonly tickets: TicketTerms;
+  private tickets: TicketTerms;
   /** Idempotency keys of tickets not yet ended: an attempt with one of these is a duplicate. */
   private readonly inFlightKeys = new Map<string, Ticket<H>>();
   private nowMs: Ms = 0;
@@ -94,10 +94,23 @@ export class Pipeline<H> {
     // A sink is fixed for the pipeline's life, so whether it wants decision records is too.
     this.tickets = {
       policy,
+      revision: policy.revision,
       spec,
       outputs: this.learned.outputs,
       fullEstimate: sink.record !== undefined || policy.dispatch.type !== 'immediate',
     };
+  }
+
+  /** The policy revision in force: the policy's, then each reload's. */
+  get revision(): string {
+    return this.tickets.revision;
+  }
+
+  /** A reloaded policy's tenants, under its revision, for requests offered from now on. */
+  retenant(tenants: TenantDirectory, revision: string): void {
+    this.policy.tenants.replace(tenants);
+    this.tickets = { ...this.tickets, revision };
+    this.vtc.reweigh();
   }
 
   /** Applies what the dispatcher decided: the pipeline alone writes a ticket. */
@@ -247,7 +260,7 @@ export class Pipeline<H> {
       decisionRecord({
         req: asked,
         cls: this.policy.classes[asked.sloClass],
-        revision: this.policy.revision,
+        revision: this.revision,
         atMs: nowMs,
         decision,
         demand: decision.assessment?.demand,
@@ -260,10 +273,7 @@ export class Pipeline<H> {
     return decision;
   }
 
-  /**
-   * A refusal of `asked` as its client is to be told it at `nowMs`: final, without a Retry-After,
-   * when that would bring the request back with its deadline out of reach (`finalRefusal`).
-   */
+  /** A refusal as `asked`'s client is told it: final when a retry would miss its deadline. */
   told(refused: Rejection, asked: LlmRequest, nowMs: Ms): Rejection {
     return finalRefusal(refused, asked.deadlineMs, nowMs, this.deadlineMarginMs);
   }
@@ -276,10 +286,7 @@ export class Pipeline<H> {
   cut(t: Ticket<H>, reason: RejectReason, status: RejectStatus, nowMs: Ms): void {
     this.nowMs = nowMs;
     const result = reason === 'deadline_exceeded' ? 'expire' : 'abort';
-    this.sink.record?.(
-      ticketRecord(t, this.policy.revision, nowMs, result, reason, status),
-      t.asked,
-    );
+    this.sink.record?.(ticketRecord(t, t.revision, nowMs, result, reason, status), t.asked);
   }
 
   /** A waiting ticket's deadline timer fired: drop it if it is still waiting. */
@@ -388,6 +395,6 @@ export class Pipeline<H> {
   }
 
   private record(t: Ticket<H>, result: DecisionResult, reason?: RejectReason): void {
-    this.sink.record?.(ticketRecord(t, this.policy.revision, this.nowMs, result, reason), t.asked);
+    this.sink.record?.(ticketRecord(t, t.revision, this.nowMs, result, reason), t.asked);
   }
 }

@@ -1,16 +1,58 @@
 /**
  * API keys → tenants. The policy file holds only SHA-256 digests of keys; a presented key is
  * hashed and compared with every digest in constant time, so neither the file nor the timing of
- * a refusal gives a key away. Keys are never logged or kept.
+ * a refusal gives a key away. Keys are never logged or kept. The digests follow the policy's
+ * tenant directory: a reloaded policy's keys are the ones checked from its next request on.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
+import type { TenantDirectory } from '../core/config/tenant-schema.ts';
+import type { TenantPolicy } from '../core/request/tenant.ts';
 
-export interface ApiKeys {
-  /** The tenant a presented key authenticates as; undefined for an unknown key. */
-  tenantOf(presentedKey: string): string | undefined;
+interface KeyDigest {
+  readonly digest: Buffer;
+  readonly tenant: string;
+}
+
+export class ApiKeys {
+  readonly #tenants: TenantDirectory;
+  /** The tenants `#digests` were read from: a reload puts new ones in the directory. */
+  #readFrom: ReadonlyMap<string, TenantPolicy> | undefined;
+  #digests: readonly KeyDigest[] = [];
+
+  constructor(tenants: TenantDirectory) {
+    this.#tenants = tenants;
+  }
+
   /** Whether any key is configured (a policy with none accepts unauthenticated requests). */
-  readonly required: boolean;
+  get required(): boolean {
+    return this.#current().length > 0;
+  }
+
+  /** How many keys are configured. */
+  get count(): number {
+    return this.#current().length;
+  }
+
+  /** The tenant a presented key authenticates as; undefined for an unknown key. */
+  tenantOf(presentedKey: string): string | undefined {
+    const digest = sha256(presentedKey);
+    let found: string | undefined;
+    // Compare with every digest, matched or not, so time does not depend on which matched.
+    for (const e of this.#current()) if (timingSafeEqual(digest, e.digest)) found ??= e.tenant;
+    return found;
+  }
+
+  #current(): readonly KeyDigest[] {
+    const named = this.#tenants.named;
+    if (this.#readFrom !== named) {
+      this.#digests = [...named].flatMap(([tenant, t]) =>
+        t.apiKeySha256.map((hex) => ({ digest: Buffer.from(hex, 'hex'), tenant })),
+      );
+      this.#readFrom = named;
+    }
+    return this.#digests;
+  }
 }
 
 export function sha256(text: string): Buffer {
@@ -18,21 +60,7 @@ export function sha256(text: string): Buffer {
 }
 
 export function apiKeys(policy: ResolvedPolicy): ApiKeys {
-  const entries: Array<{ digest: Buffer; tenant: string }> = [];
-  for (const [name, t] of policy.tenants.named) {
-    for (const hex of t.apiKeySha256)
-      entries.push({ digest: Buffer.from(hex, 'hex'), tenant: name });
-  }
-  return {
-    required: entries.length > 0,
-    tenantOf(presentedKey) {
-      const digest = sha256(presentedKey);
-      let found: string | undefined;
-      // Compare with every digest, matched or not, so time does not depend on which matched.
-      for (const e of entries) if (timingSafeEqual(digest, e.digest)) found ??= e.tenant;
-      return found;
-    },
-  };
+  return new ApiKeys(policy.tenants);
 }
 
 /** The admin token check, also constant-time (tokens are compared as digests). */

@@ -20,7 +20,7 @@ const LATENCY_BUCKETS = [
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly tenants: ReadonlySet<string>;
+  private readonly tenants: Set<string>;
   private readonly models: ReadonlySet<string>;
 
   readonly offered = new Counter({
@@ -310,12 +310,6 @@ export class GatewayMetrics {
     help: '1 while the gateway drains before it exits (refusing new requests), else 0.',
     registers: [this.registry],
   });
-  readonly policy = new Gauge({
-    name: 'goodput_policy_info',
-    help: 'The policy in force (value 1), by name and revision.',
-    labelNames: ['policy', 'policy_revision'],
-    registers: [this.registry],
-  });
   /** A backend's count of a prompt over the gateway's estimate: what --image-tokens is tuned by. */
   readonly promptCounted = new ArrayHistogram<'model_name' | 'images'>({
     name: 'goodput_prompt_tokens_counted_ratio',
@@ -372,6 +366,11 @@ export class GatewayMetrics {
     for (const s of ['closed', 'half-open', 'open'] as const) {
       this.breakerStates.set({ backend, state: s }, s === state ? 1 : 0);
     }
+  }
+
+  /** A reloaded policy's tenants are labels too; those it drops stay, their series going on. */
+  knowTenants(names: Iterable<string>): void {
+    for (const name of names) this.tenants.add(name);
   }
 
   /** A tenant as a label: policy names as they are, anything else as `other`. */

@@ -114,7 +114,7 @@ export class Gateway {
         deps.onDecision?.(r);
       },
     });
-    m.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
+    m.state.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
     m.serviceSource = () => this.pipeline.vtc.entries();
     m.passesSource = () => this.pipeline.dispatcher.passes;
     m.costRevision = deps.policy.queueing.cost.revision;
@@ -209,7 +209,7 @@ export class Gateway {
   }): void {
     this.counts.unread(u.reason);
     const atMs = this.deps.clock.now();
-    this.deps.onDecision?.(unreadRecord({ ...u, revision: this.deps.policy.revision, atMs }));
+    this.deps.onDecision?.(unreadRecord({ ...u, revision: this.pipeline.revision, atMs }));
   }
 
   /**

@@ -36,7 +36,7 @@ import { nodeListener } from './http/node-listener.ts';
 import { heldAnswersWritten } from './http/answer.ts';
 import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
-import { openSharedStore } from './shared/open-store.ts';
+import { logStoreTransition, openSharedStore } from './shared/open-store.ts';
 import { RESPONSE_TTL_MS } from './shared/shared-store.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
@@ -47,11 +47,15 @@ import { Listeners, listen, warnOnOpenFileLimit } from './http/listeners.ts';
 import { serverForwarder } from './http/server-routes.ts';
 import { listenStatus, portOf } from './http/status-listener.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
+import { PolicyReloader } from './policy-reloader.ts';
+import { readPolicyFile, type LoadedPolicy } from '../sim/policy-source.ts';
 import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
 
 export interface ServeOptions {
   readonly policy: ResolvedPolicy;
+  /** `policy`'s file, read again on a reload (policy-reloader.ts); absent: it does not reload. */
+  readonly policySource?: LoadedPolicy;
   /** The engine the backends run (or are assumed to run): limits, KV and timing predictions. */
   readonly engine: EngineConfig;
   readonly profile: TimingProfile;
@@ -116,6 +120,8 @@ export interface RunningGateway {
   /** The HTTP surface itself, for in-process requests (`app.request`). */
   readonly app: Hono<GatewayEnv>;
   readonly gateway: Gateway;
+  /** The policy in force, and its reloads (SIGHUP, `POST /admin/policy/reload`). */
+  readonly policy: PolicyReloader;
   readonly embedded: boolean;
   /**
    * Ends the gateway gracefully: `/readyz` turns 503 and new requests are refused (503
@@ -183,7 +189,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     responseCapacityBytes: o.keptResponses?.capacityBytes,
     onChange: (up, cause) => {
       metrics.state.storeUp.set(up ? 1 : 0);
-      if (shared !== undefined) storeTransition(log, up, shared, cause);
+      if (shared !== undefined) logStoreTransition(log, up, shared, cause);
     },
   });
   metrics.state.keptInMemory(() => memory.kept);
@@ -257,8 +263,17 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     () => shedder.lagMs / 1000,
     () => intake?.waiting ?? 0,
   );
+  const source = o.policySource ?? { policy: o.policy, doc: {}, file: undefined };
+  const policy = new PolicyReloader(source, {
+    pipeline: gateway.pipeline,
+    metrics,
+    log,
+    epochMs,
+    read: readPolicyFile,
+  });
   const appDeps = {
     gateway,
+    policyReload: policy,
     keys: apiKeys(o.policy),
     policy: o.policy,
     servedModels,
@@ -344,6 +359,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     ...(status === undefined ? {} : { statusUrl: `http://${host}:${portOf(status)}` }),
     app,
     gateway,
+    policy,
     embedded: o.backendUrls.length === 0,
     async drain(timeoutMs) {
       metrics.draining.set(1);
@@ -374,15 +390,3 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
 
 /** The default limit on a request body: 4 MiB (a 128K-token prompt is about 512 KB of text). */
 export const DEFAULT_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
-
-function storeTransition(log: OpsLog, up: boolean, s: SharedStateSettings, cause?: string): void {
-  if (up) return log.info({ store: 'redis' }, 'shared state store is up: quotas are shared again');
-  const then =
-    s.failure === 'open'
-      ? `failing open: local limits (1/${s.replicas} of each quota)`
-      : 'failing closed: requests that need shared state get 503';
-  log.warn(
-    { store: 'redis', cause: cause ?? 'unreachable', failure: s.failure },
-    `shared state store is down: ${then}`,
-  );
-}

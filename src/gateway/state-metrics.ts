@@ -1,7 +1,8 @@
 /**
  * The Prometheus metrics of what the gateway keeps beyond a request, on its registry: whether
- * the shared store answers, the saves of what it learned, and the Responses API's kept
- * responses by operation and result (closed sets), and those it holds in memory.
+ * the shared store answers, the saves of what it learned, the Responses API's kept responses by
+ * operation and result (closed sets) and those it holds in memory, the policy in force and its
+ * file's reloads (named as Prometheus names its own configuration's).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 
@@ -13,6 +14,10 @@ export class StateMetrics {
   readonly learnedSaves: Counter<'result'>;
   readonly learnedRestored: Gauge;
   readonly kept: Counter<'op' | 'result'>;
+  readonly policy: Gauge<'policy' | 'policy_revision'>;
+  readonly policyReloads: Counter<'result'>;
+  readonly policyReloadOk: Gauge;
+  readonly policyReloadAt: Gauge;
   readonly #registers: Registry[];
 
   constructor(registry: Registry) {
@@ -38,6 +43,28 @@ export class StateMetrics {
       name: 'goodput_kept_responses_total',
       help: "Operations on the Responses API's kept responses (op: save, load, delete), by result: ok, none (no such response), too_large (not kept), unavailable (the shared store down).",
       labelNames: ['op', 'result'],
+      registers,
+    });
+    this.policy = new Gauge({
+      name: 'goodput_policy_info',
+      help: 'The policy in force (value 1), by name and revision.',
+      labelNames: ['policy', 'policy_revision'],
+      registers,
+    });
+    this.policyReloads = new Counter({
+      name: 'goodput_policy_reloads_total',
+      help: 'Reloads of the policy file (SIGHUP, POST /admin/policy/reload), by result: applied, unchanged, refused (it changes what only a restart applies), invalid.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.policyReloadOk = new Gauge({
+      name: 'goodput_policy_last_reload_successful',
+      help: '1 when the last reload of the policy file (or the start) put it in force, 0 when the file was refused or invalid: the file is not what runs.',
+      registers,
+    });
+    this.policyReloadAt = new Gauge({
+      name: 'goodput_policy_last_reload_success_timestamp_seconds',
+      help: 'When the policy file was last put in force (the start, or a reload), in Unix seconds.',
       registers,
     });
   }

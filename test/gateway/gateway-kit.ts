@@ -17,6 +17,7 @@ import type { EngineServerOptions } from '../../src/engine-server/engine-app.ts'
 import { startGateway, type RunningGateway, type ServeOptions } from '../../src/gateway/serve.ts';
 import type { OpsLog } from '../../src/gateway/ops-log.ts';
 import type { Backend } from '../../src/gateway/backend.ts';
+import type { LoadedPolicy } from '../../src/sim/policy-source.ts';
 
 export const MODEL = 'llama-3-8b';
 const PROFILE = 'const:step_ms=2';
@@ -93,11 +94,14 @@ export async function gateway(
     keptResponses?: ServeOptions['keptResponses'];
     /** The prompt tokens one image takes in the served model (default: images refused). */
     imageTokens?: number;
+    /** The policy's file, which it reloads (default: none; `policy` must be what it holds). */
+    policySource?: LoadedPolicy;
   } = {},
 ): Promise<GatewayUnderTest> {
   const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
   const g = await startGateway({
     policy: typeof policy === 'string' ? presetPolicy(policy) : policy,
+    policySource: extra.policySource,
     engine: buildEngineConfig(spec),
     profile: buildEngineProfile(spec),
     servedModelName: MODEL,

@@ -20,6 +20,8 @@ import type { OutputLengthModel } from '../estimate/output-length-model.ts';
 /** What a pipeline fixes for every ticket it opens. */
 export interface TicketTerms {
   readonly policy: ResolvedPolicy;
+  /** The policy's revision, then each reload's (`Pipeline.retenant`). */
+  readonly revision: string;
   readonly spec: FleetSpec;
   readonly outputs: OutputLengthModel;
   /**
@@ -45,6 +47,7 @@ export function offerTicket<H>(
     req,
     asked,
     cls,
+    revision: terms.revision,
     decision,
     demand: decision.assessment?.demand ?? baseDemand(terms, req, cls, ctx),
     state: 'queued',

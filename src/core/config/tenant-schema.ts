@@ -1,7 +1,9 @@
 /**
  * The `tenants` section of a policy: weights, granted classes, quotas, agent-tree budgets and
  * the server-side retry budget. Without the section every tenant gets the defaults; with it,
- * only listed tenants are known, plus any tenant when a `"*"` entry gives the defaults.
+ * only listed tenants are known, plus any tenant when a `"*"` entry gives the defaults. It is
+ * the one section a running gateway reloads (keys rotate, tenants come and go), so every reader
+ * looks a tenant up when it needs one and keeps no copy.
  */
 import { z } from 'zod';
 import { SLO_CLASS_NAMES } from '../request/slo-classes.ts';
@@ -54,11 +56,33 @@ const tenant = z
 
 export const tenantsSchema = z.record(z.string().min(1), tenant);
 
-export interface TenantDirectory {
+export class TenantDirectory {
+  #named: ReadonlyMap<string, TenantPolicy>;
+  #fallback: Omit<TenantPolicy, 'name'> | undefined;
+
+  constructor(
+    named: ReadonlyMap<string, TenantPolicy>,
+    fallback: Omit<TenantPolicy, 'name'> | undefined,
+  ) {
+    this.#named = named;
+    this.#fallback = fallback;
+  }
+
   /** Listed tenants by name. */
-  readonly named: ReadonlyMap<string, TenantPolicy>;
+  get named(): ReadonlyMap<string, TenantPolicy> {
+    return this.#named;
+  }
+
   /** Applies to unlisted tenants; undefined when unlisted tenants are unknown. */
-  readonly fallback: Omit<TenantPolicy, 'name'> | undefined;
+  get fallback(): Omit<TenantPolicy, 'name'> | undefined {
+    return this.#fallback;
+  }
+
+  /** A reloaded policy's tenants take the place of these, for every reader at once. */
+  replace(next: TenantDirectory): void {
+    this.#named = next.named;
+    this.#fallback = next.fallback;
+  }
 }
 
 function toTenant(t: z.infer<typeof tenant>): Omit<TenantPolicy, 'name'> {
@@ -89,13 +113,13 @@ function toTenant(t: z.infer<typeof tenant>): Omit<TenantPolicy, 'name'> {
 export function resolveTenants(
   section: z.infer<typeof tenantsSchema> | undefined,
 ): TenantDirectory {
-  if (section === undefined) return { named: new Map(), fallback: DEFAULT_TENANT };
+  if (section === undefined) return new TenantDirectory(new Map(), DEFAULT_TENANT);
   const named = new Map<string, TenantPolicy>();
   for (const [name, t] of Object.entries(section)) {
     if (name !== '*') named.set(name, { name, ...toTenant(t) });
   }
   const star = section['*'];
-  return { named, fallback: star === undefined ? undefined : toTenant(star) };
+  return new TenantDirectory(named, star === undefined ? undefined : toTenant(star));
 }
 
 export function lookupTenant(dir: TenantDirectory, name: string): TenantPolicy | undefined {

@@ -20,6 +20,8 @@ export interface Ticket<H> extends Queued {
   req: LlmRequest;
   readonly asked: LlmRequest;
   readonly cls: SloClass;
+  /** The policy revision in force when it was offered: its records carry it, reloads or not. */
+  readonly revision: string;
   decision: AdmissionDecision;
   demand: Demand;
   state: TicketState;

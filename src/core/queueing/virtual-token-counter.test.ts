@@ -69,3 +69,20 @@ test('the optional KV term charges GiB-seconds of cache held, over the weight', 
   assert.equal(on.service('b'), 100);
   assert.equal(on.counter('b'), 50);
 });
+
+test('a new weight (a reloaded policy) divides the service from then on; what was charged stays', () => {
+  const live: Record<string, number> = { a: 1 };
+  const v = new VirtualTokenCounters(DEFAULT_SERVICE_COST, (t) => live[t] ?? 1);
+  const account = v.account('a');
+  v.chargeInput(account, 100, 0);
+  live.a = 4;
+  v.reweigh();
+  assert.equal(v.weight('a'), 4);
+  v.chargeInput(account, 100, 0);
+  assert.equal(
+    v.counter('a'),
+    100 + 100 / 4,
+    'the account a ticket holds is charged at the new weight',
+  );
+  assert.equal(v.service('a'), 200);
+});

@@ -42,7 +42,7 @@ interface TenantCounter {
   counter: number;
   /** Weighted service received (no lifts, no division): what the tenant actually got. */
   service: number;
-  readonly weight: number;
+  weight: number;
   backlogged: boolean;
 }
 
@@ -101,6 +101,14 @@ export class VirtualTokenCounters {
     if (c === undefined || !c.backlogged) return;
     c.backlogged = false;
     this.backloggedCount--;
+  }
+
+  /**
+   * Each tenant's weight again, as `weightOf` now gives it (a reloaded policy). What a tenant was
+   * charged stays in its counter; its service from now on is divided by the new weight.
+   */
+  reweigh(): void {
+    for (const [tenant, c] of this.tenants) c.weight = this.weightOf(tenant);
   }
 
   /** The tenant's account, to charge through without a lookup. */

@@ -4,15 +4,14 @@
  * configured, as OpenAI's is), `/metrics` (Prometheus text), `/healthz` (the process answers),
  * `/readyz` (a backend is usable and the gateway is not draining), `/health` (the same answer
  * at vLLM's probe path, so a deployment that probed vLLM probes the gateway unchanged), the
- * Responses API's stored responses (responses-routes.ts), and the admin lookup of a decision
- * record by request id, behind the admin token. Every error is OpenAI's shape; a known path asked
+ * Responses API's stored responses (responses-routes.ts), and the operator's endpoints behind
+ * the admin token (admin-routes.ts). Every error is OpenAI's shape; a known path asked
  * with the wrong method is a 405 naming the methods it takes (`Allow`). Nothing a client sends is
  * an error of the gateway's: only a bug is a 500, and it is logged.
  */
 import { Hono, type Context } from 'hono';
 import { serverRoutes, type Forward } from './server-routes.ts';
 import { KEPT_ROUTES, responsesRoutes } from './responses-routes.ts';
-import { bodyLimit } from 'hono/body-limit';
 import type { HttpBindings } from '@hono/node-server';
 import {
   OpenAiError,
@@ -24,12 +23,13 @@ import {
 import { adminTokenMatches, basicPassword, bearerToken } from '../api-keys.ts';
 import { reportPage } from '../../report/report-page.ts';
 import { withoutEmptyCharts, type ReportDoc } from '../../report/chart-spec.ts';
-import type { OutcomeRecord } from '../../core/observe/outcome-record.ts';
 import type { TextRing } from '../text-ring.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
 import type { OpsLog } from '../ops-log.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
 import { toResponse } from './answer.ts';
+import { ADMIN_ROUTES, adminRoutes } from './admin-routes.ts';
+import type { PolicyReloader } from '../policy-reloader.ts';
 import { webInbound } from './inbound.ts';
 
 export interface GatewayAppDeps extends CompletionsDeps {
@@ -39,6 +39,8 @@ export interface GatewayAppDeps extends CompletionsDeps {
   readonly outcomes: TextRing;
   /** Admin endpoints are off without a token; the dashboard is open without one. */
   readonly adminToken?: string;
+  /** The policy in force, and its reloads (`/admin/policy`). */
+  readonly policyReload: PolicyReloader;
   /** The live dashboard's document (`/dashboard`, `/dashboard/data`). */
   dashboard(): ReportDoc;
   readonly log: OpsLog;
@@ -59,15 +61,12 @@ const ROUTES: Readonly<Record<string, string>> = {
   '/readyz': 'GET, HEAD',
   '/health': 'GET, HEAD',
   '/metrics': 'GET, HEAD',
-  '/admin/autoscale': 'GET, HEAD, PUT',
+  ...ADMIN_ROUTES,
   '/dashboard': 'GET, HEAD',
   '/dashboard/data': 'GET, HEAD',
   '/tokenize': 'POST',
   '/detokenize': 'POST',
 };
-
-/** The most an admin request's body may hold (`{"frozen": false}` is 17 bytes). */
-const ADMIN_BODY_LIMIT_BYTES = 1024;
 
 /** How often the dashboard page asks for new data. */
 const DASHBOARD_REFRESH_MS = 2000;
@@ -150,59 +149,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       ? c.json(withoutEmptyCharts(deps.dashboard()), 200, { 'cache-control': 'no-store' })
       : dashboardRefused(),
   );
-  const adminRefused = (authorization: string | undefined) =>
-    deps.adminToken === undefined || !adminTokenMatches(bearerToken(authorization), deps.adminToken)
-      ? refused(adminTokenRequired(), 'unauthenticated')
-      : null;
-  // An operator's freeze of the autoscaler (an incident, a rollout): decisions are not taken.
-  const scaling = (c: { json: (v: unknown) => Response }) => {
-    const frozen = deps.gateway.scalingFrozen;
-    return frozen === null
-      ? refused(
-          new OpenAiError(404, 'no autoscaler is running (--autoscaler none)', null),
-          'not_found',
-        )
-      : c.json({ frozen });
-  };
-  app.get('/admin/autoscale', (c) => adminRefused(c.req.header('authorization')) ?? scaling(c));
-  // The body is read only from an operator, and at most ADMIN_BODY_LIMIT_BYTES of it.
-  const adminBody = bodyLimit({
-    maxSize: ADMIN_BODY_LIMIT_BYTES,
-    onError: () =>
-      refused(
-        new OpenAiError(413, 'request body: expected at most 1 KiB, got more', null),
-        'payload_too_large',
-      ),
-  });
-  app.put(
-    '/admin/autoscale',
-    (c, next) => adminRefused(c.req.header('authorization')) ?? next(),
-    adminBody,
-    async (c) => {
-      const invalid = (message: string, param: string | null = null) =>
-        refused(new OpenAiError(400, message, param), 'invalid_request');
-      let body: unknown;
-      try {
-        body = await c.req.json();
-      } catch {
-        return invalid('expected a JSON body {"frozen": true|false}');
-      }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        return invalid('expected a JSON body {"frozen": true|false}');
-      }
-      const unknown = Object.keys(body).find((k) => k !== 'frozen');
-      if (unknown !== undefined) {
-        return invalid(`${unknown.slice(0, 80)}: unknown field (expected only "frozen")`, unknown);
-      }
-      const { frozen } = body as { frozen?: unknown };
-      if (typeof frozen !== 'boolean') {
-        const got = JSON.stringify(frozen)?.slice(0, 80) ?? 'nothing';
-        return invalid(`frozen: expected true or false, got ${got}`, 'frozen');
-      }
-      deps.gateway.freezeScaling(frozen);
-      return scaling(c);
-    },
-  );
+  adminRoutes(app, { ...deps, refused, adminTokenRequired });
   responsesRoutes(app, { ...deps, tenants: deps.policy.tenants, refused });
   serverRoutes(app, {
     forward: deps.forward,
@@ -210,22 +157,6 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     newId: deps.newId,
     counted: (path, status) => deps.metrics.serverRequests.inc({ path, status: String(status) }),
     refused,
-  });
-  app.get('/admin/decisions/:id', (c) => {
-    const denied = adminRefused(c.req.header('authorization'));
-    if (denied !== null) return denied;
-    const id = c.req.param('id');
-    const record = deps.decisions.get(id, deps.nowMs());
-    if (record === undefined) {
-      return refused(
-        new OpenAiError(404, 'no decision recorded for this request id', 'id'),
-        'not_found',
-      );
-    }
-    const ended = deps.outcomes.get(id, deps.nowMs());
-    return c.body(ended === undefined ? record : withOutcome(record, ended), 200, {
-      'content-type': 'application/json',
-    });
   });
   app.notFound((c) => {
     const path = c.req.path;
@@ -249,14 +180,4 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     return errorResponse(serverError('internal error'), { 'x-goodput-request-id': id });
   });
   return app;
-}
-
-/**
- * A decision record with how its request ended: its keys, and `outcome` — the outcome record's,
- * with the time it ended (`at_ms`). The texts stay as stored until someone looks one up.
- */
-function withOutcome(decision: string, outcome: string): string {
-  const ended = JSON.parse(outcome) as OutcomeRecord;
-  const record = JSON.parse(decision) as Record<string, unknown>;
-  return JSON.stringify({ ...record, outcome: { at_ms: ended.at_ms, ...ended.outcome } });
 }

@@ -11,6 +11,7 @@ import type { Ms } from '../../core/request/units.ts';
 import { FailoverStore, type FailurePolicy } from './failover-store.ts';
 import { MemoryStore } from './memory-store.ts';
 import type { SharedStore } from './shared-store.ts';
+import type { OpsLog } from '../ops-log.ts';
 
 export interface SharedStateOptions {
   /** `redis://host:port`; absent: in memory. */
@@ -58,4 +59,22 @@ export async function openSharedStore(o: SharedStateOptions): Promise<OpenedStor
   });
   await store.start();
   return { store, memory: fallback };
+}
+
+/** The line the gateway logs when its Redis goes down or comes back, saying what it does now. */
+export function logStoreTransition(
+  log: OpsLog,
+  up: boolean,
+  s: { readonly failure: FailurePolicy; readonly replicas: number },
+  cause?: string,
+): void {
+  if (up) return log.info({ store: 'redis' }, 'shared state store is up: quotas are shared again');
+  const then =
+    s.failure === 'open'
+      ? `failing open: local limits (1/${s.replicas} of each quota)`
+      : 'failing closed: requests that need shared state get 503';
+  log.warn(
+    { store: 'redis', cause: cause ?? 'unreachable', failure: s.failure },
+    `shared state store is down: ${then}`,
+  );
 }
