@@ -357,7 +357,9 @@ function onSignals(
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   // A hangup reloads the policy file, as daemons do; it never stops the gateway.
-  process.on('SIGHUP', () => running.policy.reload('signal'));
+  process.on('SIGHUP', () => {
+    running.policy.reload('signal').catch((e: unknown) => log.error({ err: e }, 'policy reload'));
+  });
 }
 
 /** The decision log at `path`; a path it cannot append to is a configuration error. */

@@ -5,7 +5,7 @@ import { adminTokenMatches, apiKeys, basicPassword, bearerToken, sha256 } from '
 
 const hex = (key: string) => sha256(key).toString('hex');
 
-const policy = resolvePolicy({
+const doc = {
   name: 'k',
   policy_revision: 'k@1',
   admission: { type: 'goodput' },
@@ -14,7 +14,8 @@ const policy = resolvePolicy({
     acme: { api_keys_sha256: [hex('sk-acme-1'), hex('sk-acme-2')], classes: ['batch'] },
     globex: { api_keys_sha256: [hex('sk-globex')] },
   },
-});
+};
+const policy = resolvePolicy(doc);
 
 test('keys map to their tenant; unknown, empty and near-miss keys to none', () => {
   const keys = apiKeys(policy);
@@ -24,6 +25,43 @@ test('keys map to their tenant; unknown, empty and near-miss keys to none', () =
   assert.equal(keys.tenantOf('sk-globex'), 'globex');
   for (const bad of ['', 'sk-acme', 'sk-acme-1 ', 'SK-ACME-1'])
     assert.equal(keys.tenantOf(bad), undefined);
+});
+
+test('a key authenticates as one tenant: a digest listed twice is refused where it is listed again', () => {
+  const twice = (tenants: Record<string, unknown>) => () =>
+    resolvePolicy({
+      name: 'd',
+      policy_revision: 'd@1',
+      admission: { type: 'goodput' },
+      routing: { type: 'least-request' },
+      tenants,
+    });
+  assert.throws(
+    twice({ a: { api_keys_sha256: [hex('k1')] }, b: { api_keys_sha256: [hex('k2'), hex('k1')] } }),
+    /tenants\.b\.api_keys_sha256\[1\]: expected a key digest listed once \(it is tenant a's too\)/,
+  );
+  assert.throws(
+    twice({ a: { api_keys_sha256: [hex('k1'), hex('k1')] } }),
+    /tenants\.a\.api_keys_sha256\[1\]: expected a key digest listed once \(it is listed twice here\)/,
+  );
+});
+
+test("a reloaded directory's keys are the ones checked from then on", () => {
+  const running = resolvePolicy(doc);
+  const keys = apiKeys(running);
+  assert.equal(keys.tenantOf('sk-globex'), 'globex');
+  running.tenants.replace(
+    resolvePolicy({
+      name: 'k',
+      policy_revision: 'k@2',
+      admission: { type: 'goodput' },
+      routing: { type: 'least-request' },
+      tenants: { globex: { api_keys_sha256: [hex('sk-globex-2')] } },
+    }).tenants,
+  );
+  assert.equal(keys.tenantOf('sk-globex'), undefined);
+  assert.equal(keys.tenantOf('sk-globex-2'), 'globex');
+  assert.equal(keys.tenantOf('sk-acme-1'), undefined);
 });
 
 test('a policy without keys requires none', () => {

@@ -1,28 +1,34 @@
 /**
  * Reloads a running gateway's policy file, on SIGHUP or `POST /admin/policy/reload`: the file is
- * read and validated again, and what `planReload` allows (its tenants, under a new revision)
- * takes effect for the next request — API keys, weights, quotas, granted classes — while
- * requests already admitted keep the terms and the revision they were admitted under. A file
+ * read and validated again — on a thread of its own, so the streams on the gateway's loop do
+ * not wait for a large file's parse — and what `planReload` allows (its tenants, under a new
+ * revision) takes effect for the next request: API keys, weights, quotas, granted classes.
+ * Requests already admitted keep the terms and the revision they were admitted under. A file
  * that does not validate, or changes what only a restart applies, leaves the running policy in
  * force, and says why: in the answer, the log, and `goodput_policy_last_reload_successful` 0
  * (the file on disk is not what runs), as Prometheus exports its own configuration's reloads.
+ * Reloads run one at a time, in the order asked.
  */
-import { isConfigError } from '../core/errors.ts';
-import { keyCount, planReload, type RefusalCode } from './reload-plan.ts';
-import type { TenantDirectory } from '../core/config/tenant-schema.ts';
+import { Worker } from 'node:worker_threads';
+import { TenantDirectory } from '../core/config/tenant-schema.ts';
+import type { TenantPolicy } from '../core/request/tenant.ts';
 import type { LoadedPolicy } from '../sim/policy-source.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import type { OpsLog } from './ops-log.ts';
+import { keyCount, type RefusalCode, type ReloadPlan } from './reload-plan.ts';
 
 export type ReloadTrigger = 'signal' | 'admin';
 
-/** How a reload ended: `applied` and `unchanged` leave the file in force, the others do not. */
-export type ReloadResult = 'applied' | 'unchanged' | 'refused' | 'invalid';
+/**
+ * How a reload ended: `applied` and `unchanged` leave the file in force, the others do not;
+ * `error`: the file could not be read for a cause of the gateway's (no thread to read it on).
+ */
+export type ReloadResult = 'applied' | 'unchanged' | 'refused' | 'invalid' | 'error';
 
 export interface ReloadOutcome {
   readonly result: ReloadResult;
   /** Why it was not applied: `planReload`'s code, `invalid_policy`, or `no_policy_file`. */
-  readonly code: RefusalCode | 'invalid_policy' | 'no_policy_file' | null;
+  readonly code: RefusalCode | 'invalid_policy' | 'no_policy_file' | 'read_failed' | null;
   /** The config path or section at fault, when one is. */
   readonly param: string | null;
   readonly message: string;
@@ -40,13 +46,31 @@ export interface PolicyReloaderDeps {
   readonly metrics: GatewayMetrics;
   readonly log: OpsLog;
   readonly epochMs: () => number;
-  /** Reads the file again (`readPolicyFile`). */
-  readonly read: (path: string) => LoadedPolicy;
 }
+
+/** What the reading thread is given (policy-read-worker.ts). */
+export interface PolicyRead {
+  readonly file: string;
+  readonly runningDoc: Readonly<Record<string, unknown>>;
+}
+
+/** What it answers: the file's plan with what applying it takes, or why the file is not valid. */
+export type PolicyReadReply =
+  | {
+      readonly ok: true;
+      readonly plan: ReloadPlan;
+      readonly doc: Readonly<Record<string, unknown>>;
+      readonly revision: string;
+      readonly named: ReadonlyMap<string, TenantPolicy>;
+      readonly fallback: Omit<TenantPolicy, 'name'> | undefined;
+    }
+  | { readonly ok: false; readonly message: string; readonly path: string };
 
 export class PolicyReloader {
   #running: LoadedPolicy;
   #last: ReloadOutcome | null = null;
+  /** The reload running now, if any: the next one starts after it. */
+  #turn: Promise<unknown> = Promise.resolve();
   readonly #deps: PolicyReloaderDeps;
 
   constructor(running: LoadedPolicy, deps: PolicyReloaderDeps) {
@@ -72,8 +96,13 @@ export class PolicyReloader {
   }
 
   /** Reads the policy file again and applies what a running gateway may take from it. */
-  reload(trigger: ReloadTrigger): ReloadOutcome {
-    const outcome = this.#attempt(trigger);
+  reload(trigger: ReloadTrigger): Promise<ReloadOutcome> {
+    const outcome = this.#turn.then(() => this.#attempt(trigger)).then((o) => this.#ended(o));
+    this.#turn = outcome.catch(() => {});
+    return outcome;
+  }
+
+  #ended(outcome: ReloadOutcome): ReloadOutcome {
     this.#last = outcome;
     const { metrics, log, epochMs } = this.#deps;
     metrics.state.policyReloads.inc({ result: outcome.result });
@@ -82,11 +111,13 @@ export class PolicyReloader {
     if (ok) metrics.state.policyReloadAt.set(epochMs() / 1000);
     const fields = { ...outcome, file: this.#running.file ?? null };
     if (ok) log.info(fields, `policy reload: ${outcome.message}`);
+    else if (outcome.result === 'error')
+      log.error(fields, `policy reload failed: ${outcome.message}`);
     else log.warn(fields, `policy reload ${outcome.result}: ${outcome.message}`);
     return outcome;
   }
 
-  #attempt(trigger: ReloadTrigger): ReloadOutcome {
+  async #attempt(trigger: ReloadTrigger): Promise<ReloadOutcome> {
     const running = this.#running;
     const was = running.policy.revision;
     const ended = (
@@ -108,29 +139,52 @@ export class PolicyReloader {
       const preset = `the policy is the preset ${JSON.stringify(running.policy.name)}`;
       return ended('refused', `${preset}, not a file: nothing to reload`, 'no_policy_file');
     }
-    let next: LoadedPolicy;
+    let read: PolicyReadReply;
     try {
-      next = this.#deps.read(running.file);
+      read = await readOffLoop({ file: running.file, runningDoc: running.doc });
     } catch (e) {
-      if (!isConfigError(e)) throw e;
-      return ended('invalid', `${e.message}; ${was} stays in force`, 'invalid_policy', e.path);
+      const why = `the file could not be read: ${(e as Error).message}; ${was} stays in force`;
+      return ended('error', why, 'read_failed');
     }
-    const plan = planReload(running, next);
+    if (!read.ok) {
+      return ended(
+        'invalid',
+        `${read.message}; ${was} stays in force`,
+        'invalid_policy',
+        read.path,
+      );
+    }
+    const { plan } = read;
     if (plan.kind === 'unchanged') return ended('unchanged', `${was}: the file is what runs`);
     if (plan.kind === 'refused') {
       const message = `${running.file}: ${plan.message}; ${was} stays in force`;
       return ended('refused', message, plan.code, plan.sections.join(', '));
     }
-    const { policy } = next;
-    this.#deps.pipeline.retenant(policy.tenants, policy.revision);
+    // Every other section is the running one's, as planned.
+    const tenants = new TenantDirectory(read.named, read.fallback);
+    const policy = { ...running.policy, revision: read.revision, tenants };
+    this.#deps.pipeline.retenant(tenants, policy.revision);
     const { metrics } = this.#deps;
-    metrics.knowTenants(policy.tenants.named.keys());
+    metrics.knowTenants(tenants.named.keys());
     metrics.state.policy.reset();
     metrics.state.policy.set({ policy: policy.name, policy_revision: policy.revision }, 1);
-    this.#running = next;
+    this.#running = { policy, doc: read.doc, file: running.file };
     const what = plan.tenantsChanged
-      ? `${policy.tenants.named.size} tenants, ${keyCount(policy)} API keys`
+      ? `${tenants.named.size} tenants, ${keyCount(policy)} API keys`
       : 'the same tenants';
     return ended('applied', `${was} → ${policy.revision} (${what})`);
   }
+}
+
+/** The file read and planned on a thread of its own (policy-read-worker.ts). */
+function readOffLoop(read: PolicyRead): Promise<PolicyReadReply> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./policy-read-worker.ts', import.meta.url), {
+      workerData: read,
+    });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    // After its answer, an exit changes nothing; before it, the thread failed.
+    worker.once('exit', (code) => reject(new Error(`the policy reader exited (${code})`)));
+  });
 }

@@ -48,7 +48,7 @@ import { serverForwarder } from './http/server-routes.ts';
 import { listenStatus, portOf } from './http/status-listener.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
 import { PolicyReloader } from './policy-reloader.ts';
-import { readPolicyFile, type LoadedPolicy } from '../sim/policy-source.ts';
+import type { LoadedPolicy } from '../sim/policy-source.ts';
 import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
 
@@ -269,7 +269,6 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     metrics,
     log,
     epochMs,
-    read: readPolicyFile,
   });
   const appDeps = {
     gateway,

@@ -53,7 +53,7 @@ export class StateMetrics {
     });
     this.policyReloads = new Counter({
       name: 'goodput_policy_reloads_total',
-      help: 'Reloads of the policy file (SIGHUP, POST /admin/policy/reload), by result: applied, unchanged, refused (it changes what only a restart applies), invalid.',
+      help: 'Reloads of the policy file (SIGHUP, POST /admin/policy/reload), by result: applied, unchanged, refused (it changes what only a restart applies), invalid, error (not read: no thread to read it on).',
       labelNames: ['result'],
       registers,
     });

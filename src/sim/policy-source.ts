@@ -3,7 +3,7 @@
  * policy schema. A file's validation errors are prefixed with the file name.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { isPair, isScalar, parseDocument, visit } from 'yaml';
 import { ConfigError, isConfigError } from '../core/errors.ts';
 import { resolvePolicy, type ResolvedPolicy } from '../core/config/policy.ts';
 import { PRESETS, presetPolicy } from '../core/config/presets.ts';
@@ -31,8 +31,9 @@ export function readPolicy(nameOrPath: string): LoadedPolicy {
 export function readPolicyFile(path: string): LoadedPolicy {
   let doc: unknown;
   try {
-    doc = parse(readFileSync(path, 'utf8'));
+    doc = parsePolicyText(readFileSync(path, 'utf8'));
   } catch (e) {
+    if (isConfigError(e)) throw e.inFile(path);
     throw new ConfigError(path, 'a YAML or JSON policy document', (e as Error).message);
   }
   try {
@@ -41,4 +42,32 @@ export function readPolicyFile(path: string): LoadedPolicy {
   } catch (e) {
     throw isConfigError(e) ? e.inFile(path) : e;
   }
+}
+
+/**
+ * A policy document's text, YAML or JSON, as data. A key given twice in one map is an error, as
+ * the parser would make it; checked here in one pass, as the parser's check is quadratic in a
+ * map's size (2 s of a 10,000-tenant file's 2.5).
+ */
+export function parsePolicyText(text: string): unknown {
+  const doc = parseDocument(text, { uniqueKeys: false });
+  const [error] = doc.errors;
+  if (error !== undefined) throw error;
+  visit(doc, {
+    Map(_, map, ancestors) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        const name = isScalar(key) ? key.value : key;
+        if (!seen.has(name)) {
+          seen.add(name);
+          continue;
+        }
+        const at = ancestors
+          .filter(isPair)
+          .map((p) => (isScalar(p.key) ? String(p.key.value) : '?'));
+        throw new ConfigError([...at, String(name)].join('.'), 'each key once', 'it twice');
+      }
+    },
+  });
+  return doc.toJS();
 }

@@ -54,7 +54,23 @@ const tenant = z
     },
   );
 
-export const tenantsSchema = z.record(z.string().min(1), tenant);
+export const tenantsSchema = z.record(z.string().min(1), tenant).superRefine((tenants, ctx) => {
+  // A key authenticates as one tenant: a digest listed twice is a mistake, whoever's it is.
+  const owner = new Map<string, string>();
+  for (const [name, t] of Object.entries(tenants)) {
+    for (const [i, digest] of (t.api_keys_sha256 ?? []).entries()) {
+      const first = owner.get(digest);
+      if (first === undefined) owner.set(digest, name);
+      else {
+        ctx.addIssue({
+          code: 'custom',
+          message: `a key digest listed once (it is ${first === name ? 'listed twice here' : `tenant ${first}'s too`})`,
+          path: [name, 'api_keys_sha256', i],
+        });
+      }
+    }
+  }
+});
 
 export class TenantDirectory {
   #named: ReadonlyMap<string, TenantPolicy>;

@@ -2,8 +2,8 @@
  * The operator's endpoints, each behind the admin token (none without one): the autoscaler's
  * freeze (`/admin/autoscale`), the decision record of a request by its id, and the policy in
  * force with its reload (`/admin/policy`, `POST /admin/policy/reload`: 200 when the file is in
- * force, 409 when it changes what only a restart applies, 422 when it does not validate — so a
- * config-reloading sidecar reads the answer from the status alone).
+ * force, 409 when it changes what only a restart applies, 422 when it does not validate, 503
+ * when it could not be read — so a config-reloading sidecar reads the answer from the status).
  */
 import type { Hono, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -93,10 +93,10 @@ export function adminRoutes(app: Hono<GatewayEnv>, deps: AdminDeps): void {
   });
   app.get('/admin/policy', admin, (c) => c.json(deps.policyReload.status()));
   // The file is read again, whatever the body says (none is needed).
-  app.post('/admin/policy/reload', admin, (c) => {
-    const outcome = deps.policyReload.reload('admin');
+  app.post('/admin/policy/reload', admin, async (c) => {
+    const outcome = await deps.policyReload.reload('admin');
     if (outcome.result === 'applied' || outcome.result === 'unchanged') return c.json(outcome);
-    const status = outcome.result === 'invalid' ? 422 : 409;
+    const status = { invalid: 422, refused: 409, error: 503 }[outcome.result];
     return refused(
       new OpenAiError(status, outcome.message, outcome.param, outcome.code),
       'invalid_request',
