@@ -10,6 +10,7 @@ import { flag } from './bench-args.ts';
 import { readRequest } from '../src/gateway/http/read-request.ts';
 import { promptView } from '../src/gateway/http/prompt-view.ts';
 import type { CompletionsDeps } from '../src/gateway/http/completions.ts';
+import { parseImageTokens } from '../src/openai/image-size.ts';
 
 const ROUNDS = Number(flag('--rounds') ?? 5);
 const ITERATIONS = Number(flag('--iterations') ?? 200);
@@ -61,7 +62,7 @@ function median(run: () => unknown): number {
 /** Read, sized and hashed as the gateway does a request it admits. */
 function read(text: string): number {
   const { parsed } = readRequest('chat', text, deps);
-  const view = promptView('chat', parsed, 8192, IMAGE_TOKENS);
+  const view = promptView('chat', parsed, 8192, parseImageTokens(String(IMAGE_TOKENS)));
   return view.inputTokens;
 }
 

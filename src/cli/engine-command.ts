@@ -19,6 +19,7 @@ import { serveEngine } from '../engine-server/serve.ts';
 import { nonEmpty, nonNegativeInt, nonNegativeNumber, portNumber } from './parse-flags.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
+import type { ImageTokens } from '../openai/image-size.ts';
 
 function rate(flag: string) {
   return (value: string): number => {
@@ -91,7 +92,7 @@ export function engineCommand(): Command {
         host: o.host as string,
         ...engineSpecFromFlags(o),
         servedModelName: o.servedModelName as string | undefined,
-        imageTokens: o.imageTokens as number | undefined,
+        imageTokens: o.imageTokens as ImageTokens | undefined,
         maxBodyBytes: mebibytes(o.maxBodyMib as number),
         seed: o.seed as number,
         faults: {

@@ -14,16 +14,18 @@ import {
 import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS } from '../engine/engine-versions.ts';
 import { GPUS, MODELS } from '../engine/hardware.ts';
 import { fraction, nonNegativeNumber, oneOf, positiveInt, positiveNumber } from './parse-flags.ts';
+import { parseImageTokens } from '../openai/image-size.ts';
 
 /**
- * `--image-tokens`, of a server (`serve`, `engine`): the served model takes images, each this
- * many prompt tokens, which admission plans and prefix caching counts (openai/image-parts.ts).
+ * `--image-tokens`, of a server (`serve`, `engine`): the served model takes images, each the
+ * prompt tokens its processor makes of it, which admission plans and prefix caching counts
+ * (openai/image-size.ts).
  */
 export function imageTokensOption(): Option {
   return new Option(
-    '--image-tokens <n>',
-    'the served model takes images, each this many prompt tokens, as its processor makes them (LLaVA-1.5: 576; Gemma 3: 256); default: none, and an image is refused by name',
-  ).argParser(positiveInt('--image-tokens'));
+    '--image-tokens <n|rule>',
+    "the served model takes images, each as many prompt tokens as its processor makes: a figure (LLaVA-1.5: 576; Gemma 3: 256), or qwen2-vl (Qwen2-VL, Qwen2.5-VL: by the image's size, read from an inline image's header; :min_pixels=N,max_pixels=N as vLLM's --mm-processor-kwargs; url_tokens=N for an image by URL, whose size the gateway cannot read, default the most one can take); default: none, and an image is refused by name",
+  ).argParser((v: string) => parseImageTokens(v));
 }
 
 /**

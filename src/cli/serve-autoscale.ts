@@ -11,6 +11,7 @@ import { SeededRng } from '../runtime/seeded-rng.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { loadEnvelope } from '../sim/envelope-file.ts';
+import { formatImageTokens, type ImageTokens } from '../openai/image-size.ts';
 
 /** How often the gateway's autoscaler decides. */
 const SCALE_TICK_MS = 5_000;
@@ -93,7 +94,12 @@ function poolEngineArgs(o: Record<string, unknown>): string[] {
     ['maxBodyMib', '--max-body-mib'],
   ];
   for (const [key, flag] of pass) {
-    if (o[key] !== undefined) args.push(flag, String(o[key]));
+    const value = o[key];
+    if (value === undefined) continue;
+    args.push(
+      flag,
+      key === 'imageTokens' ? formatImageTokens(value as ImageTokens) : String(value),
+    );
   }
   return args;
 }

@@ -51,6 +51,7 @@ import {
   positiveInt,
   positiveNumber,
 } from './parse-flags.ts';
+import type { ImageTokens } from '../openai/image-size.ts';
 
 const KEYS_HELP = `
 API keys: clients send them as \`Authorization: Bearer <key>\`. A policy file (--policy) lists,
@@ -202,7 +203,7 @@ export function serveCommand(): Command {
         throw new ConfigError('--engine-pool', 'none with --backend (local runs its own)', 'local');
       }
       const urls = pool?.urls ?? given;
-      const imageTokens = o.imageTokens as number | undefined;
+      const imageTokens = o.imageTokens as ImageTokens | undefined;
       const adapterReplicas = o.adapterReplicas as number | undefined;
       if (adapterReplicas !== undefined && urls.length > 0) {
         throw new ConfigError(

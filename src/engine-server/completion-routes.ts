@@ -38,6 +38,7 @@ import type { Generation } from './generation.ts';
 import { rejectionError } from './rejections.ts';
 import type { SimulatedBackend } from './simulated-backend.ts';
 import { type CompletionKind, replyEnd, replyPiece, sseResponse } from './sse-body.ts';
+import type { ImageTokens } from '../openai/image-size.ts';
 
 /** Who refuses what it cannot answer, as its refusals say. */
 const ENGINE = 'the simulated engine';
@@ -52,8 +53,8 @@ export interface RouteDeps {
   nextId(requestId: string | undefined): string;
   /** Unix seconds, for `created`. */
   unixSeconds(): number;
-  /** The prompt tokens one image takes in its model; absent: images are refused by name. */
-  readonly imageTokens?: number;
+  /** The prompt tokens an image takes (a figure, or a rule of its size) in its model; absent: images are refused by name. */
+  readonly imageTokens?: ImageTokens;
 }
 
 interface Prepared {

@@ -13,6 +13,7 @@ import {
 } from '../engine/engine-spec.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import type { FaultRates } from './request-plan.ts';
+import type { ImageTokens } from '../openai/image-size.ts';
 
 export interface EngineServerSpec extends EngineSpec {
   /** What /v1/models lists and requests must name; default: the model. */
@@ -21,8 +22,8 @@ export interface EngineServerSpec extends EngineSpec {
   readonly faults: FaultRates;
   /** Request bodies above this are answered 413. */
   readonly maxBodyBytes: number;
-  /** The prompt tokens one image takes in its model; absent: it takes no images. */
-  readonly imageTokens?: number;
+  /** The prompt tokens an image takes (a figure, or a rule of its size) in its model; absent: it takes no images. */
+  readonly imageTokens?: ImageTokens;
 }
 
 export const ENGINE_SERVER_DEFAULTS: EngineServerSpec = {
@@ -49,7 +50,7 @@ export function resolveEngine(spec: EngineServerSpec): ResolvedEngine {
   const served = spec.servedModelName ?? spec.model;
   if (served.trim() === '') throw new ConfigError('servedModelName', 'a non-empty name', served);
   const image = spec.imageTokens;
-  if (image !== undefined && !(Number.isSafeInteger(image) && image >= 1))
-    throw new ConfigError('imageTokens', 'an integer ≥ 1', image);
+  if (image?.rule === 'fixed' && !(Number.isSafeInteger(image.tokens) && image.tokens >= 1))
+    throw new ConfigError('imageTokens', 'an integer ≥ 1', image.tokens);
   return { config, profile: buildEngineProfile(spec), servedModelName: served };
 }

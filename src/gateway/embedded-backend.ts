@@ -29,6 +29,7 @@ import {
   type TokenSink,
   type UpstreamCall,
 } from './backend.ts';
+import type { ImageTokens } from '../openai/image-size.ts';
 
 /** What routing may send an embedded engine: the adapters it loads; undefined: it loads none. */
 export function servedAdapters(engine: {
@@ -45,10 +46,10 @@ export class EmbeddedBackend implements Backend {
 
   /** The adapters its engine loads, what routing may send it; undefined: it serves none. */
   private readonly servable: readonly string[] | undefined;
-  /** The prompt tokens one image takes in its model, if it takes images. */
-  private readonly imageTokens: number | undefined;
+  /** The prompt tokens an image takes (a figure, or a rule of its size) in its model, if it takes images. */
+  private readonly imageTokens: ImageTokens | undefined;
 
-  constructor(name: string, engine: SimulatedBackend, clock: Clock, imageTokens?: number) {
+  constructor(name: string, engine: SimulatedBackend, clock: Clock, imageTokens?: ImageTokens) {
     this.name = name;
     this.engine = engine;
     this.clock = clock;
@@ -128,7 +129,7 @@ export class EmbeddedBackend implements Backend {
 export function generationRequest(
   call: UpstreamCall,
   engine: Pick<EngineConfig, 'blockSize' | 'loraModules' | 'maxModelLen'>,
-  imageTokens?: number,
+  imageTokens?: ImageTokens,
 ): GenerationRequest {
   const { promptTokens, prefix, maxTokens, ignoreEos, minTokens, echo } = describe(
     call,
@@ -185,7 +186,7 @@ export function engineRefusal(
 function describe(
   call: UpstreamCall,
   engine: Pick<EngineConfig, 'blockSize' | 'maxModelLen'>,
-  imageTokens: number | undefined,
+  imageTokens: ImageTokens | undefined,
 ) {
   const req = call.body as ChatCompletionRequest | CompletionRequest;
   const size =

@@ -51,6 +51,7 @@ import { PolicyReloader } from './policy-reloader.ts';
 import type { LoadedPolicy } from '../sim/policy-source.ts';
 import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
+import type { ImageTokens } from '../openai/image-size.ts';
 
 export interface ServeOptions {
   readonly policy: ResolvedPolicy;
@@ -100,8 +101,8 @@ export interface ServeOptions {
    * a day), and the most bytes of them one process holds in memory (default: 256 MiB).
    */
   readonly keptResponses?: { readonly ttlMs: Ms; readonly capacityBytes?: number };
-  /** The prompt tokens one image takes in the served model; absent: images are refused. */
-  readonly imageTokens?: number;
+  /** The prompt tokens an image takes (a figure, or a rule of its size) in the served model; absent: images are refused. */
+  readonly imageTokens?: ImageTokens;
 }
 
 export interface SharedStateSettings {

@@ -27,6 +27,7 @@ import type {
   FleetSetup,
   ReplicaLoadMessage,
 } from './embedded-fleet-messages.ts';
+import type { ImageTokens } from '../openai/image-size.ts';
 
 interface Stream {
   readonly name: string;
@@ -50,15 +51,15 @@ export class ThreadedFleet {
   private loadsAtMs: Ms;
   private nextId = 1;
   private closed = false;
-  /** The prompt tokens one image takes in the engines' model, if it takes images. */
-  private readonly imageTokens: number | undefined;
+  /** The prompt tokens an image takes (a figure, or a rule of its size) in the engines' model, if it takes images. */
+  private readonly imageTokens: ImageTokens | undefined;
 
   private constructor(
     worker: Worker,
     first: readonly ReplicaLoadMessage[],
     engines: readonly EngineShape[],
     clock: Clock,
-    imageTokens: number | undefined,
+    imageTokens: ImageTokens | undefined,
   ) {
     this.worker = worker;
     this.imageTokens = imageTokens;
@@ -90,7 +91,7 @@ export class ThreadedFleet {
     setup: FleetSetup,
     engine: EngineShape,
     clock: Clock,
-    imageTokens?: number,
+    imageTokens?: ImageTokens,
   ): Promise<ThreadedFleet> {
     const worker = new Worker(new URL('./embedded-fleet-worker.ts', import.meta.url), {
       workerData: setup,

@@ -13,6 +13,7 @@ import { chatPromptSize } from './prompt-size.ts';
 import { estimateChatTokens } from './prompt-tokens.ts';
 import { asChatRequest, parseResponsesRequest } from './responses-request.ts';
 import { rejection } from './openai-test-kit.ts';
+import { parseImageTokens } from './image-size.ts';
 
 const PNG =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -79,7 +80,7 @@ test("an image is the served model's tokens per image, hashed by what it shows",
   const cat = asking(image('https://example.com/cat.png'));
   const dog = asking(image('https://example.com/dog.png'));
   const text = asking();
-  const sized = (req: ChatCompletionRequest) => chatPromptSize(req, 8192, TOKENS);
+  const sized = (req: ChatCompletionRequest) => chatPromptSize(req, 8192, parseImageTokens('576'));
   assert.equal(sized(cat).tokens, sized(text).tokens + TOKENS);
   assert.equal(estimateChatTokens(cat), estimateChatTokens(text), 'none known, none counted');
   assert.equal(sized(cat).atLeast, sized(text).atLeast, 'no bound: the figure is the operator’s');
@@ -94,7 +95,9 @@ test("an image is the served model's tokens per image, hashed by what it shows",
 
 test('an image no one said the size of is refused, naming the first', () => {
   const two = asking(image(PNG), image(PNG));
-  assert.doesNotThrow(() => imagesSizable(two.messages, 576, 'messages', 'this gateway'));
+  assert.doesNotThrow(() =>
+    imagesSizable(two.messages, parseImageTokens('576'), 'messages', 'this gateway'),
+  );
   const e = rejection(() => imagesSizable(two.messages, undefined, 'messages', 'this gateway'));
   assert.equal(e.param, 'messages[0].content[1]');
   assert.match(e.message, /^messages\[0\]\.content\[1\]: an image, which this gateway cannot size/);

@@ -5,10 +5,10 @@
  * `data:image/…;base64,` URL); it goes upstream as it came, and vLLM's processor makes it the
  * model's image tokens.
  *
- * Without the model's processor an image is sized as the served model's `--image-tokens`: the
- * prompt tokens one image takes (576 for LLaVA-1.5's 336-pixel image, 256 for Gemma 3's). A
- * server not told it refuses an image by name (`imagesSizable`): admission would otherwise plan
- * its prefill as nothing. For prefix caching an image reads as text of its size made of its
+ * Without the model's processor an image is sized by the served model's `--image-tokens`
+ * (image-size.ts): a figure for every image (576 for LLaVA-1.5, 256 for Gemma 3), or Qwen2-VL's
+ * rule of the image's size. A server not told it refuses an image by name (`imagesSizable`):
+ * admission would otherwise plan its prefill as nothing. For prefix caching an image reads as text of its size made of its
  * URL's digest, so a conversation that sends the same image again shares the blocks it filled
  * (vLLM's block hashes take in the image's own hash the same way).
  */
@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { invalidRequest } from './errors.ts';
 import { fieldPath } from './field-path.ts';
 import { CHARS_PER_TOKEN } from './prompt-tokens.ts';
+import { imageTokensOf, type ImageTokens } from './image-size.ts';
 import { neutralOnly } from './unsupported-fields.ts';
 import { expect, isObject, text } from './validation.ts';
 
@@ -89,13 +90,27 @@ export function firstImage(content: unknown): number {
   return Array.isArray(content) ? content.findIndex((p) => imageUrlOf(p) !== undefined) : -1;
 }
 
-/** The images in a message's content. */
-export function imagesIn(content: unknown): number {
+/** The tokens the images in a message's content take in the served model. */
+export function imagesTokens(content: unknown, spec: ImageTokens): number {
   if (!Array.isArray(content)) return 0;
   let n = 0;
-  for (const part of content) if (imageUrlOf(part) !== undefined) n++;
+  for (const part of content) {
+    if (imageUrlOf(part) !== undefined) n += imagePartTokens(part as ImagePart, spec);
+  }
   return n;
 }
+
+/** The tokens an image takes in the served model (none known: 0), once per part and rule. */
+export function imagePartTokens(part: ImagePart, spec: ImageTokens | undefined): number {
+  if (spec === undefined) return 0;
+  if (spec.rule === 'fixed') return spec.tokens;
+  const known = TOKENS.get(part);
+  if (known?.spec === spec) return known.tokens;
+  const tokens = imageTokensOf(spec, part.image_url.url);
+  TOKENS.set(part, { spec, tokens });
+  return tokens;
+}
+const TOKENS = new WeakMap<ImagePart, { spec: ImageTokens; tokens: number }>();
 
 /** Where each image in `messages` is: its message's index, and its part's in that content. */
 function* imagesOf(messages: unknown): Generator<readonly [number, number]> {
@@ -153,7 +168,7 @@ const DIGESTS = new WeakMap<ImagePart, string>();
  */
 export function imagesSizable(
   messages: unknown,
-  imageTokens: number | undefined,
+  imageTokens: ImageTokens | undefined,
   path: string,
   server: string,
 ): void {
@@ -161,7 +176,7 @@ export function imagesSizable(
   for (const [i, j] of imagesOf(messages)) {
     const at = fieldPath([path, i, 'content', j]);
     throw invalidRequest(
-      `${at}: an image, which ${server} cannot size: it was not started with --image-tokens (the prompt tokens one image takes in the served model)`,
+      `${at}: an image, which ${server} cannot size: it was not started with --image-tokens (the prompt tokens an image takes in the served model)`,
       at,
       'invalid_value',
     );

@@ -16,6 +16,7 @@ import {
   leastChatTokens,
   leastTextTokens,
 } from './prompt-tokens.ts';
+import type { ImageTokens } from './image-size.ts';
 
 export interface PromptSize {
   readonly tokens: number;
@@ -34,7 +35,7 @@ export interface PromptSize {
 export function chatPromptSize(
   req: ChatCompletionRequest,
   context: number,
-  imageTokens?: number,
+  imageTokens?: ImageTokens,
 ): PromptSize {
   const prompt = { messages: req.messages, tools: req.tools, imageTokens };
   const estimate = estimateChatTokens(prompt);

@@ -5,7 +5,7 @@
  *   text tokens    = ceil(characters / 4), characters counted as Unicode code points
  *   chat prompt    = [4 + text tokens of the tools' JSON, when tools are offered]
  *                    + Σ over messages (4 + text tokens of its content, name and calls
- *                                       + its images × the model's tokens per image) + 3
+ *                                       + the model's tokens for each of its images) + 3
  *   text prompt    = max(1, text tokens)
  *   token prompt   = its number of token ids (exact, not an estimate)
  *
@@ -14,11 +14,12 @@
  * definitions ahead of the conversation (Llama 3.1's and Hermes' in the first turn), and each
  * call an assistant made as JSON of its name and arguments, so those count as text too. Main
  * rule: an estimate is never below 1 — a real prompt always holds at least a BOS token — and
- * the same text always gives the same count. An image is the served model's tokens per image
- * (image-parts.ts), which the caller says, having refused images when it cannot.
+ * the same text always gives the same count. An image is the tokens the served model makes of it
+ * (image-size.ts), by the rule the caller says, having refused images when it has none.
  */
 import type { ChatMessage } from './chat-request.ts';
-import { imagesIn, imageText } from './image-parts.ts';
+import { imagePartTokens, imagesTokens, imageText } from './image-parts.ts';
+import type { ImageTokens } from './image-size.ts';
 import type { CompletionPrompt } from './completion-request.ts';
 import type { ChatTool } from './tool-fields.ts';
 
@@ -26,8 +27,8 @@ import type { ChatTool } from './tool-fields.ts';
 export interface ChatPrompt {
   readonly messages: readonly ChatMessage[];
   readonly tools?: readonly ChatTool[] | null;
-  /** The prompt tokens one image takes in the served model; 0 when none is known (no images). */
-  readonly imageTokens?: number;
+  /** The prompt tokens an image takes in the served model; none known: no images. */
+  readonly imageTokens?: ImageTokens;
 }
 
 export const CHARS_PER_TOKEN = 4;
@@ -90,10 +91,10 @@ export function estimateChatTokens(prompt: ChatPrompt): number {
   const tools = toolsText(prompt.tools);
   let total =
     TOKENS_PER_REPLY + (tools === '' ? 0 : TOKENS_PER_MESSAGE + estimateTextTokens(tools));
-  const perImage = prompt.imageTokens ?? 0;
+  const images = prompt.imageTokens;
   for (const m of prompt.messages) {
     total += TOKENS_PER_MESSAGE + estimateTextTokens(messageText(m));
-    if (perImage > 0) total += imagesIn(m.content) * perImage;
+    if (images !== undefined) total += imagesTokens(m.content, images);
     if (m.name != null) total += estimateTextTokens(m.name);
     if (m.tool_calls != null) total += estimateTextTokens(callsText(m));
   }
@@ -148,7 +149,7 @@ export function renderChatPrompt(prompt: ChatPrompt): string {
  * digest's text, imageText), its calls, newline.
  */
 export function chatPromptPieces(prompt: ChatPrompt, piece: (text: string) => void): void {
-  const perImage = prompt.imageTokens ?? 0;
+  const images = prompt.imageTokens;
   const tools = toolsText(prompt.tools);
   if (tools !== '') piece(`<|tools|>\n${tools}\n`);
   for (const m of prompt.messages) {
@@ -160,7 +161,7 @@ export function chatPromptPieces(prompt: ChatPrompt, piece: (text: string) => vo
       for (let i = 0; i < c.length; i++) {
         if (i > 0) piece('\n');
         const p = c[i];
-        piece(p.type === 'text' ? p.text : imageText(p, perImage));
+        piece(p.type === 'text' ? p.text : imageText(p, imagePartTokens(p, images)));
       }
     }
     if (m.tool_calls != null && m.tool_calls.length > 0) piece(callsText(m));

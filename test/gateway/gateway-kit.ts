@@ -18,6 +18,7 @@ import { startGateway, type RunningGateway, type ServeOptions } from '../../src/
 import type { OpsLog } from '../../src/gateway/ops-log.ts';
 import type { Backend } from '../../src/gateway/backend.ts';
 import type { LoadedPolicy } from '../../src/sim/policy-source.ts';
+import type { ImageTokens } from '../../src/openai/image-size.ts';
 
 export const MODEL = 'llama-3-8b';
 const PROFILE = 'const:step_ms=2';
@@ -92,8 +93,8 @@ export async function gateway(
     tracer?: ServeOptions['tracer'];
     /** How long Responses API responses are kept (default: a day). */
     keptResponses?: ServeOptions['keptResponses'];
-    /** The prompt tokens one image takes in the served model (default: images refused). */
-    imageTokens?: number;
+    /** The prompt tokens an image takes (a figure, or a rule of its size) in the served model (default: images refused). */
+    imageTokens?: ImageTokens;
     /** The policy's file, which it reloads (default: none; `policy` must be what it holds). */
     policySource?: LoadedPolicy;
   } = {},

@@ -18,7 +18,13 @@ import { StateMetrics } from '../../src/gateway/state-metrics.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { MODEL, engines, gateway, metricValue } from './gateway-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
+import { solidPng } from './solid-png.ts';
 import { serveRefuses, startServe } from './process-kit.ts';
+import { parseImageTokens, type ImageTokens } from '../../src/openai/image-size.ts';
+
+/** LLaVA-1.5's image, and Gemma 3's. */
+const LLAVA = parseImageTokens('576');
+const GEMMA = parseImageTokens('256');
 
 const ADMIN = 'images-admin';
 const PNG =
@@ -44,8 +50,8 @@ async function plannedPrompt(url: string, id: string): Promise<number> {
 
 test('an image goes upstream as sent, planned as the tokens --image-tokens says one takes', async () => {
   const [plain, told] = [await fakeVllm(), await fakeVllm()];
-  const text = await gateway([plain], 'goodput', { adminToken: ADMIN, imageTokens: 576 });
-  const images = await gateway([told], 'goodput', { adminToken: ADMIN, imageTokens: 576 });
+  const text = await gateway([plain], 'goodput', { adminToken: ADMIN, imageTokens: LLAVA });
+  const images = await gateway([told], 'goodput', { adminToken: ADMIN, imageTokens: LLAVA });
   const words = await text.client.chat.completions
     .create({ model: MODEL, messages: [{ role: 'user', content: 'What is in this picture?' }] })
     .withResponse();
@@ -67,7 +73,7 @@ test('an image goes upstream as sent, planned as the tokens --image-tokens says 
 });
 
 test('a hostile body of 4 MiB of tiny images is refused by name at the 501st, and the gateway serves on', async () => {
-  const front = await gateway([await fakeVllm()], 'goodput', { imageTokens: 576 });
+  const front = await gateway([await fakeVllm()], 'goodput', { imageTokens: LLAVA });
   const tiny = { type: 'image_url', image_url: { url: 'http://a' } };
   const res = await fetch(`${front.url}/v1/chat/completions`, {
     method: 'POST',
@@ -117,9 +123,9 @@ test('a gateway not told what an image takes refuses one by name, counted and fi
 });
 
 test('goodput engine with --image-tokens: an image is prompt, sized as the gateway sizes it', async () => {
-  const [told] = await engines(1, { imageTokens: 256 });
+  const [told] = await engines(1, { imageTokens: GEMMA });
   const [plain] = await engines(1);
-  const front = await gateway([told], 'goodput', { imageTokens: 256 });
+  const front = await gateway([told], 'goodput', { imageTokens: GEMMA });
   const asked = { model: MODEL, messages: MESSAGES, max_tokens: 2 };
   const words = {
     ...asked,
@@ -145,6 +151,33 @@ test('goodput engine with --image-tokens: an image is prompt, sized as the gatew
   assert.equal(res.status, 400);
   assert.equal(error.param, 'messages[0].content[1]');
   assert.match(error.message, /an image, which the simulated engine cannot size/);
+});
+
+test('--image-tokens qwen2-vl: each image is the tokens its size makes, at the gateway and the engine alike', async () => {
+  const qwen = parseImageTokens('qwen2-vl:url_tokens=1000');
+  const [engine] = await engines(1, { imageTokens: qwen });
+  const front = await gateway([engine], 'goodput', { adminToken: ADMIN, imageTokens: qwen });
+  const ask = async (content: OpenAI.ChatCompletionContentPart[]) => {
+    const res = await front.client.chat.completions
+      .create({ model: MODEL, messages: [{ role: 'user', content }], max_tokens: 2 })
+      .withResponse();
+    const id = res.response.headers.get('x-goodput-request-id') ?? '';
+    return {
+      counted: res.data.usage?.prompt_tokens ?? 0,
+      planned: await plannedPrompt(front.url, id),
+    };
+  };
+  const question = { type: 'text' as const, text: 'What is in this picture?' };
+  const image = (url: string) => ({ type: 'image_url' as const, image_url: { url } });
+  const words = await ask([question]);
+  const screenshot = await ask([question, image(solidPng(1920, 1080))]);
+  const both = await ask([question, image(solidPng(224, 224)), image('https://example.com/a.png')]);
+  // 1,920 × 1,080: 39 × 69 squares of 28 pixels, and the two markers; 224 × 224: 8 × 8 and two;
+  // by URL, the size the gateway cannot read: url_tokens.
+  assert.equal(screenshot.planned - words.planned, 39 * 69 + 2);
+  assert.equal(both.planned - words.planned, 8 * 8 + 2 + 1000);
+  // The engine plays the model: it counts each image as the gateway planned it.
+  for (const r of [words, screenshot, both]) assert.equal(r.counted, r.planned);
 });
 
 test('goodput serve --image-tokens: an image sent again is served from the prefix cache, kept with its conversation, and a photo inline fits --max-body-mib', async () => {
@@ -198,8 +231,9 @@ test('goodput serve --image-tokens: an image sent again is served from the prefi
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
   await serveRefuses([
-    ['--image-tokens', '0', 'an integer ≥ 1'],
-    ['--image-tokens', 'many', 'an integer ≥ 1'],
+    ['--image-tokens', '0', 'an integer ≥ 1, or qwen2-vl\\S+'],
+    ['--image-tokens', 'many', 'an integer ≥ 1, or qwen2-vl\\S+'],
+    ['--image-tokens', 'qwen2-vl:max_pixels=0', 'an integer ≥ 1, or qwen2-vl\\S+'],
     ['--max-body-mib', '0', 'a number > 0'],
   ]);
 });
@@ -207,7 +241,7 @@ test('goodput serve --image-tokens: an image sent again is served from the prefi
 test('a kept conversation with an image, continued on a gateway not told what one takes: a 400 naming previous_response_id', async () => {
   const store = new MemoryStore({ clock: wallClock });
   const metrics = { state: new StateMetrics(new Registry()) };
-  const deps = (imageTokens?: number) =>
+  const deps = (imageTokens?: ImageTokens) =>
     ({
       servedModels: [MODEL],
       fillerReplies: false,
@@ -221,9 +255,9 @@ test('a kept conversation with an image, continued on a gateway not told what on
     input: [{ role: 'user', content: [{ type: 'input_image', image_url: PNG, detail: 'auto' }] }],
   });
   const keep = keeper(
-    readRequest('responses', first, deps(576)),
+    readRequest('responses', first, deps(LLAVA)),
     { id: 'r1', tenant: 't' },
-    deps(576),
+    deps(LLAVA),
   );
   await keep?.({ id: 'resp_r1', status: 'completed', output: [] });
   const next = JSON.stringify({
@@ -231,7 +265,7 @@ test('a kept conversation with an image, continued on a gateway not told what on
     input: 'And its colour?',
     previous_response_id: 'resp_r1',
   });
-  const told = await continued(readRequest('responses', next, deps(576)), 't', deps(576));
+  const told = await continued(readRequest('responses', next, deps(LLAVA)), 't', deps(LLAVA));
   assert.ok(told.history !== undefined, 'continued where images are sized');
   await assert.rejects(
     continued(readRequest('responses', next, deps()), 't', deps()),

@@ -41,6 +41,7 @@ import { admitAndServe } from './serve-admitted.ts';
 import { promptView } from './prompt-view.ts';
 import { readRequest, type ReadRequest } from './read-request.ts';
 import { continued, keeper } from './kept-responses.ts';
+import type { ImageTokens } from '../../openai/image-size.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -69,10 +70,10 @@ export interface CompletionsDeps {
   /** Whether Responses API responses are kept for their next turn (kept-responses.ts). */
   readonly keepResponses: boolean;
   /**
-   * The prompt tokens one image takes in the served model (`--image-tokens`); unknown: an image
+   * The prompt tokens an image takes (a figure, or a rule of its size) in the served model (`--image-tokens`); unknown: an image
    * is refused by name (openai/image-parts.ts).
    */
-  readonly imageTokens?: number;
+  readonly imageTokens?: ImageTokens;
 }
 
 /** The completion endpoints, by path. */

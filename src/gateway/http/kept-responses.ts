@@ -28,6 +28,7 @@ import {
 import type { KeptResult, StateMetrics } from '../state-metrics.ts';
 import { isSharedStoreUnavailable, type SharedStore } from '../shared/shared-store.ts';
 import type { ReadRequest } from './read-request.ts';
+import type { ImageTokens } from '../../openai/image-size.ts';
 
 /** A kept response, as the store holds its JSON text. */
 export interface KeptRecord {
@@ -44,8 +45,8 @@ export interface KeepingDeps {
   /** Whether responses are kept at all (a gateway may be told to keep none). */
   readonly keepResponses: boolean;
   readonly metrics: { readonly state: StateMetrics };
-  /** The prompt tokens one image takes in the served model; unknown: images are refused. */
-  readonly imageTokens?: number;
+  /** The prompt tokens an image takes (a figure, or a rule of its size) in the served model; unknown: images are refused. */
+  readonly imageTokens?: ImageTokens;
 }
 
 /**

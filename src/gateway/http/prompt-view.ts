@@ -15,6 +15,7 @@ import {
 } from '../../openai/index.ts';
 import type { ApiKind } from '../backend.ts';
 import type { Parsed } from './serve-admitted.ts';
+import type { ImageTokens } from '../../openai/image-size.ts';
 
 /**
  * The block size of the prompt hashes routing matches against replicas' prefix caches: vLLM's
@@ -37,7 +38,7 @@ export function promptView(
   kind: ApiKind,
   parsed: Parsed,
   context: Tokens,
-  imageTokens?: number,
+  imageTokens?: ImageTokens,
 ): PromptView {
   const size =
     kind === 'chat'

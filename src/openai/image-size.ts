@@ -1,0 +1,185 @@
+/**
+ * The prompt tokens an image takes in the served model, as its processor makes them, without
+ * the processor: `--image-tokens`.
+ *
+ * - A fixed figure, for models that make every image the same size: LLaVA-1.5 576 (a 336-pixel
+ *   image in 14-pixel patches), Gemma 3 256.
+ * - `qwen2-vl` (Qwen2-VL, Qwen2.5-VL): a dynamic resolution. The processor resizes an image so
+ *   each side is a multiple of 28 pixels (14-pixel patches merged 2 × 2) and its area lies
+ *   within `min_pixels` and `max_pixels` (3,136 and 12,845,056 by default; vLLM's
+ *   `--mm-processor-kwargs` may set others), aspect kept; each 28 × 28 square is one token,
+ *   between `<|vision_start|>` and `<|vision_end|>`. A 1,920 × 1,080 screenshot is 2,693
+ *   tokens, a 224 × 224 thumbnail 66. The size is read from an inline image's header (PNG,
+ *   JPEG, GIF, WebP). An image by URL is fetched by the backend, never by the gateway, so its
+ *   size is unknown: it is planned as `url_tokens` (default: the most any image can take).
+ */
+import { ConfigError } from '../core/errors.ts';
+
+export type ImageTokens =
+  | { readonly rule: 'fixed'; readonly tokens: number }
+  | {
+      readonly rule: 'qwen2-vl';
+      readonly minPixels: number;
+      readonly maxPixels: number;
+      /** An image whose size the gateway cannot read (by URL, or a format it does not know). */
+      readonly urlTokens: number;
+    };
+
+/** Qwen2-VL's patch (14 pixels) merged 2 × 2: the side of one token's square. */
+const QWEN_FACTOR = 28;
+/** `<|vision_start|>` and `<|vision_end|>` around an image's tokens. */
+const QWEN_MARKERS = 2;
+const QWEN_DEFAULTS = { minPixels: 56 * 56, maxPixels: 16_384 * 28 * 28 };
+
+/** `--image-tokens N`, `qwen2-vl`, or `qwen2-vl:min_pixels=…,max_pixels=…,url_tokens=…`. */
+export function parseImageTokens(text: string, flag = '--image-tokens'): ImageTokens {
+  const expected = 'an integer ≥ 1, or qwen2-vl[:min_pixels=N,max_pixels=N,url_tokens=N]';
+  if (/^\d+$/.test(text) && Number(text) >= 1 && Number.isSafeInteger(Number(text))) {
+    return { rule: 'fixed', tokens: Number(text) };
+  }
+  const [rule, params = ''] = text.split(/:(.*)/s, 2);
+  if (rule !== 'qwen2-vl') throw new ConfigError(flag, expected, text);
+  const given: Record<string, number> = {};
+  for (const pair of params === '' ? [] : params.split(',')) {
+    const [key, value] = pair.split('=', 2);
+    const n = Number(value);
+    if (
+      !['min_pixels', 'max_pixels', 'url_tokens'].includes(key) ||
+      !(Number.isSafeInteger(n) && n >= 1)
+    ) {
+      throw new ConfigError(flag, expected, text);
+    }
+    given[key] = n;
+  }
+  const minPixels = given.min_pixels ?? QWEN_DEFAULTS.minPixels;
+  const maxPixels = given.max_pixels ?? QWEN_DEFAULTS.maxPixels;
+  if (minPixels > maxPixels) {
+    throw new ConfigError(flag, 'min_pixels ≤ max_pixels', text);
+  }
+  // No image is resized past max_pixels: at most that many 28 × 28 squares.
+  const most = Math.max(1, Math.floor(maxPixels / QWEN_FACTOR ** 2)) + QWEN_MARKERS;
+  return { rule: 'qwen2-vl', minPixels, maxPixels, urlTokens: given.url_tokens ?? most };
+}
+
+/** The flag's value that gives `spec` (what the local engine pool passes on). */
+export function formatImageTokens(spec: ImageTokens): string {
+  if (spec.rule === 'fixed') return String(spec.tokens);
+  const { minPixels, maxPixels, urlTokens } = spec;
+  return `qwen2-vl:min_pixels=${minPixels},max_pixels=${maxPixels},url_tokens=${urlTokens}`;
+}
+
+/** The tokens the image at `url` takes in the served model. */
+export function imageTokensOf(spec: ImageTokens, url: string): number {
+  if (spec.rule === 'fixed') return spec.tokens;
+  const size = inlineImageSize(url);
+  if (size === undefined) return spec.urlTokens;
+  return qwenTokens(size.height, size.width, spec.minPixels, spec.maxPixels);
+}
+
+/**
+ * Qwen2-VL's processor's `smart_resize`: each side rounded to a multiple of 28, then the area
+ * brought within [min, max] pixels, the aspect kept; one token per 28 × 28 square, and the two
+ * markers around them.
+ */
+export function qwenTokens(
+  height: number,
+  width: number,
+  minPixels: number,
+  maxPixels: number,
+): number {
+  const f = QWEN_FACTOR;
+  let h = Math.max(f, Math.round(height / f) * f);
+  let w = Math.max(f, Math.round(width / f) * f);
+  if (h * w > maxPixels) {
+    const beta = Math.sqrt((height * width) / maxPixels);
+    h = Math.max(f, Math.floor(height / beta / f) * f);
+    w = Math.max(f, Math.floor(width / beta / f) * f);
+  } else if (h * w < minPixels) {
+    const beta = Math.sqrt(minPixels / (height * width));
+    h = Math.ceil((height * beta) / f) * f;
+    w = Math.ceil((width * beta) / f) * f;
+  }
+  return (h / f) * (w / f) + QWEN_MARKERS;
+}
+
+export interface PixelSize {
+  readonly width: number;
+  readonly height: number;
+}
+
+/** The first base64 characters decoded for a header: 48 KiB of image, past most JPEGs' EXIF. */
+const HEAD_CHARS = 64 * 1024;
+
+/** An inline image's size, read from its header; undefined for a URL or a format not read. */
+export function inlineImageSize(url: string): PixelSize | undefined {
+  if (!url.startsWith('data:')) return undefined;
+  const comma = url.indexOf(',');
+  if (comma < 0) return undefined;
+  const head = Buffer.from(url.slice(comma + 1, comma + 1 + HEAD_CHARS), 'base64');
+  const size = imageSize(head);
+  // A JPEG's frame header may lie past a large EXIF or ICC segment: read it all.
+  if (size !== undefined || url.length - comma - 1 <= HEAD_CHARS || !isJpeg(head)) return size;
+  return imageSize(Buffer.from(url.slice(comma + 1), 'base64'));
+}
+
+/** The size a PNG, GIF, WebP or JPEG header gives; undefined for anything else, or cut short. */
+export function imageSize(b: Buffer): PixelSize | undefined {
+  if (
+    b.length >= 24 &&
+    b.readUInt32BE(0) === 0x89504e47 &&
+    b.toString('latin1', 12, 16) === 'IHDR'
+  ) {
+    return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+  }
+  if (b.length >= 10 && b.toString('latin1', 0, 3) === 'GIF') {
+    return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
+  }
+  if (
+    b.length >= 30 &&
+    b.toString('latin1', 0, 4) === 'RIFF' &&
+    b.toString('latin1', 8, 12) === 'WEBP'
+  ) {
+    return webpSize(b);
+  }
+  return isJpeg(b) ? jpegSize(b) : undefined;
+}
+
+function webpSize(b: Buffer): PixelSize | undefined {
+  switch (b.toString('latin1', 12, 16)) {
+    case 'VP8 ':
+      return { width: b.readUInt16LE(26) & 0x3fff, height: b.readUInt16LE(28) & 0x3fff };
+    case 'VP8L': {
+      const bits = b.readUInt32LE(21);
+      return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
+    }
+    case 'VP8X':
+      return { width: b.readUIntLE(24, 3) + 1, height: b.readUIntLE(27, 3) + 1 };
+    default:
+      return undefined;
+  }
+}
+
+const isJpeg = (b: Buffer) => b.length >= 4 && b[0] === 0xff && b[1] === 0xd8;
+
+/** A JPEG's size, from its first frame header (SOF0–SOF15, less DHT, JPG and DAC). */
+function jpegSize(b: Buffer): PixelSize | undefined {
+  let at = 2;
+  while (at + 9 <= b.length) {
+    if (b[at] !== 0xff) return undefined;
+    const marker = b[at + 1];
+    if (marker === 0xff) {
+      at++; // fill byte
+      continue;
+    }
+    // Markers without a length: TEM, RST0–7, SOI, EOI.
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd9)) {
+      at += 2;
+      continue;
+    }
+    const frame =
+      marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+    if (frame) return { height: b.readUInt16BE(at + 5), width: b.readUInt16BE(at + 7) };
+    at += 2 + b.readUInt16BE(at + 2);
+  }
+  return undefined;
+}
