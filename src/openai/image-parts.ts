@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { invalidRequest } from './errors.ts';
 import { fieldPath } from './field-path.ts';
 import { CHARS_PER_TOKEN } from './prompt-tokens.ts';
-import { imageTokensOf, type ImageTokens } from './image-size.ts';
+import { sizeImage, type ImageCost, type ImageTokens } from './image-size.ts';
 import { neutralOnly } from './unsupported-fields.ts';
 import { expect, isObject, text } from './validation.ts';
 
@@ -92,25 +92,37 @@ export function firstImage(content: unknown): number {
 
 /** The tokens the images in a message's content take in the served model. */
 export function imagesTokens(content: unknown, spec: ImageTokens): number {
+  return sumImages(content, spec, (c) => c.tokens);
+}
+
+/** The fewest tokens the images in a message's content can take (`sizeImage`'s bound). */
+export function leastImagesTokens(content: unknown, spec: ImageTokens): number {
+  return sumImages(content, spec, (c) => c.least);
+}
+
+function sumImages(content: unknown, spec: ImageTokens, of: (c: ImageCost) => number): number {
   if (!Array.isArray(content)) return 0;
   let n = 0;
   for (const part of content) {
-    if (imageUrlOf(part) !== undefined) n += imagePartTokens(part as ImagePart, spec);
+    if (imageUrlOf(part) !== undefined) n += of(imageCost(part as ImagePart, spec));
   }
   return n;
 }
 
 /** The tokens an image takes in the served model (none known: 0), once per part and rule. */
 export function imagePartTokens(part: ImagePart, spec: ImageTokens | undefined): number {
-  if (spec === undefined) return 0;
-  if (spec.rule === 'fixed') return spec.tokens;
-  const known = TOKENS.get(part);
-  if (known?.spec === spec) return known.tokens;
-  const tokens = imageTokensOf(spec, part.image_url.url);
-  TOKENS.set(part, { spec, tokens });
-  return tokens;
+  return spec === undefined ? 0 : imageCost(part, spec).tokens;
 }
-const TOKENS = new WeakMap<ImagePart, { spec: ImageTokens; tokens: number }>();
+
+function imageCost(part: ImagePart, spec: ImageTokens): ImageCost {
+  if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0 };
+  const known = TOKENS.get(part);
+  if (known?.spec === spec) return known.cost;
+  const cost = sizeImage(spec, part.image_url.url);
+  TOKENS.set(part, { spec, cost });
+  return cost;
+}
+const TOKENS = new WeakMap<ImagePart, { spec: ImageTokens; cost: ImageCost }>();
 
 /** Where each image in `messages` is: its message's index, and its part's in that content. */
 function* imagesOf(messages: unknown): Generator<readonly [number, number]> {

@@ -9,6 +9,7 @@ import {
   imageSize,
   imageTokensOf,
   inlineImageSize,
+  sizeImage,
   parseImageTokens,
   qwenTokens,
 } from './image-size.ts';
@@ -115,4 +116,12 @@ test('--image-tokens: a figure, or qwen2-vl with its parameters; anything else n
       bad,
     );
   }
+});
+
+test('what an image is sure to take: exactly, when its size is read; the fewest any takes, by URL; none for a figure', () => {
+  const qwen = parseImageTokens('qwen2-vl:url_tokens=1000');
+  const png = dataUrl('image/png', Buffer.from(FILES.png, 'base64'));
+  assert.deepEqual(sizeImage(qwen, png), { tokens: 8, least: 8 });
+  assert.deepEqual(sizeImage(qwen, 'https://example.com/a.png'), { tokens: 1000, least: 4 + 2 });
+  assert.deepEqual(sizeImage(parseImageTokens('576'), png), { tokens: 576, least: 0 });
 });

@@ -68,12 +68,32 @@ export function formatImageTokens(spec: ImageTokens): string {
   return `qwen2-vl:min_pixels=${minPixels},max_pixels=${maxPixels},url_tokens=${urlTokens}`;
 }
 
-/** The tokens the image at `url` takes in the served model. */
-export function imageTokensOf(spec: ImageTokens, url: string): number {
-  if (spec.rule === 'fixed') return spec.tokens;
+/**
+ * The tokens the image at `url` takes in the served model, and the fewest it can take: the same
+ * where the rule reads its size; where it cannot (a URL), the fewest any image takes; 0 for a
+ * figure, which is the operator's planning number, not a bound a prompt is refused by.
+ */
+export function sizeImage(spec: ImageTokens, url: string): ImageCost {
+  if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0 };
   const size = inlineImageSize(url);
-  if (size === undefined) return spec.urlTokens;
-  return qwenTokens(size.height, size.width, spec.minPixels, spec.maxPixels);
+  if (size === undefined) {
+    const fewest = Math.max(1, Math.ceil(spec.minPixels / QWEN_FACTOR ** 2)) + QWEN_MARKERS;
+    return { tokens: spec.urlTokens, least: Math.min(fewest, spec.urlTokens) };
+  }
+  const tokens = qwenTokens(size.height, size.width, spec.minPixels, spec.maxPixels);
+  return { tokens, least: tokens };
+}
+
+export interface ImageCost {
+  /** What admission plans it as. */
+  readonly tokens: number;
+  /** What it is sure to be: a prompt past the context by these alone is refused. */
+  readonly least: number;
+}
+
+/** The tokens the image at `url` takes in the served model (`sizeImage`'s plan). */
+export function imageTokensOf(spec: ImageTokens, url: string): number {
+  return sizeImage(spec, url).tokens;
 }
 
 /**

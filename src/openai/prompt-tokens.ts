@@ -18,7 +18,7 @@
  * (image-size.ts), by the rule the caller says, having refused images when it has none.
  */
 import type { ChatMessage } from './chat-request.ts';
-import { imagePartTokens, imagesTokens, imageText } from './image-parts.ts';
+import { imagePartTokens, imagesTokens, imageText, leastImagesTokens } from './image-parts.ts';
 import type { ImageTokens } from './image-size.ts';
 import type { CompletionPrompt } from './completion-request.ts';
 import type { ChatTool } from './tool-fields.ts';
@@ -76,15 +76,20 @@ export function leastTextTokens(text: string): number {
 
 /**
  * The fewest tokens a chat prompt can be: its texts' alone, whatever the chat template adds, and
- * its images none (what one takes is the operator's figure, not a bound).
+ * its images what they are sure to take (image-size.ts's `sizeImage`: an image the rule reads
+ * the size of, exactly; one by URL, the fewest any takes; a figure's, none — it is the
+ * operator's planning number, not a bound).
  */
 export function leastChatTokens(prompt: ChatPrompt): number {
   let bytes = Buffer.byteLength(toolsText(prompt.tools));
+  let images = 0;
   for (const m of prompt.messages) {
     bytes += Buffer.byteLength(messageText(m)) + Buffer.byteLength(m.name ?? '');
     bytes += Buffer.byteLength(callsText(m));
+    if (prompt.imageTokens !== undefined)
+      images += leastImagesTokens(m.content, prompt.imageTokens);
   }
-  return Math.max(1, Math.ceil(bytes / MAX_TOKEN_BYTES));
+  return Math.max(1, Math.ceil(bytes / MAX_TOKEN_BYTES)) + images;
 }
 
 export function estimateChatTokens(prompt: ChatPrompt): number {

@@ -180,6 +180,36 @@ test('--image-tokens qwen2-vl: each image is the tokens its size makes, at the g
   for (const r of [words, screenshot, both]) assert.equal(r.counted, r.planned);
 });
 
+test('--image-tokens qwen2-vl: screenshots past the context are refused at the door, by the size they are sure to be', async () => {
+  const qwen = parseImageTokens('qwen2-vl:url_tokens=1000');
+  const [engine] = await engines(1, { imageTokens: qwen });
+  const front = await gateway([engine], 'goodput', { imageTokens: qwen });
+  const shots = (url: string) => [
+    { type: 'text', text: 'Which of these dashboards shows the failed backup?' },
+    ...Array.from({ length: 4 }, () => ({ type: 'image_url', image_url: { url } })),
+  ];
+  const ask = (url: string) =>
+    fetch(`${front.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: shots(url) }] }),
+    });
+  // Four 1,920 × 1,080 screenshots: 4 × 2,693 tokens and the text's, past llama-3-8b's 8,192.
+  const res = await ask(solidPng(1920, 1080));
+  const { error } = (await res.json()) as { error: { message: string; code: string } };
+  assert.equal(res.status, 400);
+  assert.equal(error.code, 'context_length');
+  assert.match(
+    error.message,
+    /the prompt \(at least 1077\d tokens\) exceeds the model's context of 8192 tokens/,
+  );
+  assert.ok(res.headers.get('x-goodput-request-id'));
+  // By URL their size is unknown: sure to be only the fewest an image takes, so they go on,
+  // planned as url_tokens each.
+  const byUrl = await ask('https://example.com/dashboard.png');
+  assert.equal(byUrl.status, 200, await byUrl.text());
+});
+
 test('goodput serve --image-tokens: an image sent again is served from the prefix cache, kept with its conversation, and a photo inline fits --max-body-mib', async () => {
   const gw = await startServe(['--image-tokens', '576', '--replicas', '1', '--max-body-mib', '8']);
   const ask = async () => {
