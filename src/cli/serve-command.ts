@@ -51,7 +51,7 @@ import {
   positiveInt,
   positiveNumber,
 } from './parse-flags.ts';
-import type { ImageTokens } from '../openai/image-size.ts';
+import { mostQwenTokens, type ImageTokens } from '../openai/image-size.ts';
 
 const KEYS_HELP = `
 API keys: clients send them as \`Authorization: Bearer <key>\`. A policy file (--policy) lists,
@@ -294,6 +294,15 @@ export function serveCommand(): Command {
           { prior_output_reserve: priorOutputReserve, min_samples: minSamples },
           `until ${which} class's output lengths are learned, its requests reserve KV for up to ` +
             `${priorOutputReserve} output tokens (estimate.prior_output_reserve; less with max_tokens)`,
+        );
+      }
+      if (
+        imageTokens?.rule === 'qwen2-vl' &&
+        imageTokens.urlTokens === mostQwenTokens(imageTokens.maxPixels)
+      ) {
+        log.warn(
+          { url_tokens: imageTokens.urlTokens },
+          `images by URL are planned at ${imageTokens.urlTokens} tokens each, the most one can take: set --image-tokens qwen2-vl:url_tokens=N to what your clients' images take (goodput_prompt_tokens_counted_ratio{images="yes"} shows how far the plan is off)`,
         );
       }
       if ([...policy.tenants.named.values()].every((t) => t.apiKeySha256.length === 0)) {

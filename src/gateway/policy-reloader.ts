@@ -27,7 +27,7 @@ export type ReloadResult = 'applied' | 'unchanged' | 'refused' | 'invalid' | 'er
 
 export interface ReloadOutcome {
   readonly result: ReloadResult;
-  /** Why it was not applied: `planReload`'s code, `invalid_policy`, or `no_policy_file`. */
+  /** Why it was not applied: `planReload`'s code, `invalid_policy`, `no_policy_file`, `read_failed`. */
   readonly code: RefusalCode | 'invalid_policy' | 'no_policy_file' | 'read_failed' | null;
   /** The config path or section at fault, when one is. */
   readonly param: string | null;

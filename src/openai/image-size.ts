@@ -56,9 +56,13 @@ export function parseImageTokens(text: string, flag = '--image-tokens'): ImageTo
   if (minPixels > maxPixels) {
     throw new ConfigError(flag, 'min_pixels ≤ max_pixels', text);
   }
-  // No image is resized past max_pixels: at most that many 28 × 28 squares.
-  const most = Math.max(1, Math.floor(maxPixels / QWEN_FACTOR ** 2)) + QWEN_MARKERS;
-  return { rule: 'qwen2-vl', minPixels, maxPixels, urlTokens: given.url_tokens ?? most };
+  const urlTokens = given.url_tokens ?? mostQwenTokens(maxPixels);
+  return { rule: 'qwen2-vl', minPixels, maxPixels, urlTokens };
+}
+
+/** The most tokens Qwen2-VL makes of any image: none is resized past `maxPixels`. */
+export function mostQwenTokens(maxPixels: number): number {
+  return Math.max(1, Math.floor(maxPixels / QWEN_FACTOR ** 2)) + QWEN_MARKERS;
 }
 
 /** The flag's value that gives `spec` (what the local engine pool passes on). */

@@ -302,3 +302,23 @@ test('a kept conversation with an image, continued on a gateway not told what on
     /^OpenAiError: previous_response_id: the conversation of "resp_r1" holds an image, which this gateway cannot size/,
   );
 });
+
+test('goodput serve --image-tokens qwen2-vl says when images by URL are planned at the most one can take', async () => {
+  const planned = async (flag: string) => {
+    const gw = await startServe(['--replicas', '1', '--image-tokens', flag]);
+    gw.proc.child.kill('SIGTERM');
+    await gw.proc.exited;
+    return gw.proc.jsonLines().find((l) => typeof l.url_tokens === 'number');
+  };
+  const most = await planned('qwen2-vl');
+  assert.equal(most?.url_tokens, 16_386);
+  assert.match(
+    String(most?.msg),
+    /images by URL are planned at 16386 tokens each, the most one can take/,
+  );
+  assert.equal(
+    await planned('qwen2-vl:url_tokens=1200'),
+    undefined,
+    'told what they take: nothing to say',
+  );
+});
