@@ -302,7 +302,7 @@ export function serveCommand(): Command {
       ) {
         log.warn(
           { url_tokens: imageTokens.urlTokens },
-          `images by URL are planned at ${imageTokens.urlTokens} tokens each, the most one can take: set --image-tokens qwen2-vl:url_tokens=N to what your clients' images take (goodput_prompt_tokens_counted_ratio{images="yes"} shows how far the plan is off)`,
+          `images by URL are planned at ${imageTokens.urlTokens} tokens each, the most one can take, until the backends have counted 20 requests holding them (goodput_url_image_planned_tokens); set --image-tokens qwen2-vl:url_tokens=N to start from what your clients' images take`,
         );
       }
       if ([...policy.tenants.named.values()].every((t) => t.apiKeySha256.length === 0)) {

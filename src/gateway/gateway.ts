@@ -4,9 +4,8 @@
  * expired, withdrawn or cut while it waited; `run` streams it from that backend, reporting every
  * token to the pipeline (ledger, budgets, estimators) and the metrics (metered-stream.ts). `refuse`
  * and `refuseUnread` account for requests turned away before the pipeline (at the shared-state
- * door, or unreadable), so every request is counted and has a decision record. The backends'
- * readiness and circuit breakers are the fleet's (backend-fleet.ts), told how each request went.
- * The HTTP layer only translates; the stage order lives in the pipeline.
+ * door, or unreadable), so every request is counted and has a decision record. Readiness and
+ * breakers are the fleet's (backend-fleet.ts); the HTTP layer only translates.
  */
 import { capacityModel } from '../core/autoscale/scale-window.ts';
 import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
@@ -40,6 +39,7 @@ import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
 import { UNTRACED, type RequestTrace } from './tracing/request-trace.ts';
 import { SpanMemo } from './span-memo.ts';
+import type { LearnedImageTokens } from './url-image-tokens.ts';
 
 export interface GatewayDeps {
   readonly policy: ResolvedPolicy;
@@ -60,6 +60,7 @@ export interface GatewayDeps {
   readonly autoscale?: ScaleExportSettings;
   /** Engines under vLLM's priority scheduling: the priority a class's requests go with. */
   readonly priorityOf?: (cls: SloClassName) => number;
+  readonly urlImages?: LearnedImageTokens;
 }
 
 export type Admitted =
@@ -96,7 +97,7 @@ export class Gateway {
       maxLoras: deps.spec.maxLoras,
       adapters: deps.spec.adapters,
     });
-    this.counts = new RequestCounts(m, deps.spec.model);
+    this.counts = new RequestCounts(m, deps.spec.model, deps.urlImages);
     this.slos = new SloExport(deps.policy.slos, deps.clock, m.slo, deps.spec.model);
     this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {
       dispatch: (t) => {
@@ -303,9 +304,8 @@ export class Gateway {
     );
     this.fleet.started(replica);
     let end: StreamEnd | undefined;
-    // How it ended if not completed, and whether it is tried again. Neither a backend's 4xx
-    // (`refused`: the request's fault, no SLO's) nor a failure tried again is the request's
-    // end, but each is still this attempt's outcome record.
+    // How it ended if not completed, and whether it is tried again: a backend's 4xx (`refused`)
+    // or a failure tried again is not the request's end, but is this attempt's outcome record.
     let ending: Ending = { finish: 'failed', dispatched: true };
     let again = false;
     try {

@@ -14,6 +14,7 @@ import type { StreamEnd } from './backend.ts';
 import { holdsImages } from '../openai/index.ts';
 import type { GatewayMetrics, RequestLabel } from './gateway-metrics.ts';
 import type { StreamMeter } from './stream-meter.ts';
+import type { LearnedImageTokens } from './url-image-tokens.ts';
 
 /** A request's latency-series labels: its class and the model it asked for. */
 export type RequestLabels = Readonly<Record<RequestLabel, string>>;
@@ -22,10 +23,13 @@ export class RequestCounts {
   private readonly metrics: GatewayMetrics;
   /** The served model: what a request that names none is counted under. */
   private readonly served: string;
+  /** What images by URL take, learned from the backends' counts; none without a size rule. */
+  private readonly urlImages: LearnedImageTokens | undefined;
 
-  constructor(metrics: GatewayMetrics, served: string) {
+  constructor(metrics: GatewayMetrics, served: string, urlImages?: LearnedImageTokens) {
     this.metrics = metrics;
     this.served = served;
+    this.urlImages = urlImages;
   }
 
   /**
@@ -120,6 +124,7 @@ export class RequestCounts {
       const images = holdsImages(body.messages) ? 'yes' : 'no';
       const asked = { model_name: labels.model_name, images };
       m.promptCounted.observe(asked, end.promptTokens / estimated);
+      if (images === 'yes') this.urlImages?.counted(body, end.promptTokens);
     }
     const parts = end.ttftParts;
     if (parts === undefined) return;

@@ -48,6 +48,7 @@ import { serverForwarder } from './http/server-routes.ts';
 import { listenStatus, portOf } from './http/status-listener.ts';
 import { SILENT_OPS_LOG, type OpsLog } from './ops-log.ts';
 import { PolicyReloader } from './policy-reloader.ts';
+import { LearnedImageTokens } from './url-image-tokens.ts';
 import type { LoadedPolicy } from '../sim/policy-source.ts';
 import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
@@ -194,6 +195,10 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     },
   });
   metrics.state.keptInMemory(() => memory.kept);
+  // Under a size rule, what images by URL take is learned from the backends' counts.
+  const images =
+    o.imageTokens?.rule === 'qwen2-vl' ? new LearnedImageTokens(o.imageTokens) : undefined;
+  if (images !== undefined) metrics.state.urlImageTokens(() => images.urlTokens);
   // The newest 20,000 records for an hour, as JSON text in a byte ring off the heap: as objects
   // they were a large graph the collector walked again and again under load, as strings each
   // was copied out of the young generation; the lookup serves the text as is.
@@ -202,6 +207,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const outcomes = new TextRing(20_000, 6 * 1024 * 1024, 3_600_000);
   const dashboard = new DashboardFeed(clock, { policy: o.policy.name, model: servedModels[0] });
   const gateway = new Gateway({
+    urlImages: images,
     policy: o.policy,
     spec: fleetSpecFor(o.engine, o.profile, o.servedModelName),
     backends,
@@ -294,7 +300,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     tracer,
     fillerReplies: o.backendUrls.length === 0,
     keepResponses: keptTtlMs > 0,
-    imageTokens: o.imageTokens,
+    imageTokens: images ?? o.imageTokens,
     // vLLM's /tokenize and /detokenize, outside admission, to the server backends in turn.
     forward:
       o.backendUrls.length === 0

@@ -69,6 +69,18 @@ export class StateMetrics {
     });
   }
 
+  /** What an image by URL is planned as, read at scrape time (url-image-tokens.ts). */
+  urlImageTokens(read: () => number): void {
+    new Gauge({
+      name: 'goodput_url_image_planned_tokens',
+      help: 'Prompt tokens an image by URL is planned as under --image-tokens qwen2-vl: url_tokens until the backends have counted 20 requests with such images, then the p90 of what the last 256 took.',
+      registers: this.#registers,
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
   /** The kept responses this process holds in memory, read at scrape time. */
   keptInMemory(read: () => { readonly count: number; readonly bytes: number }): void {
     new Gauge({

@@ -104,18 +104,19 @@ function sumImages(content: unknown, spec: ImageTokens, of: (c: ImageCost) => nu
   if (!Array.isArray(content)) return 0;
   let n = 0;
   for (const part of content) {
-    if (imageUrlOf(part) !== undefined) n += of(imageCost(part as ImagePart, spec));
+    if (imageUrlOf(part) !== undefined) n += of(imagePartCost(part as ImagePart, spec));
   }
   return n;
 }
 
 /** The tokens an image takes in the served model (none known: 0), once per part and rule. */
 export function imagePartTokens(part: ImagePart, spec: ImageTokens | undefined): number {
-  return spec === undefined ? 0 : imageCost(part, spec).tokens;
+  return spec === undefined ? 0 : imagePartCost(part, spec).tokens;
 }
 
-function imageCost(part: ImagePart, spec: ImageTokens): ImageCost {
-  if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0 };
+/** What an image takes and is sure to take (`sizeImage`), once per part and rule. */
+export function imagePartCost(part: ImagePart, spec: ImageTokens): ImageCost {
+  if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0, sized: false };
   const known = TOKENS.get(part);
   if (known?.spec === spec) return known.cost;
   const cost = sizeImage(spec, part.image_url.url);

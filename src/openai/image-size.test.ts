@@ -121,7 +121,15 @@ test('--image-tokens: a figure, or qwen2-vl with its parameters; anything else n
 test('what an image is sure to take: exactly, when its size is read; the fewest any takes, by URL; none for a figure', () => {
   const qwen = parseImageTokens('qwen2-vl:url_tokens=1000');
   const png = dataUrl('image/png', Buffer.from(FILES.png, 'base64'));
-  assert.deepEqual(sizeImage(qwen, png), { tokens: 8, least: 8 });
-  assert.deepEqual(sizeImage(qwen, 'https://example.com/a.png'), { tokens: 1000, least: 4 + 2 });
-  assert.deepEqual(sizeImage(parseImageTokens('576'), png), { tokens: 576, least: 0 });
+  assert.deepEqual(sizeImage(qwen, png), { tokens: 8, least: 8, sized: true });
+  assert.deepEqual(sizeImage(qwen, 'https://example.com/a.png'), {
+    tokens: 1000,
+    least: 4 + 2,
+    sized: false,
+  });
+  assert.deepEqual(sizeImage(parseImageTokens('576'), png), {
+    tokens: 576,
+    least: 0,
+    sized: false,
+  });
 });

@@ -78,14 +78,14 @@ export function formatImageTokens(spec: ImageTokens): string {
  * figure, which is the operator's planning number, not a bound a prompt is refused by.
  */
 export function sizeImage(spec: ImageTokens, url: string): ImageCost {
-  if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0 };
+  if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0, sized: false };
   const size = inlineImageSize(url);
   if (size === undefined) {
     const fewest = Math.max(1, Math.ceil(spec.minPixels / QWEN_FACTOR ** 2)) + QWEN_MARKERS;
-    return { tokens: spec.urlTokens, least: Math.min(fewest, spec.urlTokens) };
+    return { tokens: spec.urlTokens, least: Math.min(fewest, spec.urlTokens), sized: false };
   }
   const tokens = qwenTokens(size.height, size.width, spec.minPixels, spec.maxPixels);
-  return { tokens, least: tokens };
+  return { tokens, least: tokens, sized: true };
 }
 
 export interface ImageCost {
@@ -93,6 +93,8 @@ export interface ImageCost {
   readonly tokens: number;
   /** What it is sure to be: a prompt past the context by these alone is refused. */
   readonly least: number;
+  /** Sized by the rule from the image itself (its header read). */
+  readonly sized: boolean;
 }
 
 /** The tokens the image at `url` takes in the served model (`sizeImage`'s plan). */

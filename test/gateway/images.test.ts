@@ -322,3 +322,41 @@ test('goodput serve --image-tokens qwen2-vl says when images by URL are planned 
     'told what they take: nothing to say',
   );
 });
+
+test('--image-tokens qwen2-vl: what images by URL take is learned from the backend’s counts, after 20', async () => {
+  // The backend's model makes each image by URL 900 tokens; the gateway starts from the most one
+  // can take.
+  const [engine] = await engines(1, { imageTokens: parseImageTokens('qwen2-vl:url_tokens=900') });
+  const front = await gateway([engine], 'goodput', {
+    adminToken: ADMIN,
+    imageTokens: parseImageTokens('qwen2-vl'),
+  });
+  const ask = async (i: number) => {
+    const res = await front.client.chat.completions
+      .create({
+        model: MODEL,
+        max_tokens: 2,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is in this picture?' },
+              { type: 'image_url', image_url: { url: `https://example.com/shots/${i}.png` } },
+            ],
+          },
+        ],
+      })
+      .withResponse();
+    const id = res.response.headers.get('x-goodput-request-id') ?? '';
+    return { planned: await plannedPrompt(front.url, id), counted: res.data.usage?.prompt_tokens };
+  };
+  const perImage = () => metricValue(front.url, 'goodput_url_image_planned_tokens');
+  const first = await ask(0);
+  assert.equal(await perImage(), 16_386);
+  assert.equal(first.planned, 8191, 'planned past the context, held just under it');
+  for (let i = 1; i < 20; i++) await ask(i);
+  assert.equal(await perImage(), 900);
+  const later = await ask(20);
+  assert.equal(later.planned, later.counted, 'planned at what it takes');
+  assert.equal(later.counted, first.counted);
+});

@@ -1,0 +1,79 @@
+/**
+ * What an image by URL takes in the served model, learned from the backends' own counts. Under a
+ * size rule (`--image-tokens qwen2-vl`) the gateway reads an inline image's size, but never
+ * fetches an image by URL: it plans one as `url_tokens` (by default the most any image can
+ * take) until the backends have counted 20 requests that held such images. From then on it plans
+ * one as the p90 of what the last 256 took: each request's prompt as its backend counted it,
+ * less the rest of its estimate (its text, its inline images), over its images by URL. A
+ * prompt cut by `truncate_prompt_tokens` says nothing of its images and is not counted. The same
+ * quantile and warm-up as the output lengths' (`estimate.min_samples`'s default), for the same
+ * reason: a plan that is seldom short, learned from what this fleet's clients send.
+ */
+import { imagePartCost, imageUrlOf, type ImagePart } from '../openai/image-parts.ts';
+import type { ImageTokens } from '../openai/image-size.ts';
+import { estimateChatTokens, type ChatPrompt } from '../openai/prompt-tokens.ts';
+
+type SizeRule = Extract<ImageTokens, { rule: 'qwen2-vl' }>;
+
+/** The window learned from, and the samples before the learned figure is used. */
+const WINDOW = 256;
+const MIN_SAMPLES = 20;
+
+export class LearnedImageTokens implements SizeRule {
+  readonly rule = 'qwen2-vl';
+  readonly minPixels: number;
+  readonly maxPixels: number;
+  readonly #prior: number;
+  readonly #seen = new Float64Array(WINDOW);
+  #count = 0;
+  #learned: number | undefined;
+
+  constructor(rule: SizeRule) {
+    this.minPixels = rule.minPixels;
+    this.maxPixels = rule.maxPixels;
+    this.#prior = rule.urlTokens;
+  }
+
+  /** What an image by URL is planned as now: `url_tokens`, until enough are counted. */
+  get urlTokens(): number {
+    return this.#learned ?? this.#prior;
+  }
+
+  /** How many images' worth of counts it has learned from. */
+  get samples(): number {
+    return this.#count;
+  }
+
+  /** A request's end: its backend counted `counted` prompt tokens of `body`, the chat sent. */
+  counted(
+    body: { readonly messages?: unknown; readonly truncate_prompt_tokens?: unknown },
+    counted: number,
+  ): void {
+    if (body.truncate_prompt_tokens != null || !Array.isArray(body.messages)) return;
+    let images = 0;
+    let imagesPlanned = 0;
+    for (const m of body.messages as { content?: unknown }[]) {
+      if (!Array.isArray(m?.content)) continue;
+      for (const part of m.content) {
+        if (imageUrlOf(part) === undefined) continue;
+        const cost = imagePartCost(part as ImagePart, this);
+        if (cost.sized) continue;
+        images++;
+        imagesPlanned += cost.tokens;
+      }
+    }
+    if (images === 0) return;
+    // The plan as estimated, before it was held under the context (prompt-view.ts).
+    const estimated = estimateChatTokens({ ...(body as ChatPrompt), imageTokens: this });
+    const each = (counted - (estimated - imagesPlanned)) / images;
+    if (!(each > 0)) return;
+    this.#seen[this.#count++ % WINDOW] = each;
+    if (this.#count >= MIN_SAMPLES) this.#learned = Math.ceil(p90(this.#seen, this.#count));
+  }
+}
+
+/** The 90th percentile of the first `count` (at most the window) of `seen`. */
+function p90(seen: Float64Array, count: number): number {
+  const sorted = seen.slice(0, Math.min(count, seen.length)).sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor(0.9 * sorted.length))];
+}
