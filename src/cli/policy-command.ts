@@ -1,7 +1,7 @@
 /**
  * `goodput policy check FILE`: validates a policy file as `goodput serve` and `goodput simulate`
  * would load it, and says what it runs — before a deployment or a reload, as `promtool check
- * config` does for Prometheus. A bad file is one line naming the file, the dotted path and the
+ * config` does for Prometheus (a preset's name says what the preset runs). A bad file is one line naming the file, the dotted path and the
  * value (exit 2). With `--running FILE`, the file a gateway now runs, it also says what a reload
  * would do (SIGHUP, `POST /admin/policy/reload`): apply the new tenants, change nothing, or be
  * refused — naming the sections only a restart applies (exit 1).
@@ -9,7 +9,7 @@
 import { Command } from 'commander';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import { keyCount, planReload } from '../gateway/reload-plan.ts';
-import { readPolicyFile } from '../sim/policy-source.ts';
+import { readPolicy } from '../sim/policy-source.ts';
 
 export function policyCommand(): Command {
   return new Command('policy').description('work with policy files').addCommand(
@@ -17,14 +17,21 @@ export function policyCommand(): Command {
       .description(
         'validate a policy file and say what it runs; with --running, what a reload of a gateway running that file would do',
       )
-      .argument('<file>', 'a YAML or JSON policy file')
+      .argument('<file>', 'a YAML or JSON policy file, or a preset name')
       .option('--running <file>', 'the policy file a running gateway was started with')
       .action((file: string, o: { running?: string }) => {
-        const next = readPolicyFile(file);
-        console.log(`${file}: valid`);
+        const next = readPolicy(file);
+        console.log(`${next.file === undefined ? `${file} (a preset)` : file}: valid`);
         console.log(describePolicy(next.policy));
         if (o.running === undefined) return;
-        const running = readPolicyFile(o.running);
+        const running = readPolicy(o.running);
+        if (running.file === undefined) {
+          console.log(
+            `reload: a gateway running the preset ${o.running} has no file to reload: restart it with --policy ${file}`,
+          );
+          process.exitCode = 1;
+          return;
+        }
         const plan = planReload(running, next);
         const from = `a gateway running ${o.running} (${running.policy.revision})`;
         if (plan.kind === 'unchanged') {

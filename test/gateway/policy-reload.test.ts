@@ -195,6 +195,13 @@ test('goodput serve: SIGHUP reloads the file — the new key works, the process 
 });
 
 test('goodput policy check: a valid file is described, a bad one named by path, a reload judged', async () => {
+  const preset = await runGoodput(['policy', 'check', 'goodput', '--running', 'baseline-vllm']);
+  assert.equal(preset.code, 1, preset.out);
+  assert.match(
+    preset.out,
+    /^goodput \(a preset\): valid\n {2}policy goodput, revision goodput@\d+/,
+  );
+  assert.match(preset.out, /running the preset baseline-vllm has no file to reload/);
   const good = await runGoodput(['policy', 'check', 'examples/policy.yaml']);
   assert.equal(good.code, 0, good.out);
   assert.match(good.out, /examples\/policy\.yaml: valid\n {2}policy example, revision example@1\n/);
