@@ -39,11 +39,6 @@ export class LearnedImageTokens implements SizeRule {
     return this.#learned ?? this.#prior;
   }
 
-  /** How many images' worth of counts it has learned from. */
-  get samples(): number {
-    return this.#count;
-  }
-
   /** A request's end: its backend counted `counted` prompt tokens of `body`, the chat sent. */
   counted(
     body: { readonly messages?: unknown; readonly truncate_prompt_tokens?: unknown },

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { isConfigError } from '../core/errors.ts';
 import {
   imageSize,
-  imageTokensOf,
   inlineImageSize,
   sizeImage,
   parseImageTokens,
@@ -97,10 +96,10 @@ test('--image-tokens: a figure, or qwen2-vl with its parameters; anything else n
   const capped = parseImageTokens('qwen2-vl:max_pixels=1003520,url_tokens=700');
   assert.deepEqual([capped.rule === 'qwen2-vl' && capped.urlTokens], [700]);
   const png = dataUrl('image/png', Buffer.from(FILES.png, 'base64'));
-  assert.equal(imageTokensOf(qwen, png), 2 * 3 + 2, '37 × 23, raised to min_pixels: 56 × 84');
-  assert.equal(imageTokensOf(qwen, 'https://example.com/a.png'), 16_386);
-  assert.equal(imageTokensOf(capped, 'https://example.com/a.png'), 700);
-  assert.equal(imageTokensOf(parseImageTokens('576'), png), 576);
+  assert.equal(sizeImage(qwen, png).tokens, 2 * 3 + 2, '37 × 23, raised to min_pixels: 56 × 84');
+  assert.equal(sizeImage(qwen, 'https://example.com/a.png').tokens, 16_386);
+  assert.equal(sizeImage(capped, 'https://example.com/a.png').tokens, 700);
+  assert.equal(sizeImage(parseImageTokens('576'), png).tokens, 576);
   for (const bad of [
     '0',
     '-3',

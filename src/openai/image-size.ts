@@ -11,7 +11,8 @@
  *   between `<|vision_start|>` and `<|vision_end|>`. A 1,920 × 1,080 screenshot is 2,693
  *   tokens, a 224 × 224 thumbnail 66. The size is read from an inline image's header (PNG,
  *   JPEG, GIF, WebP). An image by URL is fetched by the backend, never by the gateway, so its
- *   size is unknown: it is planned as `url_tokens` (default: the most any image can take).
+ *   size is unknown: it is planned as `url_tokens` (default: the most any image can take),
+ *   which a gateway then learns from its backends' counts (gateway/url-image-tokens.ts).
  */
 import { ConfigError } from '../core/errors.ts';
 
@@ -95,11 +96,6 @@ export interface ImageCost {
   readonly least: number;
   /** Sized by the rule from the image itself (its header read). */
   readonly sized: boolean;
-}
-
-/** The tokens the image at `url` takes in the served model (`sizeImage`'s plan). */
-export function imageTokensOf(spec: ImageTokens, url: string): number {
-  return sizeImage(spec, url).tokens;
 }
 
 /**
