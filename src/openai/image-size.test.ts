@@ -132,3 +132,25 @@ test('what an image is sure to take: exactly, when its size is read; the fewest 
     sized: false,
   });
 });
+
+test('a header with a side of 0, or past 200 to 1, is sized as an image it cannot read', () => {
+  const qwen = parseImageTokens('qwen2-vl:url_tokens=500');
+  const png = (width: number, height: number) => {
+    const b = Buffer.from(FILES.png, 'base64');
+    b.writeUInt32BE(width, 16);
+    b.writeUInt32BE(height, 20);
+    return dataUrl('image/png', b);
+  };
+  for (const [w, h] of [
+    [0, 0],
+    [0, 100],
+    [4_294_967_295, 1],
+  ]) {
+    assert.deepEqual(
+      sizeImage(qwen, png(w, h)),
+      { tokens: 500, least: 6, sized: false },
+      `${w}×${h}`,
+    );
+  }
+  assert.deepEqual(sizeImage(qwen, png(2000, 10)), { tokens: 71 + 2, least: 73, sized: true });
+});

@@ -81,13 +81,22 @@ export function formatImageTokens(spec: ImageTokens): string {
 export function sizeImage(spec: ImageTokens, url: string): ImageCost {
   if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0, sized: false };
   const size = inlineImageSize(url);
-  if (size === undefined) {
+  if (size === undefined || !resizable(size)) {
     const fewest = Math.max(1, Math.ceil(spec.minPixels / QWEN_FACTOR ** 2)) + QWEN_MARKERS;
     return { tokens: spec.urlTokens, least: Math.min(fewest, spec.urlTokens), sized: false };
   }
   const tokens = qwenTokens(size.height, size.width, spec.minPixels, spec.maxPixels);
   return { tokens, least: tokens, sized: true };
 }
+
+/**
+ * Whether the processor resizes an image of this size: a side of 0 is no image, and past an
+ * aspect of 200 to 1 Qwen2-VL's processor refuses it (the backend's answer, then, not ours).
+ */
+function resizable({ width, height }: PixelSize): boolean {
+  return width > 0 && height > 0 && Math.max(width / height, height / width) <= MAX_ASPECT;
+}
+const MAX_ASPECT = 200;
 
 export interface ImageCost {
   /** What admission plans it as. */

@@ -360,3 +360,39 @@ test('--image-tokens qwen2-vl: what images by URL take is learned from the backe
   assert.equal(later.planned, later.counted, 'planned at what it takes');
   assert.equal(later.counted, first.counted);
 });
+
+test('--image-tokens qwen2-vl: an inline image whose header claims a side of 0 is planned as one it cannot read, not as no tokens at all', async () => {
+  const qwen = parseImageTokens('qwen2-vl:url_tokens=500');
+  const [engine] = await engines(1, { imageTokens: qwen });
+  const front = await gateway([engine], 'goodput', { adminToken: ADMIN, imageTokens: qwen });
+  // A PNG signature and an IHDR of 0 × 0: before, a prompt of NaN tokens, refused kv_capacity
+  // with a Retry-After to come back to forever.
+  const header = Buffer.alloc(33);
+  header.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+  header.write('IHDR', 12, 'latin1');
+  const res = await fetch(`${front.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL,
+      max_tokens: 2,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this picture?' },
+            {
+              type: 'image_url',
+              image_url: { url: `data:image/png;base64,${header.toString('base64')}` },
+            },
+          ],
+        },
+      ],
+    }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  const { usage } = (await res.json()) as { usage: { prompt_tokens: number } };
+  const planned = await plannedPrompt(front.url, res.headers.get('x-goodput-request-id') ?? '');
+  assert.equal(planned, usage.prompt_tokens);
+  assert.ok(planned > 500, `${planned}`);
+});
