@@ -73,7 +73,7 @@ function imageUrl(i: number): string {
   return solidPng(width, height, 0x80, String(i));
 }
 
-/** Requests sent, those that failed, and by image size (the mix's), how many were sent and answered 200. */
+/** Requests sent, those that failed, and by the mix's image sizes, how many went and got 200. */
 async function load(
   url: string,
 ): Promise<{ sent: number; failed: number; bySize: { sent: number; ok: number }[] }> {

@@ -53,7 +53,7 @@ export interface RouteDeps {
   nextId(requestId: string | undefined): string;
   /** Unix seconds, for `created`. */
   unixSeconds(): number;
-  /** The prompt tokens an image takes (a figure, or a rule of its size) in its model; absent: images are refused by name. */
+  /** The prompt tokens an image takes in its model (image-size.ts); absent: refused by name. */
   readonly imageTokens?: ImageTokens;
 }
 

@@ -22,7 +22,7 @@ export interface EngineServerSpec extends EngineSpec {
   readonly faults: FaultRates;
   /** Request bodies above this are answered 413. */
   readonly maxBodyBytes: number;
-  /** The prompt tokens an image takes (a figure, or a rule of its size) in its model; absent: it takes no images. */
+  /** The prompt tokens an image takes in its model (image-size.ts); absent: it takes none. */
   readonly imageTokens?: ImageTokens;
 }
 

@@ -46,7 +46,7 @@ export class EmbeddedBackend implements Backend {
 
   /** The adapters its engine loads, what routing may send it; undefined: it serves none. */
   private readonly servable: readonly string[] | undefined;
-  /** The prompt tokens an image takes (a figure, or a rule of its size) in its model, if it takes images. */
+  /** The prompt tokens an image takes in its model (image-size.ts), if it takes any. */
   private readonly imageTokens: ImageTokens | undefined;
 
   constructor(name: string, engine: SimulatedBackend, clock: Clock, imageTokens?: ImageTokens) {

@@ -102,7 +102,7 @@ export interface ServeOptions {
    * a day), and the most bytes of them one process holds in memory (default: 256 MiB).
    */
   readonly keptResponses?: { readonly ttlMs: Ms; readonly capacityBytes?: number };
-  /** The prompt tokens an image takes (a figure, or a rule of its size) in the served model; absent: images are refused. */
+  /** The prompt tokens an image takes in the served model (image-size.ts); absent: refused. */
   readonly imageTokens?: ImageTokens;
 }
 

@@ -51,7 +51,7 @@ export class ThreadedFleet {
   private loadsAtMs: Ms;
   private nextId = 1;
   private closed = false;
-  /** The prompt tokens an image takes (a figure, or a rule of its size) in the engines' model, if it takes images. */
+  /** The prompt tokens an image takes in the engines' model (image-size.ts), if it takes any. */
   private readonly imageTokens: ImageTokens | undefined;
 
   private constructor(

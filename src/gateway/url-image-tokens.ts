@@ -9,7 +9,7 @@
  * quantile and warm-up as the output lengths' (`estimate.min_samples`'s default), for the same
  * reason: a plan that is seldom short, learned from what this fleet's clients send.
  */
-import { imagePartCost, imageUrlOf, type ImagePart } from '../openai/image-parts.ts';
+import { unsizedImages } from '../openai/image-parts.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
 import { estimateChatTokens, type ChatPrompt } from '../openai/prompt-tokens.ts';
 
@@ -44,19 +44,8 @@ export class LearnedImageTokens implements SizeRule {
     body: { readonly messages?: unknown; readonly truncate_prompt_tokens?: unknown },
     counted: number,
   ): void {
-    if (body.truncate_prompt_tokens != null || !Array.isArray(body.messages)) return;
-    let images = 0;
-    let imagesPlanned = 0;
-    for (const m of body.messages as { content?: unknown }[]) {
-      if (!Array.isArray(m?.content)) continue;
-      for (const part of m.content) {
-        if (imageUrlOf(part) === undefined) continue;
-        const cost = imagePartCost(part as ImagePart, this);
-        if (cost.sized) continue;
-        images++;
-        imagesPlanned += cost.tokens;
-      }
-    }
+    if (body.truncate_prompt_tokens != null) return;
+    const { count: images, tokens: imagesPlanned } = unsizedImages(body.messages, this);
     if (images === 0) return;
     // The plan as estimated, before it was held under the context (prompt-view.ts).
     const estimated = estimateChatTokens({ ...(body as ChatPrompt), imageTokens: this });

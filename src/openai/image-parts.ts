@@ -116,7 +116,7 @@ export function imagePartTokens(part: ImagePart, spec: ImageTokens | undefined):
 
 /** What an image takes and is sure to take (`sizeImage`), once per part and rule. */
 export function imagePartCost(part: ImagePart, spec: ImageTokens): ImageCost {
-  if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0, sized: false };
+  if (spec.rule === 'fixed') return sizeImage(spec, part.image_url.url);
   const known = TOKENS.get(part);
   if (known?.spec === spec) return known.cost;
   const cost = sizeImage(spec, part.image_url.url);
@@ -153,6 +153,23 @@ export function tooManyImages(messages: unknown, path: string): z.core.$ZodRawIs
     };
   }
   return undefined;
+}
+
+/** The images in `messages` whose size the rule could not read (by URL), and their plan. */
+export function unsizedImages(
+  messages: unknown,
+  spec: ImageTokens,
+): { readonly count: number; readonly tokens: number } {
+  let count = 0;
+  let tokens = 0;
+  for (const [i, j] of imagesOf(messages)) {
+    const part = (messages as { content: unknown[] }[])[i].content[j] as ImagePart;
+    const cost = imagePartCost(part, spec);
+    if (cost.sized) continue;
+    count++;
+    tokens += cost.tokens;
+  }
+  return { count, tokens };
 }
 
 /** Whether messages (a chat's, or a Responses conversation's items) hold an image. */

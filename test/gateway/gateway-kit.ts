@@ -93,7 +93,7 @@ export async function gateway(
     tracer?: ServeOptions['tracer'];
     /** How long Responses API responses are kept (default: a day). */
     keptResponses?: ServeOptions['keptResponses'];
-    /** The prompt tokens an image takes (a figure, or a rule of its size) in the served model (default: images refused). */
+    /** The prompt tokens an image takes in the served model (default: images refused). */
     imageTokens?: ImageTokens;
     /** The policy's file, which it reloads (default: none; `policy` must be what it holds). */
     policySource?: LoadedPolicy;

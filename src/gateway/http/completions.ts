@@ -70,8 +70,8 @@ export interface CompletionsDeps {
   /** Whether Responses API responses are kept for their next turn (kept-responses.ts). */
   readonly keepResponses: boolean;
   /**
-   * The prompt tokens an image takes (a figure, or a rule of its size) in the served model (`--image-tokens`); unknown: an image
-   * is refused by name (openai/image-parts.ts).
+   * The prompt tokens an image takes in the served model (`--image-tokens`, image-size.ts);
+   * unknown: an image is refused by name (openai/image-parts.ts).
    */
   readonly imageTokens?: ImageTokens;
 }

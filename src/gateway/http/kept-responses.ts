@@ -45,7 +45,7 @@ export interface KeepingDeps {
   /** Whether responses are kept at all (a gateway may be told to keep none). */
   readonly keepResponses: boolean;
   readonly metrics: { readonly state: StateMetrics };
-  /** The prompt tokens an image takes (a figure, or a rule of its size) in the served model; unknown: images are refused. */
+  /** The prompt tokens an image takes in the served model (image-size.ts); unknown: refused. */
   readonly imageTokens?: ImageTokens;
 }
 
