@@ -194,6 +194,63 @@ test('goodput serve: SIGHUP reloads the file — the new key works, the process 
   assert.deepEqual(await proc.exited, { code: 0, signal: null });
 });
 
+test('a burst of reloads runs one at a time: one applies the new file, the rest find it in force', async () => {
+  const file = policyFile();
+  file.write(policyDoc('prod@1', { acme: { api_keys_sha256: [sha('sk-acme-1')] } }));
+  const loaded = readPolicyFile(file.path);
+  const gw = await gateway(await engines(1), loaded.policy, {
+    adminToken: ADMIN,
+    policySource: loaded,
+  });
+  file.write(policyDoc('prod@2', { acme: { api_keys_sha256: [sha('sk-acme-2')] } }));
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      admin(gw.url, '/admin/policy/reload', 'POST').then(
+        async (r) => [r.status, ((await r.json()) as { result: string }).result] as const,
+      ),
+    ),
+  );
+  assert.deepEqual(answers.map(([, result]) => result).sort(), [
+    'applied',
+    ...Array.from({ length: 7 }, () => 'unchanged'),
+  ]);
+  assert.ok(answers.every(([status]) => status === 200));
+  assert.equal(await metricValue(gw.url, 'goodput_policy_reloads_total', { result: 'applied' }), 1);
+  assert.equal((await chatAs(gw.url, 'sk-acme-2')).status, 200);
+});
+
+test('a policy file that lists a tenant twice, or bombs with aliases, is refused naming why', async () => {
+  const file = policyFile();
+  writeFileSync(
+    file.path,
+    [
+      'name: prod',
+      'policy_revision: prod@1',
+      'admission: { type: goodput }',
+      'routing: { type: least-request }',
+      'tenants:',
+      '  acme: { weight: 1 }',
+      '  beta: { weight: 2 }',
+      '  acme: { weight: 3 }',
+    ].join('\n'),
+  );
+  const twice = await runGoodput(['policy', 'check', file.path]);
+  assert.equal(twice.code, 2, twice.out);
+  assert.match(twice.out, /policy\.yaml: tenants\.acme: expected each key once/);
+  // Each level's alias names the one before ten times: 10^8 nodes if expanded.
+  const levels = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
+  for (let i = 1; i < 9; i++)
+    levels.push(
+      `a${i}: &a${i} [${Array(10)
+        .fill(`*a${i - 1}`)
+        .join(', ')}]`,
+    );
+  writeFileSync(file.path, levels.join('\n'));
+  const bomb = await runGoodput(['policy', 'check', file.path]);
+  assert.equal(bomb.code, 2, bomb.out);
+  assert.match(bomb.out, /policy\.yaml: expected a YAML or JSON policy document, got .*alias/i);
+});
+
 test('goodput policy check: a valid file is described, a bad one named by path, a reload judged', async () => {
   const preset = await runGoodput(['policy', 'check', 'goodput', '--running', 'baseline-vllm']);
   assert.equal(preset.code, 1, preset.out);
