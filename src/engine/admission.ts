@@ -75,6 +75,8 @@ export function admit<R extends EngineRequest>(
         if (releaseIdle(sch, s)) continue;
         break;
       }
+      if (sch.limits.prefixCachedOnAllocation === true && s.cacheNext < s.cacheLimit)
+        kv.commit(s, s.computed + tokens);
       sch.pendingPrefill -= s.computed;
       sch.stats.promptTokens += s.target - s.loadedTokens;
       if (s.loadedTokens === 0) sch.stats.prefixHitTokens += s.cachedTokens;

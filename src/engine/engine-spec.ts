@@ -162,6 +162,7 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
     gpuMemoryUtilization: spec.gpuMemoryUtilization,
     preemption: spec.preemption,
     enablePrefixCaching: spec.prefixCaching,
+    prefixCachedOnAllocation: version.prefixCachedOnAllocation,
     numGpuBlocks: spec.kvBlocks,
     ...(spec.loraModules === undefined || spec.loraModules.length === 0
       ? {}

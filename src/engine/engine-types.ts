@@ -118,6 +118,13 @@ export interface EngineConfig {
   readonly gpuMemoryUtilization: number;
   readonly preemption: PreemptionMode;
   readonly enablePrefixCaching: boolean;
+  /**
+   * When a prompt block joins the prefix cache: as its KV is allocated, in the step that
+   * computes it (vLLM V1: a sequence scheduled later in the same step finds it, so requests that
+   * arrive together — `n` choices of one prompt — compute it once), or once that step is done
+   * (V0). Default: once done.
+   */
+  readonly prefixCachedOnAllocation?: boolean;
   /** Fixes KV capacity in blocks instead of deriving it from memory (tests, what-ifs). */
   readonly numGpuBlocks?: number;
   /** Host blocks available for swap-mode preemption. */

@@ -22,6 +22,8 @@ export interface EngineVersion {
   defaults(gpu: GpuSpec, maxModelLen: number, chunkedPrefill: boolean): VersionDefaults;
   /** Scheduler steps per planned decode round when not given (`--num-scheduler-steps`). */
   readonly schedulerSteps: number;
+  /** Whether prompt blocks are cached as their KV is allocated (`EngineConfig`), not once computed. */
+  readonly prefixCachedOnAllocation: boolean;
   /** 'profile': the fitted profile's own serial CPU term (Vidur's May-2024 measurement). */
   readonly host: HostOverhead | 'profile';
   readonly sources: readonly string[];
@@ -44,10 +46,12 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
         ? { maxNumSeqs: 256, maxBatchedTokens: 2048 }
         : { maxNumSeqs: 1024, maxBatchedTokens: 8192 },
     schedulerSteps: 1,
+    prefixCachedOnAllocation: true,
     host: { fixedMs: 4, perSeqMs: 0.02, overlap: 0.8 },
     sources: [
       'vllm/engine/arg_utils.py EngineArgs.get_batch_defaults (vllm@2a69949bd, v0.19): serve defaults 1024 seqs / 8192 tokens on ≥ 70 GiB GPUs other than A100, else 256 / 2048',
       'vllm/v1/core/sched/scheduler.py: running requests first, then waiting ones, one token budget',
+      'vllm/v1/core/kv_cache_manager.py KVCacheManager.allocate_slots: blocks cached up to the tokens the step computes, as they are allocated',
     ],
   },
   'vllm-0.6': {
@@ -60,11 +64,13 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
       maxBatchedTokens: v0Budget(maxModelLen, chunked, 512),
     }),
     schedulerSteps: 1,
+    prefixCachedOnAllocation: false,
     host: { fixedMs: 6, perSeqMs: 0.06, overlap: 0 },
     sources: [
       'vllm/config.py SchedulerConfig (vllm@32e7db253, v0.6.0): max_num_seqs 256; max_num_batched_tokens max(max_model_len, 2048), 512 with chunked prefill',
       'vllm/engine/arg_utils.py (v0.6.0): chunked prefill switched on only when max_model_len > 32K',
       'vllm/core/scheduler.py _schedule_default (v0.6.0): prefill-only steps before decode-only steps',
+      'vllm/core/scheduler.py Scheduler.schedule (v0.6.0): blocks marked computed once the batch is made, found by the next step, not by the same one',
       'vllm PR #7000 (multi-step scheduling, v0.6.0): --num-scheduler-steps, default 1; the v0.6.0 performance post ran 10',
     ],
   },
@@ -78,6 +84,7 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
       maxBatchedTokens: v0Budget(maxModelLen, chunked, 8192),
     }),
     schedulerSteps: 1,
+    prefixCachedOnAllocation: false,
     host: 'profile',
     sources: [
       'Vidur data/profiling/a100/cpu_overheads.csv (microsoft/vidur@6555c85): the host cost, fitted in data/profiles',

@@ -80,11 +80,15 @@ export class KvCacheManager {
     return tokens;
   }
 
-  /** Caches the prompt entries `s` has fully computed since the last call. */
-  commit(s: AnySeq): void {
+  /**
+   * Caches the prompt entries `s` has filled since the last call: those its first `tokens` KV
+   * tokens cover — the tokens computed, or (caching on allocation) those the step being planned
+   * will have computed.
+   */
+  commit(s: AnySeq, tokens: number = s.computed): void {
     const cache = this.cache;
     if (cache === null) return;
-    const full = Math.min(Math.floor(s.computed / s.entryTokens), s.cacheLimit);
+    const full = Math.min(Math.floor(tokens / s.entryTokens), s.cacheLimit);
     while (s.cacheNext < full) {
       const j = s.cacheNext++;
       const e = cache.insert(s.hashes[(j + 1) * s.stride - 1], s.entryBlocks);

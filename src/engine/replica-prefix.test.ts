@@ -22,7 +22,7 @@ function replica(over: Partial<EngineConfig> = {}) {
     runLoop(core, [], () => auditKv(core));
     return shapes.reduce((sum, sh) => sum + sh.prefillTokens, 0);
   };
-  return { rec, core, run };
+  return { rec, core, run, shapes };
 }
 
 test('a repeated prefix is served from the cache and cuts prefill, never to zero tokens', () => {
@@ -123,6 +123,38 @@ test('two sequences computing the same prefix at once keep consistent counts', (
   runLoop(core, [], () => auditKv(core));
   assert.ok(rec.of('b')[1].endsWith('cached=0'));
   assert.equal(core.kv.pool.cachedBlocks, 4);
+  assert.equal(core.kv.pool.usedBlocks, 0);
+});
+
+test('caching on allocation (vLLM V1): a prompt arriving twice at once is computed once', () => {
+  const { rec, core, shapes } = replica({ numGpuBlocks: 40, prefixCachedOnAllocation: true });
+  core.add(req('a', 64, 3, H('p', 4)), 0);
+  core.add(req('b', 64, 3, H('p', 4)), 0);
+  core.add(req('c', 70, 3, [...H('p', 4), 'q']), 0);
+  runLoop(core, [], () => auditKv(core));
+  // b and c find the blocks a allocated in the same step; each computes only its own tail.
+  assert.ok(rec.of('b')[1].endsWith('cached=48'), rec.of('b')[1]);
+  assert.ok(rec.of('c')[1].endsWith('cached=64'), rec.of('c')[1]);
+  assert.equal(shapes[0].prefillTokens, 64 + 16 + 6);
+  assert.equal(core.kv.pool.usedBlocks, 0);
+  assert.equal(core.kv.pool.cachedBlocks, 4);
+});
+
+test('caching on allocation: a prompt chunked over steps is found chunk by chunk', () => {
+  const { rec, core } = replica({
+    numGpuBlocks: 80,
+    maxBatchedTokens: 48,
+    prefixCachedOnAllocation: true,
+  });
+  core.add(req('a', 128, 2, H('p', 8)), 0);
+  core.startStep(0);
+  core.finishStep(10);
+  // b arrives after a's first chunk (48 tokens). a's second chunk fills the next step's budget;
+  // in the one after, b is admitted behind a's last chunk of 32 and finds it: all but the
+  // prompt's last block (96 computed, plus 16 allocated; the last token is always computed).
+  core.add(req('b', 128, 2, H('p', 8)), 10);
+  runLoop(core, [], () => auditKv(core));
+  assert.ok(rec.of('b')[1].endsWith('cached=112'), rec.of('b')[1]);
   assert.equal(core.kv.pool.usedBlocks, 0);
 });
 

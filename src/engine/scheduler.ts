@@ -47,6 +47,7 @@ export type SchedulerLimits = Pick<
   | 'loraModules'
   | 'maxLoras'
   | 'loraLoadMs'
+  | 'prefixCachedOnAllocation'
 >;
 
 export class Scheduler<R extends EngineRequest> {
@@ -233,6 +234,12 @@ export class Scheduler<R extends EngineRequest> {
         i--;
         continue;
       }
+      if (
+        s.prefilling &&
+        this.limits.prefixCachedOnAllocation === true &&
+        s.cacheNext < s.cacheLimit
+      )
+        kv.commit(s, s.computed + tokens);
       s.sched = tokens;
       budget -= tokens;
       if (!s.prefilling) decodesLeft--;
