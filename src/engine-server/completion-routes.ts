@@ -25,12 +25,21 @@ import { chatPromptSize, completionPromptSize } from '../openai/prompt-size.ts';
 import { FillerToolCall, requiredToolName } from '../openai/filler-tool-call.ts';
 import { imagesSizable } from '../openai/image-parts.ts';
 import {
+  choiceCount,
   includeUsage,
   outputLimit,
   fillerAnswerable,
   priorityAllowed,
 } from '../openai/request-fields.ts';
-import { answerId, chatCompletion, textCompletion, usage } from '../openai/responses.ts';
+import {
+  answerId,
+  chatChoice,
+  chatCompletionOf,
+  textChoice,
+  textCompletionOf,
+  usage,
+  type FinishReason,
+} from '../openai/responses.ts';
 import { decodeUtf8 } from '../openai/utf8-text.ts';
 import { checkIdentityEncoding, checkJsonContentType } from '../openai/errors.ts';
 import { parseJsonText } from '../openai/validation.ts';
@@ -38,6 +47,7 @@ import type { Generation } from './generation.ts';
 import { rejectionError } from './rejections.ts';
 import type { SimulatedBackend } from './simulated-backend.ts';
 import { type CompletionKind, replyEnd, replyPiece, sseResponse } from './sse-body.ts';
+import { choiceEvents, submitChoices } from './choices.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
 
 /** Who refuses what it cannot answer, as its refusals say. */
@@ -65,6 +75,8 @@ interface Prepared {
   readonly minTokens: number | undefined;
   readonly priority: number | undefined;
   readonly limit: ReturnType<typeof outputLimit>;
+  /** Choices to sample (`n`). */
+  readonly choices: number;
   readonly promptField: string;
   /** The prompt's block hashes, in the engine's block size. */
   readonly prefix: (blockTokens: number) => PromptBlockHashes;
@@ -119,6 +131,7 @@ function runChat(
     minTokens: req.min_tokens ?? undefined,
     priority: req.priority ?? undefined,
     limit: outputLimit(req),
+    choices: choiceCount(req),
     promptField: 'messages',
     prefix: (blockTokens) => size.hashes(size.tokens, blockTokens),
     promptTokens: size.tokens,
@@ -148,6 +161,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     minTokens: req.min_tokens ?? undefined,
     priority: req.priority ?? undefined,
     limit: outputLimit(req),
+    choices: choiceCount(req),
     promptField: 'prompt',
     prefix: (blockTokens) => size.hashes(size.tokens, blockTokens),
     promptTokens: size.tokens,
@@ -166,17 +180,28 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   }
   const byPriority = backend.config.schedulingPolicy === 'priority';
   priorityAllowed(p, byPriority, 'this engine schedules first come, first served');
+  if (p.choices > 1 && backend.config.prefixCachedOnAllocation !== true) {
+    // V0 forks one sequence group after a shared prefill; this model has no such group.
+    throw invalidRequest(
+      `n: expected 1 under this engine version (the simulated engine serves several choices as vLLM V1 does: --engine-version vllm-v1), got ${p.choices}`,
+      'n',
+    );
+  }
   const blockSize = backend.config.blockSize;
-  const result = backend.submit({
-    promptTokens: p.promptTokens,
-    maxTokens: p.limit?.tokens,
-    ignoreEos: p.ignoreEos,
-    minTokens: p.minTokens,
-    prefix: p.prefix(blockSize),
-    adapter,
-    priority: p.priority,
-    ...(p.echo === undefined ? {} : { echo: p.echo }),
-  });
+  const result = submitChoices(
+    backend,
+    {
+      promptTokens: p.promptTokens,
+      maxTokens: p.limit?.tokens,
+      ignoreEos: p.ignoreEos,
+      minTokens: p.minTokens,
+      prefix: p.prefix(blockSize),
+      adapter,
+      priority: p.priority,
+      ...(p.echo === undefined ? {} : { echo: p.echo }),
+    },
+    p.choices,
+  );
   if (!result.ok) {
     const load = backend.load();
     throw rejectionError(result.reason, {
@@ -188,10 +213,13 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
       kvTokens: load.kvTotalBlocks * blockSize,
     });
   }
-  const gen = result.generation;
+  const gens = result.generations;
+  const cancel = () => {
+    for (const gen of gens) gen.cancel();
+  };
   const signal = c.req.raw.signal;
-  if (signal.aborted) gen.cancel();
-  else signal.addEventListener('abort', () => gen.cancel(), { once: true });
+  if (signal.aborted) cancel();
+  else signal.addEventListener('abort', cancel, { once: true });
 
   const requestId = deps.nextId(c.req.header('x-request-id'));
   const head: ChunkHead = {
@@ -202,10 +230,14 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   };
   // Served by Node, the request's socket and response; in-process (`app.request`), neither.
   const node = c.env as Partial<HttpBindings> | undefined;
-  const call =
-    p.toolName === undefined
+  const toolName = p.toolName;
+  const calls =
+    toolName === undefined
       ? undefined
-      : new FillerToolCall(`chatcmpl-tool-${requestId}`, p.toolName);
+      : gens.map(
+          (_, i) =>
+            new FillerToolCall(`chatcmpl-tool-${requestId}${i > 0 ? `-${i}` : ''}`, toolName),
+        );
   const asked = p.responses;
   const builder =
     asked === undefined
@@ -218,34 +250,49 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   if (p.stream) {
     // Tokens already written reach the client, then the connection drops mid-body.
     const cut = () => (socket === undefined ? false : (socket.destroySoon(), true));
-    return sseResponse(kind, gen, head, node?.outgoing, cut, call, builder);
+    return sseResponse(kind, gens, head, node?.outgoing, cut, calls, builder);
   }
-  return c.json(await collect(kind, gen, head, () => socket?.destroy(), call, builder));
+  return c.json(await collect(kind, gens, head, () => socket?.destroy(), calls, builder));
 }
 
-/** Waits for the whole generation; the body OpenAI returns when `stream` is off. */
+/**
+ * Waits for every choice's whole generation; the body OpenAI returns when `stream` is off. Its
+ * usage: the prompt once, every choice's tokens.
+ */
 async function collect(
   kind: CompletionKind,
-  gen: Generation,
+  gens: readonly Generation[],
   head: ChunkHead,
   cut: () => void,
-  call: FillerToolCall | undefined,
+  calls: readonly FillerToolCall[] | undefined,
   builder: ResponseBuilder | undefined,
 ): Promise<object> {
-  let text = '';
-  for await (const ev of gen) {
+  const texts = gens.map(() => '');
+  const ends: { reason: FinishReason; completionTokens: number }[] = [];
+  let left = gens.length;
+  for await (const { choice, ev } of choiceEvents(gens)) {
+    const call = calls?.[choice];
     if (ev.type === 'token') {
       if (builder !== undefined) builder.add(replyPiece(ev.text, call));
-      else if (call === undefined) text += ev.text;
+      else if (call === undefined) texts[choice] += ev.text;
       else call.piece(ev.text);
     } else if (ev.type === 'finish') {
-      if (builder !== undefined) return builder.finish(replyEnd(gen, ev, call)).response;
-      const used = usage(gen.promptTokens, ev.completionTokens, gen.cachedTokens);
-      if (kind === 'text') return textCompletion(head, text, ev.reason, used);
-      if (call === undefined) return chatCompletion(head, text, ev.reason, used);
-      call.finish(ev.reason);
-      const reason = FillerToolCall.finishReason(ev.reason);
-      return chatCompletion(head, '', reason, used, { toolCalls: [call.whole()] });
+      if (builder !== undefined) return builder.finish(replyEnd(gens[0], ev, call)).response;
+      ends[choice] = ev;
+      if (--left > 0) continue;
+      const completion = ends.reduce((sum, e) => sum + e.completionTokens, 0);
+      const used = usage(gens[0].promptTokens, completion, gens[0].cachedTokens);
+      if (kind === 'text')
+        return textCompletionOf(
+          head,
+          texts.map((t, i) => textChoice(i, t, ends[i].reason)),
+          used,
+        );
+      return chatCompletionOf(
+        head,
+        texts.map((t, i) => wholeChatChoice(i, t, ends[i], calls?.[i])),
+        used,
+      );
     } else {
       cut();
       throw serverError(`generation ${head.id}: injected crash`, 'injected_crash');
@@ -258,4 +305,18 @@ async function collect(
     null,
     'shutting_down',
   );
+}
+
+/** A chat choice once generated: its text, or the call it was required to make. */
+function wholeChatChoice(
+  index: number,
+  text: string,
+  end: { readonly reason: FinishReason },
+  call: FillerToolCall | undefined,
+) {
+  if (call === undefined) return chatChoice(index, text, end.reason);
+  call.finish(end.reason);
+  return chatChoice(index, '', FillerToolCall.finishReason(end.reason), {
+    toolCalls: [call.whole()],
+  });
 }

@@ -1,9 +1,10 @@
 /**
- * A generation as an OpenAI SSE answer: a role chunk (chat), one chunk per token as the engine
- * emits it (a piece of a tool call's arguments when one is required: openai/filler-tool-call.ts),
- * a chunk with the finish reason, the usage chunk when asked, then `[DONE]`. Main
- * rule: a client that goes away cancels the generation in the same tick; an injected crash cuts
- * the connection with no terminating chunk, as a dead server would.
+ * A request's generations — one per choice (`n`) — as an OpenAI SSE answer: a role chunk per
+ * choice (chat), one chunk per token as the engine emits it, tagged with its choice's index (a
+ * piece of a tool call's arguments when one is required: openai/filler-tool-call.ts), a chunk
+ * with each choice's finish reason, the usage chunk when asked, then `[DONE]`. Main rule: a
+ * client that goes away cancels every choice in the same tick; an injected crash cuts the
+ * connection with no terminating chunk, as a dead server would.
  *
  * Served by Node (`outgoing` given), the bytes go straight to Node's response, as the gateway
  * writes its own: no web stream between the engine and the socket, so the yardstick the
@@ -28,6 +29,7 @@ import { FillerToolCall } from '../openai/filler-tool-call.ts';
 import type { ReplyEnd, ReplyPiece, ResponseBuilder } from '../openai/response-events.ts';
 import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { Generation, GenerationEvent } from './generation.ts';
+import { choiceEvents } from './choices.ts';
 
 /** The API asked: chat, text, or the Responses API (the chat it is, answered as its items). */
 export type CompletionKind = 'chat' | 'text' | 'responses';
@@ -44,22 +46,22 @@ const encoder = new TextEncoder();
 
 export function sseResponse(
   kind: CompletionKind,
-  gen: Generation,
+  gens: readonly Generation[],
   head: ChunkHead,
   outgoing: ServerResponse | undefined,
   /** Ends the connection abruptly once what was written is flushed; false if there is none. */
   cutConnection: () => boolean,
-  /** The tool call a chat must answer with, if one is required. */
-  call?: FillerToolCall,
-  /** The Responses answer the tokens build, when the Responses API was asked. */
+  /** The tool call each choice of a chat must answer with, if one is required. */
+  calls?: readonly FillerToolCall[],
+  /** The Responses answer the tokens build, when the Responses API was asked (one choice). */
   builder?: ResponseBuilder,
 ): Response {
   const answer = (to: SseSink) => {
     const form =
       builder === undefined
-        ? completionEvents(kind as 'chat' | 'text', gen, head, call)
-        : responseEvents(builder, gen, call);
-    writeEvents(form, gen, cutConnection, to).catch(to.fail);
+        ? completionEvents(kind as 'chat' | 'text', gens, head, calls)
+        : responseEvents(builder, gens[0], calls?.[0]);
+    writeEvents(form, gens, head.id, cutConnection, to).catch(to.fail);
   };
   if (outgoing !== undefined) {
     outgoing.writeHead(200, SSE_HEADERS);
@@ -90,73 +92,92 @@ export function sseResponse(
     },
     cancel() {
       open = false;
-      gen.cancel();
+      for (const gen of gens) gen.cancel();
     },
   });
   return new Response(body, { headers: SSE_HEADERS });
 }
 
-/** How a generation is written: what opens it, each token, and the events of its finish. */
+type FinishEvent = Extract<GenerationEvent, { type: 'finish' }>;
+
+/** How generations are written: what opens them, each token, each finish, and the close. */
 interface EventForm {
-  /** Chat's role chunk, the Responses API's created events; '' for none. */
+  /** Chat's role chunks, the Responses API's created events; '' for none. */
   readonly opening: string;
-  token(text: string): string;
-  /** The finish's events, each its own write: the same HTTP chunks, not only the same bytes. */
-  finish(ev: Extract<GenerationEvent, { type: 'finish' }>): string[];
+  token(choice: number, text: string): string;
+  /** A choice's finish: its events, each its own write (the same HTTP chunks, not only bytes). */
+  finish(choice: number, ev: FinishEvent): string[];
+  /** Once every choice has finished, given their finishes in choice order: the last events. */
+  close(finishes: readonly FinishEvent[]): string[];
 }
 
-/** The opening, every token as the engine emits it, then the finish's events or the break. */
+/** The opening, every token as the engine emits it, each finish, then the close or the break. */
 async function writeEvents(
   form: EventForm,
-  gen: Generation,
+  gens: readonly Generation[],
+  id: string,
   cutConnection: () => boolean,
   to: SseSink,
 ): Promise<void> {
   if (form.opening !== '') to.write(form.opening);
-  for await (const ev of gen) {
+  const finishes: FinishEvent[] = [];
+  let left = gens.length;
+  for await (const { choice, ev } of choiceEvents(gens)) {
     if (ev.type === 'token') {
-      to.write(form.token(ev.text));
+      to.write(form.token(choice, ev.text));
     } else if (ev.type === 'finish') {
-      for (const event of form.finish(ev)) to.write(event);
+      finishes[choice] = ev;
+      for (const event of form.finish(choice, ev)) to.write(event);
+      if (--left > 0) continue;
+      for (const event of form.close(finishes)) to.write(event);
       to.end();
       return;
     } else {
       // No socket to cut (in-process use): fail the body instead. With a socket the answer
       // just stops; the socket's close ends the request.
-      if (!cutConnection()) to.fail(new Error(`generation ${gen.id}: injected crash`));
+      if (!cutConnection()) to.fail(new Error(`generation ${id}: injected crash`));
       return;
     }
   }
   // Ended without a finish: the client left (nothing reads this), or the backend shut down
   // under it.
-  to.fail(new Error(`generation ${gen.id} ended before it finished`));
+  to.fail(new Error(`generation ${id} ended before it finished`));
 }
 
 /**
- * A chat or text completion's chunks: the role chunk (chat), a chunk per token (a piece of the
- * call when one is required), the finish, the usage when asked, then `[DONE]`.
+ * A chat or text completion's chunks: the role chunks (chat), a chunk per token (a piece of the
+ * call when one is required), each choice's finish, the usage when asked, then `[DONE]`.
  */
 function completionEvents(
   kind: 'chat' | 'text',
-  gen: Generation,
+  gens: readonly Generation[],
   head: ChunkHead,
-  call: FillerToolCall | undefined,
+  calls: readonly FillerToolCall[] | undefined,
 ): EventForm {
-  const chunk = (delta: object, text: string, reason: FinishReason | null) =>
-    sseData(kind === 'chat' ? chatChunk(head, delta, reason) : textChunk(head, text, reason));
+  const chunk = (choice: number, delta: object, text: string, reason: FinishReason | null) =>
+    sseData(
+      kind === 'chat'
+        ? chatChunk(head, delta, reason, null, choice)
+        : textChunk(head, text, reason, null, choice),
+    );
+  const role = { role: 'assistant', content: '' };
   return {
-    opening:
-      kind === 'chat' ? sseData(chatChunk(head, { role: 'assistant', content: '' }, null)) : '',
-    token: (text) =>
-      chunk(call === undefined ? { content: text } : { tool_calls: call.piece(text) }, text, null),
-    finish: (ev) => {
+    opening: kind === 'chat' ? gens.map((_, i) => chunk(i, role, '', null)).join('') : '',
+    token: (choice, text) => {
+      const call = calls?.[choice];
+      const delta = call === undefined ? { content: text } : { tool_calls: call.piece(text) };
+      return chunk(choice, delta, text, null);
+    },
+    finish: (choice, ev) => {
+      const call = calls?.[choice];
       const closing = call?.finish(ev.reason);
       const reason = call === undefined ? ev.reason : FillerToolCall.finishReason(ev.reason);
-      const last = chunk(closing === undefined ? {} : { tool_calls: closing }, '', reason);
-      const used = head.includeUsage
-        ? [sseData(usageEvent(kind, gen, head, ev.completionTokens))]
-        : [];
-      return [last, ...used, SSE_DONE];
+      return [chunk(choice, closing === undefined ? {} : { tool_calls: closing }, '', reason)];
+    },
+    close: (finishes) => {
+      if (!head.includeUsage) return [SSE_DONE];
+      const completion = finishes.reduce((sum, ev) => sum + ev.completionTokens, 0);
+      return [sseData(usageEvent(kind, gens[0], head, completion)), SSE_DONE];
     },
   };
 }
@@ -169,8 +190,9 @@ function responseEvents(
 ): EventForm {
   return {
     opening: builder.opening(),
-    token: (text) => builder.add(replyPiece(text, call)),
-    finish: (ev) => [builder.finish(replyEnd(gen, ev, call)).events],
+    token: (_choice, text) => builder.add(replyPiece(text, call)),
+    finish: (_choice, ev) => [builder.finish(replyEnd(gen, ev, call)).events],
+    close: () => [],
   };
 }
 
@@ -194,6 +216,10 @@ export function replyEnd(
   };
 }
 
+/**
+ * The usage chunk: the prompt once, the tokens of every choice, the first choice's prefix-cache
+ * hit and TTFT parts (the choice that computed the prompt).
+ */
 function usageEvent(kind: CompletionKind, gen: Generation, head: ChunkHead, completion: number) {
   const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   const used = usageChunk(object, head, usage(gen.promptTokens, completion, gen.cachedTokens));

@@ -93,19 +93,23 @@ export interface ChatDelta {
   readonly tool_calls?: readonly ToolCallDelta[];
 }
 
-/** `logprobs`: the token's log probabilities, when asked for (a server's, passed on). */
+/**
+ * `logprobs`: the token's log probabilities, when asked for (a server's, passed on); `index`:
+ * the choice it belongs to (a request for `n` of them).
+ */
 export function chatChunk(
   head: ChunkHead,
   delta: ChatDelta,
   finishReason: FinishReason | null,
   logprobs: object | null = null,
+  index = 0,
 ) {
   return {
     id: head.id,
     object: 'chat.completion.chunk' as const,
     created: head.created,
     model: head.model,
-    choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
+    choices: [{ index, delta, logprobs, finish_reason: finishReason }],
     ...(head.includeUsage ? { usage: null } : {}),
   };
 }
@@ -115,13 +119,14 @@ export function textChunk(
   text: string,
   finishReason: FinishReason | null,
   logprobs: object | null = null,
+  index = 0,
 ) {
   return {
     id: head.id,
     object: 'text_completion' as const,
     created: head.created,
     model: head.model,
-    choices: [{ index: 0, text, logprobs, finish_reason: finishReason }],
+    choices: [{ index, text, logprobs, finish_reason: finishReason }],
     ...(head.includeUsage ? { usage: null } : {}),
   };
 }

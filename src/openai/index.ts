@@ -34,8 +34,10 @@ export {
 export { MAX_JSON_DEPTH, checkJsonShape } from './json-shape.ts';
 export { decodeUtf8 } from './utf8-text.ts';
 export {
+  MAX_CHOICES,
   MAX_TOKENS_LIMIT,
   checkCommonRules,
+  choiceCount,
   commonFields,
   includeUsage,
   outputLimit,
@@ -123,9 +125,13 @@ export {
   type ResponseHead,
   type Usage,
   answerId,
+  chatChoice,
   chatCompletion,
+  chatCompletionOf,
   modelList,
+  textChoice,
   textCompletion,
+  textCompletionOf,
   usage,
 } from './responses.ts';
 export {

@@ -22,6 +22,12 @@ import { byForm, expect, flag, isText, listOf, text, type Wording } from './vali
 /** The largest max_tokens the wire format accepts; a server checks it against its context too. */
 export const MAX_TOKENS_LIMIT = 1_048_576;
 
+/** The most choices one request may ask for (`n`): OpenAI's limit. */
+export const MAX_CHOICES = 128;
+
+/** The choices a request asks for: its `n`, 1 when absent. */
+export const choiceCount = (req: { readonly n?: number | null }): number => req.n ?? 1;
+
 /** An output limit: max_tokens, or chat's max_completion_tokens. */
 export const maxTokens = z
   .int(expect(`an integer in [1, ${MAX_TOKENS_LIMIT}]`))
@@ -69,7 +75,12 @@ export const commonFields = {
   top_p: unitNumber(0, 1),
   presence_penalty: unitNumber(-2, 2),
   frequency_penalty: unitNumber(-2, 2),
-  n: z.literal(1, expect('1 (only one choice per request is supported)')).nullish(),
+  /** Choices sampled from the one prompt (parallel sampling). */
+  n: z
+    .int(expect(`an integer from 1 to ${MAX_CHOICES}`))
+    .min(1)
+    .max(MAX_CHOICES)
+    .nullish(),
   stop: byForm(stopForm, 'a string or an array of strings').nullish(),
   seed: z.int(expect('an integer')).nullish(),
   user: text('a string').nullish(),

@@ -74,28 +74,45 @@ export function chatCompletion(
   content: string,
   finishReason: FinishReason,
   used: Usage,
-  { reasoning, toolCalls, logprobs = null }: ReplyExtras = {},
+  extras: ReplyExtras = {},
 ) {
-  const calls = toolCalls !== undefined && toolCalls.length > 0 ? toolCalls : undefined;
+  return chatCompletionOf(head, [chatChoice(0, content, finishReason, extras)], used);
+}
+
+/** A whole chat completion of several choices (`n`), each made by `chatChoice`. */
+export function chatCompletionOf(
+  head: ResponseHead,
+  choices: readonly ReturnType<typeof chatChoice>[],
+  used: Usage,
+) {
   return {
     id: head.id,
     object: 'chat.completion' as const,
     created: head.created,
     model: head.model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant' as const,
-          content: calls !== undefined && content === '' ? null : content,
-          ...(reasoning === undefined ? {} : { [reasoning.field]: reasoning.text }),
-          ...(calls === undefined ? {} : { tool_calls: calls }),
-        },
-        logprobs,
-        finish_reason: finishReason,
-      },
-    ],
+    choices,
     usage: used,
+  };
+}
+
+/** One choice of a whole chat completion: the reply at `index`. */
+export function chatChoice(
+  index: number,
+  content: string,
+  finishReason: FinishReason,
+  { reasoning, toolCalls, logprobs = null }: ReplyExtras = {},
+) {
+  const calls = toolCalls !== undefined && toolCalls.length > 0 ? toolCalls : undefined;
+  return {
+    index,
+    message: {
+      role: 'assistant' as const,
+      content: calls !== undefined && content === '' ? null : content,
+      ...(reasoning === undefined ? {} : { [reasoning.field]: reasoning.text }),
+      ...(calls === undefined ? {} : { tool_calls: calls }),
+    },
+    logprobs,
+    finish_reason: finishReason,
   };
 }
 
@@ -106,14 +123,33 @@ export function textCompletion(
   used: Usage,
   logprobs: object | null = null,
 ) {
+  return textCompletionOf(head, [textChoice(0, text, finishReason, logprobs)], used);
+}
+
+/** A whole text completion of several choices (`n`), each made by `textChoice`. */
+export function textCompletionOf(
+  head: ResponseHead,
+  choices: readonly ReturnType<typeof textChoice>[],
+  used: Usage,
+) {
   return {
     id: head.id,
     object: 'text_completion' as const,
     created: head.created,
     model: head.model,
-    choices: [{ index: 0, text, logprobs, finish_reason: finishReason }],
+    choices,
     usage: used,
   };
+}
+
+/** One choice of a whole text completion: the text at `index`. */
+export function textChoice(
+  index: number,
+  text: string,
+  finishReason: FinishReason,
+  logprobs: object | null = null,
+) {
+  return { index, text, logprobs, finish_reason: finishReason };
 }
 
 export interface ModelCard {

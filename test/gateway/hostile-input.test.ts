@@ -293,7 +293,7 @@ const cases: Case[] = [
   {
     name: 'n: 2',
     send: () => post(chat({ n: 2 })),
-    want: bad(/^n: expected 1 \(only one choice per request is supported\), got 2$/, 'n'),
+    want: bad(/^n: expected 1 \(the gateway relays one choice\), got 2$/, 'n'),
   },
   ...(
     [

@@ -1,0 +1,67 @@
+/**
+ * A request's choices (`n`), as vLLM V1 serves them: one generation per choice, each its own
+ * request in the engine with the same prompt — the prefix cache has the first compute it and the
+ * rest find it (`prefixCachedOnAllocation`) — and their events read as one stream, each tagged
+ * with its choice. Main rule: all or none; a choice the engine refuses withdraws those already
+ * submitted, and a reader that stops early cancels every choice still running.
+ */
+import { EventChannel } from './event-channel.ts';
+import type { Generation, GenerationEvent } from './generation.ts';
+import type { GenerationRequest, SimulatedBackend, SubmitResult } from './simulated-backend.ts';
+
+export interface ChoiceEvent {
+  readonly choice: number;
+  readonly ev: GenerationEvent;
+}
+
+export type ChoicesResult =
+  | { readonly ok: true; readonly generations: readonly Generation[] }
+  | Extract<SubmitResult, { ok: false }>;
+
+/** Submits `n` generations of one request: all accepted, or none (the first refusal's reason). */
+export function submitChoices(
+  backend: SimulatedBackend,
+  req: GenerationRequest,
+  n: number,
+): ChoicesResult {
+  const generations: Generation[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = backend.submit(req);
+    if (!r.ok) {
+      for (const g of generations) g.cancel();
+      return r;
+    }
+    generations.push(r.generation);
+  }
+  return { ok: true, generations };
+}
+
+/**
+ * The choices' events as the engine emits them, each with its choice's index; ends once every
+ * choice's has. Leaving the loop early cancels the choices still running.
+ */
+export async function* choiceEvents(gens: readonly Generation[]): AsyncGenerator<ChoiceEvent> {
+  if (gens.length === 1) {
+    for await (const ev of gens[0]) yield { choice: 0, ev };
+    return;
+  }
+  const merged = new EventChannel<ChoiceEvent>();
+  let open = gens.length;
+  const pump = async (gen: Generation, choice: number) => {
+    try {
+      for await (const ev of gen) merged.push({ choice, ev });
+    } finally {
+      if (--open === 0) merged.end();
+    }
+  };
+  gens.forEach((gen, choice) => void pump(gen, choice));
+  try {
+    for (;;) {
+      const r = await merged.next();
+      if (r.done) return;
+      yield r.value;
+    }
+  } finally {
+    for (const gen of gens) gen.cancel();
+  }
+}
