@@ -79,6 +79,7 @@ function setup(type: string) {
         replica: i,
         promptTokens: 3_000,
         kvTokens: 3_400,
+        seqs: 1,
         itlSloMs: 80,
         lengths: undefined,
         capTokens: 2_000,

@@ -28,6 +28,7 @@ import { deadlineOutOfReach, finalRefusal, refusedUpFront } from './admission/up
 import type { LlmRequest } from './request/request.ts';
 import type { SloClassName } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
+import { choicesOf, servedGpuMs } from './request/demand.ts';
 import { servingOnly, type ReplicaSnapshot } from './fleet/replica-snapshot.ts';
 import { ROUTERS } from './routing/registry.ts';
 import { lookupTenant, type TenantDirectory } from './config/tenant-schema.ts';
@@ -357,10 +358,11 @@ export class Pipeline<H> {
   }
 
   /**
-   * A dispatched ticket ended (at `nowMs`, for the KV term of the cost); `completed` when it ran
-   * to its natural end (EOS or max tokens).
+   * A dispatched ticket ended (at `nowMs`, for the KV term of the cost) with `outputTokens` in
+   * all; `completed` when it ran to its natural end (EOS or max tokens). `each` choice's tokens,
+   * when given, are what a request for several has the length model learn, one by one.
    */
-  end(t: Ticket<H>, outputTokens: Tokens, completed: boolean, nowMs?: Ms): void {
+  end(t: Ticket<H>, outputTokens: Tokens, completed: boolean, nowMs?: Ms, each?: Tokens[]): void {
     if (t.state === 'ended') return;
     if (t.entry !== null) this.dispatcher.feed.ended(t.entry, nowMs);
     // A host that does not report every token (a baseline's) is charged for them at the end.
@@ -368,7 +370,7 @@ export class Pipeline<H> {
     this.forget(t);
     t.state = 'ended';
     this.settle(t, outputTokens);
-    this.learned.ended(t, outputTokens, completed);
+    this.learned.ended(t, choicesOf(t.req) > 1 && each ? each : [outputTokens], completed);
   }
 
   private forget(t: Ticket<H>): void {
@@ -377,9 +379,7 @@ export class Pipeline<H> {
   }
 
   private settle(t: Ticket<H>, outputTokens: Tokens): void {
-    const d = t.demand;
-    const perToken = d.output.p90 > 0 ? (d.workP90Ms - d.prefillMs) / d.output.p90 : 0;
-    const gpuMs = d.prefillMs + outputTokens * perToken;
+    const gpuMs = servedGpuMs(t.demand, choicesOf(t.req), outputTokens);
     this.admission.settle(this.admissionState, t.req, outputTokens, gpuMs, this.nowMs);
   }
 

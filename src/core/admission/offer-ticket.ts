@@ -8,7 +8,7 @@ import type { AdmissionContext } from './admission.ts';
 import type { ResolvedPolicy } from '../config/policy.ts';
 import { lookupTenant } from '../config/tenant-schema.ts';
 import type { AdmissionDecision } from '../request/decision.ts';
-import { reservedOutputTokens, type Demand } from '../request/demand.ts';
+import { reservedKvTokens, type Demand } from '../request/demand.ts';
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { Ms } from '../request/units.ts';
@@ -102,7 +102,7 @@ function baseDemand(
     req.tenant,
     outputCap(req, cls, terms.spec.maxModelLen),
   );
-  const kvTokens = req.inputTokens + reservedOutputTokens(output);
+  const kvTokens = reservedKvTokens(req, output);
   return {
     inputTokens: req.inputTokens,
     prefixHitTokens: 0,

@@ -27,6 +27,7 @@ import { Router, type RouterOptions } from '../routing/router.ts';
 import { HeldReplicas } from './held-replicas.ts';
 import { LedgerFeed } from './ledger-feed.ts';
 import { dispatchStrategy, type DispatchStrategy } from './strategies.ts';
+import { choicesOf } from '../request/demand.ts';
 
 /** What the dispatcher decided, for the pipeline to apply: it alone writes a ticket. */
 export type DispatchDecision<H> =
@@ -354,6 +355,7 @@ export class Dispatcher<H> {
       replica: replica.index,
       promptTokens: t.req.inputTokens - hitTokens,
       kvTokens: t.demand.kvTokens,
+      seqs: choicesOf(t.req),
       itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
       lengths: t.lengths,
       capTokens: t.capTokens,
@@ -380,7 +382,7 @@ export class Dispatcher<H> {
     const uncached = t.req.inputTokens - hitTokens;
     const work =
       inputWeight * uncached +
-      outputWeight * Math.max(1, Math.min(t.capTokens, t.demand.output.p50));
+      outputWeight * choicesOf(t.req) * Math.max(1, Math.min(t.capTokens, t.demand.output.p50));
     const p = t.band;
     // Deferred work also passes a higher class that is refusing requests for their wait.
     const passed =

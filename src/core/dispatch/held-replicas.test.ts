@@ -20,6 +20,7 @@ function stream(replica: number, streamed: number, adapter?: string): LedgerEntr
     replica,
     promptTokens: 100,
     kvTokens: 200,
+    seqs: 1,
     itlSloMs: 80,
     lengths: undefined,
     capTokens: 1_000,

@@ -8,7 +8,7 @@
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { Tokens } from '../request/units.ts';
-import { reservedOutputTokens, type Demand } from '../request/demand.ts';
+import { choicesOf, reservedKvTokens, type Demand } from '../request/demand.ts';
 import type { FleetLoad } from './fleet-load.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
@@ -44,7 +44,7 @@ export function estimateDemand(
   // there, and its KV crosses to the decode replica before that replica's first step.
   const transfer = spec.kvTransferMs;
   const handoverMs = transfer === undefined ? 0 : fleet.prefillQueueMs + transfer(req.inputTokens);
-  const kvTokens = req.inputTokens + reservedOutputTokens(output);
+  const kvTokens = reservedKvTokens(req, output);
   const batch = Math.max(1, fleet.decodeBatch);
   return {
     inputTokens: req.inputTokens,
@@ -57,14 +57,14 @@ export function estimateDemand(
     kvTokens,
     kvBytes: kvTokens * spec.kvBytesPerToken,
     // GPU time the request is answerable for: its prefill plus its share of each decode step.
-    workP90Ms: prefillMs + (output.p90 * fleet.decodeStepMs) / batch,
+    workP90Ms: prefillMs + (choicesOf(req) * output.p90 * fleet.decodeStepMs) / batch,
   };
 }
 
 /**
  * What a request is charged against its tenant's token quota at the door: its prompt plus its
  * output cap — or, when it set none, the output its class and tenant are predicted to reach at
- * p90, as the memory gate reserves.
+ * p90, as the memory gate reserves — for each of its choices.
  */
 export function tenantCharge(
   req: LlmRequest,
@@ -75,5 +75,5 @@ export function tenantCharge(
   const output =
     req.maxTokens ??
     outputs.predict(cls.name, req.tenant, outputCap(req, cls, spec.maxModelLen)).p90;
-  return req.inputTokens + output;
+  return req.inputTokens + choicesOf(req) * output;
 }

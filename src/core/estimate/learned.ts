@@ -16,6 +16,7 @@ import { OutputLengthModel } from './output-length-model.ts';
 import { PredictionErrors } from './prediction-errors.ts';
 import { QueueBudgets } from './queue-budget.ts';
 import { DEFAULT_WAIT_CALIBRATION, WaitCalibration } from './wait-calibration.ts';
+import { choicesOf } from '../request/demand.ts';
 
 export class Learned {
   readonly outputs: OutputLengthModel;
@@ -70,9 +71,9 @@ export class Learned {
     );
   }
 
-  /** A ticket was dispatched: its output length will be learned when it ends. */
+  /** A ticket was dispatched: its output lengths (each choice's) will be learned when it ends. */
   dispatched<H>(t: Ticket<H>): void {
-    this.outputs.started(t.cls.name, t.req.tenant);
+    this.outputs.started(t.cls.name, t.req.tenant, choicesOf(t.req));
   }
 
   /** A request of `cls` was refused at the door because its wait would not fit. */
@@ -91,16 +92,21 @@ export class Learned {
     }
   }
 
-  /** A dispatched ticket ended; `completed` when it ran to its natural end (EOS or max tokens). */
-  ended<H>(t: Ticket<H>, outputTokens: Tokens, completed: boolean): void {
+  /**
+   * A dispatched ticket ended with `outputs`, each choice's tokens (one for most requests);
+   * `completed` when it ran to its natural end (EOS or max tokens).
+   */
+  ended<H>(t: Ticket<H>, outputs: readonly Tokens[], completed: boolean): void {
     if (!completed) {
-      this.outputs.abandoned(t.cls.name, t.req.tenant);
+      this.outputs.abandoned(t.cls.name, t.req.tenant, choicesOf(t.req));
       return;
     }
-    // An output cut at its cap is a lower bound of the true length: the length model keeps it
-    // as one, and the prediction error, which needs the true length, leaves it out.
-    const capped = t.req.maxTokens !== undefined && outputTokens >= t.req.maxTokens;
-    this.outputs.observe(t.cls.name, t.req.tenant, outputTokens, capped);
-    if (!capped) this.errors.recordOutput(t.demand.output.p90, outputTokens);
+    for (const outputTokens of outputs) {
+      // An output cut at its cap is a lower bound of the true length: the length model keeps it
+      // as one, and the prediction error, which needs the true length, leaves it out.
+      const capped = t.req.maxTokens !== undefined && outputTokens >= t.req.maxTokens;
+      this.outputs.observe(t.cls.name, t.req.tenant, outputTokens, capped);
+      if (!capped) this.errors.recordOutput(t.demand.output.p90, outputTokens);
+    }
   }
 }

@@ -138,18 +138,21 @@ export class OutputLengthModel {
     c.all.ended++;
   }
 
-  /** A request of `cls` from `tenant` was dispatched: it will end, and tell its length then. */
-  started(cls: SloClassName, tenant: string): void {
+  /**
+   * A request of `cls` from `tenant` was dispatched: it will end, and tell its length then (each
+   * of its `outputs`, one per choice).
+   */
+  started(cls: SloClassName, tenant: string, outputs = 1): void {
     const c = this.classHistory(cls);
-    this.tenantHistory(c, tenant).started++;
-    c.all.started++;
+    this.tenantHistory(c, tenant).started += outputs;
+    c.all.started += outputs;
   }
 
   /** A dispatched request ended without a natural length (cancelled, failed, cut). */
-  abandoned(cls: SloClassName, tenant: string): void {
+  abandoned(cls: SloClassName, tenant: string, outputs = 1): void {
     const c = this.classHistory(cls);
-    this.tenantHistory(c, tenant).ended++;
-    c.all.ended++;
+    this.tenantHistory(c, tenant).ended += outputs;
+    c.all.ended += outputs;
   }
 
   /**

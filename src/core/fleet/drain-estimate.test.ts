@@ -10,6 +10,7 @@ function running(replica: number, expectTokens: number, streamed: number, capTok
     replica,
     promptTokens: 100,
     kvTokens: 200,
+    seqs: 1,
     itlSloMs: 80,
     lengths: undefined,
     capTokens,

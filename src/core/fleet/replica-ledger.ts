@@ -19,6 +19,11 @@ export interface LedgerEntry {
   /** Prompt tokens the replica must compute (cache hits the router guarantees excluded). */
   readonly promptTokens: Tokens;
   readonly kvTokens: Tokens;
+  /**
+   * The sequences it runs in the batch: its choices (`n`), which decode side by side. Its
+   * `streamed` counts the first choice's tokens: the steps it has run.
+   */
+  readonly seqs: number;
   /** The stream's p99 gap objective; Infinity when its class sets none. */
   readonly itlSloMs: Ms;
   /** What its class and tenant's outputs look like, when known: how likely it ends soon. */
@@ -47,6 +52,8 @@ export interface LedgerEntry {
 
 export interface ReplicaAccount {
   readonly entries: LedgerEntry[];
+  /** Σ seqs over its entries: the batch slots (vLLM's max_num_seqs) they hold. */
+  seqs: number;
   prefilling: number;
   pendingPrefillTokens: Tokens;
   /** Σ prompt² over prefilling entries: their attention work. */
@@ -106,6 +113,7 @@ export class ReplicaLedger {
     while (this.replicas.length < n) {
       this.replicas.push({
         entries: [],
+        seqs: 0,
         prefilling: 0,
         pendingPrefillTokens: 0,
         pendingAttnWork: 0,
@@ -132,6 +140,7 @@ export class ReplicaLedger {
     const r = this.replicas[e.replica];
     e.slot = r.entries.length;
     r.entries.push(e);
+    r.seqs += e.seqs;
     this.inFlight++;
     r.prefilling++;
     r.pendingPrefillTokens += e.promptTokens;
@@ -150,16 +159,18 @@ export class ReplicaLedger {
     e.spanFromMs = nowMs;
     e.spanFromToken = 1;
     e.spanProfileMs = 0;
-    r.decoding++;
-    r.decodeContextTokens += e.promptTokens + 1;
-    this.decoding++;
-    this.decodeContextTokens += e.promptTokens + 1;
+    const context = e.seqs * (e.promptTokens + 1);
+    r.decoding += e.seqs;
+    r.decodeContextTokens += context;
+    this.decoding += e.seqs;
+    this.decodeContextTokens += context;
   }
 
+  /** A step of `e`'s: a token of each of its choices. */
   token(e: LedgerEntry): void {
     e.streamed++;
-    this.replicas[e.replica].decodeContextTokens++;
-    this.decodeContextTokens++;
+    this.replicas[e.replica].decodeContextTokens += e.seqs;
+    this.decodeContextTokens += e.seqs;
   }
 
   remove(e: LedgerEntry): void {
@@ -167,11 +178,13 @@ export class ReplicaLedger {
     if (r.entries[e.slot] !== e) return;
     if (e.streamed === 0) this.endPrefill(r, e);
     else {
-      r.decoding--;
-      r.decodeContextTokens -= e.promptTokens + e.streamed;
-      this.decoding--;
-      this.decodeContextTokens -= e.promptTokens + e.streamed;
+      const context = e.seqs * (e.promptTokens + e.streamed);
+      r.decoding -= e.seqs;
+      r.decodeContextTokens -= context;
+      this.decoding -= e.seqs;
+      this.decodeContextTokens -= context;
     }
+    r.seqs -= e.seqs;
     r.reservedKvTokens -= e.kvTokens;
     r.paceTrack.batchStepMs = NaN;
     if (e.itlSloMs !== Infinity) {

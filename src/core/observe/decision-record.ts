@@ -30,6 +30,8 @@ export interface DecisionRecord {
   readonly class: SloClassName | null;
   /** The LoRA adapter the request asked for; absent for the base model. */
   readonly adapter?: string;
+  /** The choices it asked for (`n`), when more than one. */
+  readonly choices?: number;
   readonly policy_revision: string;
   readonly at_ms: number;
   readonly slo_ms: {
@@ -114,6 +116,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
     tenant: d.req.tenant,
     class: d.req.sloClass,
     ...(d.req.adapter === undefined ? {} : { adapter: d.req.adapter }),
+    ...(d.req.choices === undefined ? {} : { choices: d.req.choices }),
     policy_revision: d.revision,
     at_ms: r3(d.atMs),
     slo_ms: {

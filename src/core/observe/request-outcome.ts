@@ -22,8 +22,13 @@ export interface RequestOutcome extends Partial<TtftParts> {
   /** Admitted on its final attempt (rejected requests were not). */
   readonly admitted: boolean;
   readonly inputTokens: Tokens;
-  /** Tokens streamed back to the client. */
+  /** Tokens streamed back to the client (every choice's, of a request for several). */
   readonly outputTokens: Tokens;
+  /**
+   * A request for several choices (`n`): the most tokens one choice streamed. Its TPOT is that
+   * stream's: choices decode side by side, and the longest ends last.
+   */
+  readonly longestChoiceTokens?: Tokens;
   /** Prompt tokens actually computed by the engine (after prefix-cache hits, including recomputes). */
   readonly cachedTokens: Tokens;
   /** From arrival; undefined when no token was produced. */
@@ -48,8 +53,12 @@ export interface RequestOutcome extends Partial<TtftParts> {
   readonly degradeLevel?: number;
 }
 
-/** TPOT as vLLM defines it: (E2E − TTFT) / (output tokens − 1), only for more than one token. */
+/**
+ * TPOT as vLLM defines it: (E2E − TTFT) / (output tokens − 1), only for more than one token; of
+ * several choices, over the longest one's tokens.
+ */
 export function tpotMs(o: RequestOutcome): Ms | undefined {
-  if (o.ttftMs === undefined || o.e2eMs === undefined || o.outputTokens < 2) return undefined;
-  return (o.e2eMs - o.ttftMs) / (o.outputTokens - 1);
+  const tokens = o.longestChoiceTokens ?? o.outputTokens;
+  if (o.ttftMs === undefined || o.e2eMs === undefined || tokens < 2) return undefined;
+  return (o.e2eMs - o.ttftMs) / (tokens - 1);
 }

@@ -24,6 +24,30 @@ export function reservedOutputTokens(o: OutputPrediction): Tokens {
   return o.reserve ?? o.p90;
 }
 
+/**
+ * The GPU time `outputTokens` (every choice's) took: the prefill, and each token at the rate the
+ * predicted work gives a token of one of the `choices`.
+ */
+export function servedGpuMs(d: Demand, choices: number, outputTokens: Tokens): Ms {
+  const outputs = choices * d.output.p90;
+  const perToken = outputs > 0 ? (d.workP90Ms - d.prefillMs) / outputs : 0;
+  return d.prefillMs + outputTokens * perToken;
+}
+
+/** The sequences a request runs: its choices (`n`), 1 when it asks for one. */
+export const choicesOf = (req: { readonly choices?: number }): number => req.choices ?? 1;
+
+/**
+ * The KV a request reserves: its prompt once — its choices share it through the prefix cache —
+ * and each choice's output.
+ */
+export function reservedKvTokens(
+  req: { readonly inputTokens: Tokens; readonly choices?: number },
+  o: OutputPrediction,
+): Tokens {
+  return req.inputTokens + choicesOf(req) * reservedOutputTokens(o);
+}
+
 export interface Demand {
   readonly inputTokens: Tokens;
   /** Prompt tokens expected to come from the prefix cache (0 for a router without a prefix index). */
@@ -40,10 +64,11 @@ export interface Demand {
    * plane's queue nor its prefill (0 when prompts are computed where they decode).
    */
   readonly handoverMs: Ms;
+  /** Each choice's output (a request for several has them all alike). */
   readonly output: OutputPrediction;
-  /** KV to reserve: prompt + predicted output p90, in tokens and bytes. */
+  /** KV to reserve: prompt + predicted output p90 of each choice, in tokens and bytes. */
   readonly kvTokens: Tokens;
   readonly kvBytes: number;
-  /** Prefill plus p90 output decoded at the current per-token step time. */
+  /** Prefill plus p90 output of each choice decoded at the current per-token step time. */
   readonly workP90Ms: Ms;
 }

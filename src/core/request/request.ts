@@ -35,8 +35,13 @@ export interface LlmRequest {
   readonly inputTokensAtLeast?: Tokens;
   /** Tokens the model will generate before it stops (known to the simulator, not to policy). */
   readonly outputTokens: Tokens;
-  /** The client's cap on output tokens, when it set one. */
+  /** The client's cap on output tokens, when it set one (each choice's). */
   readonly maxTokens?: Tokens;
+  /**
+   * Choices sampled from the one prompt (OpenAI's `n`): as many sequences, each its own output,
+   * sharing the prompt's KV through the prefix cache (vLLM V1). Absent: 1.
+   */
+  readonly choices?: number;
   readonly tenant: string;
   /** The class the request asks for; admission checks the tenant is granted it. */
   readonly sloClass: SloClassName;

@@ -30,6 +30,7 @@ const ledgerEntry = (o: Partial<LedgerEntry> = {}): LedgerEntry => ({
   replica: 0,
   promptTokens: 100,
   kvTokens: 200,
+  seqs: 1,
   itlSloMs: 80,
   lengths: undefined,
   capTokens: 100,

@@ -25,10 +25,13 @@ import {
 } from '../fleet/replica-ledger.ts';
 import type { RouteRequest } from './route.ts';
 import { GapFeedback, type GapFeedbackParams } from './gap-feedback.ts';
+import { choicesOf } from '../request/demand.ts';
 
 export interface Candidate {
   readonly promptTokens: Tokens;
   readonly kvTokens: Tokens;
+  /** The sequences it adds to the batch: its choices (`n`); absent: 1. */
+  readonly seqs?: number;
   /** Infinity when the request's class sets no gap objective. */
   readonly itlSloMs: Ms;
   /** The LoRA adapter it runs with, if any. */
@@ -45,6 +48,7 @@ export function candidateOf(r: RouteRequest, hitTokens: number): Candidate {
   return {
     promptTokens: r.req.inputTokens - hitTokens,
     kvTokens: r.demand.kvTokens,
+    seqs: choicesOf(r.req),
     itlSloMs: r.cls.objectives.itlP99Ms ?? Infinity,
     adapter: r.req.adapter,
     gapShare: r.gapShare,
@@ -158,7 +162,10 @@ export class FlowControl {
    */
   holds(a: ReplicaAccount, c: Candidate, reportedKvUsage: number): boolean {
     const spec = this.spec;
-    if (a.entries.length >= spec.maxNumSeqs) return false;
+    // Seats for each of its choices; an empty replica seats one request however many it asks
+    // for (vLLM queues the choices past its max_num_seqs).
+    const seqs = c.seqs ?? 1;
+    if (a.seqs > 0 && a.seqs + seqs > spec.maxNumSeqs) return false;
     // A batch runs at most max_loras distinct adapters (vLLM's rule): with every slot held by
     // another adapter's requests, this one would wait in the engine until one of them ends.
     if (c.adapter !== undefined && !hasAdapterSlot(a, c.adapter, spec.maxLoras ?? 1)) return false;
@@ -171,8 +178,8 @@ export class FlowControl {
     const steady =
       pace *
       this.decodeStepMs(
-        a.decoding + a.prefilling + 1,
-        a.decodeContextTokens + a.pendingPrefillTokens + c.promptTokens,
+        a.seqs + seqs,
+        a.decodeContextTokens + a.pendingPrefillTokens + seqs * c.promptTokens,
       );
     return (
       steady <= Math.min(c.itlSloMs, tightestItl(a)) * Math.max(this.gapShare, c.gapShare ?? 0)

@@ -8,6 +8,7 @@ import type { ReplicaAccount } from '../fleet/replica-ledger.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import { stallRisk } from './gap-tolerance.ts';
 import type { RouteContext, RouteRequest, Scorer } from './route.ts';
+import { choicesOf } from '../request/demand.ts';
 
 /** Requests this control plane has in flight there (Envoy's LEAST_REQUEST signal). */
 const inFlight: Scorer = {
@@ -59,7 +60,7 @@ const prefixMiss: Scorer = {
 function queueWorkMs(x: ReplicaSnapshot, ctx: RouteContext): number {
   const a = accountOf(x, ctx);
   let ms = a.pendingPrefillTokens > 0 ? ctx.flow.prefillMs(a.pendingPrefillTokens) : 0;
-  const over = a.entries.length + 1 - ctx.spec.maxNumSeqs;
+  const over = a.seqs + 1 - ctx.spec.maxNumSeqs;
   if (over > 0) ms += over * ctx.flow.decodeStepMs(a.decoding, a.decodeContextTokens);
   return a.pace * ms;
 }
@@ -88,10 +89,14 @@ function accountOf(x: ReplicaSnapshot, ctx: RouteContext): ReplicaAccount {
   return ctx.ledger.replicas[x.index];
 }
 
-/** A decode step of the replica's batch with `r` added, every stream at its context, at its pace. */
+/**
+ * A decode step of the replica's batch with `r` added (each of its choices), every stream at its
+ * context, at its pace.
+ */
 function stepWithMs(r: RouteRequest, a: ReplicaAccount, ctx: RouteContext): number {
-  const seqs = Math.min(ctx.spec.maxNumSeqs, a.decoding + a.prefilling + 1);
-  const context = a.decodeContextTokens + a.pendingPrefillTokens + r.req.inputTokens;
+  const own = choicesOf(r.req);
+  const seqs = Math.min(ctx.spec.maxNumSeqs, a.seqs + own);
+  const context = a.decodeContextTokens + a.pendingPrefillTokens + own * r.req.inputTokens;
   return a.pace * ctx.flow.decodeStepMs(seqs, context);
 }
 
@@ -116,7 +121,7 @@ const interference: Scorer = {
   unit: 'ms',
   score(r, x, ctx) {
     const a = accountOf(x, ctx);
-    const streams = a.decoding + a.prefilling;
+    const streams = a.seqs;
     if (streams === 0) return 0;
     const without =
       a.pace *
@@ -154,7 +159,7 @@ function gapOverrunMs(
   const stall = stallLossMs(a, ctx, ctx.flow.slowPrefillSteps(a, uncached, budget));
   const slow = stepWith - budget;
   if (slow <= 0) return stall;
-  const seqs = Math.min(ctx.spec.maxNumSeqs, a.decoding + a.prefilling + 1);
+  const seqs = Math.min(ctx.spec.maxNumSeqs, a.seqs + choicesOf(r.req));
   return stall + seqs * slow * Math.max(1, r.demand.output.p50);
 }
 

@@ -32,6 +32,7 @@ function entry(i: number): LedgerEntry {
     replica: 0,
     promptTokens: 10,
     kvTokens: 100,
+    seqs: 1,
     itlSloMs: 80,
     lengths: undefined,
     capTokens: 100_000,
