@@ -65,3 +65,39 @@ export async function* choiceEvents(gens: readonly Generation[]): AsyncGenerator
     for (const gen of gens) gen.cancel();
   }
 }
+
+type FinishEvent = Extract<GenerationEvent, { type: 'finish' }>;
+
+/** How a request's choices ended: every one finished, or the request was cut (`tokens` out). */
+export type ChoicesEnd =
+  | { readonly end: 'finished'; readonly finishes: readonly FinishEvent[] }
+  | { readonly end: 'crash' | 'closed'; readonly tokens: number };
+
+/**
+ * Follows a request's choices to their end, telling `token` and `finished` of each as it comes:
+ * finished once every choice has; cut by an injected crash in any, or by the engine closing.
+ */
+export async function followChoices(
+  gens: readonly Generation[],
+  on: {
+    token(choice: number, text: string): void;
+    finished(choice: number, ev: FinishEvent): void;
+  },
+): Promise<ChoicesEnd> {
+  const finishes: FinishEvent[] = [];
+  let tokens = 0;
+  let left = gens.length;
+  for await (const { choice, ev } of choiceEvents(gens)) {
+    if (ev.type === 'token') {
+      tokens++;
+      on.token(choice, ev.text);
+    } else if (ev.type === 'finish') {
+      finishes[choice] = ev;
+      on.finished(choice, ev);
+      if (--left === 0) return { end: 'finished', finishes };
+    } else {
+      return { end: 'crash', tokens };
+    }
+  }
+  return { end: 'closed', tokens };
+}

@@ -46,6 +46,13 @@ export type ReasoningField = 'reasoning' | 'reasoning_content';
 export interface TokenEvent {
   /** The reply's text; '' for a token of reasoning alone. */
   readonly text: string;
+  /** Which of a request's choices (`n`) it belongs to; absent: the first (0). */
+  readonly choice?: number;
+  /**
+   * A request for several choices: this choice ends here. Such an event carries no token (its
+   * text is ''); its finish goes to the client now, and the stream's end closes the whole.
+   */
+  readonly finish?: ChoiceFinish;
   /** The upstream's SSE frame for this token (its bytes) when it can go to the client unchanged. */
   readonly sse?: Uint8Array;
   /** A reasoning model's thinking in this token, and the field it came in. */
@@ -59,6 +66,12 @@ export interface TokenEvent {
   readonly logprobs?: object;
 }
 
+/** How one of a request's several choices ended: vLLM's finish reason, and a call's close. */
+export interface ChoiceFinish {
+  readonly reason: string;
+  readonly toolCalls?: readonly ToolCallDelta[];
+}
+
 /** Called with the time (the gateway's clock) a token was written to the client. */
 export type Sent = (atMs: Ms) => void;
 
@@ -70,9 +83,13 @@ export type Sent = (atMs: Ms) => void;
 export type TokenSink = (token: TokenEvent, sent?: Sent) => void;
 
 export interface StreamEnd {
+  /** The first choice's, of a request for several (each told as it ended: `TokenEvent.finish`). */
   readonly finishReason: string;
   readonly promptTokens: Tokens;
+  /** Every choice's tokens. */
   readonly completionTokens: Tokens;
+  /** A request for several choices (`n` > 1): how many; each ended with its own finish event. */
+  readonly choices?: number;
   /**
    * The prompt's tokens the backend served from its prefix cache, when it says (vLLM with
    * `--enable-prompt-tokens-details`, `goodput engine` always).

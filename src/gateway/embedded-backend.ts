@@ -13,8 +13,11 @@ import type {
   SimulatedBackend,
 } from '../engine-server/simulated-backend.ts';
 import { rejectionError } from '../engine-server/rejections.ts';
+import { followChoices, submitChoices } from '../engine-server/choices.ts';
+import type { Generation } from '../engine-server/generation.ts';
 import {
   chatPromptSize,
+  choiceCount,
   completionPromptSize,
   fillerEcho,
   outputLimit,
@@ -73,7 +76,7 @@ export class EmbeddedBackend implements Backend {
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const request = generationRequest(call, this.engine.config, this.imageTokens);
-    const submitted = this.engine.submit(request);
+    const submitted = submitChoices(this.engine, request, choiceCount(call.body));
     if (!submitted.ok) {
       const { status, body } = engineRefusal(
         submitted.reason,
@@ -83,43 +86,58 @@ export class EmbeddedBackend implements Backend {
       );
       throw new UpstreamError(`${this.name}: ${submitted.reason}`, status, true, body);
     }
-    const gen = submitted.generation;
-    const abort = () => gen.cancel();
+    const gens = submitted.generations;
+    const abort = () => {
+      for (const gen of gens) gen.cancel();
+    };
     call.signal.addEventListener('abort', abort, { once: true });
-    let tokens = 0;
     try {
-      for await (const ev of gen) {
-        if (ev.type === 'token') {
-          tokens++;
-          onToken({ text: ev.text });
-        } else if (ev.type === 'finish') {
-          return {
-            finishReason: ev.reason,
-            promptTokens: gen.promptTokens,
-            cachedTokens: gen.cachedTokens,
-            completionTokens: ev.completionTokens,
-            ttftParts: gen.ttftParts(),
-          };
-        } else {
-          throw new UpstreamError(
-            `${this.name}: engine crashed mid-stream`,
-            undefined,
-            tokens === 0,
-          );
-        }
+      const several = gens.length > 1;
+      const end = await followChoices(gens, {
+        token: (choice, text) => onToken(choice === 0 ? { text } : { text, choice }),
+        finished: (choice, ev) => {
+          if (several) onToken({ text: '', choice, finish: { reason: ev.reason } });
+        },
+      });
+      if (end.end === 'finished') return choicesEnd(gens, end.finishes);
+      if (end.end === 'crash') {
+        throw new UpstreamError(
+          `${this.name}: engine crashed mid-stream`,
+          undefined,
+          end.tokens === 0,
+        );
       }
       throw call.signal.aborted
         ? call.signal.reason
-        : new UpstreamError(`${this.name}: the engine closed`, undefined, tokens === 0);
+        : new UpstreamError(`${this.name}: the engine closed`, undefined, end.tokens === 0);
     } finally {
       call.signal.removeEventListener('abort', abort);
-      gen.cancel();
+      abort();
     }
   }
 
   async close(): Promise<void> {
     this.engine.close();
   }
+}
+
+/**
+ * The end of a request's choices, each finished as `finishes` says: the prompt and its TTFT as
+ * the first choice — which computed the prompt — had them, every choice's tokens.
+ */
+export function choicesEnd(
+  gens: readonly Generation[],
+  finishes: readonly { readonly reason: string; readonly completionTokens: number }[],
+): StreamEnd {
+  const first = gens[0];
+  return {
+    finishReason: finishes[0].reason,
+    promptTokens: first.promptTokens,
+    cachedTokens: first.cachedTokens,
+    completionTokens: finishes.reduce((sum, f) => sum + f.completionTokens, 0),
+    ttftParts: first.ttftParts(),
+    ...(gens.length > 1 ? { choices: gens.length } : {}),
+  };
 }
 
 /**

@@ -22,6 +22,8 @@ export type FleetRequest =
       readonly id: number;
       readonly replica: number;
       readonly request: GenerationRequest;
+      /** Choices to sample from it (`n`). */
+      readonly choices: number;
       /** The field of the call's body its prompt is in, which a refusal names. */
       readonly promptField: string;
     }
@@ -37,7 +39,10 @@ export type FleetReply =
       readonly status: number;
       readonly body: string;
     }
-  | { readonly t: 'token'; readonly id: number; readonly text: string }
+  /** A token of its choice `c` (absent: the first). */
+  | { readonly t: 'token'; readonly id: number; readonly text: string; readonly c?: number }
+  /** One of several choices ended (the whole's `finish` follows once all have). */
+  | { readonly t: 'choice-end'; readonly id: number; readonly c: number; readonly reason: string }
   | {
       readonly t: 'finish';
       readonly id: number;
@@ -46,6 +51,8 @@ export type FleetReply =
       readonly cachedTokens: number;
       readonly completionTokens: number;
       readonly ttftParts: TtftParts | undefined;
+      /** A request for several: how many. */
+      readonly choices?: number;
     }
   /** An injected fault cut it after `tokens` tokens. */
   | { readonly t: 'crash'; readonly id: number; readonly tokens: number }

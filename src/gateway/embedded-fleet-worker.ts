@@ -9,8 +9,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildEngineConfig, buildEngineProfile, type EngineSpec } from '../engine/engine-spec.ts';
 import type { Generation } from '../engine-server/generation.ts';
+import { followChoices, submitChoices } from '../engine-server/choices.ts';
 import { simulatedFleet } from '../engine-server/simulated-fleet.ts';
-import { engineRefusal } from './embedded-backend.ts';
+import { choicesEnd, engineRefusal } from './embedded-backend.ts';
+import type { FinishReason } from '../openai/responses.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import type {
@@ -34,7 +36,7 @@ const engines = simulatedFleet({
   timers,
   adapterReplicas: setup.adapterReplicas,
 });
-const running = new Map<number, Generation>();
+const running = new Map<number, readonly Generation[]>();
 
 /** Tokens and ends gathered while an engine step runs, sent once it is over. */
 let pending: FleetReply[] = [];
@@ -66,33 +68,33 @@ function loads(): ReplicaLoadMessage[] {
   });
 }
 
-async function serve(id: number, gen: Generation): Promise<void> {
-  let tokens = 0;
+async function serve(id: number, gens: readonly Generation[]): Promise<void> {
+  const several = gens.length > 1;
   try {
-    for await (const ev of gen) {
-      if (ev.type === 'token') {
-        tokens++;
-        send({ t: 'token', id, text: ev.text });
-      } else if (ev.type === 'finish') {
-        send({
-          t: 'finish',
-          id,
-          reason: ev.reason,
-          promptTokens: gen.promptTokens,
-          completionTokens: ev.completionTokens,
-          cachedTokens: gen.cachedTokens,
-          ttftParts: gen.ttftParts(),
-        });
-        return;
-      } else {
-        send({ t: 'crash', id, tokens });
-        return;
-      }
+    const end = await followChoices(gens, {
+      token: (c, text) => send(c === 0 ? { t: 'token', id, text } : { t: 'token', id, text, c }),
+      finished: (c, ev) => {
+        if (several) send({ t: 'choice-end', id, c, reason: ev.reason });
+      },
+    });
+    if (end.end === 'finished') {
+      const whole = choicesEnd(gens, end.finishes);
+      send({
+        t: 'finish',
+        id,
+        reason: whole.finishReason as FinishReason,
+        promptTokens: whole.promptTokens,
+        completionTokens: whole.completionTokens,
+        cachedTokens: whole.cachedTokens ?? 0,
+        ttftParts: whole.ttftParts,
+        ...(several ? { choices: gens.length } : {}),
+      });
+    } else {
+      send({ t: end.end, id, tokens: end.tokens });
     }
-    send({ t: 'closed', id, tokens });
   } finally {
     running.delete(id);
-    gen.cancel();
+    for (const gen of gens) gen.cancel();
   }
 }
 
@@ -100,19 +102,19 @@ port.on('message', (m: FleetRequest) => {
   switch (m.t) {
     case 'submit': {
       const engine = engines[m.replica];
-      const submitted = engine.submit(m.request);
+      const submitted = submitChoices(engine, m.request, m.choices);
       if (!submitted.ok) {
         const { reason } = submitted;
         const answer = engineRefusal(reason, m.request, m.promptField, engine);
         send({ t: 'rejected', id: m.id, reason, ...answer });
         return;
       }
-      running.set(m.id, submitted.generation);
-      void serve(m.id, submitted.generation);
+      running.set(m.id, submitted.generations);
+      void serve(m.id, submitted.generations);
       return;
     }
     case 'cancel':
-      running.get(m.id)?.cancel();
+      for (const gen of running.get(m.id) ?? []) gen.cancel();
       return;
     case 'close':
       for (const e of engines) e.close();

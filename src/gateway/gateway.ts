@@ -348,7 +348,7 @@ export class Gateway {
         this.slos.streamed(ticket.asked, ending, meter, gaps);
       const outputTokens = end?.completionTokens ?? meter.tokens;
       const now = clock.now();
-      this.pipeline.end(ticket, outputTokens, completed, now);
+      this.pipeline.end(ticket, outputTokens, completed, now, meter.choiceTokens());
       const { outcome, record } = outcomeOf(ending, outputTokens, now, again, end);
       if (completed) {
         const good = record.outcome.good;

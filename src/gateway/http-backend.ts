@@ -3,11 +3,11 @@
  * node:http agent — several times cheaper per streamed chunk than fetch, which matters at
  * thousands of tokens a second. Every call streams (with usage) whatever the client asked for,
  * and carries the gateway's request id as `X-Request-Id` (vLLM names its request after it) and
- * the attempt's W3C trace context (`traceparent`, `tracestate`) when it has one.
+ * the attempt's W3C trace context (`traceparent`, `tracestate`) when it has one; its answer is
+ * read by `upstream-relay.ts`.
  * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
  * failed scrape — make the backend not ready: unknown is never read as idle.
  */
-import { StringDecoder } from 'node:string_decoder';
 import { Agent, request, type IncomingMessage, type RequestOptions } from 'node:http';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
@@ -18,27 +18,11 @@ import {
   type Backend,
   type BackendLoad,
   type StreamEnd,
-  type TokenEvent,
   type TokenSink,
   type UpstreamCall,
 } from './backend.ts';
-import { SseReader } from '../openai/sse-reader.ts';
-import { includeUsage } from '../openai/request-fields.ts';
-import { answerId } from '../openai/responses.ts';
-import { TokenShapes } from './token-chunk-shape.ts';
 import { readText } from './bounded-body.ts';
-import {
-  asIs,
-  chunkToken,
-  counted,
-  forwardedData,
-  frame,
-  isErrorEvent,
-  promptUsage,
-  ttftParts,
-  type UpstreamChunk,
-} from './upstream-chunk.ts';
-import { TURN_WRITES } from './http/turn-writes.ts';
+import { relayStream } from './upstream-relay.ts';
 
 export interface HttpBackendOptions {
   readonly name: string;
@@ -77,9 +61,6 @@ const ERROR_BODY_CHARS = 4_096;
 const SCRAPE_BODY_BYTES = 16 * 1024 * 1024;
 /** The most of an error answer's body read: its first ERROR_BODY_CHARS are all that are kept. */
 const ERROR_BODY_BYTES = 64 * 1024;
-
-/** Thrown by a token past the output cap: the stream ends there, as `length`. */
-const PAST_CAP = new Error('a token past the output cap');
 
 export class HttpBackend implements Backend {
   readonly name: string;
@@ -162,163 +143,7 @@ export class HttpBackend implements Backend {
         answer.slice(0, ERROR_BODY_CHARS),
       );
     }
-    return this.relay(res, call, onToken);
-  }
-
-  /** Tokens go out from the body's `data` events themselves: no promise per token. */
-  private relay(res: IncomingMessage, call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
-    const forwardable = {
-      id: answerId(call.kind, call.id),
-      model: call.body.model,
-    };
-    const reader = new SseReader();
-    let tokens = 0;
-    let finishReason: string | undefined;
-    let done = false;
-    let usage: UpstreamChunk['usage'];
-    let timings: UpstreamChunk['timings'];
-    const withUsage = includeUsage(call.body);
-    // The output cap asked of it. Each token event carries at least one token, so a backend
-    // that sends more events than this has gone past it: the stream is cut there.
-    const cap = counted(call.body.max_completion_tokens ?? call.body.max_tokens) ?? Infinity;
-    // Learnt from the first token chunks fit to forward: the next are read by their bytes.
-    const shapes = new TokenShapes(call.kind === 'chat' ? 'content' : 'text');
-    const token = (t: TokenEvent) => {
-      if (t.text === '' && !t.reasoning && !t.toolCalls && !t.logprobs) return;
-      if (tokens === cap) throw PAST_CAP;
-      tokens++;
-      onToken(t);
-    };
-    const take = (events: string[]) => {
-      for (const data of events) {
-        if (data === '[DONE]') {
-          done = true;
-          continue;
-        }
-        const known = shapes.read(data);
-        if (known !== undefined) {
-          token(known);
-          continue;
-        }
-        const chunk = JSON.parse(data) as UpstreamChunk;
-        if (isErrorEvent(chunk)) throw new Error(`it sent an error event: ${data.slice(0, 200)}`);
-        const choice = chunk.choices?.[0];
-        if (choice?.finish_reason) finishReason = choice.finish_reason;
-        if (chunk.usage) usage = chunk.usage;
-        if (chunk.timings) timings = chunk.timings;
-        const t = chunkToken(chunk, call.kind);
-        if (t === undefined) continue;
-        const plain = asIs(chunk, forwardable) ? forwardedData(chunk, data, withUsage) : undefined;
-        if (plain !== undefined) shapes.learn(data, t, plain);
-        token(plain === undefined ? t : { ...t, sse: frame(plain) });
-      }
-    };
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      // Once the first token is out, what comes next is read at the end of the loop's turn, so
-      // that other streams' first tokens, read in the same turn, go out before it
-      // (turn-writes.ts). Bytes are read in the order they came. Most turns bring a stream one
-      // read, which waits alone, without an array.
-      let held: Buffer | null = null;
-      let more: Buffer[] | null = null;
-      const fail = (e: Error) => {
-        if (settled) return;
-        if (e === PAST_CAP) return cutAtCap();
-        settled = true;
-        held = more = null;
-        res.destroy();
-        reject(
-          call.signal.aborted
-            ? call.signal.reason
-            : new UpstreamError(
-                `${this.name}: stream broke: ${e.message}`,
-                undefined,
-                tokens === 0,
-              ),
-        );
-      };
-      // It went past the output cap: the client has its answer, ended as `length`, and the
-      // connection is closed, which stops the backend generating (vLLM aborts the request).
-      const cutAtCap = () => {
-        settled = true;
-        held = more = null;
-        res.destroy();
-        resolve({
-          finishReason: 'length',
-          ...promptUsage(usage),
-          completionTokens: tokens,
-          ttftParts: ttftParts(timings),
-          pastCap: true,
-        });
-      };
-      const decoder = new StringDecoder('utf8');
-      const read = (bytes: Buffer) => {
-        if (settled) return;
-        try {
-          // One whole token frame, as vLLM writes each event: forwarded as the very bytes read
-          // (less a usage the client did not ask for).
-          const known = reader.idle ? shapes.readFrame(bytes) : undefined;
-          if (known !== undefined) token(known);
-          else take(reader.push(decoder.write(bytes)));
-        } catch (e) {
-          fail(e as Error);
-        }
-      };
-      const readPending = () => {
-        const first = held;
-        const rest = more;
-        held = more = null;
-        if (first !== null) read(first);
-        if (rest !== null) for (let i = 0; i < rest.length; i++) read(rest[i]);
-      };
-      res.on('data', (bytes: Buffer) => {
-        if (held !== null) (more ??= []).push(bytes);
-        else if (tokens === 0) read(bytes);
-        else {
-          held = bytes;
-          TURN_WRITES.readLater(readPending);
-        }
-      });
-      // The whole body is read, [DONE] included, so the keep-alive connection is reused.
-      res.once('end', () => {
-        readPending();
-        if (settled) return;
-        try {
-          // A last event sent without its blank line still counts.
-          take(reader.push(decoder.end()));
-          take(reader.end());
-          // A body that ends with neither a finish reason nor [DONE] was cut short, or was no
-          // stream at all (an error, or an empty answer, sent with a 200).
-          if (finishReason === undefined && !done) {
-            const type = res.headers['content-type'] ?? 'no content-type';
-            throw new Error(`the body (${type}) ended without a finish reason or [DONE]`);
-          }
-          settled = true;
-          resolve({
-            finishReason: finishReason ?? 'stop',
-            ...promptUsage(usage),
-            // What it says it generated, but never past the output cap asked of it.
-            completionTokens: Math.min(
-              counted(usage?.completion_tokens) ?? tokens,
-              counted(call.body.max_completion_tokens ?? call.body.max_tokens) ?? Infinity,
-            ),
-            ttftParts: ttftParts(timings),
-          });
-        } catch (e) {
-          fail(e as Error);
-        }
-      });
-      // Tokens read before a break still go out, unless the call was given up.
-      res.once('error', (e) => {
-        if (!call.signal.aborted) readPending();
-        fail(e);
-      });
-      res.once('close', () => {
-        if (res.complete) return;
-        if (!call.signal.aborted) readPending();
-        fail(new Error('the connection closed before the body ended'));
-      });
-    });
+    return relayStream(this.name, res, call, onToken);
   }
 
   async close(): Promise<void> {

@@ -19,6 +19,7 @@ import type { Ending, SloExport } from './slo-export.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { outcomeRecord, type OutcomeRecord } from '../core/observe/outcome-record.ts';
 import { StreamMeter } from './stream-meter.ts';
+import { choicesOf } from '../core/request/demand.ts';
 import type { AttemptTrace } from './tracing/request-trace.ts';
 import type { Waiter } from './waiter.ts';
 
@@ -69,7 +70,8 @@ export function meteredStream(
   onToken: TokenSink,
 ): MeteredStream {
   const { clock, pipeline, counts } = parts;
-  const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
+  const choices = choicesOf(ticket.req);
+  const meter = new StreamMeter(clock, ticket.asked.arrivalMs, choices * ticket.capTokens);
   const follow = followsTokens(pipeline.policy);
   const gaps = parts.slos.gaps(ticket.asked);
   const labels = counts.labels(ticket.asked);
@@ -78,13 +80,17 @@ export function meteredStream(
     itl.observe(gap / 1000);
     gaps.add(gap);
   };
-  const sent = (atMs: Ms) => {
-    const gap = meter.sent(atMs, gapSent);
+  // Each choice's tokens are timed as their own stream (`sent[c]`).
+  const sent = Array.from({ length: choices }, (_, c) => (atMs: Ms) => {
+    const gap = meter.sent(atMs, gapSent, c);
     if (follow && gap !== undefined) pipeline.gapDelivered(ticket, gap, atMs);
-  };
+  });
   const sink: TokenSink = (token) => {
-    const othersUnsent = meter.unsent;
-    if (meter.arrived()) {
+    // A choice's end (of several) carries no token: it goes on to the client as it is.
+    if (token.finish !== undefined) return onToken(token);
+    const c = token.choice ?? 0;
+    const othersUnsent = meter.unsent(c);
+    if (meter.arrived(c)) {
       const ttft = (meter.firstTokenMs ?? 0) - meter.arrivalMs;
       attempt.firstToken(meter.firstTokenMs ?? clock.now());
       pipeline.firstToken(ticket, ttft);
@@ -92,10 +98,10 @@ export function meteredStream(
       onToken(token);
       return;
     }
-    // The engine's pace is read where its tokens arrive; the gap, where the first of the tokens
-    // not yet sent is written (the others go with it).
-    if (follow) pipeline.token(ticket, clock.now());
-    onToken(token, othersUnsent ? undefined : sent);
+    // The engine's pace is read where its tokens arrive (a step's, from its first choice); the
+    // gap, where the first of the choice's tokens not yet sent is written (the others go with it).
+    if (follow && c === 0) pipeline.token(ticket, clock.now());
+    onToken(token, othersUnsent ? undefined : sent[c]);
   };
   const outcomeOf = (
     ending: Ending,
@@ -109,5 +115,8 @@ export function meteredStream(
     const predicted = ticket.decision.assessment?.predictedTtftMs;
     return { outcome, record: outcomeRecord(outcome, ticket.cls, atMs, predicted, triedAgain) };
   };
-  return { meter, labels, gaps, sink, ended: () => sent(clock.now()), outcomeOf };
+  const ended = () => {
+    for (const s of sent) s(clock.now());
+  };
+  return { meter, labels, gaps, sink, ended, outcomeOf };
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { StreamMeter } from './stream-meter.ts';
 import { DEFAULT_SLO_CLASSES } from '../core/request/slo-classes.ts';
 import { firstMiss } from '../core/observe/slo-judge.ts';
+import { tpotMs } from '../core/observe/request-outcome.ts';
 import { request } from '../core/admission/admission-test-kit.ts';
 
 /** A clock the test moves. */
@@ -17,17 +18,17 @@ test('a later token’s gap is timed when it was sent, and tokens sent together 
   at(100);
   assert.equal(meter.arrived(), true, 'the first token');
   assert.equal(meter.firstTokenMs, 100, 'the first token is timed on arrival: its TTFT');
-  assert.equal(meter.unsent, false);
+  assert.equal(meter.unsent(), false);
   at(120);
   assert.equal(meter.arrived(), false);
-  assert.equal(meter.unsent, true);
+  assert.equal(meter.unsent(), true);
   // The turn that holds it runs on: it leaves at 190, not at 120.
   const gaps: number[] = [];
   assert.equal(
     meter.sent(190, (g) => gaps.push(g)),
     90,
   );
-  assert.equal(meter.unsent, false);
+  assert.equal(meter.unsent(), false);
   assert.equal(
     meter.sent(200, (g) => gaps.push(g)),
     undefined,
@@ -67,4 +68,32 @@ test('a stream judged on the gaps it was sent with: a late turn breaks the gap o
   assert.equal(judged(0), null, '20 ms gaps on time: good');
   assert.equal(judged(70), null, 'one turn 70 ms late: p99 69 ms');
   assert.equal(judged(100), 'itl', 'one turn 100 ms late: p99 90 ms, over 80');
+});
+
+test('several choices: each choice its own gaps, its first token none, the end the last token sent', () => {
+  const { clock, at } = manualClock();
+  const meter = new StreamMeter(clock, 0, 3 * 4);
+  // A step every 50 ms puts a token of each of three choices out together.
+  const gaps: number[] = [];
+  for (let step = 0; step < 4; step++) {
+    at(100 + 50 * step);
+    for (let c = 0; c < 3; c++) {
+      if (meter.arrived(c)) continue;
+      meter.sent(100 + 50 * step + 1, (g) => gaps.push(g), c);
+    }
+  }
+  // Each choice's first token is no gap (the request's first is its TTFT, out on arrival at 100,
+  // so the first choice's next gap is 51 ms); the rest are 50 ms, as each choice's client sees
+  // its own stream: not the 0 ms between choices.
+  assert.equal(meter.firstTokenMs, 100);
+  assert.deepEqual(gaps.sort(), [50, 50, 50, 50, 50, 50, 50, 50, 51]);
+  assert.deepEqual(meter.choiceTokens(), [4, 4, 4]);
+  assert.equal(meter.tokens, 12);
+  assert.equal(meter.lastTokenMs, 251);
+  const o = meter.outcome(request({}), 'completed', 12);
+  assert.equal(o.maxStallMs, 51);
+  // Its TPOT is a choice's: 151 ms over the 3 tokens after the first, not over all 11.
+  assert.equal(o.longestChoiceTokens, 4);
+  assert.equal(tpotMs(o), 151 / 3);
+  assert.ok(Math.abs((o.itlP99Ms ?? 0) - 50.92) < 1e-9, `p99 ${o.itlP99Ms}`);
 });

@@ -18,23 +18,41 @@ import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 
+/** One choice's stream, of a request for several (`n`): each is timed as its client reads it. */
+interface ChoiceStream {
+  /** Tokens of it that reached the gateway. */
+  tokens: number;
+  /** When its last token sent left the gateway; undefined before its first went. */
+  lastMs: Ms | undefined;
+  /** Its tokens that arrived after the request's first and are not yet sent. */
+  unsent: number;
+  /** When the oldest of them arrived. */
+  unsentSinceMs: Ms;
+}
+
+const choiceStream = (): ChoiceStream => ({
+  tokens: 0,
+  lastMs: undefined,
+  unsent: 0,
+  unsentSinceMs: 0,
+});
+
 export class StreamMeter {
   readonly arrivalMs: Ms;
   firstTokenMs: Ms | undefined;
-  /** When the last token sent left the gateway. */
+  /** When the last token sent left the gateway (of any choice). */
   lastTokenMs: Ms | undefined;
-  /** Tokens that reached the gateway, sent or not. */
+  /** Tokens that reached the gateway, sent or not (every choice's). */
   tokens = 0;
-  /** Tokens that arrived after the first and are not yet sent. */
-  #unsent = 0;
-  /** When the oldest of them arrived. */
-  #unsentSinceMs = 0;
+  /** Each choice's stream, the first's at 0; its gaps are its own tokens'. */
+  readonly #choices: ChoiceStream[] = [choiceStream()];
   /** The longest a token waited in the gateway between its arrival and its write. */
   relayMaxMs = 0;
   private readonly tail: TailSamples;
   private gaps = 0;
   private readonly clock: Clock;
 
+  /** `maxTokens`: the most tokens the request can stream, every choice's. */
   constructor(clock: Clock, arrivalMs: Ms, maxTokens: number) {
     this.clock = clock;
     this.arrivalMs = arrivalMs;
@@ -42,47 +60,72 @@ export class StreamMeter {
   }
 
   /**
-   * A token reached the gateway. True for the first, timed now (its TTFT); a later one's gap is
-   * timed when it is `sent`.
+   * A token of `choice` reached the gateway. True for the request's first, timed now (its
+   * TTFT); a later one's gap is timed when it is `sent`.
    */
-  arrived(): boolean {
+  arrived(choice = 0): boolean {
     this.tokens++;
+    const c = this.#choices[choice] ?? this.#open(choice);
+    c.tokens++;
     if (this.firstTokenMs === undefined) {
       const now = this.clock.now();
       this.firstTokenMs = now;
       this.lastTokenMs = now;
+      c.lastMs = now;
       return true;
     }
-    if (this.#unsent++ === 0) this.#unsentSinceMs = this.clock.now();
+    if (c.unsent++ === 0) c.unsentSinceMs = this.clock.now();
     return false;
   }
 
-  /** Whether a token arrived that is not yet sent. */
-  get unsent(): boolean {
-    return this.#unsent > 0;
+  /** Whether a token of `choice` arrived that is not yet sent. */
+  unsent(choice = 0): boolean {
+    return (this.#choices[choice]?.unsent ?? 0) > 0;
+  }
+
+  /** Each choice's tokens so far, in choice order. */
+  choiceTokens(): number[] {
+    return this.#choices.map((c) => c.tokens);
   }
 
   /**
-   * The tokens arrived since the last `sent` left for the client at `atMs`: the first after the
-   * gap since the last one sent, the rest with it (0 ms). Returns the first's gap, and adds as
-   * many gaps as tokens to `each` if given; undefined with none unsent.
+   * The tokens of `choice` arrived since its last `sent` left for the client at `atMs`: the
+   * first after the gap since that choice's last one sent (none for its first token), the rest
+   * with it (0 ms). Returns the first's gap, and adds as many gaps as timed to `each` if given;
+   * undefined with none unsent, or none timed.
    */
-  sent(atMs: Ms, each?: (gap: Ms) => void): Ms | undefined {
-    const n = this.#unsent;
-    if (n === 0 || this.lastTokenMs === undefined) return undefined;
-    this.#unsent = 0;
-    const held = atMs - this.#unsentSinceMs;
+  sent(atMs: Ms, each?: (gap: Ms) => void, choice = 0): Ms | undefined {
+    const c = this.#choices[choice];
+    const n = c?.unsent ?? 0;
+    if (n === 0) return undefined;
+    c.unsent = 0;
+    const held = atMs - c.unsentSinceMs;
     if (held > this.relayMaxMs) this.relayMaxMs = held;
-    const gap = Math.max(0, atMs - this.lastTokenMs);
-    this.lastTokenMs = atMs;
-    this.gaps += n;
-    if (gap > this.tail.floor) this.tail.add(gap);
-    each?.(gap);
+    if (this.lastTokenMs === undefined || atMs > this.lastTokenMs) this.lastTokenMs = atMs;
+    const gap = c.lastMs === undefined ? undefined : Math.max(0, atMs - c.lastMs);
+    c.lastMs = atMs;
+    if (gap !== undefined) {
+      this.gaps++;
+      if (gap > this.tail.floor) this.tail.add(gap);
+      each?.(gap);
+    }
     for (let i = 1; i < n; i++) {
+      this.gaps++;
       if (0 > this.tail.floor) this.tail.add(0);
       each?.(0);
     }
     return gap;
+  }
+
+  #longest(): number {
+    let most = 0;
+    for (const c of this.#choices) most = Math.max(most, c.tokens);
+    return most;
+  }
+
+  #open(choice: number): ChoiceStream {
+    while (this.#choices.length <= choice) this.#choices.push(choiceStream());
+    return this.#choices[choice];
   }
 
   /**
@@ -104,6 +147,7 @@ export class StreamMeter {
       admitted: true,
       inputTokens: req.inputTokens,
       outputTokens,
+      ...(this.#choices.length > 1 ? { longestChoiceTokens: this.#longest() } : {}),
       cachedTokens,
       ...(this.firstTokenMs === undefined ? {} : { ttftMs: this.firstTokenMs - this.arrivalMs }),
       ...(this.lastTokenMs === undefined ? {} : { e2eMs: this.lastTokenMs - this.arrivalMs }),

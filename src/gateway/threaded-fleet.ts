@@ -28,6 +28,7 @@ import type {
   ReplicaLoadMessage,
 } from './embedded-fleet-messages.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
+import { choiceCount } from '../openai/request-fields.ts';
 
 interface Stream {
   readonly name: string;
@@ -168,7 +169,8 @@ export class ThreadedFleet {
       });
       call.signal.addEventListener('abort', abort, { once: true });
       const request = generationRequest(call, engine, this.imageTokens);
-      this.post({ t: 'submit', id, replica, request, promptField: promptField(call) });
+      const choices = choiceCount(call.body);
+      this.post({ t: 'submit', id, replica, request, choices, promptField: promptField(call) });
     });
   }
 
@@ -178,7 +180,10 @@ export class ThreadedFleet {
     switch (r.t) {
       case 'token':
         s.tokens++;
-        s.onToken({ text: r.text });
+        s.onToken(r.c === undefined ? { text: r.text } : { text: r.text, choice: r.c });
+        return;
+      case 'choice-end':
+        s.onToken({ text: '', choice: r.c, finish: { reason: r.reason } });
         return;
       case 'finish':
         this.streams.delete(r.id);
@@ -188,6 +193,7 @@ export class ThreadedFleet {
           completionTokens: r.completionTokens,
           cachedTokens: r.cachedTokens,
           ...(r.ttftParts !== undefined && { ttftParts: r.ttftParts }),
+          ...(r.choices !== undefined && { choices: r.choices }),
         });
         return;
       case 'rejected':

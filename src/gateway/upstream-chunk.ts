@@ -13,17 +13,7 @@ export interface UpstreamChunk {
   /** An error event's: vLLM's `ErrorResponse` (`object: "error"`), or OpenAI's `error`. */
   readonly object?: string;
   readonly error?: unknown;
-  readonly choices?: ReadonlyArray<{
-    readonly delta?: {
-      readonly content?: string;
-      readonly reasoning?: string;
-      readonly reasoning_content?: string;
-      readonly tool_calls?: unknown;
-    };
-    readonly text?: string;
-    readonly logprobs?: unknown;
-    readonly finish_reason?: string | null;
-  }>;
+  readonly choices?: ReadonlyArray<UpstreamChoice>;
   readonly usage?: {
     readonly prompt_tokens?: number;
     readonly completion_tokens?: number;
@@ -31,6 +21,20 @@ export interface UpstreamChunk {
   } | null;
   /** `goodput engine`'s extension to the usage chunk: its part of TTFT. */
   readonly timings?: { queue_ms?: number; prefill_ms?: number; first_decode_ms?: number };
+}
+
+/** One choice of a chunk: its index (of a request for several), its token, its finish. */
+export interface UpstreamChoice {
+  readonly index?: number;
+  readonly delta?: {
+    readonly content?: string;
+    readonly reasoning?: string;
+    readonly reasoning_content?: string;
+    readonly tool_calls?: unknown;
+  };
+  readonly text?: string;
+  readonly logprobs?: unknown;
+  readonly finish_reason?: string | null;
 }
 
 export function ttftParts(t: UpstreamChunk['timings']): TtftParts | undefined {
@@ -53,7 +57,25 @@ export function isErrorEvent(chunk: UpstreamChunk): boolean {
  */
 export function chunkToken(chunk: UpstreamChunk, kind: ApiKind): TokenEvent | undefined {
   const choice = chunk.choices?.[0];
-  if (choice === undefined) return undefined;
+  return choice === undefined ? undefined : choiceToken(choice, kind);
+}
+
+/**
+ * A chunk of a request for several choices: each choice it carries, its token tagged with its
+ * index, then its finish when it ends there, handed to `on` in that order.
+ */
+export function eachChoice(chunk: UpstreamChunk, kind: ApiKind, on: (t: TokenEvent) => void): void {
+  for (const c of chunk.choices ?? []) {
+    const choice = c.index ?? 0;
+    if (!Number.isSafeInteger(choice) || choice < 0)
+      throw new Error(`a choice whose index is not one: ${JSON.stringify(c.index)}`);
+    const t = choiceToken(c, kind);
+    if (t !== undefined) on(choice === 0 ? t : { ...t, choice });
+    if (c.finish_reason) on({ text: '', choice, finish: { reason: c.finish_reason } });
+  }
+}
+
+function choiceToken(choice: UpstreamChoice, kind: ApiKind): TokenEvent | undefined {
   const logprobs = logprobsOf(choice.logprobs);
   const scored = logprobs === undefined ? {} : { logprobs };
   if (kind !== 'chat') {

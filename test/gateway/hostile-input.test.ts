@@ -291,9 +291,9 @@ const cases: Case[] = [
     ),
   },
   {
-    name: 'n: 2',
-    send: () => post(chat({ n: 2 })),
-    want: bad(/^n: expected 1 \(the gateway relays one choice\), got 2$/, 'n'),
+    name: 'n: 129',
+    send: () => post(chat({ n: 129 })),
+    want: bad(/^n: expected an integer from 1 to 128, got 129$/, 'n'),
   },
   ...(
     [

@@ -9,14 +9,17 @@ import {
   SSE_DONE,
   SSE_HEADERS,
   chatChunk,
-  chatCompletion,
+  chatChoice,
+  chatCompletionOf,
   sseData,
+  textChoice,
   textChunk,
-  textCompletion,
+  textCompletionOf,
   usage,
   usageChunk,
   type ChatDelta,
   type FinishReason,
+  type ToolCallDelta,
   Logprobs,
   ToolCalls,
 } from '../../openai/index.ts';
@@ -34,6 +37,37 @@ import { isRequestStopped, type StopCause } from '../stop.ts';
 
 export type Head = { readonly id: string; readonly created: number; readonly model: string };
 
+/** One choice's reply as its tokens come: its text, thinking, calls, scores and finish. */
+class Reply {
+  text = '';
+  reasoning: { field: ReasoningField; text: string } | undefined;
+  readonly calls = new ToolCalls();
+  readonly scores = new Logprobs();
+  finish: FinishReason | undefined;
+
+  add(t: TokenEvent): void {
+    this.text += t.text;
+    if (t.reasoning !== undefined) {
+      if (this.reasoning === undefined) this.reasoning = { ...t.reasoning };
+      else this.reasoning.text += t.reasoning.text;
+    }
+    if (t.toolCalls !== undefined) this.calls.add(t.toolCalls);
+    if (t.logprobs !== undefined) this.scores.add(t.logprobs);
+    if (t.finish?.toolCalls !== undefined) this.calls.add(t.finish.toolCalls);
+    if (t.finish !== undefined) this.finish = t.finish.reason as FinishReason;
+  }
+
+  chat(index: number, finish: FinishReason) {
+    const extras = { reasoning: this.reasoning, toolCalls: this.calls.whole() };
+    return chatChoice(index, this.text, finish, { ...extras, logprobs: this.scores.whole() });
+  }
+
+  completion(index: number, finish: FinishReason) {
+    return textChoice(index, this.text, finish, this.scores.whole());
+  }
+}
+
+/** The whole answer: each choice's reply (one for most requests), the usage, the degraded mark. */
 export async function wholeResponse(
   kind: ApiKind,
   head: Head,
@@ -41,30 +75,32 @@ export async function wholeResponse(
   done: Promise<StreamEnd>,
   degradeLevel: number | undefined,
 ) {
-  let text = '';
-  let reasoning: { field: ReasoningField; text: string } | undefined;
-  const calls = new ToolCalls();
-  const scores = new Logprobs();
+  const replies = [new Reply()];
   // Nothing is written before the end: a token is "sent" as it is collected.
   relay.drainTo((t, sent) => {
-    text += t.text;
-    if (t.reasoning !== undefined) {
-      if (reasoning === undefined) reasoning = { ...t.reasoning };
-      else reasoning.text += t.reasoning.text;
-    }
-    if (t.toolCalls !== undefined) calls.add(t.toolCalls);
-    if (t.logprobs !== undefined) scores.add(t.logprobs);
+    const c = t.choice ?? 0;
+    while (replies.length <= c) replies.push(new Reply());
+    replies[c].add(t);
     sent?.(wallClock.now());
   });
   const end = await done;
-  if (end.finishToolCalls !== undefined) calls.add(end.finishToolCalls);
-  const finish = end.finishReason as FinishReason;
+  while (replies.length < (end.choices ?? 1)) replies.push(new Reply());
+  if (end.finishToolCalls !== undefined) replies[0].calls.add(end.finishToolCalls);
   const used = usage(end.promptTokens, end.completionTokens, end.cachedTokens);
-  const logprobs = scores.whole();
+  // One choice ends with the stream; each of several, with its own finish.
+  const finishOf = (r: Reply) => r.finish ?? (end.finishReason as FinishReason);
   const body =
     kind === 'chat'
-      ? chatCompletion(head, text, finish, used, { reasoning, toolCalls: calls.whole(), logprobs })
-      : textCompletion(head, text, finish, used, logprobs);
+      ? chatCompletionOf(
+          head,
+          replies.map((r, i) => r.chat(i, finishOf(r))),
+          used,
+        )
+      : textCompletionOf(
+          head,
+          replies.map((r, i) => r.completion(i, finishOf(r))),
+          used,
+        );
   return { ...body, ...degradedMark(degradeLevel) };
 }
 
@@ -96,27 +132,45 @@ export interface StreamForm {
 /**
  * A chat or text completion's stream: the role chunk (chat), a chunk per token — the upstream's
  * own when it can go as is — the finish (marked when degraded), the usage when asked, [DONE].
- * Cut after tokens went out, as vLLM ends a failed stream: the error event, then [DONE].
+ * Of several `choices`: a role chunk for each, each token under its choice's index, and each
+ * choice's finish as it ends. Cut after tokens went out, as vLLM ends a failed stream: the error
+ * event, then [DONE].
  */
 export function completionForm(
   kind: ApiKind,
   head: Head,
   withUsage: boolean,
   degradeLevel: number | undefined,
+  choices = 1,
 ): StreamForm {
   const chunkHead = { ...head, includeUsage: withUsage };
+  const role = { role: 'assistant', content: '' } as const;
   return {
     opening: () =>
       kind === 'chat'
-        ? sseData(chatChunk(chunkHead, { role: 'assistant', content: '' }, null))
+        ? Array.from({ length: choices }, (_, i) =>
+            sseData(chatChunk(chunkHead, role, null, null, i)),
+          ).join('')
         : '',
-    token: (t) =>
-      t.sse ??
-      sseData(
-        kind === 'chat'
-          ? chatChunk(chunkHead, chatDelta(t), null, t.logprobs)
-          : textChunk(chunkHead, t.text, null, t.logprobs),
-      ),
+    token: (t) => {
+      if (t.finish !== undefined)
+        return finishEvent(
+          kind,
+          chunkHead,
+          t.finish.reason,
+          t.finish.toolCalls,
+          degradeLevel,
+          t.choice,
+        );
+      return (
+        t.sse ??
+        sseData(
+          kind === 'chat'
+            ? chatChunk(chunkHead, chatDelta(t), null, t.logprobs, t.choice)
+            : textChunk(chunkHead, t.text, null, t.logprobs, t.choice),
+        )
+      );
+    },
     closing: (end) => closingEvents(kind, chunkHead, end, degradeLevel),
     failure: (e) => sseData(streamError(e)) + SSE_DONE,
   };
@@ -286,18 +340,40 @@ const STOPPED: Readonly<Record<StopCause, string>> = {
   shutting_down: 'the gateway shut down before the stream ended',
 };
 
-/** The finish chunk (marked when degraded), the usage chunk when asked, and [DONE]. */
+type ChunkHead = Head & { readonly includeUsage: boolean };
+
+/** A choice's finish chunk, closing its tool call when it has one, marked when degraded. */
+function finishEvent(
+  kind: ApiKind,
+  chunkHead: ChunkHead,
+  reason: string,
+  toolCalls: readonly ToolCallDelta[] | undefined,
+  degradeLevel: number | undefined,
+  choice = 0,
+): string {
+  const finish = reason as FinishReason;
+  const closing = toolCalls === undefined ? {} : { tool_calls: toolCalls };
+  const last =
+    kind === 'chat'
+      ? chatChunk(chunkHead, closing, finish, null, choice)
+      : textChunk(chunkHead, '', finish, null, choice);
+  return sseData({ ...last, ...degradedMark(degradeLevel) });
+}
+
+/**
+ * The finish chunk (of several choices, each went as it ended), the usage chunk when asked, and
+ * [DONE].
+ */
 function closingEvents(
   kind: ApiKind,
-  chunkHead: Head & { readonly includeUsage: boolean },
+  chunkHead: ChunkHead,
   end: StreamEnd,
   degradeLevel: number | undefined,
 ): string {
-  const finish = end.finishReason as FinishReason;
-  const closing = end.finishToolCalls === undefined ? {} : { tool_calls: end.finishToolCalls };
-  const last =
-    kind === 'chat' ? chatChunk(chunkHead, closing, finish) : textChunk(chunkHead, '', finish);
-  let out = sseData({ ...last, ...degradedMark(degradeLevel) });
+  let out =
+    end.choices === undefined
+      ? finishEvent(kind, chunkHead, end.finishReason, end.finishToolCalls, degradeLevel)
+      : '';
   if (chunkHead.includeUsage) {
     const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
     const used = usage(end.promptTokens, end.completionTokens, end.cachedTokens);

@@ -22,7 +22,7 @@ import type { LlmRequest } from '../../core/request/request.ts';
 import type { SloClassName } from '../../core/request/slo-classes.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
-import { OpenAiError, outputLimit } from '../../openai/index.ts';
+import { OpenAiError, choiceCount, outputLimit } from '../../openai/index.ts';
 import { bearerToken, type ApiKeys } from '../api-keys.ts';
 import { upstreamKind, type ApiKind, type Endpoint } from '../backend.ts';
 import type { Gateway } from '../gateway.ts';
@@ -332,6 +332,7 @@ function request(
     inputTokensAtLeast: prompt.inputTokensAtLeast,
     outputTokens: 0,
     maxTokens: outputLimit(parsed)?.tokens,
+    ...(choiceCount(parsed) > 1 ? { choices: choiceCount(parsed) } : {}),
     tenant,
     sloClass: cls,
     stream: parsed.stream === true,

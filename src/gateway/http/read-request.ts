@@ -5,7 +5,6 @@
  * text follows no form — and with one prompt.
  */
 import {
-  choiceCount,
   fillerAnswerable,
   fillerEcho,
   imagesSizable,
@@ -79,13 +78,6 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
     if (kind === 'completion') fillerEcho(parsed as CompletionRequest, 'the simulated fleet');
   }
   priorityAllowed(parsed, false, "the gateway sets it from the request's class");
-  const choices = choiceCount(parsed);
-  if (choices > 1)
-    throw invalidRequest(
-      `n: expected 1 (the gateway relays one choice), got ${choices}`,
-      'n',
-      'invalid_value',
-    );
   if (kind === 'completion' && promptList(parsed as never).length !== 1) {
     throw invalidRequest(
       'prompt: expected one prompt (batched prompts are not supported)',

@@ -43,6 +43,7 @@ import { TokenRelay } from './token-relay.ts';
 import type { Inbound } from './inbound.ts';
 import { errorWhole, named, whole, type Answer, type Whole } from './answer.ts';
 import type { RequestTrace } from '../tracing/request-trace.ts';
+import { choicesOf } from '../../core/request/demand.ts';
 
 export type Parsed = ChatCompletionRequest | CompletionRequest;
 
@@ -184,7 +185,13 @@ export async function admitAndServe(
         const response = streamResponse({
           form:
             builder === undefined
-              ? completionForm(kind, head, includeUsage(parsed), degraded?.level)
+              ? completionForm(
+                  kind,
+                  head,
+                  includeUsage(parsed),
+                  degraded?.level,
+                  choicesOf(ticket.req),
+                )
               : responsesForm(builder, degraded?.level),
           relay,
           done,

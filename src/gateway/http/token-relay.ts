@@ -9,13 +9,13 @@ export class TokenRelay {
   private held: (readonly [TokenEvent, Sent | undefined])[] = [];
   private target: TokenSink | null = null;
   private firstSeen: () => void = () => {};
-  /** Tokens that came through, held or handed on. */
+  /** Tokens that came through, held or handed on (a choice's finish is none). */
   count = 0;
   /** Resolves when the first token arrives. */
   readonly first = new Promise<void>((resolve) => (this.firstSeen = resolve));
 
   readonly sink: TokenSink = (token, sent) => {
-    this.count++;
+    if (token.finish === undefined) this.count++;
     if (this.target !== null) return this.target(token, sent);
     this.held.push([token, sent]);
     this.firstSeen();
