@@ -14,9 +14,9 @@
 // gateway's settings to compare, e.g. `qwen2-vl,1253` (1,253: the mix's mean).
 // Usage: node bench/image-admission.ts [--rate 40] [--duration 20] [--engine-image-tokens 1024]
 //          [--images url|mix] [--told LIST]
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
-import { REPO_ROOT, flag } from './bench-args.ts';
+import { flag } from './bench-args.ts';
+import { metric, startGoodput as start } from './live-processes.ts';
 import { SeededRng } from '../src/runtime/seeded-rng.ts';
 import { solidPng } from '../test/gateway/solid-png.ts';
 
@@ -33,36 +33,6 @@ const SIZES = [
   [1920, 1080],
 ] as const;
 const MODEL = 'llama-3-8b';
-
-/** Runs `goodput ARGS`; resolves with its base URL once it prints it. */
-async function start(args: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['bin/goodput.js', ...args, '--port', '0'], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((ok, fail) => {
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /(?:serving \S+|OpenAI API) at (http[^\s"]+?)\/v1/.exec(out);
-      if (m) ok(m[1]);
-    });
-    child.once('exit', (code) => fail(new Error(`goodput ${args[0]} exited ${code}: ${out}`)));
-  });
-  return { url, child };
-}
-
-/** A metric's value, summed over the series whose labels include `labels`. */
-function metric(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) {
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-  }
-  return sum;
-}
 
 const question = 'What is wrong in this screenshot of the backup dashboard? Answer briefly.';
 
