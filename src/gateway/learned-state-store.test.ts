@@ -6,6 +6,8 @@ import { learnedStateText } from '../core/estimate/learned-state.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
 import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
 import { memoryOpsLog } from './ops-log.ts';
+import { LearnedImageTokens } from './url-image-tokens.ts';
+import { parseImageTokens } from '../openai/image-size.ts';
 
 const INTERVAL_MS = 60_000;
 
@@ -45,7 +47,11 @@ async function runTo(clock: VirtualClock, untilMs: number): Promise<void> {
   }
 }
 
-function persistence(store: LearnedStateStore, learned = new Learned(presetPolicy('goodput'))) {
+function persistence(
+  store: LearnedStateStore,
+  learned = new Learned(presetPolicy('goodput')),
+  urlImages?: LearnedImageTokens,
+) {
   const clock = new VirtualClock();
   const log = memoryOpsLog();
   const results: boolean[] = [];
@@ -55,6 +61,7 @@ function persistence(store: LearnedStateStore, learned = new Learned(presetPolic
     timers: clock,
     epochMs: () => Date.parse('2026-12-04T12:00:00Z') + clock.now(),
     log,
+    urlImages,
     onSave: (ok) => results.push(ok),
   });
   return { p, clock, log, results, learned };
@@ -121,4 +128,27 @@ test('a start restores what was saved, or starts cold saying why', async () => {
   await bad.p.restore();
   assert.match(bad.log.lines[0].msg, /is not valid \(saved_at: expected/);
   assert.equal(bad.learned.restored, undefined);
+});
+
+test('what images by URL took is saved beside the output lengths: a restart plans from it', async () => {
+  const rule = parseImageTokens('qwen2-vl');
+  if (rule.rule !== 'qwen2-vl') throw new Error('a size rule');
+  const taught = new LearnedImageTokens(rule);
+  taught.restore(Array.from({ length: 30 }, (_, i) => 880 + i));
+  assert.equal(taught.urlTokens, 907, 'the p90 of 880…909');
+  const store = new HeldStore();
+  await persistence(store, undefined, taught).p.save();
+  store.stored = store.saved[0];
+  // A restarted gateway starts from the file: planned as what they took, not as the most.
+  const restarted = new LearnedImageTokens(rule);
+  assert.equal(restarted.urlTokens, 16_386);
+  const { p, log } = persistence(store, undefined, restarted);
+  await p.restore();
+  assert.equal(restarted.urlTokens, 907);
+  assert.deepEqual(restarted.samples(), taught.samples());
+  assert.equal(log.lines.find((l) => l.msg.includes('restored'))?.fields.url_images, 30);
+  // Fewer than 20 counted: still planned at the most one can take.
+  const few = new LearnedImageTokens(rule);
+  few.restore([900, 910]);
+  assert.equal(few.urlTokens, 16_386);
 });

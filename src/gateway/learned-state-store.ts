@@ -23,6 +23,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { OpsLog } from './ops-log.ts';
+import type { LearnedImageTokens } from './url-image-tokens.ts';
 
 export interface LearnedStateStore {
   /** Where the state is, for log lines: the path, or the Redis key. */
@@ -135,6 +136,8 @@ export interface PersistenceOptions {
   /** Wall time, Unix ms: what `saved_at` records and a restored state's age is taken from. */
   readonly epochMs: () => Ms;
   readonly log: OpsLog;
+  /** What images by URL took, learned beside the output lengths, when the gateway learns it. */
+  readonly urlImages?: Pick<LearnedImageTokens, 'samples' | 'restore'>;
   /** Each save's result, and whether the start restored a state (metrics). */
   readonly onSave?: (ok: boolean) => void;
   readonly onRestored?: () => void;
@@ -177,10 +180,11 @@ export class LearnedPersistence {
     try {
       const state = parseLearnedState(text);
       const summary = restoreLearned(this.learned, state);
+      this.o.urlImages?.restore(state.urlImageTokens);
       this.o.onRestored?.();
       const ageS = Math.round((this.o.epochMs() - state.savedAtMs) / 1000);
       this.o.log.info(
-        { learned_state: where, age_s: ageS, ...summary },
+        { learned_state: where, age_s: ageS, ...summary, url_images: state.urlImageTokens.length },
         `output lengths restored from ${where}, saved ${ageS} s ago`,
       );
     } catch (e) {
@@ -218,7 +222,8 @@ export class LearnedPersistence {
    */
   private async text(): Promise<string> {
     const parts: string[] = [];
-    for (const slice of learnedStateSlices(this.learned, this.o.epochMs())) {
+    const images = this.o.urlImages?.samples() ?? [];
+    for (const slice of learnedStateSlices(this.learned, this.o.epochMs(), images)) {
       if (parts.push(slice) % SLICES_PER_TURN === 0) {
         await new Promise<void>((ok) => this.o.timers.at(this.o.clock.now(), ok));
       }

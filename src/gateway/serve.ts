@@ -242,6 +242,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
           timers,
           epochMs,
           log,
+          urlImages: images,
           onSave: (ok) => metrics.state.learnedSaves.inc({ result: ok ? 'ok' : 'error' }),
           onRestored: () => metrics.state.learnedRestored.set(1),
         });

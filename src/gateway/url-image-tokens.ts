@@ -7,7 +7,8 @@
  * less the rest of its estimate (its text, its inline images), over its images by URL. A
  * prompt cut by `truncate_prompt_tokens` says nothing of its images and is not counted. The same
  * quantile and warm-up as the output lengths' (`estimate.min_samples`'s default), for the same
- * reason: a plan that is seldom short, learned from what this fleet's clients send.
+ * reason: a plan that is seldom short, learned from what this fleet's clients send. The samples
+ * are kept with the output lengths (`--learned-state`), so a restarted gateway plans from them.
  */
 import { unsizedImages } from '../openai/image-parts.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
@@ -50,7 +51,21 @@ export class LearnedImageTokens implements SizeRule {
     // The plan as estimated, before it was held under the context (prompt-view.ts).
     const estimated = estimateChatTokens({ ...(body as ChatPrompt), imageTokens: this });
     const each = (counted - (estimated - imagesPlanned)) / images;
-    if (!(each > 0)) return;
+    if (each > 0) this.#add(each);
+  }
+
+  /** What it learned from, oldest first: the samples a restarted gateway takes up. */
+  samples(): number[] {
+    const kept = Math.min(this.#count, WINDOW);
+    return Array.from({ length: kept }, (_, i) => this.#seen[(this.#count - kept + i) % WINDOW]);
+  }
+
+  /** Takes up `samples` (oldest first) as if counted now: the last `WINDOW` of them. */
+  restore(samples: readonly number[]): void {
+    for (const each of samples.slice(-WINDOW)) if (each > 0) this.#add(each);
+  }
+
+  #add(each: number): void {
     this.#seen[this.#count++ % WINDOW] = each;
     if (this.#count >= MIN_SAMPLES) this.#learned = Math.ceil(p90(this.#seen, this.#count));
   }

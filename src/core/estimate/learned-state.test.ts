@@ -46,6 +46,14 @@ test('learned state goes through its text and back: the restored pipeline predic
   assert.equal(learnedStateText(fresh, SAVED_AT), text);
 });
 
+test('what images by URL took goes through the text too, its last 256, oldest first', () => {
+  const samples = Array.from({ length: 300 }, (_, i) => 500 + i + 0.5);
+  const state = parseLearnedState(learnedStateText(taught(), SAVED_AT, samples));
+  assert.deepEqual(state.urlImageTokens, samples.slice(-256));
+  assert.deepEqual(parseLearnedState(learnedStateText(taught(), SAVED_AT)).urlImageTokens, []);
+  assert.ok(!learnedStateText(taught(), SAVED_AT).includes('url_image_tokens'));
+});
+
 test('a model that learned nothing saves a state that restores to nothing', () => {
   const empty = parseLearnedState(learnedStateText(new Learned(presetPolicy('goodput')), 0));
   assert.deepEqual(empty.outputLengths, []);
@@ -79,6 +87,10 @@ test('a learned state that is not one is refused, naming the field and the value
       /^output_lengths\[1\]\.class: expected each class once, got "interactive"/,
     ],
     [{ ...good, extra: 1 }, /^\(root\): expected no unknown keys \(extra\)/],
+    [
+      { ...good, url_image_tokens: [900, 0] },
+      /^url_image_tokens\[1\]: expected a number > 0, got 0/,
+    ],
   ];
   for (const [doc, message] of cases) {
     assert.throws(

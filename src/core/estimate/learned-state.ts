@@ -1,5 +1,6 @@
 /**
- * What a pipeline learned that should outlive it, as a file: today the output-length histories.
+ * What a pipeline learned that should outlive it, as a file: the output-length histories, and
+ * what the gateway learned an image by URL takes (the samples it plans from).
  * Without them a restarted gateway starts cold, and until each class has `estimate.min_samples`
  * ended requests, every request reserves KV for `prior_output_reserve` output tokens: under load
  * that is most of a flood refused for memory (bench/RESULTS.md, "A cold start into long
@@ -7,12 +8,14 @@
  *
  *   { "format": "goodput.learned-state", "version": 1, "saved_at": "<ISO 8601>",
  *     "output_lengths": [ { "class": "interactive", "outputs": [212, 87, …], "capped": [1],
- *                           "ended": 5120, "tenants": [ { "tenant": "acme", … } ] } ] }
+ *                           "ended": 5120, "tenants": [ { "tenant": "acme", … } ] } ],
+ *     "url_image_tokens": [1296.5, 980, …] }
  *
  * `outputs` are a history's window oldest first, `capped` the indexes of those cut at their
- * max_tokens, `ended` how many of its requests had ended. Classes and tenants are arrays, not
- * keys: a tenant may be named anything. Core, without I/O: the gateway's store and the
- * simulator's flags read and write the text.
+ * max_tokens, `ended` how many of its requests had ended; `url_image_tokens` (absent when none
+ * were learned) the tokens each counted request's images by URL took, oldest first. Classes and
+ * tenants are arrays, not keys: a tenant may be named anything. Core, without I/O: the gateway's
+ * store and the simulator's flags read and write the text.
  */
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
@@ -28,7 +31,12 @@ export interface LearnedState {
   /** When it was saved (Unix epoch ms). */
   readonly savedAtMs: Ms;
   readonly outputLengths: readonly ClassSnapshot[];
+  /** What images by URL took, oldest first (`url-image-tokens.ts`); empty when none learned. */
+  readonly urlImageTokens: readonly number[];
 }
+
+/** The most samples of what an image by URL took a state keeps. */
+export const URL_IMAGE_SAMPLES = 256;
 
 const count = z.number().int().nonnegative();
 
@@ -82,11 +90,19 @@ const stateSchema = z.strictObject({
         seen.add(c.class);
       });
     }),
+  url_image_tokens: z.array(z.number().positive()).max(URL_IMAGE_SAMPLES).optional(),
 });
 
-/** The text of what `learned` holds now, saved at `nowEpochMs`. */
-export function learnedStateText(learned: Learned, nowEpochMs: Ms): string {
-  return [...learnedStateSlices(learned, nowEpochMs)].join('');
+/**
+ * The text of what `learned` holds now, and of the `urlImageTokens` samples when there are any,
+ * saved at `nowEpochMs`.
+ */
+export function learnedStateText(
+  learned: Learned,
+  nowEpochMs: Ms,
+  urlImageTokens: readonly number[] = [],
+): string {
+  return [...learnedStateSlices(learned, nowEpochMs, urlImageTokens)].join('');
 }
 
 /**
@@ -94,7 +110,11 @@ export function learnedStateText(learned: Learned, nowEpochMs: Ms): string {
  * gateway with thousands of tenants writes its state between its streams' tokens, not in one
  * turn of tens of milliseconds (bench/RESULTS.md).
  */
-export function* learnedStateSlices(learned: Learned, nowEpochMs: Ms): Generator<string> {
+export function* learnedStateSlices(
+  learned: Learned,
+  nowEpochMs: Ms,
+  urlImageTokens: readonly number[] = [],
+): Generator<string> {
   const savedAt = new Date(nowEpochMs).toISOString();
   yield `{"format":"${LEARNED_STATE_FORMAT}","version":1,"saved_at":"${savedAt}","output_lengths":[`;
   let classes = 0;
@@ -105,7 +125,8 @@ export function* learnedStateSlices(learned: Learned, nowEpochMs: Ms): Generator
     for (const t of tenants) yield `${n++ === 0 ? '' : ','}${JSON.stringify(t)}`;
     yield ']}';
   }
-  yield ']}';
+  const images = urlImageTokens.slice(-URL_IMAGE_SAMPLES);
+  yield images.length === 0 ? ']}' : `],"url_image_tokens":${JSON.stringify(images)}}`;
 }
 
 /**
@@ -129,6 +150,7 @@ export function parseLearnedState(text: string): LearnedState {
       ended,
       tenants,
     })),
+    urlImageTokens: s.url_image_tokens ?? [],
   };
 }
 
