@@ -261,6 +261,8 @@ export function serveCommand(): Command {
               },
         onDecision: decisions === null ? undefined : (_, json) => decisions.write(json),
         onOutcome: decisions === null ? undefined : (_, json) => decisions.write(json, 'outcome'),
+        onPolicyApplied:
+          decisions === null ? undefined : (j) => decisions.write(j, 'policy_reload'),
         log,
         autoscale,
         tracer: serveTracer(o, log),

@@ -4,7 +4,9 @@
  * holds a request. A line is the record's own keys inside pino's envelope: `level`, `time` (Unix
  * ms), `pid` and `hostname` first, `msg: "decision"` last. Each dispatched request's end follows
  * as an outcome record (`core/observe/outcome-record.ts`) with `msg: "outcome"`, found by the same
- * `request_id`. A log pipeline takes it as a pino line, and a replay reads the record's keys.
+ * `request_id`. A reload of the policy that put a new revision in force is a line of its own
+ * (`msg: "policy_reload"`), between the last record decided under the old revision and the first
+ * under the new. A log pipeline takes it as a pino line, and a replay reads the record's keys.
  *
  * The gateway already has each record as JSON text (its decision lookup keeps that), so a line is
  * that text's bytes with the envelope's bytes around them, made into one buffer: not serialised a
@@ -28,8 +30,11 @@ interface ByteSink {
   destroy(): void;
 }
 
-/** A line's `msg`: a decision record, or the outcome record of a dispatched request's end. */
-export type LogLine = 'decision' | 'outcome';
+/**
+ * A line's `msg`: a decision record, the outcome record of a dispatched request's end, or a
+ * policy reload that put a new revision in force (`policy-reloader.ts`).
+ */
+export type LogLine = 'decision' | 'outcome' | 'policy_reload';
 
 export interface DecisionLog {
   /** `json`: one record as `JSON.stringify` made it (an object: `{…}`, no line break). */
@@ -71,9 +76,10 @@ export function openDecisionLog(
   });
   const head = Buffer.from(`{"level":${INFO},"time":`);
   const host = Buffer.from(`,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`);
-  const tails = {
+  const tails: Readonly<Record<LogLine, Buffer>> = {
     decision: Buffer.from('"msg":"decision"}\n'),
     outcome: Buffer.from('"msg":"outcome"}\n'),
+    policy_reload: Buffer.from('"msg":"policy_reload"}\n'),
   };
   return {
     write: (json, msg = 'decision') => {

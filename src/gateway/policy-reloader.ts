@@ -46,6 +46,11 @@ export interface PolicyReloaderDeps {
   readonly metrics: GatewayMetrics;
   readonly log: OpsLog;
   readonly epochMs: () => number;
+  /**
+   * A reload that put a new revision in force, as the decision log records it (the records
+   * after it were decided under that revision): its outcome, the file, the tenants it lists.
+   */
+  readonly onApplied?: (json: string) => void;
 }
 
 /** What the reading thread is given (policy-read-worker.ts). */
@@ -110,6 +115,10 @@ export class PolicyReloader {
     metrics.state.policyReloadOk.set(ok ? 1 : 0);
     if (ok) metrics.state.policyReloadAt.set(epochMs() / 1000);
     const fields = { ...outcome, file: this.#running.file ?? null };
+    if (outcome.result === 'applied') {
+      const tenants = this.#running.policy.tenants.named.size;
+      this.#deps.onApplied?.(JSON.stringify({ ...fields, tenants }));
+    }
     if (ok) log.info(fields, `policy reload: ${outcome.message}`);
     else if (outcome.result === 'error')
       log.error(fields, `policy reload failed: ${outcome.message}`);

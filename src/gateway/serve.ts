@@ -77,6 +77,8 @@ export interface ServeOptions {
   readonly onDecision?: (record: DecisionRecord, json: string) => void;
   /** How each dispatched request ended, and its JSON text. */
   readonly onOutcome?: (record: OutcomeRecord, json: string) => void;
+  /** A policy reload that put a new revision in force, as JSON text (`PolicyReloader`). */
+  readonly onPolicyApplied?: (json: string) => void;
   readonly scrapeIntervalMs?: number;
   /** State shared with other gateway replicas; absent: in memory. */
   readonly shared?: SharedStateSettings;
@@ -272,12 +274,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     () => intake?.waiting ?? 0,
   );
   const source = o.policySource ?? { policy: o.policy, doc: {}, file: undefined };
-  const policy = new PolicyReloader(source, {
-    pipeline: gateway.pipeline,
-    metrics,
-    log,
-    epochMs,
-  });
+  const reloading = { pipeline: gateway.pipeline, metrics, log, epochMs };
+  const policy = new PolicyReloader(source, { ...reloading, onApplied: o.onPolicyApplied });
   const appDeps = {
     gateway,
     policyReload: policy,

@@ -5,6 +5,7 @@
 // `/metrics` says the file on disk is not what runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -168,7 +169,11 @@ test('the admin endpoints need the admin token; a preset has no file to reload',
 test('goodput serve: SIGHUP reloads the file — the new key works, the process stays up and says so', async () => {
   const file = policyFile();
   file.write(policyDoc('prod@1', { acme: { api_keys_sha256: [sha('sk-acme-1')] } }));
-  const proc = spawnGoodput(['serve', '--port', '0', '--replicas', '1', '--policy', file.path]);
+  const decisions = `${file.path}.decisions.jsonl`;
+  const proc = spawnGoodput([
+    ...['serve', '--port', '0', '--replicas', '1', '--policy', file.path],
+    ...['--decisions', decisions],
+  ]);
   const url = await printedUrl(proc, /OpenAI API at (http[^\s"]+?)\/v1/);
   assert.equal((await chatAs(url, 'sk-acme-1')).status, 200);
   assert.equal((await chatAs(url, 'sk-acme-2')).status, 401);
@@ -192,6 +197,24 @@ test('goodput serve: SIGHUP reloads the file — the new key works, the process 
   assert.equal(proc.child.exitCode, null, 'still serving');
   proc.child.kill('SIGTERM');
   assert.deepEqual(await proc.exited, { code: 0, signal: null });
+  // The decision log has the applied reload between the records of each revision; the refused
+  // one changed nothing there.
+  const lines = readFileSync(decisions, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg !== 'outcome');
+  assert.deepEqual(
+    lines.map((l) =>
+      l.msg === 'policy_reload' ? `reload to ${l.policy_revision}` : l.policy_revision,
+    ),
+    ['prod@1', 'prod@1', 'reload to prod@2', 'prod@2', 'prod@2', 'prod@2'],
+  );
+  const reload = lines.find((l) => l.msg === 'policy_reload');
+  assert.deepEqual(
+    [reload?.previous_revision, reload?.trigger, reload?.file, reload?.tenants],
+    ['prod@1', 'signal', file.path, 1],
+  );
 });
 
 test('a burst of reloads runs one at a time: one applies the new file, the rest find it in force', async () => {
