@@ -9,7 +9,7 @@ import { EventChannel } from './event-channel.ts';
 import type { Generation, GenerationEvent } from './generation.ts';
 import type { GenerationRequest, SimulatedBackend, SubmitResult } from './simulated-backend.ts';
 
-export interface ChoiceEvent {
+interface ChoiceEvent {
   readonly choice: number;
   readonly ev: GenerationEvent;
 }
@@ -40,11 +40,7 @@ export function submitChoices(
  * The choices' events as the engine emits them, each with its choice's index; ends once every
  * choice's has. Leaving the loop early cancels the choices still running.
  */
-export async function* choiceEvents(gens: readonly Generation[]): AsyncGenerator<ChoiceEvent> {
-  if (gens.length === 1) {
-    for await (const ev of gens[0]) yield { choice: 0, ev };
-    return;
-  }
+async function* choiceEvents(gens: readonly Generation[]): AsyncGenerator<ChoiceEvent> {
   const merged = new EventChannel<ChoiceEvent>();
   let open = gens.length;
   const pump = async (gen: Generation, choice: number) => {
@@ -66,7 +62,7 @@ export async function* choiceEvents(gens: readonly Generation[]): AsyncGenerator
   }
 }
 
-type FinishEvent = Extract<GenerationEvent, { type: 'finish' }>;
+export type FinishEvent = Extract<GenerationEvent, { type: 'finish' }>;
 
 /** How a request's choices ended: every one finished, or the request was cut (`tokens` out). */
 export type ChoicesEnd =
@@ -75,28 +71,40 @@ export type ChoicesEnd =
 
 /**
  * Follows a request's choices to their end, telling `token` and `finished` of each as it comes:
- * finished once every choice has; cut by an injected crash in any, or by the engine closing.
+ * finished once every choice has; cut by an injected crash in any, or by the engine closing. One
+ * choice is read straight from its generation: no layer between it and the caller per token.
  */
 export async function followChoices(
   gens: readonly Generation[],
   on: {
     token(choice: number, text: string): void;
-    finished(choice: number, ev: FinishEvent): void;
+    finished?(choice: number, ev: FinishEvent): void;
   },
 ): Promise<ChoicesEnd> {
   const finishes: FinishEvent[] = [];
   let tokens = 0;
   let left = gens.length;
-  for await (const { choice, ev } of choiceEvents(gens)) {
+  /** Takes one event; the end it makes, if it makes one. */
+  const take = (choice: number, ev: GenerationEvent): ChoicesEnd | undefined => {
     if (ev.type === 'token') {
       tokens++;
       on.token(choice, ev.text);
-    } else if (ev.type === 'finish') {
-      finishes[choice] = ev;
-      on.finished(choice, ev);
-      if (--left === 0) return { end: 'finished', finishes };
-    } else {
-      return { end: 'crash', tokens };
+      return undefined;
+    }
+    if (ev.type === 'crash') return { end: 'crash', tokens };
+    finishes[choice] = ev;
+    on.finished?.(choice, ev);
+    return --left === 0 ? { end: 'finished', finishes } : undefined;
+  };
+  if (gens.length === 1) {
+    for await (const ev of gens[0]) {
+      const end = take(0, ev);
+      if (end !== undefined) return end;
+    }
+  } else {
+    for await (const { choice, ev } of choiceEvents(gens)) {
+      const end = take(choice, ev);
+      if (end !== undefined) return end;
     }
   }
   return { end: 'closed', tokens };

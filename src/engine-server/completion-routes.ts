@@ -47,7 +47,7 @@ import type { Generation } from './generation.ts';
 import { rejectionError } from './rejections.ts';
 import type { SimulatedBackend } from './simulated-backend.ts';
 import { type CompletionKind, replyEnd, replyPiece, sseResponse } from './sse-body.ts';
-import { choiceEvents, submitChoices } from './choices.ts';
+import { followChoices, submitChoices } from './choices.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
 
 /** Who refuses what it cannot answer, as its refusals say. */
@@ -234,10 +234,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   const calls =
     toolName === undefined
       ? undefined
-      : gens.map(
-          (_, i) =>
-            new FillerToolCall(`chatcmpl-tool-${requestId}${i > 0 ? `-${i}` : ''}`, toolName),
-        );
+      : gens.map((_, i) => FillerToolCall.of(requestId, i, toolName));
   const asked = p.responses;
   const builder =
     asked === undefined
@@ -268,42 +265,41 @@ async function collect(
   builder: ResponseBuilder | undefined,
 ): Promise<object> {
   const texts = gens.map(() => '');
-  const ends: { reason: FinishReason; completionTokens: number }[] = [];
-  let left = gens.length;
-  for await (const { choice, ev } of choiceEvents(gens)) {
-    const call = calls?.[choice];
-    if (ev.type === 'token') {
-      if (builder !== undefined) builder.add(replyPiece(ev.text, call));
-      else if (call === undefined) texts[choice] += ev.text;
-      else call.piece(ev.text);
-    } else if (ev.type === 'finish') {
-      if (builder !== undefined) return builder.finish(replyEnd(gens[0], ev, call)).response;
-      ends[choice] = ev;
-      if (--left > 0) continue;
-      const completion = ends.reduce((sum, e) => sum + e.completionTokens, 0);
-      const used = usage(gens[0].promptTokens, completion, gens[0].cachedTokens);
-      if (kind === 'text')
-        return textCompletionOf(
-          head,
-          texts.map((t, i) => textChoice(i, t, ends[i].reason)),
-          used,
-        );
-      return chatCompletionOf(
-        head,
-        texts.map((t, i) => wholeChatChoice(i, t, ends[i], calls?.[i])),
-        used,
-      );
-    } else {
+  const end = await followChoices(gens, {
+    token: (choice, text) => {
+      const call = calls?.[choice];
+      if (builder !== undefined) builder.add(replyPiece(text, call));
+      else if (call === undefined) texts[choice] += text;
+      else call.piece(text);
+    },
+  });
+  if (end.end !== 'finished') {
+    if (end.end === 'crash') {
       cut();
       throw serverError(`generation ${head.id}: injected crash`, 'injected_crash');
     }
+    // Cancelled (the client left: nobody reads this) or the backend shut down.
+    throw new OpenAiError(
+      503,
+      `generation ${head.id} ended before it finished`,
+      null,
+      'shutting_down',
+    );
   }
-  // Cancelled (the client left: nobody reads this) or the backend shut down.
-  throw new OpenAiError(
-    503,
-    `generation ${head.id} ended before it finished`,
-    null,
-    'shutting_down',
+  const ends = end.finishes;
+  if (builder !== undefined) return builder.finish(replyEnd(gens[0], ends[0], calls?.[0])).response;
+  const completion = ends.reduce((sum, e) => sum + e.completionTokens, 0);
+  const used = usage(gens[0].promptTokens, completion, gens[0].cachedTokens);
+  if (kind === 'text')
+    return textCompletionOf(
+      head,
+      texts.map((t, i) => textChoice(i, t, ends[i].reason)),
+      used,
+    );
+  return chatCompletionOf(
+    head,
+    texts.map((t, i) => wholeChatChoice(i, t, ends[i], calls?.[i])),
+    used,
   );
 }
 

@@ -28,8 +28,8 @@ import { usage, type FinishReason } from '../openai/responses.ts';
 import { FillerToolCall } from '../openai/filler-tool-call.ts';
 import type { ReplyEnd, ReplyPiece, ResponseBuilder } from '../openai/response-events.ts';
 import type { TtftParts } from '../core/observe/request-outcome.ts';
-import type { Generation, GenerationEvent } from './generation.ts';
-import { choiceEvents } from './choices.ts';
+import type { Generation } from './generation.ts';
+import { followChoices, type FinishEvent } from './choices.ts';
 
 /** The API asked: chat, text, or the Responses API (the chat it is, answered as its items). */
 export type CompletionKind = 'chat' | 'text' | 'responses';
@@ -98,8 +98,6 @@ export function sseResponse(
   return new Response(body, { headers: SSE_HEADERS });
 }
 
-type FinishEvent = Extract<GenerationEvent, { type: 'finish' }>;
-
 /** How generations are written: what opens them, each token, each finish, and the close. */
 interface EventForm {
   /** Chat's role chunks, the Responses API's created events; '' for none. */
@@ -120,28 +118,24 @@ async function writeEvents(
   to: SseSink,
 ): Promise<void> {
   if (form.opening !== '') to.write(form.opening);
-  const finishes: FinishEvent[] = [];
-  let left = gens.length;
-  for await (const { choice, ev } of choiceEvents(gens)) {
-    if (ev.type === 'token') {
-      to.write(form.token(choice, ev.text));
-    } else if (ev.type === 'finish') {
-      finishes[choice] = ev;
+  const end = await followChoices(gens, {
+    token: (choice, text) => to.write(form.token(choice, text)),
+    finished: (choice, ev) => {
       for (const event of form.finish(choice, ev)) to.write(event);
-      if (--left > 0) continue;
-      for (const event of form.close(finishes)) to.write(event);
-      to.end();
-      return;
-    } else {
-      // No socket to cut (in-process use): fail the body instead. With a socket the answer
-      // just stops; the socket's close ends the request.
-      if (!cutConnection()) to.fail(new Error(`generation ${id}: injected crash`));
-      return;
-    }
+    },
+  });
+  if (end.end === 'finished') {
+    for (const event of form.close(end.finishes)) to.write(event);
+    to.end();
+  } else if (end.end === 'crash') {
+    // No socket to cut (in-process use): fail the body instead. With a socket the answer just
+    // stops; the socket's close ends the request.
+    if (!cutConnection()) to.fail(new Error(`generation ${id}: injected crash`));
+  } else {
+    // Ended without a finish: the client left (nothing reads this), or the backend shut down
+    // under it.
+    to.fail(new Error(`generation ${id} ended before it finished`));
   }
-  // Ended without a finish: the client left (nothing reads this), or the backend shut down
-  // under it.
-  to.fail(new Error(`generation ${id} ended before it finished`));
 }
 
 /**

@@ -19,11 +19,7 @@ export function callingTools(backend: Backend): Backend {
       if (name === undefined) return backend.stream(call, onToken);
       // A call for each choice, named as `goodput engine` names them.
       const fillers: FillerToolCall[] = [];
-      const filler = (c: number) =>
-        (fillers[c] ??= new FillerToolCall(
-          `chatcmpl-tool-${call.id}${c > 0 ? `-${c}` : ''}`,
-          name,
-        ));
+      const filler = (c: number) => (fillers[c] ??= FillerToolCall.of(call.id, c, name));
       const end = await backend.stream(call, (t, sent) => {
         const choice = t.choice ?? 0;
         const tag = choice === 0 ? {} : { choice };

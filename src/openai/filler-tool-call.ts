@@ -34,6 +34,11 @@ export class FillerToolCall {
     this.#name = name;
   }
 
+  /** The call of request `requestId`'s choice `choice`, named after both (the first: the request). */
+  static of(requestId: string, choice: number, name: string): FillerToolCall {
+    return new FillerToolCall(`chatcmpl-tool-${requestId}${choice > 0 ? `-${choice}` : ''}`, name);
+  }
+
   /** The pieces a token of filler text streams as: the first names the call and opens it. */
   piece(text: string): ToolCallDelta[] {
     const words = JSON.stringify(text).slice(1, -1);
