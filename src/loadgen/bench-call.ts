@@ -33,12 +33,16 @@ export interface CallShape {
   readonly sendClass: boolean;
   /** Responses API: ask the server to keep each response (`store`); else a run keeps none. */
   readonly keepResponses?: boolean;
+  /** Choices asked of each request (`n`; completions and chat): absent or 1, one. */
+  readonly choices?: number;
 }
 
 export interface BenchCall {
   readonly path: string;
   readonly body: string;
   readonly headers: Readonly<Record<string, string>>;
+  /** Choices it asks for, when more than one: its tokens are timed choice by choice. */
+  readonly choices?: number;
 }
 
 /** Token ids drawn from here exist in every current tokenizer's vocabulary (≥ 32,000 ids). */
@@ -50,7 +54,13 @@ const FILLER_WORDS = ['time', 'data', 'model', 'token', 'serve', 'queue', 'cache
 export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): BenchCall {
   const maxTokens = req.maxTokens ?? req.outputTokens;
   const sampling = { model: shape.model, ignore_eos: true, temperature: 0, stream: true };
-  const common = { ...sampling, max_tokens: maxTokens, stream_options: { include_usage: true } };
+  const several = (shape.choices ?? 1) > 1 ? { n: shape.choices } : {};
+  const common = {
+    ...sampling,
+    max_tokens: maxTokens,
+    ...several,
+    stream_options: { include_usage: true },
+  };
   const body =
     shape.endpoint === 'completions'
       ? { ...common, prompt: tokenIds(req.inputTokens, prompts) }
@@ -79,6 +89,7 @@ export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): Benc
     path: PATHS[shape.endpoint],
     body: JSON.stringify(body),
     headers,
+    ...(several.n === undefined ? {} : { choices: several.n }),
   };
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { benchMetrics } from './bench-metrics.ts';
+import { benchMetrics, latencyOf } from './bench-metrics.ts';
 import type { CallRecord } from './call-record.ts';
 import { parseGoodputSpec } from './goodput-spec.ts';
 
@@ -100,4 +100,29 @@ test('goodput spec: bad specs name the flag and the value', () => {
   });
   for (const bad of ['', 'ttft', 'ttft:-1', 'ttft:abc', 'gap:5', 'ttft:1,ttft:2', 'ttft:1:2'])
     assert.throws(() => parseGoodputSpec(bad), /--goodput: expected/, bad);
+});
+
+test('bench metrics: a request of several choices has each choice its own gaps, TPOT the longest', () => {
+  // Two choices a step apart, interleaved: 20 ms gaps within each, 0–1 ms between them.
+  const several: CallRecord = {
+    ...base,
+    id: 'n',
+    dueMs: 0,
+    sentMs: 0,
+    endMs: 200,
+    ok: true,
+    status: 200,
+    tokenTimesMs: [100, 101, 120, 121, 140, 141, 160],
+    tokenChoices: [0, 1, 0, 1, 0, 1, 0],
+    outputTokens: 7,
+  };
+  const l = latencyOf(several);
+  assert.deepEqual(
+    [...(l?.gapsMs ?? [])].sort((a, b) => a - b),
+    [20, 20, 20, 20, 20],
+  );
+  assert.equal(l?.ttftMs, 100);
+  assert.equal(l?.e2elMs, 160);
+  // Over the first choice's 4 chunks, not all 7 tokens: (160 − 100) / 3.
+  assert.equal(l?.tpotMs, 20);
 });

@@ -34,16 +34,29 @@ export interface RequestLatency {
   readonly gapsMs: readonly number[];
 }
 
+/**
+ * A request's latencies. Of several choices (`tokenChoices`), each choice is a stream of its
+ * own: a gap is between two chunks of one choice, and TPOT is over the longest choice's tokens.
+ */
 export function latencyOf(r: CallRecord): RequestLatency | null {
-  if (!r.ok || r.tokenTimesMs.length === 0) return null;
-  const first = r.tokenTimesMs[0];
-  const last = r.tokenTimesMs[r.tokenTimesMs.length - 1];
+  const times = r.tokenTimesMs;
+  if (!r.ok || times.length === 0) return null;
+  const choices = r.tokenChoices;
   const gapsMs: number[] = [];
-  for (let i = 1; i < r.tokenTimesMs.length; i++)
-    gapsMs.push(r.tokenTimesMs[i] - r.tokenTimesMs[i - 1]);
-  const ttftMs = first - r.sentMs;
-  const e2elMs = last - r.sentMs;
-  const tpotMs = r.outputTokens > 1 ? (e2elMs - ttftMs) / (r.outputTokens - 1) : null;
+  // Each choice's last chunk time, and its chunks.
+  const lastOf = new Map<number, number>();
+  const countOf = new Map<number, number>();
+  for (let i = 0; i < times.length; i++) {
+    const c = choices?.[i] ?? 0;
+    const before = lastOf.get(c);
+    if (before !== undefined) gapsMs.push(times[i] - before);
+    lastOf.set(c, times[i]);
+    countOf.set(c, (countOf.get(c) ?? 0) + 1);
+  }
+  const ttftMs = times[0] - r.sentMs;
+  const e2elMs = times[times.length - 1] - r.sentMs;
+  const tokens = choices === undefined ? r.outputTokens : Math.max(...countOf.values());
+  const tpotMs = tokens > 1 ? (e2elMs - ttftMs) / (tokens - 1) : null;
   return { ttftMs, tpotMs, e2elMs, gapsMs };
 }
 

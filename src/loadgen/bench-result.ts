@@ -27,6 +27,8 @@ export function benchResult(
     request_rate: synthetic ? rateValue((w.rate ?? 0) * (w.rateScale ?? 1)) : null,
     burstiness: synthetic ? (w.burstiness ?? 1) : null,
     max_concurrency: spec.maxConcurrency ?? null,
+    // Goodput's own: the choices asked of each request (`n`).
+    n: spec.choices ?? 1,
     goodput: spec.slo === undefined ? null : formatGoodputSpec(spec.slo),
     seed: spec.seed,
     workload: run.workload.describe,

@@ -25,6 +25,8 @@ export interface CallRecord {
   readonly serverId?: string;
   /** Clock ms of each chunk that carried tokens. */
   readonly tokenTimesMs: readonly number[];
+  /** A request for several choices (`n`): the choice each of those chunks belonged to. */
+  readonly tokenChoices?: readonly number[];
   /** Prompt tokens: the server's usage when it gave one, else what was sent. */
   readonly promptTokens: number;
   /** Output tokens: the server's usage when it gave one, else the token chunks counted. */

@@ -33,6 +33,8 @@ export interface BenchSpec {
   readonly sendClass: boolean;
   /** Responses API: ask the server to keep each response (`store: true`). */
   readonly keepResponses?: boolean;
+  /** Choices asked of each request (`n`), when more than one. */
+  readonly choices?: number;
   readonly maxConcurrency?: number;
   readonly slo?: GoodputSlo;
   readonly percentiles: readonly number[];

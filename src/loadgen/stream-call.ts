@@ -42,6 +42,7 @@ export function streamCall(
   const secure = url.protocol === 'https:';
   const sentMs = ctx.clock.now();
   const tokenTimesMs: number[] = [];
+  const tokenChoices: number[] | undefined = call.choices === undefined ? undefined : [];
   let usage: { prompt?: number; completion?: number } = {};
   let serverId: string | undefined;
 
@@ -58,6 +59,7 @@ export function streamCall(
         endMs: ctx.clock.now(),
         serverId,
         tokenTimesMs,
+        ...(tokenChoices === undefined ? {} : { tokenChoices }),
         promptTokens: usage.prompt ?? who.promptTokens,
         outputTokens: usage.completion ?? tokenTimesMs.length,
         ...outcome,
@@ -138,7 +140,10 @@ export function streamCall(
           }
           const samePiece =
             event.type === 'response.function_call_arguments.delta' && event.item_id === announced;
-          if (carriesToken(event) && !samePiece) tokenTimesMs.push(now);
+          if (carriesToken(event) && !samePiece) {
+            tokenTimesMs.push(now);
+            tokenChoices?.push(event.choices?.[0]?.index ?? 0);
+          }
           announced =
             event.type === 'response.output_item.added' && event.item?.type === 'function_call'
               ? event.item.id
@@ -203,6 +208,7 @@ interface StreamEvent {
     readonly error?: Failure | null;
   };
   readonly choices?: readonly {
+    index?: number;
     text?: string;
     delta?: {
       content?: string | null;

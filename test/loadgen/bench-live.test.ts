@@ -41,6 +41,20 @@ test('bench against goodput engine: exact lengths, every request completed and t
   assert.ok((run.metrics.median_tpot_ms as number) > 0);
 });
 
+test('bench --n against goodput engine: every choice of every request timed, usage over all', async () => {
+  for (const endpoint of ['completions', 'chat'] as const) {
+    const run = await runBench(spec(engine, { endpoint, choices: 3 }), hooks);
+    assert.equal(run.metrics.completed, 8);
+    assert.equal(run.metrics.total_output_tokens, 8 * 3 * 6, endpoint);
+    for (const r of run.records) {
+      assert.deepEqual(
+        [0, 1, 2].map((c) => r.tokenChoices?.filter((x) => x === c).length),
+        [6, 6, 6],
+      );
+    }
+  }
+});
+
 test('bench on the chat endpoint: filler prompts of about the asked length', async () => {
   const run = await runBench(spec(engine, { endpoint: 'chat' }), hooks);
   assert.equal(run.metrics.completed, 8);
@@ -266,6 +280,11 @@ test('goodput bench CLI: bad flags exit 2 naming the flag and value', async () =
     [['--url', engine, '--tenant-key', 'acme'], /--tenant-key: expected TENANT=KEY/],
     [['--url', engine, '--metric-percentiles', '0,99'], /--metric-percentiles: expected/],
     [['--url', engine, '--max-concurrency', '0'], /--max-concurrency: expected an integer ≥ 1/],
+    [['--url', engine, '--n', '129'], /--n: expected an integer from 1 to 128, got "?129/],
+    [
+      ['--url', engine, '--n', '2', '--endpoint', 'responses'],
+      /--n: expected 1 with --endpoint responses \(the Responses API has no n\), got 2/,
+    ],
   ];
   for (const [args, message] of cases) {
     const r = await runGoodput(['bench', '--num-requests', '1', ...args]);
