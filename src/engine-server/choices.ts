@@ -18,12 +18,17 @@ export type ChoicesResult =
   | { readonly ok: true; readonly generations: readonly Generation[] }
   | Extract<SubmitResult, { ok: false }>;
 
-/** Submits `n` generations of one request: all accepted, or none (the first refusal's reason). */
+/**
+ * Submits `n` generations of one request: all accepted, or none (the first refusal's reason).
+ * Several only where prompt blocks are cached as allocated (V1): that is how they share one.
+ */
 export function submitChoices(
   backend: SimulatedBackend,
   req: GenerationRequest,
   n: number,
 ): ChoicesResult {
+  if (n > 1 && backend.config.prefixCachedOnAllocation !== true)
+    return { ok: false, reason: 'choices_unsupported' };
   const generations: Generation[] = [];
   for (let i = 0; i < n; i++) {
     const r = backend.submit(req);

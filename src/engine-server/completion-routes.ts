@@ -180,13 +180,6 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   }
   const byPriority = backend.config.schedulingPolicy === 'priority';
   priorityAllowed(p, byPriority, 'this engine schedules first come, first served');
-  if (p.choices > 1 && backend.config.prefixCachedOnAllocation !== true) {
-    // V0 forks one sequence group after a shared prefill; this model has no such group.
-    throw invalidRequest(
-      `n: expected 1 under this engine version (the simulated engine serves several choices as vLLM V1 does: --engine-version vllm-v1), got ${p.choices}`,
-      'n',
-    );
-  }
   const blockSize = backend.config.blockSize;
   const result = submitChoices(
     backend,
@@ -211,6 +204,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
       limit: p.limit,
       maxModelLen: backend.maxModelLen,
       kvTokens: load.kvTotalBlocks * blockSize,
+      choices: p.choices,
     });
   }
   const gens = result.generations;

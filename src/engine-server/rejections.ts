@@ -15,6 +15,8 @@ export interface RejectionContext {
   readonly limit?: { readonly tokens: number; readonly field: string };
   readonly maxModelLen: number;
   readonly kvTokens: number;
+  /** The choices asked for (`n`). */
+  readonly choices?: number;
 }
 
 export function rejectionError(reason: RejectReason, ctx: RejectionContext): OpenAiError {
@@ -48,5 +50,11 @@ export function rejectionError(reason: RejectReason, ctx: RejectionContext): Ope
       );
     case 'shutting_down':
       return new OpenAiError(503, 'the engine is shutting down', null, 'shutting_down');
+    case 'choices_unsupported':
+      // V0 forks one sequence group after a shared prefill; this model has no such group.
+      return invalidRequest(
+        `n: expected 1 under this engine version (the simulated engine serves several choices as vLLM V1 does: --engine-version vllm-v1), got ${ctx.choices ?? 'more'}`,
+        'n',
+      );
   }
 }

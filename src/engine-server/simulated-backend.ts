@@ -38,7 +38,12 @@ export interface GenerationRequest {
 }
 
 export type RejectReason =
-  FailReason | 'output_exceeds_max_model_len' | 'injected_failure' | 'shutting_down';
+  | FailReason
+  | 'output_exceeds_max_model_len'
+  | 'injected_failure'
+  | 'shutting_down'
+  /** Several choices under a V0 engine version, whose sequence groups the model has not. */
+  | 'choices_unsupported';
 
 export type SubmitResult =
   | { readonly ok: true; readonly generation: Generation }

@@ -76,13 +76,15 @@ export class EmbeddedBackend implements Backend {
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const request = generationRequest(call, this.engine.config, this.imageTokens);
-    const submitted = submitChoices(this.engine, request, choiceCount(call.body));
+    const choices = choiceCount(call.body);
+    const submitted = submitChoices(this.engine, request, choices);
     if (!submitted.ok) {
       const { status, body } = engineRefusal(
         submitted.reason,
         request,
         promptField(call),
         this.engine,
+        choices,
       );
       throw new UpstreamError(`${this.name}: ${submitted.reason}`, status, true, body);
     }
@@ -186,8 +188,10 @@ export function engineRefusal(
   req: GenerationRequest,
   field: string,
   engine: SimulatedBackend,
+  choices = 1,
 ): { readonly status: number; readonly body: string } {
   const e = rejectionError(reason, {
+    choices,
     promptField: field,
     promptTokens: req.promptTokens,
     limit: req.maxTokens === undefined ? undefined : { tokens: req.maxTokens, field: 'max_tokens' },

@@ -105,7 +105,7 @@ port.on('message', (m: FleetRequest) => {
       const submitted = submitChoices(engine, m.request, m.choices);
       if (!submitted.ok) {
         const { reason } = submitted;
-        const answer = engineRefusal(reason, m.request, m.promptField, engine);
+        const answer = engineRefusal(reason, m.request, m.promptField, engine, m.choices);
         send({ t: 'rejected', id: m.id, reason, ...answer });
         return;
       }

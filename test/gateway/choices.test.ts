@@ -223,3 +223,32 @@ for (const thread of [false, true]) {
     assert.equal(await decision(6), 48);
   });
 }
+
+test("goodput serve's embedded fleet under vllm-0.6 refuses several choices as goodput engine does, naming n", async () => {
+  for (const thread of [[], ['--fleet-thread']]) {
+    const gw = await startServe([
+      ...['--engine-version', 'vllm-0.6', '--profile', 'const:step_ms=3'],
+      ...thread,
+    ]);
+    try {
+      const res = await fetch(`${gw.url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, prompt: 'hi', n: 2, max_tokens: 4 }),
+      });
+      assert.equal(res.status, 400);
+      const body = (await res.json()) as { error: { param: string; message: string } };
+      assert.equal(body.error.param, 'n');
+      assert.match(body.error.message, /^n: expected 1 under this engine version .*got 2$/);
+      const one = await fetch(`${gw.url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, prompt: 'hi', n: 1, max_tokens: 4 }),
+      });
+      assert.equal(one.status, 200);
+    } finally {
+      gw.proc.child.kill('SIGTERM');
+      await gw.proc.exited;
+    }
+  }
+});
