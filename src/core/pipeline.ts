@@ -370,7 +370,7 @@ export class Pipeline<H> {
     this.forget(t);
     t.state = 'ended';
     this.settle(t, outputTokens);
-    this.learned.ended(t, choicesOf(t.req) > 1 && each ? each : [outputTokens], completed);
+    this.learned.ended(t, each ?? [outputTokens], completed);
   }
 
   private forget(t: Ticket<H>): void {

@@ -83,9 +83,9 @@ export class StreamMeter {
     return (this.#choices[choice]?.unsent ?? 0) > 0;
   }
 
-  /** Each choice's tokens so far, in choice order. */
-  choiceTokens(): number[] {
-    return this.#choices.map((c) => c.tokens);
+  /** Each choice's tokens so far, in choice order; undefined for a stream of one choice. */
+  choiceTokens(): number[] | undefined {
+    return this.#choices.length > 1 ? this.#choices.map((c) => c.tokens) : undefined;
   }
 
   /**
