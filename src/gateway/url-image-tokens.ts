@@ -13,11 +13,15 @@
 import { unsizedImages } from '../openai/image-parts.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
 import { estimateChatTokens, type ChatPrompt } from '../openai/prompt-tokens.ts';
+import { URL_IMAGE_SAMPLES } from '../core/estimate/learned-state.ts';
 
 type SizeRule = Extract<ImageTokens, { rule: 'qwen2-vl' }>;
 
-/** The window learned from, and the samples before the learned figure is used. */
-const WINDOW = 256;
+/**
+ * The window learned from (all of it kept by `--learned-state`), and the samples before the
+ * learned figure is used.
+ */
+const WINDOW = URL_IMAGE_SAMPLES;
 const MIN_SAMPLES = 20;
 
 export class LearnedImageTokens implements SizeRule {

@@ -29,15 +29,20 @@ const GEMMA = parseImageTokens('256');
 const ADMIN = 'images-admin';
 const PNG =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-const MESSAGES: OpenAI.ChatCompletionMessageParam[] = [
+/** A user's question about the image at `url`. */
+const pictureQuestion = (
+  url: string,
+  detail?: 'low' | 'high' | 'auto',
+): OpenAI.ChatCompletionMessageParam[] => [
   {
     role: 'user',
     content: [
       { type: 'text', text: 'What is in this picture?' },
-      { type: 'image_url', image_url: { url: PNG, detail: 'low' } },
+      { type: 'image_url', image_url: detail === undefined ? { url } : { url, detail } },
     ],
   },
 ];
+const MESSAGES = pictureQuestion(PNG, 'low');
 
 /** The prompt tokens admission planned for request `id`, from its decision record. */
 async function plannedPrompt(url: string, id: string): Promise<number> {
@@ -336,15 +341,7 @@ test('--image-tokens qwen2-vl: what images by URL take is learned from the backe
       .create({
         model: MODEL,
         max_tokens: 2,
-        messages: [
-          {
-            role: 'user',
-            content: [
-              { type: 'text', text: 'What is in this picture?' },
-              { type: 'image_url', image_url: { url: `https://example.com/shots/${i}.png` } },
-            ],
-          },
-        ],
+        messages: pictureQuestion(`https://example.com/shots/${i}.png`),
       })
       .withResponse();
     const id = res.response.headers.get('x-goodput-request-id') ?? '';
@@ -376,18 +373,7 @@ test('--image-tokens qwen2-vl: an inline image whose header claims a side of 0 i
     body: JSON.stringify({
       model: MODEL,
       max_tokens: 2,
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'What is in this picture?' },
-            {
-              type: 'image_url',
-              image_url: { url: `data:image/png;base64,${header.toString('base64')}` },
-            },
-          ],
-        },
-      ],
+      messages: pictureQuestion(`data:image/png;base64,${header.toString('base64')}`),
     }),
   });
   assert.equal(res.status, 200, await res.clone().text());
