@@ -82,6 +82,33 @@ test('through the gateway to goodput engine: n choices streamed and whole, on th
   }
 });
 
+test('a client that leaves a stream of n choices mid-way: every choice stops upstream, the gateway serves on', async () => {
+  const [engine] = await engines(1);
+  const front = await gateway([engine]);
+  const stream = await front.client.chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Write at length.' }],
+    n: 4,
+    max_tokens: 2_000,
+    ignore_eos: true,
+    stream: true,
+  } as OpenAI.ChatCompletionCreateParamsStreaming);
+  let seen = 0;
+  for await (const chunk of stream) {
+    if (chunk.choices[0]?.delta.content) seen++;
+    if (seen === 40) break;
+  }
+  await until('every choice ended upstream', () => engine.backend.inFlight === 0);
+  assert.equal(engine.backend.inFlight, 0, 'every choice cancelled in the engine');
+  const after = await front.client.completions.create({
+    model: MODEL,
+    prompt: 'hi',
+    n: 2,
+    max_tokens: 3,
+  });
+  assert.equal(after.choices.length, 2);
+});
+
 /**
  * A vLLM streaming two choices as vLLM does: a role chunk for each, then each choice's chunks as
  * its tokens come, the first ending on a chunk that carries its last token beside its finish, the
