@@ -711,3 +711,33 @@ test('simulate --learned-state starts from what an earlier run learned: a burst 
     ],
   );
 });
+
+test('simulate --n: each request asks for several choices of its prompt; a bad count, or a V0 engine, exits 2 naming it', () => {
+  const shape = [
+    '--num-requests',
+    '60',
+    '--rate',
+    '2',
+    '--input',
+    'fixed:800',
+    '--output',
+    'fixed:40',
+  ];
+  const report = simulated(...shape, '--n', '3');
+  assert.equal(report.scenario.workload.choices, 3);
+  assert.equal(report.completed, 60);
+  // The others find the first's 50 whole blocks of 16 tokens but the last, whose final token
+  // each computes again to sample from, as vLLM does.
+  assert.equal(report.engine.prefix_hit_tokens, 60 * 2 * 784);
+  exitsNaming(
+    ['simulate', ...shape],
+    [
+      [['--n', '0'], /--n: expected an integer/],
+      [['--n', '129'], /--n: expected an integer from 1 to 128/],
+      [
+        ['--n', '2', '--engine-version', 'vllm-0.6'],
+        /--n: expected 1 under --engine-version vllm-0.6/,
+      ],
+    ],
+  );
+});

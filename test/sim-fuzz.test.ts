@@ -1,8 +1,8 @@
 // Whole simulations with options drawn at random — policy, engine version and iteration options,
-// small KV, tool calls, LoRA adapters, shared prefixes, P/D pools, autoscalers, group failures,
-// client timeouts and retries, tenants and classes — each held to the bookkeeping every run
-// must keep: every offered request ends in exactly one state, none is left running, every KV
-// block is free at the end, and the same seed gives the same report. A combination the
+// small KV, tool calls, LoRA adapters, shared prefixes, several choices, P/D pools, autoscalers,
+// group failures, client timeouts and retries, tenants and classes — each held to the bookkeeping
+// every run must keep: every offered request ends in exactly one state, none is left running,
+// every KV block is free at the end, and the same seed gives the same report. A combination the
 // scenario refuses (a ConfigError naming it) is skipped and counted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,6 +46,8 @@ function randomSpec(rng: SeededRng): { spec: Partial<ScenarioSpec>; policy: stri
     // A prefix workload brings its own shapes: no tool calls with it.
     ...(spec0.toolCalls === undefined ? maybe(0.2, { prefix: pick(rng, ['mix', 'chat:1']) }) : {}),
     ...maybe(0.2, { prefillReplicas: 1 }),
+    // Several choices of each prompt: V1 only (a V0 version is refused, and skipped).
+    ...maybe(0.2, { choices: pick(rng, [2, 5]) }),
     ...maybe(0.2, { autoscaler: pick(rng, ['goodput', 'hpa-utilization']), readyTime: '5' }),
     ...maybe(0.15, { failGroupAtS: [3] }),
     ...maybe(0.3, {

@@ -12,7 +12,6 @@ import { benchResult } from '../loadgen/bench-result.ts';
 import { parseGoodputSpec } from '../loadgen/goodput-spec.ts';
 import { runBench, type BenchSpec } from '../loadgen/run-bench.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
-import { MAX_CHOICES } from '../openai/request-fields.ts';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { benchTable } from './bench-table.ts';
@@ -50,12 +49,6 @@ export function benchCommand(): Command {
         'with --endpoint responses: ask the server to keep each response (store: true, as OpenAI defaults); without it a run keeps none (store: false)',
       )
       .option(
-        '--n <n>',
-        `choices asked of each request (OpenAI's n, 1 to ${MAX_CHOICES}; completions and chat): each choice's token gaps are timed as its own stream's`,
-        choiceFlag,
-        1,
-      )
-      .option(
         '--max-concurrency <n>',
         'requests in flight at most; those due beyond it wait their turn',
         positiveInt('--max-concurrency'),
@@ -83,7 +76,7 @@ export function benchCommand(): Command {
   ).action(async (flags: Record<string, unknown>, cmd: Command) => {
     const workload = workloadFromFlags(flags);
     checkOutputs(['--json', flags.json], ['--html', flags.html]);
-    const choices = flags.n as number;
+    const choices = workload.choices ?? 1;
     if (choices > 1 && flags.endpoint === 'responses')
       throw new ConfigError(
         '--n',
@@ -151,12 +144,6 @@ function collectTenantKey(value: string, prev: Map<string, string> | undefined) 
   const map = new Map(prev);
   if (map.has(tenant)) throw new ConfigError('--tenant-key', `one key for tenant ${tenant}`, value);
   return map.set(tenant, value.slice(at + 1));
-}
-
-function choiceFlag(value: string): number {
-  const n = positiveInt('--n')(value);
-  if (n > MAX_CHOICES) throw new ConfigError('--n', `an integer from 1 to ${MAX_CHOICES}`, value);
-  return n;
 }
 
 function percentileList(value: string): number[] {

@@ -4,6 +4,8 @@
  * same load. Every numeric flag is validated as it is parsed.
  */
 import { Option, type Command } from 'commander';
+import { ConfigError } from '../core/errors.ts';
+import { MAX_CHOICES } from '../core/request/request.ts';
 import { SCENARIO_DEFAULTS as D } from '../sim/scenario.ts';
 import type { WorkloadOptions } from '../sim/workload/workload-options.ts';
 import {
@@ -80,7 +82,19 @@ export function addWorkloadFlags(cmd: Command): Command {
       'SLO classes for rows without one: CLASS | CLASS:W,CLASS:W…',
       D.classes,
     )
+    .option(
+      '--n <n>',
+      `choices asked of each request (OpenAI's n, 1 to ${MAX_CHOICES}), every one its output long: one prompt, n replies, as RL trainers' group sampling asks`,
+      choiceFlag,
+      1,
+    )
     .option('--seed <n>', 'random seed (recorded in the report)', nonNegativeInt('--seed'), 1);
+}
+
+function choiceFlag(value: string): number {
+  const n = positiveInt('--n')(value);
+  if (n > MAX_CHOICES) throw new ConfigError('--n', `an integer from 1 to ${MAX_CHOICES}`, value);
+  return n;
 }
 
 /** The options every flag above sets, a default included. */
@@ -118,5 +132,6 @@ export function workloadFromFlags(o: Record<string, unknown>): FlaggedWorkload {
     durationS: o.duration as number | undefined,
     tenants: o.tenants as string,
     classes: o.classes as string,
+    ...(o.n === undefined || o.n === 1 ? {} : { choices: o.n as number }),
   };
 }

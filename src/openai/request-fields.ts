@@ -13,6 +13,7 @@
  * and the server accepted, safe to forward upstream.
  */
 import { z } from 'zod';
+import { MAX_CHOICES } from '../core/request/request.ts';
 import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { describeValue, invalidRequest } from './errors.ts';
 import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
@@ -22,8 +23,7 @@ import { byForm, expect, flag, isText, listOf, text, type Wording } from './vali
 /** The largest max_tokens the wire format accepts; a server checks it against its context too. */
 export const MAX_TOKENS_LIMIT = 1_048_576;
 
-/** The most choices one request may ask for (`n`): OpenAI's limit. */
-export const MAX_CHOICES = 128;
+export { MAX_CHOICES };
 
 /** The choices a request asks for: its `n`, 1 when absent. */
 export const choiceCount = (req: { readonly n?: number | null }): number => req.n ?? 1;

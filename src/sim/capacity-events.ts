@@ -2,12 +2,12 @@
  * Capacity events a run injects, apart from what the autoscaler does: a group failure (the
  * busiest ready group is lost at once; each request it held moves through admission to another
  * replica — one not yet streaming as it was, one under way as its rest, prompt and streamed
- * tokens recomputed there), a prefix-cache cold reset (every ready replica drops the prefixes no
- * request holds), and a rollout's canary (one group's GPUs held outside the pool for a window:
- * they count in GPU-seconds; the autoscaler's ceiling is lowered by `autoscaling.ts`). Each is
- * reported only when the run has it, so a run without them reports as before. A failure or
- * reset due after the workload has ended never happens (`stop`): the run ends with its
- * requests, not at the event.
+ * tokens recomputed there — but several choices under way end failed), a prefix-cache cold
+ * reset (every ready replica drops the prefixes no request holds), and a rollout's canary (one
+ * group's GPUs held outside the pool for a window: they count in GPU-seconds; the autoscaler's
+ * ceiling is lowered by `autoscaling.ts`). Each is reported only when the run has it, so a run
+ * without them reports as before. A failure or reset due after the workload has ended never
+ * happens (`stop`): the run ends with its requests, not at the event.
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
@@ -30,13 +30,15 @@ export interface FailureHost {
   endAttempt(t: RequestTracker): void;
   /** Offer it again: through admission, to another replica. */
   resend(t: RequestTracker): void;
+  /** End it failed: its streams were under way and cannot go on elsewhere. */
+  lost(t: RequestTracker): void;
   pump(): void;
 }
 
 export class CapacityEvents {
   private readonly opts: CapacityEventOptions;
   private readonly resets = { resets: 0, dropped_blocks: 0 };
-  private readonly failures = { failovers: 0, resumed: 0, recomputedTokens: 0 };
+  private readonly failures = { failovers: 0, resumed: 0, lost: 0, recomputedTokens: 0 };
   private readonly pending: TimerHandle[] = [];
 
   constructor(opts: CapacityEventOptions, fleet: Fleet, clock: Clock & Timers, host: FailureHost) {
@@ -56,14 +58,20 @@ export class CapacityEvents {
           if (index < 0) return;
           for (const t of fleet.fail(index)) {
             host.endAttempt(t);
-            // A stream under way resumes elsewhere: the rest is asked for as a new request whose
-            // prompt is the original and the tokens streamed so far (recomputed there).
-            if (t.firstTokenMs !== undefined) {
+            if (t.firstTokenMs === undefined) {
+              this.failures.failovers++;
+              host.resend(t);
+            } else if (t.resume()) {
+              // A stream under way resumes elsewhere: the rest is asked for as a new request
+              // whose prompt is the original and the tokens streamed so far (recomputed there).
               this.failures.resumed++;
               this.failures.recomputedTokens += t.req.inputTokens + t.streamed;
-              t.resume();
-            } else this.failures.failovers++;
-            host.resend(t);
+              host.resend(t);
+            } else {
+              // Several choices under way stopped at different tokens: no one rest to ask for.
+              this.failures.lost++;
+              host.lost(t);
+            }
           }
           host.pump();
         }),
@@ -101,6 +109,7 @@ export class CapacityEvents {
               failovers: this.failures.failovers,
               streams_resumed: this.failures.resumed,
               recomputed_tokens: this.failures.recomputedTokens,
+              ...(this.failures.lost > 0 ? { streams_lost: this.failures.lost } : {}),
             },
           }),
     };

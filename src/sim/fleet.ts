@@ -17,6 +17,7 @@ import type { TimingProfile } from '../engine/timing/profile.ts';
 import type { GroupRecord, GroupState } from '../core/fleet/replica-group.ts';
 import { ReplicaDriver } from '../engine/replica-driver.ts';
 import type { RequestTracker } from './request-tracker.ts';
+import type { SimSequence } from './choice-stream.ts';
 import { GroupBook, type GroupLifecycle } from './group-book.ts';
 import { PrefillPool, type PrefillSink } from './prefill-pool.ts';
 import type { KvLink } from '../engine/kv-transfer.ts';
@@ -49,7 +50,7 @@ export interface PrefillSpec {
 }
 
 export class Fleet {
-  private readonly replicas: ReplicaDriver<RequestTracker>[] = [];
+  private readonly replicas: ReplicaDriver<SimSequence>[] = [];
   private readonly views: MutableSnapshot[] = [];
   /** Each group's life: requested, ready, drained, removed. */
   private readonly book: GroupBook;
@@ -58,7 +59,7 @@ export class Fleet {
   private readonly clock: Clock & Timers;
   private readonly config: EngineConfig;
   private readonly profile: TimingProfile;
-  private readonly listener: EngineListener<RequestTracker>;
+  private readonly listener: EngineListener<SimSequence>;
   private readonly onKvEvent?: (replica: number, kind: 'stored' | 'removed', hash: string) => void;
   /** Disaggregated: where prompts are prefilled before their decode replica takes them. */
   readonly prefill: PrefillPool | undefined;
@@ -77,7 +78,7 @@ export class Fleet {
     n: number,
     config: EngineConfig,
     profile: TimingProfile,
-    listener: EngineListener<RequestTracker>,
+    listener: EngineListener<SimSequence>,
     clock: Clock & Timers,
     /** Each replica's prefix-cache events (vLLM's KV events), when a router wants them. */
     onKvEvent?: (replica: number, kind: 'stored' | 'removed', hash: string) => void,
@@ -104,7 +105,7 @@ export class Fleet {
             clock,
             // The request's own listener, with its KV's arrival at its replica added.
             Object.assign(Object.create(listener) as PrefillSink, {
-              kvArrived: (t: RequestTracker) => this.replicas[t.replica].add(t),
+              kvArrived: (t: RequestTracker) => this.queue(t),
               decodeCached: (t: RequestTracker) =>
                 this.replicas[t.replica].core.cachedPromptTokens(t),
             }),
@@ -123,15 +124,15 @@ export class Fleet {
     const i = this.replicas.length;
     const onKvEvent = this.onKvEvent;
     // The shared listener, with this replica's KV events told apart.
-    const own: EngineListener<RequestTracker> =
+    const own: EngineListener<SimSequence> =
       onKvEvent === undefined
         ? this.listener
-        : Object.assign(Object.create(this.listener) as EngineListener<RequestTracker>, {
+        : Object.assign(Object.create(this.listener) as EngineListener<SimSequence>, {
             onKvEvent: (kind: 'stored' | 'removed', hash: string) => onKvEvent(i, kind, hash),
           });
     const { config, profile, clock } = this;
     this.replicas.push(
-      new ReplicaDriver<RequestTracker>({ config, profile, listener: own, clock, timers: clock }),
+      new ReplicaDriver<SimSequence>({ config, profile, listener: own, clock, timers: clock }),
     );
     const servable = this.servableOf?.(i);
     this.views.push({
@@ -180,14 +181,14 @@ export class Fleet {
    * moves each one).
    */
   fail(index: number): RequestTracker[] {
-    const held: RequestTracker[] = [];
+    const held = new Set<RequestTracker>();
     this.book.fail(index, () => {
-      for (const s of this.replicas[index].core.sequences()) held.push(s.req);
-      for (const t of held) this.replicas[index].cancel(t.id);
+      for (const s of this.replicas[index].core.sequences()) held.add(s.req.request);
+      for (const t of held) this.drop(t);
       // Those still prefilling for it, or with their KV on the way, are its requests too.
-      if (this.prefill !== undefined) held.push(...this.prefill.takeBoundFor(index));
+      if (this.prefill !== undefined) for (const t of this.prefill.takeBoundFor(index)) held.add(t);
     });
-    return held;
+    return [...held];
   }
 
   /** Groups failed so far. */
@@ -260,7 +261,7 @@ export class Fleet {
   }
 
   /** Each replica's engine load now (ready or not), for the autoscaler's signals. */
-  loads(): ReturnType<ReplicaDriver<RequestTracker>['load']>[] {
+  loads(): ReturnType<ReplicaDriver<SimSequence>['load']>[] {
     return this.replicas.map((r) => r.load());
   }
 
@@ -292,7 +293,28 @@ export class Fleet {
     this.changeInSystem(1);
     this.views[attempt.replica].inFlight++;
     if (this.prefill !== undefined) this.prefill.submit(attempt);
-    else this.replicas[attempt.replica].add(attempt);
+    else this.queue(attempt);
+  }
+
+  /**
+   * Queues the attempt's streams in its replica's engine, each choice's beside the first. One the
+   * engine fails at once has ended the attempt (its onFail): those queued before it go with it.
+   */
+  private queue(t: RequestTracker): void {
+    const replica = this.replicas[t.replica];
+    if (t.choices.length === 0) {
+      replica.add(t);
+      return;
+    }
+    for (const s of t.streams) {
+      if (s !== t) s.kvTransferredTokens = t.kvTransferredTokens;
+      if (!replica.add(s)) return this.drop(t);
+    }
+  }
+
+  /** Drops every stream of the attempt its replica's engine holds, freeing their memory. */
+  private drop(t: RequestTracker): void {
+    for (const s of t.streams) this.replicas[t.replica].cancel(s.id);
   }
 
   /** The attempt left the replica (finished or failed). */
@@ -317,7 +339,7 @@ export class Fleet {
 
   /** The client abandoned it: the replica drops it and frees its memory. */
   cancel(attempt: RequestTracker): void {
-    if (this.prefill?.cancel(attempt) !== true) this.replicas[attempt.replica].cancel(attempt.id);
+    if (this.prefill?.cancel(attempt) !== true) this.drop(attempt);
     this.release(attempt.replica);
   }
 

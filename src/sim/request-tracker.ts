@@ -4,36 +4,26 @@
  * (a retry happens only after the previous attempt left the engine), so the per-token path
  * touches a single object. Timestamps are simulated ms; TTFT and its parts run from the
  * original arrival, so retries and queueing count against the request, as its user feels them.
+ *
+ * A request for several choices (`n`) is its first choice's stream, and each further choice is
+ * a `ChoiceStream` in the engine beside it, all with the prompt named block by block so that the
+ * prefix cache shares it (`promptBlocks`). Its first token is any choice's first; it ends when
+ * every choice has.
  */
-import type { LlmRequest } from '../core/request/request.ts';
+import type { LlmRequest, PrefixBlocks } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { SloClass, SloObjectives } from '../core/request/slo-classes.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { outcomeRecord, type OutcomeRecord } from '../core/observe/outcome-record.ts';
 import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
-import type { StepEnds } from '../engine/token-runs.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LedgerLease } from '../core/admission/budget/tenant-ledger.ts';
 import type { TokenClock } from './token-clock.ts';
+import { TokenStream } from './token-stream.ts';
+import { ChoiceStream } from './choice-stream.ts';
 
-export class RequestTracker implements EngineRequest {
-  // The fields every token reads come first, so they share the object's first cache line.
-  /** Its row in the run's token clock: its last token's time and its gaps' floor. */
-  private readonly slot: number;
-  private readonly times: TokenClock;
-  /** The next gap spans a tool call's pause: the tool's time, not the server's, so not a gap. */
-  private pauseGap = false;
-  private gapCount = 0;
-  /** Tokens streamed to the client so far. */
-  streamed = 0;
-  /**
-   * Every gap, kept only when the request might end without completing after producing tokens
-   * (clients with timeouts): the pooled ITL must then drop its gaps, as vLLM's client does.
-   */
-  readonly gaps: number[] | null;
-  /** The request's largest gaps: enough for its exact p99 and max. */
-  private tail: TailSamples;
+export class RequestTracker extends TokenStream implements EngineRequest {
   readonly req: LlmRequest;
   /** The current attempt's id: the request id, then `id#2`, `id#3`… for retries. */
   id: string;
@@ -54,6 +44,10 @@ export class RequestTracker implements EngineRequest {
   readonly e2eDeadlineMs: Ms | undefined;
   /** Disaggregated serving: prompt tokens whose KV the prefill pool sent its decode replica. */
   kvTransferredTokens: number | undefined;
+  /** The further choices of the attempt now dispatched, when it asks for several. */
+  choices: readonly ChoiceStream[] = NO_CHOICES;
+  /** Its streams in the engine not yet ended, on the attempt now dispatched. */
+  streamsLeft = 0;
   /** Replica of the current attempt, once dispatched. */
   replica = -1;
   /**
@@ -89,8 +83,7 @@ export class RequestTracker implements EngineRequest {
     priority = 0,
     objectives: SloObjectives = {},
   ) {
-    this.times = times;
-    this.slot = times.slot();
+    super(times, new TailSamples(tailSize(req)), keepGaps ? [] : null);
     this.req = req;
     this.priority = priority;
     const { ttftMs, itlP99Ms, e2eMs } = objectives;
@@ -104,20 +97,31 @@ export class RequestTracker implements EngineRequest {
     this.id = req.id;
     this.inputTokens = req.inputTokens;
     this.outputTokens = cappedOutput(req);
-    this.prefix = req.prefix;
+    this.prefix = (req.choices ?? 1) > 1 ? promptBlocks(req) : req.prefix;
     this.toolCalls = req.toolCalls;
     this.adapter = req.adapter;
-    this.tail = new TailSamples(this.outputTokens - 1);
-    this.gaps = keepGaps ? [] : null;
   }
 
-  /** When its last token came (undefined before its first). */
-  get lastTokenMs(): Ms | undefined {
-    return this.times.last(this.slot);
+  /** Itself: the request its first choice's stream belongs to. */
+  get request(): RequestTracker {
+    return this;
   }
 
-  set lastTokenMs(atMs: Ms | undefined) {
-    this.times.lastMs[this.slot] = atMs ?? NaN;
+  /** Its streams on the attempt now dispatched: its own, then each further choice's. */
+  get streams(): readonly (RequestTracker | ChoiceStream)[] {
+    return this.choices.length === 0 ? [this] : [this, ...this.choices];
+  }
+
+  /** Tokens streamed to the client on this attempt, every choice's. */
+  get outputStreamed(): number {
+    let n = this.streamed;
+    for (const c of this.choices) n += c.streamed;
+    return n;
+  }
+
+  /** Each choice's tokens so far, in choice order; undefined for a request of one choice. */
+  choiceTokens(): number[] | undefined {
+    return this.choices.length === 0 ? undefined : this.streams.map((s) => s.streamed);
   }
 
   /**
@@ -159,11 +163,8 @@ export class RequestTracker implements EngineRequest {
     const dropped = this.gaps === null ? [] : this.gaps.splice(0);
     this.firstTokenMs = undefined;
     this.firstStepStartMs = undefined;
-    this.lastTokenMs = undefined;
-    this.streamed = 0;
-    this.gapCount = 0;
-    this.tail = new TailSamples(this.outputTokens - 1);
-    this.times.tailFloor[this.slot] = -Infinity;
+    this.restart(new TailSamples(tailSize(this.req)));
+    this.choices = NO_CHOICES;
     return dropped;
   }
 
@@ -176,9 +177,14 @@ export class RequestTracker implements EngineRequest {
   /** When the current attempt was offered (a resumed stream's TTFT to the control plane). */
   attemptOfferedMs = 0;
 
-  /** The stream resumes elsewhere after its replica failed (see `resumedAfter`). */
-  resume(): void {
+  /**
+   * The stream resumes elsewhere after its replica failed (see `resumedAfter`); false for a
+   * request of several choices, whose streams stopped at different tokens: it cannot.
+   */
+  resume(): boolean {
+    if (this.choices.length > 0) return false;
     this.resumedAfter = this.streamed;
+    return true;
   }
 
   /** Starts attempt number `attempts + 1`. */
@@ -193,7 +199,7 @@ export class RequestTracker implements EngineRequest {
 
   /**
    * The control plane dispatched the current attempt as `ticket` says: its request as served
-   * (degraded, maybe), on its replica.
+   * (degraded, maybe), on its replica, with a stream for each choice it asks for.
    */
   dispatched(ticket: Ticket<RequestTracker>): void {
     this.ticket = ticket;
@@ -207,6 +213,11 @@ export class RequestTracker implements EngineRequest {
     this.degradeLevel = d.outcome === 'admit' ? d.degradation?.level : undefined;
     this.inputTokens = ticket.req.inputTokens;
     this.outputTokens = cappedOutput(ticket.req);
+    const n = this.req.choices ?? 1;
+    const more: ChoiceStream[] = [];
+    for (let k = 1; k < n; k++) more.push(new ChoiceStream(this, k, this.times, this.tail));
+    this.choices = n > 1 ? more : NO_CHOICES;
+    this.streamsLeft = n;
   }
 
   /**
@@ -219,58 +230,19 @@ export class RequestTracker implements EngineRequest {
     return outcomeRecord({ ...outcome, id }, cls, atMs, this.predictedTtftMs);
   }
 
-  /** Its tool call paused it: the gap to the next token is not the server's. */
-  paused(): void {
-    this.pauseGap = true;
-  }
-
-  /**
-   * A token at `atMs`; returns its gap, or −1 for the one after a tool call's pause (always a
-   * number: the per-token path keeps it unboxed).
-   */
-  recordToken(atMs: Ms): number {
-    const { lastMs, tailFloor } = this.times;
-    const k = this.slot;
-    this.streamed++;
-    if (this.pauseGap) {
-      this.pauseGap = false;
-      lastMs[k] = atMs;
-      return -1;
-    }
-    const gap = atMs - lastMs[k];
-    lastMs[k] = atMs;
-    if (gap > tailFloor[k]) tailFloor[k] = this.tail.add(gap);
-    this.gapCount++;
-    if (this.gaps !== null) this.gaps.push(gap);
-    return gap;
-  }
-
-  /**
-   * Its tokens at steps `from + 1` … `to` of a replica, each the step after the one before
-   * (token-runs.ts): as `recordToken` for each, the pooled gaps left to the caller.
-   */
-  recordRun(steps: StepEnds, from: number, to: number): void {
-    const { lastMs, tailFloor } = this.times;
-    const k = this.slot;
-    let floor = tailFloor[k];
-    let before = steps.endMs(from);
-    for (let step = from + 1; step <= to; step++) {
-      const at = steps.endMs(step);
-      const gap = at - before;
-      before = at;
-      if (gap > floor) floor = this.tail.add(gap);
-      if (this.gaps !== null) this.gaps.push(gap);
-    }
-    tailFloor[k] = floor;
-    lastMs[k] = before;
-    this.streamed += to - from;
-    this.gapCount += to - from;
-  }
-
   outcome(state: FinalState): RequestOutcome {
     const arrival = this.req.arrivalMs;
     const first = this.firstTokenMs;
-    const hasGaps = this.gapCount > 0;
+    let gaps = this.gapCount;
+    let last = this.lastTokenMs;
+    let longest = this.streamed;
+    for (const c of this.choices) {
+      gaps += c.gapCount;
+      const at = c.lastTokenMs;
+      if (at !== undefined && (last === undefined || at > last)) last = at;
+      longest = Math.max(longest, c.streamed);
+    }
+    const hasGaps = gaps > 0;
     return {
       id: this.req.id,
       tenant: this.req.tenant,
@@ -278,10 +250,11 @@ export class RequestTracker implements EngineRequest {
       state,
       admitted: this.admitted,
       inputTokens: this.req.inputTokens,
-      outputTokens: this.streamed,
+      outputTokens: this.outputStreamed,
+      ...(this.choices.length > 0 ? { longestChoiceTokens: longest } : {}),
       cachedTokens: this.cachedTokens,
       ttftMs: first === undefined ? undefined : first - arrival,
-      e2eMs: this.lastTokenMs === undefined ? undefined : this.lastTokenMs - arrival,
+      e2eMs: last === undefined ? undefined : last - arrival,
       queueMs: this.prefillStartMs === undefined ? undefined : this.prefillStartMs - arrival,
       prefillMs:
         this.firstStepStartMs === undefined || this.prefillStartMs === undefined
@@ -291,7 +264,7 @@ export class RequestTracker implements EngineRequest {
         first === undefined || this.firstStepStartMs === undefined
           ? undefined
           : first - this.firstStepStartMs,
-      itlP99Ms: hasGaps ? this.tail.p99(this.gapCount) : undefined,
+      itlP99Ms: hasGaps ? this.tail.p99(gaps) : undefined,
       maxStallMs: hasGaps ? this.tail.max : undefined,
       attempts: this.attempts,
       preemptions: this.preemptions,
@@ -301,6 +274,29 @@ export class RequestTracker implements EngineRequest {
       degradeLevel: this.degradeLevel,
     };
   }
+}
+
+const NO_CHOICES: readonly ChoiceStream[] = [];
+
+/** vLLM's default KV block: the size a prompt is named in when the request names none. */
+const PROMPT_BLOCK_TOKENS = 16;
+
+/**
+ * The prompt of a request for several choices as blocks the prefix cache can name: the blocks
+ * its own prefix names, then blocks named for it alone, so that its choices find what a sibling
+ * computed and no other request does. Only whole blocks are named, as a cache holds only those.
+ */
+function promptBlocks(req: LlmRequest): PrefixBlocks {
+  const blockTokens = req.prefix?.blockTokens ?? PROMPT_BLOCK_TOKENS;
+  const whole = Math.floor(req.inputTokens / blockTokens);
+  const hashes = (req.prefix?.hashes ?? []).slice(0, whole);
+  for (let i = hashes.length; i < whole; i++) hashes.push(`n:${req.id}:${i}`);
+  return { blockTokens, hashes };
+}
+
+/** Its gaps' tail holds every choice's: as many as it can stream, less one. */
+function tailSize(req: LlmRequest): number {
+  return (req.choices ?? 1) * cappedOutput(req) - 1;
 }
 
 function cappedOutput(req: LlmRequest): number {

@@ -51,6 +51,8 @@ export interface ScenarioSpec extends EngineSpec {
   readonly toolCalls?: string;
   readonly prefix?: string;
   readonly adapters?: string;
+  /** `--n`: choices each request asks for. */
+  readonly choices?: number;
   /** `--adapter-replicas`: each LoRA adapter is served by this many replicas (default: all). */
   readonly adapterReplicas?: number;
   /** Autoscaling (`--autoscaler`): the fleet starts at `minReplicas` (default `replicas`). */
@@ -128,6 +130,11 @@ export interface RunHooks {
 export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: RunHooks): Report {
   const rng = new SeededRng(spec.seed);
   const engine = engineConfig(spec);
+  if ((spec.choices ?? 1) > 1 && engine.prefixCachedOnAllocation !== true) {
+    // V0 forks one sequence group after a shared prefill; this model has no such group.
+    const expected = `1 under --engine-version ${spec.engineVersion} (the simulated engine serves several choices as vLLM V1 does: --engine-version vllm-v1)`;
+    throw new ConfigError('--n', expected, spec.choices);
+  }
   const profile = buildEngineProfile(spec);
   const planned = spec.slowdown === undefined ? undefined : plannedProfile(spec);
   // The spec carries the workload options under the workload's own names.

@@ -100,14 +100,17 @@ export function simulate(opts: SimulationOptions): Report {
     const good =
       state === 'completed' && isGood(outcome, opts.policy.classes[outcome.sloClass].objectives);
     opts.onOutcome?.(outcome, clock.now(), good);
-    if (state === 'completed') for (const w of windows()) w.completed(tracker.streamed, good);
+    if (state === 'completed') for (const w of windows()) w.completed(tracker.outputStreamed, good);
   };
 
-  const endAttempt = (t: RequestTracker, outputTokens: number, completed: boolean) => {
+  /** The attempt on its replica ended, `completed` or not, with what it streamed. */
+  const endAttempt = (t: RequestTracker, completed: boolean) => {
     t.timeout?.cancel();
     t.timeout = null;
     fleet.release(t.replica);
-    if (t.ticket !== null) pipeline.end(t.ticket, outputTokens, completed, clock.now());
+    const outputTokens = t.outputStreamed;
+    if (t.ticket !== null)
+      pipeline.end(t.ticket, outputTokens, completed, clock.now(), t.choiceTokens());
     t.ticket = null;
     door.settle(t, t.req.inputTokens + outputTokens);
   };
@@ -119,7 +122,7 @@ export function simulate(opts: SimulationOptions): Report {
     firstToken: (ticket, ttftMs) => pipeline.firstToken(ticket, ttftMs),
     token: (ticket, atMs) => pipeline.token(ticket, atMs),
     gapDelivered: (ticket, gapMs, atMs) => pipeline.gapDelivered(ticket, gapMs, atMs),
-    endAttempt: (t, completed) => endAttempt(t, t.streamed, completed),
+    endAttempt,
     finish,
     pump: () => pump(),
     sampleSpread: () => sampleSpread(),
@@ -249,7 +252,8 @@ export function simulate(opts: SimulationOptions): Report {
       door.settle(tracker, 0);
     } else {
       fleet.cancel(tracker);
-      if (ticket !== null) pipeline.end(ticket, tracker.streamed, false, clock.now());
+      const tokens = tracker.outputStreamed;
+      if (ticket !== null) pipeline.end(ticket, tokens, false, clock.now(), tracker.choiceTokens());
       pump();
     }
     if (tracker.firstTokenMs !== undefined) {
@@ -334,8 +338,12 @@ export function simulate(opts: SimulationOptions): Report {
   };
   scheduleNextArrival();
   const events = new CapacityEvents(opts, fleet, clock, {
-    endAttempt: (t) => endAttempt(t, t.streamed, false),
+    endAttempt: (t) => endAttempt(t, false),
     resend: (t) => sendAttempt(t),
+    lost: (t) => {
+      t.failReason = 'replica_lost';
+      finish(t, 'failed');
+    },
     pump: () => pump(),
   });
   if (autoscale !== undefined) {

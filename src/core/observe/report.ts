@@ -36,6 +36,8 @@ export interface ReportContext {
       /** Streams under way, resumed on another replica (prompt and streamed tokens recomputed). */
       readonly streams_resumed: number;
       readonly recomputed_tokens: number;
+      /** Requests of several choices under way, ended: no one rest of them to ask for. */
+      readonly streams_lost?: number;
     };
     /** Canaries, when the run has them: windows, and the group-seconds their GPUs were held. */
     readonly canary?: { readonly windows: number; readonly held_s: number };

@@ -23,6 +23,9 @@ export interface ToolCall {
   readonly resultTokens: Tokens;
 }
 
+/** The most choices one request may ask for (`n`): OpenAI's limit. */
+export const MAX_CHOICES = 128;
+
 export interface LlmRequest {
   readonly id: string;
   readonly arrivalMs: Ms;

@@ -98,6 +98,9 @@ const badOptions: [WorkloadOptions, string][] = [
   [{ trace: fixture('azure-conv-200.csv'), startS: 100 }, '--start'],
   [{ trace: fixture('azure-conv-200.csv'), classes: 'interactive:0' }, '--classes'],
   [{ trace: fixture('missing.csv') }, '--trace'],
+  [{ choices: 0 }, '--n'],
+  [{ choices: 129 }, '--n'],
+  [{ choices: 2.5 }, '--n'],
 ];
 
 for (const [opts, path] of badOptions) {
@@ -227,4 +230,19 @@ test('the same options and seed give the same requests and description', () => {
   const b = buildWorkload(opts, new SeededRng(5));
   assert.equal(JSON.stringify(a.describe), JSON.stringify(b.describe));
   assert.deepEqual([...a.requests], [...b.requests]);
+});
+
+test('choices: every request, synthetic or from a trace, asks for n; one leaves the stream as it is', () => {
+  for (const base of [{ numRequests: 20 }, { trace: fixture('mooncake.jsonl') }]) {
+    const one = buildWorkload(base, rng());
+    const four = buildWorkload({ ...base, choices: 4 }, rng());
+    assert.deepEqual(four.describe, { ...one.describe, choices: 4 });
+    assert.deepEqual(
+      [...four.requests],
+      [...one.requests].map((r) => ({ ...r, choices: 4 })),
+    );
+    const once = buildWorkload({ ...base, choices: 1 }, rng());
+    assert.deepEqual(once.describe, one.describe);
+    assert.deepEqual([...once.requests], [...one.requests]);
+  }
 });

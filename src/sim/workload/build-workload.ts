@@ -7,7 +7,7 @@
  */
 import { ConfigError } from '../../core/errors.ts';
 import type { Rng } from '../../core/ports/rng.ts';
-import type { LlmRequest } from '../../core/request/request.ts';
+import { MAX_CHOICES, type LlmRequest } from '../../core/request/request.ts';
 import { formatClassSpec, parseClassSpec, type ClassSpec } from './class-spec.ts';
 import { formatLengthSpec, jointTable, parseLengthSpec, tablesNamed } from './length-spec.ts';
 import { lengthTable } from './sharegpt-lengths.ts';
@@ -52,11 +52,30 @@ export function buildWorkload(opts: WorkloadOptions, rng: Rng): Workload {
       ? buildSynthetic(opts, rng, { tenants, classes, rateScale })
       : buildTrace(opts, opts.trace, rng, { tenants, classes, rateScale });
   const shaped = opts.scenario === undefined ? w : withScenario(w, opts.scenario);
-  if (opts.adapters === undefined) return shaped;
+  const chosen = withChoices(shaped, choiceCount(opts.choices ?? 1));
+  if (opts.adapters === undefined) return chosen;
   const adapters = parseAdapterSpec(opts.adapters, F.adapters);
   return {
-    requests: withAdapters(shaped.requests, adapters, () => rng.fork(S.adapters)),
-    describe: { ...shaped.describe, adapters: formatAdapterSpec(adapters) },
+    requests: withAdapters(chosen.requests, adapters, () => rng.fork(S.adapters)),
+    describe: { ...chosen.describe, adapters: formatAdapterSpec(adapters) },
+  };
+}
+
+/**
+ * The workload with every request asking for `n` choices of its prompt (OpenAI's `n`), each as
+ * long as the request's output: what `goodput bench --n` asks a live server for (every choice
+ * runs to `max_tokens`). One choice leaves it as it is.
+ */
+function withChoices(w: Workload, n: number): Workload {
+  if (n === 1) return w;
+  const requests = w.requests;
+  return {
+    requests: {
+      *[Symbol.iterator]() {
+        for (const r of requests) yield { ...r, choices: n };
+      },
+    },
+    describe: { ...w.describe, choices: n },
   };
 }
 
@@ -259,6 +278,12 @@ function nonNegative(value: number, key: keyof WorkloadOptions): number {
   if (typeof value !== 'number' || !(value >= 0) || value === Infinity) {
     throw new ConfigError(F[key], 'a finite number ≥ 0', value);
   }
+  return value;
+}
+
+function choiceCount(value: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_CHOICES)
+    throw new ConfigError(F.choices, `an integer from 1 to ${MAX_CHOICES}`, value);
   return value;
 }
 

@@ -58,4 +58,6 @@ export type WorkloadDescription = (SyntheticDescription | TraceDescription) & {
   readonly adapters?: string;
   /** The load shape its arrivals were re-timed to (`--scenario`), and the span it was laid over. */
   readonly scenario?: { readonly name: string; readonly spanS: number; readonly burstAtS: number };
+  /** Choices each request asks for (`--n`), when more than one. */
+  readonly choices?: number;
 };

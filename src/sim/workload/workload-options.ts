@@ -54,6 +54,8 @@ export interface WorkloadOptions {
   readonly adapters?: string;
   /** Re-times the arrivals to a load shape, `diurnal-burst` (load-scenario.ts). */
   readonly scenario?: string;
+  /** Choices each request asks for (OpenAI's `n`, 1 to 128), every one its output long. */
+  readonly choices?: number;
 }
 
 export const WORKLOAD_DEFAULTS = {
@@ -88,4 +90,5 @@ export const WORKLOAD_FLAGS: Readonly<Record<keyof WorkloadOptions, string>> = {
   prefix: '--prefix',
   adapters: '--adapters',
   scenario: '--scenario',
+  choices: '--n',
 };

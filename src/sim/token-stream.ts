@@ -1,0 +1,119 @@
+/**
+ * One stream of tokens as its client reads it: a request's, or one choice's of a request for
+ * several (`n`). It times its own tokens — each gap from its own last token — into a tail of
+ * gaps that all the request's streams share, so the request's p99 gap is over every choice's
+ * gaps, as the gateway's meter pools them. Timestamps are simulated ms.
+ */
+import type { Ms } from '../core/request/units.ts';
+import type { TailSamples } from '../core/observe/tail-samples.ts';
+import type { StepEnds } from '../engine/token-runs.ts';
+import type { TokenClock } from './token-clock.ts';
+import type { RequestTracker } from './request-tracker.ts';
+
+export abstract class TokenStream {
+  // The fields every token reads come first, so they share the object's first cache line.
+  /** Its row in the run's token clock: its last token's time and its gaps' floor. */
+  private readonly slot: number;
+  protected readonly times: TokenClock;
+  /** The next gap spans a tool call's pause: the tool's time, not the server's, so not a gap. */
+  private pauseGap = false;
+  /** Gaps timed on this stream. */
+  gapCount = 0;
+  /** Tokens streamed to the client so far. */
+  streamed = 0;
+  /**
+   * Every gap, kept only when the request might end without completing after producing tokens
+   * (clients with timeouts): the pooled ITL must then drop its gaps, as vLLM's client does. One
+   * array for all the request's streams.
+   */
+  readonly gaps: number[] | null;
+  /**
+   * The request's largest gaps, of all its streams: enough for their exact p99 and max. A stream
+   * offers a gap above its own copy of the tail's floor, which may lag the shared tail's when
+   * another stream raised it; the tail keeps only what belongs there either way.
+   */
+  protected tail: TailSamples;
+
+  constructor(times: TokenClock, tail: TailSamples, gaps: number[] | null) {
+    this.times = times;
+    this.slot = times.slot();
+    this.tail = tail;
+    this.gaps = gaps;
+  }
+
+  /** The request this stream is part of. */
+  abstract readonly request: RequestTracker;
+
+  /** When its last token came (undefined before its first). */
+  get lastTokenMs(): Ms | undefined {
+    return this.times.last(this.slot);
+  }
+
+  set lastTokenMs(atMs: Ms | undefined) {
+    this.times.lastMs[this.slot] = atMs ?? NaN;
+  }
+
+  /** Its first token, at `atMs`: a start, not a gap. */
+  started(atMs: Ms): void {
+    this.lastTokenMs = atMs;
+    this.streamed = 1;
+  }
+
+  /** Its tool call paused it: the gap to the next token is not the server's. */
+  paused(): void {
+    this.pauseGap = true;
+  }
+
+  /** Starts over with no token, its gaps going to `tail`. */
+  protected restart(tail: TailSamples): void {
+    this.times.lastMs[this.slot] = NaN;
+    this.times.tailFloor[this.slot] = -Infinity;
+    this.tail = tail;
+    this.streamed = 0;
+    this.gapCount = 0;
+    this.pauseGap = false;
+  }
+
+  /**
+   * A token at `atMs`; returns its gap, or −1 for the one after a tool call's pause (always a
+   * number: the per-token path keeps it unboxed).
+   */
+  recordToken(atMs: Ms): number {
+    const { lastMs, tailFloor } = this.times;
+    const k = this.slot;
+    this.streamed++;
+    if (this.pauseGap) {
+      this.pauseGap = false;
+      lastMs[k] = atMs;
+      return -1;
+    }
+    const gap = atMs - lastMs[k];
+    lastMs[k] = atMs;
+    if (gap > tailFloor[k]) tailFloor[k] = this.tail.add(gap);
+    this.gapCount++;
+    if (this.gaps !== null) this.gaps.push(gap);
+    return gap;
+  }
+
+  /**
+   * Its tokens at steps `from + 1` … `to` of a replica, each the step after the one before
+   * (token-runs.ts): as `recordToken` for each, the pooled gaps left to the caller.
+   */
+  recordRun(steps: StepEnds, from: number, to: number): void {
+    const { lastMs, tailFloor } = this.times;
+    const k = this.slot;
+    let floor = tailFloor[k];
+    let before = steps.endMs(from);
+    for (let step = from + 1; step <= to; step++) {
+      const at = steps.endMs(step);
+      const gap = at - before;
+      before = at;
+      if (gap > floor) floor = this.tail.add(gap);
+      if (this.gaps !== null) this.gaps.push(gap);
+    }
+    tailFloor[k] = floor;
+    lastMs[k] = before;
+    this.streamed += to - from;
+    this.gapCount += to - from;
+  }
+}
