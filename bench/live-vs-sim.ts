@@ -2,7 +2,9 @@
 // (the engine model on the wall clock, behind real HTTP) and `goodput simulate` of the same
 // command line (same workload flags and seed, one replica, the pass-through baseline policy),
 // side by side. Reports median and p99 TTFT and TPOT from each and the live/simulated ratio.
-// Usage: node bench/live-vs-sim.ts [--setups all|quick] [--model llama-3-8b] [--gpu h100]
+// The `choices` setups ask several choices of each prompt (`n`): live, `goodput engine` runs one
+// sequence per choice; simulated, so does the engine model. TPOT is over the longest choice.
+// Usage: node bench/live-vs-sim.ts [--setups all|quick|choices] [--model llama-3-8b] [--gpu h100]
 import { spawn } from 'node:child_process';
 import { REPO_ROOT, flag } from './bench-args.ts';
 import { runBench } from '../src/loadgen/run-bench.ts';
@@ -44,7 +46,36 @@ const SETUPS: readonly Setup[] = [
     workload: { rate: 3, numRequests: 150, input: 'uniform:2000:6000', output: 'uniform:100:400' },
   },
 ];
-const setups = flag('--setups') === 'quick' ? SETUPS.slice(0, 1) : SETUPS;
+/** Groups of replies to one prompt (`n`), as RL trainers sample them. */
+const CHOICE_SETUPS: readonly Setup[] = [
+  {
+    name: 'n = 8, 1,500-token prompts, 1 req/s',
+    workload: {
+      rate: 1,
+      numRequests: 60,
+      input: 'fixed:1500',
+      output: 'uniform:100:300',
+      choices: 8,
+    },
+  },
+  {
+    name: 'n = 4, sharegpt-vllm, 4 req/s',
+    workload: {
+      rate: 4,
+      numRequests: 240,
+      input: 'sharegpt-vllm',
+      output: 'sharegpt-vllm',
+      choices: 4,
+    },
+  },
+];
+const which = flag('--setups') ?? 'all';
+const setups =
+  which === 'quick'
+    ? SETUPS.slice(0, 1)
+    : which === 'choices'
+      ? CHOICE_SETUPS
+      : [...SETUPS, ...CHOICE_SETUPS];
 
 async function startEngine(): Promise<{ url: string; stop: () => void }> {
   const child = spawn(

@@ -5,12 +5,15 @@
 // not, is refused naming the flag; a group failure ends the streams under way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError } from '../src/core/errors.ts';
 import type { DecisionRecord } from '../src/core/observe/decision-record.ts';
 import { tpotMs, type RequestOutcome } from '../src/core/observe/request-outcome.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
 import { deterministicPart, run } from './helpers.ts';
+import { tempDir } from './temp-dir.ts';
 
 const groups: Partial<ScenarioSpec> = {
   numRequests: 100,
@@ -101,4 +104,26 @@ test('a group failure ends the choices under way, counted, their KV freed', () =
   assert.equal(r.fail_reasons.replica_lost, failures.streams_lost);
   assert.equal(r.completed + r.failed + r.cancelled + r.admission.rejected, 300);
   assert.equal(r.engine.kv_used_blocks_at_end, 0);
+});
+
+test('native traces carry n per row; --n fills the rows that do not; a bad n is refused naming line and field', () => {
+  const dir = tempDir('choices');
+  const file = join(dir, 'groups.jsonl');
+  const rows = [
+    { t_ms: 0, input_tokens: 800, output_tokens: 20, n: 4 },
+    { t_ms: 5_000, input_tokens: 800, output_tokens: 20 },
+  ];
+  writeFileSync(file, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  const asked = (spec: Partial<ScenarioSpec>) =>
+    observed({ trace: file, ...spec }).outcomes.map((o) => o.outputTokens);
+  assert.deepEqual(asked({}), [80, 20]);
+  assert.deepEqual(asked({ choices: 2 }), [80, 40]);
+  assert.throws(
+    () => run({ trace: file, engineVersion: 'vllm-0.6' }),
+    (e: unknown) =>
+      e instanceof ConfigError && /--engine-version: expected vllm-v1 .* n up to 4/.test(e.message),
+  );
+  const bad = join(dir, 'bad.jsonl');
+  writeFileSync(bad, `${JSON.stringify({ ...rows[0], n: 129 })}\n`);
+  assert.throws(() => run({ trace: bad }), /bad\.jsonl:1: n: expected an integer from 1 to 128/);
 });

@@ -76,13 +76,6 @@ export function benchCommand(): Command {
   ).action(async (flags: Record<string, unknown>, cmd: Command) => {
     const workload = workloadFromFlags(flags);
     checkOutputs(['--json', flags.json], ['--html', flags.html]);
-    const choices = workload.choices ?? 1;
-    if (choices > 1 && flags.endpoint === 'responses')
-      throw new ConfigError(
-        '--n',
-        '1 with --endpoint responses (the Responses API has no n)',
-        choices,
-      );
     const spec: BenchSpec = {
       baseUrl: serverBaseUrl(flags.url as string, '--url'),
       apiKey: (flags.apiKey as string | undefined) ?? process.env.OPENAI_API_KEY,
@@ -94,7 +87,6 @@ export function benchCommand(): Command {
       // Classes travel when the run chose them: by --classes, or a trace's rows.
       sendClass: cmd.getOptionValueSource('classes') === 'cli' || workload.trace !== undefined,
       keepResponses: flags.keepResponses === true,
-      ...(choices > 1 ? { choices } : {}),
       maxConcurrency: flags.maxConcurrency as number | undefined,
       slo: flags.goodput === undefined ? undefined : parseGoodputSpec(flags.goodput as string),
       percentiles: flags.metricPercentiles as number[],

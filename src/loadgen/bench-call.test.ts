@@ -20,3 +20,14 @@ test("a request's client deadline travels as x-goodput-timeout-ms, relative to i
   assert.equal(call.headers['x-goodput-class'], 'interactive');
   assert.equal(benchCall(req, shape, new SeededRng(1)).headers['x-goodput-timeout-ms'], undefined);
 });
+
+test("a request's choices travel as its n, and the call times them choice by choice", () => {
+  for (const endpoint of ['chat', 'completions'] as const) {
+    const call = benchCall({ ...req, choices: 4 }, { ...shape, endpoint }, new SeededRng(1));
+    assert.equal(JSON.parse(call.body).n, 4);
+    assert.equal(call.choices, 4);
+  }
+  const one = benchCall(req, shape, new SeededRng(1));
+  assert.equal(JSON.parse(one.body).n, undefined);
+  assert.equal(one.choices, undefined);
+});

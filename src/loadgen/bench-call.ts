@@ -33,8 +33,6 @@ export interface CallShape {
   readonly sendClass: boolean;
   /** Responses API: ask the server to keep each response (`store`); else a run keeps none. */
   readonly keepResponses?: boolean;
-  /** Choices asked of each request (`n`; completions and chat): absent or 1, one. */
-  readonly choices?: number;
 }
 
 export interface BenchCall {
@@ -54,7 +52,8 @@ const FILLER_WORDS = ['time', 'data', 'model', 'token', 'serve', 'queue', 'cache
 export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): BenchCall {
   const maxTokens = req.maxTokens ?? req.outputTokens;
   const sampling = { model: shape.model, ignore_eos: true, temperature: 0, stream: true };
-  const several = (shape.choices ?? 1) > 1 ? { n: shape.choices } : {};
+  // Several choices (`n`, completions and chat): the request's own, from the workload.
+  const several = (req.choices ?? 1) > 1 ? { n: req.choices } : {};
   const common = {
     ...sampling,
     max_tokens: maxTokens,

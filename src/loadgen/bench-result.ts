@@ -28,7 +28,7 @@ export function benchResult(
     burstiness: synthetic ? (w.burstiness ?? 1) : null,
     max_concurrency: spec.maxConcurrency ?? null,
     // Goodput's own: the choices asked of each request (`n`).
-    n: spec.choices ?? 1,
+    n: spec.workload.choices ?? 1,
     goodput: spec.slo === undefined ? null : formatGoodputSpec(spec.slo),
     seed: spec.seed,
     workload: run.workload.describe,

@@ -33,8 +33,6 @@ export interface BenchSpec {
   readonly sendClass: boolean;
   /** Responses API: ask the server to keep each response (`store: true`). */
   readonly keepResponses?: boolean;
-  /** Choices asked of each request (`n`), when more than one. */
-  readonly choices?: number;
   readonly maxConcurrency?: number;
   readonly slo?: GoodputSlo;
   readonly percentiles: readonly number[];
@@ -60,6 +58,7 @@ export interface BenchHooks {
 export async function runBench(spec: BenchSpec, hooks: BenchHooks): Promise<BenchRun> {
   const rng = new SeededRng(spec.seed);
   const workload = buildWorkload(spec.workload, rng.fork('workload'));
+  if (spec.endpoint === 'responses') refuseChoices(workload);
   const model = spec.model ?? (await servedModel(spec.baseUrl, spec.apiKey));
   const prompts = rng.fork('prompts');
   const shape = { ...spec, model };
@@ -87,6 +86,19 @@ export async function runBench(spec: BenchSpec, hooks: BenchHooks): Promise<Benc
   );
   const metrics = benchMetrics({ ...run, offered, slo: spec.slo, percentiles: spec.percentiles });
   return { model, workload, ...run, offered, metrics };
+}
+
+/** The Responses API has no `n`: a workload of several choices cannot be asked of it. */
+function refuseChoices(workload: Workload): void {
+  const why = '1 with --endpoint responses (the Responses API has no n)';
+  const d = workload.describe;
+  if ((d.choices ?? 1) > 1) throw new ConfigError('--n', why, d.choices);
+  if (d.kind === 'trace' && (d.maxChoices ?? 1) > 1)
+    throw new ConfigError(
+      '--endpoint',
+      `completions or chat for a trace whose rows ask n up to ${d.maxChoices}`,
+      'responses',
+    );
 }
 
 /** The first model `GET /v1/models` lists; a server that cannot answer it is a ConfigError on `--url`. */

@@ -26,6 +26,7 @@ import {
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import { buildWorkload } from './workload/build-workload.ts';
 import { WORKLOAD_DEFAULTS } from './workload/workload-options.ts';
+import type { WorkloadDescription } from './workload/workload-description.ts';
 import { simulate } from './simulation.ts';
 import type { PrefillSpec } from './fleet.ts';
 import { ConfigError } from '../core/errors.ts';
@@ -130,15 +131,11 @@ export interface RunHooks {
 export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: RunHooks): Report {
   const rng = new SeededRng(spec.seed);
   const engine = engineConfig(spec);
-  if ((spec.choices ?? 1) > 1 && engine.prefixCachedOnAllocation !== true) {
-    // V0 forks one sequence group after a shared prefill; this model has no such group.
-    const expected = `1 under --engine-version ${spec.engineVersion} (the simulated engine serves several choices as vLLM V1 does: --engine-version vllm-v1)`;
-    throw new ConfigError('--n', expected, spec.choices);
-  }
   const profile = buildEngineProfile(spec);
   const planned = spec.slowdown === undefined ? undefined : plannedProfile(spec);
   // The spec carries the workload options under the workload's own names.
   const workload = buildWorkload(spec, rng.fork('workload'));
+  if (engine.prefixCachedOnAllocation !== true) refuseChoices(spec, workload.describe);
   const autoscale = autoscaleOptions(spec);
   return simulate({
     seed: spec.seed,
@@ -192,6 +189,28 @@ export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: R
     onOutcomeRecord: hooks.onOutcomeRecord,
     withLearned: hooks.withLearned,
   });
+}
+
+/**
+ * Several choices of one prompt under a V0 engine version: refused, naming what asked for them.
+ * V0 forks one sequence group after a shared prefill, which the engine model has not.
+ */
+function refuseChoices(spec: ScenarioSpec, workload: WorkloadDescription): void {
+  const how =
+    'the simulated engine serves several choices as vLLM V1 does: --engine-version vllm-v1';
+  if ((spec.choices ?? 1) > 1)
+    throw new ConfigError(
+      '--n',
+      `1 under --engine-version ${spec.engineVersion} (${how})`,
+      spec.choices,
+    );
+  const most = workload.kind === 'trace' ? (workload.maxChoices ?? 1) : 1;
+  if (most > 1)
+    throw new ConfigError(
+      '--engine-version',
+      `vllm-v1 for a trace whose rows ask several choices, n up to ${most} (${how})`,
+      spec.engineVersion,
+    );
 }
 
 /** How often the autoscaler decides (simulated ms). */

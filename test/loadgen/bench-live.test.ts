@@ -3,7 +3,7 @@
 // status and a reason; nothing throws; the CLI writes vLLM's fields and exits 0, and bad flags
 // exit 2 naming the flag.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -43,7 +43,8 @@ test('bench against goodput engine: exact lengths, every request completed and t
 
 test('bench --n against goodput engine: every choice of every request timed, usage over all', async () => {
   for (const endpoint of ['completions', 'chat'] as const) {
-    const run = await runBench(spec(engine, { endpoint, choices: 3 }), hooks);
+    const workload = { ...spec(engine).workload, choices: 3 };
+    const run = await runBench(spec(engine, { endpoint, workload }), hooks);
     assert.equal(run.metrics.completed, 8);
     assert.equal(run.metrics.total_output_tokens, 8 * 3 * 6, endpoint);
     for (const r of run.records) {
@@ -273,6 +274,13 @@ test('goodput bench CLI: a vLLM-shaped JSON result, per-request lists on request
   assert.ok((json.itls as number[][]).every((gaps) => gaps.length === 3));
 });
 
+/** A native trace of one row asking 3 choices. */
+function groupsTrace(): string {
+  const file = join(tempDir('bench'), 'groups.jsonl');
+  writeFileSync(file, `${JSON.stringify({ t_ms: 0, input_tokens: 9, output_tokens: 3, n: 3 })}\n`);
+  return file;
+}
+
 test('goodput bench CLI: bad flags exit 2 naming the flag and value', async () => {
   const cases: [string[], RegExp][] = [
     [['--url', 'ftp://x'], /--url: expected an http\(s\) URL/],
@@ -285,9 +293,14 @@ test('goodput bench CLI: bad flags exit 2 naming the flag and value', async () =
       ['--url', engine, '--n', '2', '--endpoint', 'responses'],
       /--n: expected 1 with --endpoint responses \(the Responses API has no n\), got 2/,
     ],
+    [
+      ['--url', engine, '--trace', groupsTrace(), '--endpoint', 'responses'],
+      /--endpoint: expected completions or chat for a trace whose rows ask n up to 3/,
+    ],
   ];
   for (const [args, message] of cases) {
-    const r = await runGoodput(['bench', '--num-requests', '1', ...args]);
+    const count = args.includes('--trace') ? [] : ['--num-requests', '1'];
+    const r = await runGoodput(['bench', ...count, ...args]);
     assert.equal(r.code, 2, r.out);
     assert.match(r.out, message);
     assert.doesNotMatch(r.out, /\n\s+at /, 'no stack trace');

@@ -64,7 +64,8 @@ export function buildWorkload(opts: WorkloadOptions, rng: Rng): Workload {
 /**
  * The workload with every request asking for `n` choices of its prompt (OpenAI's `n`), each as
  * long as the request's output: what `goodput bench --n` asks a live server for (every choice
- * runs to `max_tokens`). One choice leaves it as it is.
+ * runs to `max_tokens`). A trace row that says its own `n` keeps it; one choice leaves the
+ * workload as it is.
  */
 function withChoices(w: Workload, n: number): Workload {
   if (n === 1) return w;
@@ -72,7 +73,7 @@ function withChoices(w: Workload, n: number): Workload {
   return {
     requests: {
       *[Symbol.iterator]() {
-        for (const r of requests) yield { ...r, choices: n };
+        for (const r of requests) yield r.choices === undefined ? { ...r, choices: n } : r;
       },
     },
     describe: { ...w.describe, choices: n },
@@ -177,9 +178,11 @@ function buildTrace(opts: WorkloadOptions, file: string, rng: Rng, c: Common): W
   const arrivalsMs = retimedArrivals(opts, table.tMs, window, c.rateScale, rng);
   let inputTokens = 0;
   let outputTokens = 0;
+  let maxChoices = 1;
   for (let i = window.from; i < window.to; i++) {
     inputTokens += table.inputTokens[i];
     outputTokens += table.outputTokens[i];
+    maxChoices = Math.max(maxChoices, table.extras?.[i]?.choices ?? 1);
   }
   const describe: TraceDescription = {
     kind: 'trace',
@@ -205,6 +208,7 @@ function buildTrace(opts: WorkloadOptions, file: string, rng: Rng, c: Common): W
     outputTokens,
     tenants: formatTenantSpec(c.tenants),
     classes: formatClassSpec(c.classes),
+    ...(maxChoices > 1 ? { maxChoices } : {}),
   };
   const requests = traceRequests(
     { table, window, rateScale: c.rateScale, arrivalsMs, tenants: c.tenants, classes: c.classes },

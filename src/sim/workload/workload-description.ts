@@ -51,6 +51,8 @@ export interface TraceDescription {
   /** Specs applied to rows that carry no tenant or class of their own. */
   readonly tenants: string;
   readonly classes: string;
+  /** The most choices a row of the window asks for (native `n`), when more than one. */
+  readonly maxChoices?: number;
 }
 
 /** The LoRA adapters its requests ask for (`--adapters`), when any. */

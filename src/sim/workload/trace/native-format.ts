@@ -5,7 +5,8 @@
  * `"tool_calls"`: `[[after_tokens, wait_ms, result_tokens], …]`, an agent's tool calls in output
  * order — it pauses after that many output tokens, the tool takes wait_ms, and its result's
  * tokens join the context before generation goes on. `"timeout_ms"` is the client's deadline,
- * that long after the request arrives (the gateway's `x-goodput-timeout-ms`).
+ * that long after the request arrives (the gateway's `x-goodput-timeout-ms`). `"n"` is the
+ * choices it asks for (OpenAI's `n`, 1 to 128), each `output_tokens` long.
  * Because we own this format it is strict: an unknown key is an error, so a misspelt `"clas"`
  * cannot silently fall back to the default class.
  */
@@ -13,7 +14,7 @@ import { isSloClassName, type SloClassName } from '../../../core/request/slo-cla
 import { fail, jsonNumber, timestamp, tokens, type LineRef } from './fields.ts';
 import { jsonObject, tryJsonObject, type JsonRecord } from './json-line.ts';
 import type { RowExtras, TraceFormat } from './trace-format.ts';
-import type { ToolCall } from '../../../core/request/request.ts';
+import { MAX_CHOICES, type ToolCall } from '../../../core/request/request.ts';
 
 export const NATIVE_BLOCK_TOKENS = 16;
 
@@ -29,6 +30,7 @@ const KEYS = new Set([
   'prefix_block_tokens',
   'tool_calls',
   'timeout_ms',
+  'n',
 ]);
 
 export const nativeFormat: TraceFormat = {
@@ -61,7 +63,8 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
     o.session === undefined &&
     o.prefix_hashes === undefined &&
     o.tool_calls === undefined &&
-    o.timeout_ms === undefined
+    o.timeout_ms === undefined &&
+    o.n === undefined
   ) {
     return undefined;
   }
@@ -73,6 +76,7 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
     prefix?: { blockTokens: number; hashes: string[] };
     toolCalls?: ToolCall[];
     timeoutMs?: number;
+    choices?: number;
   } = {};
   if (o.max_tokens !== undefined) {
     extras.maxTokens = tokens(at, 'max_tokens', jsonNumber(at, 'max_tokens', o.max_tokens));
@@ -114,6 +118,12 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
     const ms = jsonNumber(at, 'timeout_ms', o.timeout_ms);
     if (!(ms > 0)) fail(at, 'timeout_ms', `expected milliseconds above 0, got ${ms}`);
     extras.timeoutMs = ms;
+  }
+  if (o.n !== undefined) {
+    const n = jsonNumber(at, 'n', o.n);
+    if (!(Number.isSafeInteger(n) && n >= 1 && n <= MAX_CHOICES))
+      fail(at, 'n', `expected an integer from 1 to ${MAX_CHOICES}, got ${n}`);
+    if (n > 1) extras.choices = n;
   }
   return extras;
 }

@@ -19,6 +19,8 @@ export interface RowExtras {
   readonly toolCalls?: readonly ToolCall[];
   /** The client's deadline, this long after the request arrives. */
   readonly timeoutMs?: Ms;
+  /** Choices it asks for (`n`), each its output long. */
+  readonly choices?: number;
 }
 
 export interface TraceRow {

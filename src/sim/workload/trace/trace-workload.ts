@@ -49,6 +49,7 @@ function* generate(plan: TracePlan, rng: Rng): Generator<LlmRequest> {
     if (x?.prefix !== undefined) request.prefix = x.prefix;
     if (x?.toolCalls !== undefined) request.toolCalls = x.toolCalls;
     if (x?.timeoutMs !== undefined) request.deadlineMs = request.arrivalMs + x.timeoutMs;
+    if (x?.choices !== undefined) request.choices = x.choices;
     yield request;
   }
 }
