@@ -297,3 +297,32 @@ test('reloaded tenants: refusals and offers from then on carry the new revision;
     ],
   );
 });
+
+test('a request offered between pumps is promised no place in the slow step the last one opened', () => {
+  // Long prompts go slow beside any stream: the stall risk is no bar here.
+  const base = presetPolicy('goodput');
+  const policy = { ...base, dispatch: { ...base.dispatch, stallRisk: Infinity } };
+  const dispatched: Ticket<string>[] = [];
+  const p = new Pipeline<string>(policy, SPEC, {
+    dispatch: (t) => dispatched.push(t),
+    expire: () => {},
+    record: () => {},
+  });
+  const one = [replicas[0]];
+  const offer = (id: string, inputTokens: number, at: number) =>
+    p.offer(request({ id, inputTokens, arrivalMs: at }), 'h', at, one);
+  // A stream decodes; SPEC's step is 5 ms + 1 ms per 100 prompt tokens, so a prompt of 8,000
+  // takes a slow step of 85 ms beside it, past the 72 ms the interactive class's 80 ms gap
+  // leaves. A prompt placed in that same instant could share the step; one arriving 10 ms
+  // later waits for it to end, and its prediction must say so.
+  offer('stream', 100, 0);
+  p.firstToken(dispatched[0], 6);
+  assert.equal(offer('long', 8_000, 50).outcome, 'queued');
+  assert.equal(dispatched.length, 2, 'the long prompt is placed, its step slow');
+  const late = offer('late', 100, 60);
+  assert.ok(late.outcome === 'queued');
+  assert.equal(dispatched.length, 2, 'it waits for the slow step');
+  const d = late.ticket.decision;
+  assert.ok(d.outcome === 'admit' && d.assessment !== undefined);
+  assert.ok(d.assessment.waitMs > 0, `a wait is predicted: ${d.assessment.waitMs} ms`);
+});

@@ -71,7 +71,7 @@ export function meteredStream(
 ): MeteredStream {
   const { clock, pipeline, counts } = parts;
   const choices = choicesOf(ticket.req);
-  const meter = new StreamMeter(clock, ticket.asked.arrivalMs, choices * ticket.capTokens);
+  const meter = new StreamMeter(clock, ticket.asked.arrivalMs, ticket.capTokens);
   const follow = followsTokens(pipeline.policy);
   const gaps = parts.slos.gaps(ticket.asked);
   const labels = counts.labels(ticket.asked);

@@ -18,7 +18,10 @@ import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 
-/** One choice's stream, of a request for several (`n`): each is timed as its client reads it. */
+/**
+ * One choice's stream, of a request for several (`n`): each is timed as its client reads it, its
+ * p99 gap its own.
+ */
 interface ChoiceStream {
   /** Tokens of it that reached the gateway. */
   tokens: number;
@@ -28,13 +31,18 @@ interface ChoiceStream {
   unsent: number;
   /** When the oldest of them arrived. */
   unsentSinceMs: Ms;
+  /** Its gaps timed, and the largest of them. */
+  gaps: number;
+  readonly tail: TailSamples;
 }
 
-const choiceStream = (): ChoiceStream => ({
+const choiceStream = (capTokens: number): ChoiceStream => ({
   tokens: 0,
   lastMs: undefined,
   unsent: 0,
   unsentSinceMs: 0,
+  gaps: 0,
+  tail: new TailSamples(Math.max(1, capTokens - 1)),
 });
 
 export class StreamMeter {
@@ -45,18 +53,18 @@ export class StreamMeter {
   /** Tokens that reached the gateway, sent or not (every choice's). */
   tokens = 0;
   /** Each choice's stream, the first's at 0; its gaps are its own tokens'. */
-  readonly #choices: ChoiceStream[] = [choiceStream()];
+  readonly #choices: ChoiceStream[];
   /** The longest a token waited in the gateway between its arrival and its write. */
   relayMaxMs = 0;
-  private readonly tail: TailSamples;
-  private gaps = 0;
+  private readonly capTokens: number;
   private readonly clock: Clock;
 
-  /** `maxTokens`: the most tokens the request can stream, every choice's. */
-  constructor(clock: Clock, arrivalMs: Ms, maxTokens: number) {
+  /** `capTokens`: the most tokens one choice can stream. */
+  constructor(clock: Clock, arrivalMs: Ms, capTokens: number) {
     this.clock = clock;
     this.arrivalMs = arrivalMs;
-    this.tail = new TailSamples(Math.max(1, maxTokens - 1));
+    this.capTokens = capTokens;
+    this.#choices = [choiceStream(capTokens)];
   }
 
   /**
@@ -104,14 +112,15 @@ export class StreamMeter {
     if (this.lastTokenMs === undefined || atMs > this.lastTokenMs) this.lastTokenMs = atMs;
     const gap = c.lastMs === undefined ? undefined : Math.max(0, atMs - c.lastMs);
     c.lastMs = atMs;
+    const tail = c.tail;
     if (gap !== undefined) {
-      this.gaps++;
-      if (gap > this.tail.floor) this.tail.add(gap);
+      c.gaps++;
+      if (gap > tail.floor) tail.add(gap);
       each?.(gap);
     }
     for (let i = 1; i < n; i++) {
-      this.gaps++;
-      if (0 > this.tail.floor) this.tail.add(0);
+      c.gaps++;
+      if (0 > tail.floor) tail.add(0);
       each?.(0);
     }
     return gap;
@@ -124,13 +133,14 @@ export class StreamMeter {
   }
 
   #open(choice: number): ChoiceStream {
-    while (this.#choices.length <= choice) this.#choices.push(choiceStream());
+    while (this.#choices.length <= choice) this.#choices.push(choiceStream(this.capTokens));
     return this.#choices[choice];
   }
 
   /**
    * The request as the measurement sees it, ended in `state`: TTFT and E2E from the gateway's
-   * arrival, its gaps as they were sent.
+   * arrival, its gaps as they were sent — of several choices, the worst choice's p99 gap and
+   * longest gap, each choice a stream its client reads on its own.
    */
   outcome(
     req: LlmRequest,
@@ -138,7 +148,14 @@ export class StreamMeter {
     outputTokens: number,
     cachedTokens = 0,
   ): RequestOutcome {
-    const hasGaps = this.gaps > 0;
+    let p99: Ms | undefined;
+    let maxGap = 0;
+    for (const c of this.#choices) {
+      if (c.gaps === 0) continue;
+      const its = c.tail.p99(c.gaps);
+      if (p99 === undefined || its > p99) p99 = its;
+      maxGap = Math.max(maxGap, c.tail.max);
+    }
     return {
       id: req.id,
       tenant: req.tenant,
@@ -151,7 +168,7 @@ export class StreamMeter {
       cachedTokens,
       ...(this.firstTokenMs === undefined ? {} : { ttftMs: this.firstTokenMs - this.arrivalMs }),
       ...(this.lastTokenMs === undefined ? {} : { e2eMs: this.lastTokenMs - this.arrivalMs }),
-      ...(hasGaps ? { itlP99Ms: this.tail.p99(this.gaps), maxStallMs: this.tail.max } : {}),
+      ...(p99 === undefined ? {} : { itlP99Ms: p99, maxStallMs: maxGap }),
       relayMaxMs: this.relayMaxMs,
       attempts: 1,
       preemptions: 0,

@@ -5,7 +5,6 @@
  * request they belong to keeps its account (`RequestTracker`). One per attempt that is dispatched.
  */
 import type { Ms, Tokens } from '../core/request/units.ts';
-import type { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
 import type { RequestTracker } from './request-tracker.ts';
 import type { TokenClock } from './token-clock.ts';
@@ -27,8 +26,8 @@ export class ChoiceStream extends TokenStream implements EngineRequest {
   kvTransferredTokens: Tokens | undefined;
 
   /** Choice `k` (from 1) of `of`'s attempt now dispatched, as that attempt asks. */
-  constructor(of: RequestTracker, k: number, times: TokenClock, tail: TailSamples) {
-    super(times, tail, of.gaps);
+  constructor(of: RequestTracker, k: number, times: TokenClock) {
+    super(times, of.outputTokens, of.gaps);
     this.request = of;
     this.id = `${k}_${of.id}`;
     this.inputTokens = of.inputTokens;

@@ -15,7 +15,6 @@ import type { Ms } from '../core/request/units.ts';
 import type { SloClass, SloObjectives } from '../core/request/slo-classes.ts';
 import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
 import { outcomeRecord, type OutcomeRecord } from '../core/observe/outcome-record.ts';
-import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { EngineRequest } from '../engine/engine-types.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import type { LedgerLease } from '../core/admission/budget/tenant-ledger.ts';
@@ -83,7 +82,7 @@ export class RequestTracker extends TokenStream implements EngineRequest {
     priority = 0,
     objectives: SloObjectives = {},
   ) {
-    super(times, new TailSamples(tailSize(req)), keepGaps ? [] : null);
+    super(times, cappedOutput(req), keepGaps ? [] : null);
     this.req = req;
     this.priority = priority;
     const { ttftMs, itlP99Ms, e2eMs } = objectives;
@@ -163,7 +162,7 @@ export class RequestTracker extends TokenStream implements EngineRequest {
     const dropped = this.gaps === null ? [] : this.gaps.splice(0);
     this.firstTokenMs = undefined;
     this.firstStepStartMs = undefined;
-    this.restart(new TailSamples(tailSize(this.req)));
+    this.restart(cappedOutput(this.req));
     this.choices = NO_CHOICES;
     return dropped;
   }
@@ -215,7 +214,7 @@ export class RequestTracker extends TokenStream implements EngineRequest {
     this.outputTokens = cappedOutput(ticket.req);
     const n = this.req.choices ?? 1;
     const more: ChoiceStream[] = [];
-    for (let k = 1; k < n; k++) more.push(new ChoiceStream(this, k, this.times, this.tail));
+    for (let k = 1; k < n; k++) more.push(new ChoiceStream(this, k, this.times));
     this.choices = n > 1 ? more : NO_CHOICES;
     this.streamsLeft = n;
   }
@@ -230,19 +229,26 @@ export class RequestTracker extends TokenStream implements EngineRequest {
     return outcomeRecord({ ...outcome, id }, cls, atMs, this.predictedTtftMs);
   }
 
+  /**
+   * How it ended, as its client saw it. Of several choices: the first token of any, the last of
+   * all, the most tokens one streamed, and the worst choice's p99 gap and longest gap — each
+   * choice a stream its client reads on its own.
+   */
   outcome(state: FinalState): RequestOutcome {
     const arrival = this.req.arrivalMs;
     const first = this.firstTokenMs;
-    let gaps = this.gapCount;
     let last = this.lastTokenMs;
     let longest = this.streamed;
+    let p99 = this.gapP99Ms;
+    let maxGap = this.maxGapMs;
     for (const c of this.choices) {
-      gaps += c.gapCount;
       const at = c.lastTokenMs;
       if (at !== undefined && (last === undefined || at > last)) last = at;
       longest = Math.max(longest, c.streamed);
+      const its = c.gapP99Ms;
+      if (its !== undefined && (p99 === undefined || its > p99)) p99 = its;
+      maxGap = Math.max(maxGap, c.maxGapMs);
     }
-    const hasGaps = gaps > 0;
     return {
       id: this.req.id,
       tenant: this.req.tenant,
@@ -264,8 +270,8 @@ export class RequestTracker extends TokenStream implements EngineRequest {
         first === undefined || this.firstStepStartMs === undefined
           ? undefined
           : first - this.firstStepStartMs,
-      itlP99Ms: hasGaps ? this.tail.p99(gaps) : undefined,
-      maxStallMs: hasGaps ? this.tail.max : undefined,
+      itlP99Ms: p99,
+      maxStallMs: p99 === undefined ? undefined : maxGap,
       attempts: this.attempts,
       preemptions: this.preemptions,
       failReason: this.failReason,
@@ -292,11 +298,6 @@ function promptBlocks(req: LlmRequest): PrefixBlocks {
   const hashes = (req.prefix?.hashes ?? []).slice(0, whole);
   for (let i = hashes.length; i < whole; i++) hashes.push(`n:${req.id}:${i}`);
   return { blockTokens, hashes };
-}
-
-/** Its gaps' tail holds every choice's: as many as it can stream, less one. */
-function tailSize(req: LlmRequest): number {
-  return (req.choices ?? 1) * cappedOutput(req) - 1;
 }
 
 function cappedOutput(req: LlmRequest): number {

@@ -1,11 +1,11 @@
 /**
  * One stream of tokens as its client reads it: a request's, or one choice's of a request for
- * several (`n`). It times its own tokens — each gap from its own last token — into a tail of
- * gaps that all the request's streams share, so the request's p99 gap is over every choice's
- * gaps, as the gateway's meter pools them. Timestamps are simulated ms.
+ * several (`n`). It times its own tokens, each gap from its own last token, and keeps its own
+ * largest gaps: a choice's p99 gap is its own stream's, as its client reads it. Timestamps are
+ * simulated ms.
  */
 import type { Ms } from '../core/request/units.ts';
-import type { TailSamples } from '../core/observe/tail-samples.ts';
+import { TailSamples } from '../core/observe/tail-samples.ts';
 import type { StepEnds } from '../engine/token-runs.ts';
 import type { TokenClock } from './token-clock.ts';
 import type { RequestTracker } from './request-tracker.ts';
@@ -27,17 +27,14 @@ export abstract class TokenStream {
    * array for all the request's streams.
    */
   readonly gaps: number[] | null;
-  /**
-   * The request's largest gaps, of all its streams: enough for their exact p99 and max. A stream
-   * offers a gap above its own copy of the tail's floor, which may lag the shared tail's when
-   * another stream raised it; the tail keeps only what belongs there either way.
-   */
-  protected tail: TailSamples;
+  /** Its largest gaps: enough for their exact p99 and max. */
+  private tail: TailSamples;
 
-  constructor(times: TokenClock, tail: TailSamples, gaps: number[] | null) {
+  /** `maxTokens`: the most tokens it can stream. */
+  constructor(times: TokenClock, maxTokens: number, gaps: number[] | null) {
     this.times = times;
     this.slot = times.slot();
-    this.tail = tail;
+    this.tail = new TailSamples(maxTokens - 1);
     this.gaps = gaps;
   }
 
@@ -64,11 +61,21 @@ export abstract class TokenStream {
     this.pauseGap = true;
   }
 
-  /** Starts over with no token, its gaps going to `tail`. */
-  protected restart(tail: TailSamples): void {
+  /** Its gaps' p99 (exact, numpy's linear rule); undefined before its second token. */
+  get gapP99Ms(): Ms | undefined {
+    return this.gapCount > 0 ? this.tail.p99(this.gapCount) : undefined;
+  }
+
+  /** Its longest gap; 0 before its second token. */
+  get maxGapMs(): Ms {
+    return this.tail.max;
+  }
+
+  /** Starts over with no token, to stream at most `maxTokens`. */
+  protected restart(maxTokens: number): void {
     this.times.lastMs[this.slot] = NaN;
     this.times.tailFloor[this.slot] = -Infinity;
-    this.tail = tail;
+    this.tail = new TailSamples(maxTokens - 1);
     this.streamed = 0;
     this.gapCount = 0;
     this.pauseGap = false;

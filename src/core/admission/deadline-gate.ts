@@ -13,7 +13,7 @@
 import type { Assessment, Rejection } from '../request/decision.ts';
 import type { FleetLoad } from '../estimate/fleet-load.ts';
 import type { SloClass } from '../request/slo-classes.ts';
-import { PASS, type GateInput, type GateVerdict } from './gate.ts';
+import { PASS, waitAsk, type GateInput, type GateVerdict } from './gate.ts';
 import { drainRetryAfterMs } from './retry-after.ts';
 import type { Ms } from '../request/units.ts';
 
@@ -41,15 +41,7 @@ export interface DeadlineView extends Assessment {
 
 export function assessDeadline(input: GateInput, p: DeadlineGateParams): DeadlineView {
   const { req, demand, cls, fleet, nowMs } = input;
-  const ahead = fleet.queueAhead(
-    cls.name,
-    // What it must prefill: the prompt less what the router expects a replica to hold cached.
-    demand.inputTokens - demand.prefixHitTokens,
-    demand.kvTokens,
-    demand.output.p50,
-    req.tenant,
-    req.adapter,
-  );
+  const ahead = fleet.queueAhead(cls.name, waitAsk(input));
   const { waitMs, modelledWaitMs = waitMs, sureWaitMs = waitMs } = ahead;
   // A long prompt's wait is its own, not a sign of the queue's.
   const queueTargetMs = fleet.queueTargetMs(cls.name, ahead.long === true ? 0 : waitMs);

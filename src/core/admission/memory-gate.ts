@@ -5,7 +5,7 @@
  * empty replica is refused as too long for this fleet (400); one that fits only once others
  * finish is a capacity refusal (503) with a Retry-After from the queue's drain.
  */
-import { PASS, type GateInput, type GateVerdict } from './gate.ts';
+import { PASS, waitAsk, type GateInput, type GateVerdict } from './gate.ts';
 import { drainRetryAfterMs } from './retry-after.ts';
 
 export const MEMORY_GATE = 'memory';
@@ -30,15 +30,7 @@ export function checkMemory(input: GateInput, p: MemoryGateParams): GateVerdict 
     return { pass: false, reason: 'context_length', status: 400, context };
   }
   if (demand.kvTokens <= fleet.maxFreeKvTokens - reserve) return PASS;
-  const ahead = fleet.queueAhead(
-    input.cls.name,
-    // What it must prefill: the prompt less what the router expects a replica to hold cached.
-    demand.inputTokens - demand.prefixHitTokens,
-    demand.kvTokens,
-    demand.output.p50,
-    input.req.tenant,
-    input.req.adapter,
-  );
+  const ahead = fleet.queueAhead(input.cls.name, waitAsk(input));
   return {
     pass: false,
     reason: 'kv_capacity',

@@ -166,8 +166,13 @@ export class Dispatcher<H> {
     this.waiting.withdraw(t);
   }
 
-  /** Whether `r` would be placed now, on some replica not held for another, were it at the front. */
-  wouldFit(r: RouteRequest, replicas: readonly ReplicaSnapshot[]): boolean {
+  /**
+   * Whether `r` would be placed at `nowMs`, on some replica not held for another, were it at the
+   * front. Asked between pumps: a long prompt placed at the last pump opened a slow step that
+   * only prompts placed in that same instant may join.
+   */
+  wouldFit(r: RouteRequest, replicas: readonly ReplicaSnapshot[], nowMs: Ms): boolean {
+    this.route.nowMs = nowMs;
     this.router.prepare(r.req, replicas, this.route);
     let pool = replicas;
     for (const f of WOULD_FIT) {

@@ -20,6 +20,22 @@ export interface QueueAhead {
   readonly long?: boolean;
 }
 
+/** A request as its wait is predicted. */
+export interface WaitAsk {
+  /** What it must prefill: its prompt less what a replica is expected to hold cached. */
+  readonly promptTokens: Tokens;
+  /** The KV it reserves: its prompt once and each choice's output. */
+  readonly kvTokens: Tokens;
+  /** Each choice's output tokens (its p50); default 1. */
+  readonly outputTokens?: Tokens;
+  /** The sequences it seats in a batch: its choices (`n`); default 1. */
+  readonly seqs?: number;
+  /** Its tenant: the band's fair order places it. */
+  readonly tenant?: string;
+  /** Its LoRA adapter: no sooner than a replica has a slot for it. */
+  readonly adapter?: string;
+}
+
 export interface FleetLoad {
   readonly spec: FleetSpec;
   /** Replicas ready to take work. */
@@ -47,19 +63,8 @@ export interface FleetLoad {
   queueTargetMs(cls: SloClassName, waitMs: Ms): Ms | null;
   /** Whether work of lower priority than `cls` waits (in a band, or deferred). */
   lowerWaiting(cls: SloClassName): boolean;
-  /**
-   * Predicted wait of a new request of `cls` that needs `kvTokens` and prefills `promptTokens`;
-   * with `tenant`, as the band's fair order would place it; with `adapter`, no sooner than a
-   * replica has a slot for that LoRA adapter.
-   */
-  queueAhead(
-    cls: SloClassName,
-    promptTokens: Tokens,
-    kvTokens: Tokens,
-    outputTokens?: Tokens,
-    tenant?: string,
-    adapter?: string,
-  ): QueueAhead;
+  /** Predicted wait of a new request of `cls`, as `ask` describes it. */
+  queueAhead(cls: SloClassName, ask: WaitAsk): QueueAhead;
   /**
    * A floor under the `waitMs` `queueAhead` predicts for any request of `cls` from `tenant` that
    * prefills at most `promptTokensAtMost` tokens, whatever else it asks: what a host can know

@@ -10,7 +10,7 @@
  */
 import { type SloClassName, DEFAULT_SLO_CLASSES, type SloClass } from '../request/slo-classes.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
-import type { FleetLoad, QueueAhead } from './fleet-load.ts';
+import type { FleetLoad, QueueAhead, WaitAsk } from './fleet-load.ts';
 import type { Ms, Tokens } from '../request/units.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import type { QueueBudgets } from './queue-budget.ts';
@@ -43,8 +43,8 @@ export interface PlacementView {
   readonly ledger: ReplicaLedger;
   readonly flow: FlowControl;
   isLongPrompt(promptTokens: Tokens, itlSloMs: number): boolean;
-  /** Whether `r` would be placed now, were it at the front. */
-  wouldFit(r: RouteRequest, replicas: readonly ReplicaSnapshot[]): boolean;
+  /** Whether `r` would be placed at `nowMs`, were it at the front. */
+  wouldFit(r: RouteRequest, replicas: readonly ReplicaSnapshot[], nowMs: Ms): boolean;
   /** Whether some replica has room to hold `r` once its prefills are done. */
   couldHold(r: RouteRequest, replicas: readonly ReplicaSnapshot[]): boolean;
 }
@@ -161,14 +161,8 @@ class FleetSummary implements FleetLoad {
     return this.#queue.lowerWaiting(this.#classes[cls].priority);
   }
 
-  queueAhead(
-    cls: SloClassName,
-    promptTokens: Tokens,
-    kvTokens: Tokens,
-    outputTokens = 1,
-    tenant?: string,
-    adapter?: string,
-  ): QueueAhead {
+  queueAhead(cls: SloClassName, ask: WaitAsk): QueueAhead {
+    const { promptTokens, kvTokens, outputTokens = 1, seqs = 1, tenant, adapter } = ask;
     const queue = this.#queue;
     const placement = this.#placement;
     const flow = this.#flow;
@@ -193,6 +187,7 @@ class FleetSummary implements FleetLoad {
         tenant: tenant ?? '',
         sloClass: cls,
         adapter,
+        ...(seqs > 1 ? { choices: seqs } : {}),
       },
       demand: {
         kvTokens,
@@ -201,14 +196,19 @@ class FleetSummary implements FleetLoad {
       },
       cls: c,
     });
-    if (ahead === 0 && placement.wouldFit(probe(), replicas)) return { requests: 0, waitMs: 0 };
-    // How many requests like this one a replica holds under flow control (asked at most once).
+    if (ahead === 0 && placement.wouldFit(probe(), replicas, nowMs)) {
+      return { requests: 0, waitMs: 0 };
+    }
+    // How many requests like this one a replica holds under flow control (asked at most once),
+    // each of its choices a stream of its own.
     let steadyBatch: number | undefined;
     const steady = () =>
-      (steadyBatch ??= flow.steadyBatch(
-        itl ?? Infinity,
-        promptTokens + outputTokens / 2,
-        kvTokens,
+      (steadyBatch ??= Math.max(
+        1,
+        Math.floor(
+          flow.steadyBatch(itl ?? Infinity, promptTokens + outputTokens / 2, kvTokens / seqs) /
+            seqs,
+        ),
       ));
     // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
     // replica per step at best, and no faster than requests end once the replicas hold all that
@@ -216,7 +216,7 @@ class FleetSummary implements FleetLoad {
     const perMs =
       queue.rate.perMs(nowMs) ??
       Math.min(
-        this.#standInRate(promptTokens, outputTokens, steady()),
+        this.#standInRate(promptTokens, outputTokens, steady(), seqs),
         queue.rate.lastPerMs ?? Infinity,
       );
     const queued = nowMs - this.#oldestOffered(c.priority, tenant);
@@ -244,7 +244,7 @@ class FleetSummary implements FleetLoad {
       // ones end — after a burst filled them, together, not at the rate the fill went: all
       // of those ahead when no replica could hold this one even once its prefills are done,
       // else those beyond what the replicas hold of the running mix (#beyondHeld).
-      const beyond = this.#beyondHeld(ahead, promptTokens, outputTokens, kvTokens, itl, steady);
+      const beyond = this.#beyondHeld(ahead, ask, itl, steady);
       const mustEnd = placement.couldHold(probe(), replicas) ? beyond : Math.max(beyond, ahead + 1);
       if (mustEnd > 0) {
         const drainMs = ledger.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * this.decodeStepMs;
@@ -279,7 +279,8 @@ class FleetSummary implements FleetLoad {
     // stand-in, the running requests that must end first, whether it fits now — or does not
     // depend on it (the queue ahead, the head's wait, the tenant's pace); so the smallest
     // request's modelled wait is the least, at the least calibration of any prompt that size.
-    const { modelledWaitMs = 0 } = this.queueAhead(cls, 1, 1, 1, tenant);
+    const ask = { promptTokens: 1, kvTokens: 1, outputTokens: 1, tenant };
+    const { modelledWaitMs = 0 } = this.queueAhead(cls, ask);
     return modelledWaitMs * (this.#learners.calibration?.leastFactor(cls, promptTokensAtMost) ?? 1);
   }
 
@@ -308,12 +309,12 @@ class FleetSummary implements FleetLoad {
     return steps === Infinity ? 0 : steps * this.decodeStepMs;
   }
 
-  /** Dispatches per ms before any rate is measured, for requests like this one. */
-  #standInRate(promptTokens: Tokens, outputTokens: Tokens, full: number): number {
+  /** Dispatches per ms before any rate is measured, for requests like this one (of `seqs`). */
+  #standInRate(promptTokens: Tokens, outputTokens: Tokens, full: number, seqs: number): number {
     const n = this.#n;
     const prefill = this.#flow.prefillMs(Math.max(1, promptTokens));
     const context = promptTokens + outputTokens / 2;
-    const fullStepMs = this.#flow.decodeStepMs(full, full * context);
+    const fullStepMs = this.#flow.decodeStepMs(full * seqs, full * seqs * context);
     return Math.min(
       n / (prefill + this.decodeStepMs),
       (n * full) / (prefill + outputTokens * fullStepMs),
@@ -321,34 +322,35 @@ class FleetSummary implements FleetLoad {
   }
 
   /**
-   * How many running requests must end before a new one (prefilling `promptTokens`, reserving
-   * `kvTokens`) behind `ahead` others fits, in the sizes of the requests running: the gap budget
-   * limits the streams of the running mix's mean context a step carries (#heldAtPace), and KV
-   * the sum of reservations (those ahead at the mix's mean). Sizing the batch like the new
-   * request would make a large prompt wait for a batch of large prompts. KV is counted per
-   * replica too (#kvSlotsShort): summed, the free KV of two replicas may hold a request neither
-   * can. With nothing running: the steady batch of requests like it.
+   * How many running requests must end before a new one (`ask`) behind `ahead` others fits, in
+   * the sizes of the requests running: the gap budget limits the streams of the running mix's
+   * mean context a step carries (#heldAtPace) — each choice a stream, those ahead one each, the
+   * streams beyond it ended as the running mix's requests hold them — and KV the sum of
+   * reservations (those ahead at the mix's mean). Sizing the batch like the new request would
+   * make a large prompt wait for a batch of large prompts. KV is counted per replica too
+   * (#kvSlotsShort): summed, the free KV of two replicas may hold a request neither can. With
+   * nothing running: the steady batch of requests like it.
    */
-  #beyondHeld(
-    ahead: number,
-    promptTokens: Tokens,
-    outputTokens: Tokens,
-    kvTokens: Tokens,
-    itl: number | undefined,
-    steady: () => number,
-  ): number {
+  #beyondHeld(ahead: number, ask: WaitAsk, itl: number | undefined, steady: () => number): number {
+    const { promptTokens, kvTokens, outputTokens = 1, seqs = 1 } = ask;
     const ledger = this.#ledger;
     const n = this.#n;
     const held = ledger.inFlight;
     if (held === 0) return ahead + 1 - n * steady();
     let reserved = 0;
-    for (const r of this.#replicas) reserved += ledger.replicas[r.index].reservedKvTokens;
+    let streams = 0;
+    for (const r of this.#replicas) {
+      const a = ledger.replicas[r.index];
+      reserved += a.reservedKvTokens;
+      streams += a.seqs;
+    }
     const mixKv = Math.max(1, reserved / held);
     const mixContext =
       ledger.decoding > 0
         ? ledger.decodeContextTokens / ledger.decoding
         : promptTokens + outputTokens / 2;
-    const bySeqs = held + ahead + 1 - this.#heldAtPace(itl ?? Infinity, mixContext, promptTokens);
+    const atPace = this.#heldAtPace(itl ?? Infinity, mixContext, promptTokens);
+    const bySeqs = (streams + ahead + seqs - atPace) / Math.max(1, streams / held);
     const byKv = (reserved + ahead * mixKv + kvTokens - n * this.#flow.kvLimitTokens) / mixKv;
     return Math.max(bySeqs, byKv, this.#kvSlotsShort(ahead, kvTokens, mixKv));
   }

@@ -226,7 +226,8 @@ export class FlowControl {
     let risky = false;
     for (const e of a.entries) {
       if (e.itlSloMs === Infinity) continue;
-      risk += stallRisk(e.streamed, e.slowGaps + steps, e.capTokens, e.lengths);
+      // Each of its choices is a stream the stall reaches.
+      risk += e.seqs * stallRisk(e.streamed, e.slowGaps + steps, e.capTokens, e.lengths);
       if (risk > this.params.stallRisk) {
         risky = true;
         break;
