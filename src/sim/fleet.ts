@@ -20,7 +20,8 @@ import type { RequestTracker } from './request-tracker.ts';
 import type { SimSequence } from './choice-stream.ts';
 import { GroupBook, type GroupLifecycle } from './group-book.ts';
 import { PrefillPool, type PrefillSink } from './prefill-pool.ts';
-import type { KvLink } from '../engine/kv-transfer.ts';
+import { kvTransferMs, type KvLink } from '../engine/kv-transfer.ts';
+import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { LiveWork } from '../engine/live-totals.ts';
 
 export interface Outstanding extends LiveWork {
@@ -302,19 +303,18 @@ export class Fleet {
    */
   private queue(t: RequestTracker): void {
     const replica = this.replicas[t.replica];
-    if (t.choices.length === 0) {
-      replica.add(t);
-      return;
-    }
-    for (const s of t.streams) {
-      if (s !== t) s.kvTransferredTokens = t.kvTransferredTokens;
-      if (!replica.add(s)) return this.drop(t);
+    if (!replica.add(t)) return;
+    for (const c of t.choices) {
+      c.kvTransferredTokens = t.kvTransferredTokens;
+      if (!replica.add(c)) return this.drop(t);
     }
   }
 
   /** Drops every stream of the attempt its replica's engine holds, freeing their memory. */
   private drop(t: RequestTracker): void {
-    for (const s of t.streams) this.replicas[t.replica].cancel(s.id);
+    const replica = this.replicas[t.replica];
+    replica.cancel(t.id);
+    for (const c of t.choices) replica.cancel(c.id);
   }
 
   /** The attempt left the replica (finished or failed). */
@@ -369,4 +369,18 @@ export class Fleet {
     for (const r of this.replicas) used += r.load().kvUsedBlocks;
     return used + (this.prefill?.kvUsedBlocks() ?? 0);
   }
+}
+
+/**
+ * Disaggregated serving, as the fleet's facts: prompts computed elsewhere, their KV sent over
+ * `link`.
+ */
+export function prefillHandover(
+  engine: EngineConfig,
+  link: KvLink,
+): Pick<FleetSpec, 'prefilledElsewhere' | 'kvTransferMs'> {
+  return {
+    prefilledElsewhere: true,
+    kvTransferMs: (tokens) => kvTransferMs(tokens, engine.model, engine.tp, link),
+  };
 }

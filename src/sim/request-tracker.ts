@@ -106,11 +106,6 @@ export class RequestTracker extends TokenStream implements EngineRequest {
     return this;
   }
 
-  /** Its streams on the attempt now dispatched: its own, then each further choice's. */
-  get streams(): readonly (RequestTracker | ChoiceStream)[] {
-    return this.choices.length === 0 ? [this] : [this, ...this.choices];
-  }
-
   /** Tokens streamed to the client on this attempt, every choice's. */
   get outputStreamed(): number {
     let n = this.streamed;
@@ -120,7 +115,8 @@ export class RequestTracker extends TokenStream implements EngineRequest {
 
   /** Each choice's tokens so far, in choice order; undefined for a request of one choice. */
   choiceTokens(): number[] | undefined {
-    return this.choices.length === 0 ? undefined : this.streams.map((s) => s.streamed);
+    if (this.choices.length === 0) return undefined;
+    return [this.streamed, ...this.choices.map((c) => c.streamed)];
   }
 
   /**

@@ -20,7 +20,6 @@ import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { Rejection } from '../core/request/decision.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
-import { kvTransferMs, type KvLink } from '../engine/kv-transfer.ts';
 import { OutcomeAccumulator } from '../core/observe/outcome-accumulator.ts';
 import { RunLengthSamples } from '../core/observe/run-length-samples.ts';
 import { TokenClock } from './token-clock.ts';
@@ -29,7 +28,7 @@ import { runReport } from './run-report.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
-import { Fleet, type PrefillSpec } from './fleet.ts';
+import { Fleet, prefillHandover, type PrefillSpec } from './fleet.ts';
 import { CapacityEvents, type CapacityEventOptions } from './capacity-events.ts';
 import { SpreadSampler } from './spread-sampler.ts';
 import type { AutoscaleOptions } from './autoscaling.ts';
@@ -178,7 +177,7 @@ export function simulate(opts: SimulationOptions): Report {
     kvBytesPerToken: kvBytesPerToken(opts.engine.model),
     replicaKvTokens: fleet.replicaKvTokens,
     stepTime: opts.plannedProfile ?? opts.profile,
-    ...(opts.prefill === undefined ? {} : handover(opts.engine, opts.prefill.link)),
+    ...(opts.prefill === undefined ? {} : prefillHandover(opts.engine, opts.prefill.link)),
   };
   const pipeline = new Pipeline<RequestTracker>(opts.policy, spec, {
     dispatch(ticket: Ticket<RequestTracker>) {
@@ -227,6 +226,12 @@ export function simulate(opts: SimulationOptions): Report {
 
   const spread = new SpreadSampler(fleet, pipeline.dispatcher.flow, opts.engine, clock);
   const sampleSpread = () => spread.sample();
+
+  /** Its replica failed, and its streams cannot go on elsewhere. */
+  const replicaLost = (t: RequestTracker) => {
+    t.failReason = 'replica_lost';
+    finish(t, 'failed');
+  };
 
   /** `refused`: the refusal the attempt got, if it was refused. */
   const retryOrEnd = (tracker: RequestTracker, state: FinalState, refused?: Rejection) => {
@@ -295,11 +300,8 @@ export function simulate(opts: SimulationOptions): Report {
       pipeline.offer(asked, tracker, now, fleet.snapshots());
     if (offer.outcome === 'reject') {
       door.settle(tracker, 0);
-      if (tracker.resumedAfter > 0) {
-        // The rest of a stream whose replica failed found no room: the stream ends failed.
-        tracker.failReason = 'replica_lost';
-        return finish(tracker, 'failed');
-      }
+      // The rest of a stream whose replica failed found no room: the stream ends failed.
+      if (tracker.resumedAfter > 0) return replicaLost(tracker);
       tracker.admitted = false;
       tracker.rejectReason = offer.decision.reason;
       return retryOrEnd(tracker, 'rejected', offer.decision);
@@ -340,10 +342,7 @@ export function simulate(opts: SimulationOptions): Report {
   const events = new CapacityEvents(opts, fleet, clock, {
     endAttempt: (t) => endAttempt(t, false),
     resend: (t) => sendAttempt(t),
-    lost: (t) => {
-      t.failReason = 'replica_lost';
-      finish(t, 'failed');
-    },
+    lost: replicaLost,
     pump: () => pump(),
   });
   if (autoscale !== undefined) {
@@ -391,15 +390,4 @@ export function simulate(opts: SimulationOptions): Report {
     client: { timeouts: counters.timeouts, retries: counters.retries },
     sim: { wallMs: opts.wallClock.now() - wallStart, events: clock.events },
   });
-}
-
-/** Disaggregated serving, as the fleet's facts: prompts computed elsewhere, their KV sent over `link`. */
-function handover(
-  engine: EngineConfig,
-  link: KvLink,
-): Pick<FleetSpec, 'prefilledElsewhere' | 'kvTransferMs'> {
-  return {
-    prefilledElsewhere: true,
-    kvTransferMs: (tokens) => kvTransferMs(tokens, engine.model, engine.tp, link),
-  };
 }

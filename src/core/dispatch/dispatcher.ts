@@ -167,9 +167,8 @@ export class Dispatcher<H> {
   }
 
   /**
-   * Whether `r` would be placed at `nowMs`, on some replica not held for another, were it at the
-   * front. Asked between pumps: a long prompt placed at the last pump opened a slow step that
-   * only prompts placed in that same instant may join.
+   * Whether `r` would be placed at `nowMs` (not the last pump's time: a slow step opened then
+   * takes only prompts placed in that instant), on a replica not held, were it at the front.
    */
   wouldFit(r: RouteRequest, replicas: readonly ReplicaSnapshot[], nowMs: Ms): boolean {
     this.route.nowMs = nowMs;

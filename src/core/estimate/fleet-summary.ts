@@ -202,14 +202,9 @@ class FleetSummary implements FleetLoad {
     // How many requests like this one a replica holds under flow control (asked at most once),
     // each of its choices a stream of its own.
     let steadyBatch: number | undefined;
-    const steady = () =>
-      (steadyBatch ??= Math.max(
-        1,
-        Math.floor(
-          flow.steadyBatch(itl ?? Infinity, promptTokens + outputTokens / 2, kvTokens / seqs) /
-            seqs,
-        ),
-      ));
+    const streams = () =>
+      flow.steadyBatch(itl ?? Infinity, promptTokens + outputTokens / 2, kvTokens / seqs);
+    const steady = () => (steadyBatch ??= Math.max(1, Math.floor(streams() / seqs)));
     // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
     // replica per step at best, and no faster than requests end once the replicas hold all that
     // flow control lets them (Little). A rate measured before an idle stretch is only a ceiling.
