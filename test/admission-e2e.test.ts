@@ -342,18 +342,28 @@ test('replicas twice as slow as their profile: the measured pace, or the late ga
   });
   const gapMisses = (r: typeof withPace) => r.slo.by_class.interactive?.admitted_misses.itl ?? 0;
   const admitted = (r: typeof withPace) => r.admission.admitted;
+  // In the first seconds, before eight samples have measured the pace, every step takes twice
+  // the time planned: a few streams admitted then miss their gap (0–3 of ~160 over seeds 1–5).
   assert.ok(
-    gapMisses(withPace) <= 0.01 * admitted(withPace),
+    gapMisses(withPace) <= 0.03 * admitted(withPace),
     `${gapMisses(withPace)} of ${admitted(withPace)} admitted missed their gap`,
   );
+  // Few wait past their deadline in the queue: 1–8 of ~150 over seeds 1–5, admitted in the first
+  // seconds, before the pace is measured. When a long prompt's wait was a drain of 512 tokens or
+  // a learned mean, long prompts promised ~0.2 s expired there too: 25–32 of ~170.
+  const expired = withPace.slo.by_class.interactive?.admitted_misses.not_completed ?? 0;
+  assert.ok(expired <= 0.06 * admitted(withPace), `${expired} expired in the queue`);
   assert.ok(
     gapMisses(without) >= 0.2 * admitted(without),
     `trusting the profile: ${gapMisses(without)} of ${admitted(without)}`,
   );
   assert.ok(withPace.goodput.requests_per_s >= 3 * without.goodput.requests_per_s);
-  // The late gaps catch it too, pace or no pace: 0 of 195 missed (129 of 191 with neither).
+  // The late gaps catch it too, pace or no pace, if more slowly — a cut of 0.9 a second, while
+  // the streams of the first seconds run late: 20 of 170 missed (129 of 181 with neither). It
+  // read 0 of 195 while 25 long prompts, promised turns of ~0.2 s, held the replica from new
+  // work for ~1.9 s each and expired: the streams the held replica did not take missed nothing.
   assert.ok(
-    gapMisses(byCuts) <= 0.01 * admitted(byCuts),
+    gapMisses(byCuts) <= 0.15 * admitted(byCuts),
     `the share cut: ${gapMisses(byCuts)} of ${admitted(byCuts)}`,
   );
   assert.ok(byCuts.goodput.requests_per_s >= 3 * without.goodput.requests_per_s);

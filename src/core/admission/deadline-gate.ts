@@ -42,13 +42,15 @@ export interface DeadlineView extends Assessment {
 export function assessDeadline(input: GateInput, p: DeadlineGateParams): DeadlineView {
   const { req, demand, cls, fleet, nowMs } = input;
   const ahead = fleet.queueAhead(cls.name, waitAsk(input));
-  const { waitMs, modelledWaitMs = waitMs, sureWaitMs = waitMs } = ahead;
+  const { waitMs, modelledWaitMs = waitMs, sureWaitMs = waitMs, sharedPrefillMs = 0 } = ahead;
   // A long prompt's wait is its own, not a sign of the queue's.
   const queueTargetMs = fleet.queueTargetMs(cls.name, ahead.long === true ? 0 : waitMs);
-  const predictedTtftMs = waitMs + demand.prefillMs + demand.handoverMs + demand.firstDecodeMs;
+  // Its first token comes after its prefill, and that of the long prompts whose step it joins.
+  const prefillMs = sharedPrefillMs + demand.prefillMs;
+  const predictedTtftMs = waitMs + prefillMs + demand.handoverMs + demand.firstDecodeMs;
   const margin = (t: Ms) => p.marginMs + p.marginRatio * t;
   const ttft = cls.objectives.ttftMs;
-  const sureTtftMs = sureWaitMs + demand.prefillMs + demand.handoverMs + demand.firstDecodeMs;
+  const sureTtftMs = sureWaitMs + prefillMs + demand.handoverMs + demand.firstDecodeMs;
   const slackMs =
     ttft === undefined ? null : req.arrivalMs + ttft - nowMs - sureTtftMs - margin(sureTtftMs);
   // The completion deadline is the class's (judged at the p90 output), or the client's own

@@ -56,7 +56,7 @@ export class Dispatcher<H> {
   readonly router: Router;
   private readonly apply: (d: DispatchDecision<H>) => void;
   /** Replicas held for long prompts that fit nowhere yet. */
-  private readonly holds: HeldReplicas<H>;
+  readonly holds: HeldReplicas<H>;
   /** Reused by every scan of a queue. */
   private readonly scratch: Ticket<H>[] = [];
   /** What routing reads; `nowMs` moves with each pump. */
@@ -193,10 +193,7 @@ export class Dispatcher<H> {
     return false;
   }
 
-  /**
-   * Whether a prompt of `promptTokens` is long next to streams with gap objective `itlSloMs`
-   * (a prefill that alone takes most of a step's budget).
-   */
+  /** Whether a prompt is long next to streams of `itlSloMs` (its prefill takes most of a step). */
   isLongPrompt(promptTokens: number, itlSloMs: Ms): boolean {
     return this.strategy.isLongPrefill(this.flow.prefillMs(promptTokens), itlSloMs);
   }
@@ -300,7 +297,6 @@ export class Dispatcher<H> {
         for (const t of candidates) {
           if (t.expiresMs <= nowMs) {
             this.waiting.take(queue, t);
-            this.waiting.noteWait(t, nowMs);
             this.apply({ kind: 'expire', ticket: t });
             placed = true;
             break;
@@ -374,9 +370,8 @@ export class Dispatcher<H> {
       slot: -1,
     };
     this.feed.placed(entry, nowMs);
-    this.waiting.noteWait(t, nowMs);
     this.account(t, hitTokens, nowMs);
-    this.waiting.dispatched(t, from, nowMs);
+    this.waiting.dispatched(from, nowMs);
     this.apply({ kind: 'dispatch', ticket: t, replica: replica.index, hitTokens, entry });
   }
 

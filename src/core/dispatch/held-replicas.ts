@@ -39,6 +39,11 @@ export class HeldReplicas<H> {
     return undefined;
   }
 
+  /** The most of `replicas` held at once. */
+  atMost(replicas: number): number {
+    return Math.max(1, Math.floor(replicas * MAX_HELD_RATIO));
+  }
+
   /** Drops the holds whose tickets no longer wait (placed, expired or withdrawn). */
   prune(): void {
     if (this.held.length > 0) this.held = this.held.filter((h) => h.ticket.queued);
@@ -66,9 +71,7 @@ export class HeldReplicas<H> {
     const slotless = this.slotless(t, serving);
     if (!t.long && !slotless) return undefined;
     if (this.held.some((h) => h.ticket === t)) return undefined;
-    if (this.held.length >= Math.max(1, Math.floor(replicas.length * MAX_HELD_RATIO))) {
-      return undefined;
-    }
+    if (this.held.length >= this.atMost(replicas.length)) return undefined;
     const free = serving.filter((r) => !this.held.some((h) => h.replica === r.index));
     if (free.length === 0) return undefined;
     const replica = slotless ? this.soonestSlot(free) : this.leastCommitted(free);

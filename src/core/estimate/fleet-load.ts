@@ -18,6 +18,8 @@ export interface QueueAhead {
   readonly sureWaitMs?: Ms;
   /** A long prompt: it waits for a replica of its own, apart from the queue's order. */
   readonly long?: boolean;
+  /** A long prompt that joins others' step: their prefill, which its first token waits for. */
+  readonly sharedPrefillMs?: Ms;
 }
 
 /** A request as its wait is predicted. */

@@ -3,10 +3,10 @@
  * batch and its step time, the class's queue budget and queue-delay target, and the predicted
  * wait of a new request — zero when it fits somewhere now with nothing queued ahead; else the
  * queue model (the queue ahead over the measured dispatch rate, never less than the oldest
- * waiting request has waited; long prompts by their own history; before any rate is measured, a
- * stand-in bounded by what the replicas can hold; and no sooner than enough running requests
- * end when the replicas are full), calibrated by the waits requests of its size had. The rules
- * and their reasons: ../admission/README.md.
+ * waiting request has waited; a long prompt by its turn on a replica whose streams can spare
+ * its stall; before any rate is measured, a stand-in bounded by what the replicas can hold; and
+ * no sooner than enough running requests end when the replicas are full), calibrated by the
+ * waits requests of its size had. The rules and their reasons: ../admission/README.md.
  */
 import { type SloClassName, DEFAULT_SLO_CLASSES, type SloClass } from '../request/slo-classes.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
@@ -17,17 +17,17 @@ import type { QueueBudgets } from './queue-budget.ts';
 import type { WaitCalibration } from './wait-calibration.ts';
 import type { QueueDelayControl } from '../queueing/queue-delay.ts';
 import type { QueueView } from '../queueing/queue-view.ts';
-import { hasAdapterSlot, type ReplicaLedger } from '../fleet/replica-ledger.ts';
+import type { ReplicaLedger } from '../fleet/replica-ledger.ts';
 import type { FlowControl } from '../routing/flow-control.ts';
 import type { RouteRequest } from '../routing/route.ts';
+import type { OutputLengthModel } from './output-length-model.ts';
+import { longTurn, type LongHolds, type LongTurn } from './long-turns.ts';
 
 /**
- * Long prompts' waits vary far more than the rest (they wait for a replica whose streams can
- * absorb a stall), so their prediction carries a safety factor of its own.
+ * A long prompt's turn is predicted to within about this factor (the lengths of the streams it
+ * waits on, and the work beside them, vary): its sure wait is that much longer.
  */
-const LONG_WAIT_SAFETY = 1.5;
-/** Before any long prompt was placed: a replica is ready for one after a stream this long. */
-const LONG_DRAIN_OUTPUT_TOKENS = 512;
+const LONG_TURN_SPREAD = 1.5;
 
 /** What the summary learns from besides the dispatcher: all optional, each adds a figure. */
 export interface SummaryLearners {
@@ -35,6 +35,8 @@ export interface SummaryLearners {
   readonly budgets?: QueueBudgets;
   readonly calibration?: WaitCalibration;
   readonly queueDelay?: QueueDelayControl;
+  /** Each class's output lengths: how soon a long prompt's streams can spare the next stall. */
+  readonly outputs?: Pick<OutputLengthModel, 'distribution'>;
 }
 
 /** What the summary asks of placement (the dispatcher answers it). */
@@ -43,6 +45,8 @@ export interface PlacementView {
   readonly ledger: ReplicaLedger;
   readonly flow: FlowControl;
   isLongPrompt(promptTokens: Tokens, itlSloMs: number): boolean;
+  /** The replicas held for long prompts: at most a few at once, and for which request. */
+  readonly holds: LongHolds;
   /** Whether `r` would be placed at `nowMs`, were it at the front. */
   wouldFit(r: RouteRequest, replicas: readonly ReplicaSnapshot[], nowMs: Ms): boolean;
   /** Whether some replica has room to hold `r` once its prefills are done. */
@@ -169,14 +173,11 @@ class FleetSummary implements FleetLoad {
     const ledger = this.#ledger;
     const replicas = this.#replicas;
     const nowMs = this.#nowMs;
-    const n = this.#n;
     const c = this.#classes[cls];
     const itl = c.objectives.itlP99Ms;
     const isLong = itl !== undefined && placement.isLongPrompt(promptTokens, itl);
     const ahead = queue.ahead(c.priority, isLong, tenant);
-    if (replicas.length === 0) {
-      return { requests: ahead, waitMs: Infinity };
-    }
+    if (replicas.length === 0) return { requests: ahead, waitMs: Infinity };
     // A request like this one, as routing would weigh it (no prefix hit assumed).
     const probe = (): RouteRequest => ({
       req: {
@@ -220,35 +221,41 @@ class FleetSummary implements FleetLoad {
     // were learned from requests that found room; after a flood's first fill, that was all of
     // them, at ~0 ms against the stand-in rate's wait, and the factor sat at its floor.
     let drainFloorMs = 0;
-    if (isLong && queue.longSeen === 0) {
-      // No long prompt has been placed yet: each ahead, and this one, waits for a replica
-      // whose streams can absorb its stall — about as long as a stream runs.
-      const drainMs =
-        flow.prefillMs(Math.max(1, promptTokens)) + LONG_DRAIN_OUTPUT_TOKENS * this.decodeStepMs;
-      modelledWaitMs = ledger.inFlight === 0 ? 1 / perMs : ((ahead + 1) * drainMs) / n;
-    } else if (isLong) {
-      const longPerMs = queue.longRate.perMs(nowMs) ?? queue.longRate.lastPerMs;
-      const byRate = longPerMs === undefined ? 0 : (ahead + 1) / longPerMs;
-      modelledWaitMs = LONG_WAIT_SAFETY * Math.max(queue.longWaitMs, byRate, 1 / perMs);
+    let turn: LongTurn | undefined;
+    if (isLong) {
+      // Its turn on a replica whose streams can spare its stall, behind the long prompts ahead.
+      const lengths = this.#learners.outputs?.distribution(cls, tenant ?? '');
+      const aheadMeanTokens = queue.longMeanTokens(c.priority);
+      const { holds } = placement;
+      const decodeStepMs = this.decodeStepMs;
+      turn = longTurn(
+        { promptTokens, seqs, cls: c, lengths, ahead, aheadMeanTokens },
+        { ledger, flow, replicas, holds, spec: this.spec, decodeStepMs },
+      );
+      modelledWaitMs = turn.waitMs;
     } else {
       // A tenant with work queued in a fair band goes at the pace the fair order gives it:
       // tenants arriving later with less service pass it.
       const pace = tenant === undefined ? undefined : queue.tenantPaceMs(c.priority, tenant);
       modelledWaitMs = Math.max((ahead + 1) / perMs, queued, pace ?? 0);
-      // Requests beyond what the replicas can hold at once go no sooner than enough running
-      // ones end — after a burst filled them, together, not at the rate the fill went: all
-      // of those ahead when no replica could hold this one even once its prefills are done,
-      // else those beyond what the replicas hold of the running mix (#beyondHeld).
-      const beyond = this.#beyondHeld(ahead, ask, itl, steady);
-      const mustEnd = placement.couldHold(probe(), replicas) ? beyond : Math.max(beyond, ahead + 1);
-      if (mustEnd > 0) {
-        const drainMs = ledger.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * this.decodeStepMs;
-        if (drainMs > modelledWaitMs) modelledWaitMs = drainMs;
-        drainFloorMs = drainMs;
-      }
+    }
+    // Requests beyond what the replicas can hold at once go no sooner than enough running ones
+    // end — after a burst filled them, together, not at the rate the fill went: all of those
+    // ahead when no replica could hold this one even once its prefills are done, else those
+    // beyond what the replicas hold of the running mix (#beyondHeld). A long prompt's turn
+    // weighs only the stall it makes: the room it needs is this.
+    const beyond = this.#beyondHeld(ahead, ask, itl, steady, isLong ? 0 : promptTokens);
+    const mustEnd = placement.couldHold(probe(), replicas) ? beyond : Math.max(beyond, ahead + 1);
+    if (mustEnd > 0) {
+      const drainMs = ledger.stepsUntilEnded(Math.ceil(mustEnd), nowMs) * this.decodeStepMs;
+      if (drainMs > modelledWaitMs) modelledWaitMs = drainMs;
+      drainFloorMs = drainMs;
     }
     // Its adapter has no slot anywhere: no sooner than the first replica frees one.
-    const slotMs = adapter === undefined ? 0 : this.#adapterSlotWaitMs(adapter);
+    const slotMs =
+      adapter === undefined
+        ? 0
+        : ledger.stepsUntilSlotFor(adapter, replicas, this.spec.maxLoras ?? 1) * this.decodeStepMs;
     if (slotMs > modelledWaitMs) modelledWaitMs = slotMs;
     const calibration = this.#learners.calibration;
     return {
@@ -259,9 +266,12 @@ class FleetSummary implements FleetLoad {
         modelledWaitMs * (calibration?.factor(cls, promptTokens) ?? 1),
       ),
       modelledWaitMs,
+      sharedPrefillMs: turn?.sharedPrefillMs,
       sureWaitMs: Math.max(
         drainFloorMs,
-        modelledWaitMs * (calibration?.sureFactor(cls, promptTokens) ?? 1),
+        (isLong ? LONG_TURN_SPREAD : 1) *
+          modelledWaitMs *
+          (calibration?.sureFactor(cls, promptTokens) ?? 1),
       ),
     };
   }
@@ -287,23 +297,6 @@ class FleetSummary implements FleetLoad {
     return ms;
   }
 
-  /**
-   * With every replica's adapter slots held by other adapters, the wait for the first replica to
-   * free one (`ReplicaLedger.stepsUntilAdapterSlot`, at that replica's pace); 0 where a replica
-   * has a slot for `adapter` now.
-   */
-  #adapterSlotWaitMs(adapter: string): Ms {
-    const maxLoras = this.spec.maxLoras ?? 1;
-    const ledger = this.#ledger;
-    let steps = Infinity;
-    for (const r of this.#replicas) {
-      const a = ledger.replicas[r.index];
-      if (hasAdapterSlot(a, adapter, maxLoras)) return 0;
-      steps = Math.min(steps, a.pace * ledger.stepsUntilAdapterSlot(r.index));
-    }
-    return steps === Infinity ? 0 : steps * this.decodeStepMs;
-  }
-
   /** Dispatches per ms before any rate is measured, for requests like this one (of `seqs`). */
   #standInRate(promptTokens: Tokens, outputTokens: Tokens, full: number, seqs: number): number {
     const n = this.#n;
@@ -324,9 +317,16 @@ class FleetSummary implements FleetLoad {
    * reservations (those ahead at the mix's mean). Sizing the batch like the new request would
    * make a large prompt wait for a batch of large prompts. KV is counted per replica too
    * (#kvSlotsShort): summed, the free KV of two replicas may hold a request neither can. With
-   * nothing running: the steady batch of requests like it.
+   * nothing running: the steady batch of requests like it. The streams are counted beside a
+   * prompt's `chunk`: a long prompt's own goes in a slow step of its own, so it is 0 for one.
    */
-  #beyondHeld(ahead: number, ask: WaitAsk, itl: number | undefined, steady: () => number): number {
+  #beyondHeld(
+    ahead: number,
+    ask: WaitAsk,
+    itl: number | undefined,
+    steady: () => number,
+    chunk: Tokens,
+  ): number {
     const { promptTokens, kvTokens, outputTokens = 1, seqs = 1 } = ask;
     const ledger = this.#ledger;
     const n = this.#n;
@@ -344,7 +344,7 @@ class FleetSummary implements FleetLoad {
       ledger.decoding > 0
         ? ledger.decodeContextTokens / ledger.decoding
         : promptTokens + outputTokens / 2;
-    const atPace = this.#heldAtPace(itl ?? Infinity, mixContext, promptTokens);
+    const atPace = this.#heldAtPace(itl ?? Infinity, mixContext, chunk);
     const bySeqs = (streams + ahead + seqs - atPace) / Math.max(1, streams / held);
     const byKv = (reserved + ahead * mixKv + kvTokens - n * this.#flow.kvLimitTokens) / mixKv;
     return Math.max(bySeqs, byKv, this.#kvSlotsShort(ahead, kvTokens, mixKv));

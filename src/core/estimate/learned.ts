@@ -52,6 +52,7 @@ export class Learned {
       budgets: this.queueBudgets,
       calibration: this.waitCalibration,
       queueDelay: this.queueDelay,
+      outputs: this.outputs,
     };
   }
 

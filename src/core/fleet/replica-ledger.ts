@@ -67,6 +67,8 @@ export interface ReplicaAccount {
   readonly adapters: Map<string, number>;
   /** When a slow prompt was last placed here: prompts placed at that same instant share its step. */
   slowBatchMs: Ms;
+  /** Counts each change of its batch (a request placed, prefilled or ended). */
+  batchVersion: number;
   /**
    * Its steps' observed time over the profile's (`../routing/step-pace.ts`): every step flow
    * control predicts here is multiplied by it. 1 until measured otherwise; never below.
@@ -123,6 +125,7 @@ export class ReplicaLedger {
         itlSlos: new Map(),
         adapters: new Map(),
         slowBatchMs: -Infinity,
+        batchVersion: 0,
         pace: 1,
         paceTrack: {
           samples: null,
@@ -147,6 +150,7 @@ export class ReplicaLedger {
     r.pendingAttnWork += e.promptTokens * e.promptTokens;
     r.reservedKvTokens += e.kvTokens;
     r.paceTrack.batchStepMs = NaN;
+    r.batchVersion++;
     if (e.itlSloMs !== Infinity) r.itlSlos.set(e.itlSloMs, (r.itlSlos.get(e.itlSloMs) ?? 0) + 1);
     if (e.adapter !== undefined) r.adapters.set(e.adapter, (r.adapters.get(e.adapter) ?? 0) + 1);
   }
@@ -187,6 +191,7 @@ export class ReplicaLedger {
     r.seqs -= e.seqs;
     r.reservedKvTokens -= e.kvTokens;
     r.paceTrack.batchStepMs = NaN;
+    r.batchVersion++;
     if (e.itlSloMs !== Infinity) {
       const left = (r.itlSlos.get(e.itlSloMs) ?? 1) - 1;
       if (left === 0) r.itlSlos.delete(e.itlSloMs);
@@ -265,6 +270,21 @@ export class ReplicaLedger {
     return soonest;
   }
 
+  /**
+   * With every one of `replicas`' adapter slots held by other adapters, the steps until the first
+   * frees one for `adapter` (`stepsUntilAdapterSlot`, at that replica's pace); 0 where one of them
+   * has a slot for it now, or none will free one.
+   */
+  stepsUntilSlotFor(adapter: string, replicas: Iterable<{ index: number }>, maxLoras: number) {
+    let steps = Infinity;
+    for (const r of replicas) {
+      const a = this.replicas[r.index];
+      if (hasAdapterSlot(a, adapter, maxLoras)) return 0;
+      steps = Math.min(steps, a.pace * this.stepsUntilAdapterSlot(r.index));
+    }
+    return steps === Infinity ? 0 : steps;
+  }
+
   private readonly adapterLast = new Map<string, number>();
   private drainSteps = new Float64Array(256);
   private drainSorted = new Float64Array(0);
@@ -273,6 +293,7 @@ export class ReplicaLedger {
 
   private endPrefill(r: ReplicaAccount, e: LedgerEntry): void {
     r.paceTrack.batchStepMs = NaN;
+    r.batchVersion++;
     r.prefilling--;
     r.pendingPrefillTokens -= e.promptTokens;
     r.pendingAttnWork -= e.promptTokens * e.promptTokens;

@@ -5,7 +5,7 @@
  * new request, since when the oldest waits, a tenant's own pace, whether lower work waits —
  * is answered here (`QueueView`), with how fast work leaves; the dispatcher decides what leaves.
  */
-import type { Ms } from '../request/units.ts';
+import type { Ms, Tokens } from '../request/units.ts';
 import { NO_CONTRACT, type ClassContract } from '../request/slo-classes.ts';
 import { FairQueue, type CandidateScore } from './fair-queue.ts';
 import { ADMIN_BAND, type Ticket } from './ticket.ts';
@@ -34,6 +34,8 @@ export interface Band<H> {
   readonly contract: ClassContract;
   /** Long prompts among the queued: the rest pass them, so they do not count as ahead. */
   longWaiting: number;
+  /** The prompt tokens those long prompts must prefill, together. */
+  longTokens: Tokens;
 }
 
 export class WaitingBands<H> implements QueueView {
@@ -41,9 +43,6 @@ export class WaitingBands<H> implements QueueView {
   readonly bands: Band<H>[] = [];
   readonly deferred = new TicketQueue<Ticket<H>>();
   readonly rate = new DispatchRate();
-  readonly longRate = new DispatchRate();
-  longWaitMs: Ms = 0;
-  longSeen = 0;
   /** Deferred tickets by their band. */
   private readonly deferredAt = new Map<number, number>();
   private readonly order: BandOrder;
@@ -59,7 +58,10 @@ export class WaitingBands<H> implements QueueView {
   enqueue(t: Ticket<H>): void {
     const band = this.bandOf(t);
     band.queue.push(t);
-    if (t.long) band.longWaiting++;
+    if (t.long) {
+      band.longWaiting++;
+      band.longTokens += prefillTokens(t);
+    }
   }
 
   /** `t` (marked deferred) joins the deferred queue. */
@@ -75,20 +77,11 @@ export class WaitingBands<H> implements QueueView {
   }
 
   /**
-   * `t`, taken out of `queue`, was dispatched at `nowMs`: the rates count it, as backlogged
+   * A ticket taken out of `queue` was dispatched at `nowMs`: the rate counts it, as backlogged
    * while its queue still holds work.
    */
-  dispatched(t: Ticket<H>, queue: WaitQueue<Ticket<H>>, nowMs: Ms): void {
+  dispatched(queue: WaitQueue<Ticket<H>>, nowMs: Ms): void {
     this.rate.record(nowMs, queue.live > 0);
-    if (t.long) this.longRate.record(nowMs, this.longWaitingTotal() > 0);
-  }
-
-  /** Feeds the long-prompt wait estimate with a ticket that left the queue (either way). */
-  noteWait(t: Ticket<H>, nowMs: Ms): void {
-    if (!t.long || t.wasDeferred) return;
-    const waited = nowMs - t.offeredMs;
-    this.longWaitMs =
-      this.longSeen++ === 0 ? waited : this.longWaitMs + 0.2 * (waited - this.longWaitMs);
   }
 
   /** Takes a waiting ticket out (its client gave up). */
@@ -143,10 +136,16 @@ export class WaitingBands<H> implements QueueView {
     return n;
   }
 
-  longWaitingTotal(): number {
+  /** The mean prompt of the long prompts waiting in the bands of `priority` and above; 0: none. */
+  longMeanTokens(priority: number): Tokens {
     let n = 0;
-    for (const b of this.bands) n += b.longWaiting;
-    return n;
+    let tokens = 0;
+    for (const b of this.bands) {
+      if (b.priority > priority) continue;
+      n += b.longWaiting;
+      tokens += b.longTokens;
+    }
+    return n === 0 ? 0 : tokens / n;
   }
 
   /**
@@ -192,7 +191,9 @@ export class WaitingBands<H> implements QueueView {
   private leaveBand(t: Ticket<H>): void {
     const band = this.bandOf(t);
     band.queue.remove(t);
-    if (t.long) band.longWaiting--;
+    if (t.long) {
+      band.longTokens = --band.longWaiting === 0 ? 0 : band.longTokens - prefillTokens(t);
+    }
   }
 
   /** `t`'s band, made on first use (an admin-lane band has no contract). */
@@ -206,10 +207,15 @@ export class WaitingBands<H> implements QueueView {
           ? new TicketQueue()
           : new FairQueue(o.vtc, o.order === 'scored' ? o.score : undefined);
       const contract = priority === ADMIN_BAND ? NO_CONTRACT : t.cls.contract;
-      b = { priority, queue, contract, longWaiting: 0 };
+      b = { priority, queue, contract, longWaiting: 0, longTokens: 0 };
       this.bands.push(b);
       this.bands.sort((x, y) => x.priority - y.priority);
     }
     return b;
   }
+}
+
+/** What a ticket's prompt costs to prefill: less what the router expects a replica to hold. */
+function prefillTokens<H>(t: Ticket<H>): Tokens {
+  return t.demand.inputTokens - t.demand.prefixHitTokens;
 }

@@ -4,7 +4,7 @@
  * whether lower work waits, and how fast work has been leaving (`WaitingBands` answers it).
  * The wait model (../estimate/fleet-summary.ts) depends on this view, not on the dispatcher.
  */
-import type { Ms } from '../request/units.ts';
+import type { Ms, Tokens } from '../request/units.ts';
 import type { DispatchRate } from './dispatch-rate.ts';
 
 /** A dispatch rate, read-only. */
@@ -13,6 +13,8 @@ export type RateView = Pick<DispatchRate, 'perMs' | 'lastPerMs'>;
 export interface QueueView {
   /** Requests a new one in the band of `priority` would wait behind (`WaitingBands.ahead`). */
   ahead(priority: number, long: boolean, tenant?: string): number;
+  /** The mean prompt (tokens to prefill) of the long prompts waiting there; 0 when none. */
+  longMeanTokens(priority: number): Tokens;
   /** When the longest-waiting request served before or with `priority` was offered. */
   oldestOfferedMs(priority: number, tenant?: string): Ms;
   /** A tenant's own pace in a fair band, when it has work queued there. */
@@ -21,10 +23,4 @@ export interface QueueView {
   lowerWaiting(priority: number): boolean;
   /** Dispatches per ms while work was left waiting. */
   readonly rate: RateView;
-  /** The same for long prompts alone, which pass through held replicas at their own pace. */
-  readonly longRate: RateView;
-  /** Recent queue waits of long prompts (EWMA, ms): how long a new one is likely to wait. */
-  readonly longWaitMs: Ms;
-  /** Long prompts that have left the queue: until one has, their wait is unknown. */
-  readonly longSeen: number;
 }

@@ -251,6 +251,11 @@ export class FlowControl {
     }
   }
 
+  /** The expected streams a stall may push past their p99 gap: more, and a slow prompt waits. */
+  get stallRiskLimit(): number {
+    return this.params.stallRisk;
+  }
+
   /** KV tokens a replica may reserve: its capacity less the reserve kept free. */
   get kvLimitTokens(): Tokens {
     return this.spec.replicaKvTokens * (1 - this.params.kvReserveRatio);

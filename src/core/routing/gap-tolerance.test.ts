@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gapsToSpare, p99WithSlowGaps, stallRisk } from './gap-tolerance.ts';
+import {
+  gapsToSpare,
+  p99WithSlowGaps,
+  stallRisk,
+  stepsUntilSpare,
+  type StreamAtRisk,
+} from './gap-tolerance.ts';
 import { percentileSorted } from '../stats/percentile.ts';
 
 test('matches the percentile of the explicit multiset', () => {
@@ -49,5 +55,39 @@ test('stallRisk: the chance a stream ends before it can spare the stall', () => 
       Math.abs(stallRisk(streamed, slow, cap, lengths) - risk) < 1e-12,
       `${streamed} ${slow}`,
     );
+  }
+});
+
+test('stepsUntilSpare: the steps until the streams could take a stall, nothing new joining', () => {
+  const uniform = { cdf: (x: number) => Math.max(0, Math.min(1, x / 200)) };
+  const stream = (streamed: number, o: Partial<StreamAtRisk> = {}): StreamAtRisk => ({
+    streamed,
+    slowGaps: 0,
+    capTokens: 1_000,
+    lengths: undefined,
+    seqs: 1,
+    itlSloMs: 80,
+    ...o,
+  });
+  // Unknown lengths: every stream must reach its 103rd token (one slow gap spared), or its cap.
+  assert.equal(stepsUntilSpare([stream(21), stream(90)], 1, 0.5), 82);
+  assert.equal(stepsUntilSpare([stream(21, { capTokens: 40 }), stream(90)], 1, 0.5), 19);
+  assert.equal(stepsUntilSpare([stream(21, { slowGaps: 1 })], 1, 0.5), 203 - 21);
+  assert.equal(stepsUntilSpare([stream(21, { itlSloMs: Infinity })], 1, 0.5), 0);
+  assert.equal(stepsUntilSpare([stream(150), stream(0, { itlSloMs: Infinity })], 1, 0.5), 0);
+  // Two choices of one request are two streams: 2 > 1.5 until it is far enough.
+  assert.equal(stepsUntilSpare([stream(100, { seqs: 2 })], 1, 1.5), 3);
+  // Known lengths: the expected streams still running and short of the gaps, P(s + k ≤ L ≤ 102
+  // | L ≥ s), summed — the least k where that is within the limit, as a scan finds it.
+  const streams = [0, 10, 30, 60].map((s) => stream(s, { lengths: uniform }));
+  const risk = (k: number) =>
+    streams.reduce(
+      (sum, e) => sum + Math.max(0, 102 - (e.streamed + k) + 1) / (200 - e.streamed + 1),
+      0,
+    );
+  for (const limit of [0.1, 0.5, 1, 2]) {
+    let k = 0;
+    while (risk(k) > limit + 1e-12) k++;
+    assert.equal(stepsUntilSpare(streams, 1, limit), k, `limit ${limit}`);
   }
 });

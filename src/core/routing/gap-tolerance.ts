@@ -61,3 +61,81 @@ export function stallRisk(
   if (left <= 1e-9) return 0.5;
   return Math.min(1, Math.max(0, (lengths.cdf(needed - 1) - seen) / left));
 }
+
+/** A stream as the stall it may face is weighed (a ledger entry has these). */
+export interface StreamAtRisk {
+  readonly streamed: number;
+  readonly slowGaps: number;
+  readonly capTokens: number;
+  readonly lengths: LengthCdf | undefined;
+  /** Its choices: each a stream the stall reaches. */
+  readonly seqs: number;
+  readonly itlSloMs: Ms;
+}
+
+/**
+ * How many more decode steps until `streams` could take `slow` more slow steps with at most
+ * `limit` of them expected past their p99 — nothing new joining them. Each runs on, and is
+ * weighed as `stallRisk` weighs it, times the chance it is still running: P(s + k ≤ length <
+ * needed | length ≥ s). A stream whose class's lengths are unknown counts 1 until it has the
+ * gaps or reaches its cap. The sum only falls with k, so the steps are searched — over the
+ * streams still short of their gaps alone, which under load are few of a replica's.
+ */
+export function stepsUntilSpare(
+  streams: readonly StreamAtRisk[],
+  slow: number,
+  limit: number,
+): number {
+  const young = YOUNG;
+  young.length = 0;
+  let hi = 0;
+  for (const e of streams) {
+    if (e.itlSloMs === Infinity) continue;
+    const needed = gapsToSpare(e.slowGaps + slow) + 1;
+    const until = Math.min(needed, e.capTokens);
+    if (e.streamed >= until) continue;
+    hi = Math.max(hi, until - e.streamed);
+    const lengths = e.lengths;
+    const left = lengths === undefined ? 1 : 1 - lengths.cdf(e.streamed - 1);
+    young.push({
+      from: e.streamed,
+      until,
+      lengths: left <= 1e-9 ? undefined : lengths,
+      // Longer than every length seen: unknown, as stallRisk says — half.
+      weight: left <= 1e-9 ? 0.5 * e.seqs : lengths === undefined ? e.seqs : e.seqs / left,
+      // Ending at its cap before it has the gaps is a miss too, however long it would run.
+      upTo: lengths === undefined || e.capTokens < needed ? 1 : lengths.cdf(needed - 1),
+    });
+  }
+  if (!tooRiskyAfter(young, 0, limit)) return 0;
+  let lo = 0; // risky at lo; at hi every young stream has its gaps or has ended
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if (tooRiskyAfter(young, mid, limit)) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+/** A stream short of its gaps, as `stepsUntilSpare` weighs it `k` tokens on. */
+interface YoungStream {
+  readonly from: number;
+  readonly until: number;
+  readonly lengths: LengthCdf | undefined;
+  readonly weight: number;
+  readonly upTo: number;
+}
+const YOUNG: YoungStream[] = [];
+
+/** Whether, `k` tokens on, the young streams still running and short of the gaps exceed `limit`. */
+function tooRiskyAfter(young: readonly YoungStream[], k: number, limit: number): boolean {
+  let risk = 0;
+  for (const y of young) {
+    const at = y.from + k;
+    if (at >= y.until) continue;
+    risk +=
+      y.lengths === undefined ? y.weight : y.weight * Math.max(0, y.upTo - y.lengths.cdf(at - 1));
+    if (risk > limit) return true;
+  }
+  return false;
+}
