@@ -7,8 +7,8 @@ import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 
 /** What the book reads of a ticket: whether it is long, its adapter, and whether it still waits. */
-function ticket(long = true, adapter?: string): Ticket<string> {
-  return { long, queued: true, req: { adapter } } as unknown as Ticket<string>;
+function ticket(long = true, adapter?: string, band = 0): Ticket<string> {
+  return { long, queued: true, req: { adapter }, band } as unknown as Ticket<string>;
 }
 
 function replicas(n: number): ReplicaSnapshot[] {
@@ -123,4 +123,22 @@ test('only a replica that serves the adapter is weighed, or held, for a request 
   const holds = new HeldReplicas<string>(twoAdaptersEach(3), 2);
   const pool = replicas(3).map((r) => ({ ...r, servable: r.index === 2 ? ['a'] : ['e'] }));
   assert.equal(holds.hold(ticket(false, 'e'), pool), 1);
+});
+
+test('with every hold taken, a long prompt of an earlier band takes the hold of the latest', () => {
+  const holds = new HeldReplicas<string>(new ReplicaLedger(4));
+  const pool = replicas(4);
+  // Two of four held, for bands 2 and 3 (batch, best effort).
+  const [batch, bestEffort] = [ticket(true, undefined, 2), ticket(true, undefined, 3)];
+  const held = [holds.hold(batch, pool), holds.hold(bestEffort, pool)];
+  // Another of band 3 finds none; one of band 0 takes best effort's: that one waits while band 0
+  // has work, and the replica held for it would wait with it.
+  assert.equal(holds.hold(ticket(true, undefined, 3), pool), undefined);
+  const interactive = ticket(true, undefined, 0);
+  const taken = holds.hold(interactive, pool);
+  assert.notEqual(taken, undefined);
+  assert.equal(holds.heldFor(taken!), interactive);
+  assert.equal(holds.heldFor(held[0]!), batch, 'the earlier of the two keeps its hold');
+  assert.notEqual(holds.heldFor(held[1]!), bestEffort, 'best effort lost its hold');
+  assert.equal(holds.hold(bestEffort, pool), undefined, 'and, of the latest band, finds none');
 });

@@ -63,7 +63,9 @@ export class HeldReplicas<H> {
   /**
    * A long prompt that fits nowhere, or a request whose adapter has no slot anywhere, gets a
    * replica held for it while holds are few: returns the replica now held for `t`, or undefined
-   * when none is (neither of those, held already, or no room).
+   * when none is (neither of those, held already, or no room). With none left, a hold for a
+   * request of a later band is `t`'s to take: that request waits while `t`'s band has work, so
+   * the replica held for it would wait with it — and kept `t` out until both expired.
    */
   hold(t: Ticket<H>, replicas: readonly ReplicaSnapshot[]): number | undefined {
     // Only a replica that serves its adapter can take it: only such a one is held for it.
@@ -71,7 +73,12 @@ export class HeldReplicas<H> {
     const slotless = this.slotless(t, serving);
     if (!t.long && !slotless) return undefined;
     if (this.held.some((h) => h.ticket === t)) return undefined;
-    if (this.held.length >= this.atMost(replicas.length)) return undefined;
+    if (this.held.length >= this.atMost(replicas.length)) {
+      let latest: (typeof this.held)[number] | undefined;
+      for (const h of this.held) if (h.ticket.band > (latest?.ticket.band ?? t.band)) latest = h;
+      if (latest === undefined) return undefined;
+      this.held = this.held.filter((h) => h !== latest);
+    }
     const free = serving.filter((r) => !this.held.some((h) => h.replica === r.index));
     if (free.length === 0) return undefined;
     const replica = slotless ? this.soonestSlot(free) : this.leastCommitted(free);
