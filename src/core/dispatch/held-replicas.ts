@@ -16,6 +16,12 @@ import { gapsToSpare } from '../routing/gap-tolerance.ts';
 /** At most this fraction of the replicas (and at least one) is held at once. */
 const MAX_HELD_RATIO = 0.5;
 
+/** A replica held for one waiting ticket. */
+interface Hold<H> {
+  readonly ticket: Ticket<H>;
+  readonly replica: number;
+}
+
 export class HeldReplicas<H> {
   /**
    * A replica held back from new work for a request that fits nowhere (a long prompt that
@@ -23,7 +29,7 @@ export class HeldReplicas<H> {
    * arriving, its streams finish or grow tolerant, or an adapter's requests all end, and the
    * request goes there. One at a time, so capacity is never idled wholesale.
    */
-  private held: { ticket: Ticket<H>; replica: number }[] = [];
+  private held: Hold<H>[] = [];
   private readonly ledger: ReplicaLedger;
   /** Distinct LoRA adapters a replica's batch runs at once (vLLM's max_loras). */
   private readonly maxLoras: number;
@@ -74,7 +80,7 @@ export class HeldReplicas<H> {
     if (!t.long && !slotless) return undefined;
     if (this.held.some((h) => h.ticket === t)) return undefined;
     if (this.held.length >= this.atMost(replicas.length)) {
-      let latest: (typeof this.held)[number] | undefined;
+      let latest: Hold<H> | undefined;
       for (const h of this.held) if (h.ticket.band > (latest?.ticket.band ?? t.band)) latest = h;
       if (latest === undefined) return undefined;
       this.held = this.held.filter((h) => h !== latest);

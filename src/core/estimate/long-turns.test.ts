@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { longTurn, type LongTurnAsk, type LongTurnFleet } from './long-turns.ts';
 import { FlowControl } from '../routing/flow-control.ts';
-import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
+import { ReplicaLedger } from '../fleet/replica-ledger.ts';
+import { ledgerEntry } from '../routing/routing-test-kit.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
 
@@ -35,23 +36,7 @@ function fleet(
 ) {
   const ledger = new ReplicaLedger(streamed.length);
   streamed.forEach((s, replica) => {
-    const e: LedgerEntry = {
-      replica,
-      promptTokens: 100,
-      kvTokens: 1_000,
-      seqs: 1,
-      itlSloMs: 80,
-      lengths: undefined,
-      capTokens: 4_096,
-      expectTokens: 500,
-      streamed: 0,
-      slowGaps: 0,
-      lateGaps: 0,
-      slot: -1,
-      spanFromMs: 0,
-      spanFromToken: 0,
-      spanProfileMs: 0,
-    };
+    const e = ledgerEntry({ replica, kvTokens: 1_000, capTokens: 4_096, expectTokens: 500 });
     ledger.add(e);
     ledger.firstToken(e, 0);
     for (let i = 1; i < s; i++) ledger.token(e);

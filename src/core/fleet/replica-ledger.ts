@@ -149,8 +149,7 @@ export class ReplicaLedger {
     r.pendingPrefillTokens += e.promptTokens;
     r.pendingAttnWork += e.promptTokens * e.promptTokens;
     r.reservedKvTokens += e.kvTokens;
-    r.paceTrack.batchStepMs = NaN;
-    r.batchVersion++;
+    batchChanged(r);
     if (e.itlSloMs !== Infinity) r.itlSlos.set(e.itlSloMs, (r.itlSlos.get(e.itlSloMs) ?? 0) + 1);
     if (e.adapter !== undefined) r.adapters.set(e.adapter, (r.adapters.get(e.adapter) ?? 0) + 1);
   }
@@ -190,8 +189,7 @@ export class ReplicaLedger {
     }
     r.seqs -= e.seqs;
     r.reservedKvTokens -= e.kvTokens;
-    r.paceTrack.batchStepMs = NaN;
-    r.batchVersion++;
+    batchChanged(r);
     if (e.itlSloMs !== Infinity) {
       const left = (r.itlSlos.get(e.itlSloMs) ?? 1) - 1;
       if (left === 0) r.itlSlos.delete(e.itlSloMs);
@@ -292,8 +290,7 @@ export class ReplicaLedger {
   private drainInFlight = -1;
 
   private endPrefill(r: ReplicaAccount, e: LedgerEntry): void {
-    r.paceTrack.batchStepMs = NaN;
-    r.batchVersion++;
+    batchChanged(r);
     r.prefilling--;
     r.pendingPrefillTokens -= e.promptTokens;
     r.pendingAttnWork -= e.promptTokens * e.promptTokens;
@@ -318,4 +315,10 @@ export function tightestItl(r: ReplicaAccount): Ms {
   let min = Infinity;
   for (const slo of r.itlSlos.keys()) if (slo < min) min = slo;
   return min;
+}
+
+/** `r`'s batch changed: its profile step time is stale, and what was remembered of it. */
+function batchChanged(r: ReplicaAccount): void {
+  r.paceTrack.batchStepMs = NaN;
+  r.batchVersion++;
 }

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { FlowControl } from './flow-control.ts';
 import { DEFAULT_GAP_FEEDBACK } from './gap-feedback.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
-import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
+import { ReplicaLedger } from '../fleet/replica-ledger.ts';
+import { ledgerEntry } from './routing-test-kit.ts';
 
 /** A decode step of 10 ms plus 1 ms per sequence; context costs nothing. */
 const spec: FleetSpec = {
@@ -24,26 +25,6 @@ const flow = (o: Partial<FleetSpec> = {}) =>
     { ...spec, ...o },
     { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 },
   );
-
-/** A stream of 80 ms objective on replica 0, as the dispatcher would place it. */
-const ledgerEntry = (o: Partial<LedgerEntry> = {}): LedgerEntry => ({
-  replica: 0,
-  promptTokens: 100,
-  kvTokens: 200,
-  seqs: 1,
-  itlSloMs: 80,
-  lengths: undefined,
-  capTokens: 100,
-  expectTokens: 100,
-  streamed: 0,
-  slowGaps: 0,
-  lateGaps: 0,
-  slot: -1,
-  spanFromMs: 0,
-  spanFromToken: 0,
-  spanProfileMs: 0,
-  ...o,
-});
 
 test('steady batch: the step budget binds — 10 + B ≤ 0.9 × 80 gives 62', () => {
   assert.equal(flow().steadyBatch(80, 1_000, 1_000), 62);

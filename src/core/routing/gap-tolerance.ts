@@ -86,8 +86,7 @@ export function stepsUntilSpare(
   slow: number,
   limit: number,
 ): number {
-  const young = YOUNG;
-  young.length = 0;
+  const young: YoungStream[] = [];
   let hi = 0;
   for (const e of streams) {
     if (e.itlSloMs === Infinity) continue;
@@ -125,7 +124,6 @@ interface YoungStream {
   readonly weight: number;
   readonly upTo: number;
 }
-const YOUNG: YoungStream[] = [];
 
 /** Whether, `k` tokens on, the young streams still running and short of the gaps exceed `limit`. */
 function tooRiskyAfter(young: readonly YoungStream[], k: number, limit: number): boolean {

@@ -1,10 +1,11 @@
 /**
  * Fixtures for routing tests: a fleet of replica snapshots with a ledger whose accounts match
- * them (in-flight requests decoding, KV reserved), a route context over it, and requests.
+ * them (in-flight requests decoding, KV reserved), a route context over it, requests, and the
+ * ledger entry of one.
  */
 import { SPEC } from '../admission/admission-test-kit.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
-import { ReplicaLedger } from '../fleet/replica-ledger.ts';
+import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
 import type { LlmRequest } from '../request/request.ts';
@@ -46,23 +47,14 @@ export function routeFleet(loads: readonly number[], spec: FleetSpec = SPEC): Ro
   const ledger = new ReplicaLedger(loads.length);
   loads.forEach((n, replica) => {
     for (let k = 0; k < n; k++) {
-      const e = {
+      const e = ledgerEntry({
         replica,
         promptTokens: 500,
         kvTokens: 1_000,
-        seqs: 1,
         itlSloMs: 100,
-        lengths: undefined,
         capTokens: 1_000,
         expectTokens: 200,
-        streamed: 0,
-        slowGaps: 0,
-        lateGaps: 0,
-        spanFromMs: 0,
-        spanFromToken: 0,
-        spanProfileMs: 0,
-        slot: -1,
-      };
+      });
       ledger.add(e);
       ledger.firstToken(e, 0);
     }
@@ -94,23 +86,35 @@ export function routeFleet(loads: readonly number[], spec: FleetSpec = SPEC): Ro
 
 /** `r` was dispatched to replica `index`: the ledger and the snapshot show it in flight. */
 export function occupy(fleet: RouteFleet, index: number, promptTokens = 200): void {
-  fleet.ctx.ledger.add({
-    replica: index,
-    promptTokens,
-    kvTokens: promptTokens + 100,
-    seqs: 1,
-    itlSloMs: 100,
-    lengths: undefined,
-    capTokens: 1_000,
-    expectTokens: 100,
-    streamed: 0,
-    slowGaps: 0,
-    lateGaps: 0,
-    spanFromMs: 0,
-    spanFromToken: 0,
-    spanProfileMs: 0,
-    slot: -1,
-  });
+  fleet.ctx.ledger.add(
+    ledgerEntry({
+      replica: index,
+      promptTokens,
+      kvTokens: promptTokens + 100,
+      itlSloMs: 100,
+      capTokens: 1_000,
+    }),
+  );
   const x = fleet.replicas[index];
   fleet.replicas[index] = { ...x, inFlight: x.inFlight + 1, running: x.running + 1 };
 }
+
+/** A request's ledger entry as the dispatcher makes it: a stream of 80 ms objective on replica 0. */
+export const ledgerEntry = (o: Partial<LedgerEntry> = {}): LedgerEntry => ({
+  replica: 0,
+  promptTokens: 100,
+  kvTokens: 200,
+  seqs: 1,
+  itlSloMs: 80,
+  lengths: undefined,
+  capTokens: 100,
+  expectTokens: 100,
+  streamed: 0,
+  slowGaps: 0,
+  lateGaps: 0,
+  slot: -1,
+  spanFromMs: 0,
+  spanFromToken: 0,
+  spanProfileMs: 0,
+  ...o,
+});
