@@ -30,12 +30,14 @@ export interface CClientOutcome extends Outcome {
   readonly dueMs: number;
   /** How long its new connection took to be established; null on one already open. */
   readonly connectMs: number | null;
+  /** Which of the bodies it POSTed (`runCClient`), from 0. */
+  readonly body: number;
 }
 
 /** One line of the client's output: see the columns in bench/stream-client.c. */
 export function parseOutcome(line: string): CClientOutcome {
   const f = line.split('\t');
-  if (f.length !== 13) throw new Error(`stream-client: expected 13 columns, got ${line}`);
+  if (f.length !== 14) throw new Error(`stream-client: expected 14 columns, got ${line}`);
   const dash = (s: string) => (s === '-' ? null : s);
   const ttft = Number(f[2]);
   return {
@@ -51,6 +53,7 @@ export function parseOutcome(line: string): CClientOutcome {
     code: dash(f[10]),
     retryAfterS: f[11] === '-' ? null : Number(f[11]),
     connectMs: Number(f[12]) < 0 ? null : Number(f[12]),
+    body: Number(f[13]),
   };
 }
 
@@ -59,27 +62,32 @@ export type ClientRun =
   | { readonly mode: 'closed'; readonly connections: number; readonly durationS: number };
 
 /**
- * POSTs `body` to `url`'s /v1/chat/completions as `run` says and resolves with every request's
- * outcome, in the order the requests ended. `cores`: a `taskset -c` list for the client;
+ * POSTs `body` to `url`'s /v1/chat/completions as `run` says — with several bodies, the k-th
+ * request the (k mod count)-th — and resolves with every request's outcome, in the order the
+ * requests ended. `cores`: a `taskset -c` list for the client;
  * `keepAs`: a file to keep the client's own lines in (one per request, for a closer look).
  */
 export function runCClient(
   url: string,
-  body: string,
+  body: string | readonly string[],
   run: ClientRun,
   opts: { cores?: string; keepAs?: string; onSpawn?: (p: ChildProcess) => void } = {},
 ): Promise<CClientOutcome[]> {
   const { hostname, port } = new URL(url);
   const dir = mkdtempSync(join(tmpdir(), 'goodput-client-'));
-  const bodyFile = join(dir, 'body.json');
+  const bodies = typeof body === 'string' ? [body] : body;
+  const bodyFiles = bodies.map((b, i) => {
+    const file = join(dir, `body-${i}.json`);
+    writeFileSync(file, b);
+    return file;
+  });
   const outFile = join(dir, 'outcomes.tsv');
-  writeFileSync(bodyFile, body);
   const modeArgs =
     run.mode === 'open'
       ? ['open', join(dir, 'schedule.txt')]
       : ['closed', String(run.connections), String(run.durationS)];
   if (run.mode === 'open') writeFileSync(modeArgs[1], run.atMs.map((t) => t.toFixed(3)).join('\n'));
-  const args = [cClientBinary(), hostname, port, bodyFile, outFile, ...modeArgs];
+  const args = [cClientBinary(), hostname, port, bodyFiles.join(','), outFile, ...modeArgs];
   const proc =
     opts.cores === undefined
       ? spawn(args[0], args.slice(1), { stdio: ['ignore', 'inherit', 'inherit'] })

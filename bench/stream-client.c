@@ -2,28 +2,31 @@
 // little next to the gateway it measures: on two shared cores a Node client reading thousands of
 // token streams is itself the bottleneck, and its lateness shows up as the gateway's.
 //
-// One thread, epoll, non-blocking sockets, keep-alive. Each request POSTs the same body to
-// /v1/chat/completions and is timed as its client sees it: time to first token from the moment
+// One thread, epoll, non-blocking sockets, keep-alive. Each request POSTs a body to
+// /v1/chat/completions — BODY_FILE's, or with several (BODY_FILE,BODY_FILE,…) the k-th request
+// the (k mod count)-th's, with any `@@@@@@@@@@` in it replaced by k in ten digits (a prompt no
+// cache has seen) — and is timed as its client sees it: time to first token from the moment
 // it was due to be sent, the gaps between reads that carried a token (`"content":"` followed by
 // a non-empty string, in the de-chunked body), whether the stream ended with `data: [DONE]` and
 // no `"error"`, and for a refusal the error code and Retry-After.
 //
-//   stream-client HOST PORT BODY_FILE OUT_FILE open SCHEDULE_FILE
+//   stream-client HOST PORT BODY_FILE[,BODY_FILE…] OUT_FILE open SCHEDULE_FILE
 //       open loop: one request at each time of SCHEDULE_FILE (ms from the start, one per line,
 //       ascending; all 0 for a burst), on an idle keep-alive connection when there is one and on
 //       a new connection otherwise, whatever happened to the others;
-//   stream-client HOST PORT BODY_FILE OUT_FILE closed CONNECTIONS DURATION_S
+//   stream-client HOST PORT BODY_FILE[,BODY_FILE…] OUT_FILE closed CONNECTIONS DURATION_S
 //       closed loop: CONNECTIONS connections, each sending its next request when its last
 //       answer ends, for DURATION_S seconds; requests in flight then are waited for.
 //
 // OUT_FILE gets one tab-separated line per request, in the order they ended:
 //   due_ms status ttft_ms gap_p99_ms gap_max_ms tokens completed reused latency_ms
-//   request_id code retry_after_s connect_ms
+//   request_id code retry_after_s connect_ms body
 // status 0 is a connection that failed before a status line; ttft_ms is -1 without a token;
 // gap_p99_ms is numpy's linear-interpolation 99th percentile of the gaps (0 without any);
 // request_id, code and retry_after_s are - when absent; connect_ms is how long a new
-// connection took to be established, from when the request was due (-1 on one already open). Build: gcc -O2 -o stream-client
-// stream-client.c (bench/c-client.ts does, once per source change).
+// connection took to be established, from when the request was due (-1 on one already open);
+// body is which of the bodies it POSTed, from 0. Build: gcc -O2 -o stream-client stream-client.c
+// (bench/c-client.ts does, once per source change).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -98,6 +101,8 @@ typedef struct {
   char request_id[80];
   char code[48];
   double retry_after;  // -1 when absent
+  int body;  // which of the bodies it POSTs
+  char *bytes;  // its own request, numbered, when its body has the marker; else NULL
 } request_t;
 
 // ---- Connections and their response parser.
@@ -127,8 +132,16 @@ typedef struct conn {
 
 static const char *host;
 static int port;
-static char *request_bytes;
-static size_t request_len;
+// Each body's whole request (head and body), and how many there are; requests made so far.
+#define MAX_BODIES 16
+static char *request_bytes[MAX_BODIES];
+static size_t request_len[MAX_BODIES];
+static int nbodies;
+static long requests_made;
+// Where each body's request has the marker a request's number replaces; -1: none.
+#define MARKER "@@@@@@@@@@"
+#define MARKER_LEN 10
+static long marker_at[MAX_BODIES];
 static FILE *out;
 static int ep;
 static conn_t *idle_list;
@@ -163,11 +176,13 @@ static void record(request_t *r, double end) {
   int completed = r->status == 200 && r->saw_done && !r->saw_error;
   char retry[32] = "-";
   if (r->retry_after >= 0) snprintf(retry, sizeof retry, "%g", r->retry_after);
-  fprintf(out, "%.3f\t%d\t%.3f\t%.3f\t%.3f\t%ld\t%d\t%d\t%.3f\t%s\t%s\t%s\t%.3f\n",
+  fprintf(out, "%.3f\t%d\t%.3f\t%.3f\t%.3f\t%ld\t%d\t%d\t%.3f\t%s\t%s\t%s\t%.3f\t%d\n",
           r->due - start_ms, r->status, r->ttft < 0 ? -1 : r->ttft, p99, max, r->tokens, completed,
           r->reused, end - r->due, r->request_id[0] ? r->request_id : "-",
-          r->code[0] ? r->code : "-", retry, r->connected < 0 ? -1 : r->connected - r->due);
+          r->code[0] ? r->code : "-", retry, r->connected < 0 ? -1 : r->connected - r->due,
+          r->body);
   free(r->gaps);
+  free(r->bytes);
   free(r);
   in_flight--;
 }
@@ -179,6 +194,16 @@ static request_t *new_request(double due) {
   r->ttft = -1;
   r->retry_after = -1;
   r->connected = -1;
+  long k = requests_made++;
+  r->body = (int)(k % nbodies);
+  if (marker_at[r->body] >= 0) {
+    r->bytes = malloc(request_len[r->body]);
+    if (r->bytes == NULL) die("malloc");
+    memcpy(r->bytes, request_bytes[r->body], request_len[r->body]);
+    char digits[24];
+    snprintf(digits, sizeof digits, "%0*lu", MARKER_LEN, (unsigned long)k % 10000000000UL);
+    memcpy(r->bytes + marker_at[r->body], digits, MARKER_LEN);
+  }
   in_flight++;
   return r;
 }
@@ -237,8 +262,10 @@ static void close_conn(conn_t *c, double t) {
 }
 
 static void try_send(conn_t *c, double t) {
-  while (c->sent < request_len) {
-    ssize_t n = send(c->fd, request_bytes + c->sent, request_len - c->sent, MSG_NOSIGNAL);
+  const char *bytes = c->req->bytes != NULL ? c->req->bytes : request_bytes[c->req->body];
+  size_t len = request_len[c->req->body];
+  while (c->sent < len) {
+    ssize_t n = send(c->fd, bytes + c->sent, len - c->sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EAGAIN) {
         watch(c, EPOLLOUT | EPOLLIN | EPOLLRDHUP, EPOLL_CTL_MOD);
@@ -557,15 +584,12 @@ static void read_file(const char *path, char **data, size_t *len) {
 int main(int argc, char **argv) {
   if (argc < 7) {
     fprintf(stderr,
-            "usage: stream-client HOST PORT BODY_FILE OUT_FILE open SCHEDULE_FILE\n"
-            "       stream-client HOST PORT BODY_FILE OUT_FILE closed CONNECTIONS DURATION_S\n");
+            "usage: stream-client HOST PORT BODY_FILE[,…] OUT_FILE open SCHEDULE_FILE\n"
+            "       stream-client HOST PORT BODY_FILE[,…] OUT_FILE closed CONNECTIONS DURATION_S\n");
     return 2;
   }
   host = argv[1];
   port = atoi(argv[2]);
-  char *body;
-  size_t body_len;
-  read_file(argv[3], &body, &body_len);
   out = fopen(argv[4], "w");
   if (out == NULL) die(argv[4]);
   const char *mode = argv[5];
@@ -575,14 +599,27 @@ int main(int argc, char **argv) {
     lim.rlim_cur = lim.rlim_max;
     setrlimit(RLIMIT_NOFILE, &lim);
   }
-  request_bytes = malloc(body_len + 512);
-  if (request_bytes == NULL) die("malloc");
-  request_len = (size_t)snprintf(request_bytes, 512,
-                                 "POST /v1/chat/completions HTTP/1.1\r\nHost: %s:%d\r\n"
-                                 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-                                 host, port, body_len);
-  memcpy(request_bytes + request_len, body, body_len);
-  request_len += body_len;
+  for (char *path = strtok(argv[3], ","); path != NULL; path = strtok(NULL, ",")) {
+    if (nbodies == MAX_BODIES) {
+      fprintf(stderr, "stream-client: at most %d bodies\n", MAX_BODIES);
+      return 2;
+    }
+    char *body;
+    size_t body_len;
+    read_file(path, &body, &body_len);
+    char *bytes = malloc(body_len + 512);
+    if (bytes == NULL) die("malloc");
+    size_t head = (size_t)snprintf(bytes, 512,
+                                   "POST /v1/chat/completions HTTP/1.1\r\nHost: %s:%d\r\n"
+                                   "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                                   host, port, body_len);
+    memcpy(bytes + head, body, body_len);
+    char *m = memmem(body, body_len, MARKER, MARKER_LEN);
+    marker_at[nbodies] = m == NULL ? -1 : (long)(head + (size_t)(m - body));
+    free(body);
+    request_bytes[nbodies] = bytes;
+    request_len[nbodies++] = head + body_len;
+  }
 
   pattern_init(&CONTENT, "\"content\":\"");
   pattern_init(&DONE, "data: [DONE]");

@@ -138,6 +138,26 @@ test('open loop: a burst of 200 at once, each answered on its own connection', a
   assert.equal(new Set(outcomes.map((o) => o.requestId)).size, 200);
 });
 
+test('several bodies in turn, each request numbered where its body has the marker', async () => {
+  const before = bodies.length;
+  const outcomes = await runCClient(
+    url,
+    [
+      JSON.stringify({ mode: 'refuse', prompt: '@@@@@@@@@@ asked' }),
+      JSON.stringify({ mode: 'refuse', prompt: 'the same each time' }),
+    ],
+    { mode: 'open', atMs: [0, 50, 100, 150] },
+  );
+  const sent = bodies.slice(before).map((b) => JSON.parse(b).prompt as string);
+  assert.deepEqual(sent.toSorted(), [
+    '0000000000 asked',
+    '0000000002 asked',
+    'the same each time',
+    'the same each time',
+  ]);
+  assert.deepEqual(outcomes.map((o) => o.body).toSorted(), [0, 0, 1, 1]);
+});
+
 test('closed loop: each connection sends again when its answer ends, until the duration', async () => {
   const before = bodies.length;
   const outcomes = await runCClient(url, JSON.stringify({ mode: 'stream' }), {
