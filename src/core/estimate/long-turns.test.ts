@@ -29,14 +29,18 @@ const flow = new FlowControl(spec, {
 const interactive = DEFAULT_SLO_CLASSES.interactive;
 const batch = DEFAULT_SLO_CLASSES.batch;
 
-/** Two replicas, each with a stream `streamed[i]` tokens in (unknown lengths: risk 1 each). */
+/**
+ * Replicas, each with a stream `streamed[i]` tokens in (unknown lengths: risk 1 each) that ends
+ * at `capTokens`.
+ */
 function fleet(
   streamed: number[],
   heldFor: (r: number) => typeof batch | undefined = () => undefined,
+  capTokens = 4_096,
 ) {
   const ledger = new ReplicaLedger(streamed.length);
   streamed.forEach((s, replica) => {
-    const e = ledgerEntry({ replica, kvTokens: 1_000, capTokens: 4_096, expectTokens: 500 });
+    const e = ledgerEntry({ replica, kvTokens: 1_000, capTokens, expectTokens: 500 });
     ledger.add(e);
     ledger.firstToken(e, 0);
     for (let i = 1; i < s; i++) ledger.token(e);
@@ -106,4 +110,22 @@ test('a replica held for a request of a later class is not its: that one waits o
   assert.equal(longTurn(ask(), f).waitMs, 1_000);
   // A batch long prompt may take it: the hold is for its own class.
   assert.equal(longTurn(ask({ cls: batch }), f).waitMs, 200);
+});
+
+test('a later turn waits for the streams there to spare every stall before it, or to end', () => {
+  // One replica, its stream 150 tokens into a 250-token answer; the long prompts' own streams
+  // are sure to run past 300 tokens, so they spare any stall (no fresh steps). Each of 6,000
+  // tokens takes a turn of its own (65 ms of prefill). The stream spares one stall now, two
+  // from its 203rd token (53 steps), and three never: the third turn waits for it to end (100
+  // steps), not 2 × 65 ms.
+  const long = { cdf: (tokens: number) => (tokens < 300 ? 0 : 1) };
+  const f = fleet([150], undefined, 250);
+  assert.equal(longTurn(ask({ lengths: long }), f).waitMs, 0);
+  const second = longTurn(ask({ lengths: long, ahead: 1, aheadMeanTokens: 6_000 }), f);
+  assert.ok(Math.abs(second.waitMs - 530) < 0.02, `${second.waitMs}`);
+  const third = longTurn(ask({ lengths: long, ahead: 2, aheadMeanTokens: 6_000 }), f);
+  assert.ok(Math.abs(third.waitMs - 1_000) < 0.02, `${third.waitMs}`);
+  // Past it, one a turn's prefill apart: the stream has ended.
+  const fifth = longTurn(ask({ lengths: long, ahead: 4, aheadMeanTokens: 6_000 }), f);
+  assert.ok(Math.abs(fifth.waitMs - 1_130) < 0.02, `${fifth.waitMs}`);
 });

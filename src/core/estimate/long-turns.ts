@@ -5,7 +5,8 @@
  * Under load the dispatcher holds a few replicas for long prompts and feeds the rest
  * (`../dispatch/held-replicas.ts`), so long prompts take turns: a held replica runs on until its
  * streams can spare the stall, takes the long prompts that share one step's token budget, and is
- * ready again when their own streams can spare the next. From the ledger alone, this is when the
+ * ready again when their own streams can spare the next, and its others, a slow gap more each,
+ * can too. From the ledger alone, this is when the
  * turn of a long prompt behind others comes — before any long prompt has waited, nothing else
  * knows it, and a wait learned from prompts placed on idle replicas says nothing of it.
  */
@@ -70,7 +71,10 @@ export interface LongTurn {
  * When the turn of `ask` comes: each replica's first turn when its streams, nothing new
  * joining, could spare the stall (`stepsUntilSpare`, after what it is prefilling), and every
  * turn after at the pace of one — a turn's prompts prefilled, then their own streams run to
- * where they could spare the next. As many replicas as may be held at once (`holds.atMost`),
+ * where they could spare the next — and no sooner than the streams there now could spare every
+ * stall so far and the next: each turn is a slow gap more for every one of them, and a stream
+ * that has taken as many as its length hides takes no more until it ends. As many replicas as
+ * may be held at once (`holds.atMost`),
  * those whose turns come first, serve long prompts — none held for a request of a later class;
  * the long prompts ahead fill turns up to the step's budget (one alone when larger), and `ask`
  * joins the last of theirs if it fits.
@@ -101,8 +105,7 @@ export function longTurn(ask: LongTurnAsk, fleet: LongTurnFleet): LongTurn {
     itlSloMs,
   };
   const freshSteps = turn === 0 ? 0 : stepsUntilSpare([fresh], slow, limit);
-  const first: number[] = [];
-  const every: number[] = [];
+  const turns: ReplicaTurns[] = [];
   const priority = ask.cls.priority;
   const turnPrefillMs = turn === 0 ? 0 : flow.prefillMs(turnTokens);
   for (const r of fleet.replicas) {
@@ -113,11 +116,18 @@ export function longTurn(ask: LongTurnAsk, fleet: LongTurnFleet): LongTurn {
     const stepMs = pace * fleet.decodeStepMs;
     const prefillMs =
       a.pendingPrefillTokens > 0 ? pace * flow.prefillMs(a.pendingPrefillTokens) : 0;
-    first.push(prefillMs + readySteps(a, slow, limit) * stepMs);
-    every.push(pace * turnPrefillMs + freshSteps * stepMs);
+    turns.push({
+      first: [prefillMs + readySteps(a, slow, limit) * stepMs],
+      every: pace * turnPrefillMs + freshSteps * stepMs,
+      account: a,
+      prefillMs,
+      stepMs,
+    });
   }
+  const servers = soonest(turns, Math.min(fleet.holds.atMost(n), turns.length));
+  for (const r of servers) laterTurns(r, slow, limit, turn);
   return {
-    waitMs: nthTurnMs(first, every, Math.min(fleet.holds.atMost(n), first.length), turn),
+    waitMs: nthTurnMs(servers, turn),
     sharedPrefillMs: joins
       ? flow.prefillMs(lastTurnTokens + ask.promptTokens) - flow.prefillMs(ask.promptTokens)
       : 0,
@@ -125,24 +135,76 @@ export function longTurn(ask: LongTurnAsk, fleet: LongTurnFleet): LongTurn {
 }
 
 /**
- * The `turn`-th (from 0) of the turns of the `servers` replicas whose first turns come soonest,
- * replica `i`'s at `first[i] + m × every[i]`: the least time by which `turn + 1` have come.
+ * The most slow gaps a stream is weighed for (`gapsToSpare` counts to 32): past them, a turn's
+ * wait for the streams there now is a wait for them to end, as it is for more.
  */
-function nthTurnMs(first: number[], every: number[], servers: number, turn: number): Ms {
-  if (servers === 0) return Infinity;
-  const order = first.map((_, i) => i).sort((x, y) => first[x] - first[y] || x - y);
-  const chosen = order.slice(0, servers);
+const MAX_STALLS_WEIGHED = 32;
+
+/**
+ * A replica's turns: the first few as found, `first[k]` (each no sooner than the one before
+ * plus `every`), then one every `every` after the last of them.
+ */
+interface ReplicaTurns {
+  readonly first: Ms[];
+  readonly every: Ms;
+  readonly account: ReplicaAccount;
+  /** What it is prefilling, and its decode step: what its streams' steps are timed by. */
+  readonly prefillMs: Ms;
+  readonly stepMs: Ms;
+}
+
+/** The `servers` replicas whose first turns come soonest. */
+function soonest(turns: readonly ReplicaTurns[], servers: number): ReplicaTurns[] {
+  return turns
+    .map((r, i) => ({ r, i }))
+    .sort((x, y) => x.r.first[0] - y.r.first[0] || x.i - y.i)
+    .slice(0, servers)
+    .map((x) => x.r);
+}
+
+/**
+ * Adds `r`'s turns after its first, up to its `turn`-th: turn k no sooner than its streams now
+ * could spare k + 1 stalls of `slow` steps, until that is no sooner than when they could spare
+ * any number — when those short of it have ended — after which one comes every `every`.
+ */
+function laterTurns(r: ReplicaTurns, slow: number, limit: number, turn: number): void {
+  const { first, every, account, prefillMs, stepMs } = r;
+  if (turn === 0) return;
+  const endedMs = prefillMs + readySteps(account, MAX_STALLS_WEIGHED + 1, limit) * stepMs;
+  for (let k = 1; k <= turn; k++) {
+    const stalls = (k + 1) * slow;
+    const spareMs =
+      stalls > MAX_STALLS_WEIGHED
+        ? endedMs
+        : prefillMs + readySteps(account, stalls, limit) * stepMs;
+    first.push(Math.max(first[k - 1] + every, spareMs));
+    if (spareMs >= endedMs) return;
+  }
+}
+
+/** How many of `r`'s turns have come by `t`. */
+function turnsBy(r: ReplicaTurns, t: Ms): number {
+  const { first, every } = r;
+  const last = first[first.length - 1];
+  if (t >= last) return first.length + (every > 0 ? Math.floor((t - last) / every) : Infinity);
+  let c = 0;
+  while (first[c] <= t) c++;
+  return c;
+}
+
+/** The `turn`-th (from 0) of `chosen`'s turns: the least time by which `turn + 1` have come. */
+function nthTurnMs(chosen: readonly ReplicaTurns[], turn: number): Ms {
+  if (chosen.length === 0) return Infinity;
   const count = (t: Ms) => {
     let c = 0;
-    for (const i of chosen) {
-      if (t >= first[i]) c += every[i] > 0 ? Math.floor((t - first[i]) / every[i]) + 1 : Infinity;
-    }
+    for (const r of chosen) c += turnsBy(r, t);
     return c;
   };
-  let lo = first[chosen[0]];
+  let lo = chosen[0].first[0];
   if (count(lo) > turn) return lo;
   // The soonest replica alone has had turn + 2 turns by then.
-  let hi = lo + (turn + 1) * every[chosen[0]];
+  const head = chosen[0];
+  let hi = head.first[head.first.length - 1] + (turn + 1) * head.every;
   // count(lo) ≤ turn < count(hi): halve to within a millisecond's hundredth.
   while (hi - lo > 0.01) {
     const mid = (lo + hi) / 2;
@@ -152,16 +214,16 @@ function nthTurnMs(first: number[], every: number[], servers: number, turn: numb
   return hi;
 }
 
-/** What `readySteps` last found for a replica: valid while its batch is the same. */
+/** What `readySteps` last found for a replica and a stall: valid while its batch is the same. */
 interface ReadySteps {
   readonly version: number;
-  readonly slow: number;
   /** A stream of the batch, and how far it had streamed then: the steps run since. */
   readonly ref: LedgerEntry | undefined;
   readonly refStreamed: number;
   readonly steps: number;
 }
-const READY = new WeakMap<ReplicaAccount, ReadySteps>();
+/** By replica, by the slow steps asked of its streams. */
+const READY = new WeakMap<ReplicaAccount, (ReadySteps | undefined)[]>();
 
 /**
  * `stepsUntilSpare` of `a`'s streams, remembered while its batch stays the same: every stream of
@@ -170,13 +232,15 @@ const READY = new WeakMap<ReplicaAccount, ReadySteps>();
  * search was a third of a simulated flood's time on 64 replicas.
  */
 function readySteps(a: ReplicaAccount, slow: number, limit: number): number {
-  const known = READY.get(a);
-  if (known !== undefined && known.version === a.batchVersion && known.slow === slow) {
+  let bySlow = READY.get(a);
+  const known = bySlow?.[slow];
+  if (known !== undefined && known.version === a.batchVersion) {
     const ran = known.ref === undefined ? 0 : known.ref.streamed - known.refStreamed;
     return Math.max(0, known.steps - ran);
   }
   const steps = stepsUntilSpare(a.entries, slow, limit);
   const ref = a.entries.find((e) => e.streamed > 0);
-  READY.set(a, { version: a.batchVersion, slow, ref, refStreamed: ref?.streamed ?? 0, steps });
+  if (bySlow === undefined) READY.set(a, (bySlow = []));
+  bySlow[slow] = { version: a.batchVersion, ref, refStreamed: ref?.streamed ?? 0, steps };
   return steps;
 }

@@ -91,3 +91,17 @@ test('stepsUntilSpare: the steps until the streams could take a stall, nothing n
     assert.equal(stepsUntilSpare(streams, 1, limit), k, `limit ${limit}`);
   }
 });
+
+test('stepsUntilSpare: a stream with no cap, asked for more stalls than any length hides: never', () => {
+  const uncapped = {
+    streamed: 5,
+    slowGaps: 0,
+    capTokens: Infinity,
+    lengths: undefined,
+    seqs: 1,
+    itlSloMs: 80,
+  };
+  assert.equal(stepsUntilSpare([uncapped], 33, 0.5), Infinity);
+  // Within the stalls a length can hide, the steps to its gaps: 3,203 tokens for 32.
+  assert.equal(stepsUntilSpare([uncapped], 32, 0.5), 3_203 - 5);
+});

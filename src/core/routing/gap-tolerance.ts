@@ -107,6 +107,8 @@ export function stepsUntilSpare(
     });
   }
   if (!tooRiskyAfter(young, 0, limit)) return 0;
+  // A stream with neither a cap nor the gaps in reach: never (no search can bound it).
+  if (!Number.isFinite(hi)) return Infinity;
   let lo = 0; // risky at lo; at hi every young stream has its gaps or has ended
   while (hi - lo > 1) {
     const mid = (lo + hi) >>> 1;
