@@ -3,7 +3,7 @@
 // `baseline-vllm` keeps ≥ 90% of offered requests within SLO, found by bisection on the rate
 // scale — comparing `goodput` with `baseline-vllm` at 0.8×, 1×, 1.5×, 2× and 3×. Usage:
 //   node bench/admission.ts [--data ../shared/data] [--replicas 4] [--classes SPEC]
-//   [--policy NAME|FILE] [--engine-version NAME] [--json FILE]
+//   [--policy NAME|FILE] [--engine-version NAME] [--max-num-batched-tokens N] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { DATA_DIR, flag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
@@ -18,6 +18,10 @@ const base: ScenarioSpec = {
   replicas: Number(flag('--replicas') ?? 4),
   classes: flag('--classes') ?? 'interactive:0.7,batch:0.2,best_effort:0.1',
   engineVersion: flag('--engine-version') ?? SCENARIO_DEFAULTS.engineVersion,
+  // Both policies' engines (vLLM's max_num_batched_tokens; default: the engine version's).
+  ...(flag('--max-num-batched-tokens') === undefined
+    ? {}
+    : { maxBatchedTokens: Number(flag('--max-num-batched-tokens')) }),
 };
 const wallClock = { now: () => performance.now() };
 /** `--policy NAME|FILE`: the policy compared with the baseline (default: the goodput preset). */

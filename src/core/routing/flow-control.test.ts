@@ -140,3 +140,22 @@ test('flow control: a request admitted before a cut is placed under the share it
   assert.equal(flow.holds(a, { ...c, gapShare: 0.75 }, 0), true);
   assert.equal(flow.fit(a, { ...c, gapShare: 0.75 }, 0, 1_000).kind, 'fast');
 });
+
+test('a replica whose engine holds 8 steps of queued prompts takes no more until they start', () => {
+  // 1,024-token steps: every step fits the gap budget, so only the queue of prompts bounds it.
+  const small = flow({ maxBatchedTokens: 1_024 });
+  const ledger = new ReplicaLedger(1);
+  const a = ledger.replicas[0];
+  const c = { promptTokens: 1_000, kvTokens: 1_200, itlSloMs: 80 };
+  const queued = Array.from({ length: 9 }, () => ledgerEntry({ promptTokens: 1_000 }));
+  for (const e of queued.slice(0, 8)) ledger.add(e);
+  assert.equal(a.pendingPrefillTokens, 8_000);
+  assert.equal(small.fit(a, c, 0, 0).kind, 'fast', '8,000 tokens queued: under 8 steps of 1,024');
+  ledger.add(queued[8]);
+  assert.equal(small.fit(a, c, 0, 0).kind, 'no', '9,000 queued: past 8 steps');
+  // The first of them starts decoding: its prompt has left the queue.
+  ledger.firstToken(queued[0], 0);
+  assert.equal(small.fit(a, c, 0, 0).kind, 'fast');
+  // With 8,192-token steps the same queue is one step.
+  assert.equal(flow().fit(a, c, 0, 0).kind, 'fast');
+});

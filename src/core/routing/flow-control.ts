@@ -73,13 +73,14 @@ export interface FlowControlParams {
 }
 
 const NO: Fit = { kind: 'no' };
+/** Steps of prompt an engine may hold queued before another joins (../dispatch/README.md). */
+const PREFILL_BACKLOG_STEPS = 8;
 /** Prompt sizes whose prefill time is remembered at once (a pure function of the size). */
 const PREFILL_MEMO = 4_096;
 /**
- * The most prompt tokens costed chunk by chunk: 2^20, eight times the longest context of the
- * models here (Llama 3.1's 131,072). Longer counts are a deep queue's pending prompts, summed
- * (the queue work routing and reports weigh): costed at this length's rate, a call stays a
- * lookup where chunk by chunk it grew with the queue (a million queued requests: seconds a call).
+ * The most prompt tokens costed chunk by chunk: 2^20, eight times Llama 3.1's 131,072 context.
+ * Longer counts are a deep queue's pending prompts, summed (the queue work routing weighs): at
+ * this length's rate a call stays a lookup, where chunk by chunk it grew with the queue.
  */
 const COSTED_PREFILL_TOKENS = 1 << 20;
 
@@ -190,6 +191,8 @@ export class FlowControl {
   fit(a: ReplicaAccount, c: Candidate, reportedKvUsage: number, nowMs: Ms): Fit {
     const spec = this.spec;
     if (!this.holds(a, c, reportedKvUsage)) return NO;
+    // Its first token would wait for the engine's queue of prompts, which no prediction counts.
+    if (a.pendingPrefillTokens >= PREFILL_BACKLOG_STEPS * spec.maxBatchedTokens) return NO;
     const chunk = Math.min(a.pendingPrefillTokens + c.promptTokens, spec.maxBatchedTokens);
     const s = this.shape;
     s.prefillTokens = chunk;
