@@ -11,6 +11,10 @@ import { loadPolicy } from '../src/sim/policy-source.ts';
 import type { Report } from '../src/core/observe/report.ts';
 
 const data = DATA_DIR;
+const batched = flag('--max-num-batched-tokens');
+if (batched !== undefined && !(Number.isInteger(Number(batched)) && Number(batched) >= 1)) {
+  throw new Error(`--max-num-batched-tokens: expected an integer ≥ 1, got ${batched}`);
+}
 const base: ScenarioSpec = {
   ...SCENARIO_DEFAULTS,
   seed: 1,
@@ -19,9 +23,7 @@ const base: ScenarioSpec = {
   classes: flag('--classes') ?? 'interactive:0.7,batch:0.2,best_effort:0.1',
   engineVersion: flag('--engine-version') ?? SCENARIO_DEFAULTS.engineVersion,
   // Both policies' engines (vLLM's max_num_batched_tokens; default: the engine version's).
-  ...(flag('--max-num-batched-tokens') === undefined
-    ? {}
-    : { maxBatchedTokens: Number(flag('--max-num-batched-tokens')) }),
+  ...(batched === undefined ? {} : { maxBatchedTokens: Number(batched) }),
 };
 const wallClock = { now: () => performance.now() };
 /** `--policy NAME|FILE`: the policy compared with the baseline (default: the goodput preset). */

@@ -44,6 +44,8 @@ const LONG_EVERY = count('--long-every', 8, 3);
 if (LONG_EVERY > 16) throw new Error(`--long-every: expected at most 16, got ${LONG_EVERY}`);
 const LONG_TOKENS = count('--long-tokens', 4000);
 const BURSTINESS = Number(flag('--burstiness') ?? 0.2);
+if (!(BURSTINESS > 0))
+  throw new Error(`--burstiness: expected a number > 0, got ${flag('--burstiness')}`);
 const MAX_TOKENS = count('--max-tokens', 256);
 const TTFT_SLO_MS = 2_000;
 const ITL_SLO_MS = 80;
