@@ -5,16 +5,13 @@
 //   node bench/admission.ts [--data ../shared/data] [--replicas 4] [--classes SPEC]
 //   [--policy NAME|FILE] [--engine-version NAME] [--max-num-batched-tokens N] [--json FILE]
 import { writeFileSync } from 'node:fs';
-import { DATA_DIR, flag } from './bench-args.ts';
+import { DATA_DIR, flag, intFlag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
 import { loadPolicy } from '../src/sim/policy-source.ts';
 import type { Report } from '../src/core/observe/report.ts';
 
 const data = DATA_DIR;
-const batched = flag('--max-num-batched-tokens');
-if (batched !== undefined && !(Number.isInteger(Number(batched)) && Number(batched) >= 1)) {
-  throw new Error(`--max-num-batched-tokens: expected an integer ≥ 1, got ${batched}`);
-}
+const batched = intFlag('--max-num-batched-tokens');
 const base: ScenarioSpec = {
   ...SCENARIO_DEFAULTS,
   seed: 1,
@@ -23,7 +20,7 @@ const base: ScenarioSpec = {
   classes: flag('--classes') ?? 'interactive:0.7,batch:0.2,best_effort:0.1',
   engineVersion: flag('--engine-version') ?? SCENARIO_DEFAULTS.engineVersion,
   // Both policies' engines (vLLM's max_num_batched_tokens; default: the engine version's).
-  ...(batched === undefined ? {} : { maxBatchedTokens: Number(batched) }),
+  ...(batched === undefined ? {} : { maxBatchedTokens: batched }),
 };
 const wallClock = { now: () => performance.now() };
 /** `--policy NAME|FILE`: the policy compared with the baseline (default: the goodput preset). */

@@ -11,6 +11,17 @@ export function flag(name: string): string | undefined {
   return i >= 0 ? args[i + 1] : undefined;
 }
 
+/** An integer flag's value, at least `least`, or undefined when absent; an error naming it else. */
+export function intFlag(name: string, least = 1): number | undefined {
+  const raw = flag(name);
+  if (raw === undefined) return undefined;
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v < least) {
+    throw new Error(`${name}: expected an integer ≥ ${least}, got ${raw}`);
+  }
+  return v;
+}
+
 export const REPO_ROOT = resolve(fileURLToPath(import.meta.url), '../..');
 
 export const DATA_DIR = resolve(flag('--data') ?? resolve(REPO_ROOT, '../shared/data'));

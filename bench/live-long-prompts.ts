@@ -17,7 +17,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FLEET_ARGS, flag } from './bench-args.ts';
+import { FLEET_ARGS, flag, intFlag } from './bench-args.ts';
 import { runCClient, type CClientOutcome } from './c-client.ts';
 import { idle } from './gateway-mix.ts';
 import { startGoodput } from './live-processes.ts';
@@ -25,28 +25,19 @@ import { arrivalClock } from '../src/sim/workload/arrivals.ts';
 import { percentileSorted } from '../src/core/stats/percentile.ts';
 import { SeededRng } from '../src/runtime/seeded-rng.ts';
 
-/** A positive integer flag, or its default; a clear error naming the flag otherwise. */
-function count(name: string, fallback: number, least = 1): number {
-  const v = Number(flag(name) ?? fallback);
-  if (!Number.isInteger(v) || v < least) {
-    throw new Error(`${name}: expected an integer ≥ ${least}, got ${flag(name)}`);
-  }
-  return v;
-}
-
-const BURST = count('--burst', 1000, 0);
+const BURST = intFlag('--burst', 0) ?? 1000;
 const RATES = (flag('--rates') ?? '40,100,200').split(',').map(Number);
 if (RATES.some((r) => !(r > 0)))
   throw new Error(`--rates: expected rates > 0, got ${flag('--rates')}`);
-const SECONDS = count('--seconds', 20);
+const SECONDS = intFlag('--seconds') ?? 20;
 // The client cycles through at most 16 bodies: one long, one shared, the rest short.
-const LONG_EVERY = count('--long-every', 8, 3);
+const LONG_EVERY = intFlag('--long-every', 3) ?? 8;
 if (LONG_EVERY > 16) throw new Error(`--long-every: expected at most 16, got ${LONG_EVERY}`);
-const LONG_TOKENS = count('--long-tokens', 4000);
+const LONG_TOKENS = intFlag('--long-tokens') ?? 4000;
 const BURSTINESS = Number(flag('--burstiness') ?? 0.2);
 if (!(BURSTINESS > 0))
   throw new Error(`--burstiness: expected a number > 0, got ${flag('--burstiness')}`);
-const MAX_TOKENS = count('--max-tokens', 256);
+const MAX_TOKENS = intFlag('--max-tokens') ?? 256;
 const TTFT_SLO_MS = 2_000;
 const ITL_SLO_MS = 80;
 

@@ -11,7 +11,7 @@ import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { TenantPolicy } from '../request/tenant.ts';
 import type { Ms } from '../request/units.ts';
-import { choicesOf, type Demand } from '../request/demand.ts';
+import { choicesOf, uncachedTokens, type Demand } from '../request/demand.ts';
 import type { FleetLoad, WaitAsk } from '../estimate/fleet-load.ts';
 
 export interface GateInput {
@@ -42,8 +42,7 @@ export const PASS: GateVerdict = { pass: true };
 /** The request of `input` as its wait is predicted (`FleetLoad.queueAhead`). */
 export function waitAsk({ req, demand }: GateInput): WaitAsk {
   return {
-    // What it must prefill: the prompt less what the router expects a replica to hold cached.
-    promptTokens: demand.inputTokens - demand.prefixHitTokens,
+    promptTokens: uncachedTokens(demand),
     kvTokens: demand.kvTokens,
     outputTokens: demand.output.p50,
     seqs: choicesOf(req),

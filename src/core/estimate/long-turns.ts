@@ -21,7 +21,7 @@ import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { FlowControl } from '../routing/flow-control.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import type { SloClass } from '../request/slo-classes.ts';
-import { stepsUntilSpare, type StreamAtRisk } from '../routing/gap-tolerance.ts';
+import { MAX_SPARED_STALLS, stepsUntilSpare, type StreamAtRisk } from '../routing/gap-tolerance.ts';
 
 /** A long prompt as its turn is predicted, behind `ahead` others. */
 export interface LongTurnAsk {
@@ -135,12 +135,6 @@ export function longTurn(ask: LongTurnAsk, fleet: LongTurnFleet): LongTurn {
 }
 
 /**
- * The most slow gaps a stream is weighed for (`gapsToSpare` counts to 32): past them, a turn's
- * wait for the streams there now is a wait for them to end, as it is for more.
- */
-const MAX_STALLS_WEIGHED = 32;
-
-/**
  * A replica's turns: the first few as found, `first[k]` (each no sooner than the one before
  * plus `every`), then one every `every` after the last of them.
  */
@@ -170,11 +164,12 @@ function soonest(turns: readonly ReplicaTurns[], servers: number): ReplicaTurns[
 function laterTurns(r: ReplicaTurns, slow: number, limit: number, turn: number): void {
   const { first, every, account, prefillMs, stepMs } = r;
   if (turn === 0) return;
-  const endedMs = prefillMs + readySteps(account, MAX_STALLS_WEIGHED + 1, limit) * stepMs;
+  // Past the stalls any stream spares, a turn waits for the streams there now to end.
+  const endedMs = prefillMs + readySteps(account, MAX_SPARED_STALLS + 1, limit) * stepMs;
   for (let k = 1; k <= turn; k++) {
     const stalls = (k + 1) * slow;
     const spareMs =
-      stalls > MAX_STALLS_WEIGHED
+      stalls > MAX_SPARED_STALLS
         ? endedMs
         : prefillMs + readySteps(account, stalls, limit) * stepMs;
     first.push(Math.max(first[k - 1] + every, spareMs));

@@ -12,6 +12,7 @@ import { ADMIN_BAND, type Ticket } from './ticket.ts';
 import { TicketQueue, type WaitQueue } from './ticket-queue.ts';
 import type { VirtualTokenCounters } from './virtual-token-counter.ts';
 import { DispatchRate } from './dispatch-rate.ts';
+import { uncachedTokens } from '../request/demand.ts';
 import type { QueueView } from './queue-view.ts';
 
 /** How a band orders its queue, and the counters that order it by tenant. */
@@ -60,7 +61,7 @@ export class WaitingBands<H> implements QueueView {
     band.queue.push(t);
     if (t.long) {
       band.longWaiting++;
-      band.longTokens += prefillTokens(t);
+      band.longTokens += uncachedTokens(t.demand);
     }
   }
 
@@ -192,7 +193,7 @@ export class WaitingBands<H> implements QueueView {
     const band = this.bandOf(t);
     band.queue.remove(t);
     if (t.long) {
-      band.longTokens = --band.longWaiting === 0 ? 0 : band.longTokens - prefillTokens(t);
+      band.longTokens = --band.longWaiting === 0 ? 0 : band.longTokens - uncachedTokens(t.demand);
     }
   }
 
@@ -213,9 +214,4 @@ export class WaitingBands<H> implements QueueView {
     }
     return b;
   }
-}
-
-/** What a ticket's prompt costs to prefill: less what the router expects a replica to hold. */
-function prefillTokens<H>(t: Ticket<H>): Tokens {
-  return t.demand.inputTokens - t.demand.prefixHitTokens;
 }

@@ -48,6 +48,10 @@ export function reservedKvTokens(
   return req.inputTokens + choicesOf(req) * reservedOutputTokens(o);
 }
 
+/** The prompt a request must compute: less what the router expects a replica to hold cached. */
+export const uncachedTokens = (d: Pick<Demand, 'inputTokens' | 'prefixHitTokens'>): Tokens =>
+  d.inputTokens - d.prefixHitTokens;
+
 export interface Demand {
   readonly inputTokens: Tokens;
   /** Prompt tokens expected to come from the prefix cache (0 for a router without a prefix index). */

@@ -24,6 +24,8 @@ export function p99WithSlowGaps(n: number, slow: number, fastMs: Ms, slowMs: Ms)
   return at(lo) + (h - lo) * (at(hi) - at(lo));
 }
 
+/** The most slow gaps a stream is weighed for: past them, none is spared. */
+export const MAX_SPARED_STALLS = 32;
 const SPARE_TABLE: number[] = [];
 
 /**
@@ -35,11 +37,12 @@ export function gapsToSpare(slow: number): number {
   if (slow <= 0) return 0;
   if (SPARE_TABLE.length === 0) {
     let need = 1;
-    for (let n = 2; need <= 32; n++) {
-      while (need <= 32 && need <= n - 2 - Math.floor(0.99 * (n - 1))) SPARE_TABLE[need++] = n;
+    for (let n = 2; need <= MAX_SPARED_STALLS; n++) {
+      const spared = n - 2 - Math.floor(0.99 * (n - 1));
+      while (need <= MAX_SPARED_STALLS && need <= spared) SPARE_TABLE[need++] = n;
     }
   }
-  return slow <= 32 ? SPARE_TABLE[slow] : Infinity;
+  return slow <= MAX_SPARED_STALLS ? SPARE_TABLE[slow] : Infinity;
 }
 
 /**
