@@ -151,6 +151,7 @@ export function fleetSpecFor(
     adapterLoadMs: engine.loraLoadMs,
     maxModelLen: engine.maxModelLen,
     maxBatchedTokens: engine.maxBatchedTokens,
+    longPrefillTokenThreshold: engine.longPrefillTokenThreshold,
     maxNumSeqs: engine.maxNumSeqs,
     kvBytesPerToken: kvBytesPerToken(engine.model),
     replicaKvTokens: resolveGpuBlocks(engine) * engine.blockSize,

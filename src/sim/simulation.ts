@@ -173,6 +173,7 @@ export function simulate(opts: SimulationOptions): Report {
     adapterLoadMs: opts.engine.loraLoadMs,
     maxModelLen: opts.engine.maxModelLen,
     maxBatchedTokens: opts.engine.maxBatchedTokens,
+    longPrefillTokenThreshold: opts.engine.longPrefillTokenThreshold,
     maxNumSeqs: opts.engine.maxNumSeqs,
     kvBytesPerToken: kvBytesPerToken(opts.engine.model),
     replicaKvTokens: fleet.replicaKvTokens,

@@ -27,7 +27,7 @@ import { Router, type RouterOptions } from '../routing/router.ts';
 import { HeldReplicas } from './held-replicas.ts';
 import { LedgerFeed } from './ledger-feed.ts';
 import { dispatchStrategy, type DispatchStrategy } from './strategies.ts';
-import { choicesOf } from '../request/demand.ts';
+import { choicesOf, uncachedTokens } from '../request/demand.ts';
 
 /** What the dispatcher decided, for the pipeline to apply: it alone writes a ticket. */
 export type DispatchDecision<H> =
@@ -130,7 +130,7 @@ export class Dispatcher<H> {
   /** Whether `t` is a long prompt: its prefill alone would stall the streams next to it. */
   isLong(t: Ticket<H>): boolean {
     const itl = t.cls.objectives.itlP99Ms;
-    return itl !== undefined && this.strategy.isLongPrefill(t.demand.prefillMs, itl);
+    return itl !== undefined && this.isLongPrompt(uncachedTokens(t.demand), itl);
   }
 
   /** `t` (its `long` set) joins its band. */
@@ -195,7 +195,7 @@ export class Dispatcher<H> {
 
   /** Whether a prompt is long next to streams of `itlSloMs` (its prefill takes most of a step). */
   isLongPrompt(promptTokens: number, itlSloMs: Ms): boolean {
-    return this.strategy.isLongPrefill(this.flow.prefillMs(promptTokens), itlSloMs);
+    return this.strategy.isLongPrefill(this.flow.prefillStallMs(promptTokens), itlSloMs);
   }
 
   /**

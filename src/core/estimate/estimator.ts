@@ -10,7 +10,7 @@ import type { SloClass } from '../request/slo-classes.ts';
 import type { Tokens } from '../request/units.ts';
 import { choicesOf, reservedKvTokens, type Demand } from '../request/demand.ts';
 import type { FleetLoad } from './fleet-load.ts';
-import type { FleetSpec } from '../fleet/fleet-spec.ts';
+import { seqChunkTokens, type FleetSpec } from '../fleet/fleet-spec.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
 
 /** Prefill time of a prompt alone on a replica (all its chunks). */
@@ -50,7 +50,7 @@ export function estimateDemand(
     inputTokens: req.inputTokens,
     prefixHitTokens: expectedHitTokens,
     prefillMs,
-    prefillSteps: Math.max(1, Math.ceil(uncached / spec.maxBatchedTokens)),
+    prefillSteps: Math.max(1, Math.ceil(uncached / seqChunkTokens(spec))),
     firstDecodeMs: fleet.decodeStepMs,
     handoverMs,
     output,

@@ -17,6 +17,11 @@ export interface FleetSpec {
   readonly maxModelLen: Tokens;
   /** Engine token budget per step (vLLM max_num_batched_tokens): longer prompts prefill in chunks. */
   readonly maxBatchedTokens: Tokens;
+  /**
+   * vLLM V1's long_prefill_token_threshold: the most prompt tokens one sequence prefills in a
+   * step, so a long prompt's chunks are this size beside other work. Absent or 0: no cap.
+   */
+  readonly longPrefillTokenThreshold?: Tokens;
   /** Engine's max running sequences (vLLM max_num_seqs). */
   readonly maxNumSeqs: number;
   readonly kvBytesPerToken: number;
@@ -34,4 +39,10 @@ export interface FleetSpec {
    * prefill pool to its decode replica, set-up included (`engine/kv-transfer.ts`).
    */
   readonly kvTransferMs?: (tokens: Tokens) => Ms;
+}
+
+/** The most prompt tokens one sequence prefills in a step: the chunk a long prompt is cut into. */
+export function seqChunkTokens(spec: FleetSpec): Tokens {
+  const cap = spec.longPrefillTokenThreshold ?? 0;
+  return cap > 0 ? Math.min(cap, spec.maxBatchedTokens) : spec.maxBatchedTokens;
 }

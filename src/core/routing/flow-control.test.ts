@@ -159,3 +159,29 @@ test('a replica whose engine holds 8 steps of queued prompts takes no more until
   // With 8,192-token steps the same queue is one step.
   assert.equal(flow().fit(a, c, 0, 0).kind, 'fast');
 });
+
+test("vLLM's long_prefill_token_threshold: a long prompt's chunks are that size beside the streams", () => {
+  // 10 ms a step, 1 ms a stream, a twentieth of a ms a prompt token: the budget is 0.9 × 80 = 72.
+  const stepTime = {
+    stepMs: (s: { decodeSeqs: number; prefillTokens: number }) =>
+      10 + s.decodeSeqs + s.prefillTokens / 20,
+  };
+  const whole = flow({ stepTime });
+  const cut = flow({ stepTime, longPrefillTokenThreshold: 1_024 });
+  const ledger = new ReplicaLedger(1);
+  const a = ledger.replicas[0];
+  const streaming = ledgerEntry({ promptTokens: 100 });
+  ledger.add(streaming);
+  ledger.firstToken(streaming, 0);
+  const c = { promptTokens: 4_000, kvTokens: 4_200, itlSloMs: 80 };
+  // Whole, the prompt's one step is 10 + 1 + 200 ms; cut, its first is 10 + 1 + 51.2.
+  assert.notEqual(whole.fit(a, c, 0, 0).kind, 'fast');
+  assert.deepEqual(cut.fit(a, c, 0, 0), { kind: 'fast', stepMs: 62.2 });
+  // Alone: four steps of 1,024, 1,024, 1,024 and 928 tokens; the heaviest is a whole chunk.
+  assert.equal(whole.prefillMs(4_000), 210);
+  assert.ok(Math.abs(cut.prefillMs(4_000) - (40 + 4_000 / 20)) < 1e-9);
+  assert.equal(cut.prefillStallMs(4_000), 10 + 1_024 / 20);
+  assert.equal(whole.prefillStallMs(4_000), 210);
+  // A threshold past the step's budget is the budget.
+  assert.equal(flow({ stepTime, longPrefillTokenThreshold: 100_000 }).prefillMs(4_000), 210);
+});

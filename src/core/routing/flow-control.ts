@@ -16,6 +16,7 @@
 import type { Ms, Tokens } from '../request/units.ts';
 import type { StepShape } from '../ports/step-time.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
+import { PrefillTimes } from './prefill-times.ts';
 import { stallRisk } from './gap-tolerance.ts';
 import {
   hasAdapterSlot,
@@ -75,18 +76,13 @@ export interface FlowControlParams {
 const NO: Fit = { kind: 'no' };
 /** Steps of prompt an engine may hold queued before another joins (../dispatch/README.md). */
 const PREFILL_BACKLOG_STEPS = 8;
-/** Prompt sizes whose prefill time is remembered at once (a pure function of the size). */
-const PREFILL_MEMO = 4_096;
-/**
- * The most prompt tokens costed chunk by chunk: 2^20, eight times Llama 3.1's 131,072 context.
- * Longer counts are a deep queue's pending prompts, summed (the queue work routing weighs): at
- * this length's rate a call stays a lookup, where chunk by chunk it grew with the queue.
- */
-const COSTED_PREFILL_TOKENS = 1 << 20;
 
 export class FlowControl {
   private readonly spec: FleetSpec;
   private readonly params: FlowControlParams;
+  private readonly prefill: PrefillTimes;
+  /** The most prompt tokens one sequence prefills in a step (`seqChunkTokens`). */
+  private readonly seqChunk: Tokens;
   private readonly shape: StepShape = {
     prefillTokens: 0,
     prefillSeqs: 0,
@@ -117,6 +113,8 @@ export class FlowControl {
   constructor(spec: FleetSpec, params: FlowControlParams) {
     this.spec = spec;
     this.params = params;
+    this.prefill = new PrefillTimes(spec);
+    this.seqChunk = this.prefill.seqChunk;
     this.gapShare = 1 - params.itlMarginRatio - params.relayGapRatio;
     const f = params.gapFeedback;
     this.feedback = f === undefined || f === null ? null : new GapFeedback(this.gapShare, f);
@@ -193,14 +191,12 @@ export class FlowControl {
     if (!this.holds(a, c, reportedKvUsage)) return NO;
     // Its first token would wait for the engine's queue of prompts, which no prediction counts.
     if (a.pendingPrefillTokens >= PREFILL_BACKLOG_STEPS * spec.maxBatchedTokens) return NO;
-    const chunk = Math.min(a.pendingPrefillTokens + c.promptTokens, spec.maxBatchedTokens);
+    const own = Math.min(c.promptTokens, this.seqChunk);
+    const chunk = Math.min(this.pendingChunk(a) + own, spec.maxBatchedTokens);
     const s = this.shape;
     s.prefillTokens = chunk;
     s.prefillSeqs = a.prefilling + 1;
-    s.prefillAttnWork = Math.min(
-      a.pendingAttnWork + c.promptTokens * c.promptTokens,
-      chunk * chunk,
-    );
+    s.prefillAttnWork = Math.min(a.pendingAttnWork + own * own, chunk * chunk);
     s.decodeSeqs = a.decoding;
     s.decodeContextTokens = a.decodeContextTokens;
     const stepMs = a.pace * spec.stepTime.stepMs(s);
@@ -208,11 +204,10 @@ export class FlowControl {
     if (a.prefilling > 0) {
       // Long prompts placed at the same instant share one step, and so one stall, while they
       // fit its token budget: batching them is how a replica absorbs several for one stall.
-      const joins =
-        a.slowBatchMs === nowMs && a.pendingPrefillTokens + c.promptTokens <= spec.maxBatchedTokens;
+      const joins = a.slowBatchMs === nowMs && this.pendingChunk(a) + own <= spec.maxBatchedTokens;
       return joins ? { kind: 'slow', stepMs, steps: 0 } : NO;
     }
-    const steps = Math.ceil(c.promptTokens / spec.maxBatchedTokens);
+    const steps = Math.ceil(c.promptTokens / this.seqChunk);
     return this.tooRisky(a, steps) ? NO : { kind: 'slow', stepMs, steps };
   }
 
@@ -282,7 +277,7 @@ export class FlowControl {
     const kvLimit = this.kvLimitTokens;
     let hi = Math.max(1, Math.min(spec.maxNumSeqs, Math.floor(kvLimit / Math.max(1, kvTokens))));
     const budget = itlSloMs * this.gapShare;
-    const chunk = Math.min(promptTokens, spec.maxBatchedTokens);
+    const chunk = Math.min(promptTokens, this.seqChunk);
     const step = (seqs: number) => pace * this.mixedStepMs(seqs, seqs * contextTokens, chunk);
     if (budget === Infinity || step(hi) <= budget) return hi;
     let lo = 1;
@@ -325,7 +320,7 @@ export class FlowControl {
   slowPrefillSteps(a: ReplicaAccount, promptTokens: Tokens, budgetMs: Ms): number {
     if (budgetMs === Infinity || promptTokens <= 0) return 0;
     let slow = 0;
-    for (let done = 0; done < promptTokens; done += this.spec.maxBatchedTokens) {
+    for (let done = 0; done < promptTokens; done += this.seqChunk) {
       if (this.chunkStepMs(a, promptTokens, done) > budgetMs) slow++;
     }
     return slow;
@@ -333,7 +328,7 @@ export class FlowControl {
 
   /** The step that prefills a prompt's chunk from token `done` beside the replica's decodes, at its pace. */
   private chunkStepMs(a: ReplicaAccount, promptTokens: Tokens, done: Tokens): Ms {
-    const chunk = Math.min(promptTokens - done, this.spec.maxBatchedTokens);
+    const chunk = Math.min(promptTokens - done, this.seqChunk);
     const s = this.shape;
     s.prefillTokens = chunk;
     s.prefillSeqs = 1;
@@ -343,13 +338,20 @@ export class FlowControl {
     return a.pace * this.spec.stepTime.stepMs(s);
   }
 
+  /** The prompt tokens pending on the replica that its next step may take, each prompt's chunk at most. */
+  private pendingChunk(a: ReplicaAccount): Tokens {
+    const pending = a.pendingPrefillTokens;
+    if (this.seqChunk === this.spec.maxBatchedTokens) return pending;
+    return Math.min(pending, Math.max(1, a.prefilling) * this.seqChunk);
+  }
+
   /**
    * The step the replica runs now, by the profile alone (its pace not applied): its decodes
    * beside the first chunk of what it has pending to prefill. What its pace is measured against
    * (`step-pace.ts`).
    */
   profileStepMs(a: ReplicaAccount): Ms {
-    const chunk = Math.min(a.pendingPrefillTokens, this.spec.maxBatchedTokens);
+    const chunk = Math.min(this.pendingChunk(a), this.spec.maxBatchedTokens);
     const s = this.shape;
     s.prefillTokens = chunk;
     s.prefillSeqs = chunk > 0 ? a.prefilling : 0;
@@ -359,42 +361,13 @@ export class FlowControl {
     return this.spec.stepTime.stepMs(s);
   }
 
-  /**
-   * A prompt alone on an otherwise idle replica: its prefill time, all chunks. Past
-   * COSTED_PREFILL_TOKENS, at that length's rate per token.
-   */
+  /** A prompt alone on an otherwise idle replica: its prefill time, all chunks. */
   prefillMs(promptTokens: Tokens): Ms {
-    if (promptTokens > COSTED_PREFILL_TOKENS) {
-      return (this.prefillMs(COSTED_PREFILL_TOKENS) * promptTokens) / COSTED_PREFILL_TOKENS;
-    }
-    const known = this.prefillMemo.get(promptTokens);
-    if (known !== undefined) return known;
-    // Routing asks for the same few sizes across a fleet (one prompt after each replica's hit,
-    // each replica's pending prompts): a bounded memo spares the profile evaluations.
-    if (this.prefillMemo.size >= PREFILL_MEMO) this.prefillMemo.clear();
-    const ms = this.computePrefillMs(promptTokens);
-    this.prefillMemo.set(promptTokens, ms);
-    return ms;
+    return this.prefill.prefillMs(promptTokens);
   }
 
-  private readonly prefillMemo = new Map<Tokens, Ms>();
-
-  private computePrefillMs(promptTokens: Tokens): Ms {
-    let left = promptTokens;
-    let done = 0;
-    let total = 0;
-    const s = this.shape;
-    while (left > 0) {
-      const chunk = Math.min(left, this.spec.maxBatchedTokens);
-      s.prefillTokens = chunk;
-      s.prefillSeqs = 1;
-      s.prefillAttnWork = chunk * (done + chunk);
-      s.decodeSeqs = 0;
-      s.decodeContextTokens = 0;
-      total += this.spec.stepTime.stepMs(s);
-      done += chunk;
-      left -= chunk;
-    }
-    return total;
+  /** The heaviest step of a prompt's prefill alone: what a stream beside it waits through. */
+  prefillStallMs(promptTokens: Tokens): Ms {
+    return this.prefill.stallMs(promptTokens);
   }
 }
