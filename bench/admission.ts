@@ -3,7 +3,8 @@
 // `baseline-vllm` keeps ≥ 90% of offered requests within SLO, found by bisection on the rate
 // scale — comparing `goodput` with `baseline-vllm` at 0.8×, 1×, 1.5×, 2× and 3×. Usage:
 //   node bench/admission.ts [--data ../shared/data] [--replicas 4] [--classes SPEC]
-//   [--policy NAME|FILE] [--engine-version NAME] [--max-num-batched-tokens N] [--json FILE]
+//   [--policy NAME|FILE] [--engine-version NAME] [--max-num-batched-tokens N]
+//   [--long-prefill-token-threshold N] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { DATA_DIR, flag, intFlag } from './bench-args.ts';
 import { runScenario, SCENARIO_DEFAULTS, type ScenarioSpec } from '../src/sim/scenario.ts';
@@ -12,6 +13,7 @@ import type { Report } from '../src/core/observe/report.ts';
 
 const data = DATA_DIR;
 const batched = intFlag('--max-num-batched-tokens');
+const chunkCap = intFlag('--long-prefill-token-threshold');
 const base: ScenarioSpec = {
   ...SCENARIO_DEFAULTS,
   seed: 1,
@@ -21,6 +23,8 @@ const base: ScenarioSpec = {
   engineVersion: flag('--engine-version') ?? SCENARIO_DEFAULTS.engineVersion,
   // Both policies' engines (vLLM's max_num_batched_tokens; default: the engine version's).
   ...(batched === undefined ? {} : { maxBatchedTokens: batched }),
+  // vLLM's long_prefill_token_threshold, both policies' engines (default: none).
+  ...(chunkCap === undefined ? {} : { longPrefillTokenThreshold: chunkCap }),
 };
 const wallClock = { now: () => performance.now() };
 /** `--policy NAME|FILE`: the policy compared with the baseline (default: the goodput preset). */

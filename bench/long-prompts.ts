@@ -2,7 +2,8 @@
 // admission, and how their predicted waits compare with the waits they had — beside the good
 // requests a second of the whole run. A long prompt is one whose prefill alone takes more than
 // 90% of a step's gap budget (54 ms of the interactive class's 80 ms gap on llama-3-8b/h100:
-// prompts over ~1,900 tokens); it waits for a replica whose streams can absorb its stall.
+// prompts over ~1,900 tokens); it waits for a replica whose streams can absorb its stall, or,
+// staged (`dispatch.params.staged_prefill`, the simulator's host can), goes in pieces.
 // Setups, `goodput` with every request `interactive`: Sarathi's ShareGPT lengths at 48 req/s on
 // two replicas (a cold start: the first long prompts go to idle replicas); the Azure 2023
 // conversation trace at 8× with Gamma arrivals (burstiness 0.1); the code trace at 16×; and the

@@ -12,6 +12,7 @@ import type { EngineRequest } from './engine-types.ts';
 import type { Scheduler } from './scheduler.ts';
 import { type Seq, SeqState } from './sequence.ts';
 import { addToShape } from './step-shape.ts';
+import { chunkOf, endsPiece } from './pieces.ts';
 import { unhold } from './holds.ts';
 import type { StepShape } from './timing/profile.ts';
 
@@ -56,7 +57,7 @@ export function admit<R extends EngineRequest>(
     let tokens: number;
     if (s.state === SeqState.Swapped) {
       if (mode === ADMIT_WHOLE_PROMPTS) break;
-      tokens = s.prefilling ? Math.min(s.target - s.computed, budget, sch.chunkCap) : 1;
+      tokens = s.prefilling ? chunkOf(s, budget, sch.chunkCap) : 1;
       const moved = s.hostBlocks;
       if (!kv.swapIn(s, s.computed + tokens)) {
         if (releaseIdle(sch, s)) continue;
@@ -70,7 +71,10 @@ export function admit<R extends EngineRequest>(
       // V0 counts a whole prompt against the budget, cached prefix included; one longer than
       // the whole budget (a recompute of a long sequence) still runs, alone in its step.
       if (whole && s.target > budget && admitted > 0) break;
-      tokens = kv.admit(s, whole ? s.target : Math.min(budget, sch.chunkCap));
+      tokens = kv.admit(
+        s,
+        whole ? s.target : Math.min(budget, sch.chunkCap, s.req.pieceTokens ?? Infinity),
+      );
       if (tokens === 0) {
         if (releaseIdle(sch, s)) continue;
         break;
@@ -91,6 +95,7 @@ export function admit<R extends EngineRequest>(
     addRunning(sch, s);
     lora?.take(s.req.adapter);
     s.sched = tokens;
+    if (s.prefilling) endsPiece(s, tokens);
     budget -= tokens;
     admitted++;
     addToShape(shape, s, tokens);

@@ -34,6 +34,13 @@ export interface EngineRequest {
   readonly kvTransferredTokens?: Tokens;
   /** The LoRA adapter it runs with (one of `loraModules`); the base model when absent. */
   readonly adapter?: string;
+  /**
+   * A staged prompt (`core/routing/staged-prefill.ts`): its host sends it in pieces of this many
+   * tokens, one request a piece, each a prefix the prefix cache keeps for the next. A piece is
+   * computed in steps of its own, and the step after it ends runs without it: the next piece is
+   * on its way. Modelled as one sequence whose prompt advances a piece at a time.
+   */
+  readonly pieceTokens?: Tokens;
 }
 
 /**

@@ -28,6 +28,7 @@ import { StepEvents } from './step-events.ts';
 import type { TokenRuns } from './token-runs.ts';
 import { ADMIT_ANY, ADMIT_SWAPPED, ADMIT_WHOLE_PROMPTS, admit } from './admission.ts';
 import { addToShape } from './step-shape.ts';
+import { chunkOf, endsPiece } from './pieces.ts';
 import { SteadyDecodes } from './steady-decodes.ts';
 
 /** What of the engine's configuration the scheduler plans by (documented on `EngineConfig`). */
@@ -80,6 +81,8 @@ export class Scheduler<R extends EngineRequest> {
   readonly events = new StepEvents<R>();
 
   readonly chunkCap: number;
+  /** Staged prompts that sat out the step being planned, their piece just computed. */
+  private rested = 0;
   readonly byPriority: boolean;
   /** LoRA slots and the per-step adapter limit; null when no adapter is served. */
   readonly lora: LoraSlots | null;
@@ -140,11 +143,14 @@ export class Scheduler<R extends EngineRequest> {
       if (scheduled > 0) return scheduled;
       this.roundLeft = 0;
     }
+    this.rested = 0;
     let scheduled = this.plan(shape);
     // A plan that preempted every sequence it could run holds nothing: vLLM runs an empty
     // iteration and plans again. Planned here is that next one (each pass preempts more, or
     // ends), so a step is never empty while there is work.
     while (scheduled === 0 && this.preempted) scheduled = this.plan(shape);
+    // Staged prompts resting alone: with no step to wait out, their next pieces are already here.
+    if (scheduled === 0 && this.rested > 0) scheduled = this.plan(shape);
     // A round of decode steps is planned once; a step with a prompt in it stands alone.
     if (shape.prefillTokens === 0) this.roundLeft = this.limits.schedulerSteps - 1;
     return scheduled;
@@ -217,7 +223,13 @@ export class Scheduler<R extends EngineRequest> {
         this.stats.decodesDeferred++;
         continue;
       }
-      const tokens = s.prefilling ? Math.min(s.target - s.computed, budget, this.chunkCap) : 1;
+      if (s.pieceRest) {
+        // Its next staged piece is being sent: this step runs without it.
+        s.pieceRest = false;
+        this.rested++;
+        continue;
+      }
+      const tokens = s.prefilling ? chunkOf(s, budget, this.chunkCap) : 1;
       let ok = kv.grow(s, s.computed + tokens);
       // Victims come from at or after `i`, so none of them is already in this step; a sequence
       // paused for a tool call goes first — its KV is idle.
@@ -242,7 +254,8 @@ export class Scheduler<R extends EngineRequest> {
         kv.commit(s, s.computed + tokens);
       s.sched = tokens;
       budget -= tokens;
-      if (!s.prefilling) decodesLeft--;
+      if (s.prefilling) endsPiece(s, tokens);
+      else decodesLeft--;
       scheduled++;
       addToShape(shape, s, tokens);
     }

@@ -57,6 +57,8 @@ export class Seq<R extends EngineRequest> {
    * in the batch with its KV, not scheduled, until a seat frees.
    */
   held = false;
+  /** A staged prompt whose piece has just been computed: it sits out the next step. */
+  pieceRest = false;
   /** The next of its tool calls (index into req.toolCalls). */
   toolNext = 0;
   /** Tokens its tool calls' results have added to its context so far. */

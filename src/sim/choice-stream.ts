@@ -24,6 +24,8 @@ export class ChoiceStream extends TokenStream implements EngineRequest {
   readonly e2eDeadlineMs: Ms | undefined;
   /** Disaggregated serving: set as the prompt's KV reaches the replica, as the request's is. */
   kvTransferredTokens: Tokens | undefined;
+  /** Staged as its request is: the same pieces reach the same cache. */
+  readonly pieceTokens: Tokens | undefined;
 
   /** Choice `k` (from 1) of `of`'s attempt now dispatched, as that attempt asks. */
   constructor(of: RequestTracker, k: number, times: TokenClock) {
@@ -40,6 +42,7 @@ export class ChoiceStream extends TokenStream implements EngineRequest {
     this.itlSloMs = of.itlSloMs;
     this.e2eDeadlineMs = of.e2eDeadlineMs;
     this.kvTransferredTokens = of.kvTransferredTokens;
+    this.pieceTokens = of.pieceTokens;
   }
 }
 

@@ -43,6 +43,8 @@ export class RequestTracker extends TokenStream implements EngineRequest {
   readonly e2eDeadlineMs: Ms | undefined;
   /** Disaggregated serving: prompt tokens whose KV the prefill pool sent its decode replica. */
   kvTransferredTokens: number | undefined;
+  /** The staged pieces its current attempt's prompt goes in (`EngineRequest.pieceTokens`). */
+  pieceTokens: number | undefined;
   /** The further choices of the attempt now dispatched, when it asks for several. */
   choices: readonly ChoiceStream[] = NO_CHOICES;
   /** Its streams in the engine not yet ended, on the attempt now dispatched. */
@@ -208,6 +210,7 @@ export class RequestTracker extends TokenStream implements EngineRequest {
     this.degradeLevel = d.outcome === 'admit' ? d.degradation?.level : undefined;
     this.inputTokens = ticket.req.inputTokens;
     this.outputTokens = cappedOutput(ticket.req);
+    this.pieceTokens = ticket.entry?.pieceTokens;
     const n = this.req.choices ?? 1;
     const more: ChoiceStream[] = [];
     for (let k = 1; k < n; k++) more.push(new ChoiceStream(this, k, this.times));

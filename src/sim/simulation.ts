@@ -174,6 +174,10 @@ export function simulate(opts: SimulationOptions): Report {
     maxModelLen: opts.engine.maxModelLen,
     maxBatchedTokens: opts.engine.maxBatchedTokens,
     longPrefillTokenThreshold: opts.engine.longPrefillTokenThreshold,
+    // A prompt staged in pieces needs each piece cached for the next, and a step that takes a
+    // piece beside the streams: prefix caching and chunked prefill.
+    stagesPrefill:
+      opts.prefill === undefined && opts.engine.enablePrefixCaching && opts.engine.chunkedPrefill,
     maxNumSeqs: opts.engine.maxNumSeqs,
     kvBytesPerToken: kvBytesPerToken(opts.engine.model),
     replicaKvTokens: fleet.replicaKvTokens,

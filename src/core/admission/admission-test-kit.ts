@@ -34,6 +34,7 @@ export function fleet(o: Partial<FleetLoad> & { wait?: QueueAhead } = {}): Fleet
     decodeBatch: 10,
     decodeContextTokens: 1_000,
     decodeStepMs: 10,
+    stepMs: 10,
     prefillQueueMs: 0,
     queueAhead: () => wait,
     leastWaitMs: () => 0,

@@ -10,7 +10,7 @@ import type { ResolvedPolicy } from '../config/policy.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Demand } from '../request/demand.ts';
 import type { LlmRequest } from '../request/request.ts';
-import type { Tokens } from '../request/units.ts';
+import type { Ms, Tokens } from '../request/units.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { QueueView } from '../queueing/queue-view.ts';
@@ -33,7 +33,8 @@ export class DecisionContext implements AdmissionContext {
   private readonly clock: Clock;
   private replicas: readonly ReplicaSnapshot[] = [];
   private load: FleetLoad | undefined;
-  private readonly prefill = (tokens: Tokens) => this.placement.flow.prefillMs(tokens);
+  private readonly prefill = (tokens: Tokens, itlSloMs: Ms, stepMs: Ms, seqs: number) =>
+    this.placement.flow.servedPrefillMs(tokens, itlSloMs, stepMs, seqs);
 
   constructor(
     policy: ResolvedPolicy,

@@ -160,6 +160,11 @@ const invalid: Array<[string, unknown, string]> = [
     'dispatch.params.gap_feedback.backoff: expected a number ≤ 1, got 2',
   ],
   [
+    'staged prefill not a boolean',
+    { ...valid, dispatch: { type: 'flow-control', params: { staged_prefill: 'yes' } } },
+    'dispatch.params.staged_prefill: expected a boolean, got "yes"',
+  ],
+  [
     'unknown router',
     { ...valid, routing: { type: 'fastest' } },
     'routing.type: expected one of round-robin, least-request, least-kv, llm-d-like, sglang-cache-aware, session-hash, expected-completion, got "fastest"',
@@ -252,6 +257,16 @@ test("flow control's gap budget leaves the relay's share free: 0.75 of the objec
   });
   assert.ok(none.dispatch.type === 'flow-control');
   assert.equal(none.dispatch.relayGapRatio, 0, 'no guard on the relay: nothing kept for it');
+});
+
+test('flow control stages long prompts unless the policy says not to', () => {
+  const on = resolvePolicy({ ...valid, dispatch: { type: 'flow-control' } });
+  assert.ok(on.dispatch.type === 'flow-control' && on.dispatch.stagedPrefill);
+  const off = resolvePolicy({
+    ...valid,
+    dispatch: { type: 'flow-control', params: { staged_prefill: false } },
+  });
+  assert.ok(off.dispatch.type === 'flow-control' && !off.dispatch.stagedPrefill);
 });
 
 test('unknown preset names the choices', () => {

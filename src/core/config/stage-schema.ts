@@ -96,6 +96,7 @@ export const dispatchSchema = z.discriminatedUnion('type', [
           stall_risk: z.number().min(0).optional(),
           pace: z.union([z.literal(false), paceSchema]).optional(),
           gap_feedback: z.union([z.literal(false), gapFeedbackSchema]).optional(),
+          staged_prefill: z.boolean().optional(),
         })
         .strict()
         .optional(),
@@ -184,6 +185,8 @@ export type DispatchConfig =
       readonly pace: StepPaceParams | null;
       /** How late gaps cut the step share; null: the host is trusted to deliver in time. */
       readonly gapFeedback: GapFeedbackParams | null;
+      /** Whether long prompts go in pieces where the host can stage them (`staged-prefill.ts`). */
+      readonly stagedPrefill: boolean;
     };
 
 export interface EstimateConfig {
@@ -245,6 +248,7 @@ export function resolveDispatch(
     stallRisk: d.params?.stall_risk ?? 0.5,
     pace: resolvePace(d.params?.pace),
     gapFeedback: resolveGapFeedback(d.params?.gap_feedback),
+    stagedPrefill: d.params?.staged_prefill ?? true,
   };
 }
 

@@ -130,7 +130,7 @@ export class Dispatcher<H> {
   /** Whether `t` is a long prompt: its prefill alone would stall the streams next to it. */
   isLong(t: Ticket<H>): boolean {
     const itl = t.cls.objectives.itlP99Ms;
-    return itl !== undefined && this.isLongPrompt(uncachedTokens(t.demand), itl);
+    return itl !== undefined && this.isLongPrompt(uncachedTokens(t.demand), itl, choicesOf(t.req));
   }
 
   /** `t` (its `long` set) joins its band. */
@@ -194,8 +194,8 @@ export class Dispatcher<H> {
   }
 
   /** Whether a prompt is long next to streams of `itlSloMs` (its prefill takes most of a step). */
-  isLongPrompt(promptTokens: number, itlSloMs: Ms): boolean {
-    return this.strategy.isLongPrefill(this.flow.prefillStallMs(promptTokens), itlSloMs);
+  isLongPrompt(promptTokens: number, itlSloMs: Ms, seqs = 1): boolean {
+    return this.strategy.isLongPrompt(promptTokens, itlSloMs, seqs);
   }
 
   /**
@@ -351,12 +351,16 @@ export class Dispatcher<H> {
     const hitTokens = this.route.hits[replica.index];
     this.strategy.placed(account, t, replica, hitTokens, nowMs);
     this.router.placed(t, replica.index);
+    const promptTokens = t.req.inputTokens - hitTokens;
+    const itlSloMs = t.cls.objectives.itlP99Ms ?? Infinity;
+    const piece = this.flow.pieceOn(account, promptTokens, itlSloMs, choicesOf(t.req));
     const entry: LedgerEntry = {
       replica: replica.index,
-      promptTokens: t.req.inputTokens - hitTokens,
+      promptTokens,
+      ...(piece === 0 ? {} : { pieceTokens: piece }),
       kvTokens: t.demand.kvTokens,
       seqs: choicesOf(t.req),
-      itlSloMs: t.cls.objectives.itlP99Ms ?? Infinity,
+      itlSloMs,
       lengths: t.lengths,
       capTokens: t.capTokens,
       expectTokens: Math.max(1, Math.min(t.capTokens, t.demand.output.p50)),

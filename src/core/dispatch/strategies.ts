@@ -19,9 +19,6 @@ import { FILTERS } from '../routing/filters.ts';
 import { FlowControl, candidateOf } from '../routing/flow-control.ts';
 import type { Filter, RouteRequest } from '../routing/route.ts';
 
-/** Share of the step budget a prompt's prefill may take and still count as short. */
-const LONG_PROMPT_SHARE = 0.9;
-
 export interface DispatchStrategy {
   readonly type: DispatchConfig['type'];
   readonly flow: FlowControl;
@@ -31,8 +28,8 @@ export interface DispatchStrategy {
   readonly contracts: boolean;
   /** Filters every placement goes through, before the router's own. */
   readonly filters: readonly Filter[];
-  /** Whether a prefill of `prefillMs` is long next to streams with this gap objective. */
-  isLongPrefill(prefillMs: Ms, itlSloMs: Ms): boolean;
+  /** Whether a prompt of `promptTokens` to compute (`seqs` choices) stalls streams beside it. */
+  isLongPrompt(promptTokens: number, itlSloMs: Ms, seqs: number): boolean;
   /** `r` was placed on `replica` with `hitTokens` expected cached (its account before it joins). */
   placed(
     account: ReplicaAccount,
@@ -56,7 +53,7 @@ function immediate(spec: FleetSpec): DispatchStrategy {
     lookahead: 1,
     contracts: false,
     filters: [FILTERS.servable, FILTERS.avoid],
-    isLongPrefill: () => false,
+    isLongPrompt: () => false,
     placed() {},
   };
 }
@@ -79,8 +76,7 @@ function flowControl(
       ...(spec.prefilledElsewhere === true ? [FILTERS['prefill-fit']] : []),
       FILTERS[pricesStalls ? 'flow-fit-any' : 'flow-fit'],
     ],
-    isLongPrefill: (prefillMs, itlSloMs) =>
-      prefillMs > LONG_PROMPT_SHARE * itlSloMs * flow.gapShare,
+    isLongPrompt: (promptTokens, itlSloMs, seqs) => flow.isLongPrompt(promptTokens, itlSloMs, seqs),
     placed(account, r, replica, hitTokens, nowMs) {
       // A prompt placed slow marks the stall it puts next to the replica's streams.
       const f = flow.fit(account, candidateOf(r, hitTokens), replica.kvUsage, nowMs);

@@ -7,14 +7,18 @@
  */
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
-import type { Tokens } from '../request/units.ts';
+import type { Ms, Tokens } from '../request/units.ts';
 import { choicesOf, reservedKvTokens, type Demand } from '../request/demand.ts';
 import type { FleetLoad } from './fleet-load.ts';
 import { seqChunkTokens, type FleetSpec } from '../fleet/fleet-spec.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
 
-/** Prefill time of a prompt alone on a replica (all its chunks). */
-export type PrefillTime = (promptTokens: Tokens) => number;
+/**
+ * Prefill time of a prompt alone on a replica, all its chunks, as it is sent beside streams of
+ * `itlSloMs`: whole, or staged in pieces that share steps of `stepMs` with the replica's work
+ * (`FlowControl.servedPrefillMs`). `seqs`: its choices (`n`).
+ */
+export type PrefillTime = (promptTokens: Tokens, itlSloMs: Ms, stepMs: Ms, seqs: number) => Ms;
 
 /** The most tokens this request may generate: its own cap, its class's, and the context left. */
 export function outputCap(req: LlmRequest, cls: SloClass, maxModelLen: Tokens): Tokens {
@@ -39,7 +43,8 @@ export function estimateDemand(
   const spec = fleet.spec;
   const output = outputs.predict(cls.name, req.tenant, outputCap(req, cls, spec.maxModelLen));
   const uncached = req.inputTokens - expectedHitTokens;
-  const prefillMs = prefillTime(uncached);
+  const itl = cls.objectives.itlP99Ms ?? Infinity;
+  const prefillMs = prefillTime(uncached, itl, fleet.stepMs, choicesOf(req));
   // Disaggregated serving: the prompt is computed in the prefill pool, behind what waits
   // there, and its KV crosses to the decode replica before that replica's first step.
   const transfer = spec.kvTransferMs;

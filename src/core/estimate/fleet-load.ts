@@ -50,6 +50,11 @@ export interface FleetLoad {
   /** Time of one decode step at that batch. */
   readonly decodeStepMs: Ms;
   /**
+   * The step the ready replicas run now, on average, at their pace: their decodes beside the
+   * prompt chunks pending there. What a staged prompt's steps take (`servedPrefillMs`).
+   */
+  readonly stepMs: Ms;
+  /**
    * Disaggregated serving: how long a prompt dispatched now waits in the prefill pool behind
    * the prompts queued there (its steps of them, each a full prefill step); 0 when colocated.
    */

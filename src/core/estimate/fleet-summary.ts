@@ -23,10 +23,8 @@ import type { RouteRequest } from '../routing/route.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
 import { longTurn, type LongHolds, type LongTurn } from './long-turns.ts';
 
-/**
- * A long prompt's turn is predicted to within about this factor (the lengths of the streams it
- * waits on, and the work beside them, vary): its sure wait is that much longer.
- */
+/** A long prompt's turn is predicted within about this factor (the lengths of the streams it
+ * waits on, and the work beside them, vary): its sure wait is that much longer. */
 const LONG_TURN_SPREAD = 1.5;
 
 /** What the summary learns from besides the dispatcher: all optional, each adds a figure. */
@@ -44,7 +42,7 @@ export interface PlacementView {
   /** The control plane's account of each replica. */
   readonly ledger: ReplicaLedger;
   readonly flow: FlowControl;
-  isLongPrompt(promptTokens: Tokens, itlSloMs: number): boolean;
+  isLongPrompt(promptTokens: Tokens, itlSloMs: number, seqs?: number): boolean;
   /** The replicas held for long prompts: at most a few at once, and for which request. */
   readonly holds: LongHolds;
   /** Whether `r` would be placed at `nowMs`, were it at the front. */
@@ -89,6 +87,7 @@ class FleetSummary implements FleetLoad {
   // The figures below cost a profile evaluation or a pass over the replicas: computed only
   // when a policy asks (the baselines never do).
   #decodeStepMs: number | undefined;
+  #stepMs: number | undefined;
   #maxFree: number | undefined;
   /** The queue's head, asked by the queue-delay control and the wait model alike: scanned once. */
   #oldest: { priority: number; tenant?: string; ms: number } | undefined;
@@ -119,17 +118,14 @@ class FleetSummary implements FleetLoad {
   }
 
   get maxFreeKvTokens(): Tokens {
-    if (this.#maxFree === undefined) {
-      let maxFree = 0;
-      const kv = this.spec.replicaKvTokens;
-      for (const r of this.#replicas) {
-        const a = this.#ledger.replicas[r.index];
-        const used = Math.max(a.reservedKvTokens, r.kvUsage * kv);
-        maxFree = Math.max(maxFree, kv - used);
-      }
-      this.#maxFree = maxFree;
+    if (this.#maxFree !== undefined) return this.#maxFree;
+    let maxFree = 0;
+    const kv = this.spec.replicaKvTokens;
+    for (const r of this.#replicas) {
+      const a = this.#ledger.replicas[r.index];
+      maxFree = Math.max(maxFree, kv - Math.max(a.reservedKvTokens, r.kvUsage * kv));
     }
-    return this.#maxFree;
+    return (this.#maxFree = maxFree);
   }
 
   get decodeStepMs(): Ms {
@@ -137,6 +133,13 @@ class FleetSummary implements FleetLoad {
       Math.max(1, Math.round(this.decodeBatch)),
       this.#ledger.decodeContextTokens / this.#n,
     ));
+  }
+
+  get stepMs(): Ms {
+    if (this.#stepMs !== undefined) return this.#stepMs;
+    let sum = 0;
+    for (const r of this.#replicas) sum += this.#flow.paceStepMs(this.#ledger.replicas[r.index]);
+    return (this.#stepMs = Math.max(this.decodeStepMs, sum / this.#n));
   }
 
   get prefillQueueMs(): Ms {
@@ -175,7 +178,7 @@ class FleetSummary implements FleetLoad {
     const nowMs = this.#nowMs;
     const c = this.#classes[cls];
     const itl = c.objectives.itlP99Ms;
-    const isLong = itl !== undefined && placement.isLongPrompt(promptTokens, itl);
+    const isLong = itl !== undefined && placement.isLongPrompt(promptTokens, itl, seqs);
     const ahead = queue.ahead(c.priority, isLong, tenant);
     if (replicas.length === 0) return { requests: ahead, waitMs: Infinity };
     // A request like this one, as routing would weigh it (no prefix hit assumed).

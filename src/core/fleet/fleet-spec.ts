@@ -22,6 +22,11 @@ export interface FleetSpec {
    * step, so a long prompt's chunks are this size beside other work. Absent or 0: no cap.
    */
   readonly longPrefillTokenThreshold?: Tokens;
+  /**
+   * Whether the host can stage a long prompt: send its leading pieces ahead of it, one request a
+   * piece, for the replica's prefix cache to keep (`../routing/staged-prefill.ts`).
+   */
+  readonly stagesPrefill?: boolean;
   /** Engine's max running sequences (vLLM max_num_seqs). */
   readonly maxNumSeqs: number;
   readonly kvBytesPerToken: number;

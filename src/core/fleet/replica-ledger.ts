@@ -34,6 +34,8 @@ export interface LedgerEntry {
   readonly expectTokens: number;
   /** The LoRA adapter it runs with, if any: it holds one of its replica's adapter slots. */
   readonly adapter?: string;
+  /** Its prompt goes in staged pieces of this many tokens (`../routing/staged-prefill.ts`). */
+  readonly pieceTokens?: Tokens;
   streamed: number;
   /** Slow steps (longer than its objective allows) the dispatcher has put next to it. */
   slowGaps: number;
@@ -56,7 +58,9 @@ export interface ReplicaAccount {
   seqs: number;
   prefilling: number;
   pendingPrefillTokens: Tokens;
-  /** Σ prompt² over prefilling entries: their attention work. */
+  /** Of those, what a step cannot take yet: staged prompts' tokens past their next piece. */
+  pendingStagedTokens: Tokens;
+  /** Σ first chunk² over prefilling entries (a prompt sent whole: prompt²): attention work. */
   pendingAttnWork: number;
   decoding: number;
   decodeContextTokens: Tokens;
@@ -118,6 +122,7 @@ export class ReplicaLedger {
         seqs: 0,
         prefilling: 0,
         pendingPrefillTokens: 0,
+        pendingStagedTokens: 0,
         pendingAttnWork: 0,
         decoding: 0,
         decodeContextTokens: 0,
@@ -147,7 +152,8 @@ export class ReplicaLedger {
     this.inFlight++;
     r.prefilling++;
     r.pendingPrefillTokens += e.promptTokens;
-    r.pendingAttnWork += e.promptTokens * e.promptTokens;
+    r.pendingStagedTokens += stagedTokens(e);
+    r.pendingAttnWork += attnWork(e);
     r.reservedKvTokens += e.kvTokens;
     batchChanged(r);
     if (e.itlSloMs !== Infinity) r.itlSlos.set(e.itlSloMs, (r.itlSlos.get(e.itlSloMs) ?? 0) + 1);
@@ -293,9 +299,20 @@ export class ReplicaLedger {
     batchChanged(r);
     r.prefilling--;
     r.pendingPrefillTokens -= e.promptTokens;
-    r.pendingAttnWork -= e.promptTokens * e.promptTokens;
+    r.pendingStagedTokens -= stagedTokens(e);
+    r.pendingAttnWork -= attnWork(e);
   }
 }
+
+/** A staged prompt's tokens past its first piece: no step takes them with the rest. */
+const stagedTokens = (e: LedgerEntry): Tokens =>
+  e.pieceTokens === undefined ? 0 : Math.max(0, e.promptTokens - e.pieceTokens);
+
+/** The attention work of a prompt's first step: its first chunk (or staged piece) squared. */
+const attnWork = (e: LedgerEntry): number => {
+  const first = Math.min(e.promptTokens, e.pieceTokens ?? Infinity);
+  return first * first;
+};
 
 /** Tokens `e` is expected to stream yet: to its predicted output, or past it, halfway on to its cap (as likely as not). */
 function expectedTogo(e: LedgerEntry): number {

@@ -8,7 +8,7 @@
  */
 import type { AdmissionDecision, RejectReason } from '../request/decision.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
-import type { Ms } from '../request/units.ts';
+import type { Ms, Tokens } from '../request/units.ts';
 import type { Ticket } from '../queueing/ticket.ts';
 import type { LlmRequest } from '../request/request.ts';
 import type { Demand } from '../request/demand.ts';
@@ -80,6 +80,8 @@ export interface DecisionRecord {
     readonly replica: number;
     readonly prefix_hit_tokens: number;
     readonly queued_ms: number;
+    /** Its prompt went in staged pieces of this many tokens (`staged-prefill.ts`); null: whole. */
+    readonly staged_piece_tokens: number | null;
   } | null;
   /**
    * What happened against predicted_wait_ms: how long it waited in the queue before it was
@@ -96,7 +98,11 @@ export interface DecisionRecordInput {
   readonly decision: AdmissionDecision;
   readonly demand: Demand | undefined;
   readonly result: DecisionResult;
-  readonly route: { readonly replica: number; readonly queuedMs: Ms } | null;
+  readonly route: {
+    readonly replica: number;
+    readonly queuedMs: Ms;
+    readonly pieceTokens?: Tokens;
+  } | null;
   /** How long it waited in the queue, when it queued. */
   readonly waitedMs?: Ms;
   readonly deferred: boolean;
@@ -158,7 +164,12 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
     route:
       d.route === null
         ? null
-        : { replica: d.route.replica, prefix_hit_tokens: 0, queued_ms: r3(d.route.queuedMs) },
+        : {
+            replica: d.route.replica,
+            prefix_hit_tokens: 0,
+            queued_ms: r3(d.route.queuedMs),
+            staged_piece_tokens: d.route.pieceTokens ?? null,
+          },
     waited_ms: d.waitedMs === undefined ? null : r3(d.waitedMs),
   };
 }
@@ -180,7 +191,14 @@ export function ticketRecord<H>(
     decision: t.decision,
     demand: t.demand,
     result,
-    route: t.replica < 0 ? null : { replica: t.replica, queuedMs: t.dispatchedMs - t.offeredMs },
+    route:
+      t.replica < 0
+        ? null
+        : {
+            replica: t.replica,
+            queuedMs: t.dispatchedMs - t.offeredMs,
+            pieceTokens: t.entry?.pieceTokens,
+          },
     waitedMs: (t.replica < 0 ? atMs : t.dispatchedMs) - t.offeredMs,
     deferred: t.wasDeferred,
     reason,

@@ -33,7 +33,9 @@ function record(
       dropped_input_tokens: null,
       ...extra,
     },
-    route: routed ? { replica: 0, prefix_hit_tokens: 0, queued_ms: 0 } : null,
+    route: routed
+      ? { replica: 0, prefix_hit_tokens: 0, queued_ms: 0, staged_piece_tokens: null }
+      : null,
     waited_ms: null,
   };
 }

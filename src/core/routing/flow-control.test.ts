@@ -180,8 +180,58 @@ test("vLLM's long_prefill_token_threshold: a long prompt's chunks are that size 
   // Alone: four steps of 1,024, 1,024, 1,024 and 928 tokens; the heaviest is a whole chunk.
   assert.equal(whole.prefillMs(4_000), 210);
   assert.ok(Math.abs(cut.prefillMs(4_000) - (40 + 4_000 / 20)) < 1e-9);
-  assert.equal(cut.prefillStallMs(4_000), 10 + 1_024 / 20);
-  assert.equal(whole.prefillStallMs(4_000), 210);
+  // Whole its step is a stall; cut, its heaviest chunk is 10 + 51.2 ≤ 0.9 × 72.
+  assert.equal(whole.isLongPrompt(4_000, 80), true);
+  assert.equal(cut.isLongPrompt(4_000, 80), false);
   // A threshold past the step's budget is the budget.
   assert.equal(flow({ stepTime, longPrefillTokenThreshold: 100_000 }).prefillMs(4_000), 210);
+});
+
+test('staged prefill: a long prompt goes in pieces that fit a step beside the streams', () => {
+  // The budget is 0.9 × 80 = 72 ms; a piece alone may take half: 10 + piece / 20 ≤ 36.
+  const stepTime = {
+    stepMs: (s: { decodeSeqs: number; prefillTokens: number }) =>
+      10 + s.decodeSeqs + s.prefillTokens / 20,
+  };
+  const params = { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 };
+  const staged = new FlowControl(
+    { ...spec, stepTime, stagesPrefill: true },
+    { ...params, stagedPrefill: true },
+  );
+  assert.equal(staged.stagedPieceTokens(4_000, 80), 512, 'whole 256-token quanta: 512');
+  assert.equal(staged.stagedPieceTokens(1_000, 80), 0, 'short as it is: 60 ms ≤ 0.9 × 72');
+  assert.equal(staged.stagedPieceTokens(4_000, Infinity), 0, 'no stream to stall');
+  assert.equal(staged.isLongPrompt(4_000, 80), false);
+  // Not staged where the policy or the host says no: the prompt is long, and waits for a turn.
+  const hostless = new FlowControl({ ...spec, stepTime }, { ...params, stagedPrefill: true });
+  const off = new FlowControl({ ...spec, stepTime, stagesPrefill: true }, params);
+  for (const f of [hostless, off]) {
+    assert.equal(f.stagedPieceTokens(4_000, 80), 0);
+    assert.equal(f.isLongPrompt(4_000, 80), true);
+  }
+  // Seven pieces of 512 and one of 416, each beside 20 ms of decodes, and a step of decodes
+  // alone between pieces while the host sends the next.
+  const pieces = 7 * (10 + 512 / 20) + (10 + 416 / 20);
+  assert.ok(Math.abs(staged.servedPrefillMs(4_000, 80, 20) - (pieces + 15 * 20)) < 1e-9);
+  assert.equal(hostless.servedPrefillMs(4_000, 80, 20), 210);
+
+  const ledger = new ReplicaLedger(1);
+  const a = ledger.replicas[0];
+  const stream = ledgerEntry({ promptTokens: 100 });
+  ledger.add(stream);
+  ledger.firstToken(stream, 0);
+  // Beside the stream its first piece fits the step; whole, the prompt is a stall.
+  const c = { promptTokens: 4_000, kvTokens: 4_200, itlSloMs: 80 };
+  assert.deepEqual(staged.fit(a, c, 0, 0), { kind: 'fast', stepMs: 10 + 1 + 512 / 20 });
+  assert.notEqual(hostless.fit(a, c, 0, 0).kind, 'fast');
+  // A prompt with no gap objective of its own is staged for the stream it joins.
+  assert.deepEqual(staged.fit(a, { ...c, itlSloMs: Infinity }, 0, 0).kind, 'fast');
+  // Placed, only its piece is what the next step may take of it.
+  ledger.add(ledgerEntry({ promptTokens: 4_000, pieceTokens: 512 }));
+  assert.equal(a.pendingPrefillTokens, 4_000);
+  assert.equal(a.pendingStagedTokens, 3_488);
+  assert.deepEqual(staged.fit(a, { ...c, promptTokens: 200 }, 0, 0), {
+    kind: 'fast',
+    stepMs: 10 + 1 + (512 + 200) / 20,
+  });
 });

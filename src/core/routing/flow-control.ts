@@ -17,7 +17,8 @@ import type { Ms, Tokens } from '../request/units.ts';
 import type { StepShape } from '../ports/step-time.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { PrefillTimes } from './prefill-times.ts';
-import { stallRisk } from './gap-tolerance.ts';
+import { StallVerdicts } from './stall-verdicts.ts';
+import { LONG_PROMPT_SHARE, StagedPieces } from './staged-prefill.ts';
 import {
   hasAdapterSlot,
   tightestItl,
@@ -71,6 +72,11 @@ export interface FlowControlParams {
   readonly stallRisk: number;
   /** How the gaps clients got cut the step share (`gap-feedback.ts`); null or absent: never. */
   readonly gapFeedback?: GapFeedbackParams | null;
+  /**
+   * Whether a long prompt goes to its replica in pieces that each fit a step beside the streams
+   * (`stagedPieceTokens`), where the host can stage one (`FleetSpec.stagesPrefill`).
+   */
+  readonly stagedPrefill?: boolean;
 }
 
 const NO: Fit = { kind: 'no' };
@@ -81,6 +87,9 @@ export class FlowControl {
   private readonly spec: FleetSpec;
   private readonly params: FlowControlParams;
   private readonly prefill: PrefillTimes;
+  private readonly verdicts: StallVerdicts;
+  /** Null unless long prompts are staged: the policy asks and the host can. */
+  private readonly staged: StagedPieces | null;
   /** The most prompt tokens one sequence prefills in a step (`seqChunkTokens`). */
   private readonly seqChunk: Tokens;
   private readonly shape: StepShape = {
@@ -90,16 +99,6 @@ export class FlowControl {
     decodeSeqs: 0,
     decodeContextTokens: 0,
   };
-
-  /**
-   * While a placement pass is open (`beginPass`): each replica's verdict on a stall of n slow
-   * steps, by n. The pass tries candidate after candidate against accounts no placement has
-   * changed yet, and the verdict depends only on the replica's streams and n, so it is the same
-   * for every candidate. Without it a pass of 16 long prompts over 64 replicas weighed each
-   * replica's streams 16 times.
-   */
-  readonly #stallVerdicts = new Map<ReplicaAccount, boolean[]>();
-  #passOpen = false;
 
   /**
    * The share of a gap objective a step may take: what neither the step time's variance nor the
@@ -114,6 +113,9 @@ export class FlowControl {
     this.spec = spec;
     this.params = params;
     this.prefill = new PrefillTimes(spec);
+    this.verdicts = new StallVerdicts(params.stallRisk);
+    const stages = params.stagedPrefill === true && spec.stagesPrefill === true;
+    this.staged = stages ? new StagedPieces(this.prefill) : null;
     this.seqChunk = this.prefill.seqChunk;
     this.gapShare = 1 - params.itlMarginRatio - params.relayGapRatio;
     const f = params.gapFeedback;
@@ -143,15 +145,14 @@ export class FlowControl {
     this.gapShare = f.share(nowMs);
   }
 
-  /** Opens a placement pass: until `endPass`, no account changes (see `#stallVerdicts`). */
+  /** Opens a placement pass: until `endPass`, no account changes (`stall-verdicts.ts`). */
   beginPass(): void {
-    this.#passOpen = true;
+    this.verdicts.beginPass();
   }
 
   /** Closes the pass, before anything is placed; what it remembered is dropped. */
   endPass(): void {
-    this.#passOpen = false;
-    this.#stallVerdicts.clear();
+    this.verdicts.endPass();
   }
 
   /**
@@ -191,7 +192,10 @@ export class FlowControl {
     if (!this.holds(a, c, reportedKvUsage)) return NO;
     // Its first token would wait for the engine's queue of prompts, which no prediction counts.
     if (a.pendingPrefillTokens >= PREFILL_BACKLOG_STEPS * spec.maxBatchedTokens) return NO;
-    const own = Math.min(c.promptTokens, this.seqChunk);
+    const own = Math.min(
+      c.promptTokens,
+      this.pieceOn(a, c.promptTokens, c.itlSloMs, c.seqs) || this.seqChunk,
+    );
     const chunk = Math.min(this.pendingChunk(a) + own, spec.maxBatchedTokens);
     const s = this.shape;
     s.prefillTokens = chunk;
@@ -207,36 +211,8 @@ export class FlowControl {
       const joins = a.slowBatchMs === nowMs && this.pendingChunk(a) + own <= spec.maxBatchedTokens;
       return joins ? { kind: 'slow', stepMs, steps: 0 } : NO;
     }
-    const steps = Math.ceil(c.promptTokens / this.seqChunk);
-    return this.tooRisky(a, steps) ? NO : { kind: 'slow', stepMs, steps };
-  }
-
-  /**
-   * Whether a stall of `steps` slow steps is expected to push more of the replica's streams past
-   * their p99 gap than the policy allows: each stream's chance of ending before it has enough
-   * gaps to spare the stall (its length so far and its class's lengths).
-   */
-  private tooRisky(a: ReplicaAccount, steps: number): boolean {
-    const known = this.#passOpen ? this.#stallVerdicts.get(a) : undefined;
-    const verdict = known?.[steps];
-    if (verdict !== undefined) return verdict;
-    let risk = 0;
-    let risky = false;
-    for (const e of a.entries) {
-      if (e.itlSloMs === Infinity) continue;
-      // Each of its choices is a stream the stall reaches.
-      risk += e.seqs * stallRisk(e.streamed, e.slowGaps + steps, e.capTokens, e.lengths);
-      if (risk > this.params.stallRisk) {
-        risky = true;
-        break;
-      }
-    }
-    if (this.#passOpen) {
-      const verdicts = known ?? [];
-      verdicts[steps] = risky;
-      if (known === undefined) this.#stallVerdicts.set(a, verdicts);
-    }
-    return risky;
+    const steps = Math.ceil(c.promptTokens / own);
+    return this.verdicts.tooRisky(a, steps) ? NO : { kind: 'slow', stepMs, steps };
   }
 
   /** Marks the slow steps a dispatched long prompt puts next to the replica's streams. */
@@ -338,9 +314,51 @@ export class FlowControl {
     return a.pace * this.spec.stepTime.stepMs(s);
   }
 
-  /** The prompt tokens pending on the replica that its next step may take, each prompt's chunk at most. */
+  /**
+   * Whether a prompt's prefill stalls streams of `itlSloMs` beside it, sent as it is sent; a
+   * request of `seqs` choices (`n`).
+   */
+  isLongPrompt(promptTokens: Tokens, itlSloMs: Ms, seqs = 1): boolean {
+    if (this.prefill.stallMs(promptTokens) <= LONG_PROMPT_SHARE * itlSloMs * this.gapShare) {
+      return false;
+    }
+    return this.stagedPieceTokens(promptTokens, itlSloMs, seqs) === 0;
+  }
+
+  /**
+   * The piece a prompt with a gap objective of `itlSloMs` is staged in on replica `a`: staged
+   * for the tightest objective it joins, its own or a stream's already there. 0: whole.
+   */
+  pieceOn(a: ReplicaAccount, promptTokens: Tokens, itlSloMs: Ms, seqs = 1): Tokens {
+    return this.stagedPieceTokens(promptTokens, Math.min(itlSloMs, tightestItl(a)), seqs);
+  }
+
+  /**
+   * The piece a long prompt is staged in beside streams of `itlSloMs` (`staged-prefill.ts`); 0:
+   * sent whole — staging is off, the host cannot stage, the prompt is short as it is, or the
+   * request asks for several choices (its pieces would be computed once a choice).
+   */
+  stagedPieceTokens(promptTokens: Tokens, itlSloMs: Ms, seqs = 1): Tokens {
+    return this.staged === null || seqs > 1
+      ? 0
+      : this.staged.pieceTokens(promptTokens, itlSloMs * this.gapShare);
+  }
+
+  /**
+   * How long a prompt takes to prefill beside streams of `itlSloMs` as it is sent: whole, or in
+   * staged pieces. Each piece shares a step of `stepMs` with the replica's other work, and a
+   * step without it follows while its host sends the next.
+   */
+  servedPrefillMs(promptTokens: Tokens, itlSloMs: Ms, stepMs: Ms, seqs = 1): Ms {
+    const piece = this.stagedPieceTokens(promptTokens, itlSloMs, seqs);
+    if (piece === 0) return this.prefill.prefillMs(promptTokens);
+    const pieces = Math.ceil(promptTokens / piece);
+    return this.prefill.prefillMs(promptTokens, piece) + (2 * pieces - 1) * stepMs;
+  }
+
+  /** The prompt pending on the replica that its next step may take: each prompt's chunk at most. */
   private pendingChunk(a: ReplicaAccount): Tokens {
-    const pending = a.pendingPrefillTokens;
+    const pending = a.pendingPrefillTokens - a.pendingStagedTokens;
     if (this.seqChunk === this.spec.maxBatchedTokens) return pending;
     return Math.min(pending, Math.max(1, a.prefilling) * this.seqChunk);
   }
@@ -361,13 +379,13 @@ export class FlowControl {
     return this.spec.stepTime.stepMs(s);
   }
 
+  /** The step the replica runs now, at its pace: what a staged prompt's steps take there. */
+  paceStepMs(a: ReplicaAccount): Ms {
+    return a.pace * this.profileStepMs(a);
+  }
+
   /** A prompt alone on an otherwise idle replica: its prefill time, all chunks. */
   prefillMs(promptTokens: Tokens): Ms {
     return this.prefill.prefillMs(promptTokens);
-  }
-
-  /** The heaviest step of a prompt's prefill alone: what a stream beside it waits through. */
-  prefillStallMs(promptTokens: Tokens): Ms {
-    return this.prefill.stallMs(promptTokens);
   }
 }

@@ -34,29 +34,38 @@ export class PrefillTimes {
     this.seqChunk = seqChunkTokens(spec);
   }
 
-  /** Its prefill time, all chunks. Past COSTED_PREFILL_TOKENS, at that length's rate per token. */
-  prefillMs(promptTokens: Tokens): Ms {
+  /**
+   * Its prefill time, all chunks of at most `chunk` tokens (a staged prompt's pieces; default:
+   * the engine's). Past COSTED_PREFILL_TOKENS, at that length's rate per token.
+   */
+  prefillMs(promptTokens: Tokens, chunk = this.seqChunk): Ms {
     if (promptTokens > COSTED_PREFILL_TOKENS) {
-      return (this.prefillMs(COSTED_PREFILL_TOKENS) * promptTokens) / COSTED_PREFILL_TOKENS;
+      return (this.prefillMs(COSTED_PREFILL_TOKENS, chunk) * promptTokens) / COSTED_PREFILL_TOKENS;
     }
+    if (chunk !== this.seqChunk) return this.chunkedMs(promptTokens, chunk);
     const known = this.memo.get(promptTokens);
     if (known !== undefined) return known;
     // Routing asks for the same few sizes across a fleet (one prompt after each replica's hit,
     // each replica's pending prompts): a bounded memo spares the profile evaluations.
     if (this.memo.size >= PREFILL_MEMO) this.memo.clear();
-    let total = 0;
-    for (let done = 0; done < promptTokens; done += this.seqChunk) {
-      const chunk = Math.min(promptTokens - done, this.seqChunk);
-      total += this.chunkMs(chunk, done + chunk);
-    }
+    const total = this.chunkedMs(promptTokens, chunk);
     this.memo.set(promptTokens, total);
     return total;
   }
 
-  /** Its heaviest step, at most: one chunk attending to the whole prompt. */
-  stallMs(promptTokens: Tokens): Ms {
-    if (promptTokens <= this.seqChunk) return this.prefillMs(promptTokens);
-    return this.chunkMs(this.seqChunk, promptTokens);
+  /** Its heaviest step, at most: one chunk (of at most `chunk` tokens) attending to it all. */
+  stallMs(promptTokens: Tokens, chunk = this.seqChunk): Ms {
+    if (promptTokens <= chunk) return this.prefillMs(promptTokens);
+    return this.chunkMs(chunk, promptTokens);
+  }
+
+  private chunkedMs(promptTokens: Tokens, chunk: Tokens): Ms {
+    let total = 0;
+    for (let done = 0; done < promptTokens; done += chunk) {
+      const size = Math.min(promptTokens - done, chunk);
+      total += this.chunkMs(size, done + size);
+    }
+    return total;
   }
 
   /** A step prefilling `chunk` tokens that attend to the first `attended` of the prompt. */
