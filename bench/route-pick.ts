@@ -22,7 +22,7 @@ import { DEFAULT_SLO_CLASSES } from '../src/core/request/slo-classes.ts';
 import { percentileSorted } from '../src/core/stats/percentile.ts';
 import { buildEngineConfig, buildEngineProfile } from '../src/engine/engine-spec.ts';
 import { ENGINE_DEFAULTS } from '../src/engine/engine-spec.ts';
-import { fleetSpecFor } from '../src/gateway/serve.ts';
+import { fleetSpecFor } from '../src/gateway/fleet-spec-for.ts';
 import { DEFAULT_SHED_GAP_RATIO } from '../src/core/config/resilience-schema.ts';
 
 const replicas = Number(flag('--replicas') ?? 64);

@@ -57,6 +57,8 @@ export class Job implements EngineRequest, Generation {
   readonly adapter?: string;
   /** vLLM's request priority: read under `--scheduling-policy priority`, 0 when absent. */
   readonly priority?: number;
+  /** Its prompt staged in pieces of this many tokens (`EngineRequest.pieceTokens`). */
+  readonly pieceTokens?: number;
   readonly plan: RequestPlan;
   readonly arrivalMs: Ms;
   failReason: FailReason | null = null;
@@ -75,6 +77,7 @@ export class Job implements EngineRequest, Generation {
     this.id = id;
     this.adapter = req.adapter;
     this.priority = req.priority;
+    this.pieceTokens = req.pieceTokens;
     this.inputTokens = req.promptTokens;
     this.outputTokens = plan.outputTokens;
     this.plan = plan;

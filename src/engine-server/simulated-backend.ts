@@ -35,6 +35,11 @@ export interface GenerationRequest {
   readonly priority?: number;
   /** A text completion's `echo`: the prompt, which its first token's text starts with. */
   readonly echo?: string;
+  /**
+   * Its prompt staged in pieces of this many tokens (`core/routing/staged-prefill.ts`): an
+   * in-process engine is told the pieces its host would send (`EngineRequest.pieceTokens`).
+   */
+  readonly pieceTokens?: number;
 }
 
 export type RejectReason =

@@ -35,6 +35,11 @@ export interface UpstreamCall {
   readonly signal: AbortSignal;
   /** The W3C trace context to send with it (the attempt's span as parent), if any. */
   readonly trace?: TraceHeaders;
+  /**
+   * Its prompt staged in pieces of this many tokens (`core/routing/staged-prefill.ts`), which
+   * only a backend the fleet spec says can stage (`stagesPrefill`) is given.
+   */
+  readonly pieceTokens?: Tokens;
 }
 
 /**

@@ -20,7 +20,7 @@ import {
 import { Gateway } from './gateway.ts';
 import { GatewayMetrics } from './gateway-metrics.ts';
 import { memoryOpsLog } from './ops-log.ts';
-import { fleetSpecFor } from './serve.ts';
+import { fleetSpecFor } from './fleet-spec-for.ts';
 import { RequestStopped } from './stop.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 

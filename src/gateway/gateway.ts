@@ -34,7 +34,7 @@ import { RequestCounts } from './request-counts.ts';
 import { meteredStream } from './metered-stream.ts';
 import { resultOf, Waiter, whyNot } from './waiter.ts';
 import { observePace, observeQueue, observeShares } from './queue-gauges.ts';
-import { attemptFailure, servedBody, triedAgain } from './upstream-attempt.ts';
+import { attemptFailure, servedBody, triedAgain, upstreamCall } from './upstream-attempt.ts';
 import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
 import { UNTRACED, type RequestTrace } from './tracing/request-trace.ts';
@@ -309,16 +309,9 @@ export class Gateway {
     let ending: Ending = { finish: 'failed', dispatched: true };
     let again = false;
     try {
-      end = await backend.stream(
-        {
-          id: ticket.req.id,
-          kind,
-          body: servedBody(body, ticket.req, this.deps.priorityOf?.(ticket.req.sloClass)),
-          signal,
-          trace: attempt.headers,
-        },
-        sink,
-      );
+      const priority = this.deps.priorityOf?.(ticket.req.sloClass);
+      const call = upstreamCall(ticket, kind, servedBody(body, ticket.req, priority), signal);
+      end = await backend.stream({ ...call, trace: attempt.headers }, sink);
       attempt.ended(end, clock.now());
       this.counts.streamed(labels, end, ticket.req.inputTokens, body);
       this.fleet.succeeded(replica, end);

@@ -10,13 +10,10 @@
  */
 import type { Server } from 'node:http';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
-import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import type { RejectReason } from '../core/request/decision.ts';
 import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
-import { kvBytesPerToken } from '../engine/hardware.ts';
-import { resolveGpuBlocks } from '../engine/kv-capacity.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { randomId } from '../runtime/entropy-rng.ts';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
@@ -53,6 +50,7 @@ import type { LoadedPolicy } from '../sim/policy-source.ts';
 import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
+import { fleetSpecFor } from './fleet-spec-for.ts';
 
 export interface ServeOptions {
   readonly policy: ResolvedPolicy;
@@ -139,26 +137,6 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export function fleetSpecFor(
-  engine: EngineConfig,
-  profile: TimingProfile,
-  model: string,
-): FleetSpec {
-  return {
-    model,
-    adapters: engine.loraModules ?? [],
-    maxLoras: engine.maxLoras,
-    adapterLoadMs: engine.loraLoadMs,
-    maxModelLen: engine.maxModelLen,
-    maxBatchedTokens: engine.maxBatchedTokens,
-    longPrefillTokenThreshold: engine.longPrefillTokenThreshold,
-    maxNumSeqs: engine.maxNumSeqs,
-    kvBytesPerToken: kvBytesPerToken(engine.model),
-    replicaKvTokens: resolveGpuBlocks(engine) * engine.blockSize,
-    stepTime: profile,
-  };
-}
-
 export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const clock = wallClock;
   const timers = wallTimers(clock);
@@ -212,7 +190,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const gateway = new Gateway({
     urlImages: images,
     policy: o.policy,
-    spec: fleetSpecFor(o.engine, o.profile, o.servedModelName),
+    spec: fleetSpecFor(o.engine, o.profile, o.servedModelName, o.backendUrls.length === 0),
     backends,
     clock,
     timers,

@@ -3,7 +3,8 @@
  * attempt is named in its trace (a closed outcome and cause, the upstream's status).
  */
 import type { LlmRequest } from '../core/request/request.ts';
-import { isUpstreamError, type UpstreamError } from './backend.ts';
+import type { Ticket } from '../core/queueing/ticket.ts';
+import { isUpstreamError, type ApiKind, type UpstreamCall, type UpstreamError } from './backend.ts';
 import type { StopCause } from './stop.ts';
 import type { AttemptOutcome } from './tracing/request-trace.ts';
 
@@ -47,4 +48,21 @@ export function servedBody(
   const { max_completion_tokens: _asked, ...rest } = prioritised;
   const min = typeof body.min_tokens === 'number' ? Math.min(body.min_tokens, cap) : undefined;
   return { ...rest, max_tokens: cap, ...(min === undefined ? {} : { min_tokens: min }) };
+}
+
+/** The call a dispatched ticket makes of its backend: a staged prompt's pieces with it. */
+export function upstreamCall(
+  ticket: Ticket<unknown>,
+  kind: ApiKind,
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+): UpstreamCall {
+  const pieceTokens = ticket.entry?.pieceTokens;
+  return {
+    id: ticket.req.id,
+    kind,
+    body,
+    signal,
+    ...(pieceTokens === undefined ? {} : { pieceTokens }),
+  };
 }
