@@ -143,8 +143,7 @@ export class Pipeline<H> {
     replicas: readonly ReplicaSnapshot[],
     host: OfferContext = {},
   ): Offer<H> {
-    // A request for a LoRA adapter is decided over the replicas that serve it: with none of
-    // them ready, no replica is ready for it.
+    // A request for a LoRA adapter is decided over the replicas that serve it (none ready: none).
     const serving = servingOnly(replicas, asked.adapter);
     const ctx = this.context(nowMs, serving);
     const cls = this.policy.classes[asked.sloClass];
@@ -170,8 +169,7 @@ export class Pipeline<H> {
       this.dispatcher.defer(ticket);
     } else {
       this.admission.commit(this.admissionState, ticket.req, decision, ctx);
-      // A control plane that queues drops what can no longer make its deadline; one that
-      // dispatches at once (the baselines) leaves every request to the engine.
+      // Queued, it is dropped once it cannot make its deadline; baselines leave that to engines.
       if (this.policy.dispatch.type !== 'immediate') ticket.expiresMs = admittedExpiry(ticket);
       ticket.long = this.dispatcher.isLong(ticket);
       ticket.gapShare = this.dispatcher.flow.gapShare;
@@ -342,6 +340,8 @@ export class Pipeline<H> {
   firstToken(t: Ticket<H>, ttftMs: Ms): void {
     const atMs = t.asked.arrivalMs + ttftMs;
     if (t.entry !== null) this.dispatcher.feed.started(t.entry, atMs);
+    // Its last piece computed, a staged prompt's blocks are all cached: indexed now, not before.
+    if (t.entry?.pieceTokens !== undefined) this.dispatcher.router.placed(t, t.replica);
     this.learned.firstToken(t, ttftMs);
     this.charges.token(t, atMs);
   }

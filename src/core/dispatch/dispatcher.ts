@@ -350,10 +350,11 @@ export class Dispatcher<H> {
     const account = this.ledger.replicas[replica.index];
     const hitTokens = this.route.hits[replica.index];
     this.strategy.placed(account, t, replica, hitTokens, nowMs);
-    this.router.placed(t, replica.index);
     const promptTokens = t.req.inputTokens - hitTokens;
     const itlSloMs = t.cls.objectives.itlP99Ms ?? Infinity;
     const piece = this.flow.pieceOn(account, promptTokens, itlSloMs, choicesOf(t.req));
+    // A staged prompt's blocks are cached piece by piece: indexed at its first token (pipeline).
+    if (piece === 0) this.router.placed(t, replica.index);
     const entry: LedgerEntry = {
       replica: replica.index,
       promptTokens,
