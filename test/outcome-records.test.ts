@@ -24,6 +24,9 @@ test('outcome records add up to the report: one per dispatched request, judged a
       // Clients that give up and ask again: attempts of their own ids, some never dispatched.
       clientTimeoutMs: 20_000,
       maxAttempts: 3,
+      // A replica twice as slow as its profile: until its pace is measured, some admitted
+      // requests miss their objectives, and the records must count those misses as the report.
+      slowdown: 2,
     },
     loadPolicy('goodput'),
     {

@@ -33,8 +33,16 @@ export class DecisionContext implements AdmissionContext {
   private readonly clock: Clock;
   private replicas: readonly ReplicaSnapshot[] = [];
   private load: FleetLoad | undefined;
-  private readonly prefill = (tokens: Tokens, itlSloMs: Ms, stepMs: Ms, seqs: number) =>
-    this.placement.flow.servedPrefillMs(tokens, itlSloMs, stepMs, seqs);
+  private readonly prefill = (tokens: Tokens, itlSloMs: Ms, stepMs: Ms, seqs: number) => {
+    const { flow, ledger } = this.placement;
+    return flow.servedPrefillMs(
+      tokens,
+      itlSloMs,
+      stepMs,
+      seqs,
+      flow.stagesAnywhere(ledger.replicas),
+    );
+  };
 
   constructor(
     policy: ResolvedPolicy,

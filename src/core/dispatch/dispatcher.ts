@@ -195,7 +195,7 @@ export class Dispatcher<H> {
 
   /** Whether a prompt is long next to streams of `itlSloMs` (its prefill takes most of a step). */
   isLongPrompt(promptTokens: number, itlSloMs: Ms, seqs = 1): boolean {
-    return this.strategy.isLongPrompt(promptTokens, itlSloMs, seqs);
+    return this.strategy.isLongPrompt(promptTokens, itlSloMs, seqs, this.ledger.replicas);
   }
 
   /**

@@ -28,8 +28,16 @@ export interface DispatchStrategy {
   readonly contracts: boolean;
   /** Filters every placement goes through, before the router's own. */
   readonly filters: readonly Filter[];
-  /** Whether a prompt of `promptTokens` to compute (`seqs` choices) stalls streams beside it. */
-  isLongPrompt(promptTokens: number, itlSloMs: Ms, seqs: number): boolean;
+  /**
+   * Whether a prompt of `promptTokens` to compute (`seqs` choices) stalls streams beside it, as
+   * the replicas of `accounts` would take it now (staged, where one takes staged pieces).
+   */
+  isLongPrompt(
+    promptTokens: number,
+    itlSloMs: Ms,
+    seqs: number,
+    accounts: readonly ReplicaAccount[],
+  ): boolean;
   /** `r` was placed on `replica` with `hitTokens` expected cached (its account before it joins). */
   placed(
     account: ReplicaAccount,
@@ -76,7 +84,8 @@ function flowControl(
       ...(spec.prefilledElsewhere === true ? [FILTERS['prefill-fit']] : []),
       FILTERS[pricesStalls ? 'flow-fit-any' : 'flow-fit'],
     ],
-    isLongPrompt: (promptTokens, itlSloMs, seqs) => flow.isLongPrompt(promptTokens, itlSloMs, seqs),
+    isLongPrompt: (promptTokens, itlSloMs, seqs, accounts) =>
+      flow.isLongPrompt(promptTokens, itlSloMs, seqs, flow.stagesAnywhere(accounts)),
     placed(account, r, replica, hitTokens, nowMs) {
       // A prompt placed slow marks the stall it puts next to the replica's streams.
       const f = flow.fit(account, candidateOf(r, hitTokens), replica.kvUsage, nowMs);

@@ -137,19 +137,18 @@ class FleetSummary implements FleetLoad {
 
   get stepMs(): Ms {
     if (this.#stepMs !== undefined) return this.#stepMs;
+    const a = this.#ledger.replicas;
     let sum = 0;
-    for (const r of this.#replicas) sum += this.#flow.paceStepMs(this.#ledger.replicas[r.index]);
+    for (const { index: i } of this.#replicas) sum += a[i].pace * this.#flow.profileStepMs(a[i]);
     return (this.#stepMs = Math.max(this.decodeStepMs, sum / this.#n));
   }
 
   get prefillQueueMs(): Ms {
     if (this.spec.prefilledElsewhere !== true) return 0;
     // Every replica is fed by the one pool; the least backlogged is where the request can go.
-    let steps = Infinity;
-    for (const r of this.#replicas) steps = Math.min(steps, r.prefillBacklogSteps ?? 0);
-    return steps === Infinity || steps === 0
-      ? 0
-      : steps * this.#flow.prefillMs(this.spec.maxBatchedTokens);
+    const least = Math.min(...this.#replicas.map((r) => r.prefillBacklogSteps ?? 0));
+    const stepMs = this.#flow.prefillMs(this.spec.maxBatchedTokens);
+    return least > 0 && least < Infinity ? least * stepMs : 0;
   }
 
   queueBudgetMs(cls: SloClassName): Ms | null {

@@ -60,6 +60,8 @@ export interface ReplicaAccount {
   pendingPrefillTokens: Tokens;
   /** Of those, what a step cannot take yet: staged prompts' tokens past their next piece. */
   pendingStagedTokens: Tokens;
+  /** Their pieces: what the steps that take a piece take of them (every other step, each). */
+  pendingStagedPieces: Tokens;
   /** Σ first chunk² over prefilling entries (a prompt sent whole: prompt²): attention work. */
   pendingAttnWork: number;
   decoding: number;
@@ -86,6 +88,8 @@ export interface ReplicaAccount {
 export interface PaceTrack {
   /** Recent samples (null until the first), and when the last was taken. */
   samples: SortedWindow | null;
+  /** Whether enough samples have come for `pace` to be read from them (`minSamples`). */
+  measured: boolean;
   sampledMs: Ms;
   /** The latest instant tokens came from it: the end of a step, the start of the next. */
   boundaryMs: Ms;
@@ -123,6 +127,7 @@ export class ReplicaLedger {
         prefilling: 0,
         pendingPrefillTokens: 0,
         pendingStagedTokens: 0,
+        pendingStagedPieces: 0,
         pendingAttnWork: 0,
         decoding: 0,
         decodeContextTokens: 0,
@@ -134,6 +139,7 @@ export class ReplicaLedger {
         pace: 1,
         paceTrack: {
           samples: null,
+          measured: false,
           sampledMs: -Infinity,
           boundaryMs: -Infinity,
           endedStepMs: 0,
@@ -153,6 +159,7 @@ export class ReplicaLedger {
     r.prefilling++;
     r.pendingPrefillTokens += e.promptTokens;
     r.pendingStagedTokens += stagedTokens(e);
+    r.pendingStagedPieces += stagedPiece(e);
     r.pendingAttnWork += attnWork(e);
     r.reservedKvTokens += e.kvTokens;
     batchChanged(r);
@@ -300,11 +307,15 @@ export class ReplicaLedger {
     r.prefilling--;
     r.pendingPrefillTokens -= e.promptTokens;
     r.pendingStagedTokens -= stagedTokens(e);
+    r.pendingStagedPieces -= stagedPiece(e);
     r.pendingAttnWork -= attnWork(e);
   }
 }
 
 /** A staged prompt's tokens past its first piece: no step takes them with the rest. */
+const stagedPiece = (e: LedgerEntry): Tokens =>
+  e.pieceTokens === undefined ? 0 : Math.min(e.promptTokens, e.pieceTokens);
+
 const stagedTokens = (e: LedgerEntry): Tokens =>
   e.pieceTokens === undefined ? 0 : Math.max(0, e.promptTokens - e.pieceTokens);
 

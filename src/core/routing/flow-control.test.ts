@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlowControl } from './flow-control.ts';
 import { DEFAULT_GAP_FEEDBACK } from './gap-feedback.ts';
+import { DEFAULT_STEP_PACE } from './step-pace.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { ReplicaLedger } from '../fleet/replica-ledger.ts';
 import { ledgerEntry } from './routing-test-kit.ts';
@@ -234,4 +235,26 @@ test('staged prefill: a long prompt goes in pieces that fit a step beside the st
     kind: 'fast',
     stepMs: 10 + 1 + (512 + 200) / 20,
   });
+});
+
+test('staged prefill: only on a replica known to keep its profile, measured and no slower', () => {
+  const stepTime = {
+    stepMs: (s: { decodeSeqs: number; prefillTokens: number }) =>
+      10 + s.decodeSeqs + s.prefillTokens / 20,
+  };
+  const params = { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 };
+  const measuring = new FlowControl(
+    { ...spec, stepTime, stagesPrefill: true },
+    { ...params, stagedPrefill: true, pace: DEFAULT_STEP_PACE },
+  );
+  const ledger = new ReplicaLedger(1);
+  const a = ledger.replicas[0];
+  assert.equal(measuring.pieceOn(a, 4_000, 80), 0, 'its pace not measured yet: whole');
+  assert.equal(measuring.stagesAnywhere(ledger.replicas), false);
+  assert.equal(measuring.isLongPrompt(4_000, 80, 1, false), true, 'long where none stages');
+  a.paceTrack.measured = true;
+  assert.equal(measuring.pieceOn(a, 4_000, 80), 512);
+  assert.equal(measuring.isLongPrompt(4_000, 80, 1, true), false);
+  a.pace = 2;
+  assert.equal(measuring.pieceOn(a, 4_000, 80), 0, 'twice as slow as its profile: whole');
 });

@@ -27,6 +27,7 @@ import {
 } from '../fleet/replica-ledger.ts';
 import type { RouteRequest } from './route.ts';
 import { GapFeedback, type GapFeedbackParams } from './gap-feedback.ts';
+import type { StepPaceParams } from './step-pace.ts';
 import { choicesOf } from '../request/demand.ts';
 
 export interface Candidate {
@@ -77,6 +78,8 @@ export interface FlowControlParams {
    * (`stagedPieceTokens`), where the host can stage one (`FleetSpec.stagesPrefill`).
    */
   readonly stagedPrefill?: boolean;
+  /** How each replica's pace is measured; null or absent: the profile is trusted. */
+  readonly pace?: StepPaceParams | null;
 }
 
 const NO: Fit = { kind: 'no' };
@@ -115,7 +118,7 @@ export class FlowControl {
     this.prefill = new PrefillTimes(spec);
     this.verdicts = new StallVerdicts(params.stallRisk);
     const stages = params.stagedPrefill === true && spec.stagesPrefill === true;
-    this.staged = stages ? new StagedPieces(this.prefill) : null;
+    this.staged = stages ? new StagedPieces(this.prefill, params.pace != null) : null;
     this.seqChunk = this.prefill.seqChunk;
     this.gapShare = 1 - params.itlMarginRatio - params.relayGapRatio;
     const f = params.gapFeedback;
@@ -175,11 +178,14 @@ export class FlowControl {
     // Once this request decodes, every step must still suit its own objective. An idle replica
     // takes one request whatever its pace: it would otherwise never be timed again.
     const pace = a.entries.length === 0 ? 1 : a.pace;
+    // While staged prompts prefill there, a piece shares every other step with the decodes.
+    const piece = a.pendingStagedTokens > 0 ? Math.min(this.pendingChunk(a), this.seqChunk) : 0;
     const steady =
       pace *
-      this.decodeStepMs(
+      this.mixedStepMs(
         a.seqs + seqs,
         a.decodeContextTokens + a.pendingPrefillTokens + seqs * c.promptTokens,
+        piece,
       );
     return (
       steady <= Math.min(c.itlSloMs, tightestItl(a)) * Math.max(this.gapShare, c.gapShare ?? 0)
@@ -318,11 +324,17 @@ export class FlowControl {
    * Whether a prompt's prefill stalls streams of `itlSloMs` beside it, sent as it is sent; a
    * request of `seqs` choices (`n`).
    */
-  isLongPrompt(promptTokens: Tokens, itlSloMs: Ms, seqs = 1): boolean {
+  isLongPrompt(promptTokens: Tokens, itlSloMs: Ms, seqs = 1, stageable = true): boolean {
     if (this.prefill.stallMs(promptTokens) <= LONG_PROMPT_SHARE * itlSloMs * this.gapShare) {
       return false;
     }
-    return this.stagedPieceTokens(promptTokens, itlSloMs, seqs) === 0;
+    return !stageable || this.stagedPieceTokens(promptTokens, itlSloMs, seqs) === 0;
+  }
+
+  /** Whether any of `accounts` takes staged pieces now (`StagedPieces.takes`). */
+  stagesAnywhere(accounts: readonly ReplicaAccount[]): boolean {
+    const staged = this.staged;
+    return staged !== null && accounts.some((a) => staged.takes(a));
   }
 
   /**
@@ -330,13 +342,14 @@ export class FlowControl {
    * for the tightest objective it joins, its own or a stream's already there. 0: whole.
    */
   pieceOn(a: ReplicaAccount, promptTokens: Tokens, itlSloMs: Ms, seqs = 1): Tokens {
+    if (this.staged?.takes(a) !== true) return 0;
     return this.stagedPieceTokens(promptTokens, Math.min(itlSloMs, tightestItl(a)), seqs);
   }
 
   /**
    * The piece a long prompt is staged in beside streams of `itlSloMs` (`staged-prefill.ts`); 0:
    * sent whole — staging is off, the host cannot stage, the prompt is short as it is, or the
-   * request asks for several choices (its pieces would be computed once a choice).
+   * request asks for several choices (each would compute the pieces).
    */
   stagedPieceTokens(promptTokens: Tokens, itlSloMs: Ms, seqs = 1): Tokens {
     return this.staged === null || seqs > 1
@@ -349,8 +362,8 @@ export class FlowControl {
    * staged pieces. Each piece shares a step of `stepMs` with the replica's other work, and a
    * step without it follows while its host sends the next.
    */
-  servedPrefillMs(promptTokens: Tokens, itlSloMs: Ms, stepMs: Ms, seqs = 1): Ms {
-    const piece = this.stagedPieceTokens(promptTokens, itlSloMs, seqs);
+  servedPrefillMs(promptTokens: Tokens, itlSloMs: Ms, stepMs: Ms, seqs = 1, stages = true): Ms {
+    const piece = stages ? this.stagedPieceTokens(promptTokens, itlSloMs, seqs) : 0;
     if (piece === 0) return this.prefill.prefillMs(promptTokens);
     const pieces = Math.ceil(promptTokens / piece);
     return this.prefill.prefillMs(promptTokens, piece) + (2 * pieces - 1) * stepMs;
@@ -365,11 +378,12 @@ export class FlowControl {
 
   /**
    * The step the replica runs now, by the profile alone (its pace not applied): its decodes
-   * beside the first chunk of what it has pending to prefill. What its pace is measured against
-   * (`step-pace.ts`).
+   * beside the first chunk of what it has pending to prefill, a staged prompt's piece in every
+   * other step (half of it, on average). What its pace is measured against (`step-pace.ts`).
    */
   profileStepMs(a: ReplicaAccount): Ms {
-    const chunk = Math.min(this.pendingChunk(a), this.spec.maxBatchedTokens);
+    const pending = this.pendingChunk(a) - a.pendingStagedPieces / 2;
+    const chunk = Math.min(pending, this.spec.maxBatchedTokens);
     const s = this.shape;
     s.prefillTokens = chunk;
     s.prefillSeqs = chunk > 0 ? a.prefilling : 0;
@@ -377,11 +391,6 @@ export class FlowControl {
     s.decodeSeqs = a.decoding;
     s.decodeContextTokens = a.decodeContextTokens;
     return this.spec.stepTime.stepMs(s);
-  }
-
-  /** The step the replica runs now, at its pace: what a staged prompt's steps take there. */
-  paceStepMs(a: ReplicaAccount): Ms {
-    return a.pace * this.profileStepMs(a);
   }
 
   /** A prompt alone on an otherwise idle replica: its prefill time, all chunks. */

@@ -7,6 +7,7 @@
  * at most STAGED_PIECE_SHARE of the step budget; the rest of the budget is the replica's decodes.
  */
 import type { Ms, Tokens } from '../request/units.ts';
+import type { ReplicaAccount } from '../fleet/replica-ledger.ts';
 import type { PrefillTimes } from './prefill-times.ts';
 
 /** Share of the step budget a prompt's heaviest step alone may take and the prompt be short. */
@@ -20,11 +21,23 @@ const PIECE_MEMO = 4_096;
 
 export class StagedPieces {
   private readonly prefill: PrefillTimes;
+  /** Whether replicas' paces are measured (`step-pace.ts`); else the profile is trusted. */
+  private readonly measuresPace: boolean;
   private readonly memo = new Map<Tokens, Tokens>();
   private memoBudgetMs = NaN;
 
-  constructor(prefill: PrefillTimes) {
+  constructor(prefill: PrefillTimes, measuresPace: boolean) {
     this.prefill = prefill;
+    this.measuresPace = measuresPace;
+  }
+
+  /**
+   * Whether replica `a` takes staged pieces. They are sized by the profile: on a replica slower
+   * than it, or not yet known to keep it, each could make a late gap of the step it takes. There
+   * a long prompt goes whole, its one stall planned.
+   */
+  takes(a: ReplicaAccount): boolean {
+    return a.pace <= 1 && (!this.measuresPace || a.paceTrack.measured);
   }
 
   /**

@@ -105,7 +105,8 @@ export class StepPace {
     const w = (t.samples ??= new SortedWindow(this.params.window));
     w.add(Math.min(MAX_SAMPLE, sample));
     const median = w.quantile(50);
-    a.pace = w.size >= this.params.minSamples && median > 1 + this.params.tolerance ? median : 1;
+    t.measured = w.size >= this.params.minSamples;
+    a.pace = t.measured && median > 1 + this.params.tolerance ? median : 1;
   }
 
   /** Tokens came at `nowMs`: a step ended there, and the next began. */
@@ -130,6 +131,7 @@ export class StepPace {
     a.pace = 1;
     const t = a.paceTrack;
     t.samples = null;
+    t.measured = false;
     t.sampledMs = -Infinity;
     t.boundaryMs = -Infinity;
     t.endedStepMs = 0;
