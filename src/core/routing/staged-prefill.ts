@@ -1,8 +1,9 @@
 /**
  * Staged prefill: a long prompt goes to its replica in pieces, each a prefix of it that the
  * replica's prefix cache keeps for the next, so no step of its prefill stalls the streams there.
- * The host sends piece k as a request for the prompt's first k pieces with one output token;
- * the replica computes only the piece its cache does not hold; the last is the request itself.
+ * Against vLLM a host sends piece k as a request for the prompt's first k pieces with one output
+ * token, and the replica computes only the piece its cache does not hold; the last is the request
+ * itself. The simulator's and the embedded fleet's engines model it (`engine/pieces.ts`).
  * Each piece is the most tokens, in whole STAGED_PIECE_QUANTUM, whose heaviest step alone takes
  * at most STAGED_PIECE_SHARE of the step budget; the rest of the budget is the replica's decodes.
  */
@@ -15,7 +16,7 @@ export const LONG_PROMPT_SHARE = 0.9;
 /** Share of the step budget a staged piece may take alone, the decodes beside it the rest. */
 const STAGED_PIECE_SHARE = 0.6;
 /** Pieces are whole multiples of this many tokens (16 of vLLM's blocks): no smaller piece. */
-export const STAGED_PIECE_QUANTUM = 256;
+const STAGED_PIECE_QUANTUM = 256;
 /** Prompt sizes whose piece is remembered, for the budget they were sized under. */
 const PIECE_MEMO = 4_096;
 
