@@ -35,11 +35,19 @@ export interface UpstreamCall {
   readonly signal: AbortSignal;
   /** The W3C trace context to send with it (the attempt's span as parent), if any. */
   readonly trace?: TraceHeaders;
-  /**
-   * Its prompt staged in pieces of this many tokens (`core/routing/staged-prefill.ts`), which
-   * only a backend the fleet spec says can stage (`stagesPrefill`) is given.
-   */
-  readonly pieceTokens?: Tokens;
+  /** Its prompt staged in pieces (`core/routing/staged-prefill.ts`); absent: sent whole. */
+  readonly staged?: StagedCall;
+}
+
+/**
+ * A staged prompt: pieces of `pieceTokens` after the `cachedTokens` its replica is expected to
+ * hold, of the `promptTokens` the gateway estimated. An HTTP backend sends the leading pieces
+ * first (`staged-pieces.ts`); an in-process engine is told the piece size.
+ */
+export interface StagedCall {
+  readonly pieceTokens: Tokens;
+  readonly cachedTokens: Tokens;
+  readonly promptTokens: Tokens;
 }
 
 /**

@@ -169,7 +169,7 @@ export function generationRequest(
     ...(adapter === undefined ? {} : { adapter }),
     // The class's band, which the gateway sets under priority scheduling.
     ...(typeof priority === 'number' ? { priority } : {}),
-    ...(call.pieceTokens === undefined ? {} : { pieceTokens: call.pieceTokens }),
+    ...(call.staged === undefined ? {} : { pieceTokens: call.staged.pieceTokens }),
     ...(echo === undefined ? {} : { echo }),
   };
 }

@@ -9,14 +9,14 @@ import { resolveGpuBlocks } from '../engine/kv-capacity.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 
 /**
- * The fleet the gateway's policy sees. `embedded`: its engines run in process, and are told a
- * staged prompt's pieces as the simulator's are; to HTTP backends the gateway sends no pieces.
+ * The fleet the gateway's policy sees. A prompt is staged in pieces where the engines keep a
+ * prefix cache and chunk prefills: an HTTP backend is sent the pieces as requests, an embedded
+ * engine is told them (`UpstreamCall.staged`).
  */
 export function fleetSpecFor(
   engine: EngineConfig,
   profile: TimingProfile,
   model: string,
-  embedded = false,
 ): FleetSpec {
   return {
     model,
@@ -30,6 +30,6 @@ export function fleetSpecFor(
     kvBytesPerToken: kvBytesPerToken(engine.model),
     replicaKvTokens: resolveGpuBlocks(engine) * engine.blockSize,
     stepTime: profile,
-    stagesPrefill: embedded && engine.enablePrefixCaching && engine.chunkedPrefill,
+    stagesPrefill: engine.enablePrefixCaching && engine.chunkedPrefill,
   };
 }

@@ -4,7 +4,8 @@
  * thousands of tokens a second. Every call streams (with usage) whatever the client asked for,
  * and carries the gateway's request id as `X-Request-Id` (vLLM names its request after it) and
  * the attempt's W3C trace context (`traceparent`, `tracestate`) when it has one; its answer is
- * read by `upstream-relay.ts`.
+ * read by `upstream-relay.ts`. A staged prompt's leading pieces go first, one request each, not
+ * streamed (`staged-pieces.ts`).
  * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
  * failed scrape — make the backend not ready: unknown is never read as idle.
  */
@@ -18,9 +19,11 @@ import {
   type Backend,
   type BackendLoad,
   type StreamEnd,
+  type StagedCall,
   type TokenSink,
   type UpstreamCall,
 } from './backend.ts';
+import { pieceBodies } from './staged-pieces.ts';
 import { readText } from './bounded-body.ts';
 import { relayStream } from './upstream-relay.ts';
 
@@ -102,6 +105,7 @@ export class HttpBackend implements Backend {
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const path = call.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions';
+    if (call.staged !== undefined) await this.stagePieces(path, call, call.staged);
     // The body was validated (bounded depth, known fields): serialising it cannot fail, and it
     // happens outside the try below, which blames the upstream for what goes wrong.
     const text = JSON.stringify({
@@ -111,21 +115,7 @@ export class HttpBackend implements Backend {
     });
     let res: IncomingMessage;
     try {
-      res = await this.send(
-        path,
-        {
-          method: 'POST',
-          signal: call.signal,
-          timeout: this.opts.upstreamIdleMs ?? UPSTREAM_IDLE_MS,
-          headers: this.headers({
-            'content-type': 'application/json',
-            'content-length': String(Buffer.byteLength(text)),
-            'x-request-id': call.id,
-            ...call.trace,
-          }),
-        },
-        text,
-      );
+      res = await this.post(path, call, text, call.id);
     } catch (e) {
       if (call.signal.aborted) throw e;
       throw new UpstreamError(`${this.name}: ${(e as Error).message}`, undefined, true);
@@ -146,6 +136,26 @@ export class HttpBackend implements Backend {
     return relayStream(this.name, res, call, onToken);
   }
 
+  /**
+   * Sends a staged prompt's leading pieces (`staged-pieces.ts`), each once the one before has
+   * ended, for the server's prefix cache to keep. A piece refused or failed ends the staging:
+   * the request then goes whole, as it would unstaged. Only the call's abort is passed on.
+   */
+  private async stagePieces(path: string, call: UpstreamCall, staged: StagedCall): Promise<void> {
+    const bodies = pieceBodies(call.kind, call.body, staged);
+    for (let k = 0; k < bodies.length; k++) {
+      const text = JSON.stringify(bodies[k]);
+      try {
+        const res = await this.post(path, call, text, `${call.id}-piece-${k + 1}`);
+        await readText(res, ERROR_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
+        if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) return;
+      } catch (e) {
+        if (call.signal.aborted) throw e;
+        return;
+      }
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.timer?.cancel();
@@ -156,6 +166,25 @@ export class HttpBackend implements Backend {
     return this.opts.apiKey === undefined
       ? extra
       : { ...extra, authorization: `Bearer ${this.opts.apiKey}` };
+  }
+
+  /** POSTs JSON `text` to `path` for `call` (its abort and trace context) as request `id`. */
+  private post(path: string, call: UpstreamCall, text: string, id: string) {
+    return this.send(
+      path,
+      {
+        method: 'POST',
+        signal: call.signal,
+        timeout: this.opts.upstreamIdleMs ?? UPSTREAM_IDLE_MS,
+        headers: this.headers({
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(text)),
+          'x-request-id': id,
+          ...call.trace,
+        }),
+      },
+      text,
+    );
   }
 
   /** One request on the keep-alive agent; resolves with the response head. */

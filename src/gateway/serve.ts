@@ -190,7 +190,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const gateway = new Gateway({
     urlImages: images,
     policy: o.policy,
-    spec: fleetSpecFor(o.engine, o.profile, o.servedModelName, o.backendUrls.length === 0),
+    spec: fleetSpecFor(o.engine, o.profile, o.servedModelName),
     backends,
     clock,
     timers,

@@ -57,12 +57,9 @@ export function upstreamCall(
   body: Record<string, unknown>,
   signal: AbortSignal,
 ): UpstreamCall {
+  const call = { id: ticket.req.id, kind, body, signal };
   const pieceTokens = ticket.entry?.pieceTokens;
-  return {
-    id: ticket.req.id,
-    kind,
-    body,
-    signal,
-    ...(pieceTokens === undefined ? {} : { pieceTokens }),
-  };
+  if (pieceTokens === undefined) return call;
+  const promptTokens = ticket.req.inputTokens;
+  return { ...call, staged: { pieceTokens, cachedTokens: ticket.hitTokens, promptTokens } };
 }

@@ -3,7 +3,8 @@
  * replica's prefix cache keeps for the next, so no step of its prefill stalls the streams there.
  * Against vLLM a host sends piece k as a request for the prompt's first k pieces with one output
  * token, and the replica computes only the piece its cache does not hold; the last is the request
- * itself. The simulator's and the embedded fleet's engines model it (`engine/pieces.ts`).
+ * itself (`gateway/staged-pieces.ts`). The simulator's and the embedded fleet's engines model it
+ * (`engine/pieces.ts`).
  * Each piece is the most tokens, in whole STAGED_PIECE_QUANTUM, whose heaviest step alone takes
  * at most STAGED_PIECE_SHARE of the step budget; the rest of the budget is the replica's decodes.
  */

@@ -1,0 +1,52 @@
+// Staged prefill to HTTP backends (`goodput engine`, as vLLM answers): engines whose prefill is
+// 0.05 ms a token and whose steps take 10 ms, streams running on both long enough for their pace
+// to be measured, and a ~5,000-token prompt. The gateway sends its leading pieces as requests of
+// their own, one after another, each a prefix the engine's cache keeps for the next; the request
+// itself then finds all but its last piece cached, and every stream is served.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { engines, gateway, metricValue, postChat } from './gateway-kit.ts';
+
+const profile = { profile: 'const:prefill_ms_per_token=0.05,decode_step_ms=10' };
+const ADMIN = 'staged-http-admin';
+const LONG = 'word '.repeat(5_000);
+
+test('to HTTP backends a staged prompt goes as its pieces, each cached for the next', async () => {
+  const backends = await engines(2, profile);
+  const gw = await gateway(backends, 'goodput', { engine: profile, adminToken: ADMIN });
+  const streams = Array.from({ length: 4 }, () =>
+    postChat(gw.url, { max_tokens: 300, ignore_eos: true, stream: true }).then(async (r) => {
+      await r.arrayBuffer();
+      return r.status;
+    }),
+  );
+  // Pieces go only to a replica known to keep its profile's pace: 8 samples, 50 ms apart.
+  await new Promise((resolve) => setTimeout(resolve, 800));
+  const served = async () =>
+    (
+      await Promise.all(backends.map((b) => metricValue(b.url, 'vllm:request_success_total')))
+    ).reduce((a, b) => a + b, 0);
+  const hits = async () =>
+    (
+      await Promise.all(backends.map((b) => metricValue(b.url, 'vllm:prefix_cache_hits_total')))
+    ).reduce((a, b) => a + b, 0);
+  const [servedBefore, hitsBefore] = [await served(), await hits()];
+  const long = await postChat(gw.url, {
+    messages: [{ role: 'user', content: LONG }],
+    max_tokens: 20,
+    stream: true,
+  });
+  assert.equal(long.status, 200);
+  assert.match(await long.text(), /data: \[DONE\]/);
+  const id = long.headers.get('x-goodput-request-id') ?? '';
+  const res = await fetch(`${gw.url}/admin/decisions/${id}`, {
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  const d = (await res.json()) as { route: { staged_piece_tokens: number | null } };
+  assert.equal(d.route.staged_piece_tokens, 512);
+  // ~6,260 tokens by the estimate: 12 pieces of 512 before the request, 13 requests in all.
+  assert.equal((await served()) - servedBefore, 13, 'the pieces, then the request');
+  const cached = (await hits()) - hitsBefore;
+  assert.ok(cached >= 11 * 512 * 0.9, `each piece found the one before cached: ${cached} tokens`);
+  assert.deepEqual(await Promise.all(streams), [200, 200, 200, 200]);
+});
