@@ -321,8 +321,8 @@ export class FlowControl {
   }
 
   /**
-   * Whether a prompt's prefill stalls streams of `itlSloMs` beside it, sent as it is sent; a
-   * request of `seqs` choices (`n`).
+   * Whether a prompt's prefill stalls streams of `itlSloMs` beside it, sent as it is sent: whole,
+   * or staged where `stageable` (some replica takes pieces now); a request of `seqs` choices.
    */
   isLongPrompt(promptTokens: Tokens, itlSloMs: Ms, seqs = 1, stageable = true): boolean {
     if (this.prefill.stallMs(promptTokens) <= LONG_PROMPT_SHARE * itlSloMs * this.gapShare) {
