@@ -2,7 +2,7 @@
 // computed no further than its piece in a step, and sits out the step after each piece.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { EngineRequest } from './engine-types.ts';
+import type { EngineConfig, EngineRequest } from './engine-types.ts';
 import { Recorder, recordingProfile, req, runLoop, testConfig } from './engine-test-kit.ts';
 import { ReplicaCore } from './replica.ts';
 import type { StepShape } from './timing/profile.ts';
@@ -24,33 +24,24 @@ test('a staged prompt: one piece a step, a step without it after each, beside a 
   assert.ok(rec.lines.includes('70 first p from=60 cached=0'), rec.lines.join('\n'));
 });
 
-test('a staged prompt alone waits out no step: its next piece is there at once', () => {
+/** The prompt tokens of each step an engine of `config` runs for one staged prompt alone. */
+function stepsAlone(config: Partial<EngineConfig>, promptTokens: number): number[] {
   const shapes: StepShape[] = [];
   const core = new ReplicaCore<EngineRequest>(
-    testConfig({ maxBatchedTokens: 256 }),
+    testConfig({ maxBatchedTokens: 256, ...config }),
     recordingProfile(10, shapes),
     new Recorder(),
   );
-  core.add({ ...req('p', 200, 1), pieceTokens: 64 }, 0);
+  core.add({ ...req('p', promptTokens, 1), pieceTokens: 64 }, 0);
   runLoop(core);
-  assert.deepEqual(
-    shapes.map((s) => s.prefillTokens),
-    [64, 64, 64, 8],
-  );
+  return shapes.map((s) => s.prefillTokens);
+}
+
+test('a staged prompt alone waits out no step: its next piece is there at once', () => {
+  assert.deepEqual(stepsAlone({}, 200), [64, 64, 64, 8]);
 });
 
 test("a staged piece is cut by the engine's own chunk cap and the step's budget too", () => {
-  const shapes: StepShape[] = [];
-  const core = new ReplicaCore<EngineRequest>(
-    testConfig({ maxBatchedTokens: 256, longPrefillTokenThreshold: 48 }),
-    recordingProfile(10, shapes),
-    new Recorder(),
-  );
-  core.add({ ...req('p', 100, 1), pieceTokens: 64 }, 0);
-  runLoop(core);
   // 48 of the first piece, its last 16, then 36: the engine's cap within each piece.
-  assert.deepEqual(
-    shapes.map((s) => s.prefillTokens),
-    [48, 16, 36],
-  );
+  assert.deepEqual(stepsAlone({ longPrefillTokenThreshold: 48 }, 100), [48, 16, 36]);
 });

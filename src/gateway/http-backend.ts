@@ -147,8 +147,10 @@ export class HttpBackend implements Backend {
       const text = JSON.stringify(bodies[k]);
       try {
         const res = await this.post(path, call, text, `${call.id}-piece-${k + 1}`);
+        // Its answer (a token, or a refusal) is read and dropped, within an error answer's bounds.
         await readText(res, ERROR_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
-        if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) return;
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status >= 300) return;
       } catch (e) {
         if (call.signal.aborted) throw e;
         return;

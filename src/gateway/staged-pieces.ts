@@ -48,8 +48,11 @@ export function pieceBodies(
   const { pieceTokens, cachedTokens, promptTokens } = staged;
   if (pieceTokens <= 0 || body.truncate_prompt_tokens != null) return [];
   const bodies: Record<string, unknown>[] = [];
+  const prefix =
+    kind === 'chat' ? chatPrefixes(body) : (cut: Tokens) => completionPrefix(body, cut);
+  if (prefix === undefined) return [];
   for (let cut = cachedTokens + pieceTokens; cut < promptTokens; cut += pieceTokens) {
-    const prompt = kind === 'chat' ? chatPrefix(body, cut) : completionPrefix(body, cut);
+    const prompt = prefix(cut);
     if (prompt === undefined) return [];
     const piece: Record<string, unknown> = { max_tokens: 1, stream: false };
     for (const f of PROMPT_FIELDS) if (body[f] !== undefined) piece[f] = body[f];
@@ -58,25 +61,32 @@ export function pieceBodies(
   return bodies;
 }
 
-/** The chat's messages up to where the estimate reaches `cut` tokens. */
-function chatPrefix(body: Readonly<Record<string, unknown>>, cut: Tokens) {
+/**
+ * The chat's messages up to where the estimate reaches a cut, each message's estimate taken once
+ * for every cut; not a chat: none.
+ */
+function chatPrefixes(body: Readonly<Record<string, unknown>>) {
   const messages = body.messages as ChatMessage[] | undefined;
   if (!Array.isArray(messages)) return undefined;
   const tools = body.tools as Parameters<typeof estimateChatTokens>[0]['tools'];
-  let used = estimateChatTokens({ messages: [], tools });
-  const kept: ChatMessage[] = [];
-  for (const m of messages) {
-    const cost = estimateChatTokens({ messages: [m] }) - estimateChatTokens({ messages: [] });
-    if (used + cost <= cut) {
-      kept.push(m);
-      used += cost;
-      continue;
+  const start = estimateChatTokens({ messages: [], tools });
+  const none = estimateChatTokens({ messages: [] });
+  const costs = messages.map((m) => estimateChatTokens({ messages: [m] }) - none);
+  return (cut: Tokens) => {
+    let used = start;
+    const kept: ChatMessage[] = [];
+    for (let i = 0; i < messages.length; i++) {
+      if (used + costs[i] <= cut) {
+        kept.push(messages[i]);
+        used += costs[i];
+        continue;
+      }
+      const chars = (cut - used - TOKENS_PER_MESSAGE) * CHARS_PER_TOKEN;
+      if (chars > 0) kept.push(cutMessage(messages[i], chars));
+      break;
     }
-    const chars = (cut - used - TOKENS_PER_MESSAGE) * CHARS_PER_TOKEN;
-    if (chars > 0) kept.push(cutMessage(m, chars));
-    break;
-  }
-  return { messages: kept };
+    return { messages: kept };
+  };
 }
 
 /** `m` with its text cut after `chars` characters: its parts after the cut, and its calls, dropped. */

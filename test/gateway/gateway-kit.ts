@@ -1,6 +1,7 @@
 // Real parts for the gateway suites: `goodput engine` servers on a fast constant-step profile,
 // a gateway in front of them over HTTP, all on ephemeral ports and closed when the suite ends.
 import { after } from 'node:test';
+import assert from 'node:assert/strict';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
@@ -196,6 +197,27 @@ export function postChat(
     body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], ...fields }),
     signal,
   });
+}
+
+/** `n` streaming chats of `maxTokens` tokens each, sent now; their statuses once read whole. */
+export function runningStreams(url: string, n: number, maxTokens: number): Promise<number[]> {
+  return Promise.all(
+    Array.from({ length: n }, () =>
+      postChat(url, { max_tokens: maxTokens, ignore_eos: true, stream: true }).then(async (r) => {
+        await r.arrayBuffer();
+        return r.status;
+      }),
+    ),
+  );
+}
+
+/** Request `id`'s decision record, as the gateway's admin lookup gives it. */
+export async function decisionRecord<T>(url: string, id: string, adminToken: string): Promise<T> {
+  const res = await fetch(`${url}/admin/decisions/${id}`, {
+    headers: { authorization: `Bearer ${adminToken}` },
+  });
+  assert.equal(res.status, 200, `no decision record for ${id}`);
+  return (await res.json()) as T;
 }
 
 /** The sum of a metric's lines, over those carrying every one of `labels` (all lines: none given). */

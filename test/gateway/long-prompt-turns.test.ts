@@ -5,7 +5,7 @@
 // after the first's, and both are served; the decision log has what was predicted and waited.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { engines, gateway, postChat } from './gateway-kit.ts';
+import { decisionRecord, engines, gateway, postChat, runningStreams } from './gateway-kit.ts';
 
 const profile = { profile: 'const:prefill_ms_per_token=0.05,decode_step_ms=2' };
 const ADMIN = 'long-turns-admin';
@@ -17,25 +17,14 @@ interface Record {
   readonly waited_ms: number | null;
 }
 
-async function decision(url: string, id: string): Promise<Record> {
-  const res = await fetch(`${url}/admin/decisions/${id}`, {
-    headers: { authorization: `Bearer ${ADMIN}` },
-  });
-  assert.equal(res.status, 200, `no decision record for ${id}`);
-  return (await res.json()) as Record;
-}
+const decision = (url: string, id: string) => decisionRecord<Record>(url, id, ADMIN);
 
 test('long prompts behind young streams wait their turns, in order, and are served', async () => {
   const backends = await engines(2, profile);
   const gw = await gateway(backends, 'goodput', { engine: profile, adminToken: ADMIN });
   // Streams on both replicas, young: nothing is known of their lengths, so each must reach its
   // ~103rd token before a long prompt's stall can go beside it.
-  const streams = Array.from({ length: 4 }, () =>
-    postChat(gw.url, { max_tokens: 300, ignore_eos: true, stream: true }).then(async (r) => {
-      await r.arrayBuffer();
-      return r.status;
-    }),
-  );
+  const streams = runningStreams(gw.url, 4, 300);
   await new Promise((resolve) => setTimeout(resolve, 50));
   const long = () =>
     postChat(gw.url, {
@@ -51,7 +40,7 @@ test('long prompts behind young streams wait their turns, in order, and are serv
     assert.equal(r.status, 200);
     assert.match(await r.text(), /data: \[DONE\]/);
   }
-  assert.deepEqual(await Promise.all(streams), [200, 200, 200, 200]);
+  assert.deepEqual(await streams, [200, 200, 200, 200]);
   const [a, b] = await Promise.all(ids.map((id) => decision(gw.url, id)));
   for (const d of [a, b]) {
     assert.equal(d.admission.result, 'admit');

@@ -5,7 +5,14 @@
 // itself then finds all but its last piece cached, and every stream is served.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { engines, gateway, metricValue, postChat } from './gateway-kit.ts';
+import {
+  decisionRecord,
+  engines,
+  gateway,
+  metricValue,
+  postChat,
+  runningStreams,
+} from './gateway-kit.ts';
 
 const profile = { profile: 'const:prefill_ms_per_token=0.05,decode_step_ms=10' };
 const ADMIN = 'staged-http-admin';
@@ -14,12 +21,7 @@ const LONG = 'word '.repeat(5_000);
 test('to HTTP backends a staged prompt goes as its pieces, each cached for the next', async () => {
   const backends = await engines(2, profile);
   const gw = await gateway(backends, 'goodput', { engine: profile, adminToken: ADMIN });
-  const streams = Array.from({ length: 4 }, () =>
-    postChat(gw.url, { max_tokens: 300, ignore_eos: true, stream: true }).then(async (r) => {
-      await r.arrayBuffer();
-      return r.status;
-    }),
-  );
+  const streams = runningStreams(gw.url, 4, 300);
   // Pieces go only to a replica known to keep its profile's pace: 8 samples, 50 ms apart.
   await new Promise((resolve) => setTimeout(resolve, 800));
   const served = async () =>
@@ -39,14 +41,15 @@ test('to HTTP backends a staged prompt goes as its pieces, each cached for the n
   assert.equal(long.status, 200);
   assert.match(await long.text(), /data: \[DONE\]/);
   const id = long.headers.get('x-goodput-request-id') ?? '';
-  const res = await fetch(`${gw.url}/admin/decisions/${id}`, {
-    headers: { authorization: `Bearer ${ADMIN}` },
-  });
-  const d = (await res.json()) as { route: { staged_piece_tokens: number | null } };
+  const d = await decisionRecord<{ route: { staged_piece_tokens: number | null } }>(
+    gw.url,
+    id,
+    ADMIN,
+  );
   assert.equal(d.route.staged_piece_tokens, 512);
   // ~6,260 tokens by the estimate: 12 pieces of 512 before the request, 13 requests in all.
   assert.equal((await served()) - servedBefore, 13, 'the pieces, then the request');
   const cached = (await hits()) - hitsBefore;
   assert.ok(cached >= 11 * 512 * 0.9, `each piece found the one before cached: ${cached} tokens`);
-  assert.deepEqual(await Promise.all(streams), [200, 200, 200, 200]);
+  assert.deepEqual(await streams, [200, 200, 200, 200]);
 });

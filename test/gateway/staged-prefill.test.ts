@@ -17,7 +17,14 @@ import { startGateway } from '../../src/gateway/serve.ts';
 import { presetPolicy } from '../../src/core/config/presets.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
-import { MODEL, onTeardown, postChat, until } from './gateway-kit.ts';
+import {
+  decisionRecord,
+  MODEL,
+  onTeardown,
+  postChat,
+  runningStreams,
+  until,
+} from './gateway-kit.ts';
 
 const ADMIN = 'staged-admin';
 const LONG = 'word '.repeat(5_000);
@@ -53,12 +60,7 @@ test('a long prompt beside young streams goes at once in pieces, and every strea
   });
   onTeardown(() => g.close());
   await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);
-  const streams = Array.from({ length: 4 }, () =>
-    postChat(g.url, { max_tokens: 1_000, ignore_eos: true, stream: true }).then(async (r) => {
-      await r.arrayBuffer();
-      return r.status;
-    }),
-  );
+  const streams = runningStreams(g.url, 4, 1_000);
   // Pieces go only to a replica known to keep its profile's pace: 8 samples, 50 ms apart.
   await new Promise((resolve) => setTimeout(resolve, 800));
   const long = await postChat(g.url, {
@@ -68,15 +70,12 @@ test('a long prompt beside young streams goes at once in pieces, and every strea
   });
   assert.equal(long.status, 200);
   assert.match(await long.text(), /data: \[DONE\]/);
-  assert.deepEqual(await Promise.all(streams), [200, 200, 200, 200]);
+  assert.deepEqual(await streams, [200, 200, 200, 200]);
   const id = long.headers.get('x-goodput-request-id') ?? '';
-  const res = await fetch(`${g.url}/admin/decisions/${id}`, {
-    headers: { authorization: `Bearer ${ADMIN}` },
-  });
-  const d = (await res.json()) as {
+  const d = await decisionRecord<{
     admission: { result: string; predicted_wait_ms: number | null };
     route: { staged_piece_tokens: number | null };
-  };
+  }>(g.url, id, ADMIN);
   assert.equal(d.admission.result, 'admit');
   assert.equal(d.route.staged_piece_tokens, 512);
   assert.equal(d.admission.predicted_wait_ms, 0, 'no turn to wait for');

@@ -21,11 +21,13 @@ const spec: FleetSpec = {
   replicaKvTokens: 1_000_000,
   stepTime: { stepMs: (s) => 10 + s.decodeSeqs + s.prefillSeqs },
 };
-const flow = (o: Partial<FleetSpec> = {}) =>
-  new FlowControl(
-    { ...spec, ...o },
-    { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 },
-  );
+const PARAMS = { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 };
+const flow = (o: Partial<FleetSpec> = {}) => new FlowControl({ ...spec, ...o }, PARAMS);
+/** 10 ms a step, 1 ms a stream, a twentieth of a ms a prompt token: prompts cost their size. */
+const prefillStep = {
+  stepMs: (s: { decodeSeqs: number; prefillTokens: number }) =>
+    10 + s.decodeSeqs + s.prefillTokens / 20,
+};
 
 test('steady batch: the step budget binds — 10 + B ≤ 0.9 × 80 gives 62', () => {
   assert.equal(flow().steadyBatch(80, 1_000, 1_000), 62);
@@ -162,13 +164,9 @@ test('a replica whose engine holds 8 steps of queued prompts takes no more until
 });
 
 test("vLLM's long_prefill_token_threshold: a long prompt's chunks are that size beside the streams", () => {
-  // 10 ms a step, 1 ms a stream, a twentieth of a ms a prompt token: the budget is 0.9 × 80 = 72.
-  const stepTime = {
-    stepMs: (s: { decodeSeqs: number; prefillTokens: number }) =>
-      10 + s.decodeSeqs + s.prefillTokens / 20,
-  };
-  const whole = flow({ stepTime });
-  const cut = flow({ stepTime, longPrefillTokenThreshold: 1_024 });
+  // The budget is 0.9 × 80 = 72.
+  const whole = flow({ stepTime: prefillStep });
+  const cut = flow({ stepTime: prefillStep, longPrefillTokenThreshold: 1_024 });
   const ledger = new ReplicaLedger(1);
   const a = ledger.replicas[0];
   const streaming = ledgerEntry({ promptTokens: 100 });
@@ -185,27 +183,28 @@ test("vLLM's long_prefill_token_threshold: a long prompt's chunks are that size 
   assert.equal(whole.isLongPrompt(4_000, 80), true);
   assert.equal(cut.isLongPrompt(4_000, 80), false);
   // A threshold past the step's budget is the budget.
-  assert.equal(flow({ stepTime, longPrefillTokenThreshold: 100_000 }).prefillMs(4_000), 210);
+  assert.equal(
+    flow({ stepTime: prefillStep, longPrefillTokenThreshold: 100_000 }).prefillMs(4_000),
+    210,
+  );
 });
 
 test('staged prefill: a long prompt goes in pieces that fit a step beside the streams', () => {
-  // The budget is 0.9 × 80 = 72 ms; a piece alone may take half: 10 + piece / 20 ≤ 36.
-  const stepTime = {
-    stepMs: (s: { decodeSeqs: number; prefillTokens: number }) =>
-      10 + s.decodeSeqs + s.prefillTokens / 20,
-  };
-  const params = { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 };
+  // The budget is 0.9 × 80 = 72 ms; a piece alone may take 60% of it: 10 + piece / 20 ≤ 43.2.
   const staged = new FlowControl(
-    { ...spec, stepTime, stagesPrefill: true },
-    { ...params, stagedPrefill: true },
+    { ...spec, stepTime: prefillStep, stagesPrefill: true },
+    { ...PARAMS, stagedPrefill: true },
   );
   assert.equal(staged.stagedPieceTokens(4_000, 80), 512, 'whole 256-token quanta: 512');
   assert.equal(staged.stagedPieceTokens(1_000, 80), 0, 'short as it is: 60 ms ≤ 0.9 × 72');
   assert.equal(staged.stagedPieceTokens(4_000, Infinity), 0, 'no stream to stall');
   assert.equal(staged.isLongPrompt(4_000, 80), false);
   // Not staged where the policy or the host says no: the prompt is long, and waits for a turn.
-  const hostless = new FlowControl({ ...spec, stepTime }, { ...params, stagedPrefill: true });
-  const off = new FlowControl({ ...spec, stepTime, stagesPrefill: true }, params);
+  const hostless = new FlowControl(
+    { ...spec, stepTime: prefillStep },
+    { ...PARAMS, stagedPrefill: true },
+  );
+  const off = new FlowControl({ ...spec, stepTime: prefillStep, stagesPrefill: true }, PARAMS);
   for (const f of [hostless, off]) {
     assert.equal(f.stagedPieceTokens(4_000, 80), 0);
     assert.equal(f.isLongPrompt(4_000, 80), true);
@@ -238,14 +237,9 @@ test('staged prefill: a long prompt goes in pieces that fit a step beside the st
 });
 
 test('staged prefill: only on a replica known to keep its profile, measured and no slower', () => {
-  const stepTime = {
-    stepMs: (s: { decodeSeqs: number; prefillTokens: number }) =>
-      10 + s.decodeSeqs + s.prefillTokens / 20,
-  };
-  const params = { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 };
   const measuring = new FlowControl(
-    { ...spec, stepTime, stagesPrefill: true },
-    { ...params, stagedPrefill: true, pace: DEFAULT_STEP_PACE },
+    { ...spec, stepTime: prefillStep, stagesPrefill: true },
+    { ...PARAMS, stagedPrefill: true, pace: DEFAULT_STEP_PACE },
   );
   const ledger = new ReplicaLedger(1);
   const a = ledger.replicas[0];
