@@ -3,7 +3,7 @@
 // `baseline-vllm` keeps ≥ 90% of offered requests within SLO, found by bisection on the rate
 // scale — comparing `goodput` with `baseline-vllm` at 0.8×, 1×, 1.5×, 2× and 3×. Usage:
 //   node bench/admission.ts [--data ../shared/data] [--replicas 4] [--classes SPEC]
-//   [--policy NAME|FILE] [--engine-version NAME] [--max-num-batched-tokens N]
+//   [--policy NAME|FILE] [--engine-version NAME] [--gpu NAME] [--max-num-batched-tokens N]
 //   [--long-prefill-token-threshold N] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { DATA_DIR, flag, intFlag } from './bench-args.ts';
@@ -21,6 +21,7 @@ const base: ScenarioSpec = {
   replicas: Number(flag('--replicas') ?? 4),
   classes: flag('--classes') ?? 'interactive:0.7,batch:0.2,best_effort:0.1',
   engineVersion: flag('--engine-version') ?? SCENARIO_DEFAULTS.engineVersion,
+  gpu: flag('--gpu') ?? SCENARIO_DEFAULTS.gpu,
   // Both policies' engines (vLLM's max_num_batched_tokens; default: the engine version's).
   ...(batched === undefined ? {} : { maxBatchedTokens: batched }),
   // vLLM's long_prefill_token_threshold, both policies' engines (default: none).
