@@ -1,6 +1,6 @@
 // Tests for pieceBodies (staged-pieces.ts): a staged prompt's leading pieces, cut where the
-// gateway's token estimate (4 characters a token, 4 tokens a message, 3 for the reply) reaches
-// each piece's end, keeping only what shapes the prompt.
+// gateway's token estimate (4 Latin characters a token, 0.8 a Chinese one; 4 tokens a message, 3
+// for the reply) reaches each piece's end, keeping only what shapes the prompt.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pieceBodies } from './staged-pieces.ts';
@@ -48,6 +48,29 @@ test('a chat prompt: the messages before each cut whole, the one it falls in cut
     assert.equal(user.length, (156 + 256 * k) * 4, `piece ${k + 1}`);
     assert.ok(body.messages[1].content.startsWith(user));
   }
+});
+
+test("a prompt in Chinese is cut at its characters' weight: 1.25 characters a token", () => {
+  const body = { messages: [{ role: 'user', content: '你好世界'.repeat(500) }] }; // 1,607 tokens
+  const pieces = pieceBodies('chat', body, {
+    pieceTokens: 512,
+    cachedTokens: 0,
+    promptTokens: 1_607,
+  });
+  assert.equal(pieces.length, 3);
+  for (const [k, p] of pieces.entries()) {
+    // 512 × (k + 1) tokens less the 3 + 4 before the text, at 0.8 a character.
+    const user = (p.messages as { content: string }[])[0].content;
+    assert.equal(user.length, Math.floor(((512 * (k + 1) - 7) * 5) / 4), `piece ${k + 1}`);
+  }
+  const text = { prompt: 'ab😀'.repeat(300) }; // 1,050 tokens: 3.5 a repeat
+  const [first] = pieceBodies('completion', text, {
+    pieceTokens: 256,
+    cachedTokens: 0,
+    promptTokens: 1_050,
+  });
+  // 73 repeats weigh 255.5 tokens; the next 'a' and 'b' bring it to 256, and no pair is split.
+  assert.equal(first.prompt, 'ab😀'.repeat(73) + 'ab');
 });
 
 test('content parts: the text cut where the piece ends, the parts after it dropped', () => {

@@ -11,11 +11,8 @@
  * keeps only what shapes its prompt, so it asks for no grammar, log probabilities or choices.
  */
 import type { ChatMessage, ContentPart } from '../openai/chat-request.ts';
-import {
-  CHARS_PER_TOKEN,
-  estimateChatTokens,
-  TOKENS_PER_MESSAGE,
-} from '../openai/prompt-tokens.ts';
+import { estimateChatTokens, TOKENS_PER_MESSAGE } from '../openai/prompt-tokens.ts';
+import { charsWithin, textUnits, UNITS_PER_TOKEN } from '../openai/text-weight.ts';
 import type { Tokens } from '../core/request/units.ts';
 import type { ApiKind, StagedCall } from './backend.ts';
 
@@ -81,33 +78,37 @@ function chatPrefixes(body: Readonly<Record<string, unknown>>) {
         used += costs[i];
         continue;
       }
-      const chars = (cut - used - TOKENS_PER_MESSAGE) * CHARS_PER_TOKEN;
-      if (chars > 0) kept.push(cutMessage(messages[i], chars));
+      const units = (cut - used - TOKENS_PER_MESSAGE) * UNITS_PER_TOKEN;
+      if (units > 0) kept.push(cutMessage(messages[i], units));
       break;
     }
     return { messages: kept };
   };
 }
 
-/** `m` with its text cut after `chars` characters: its parts after the cut, and its calls, dropped. */
-function cutMessage(m: ChatMessage, chars: number): ChatMessage {
+/**
+ * `m` with its text cut where it reaches `units` of weight (text-weight.ts): its parts after the
+ * cut, and its calls, dropped.
+ */
+function cutMessage(m: ChatMessage, units: number): ChatMessage {
   const { tool_calls: _calls, ...rest } = m;
   const c = m.content;
   if (c == null) return rest;
-  if (typeof c === 'string') return { ...rest, content: cutText(c, chars) };
+  if (typeof c === 'string') return { ...rest, content: cutText(c, units) };
   const parts: ContentPart[] = [];
-  let left = chars;
+  let left = units;
   for (const p of c) {
     if (p.type !== 'text') {
       parts.push(p);
       continue;
     }
-    if (p.text.length >= left) {
+    const weight = textUnits(p.text);
+    if (weight >= left) {
       parts.push({ ...p, text: cutText(p.text, left) });
       break;
     }
     parts.push(p);
-    left -= p.text.length;
+    left -= weight;
   }
   return { ...rest, content: parts };
 }
@@ -115,17 +116,14 @@ function cutMessage(m: ChatMessage, chars: number): ChatMessage {
 /** A text or token-id prompt up to `cut` tokens by the estimate; a batch of prompts: none. */
 function completionPrefix(body: Readonly<Record<string, unknown>>, cut: Tokens) {
   const prompt = body.prompt;
-  if (typeof prompt === 'string') return { prompt: cutText(prompt, cut * CHARS_PER_TOKEN) };
+  if (typeof prompt === 'string') return { prompt: cutText(prompt, cut * UNITS_PER_TOKEN) };
   if (Array.isArray(prompt) && prompt.every((t) => typeof t === 'number')) {
     return { prompt: prompt.slice(0, cut) };
   }
   return undefined;
 }
 
-/** The first `chars` UTF-16 units of `text`, not splitting a surrogate pair. */
-function cutText(text: string, chars: number): string {
-  const n = Math.max(0, Math.floor(chars));
-  if (n >= text.length) return text;
-  const code = text.charCodeAt(n - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+/** The start of `text` that weighs at most `units`, not splitting a surrogate pair. */
+function cutText(text: string, units: number): string {
+  return text.slice(0, charsWithin(text, units));
 }

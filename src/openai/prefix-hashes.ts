@@ -1,9 +1,10 @@
 /**
  * Chained block hashes of a prompt's text, for prefix caching and prefix-aware routing without
- * a tokenizer: the text is cut into blocks of `blockTokens × CHARS_PER_TOKEN` characters (the
- * token estimate's rule), and block j's hash covers block j and every block before it, as
- * vLLM's block hashes do. Main rule: only full blocks inside the prompt's estimated token count
- * are hashed, so two prompts share hash j exactly when they share the first j + 1 blocks.
+ * a tokenizer: the text is cut into blocks of `blockTokens` tokens by the token estimate's
+ * weights (text-weight.ts: 64 characters of Latin text for 16 tokens), and block j's hash
+ * covers block j and every block before it, as vLLM's block hashes do. Main rule: only full
+ * blocks inside the prompt's estimated token count are hashed, so two prompts share hash j
+ * exactly when they share the first j + 1 blocks.
  *
  * A chat or token prompt is hashed as its rendering (renderChatPrompt, renderCompletionPrompt)
  * would be, fed in pieces rather than built: the gateway hashes every request it reads, refused
@@ -14,12 +15,8 @@
  * salt's, and the blocks are cut where they would be without it.
  */
 import type { CompletionPrompt } from './completion-request.ts';
-import {
-  CHARS_PER_TOKEN,
-  chatPromptPieces,
-  TOKEN_ID_RADIX,
-  type ChatPrompt,
-} from './prompt-tokens.ts';
+import { charUnits, isLatinText, LATIN_UNITS, UNITS_PER_TOKEN } from './text-weight.ts';
+import { chatPromptPieces, TOKEN_ID_RADIX, type ChatPrompt } from './prompt-tokens.ts';
 
 export interface PromptBlockHashes {
   readonly blockTokens: number;
@@ -72,16 +69,17 @@ const OFFSET_B = 0x01000193;
  */
 class BlockHasher {
   readonly hashes: string[] = [];
-  private readonly blockChars: number;
+  /** A block's weight (text-weight.ts): `blockTokens` tokens. */
+  private readonly blockUnits: number;
   /** The full blocks within the prompt's token count: where hashing stops. */
   private readonly blocks: number;
   private a = OFFSET_A;
   private b = OFFSET_B;
-  /** Characters hashed into the open block. */
+  /** The weight hashed into the open block. */
   private filled = 0;
 
   constructor(blockTokens: number, promptTokens: number, salt?: string | null) {
-    this.blockChars = blockTokens * CHARS_PER_TOKEN;
+    this.blockUnits = blockTokens * UNITS_PER_TOKEN;
     this.blocks = Math.floor(promptTokens / blockTokens);
     if (salt != null) this.salt(salt);
   }
@@ -99,19 +97,30 @@ class BlockHasher {
     this.b = Math.imul(b ^ 0xffff, 0x5bd1e995);
   }
 
+  /** A block closes once it holds `blockTokens` tokens' weight, never inside a surrogate pair. */
   text(s: string): void {
-    const blockChars = this.blockChars;
+    const latin = isLatinText(s);
+    const blockUnits = this.blockUnits;
     let { a, b, filled } = this;
     let i = 0;
     while (i < s.length && this.hashes.length < this.blocks) {
-      const end = Math.min(s.length, i + blockChars - filled);
-      filled += end - i;
+      // Latin text, each character of one weight: the run that fills the block, hashed at once.
+      // Any other: a character at a time, a surrogate pair's two units one character.
+      let end: number;
+      if (latin) {
+        end = Math.min(s.length, i + Math.ceil((blockUnits - filled) / LATIN_UNITS));
+        filled += (end - i) * LATIN_UNITS;
+      } else {
+        const code = s.codePointAt(i) as number;
+        end = i + (code > 0xffff ? 2 : 1);
+        filled += charUnits(code);
+      }
       for (; i < end; i++) {
         const c = s.charCodeAt(i);
         a = Math.imul(a ^ c, 0x01000193);
         b = Math.imul(b ^ c, 0x5bd1e995);
       }
-      if (filled === blockChars) {
+      if (filled >= blockUnits) {
         this.hashes.push(hex64(a, b));
         filled = 0;
       }
@@ -127,7 +136,7 @@ class BlockHasher {
    * the ids must be the first thing this hasher is fed (completionBlockHashes).
    */
   tokenIds(ids: readonly number[]): void {
-    const idsPerBlock = this.blockChars / ID_CHARS;
+    const idsPerBlock = this.blockUnits / UNITS_PER_TOKEN;
     let { a, b } = this;
     let inBlock = 0;
     for (let t = 0; t < ids.length && this.hashes.length < this.blocks; t++) {
@@ -149,12 +158,10 @@ class BlockHasher {
     }
     this.a = a;
     this.b = b;
-    this.filled = inBlock * ID_CHARS;
+    this.filled = inBlock * UNITS_PER_TOKEN;
   }
 }
 
-/** A token id is two digit pairs: this fails to compile if CHARS_PER_TOKEN is ever not 4. */
-const ID_CHARS: 4 = CHARS_PER_TOKEN;
 /** The values two base-36 digits hold. */
 const PAIRS = TOKEN_ID_RADIX ** 2;
 /** Each pair's two digits as character codes, high digit first: '00', '01', … 'zz'. */

@@ -12,14 +12,28 @@ import {
 import { chatBlockHashes, completionBlockHashes, promptBlockHashes } from './prefix-hashes.ts';
 import type { ChatMessage } from './chat-request.ts';
 
-test('text tokens are ceil(code points / 4)', () => {
+test("text tokens are its characters' weights by script, rounded up", () => {
   const cases: [string, number][] = [
     ['', 0],
     ['a', 1],
     ['abcd', 1],
     ['abcde', 2],
-    ['😀😀😀😀', 1],
     ['x'.repeat(400), 100],
+    // Greek, Cyrillic, accents and general punctuation weigh a Latin letter's: 4 a token.
+    ['Привет, мир — αβγ é', 5],
+    // Chinese, Japanese and Korean: 0.8 each (ten characters: 8 tokens).
+    ['你好世界你好世界你好', 8],
+    ['こんにちは。カタカナ', 8],
+    ['안녕하세요안녕하세요', 8],
+    // An emoji is a surrogate pair, one character: 3 tokens.
+    ['😀😀😀😀', 12],
+    // Arabic and Devanagari: ½ each.
+    ['مرحبا', 3],
+    ['नमस्ते', 3],
+    // An ideograph beyond the basic plane (CJK extension B) weighs the others'.
+    ['𠀀𠀀𠀀𠀀𠀀', 4],
+    // A lone surrogate is a character of its own.
+    ['\ud800', 1],
   ];
   for (const [text, tokens] of cases) assert.equal(estimateTextTokens(text), tokens, text);
 });
@@ -100,6 +114,22 @@ test('only full blocks within the estimated prompt are hashed', () => {
   assert.deepEqual(promptBlockHashes('x'.repeat(63), 16, 16).hashes, []);
   assert.equal(promptBlockHashes('x'.repeat(640), 100, 16).hashes.length, 6);
   assert.equal(promptBlockHashes('x'.repeat(640), 1000, 16).hashes.length, 10);
+});
+
+test("a block holds its tokens by the estimate's weights, whatever the script", () => {
+  // 16 tokens: 20 Chinese characters (0.8 each), where Latin text takes 64.
+  const a = '你'.repeat(20) + '好'.repeat(20) + '世'.repeat(20);
+  const b = '你'.repeat(20) + '好'.repeat(20) + '界'.repeat(20);
+  const ha = promptBlockHashes(a, estimateTextTokens(a), 16).hashes;
+  const hb = promptBlockHashes(b, estimateTextTokens(b), 16).hashes;
+  assert.equal(ha.length, 3);
+  assert.deepEqual(ha.slice(0, 2), hb.slice(0, 2));
+  assert.notEqual(ha[2], hb[2]);
+  // Emoji, 3 tokens each: the sixth passes 16, and the block closes after its pair, not inside.
+  const emoji = '😀'.repeat(6);
+  const [first] = promptBlockHashes(emoji + 'x', 100, 16).hashes;
+  assert.equal(first, promptBlockHashes(emoji + 'y', 100, 16).hashes[0]);
+  assert.notEqual(first, promptBlockHashes('😀'.repeat(5) + '😁', 100, 16).hashes[0]);
 });
 
 test('block hashes keep their values: KV events, traces and routers compare them', () => {

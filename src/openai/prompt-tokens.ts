@@ -2,7 +2,9 @@
  * Prompt size without a tokenizer. The rule, chosen to match OpenAI's own rule of thumb and the
  * chat-template overhead of Llama-style models:
  *
- *   text tokens    = ceil(characters / 4), characters counted as Unicode code points
+ *   text tokens    = ceil(Σ its characters' weights): ¼ a Latin, Greek or Cyrillic one (4
+ *                    characters a token), 0.8 a Chinese, Japanese or Korean one, 3 an emoji,
+ *                    ½ any other (text-weight.ts, measured against Llama 3's tokenizer)
  *   chat prompt    = [4 + text tokens of the tools' JSON, when tools are offered]
  *                    + Σ over messages (4 + text tokens of its content, name and calls
  *                                       + the model's tokens for each of its images) + 3
@@ -18,6 +20,7 @@
  * (image-size.ts), by the rule the caller says, having refused images when it has none.
  */
 import type { ChatMessage } from './chat-request.ts';
+import { textUnits, UNITS_PER_TOKEN } from './text-weight.ts';
 import { imagePartTokens, imagesTokens, imageText, leastImagesTokens } from './image-parts.ts';
 import type { ImageTokens } from './image-size.ts';
 import type { CompletionPrompt } from './completion-request.ts';
@@ -35,30 +38,9 @@ export const CHARS_PER_TOKEN = 4;
 export const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_PER_REPLY = 3;
 
-/** A high surrogate: the first half of a pair. */
-const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
-
-/** Code points, not UTF-16 units, so an emoji counts once: units less the pairs' second halves. */
-function codePoints(text: string): number {
-  // Text with no high surrogate has no pair (V8 answers at once for a one-byte string, which
-  // cannot hold one), so most prompts skip the walk.
-  if (!HIGH_SURROGATE.test(text)) return text.length;
-  let n = text.length;
-  for (let i = 0; i < text.length - 1; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
-
+/** A text's tokens: its characters' weights by script (text-weight.ts), rounded up. */
 export function estimateTextTokens(text: string): number {
-  return Math.ceil(codePoints(text) / CHARS_PER_TOKEN);
+  return Math.ceil(textUnits(text) / UNITS_PER_TOKEN);
 }
 
 /**
