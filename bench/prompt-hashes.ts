@@ -50,13 +50,28 @@ const chat = (kb: number): Messages => [
   { role: 'system', content: system.repeat(4) },
   { role: 'user', content: question.repeat(Math.max(1, Math.round((kb * 1024 - 320) / 76))) },
 ];
+const questionZh = '我们的夜间备份自从文件数量翻倍以后就一直因为降速错误而失败。';
+/** The same in Chinese: a user message of about `kb` KiB of UTF-8, 3 bytes a character. */
+const chatZh = (kb: number): Messages => [
+  { role: 'system', content: system.repeat(4) },
+  { role: 'user', content: questionZh.repeat(Math.max(1, Math.round((kb * 1024) / 3 / 30))) },
+];
 const ids = (n: number) => Array.from({ length: n }, (_, i) => (i * 7_919) % 128_256);
 /** A chat prompt hashed at its estimated size (the estimate made once, outside the timing). */
-const chatCase = (kb: number) => (h: Hashing) => {
-  const m = chat(kb);
-  const tokens = h.estimate(m);
-  return () => h.chat(m, tokens);
-};
+const chatCase =
+  (kb: number, of = chat) =>
+  (h: Hashing) => {
+    const m = of(kb);
+    const tokens = h.estimate(m);
+    return () => h.chat(m, tokens);
+  };
+/** A chat prompt's estimated size, what every request's admission begins with. */
+const estimateCase =
+  (kb: number, of = chat) =>
+  (h: Hashing) => {
+    const m = of(kb);
+    return () => h.estimate(m);
+  };
 const idsCase = (n: number) => (h: Hashing) => {
   const p = ids(n);
   return () => h.ids(p, n);
@@ -65,6 +80,9 @@ const CASES: readonly [name: string, run: (h: Hashing) => () => unknown, per: nu
   ['chat, 1 KiB', chatCase(1), 20_000],
   ['chat, 32 KiB', chatCase(32), 1_000],
   ['chat, 400 KiB', chatCase(400), 50],
+  ['chat in Chinese, 32 KiB', chatCase(32, chatZh), 1_000],
+  ['estimate, chat 32 KiB', estimateCase(32), 1_000],
+  ['estimate, chat in Chinese 32 KiB', estimateCase(32, chatZh), 1_000],
   ['8,192 token ids', idsCase(8_192), 1_000],
   ['100,000 token ids', idsCase(100_000), 50],
 ];
