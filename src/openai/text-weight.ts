@@ -22,6 +22,18 @@ export const LATIN_UNITS = 5;
 const CJK_UNITS = 16;
 const OTHER_UNITS = 10;
 const ASTRAL_UNITS = 60;
+/**
+ * Hangul Jamo; CJK radicals and punctuation, kana, Bopomofo, CJK ideographs to Yi; Hangul
+ * syllables; compatibility ideographs and forms; fullwidth forms.
+ */
+const CJK_RANGES = [
+  [0x1100, 0x11ff],
+  [0x2e80, 0xa4cf],
+  [0xac00, 0xd7af],
+  [0xf900, 0xfaff],
+  [0xfe30, 0xfe4f],
+  [0xff00, 0xffef],
+] as const;
 
 /** Characters of another weight than Latin's: a text without one is measured by its length. */
 const HEAVY = /[\u0530-\u1fff\u2070-\uffff]/;
@@ -33,20 +45,19 @@ export function isLatinText(text: string): boolean {
 
 /** The weight of the character whose code point is `code`. */
 export function charUnits(code: number): number {
-  if (code <= 0x52f || (code >= 0x2000 && code <= 0x206f)) return LATIN_UNITS;
-  if (code >= 0x10000) return code >= 0x20000 && code <= 0x3ffff ? CJK_UNITS : ASTRAL_UNITS;
-  if (
-    (code >= 0x1100 && code <= 0x11ff) ||
-    (code >= 0x2e80 && code <= 0xa4cf) ||
-    (code >= 0xac00 && code <= 0xd7af) ||
-    (code >= 0xf900 && code <= 0xfaff) ||
-    (code >= 0xfe30 && code <= 0xfe4f) ||
-    (code >= 0xff00 && code <= 0xffef)
-  ) {
-    return CJK_UNITS;
-  }
-  return OTHER_UNITS;
+  if (code <= 0xffff) return BASIC_UNITS[code];
+  return code >= 0x20000 && code <= 0x3ffff ? CJK_UNITS : ASTRAL_UNITS;
 }
+
+/** Each character of the basic plane's weight, looked up rather than ranged per character. */
+const BASIC_UNITS = (() => {
+  const units = new Uint8Array(0x10000).fill(OTHER_UNITS);
+  const set = (from: number, to: number, weight: number) => units.fill(weight, from, to + 1);
+  set(0x0000, 0x052f, LATIN_UNITS);
+  set(0x2000, 0x206f, LATIN_UNITS);
+  for (const [from, to] of CJK_RANGES) set(from, to, CJK_UNITS);
+  return units;
+})();
 
 /** The weight of `text`, a code point at a time (a surrogate pair is one). */
 export function textUnits(text: string): number {
