@@ -39,6 +39,9 @@ import {
  */
 export const MAX_MESSAGES = 2_048;
 
+/** vLLM's reasoning efforts for a chat (the Responses API's are mapped to them). */
+export const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
+
 /** OpenAI's roles; `developer` is what its current API and SDKs send in place of `system`. */
 export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
@@ -133,6 +136,13 @@ export const chatCompletionRequestSchema = z
       continue_final_message: flag(),
       /** Passed to the chat template (`{"enable_thinking": false}`). */
       chat_template_kwargs: z.record(z.string(), z.unknown(), expect('an object')).nullish(),
+      /**
+       * How much a reasoning model thinks, as vLLM takes it: passed to the chat template, which
+       * a model that does not reason ignores (as the simulated engines' do).
+       */
+      reasoning_effort: z.enum(REASONING_EFFORTS, expect('one of low, medium, high')).nullish(),
+      /** vLLM's: whether the reply carries the model's reasoning (true when absent). */
+      include_reasoning: flag(),
       prompt_cache_key: promptCacheKey,
     },
     expect('a JSON object'),

@@ -91,6 +91,23 @@ test("a text completion's echo is a flag, served; chat's is not", () => {
   assert.equal(err.message, 'echo: expected a boolean, got "yes"');
 });
 
+test("a chat's reasoning effort is vLLM's low, medium or high, served; a text completion's is not", () => {
+  for (const reasoning_effort of ['low', 'medium', 'high', null] as const) {
+    const parsed = parseChatCompletionRequest({
+      ...CHAT,
+      reasoning_effort,
+      include_reasoning: false,
+    });
+    assert.equal(parsed.reasoning_effort, reasoning_effort);
+    assert.equal(parsed.include_reasoning, false);
+  }
+  const err = rejection(() => parseChatCompletionRequest({ ...CHAT, reasoning_effort: 'max' }));
+  assert.equal(err.message, 'reasoning_effort: expected one of low, medium, high, got "max"');
+  assert.equal(err.param, 'reasoning_effort');
+  const text = rejection(() => parseCompletionRequest({ ...TEXT, reasoning_effort: 'low' }));
+  assert.equal(text.param, 'reasoning_effort');
+});
+
 test('the table of unsupported fields is the one tested here', () => {
   assert.deepEqual(
     Object.keys(unsupportedFields).sort(),
@@ -102,6 +119,7 @@ test('an unsupported field is a 400 unless it carries a neutral value, which is 
   for (const [kind, parse, base] of parsers) {
     for (const [field, asks, neutrals, expected] of unsupported) {
       if (kind === 'text' && field === 'echo') continue; // a text completion's is served
+      if (kind === 'chat' && field === 'reasoning_effort') continue; // a chat's is served
       const err = rejection(() => parse({ ...base, [field]: asks }));
       const shown = JSON.stringify(asks);
       assert.equal(

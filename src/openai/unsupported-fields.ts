@@ -71,6 +71,7 @@ export const unsupportedFields = {
   modalities: neutralOnly([['text']]),
   audio: neutralOnly([]),
   prediction: neutralOnly([]),
+  // A chat's is served (chat-request.ts); vLLM's text completions take none.
   reasoning_effort: neutralOnly([]),
   web_search_options: neutralOnly([]),
 };

@@ -4,8 +4,9 @@
 // truncate_prompt_tokens, which the gateway and the engine size a prompt by alike;
 // response_format and vLLM's structured_outputs and guided_* constraints, passed to a server
 // and refused where only simulated engines would answer;
-// a reasoning model's thinking, relayed in the field its server streamed it in; and vLLM's
-// request priority, which the gateway sets from the class where engines schedule by it.
+// a reasoning model's thinking, relayed in the field its server streamed it in, and its
+// reasoning effort, passed on; and vLLM's request priority, which the gateway sets from the
+// class where engines schedule by it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generationRequest } from '../../src/gateway/embedded-backend.ts';
@@ -215,6 +216,28 @@ test("a reasoning model's thinking reaches the client in the field it came in, s
     assert.equal(message.content, '7 and 11', how);
     assert.equal(message[field], 'Two primes', how);
   }
+});
+
+test("a chat's reasoning effort reaches the server as sent; the simulated engines take it too", async () => {
+  const vllm = await fakeVllm([{ reasoning: 'Two' }, { content: '7' }]);
+  const front = await gateway([vllm]);
+  const asked = {
+    model: MODEL,
+    messages: [{ role: 'user' as const, content: 'A prime?' }],
+    reasoning_effort: 'high' as const,
+  };
+  const whole = await front.client.chat.completions.create(asked);
+  assert.equal(whole.choices[0].message.content, '7');
+  const sent = vllm.bodies.at(-1) as Record<string, unknown>;
+  assert.equal(sent.reasoning_effort, 'high');
+  // A model that does not reason ignores it, as Llama 3's chat template does in vLLM.
+  const filler = await gw.client.chat.completions.create({ ...asked, max_tokens: 3 });
+  assert.equal(filler.usage?.completion_tokens, 3);
+  const bad = await post(gw.url, chat({ reasoning_effort: 'max' }));
+  assert.equal(bad.status, 400);
+  const err = (await bad.json()) as { error: { param: string; message: string } };
+  assert.equal(err.error.param, 'reasoning_effort');
+  assert.equal(err.error.message, 'reasoning_effort: expected one of low, medium, high, got "max"');
 });
 
 test("goodput bench's client times a reasoning model's first token at its first thought", async () => {
