@@ -49,6 +49,38 @@ export const isTokenId = (v: unknown): v is number =>
 /** A non-empty array of token ids: a prompt, or vLLM's allowed_token_ids. */
 export const tokenIds = listOf(isTokenId, tokenId, 'a non-empty array of token ids', 1);
 
+/** A token id as a JSON key: decimal digits, no leading zero. */
+const TOKEN_KEY = /^(0|[1-9][0-9]{0,6})$/;
+const BIAS = 'a number in [-100, 100]';
+const bias = z.number(expect(BIAS)).min(-100).max(100);
+const LOGIT_BIAS = `an object of token ids to biases (${TOKEN_ID} to ${BIAS})`;
+
+/**
+ * OpenAI's and vLLM's logit bias: a bias added to each token's logit before sampling, by token
+ * id. The first bad key or value is named, not each (a body is up to megabytes of them).
+ */
+const logitBias = z
+  .custom<Record<string, number>>(
+    (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+    expect(LOGIT_BIAS),
+  )
+  .check((ctx) => {
+    for (const [key, value] of Object.entries(ctx.value)) {
+      if (!TOKEN_KEY.test(key) || Number(key) > MAX_TOKEN_ID) {
+        const got = `the key ${describeValue(key)}`;
+        const message = `keys that are token ids (integers in [0, ${MAX_TOKEN_ID}])`;
+        ctx.issues.push({ code: 'custom', input: key, message, params: { got } });
+        return;
+      }
+      if (typeof value === 'number' && value >= -100 && value <= 100) continue;
+      const judged = bias.safeParse(value, { reportInput: true });
+      for (const issue of judged.error?.issues ?? []) {
+        ctx.issues.push({ ...issue, path: [key, ...issue.path] } as z.core.$ZodRawIssue);
+      }
+      return;
+    }
+  });
+
 const STOP_FORMS = { text: text('a string'), texts: listOf(isText, text('a string'), 'strings') };
 const stopForm = (v: unknown): z.ZodType<string | string[]> | undefined =>
   typeof v === 'string' ? STOP_FORMS.text : Array.isArray(v) ? STOP_FORMS.texts : undefined;
@@ -82,6 +114,7 @@ export const commonFields = {
     .max(MAX_CHOICES)
     .nullish(),
   stop: byForm(stopForm, 'a string or an array of strings').nullish(),
+  logit_bias: logitBias.nullish(),
   seed: z.int(expect('an integer')).nullish(),
   user: text('a string').nullish(),
   // vLLM's extensions, with vLLM's rules.
@@ -185,21 +218,29 @@ export function includeUsage(req: {
 /**
  * For a server whose replies are filler text (a simulated engine): what filler cannot answer is
  * a 400 naming the field, never a reply that ignores what was asked — a reply format
- * (`unconstrainedOnly`) or log probabilities, which filler has none of. A tool call required it
- * answers, its words the call's arguments (filler-tool-call.ts).
+ * (`unconstrainedOnly`), log probabilities or a bias on them, which filler has none of. A tool
+ * call required it answers, its words the call's arguments (filler-tool-call.ts).
  */
 export function fillerAnswerable(
   req: Parameters<typeof unconstrainedOnly>[0] & {
     readonly logprobs?: boolean | number | null;
+    readonly logit_bias?: Readonly<Record<string, number>> | null;
   },
   server: string,
 ): void {
   unconstrainedOnly(req, server);
   const asked = req.logprobs;
-  if (asked == null || asked === false) return;
+  if (asked != null && asked !== false) {
+    throw invalidRequest(
+      `logprobs: not supported by ${server}, whose filler has no token probabilities (expected false or absent), got ${describeValue(asked)}`,
+      'logprobs',
+    );
+  }
+  const bias = req.logit_bias;
+  if (bias == null || Object.keys(bias).length === 0) return;
   throw invalidRequest(
-    `logprobs: not supported by ${server}, whose filler has no token probabilities (expected false or absent), got ${describeValue(asked)}`,
-    'logprobs',
+    `logit_bias: not supported by ${server}, whose filler has no token probabilities to bias (expected {} or absent), got ${describeValue(bias)}`,
+    'logit_bias',
   );
 }
 

@@ -54,7 +54,7 @@ test('a __proto__ key is an unknown field and never reaches a prototype', () => 
     ],
     [
       '{"model":"m","messages":[{"role":"user","content":"x"}],"logit_bias":{"__proto__":{}}}',
-      'logit_bias: not supported by this server (expected {} or absent), got {"__proto__":{}}',
+      'logit_bias: expected keys that are token ids (integers in [0, 1679615]), got the key "__proto__"',
     ],
   ];
   for (const [text, message] of cases) {
@@ -68,7 +68,6 @@ const unsupported: [string, unknown, unknown[], string][] = [
   ['echo', true, [false], 'false or absent'],
   ['best_of', 2, [1], '1 or absent'],
   ['suffix', 'end', [], 'absent'],
-  ['logit_bias', { '50256': -100 }, [{}], '{} or absent'],
   ['functions', [{ name: 'f' }], [[]], '[] or absent'],
   ['function_call', 'auto', ['none'], '"none" or absent'],
   ['service_tier', 'flex', ['auto', 'default'], '"auto", "default" or absent'],
@@ -106,6 +105,40 @@ test("a chat's reasoning effort is vLLM's low, medium or high, served; a text co
   assert.equal(err.param, 'reasoning_effort');
   const text = rejection(() => parseCompletionRequest({ ...TEXT, reasoning_effort: 'low' }));
   assert.equal(text.param, 'reasoning_effort');
+});
+
+test('logit_bias is token ids to biases in [-100, 100], kept as sent; the first bad one named', () => {
+  for (const [, parse, base] of parsers) {
+    const logit_bias = { '0': -100, '50256': 5.5, '1679615': 100 };
+    assert.deepEqual(
+      (parse({ ...base, logit_bias }) as { logit_bias: object }).logit_bias,
+      logit_bias,
+    );
+    const bad: [unknown, string, string][] = [
+      [
+        [1],
+        'logit_bias',
+        'logit_bias: expected an object of token ids to biases (a token id (an integer in [0, 1679615]) to a number in [-100, 100]), got [1]',
+      ],
+      [{ '7': 101 }, 'logit_bias.7', 'logit_bias.7: expected a number in [-100, 100], got 101'],
+      [{ '7': '1' }, 'logit_bias.7', 'logit_bias.7: expected a number in [-100, 100], got "1"'],
+      [
+        { '1679616': 1 },
+        'logit_bias',
+        'logit_bias: expected keys that are token ids (integers in [0, 1679615]), got the key "1679616"',
+      ],
+      [
+        { '07': 1, x: 'y' },
+        'logit_bias',
+        'logit_bias: expected keys that are token ids (integers in [0, 1679615]), got the key "07"',
+      ],
+    ];
+    for (const [value, param, message] of bad) {
+      const err = rejection(() => parse({ ...base, logit_bias: value }));
+      assert.equal(err.message, message);
+      assert.equal(err.param, param);
+    }
+  }
 });
 
 test('the table of unsupported fields is the one tested here', () => {

@@ -61,7 +61,6 @@ export const unsupportedFields = {
   // vLLM's beam search answers with several beams' work for one request.
   use_beam_search: neutralOnly([false]),
   suffix: neutralOnly([]),
-  logit_bias: neutralOnly([{}]),
   // OpenAI's deprecated forms of tools (tool-fields.ts), which vLLM does not take.
   functions: neutralOnly([[]]),
   function_call: neutralOnly(['none']),

@@ -2,8 +2,8 @@
 // by the official `openai` client as a vLLM user sends them (extra body fields); vLLM's
 // cache_salt as routing sees it (prompts share cached blocks only under the same salt); vLLM's
 // truncate_prompt_tokens, which the gateway and the engine size a prompt by alike;
-// response_format and vLLM's structured_outputs and guided_* constraints, passed to a server
-// and refused where only simulated engines would answer;
+// response_format and vLLM's structured_outputs and guided_* constraints, and a logit bias,
+// passed to a server and refused where only simulated engines would answer;
 // a reasoning model's thinking, relayed in the field its server streamed it in, and its
 // reasoning effort, passed on; and vLLM's request priority, which the gateway sets from the
 // class where engines schedule by it.
@@ -171,6 +171,33 @@ test('a constraint on the simulated fleet or engine: a 400 naming it, never fill
       );
       assert.equal(error.param, field);
     }
+  }
+});
+
+test('a logit bias reaches a server as sent; the simulated fleet and engine refuse it by name', async () => {
+  const vllm = await fakeVllm();
+  const front = await gateway([vllm]);
+  const logit_bias = { '50256': -100, '13': 2.5 };
+  const asked = { model: MODEL, messages: [{ role: 'user' as const, content: 'x' }], logit_bias };
+  await front.client.chat.completions.create(asked);
+  assert.deepEqual((vllm.bodies.at(-1) as Record<string, unknown>).logit_bias, logit_bias);
+  const embedded = await doorOnlyFleet();
+  for (const [url, server] of [
+    [embedded.url, 'the simulated fleet'],
+    [backends[0].url, 'the simulated engine'],
+  ]) {
+    const res = await post(url, chat({ logit_bias }));
+    assert.equal(res.status, 400, server);
+    const { error } = (await res.json()) as { error: { message: string; param: string } };
+    assert.equal(
+      error.message,
+      `logit_bias: not supported by ${server}, whose filler has no token probabilities to bias (expected {} or absent), got {"13":2.5,"50256":-100}`,
+    );
+    assert.equal(error.param, 'logit_bias');
+  }
+  // An empty bias asks for nothing, and is served.
+  for (const url of [gw.url, backends[0].url]) {
+    assert.equal((await post(url, chat({ logit_bias: {}, max_tokens: 2 }))).status, 200, url);
   }
 });
 
