@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { charsWithin, isLatinText, textUnits, UNITS_PER_TOKEN } from './text-weight.ts';
+import { charUnits, charsWithin, isLatinText, textUnits, UNITS_PER_TOKEN } from './text-weight.ts';
 
 test('Latin, Greek and Cyrillic text and general punctuation are measured by their length', () => {
   assert.ok(isLatinText('Hello, world — “quoted” … Привет αβγ é'));
@@ -24,5 +24,12 @@ test('a text is cut at the characters its weight reaches, never inside a surroga
       const next = n + ((text.codePointAt(n) ?? 0) > 0xffff ? 2 : 1);
       assert.ok(n === text.length || textUnits(text.slice(0, next)) > units, `${text} ${units}`);
     }
+  }
+});
+
+test('no character weighs more tokens than its UTF-8 bytes: a body bounds its prompt', () => {
+  const bytes = (code: number) => (code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4);
+  for (let code = 0; code <= 0x10ffff; code += code < 0x10000 ? 1 : 97) {
+    assert.ok(charUnits(code) <= bytes(code) * UNITS_PER_TOKEN, code.toString(16));
   }
 });

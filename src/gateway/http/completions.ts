@@ -270,9 +270,10 @@ function refusedUnread(
 
 /**
  * The most prompt tokens a body of the declared length can carry, by the estimate the gateway
- * sizes prompts with (../../openai/prompt-tokens.ts): a text token is 4 characters, a token id
- * at least 2 bytes (`1,`), a message's 4 tokens of template overhead far more than 4 bytes of
- * JSON — so no more tokens than bytes. Unknown (a chunked upload, or a Responses request, which
+ * sizes prompts with (../../openai/prompt-tokens.ts): no character weighs more tokens than its
+ * UTF-8 bytes (¼ a Latin one, 0.8 a Chinese one of 3 bytes, 3 an emoji of 4), a token id at least
+ * 2 bytes (`1,`), a message's 4 tokens of template overhead far more than 4 bytes of JSON — so
+ * no more tokens than bytes. Unknown (a chunked upload, or a Responses request, which
  * may follow a stored conversation of any length): any number.
  */
 function promptTokensAtMost(kind: Endpoint, inbound: Inbound, deps: CompletionsDeps): number {
