@@ -299,12 +299,13 @@ export function serveCommand(): Command {
         );
       }
       if (
-        imageTokens?.rule === 'qwen2-vl' &&
-        imageTokens.urlTokens === mostQwenTokens(imageTokens.maxPixels)
+        imageTokens !== undefined &&
+        imageTokens.rule !== 'fixed' &&
+        imageTokens.urlTokens === mostQwenTokens(imageTokens.rule, imageTokens.maxPixels)
       ) {
         log.warn(
           { url_tokens: imageTokens.urlTokens },
-          `images by URL are planned at ${imageTokens.urlTokens} tokens each, the most one can take, until the backends have counted 20 requests holding them (goodput_url_image_planned_tokens); set --image-tokens qwen2-vl:url_tokens=N to start from what your clients' images take`,
+          `images by URL are planned at ${imageTokens.urlTokens} tokens each, the most one can take, until the backends have counted 20 requests holding them (goodput_url_image_planned_tokens); set --image-tokens ${imageTokens.rule}:url_tokens=N to start from what your clients' images take`,
         );
       }
       if ([...policy.tenants.named.values()].every((t) => t.apiKeySha256.length === 0)) {

@@ -178,7 +178,9 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   metrics.state.keptInMemory(() => memory.kept);
   // Under a size rule, what images by URL take is learned from the backends' counts.
   const images =
-    o.imageTokens?.rule === 'qwen2-vl' ? new LearnedImageTokens(o.imageTokens) : undefined;
+    o.imageTokens !== undefined && o.imageTokens.rule !== 'fixed'
+      ? new LearnedImageTokens(o.imageTokens)
+      : undefined;
   if (images !== undefined) metrics.state.urlImageTokens(() => images.urlTokens);
   // The newest 20,000 records for an hour, as JSON text in a byte ring off the heap: as objects
   // they were a large graph the collector walked again and again under load, as strings each

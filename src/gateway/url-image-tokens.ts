@@ -1,6 +1,6 @@
 /**
  * What an image by URL takes in the served model, learned from the backends' own counts. Under a
- * size rule (`--image-tokens qwen2-vl`) the gateway reads an inline image's size, but never
+ * size rule (`--image-tokens qwen2-vl` or `qwen3-vl`) the gateway reads an inline image's size, but never
  * fetches an image by URL: it plans one as `url_tokens` (by default the most any image can
  * take) until the backends have counted 20 requests that held such images. From then on it plans
  * one as the p90 of what the last 256 took: each request's prompt as its backend counted it,
@@ -11,11 +11,9 @@
  * are kept with the output lengths (`--learned-state`), so a restarted gateway plans from them.
  */
 import { unsizedImages } from '../openai/image-parts.ts';
-import type { ImageTokens } from '../openai/image-size.ts';
+import type { SizeRule, SizeRuleName } from '../openai/image-size.ts';
 import { estimateChatTokens, type ChatPrompt } from '../openai/prompt-tokens.ts';
 import { URL_IMAGE_SAMPLES } from '../core/estimate/learned-state.ts';
-
-type SizeRule = Extract<ImageTokens, { rule: 'qwen2-vl' }>;
 
 /**
  * The window learned from (all of it kept by `--learned-state`), and the samples before the
@@ -25,7 +23,7 @@ const WINDOW = URL_IMAGE_SAMPLES;
 const MIN_SAMPLES = 20;
 
 export class LearnedImageTokens implements SizeRule {
-  readonly rule = 'qwen2-vl';
+  readonly rule: SizeRuleName;
   readonly minPixels: number;
   readonly maxPixels: number;
   readonly #prior: number;
@@ -34,6 +32,7 @@ export class LearnedImageTokens implements SizeRule {
   #learned: number | undefined;
 
   constructor(rule: SizeRule) {
+    this.rule = rule.rule;
     this.minPixels = rule.minPixels;
     this.maxPixels = rule.maxPixels;
     this.#prior = rule.urlTokens;

@@ -11,6 +11,7 @@ import {
   sizeImage,
   parseImageTokens,
   qwenTokens,
+  formatImageTokens,
 } from './image-size.ts';
 
 /** 37 × 23 pixels each. */
@@ -84,6 +85,31 @@ test("Qwen2-VL's rule: 28-pixel squares within min and max pixels, and the two m
   assert.equal(qwenTokens(1080, 1920, min, 1280 * 28 * 28), 26 * 47 + 2);
 });
 
+test("Qwen3-VL's rule: 32-pixel squares within its processor's 65,536 and 16,777,216 pixels", () => {
+  const rule = parseImageTokens('qwen3-vl');
+  assert.deepEqual(rule, {
+    rule: 'qwen3-vl',
+    minPixels: 65_536,
+    maxPixels: 16_777_216,
+    urlTokens: 16_384 + 2,
+  });
+  const [min, max] = [65_536, 16_777_216];
+  assert.equal(qwenTokens(1080, 1920, min, max, 32), 34 * 60 + 2, 'a 1080p screenshot');
+  assert.equal(qwenTokens(224, 224, min, max, 32), 8 * 8 + 2, 'raised to min_pixels: 256 × 256');
+  assert.equal(qwenTokens(10, 10, min, max, 32), 8 * 8 + 2);
+  assert.equal(qwenTokens(8000, 8000, min, max, 32), 128 * 128 + 2, 'lowered to 4,096 × 4,096');
+  const png = dataUrl('image/png', Buffer.from(FILES.png, 'base64'));
+  // 37 × 23, raised to min_pixels with its aspect: 352 × 224.
+  assert.deepEqual(sizeImage(rule, png), { tokens: 11 * 7 + 2, least: 11 * 7 + 2, sized: true });
+  const url = sizeImage(rule, 'https://example.com/a.png');
+  assert.deepEqual(url, { tokens: 16_386, least: 8 * 8 + 2, sized: false });
+  assert.equal(
+    formatImageTokens(rule),
+    'qwen3-vl:min_pixels=65536,max_pixels=16777216,url_tokens=16386',
+  );
+  assert.deepEqual(parseImageTokens(formatImageTokens(rule)), rule);
+});
+
 test('--image-tokens: a figure, or qwen2-vl with its parameters; anything else named', () => {
   assert.deepEqual(parseImageTokens('576'), { rule: 'fixed', tokens: 576 });
   const qwen = parseImageTokens('qwen2-vl');
@@ -104,7 +130,8 @@ test('--image-tokens: a figure, or qwen2-vl with its parameters; anything else n
     '0',
     '-3',
     '1.5',
-    'qwen3-vl',
+    'qwen4-vl',
+    'qwen3-vl:min_pixels=-1',
     'qwen2-vl:max_pixels=0',
     'qwen2-vl:dpi=3',
     'qwen2-vl:min_pixels=9,max_pixels=4',

@@ -9,37 +9,60 @@
  *   within `min_pixels` and `max_pixels` (3,136 and 12,845,056 by default; vLLM's
  *   `--mm-processor-kwargs` may set others), aspect kept; each 28 × 28 square is one token,
  *   between `<|vision_start|>` and `<|vision_end|>`. A 1,920 × 1,080 screenshot is 2,693
- *   tokens, a 224 × 224 thumbnail 66. The size is read from an inline image's header (PNG,
- *   JPEG, GIF, WebP). An image by URL is fetched by the backend, never by the gateway, so its
+ *   tokens, a 224 × 224 thumbnail 66.
+ * - `qwen3-vl` (Qwen3-VL, Qwen3.5): the same resize in 32-pixel squares (16-pixel patches merged
+ *   2 × 2), its area within 65,536 and 16,777,216 pixels by default (its
+ *   `preprocessor_config.json`: `size.shortest_edge`, `size.longest_edge`). The screenshot is
+ *   2,042 tokens, the thumbnail 66.
+ * - Under either, the size is read from an inline image's header (PNG, JPEG, GIF, WebP). An image by URL is fetched by the backend, never by the gateway, so its
  *   size is unknown: it is planned as `url_tokens` (default: the most any image can take),
  *   which a gateway then learns from its backends' counts (gateway/url-image-tokens.ts).
  */
 import { ConfigError } from '../core/errors.ts';
 
+/** The image size rules: a Qwen-VL processor's resize, by its square's side. */
+export type SizeRuleName = 'qwen2-vl' | 'qwen3-vl';
+
 export type ImageTokens =
   | { readonly rule: 'fixed'; readonly tokens: number }
   | {
-      readonly rule: 'qwen2-vl';
+      readonly rule: SizeRuleName;
       readonly minPixels: number;
       readonly maxPixels: number;
       /** An image whose size the gateway cannot read (by URL, or a format it does not know). */
       readonly urlTokens: number;
     };
 
-/** Qwen2-VL's patch (14 pixels) merged 2 × 2: the side of one token's square. */
-const QWEN_FACTOR = 28;
+/** An image rule that reads the image's size. */
+export type SizeRule = Extract<ImageTokens, { rule: SizeRuleName }>;
+
+/**
+ * Each rule's square (its patch merged 2 × 2: Qwen2-VL's 14 pixels, Qwen3-VL's 16) and its
+ * processor's default pixel bounds.
+ */
+const QWEN_RULES: Readonly<
+  Record<
+    SizeRuleName,
+    { readonly factor: number; readonly minPixels: number; readonly maxPixels: number }
+  >
+> = {
+  'qwen2-vl': { factor: 28, minPixels: 56 * 56, maxPixels: 16_384 * 28 * 28 },
+  'qwen3-vl': { factor: 32, minPixels: 65_536, maxPixels: 16_777_216 },
+};
 /** `<|vision_start|>` and `<|vision_end|>` around an image's tokens. */
 const QWEN_MARKERS = 2;
-const QWEN_DEFAULTS = { minPixels: 56 * 56, maxPixels: 16_384 * 28 * 28 };
 
-/** `--image-tokens N`, `qwen2-vl`, or `qwen2-vl:min_pixels=…,max_pixels=…,url_tokens=…`. */
+const isSizeRule = (rule: string): rule is SizeRuleName => Object.hasOwn(QWEN_RULES, rule);
+
+/** `--image-tokens N`, `qwen2-vl` or `qwen3-vl`, each with `:min_pixels=…,max_pixels=…,url_tokens=…`. */
 export function parseImageTokens(text: string, flag = '--image-tokens'): ImageTokens {
-  const expected = 'an integer ≥ 1, or qwen2-vl[:min_pixels=N,max_pixels=N,url_tokens=N]';
+  const expected =
+    'an integer ≥ 1, or qwen2-vl or qwen3-vl[:min_pixels=N,max_pixels=N,url_tokens=N]';
   if (/^\d+$/.test(text) && Number(text) >= 1 && Number.isSafeInteger(Number(text))) {
     return { rule: 'fixed', tokens: Number(text) };
   }
   const [rule, params = ''] = text.split(/:(.*)/s, 2);
-  if (rule !== 'qwen2-vl') throw new ConfigError(flag, expected, text);
+  if (!isSizeRule(rule)) throw new ConfigError(flag, expected, text);
   const given: Record<string, number> = {};
   for (const pair of params === '' ? [] : params.split(',')) {
     const [key, value] = pair.split('=', 2);
@@ -52,25 +75,25 @@ export function parseImageTokens(text: string, flag = '--image-tokens'): ImageTo
     }
     given[key] = n;
   }
-  const minPixels = given.min_pixels ?? QWEN_DEFAULTS.minPixels;
-  const maxPixels = given.max_pixels ?? QWEN_DEFAULTS.maxPixels;
+  const minPixels = given.min_pixels ?? QWEN_RULES[rule].minPixels;
+  const maxPixels = given.max_pixels ?? QWEN_RULES[rule].maxPixels;
   if (minPixels > maxPixels) {
     throw new ConfigError(flag, 'min_pixels ≤ max_pixels', text);
   }
-  const urlTokens = given.url_tokens ?? mostQwenTokens(maxPixels);
-  return { rule: 'qwen2-vl', minPixels, maxPixels, urlTokens };
+  const urlTokens = given.url_tokens ?? mostQwenTokens(rule, maxPixels);
+  return { rule, minPixels, maxPixels, urlTokens };
 }
 
-/** The most tokens Qwen2-VL makes of any image: none is resized past `maxPixels`. */
-export function mostQwenTokens(maxPixels: number): number {
-  return Math.max(1, Math.floor(maxPixels / QWEN_FACTOR ** 2)) + QWEN_MARKERS;
+/** The most tokens the rule makes of any image: none is resized past `maxPixels`. */
+export function mostQwenTokens(rule: SizeRuleName, maxPixels: number): number {
+  return Math.max(1, Math.floor(maxPixels / QWEN_RULES[rule].factor ** 2)) + QWEN_MARKERS;
 }
 
 /** The flag's value that gives `spec` (what the local engine pool passes on). */
 export function formatImageTokens(spec: ImageTokens): string {
   if (spec.rule === 'fixed') return String(spec.tokens);
-  const { minPixels, maxPixels, urlTokens } = spec;
-  return `qwen2-vl:min_pixels=${minPixels},max_pixels=${maxPixels},url_tokens=${urlTokens}`;
+  const { rule, minPixels, maxPixels, urlTokens } = spec;
+  return `${rule}:min_pixels=${minPixels},max_pixels=${maxPixels},url_tokens=${urlTokens}`;
 }
 
 /**
@@ -81,17 +104,18 @@ export function formatImageTokens(spec: ImageTokens): string {
 export function sizeImage(spec: ImageTokens, url: string): ImageCost {
   if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0, sized: false };
   const size = inlineImageSize(url);
+  const { factor } = QWEN_RULES[spec.rule];
   if (size === undefined || !resizable(size)) {
-    const fewest = Math.max(1, Math.ceil(spec.minPixels / QWEN_FACTOR ** 2)) + QWEN_MARKERS;
+    const fewest = Math.max(1, Math.ceil(spec.minPixels / factor ** 2)) + QWEN_MARKERS;
     return { tokens: spec.urlTokens, least: Math.min(fewest, spec.urlTokens), sized: false };
   }
-  const tokens = qwenTokens(size.height, size.width, spec.minPixels, spec.maxPixels);
+  const tokens = qwenTokens(size.height, size.width, spec.minPixels, spec.maxPixels, factor);
   return { tokens, least: tokens, sized: true };
 }
 
 /**
  * Whether the processor resizes an image of this size: a side of 0 is no image, and past an
- * aspect of 200 to 1 Qwen2-VL's processor refuses it (the backend's answer, then, not ours).
+ * aspect of 200 to 1 the Qwen-VL processors refuse it (the backend's answer, then, not ours).
  */
 function resizable({ width, height }: PixelSize): boolean {
   return width > 0 && height > 0 && Math.max(width / height, height / width) <= MAX_ASPECT;
@@ -108,17 +132,17 @@ export interface ImageCost {
 }
 
 /**
- * Qwen2-VL's processor's `smart_resize`: each side rounded to a multiple of 28, then the area
- * brought within [min, max] pixels, the aspect kept; one token per 28 × 28 square, and the two
- * markers around them.
+ * The Qwen-VL processors' `smart_resize`: each side rounded to a multiple of the square's side
+ * `f` (28 for Qwen2-VL), then the area brought within [min, max] pixels, the aspect kept; one
+ * token per f × f square, and the two markers around them.
  */
 export function qwenTokens(
   height: number,
   width: number,
   minPixels: number,
   maxPixels: number,
+  f = QWEN_RULES['qwen2-vl'].factor,
 ): number {
-  const f = QWEN_FACTOR;
   let h = Math.max(f, Math.round(height / f) * f);
   let w = Math.max(f, Math.round(width / f) * f);
   if (h * w > maxPixels) {

@@ -158,32 +158,42 @@ test('goodput engine with --image-tokens: an image is prompt, sized as the gatew
   assert.match(error.message, /an image, which the simulated engine cannot size/);
 });
 
-test('--image-tokens qwen2-vl: each image is the tokens its size makes, at the gateway and the engine alike', async () => {
-  const qwen = parseImageTokens('qwen2-vl:url_tokens=1000');
-  const [engine] = await engines(1, { imageTokens: qwen });
-  const front = await gateway([engine], 'goodput', { adminToken: ADMIN, imageTokens: qwen });
-  const ask = async (content: OpenAI.ChatCompletionContentPart[]) => {
-    const res = await front.client.chat.completions
-      .create({ model: MODEL, messages: [{ role: 'user', content }], max_tokens: 2 })
-      .withResponse();
-    const id = res.response.headers.get('x-goodput-request-id') ?? '';
-    return {
-      counted: res.data.usage?.prompt_tokens ?? 0,
-      planned: await plannedPrompt(front.url, id),
+// 1,920 × 1,080 and 224 × 224 in each rule's squares, and the two markers: Qwen2-VL's 28 pixels
+// (39 × 69; 8 × 8), Qwen3-VL's 32 (34 × 60; 7 × 7, raised to its 256 × 256 least).
+for (const [rule, screenshotTokens, thumbnailTokens] of [
+  ['qwen2-vl', 39 * 69 + 2, 8 * 8 + 2],
+  ['qwen3-vl', 34 * 60 + 2, 8 * 8 + 2],
+] as const) {
+  test(`--image-tokens ${rule}: each image is the tokens its size makes, at the gateway and the engine alike`, async () => {
+    const qwen = parseImageTokens(`${rule}:url_tokens=1000`);
+    const [engine] = await engines(1, { imageTokens: qwen });
+    const front = await gateway([engine], 'goodput', { adminToken: ADMIN, imageTokens: qwen });
+    const ask = async (content: OpenAI.ChatCompletionContentPart[]) => {
+      const res = await front.client.chat.completions
+        .create({ model: MODEL, messages: [{ role: 'user', content }], max_tokens: 2 })
+        .withResponse();
+      const id = res.response.headers.get('x-goodput-request-id') ?? '';
+      return {
+        counted: res.data.usage?.prompt_tokens ?? 0,
+        planned: await plannedPrompt(front.url, id),
+      };
     };
-  };
-  const question = { type: 'text' as const, text: 'What is in this picture?' };
-  const image = (url: string) => ({ type: 'image_url' as const, image_url: { url } });
-  const words = await ask([question]);
-  const screenshot = await ask([question, image(solidPng(1920, 1080))]);
-  const both = await ask([question, image(solidPng(224, 224)), image('https://example.com/a.png')]);
-  // 1,920 × 1,080: 39 × 69 squares of 28 pixels, and the two markers; 224 × 224: 8 × 8 and two;
-  // by URL, the size the gateway cannot read: url_tokens.
-  assert.equal(screenshot.planned - words.planned, 39 * 69 + 2);
-  assert.equal(both.planned - words.planned, 8 * 8 + 2 + 1000);
-  // The engine plays the model: it counts each image as the gateway planned it.
-  for (const r of [words, screenshot, both]) assert.equal(r.counted, r.planned);
-});
+    const question = { type: 'text' as const, text: 'What is in this picture?' };
+    const image = (url: string) => ({ type: 'image_url' as const, image_url: { url } });
+    const words = await ask([question]);
+    const screenshot = await ask([question, image(solidPng(1920, 1080))]);
+    const both = await ask([
+      question,
+      image(solidPng(224, 224)),
+      image('https://example.com/a.png'),
+    ]);
+    // By URL, the size the gateway cannot read: url_tokens.
+    assert.equal(screenshot.planned - words.planned, screenshotTokens);
+    assert.equal(both.planned - words.planned, thumbnailTokens + 1000);
+    // The engine plays the model: it counts each image as the gateway planned it.
+    for (const r of [words, screenshot, both]) assert.equal(r.counted, r.planned);
+  });
+}
 
 test('--image-tokens qwen2-vl: screenshots past the context are refused at the door, by the size they are sure to be', async () => {
   const qwen = parseImageTokens('qwen2-vl:url_tokens=1000');
@@ -266,9 +276,9 @@ test('goodput serve --image-tokens: an image sent again is served from the prefi
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
   await serveRefuses([
-    ['--image-tokens', '0', 'an integer ≥ 1, or qwen2-vl\\S+'],
-    ['--image-tokens', 'many', 'an integer ≥ 1, or qwen2-vl\\S+'],
-    ['--image-tokens', 'qwen2-vl:max_pixels=0', 'an integer ≥ 1, or qwen2-vl\\S+'],
+    ['--image-tokens', '0', 'an integer ≥ 1, or qwen2-vl or qwen3-vl\\S+'],
+    ['--image-tokens', 'many', 'an integer ≥ 1, or qwen2-vl or qwen3-vl\\S+'],
+    ['--image-tokens', 'qwen2-vl:max_pixels=0', 'an integer ≥ 1, or qwen2-vl or qwen3-vl\\S+'],
     ['--max-body-mib', '0', 'a number > 0'],
   ]);
 });
