@@ -9,6 +9,7 @@
  * field and value.
  */
 import { z } from 'zod';
+import { REASONING_EFFORTS, type ReasoningEffort } from '../core/request/request.ts';
 import { checkCommonRules, commonFields, maxTokens, promptCacheKey } from './request-fields.ts';
 import { unsupportedMessageFields } from './unsupported-fields.ts';
 import { checkToolRules, toolCalls, toolFields } from './tool-fields.ts';
@@ -38,9 +39,6 @@ import {
  * body of 100,000 bad messages would otherwise cost seconds of validation to refuse.
  */
 export const MAX_MESSAGES = 2_048;
-
-/** vLLM's reasoning efforts for a chat (the Responses API's are mapped to them). */
-export const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 
 /** OpenAI's roles; `developer` is what its current API and SDKs send in place of `system`. */
 export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
@@ -175,6 +173,18 @@ export const chatCompletionRequestSchema = z
       });
     }
   });
+
+/**
+ * The reasoning effort a request asks for: chat's `reasoning_effort`, or the one its chat template
+ * is given (the Responses API's `reasoning.effort` goes there); undefined for none of vLLM's.
+ */
+export function reasoningEffortOf(req: {
+  readonly reasoning_effort?: ReasoningEffort | null;
+  readonly chat_template_kwargs?: Readonly<Record<string, unknown>> | null;
+}): ReasoningEffort | undefined {
+  const effort = req.reasoning_effort ?? req.chat_template_kwargs?.reasoning_effort;
+  return REASONING_EFFORTS.find((e) => e === effort);
+}
 
 export type ChatMessage = z.output<typeof chatMessageSchema>;
 export type ChatCompletionRequest = z.output<typeof chatCompletionRequestSchema>;

@@ -60,6 +60,7 @@ export {
   chatCompletionRequestSchema,
   chatMessageSchema,
   parseChatCompletionRequest,
+  reasoningEffortOf,
 } from './chat-request.ts';
 export { TOOL_CHOICES, type ChatTool, type ToolCall } from './tool-fields.ts';
 export {

@@ -2,7 +2,7 @@
 // fields pass only with their neutral values, and what parses is what goes upstream.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseChatCompletionRequest } from './chat-request.ts';
+import { parseChatCompletionRequest, reasoningEffortOf } from './chat-request.ts';
 import { parseCompletionRequest } from './completion-request.ts';
 import { unsupportedFields, unsupportedMessageFields } from './unsupported-fields.ts';
 import { parseJsonText } from './validation.ts';
@@ -105,6 +105,13 @@ test("a chat's reasoning effort is vLLM's low, medium or high, served; a text co
   assert.equal(err.param, 'reasoning_effort');
   const text = rejection(() => parseCompletionRequest({ ...TEXT, reasoning_effort: 'low' }));
   assert.equal(text.param, 'reasoning_effort');
+  // What admission learns lengths at: the field, or the effort the chat template is given.
+  const asked = (extra: object) =>
+    reasoningEffortOf(parseChatCompletionRequest({ ...CHAT, ...extra }));
+  assert.equal(asked({ reasoning_effort: 'high' }), 'high');
+  assert.equal(asked({ chat_template_kwargs: { reasoning_effort: 'low' } }), 'low');
+  assert.equal(asked({ chat_template_kwargs: { reasoning_effort: 'none' } }), undefined);
+  assert.equal(asked({}), undefined);
 });
 
 test('logit_bias is token ids to biases in [-100, 100], kept as sent; the first bad one named', () => {

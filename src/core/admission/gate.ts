@@ -47,6 +47,7 @@ export function waitAsk({ req, demand }: GateInput): WaitAsk {
     outputTokens: demand.output.p50,
     seqs: choicesOf(req),
     tenant: req.tenant,
+    reasoningEffort: req.reasoningEffort,
     adapter: req.adapter,
   };
 }

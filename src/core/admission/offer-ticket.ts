@@ -57,7 +57,7 @@ export function offerTicket<H>(
     wasDeferred: false,
     long: false,
     gapShare: 0,
-    lengths: terms.outputs.distribution(cls.name, req.tenant),
+    lengths: terms.outputs.distribution(cls.name, req.tenant, req.reasoningEffort),
     capTokens: outputCap(req, cls, terms.spec.maxModelLen),
     replica: -1,
     avoid,
@@ -101,6 +101,7 @@ function baseDemand(
     cls.name,
     req.tenant,
     outputCap(req, cls, terms.spec.maxModelLen),
+    req.reasoningEffort,
   );
   const kvTokens = reservedKvTokens(req, output);
   return {

@@ -41,7 +41,8 @@ export function estimateDemand(
   expectedHitTokens: Tokens = 0,
 ): Demand {
   const spec = fleet.spec;
-  const output = outputs.predict(cls.name, req.tenant, outputCap(req, cls, spec.maxModelLen));
+  const cap = outputCap(req, cls, spec.maxModelLen);
+  const output = outputs.predict(cls.name, req.tenant, cap, req.reasoningEffort);
   const uncached = req.inputTokens - expectedHitTokens;
   const itl = cls.objectives.itlP99Ms ?? Infinity;
   const prefillMs = prefillTime(uncached, itl, fleet.stepMs, choicesOf(req));
@@ -79,6 +80,11 @@ export function tenantCharge(
 ): Tokens {
   const output =
     req.maxTokens ??
-    outputs.predict(cls.name, req.tenant, outputCap(req, cls, spec.maxModelLen)).p90;
+    outputs.predict(
+      cls.name,
+      req.tenant,
+      outputCap(req, cls, spec.maxModelLen),
+      req.reasoningEffort,
+    ).p90;
   return req.inputTokens + choicesOf(req) * output;
 }

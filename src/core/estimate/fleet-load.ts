@@ -5,6 +5,7 @@
  */
 import type { Ms, Tokens } from '../request/units.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
+import type { ReasoningEffort } from '../request/request.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 
 export interface QueueAhead {
@@ -34,6 +35,8 @@ export interface WaitAsk {
   readonly seqs?: number;
   /** Its tenant: the band's fair order places it. */
   readonly tenant?: string;
+  /** The reasoning effort it asked for: its output lengths are learned at it. */
+  readonly reasoningEffort?: ReasoningEffort;
   /** Its LoRA adapter: no sooner than a replica has a slot for it. */
   readonly adapter?: string;
 }

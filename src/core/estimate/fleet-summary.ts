@@ -226,7 +226,7 @@ class FleetSummary implements FleetLoad {
     let turn: LongTurn | undefined;
     if (isLong) {
       // Its turn on a replica whose streams can spare its stall, behind the long prompts ahead.
-      const lengths = this.#learners.outputs?.distribution(cls, tenant ?? '');
+      const lengths = this.#learners.outputs?.distribution(cls, tenant ?? '', ask.reasoningEffort);
       const aheadMeanTokens = queue.longMeanTokens(c.priority);
       const { holds } = placement;
       const decodeStepMs = this.decodeStepMs;

@@ -46,6 +46,38 @@ test('learned state goes through its text and back: the restored pipeline predic
   assert.equal(learnedStateText(fresh, SAVED_AT), text);
 });
 
+test("a tenant's lengths at a reasoning effort go through the text apart from its others", () => {
+  const l = new Learned(presetPolicy('goodput'));
+  for (let i = 0; i < 25; i++) {
+    l.outputs.observe('reasoning', 'acme', 3_000 + i, false, 'high');
+    l.outputs.observe('reasoning', 'acme', 200 + i, false, 'low');
+  }
+  const text = learnedStateText(l, SAVED_AT);
+  const fresh = new Learned(presetPolicy('goodput'));
+  assert.equal(restoreLearned(fresh, parseLearnedState(text)).tenants, 3);
+  for (const effort of ['high', 'low', undefined] as const) {
+    assert.deepEqual(
+      fresh.outputs.predict('reasoning', 'acme', undefined, effort),
+      l.outputs.predict('reasoning', 'acme', undefined, effort),
+      String(effort),
+    );
+  }
+  assert.equal(learnedStateText(fresh, SAVED_AT), text);
+  const doc = JSON.parse(text) as { output_lengths: { tenants: object[] }[] };
+  doc.output_lengths[0].tenants[1] = {
+    ...doc.output_lengths[0].tenants[1],
+    reasoning_effort: 'max',
+  };
+  assert.throws(
+    () => parseLearnedState(JSON.stringify(doc)),
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      /^output_lengths\[0\]\.tenants\[1\]\.reasoning_effort: expected one of low, medium, high, got "max"/.test(
+        e.message,
+      ),
+  );
+});
+
 test('what images by URL took goes through the text too, its last 256, oldest first', () => {
   const samples = Array.from({ length: 300 }, (_, i) => 500 + i + 0.5);
   const state = parseLearnedState(learnedStateText(taught(), SAVED_AT, samples));

@@ -12,15 +12,17 @@
  *     "url_image_tokens": [1296.5, 980, …] }
  *
  * `outputs` are a history's window oldest first, `capped` the indexes of those cut at their
- * max_tokens, `ended` how many of its requests had ended; `url_image_tokens` (absent when none
- * were learned) the tokens each counted request's images by URL took, oldest first. Classes and
- * tenants are arrays, not keys: a tenant may be named anything. Core, without I/O: the gateway's
+ * max_tokens, `ended` how many of its requests had ended; a tenant's entry with a
+ * `reasoning_effort` is its history at that effort, apart from its own; `url_image_tokens`
+ * (absent when none were learned) the tokens each counted request's images by URL took, oldest
+ * first. Classes and tenants are arrays, not keys: a tenant may be named anything. Core, without I/O: the gateway's
  * store and the simulator's flags read and write the text.
  */
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { parseOrThrow } from '../config/validate.ts';
 import { SLO_CLASS_NAMES } from '../request/slo-classes.ts';
+import { REASONING_EFFORTS } from '../request/request.ts';
 import type { Ms } from '../request/units.ts';
 import type { Learned } from './learned.ts';
 import type { ClassSnapshot } from './output-length-model.ts';
@@ -76,7 +78,13 @@ const stateSchema = z.strictObject({
           class: z.enum(SLO_CLASS_NAMES),
           ...history,
           tenants: z.array(
-            z.strictObject({ tenant: z.string().min(1), ...history }).superRefine(consistent),
+            z
+              .strictObject({
+                tenant: z.string().min(1),
+                reasoning_effort: z.enum(REASONING_EFFORTS).optional(),
+                ...history,
+              })
+              .superRefine(consistent),
           ),
         })
         .superRefine(consistent),

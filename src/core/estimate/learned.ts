@@ -74,7 +74,7 @@ export class Learned {
 
   /** A ticket was dispatched: its output lengths (each choice's) will be learned when it ends. */
   dispatched<H>(t: Ticket<H>): void {
-    this.outputs.started(t.cls.name, t.req.tenant, choicesOf(t.req));
+    this.outputs.started(t.cls.name, t.req.tenant, choicesOf(t.req), t.req.reasoningEffort);
   }
 
   /** A request of `cls` was refused at the door because its wait would not fit. */
@@ -99,14 +99,14 @@ export class Learned {
    */
   ended<H>(t: Ticket<H>, outputs: readonly Tokens[], completed: boolean): void {
     if (!completed) {
-      this.outputs.abandoned(t.cls.name, t.req.tenant, choicesOf(t.req));
+      this.outputs.abandoned(t.cls.name, t.req.tenant, choicesOf(t.req), t.req.reasoningEffort);
       return;
     }
     for (const outputTokens of outputs) {
       // An output cut at its cap is a lower bound of the true length: the length model keeps it
       // as one, and the prediction error, which needs the true length, leaves it out.
       const capped = t.req.maxTokens !== undefined && outputTokens >= t.req.maxTokens;
-      this.outputs.observe(t.cls.name, t.req.tenant, outputTokens, capped);
+      this.outputs.observe(t.cls.name, t.req.tenant, outputTokens, capped, t.req.reasoningEffort);
       if (!capped) this.errors.recordOutput(t.demand.output.p90, outputTokens);
     }
   }

@@ -308,3 +308,53 @@ test(`a snapshot keeps the ${SNAPSHOT_TENANTS} tenants with the most ended reque
   assert.ok(c.tenants.every((t, i) => i === 0 || c.tenants[i - 1].ended >= t.ended));
   assert.equal(c.tenants.at(-1)?.ended, 1);
 });
+
+test("a reasoning effort's lengths are learned apart: effort → the tenant's own → class → prior", () => {
+  const m = new OutputLengthModel({ window: 16, minSamples: 4, prior });
+  // Tenant a thinks long at high effort and answers short at low; b asks no effort.
+  for (let i = 0; i < 4; i++) m.observe('reasoning', 'a', 4_000, false, 'high');
+  for (let i = 0; i < 4; i++) m.observe('reasoning', 'a', 300, false, 'low');
+  assert.equal(m.predict('reasoning', 'a', undefined, 'high').p50, 4_000);
+  assert.equal(m.predict('reasoning', 'a', undefined, 'low').p50, 300);
+  assert.equal(m.predict('reasoning', 'a', undefined, 'low').source, 'tenant');
+  // Its own at any effort holds all eight: a medium effort not yet learned is predicted so.
+  const any = m.predict('reasoning', 'a');
+  assert.deepEqual(m.predict('reasoning', 'a', undefined, 'medium'), any);
+  assert.equal(any.p90, 4_000);
+  // Another tenant at high effort has only the class's lengths, every effort's.
+  assert.equal(m.predict('reasoning', 'b', undefined, 'high').source, 'class');
+  assert.equal(m.distribution('reasoning', 'a', 'low')?.cdf(300), 1);
+  assert.equal(m.distribution('reasoning', 'a', 'high')?.cdf(300), 0);
+  // Dispatched requests count at their effort too: while most of a's low-effort requests still
+  // run, its p90 is no lower than the prior's; the high effort's is its own all along.
+  const low = () => m.predict('reasoning', 'a', undefined, 'low').p90;
+  assert.equal(low(), 300);
+  m.started('reasoning', 'a', 20, 'low');
+  assert.equal(low(), prior.p90);
+  assert.equal(m.predict('reasoning', 'a', undefined, 'high').p90, 4_000);
+  m.abandoned('reasoning', 'a', 20, 'low');
+  assert.equal(low(), 300);
+});
+
+test('a snapshot keeps each effort apart, and a restored model predicts as the one that saved it', () => {
+  const m = new OutputLengthModel({ window: 16, minSamples: 4, prior });
+  for (let i = 0; i < 5; i++) m.observe('reasoning', 'a', 4_000 + i, i === 0, 'high');
+  for (let i = 0; i < 5; i++) m.observe('reasoning', 'a', 300 + i);
+  const [cls] = m.snapshot();
+  assert.deepEqual(
+    cls.tenants.map((t) => [t.tenant, t.reasoning_effort, t.outputs.length, t.capped]),
+    [
+      ['a', undefined, 10, [0]],
+      ['a', 'high', 5, [0]],
+    ],
+  );
+  const back = new OutputLengthModel({ window: 16, minSamples: 4, prior });
+  back.restore(m.snapshot());
+  for (const effort of [undefined, 'high', 'low'] as const) {
+    assert.deepEqual(
+      back.predict('reasoning', 'a', undefined, effort),
+      m.predict('reasoning', 'a', undefined, effort),
+    );
+  }
+  assert.deepEqual(back.snapshot(), m.snapshot());
+});

@@ -1,9 +1,12 @@
 /**
  * Learns output lengths online, per (class, tenant) and per class, from finished requests, and
  * predicts p50/p90 for a new one. The most specific history with enough samples wins: the
- * tenant's own in this class, then the class's, then the configured prior (the class's own where
- * the policy gives one: a reasoning class's replies are not a chat's). Memory is bounded:
- * one window of at most `window` values per (class, tenant) seen, plus one per class. An output
+ * tenant's own in this class at the reasoning effort the request asked for (a high effort thinks
+ * many times as long as a low one), then the tenant's own at any effort, then the class's, then
+ * the configured prior (the class's own where the policy gives one: a reasoning class's replies
+ * are not a chat's). Memory is bounded:
+ * one window of at most `window` values per (class, tenant) and (class, tenant, effort) seen,
+ * plus one per class. An output
  * cut at its request's max_tokens is kept as what it is, a lower bound of the length the
  * request would have reached (`CensoredWindow`): under a load whose requests all run to their
  * cap, the model learns the cap.
@@ -28,6 +31,7 @@
 import type { OutputPrediction } from '../request/demand.ts';
 import type { SloClassName } from '../request/slo-classes.ts';
 import type { Tokens } from '../request/units.ts';
+import type { ReasoningEffort } from '../request/request.ts';
 import { CensoredWindow } from '../stats/censored-window.ts';
 
 export interface OutputLengthModelOptions {
@@ -62,6 +66,8 @@ interface ClassHistory {
   readonly all: History;
   // Nested maps, not `${cls}/${tenant}` keys: the hot path builds no strings.
   readonly byTenant: Map<string, History>;
+  /** Each tenant's at one reasoning effort, for the requests that asked one. */
+  readonly byEffort: Map<ReasoningEffort, Map<string, History>>;
 }
 
 function history(window: number): History {
@@ -80,6 +86,8 @@ export interface HistorySnapshot {
 
 export interface TenantSnapshot extends HistorySnapshot {
   readonly tenant: string;
+  /** The effort its requests asked for; absent: the tenant's history at any effort. */
+  readonly reasoning_effort?: ReasoningEffort;
 }
 
 /** What the model learned of one class: the class's history and its tenants' own. */
@@ -88,7 +96,10 @@ export interface ClassSnapshot extends HistorySnapshot {
   readonly tenants: readonly TenantSnapshot[];
 }
 
-/** Tenants a snapshot keeps per class: those with the most ended requests (a bounded file). */
+/**
+ * Tenants' histories (at any effort, or at one) a snapshot keeps per class: those with the most
+ * ended requests (a bounded file).
+ */
 export const SNAPSHOT_TENANTS = 1000;
 
 /** Output lengths as a distribution: the fraction of outputs of at most `tokens`. */
@@ -126,34 +137,52 @@ export class OutputLengthModel {
    * Records one finished request's output length in its tenant's and its class's windows;
    * `capped`: it was cut at its max_tokens, so its true length is at least that.
    */
-  observe(cls: SloClassName, tenant: string, outputTokens: Tokens, capped = false): void {
+  observe(
+    cls: SloClassName,
+    tenant: string,
+    outputTokens: Tokens,
+    capped = false,
+    effort?: ReasoningEffort,
+  ): void {
     if (!(outputTokens >= 0) || !Number.isFinite(outputTokens)) {
       throw new RangeError(`OutputLengthModel.observe: expected tokens ≥ 0, got ${outputTokens}`);
     }
     const c = this.classHistory(cls);
-    const own = this.tenantHistory(c, tenant);
-    own.outputs.add(outputTokens, capped);
-    c.all.outputs.add(outputTokens, capped);
-    own.ended++;
-    c.all.ended++;
+    for (const h of this.histories(c, tenant, effort)) {
+      h.outputs.add(outputTokens, capped);
+      h.ended++;
+    }
   }
 
   /**
-   * A request of `cls` from `tenant` was dispatched: it will end, and tell its length then (each
-   * of its `outputs`, one per choice).
+   * A request of `cls` from `tenant` (at `effort`) was dispatched: it will end, and tell its
+   * length then (each of its `outputs`, one per choice).
    */
-  started(cls: SloClassName, tenant: string, outputs = 1): void {
-    const c = this.classHistory(cls);
-    this.tenantHistory(c, tenant).started += outputs;
-    c.all.started += outputs;
+  started(cls: SloClassName, tenant: string, outputs = 1, effort?: ReasoningEffort): void {
+    for (const h of this.histories(this.classHistory(cls), tenant, effort)) h.started += outputs;
   }
 
   /** A dispatched request ended without a natural length (cancelled, failed, cut). */
-  abandoned(cls: SloClassName, tenant: string, outputs = 1): void {
-    const c = this.classHistory(cls);
-    this.tenantHistory(c, tenant).ended += outputs;
-    c.all.ended += outputs;
+  abandoned(cls: SloClassName, tenant: string, outputs = 1, effort?: ReasoningEffort): void {
+    for (const h of this.histories(this.classHistory(cls), tenant, effort)) h.ended += outputs;
   }
+
+  /** The histories a request's length joins: its class's, its tenant's, and at its effort. */
+  private histories(c: ClassHistory, tenant: string, effort?: ReasoningEffort): History[] {
+    const found = this.found;
+    found[0] = c.all;
+    found[1] = this.tenantHistory(c.byTenant, tenant);
+    if (effort === undefined) {
+      found.length = 2;
+      return found;
+    }
+    let byTenant = c.byEffort.get(effort);
+    if (byTenant === undefined) c.byEffort.set(effort, (byTenant = new Map()));
+    found[2] = this.tenantHistory(byTenant, tenant);
+    return found;
+  }
+  /** `histories`' answer, reused: a request's end allocates nothing here. */
+  private readonly found: History[] = [];
 
   /**
    * What the model has learned, to be restored by another (a restarted gateway): each class's
@@ -171,12 +200,22 @@ export class OutputLengthModel {
     HistorySnapshot & { readonly cls: SloClassName; readonly tenants: Iterable<TenantSnapshot> }
   > {
     for (const [cls, c] of this.classes) {
-      const kept = [...c.byTenant]
-        .filter(([, h]) => h.outputs.size > 0)
-        .sort(([a, x], [b, y]) => y.ended - x.ended || (a < b ? -1 : a > b ? 1 : 0))
+      const all: [string, ReasoningEffort | undefined, History][] = [];
+      for (const [tenant, h] of c.byTenant) all.push([tenant, undefined, h]);
+      for (const [effort, byTenant] of c.byEffort) {
+        for (const [tenant, h] of byTenant) all.push([tenant, effort, h]);
+      }
+      const kept = all
+        .filter(([, , h]) => h.outputs.size > 0)
+        .sort(
+          ([a, ea = '', x], [b, eb = '', y]) => y.ended - x.ended || order(a, b) || order(ea, eb),
+        )
         .slice(0, SNAPSHOT_TENANTS);
       const tenants = (function* () {
-        for (const [tenant, h] of kept) yield { tenant, ...historySnapshot(h) };
+        for (const [tenant, effort, h] of kept) {
+          const at = effort === undefined ? {} : { reasoning_effort: effort };
+          yield { tenant, ...at, ...historySnapshot(h) };
+        }
       })();
       yield { cls, ...historySnapshot(c.all), tenants };
     }
@@ -193,8 +232,17 @@ export class OutputLengthModel {
         prior: this.priorOf(s.cls),
         all: restored(this.window, s),
         byTenant: new Map(),
+        byEffort: new Map(),
       };
-      for (const t of s.tenants) c.byTenant.set(t.tenant, restored(this.window, t));
+      for (const t of s.tenants) {
+        const effort = t.reasoning_effort;
+        let byTenant = c.byTenant;
+        if (effort !== undefined) {
+          byTenant = c.byEffort.get(effort) ?? new Map();
+          c.byEffort.set(effort, byTenant);
+        }
+        byTenant.set(t.tenant, restored(this.window, t));
+      }
       this.classes.set(s.cls, c);
     }
   }
@@ -202,17 +250,18 @@ export class OutputLengthModel {
   private classHistory(cls: SloClassName): ClassHistory {
     let c = this.classes.get(cls);
     if (c === undefined) {
-      c = { prior: this.priorOf(cls), all: history(this.window), byTenant: new Map() };
+      const all = history(this.window);
+      c = { prior: this.priorOf(cls), all, byTenant: new Map(), byEffort: new Map() };
       this.classes.set(cls, c);
     }
     return c;
   }
 
-  private tenantHistory(c: ClassHistory, tenant: string): History {
-    let own = c.byTenant.get(tenant);
+  private tenantHistory(byTenant: Map<string, History>, tenant: string): History {
+    let own = byTenant.get(tenant);
     if (own === undefined) {
       own = history(this.window);
-      c.byTenant.set(tenant, own);
+      byTenant.set(tenant, own);
     }
     return own;
   }
@@ -221,12 +270,16 @@ export class OutputLengthModel {
    * Predicted output for a new request. p50 and p90 are whole tokens ≥ 1, never above `cap`
    * (the request's max_tokens or its class's output budget), and p90 ≥ p50.
    */
-  predict(cls: SloClassName, tenant: string, cap?: Tokens): OutputPrediction {
+  predict(
+    cls: SloClassName,
+    tenant: string,
+    cap?: Tokens,
+    effort?: ReasoningEffort,
+  ): OutputPrediction {
     const c = this.classes.get(cls);
     if (c !== undefined) {
-      const own = c.byTenant.get(tenant);
-      if (own !== undefined && own.outputs.size >= this.minSamples)
-        return fromHistory(own, c.prior, 'tenant', cap);
+      const own = this.learned(c, tenant, effort);
+      if (own !== undefined) return fromHistory(own, c.prior, 'tenant', cap);
       if (c.all.outputs.size >= this.minSamples) return fromHistory(c.all, c.prior, 'class', cap);
     }
     // Without history the low quantile is unknown: 1 token, the safe end.
@@ -242,14 +295,29 @@ export class OutputLengthModel {
    * The history `predict` would use, as a distribution of output lengths; undefined while the
    * model has only its prior (nothing is known of the shape then).
    */
-  distribution(cls: SloClassName, tenant: string): LengthDistribution | undefined {
+  distribution(
+    cls: SloClassName,
+    tenant: string,
+    effort?: ReasoningEffort,
+  ): LengthDistribution | undefined {
     const c = this.classes.get(cls);
     if (c === undefined) return undefined;
-    const own = c.byTenant.get(tenant);
-    if (own !== undefined && own.outputs.size >= this.minSamples) return own.outputs;
+    const own = this.learned(c, tenant, effort);
+    if (own !== undefined) return own.outputs;
     return c.all.outputs.size >= this.minSamples ? c.all.outputs : undefined;
   }
+
+  /** The tenant's own history with enough samples: at `effort`'s, else at any effort's. */
+  private learned(c: ClassHistory, tenant: string, effort?: ReasoningEffort): History | undefined {
+    const atEffort = effort === undefined ? undefined : c.byEffort.get(effort)?.get(tenant);
+    if (atEffort !== undefined && atEffort.outputs.size >= this.minSamples) return atEffort;
+    const own = c.byTenant.get(tenant);
+    return own !== undefined && own.outputs.size >= this.minSamples ? own : undefined;
+  }
 }
+
+/** Strings in code-unit order: a snapshot lists its histories the same way every time. */
+const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function historySnapshot(h: History): HistorySnapshot {
   const { values, bounds } = h.outputs.oldestFirst();

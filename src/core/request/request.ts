@@ -23,6 +23,10 @@ export interface ToolCall {
   readonly resultTokens: Tokens;
 }
 
+/** How much a reasoning model is asked to think (vLLM's chat `reasoning_effort`). */
+export const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+
 /** The most choices one request may ask for (`n`): OpenAI's limit. */
 export const MAX_CHOICES = 128;
 
@@ -69,4 +73,9 @@ export interface LlmRequest {
   readonly optionalInputTokens?: Tokens;
   /** Tool calls it makes while generating, in output order (agents; simulator workloads). */
   readonly toolCalls?: readonly ToolCall[];
+  /**
+   * The reasoning effort it asked for: its output lengths are learned apart from its tenant's
+   * others (`../estimate/output-length-model.ts`), a high effort's thinking being far longer.
+   */
+  readonly reasoningEffort?: ReasoningEffort;
 }

@@ -22,7 +22,7 @@ import type { LlmRequest } from '../../core/request/request.ts';
 import type { SloClassName } from '../../core/request/slo-classes.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
-import { OpenAiError, choiceCount, outputLimit } from '../../openai/index.ts';
+import { OpenAiError, choiceCount, outputLimit, reasoningEffortOf } from '../../openai/index.ts';
 import { bearerToken, type ApiKeys } from '../api-keys.ts';
 import { upstreamKind, type ApiKind, type Endpoint } from '../backend.ts';
 import type { Gateway } from '../gateway.ts';
@@ -346,6 +346,7 @@ function request(
     session: headers.session ?? cacheKey,
     prefix: prompt.prefix,
     deadlineMs: clientDeadline(headers, now, deps),
+    reasoningEffort: 'messages' in parsed ? reasoningEffortOf(parsed) : undefined,
   };
 }
 
