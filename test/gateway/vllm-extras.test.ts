@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { generationRequest } from '../../src/gateway/embedded-backend.ts';
 import { streamCall } from '../../src/loadgen/stream-call.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
-import { MODEL, doorOnlyFleet, engines, gateway } from './gateway-kit.ts';
+import { MODEL, decisionRecord, doorOnlyFleet, engines, gateway } from './gateway-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
 import { describeValue } from '../../src/openai/index.ts';
 
@@ -172,6 +172,29 @@ test('a constraint on the simulated fleet or engine: a 400 naming it, never fill
       assert.equal(error.param, field);
     }
   }
+});
+
+test("each reasoning effort's output lengths are learned apart: a low effort is not planned as a high one", async () => {
+  const front = await gateway(backends, 'goodput', { adminToken: ADMIN });
+  const ask = async (reasoning_effort: 'low' | 'high', max_tokens: number) => {
+    const res = await front.client.chat.completions
+      .create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        reasoning_effort,
+        max_tokens,
+      })
+      .withResponse();
+    return res.response.headers.get('x-goodput-request-id') ?? '';
+  };
+  // Twenty-five of each: the simulated replies run past both caps, so each ends at its cap.
+  await Promise.all(Array.from({ length: 25 }, () => [ask('low', 4), ask('high', 60)]).flat());
+  type Record = { demand: { output_p50: number; output_source: string } };
+  const planned = async (effort: 'low' | 'high') =>
+    (await decisionRecord<Record>(front.url, await ask(effort, 1_000), ADMIN)).demand;
+  const [low, high] = [await planned('low'), await planned('high')];
+  assert.deepEqual([low.output_p50, low.output_source], [4, 'tenant']);
+  assert.deepEqual([high.output_p50, high.output_source], [60, 'tenant']);
 });
 
 test('a logit bias reaches a server as sent; the simulated fleet and engine refuse it by name', async () => {
