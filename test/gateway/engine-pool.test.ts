@@ -104,12 +104,16 @@ test('local engine pool: a burst scales out, every stream ends whole, then it dr
   assert.ok(whole > 0, JSON.stringify(counts));
 
   await until('scaled out to more than one engine', () => most > 1, 20_000, 200);
-  await until('drained back to one engine', async () => (await engines()) === 1, 90_000, 500);
-  clearInterval(watch);
-  assert.ok(
-    (await metric(url, 'goodput_engine_pool_drains_total', 'outcome="drained"')) >= 1,
-    'at least one engine drained',
+  // Drained, not just one engine ready: an engine leaves the ready count when its drain begins,
+  // and is counted drained only once its streams have ended (on a busy machine, seconds later).
+  const drained = () => metric(url, 'goodput_engine_pool_drains_total', 'outcome="drained"');
+  await until(
+    'drained back to one engine',
+    async () => (await drained()) >= 1 && (await engines()) === 1,
+    90_000,
+    500,
   );
+  clearInterval(watch);
   assert.equal(await metric(url, 'goodput_engine_pool_drains_total', 'outcome="cut"'), 0);
 
   const started = proc
