@@ -189,12 +189,18 @@ test("each reasoning effort's output lengths are learned apart: a low effort is 
   };
   // Twenty-five of each: the simulated replies run past both caps, so each ends at its cap.
   await Promise.all(Array.from({ length: 25 }, () => [ask('low', 4), ask('high', 60)]).flat());
-  type Record = { demand: { output_p50: number; output_source: string } };
+  type Record = {
+    reasoning_effort?: string;
+    demand: { output_p50: number; output_source: string };
+  };
   const planned = async (effort: 'low' | 'high') =>
-    (await decisionRecord<Record>(front.url, await ask(effort, 1_000), ADMIN)).demand;
+    decisionRecord<Record>(front.url, await ask(effort, 1_000), ADMIN);
   const [low, high] = [await planned('low'), await planned('high')];
-  assert.deepEqual([low.output_p50, low.output_source], [4, 'tenant']);
-  assert.deepEqual([high.output_p50, high.output_source], [60, 'tenant']);
+  assert.deepEqual(
+    [low.reasoning_effort, low.demand.output_p50, low.demand.output_source],
+    ['low', 4, 'tenant'],
+  );
+  assert.deepEqual([high.reasoning_effort, high.demand.output_p50], ['high', 60]);
 });
 
 test('a logit bias reaches a server as sent; the simulated fleet and engine refuse it by name', async () => {

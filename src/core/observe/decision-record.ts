@@ -10,7 +10,7 @@ import type { AdmissionDecision, RejectReason } from '../request/decision.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { Ms, Tokens } from '../request/units.ts';
 import type { Ticket } from '../queueing/ticket.ts';
-import type { LlmRequest } from '../request/request.ts';
+import type { LlmRequest, ReasoningEffort } from '../request/request.ts';
 import type { Demand } from '../request/demand.ts';
 
 /**
@@ -32,6 +32,8 @@ export interface DecisionRecord {
   readonly adapter?: string;
   /** The choices it asked for (`n`), when more than one. */
   readonly choices?: number;
+  /** The reasoning effort it asked for, when one: its output lengths are learned at it. */
+  readonly reasoning_effort?: ReasoningEffort;
   readonly policy_revision: string;
   readonly at_ms: number;
   readonly slo_ms: {
@@ -123,6 +125,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
     class: d.req.sloClass,
     ...(d.req.adapter === undefined ? {} : { adapter: d.req.adapter }),
     ...(d.req.choices === undefined ? {} : { choices: d.req.choices }),
+    ...(d.req.reasoningEffort === undefined ? {} : { reasoning_effort: d.req.reasoningEffort }),
     policy_revision: d.revision,
     at_ms: r3(d.atMs),
     slo_ms: {
