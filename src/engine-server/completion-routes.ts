@@ -27,6 +27,7 @@ import { imagesSizable } from '../openai/image-parts.ts';
 import {
   choiceCount,
   includeUsage,
+  continuousUsage,
   outputLimit,
   fillerAnswerable,
   priorityAllowed,
@@ -71,6 +72,7 @@ interface Prepared {
   readonly model: string;
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  readonly continuousUsage: boolean;
   readonly ignoreEos: boolean;
   readonly minTokens: number | undefined;
   readonly priority: number | undefined;
@@ -127,6 +129,7 @@ function runChat(
     model: req.model,
     stream: req.stream === true,
     includeUsage: includeUsage(req),
+    continuousUsage: continuousUsage(req),
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,
     priority: req.priority ?? undefined,
@@ -157,6 +160,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     model: req.model,
     stream: req.stream === true,
     includeUsage: includeUsage(req),
+    continuousUsage: continuousUsage(req),
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,
     priority: req.priority ?? undefined,
@@ -221,6 +225,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
     created: deps.unixSeconds(),
     model: adapter ?? deps.servedModelName,
     includeUsage: p.includeUsage,
+    continuousUsage: p.continuousUsage,
   };
   // Served by Node, the request's socket and response; in-process (`app.request`), neither.
   const node = c.env as Partial<HttpBindings> | undefined;

@@ -23,6 +23,7 @@ import {
   sseData,
   textChunk,
   usageChunk,
+  usageSoFar,
 } from '../openai/chunks.ts';
 import { usage, type FinishReason } from '../openai/responses.ts';
 import { FillerToolCall } from '../openai/filler-tool-call.ts';
@@ -148,18 +149,23 @@ function completionEvents(
   head: ChunkHead,
   calls: readonly FillerToolCall[] | undefined,
 ): EventForm {
-  const chunk = (choice: number, delta: object, text: string, reason: FinishReason | null) =>
-    sseData(
+  // Each choice's tokens so far, for the usage every chunk carries when asked.
+  const sent = head.continuousUsage === true ? gens.map(() => 0) : null;
+  const chunk = (choice: number, delta: object, text: string, reason: FinishReason | null) => {
+    const used = sent === null ? null : usageSoFar(gens[choice].promptTokens, sent[choice]);
+    return sseData(
       kind === 'chat'
-        ? chatChunk(head, delta, reason, null, choice)
-        : textChunk(head, text, reason, null, choice),
+        ? chatChunk(head, delta, reason, null, choice, used)
+        : textChunk(head, text, reason, null, choice, used),
     );
+  };
   const role = { role: 'assistant', content: '' };
   return {
     opening: kind === 'chat' ? gens.map((_, i) => chunk(i, role, '', null)).join('') : '',
     token: (choice, text) => {
       const call = calls?.[choice];
       const delta = call === undefined ? { content: text } : { tool_calls: call.piece(text) };
+      if (sent !== null) sent[choice]++;
       return chunk(choice, delta, text, null);
     },
     finish: (choice, ev) => {

@@ -26,6 +26,7 @@ import {
 import { pieceBodies } from './staged-pieces.ts';
 import { readText } from './bounded-body.ts';
 import { relayStream } from './upstream-relay.ts';
+import { continuousUsage } from '../openai/request-fields.ts';
 
 export interface HttpBackendOptions {
   readonly name: string;
@@ -108,10 +109,13 @@ export class HttpBackend implements Backend {
     if (call.staged !== undefined) await this.stagePieces(path, call, call.staged);
     // The body was validated (bounded depth, known fields): serialising it cannot fail, and it
     // happens outside the try below, which blames the upstream for what goes wrong.
+    // The usage the gateway counts by, and on every chunk too where the client asked for it.
     const text = JSON.stringify({
       ...call.body,
       stream: true,
-      stream_options: { include_usage: true },
+      stream_options: continuousUsage(call.body)
+        ? { include_usage: true, continuous_usage_stats: true }
+        : { include_usage: true },
     });
     let res: IncomingMessage;
     try {

@@ -4,7 +4,8 @@
  * `stream_options.include_usage`, one chunk with empty `choices` and the usage, then
  * `data: [DONE]`. Main rule: a chat stream opens with a chunk carrying the role, carries one
  * chunk per token, and closes with a chunk whose delta is empty and whose finish_reason is set;
- * while usage is requested every other chunk carries `usage: null`, as OpenAI's do.
+ * while usage is requested every other chunk carries `usage: null`, as OpenAI's do, or, with
+ * vLLM's `continuous_usage_stats`, the usage so far: the prompt's and its choice's tokens.
  */
 import type { FinishReason, Usage } from './responses.ts';
 import type { ToolCall } from './tool-fields.ts';
@@ -17,6 +18,24 @@ export interface ChunkHead {
   readonly model: string;
   /** The client asked for a usage chunk at the end. */
   readonly includeUsage: boolean;
+  /** And for the usage so far on every chunk (vLLM's `continuous_usage_stats`). */
+  readonly continuousUsage?: boolean;
+}
+
+/** The usage so far a chunk carries when the client asked it of every chunk (vLLM's). */
+export interface ChunkUsage {
+  readonly prompt_tokens: number;
+  readonly completion_tokens: number;
+  readonly total_tokens: number;
+}
+
+/** The usage so far: `prompt` tokens, and `completion` of the chunk's choice. */
+export function usageSoFar(prompt: number, completion: number): ChunkUsage {
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+  };
 }
 
 /**
@@ -103,6 +122,7 @@ export function chatChunk(
   finishReason: FinishReason | null,
   logprobs: object | null = null,
   index = 0,
+  used: ChunkUsage | null = null,
 ) {
   return {
     id: head.id,
@@ -110,7 +130,7 @@ export function chatChunk(
     created: head.created,
     model: head.model,
     choices: [{ index, delta, logprobs, finish_reason: finishReason }],
-    ...(head.includeUsage ? { usage: null } : {}),
+    ...(head.includeUsage ? { usage: used } : {}),
   };
 }
 
@@ -120,6 +140,7 @@ export function textChunk(
   finishReason: FinishReason | null,
   logprobs: object | null = null,
   index = 0,
+  used: ChunkUsage | null = null,
 ) {
   return {
     id: head.id,
@@ -127,7 +148,7 @@ export function textChunk(
     created: head.created,
     model: head.model,
     choices: [{ index, text, logprobs, finish_reason: finishReason }],
-    ...(head.includeUsage ? { usage: null } : {}),
+    ...(head.includeUsage ? { usage: used } : {}),
   };
 }
 

@@ -40,6 +40,7 @@ export {
   choiceCount,
   commonFields,
   includeUsage,
+  continuousUsage,
   outputLimit,
   fillerAnswerable,
   priorityAllowed,
@@ -147,4 +148,6 @@ export {
   sseData,
   textChunk,
   usageChunk,
+  usageSoFar,
+  type ChunkUsage,
 } from './chunks.ts';

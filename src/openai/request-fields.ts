@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { MAX_CHOICES } from '../core/request/request.ts';
 import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { describeValue, invalidRequest } from './errors.ts';
-import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
+import { unsupportedFields } from './unsupported-fields.ts';
 import { constraintFields, unconstrainedOnly } from './constraint-fields.ts';
 import { byForm, expect, flag, isText, listOf, text, type Wording } from './validation.ts';
 
@@ -98,8 +98,8 @@ export const commonFields = {
   stream: flag(),
   stream_options: z
     .strictObject(
-      // vLLM's usage on every chunk: not implemented, so asking for it is refused.
-      { include_usage: flag(), continuous_usage_stats: neutralOnly([false]) },
+      // vLLM's usage on every chunk too, with include_usage (continuousUsage).
+      { include_usage: flag(), continuous_usage_stats: flag() },
       expect('an object'),
     )
     .nullish(),
@@ -213,6 +213,19 @@ export function includeUsage(req: {
   readonly stream_options?: { readonly include_usage?: boolean | null } | null;
 }): boolean {
   return req.stream_options?.include_usage === true;
+}
+
+/**
+ * Whether every chunk of the stream carries the usage so far (vLLM's `continuous_usage_stats`),
+ * the prompt's tokens and its choice's: only beside `include_usage`, as vLLM takes it.
+ */
+export function continuousUsage(req: {
+  readonly stream_options?: {
+    readonly include_usage?: boolean | null;
+    readonly continuous_usage_stats?: boolean | null;
+  } | null;
+}): boolean {
+  return includeUsage(req) && req.stream_options?.continuous_usage_stats === true;
 }
 
 /**

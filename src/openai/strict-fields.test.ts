@@ -6,6 +6,7 @@ import { parseChatCompletionRequest, reasoningEffortOf } from './chat-request.ts
 import { parseCompletionRequest } from './completion-request.ts';
 import { unsupportedFields, unsupportedMessageFields } from './unsupported-fields.ts';
 import { parseJsonText } from './validation.ts';
+import { continuousUsage } from './request-fields.ts';
 import { rejection } from './openai-test-kit.ts';
 
 const CHAT = { model: 'm', messages: [{ role: 'user', content: 'x' }] };
@@ -176,24 +177,26 @@ test('an unsupported field is a 400 unless it carries a neutral value, which is 
   }
 });
 
-test('stream_options.continuous_usage_stats (vLLM: usage on every chunk) is refused when asked, kept when not', () => {
+test('stream_options.continuous_usage_stats (vLLM: usage on every chunk) is a flag, kept as sent', () => {
   for (const [kind, parse, base] of parsers) {
-    const ask = (value: unknown) => ({
+    const ask = (value: unknown, include_usage: unknown = true) => ({
       ...base,
       stream: true,
-      stream_options: { include_usage: true, continuous_usage_stats: value },
+      stream_options: { include_usage, continuous_usage_stats: value },
     });
-    const err = rejection(() => parse(ask(true)));
+    for (const value of [true, false, null]) {
+      const parsed = parse(ask(value)) as { stream_options: Record<string, unknown> };
+      assert.equal(parsed.stream_options.continuous_usage_stats, value, kind);
+      assert.equal(continuousUsage(parsed), value === true, kind);
+    }
+    // As vLLM takes it: only beside include_usage.
+    assert.equal(continuousUsage(parse(ask(true, false)) as object), false, kind);
+    const err = rejection(() => parse(ask('yes')));
     assert.equal(
       err.message,
-      'stream_options.continuous_usage_stats: not supported by this server (expected false or absent), got true',
-      kind,
+      'stream_options.continuous_usage_stats: expected a boolean, got "yes"',
     );
     assert.equal(err.param, 'stream_options.continuous_usage_stats');
-    for (const neutral of [false, null]) {
-      const parsed = parse(ask(neutral)) as { stream_options: Record<string, unknown> };
-      assert.equal(parsed.stream_options.continuous_usage_stats, neutral, kind);
-    }
   }
 });
 

@@ -17,7 +17,9 @@ import {
   textCompletionOf,
   usage,
   usageChunk,
+  usageSoFar,
   type ChatDelta,
+  type ChunkUsage,
   type FinishReason,
   type ToolCallDelta,
   Logprobs,
@@ -142,14 +144,20 @@ export function completionForm(
   withUsage: boolean,
   degradeLevel: number | undefined,
   choices = 1,
+  /** The prompt's tokens, when every chunk is to carry the usage so far (vLLM's). */
+  continuousPrompt?: number,
 ): StreamForm {
   const chunkHead = { ...head, includeUsage: withUsage };
   const role = { role: 'assistant', content: '' } as const;
+  // Each choice's tokens so far. A server's own chunk, forwarded, carries its own usage.
+  const sent = continuousPrompt === undefined ? null : new Array<number>(choices).fill(0);
+  const used = (choice = 0) =>
+    sent === null ? null : usageSoFar(continuousPrompt as number, sent[choice] ?? 0);
   return {
     opening: () =>
       kind === 'chat'
         ? Array.from({ length: choices }, (_, i) =>
-            sseData(chatChunk(chunkHead, role, null, null, i)),
+            sseData(chatChunk(chunkHead, role, null, null, i, used(i))),
           ).join('')
         : '',
     token: (t) => {
@@ -161,17 +169,19 @@ export function completionForm(
           t.finish.toolCalls,
           degradeLevel,
           t.choice,
+          used(t.choice),
         );
+      if (sent !== null) sent[t.choice ?? 0]++;
       return (
         t.sse ??
         sseData(
           kind === 'chat'
-            ? chatChunk(chunkHead, chatDelta(t), null, t.logprobs, t.choice)
-            : textChunk(chunkHead, t.text, null, t.logprobs, t.choice),
+            ? chatChunk(chunkHead, chatDelta(t), null, t.logprobs, t.choice, used(t.choice))
+            : textChunk(chunkHead, t.text, null, t.logprobs, t.choice, used(t.choice)),
         )
       );
     },
-    closing: (end) => closingEvents(kind, chunkHead, end, degradeLevel),
+    closing: (end) => closingEvents(kind, chunkHead, end, degradeLevel, used(0)),
     failure: (e) => sseData(streamError(e)) + SSE_DONE,
   };
 }
@@ -350,13 +360,14 @@ function finishEvent(
   toolCalls: readonly ToolCallDelta[] | undefined,
   degradeLevel: number | undefined,
   choice = 0,
+  used: ChunkUsage | null = null,
 ): string {
   const finish = reason as FinishReason;
   const closing = toolCalls === undefined ? {} : { tool_calls: toolCalls };
   const last =
     kind === 'chat'
-      ? chatChunk(chunkHead, closing, finish, null, choice)
-      : textChunk(chunkHead, '', finish, null, choice);
+      ? chatChunk(chunkHead, closing, finish, null, choice, used)
+      : textChunk(chunkHead, '', finish, null, choice, used);
   return sseData({ ...last, ...degradedMark(degradeLevel) });
 }
 
@@ -369,10 +380,12 @@ function closingEvents(
   chunkHead: ChunkHead,
   end: StreamEnd,
   degradeLevel: number | undefined,
+  used: ChunkUsage | null,
 ): string {
+  const { finishReason, finishToolCalls } = end;
   let out =
     end.choices === undefined
-      ? finishEvent(kind, chunkHead, end.finishReason, end.finishToolCalls, degradeLevel)
+      ? finishEvent(kind, chunkHead, finishReason, finishToolCalls, degradeLevel, 0, used)
       : '';
   if (chunkHead.includeUsage) {
     const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';

@@ -17,6 +17,7 @@ import {
   OpenAiError,
   answerId,
   includeUsage,
+  continuousUsage,
   ResponseBuilder,
   type ResponsesRequest,
   type ChatCompletionRequest,
@@ -191,6 +192,7 @@ export async function admitAndServe(
                   includeUsage(parsed),
                   degraded?.level,
                   choicesOf(ticket.req),
+                  continuousUsage(parsed) ? ticket.req.inputTokens : undefined,
                 )
               : responsesForm(builder, degraded?.level),
           relay,
