@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseChatCompletionRequest } from './chat-request.ts';
+import { parseChatCompletionRequest, reasoningEffortOf } from './chat-request.ts';
 import { MAX_INPUT_ITEMS, chatMessages, conversationItems, listedItem } from './response-items.ts';
 import { asChatRequest, parseResponsesRequest, statelessOnly } from './responses-request.ts';
 
@@ -124,6 +124,15 @@ test("vLLM's own fields go as chat takes them, with its rules", () => {
     /^tool_choice: expected "none", "auto" or absent beside structured_outputs/,
   );
   refused({ top_k: -2 }, /^top_k: expected an integer ≥ -1, got -2$/);
+});
+
+test('the effort admission learns reply lengths at is the one the chat template is given', () => {
+  const learnedAt = (reasoning?: object) =>
+    reasoningEffortOf(asChatRequest(parseResponsesRequest({ model: 'm', input: 'x', reasoning })));
+  assert.equal(learnedAt({ effort: 'high' }), 'high');
+  assert.equal(learnedAt({ effort: 'minimal' }), 'low');
+  assert.equal(learnedAt({ effort: 'none' }), undefined);
+  assert.equal(learnedAt(), undefined);
 });
 
 test("an agent's reasoning effort goes to the chat template as vLLM passes it", () => {
