@@ -10,9 +10,11 @@ import type { ChatCompletionRequest } from './chat-request.ts';
 import { promptList, type CompletionRequest } from './completion-request.ts';
 import { invalidRequest } from './errors.ts';
 import { chatBlockHashes, completionBlockHashes, type PromptBlockHashes } from './prefix-hashes.ts';
+import type { PromptScript } from '../core/request/request.ts';
 import {
-  estimateChatTokens,
+  estimateChatPrompt,
   estimateCompletionTokens,
+  estimateTextPrompt,
   leastChatTokens,
   leastTextTokens,
 } from './prompt-tokens.ts';
@@ -24,6 +26,12 @@ export interface PromptSize {
   readonly atLeast: number | undefined;
   /** vLLM's truncation cut it to its last `tokens`. */
   readonly cut: boolean;
+  /**
+   * The script of a text prompt that `tokens` estimates whole — not cut, without images: what
+   * a backend's count of it can scale the estimate by (core/estimate/prompt-scale.ts). Absent
+   * for any other.
+   */
+  readonly script?: PromptScript;
   /** Its block hashes, blocks of `blockTokens`, as `tokens` long; none for text cut. */
   hashes(tokens: number, blockTokens: number): PromptBlockHashes;
 }
@@ -38,13 +46,14 @@ export function chatPromptSize(
   imageTokens?: ImageTokens,
 ): PromptSize {
   const prompt = { messages: req.messages, tools: req.tools, imageTokens };
-  const estimate = estimateChatTokens(prompt);
+  const { tokens: estimate, script, imageTokens: images } = estimateChatPrompt(prompt);
   const keep = kept(req.truncate_prompt_tokens, context);
   if (estimate <= keep) {
     return {
       tokens: estimate,
       atLeast: leastChatTokens(prompt),
       cut: false,
+      ...(images === 0 ? { script } : {}),
       hashes: (tokens, block) => chatBlockHashes(prompt, tokens, block, req.cache_salt),
     };
   }
@@ -59,14 +68,16 @@ export function chatPromptSize(
 /** A completion's one prompt, the model's context being `context` tokens. */
 export function completionPromptSize(req: CompletionRequest, context: number): PromptSize {
   const prompt = promptList(req)[0] ?? '';
-  const estimate = estimateCompletionTokens(prompt);
-  const keep = kept(req.truncate_prompt_tokens, context);
   const text = typeof prompt === 'string';
+  const sized = text ? estimateTextPrompt(prompt) : undefined;
+  const estimate = sized?.tokens ?? estimateCompletionTokens(prompt);
+  const keep = kept(req.truncate_prompt_tokens, context);
   if (estimate <= keep) {
     return {
       tokens: estimate,
       atLeast: text ? leastTextTokens(prompt) : undefined,
       cut: false,
+      ...(sized === undefined ? {} : { script: sized.script }),
       hashes: (tokens, block) => completionBlockHashes(prompt, tokens, block, req.cache_salt),
     };
   }

@@ -20,7 +20,8 @@
  * (image-size.ts), by the rule the caller says, having refused images when it has none.
  */
 import type { ChatMessage } from './chat-request.ts';
-import { textUnits, UNITS_PER_TOKEN } from './text-weight.ts';
+import { LATIN_UNITS, textUnits, UNITS_PER_TOKEN } from './text-weight.ts';
+import type { PromptScript } from '../core/request/request.ts';
 import { imagePartTokens, imagesTokens, imageText, leastImagesTokens } from './image-parts.ts';
 import type { ImageTokens } from './image-size.ts';
 import type { CompletionPrompt } from './completion-request.ts';
@@ -75,17 +76,30 @@ export function leastChatTokens(prompt: ChatPrompt): number {
 }
 
 export function estimateChatTokens(prompt: ChatPrompt): number {
+  return estimateChatPrompt(prompt).tokens;
+}
+
+/** A prompt's estimate, the script its text weighs as, and the part its images take. */
+export interface PromptEstimate {
+  readonly tokens: number;
+  readonly script: PromptScript;
+  readonly imageTokens: number;
+}
+
+/** A chat prompt's estimate (`estimateChatTokens`) and its script, from one walk of its text. */
+export function estimateChatPrompt(prompt: ChatPrompt): PromptEstimate {
+  const text = new ScriptedTokens();
   const tools = toolsText(prompt.tools);
-  let total =
-    TOKENS_PER_REPLY + (tools === '' ? 0 : TOKENS_PER_MESSAGE + estimateTextTokens(tools));
+  let total = TOKENS_PER_REPLY + (tools === '' ? 0 : TOKENS_PER_MESSAGE + text.tokens(tools));
   const images = prompt.imageTokens;
+  let imageTokens = 0;
   for (const m of prompt.messages) {
-    total += TOKENS_PER_MESSAGE + estimateTextTokens(messageText(m));
-    if (images !== undefined) total += imagesTokens(m.content, images);
-    if (m.name != null) total += estimateTextTokens(m.name);
-    if (m.tool_calls != null) total += estimateTextTokens(callsText(m));
+    total += TOKENS_PER_MESSAGE + text.tokens(messageText(m));
+    if (images !== undefined) imageTokens += imagesTokens(m.content, images);
+    if (m.name != null) total += text.tokens(m.name);
+    if (m.tool_calls != null) total += text.tokens(callsText(m));
   }
-  return total;
+  return { tokens: total + imageTokens, script: text.script, imageTokens };
 }
 
 /** A completion prompt's size: estimated for text, exact for token ids. */
@@ -93,6 +107,27 @@ export function estimateCompletionTokens(prompt: CompletionPrompt): number {
   return typeof prompt === 'string'
     ? Math.max(1, estimateTextTokens(prompt))
     : Math.max(1, prompt.length);
+}
+
+/** A text completion prompt's estimate and its script. */
+export function estimateTextPrompt(prompt: string): PromptEstimate {
+  const text = new ScriptedTokens();
+  return { tokens: Math.max(1, text.tokens(prompt)), script: text.script, imageTokens: 0 };
+}
+
+/**
+ * Texts' estimates, noting whether any character weighed other than a Latin one: every other
+ * weighs more than a Latin character's per UTF-16 unit, so a text is Latin exactly when it
+ * weighs LATIN_UNITS a unit.
+ */
+class ScriptedTokens {
+  script: PromptScript = 'latin';
+
+  tokens(text: string): number {
+    const units = textUnits(text);
+    if (units !== LATIN_UNITS * text.length) this.script = 'other';
+    return Math.ceil(units / UNITS_PER_TOKEN);
+  }
 }
 
 /** Token ids render in this base, CHARS_PER_TOKEN digits each. */

@@ -119,6 +119,8 @@ export const estimateSchema = z
     ...outputPrior,
     /** A class's own prior (a reasoning class's replies are not a chat's), each field optional. */
     by_class: z.partialRecord(z.enum(SLO_CLASS_NAMES), z.object(outputPrior).strict()).optional(),
+    /** Whether a gateway scales its prompt estimates to its backends' counts (prompt-scale.ts). */
+    scale_prompts: z.boolean().optional(),
   })
   .strict()
   .superRefine((e, ctx) => {
@@ -197,6 +199,8 @@ export interface EstimateConfig {
   readonly priorOutputReserve: number;
   /** The classes with a prior of their own, each field resolved against the estimate's. */
   readonly classPriors: Partial<Record<SloClassName, OutputPrior>>;
+  /** Whether a gateway scales its prompt estimates to its backends' counts (default: on). */
+  readonly scalePrompts: boolean;
 }
 
 export interface OutputPrior {
@@ -309,5 +313,6 @@ export function resolveEstimate(e: z.infer<typeof estimateSchema> | undefined): 
     priorOutput: { p50, p90 },
     priorOutputReserve: reserve,
     classPriors,
+    scalePrompts: e?.scale_prompts ?? true,
   };
 }

@@ -27,6 +27,12 @@ export interface ToolCall {
 export const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 
+/**
+ * The script of a prompt's text, as the gateway's estimate weighs it (openai/text-weight.ts):
+ * `latin`, every character of Latin, Greek or Cyrillic weight; `other`, any other.
+ */
+export type PromptScript = 'latin' | 'other';
+
 /** The most choices one request may ask for (`n`): OpenAI's limit. */
 export const MAX_CHOICES = 128;
 
@@ -40,6 +46,12 @@ export interface LlmRequest {
    * estimate alone does not fit is left to the backend, which counts it. Absent: exact.
    */
   readonly inputTokensAtLeast?: Tokens;
+  /**
+   * When `inputTokens` was scaled from a gateway's estimate of the prompt's text to what its
+   * backends count (`../estimate/prompt-scale.ts`): the estimate, and the script it weighed.
+   * The backend's count of the prompt, at its end, teaches the scale.
+   */
+  readonly promptEstimate?: { readonly tokens: Tokens; readonly script: PromptScript };
   /** Tokens the model will generate before it stops (known to the simulator, not to policy). */
   readonly outputTokens: Tokens;
   /** The client's cap on output tokens, when it set one (each choice's). */
