@@ -310,10 +310,10 @@ export class GatewayMetrics {
     help: '1 while the gateway drains before it exits (refusing new requests), else 0.',
     registers: [this.registry],
   });
-  /** A backend's count of a prompt over the gateway's estimate: what --image-tokens is tuned by. */
+  /** A backend's count of a prompt over the gateway's plan of it: what --image-tokens is tuned by. */
   readonly promptCounted = new ArrayHistogram<'model_name' | 'images'>({
     name: 'goodput_prompt_tokens_counted_ratio',
-    help: "A completed request's prompt tokens as its backend counted them, over the gateway's estimate that admission planned (1: exact; above 1, the estimate was short), by whether the prompt held images.",
+    help: "A completed request's prompt tokens as its backend counted them, over the tokens admission planned (the gateway's estimate, scaled by the line goodput_prompt_scale_slope learned; 1: exact; above 1, the plan was short), by whether the prompt held images.",
     labelNames: ['model_name', 'images'],
     buckets: [0.25, 0.5, 0.67, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.25, 1.5, 2, 4],
     registry: this.registry,

@@ -40,6 +40,7 @@ import { stoppedBy, type StopCause } from './stop.ts';
 import { UNTRACED, type RequestTrace } from './tracing/request-trace.ts';
 import { SpanMemo } from './span-memo.ts';
 import type { LearnedImageTokens } from './url-image-tokens.ts';
+import type { PromptScale } from '../core/estimate/prompt-scale.ts';
 
 export interface GatewayDeps {
   readonly policy: ResolvedPolicy;
@@ -61,6 +62,8 @@ export interface GatewayDeps {
   /** Engines under vLLM's priority scheduling: the priority a class's requests go with. */
   readonly priorityOf?: (cls: SloClassName) => number;
   readonly urlImages?: LearnedImageTokens;
+  /** What the backends make of an estimated prompt (prompt-scale.ts); none when off. */
+  readonly promptScale?: PromptScale;
 }
 
 export type Admitted =
@@ -97,7 +100,10 @@ export class Gateway {
       maxLoras: deps.spec.maxLoras,
       adapters: deps.spec.adapters,
     });
-    this.counts = new RequestCounts(m, deps.spec.model, deps.urlImages);
+    this.counts = new RequestCounts(m, deps.spec.model, {
+      urlImages: deps.urlImages,
+      prompts: deps.promptScale,
+    });
     this.slos = new SloExport(deps.policy.slos, deps.clock, m.slo, deps.spec.model);
     this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {
       dispatch: (t) => {
@@ -313,7 +319,7 @@ export class Gateway {
       const call = upstreamCall(ticket, kind, servedBody(body, ticket.req, priority), signal);
       end = await backend.stream({ ...call, trace: attempt.headers }, sink);
       attempt.ended(end, clock.now());
-      this.counts.streamed(labels, end, ticket.req.inputTokens, body);
+      this.counts.streamed(labels, end, ticket.req, body);
       this.fleet.succeeded(replica, end);
       return end;
     } catch (e) {

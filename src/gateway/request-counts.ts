@@ -15,6 +15,15 @@ import { holdsImages } from '../openai/index.ts';
 import type { GatewayMetrics, RequestLabel } from './gateway-metrics.ts';
 import type { StreamMeter } from './stream-meter.ts';
 import type { LearnedImageTokens } from './url-image-tokens.ts';
+import type { PromptScale } from '../core/estimate/prompt-scale.ts';
+
+/** What learns from the backends' counts of prompts. */
+export interface PromptLearners {
+  /** What images by URL take; none without a size rule. */
+  readonly urlImages?: LearnedImageTokens;
+  /** What the backends make of an estimated prompt; none when the policy turns it off. */
+  readonly prompts?: PromptScale;
+}
 
 /** A request's latency-series labels: its class and the model it asked for. */
 export type RequestLabels = Readonly<Record<RequestLabel, string>>;
@@ -23,13 +32,13 @@ export class RequestCounts {
   private readonly metrics: GatewayMetrics;
   /** The served model: what a request that names none is counted under. */
   private readonly served: string;
-  /** What images by URL take, learned from the backends' counts; none without a size rule. */
-  private readonly urlImages: LearnedImageTokens | undefined;
+  /** What the backends' counts of prompts teach (none where off). */
+  private readonly learners: PromptLearners;
 
-  constructor(metrics: GatewayMetrics, served: string, urlImages?: LearnedImageTokens) {
+  constructor(metrics: GatewayMetrics, served: string, learners: PromptLearners = {}) {
     this.metrics = metrics;
     this.served = served;
-    this.urlImages = urlImages;
+    this.learners = learners;
   }
 
   /**
@@ -109,22 +118,26 @@ export class RequestCounts {
   }
 
   /**
-   * A stream's end: its prompt as the backend counted it against the `estimated` tokens admission
-   * planned (`body`, the request as sent, says whether it held images), and the backend's own
-   * split of its part of TTFT, when it gives one.
+   * A stream's end: its prompt as the backend counted it against the tokens admission planned
+   * for `req` (`body`, the request as sent, says whether it held images) — what the learners
+   * learn from — and the backend's own split of its part of TTFT, when it gives one.
    */
   streamed(
     labels: RequestLabels,
     end: StreamEnd,
-    estimated: Tokens,
+    req: LlmRequest,
     body: { readonly messages?: unknown },
   ): void {
     const m = this.metrics;
-    if (end.promptTokens > 0 && estimated > 0) {
+    const planned = req.inputTokens;
+    if (end.promptTokens > 0 && planned > 0) {
       const images = holdsImages(body.messages) ? 'yes' : 'no';
       const asked = { model_name: labels.model_name, images };
-      m.promptCounted.observe(asked, end.promptTokens / estimated);
-      if (images === 'yes') this.urlImages?.counted(body, end.promptTokens);
+      m.promptCounted.observe(asked, end.promptTokens / planned);
+      if (images === 'yes') this.learners.urlImages?.counted(body, end.promptTokens);
+      const estimate = req.promptEstimate;
+      if (estimate !== undefined)
+        this.learners.prompts?.observe(estimate.script, estimate.tokens, end.promptTokens);
     }
     const parts = end.ttftParts;
     if (parts === undefined) return;

@@ -51,6 +51,7 @@ import { LearnedPersistence, type LearnedStateStore } from './learned-state-stor
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
 import { fleetSpecFor } from './fleet-spec-for.ts';
+import { PromptScale } from '../core/estimate/prompt-scale.ts';
 
 export interface ServeOptions {
   readonly policy: ResolvedPolicy;
@@ -182,6 +183,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       ? new LearnedImageTokens(o.imageTokens)
       : undefined;
   if (images !== undefined) metrics.state.urlImageTokens(() => images.urlTokens);
+  const prompts = o.policy.estimate.scalePrompts ? new PromptScale() : undefined;
+  if (prompts !== undefined) metrics.state.promptScale(() => prompts.lines());
   // The newest 20,000 records for an hour, as JSON text in a byte ring off the heap: as objects
   // they were a large graph the collector walked again and again under load, as strings each
   // was copied out of the young generation; the lookup serves the text as is.
@@ -191,6 +194,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const dashboard = new DashboardFeed(clock, { policy: o.policy.name, model: servedModels[0] });
   const gateway = new Gateway({
     urlImages: images,
+    promptScale: prompts,
     policy: o.policy,
     spec: fleetSpecFor(o.engine, o.profile, o.servedModelName),
     backends,
@@ -281,6 +285,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     fillerReplies: o.backendUrls.length === 0,
     keepResponses: keptTtlMs > 0,
     imageTokens: images ?? o.imageTokens,
+    promptScale: prompts,
     // vLLM's /tokenize and /detokenize, outside admission, to the server backends in turn.
     forward:
       o.backendUrls.length === 0

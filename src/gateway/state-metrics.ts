@@ -5,6 +5,8 @@
  * file's reloads (named as Prometheus names its own configuration's).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { PromptLine } from '../core/estimate/prompt-scale.ts';
+import type { PromptScript } from '../core/request/request.ts';
 
 /** What became of one operation on a kept response. */
 export type KeptResult = 'ok' | 'none' | 'too_large' | 'unavailable';
@@ -79,6 +81,39 @@ export class StateMetrics {
         this.set(read());
       },
     });
+  }
+
+  /** The lines prompt estimates are scaled by, read at scrape time (prompt-scale.ts). */
+  promptScale(read: () => Readonly<Record<PromptScript, PromptLine>>): void {
+    const terms = [
+      [
+        'slope',
+        "Backend prompt tokens per token of the gateway's estimate, by script, as learned from the backends' counts (1 until 20 have been counted).",
+      ],
+      [
+        'intercept_tokens',
+        "Prompt tokens the backends count beyond slope × the gateway's estimate (the chat template's own), by script.",
+      ],
+      [
+        'pairs',
+        'Counted prompts the line was fitted to, each weighing half as much 256 prompts later, by script.',
+      ],
+    ] as const;
+    for (const [term, help] of terms) {
+      new Gauge({
+        name: `goodput_prompt_scale_${term}`,
+        help,
+        labelNames: ['script'],
+        registers: this.#registers,
+        collect() {
+          for (const [script, line] of Object.entries(read())) {
+            const value =
+              term === 'slope' ? line.slope : term === 'pairs' ? line.weight : line.intercept;
+            this.set({ script }, value);
+          }
+        },
+      });
+    }
   }
 
   /** The kept responses this process holds in memory, read at scrape time. */

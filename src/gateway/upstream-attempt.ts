@@ -60,6 +60,15 @@ export function upstreamCall(
   const call = { id: ticket.req.id, kind, body, signal };
   const pieceTokens = ticket.entry?.pieceTokens;
   if (pieceTokens === undefined) return call;
-  const promptTokens = ticket.req.inputTokens;
-  return { ...call, staged: { pieceTokens, cachedTokens: ticket.hitTokens, promptTokens } };
+  const planned = ticket.req.inputTokens;
+  // Pieces are cut where the estimate reaches each cut (staged-pieces.ts): the plan's tokens as
+  // so many of the estimate's, where the plan scaled it (prompt-scale.ts).
+  const estimated = ticket.req.promptEstimate?.tokens ?? planned;
+  const each = estimated / planned;
+  const staged = {
+    pieceTokens: each === 1 ? pieceTokens : Math.max(1, Math.round(pieceTokens * each)),
+    cachedTokens: each === 1 ? ticket.hitTokens : Math.floor(ticket.hitTokens * each),
+    promptTokens: estimated,
+  };
+  return { ...call, staged };
 }

@@ -9,12 +9,14 @@ import { MODEL, onTeardown } from './gateway-kit.ts';
  * JSON tokens unless told; a delta's `logprobs`, if any, goes beside it in its choice), then ends
  * as `finish` says; its chunks named as the gateway names the request (`chatcmpl-` and its
  * X-Request-Id) or, `foreign`, not; `bodies`: the request bodies it was sent. A text completion
- * streams the same, each delta's `content` as its chunk's `text`.
+ * streams the same, each delta's `content` as its chunk's `text`. `promptTokens`: what its
+ * usage counts of a request's prompt (9, unless told).
  */
 export async function fakeVllm(
   deltas: readonly object[] = [{ content: '{"a":' }, { content: ' 1}' }],
   foreign = false,
   finish = 'stop',
+  promptTokens: (body: Record<string, unknown>) => number = () => 9,
 ): Promise<{ readonly url: string; readonly bodies: unknown[] }> {
   const bodies: unknown[] = [];
   const server = createServer((req, res) => {
@@ -41,6 +43,7 @@ export async function fakeVllm(
       } else {
         const body = JSON.parse(Buffer.concat(parts).toString()) as { model: string };
         bodies.push(body);
+        const prompt = promptTokens(body);
         const text = req.url === '/v1/completions';
         const prefix = text ? 'cmpl' : 'chatcmpl';
         const id = foreign ? `${prefix}-upstream-own` : `${prefix}-${req.headers['x-request-id']}`;
@@ -60,9 +63,9 @@ export async function fakeVllm(
             event({
               choices: [],
               usage: {
-                prompt_tokens: 9,
+                prompt_tokens: prompt,
                 completion_tokens: deltas.length,
-                total_tokens: 9 + deltas.length,
+                total_tokens: prompt + deltas.length,
               },
             }) +
             'data: [DONE]\n\n',

@@ -42,6 +42,7 @@ import { promptView } from './prompt-view.ts';
 import { readRequest, type ReadRequest } from './read-request.ts';
 import { continued, keeper } from './kept-responses.ts';
 import type { ImageTokens } from '../../openai/image-size.ts';
+import type { PromptScale } from '../../core/estimate/prompt-scale.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -74,6 +75,8 @@ export interface CompletionsDeps {
    * unknown: an image is refused by name (openai/image-parts.ts).
    */
   readonly imageTokens?: ImageTokens;
+  /** What the backends make of an estimated prompt (prompt-scale.ts); none: the estimate. */
+  readonly promptScale?: PromptScale;
 }
 
 /** The completion endpoints, by path. */
@@ -273,14 +276,16 @@ function refusedUnread(
  * sizes prompts with (../../openai/prompt-tokens.ts): no character weighs more tokens than its
  * UTF-8 bytes (¼ a Latin one, 0.8 a Chinese one of 3 bytes, 3 an emoji of 4), a token id at least
  * 2 bytes (`1,`), a message's 4 tokens of template overhead far more than 4 bytes of JSON — so
- * no more tokens than bytes. Unknown (a chunked upload, or a Responses request, which
- * may follow a stored conversation of any length): any number.
+ * no more tokens than bytes, or than a text estimated at as many is planned as (its backends'
+ * counts can scale it up: prompt-scale.ts). Unknown (a chunked upload, or a Responses request,
+ * which may follow a stored conversation of any length): any number.
  */
 function promptTokensAtMost(kind: Endpoint, inbound: Inbound, deps: CompletionsDeps): number {
   if (kind === 'responses' && deps.keepResponses) return Infinity;
   const declared = inbound.header('content-length');
   const bytes = declared === null ? NaN : Number(declared);
-  return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : Infinity;
+  if (!Number.isSafeInteger(bytes) || bytes < 0) return Infinity;
+  return Math.max(bytes, deps.promptScale?.mostTokens(bytes) ?? 0);
 }
 
 /** A request as its headers alone tell it: no prompt read. */
@@ -323,7 +328,8 @@ function request(
   deps: CompletionsDeps,
   queuedSinceMs: Ms | undefined,
 ): LlmRequest {
-  const prompt = promptView(kind, parsed, deps.gateway.pipeline.spec.maxModelLen, deps.imageTokens);
+  const context = deps.gateway.pipeline.spec.maxModelLen;
+  const prompt = promptView(kind, parsed, context, deps.imageTokens, deps.promptScale);
   const now = deps.nowMs();
   return {
     id,
@@ -331,6 +337,7 @@ function request(
     arrivalMs: queuedSinceMs ?? now,
     inputTokens: prompt.inputTokens,
     inputTokensAtLeast: prompt.inputTokensAtLeast,
+    ...(prompt.estimate === undefined ? {} : { promptEstimate: prompt.estimate }),
     outputTokens: 0,
     maxTokens: outputLimit(parsed)?.tokens,
     ...(choiceCount(parsed) > 1 ? { choices: choiceCount(parsed) } : {}),

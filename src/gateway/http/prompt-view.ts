@@ -2,17 +2,21 @@
  * A request's prompt as the policy sees it, without a tokenizer: its size in tokens — counted
  * for token ids, estimated for text, with the fewest tokens the text can be, after vLLM's
  * truncation — and its chained block hashes, which routing matches against replicas' prefix
- * caches (openai/prompt-size.ts).
+ * caches (openai/prompt-size.ts). A text prompt estimated whole is planned as its backends
+ * have been counting such prompts (core/estimate/prompt-scale.ts); its blocks are the
+ * estimate's, as long in the plan as the scale makes them.
  */
 import type { Tokens } from '../../core/request/units.ts';
-import type { PrefixBlocks } from '../../core/request/request.ts';
+import type { LlmRequest, PrefixBlocks } from '../../core/request/request.ts';
 import {
   chatPromptSize,
   completionPromptSize,
   type ChatCompletionRequest,
   type CompletionRequest,
   type PromptBlockHashes,
+  type PromptSize,
 } from '../../openai/index.ts';
+import type { PromptScale } from '../../core/estimate/prompt-scale.ts';
 import type { ApiKind } from '../backend.ts';
 import type { Parsed } from './serve-admitted.ts';
 import type { ImageTokens } from '../../openai/image-size.ts';
@@ -28,25 +32,47 @@ export interface PromptView {
   /** The fewest tokens it can be, when `inputTokens` is an estimate. */
   readonly inputTokensAtLeast: Tokens | undefined;
   readonly prefix: PrefixBlocks | undefined;
+  /** The estimate `inputTokens` was scaled from, and its script (prompt-scale.ts). */
+  readonly estimate: LlmRequest['promptEstimate'];
 }
 
 /**
  * A request's prompt as the policy sees it, the model's context being `context` tokens and an
- * image `imageTokens`.
+ * image `imageTokens`: a text prompt estimated whole is planned as `scale` says its backends
+ * count such a prompt.
  */
 export function promptView(
   kind: ApiKind,
   parsed: Parsed,
   context: Tokens,
   imageTokens?: ImageTokens,
+  scale?: PromptScale,
 ): PromptView {
   const size =
     kind === 'chat'
       ? chatPromptSize(parsed as ChatCompletionRequest, context, imageTokens)
       : completionPromptSize(parsed as CompletionRequest, context);
-  return sized(size.tokens, size.atLeast, context, (tokens) =>
-    size.hashes(tokens, PREFIX_BLOCK_TOKENS),
+  const script = size.script;
+  const estimate = script === undefined ? undefined : { tokens: size.tokens, script };
+  const planned =
+    estimate === undefined || scale === undefined
+      ? size.tokens
+      : Math.max(size.atLeast ?? 1, scale.tokens(estimate.script, estimate.tokens));
+  const view = sized(planned, size.atLeast, context, (tokens) =>
+    blocksAt(size, tokens, planned / size.tokens),
   );
+  return { ...view, estimate };
+}
+
+/**
+ * The prompt's block hashes over its first `tokens` as planned, each block `PREFIX_BLOCK_TOKENS`
+ * of the estimate's and `ratio` (planned ÷ estimated) as many of the plan's: matched against a
+ * replica's cache, a block stands for what the backend computes of it.
+ */
+function blocksAt(size: PromptSize, tokens: Tokens, ratio: number): PromptBlockHashes {
+  if (ratio === 1) return size.hashes(tokens, PREFIX_BLOCK_TOKENS);
+  const { hashes } = size.hashes(Math.floor(tokens / ratio), PREFIX_BLOCK_TOKENS);
+  return { blockTokens: PREFIX_BLOCK_TOKENS * ratio, hashes };
 }
 
 /**
@@ -59,7 +85,7 @@ function sized(
   atLeast: Tokens | undefined,
   context: Tokens,
   hash: (tokens: Tokens) => PromptBlockHashes,
-): PromptView {
+): Omit<PromptView, 'estimate'> {
   const inputTokens =
     atLeast === undefined ? estimate : Math.min(estimate, Math.max(atLeast, context - 1));
   if ((atLeast ?? inputTokens) >= context) {
