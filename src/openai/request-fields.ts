@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import { MAX_CHOICES } from '../core/request/request.ts';
+import { SERVICE_TIERS } from '../core/request/slo-classes.ts';
 import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { describeValue, invalidRequest } from './errors.ts';
 import { unsupportedFields } from './unsupported-fields.ts';
@@ -95,6 +96,14 @@ const stopForm = (v: unknown): z.ZodType<string | string[]> | undefined =>
  */
 export const promptCacheKey = text('a string of 1 to 255 characters').min(1).max(255).nullish();
 
+/**
+ * OpenAI's service tier: the gateway serves a request in the class its policy maps the tier to
+ * (`service_tiers`), and refuses a tier it maps to none; a server takes any and ignores it.
+ */
+export const serviceTier = z
+  .enum(SERVICE_TIERS, expect(`one of ${SERVICE_TIERS.join(', ')}`))
+  .nullish();
+
 export const commonFields = {
   model: text('a model name').min(1),
   max_tokens: maxTokens,
@@ -159,6 +168,7 @@ export const commonFields = {
    * scheduling (`priorityAllowed`); the gateway sets it itself, from the request's class.
    */
   priority: z.int(expect('an integer')).nullish(),
+  service_tier: serviceTier,
   ...constraintFields,
   ...unsupportedFields,
 };

@@ -146,6 +146,9 @@ export class ResponseBuilder {
       parallel_tool_calls: r.parallel_tool_calls ?? true,
       previous_response_id: r.previous_response_id ?? null,
       reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null },
+      // The tier it was served in: `auto`'s is the default.
+      service_tier:
+        r.service_tier == null || r.service_tier === 'auto' ? 'default' : r.service_tier,
       temperature: r.temperature ?? null,
       text: { format: r.text?.format ?? { type: 'text' } },
       tool_choice: r.tool_choice ?? 'auto',

@@ -20,7 +20,13 @@ import { describeValue, invalidRequest } from './errors.ts';
 import { MAX_INPUT_ITEMS, chatMessages, input } from './response-items.ts';
 import { tooManyImages } from './image-parts.ts';
 import type { ChatCompletionRequest } from './chat-request.ts';
-import { commonFields, maxTokens, promptCacheKey, unitNumber } from './request-fields.ts';
+import {
+  commonFields,
+  maxTokens,
+  promptCacheKey,
+  serviceTier,
+  unitNumber,
+} from './request-fields.ts';
 import { neutralOnly } from './unsupported-fields.ts';
 import {
   byForm,
@@ -192,7 +198,7 @@ export const responsesRequestSchema = z
       prompt: neutralOnly([]),
       max_tool_calls: neutralOnly([]),
       truncation: neutralOnly(['disabled']),
-      service_tier: neutralOnly(['auto', 'default']),
+      service_tier: serviceTier,
     },
     expect('a JSON object'),
   )

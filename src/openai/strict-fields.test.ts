@@ -71,7 +71,6 @@ const unsupported: [string, unknown, unknown[], string][] = [
   ['suffix', 'end', [], 'absent'],
   ['functions', [{ name: 'f' }], [[]], '[] or absent'],
   ['function_call', 'auto', ['none'], '"none" or absent'],
-  ['service_tier', 'flex', ['auto', 'default'], '"auto", "default" or absent'],
   ['store', true, [false], 'false or absent'],
   ['metadata', { k: 'v' }, [{}], '{} or absent'],
   ['modalities', ['text', 'audio'], [['text']], '["text"] or absent'],

@@ -1,7 +1,7 @@
 /**
  * OpenAI request fields this server knows but does not implement, in one table with the values
  * that ask for nothing — what real clients send by default (`echo: false`, `best_of: 1`,
- * `service_tier: "auto"`). Main rule: a neutral value, null or absence is
+ * `store: false`). Main rule: a neutral value, null or absence is
  * accepted and kept as sent, so the request forwarded upstream is the client's; any other
  * value is a 400 naming the field — `echo: not supported by this server (expected false or
  * absent), got true` — never silently ignored, since the client would get an answer to a
@@ -64,7 +64,6 @@ export const unsupportedFields = {
   // OpenAI's deprecated forms of tools (tool-fields.ts), which vLLM does not take.
   functions: neutralOnly([[]]),
   function_call: neutralOnly(['none']),
-  service_tier: neutralOnly(['auto', 'default']),
   store: neutralOnly([false]),
   metadata: neutralOnly([{}]),
   modalities: neutralOnly([['text']]),

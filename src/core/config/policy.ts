@@ -6,7 +6,13 @@
  */
 import { z } from 'zod';
 import { resolveRouting, routingSchema, type RoutingConfig } from './routing-schema.ts';
-import type { SloClass, SloClassName } from '../request/slo-classes.ts';
+import {
+  CLASS_TIERS,
+  SLO_CLASS_NAMES,
+  type ClassTier,
+  type SloClass,
+  type SloClassName,
+} from '../request/slo-classes.ts';
 import { parseOrThrow } from './validate.ts';
 import { classesSchema, resolveClasses } from './class-schema.ts';
 import {
@@ -47,6 +53,8 @@ export const policySchema = z
     resilience: resilienceSchema.optional(),
     // SLOs as objects: what attainment the service owes, over what window (slo-schema.ts).
     slos: slosSchema.optional(),
+    // The class each OpenAI service tier a request may name is served in (none by default).
+    service_tiers: z.partialRecord(z.enum(CLASS_TIERS), z.enum(SLO_CLASS_NAMES)).optional(),
     // The engine the replicas run, when the command line does not say (`--engine-version`):
     // what the estimator's step-time model and a simulated fleet assume.
     engine: z
@@ -89,6 +97,11 @@ export interface ResolvedPolicy {
   readonly resilience: ResilienceConfig;
   readonly slos: readonly SloDefinition[];
   readonly engine: { readonly version?: string };
+  /**
+   * The class a request's `service_tier` names, by tier: a tier not listed is refused by name
+   * (`auto` and `default` always ask for the tenant's own class).
+   */
+  readonly serviceTiers: Readonly<Partial<Record<ClassTier, SloClassName>>>;
 }
 
 /** Validates a parsed policy document (from YAML or JSON) and fills in every default. */
@@ -109,5 +122,6 @@ export function resolvePolicy(input: unknown): ResolvedPolicy {
     resilience,
     slos: resolveSlos(file.slos, classes, file.policy_revision),
     engine: { version: file.engine?.version },
+    serviceTiers: file.service_tiers ?? {},
   };
 }

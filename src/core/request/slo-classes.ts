@@ -7,6 +7,17 @@ import type { Ms, Tokens } from './units.ts';
 export const SLO_CLASS_NAMES = ['interactive', 'reasoning', 'batch', 'best_effort'] as const;
 export type SloClassName = (typeof SLO_CLASS_NAMES)[number];
 
+/**
+ * OpenAI's service tiers, as a request's `service_tier` names them: `auto` and `default` ask
+ * for the tenant's own class; the others name a class where the policy maps them to one
+ * (`service_tiers`).
+ */
+export const SERVICE_TIERS = ['auto', 'default', 'flex', 'scale', 'priority'] as const;
+export type ServiceTier = (typeof SERVICE_TIERS)[number];
+/** The tiers that can name a class. */
+export const CLASS_TIERS = ['flex', 'scale', 'priority'] as const;
+export type ClassTier = (typeof CLASS_TIERS)[number];
+
 export interface SloObjectives {
   /** Time to first token, from arrival. */
   readonly ttftMs?: Ms;

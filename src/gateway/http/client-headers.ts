@@ -21,6 +21,8 @@ import { describeValue, invalidRequest } from '../../openai/index.ts';
 
 export interface ClientHeaders {
   readonly sloClass?: SloClassName;
+  /** The header that named `sloClass`. */
+  readonly classHeader?: string;
   /** Absolute deadline, Unix ms. */
   readonly deadlineEpochMs?: number;
   readonly idempotencyKey?: string;
@@ -131,7 +133,7 @@ function given<T>(
 
 /** `header`: a header's value by lowercase name, null when absent. */
 export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHeaders {
-  const cls = given(header, CLASS_HEADERS, sloClass)?.value;
+  const cls = given(header, CLASS_HEADERS, sloClass);
   const key = header('idempotency-key');
   if (key !== null) visible('Idempotency-Key', key);
   const session = given(header, SESSION_HEADERS, visible)?.value;
@@ -164,7 +166,8 @@ export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHe
     deadlineEpochMs = nowEpochMs + ms;
   }
   return {
-    sloClass: cls,
+    sloClass: cls?.value,
+    classHeader: cls?.header,
     deadlineEpochMs,
     idempotencyKey: key ?? undefined,
     attempt,

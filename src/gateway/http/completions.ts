@@ -39,6 +39,7 @@ import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe } from './serve-admitted.ts';
 import { promptView } from './prompt-view.ts';
+import { classOfTier, unreadClasses } from './service-tier.ts';
 import { readRequest, type ReadRequest } from './read-request.ts';
 import { continued, keeper } from './kept-responses.ts';
 import type { ImageTokens } from '../../openai/image-size.ts';
@@ -137,7 +138,7 @@ async function complete(
     const headers = parseClientHeaders(inbound.header, deps.epochMs());
     tenant = tenantFor(tenant, headers.fairness, deps.keys.required, deps.policy.tenants);
     const policyTenant = lookupTenant(deps.policy.tenants, tenant);
-    const cls = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
+    const asked = headers.sloClass ?? policyTenant?.defaultClass ?? 'interactive';
     // A deadline out of reach is refused unread, from the headers or while the body uploads;
     // so is any request the queue alone rules out, whatever its body asks — unless the request
     // carries an idempotency key, whose answer the door may hold from an earlier attempt.
@@ -150,9 +151,15 @@ async function complete(
         deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs) ??
         (deps.inFlight.draining
           ? undefined
-          : deps.gateway.refusedForQueue(cls, tenant, promptTokensAtMost(kind, inbound, deps)));
+          : refusedForQueue(
+              unreadClasses(deps.policy, headers, asked),
+              tenant,
+              kind,
+              inbound,
+              deps,
+            ));
       if (refusal !== undefined) {
-        const req = unreadRequest(id, nowMs, tenant, cls, deadlineMs);
+        const req = unreadRequest(id, nowMs, tenant, asked, deadlineMs);
         return refusedUnread(inbound, req, refusal, deps);
       }
     }
@@ -167,12 +174,13 @@ async function complete(
     } catch (e) {
       if (!(e instanceof UploadOverdue)) throw e;
       // Answered at the deadline, not whenever the slow upload ends.
-      const req = unreadRequest(id, deps.nowMs(), tenant, cls, deadlineMs);
+      const req = unreadRequest(id, deps.nowMs(), tenant, asked, deadlineMs);
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
     }
     // A Responses request that follows a stored response is the whole conversation so far.
     const read = await continued(readRequest(kind, bodyText, deps), tenant, deps);
     const { parsed, responses } = read;
+    const cls = classOfTier(read.tier, deps.policy, headers, asked);
     const req = request(
       id,
       upstreamKind(kind),
@@ -269,6 +277,29 @@ function refusedUnread(
     refusalOf(deps.gateway.refuse(req, rejection, { shared: false, unread: true })),
     req.id,
   );
+}
+
+/**
+ * The refusal the queue alone makes of a request that may be served in any of `classes` (the
+ * classes its body's `service_tier` could name): the earliest retry of them all, and none
+ * unless every one of them is ruled out.
+ */
+function refusedForQueue(
+  classes: readonly SloClassName[],
+  tenant: string,
+  kind: Endpoint,
+  inbound: Inbound,
+  deps: CompletionsDeps,
+): Rejection | undefined {
+  const atMost = promptTokensAtMost(kind, inbound, deps);
+  let first: Rejection | undefined;
+  for (const cls of classes) {
+    const r = deps.gateway.refusedForQueue(cls, tenant, atMost);
+    if (r === undefined) return undefined;
+    if (first === undefined || (r.retryAfterMs ?? Infinity) < (first.retryAfterMs ?? Infinity))
+      first = r;
+  }
+  return first;
 }
 
 /**

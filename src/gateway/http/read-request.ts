@@ -23,6 +23,7 @@ import {
   type ResponsesRequest,
 } from '../../openai/index.ts';
 import type { Rejection } from '../../core/request/decision.ts';
+import type { ServiceTier } from '../../core/request/slo-classes.ts';
 import type { Endpoint } from '../backend.ts';
 import type { CompletionsDeps } from './completions.ts';
 import type { Parsed } from './serve-admitted.ts';
@@ -33,6 +34,8 @@ export interface ReadRequest {
   readonly responses?: ResponsesRequest;
   /** Its `prompt_cache_key`: the conversation it belongs to, which no backend reads. */
   readonly cacheKey?: string;
+  /** The service tier it names (`service_tier`): the gateway's to read, as its class. */
+  readonly tier?: ServiceTier;
   /**
    * The earlier turns of the stored response a Responses request follows, and that response's
    * output, as items with ids (kept-responses.ts): `parsed` has them before its own input.
@@ -51,11 +54,13 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
   let responses: ResponsesRequest | undefined;
   let parsed: Parsed;
   let cacheKey: string | undefined;
+  let tier: ServiceTier | undefined;
   if (kind === 'responses') {
     responses = parseResponsesRequest(json);
     imagesSizable(responses.input, deps.imageTokens, 'input', 'this gateway');
     parsed = asChatRequest(responses);
     cacheKey = responses.prompt_cache_key ?? undefined;
+    tier = responses.service_tier ?? undefined;
   } else if (kind === 'chat') {
     const chat = parseChatCompletionRequest(json);
     imagesSizable(chat.messages, deps.imageTokens, 'messages', 'this gateway');
@@ -68,6 +73,12 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
     }
   } else {
     parsed = parseCompletionRequest(json);
+  }
+  if (parsed.service_tier != null) {
+    // The gateway's too: the class it is served in.
+    const { service_tier: asked, ...rest } = parsed;
+    tier = asked;
+    parsed = rest;
   }
   if (!deps.servedModels.includes(parsed.model)) {
     throw modelNotFound(parsed.model, deps.servedModels);
@@ -85,5 +96,5 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
       'invalid_value',
     );
   }
-  return { parsed, responses, cacheKey };
+  return { parsed, responses, cacheKey, tier };
 }

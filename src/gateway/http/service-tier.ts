@@ -1,0 +1,72 @@
+/**
+ * OpenAI's `service_tier` as a class: a client on the OpenAI SDK asks for `flex` (slower,
+ * cheaper) or `priority` without a header of Goodput's, and the policy's `service_tiers` says
+ * which class each tier is served in (`{ flex: batch, priority: interactive }`; none by
+ * default). `auto` and `default` ask for the class the headers name, or the tenant's default. A
+ * tier the policy maps to no class is refused by name, as OpenAI refuses a tier a model does not
+ * offer; a tier and a class header that name different classes are refused naming both. The
+ * class is then granted or not as a header's is (the contract gate). Before the body is read a
+ * request's class is the headers' alone, so the queue refuses a request unread only when it
+ * rules out every class its body could name (`unreadClasses`).
+ */
+import type { ResolvedPolicy } from '../../core/config/policy.ts';
+import {
+  CLASS_TIERS,
+  type ClassTier,
+  type ServiceTier,
+  type SloClassName,
+} from '../../core/request/slo-classes.ts';
+import { describeValue, invalidRequest } from '../../openai/index.ts';
+import type { ClientHeaders } from './client-headers.ts';
+
+const isClassTier = (t: ServiceTier): t is ClassTier =>
+  (CLASS_TIERS as readonly string[]).includes(t);
+
+/**
+ * The class a read request is served in: its tier's, else `asked` (its headers', or its
+ * tenant's default).
+ */
+export function classOfTier(
+  tier: ServiceTier | undefined,
+  policy: ResolvedPolicy,
+  headers: ClientHeaders,
+  asked: SloClassName,
+): SloClassName {
+  if (tier === undefined || !isClassTier(tier)) return asked;
+  const cls = policy.serviceTiers[tier];
+  if (cls === undefined) {
+    const offered = ['auto', 'default', ...CLASS_TIERS.filter((t) => policy.serviceTiers[t])];
+    throw invalidRequest(
+      `service_tier: not offered by this gateway (expected ${offered.join(', ')} or absent), got ${describeValue(tier)}`,
+      'service_tier',
+      'invalid_value',
+    );
+  }
+  if (headers.sloClass !== undefined && headers.sloClass !== cls) {
+    throw invalidRequest(
+      `${headers.classHeader} (${describeValue(headers.sloClass)}) and service_tier (${describeValue(tier)}, served as ${cls}) disagree: send one of them, or name the same class in both`,
+      'service_tier',
+      'conflicting_fields',
+    );
+  }
+  return cls;
+}
+
+/**
+ * The classes a request whose headers ask for `asked` may be served in once its body is read:
+ * `asked` alone when a header named it (a tier that disagrees is refused), else `asked` and
+ * every class a tier names.
+ */
+export function unreadClasses(
+  policy: ResolvedPolicy,
+  headers: ClientHeaders,
+  asked: SloClassName,
+): readonly SloClassName[] {
+  if (headers.sloClass !== undefined) return [asked];
+  const classes = new Set<SloClassName>([asked]);
+  for (const t of CLASS_TIERS) {
+    const cls = policy.serviceTiers[t];
+    if (cls !== undefined) classes.add(cls);
+  }
+  return [...classes];
+}
