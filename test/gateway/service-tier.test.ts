@@ -1,0 +1,124 @@
+// OpenAI's service_tier through the gateway, from the OpenAI SDK: a policy that maps `flex` to
+// the batch class serves a flex request there, its tier read by the gateway and not sent on; a
+// tier mapped to no class, or one that disagrees with a class header, is refused by name; the
+// Responses API says which tier served the response; and a tenant not granted the tier's class
+// is refused by the contract, as a header asking for it is.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import OpenAI from 'openai';
+import { presetPolicy } from '../../src/core/config/presets.ts';
+import { fakeVllm } from './fake-vllm.ts';
+import { MODEL, decisionRecord, engines, gateway, policyWith, postChat } from './gateway-kit.ts';
+
+const ADMIN = 'service-tier-admin';
+const TIERED = policyWith({ service_tiers: { flex: 'batch' } });
+const MESSAGES = [{ role: 'user' as const, content: 'Is a flex request slower?' }];
+
+const idOf = (r: { response: Response } | Response) =>
+  ('response' in r ? r.response : r).headers.get('x-goodput-request-id') ?? '';
+
+test('service_tier flex is served in the class the policy maps it to, and is not sent on', async () => {
+  const vllm = await fakeVllm();
+  const front = await gateway([vllm], TIERED, { adminToken: ADMIN });
+  const flex = await front.client.chat.completions
+    .create({ model: MODEL, messages: MESSAGES, max_tokens: 2, service_tier: 'flex' })
+    .withResponse();
+  assert.equal(flex.data.choices[0].finish_reason, 'stop');
+  const record = await decisionRecord<{ class: string }>(front.url, idOf(flex), ADMIN);
+  assert.equal(record.class, 'batch');
+  assert.equal((vllm.bodies.at(-1) as Record<string, unknown>).service_tier, undefined);
+  // auto, or none: the tenant's own class.
+  const auto = await front.client.chat.completions
+    .create({ model: MODEL, messages: MESSAGES, max_tokens: 2, service_tier: 'auto' })
+    .withResponse();
+  const its = await decisionRecord<{ class: string }>(front.url, idOf(auto), ADMIN);
+  assert.equal(its.class, 'interactive');
+});
+
+test('a tier mapped to no class, or against a class header, is a 400 naming it; the gateway serves on', async () => {
+  const front = await gateway([await fakeVllm()], TIERED, { adminToken: ADMIN });
+  const scale = await postChat(front.url, { service_tier: 'scale' });
+  assert.equal(scale.status, 400);
+  const body = (await scale.json()) as { error: { message: string; param: string } };
+  assert.equal(body.error.param, 'service_tier');
+  assert.match(body.error.message, /expected auto, default, flex or absent\), got "scale"/);
+  assert.equal(scale.headers.get('x-goodput-reason'), 'invalid_request');
+  const both = await postChat(
+    front.url,
+    { service_tier: 'flex' },
+    { 'x-goodput-class': 'reasoning' },
+  );
+  assert.equal(both.status, 400);
+  assert.match(
+    ((await both.json()) as { error: { message: string } }).error.message,
+    /^x-goodput-class \("reasoning"\) and service_tier \("flex", served as batch\) disagree/,
+  );
+  const fine = await postChat(front.url, { max_tokens: 2 });
+  assert.equal(fine.status, 200, await fine.text());
+  // Without a policy that maps it, flex is refused as before.
+  const plain = await gateway([await fakeVllm()]);
+  assert.equal((await postChat(plain.url, { service_tier: 'flex' })).status, 400);
+});
+
+test('the Responses API says the tier that served a response', async () => {
+  const front = await gateway(await engines(1), TIERED, { adminToken: ADMIN });
+  const flex = await front.client.responses.create({
+    model: MODEL,
+    input: 'Hi',
+    max_output_tokens: 4,
+    service_tier: 'flex',
+  });
+  assert.equal(flex.service_tier, 'flex');
+  const plain = await front.client.responses.create({
+    model: MODEL,
+    input: 'Hi',
+    max_output_tokens: 4,
+  });
+  assert.equal(plain.service_tier, 'default');
+});
+
+test('a tenant not granted the class a tier names is refused by the contract, as a header is', async () => {
+  const policy = policyWith({
+    service_tiers: { flex: 'batch' },
+    tenants: { '*': { classes: ['interactive'] } },
+  });
+  const front = await gateway([await fakeVllm()], policy, { adminToken: ADMIN });
+  const client = new OpenAI({ baseURL: `${front.url}/v1`, apiKey: 'none', maxRetries: 0 });
+  await assert.rejects(
+    client.chat.completions.create({ model: MODEL, messages: MESSAGES, service_tier: 'flex' }),
+    (e: unknown) => e instanceof OpenAI.APIError && e.status === 403,
+  );
+  const header = await postChat(front.url, {}, { 'x-goodput-class': 'batch' });
+  assert.equal(header.status, 403);
+  assert.equal(header.headers.get('x-goodput-reason'), 'class_not_granted');
+});
+
+test('in a standing overload, a request whose body may name a patient tier is read before it is refused', async () => {
+  const slow = { profile: 'const:step_ms=10', maxNumSeqs: 4 };
+  const tiered = { ...presetPolicy('goodput'), serviceTiers: { flex: 'batch' as const } };
+  const front = await gateway(await engines(2, slow), tiered, { engine: slow, adminToken: ADMIN });
+  // Half name their class in a header: the queue alone may refuse those unread. The rest may be
+  // flex requests, served as batch, whose queue stands empty: each is read first.
+  const send = async (i: number) => {
+    const named = i % 2 === 0;
+    const res = await postChat(
+      front.url,
+      { messages: [{ role: 'user', content: `wave ${i}` }], max_tokens: 60, ignore_eos: true },
+      named ? { 'x-goodput-class': 'interactive' } : {},
+    );
+    await res.arrayBuffer();
+    return { named, status: res.status, id: idOf(res) };
+  };
+  const answers = [];
+  for (let wave = 0; wave < 3; wave++)
+    answers.push(
+      ...(await Promise.all(Array.from({ length: 150 }, (_, i) => send(wave * 150 + i)))),
+    );
+  const unread = { named: 0, unnamed: 0 };
+  for (const a of answers.filter((x) => x.status === 503)) {
+    const r = await decisionRecord<{ demand: unknown }>(front.url, a.id, ADMIN);
+    if (r.demand === null) unread[a.named ? 'named' : 'unnamed']++;
+  }
+  assert.ok(unread.named > 0, 'a standing overload refuses named requests unread');
+  assert.equal(unread.unnamed, 0, 'a request that may be flex is read');
+});
