@@ -93,32 +93,40 @@ test('a tenant not granted the class a tier names is refused by the contract, as
   assert.equal(header.headers.get('x-goodput-reason'), 'class_not_granted');
 });
 
-test('in a standing overload, a request whose body may name a patient tier is read before it is refused', async () => {
+test('in a standing overload, only a body that names a tier is parsed before it is refused', async () => {
   const slow = { profile: 'const:step_ms=10', maxNumSeqs: 4 };
   const tiered = { ...presetPolicy('goodput'), serviceTiers: { flex: 'batch' as const } };
   const front = await gateway(await engines(2, slow), tiered, { engine: slow, adminToken: ADMIN });
-  // Half name their class in a header: the queue alone may refuse those unread. The rest may be
-  // flex requests, served as batch, whose queue stands empty: each is read first.
+  // Half name their class in a header: the queue alone may refuse those unread. The rest may
+  // be flex requests, served as batch, whose queue stands empty: each body is read, and one
+  // that names no tier is refused as its class asked, unparsed; a flex one is served as batch.
+  const kinds = ['named', 'named', 'plain', 'flex'] as const;
   const send = async (i: number) => {
-    const named = i % 2 === 0;
+    const kind = kinds[i % 4];
     const res = await postChat(
       front.url,
-      { messages: [{ role: 'user', content: `wave ${i}` }], max_tokens: 60, ignore_eos: true },
-      named ? { 'x-goodput-class': 'interactive' } : {},
+      {
+        messages: [{ role: 'user', content: `wave ${i}` }],
+        ...(kind === 'flex' ? { service_tier: 'flex', max_tokens: 4 } : { max_tokens: 60 }),
+        ignore_eos: true,
+      },
+      kind === 'named' ? { 'x-goodput-class': 'interactive' } : {},
     );
     await res.arrayBuffer();
-    return { named, status: res.status, id: idOf(res) };
+    return { kind, status: res.status, id: idOf(res) };
   };
   const answers = [];
   for (let wave = 0; wave < 3; wave++)
     answers.push(
       ...(await Promise.all(Array.from({ length: 150 }, (_, i) => send(wave * 150 + i)))),
     );
-  const unread = { named: 0, unnamed: 0 };
-  for (const a of answers.filter((x) => x.status === 503)) {
-    const r = await decisionRecord<{ demand: unknown }>(front.url, a.id, ADMIN);
-    if (r.demand === null) unread[a.named ? 'named' : 'unnamed']++;
+  const unread = { named: 0, plain: 0, flex: 0 };
+  for (const a of answers) {
+    const r = await decisionRecord<{ demand: unknown; class: string }>(front.url, a.id, ADMIN);
+    if (a.kind === 'flex') assert.equal(r.class, 'batch');
+    if (a.status === 503 && r.demand === null) unread[a.kind]++;
   }
   assert.ok(unread.named > 0, 'a standing overload refuses named requests unread');
-  assert.equal(unread.unnamed, 0, 'a request that may be flex is read');
+  assert.ok(unread.plain > 0, 'a body that names no tier is refused unparsed');
+  assert.equal(unread.flex, 0, 'a flex request is parsed, and judged as batch');
 });

@@ -40,6 +40,7 @@ import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe } from './serve-admitted.ts';
 import { promptView } from './prompt-view.ts';
 import { classOfTier, unreadClasses } from './service-tier.ts';
+import { queueVerdict } from './unread-verdict.ts';
 import { readRequest, type ReadRequest } from './read-request.ts';
 import { continued, keeper } from './kept-responses.ts';
 import type { ImageTokens } from '../../openai/image-size.ts';
@@ -143,21 +144,17 @@ async function complete(
     // so is any request the queue alone rules out, whatever its body asks — unless the request
     // carries an idempotency key, whose answer the door may hold from an earlier attempt.
     let deadlineMs: Ms | undefined;
+    // The queue's refusal of the class asked for, held while the body may name another.
+    let untiered: Rejection | undefined;
     if (headers.idempotencyKey === undefined) {
       const nowMs = deps.nowMs();
       if (headers.deadlineEpochMs !== undefined) deadlineMs = clientDeadline(headers, nowMs, deps);
       // A gateway draining says so (below), whatever its queue.
-      const refusal =
-        deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs) ??
-        (deps.inFlight.draining
-          ? undefined
-          : refusedForQueue(
-              unreadClasses(deps.policy, headers, asked),
-              tenant,
-              kind,
-              inbound,
-              deps,
-            ));
+      const queue = deps.inFlight.draining
+        ? {}
+        : queueVerdict(unreadClasses(deps.policy, headers, asked), tenant, kind, inbound, deps);
+      untiered = queue.untiered;
+      const refusal = deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs) ?? queue.refusal;
       if (refusal !== undefined) {
         const req = unreadRequest(id, nowMs, tenant, asked, deadlineMs);
         return refusedUnread(inbound, req, refusal, deps);
@@ -176,6 +173,11 @@ async function complete(
       // Answered at the deadline, not whenever the slow upload ends.
       const req = unreadRequest(id, deps.nowMs(), tenant, asked, deadlineMs);
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
+    }
+    if (untiered !== undefined && !bodyText.includes('"service_tier"')) {
+      // A body that names no tier is in the class asked for, which the queue rules out.
+      const req = unreadRequest(id, deps.nowMs(), tenant, asked, deadlineMs);
+      return refusedUnread(inbound, req, untiered, deps);
     }
     // A Responses request that follows a stored response is the whole conversation so far.
     const read = await continued(readRequest(kind, bodyText, deps), tenant, deps);
@@ -277,46 +279,6 @@ function refusedUnread(
     refusalOf(deps.gateway.refuse(req, rejection, { shared: false, unread: true })),
     req.id,
   );
-}
-
-/**
- * The refusal the queue alone makes of a request that may be served in any of `classes` (the
- * classes its body's `service_tier` could name): the earliest retry of them all, and none
- * unless every one of them is ruled out.
- */
-function refusedForQueue(
-  classes: readonly SloClassName[],
-  tenant: string,
-  kind: Endpoint,
-  inbound: Inbound,
-  deps: CompletionsDeps,
-): Rejection | undefined {
-  const atMost = promptTokensAtMost(kind, inbound, deps);
-  let first: Rejection | undefined;
-  for (const cls of classes) {
-    const r = deps.gateway.refusedForQueue(cls, tenant, atMost);
-    if (r === undefined) return undefined;
-    if (first === undefined || (r.retryAfterMs ?? Infinity) < (first.retryAfterMs ?? Infinity))
-      first = r;
-  }
-  return first;
-}
-
-/**
- * The most prompt tokens a body of the declared length can carry, by the estimate the gateway
- * sizes prompts with (../../openai/prompt-tokens.ts): no character weighs more tokens than its
- * UTF-8 bytes (¼ a Latin one, 0.8 a Chinese one of 3 bytes, 3 an emoji of 4), a token id at least
- * 2 bytes (`1,`), a message's 4 tokens of template overhead far more than 4 bytes of JSON — so
- * no more tokens than bytes, or than a text estimated at as many is planned as (its backends'
- * counts can scale it up: prompt-scale.ts). Unknown (a chunked upload, or a Responses request,
- * which may follow a stored conversation of any length): any number.
- */
-function promptTokensAtMost(kind: Endpoint, inbound: Inbound, deps: CompletionsDeps): number {
-  if (kind === 'responses' && deps.keepResponses) return Infinity;
-  const declared = inbound.header('content-length');
-  const bytes = declared === null ? NaN : Number(declared);
-  if (!Number.isSafeInteger(bytes) || bytes < 0) return Infinity;
-  return Math.max(bytes, deps.promptScale?.mostTokens(bytes) ?? 0);
 }
 
 /** A request as its headers alone tell it: no prompt read. */

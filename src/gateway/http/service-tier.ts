@@ -7,7 +7,9 @@
  * offer; a tier and a class header that name different classes are refused naming both. The
  * class is then granted or not as a header's is (the contract gate). Before the body is read a
  * request's class is the headers' alone, so the queue refuses a request unread only when it
- * rules out every class its body could name (`unreadClasses`).
+ * rules out every class its body could name (`unreadClasses`); one it rules out in the class
+ * asked for alone is refused once its body is read, unparsed, when the body's text does not
+ * hold `"service_tier"` (unread-verdict.ts).
  */
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import {
