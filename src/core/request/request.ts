@@ -47,9 +47,10 @@ export interface LlmRequest {
    */
   readonly inputTokensAtLeast?: Tokens;
   /**
-   * When `inputTokens` was scaled from a gateway's estimate of the prompt's text to what its
-   * backends count (`../estimate/prompt-scale.ts`): the estimate, and the script it weighed.
-   * The backend's count of the prompt, at its end, teaches the scale.
+   * When `inputTokens` comes from a gateway's estimate of the prompt's whole text (not cut, no
+   * images): the estimate, and the script it weighed. `inputTokens` is the estimate scaled to
+   * what its backends count (`../estimate/prompt-scale.ts`), whose count of this prompt, at its
+   * end, teaches the scale.
    */
   readonly promptEstimate?: { readonly tokens: Tokens; readonly script: PromptScript };
   /** Tokens the model will generate before it stops (known to the simulator, not to policy). */
