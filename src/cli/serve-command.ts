@@ -9,7 +9,7 @@
  * SIGINT) drains it: not ready at once, requests in flight finish within `--drain-timeout`,
  * the decision log is flushed, exit 0; a second signal cuts what is left at once. SIGHUP (or
  * `POST /admin/policy/reload`) reloads the policy file's tenants: keys, weights, quotas.
- * `--learned-state` keeps what it learned (output lengths) for the next start. Operational
+ * `--learned-state` keeps what it learned (output lengths, prompt scale) for the next start. Operational
  * lines are JSON on stdout; with `--otlp-endpoint`, each request's trace goes to a collector.
  */
 import { addScaleLimitFlags } from './scale-flags.ts';
@@ -140,7 +140,7 @@ export function serveCommand(): Command {
     )
     .option(
       '--learned-state <file|redis>',
-      'keep what the gateway learns (output lengths) across restarts, in this file or (redis) in the --redis server, shared by every replica: restored at start, saved every --learned-state-interval and at shutdown; default: none, every start is cold',
+      'keep what the gateway learns (output lengths, prompt scale, what images by URL take) across restarts, in this file or (redis) in the --redis server, shared by every replica: restored at start, saved every --learned-state-interval and at shutdown; default: none, every start is cold',
     )
     .option(
       '--learned-state-interval <seconds>',

@@ -24,6 +24,7 @@ import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { OpsLog } from './ops-log.ts';
 import type { LearnedImageTokens } from './url-image-tokens.ts';
+import type { PromptScale } from '../core/estimate/prompt-scale.ts';
 
 export interface LearnedStateStore {
   /** Where the state is, for log lines: the path, or the Redis key. */
@@ -138,6 +139,8 @@ export interface PersistenceOptions {
   readonly log: OpsLog;
   /** What images by URL took, learned beside the output lengths, when the gateway learns it. */
   readonly urlImages?: Pick<LearnedImageTokens, 'samples' | 'restore'>;
+  /** The scale of its prompts, when the gateway learns it. */
+  readonly promptScale?: Pick<PromptScale, 'sums' | 'restore'>;
   /** Each save's result, and whether the start restored a state (metrics). */
   readonly onSave?: (ok: boolean) => void;
   readonly onRestored?: () => void;
@@ -181,10 +184,18 @@ export class LearnedPersistence {
       const state = parseLearnedState(text);
       const summary = restoreLearned(this.learned, state);
       this.o.urlImages?.restore(state.urlImageTokens);
+      this.o.promptScale?.restore(state.promptScale);
       this.o.onRestored?.();
       const ageS = Math.round((this.o.epochMs() - state.savedAtMs) / 1000);
+      const prompts = Object.values(state.promptScale).reduce((n, s) => n + s.pairs, 0);
       this.o.log.info(
-        { learned_state: where, age_s: ageS, ...summary, url_images: state.urlImageTokens.length },
+        {
+          learned_state: where,
+          age_s: ageS,
+          ...summary,
+          url_images: state.urlImageTokens.length,
+          prompts_counted: prompts,
+        },
         `output lengths restored from ${where}, saved ${ageS} s ago`,
       );
     } catch (e) {
@@ -222,8 +233,11 @@ export class LearnedPersistence {
    */
   private async text(): Promise<string> {
     const parts: string[] = [];
-    const images = this.o.urlImages?.samples() ?? [];
-    for (const slice of learnedStateSlices(this.learned, this.o.epochMs(), images)) {
+    const beside = {
+      urlImageTokens: this.o.urlImages?.samples(),
+      promptScale: this.o.promptScale?.sums(),
+    };
+    for (const slice of learnedStateSlices(this.learned, this.o.epochMs(), beside)) {
       if (parts.push(slice) % SLICES_PER_TURN === 0) {
         await new Promise<void>((ok) => this.o.timers.at(this.o.clock.now(), ok));
       }

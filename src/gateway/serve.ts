@@ -230,6 +230,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
           epochMs,
           log,
           urlImages: images,
+          promptScale: prompts,
           onSave: (ok) => metrics.state.learnedSaves.inc({ result: ok ? 'ok' : 'error' }),
           onRestored: () => metrics.state.learnedRestored.set(1),
         });

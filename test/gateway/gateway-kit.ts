@@ -98,6 +98,8 @@ export async function gateway(
     imageTokens?: ImageTokens;
     /** The policy's file, which it reloads (default: none; `policy` must be what it holds). */
     policySource?: LoadedPolicy;
+    /** Where what it learned is kept across restarts (default: nowhere, every start cold). */
+    learnedState?: ServeOptions['learnedState'];
   } = {},
 ): Promise<GatewayUnderTest> {
   const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
@@ -120,6 +122,7 @@ export async function gateway(
     tracer: extra.tracer,
     keptResponses: extra.keptResponses,
     imageTokens: extra.imageTokens,
+    learnedState: extra.learnedState,
   });
   onTeardown(() => g.close());
   await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);

@@ -7,8 +7,19 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { estimateChatTokens } from '../../src/openai/prompt-tokens.ts';
 import type { ChatMessage } from '../../src/openai/chat-request.ts';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileLearnedStore } from '../../src/gateway/learned-state-store.ts';
 import { fakeVllm } from './fake-vllm.ts';
-import { MODEL, decisionRecord, gateway, metricValue, policyWith } from './gateway-kit.ts';
+import {
+  MODEL,
+  decisionRecord,
+  gateway,
+  metricValue,
+  onTeardown,
+  policyWith,
+} from './gateway-kit.ts';
 
 const ADMIN = 'prompt-scale-admin';
 
@@ -62,6 +73,36 @@ test('a prompt is planned as the backend counts such prompts once 20 have been c
   const its = estimateChatTokens({ messages: [{ role: 'user', content: chinese }] });
   assert.equal(other.planned, its);
   assert.equal(await metricValue(front.url, 'goodput_prompt_scale_slope', { script: 'other' }), 1);
+});
+
+test('a restarted gateway plans prompts by the line it had learned (--learned-state)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'goodput-prompt-scale-'));
+  onTeardown(async () => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'state.json');
+  const learnedState = () => ({
+    store: fileLearnedStore(file, '--learned-state'),
+    intervalMs: 60_000,
+  });
+  const backend = await fakeVllm(undefined, false, 'stop', halfAndTemplate);
+  const first = await gateway([backend], 'goodput', {
+    adminToken: ADMIN,
+    learnedState: learnedState(),
+  });
+  for (let i = 0; i < 20; i++) await ask(first, english(i));
+  await first.close();
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+    prompt_scale: { latin: { pairs: number } };
+  };
+  assert.equal(saved.prompt_scale.latin.pairs, 20);
+  const restarted = await gateway([backend], 'goodput', {
+    adminToken: ADMIN,
+    learnedState: learnedState(),
+  });
+  const later = await ask(restarted, english(40));
+  assert.ok(
+    Math.abs(later.planned - later.counted) <= 1 + 0.005 * later.counted,
+    `${later.planned} vs ${later.counted}: planned by the line, not at the estimate`,
+  );
 });
 
 test('estimate.scale_prompts: false plans every prompt at the estimate, whatever is counted', async () => {

@@ -4,6 +4,7 @@ import { presetPolicy } from '../config/presets.ts';
 import { ConfigError } from '../errors.ts';
 import { Learned } from './learned.ts';
 import { learnedStateText, parseLearnedState, restoreLearned } from './learned-state.ts';
+import { PromptScale } from './prompt-scale.ts';
 
 const SAVED_AT = Date.parse('2026-12-04T12:00:00Z');
 
@@ -80,10 +81,46 @@ test("a tenant's lengths at a reasoning effort go through the text apart from it
 
 test('what images by URL took goes through the text too, its last 256, oldest first', () => {
   const samples = Array.from({ length: 300 }, (_, i) => 500 + i + 0.5);
-  const state = parseLearnedState(learnedStateText(taught(), SAVED_AT, samples));
+  const state = parseLearnedState(
+    learnedStateText(taught(), SAVED_AT, { urlImageTokens: samples }),
+  );
   assert.deepEqual(state.urlImageTokens, samples.slice(-256));
   assert.deepEqual(parseLearnedState(learnedStateText(taught(), SAVED_AT)).urlImageTokens, []);
   assert.ok(!learnedStateText(taught(), SAVED_AT).includes('url_image_tokens'));
+});
+
+test("the sums a gateway's prompts are scaled by go through the text, exactly", () => {
+  const scale = new PromptScale();
+  for (let x = 40; x < 4_000; x += 97) scale.observe('latin', x, Math.round(0.77 * x) + 25);
+  const text = learnedStateText(taught(), SAVED_AT, { promptScale: scale.sums() });
+  const state = parseLearnedState(text);
+  assert.deepEqual(state.promptScale, scale.sums());
+  const restarted = new PromptScale();
+  restarted.restore(state.promptScale);
+  assert.deepEqual(restarted.lines(), scale.lines());
+  assert.equal(learnedStateText(taught(), SAVED_AT, { promptScale: restarted.sums() }), text);
+  assert.deepEqual(parseLearnedState(learnedStateText(taught(), SAVED_AT)).promptScale, {});
+  assert.ok(!learnedStateText(taught(), SAVED_AT, { promptScale: {} }).includes('prompt_scale'));
+  // Sums no pairs could have made are refused, naming the field.
+  const good = JSON.parse(text) as { prompt_scale: { latin: Record<string, number> } };
+  const latin = good.prompt_scale.latin;
+  const cases: [unknown, RegExp][] = [
+    [
+      { latin: { ...latin, weight: latin.pairs + 1 } },
+      /^prompt_scale\.latin\.weight: expected at most pairs, 41, got 42/,
+    ],
+    [{ latin: { ...latin, uu: latin.u * 2 } }, /^prompt_scale\.latin\.uu: expected at most u/],
+    [{ latin: { ...latin, r: -1 } }, /^prompt_scale\.latin\.r: /],
+    [{ latin: { ...latin, pairs: 1e6, weight: 400 } }, /^prompt_scale\.latin\.weight: .*got 400/],
+    [{ greek: latin }, /^prompt_scale: expected no unknown keys \(greek\)/],
+  ];
+  for (const [promptScale, message] of cases) {
+    assert.throws(
+      () => parseLearnedState(JSON.stringify({ ...good, prompt_scale: promptScale })),
+      (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      JSON.stringify(promptScale),
+    );
+  }
 });
 
 test('a model that learned nothing saves a state that restores to nothing', () => {

@@ -1,6 +1,7 @@
 /**
- * What a pipeline learned that should outlive it, as a file: the output-length histories, and
- * what the gateway learned an image by URL takes (the samples it plans from).
+ * What a pipeline learned that should outlive it, as a file: the output-length histories, what
+ * the gateway learned an image by URL takes (the samples it plans from), and the sums its
+ * prompts' scale is fitted to (prompt-scale.ts).
  * Without them a restarted gateway starts cold, and until each class has `estimate.min_samples`
  * ended requests, every request reserves KV for `prior_output_reserve` output tokens: under load
  * that is most of a flood refused for memory (bench/RESULTS.md, "A cold start into long
@@ -9,23 +10,28 @@
  *   { "format": "goodput.learned-state", "version": 1, "saved_at": "<ISO 8601>",
  *     "output_lengths": [ { "class": "interactive", "outputs": [212, 87, …], "capped": [1],
  *                           "ended": 5120, "tenants": [ { "tenant": "acme", … } ] } ],
- *     "url_image_tokens": [1296.5, 980, …] }
+ *     "url_image_tokens": [1296.5, 980, …],
+ *     "prompt_scale": { "latin": { "pairs": 812, "weight": 350.1, "u": 1.9, "r": 271.3,
+ *                                  "uu": 0.02, "ur": 1.6 } } }
  *
  * `outputs` are a history's window oldest first, `capped` the indexes of those cut at their
  * max_tokens, `ended` how many of its requests had ended; a tenant's entry with a
  * `reasoning_effort` is its history at that effort, apart from its own; `url_image_tokens`
  * (absent when none were learned) the tokens each counted request's images by URL took, oldest
- * first. Classes and tenants are arrays, not keys: a tenant may be named anything. Core, without I/O: the gateway's
+ * first; `prompt_scale` (absent when no prompt was counted) each script's decayed sums, with
+ * u = 1 / estimate and r = counted / estimate. Classes and tenants are arrays, not keys: a tenant
+ * may be named anything. Core, without I/O: the gateway's
  * store and the simulator's flags read and write the text.
  */
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { parseOrThrow } from '../config/validate.ts';
 import { SLO_CLASS_NAMES } from '../request/slo-classes.ts';
-import { REASONING_EFFORTS } from '../request/request.ts';
+import { PROMPT_SCRIPTS, REASONING_EFFORTS } from '../request/request.ts';
 import type { Ms } from '../request/units.ts';
 import type { Learned } from './learned.ts';
 import type { ClassSnapshot } from './output-length-model.ts';
+import { MAX_WEIGHT, type PromptScaleSums } from './prompt-scale.ts';
 
 export const LEARNED_STATE_FORMAT = 'goodput.learned-state';
 
@@ -35,6 +41,15 @@ export interface LearnedState {
   readonly outputLengths: readonly ClassSnapshot[];
   /** What images by URL took, oldest first (`url-image-tokens.ts`); empty when none learned. */
   readonly urlImageTokens: readonly number[];
+  /** The sums each script's prompt scale is fitted to; empty when no prompt was counted. */
+  readonly promptScale: PromptScaleSums;
+}
+
+/** What a gateway learned beside its pipeline's output lengths. */
+export interface LearnedBeside {
+  /** What images by URL took, oldest first. */
+  readonly urlImageTokens?: readonly number[];
+  readonly promptScale?: PromptScaleSums;
 }
 
 /** The most samples of what an image by URL took a state keeps. */
@@ -64,6 +79,32 @@ function consistent(h: z.infer<z.ZodObject<typeof history>>, ctx: z.RefinementCt
       path: ['ended'],
       message: `at least the ${h.outputs.length} outputs kept`,
     });
+  }
+}
+
+const sum = z.number().positive();
+const scriptSums = z.strictObject({
+  pairs: z.number().int().positive(),
+  weight: sum.max(MAX_WEIGHT),
+  u: sum,
+  r: sum,
+  uu: sum,
+  ur: sum,
+});
+
+/**
+ * Sums a script's pairs could have made: they weigh no more than their count, and each pair's
+ * u = 1 / estimate is at most 1, so u² ≤ u ≤ the weight.
+ */
+function consistentSums(s: z.infer<typeof scriptSums>, ctx: z.RefinementCtx): void {
+  const bounds = [
+    ['weight', s.weight, s.pairs, 'pairs'],
+    ['u', s.u, s.weight, 'weight'],
+    ['uu', s.uu, s.u, 'u'],
+  ] as const;
+  for (const [field, value, most, of] of bounds) {
+    if (value > most)
+      ctx.addIssue({ code: 'custom', path: [field], message: `at most ${of}, ${most}` });
   }
 }
 
@@ -99,18 +140,18 @@ const stateSchema = z.strictObject({
       });
     }),
   url_image_tokens: z.array(z.number().positive()).max(URL_IMAGE_SAMPLES).optional(),
+  prompt_scale: z
+    .partialRecord(z.enum(PROMPT_SCRIPTS), scriptSums.superRefine(consistentSums))
+    .optional(),
 });
 
-/**
- * The text of what `learned` holds now, and of the `urlImageTokens` samples when there are any,
- * saved at `nowEpochMs`.
- */
+/** The text of what `learned` holds now, and of what was learned `beside` it, saved at `nowEpochMs`. */
 export function learnedStateText(
   learned: Learned,
   nowEpochMs: Ms,
-  urlImageTokens: readonly number[] = [],
+  beside: LearnedBeside = {},
 ): string {
-  return [...learnedStateSlices(learned, nowEpochMs, urlImageTokens)].join('');
+  return [...learnedStateSlices(learned, nowEpochMs, beside)].join('');
 }
 
 /**
@@ -121,7 +162,7 @@ export function learnedStateText(
 export function* learnedStateSlices(
   learned: Learned,
   nowEpochMs: Ms,
-  urlImageTokens: readonly number[] = [],
+  beside: LearnedBeside = {},
 ): Generator<string> {
   const savedAt = new Date(nowEpochMs).toISOString();
   yield `{"format":"${LEARNED_STATE_FORMAT}","version":1,"saved_at":"${savedAt}","output_lengths":[`;
@@ -133,8 +174,12 @@ export function* learnedStateSlices(
     for (const t of tenants) yield `${n++ === 0 ? '' : ','}${JSON.stringify(t)}`;
     yield ']}';
   }
-  const images = urlImageTokens.slice(-URL_IMAGE_SAMPLES);
-  yield images.length === 0 ? ']}' : `],"url_image_tokens":${JSON.stringify(images)}}`;
+  let tail = ']';
+  const images = (beside.urlImageTokens ?? []).slice(-URL_IMAGE_SAMPLES);
+  if (images.length > 0) tail += `,"url_image_tokens":${JSON.stringify(images)}`;
+  const scale = beside.promptScale ?? {};
+  if (Object.keys(scale).length > 0) tail += `,"prompt_scale":${JSON.stringify(scale)}`;
+  yield `${tail}}`;
 }
 
 /**
@@ -159,6 +204,7 @@ export function parseLearnedState(text: string): LearnedState {
       tenants,
     })),
     urlImageTokens: s.url_image_tokens ?? [],
+    promptScale: s.prompt_scale ?? {},
   };
 }
 

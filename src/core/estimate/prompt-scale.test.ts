@@ -93,3 +93,27 @@ test('what is not a count teaches nothing', () => {
   assert.equal(scale.lines().latin.weight, 0);
   assert.equal(scale.tokens('latin', 100), 100);
 });
+
+test('a restarted scale takes up the sums where they were left, and fits on from them exactly', () => {
+  const kept = new PromptScale();
+  sizes(150).forEach((x, i) => kept.observe(i % 3 === 0 ? 'other' : 'latin', x, (3 * x) / 4 + 30));
+  const saved = kept.sums();
+  assert.deepEqual(Object.keys(saved), ['latin', 'other']);
+  assert.equal(saved.latin?.pairs, 100);
+  const restarted = new PromptScale();
+  restarted.restore(structuredClone(saved));
+  assert.deepEqual(restarted.lines(), kept.lines());
+  assert.equal(restarted.tokens('latin', 1_000), 780);
+  for (const x of sizes(40)) {
+    kept.observe('latin', x, x);
+    restarted.observe('latin', x, x);
+  }
+  assert.deepEqual(restarted.sums(), kept.sums());
+  // A script that counted nothing is not kept, and restores to the estimate's own line.
+  const latinOnly = new PromptScale();
+  latinOnly.observe('latin', 100, 80);
+  assert.deepEqual(Object.keys(latinOnly.sums()), ['latin']);
+  restarted.restore(latinOnly.sums());
+  assert.equal(restarted.tokens('latin', 1_000), 1_000, 'one pair: short of the line');
+  assert.deepEqual(restarted.lines().other, kept.lines().other);
+});

@@ -23,10 +23,11 @@
  * to thousandths and the intercept to whole tokens, so a backend that counts as the estimate
  * (`goodput engine`, the embedded fleet) leaves every prompt exactly as estimated. A pair far
  * off the line (its count outside [¼, 4] times its estimate, give or take 64 tokens) is held
- * to those bounds first: one hostile prompt cannot tilt every tenant's. Deterministic: no
- * clock, no randomness.
+ * to those bounds first: one hostile prompt cannot tilt every tenant's. The sums are kept
+ * with the output lengths (`--learned-state`): a restarted gateway fits on where it left off.
+ * Deterministic: no clock, no randomness.
  */
-import type { PromptScript } from '../request/request.ts';
+import { PROMPT_SCRIPTS, type PromptScript } from '../request/request.ts';
 import type { Tokens } from '../request/units.ts';
 
 /** Pairs after which a pair weighs half as much. */
@@ -34,6 +35,8 @@ export const HALF_LIFE = 256;
 /** Pairs a script needs before its line is used (until then the estimate stands). */
 export const MIN_SAMPLES = 20;
 const DECAY = 2 ** (-1 / HALF_LIFE);
+/** The most a script's pairs weigh together, however many: 1 / (1 − 2^(−1/HALF_LIFE)). */
+export const MAX_WEIGHT = 1 / (1 - DECAY);
 const MIN_SLOPE = 0.25;
 const MAX_SLOPE = 4;
 /** Tokens of template a count may hold beyond its bounded ratio to the estimate. */
@@ -50,6 +53,23 @@ export interface PromptLine {
 }
 
 const IDENTITY: PromptLine = { slope: 1, intercept: 0, weight: 0 };
+
+/**
+ * One script's decayed sums, as kept across restarts: with u = 1 / estimate and
+ * r = counted / estimate, the weight of the pairs and their sums of u, r, u² and u · r, and
+ * how many pairs were counted.
+ */
+export interface ScriptSums {
+  readonly pairs: number;
+  readonly weight: number;
+  readonly u: number;
+  readonly r: number;
+  readonly uu: number;
+  readonly ur: number;
+}
+
+/** The sums of each script that has counted a prompt. */
+export type PromptScaleSums = Readonly<Partial<Record<PromptScript, ScriptSums>>>;
 
 /**
  * Decayed sums of one script's pairs, as ratios: r = y / x against u = 1 / x, so the line
@@ -74,6 +94,16 @@ class Sums {
     this.uu = this.uu * DECAY + u * u;
     this.ur = this.ur * DECAY + u * r;
     if (++this.n >= MIN_SAMPLES) this.line = this.fit();
+  }
+
+  sums(): ScriptSums {
+    const { n: pairs, w: weight, u, r, uu, ur } = this;
+    return { pairs, weight, u, r, uu, ur };
+  }
+
+  restore(s: ScriptSums): void {
+    ({ pairs: this.n, weight: this.w, u: this.u, r: this.r, uu: this.uu, ur: this.ur } = s);
+    this.line = this.n >= MIN_SAMPLES ? this.fit() : IDENTITY;
   }
 
   private fit(): PromptLine {
@@ -107,6 +137,23 @@ export class PromptScale {
   /** The most tokens a prompt estimated at no more than `estimated` is planned as, by any line. */
   mostTokens(estimated: Tokens): Tokens {
     return Math.max(this.tokens('latin', estimated), this.tokens('other', estimated));
+  }
+
+  /** Each script's sums that has counted a prompt, to be taken up by a restarted gateway. */
+  sums(): PromptScaleSums {
+    const kept: Partial<Record<PromptScript, ScriptSums>> = {};
+    for (const script of PROMPT_SCRIPTS) {
+      if (this.#scripts[script].n > 0) kept[script] = this.#scripts[script].sums();
+    }
+    return kept;
+  }
+
+  /** Takes up the sums saved by `sums()`: the lines fitted to them, and fitted on from them. */
+  restore(sums: PromptScaleSums): void {
+    for (const script of PROMPT_SCRIPTS) {
+      const s = sums[script];
+      if (s !== undefined) this.#scripts[script].restore(s);
+    }
   }
 
   /** Each script's line now (the estimate's own, slope 1, until it has learned one). */

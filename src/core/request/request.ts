@@ -31,7 +31,8 @@ export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
  * The script of a prompt's text, as the gateway's estimate weighs it (openai/text-weight.ts):
  * `latin`, every character of Latin, Greek or Cyrillic weight; `other`, any other.
  */
-export type PromptScript = 'latin' | 'other';
+export const PROMPT_SCRIPTS = ['latin', 'other'] as const;
+export type PromptScript = (typeof PROMPT_SCRIPTS)[number];
 
 /** The most choices one request may ask for (`n`): OpenAI's limit. */
 export const MAX_CHOICES = 128;
