@@ -134,10 +134,11 @@ export class RequestCounts {
       const images = holdsImages(body.messages) ? 'yes' : 'no';
       const asked = { model_name: labels.model_name, images };
       m.promptCounted.observe(asked, end.promptTokens / planned);
-      if (images === 'yes') this.learners.urlImages?.counted(body, end.promptTokens);
+      const { urlImages, prompts } = this.learners;
+      if (images === 'yes') urlImages?.counted(body, end.promptTokens, prompts);
       const estimate = req.promptEstimate;
-      if (estimate !== undefined)
-        this.learners.prompts?.observe(estimate.script, estimate.tokens, end.promptTokens);
+      if (estimate !== undefined && estimate.imageTokens === 0)
+        prompts?.observe(estimate.script, estimate.tokens, end.promptTokens);
     }
     const parts = end.ttftParts;
     if (parts === undefined) return;

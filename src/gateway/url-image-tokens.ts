@@ -4,7 +4,8 @@
  * fetches an image by URL: it plans one as `url_tokens` (by default the most any image can
  * take) until the backends have counted 20 requests that held such images. From then on it plans
  * one as the p90 of what the last 256 took: each request's prompt as its backend counted it,
- * less the rest of its estimate (its text, its inline images), over its images by URL. A
+ * less the rest of its plan (its text as the backends count such a text, its inline images),
+ * over its images by URL. A
  * prompt cut by `truncate_prompt_tokens` says nothing of its images and is not counted. The same
  * quantile and warm-up as the output lengths' (`estimate.min_samples`'s default), for the same
  * reason: a plan that is seldom short, learned from what this fleet's clients send. The samples
@@ -12,7 +13,8 @@
  */
 import { unsizedImages } from '../openai/image-parts.ts';
 import type { SizeRule, SizeRuleName } from '../openai/image-size.ts';
-import { estimateChatTokens, type ChatPrompt } from '../openai/prompt-tokens.ts';
+import { estimateChatPrompt, type ChatPrompt } from '../openai/prompt-tokens.ts';
+import type { PromptScale } from '../core/estimate/prompt-scale.ts';
 import { URL_IMAGE_SAMPLES } from '../core/estimate/learned-state.ts';
 
 /**
@@ -43,17 +45,24 @@ export class LearnedImageTokens implements SizeRule {
     return this.#learned ?? this.#prior;
   }
 
-  /** A request's end: its backend counted `counted` prompt tokens of `body`, the chat sent. */
+  /**
+   * A request's end: its backend counted `counted` prompt tokens of `body`, the chat sent, whose
+   * text it counts as `scale` says (the estimate's own, without one).
+   */
   counted(
     body: { readonly messages?: unknown; readonly truncate_prompt_tokens?: unknown },
     counted: number,
+    scale?: Pick<PromptScale, 'tokens'>,
   ): void {
     if (body.truncate_prompt_tokens != null) return;
-    const { count: images, tokens: imagesPlanned } = unsizedImages(body.messages, this);
+    const { count: images, tokens: byUrl } = unsizedImages(body.messages, this);
     if (images === 0) return;
-    // The plan as estimated, before it was held under the context (prompt-view.ts).
-    const estimated = estimateChatTokens({ ...(body as ChatPrompt), imageTokens: this });
-    const each = (counted - (estimated - imagesPlanned)) / images;
+    // The plan as estimated, before it was held under the context (prompt-view.ts): its text,
+    // as its backends count such a text, and its inline images.
+    const estimate = estimateChatPrompt({ ...(body as ChatPrompt), imageTokens: this });
+    const text = estimate.tokens - estimate.imageTokens;
+    const inline = estimate.imageTokens - byUrl;
+    const each = (counted - (scale?.tokens(estimate.script, text) ?? text) - inline) / images;
     if (each > 0) this.#add(each);
   }
 

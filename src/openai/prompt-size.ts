@@ -27,11 +27,13 @@ export interface PromptSize {
   /** vLLM's truncation cut it to its last `tokens`. */
   readonly cut: boolean;
   /**
-   * The script of a text prompt that `tokens` estimates whole — not cut, without images: what
-   * a backend's count of it can scale the estimate by (core/estimate/prompt-scale.ts). Absent
-   * for any other.
+   * The script of a prompt whose text `tokens` estimates whole — not cut: what a backend's
+   * count of it can scale the text's estimate by (core/estimate/prompt-scale.ts). Absent for
+   * any other.
    */
   readonly script?: PromptScript;
+  /** Of `tokens`, those of its images (as many as planned, whatever the scale): 0 for text. */
+  readonly imageTokens?: number;
   /** Its block hashes, blocks of `blockTokens`, as `tokens` long; none for text cut. */
   hashes(tokens: number, blockTokens: number): PromptBlockHashes;
 }
@@ -53,7 +55,8 @@ export function chatPromptSize(
       tokens: estimate,
       atLeast: leastChatTokens(prompt),
       cut: false,
-      ...(images === 0 ? { script } : {}),
+      script,
+      imageTokens: images,
       hashes: (tokens, block) => chatBlockHashes(prompt, tokens, block, req.cache_salt),
     };
   }

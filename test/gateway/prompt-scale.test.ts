@@ -11,6 +11,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileLearnedStore } from '../../src/gateway/learned-state-store.ts';
+import type OpenAI from 'openai';
+import { parseImageTokens } from '../../src/openai/image-size.ts';
 import { fakeVllm } from './fake-vllm.ts';
 import {
   MODEL,
@@ -30,7 +32,10 @@ const halfAndTemplate = (body: Record<string, unknown>) =>
 type Front = Awaited<ReturnType<typeof gateway>>;
 
 /** Asks `front` a chat of `content`: the prompt tokens admission planned, and the backend's. */
-async function ask(front: Front, content: string): Promise<{ planned: number; counted: number }> {
+async function ask(
+  front: Front,
+  content: OpenAI.ChatCompletionUserMessageParam['content'],
+): Promise<{ planned: number; counted: number }> {
   const res = await front.client.chat.completions
     .create({ model: MODEL, max_tokens: 2, messages: [{ role: 'user', content }] })
     .withResponse();
@@ -73,6 +78,31 @@ test('a prompt is planned as the backend counts such prompts once 20 have been c
   const its = estimateChatTokens({ messages: [{ role: 'user', content: chinese }] });
   assert.equal(other.planned, its);
   assert.equal(await metricValue(front.url, 'goodput_prompt_scale_slope', { script: 'other' }), 1);
+});
+
+test('a prompt with images has its text planned by the line; images by URL are learned from what is left', async () => {
+  // The backend counts the text as above, and 900 tokens for each image by URL.
+  const images = (body: Record<string, unknown>) =>
+    (body.messages as { content: unknown }[])
+      .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .filter((p: { type?: string }) => p.type === 'image_url').length;
+  const counts = (body: Record<string, unknown>) => halfAndTemplate(body) + 900 * images(body);
+  const front = await gateway([await fakeVllm(undefined, false, 'stop', counts)], 'goodput', {
+    adminToken: ADMIN,
+    imageTokens: parseImageTokens('qwen2-vl'),
+  });
+  const picture = (i: number, words: number) => [
+    { type: 'text' as const, text: 'describe this shot '.repeat(words) },
+    { type: 'image_url' as const, image_url: { url: `https://example.com/shots/${i}.png` } },
+  ];
+  for (let i = 0; i < 20; i++) await ask(front, english(i));
+  for (let i = 0; i < 20; i++) await ask(front, picture(i, 5 + 3 * i));
+  assert.equal(await metricValue(front.url, 'goodput_url_image_planned_tokens'), 900);
+  const long = await ask(front, picture(20, 400));
+  assert.ok(
+    Math.abs(long.planned - long.counted) <= 2,
+    `${long.planned} vs ${long.counted}: the text scaled, the image as learned`,
+  );
 });
 
 test('a restarted gateway plans prompts by the line it had learned (--learned-state)', async () => {

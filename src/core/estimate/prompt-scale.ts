@@ -25,6 +25,7 @@
  * off the line (its count outside [¼, 4] times its estimate, give or take 64 tokens) is held
  * to those bounds first: one hostile prompt cannot tilt every tenant's. The sums are kept
  * with the output lengths (`--learned-state`): a restarted gateway fits on where it left off.
+ * A prompt with images is planned by its text's line, and teaches it nothing.
  * Deterministic: no clock, no randomness.
  */
 import { PROMPT_SCRIPTS, type PromptScript } from '../request/request.ts';

@@ -48,12 +48,17 @@ export interface LlmRequest {
    */
   readonly inputTokensAtLeast?: Tokens;
   /**
-   * When `inputTokens` comes from a gateway's estimate of the prompt's whole text (not cut, no
-   * images): the estimate, and the script it weighed. `inputTokens` is the estimate scaled to
-   * what its backends count (`../estimate/prompt-scale.ts`), whose count of this prompt, at its
-   * end, teaches the scale.
+   * When `inputTokens` comes from a gateway's estimate of the prompt's whole text (not cut):
+   * the estimate, the script it weighed and the tokens of it that are its images'.
+   * `inputTokens` is the estimate's text scaled to what its backends count
+   * (`../estimate/prompt-scale.ts`), and its images as planned; the count of a prompt without
+   * images, at its end, teaches the scale.
    */
-  readonly promptEstimate?: { readonly tokens: Tokens; readonly script: PromptScript };
+  readonly promptEstimate?: {
+    readonly tokens: Tokens;
+    readonly script: PromptScript;
+    readonly imageTokens: Tokens;
+  };
   /** Tokens the model will generate before it stops (known to the simulator, not to policy). */
   readonly outputTokens: Tokens;
   /** The client's cap on output tokens, when it set one (each choice's). */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { PromptScale } from '../../core/estimate/prompt-scale.ts';
 import { parseChatCompletionRequest, parseCompletionRequest } from '../../openai/index.ts';
+import { parseImageTokens } from '../../openai/image-size.ts';
 import { promptView } from './prompt-view.ts';
 
 const CONTEXT = 8192;
@@ -25,12 +26,37 @@ test('a text prompt is planned as its backends count such prompts; its blocks ar
   const plain = promptView('chat', req, CONTEXT);
   const scaled = promptView('chat', req, CONTEXT, undefined, learned(0.5));
   assert.equal(plain.estimate?.tokens, plain.inputTokens);
-  assert.deepEqual(scaled.estimate, { tokens: plain.inputTokens, script: 'latin' });
+  assert.deepEqual(scaled.estimate, { tokens: plain.inputTokens, script: 'latin', imageTokens: 0 });
   assert.equal(scaled.inputTokens, Math.ceil(0.5 * plain.inputTokens));
   // The same blocks, each standing for half as many of the plan's tokens.
   assert.deepEqual(scaled.prefix?.hashes, plain.prefix?.hashes);
   assert.equal(plain.prefix?.blockTokens, 16);
   assert.ok(Math.abs((scaled.prefix?.blockTokens ?? 0) - 8) < 0.01);
+});
+
+test('a prompt with images has its text planned by the line, and its images as they are', () => {
+  const text = 'All work and no play makes Jack a dull boy. '.repeat(100);
+  const req = parseChatCompletionRequest({
+    model: 'm',
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+        ],
+      },
+    ],
+  });
+  const llava = parseImageTokens('576');
+  const plain = promptView('chat', req, CONTEXT, llava);
+  const scaled = promptView('chat', req, CONTEXT, llava, learned(0.5));
+  assert.deepEqual(scaled.estimate, {
+    tokens: plain.inputTokens,
+    script: 'latin',
+    imageTokens: 576,
+  });
+  assert.equal(scaled.inputTokens, Math.ceil(0.5 * (plain.inputTokens - 576)) + 576);
 });
 
 test('a prompt in another script is planned by that script’s line', () => {

@@ -2,9 +2,10 @@
  * A request's prompt as the policy sees it, without a tokenizer: its size in tokens — counted
  * for token ids, estimated for text, with the fewest tokens the text can be, after vLLM's
  * truncation — and its chained block hashes, which routing matches against replicas' prefix
- * caches (openai/prompt-size.ts). A text prompt estimated whole is planned as its backends
- * have been counting such prompts (core/estimate/prompt-scale.ts); its blocks are the
- * estimate's, as long in the plan as the scale makes them.
+ * caches (openai/prompt-size.ts). A prompt whose text is estimated whole is planned as its
+ * backends have been counting such texts (core/estimate/prompt-scale.ts), its images as
+ * planned; its blocks are the estimate's, each as long in the plan as the whole prompt's scale
+ * makes it.
  */
 import type { Tokens } from '../../core/request/units.ts';
 import type { LlmRequest, PrefixBlocks } from '../../core/request/request.ts';
@@ -38,8 +39,8 @@ export interface PromptView {
 
 /**
  * A request's prompt as the policy sees it, the model's context being `context` tokens and an
- * image `imageTokens`: a text prompt estimated whole is planned as `scale` says its backends
- * count such a prompt.
+ * image `imageTokens`: a prompt's text estimated whole is planned as `scale` says its backends
+ * count such a text.
  */
 export function promptView(
   kind: ApiKind,
@@ -53,11 +54,13 @@ export function promptView(
       ? chatPromptSize(parsed as ChatCompletionRequest, context, imageTokens)
       : completionPromptSize(parsed as CompletionRequest, context);
   const script = size.script;
-  const estimate = script === undefined ? undefined : { tokens: size.tokens, script };
+  const images = size.imageTokens ?? 0;
+  const estimate =
+    script === undefined ? undefined : { tokens: size.tokens, script, imageTokens: images };
   const planned =
-    estimate === undefined || scale === undefined
+    script === undefined || scale === undefined
       ? size.tokens
-      : Math.max(size.atLeast ?? 1, scale.tokens(estimate.script, estimate.tokens));
+      : Math.max(size.atLeast ?? 1, scale.tokens(script, size.tokens - images) + images);
   const view = sized(planned, size.atLeast, context, (tokens) =>
     blocksAt(size, tokens, planned / size.tokens),
   );
