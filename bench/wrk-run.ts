@@ -3,8 +3,9 @@
 // summed requests over the summed durations, latency percentiles from the runs' quantile
 // points weighted by each run's requests — so a pooled p99 is the mixture's, not an average of
 // p99s. wrk counts a response with status ≥ 400 as a `status` error; the others are sockets:
-// connect, read, write, and `timeout` (no response within --timeout).
-import { spawn, type ChildProcess } from 'node:child_process';
+// connect, read, write, and `timeout` (no response within --timeout). A machine without wrk
+// gets Debian's at the first run.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { REPO_ROOT } from './bench-args.ts';
 
@@ -54,7 +55,21 @@ export interface WrkOptions {
 
 export const WRK_SCRIPT = resolve(REPO_ROOT, 'bench/wrk-chat.lua');
 
+/** Installs Debian's wrk when this machine lacks it (scripts/apt-install.sh), once a process. */
+let wrkChecked = false;
+function ensureWrk(): void {
+  if (wrkChecked) return;
+  const has = spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0;
+  if (!has) {
+    const script = resolve(REPO_ROOT, 'scripts/apt-install.sh');
+    const r = spawnSync('bash', [script, 'wrk'], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`wrk is not installed, and ${script} wrk failed`);
+  }
+  wrkChecked = true;
+}
+
 export function runWrk(o: WrkOptions): Promise<WrkResult> {
+  ensureWrk();
   const args = [
     ...['-t', String(o.threads), '-c', String(o.connections)],
     ...['-d', `${o.durationS}s`, '--timeout', `${o.timeoutS}s`, '-s', WRK_SCRIPT],

@@ -15,13 +15,4 @@ command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 # The page suites drive Debian's Chromium through playwright-core (which downloads no browser).
 [ -x /usr/bin/chromium ] || missing+=(chromium)
-[ ${#missing[@]} -eq 0 ] && exit 0
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "provision-tests: missing ${missing[*]} and no apt-get to install it; install it and run the tests again" >&2
-  exit 1
-fi
-sudo=''
-if [ "$(id -u)" -ne 0 ]; then sudo='sudo'; fi
-echo "provision-tests: installing ${missing[*]} (Debian packages)" >&2
-$sudo apt-get update -qq
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+exec bash "$(dirname "$0")/apt-install.sh" "${missing[@]}"
