@@ -313,4 +313,8 @@ test('the Responses API, streamed on both paths and whole: the chat it is, as it
     client.responses.create({ model: MODEL, input, previous_response_id: whole.id }),
     /400 previous_response_id: not supported: the simulated engine stores no responses; send the whole conversation in input/,
   );
+  await assert.rejects(
+    client.responses.create({ model: MODEL, input, background: true }),
+    /400 background: not supported: the simulated engine stores no responses to poll/,
+  );
 });

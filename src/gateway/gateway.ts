@@ -221,13 +221,15 @@ export class Gateway {
 
   /**
    * `avoid`: the backend a failed earlier attempt of this request used (−1: none); `trace` is
-   * told the decision and the end of the wait.
+   * told the decision and the end of the wait; `onQueued`, that the request was admitted to
+   * wait in the queue (or deferred), as soon as it is.
    */
   async admit(
     req: LlmRequest,
     signal: AbortSignal,
     avoid = -1,
     trace: RequestTrace = UNTRACED,
+    onQueued?: () => void,
   ): Promise<Admitted> {
     this.counts.offered(req);
     if ((req.attempt ?? 1) > 1) this.counts.retried(req);
@@ -250,6 +252,7 @@ export class Gateway {
       trace.dequeued(this.deps.clock.now());
       return { kind: 'dispatched', ticket };
     }
+    onQueued?.();
     const expiry = Number.isFinite(ticket.expiresMs)
       ? this.deps.timers.at(ticket.expiresMs, () =>
           this.pipeline.expire(ticket, this.deps.clock.now()),

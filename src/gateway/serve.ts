@@ -35,6 +35,7 @@ import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { logStoreTransition, openSharedStore } from './shared/open-store.ts';
 import { RESPONSE_TTL_MS } from './shared/shared-store.ts';
+import { BackgroundRuns } from './http/background.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
 import { InFlight } from './http/in-flight.ts';
@@ -262,6 +263,11 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const source = o.policySource ?? { policy: o.policy, doc: {}, file: undefined };
   const reloading = { pipeline: gateway.pipeline, metrics, log, epochMs };
   const policy = new PolicyReloader(source, { ...reloading, onApplied: o.onPolicyApplied });
+  // Background responses: with a store shared by replicas, a cancel may reach another one.
+  const background = new BackgroundRuns(
+    { store, keepResponses: keptTtlMs > 0, metrics, imageTokens: images ?? o.imageTokens },
+    shared === undefined ? undefined : { clock, timers },
+  );
   const appDeps = {
     gateway,
     policyReload: policy,
@@ -287,6 +293,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     keepResponses: keptTtlMs > 0,
     imageTokens: images ?? o.imageTokens,
     promptScale: prompts,
+    background,
     // vLLM's /tokenize and /detokenize, outside admission, to the server backends in turn.
     forward:
       o.backendUrls.length === 0
@@ -338,6 +345,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       intake?.close();
       await closed;
       shedder.stop();
+      background.close();
       // Every request has ended: what they taught is in the state saved now.
       await learned?.stop();
       await gateway.close();

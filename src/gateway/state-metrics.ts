@@ -16,6 +16,7 @@ export class StateMetrics {
   readonly learnedSaves: Counter<'result'>;
   readonly learnedRestored: Gauge;
   readonly kept: Counter<'op' | 'result'>;
+  readonly backgroundEnded: Counter<'status'>;
   readonly policy: Gauge<'policy' | 'policy_revision'>;
   readonly policyReloads: Counter<'result'>;
   readonly policyReloadOk: Gauge;
@@ -47,6 +48,12 @@ export class StateMetrics {
       labelNames: ['op', 'result'],
       registers,
     });
+    this.backgroundEnded = new Counter({
+      name: 'goodput_background_responses_total',
+      help: "The Responses API's background responses this gateway ran that ended, by status: completed, incomplete (at max_output_tokens), failed (expired in the queue, upstream failed, cut by a drain), cancelled.",
+      labelNames: ['status'],
+      registers,
+    });
     this.policy = new Gauge({
       name: 'goodput_policy_info',
       help: 'The policy in force (value 1), by name and revision.',
@@ -68,6 +75,18 @@ export class StateMetrics {
       name: 'goodput_policy_last_reload_success_timestamp_seconds',
       help: 'When the policy file was last put in force (the start, or a reload), in Unix seconds.',
       registers,
+    });
+  }
+
+  /** The background responses this gateway runs now, read at scrape time (background.ts). */
+  backgroundRunning(read: () => number): void {
+    new Gauge({
+      name: 'goodput_background_responses_running',
+      help: "The Responses API's background responses this gateway runs now: queued, deferred or streaming.",
+      registers: this.#registers,
+      collect() {
+        this.set(read());
+      },
     });
   }
 

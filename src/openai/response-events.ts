@@ -60,6 +60,10 @@ type Item = { id: string; position: number; status: ItemStatus } & (
  * Builds one response from its reply's pieces. Streaming, each call returns the SSE events it
  * adds; whole, it returns '' and only `response()` matters.
  */
+/** OpenAI's statuses of a response. */
+export type ResponseStatus =
+  'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+
 export class ResponseBuilder {
   private readonly head: ResponsesHead;
   private readonly streaming: boolean;
@@ -122,27 +126,37 @@ export class ResponseBuilder {
     return this.event('response.failed', { response });
   }
 
+  /** A background response before its reply: queued, or in progress. */
+  pending(status: 'queued' | 'in_progress'): object {
+    return this.response(status);
+  }
+
+  /** A background response that ended without its reply: cancelled, or failed with `error`. */
+  unanswered(status: 'cancelled' | 'failed', error: { code: string; message: string } | null) {
+    return { ...this.response(status), error };
+  }
+
   /** The response as it ended (completed, incomplete or failed); undefined until it has. */
   get ended(): object | undefined {
     return this.final;
   }
 
   /** The response as it stands: `usage` once the reply has ended. */
-  private response(status: 'in_progress' | 'completed' | 'incomplete' | 'failed', end?: ReplyEnd) {
+  private response(status: ResponseStatus, end?: ReplyEnd) {
     const r = this.head.request;
     return {
       id: answerId('responses', this.head.id),
       object: 'response' as const,
       created_at: this.head.createdAt,
       status,
-      background: false,
+      background: r.background === true,
       error: null,
       incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
       instructions: r.instructions ?? null,
       max_output_tokens: r.max_output_tokens ?? null,
       max_tool_calls: null,
       model: this.head.model,
-      output: status === 'in_progress' ? [] : this.items.map((it) => this.item(it)),
+      output: this.items.map((it) => this.item(it)),
       parallel_tool_calls: r.parallel_tool_calls ?? true,
       previous_response_id: r.previous_response_id ?? null,
       reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null },

@@ -9,8 +9,8 @@
  * same chat template, so admission, routing, metering and every backend see one kind of request.
  * A reasoning effort goes to the chat template, log probabilities asked with `include` are
  * asked as chat asks them, and `prompt_cache_key`, the conversation's id, is the gateway's
- * session. What needs a stored conversation or a response run apart from its request
- * (`conversation`, `background`), a built-in tool (web search, file search, MCP) or a part that
+ * session. `background` runs the response apart from its request, polled from the store (not
+ * streamed). What needs a stored conversation (`conversation`), a built-in tool (web search, file search, MCP) or a part that
  * is neither text nor a user's image (image-parts.ts) is a 400 naming the field, never silently
  * dropped. A reasoning item carried back is not rendered, as chat templates drop past turns'
  * thinking.
@@ -194,7 +194,7 @@ export const responsesRequestSchema = z
           refusal(`not supported: conversations are not stored here; ${STATELESS}`),
         )
         .nullish(),
-      background: neutralOnly([false]),
+      background: flag(),
       prompt: neutralOnly([]),
       max_tool_calls: neutralOnly([]),
       truncation: neutralOnly(['disabled']),
@@ -204,6 +204,15 @@ export const responsesRequestSchema = z
   )
   .check((ctx) => {
     const r = ctx.value;
+    // A response run apart from its request is answered at once and polled from the store.
+    if (r.background === true && (r.store === false || r.stream === true)) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['background'],
+        input: r.background,
+        message: `false or absent ${r.store === false ? 'with store false: a background response is polled from the store' : 'with stream true: a background response is polled (GET /v1/responses/{id}), not streamed'}`,
+      });
+    }
     const images = tooManyImages(r.input, 'input');
     if (images !== undefined) ctx.issues.push(images);
     const choice = r.tool_choice;
@@ -264,9 +273,15 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
 
 /**
  * For a server that keeps no responses (the engine; a gateway told to keep none): a request
- * that follows a stored one refused, naming the field.
+ * that follows a stored one, or is to be polled from the store, refused, naming the field.
  */
 export function statelessOnly(r: ResponsesRequest, server: string): void {
+  if (r.background === true) {
+    throw invalidRequest(
+      `background: not supported: ${server} stores no responses to poll; ask without it, got true`,
+      'background',
+    );
+  }
   if (r.previous_response_id == null) return;
   throw invalidRequest(
     `previous_response_id: not supported: ${server} stores no responses; ${STATELESS}, got ${describeValue(r.previous_response_id)}`,

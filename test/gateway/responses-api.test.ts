@@ -277,7 +277,10 @@ test('what needs a stored conversation, a built-in tool, a file, or a picture no
       { tool_choice: { type: 'function', name: 'nope' } },
       /^tool_choice\.name: expected the name of one of the tools \("get_weather", "get_time"\), got "nope"$/,
     ],
-    [{ background: true }, /^background: not supported by this server/],
+    [
+      { background: true, store: false },
+      /^background: expected false or absent with store false: a background response is polled/,
+    ],
     [
       { priority: 3 },
       /^priority: expected 0 or absent \(the gateway sets it from the request's class\)/,

@@ -15,6 +15,8 @@ export interface Whole {
   readonly status: number;
   readonly headers: Record<string, string>;
   readonly body: string;
+  /** The request goes on after this answer (a background response), and ends its trace itself. */
+  readonly detached?: true;
 }
 
 /** A stream: a web Response in-process, or Node's already answered (RESPONSE_ALREADY_SENT). */

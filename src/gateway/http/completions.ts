@@ -37,7 +37,8 @@ import { UploadOverdue } from './read-body.ts';
 import { errorWhole, isWhole, named, type Answer, type Whole } from './answer.ts';
 import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
-import { admitAndServe } from './serve-admitted.ts';
+import { admitAndServe, type Served } from './serve-admitted.ts';
+import { serveInBackground, type BackgroundRuns } from './background.ts';
 import { promptView } from './prompt-view.ts';
 import { classOfTier, unreadClasses } from './service-tier.ts';
 import { queueVerdict } from './unread-verdict.ts';
@@ -79,6 +80,8 @@ export interface CompletionsDeps {
   readonly imageTokens?: ImageTokens;
   /** What the backends make of an estimated prompt (prompt-scale.ts); none: the estimate. */
   readonly promptScale?: PromptScale;
+  /** The Responses API's background responses this process runs (background.ts). */
+  readonly background: BackgroundRuns;
 }
 
 /** The completion endpoints, by path. */
@@ -112,8 +115,9 @@ export async function handleCompletion(
   } finally {
     const status = answer === undefined ? 500 : isWhole(answer) ? answer.status : 200;
     deps.metrics.apiAnswers.inc({ endpoint: kind, status: String(status) });
-    // A stream's trace ends with its last byte (serve-admitted.ts); every other answer is final.
-    if (answer === undefined || isWhole(answer)) {
+    // A stream's trace ends with its last byte (serve-admitted.ts), a background response's
+    // with its run (background.ts); every other answer is final.
+    if (answer === undefined || (isWhole(answer) && answer.detached !== true)) {
       if (answer === undefined) trace.answered(500, 'internal_error');
       else trace.answered(answer.status, answer.headers['x-goodput-reason']);
       trace.end(deps.nowMs());
@@ -214,12 +218,11 @@ async function complete(
           });
     if (door.kind === 'replay') return replayed(door.answer);
     if (door.kind === 'refused') return refused(door.rejection, true);
-    let served: Awaited<ReturnType<typeof admitAndServe>> | undefined;
+    let served: Served | undefined;
     try {
-      served = await admitAndServe(kind, inbound, parsed, headers, req, deps, {
+      const serving = {
         pass: door.pass,
         live,
-        outgoing,
         keep: headers.idempotencyKey !== undefined,
         ended: () => {
           ended();
@@ -228,6 +231,22 @@ async function complete(
         trace,
         responses,
         keepResponse: keeper(read, req, deps),
+      };
+      const { keepResponse } = serving;
+      if (responses?.background === true && keepResponse !== undefined) {
+        const bg = await serveInBackground(kind, parsed, headers, req, deps, {
+          ...serving,
+          responses,
+          keepResponse,
+        });
+        served = bg.served;
+        // Detached, it ends its pass and its stay in flight itself.
+        streaming = bg.detached;
+        return served.response;
+      }
+      served = await admitAndServe(kind, inbound.signal, parsed, headers, req, deps, {
+        ...serving,
+        outgoing,
       });
       streaming = served.streaming;
       return served.response;

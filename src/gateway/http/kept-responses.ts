@@ -61,9 +61,11 @@ export async function continued(
   deps: KeepingDeps,
 ): Promise<ReadRequest> {
   const asked = read.responses;
-  const previous = asked?.previous_response_id;
-  if (asked === undefined || previous == null) return read;
+  if (asked === undefined) return read;
+  // Nothing kept, nothing to follow or to poll.
   if (!deps.keepResponses) statelessOnly(asked, 'this gateway (--responses-ttl 0)');
+  const previous = asked.previous_response_id;
+  if (previous == null) return read;
   let got: KeptRecord | undefined;
   try {
     got = await loadKept(deps, tenant, previous);
@@ -82,9 +84,17 @@ export async function continued(
       'previous_response_not_found',
     );
   }
-  if (got.response.status === 'failed') {
+  const status = got.response.status;
+  if (status === 'failed' || status === 'cancelled') {
     throw invalidRequest(
-      `previous_response_id: response ${describeValue(previous)} failed; continue from the turn before it`,
+      `previous_response_id: response ${describeValue(previous)} ${status === 'failed' ? 'failed' : 'was cancelled'}; continue from the turn before it`,
+      'previous_response_id',
+      'invalid_value',
+    );
+  }
+  if (status === 'queued' || status === 'in_progress') {
+    throw invalidRequest(
+      `previous_response_id: response ${describeValue(previous)} is still ${status === 'queued' ? 'queued' : 'in progress'} (background); continue from it once it has completed`,
       'previous_response_id',
       'invalid_value',
     );
@@ -115,7 +125,7 @@ export function keeper(
   read: ReadRequest,
   req: { readonly id: string; readonly tenant: string; readonly session?: string },
   deps: KeepingDeps,
-): ((response: object) => Promise<void>) | undefined {
+): ((response: object) => Promise<KeptResult>) | undefined {
   const asked = read.responses;
   if (asked === undefined || asked.store === false || !deps.keepResponses) return undefined;
   const { id, tenant } = req;
@@ -136,6 +146,7 @@ export function keeper(
       result = 'unavailable';
     }
     deps.metrics.state.kept.inc({ op: 'save', result });
+    return result;
   };
 }
 

@@ -4,8 +4,9 @@
  * `GET /v1/responses/{id}/input_items` the conversation it answered, a page at a time (`limit`
  * 1–100, default 20; `order` desc, the default, or asc; `after` an item's id). A response is
  * its tenant's alone, the tenant its API key (and fairness id) names, as for a completion.
- * `POST /v1/responses/{id}/cancel` cancels a background response, and none runs here: a kept
- * response's is a 400 saying so. Unknown ids are a 404, a store out of reach a 503 with a
+ * `POST /v1/responses/{id}/cancel` cancels a background response (background.ts) that is
+ * queued or in progress, and answers one that has ended as it ended; any other's is a 400.
+ * Deleting a background response that runs stops it. Unknown ids are a 404, a store out of reach a 503 with a
  * Retry-After; each refusal is counted and recorded under the id its answer carries.
  */
 import type { Context, Hono } from 'hono';
@@ -25,6 +26,7 @@ import { authenticate } from './completions.ts';
 import { parseClientHeaders, tenantFor } from './client-headers.ts';
 import { webInbound } from './inbound.ts';
 import { deleteKept, loadKept, type KeepingDeps, type KeptRecord } from './kept-responses.ts';
+import type { BackgroundRuns } from './background.ts';
 
 /** The methods each stored-response path takes, by its pattern: anything else there is a 405. */
 export const KEPT_ROUTES: readonly (readonly [RegExp, string])[] = [
@@ -38,6 +40,7 @@ export interface ResponsesRoutesDeps extends KeepingDeps {
   readonly tenants: TenantDirectory;
   readonly epochMs: () => number;
   readonly newId: () => string;
+  readonly background: BackgroundRuns;
   /** A refusal before it is sent: counted and recorded under a fresh id it carries. */
   readonly refused: (
     e: OpenAiError,
@@ -101,7 +104,10 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
 
   app.get('/v1/responses/:id', async (c) => {
     if (c.req.query('stream') === 'true') {
-      return invalid('stream: not supported: no response runs in the background here', 'stream');
+      return invalid(
+        'stream: not supported: a background response is polled here, not streamed',
+        'stream',
+      );
     }
     const kept = await found(c);
     return kept instanceof Response ? kept : answer(c, kept.response);
@@ -112,6 +118,7 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
     const gone = await reached(who.id, async () =>
       (await deleteKept(deps, who.tenant, who.id)) ? true : undefined,
     );
+    if (!(gone instanceof Response)) deps.background.cancel(who.tenant, who.id);
     return gone instanceof Response
       ? gone
       : answer(c, { id: who.id, object: 'response', deleted: true });
@@ -142,12 +149,31 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
     });
   });
   app.post('/v1/responses/:id/cancel', async (c) => {
-    const kept = await found(c);
+    const who = asking(c);
+    if (who instanceof Response) return who;
+    const kept = await reached(who.id, () => loadKept(deps, who.tenant, who.id));
     if (kept instanceof Response) return kept;
-    return invalid(
-      `response ${describeValue(kept.response.id)} is not a background response: only those can be cancelled, and none runs here`,
-      'response_id',
-    );
+    const response = kept.response as KeptRecord['response'] & { background?: boolean };
+    if (response.background !== true) {
+      return invalid(
+        `response ${describeValue(response.id)} is not a background response: only those can be cancelled`,
+        'response_id',
+      );
+    }
+    // Cancelled twice, or after its end: answered as it stands.
+    if (response.status !== 'queued' && response.status !== 'in_progress') {
+      return answer(c, response);
+    }
+    const cancelled = { ...response, status: 'cancelled' };
+    const text = JSON.stringify({ ...kept, response: cancelled });
+    // Marked first, so the replica that runs it (maybe not this one) stops it and keeps it so.
+    const marked = await reached(who.id, async () => {
+      await deps.store.saveResponse(who.tenant, who.id, text);
+      return true;
+    });
+    if (marked instanceof Response) return marked;
+    deps.background.cancel(who.tenant, who.id);
+    return answer(c, cancelled);
   });
 }
 

@@ -1,5 +1,7 @@
 /**
  * The last step of a completion: let the gateway decide before any byte goes out, then answer.
+ * `client`: aborted when its client goes away (for a background response, when it is
+ * cancelled).
  * A refusal is an HTTP error with Retry-After where a retry can succeed; an admitted request
  * streams (SSE, usage chunk when asked) or is collected into one response. One signal stops the
  * request in the queue and upstream, and says why: its client went away, its deadline passed
@@ -41,7 +43,6 @@ import { completionForm, streamResponse, wholeResponse } from './answers.ts';
 import { responsesForm, wholeResponses } from './responses-answer.ts';
 import { SHUTTING_DOWN, refusal, refusalOf } from './refusals.ts';
 import { TokenRelay } from './token-relay.ts';
-import type { Inbound } from './inbound.ts';
 import { errorWhole, named, whole, type Answer, type Whole } from './answer.ts';
 import type { RequestTrace } from '../tracing/request-trace.ts';
 import { choicesOf } from '../../core/request/demand.ts';
@@ -70,7 +71,12 @@ export interface ServeContext {
   /** The Responses request the chat request was made from, which its answer echoes. */
   readonly responses?: ResponsesRequest;
   /** Keeps its response once it has ended, before its last byte goes (kept-responses.ts). */
-  readonly keepResponse?: (response: object) => Promise<void>;
+  readonly keepResponse?: (response: object) => Promise<unknown>;
+  /** Told when it is admitted to wait in the queue, and when it is dispatched (background.ts). */
+  readonly onQueued?: () => void;
+  readonly onDispatched?: () => void;
+  /** When it was created (Unix seconds), if not at its first token: its answer's `created`. */
+  readonly createdS?: number;
 }
 
 /** Retry-After of a request that waited past its class's deadline. */
@@ -78,7 +84,7 @@ const SOON_MS = 1_000;
 
 export async function admitAndServe(
   endpoint: Endpoint,
-  inbound: Inbound,
+  client: AbortSignal,
   parsed: Parsed,
   headers: ClientHeaders,
   base: LlmRequest,
@@ -100,7 +106,6 @@ export async function admitAndServe(
   const stop = new AbortController();
   const upstream = stop.signal;
   const clientGone = () => stop.abort(new RequestStopped('client_closed'));
-  const client = inbound.signal;
   if (client.aborted) clientGone();
   else client.addEventListener('abort', clientGone, { once: true });
   r.live.onCut(() => stop.abort(new RequestStopped('shutting_down')));
@@ -124,13 +129,14 @@ export async function admitAndServe(
       const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
       // The first attempt's admission began at the door.
       if (attempt > 0) r.trace.admitting(deps.nowMs());
-      const admitted = await deps.gateway.admit(req, upstream, failedOn, r.trace);
+      const admitted = await deps.gateway.admit(req, upstream, failedOn, r.trace, r.onQueued);
       if (admitted.kind === 'rejected') return final(named(refusalOf(admitted.decision), id));
       if (admitted.kind === 'expired') {
         return final(named(expired(admitted.reason, req, deps), id));
       }
       if (admitted.kind === 'stopped') return final(named(stopped(admitted.why), id));
       const ticket = admitted.ticket;
+      r.onDispatched?.();
       // Once it runs, its deadline stops it wherever it is.
       if (base.deadlineMs !== undefined && deadline === undefined) {
         deadline = deps.timers.at(base.deadlineMs, () =>
@@ -170,7 +176,7 @@ export async function admitAndServe(
       if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
       const head = {
         id: answerId(endpoint, ticket.req.id),
-        created: Math.floor(deps.epochMs() / 1000),
+        created: r.createdS ?? Math.floor(deps.epochMs() / 1000),
         model: parsed.model,
       };
       const stream = parsed.stream === true;

@@ -1,0 +1,279 @@
+/**
+ * The Responses API's background mode (`background: true`): the response runs apart from its
+ * request, as OpenAI runs one. Admission decides as for any request, before anything is
+ * answered: refused, the client hears why (429 or 503 with a Retry-After) and nothing is kept;
+ * admitted — to run now, to wait in the queue, or deferred — the client gets the response at
+ * once, `queued` (or `in_progress`), kept in the shared store under its id, and polls
+ * `GET /v1/responses/{id}` until it ends:
+ * - `completed` or `incomplete`, as a response answered whole is kept;
+ * - `failed`, with the error its client would have been answered with: it expired in the
+ *   queue, its upstream failed, the gateway shut down before it ended;
+ * - `cancelled` (`POST /v1/responses/{id}/cancel`, or deleted).
+ * Its client going away changes nothing: that is what it is for, and a batch request deferred
+ * for minutes holds no connection. Until it ends it holds its tenant's pass at the door and
+ * counts as in flight, so a drain waits for it. A cancel that reaches another gateway replica
+ * marks it cancelled in the store; the replica running it reads the mark every few seconds
+ * (`SWEEP_MS`, only where the store is shared) and stops it, and never writes over it.
+ */
+import {
+  OpenAiError,
+  ResponseBuilder,
+  answerId,
+  type ResponsesRequest,
+} from '../../openai/index.ts';
+import type { LlmRequest } from '../../core/request/request.ts';
+import type { Clock } from '../../core/ports/clock.ts';
+import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
+import type { Endpoint } from '../backend.ts';
+import type { ClientHeaders } from './client-headers.ts';
+import type { CompletionsDeps } from './completions.ts';
+import { errorWhole, isWhole, named, whole, type Whole } from './answer.ts';
+import { admitAndServe, type Parsed, type ServeContext, type Served } from './serve-admitted.ts';
+import { loadKept, type KeepingDeps } from './kept-responses.ts';
+import type { KeptResult } from '../state-metrics.ts';
+
+/** How often a replica reads the marks of the background responses it runs (shared store). */
+export const SWEEP_MS = 2_000;
+/** The most marks read a sweep: the store is asked at most this many times every `SWEEP_MS`. */
+const SWEEP_BATCH = 64;
+
+/** Statuses a background response has ended in. */
+const ENDED = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
+
+interface Run {
+  readonly tenant: string;
+  readonly stop: AbortController;
+  cancelled: boolean;
+}
+
+/** The background responses this process runs, by response id. */
+export class BackgroundRuns {
+  readonly #runs = new Map<string, Run>();
+  readonly #keeping: KeepingDeps;
+  readonly #sweep: { readonly clock: Clock; readonly timers: Timers } | undefined;
+  #timer: TimerHandle | undefined;
+  /** Where the last sweep stopped reading: the next goes on from there. */
+  #cursor = 0;
+
+  /** `sweep`: the store is shared, so a cancel may reach another replica, and is read back. */
+  constructor(keeping: KeepingDeps, sweep?: { readonly clock: Clock; readonly timers: Timers }) {
+    this.#keeping = keeping;
+    this.#sweep = sweep;
+    keeping.metrics.state.backgroundRunning(() => this.#runs.size);
+  }
+
+  /** A run's end, counted by the status it ended in. */
+  ended(status: string): void {
+    this.#keeping.metrics.state.backgroundEnded.inc({ status });
+  }
+
+  get size(): number {
+    return this.#runs.size;
+  }
+
+  /** Whether `id` runs here and was cancelled. */
+  cancelled(id: string): boolean {
+    return this.#runs.get(id)?.cancelled === true;
+  }
+
+  add(id: string, tenant: string, stop: AbortController): void {
+    this.#runs.set(id, { tenant, stop, cancelled: false });
+    if (this.#sweep !== undefined && this.#timer === undefined) this.#arm(this.#sweep);
+  }
+
+  delete(id: string): void {
+    this.#runs.delete(id);
+  }
+
+  /** Stops `id` as cancelled, if it runs here for `tenant`; false when it does not. */
+  cancel(tenant: string, id: string): boolean {
+    const run = this.#runs.get(id);
+    if (run === undefined || run.tenant !== tenant) return false;
+    run.cancelled = true;
+    run.stop.abort();
+    return true;
+  }
+
+  #arm(sweep: { readonly clock: Clock; readonly timers: Timers }): void {
+    this.#timer = sweep.timers.at(sweep.clock.now() + SWEEP_MS, () => {
+      void this.#sweepOnce().finally(() => {
+        this.#timer = undefined;
+        if (this.#runs.size > 0) this.#arm(sweep);
+      });
+    });
+  }
+
+  /** Reads the marks of up to `SWEEP_BATCH` runs, and stops those cancelled elsewhere. */
+  async #sweepOnce(): Promise<void> {
+    const ids = [...this.#runs.keys()];
+    const from = this.#cursor % Math.max(1, ids.length);
+    const batch = [...ids.slice(from), ...ids.slice(0, from)].slice(0, SWEEP_BATCH);
+    this.#cursor = from + batch.length;
+    for (const id of batch) {
+      const run = this.#runs.get(id);
+      if (run === undefined || run.cancelled) continue;
+      const kept = await loadKept(this.#keeping, run.tenant, id).catch(() => null);
+      // A response deleted or marked cancelled elsewhere runs no further; one the store cannot
+      // read now is read again next time.
+      if (kept === undefined || kept?.response.status === 'cancelled') this.cancel(run.tenant, id);
+    }
+  }
+
+  close(): void {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+}
+
+export interface BackgroundContext extends Omit<
+  ServeContext,
+  'outgoing' | 'onQueued' | 'onDispatched' | 'createdS' | 'keepResponse'
+> {
+  readonly responses: ResponsesRequest;
+  /** Keeps a response under its id (kept-responses.ts `keeper`). */
+  readonly keepResponse: (response: object) => Promise<KeptResult>;
+}
+
+/**
+ * Serves `req` in the background: the answer once admission has decided — its refusal, or the
+ * response queued — and whether the request goes on apart from it (`detached`: it then ends
+ * its pass and its stay in flight itself, when it ends).
+ */
+export async function serveInBackground(
+  endpoint: Endpoint,
+  parsed: Parsed,
+  headers: ClientHeaders,
+  req: LlmRequest,
+  deps: CompletionsDeps,
+  r: BackgroundContext,
+): Promise<{ readonly served: Served; readonly detached: boolean }> {
+  const runs = deps.background;
+  const id = answerId('responses', req.id);
+  const createdS = Math.floor(deps.epochMs() / 1000);
+  const builder = new ResponseBuilder(
+    { id: req.id, createdAt: createdS, model: parsed.model, request: r.responses },
+    false,
+  );
+  /**
+   * Keeps `response` unless the run was cancelled, or its record ended (marked cancelled
+   * elsewhere) or deleted; one save at a time, in order.
+   */
+  let saving = Promise.resolve();
+  const save = (response: object): Promise<void> =>
+    (saving = saving.then(async () => {
+      if (runs.cancelled(id)) return;
+      const kept = await loadKept(deps, req.tenant, id).catch(() => null);
+      if (kept === undefined || (kept !== null && ENDED.has(kept.response.status))) return;
+      await r.keepResponse(response);
+    }));
+  let admitted: (status: 'queued' | 'in_progress') => void = () => {};
+  const decided = new Promise<'queued' | 'in_progress'>((ok) => (admitted = ok));
+  // Whether the client has been told it is queued: a dispatch after is kept, not told.
+  let told = false;
+  // The status of the response it ended with (completed, incomplete), once it has.
+  let endedAs = 'failed';
+  const stop = new AbortController();
+  runs.add(id, req.tenant, stop);
+  const running = admitAndServe(endpoint, stop.signal, parsed, headers, req, deps, {
+    ...r,
+    outgoing: undefined,
+    createdS,
+    onQueued: () => admitted('queued'),
+    onDispatched: () => {
+      if (told) void save(builder.pending('in_progress'));
+      else admitted('in_progress');
+    },
+    keepResponse: (response) => {
+      endedAs = (response as { status?: string }).status ?? endedAs;
+      return save(response);
+    },
+  });
+  const first = await Promise.race([decided, running]);
+  if (typeof first !== 'string') {
+    // Refused, or ended before admission said more: answered as any request is.
+    runs.delete(id);
+    return { served: first, detached: false };
+  }
+  told = true;
+  const pending = builder.pending(first);
+  if ((await r.keepResponse(pending)) !== 'ok') {
+    // Not kept, it could never be polled: stopped before it runs, and the client told to retry.
+    runs.cancel(req.tenant, id);
+    void running.then(
+      (s) => finish(s, undefined),
+      (e: unknown) => finish(undefined, undefined, e),
+    );
+    const e = new OpenAiError(
+      503,
+      'the response store cannot keep a background response now; try again',
+      null,
+      'service_unavailable',
+    );
+    r.trace.answered(503, 'service_unavailable');
+    const refused = named(errorWhole(e, { 'retry-after': '1' }), req.id);
+    return { served: answered({ ...refused, detached: true }), detached: true };
+  }
+  r.trace.answered(200, undefined);
+  const answer = named(whole(200, {}, JSON.stringify(pending)), req.id);
+  const replay = r.keep
+    ? { status: 200, body: answer.body, headers: { ...answer.headers } }
+    : undefined;
+  void running.then(
+    (s) => finish(s, replay),
+    (e: unknown) => finish(undefined, replay, e),
+  );
+  return { served: answered({ ...answer, detached: true }), detached: true };
+
+  /** The run's end: kept as it ended, its pass given back, out of flight. */
+  async function finish(served: Served | undefined, replay: Served['keep'], thrown?: unknown) {
+    try {
+      const answer = served?.response;
+      if (answer === undefined || !isWhole(answer) || answer.status !== 200) {
+        const cancelled = runs.cancelled(id);
+        runs.delete(id);
+        const status = cancelled ? 'cancelled' : 'failed';
+        endedAs = status;
+        await saveEnded(
+          builder.unanswered(status, cancelled ? null : errorOf(answer, thrown)),
+          cancelled,
+        );
+      }
+    } finally {
+      runs.ended(endedAs);
+      runs.delete(id);
+      await r.pass.end(replay, served?.usedTokens ?? 0);
+      r.ended();
+    }
+  }
+
+  /** A cancelled response is kept as such whatever its record says; a failed one as `save`. */
+  async function saveEnded(response: object, cancelled: boolean): Promise<void> {
+    if (!cancelled) return save(response);
+    const kept = await loadKept(deps, req.tenant, id).catch(() => null);
+    if (kept !== undefined) await r.keepResponse(response);
+  }
+}
+
+/** The error a failed background response records: its answer's, as a client would have had it. */
+function errorOf(
+  answer: Served['response'] | undefined,
+  thrown: unknown,
+): { code: string; message: string } {
+  if (answer !== undefined && isWhole(answer)) {
+    try {
+      const { error } = JSON.parse(answer.body) as {
+        error?: { code?: unknown; message?: unknown };
+      };
+      const code = typeof error?.code === 'string' ? error.code : `http_${answer.status}`;
+      return { code, message: String(error?.message ?? `HTTP ${answer.status}`) };
+    } catch {
+      return { code: `http_${answer.status}`, message: `HTTP ${answer.status}` };
+    }
+  }
+  return { code: 'internal_error', message: (thrown as Error | undefined)?.message ?? 'unknown' };
+}
+
+/** The answer of a request that goes on apart from it: its trace and pass are its own. */
+function answered(response: Whole): Served {
+  return { response, streaming: false, usedTokens: 0 };
+}
