@@ -24,6 +24,8 @@ import type { PromptBlockHashes } from '../openai/prefix-hashes.ts';
 import { chatPromptSize, completionPromptSize } from '../openai/prompt-size.ts';
 import { FillerToolCall, requiredToolName } from '../openai/filler-tool-call.ts';
 import { imagesSizable } from '../openai/image-parts.ts';
+import { conversationItems } from '../openai/response-items.ts';
+import { truncationStart } from '../openai/truncation.ts';
 import {
   choiceCount,
   includeUsage,
@@ -114,7 +116,18 @@ export async function responsesRoute(c: Context, deps: RouteDeps): Promise<Respo
   imagesSizable(responses.input, deps.imageTokens, 'input', ENGINE);
   fillerAnswerableResponse(responses, 'the simulated engine');
   statelessOnly(responses, 'the simulated engine');
-  return runChat(c, deps, asChatRequest(responses), responses);
+  // `truncation: "auto"`: the conversation from the earliest turn that fits, by this engine's
+  // own count of a prompt.
+  const context = deps.backend.maxModelLen;
+  const items = conversationItems(responses.input, '');
+  const from = truncationStart(
+    responses,
+    items,
+    context,
+    (chat) => chatPromptSize(chat, context, deps.imageTokens).tokens,
+  );
+  const held = from === 0 ? responses : { ...responses, input: items.slice(from) };
+  return runChat(c, deps, asChatRequest(held), held);
 }
 
 function runChat(

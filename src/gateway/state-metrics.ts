@@ -17,6 +17,8 @@ export class StateMetrics {
   readonly learnedRestored: Gauge;
   readonly kept: Counter<'op' | 'result'>;
   readonly backgroundEnded: Counter<'status'>;
+  readonly truncated: Counter;
+  readonly truncatedItems: Counter;
   readonly policy: Gauge<'policy' | 'policy_revision'>;
   readonly policyReloads: Counter<'result'>;
   readonly policyReloadOk: Gauge;
@@ -52,6 +54,16 @@ export class StateMetrics {
       name: 'goodput_background_responses_total',
       help: "The Responses API's background responses this gateway ran that ended, by status: completed, incomplete (at max_output_tokens), failed (expired in the queue, upstream failed, cut by a drain), cancelled.",
       labelNames: ['status'],
+      registers,
+    });
+    this.truncated = new Counter({
+      name: 'goodput_responses_truncated_total',
+      help: 'Responses API requests (truncation: auto) whose conversation was cut from its beginning to fit the context.',
+      registers,
+    });
+    this.truncatedItems = new Counter({
+      name: 'goodput_responses_truncated_items_total',
+      help: 'Conversation items those requests dropped from their beginning.',
       registers,
     });
     this.policy = new Gauge({

@@ -168,7 +168,7 @@ export class ResponseBuilder {
       tool_choice: r.tool_choice ?? 'auto',
       tools: r.tools ?? [],
       top_p: r.top_p ?? null,
-      truncation: 'disabled',
+      truncation: r.truncation ?? 'disabled',
       usage:
         end === undefined
           ? null

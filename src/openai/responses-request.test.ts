@@ -204,7 +204,10 @@ test('a bad field is a 400 naming it, with its value', () => {
     /^tool_choice: expected "none", "auto" or absent beside text\.format json_object/,
   );
   refused({ text: { format: { type: 'json_schema', schema: {} } } }, /^text\.format\.name: /);
-  refused({ truncation: 'auto' }, /^truncation: not supported by this server/);
+  refused(
+    { truncation: 'middle' },
+    /^truncation: expected auto or disabled \(the default\), got "middle"/,
+  );
   refused({ conversation: 'conv_1' }, /^conversation: not supported: conversations are not stored/);
   for (const id of ['', 'r'.repeat(257)]) {
     refused(

@@ -10,7 +10,7 @@
  * A reasoning effort goes to the chat template, log probabilities asked with `include` are
  * asked as chat asks them, and `prompt_cache_key`, the conversation's id, is the gateway's
  * session. `background` runs the response apart from its request, polled from the store (not
- * streamed). What needs a stored conversation (`conversation`), a built-in tool (web search, file search, MCP) or a part that
+ * streamed); `truncation: "auto"` holds the conversation to the context (truncation.ts). What needs a stored conversation (`conversation`), a built-in tool (web search, file search, MCP) or a part that
  * is neither text nor a user's image (image-parts.ts) is a 400 naming the field, never silently
  * dropped. A reasoning item carried back is not rendered, as chat templates drop past turns'
  * thinking.
@@ -197,7 +197,7 @@ export const responsesRequestSchema = z
       background: flag(),
       prompt: neutralOnly([]),
       max_tool_calls: neutralOnly([]),
-      truncation: neutralOnly(['disabled']),
+      truncation: z.enum(['auto', 'disabled'], expect('auto or disabled (the default)')).nullish(),
       service_tier: serviceTier,
     },
     expect('a JSON object'),

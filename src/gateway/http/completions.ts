@@ -43,7 +43,7 @@ import { promptView } from './prompt-view.ts';
 import { classOfTier, unreadClasses } from './service-tier.ts';
 import { queueVerdict } from './unread-verdict.ts';
 import { readRequest, type ReadRequest } from './read-request.ts';
-import { continued, keeper } from './kept-responses.ts';
+import { continued, keeper, truncated } from './kept-responses.ts';
 import type { ImageTokens } from '../../openai/image-size.ts';
 import type { PromptScale } from '../../core/estimate/prompt-scale.ts';
 
@@ -184,7 +184,7 @@ async function complete(
       return refusedUnread(inbound, req, untiered, deps);
     }
     // A Responses request that follows a stored response is the whole conversation so far.
-    const read = await continued(readRequest(kind, bodyText, deps), tenant, deps);
+    const read = truncated(await continued(readRequest(kind, bodyText, deps), tenant, deps), deps);
     const { parsed, responses } = read;
     const cls = classOfTier(read.tier, deps.policy, headers, asked);
     const req = request(

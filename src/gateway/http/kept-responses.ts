@@ -23,8 +23,12 @@ import {
   MAX_RESPONSE_ID_CHARS,
   holdsImages,
   statelessOnly,
+  chatPromptSize,
+  truncationStart,
   type InputItem,
 } from '../../openai/index.ts';
+import type { CompletionsDeps } from './completions.ts';
+import { plannedTokens } from './prompt-view.ts';
 import type { KeptResult, StateMetrics } from '../state-metrics.ts';
 import { isSharedStoreUnavailable, type SharedStore } from '../shared/shared-store.ts';
 import type { ReadRequest } from './read-request.ts';
@@ -113,6 +117,40 @@ export async function continued(
     input: [...history, ...conversationItems(asked.input, '')],
   });
   return { ...read, parsed, history, cacheKey: read.cacheKey ?? got.session };
+}
+
+/**
+ * The request `read` is, held to the model's context when it asks `truncation: "auto"`
+ * (openai/truncation.ts): its conversation — the turns it follows, then its own input — from the
+ * earliest turn it fits from, as this gateway plans a prompt (prompt-view.ts). What it keeps
+ * is what its next turn follows, so a conversation truncated goes on in bounded room.
+ */
+export function truncated(
+  read: ReadRequest,
+  deps: Pick<CompletionsDeps, 'gateway' | 'imageTokens' | 'promptScale' | 'metrics'>,
+): ReadRequest {
+  const asked = read.responses;
+  if (asked?.truncation !== 'auto') return read;
+  const context = deps.gateway.pipeline.spec.maxModelLen;
+  const history = read.history ?? [];
+  const items = [...history, ...conversationItems(asked.input, '')];
+  const from = truncationStart(asked, items, context, (chat) =>
+    plannedTokens(chatPromptSize(chat, context, deps.imageTokens), deps.promptScale),
+  );
+  if (from === 0) return read;
+  deps.metrics.state.truncated.inc();
+  deps.metrics.state.truncatedItems.inc(from);
+  // Cut in its own input, the rest of that is its input, with the ids its answer gives them.
+  const own =
+    from <= history.length
+      ? asked.input
+      : (asked.input as InputItem[]).slice(from - history.length);
+  return {
+    ...read,
+    parsed: asChatRequest({ ...asked, input: items.slice(from) }),
+    history: history.slice(from),
+    responses: { ...asked, input: own },
+  };
 }
 
 /**

@@ -54,17 +54,26 @@ export function promptView(
       ? chatPromptSize(parsed as ChatCompletionRequest, context, imageTokens)
       : completionPromptSize(parsed as CompletionRequest, context);
   const script = size.script;
-  const images = size.imageTokens ?? 0;
   const estimate =
-    script === undefined ? undefined : { tokens: size.tokens, script, imageTokens: images };
-  const planned =
-    script === undefined || scale === undefined
-      ? size.tokens
-      : Math.max(size.atLeast ?? 1, scale.tokens(script, size.tokens - images) + images);
+    script === undefined
+      ? undefined
+      : { tokens: size.tokens, script, imageTokens: size.imageTokens ?? 0 };
+  const planned = plannedTokens(size, scale);
   const view = sized(planned, size.atLeast, context, (tokens) =>
     blocksAt(size, tokens, planned / size.tokens),
   );
   return { ...view, estimate };
+}
+
+/**
+ * A prompt's tokens as planned, before they are held under the context: its text estimated
+ * whole as `scale` says its backends count such a text, its images as sized; any other as sized.
+ */
+export function plannedTokens(size: PromptSize, scale?: PromptScale): Tokens {
+  const { script } = size;
+  if (script === undefined || scale === undefined) return size.tokens;
+  const images = size.imageTokens ?? 0;
+  return Math.max(size.atLeast ?? 1, scale.tokens(script, size.tokens - images) + images);
 }
 
 /**
