@@ -144,6 +144,29 @@ test('a background response cancelled while it runs stops upstream and is kept c
   );
 });
 
+test('a background request retried under its Idempotency-Key is answered as it was, while it runs', async () => {
+  const front = await gateway(await engines(1), 'goodput', { adminToken: ADMIN });
+  const send = () =>
+    fetch(`${front.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'nightly-report-7' },
+      body: JSON.stringify({
+        model: MODEL,
+        input: 'Write a long essay.',
+        background: true,
+        max_output_tokens: 6_000,
+      }),
+    });
+  const first = await send();
+  const created = (await first.json()) as { id: string };
+  const again = await send();
+  assert.equal(again.status, 200);
+  assert.equal(again.headers.get('x-goodput-replayed'), 'true');
+  assert.equal(((await again.json()) as { id: string }).id, created.id);
+  assert.equal(await metricValue(front.url, 'goodput_background_responses_running'), 1);
+  await front.client.responses.cancel(created.id);
+});
+
 test('a background request refused at the door is answered as any request, and nothing is kept', async () => {
   const front = await gateway(await engines(1), 'goodput', { adminToken: ADMIN });
   const res = await fetch(`${front.url}/v1/responses`, {

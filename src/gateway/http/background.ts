@@ -200,8 +200,8 @@ export async function serveInBackground(
     // Not kept, it could never be polled: stopped before it runs, and the client told to retry.
     runs.cancel(req.tenant, id);
     void running.then(
-      (s) => finish(s, undefined),
-      (e: unknown) => finish(undefined, undefined, e),
+      (s) => finish(s),
+      (e: unknown) => finish(undefined, e),
     );
     const e = new OpenAiError(
       503,
@@ -218,14 +218,16 @@ export async function serveInBackground(
   const replay = r.keep
     ? { status: 200, body: answer.body, headers: { ...answer.headers } }
     : undefined;
+  // A retry under its Idempotency-Key is answered as this was, while it runs and after.
+  if (replay !== undefined) await r.pass.answered(replay);
   void running.then(
-    (s) => finish(s, replay),
-    (e: unknown) => finish(undefined, replay, e),
+    (s) => finish(s),
+    (e: unknown) => finish(undefined, e),
   );
   return { served: answered({ ...answer, detached: true }), detached: true };
 
   /** The run's end: kept as it ended, its pass given back, out of flight. */
-  async function finish(served: Served | undefined, replay: Served['keep'], thrown?: unknown) {
+  async function finish(served: Served | undefined, thrown?: unknown) {
     try {
       const answer = served?.response;
       if (answer === undefined || !isWhole(answer) || answer.status !== 200) {
@@ -241,7 +243,7 @@ export async function serveInBackground(
     } finally {
       runs.ended(endedAs);
       runs.delete(id);
-      await r.pass.end(replay, served?.usedTokens ?? 0);
+      await r.pass.end(undefined, served?.usedTokens ?? 0);
       r.ended();
     }
   }

@@ -39,6 +39,11 @@ export interface Pass {
    * completion, when the upstream reported them), and keeps `answer` for replay under its key.
    */
   end(answer?: StoredResponse, usedTokens?: number): Promise<void>;
+  /**
+   * Keeps `answer` for replay under its key now, while the request goes on holding its slot (a
+   * background response, answered before it runs); its `end` then keeps nothing more.
+   */
+  answered(answer: StoredResponse): Promise<void>;
 }
 
 export type Door =
@@ -47,7 +52,10 @@ export type Door =
   | { readonly kind: 'enter'; readonly pass: Pass };
 
 /** No shared state held: for requests the store had nothing to say about. */
-export const OPEN_DOOR: Door = { kind: 'enter', pass: { end: async () => {} } };
+export const OPEN_DOOR: Door = {
+  kind: 'enter',
+  pass: { end: async () => {}, answered: async () => {} },
+};
 
 export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door> {
   const q = ask.tenant.quotas;
@@ -99,8 +107,10 @@ function refused(
   return { kind: 'refused', rejection: { outcome: 'reject', status, reason, retryAfterMs } };
 }
 
-function pass(lease: Lease, hold: ClaimHold | undefined): Pass {
+function pass(lease: Lease, claim: ClaimHold | undefined): Pass {
   let ended: Promise<void> | undefined;
+  // The key's claim, until an answer is kept under it.
+  let hold = claim;
   const settle = async (answer: StoredResponse | undefined, usedTokens: number | undefined) => {
     await Promise.all([
       lease.release(usedTokens),
@@ -111,6 +121,11 @@ function pass(lease: Lease, hold: ClaimHold | undefined): Pass {
     end(answer, usedTokens) {
       ended ??= settle(answer, usedTokens);
       return ended;
+    },
+    async answered(answer) {
+      const held = hold;
+      hold = undefined;
+      await held?.complete(answer);
     },
   };
 }
