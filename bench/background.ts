@@ -4,8 +4,10 @@
 // background (`background: true`), each answered once admission has decided and polled every
 // `--poll-s` until it ends. Per way: how long a client waited for its POST's answer (p50, p99,
 // max), how many ran to their end, when the last ended (the makespan), and the polls it took.
-// The same N requests (`--requests`, each `--output` tokens), a fresh gateway for each way.
-// Usage: node bench/background.ts [--requests 2000] [--output 128] [--poll-s 2]
+// The same N requests (`--requests`, each `--output` tokens), sent at `--rate` a second (all at
+// once on two cores, the gateway sheds most as its event loop falls behind, either way), a fresh
+// gateway for each way; refusals are counted by reason.
+// Usage: node bench/background.ts [--requests 2000] [--rate 200] [--output 128] [--poll-s 2]
 //   [--model --gpu --tp --replicas --max-num-seqs]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,7 @@ import { PRESETS } from '../src/core/config/presets.ts';
 const N = intFlag('--requests') ?? 2000;
 const OUTPUT = intFlag('--output') ?? 128;
 const POLL_MS = Number(flag('--poll-s') ?? 2) * 1000;
+const RATE = Number(flag('--rate') ?? 200);
 const MODEL = flag('--model') ?? 'llama-3-8b';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-background-'));
@@ -50,20 +53,24 @@ const body = (i: number, background: boolean) =>
     ...(background ? { background: true } : {}),
   });
 
-async function post(url: string, text: string): Promise<{ status: number; json: unknown }> {
+async function post(
+  url: string,
+  text: string,
+): Promise<{ status: number; json: unknown; reason: string | null }> {
   const res = await fetch(`${url}/v1/responses`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: text,
   });
   const raw = await res.text();
+  const reason = res.headers.get('x-goodput-reason');
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
     json = undefined;
   }
-  return { status: res.status, json };
+  return { status: res.status, json, reason };
 }
 
 const statusOf = (json: unknown) => (json as { status?: string } | undefined)?.status;
@@ -77,40 +84,38 @@ async function run(background: boolean): Promise<Way> {
     const count = (status: string) => (ended[status] = (ended[status] ?? 0) + 1);
     let last = 0;
     let polls = 0;
-    const pending: string[] = [];
+    /** Polled as a client polls: every POLL_MS after its last answer, until it has ended. */
+    const poll = async (id: string): Promise<void> => {
+      for (;;) {
+        await new Promise((r) => setTimeout(r, POLL_MS));
+        polls++;
+        const res = await fetch(`${url}/v1/responses/${id}`);
+        const s = statusOf(await res.json());
+        if (s === 'queued' || s === 'in_progress') continue;
+        count(s ?? `http_${res.status}`);
+        last = Math.max(last, performance.now() - t0);
+        return;
+      }
+    };
     await Promise.all(
       Array.from({ length: N }, async (_, i) => {
-        const { status, json } = await post(url, body(i, background));
+        // Sent at RATE a second, as an open loop.
+        const sendAt = (i * 1000) / RATE;
+        await new Promise((r) => setTimeout(r, Math.max(0, t0 + sendAt - performance.now())));
+        const sent = performance.now();
+        const { status, json, reason } = await post(url, body(i, background));
         const at = performance.now() - t0;
-        answers.push(at);
+        answers.push(performance.now() - sent);
         const s = statusOf(json);
-        if (status !== 200 || s === undefined) count(`http_${status}`);
+        if (status !== 200 || s === undefined) count(`${status} ${reason ?? ''}`.trim());
         else if (background && (s === 'queued' || s === 'in_progress')) {
-          pending.push((json as { id: string }).id);
+          await poll((json as { id: string }).id);
         } else {
           count(s);
           last = Math.max(last, at);
         }
       }),
     );
-    // Polled as a client polls: every POLL_MS, each response not yet ended.
-    while (pending.length > 0) {
-      await new Promise((r) => setTimeout(r, POLL_MS));
-      const now = [...pending];
-      pending.length = 0;
-      await Promise.all(
-        now.map(async (id) => {
-          polls++;
-          const res = await fetch(`${url}/v1/responses/${id}`);
-          const s = statusOf(await res.json());
-          if (s === 'queued' || s === 'in_progress') pending.push(id);
-          else {
-            count(s ?? `http_${res.status}`);
-            last = Math.max(last, performance.now() - t0);
-          }
-        }),
-      );
-    }
     const text = await (await fetch(`${url}/metrics`)).text();
     if (background) {
       const kept = metric(text, 'goodput_background_responses_total', { status: 'incomplete' });
@@ -138,7 +143,9 @@ async function run(background: boolean): Promise<Way> {
 
 try {
   const ways = [await run(false), await run(true)];
-  console.log(`${N} flex requests of ${OUTPUT} output tokens, polled every ${POLL_MS / 1000} s`);
+  console.log(
+    `${N} flex requests of ${OUTPUT} output tokens at ${RATE}/s, polled every ${POLL_MS / 1000} s`,
+  );
   console.table(ways.map((w) => ({ ...w, ended: JSON.stringify(w.ended) })));
 } finally {
   rmSync(dir, { recursive: true, force: true });

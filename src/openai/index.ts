@@ -103,6 +103,7 @@ export {
   TOKENS_PER_MESSAGE,
   TOKENS_PER_REPLY,
   estimateChatTokens,
+  estimateChatPrompt,
   estimateCompletionTokens,
   estimateTextTokens,
   leastChatTokens,

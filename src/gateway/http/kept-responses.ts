@@ -23,7 +23,7 @@ import {
   MAX_RESPONSE_ID_CHARS,
   holdsImages,
   statelessOnly,
-  chatPromptSize,
+  estimateChatPrompt,
   truncationStart,
   type InputItem,
 } from '../../openai/index.ts';
@@ -134,8 +134,12 @@ export function truncated(
   const context = deps.gateway.pipeline.spec.maxModelLen;
   const history = read.history ?? [];
   const items = [...history, ...conversationItems(asked.input, '')];
-  const from = truncationStart(asked, items, context, (chat) =>
-    plannedTokens(chatPromptSize(chat, context, deps.imageTokens), deps.promptScale),
+  // Each try planned as admission plans a prompt, from its estimate alone.
+  const from = truncationStart(asked, items, context, ({ messages, tools }) =>
+    plannedTokens(
+      estimateChatPrompt({ messages, tools, imageTokens: deps.imageTokens }),
+      deps.promptScale,
+    ),
   );
   if (from === 0) return read;
   deps.metrics.state.truncated.inc();

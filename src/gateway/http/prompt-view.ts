@@ -69,7 +69,10 @@ export function promptView(
  * A prompt's tokens as planned, before they are held under the context: its text estimated
  * whole as `scale` says its backends count such a text, its images as sized; any other as sized.
  */
-export function plannedTokens(size: PromptSize, scale?: PromptScale): Tokens {
+export function plannedTokens(
+  size: Pick<PromptSize, 'tokens' | 'script' | 'imageTokens'> & { readonly atLeast?: Tokens },
+  scale?: PromptScale,
+): Tokens {
   const { script } = size;
   if (script === undefined || scale === undefined) return size.tokens;
   const images = size.imageTokens ?? 0;
