@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { Registry } from 'prom-client';
 import { flag } from './bench-args.ts';
+import { turn, words } from './conversation-kit.ts';
 import { readRequest } from '../src/gateway/http/read-request.ts';
 import type { CompletionsDeps } from '../src/gateway/http/completions.ts';
 import { continued, keeper, type KeepingDeps } from '../src/gateway/http/kept-responses.ts';
@@ -24,32 +25,6 @@ import { wallTimers } from '../src/runtime/wall-timers.ts';
 const ROUNDS = Number(flag('--rounds') ?? 5);
 const ITERATIONS = Number(flag('--iterations') ?? 200);
 const TURNS = [5, 25, 100];
-
-const WORDS = 'the backup job fails with slow down errors since the file count doubled '.split(' ');
-const words = (n: number, seed: number) =>
-  Array.from({ length: n }, (_, i) => WORDS[(i * 7 + seed) % WORDS.length]).join(' ');
-
-/** One turn: what the user said, and the reply's items carried back as input. */
-function turn(t: number): object[] {
-  return [
-    { role: 'user', content: words(60, t) },
-    {
-      type: 'message',
-      role: 'assistant',
-      id: `msg_${t}`,
-      status: 'completed',
-      content: [{ type: 'output_text', text: words(40, t + 1), annotations: [] }],
-    },
-    {
-      type: 'function_call',
-      id: `fc_${t}`,
-      call_id: `call_${t}`,
-      name: 'read_log',
-      arguments: JSON.stringify({ path: `/var/log/backup/${t}.log`, lines: 200 }),
-    },
-    { type: 'function_call_output', call_id: `call_${t}`, output: words(80, t + 2) },
-  ];
-}
 
 const TOOLS = Array.from({ length: 8 }, (_, i) => ({
   type: 'function',

@@ -6,8 +6,8 @@
 // `--rounds`, each timed over `--iterations` calls, in µs; and the turns kept when cut.
 // Usage: node bench/truncation.ts [--rounds 5] [--iterations 50]
 import { cpus } from 'node:os';
-import { Registry } from 'prom-client';
 import { flag } from './bench-args.ts';
+import { turn, words } from './conversation-kit.ts';
 import { readRequest } from '../src/gateway/http/read-request.ts';
 import type { CompletionsDeps } from '../src/gateway/http/completions.ts';
 import { truncated } from '../src/gateway/http/kept-responses.ts';
@@ -18,24 +18,6 @@ import type { ChatCompletionRequest } from '../src/openai/chat-request.ts';
 const ROUNDS = Number(flag('--rounds') ?? 5);
 const ITERATIONS = Number(flag('--iterations') ?? 50);
 const TURNS = [25, 100, 400];
-
-const WORDS = 'the backup job fails with slow down errors since the file count doubled '.split(' ');
-const words = (n: number, seed: number) =>
-  Array.from({ length: n }, (_, i) => WORDS[(i * 7 + seed) % WORDS.length]).join(' ');
-
-function turn(t: number): object[] {
-  return [
-    { role: 'user', content: words(60, t) },
-    { type: 'message', role: 'assistant', content: words(40, t + 1) },
-    {
-      type: 'function_call',
-      call_id: `call_${t}`,
-      name: 'read_log',
-      arguments: JSON.stringify({ path: `/var/log/backup/${t}.log`, lines: 200 }),
-    },
-    { type: 'function_call_output', call_id: `call_${t}`, output: words(80, t + 2) },
-  ];
-}
 
 const metrics = new GatewayMetrics([], ['m']);
 const deps = (context: number) =>
