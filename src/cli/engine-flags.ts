@@ -24,7 +24,7 @@ import { parseImageTokens } from '../openai/image-size.ts';
 export function imageTokensOption(): Option {
   return new Option(
     '--image-tokens <n|rule>',
-    "the served model takes images, each as many prompt tokens as its processor makes: a figure (LLaVA-1.5: 576; Gemma 3: 256), or qwen2-vl (Qwen2-VL, Qwen2.5-VL) or qwen3-vl (Qwen3-VL, Qwen3.5): by the image's size, read from an inline image's header (:min_pixels=N,max_pixels=N as vLLM's --mm-processor-kwargs; url_tokens=N for an image by URL, whose size the gateway cannot read, default the most one can take); default: none, and an image is refused by name",
+    "the served model takes images, each as many prompt tokens as its processor makes: a figure (LLaVA-1.5: 576; Gemma 3: 256), or a rule by the image's size, read from an inline image's header: qwen2-vl (Qwen2-VL, Qwen2.5-VL) or qwen3-vl (Qwen3-VL, Qwen3.5) with :min_pixels=N,max_pixels=N as vLLM's --mm-processor-kwargs, pixtral (Pixtral-12B) or mistral3 (Mistral Small 3.1, 3.2) with :max_image_size=N,patch_size=N, internvl (InternVL2, 2.5, 3) with :min_dynamic_patch=N,max_dynamic_patch=N,use_thumbnail=0|1; each with url_tokens=N for an image by URL, whose size the gateway cannot read, default the most one can take); default: none, and an image is refused by name",
   ).argParser((v: string) => parseImageTokens(v));
 }
 

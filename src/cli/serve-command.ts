@@ -51,7 +51,7 @@ import {
   positiveInt,
   positiveNumber,
 } from './parse-flags.ts';
-import { mostQwenTokens, type ImageTokens } from '../openai/image-size.ts';
+import { mostImageTokens, type ImageTokens } from '../openai/image-size.ts';
 
 const KEYS_HELP = `
 API keys: clients send them as \`Authorization: Bearer <key>\`. A policy file (--policy) lists,
@@ -301,7 +301,7 @@ export function serveCommand(): Command {
       if (
         imageTokens !== undefined &&
         imageTokens.rule !== 'fixed' &&
-        imageTokens.urlTokens === mostQwenTokens(imageTokens.rule, imageTokens.maxPixels)
+        imageTokens.urlTokens === mostImageTokens(imageTokens)
       ) {
         log.warn(
           { url_tokens: imageTokens.urlTokens },

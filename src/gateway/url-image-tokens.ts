@@ -1,6 +1,6 @@
 /**
  * What an image by URL takes in the served model, learned from the backends' own counts. Under a
- * size rule (`--image-tokens qwen2-vl` or `qwen3-vl`) the gateway reads an inline image's size, but never
+ * size rule (`--image-tokens qwen2-vl`, `pixtral`, `internvl`…) the gateway reads an inline image's size, but never
  * fetches an image by URL: it plans one as `url_tokens` (by default the most any image can
  * take) until the backends have counted 20 requests that held such images. From then on it plans
  * one as the p90 of what the last 256 took: each request's prompt as its backend counted it,
@@ -13,6 +13,7 @@
  */
 import { unsizedImages } from '../openai/image-parts.ts';
 import type { SizeRule, SizeRuleName } from '../openai/image-size.ts';
+import type { RuleParams } from '../openai/image-processors.ts';
 import { estimateChatPrompt, type ChatPrompt } from '../openai/prompt-tokens.ts';
 import type { PromptScale } from '../core/estimate/prompt-scale.ts';
 import { URL_IMAGE_SAMPLES } from '../core/estimate/learned-state.ts';
@@ -26,8 +27,7 @@ const MIN_SAMPLES = 20;
 
 export class LearnedImageTokens implements SizeRule {
   readonly rule: SizeRuleName;
-  readonly minPixels: number;
-  readonly maxPixels: number;
+  readonly params: RuleParams;
   readonly #prior: number;
   readonly #seen = new Float64Array(WINDOW);
   #count = 0;
@@ -35,8 +35,7 @@ export class LearnedImageTokens implements SizeRule {
 
   constructor(rule: SizeRule) {
     this.rule = rule.rule;
-    this.minPixels = rule.minPixels;
-    this.maxPixels = rule.maxPixels;
+    this.params = rule.params;
     this.#prior = rule.urlTokens;
   }
 

@@ -10,9 +10,9 @@ import {
   inlineImageSize,
   sizeImage,
   parseImageTokens,
-  qwenTokens,
   formatImageTokens,
 } from './image-size.ts';
+import { qwenTokens } from './image-processors.ts';
 
 /** 37 × 23 pixels each. */
 const FILES: Record<string, string> = {
@@ -89,8 +89,7 @@ test("Qwen3-VL's rule: 32-pixel squares within its processor's 65,536 and 16,777
   const rule = parseImageTokens('qwen3-vl');
   assert.deepEqual(rule, {
     rule: 'qwen3-vl',
-    minPixels: 65_536,
-    maxPixels: 16_777_216,
+    params: { min_pixels: 65_536, max_pixels: 16_777_216 },
     urlTokens: 16_384 + 2,
   });
   const [min, max] = [65_536, 16_777_216];
@@ -115,8 +114,7 @@ test('--image-tokens: a figure, or qwen2-vl with its parameters; anything else n
   const qwen = parseImageTokens('qwen2-vl');
   assert.deepEqual(qwen, {
     rule: 'qwen2-vl',
-    minPixels: 3136,
-    maxPixels: 12_845_056,
+    params: { min_pixels: 3136, max_pixels: 12_845_056 },
     urlTokens: 16_386,
   });
   const capped = parseImageTokens('qwen2-vl:max_pixels=1003520,url_tokens=700');

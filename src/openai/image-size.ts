@@ -14,21 +14,25 @@
  *   2 × 2), its area within 65,536 and 16,777,216 pixels by default (its
  *   `preprocessor_config.json`: `size.shortest_edge`, `size.longest_edge`). The screenshot is
  *   2,042 tokens, the thumbnail 66.
- * - Under either, the size is read from an inline image's header (PNG, JPEG, GIF, WebP). An image by URL is fetched by the backend, never by the gateway, so its
- *   size is unknown: it is planned as `url_tokens` (default: the most any image can take),
- *   which a gateway then learns from its backends' counts (gateway/url-image-tokens.ts).
+ * - `pixtral` (Pixtral-12B), `mistral3` (Mistral Small 3.1, 3.2) and `internvl` (InternVL2,
+ *   2.5, 3): their processors' rules, in image-processors.ts with the others'. The screenshot
+ *   is 2,340, 1,736 and 2,306 tokens; the thumbnail 210, 72 and 258.
+ * - Under any rule, the size is read from an inline image's header (PNG, JPEG, GIF, WebP). An
+ *   image by URL is fetched by the backend, never by the gateway, so its size is unknown: it is
+ *   planned as `url_tokens` (default: the most any image can take), which a gateway then learns
+ *   from its backends' counts (gateway/url-image-tokens.ts).
  */
 import { ConfigError } from '../core/errors.ts';
+import { PROCESSORS, SIZE_RULES, type RuleParams, type SizeRuleName } from './image-processors.ts';
 
-/** The image size rules: a Qwen-VL processor's resize, by its square's side. */
-export type SizeRuleName = 'qwen2-vl' | 'qwen3-vl';
+export type { SizeRuleName } from './image-processors.ts';
 
 export type ImageTokens =
   | { readonly rule: 'fixed'; readonly tokens: number }
   | {
       readonly rule: SizeRuleName;
-      readonly minPixels: number;
-      readonly maxPixels: number;
+      /** The processor's parameters (image-processors.ts), its defaults where not given. */
+      readonly params: RuleParams;
       /** An image whose size the gateway cannot read (by URL, or a format it does not know). */
       readonly urlTokens: number;
     };
@@ -36,91 +40,65 @@ export type ImageTokens =
 /** An image rule that reads the image's size. */
 export type SizeRule = Extract<ImageTokens, { rule: SizeRuleName }>;
 
-/**
- * Each rule's square (its patch merged 2 × 2: Qwen2-VL's 14 pixels, Qwen3-VL's 16) and its
- * processor's default pixel bounds.
- */
-const QWEN_RULES: Readonly<
-  Record<
-    SizeRuleName,
-    { readonly factor: number; readonly minPixels: number; readonly maxPixels: number }
-  >
-> = {
-  'qwen2-vl': { factor: 28, minPixels: 56 * 56, maxPixels: 16_384 * 28 * 28 },
-  'qwen3-vl': { factor: 32, minPixels: 65_536, maxPixels: 16_777_216 },
-};
-/** `<|vision_start|>` and `<|vision_end|>` around an image's tokens. */
-const QWEN_MARKERS = 2;
+const isSizeRule = (rule: string): rule is SizeRuleName =>
+  (SIZE_RULES as readonly string[]).includes(rule);
 
-const isSizeRule = (rule: string): rule is SizeRuleName => Object.hasOwn(QWEN_RULES, rule);
-
-/** `--image-tokens N`, `qwen2-vl` or `qwen3-vl`, each with `:min_pixels=…,max_pixels=…,url_tokens=…`. */
+/** `--image-tokens N`, or a size rule with its parameters (`qwen2-vl:max_pixels=…,url_tokens=…`). */
 export function parseImageTokens(text: string, flag = '--image-tokens'): ImageTokens {
-  const expected =
-    'an integer ≥ 1, or qwen2-vl or qwen3-vl[:min_pixels=N,max_pixels=N,url_tokens=N]';
+  const expected = `an integer ≥ 1, or ${SIZE_RULES.join(', ')}[:param=N,…,url_tokens=N]`;
   if (/^\d+$/.test(text) && Number(text) >= 1 && Number.isSafeInteger(Number(text))) {
     return { rule: 'fixed', tokens: Number(text) };
   }
-  const [rule, params = ''] = text.split(/:(.*)/s, 2);
+  const [rule, given = ''] = text.split(/:(.*)/s, 2);
   if (!isSizeRule(rule)) throw new ConfigError(flag, expected, text);
-  const given: Record<string, number> = {};
-  for (const pair of params === '' ? [] : params.split(',')) {
+  const processor = PROCESSORS[rule];
+  const params: Record<string, number> = { ...processor.defaults };
+  let urlTokens: number | undefined;
+  for (const pair of given === '' ? [] : given.split(',')) {
     const [key, value] = pair.split('=', 2);
     const n = Number(value);
-    if (
-      !['min_pixels', 'max_pixels', 'url_tokens'].includes(key) ||
-      !(Number.isSafeInteger(n) && n >= 1)
-    ) {
-      throw new ConfigError(flag, expected, text);
+    const known = key === 'url_tokens' || Object.hasOwn(processor.defaults, key);
+    if (!known || !(Number.isSafeInteger(n) && n >= (key === 'url_tokens' ? 1 : 0))) {
+      const keys = [...Object.keys(processor.defaults), 'url_tokens'].join(', ');
+      throw new ConfigError(flag, `${expected}; ${rule} takes ${keys}`, text);
     }
-    given[key] = n;
+    if (key === 'url_tokens') urlTokens = n;
+    else params[key] = n;
   }
-  const minPixels = given.min_pixels ?? QWEN_RULES[rule].minPixels;
-  const maxPixels = given.max_pixels ?? QWEN_RULES[rule].maxPixels;
-  if (minPixels > maxPixels) {
-    throw new ConfigError(flag, 'min_pixels ≤ max_pixels', text);
-  }
-  const urlTokens = given.url_tokens ?? mostQwenTokens(rule, maxPixels);
-  return { rule, minPixels, maxPixels, urlTokens };
+  const invalid = processor.invalid(params);
+  if (invalid !== undefined) throw new ConfigError(flag, invalid, text);
+  return { rule, params, urlTokens: urlTokens ?? processor.most(params) };
 }
 
-/** The most tokens the rule makes of any image: none is resized past `maxPixels`. */
-export function mostQwenTokens(rule: SizeRuleName, maxPixels: number): number {
-  return Math.max(1, Math.floor(maxPixels / QWEN_RULES[rule].factor ** 2)) + QWEN_MARKERS;
+/** The most tokens the rule makes of any image. */
+export function mostImageTokens(spec: SizeRule): number {
+  return PROCESSORS[spec.rule].most(spec.params);
 }
 
 /** The flag's value that gives `spec` (what the local engine pool passes on). */
 export function formatImageTokens(spec: ImageTokens): string {
   if (spec.rule === 'fixed') return String(spec.tokens);
-  const { rule, minPixels, maxPixels, urlTokens } = spec;
-  return `${rule}:min_pixels=${minPixels},max_pixels=${maxPixels},url_tokens=${urlTokens}`;
+  const params = Object.entries(spec.params).map(([k, v]) => `${k}=${v}`);
+  return `${spec.rule}:${[...params, `url_tokens=${spec.urlTokens}`].join(',')}`;
 }
 
 /**
  * The tokens the image at `url` takes in the served model, and the fewest it can take: the same
- * where the rule reads its size; where it cannot (a URL), the fewest any image takes; 0 for a
- * figure, which is the operator's planning number, not a bound a prompt is refused by.
+ * where the rule reads its size; where it cannot (a URL, a size its processor refuses), the
+ * fewest any image takes; 0 for a figure, which is the operator's planning number, not a bound a
+ * prompt is refused by.
  */
 export function sizeImage(spec: ImageTokens, url: string): ImageCost {
   if (spec.rule === 'fixed') return { tokens: spec.tokens, least: 0, sized: false };
+  const processor = PROCESSORS[spec.rule];
   const size = inlineImageSize(url);
-  const { factor } = QWEN_RULES[spec.rule];
-  if (size === undefined || !resizable(size)) {
-    const fewest = Math.max(1, Math.ceil(spec.minPixels / factor ** 2)) + QWEN_MARKERS;
+  if (size === undefined || !processor.sizes(size)) {
+    const fewest = processor.fewest(spec.params);
     return { tokens: spec.urlTokens, least: Math.min(fewest, spec.urlTokens), sized: false };
   }
-  const tokens = qwenTokens(size.height, size.width, spec.minPixels, spec.maxPixels, factor);
+  const tokens = processor.tokens(size, spec.params);
   return { tokens, least: tokens, sized: true };
 }
-
-/**
- * Whether the processor resizes an image of this size: a side of 0 is no image, and past an
- * aspect of 200 to 1 the Qwen-VL processors refuse it (the backend's answer, then, not ours).
- */
-function resizable({ width, height }: PixelSize): boolean {
-  return width > 0 && height > 0 && Math.max(width / height, height / width) <= MAX_ASPECT;
-}
-const MAX_ASPECT = 200;
 
 export interface ImageCost {
   /** What admission plans it as. */
@@ -129,32 +107,6 @@ export interface ImageCost {
   readonly least: number;
   /** Sized by the rule from the image itself (its header read). */
   readonly sized: boolean;
-}
-
-/**
- * The Qwen-VL processors' `smart_resize`: each side rounded to a multiple of the square's side
- * `f` (28 for Qwen2-VL), then the area brought within [min, max] pixels, the aspect kept; one
- * token per f × f square, and the two markers around them.
- */
-export function qwenTokens(
-  height: number,
-  width: number,
-  minPixels: number,
-  maxPixels: number,
-  f = QWEN_RULES['qwen2-vl'].factor,
-): number {
-  let h = Math.max(f, Math.round(height / f) * f);
-  let w = Math.max(f, Math.round(width / f) * f);
-  if (h * w > maxPixels) {
-    const beta = Math.sqrt((height * width) / maxPixels);
-    h = Math.max(f, Math.floor(height / beta / f) * f);
-    w = Math.max(f, Math.floor(width / beta / f) * f);
-  } else if (h * w < minPixels) {
-    const beta = Math.sqrt(minPixels / (height * width));
-    h = Math.ceil((height * beta) / f) * f;
-    w = Math.ceil((width * beta) / f) * f;
-  }
-  return (h / f) * (w / f) + QWEN_MARKERS;
 }
 
 export interface PixelSize {

@@ -77,6 +77,40 @@ test('an image goes upstream as sent, planned as the tokens --image-tokens says 
   assert.equal(await ratio(text, 'count', 'no'), 1);
 });
 
+test('pixtral, mistral3 and internvl: a screenshot inline is planned as the engine counts it', async () => {
+  const shot = solidPng(1920, 1080);
+  const question: OpenAI.ChatCompletionMessageParam[] = [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is on this screen?' },
+        { type: 'image_url', image_url: { url: shot } },
+      ],
+    },
+  ];
+  for (const [rule, imageTokens] of [
+    ['pixtral', 64 * 36 + 36],
+    ['mistral3', 55 * 31 + 31],
+    ['internvl', 9 * 256 + 2],
+  ] as const) {
+    const sizes = parseImageTokens(rule);
+    const [engine] = await engines(1, { imageTokens: sizes });
+    const front = await gateway([engine], 'goodput', { adminToken: ADMIN, imageTokens: sizes });
+    const res = await front.client.chat.completions
+      .create({ model: MODEL, max_tokens: 2, messages: question })
+      .withResponse();
+    const id = res.response.headers.get('x-goodput-request-id') ?? '';
+    const counted = res.data.usage?.prompt_tokens ?? 0;
+    assert.equal(await plannedPrompt(front.url, id), counted, rule);
+    const text = await front.client.chat.completions.create({
+      model: MODEL,
+      max_tokens: 2,
+      messages: [{ role: 'user', content: 'What is on this screen?' }],
+    });
+    assert.equal(counted - (text.usage?.prompt_tokens ?? 0), imageTokens, rule);
+  }
+});
+
 test('a hostile body of 4 MiB of tiny images is refused by name at the 501st, and the gateway serves on', async () => {
   const front = await gateway([await fakeVllm()], 'goodput', { imageTokens: LLAVA });
   const tiny = { type: 'image_url', image_url: { url: 'http://a' } };
@@ -276,9 +310,17 @@ test('goodput serve --image-tokens: an image sent again is served from the prefi
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
   await serveRefuses([
-    ['--image-tokens', '0', 'an integer ≥ 1, or qwen2-vl or qwen3-vl\\S+'],
-    ['--image-tokens', 'many', 'an integer ≥ 1, or qwen2-vl or qwen3-vl\\S+'],
-    ['--image-tokens', 'qwen2-vl:max_pixels=0', 'an integer ≥ 1, or qwen2-vl or qwen3-vl\\S+'],
+    [
+      '--image-tokens',
+      '0',
+      'an integer ≥ 1, or qwen2-vl, qwen3-vl, pixtral, mistral3, internvl\\S+',
+    ],
+    [
+      '--image-tokens',
+      'many',
+      'an integer ≥ 1, or qwen2-vl, qwen3-vl, pixtral, mistral3, internvl\\S+',
+    ],
+    ['--image-tokens', 'qwen2-vl:max_pixels=0', 'min_pixels and max_pixels ≥ 1'],
     ['--max-body-mib', '0', 'a number > 0'],
   ]);
 });
