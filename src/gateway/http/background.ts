@@ -44,6 +44,8 @@ interface Run {
   readonly tenant: string;
   readonly stop: AbortController;
   cancelled: boolean;
+  /** Its record is in the store: from then on, a record gone means it was deleted. */
+  kept: boolean;
 }
 
 /** The background responses this process runs, by response id. */
@@ -52,6 +54,7 @@ export class BackgroundRuns {
   readonly #keeping: KeepingDeps;
   readonly #sweep: { readonly clock: Clock; readonly timers: Timers } | undefined;
   #timer: TimerHandle | undefined;
+  #closed = false;
   /** Where the last sweep stopped reading: the next goes on from there. */
   #cursor = 0;
 
@@ -67,18 +70,20 @@ export class BackgroundRuns {
     this.#keeping.metrics.state.backgroundEnded.inc({ status });
   }
 
-  get size(): number {
-    return this.#runs.size;
-  }
-
   /** Whether `id` runs here and was cancelled. */
   cancelled(id: string): boolean {
     return this.#runs.get(id)?.cancelled === true;
   }
 
   add(id: string, tenant: string, stop: AbortController): void {
-    this.#runs.set(id, { tenant, stop, cancelled: false });
+    this.#runs.set(id, { tenant, stop, cancelled: false, kept: false });
     if (this.#sweep !== undefined && this.#timer === undefined) this.#arm(this.#sweep);
+  }
+
+  /** `id`'s record is in the store: the sweep reads its mark from now on. */
+  kept(id: string): void {
+    const run = this.#runs.get(id);
+    if (run !== undefined) run.kept = true;
   }
 
   delete(id: string): void {
@@ -98,7 +103,7 @@ export class BackgroundRuns {
     this.#timer = sweep.timers.at(sweep.clock.now() + SWEEP_MS, () => {
       void this.#sweepOnce().finally(() => {
         this.#timer = undefined;
-        if (this.#runs.size > 0) this.#arm(sweep);
+        if (this.#runs.size > 0 && !this.#closed) this.#arm(sweep);
       });
     });
   }
@@ -111,7 +116,7 @@ export class BackgroundRuns {
     this.#cursor = from + batch.length;
     for (const id of batch) {
       const run = this.#runs.get(id);
-      if (run === undefined || run.cancelled) continue;
+      if (run === undefined || run.cancelled || !run.kept) continue;
       const kept = await loadKept(this.#keeping, run.tenant, id).catch(() => null);
       // A response deleted or marked cancelled elsewhere runs no further; one the store cannot
       // read now is read again next time.
@@ -120,6 +125,7 @@ export class BackgroundRuns {
   }
 
   close(): void {
+    this.#closed = true;
     this.#timer?.cancel();
     this.#timer = undefined;
   }
@@ -213,6 +219,7 @@ export async function serveInBackground(
     const refused = named(errorWhole(e, { 'retry-after': '1' }), req.id);
     return { served: answered({ ...refused, detached: true }), detached: true };
   }
+  runs.kept(id);
   r.trace.answered(200, undefined);
   const answer = named(whole(200, {}, JSON.stringify(pending)), req.id);
   const replay = r.keep

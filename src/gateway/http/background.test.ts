@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { VirtualClock } from '../../runtime/virtual-clock.ts';
+import { MemoryStore } from '../shared/memory-store.ts';
+import { StateMetrics } from '../state-metrics.ts';
+import { BackgroundRuns, SWEEP_MS } from './background.ts';
+
+/** Runs the clock past the next sweep and lets its store reads settle. */
+async function sweep(clock: VirtualClock): Promise<void> {
+  clock.run(clock.now() + SWEEP_MS);
+  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+}
+
+const record = (status: string) =>
+  JSON.stringify({ response: { id: 'resp_1', status, output: [] }, input: [], session: 's' });
+
+test('the sweep stops a run whose record is marked cancelled or gone, never one not kept yet', async () => {
+  const clock = new VirtualClock();
+  const store = new MemoryStore({ clock });
+  const keeping = {
+    store,
+    keepResponses: true,
+    metrics: { state: new StateMetrics(new Registry()) },
+  };
+  const runs = new BackgroundRuns(keeping, { clock, timers: clock });
+  const stops = ['resp_1', 'resp_2', 'resp_3'].map((id) => {
+    const stop = new AbortController();
+    runs.add(id, 'acme', stop);
+    return stop;
+  });
+  // resp_1 is admitted but its record not saved yet: no record is no mark.
+  await sweep(clock);
+  assert.deepEqual(
+    stops.map((s) => s.signal.aborted),
+    [false, false, false],
+  );
+  await store.saveResponse('acme', 'resp_2', record('cancelled'));
+  await store.saveResponse('acme', 'resp_3', record('queued'));
+  for (const id of ['resp_1', 'resp_2', 'resp_3']) runs.kept(id);
+  // resp_1 kept, then deleted elsewhere; resp_2 cancelled elsewhere; resp_3 runs on.
+  await sweep(clock);
+  assert.deepEqual(
+    stops.map((s) => s.signal.aborted),
+    [true, true, false],
+  );
+  assert.equal(runs.cancelled('resp_2'), true);
+  assert.equal(runs.cancel('other-tenant', 'resp_3'), false, "not another tenant's to cancel");
+  runs.close();
+});
