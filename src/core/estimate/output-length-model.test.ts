@@ -316,9 +316,10 @@ test("a reasoning effort's lengths are learned apart: effort → the tenant's ow
   for (let i = 0; i < 4; i++) m.observe('reasoning', 'a', 300, false, 'low');
   assert.equal(m.predict('reasoning', 'a', undefined, 'high').p50, 4_000);
   assert.equal(m.predict('reasoning', 'a', undefined, 'low').p50, 300);
-  assert.equal(m.predict('reasoning', 'a', undefined, 'low').source, 'tenant');
+  assert.equal(m.predict('reasoning', 'a', undefined, 'low').source, 'tenant_effort');
   // Its own at any effort holds all eight: a medium effort not yet learned is predicted so.
   const any = m.predict('reasoning', 'a');
+  assert.equal(any.source, 'tenant');
   assert.deepEqual(m.predict('reasoning', 'a', undefined, 'medium'), any);
   assert.equal(any.p90, 4_000);
   // Another tenant at high effort has only the class's lengths, every effort's.

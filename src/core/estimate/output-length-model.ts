@@ -1,15 +1,14 @@
 /**
  * Learns output lengths online, per (class, tenant) and per class, from finished requests, and
- * predicts p50/p90 for a new one. The most specific history with enough samples wins: the
- * tenant's own in this class at the reasoning effort the request asked for (a high effort thinks
- * many times as long as a low one), then the tenant's own at any effort, then the class's, then
- * the configured prior (the class's own where the policy gives one: a reasoning class's replies
- * are not a chat's). Memory is bounded:
- * one window of at most `window` values per (class, tenant) and (class, tenant, effort) seen,
- * plus one per class. An output
- * cut at its request's max_tokens is kept as what it is, a lower bound of the length the
- * request would have reached (`CensoredWindow`): under a load whose requests all run to their
- * cap, the model learns the cap.
+ * predicts p50/p90 for a new one. The most specific history with enough samples wins, and the
+ * prediction says which: the tenant's own in this class at the reasoning effort the request
+ * asked for (`tenant_effort`; a high effort thinks many times as long as a low one), then the
+ * tenant's own at any effort (`tenant`), then the class's, then the configured prior (the
+ * class's own where the policy gives one: a reasoning class's replies are not a chat's). Memory
+ * is bounded: a window of at most `window` values per (class, tenant) and (class, tenant,
+ * effort) seen, plus one per class. An output cut at its request's max_tokens is kept as what
+ * it is, a lower bound of the length the request would have reached (`CensoredWindow`): under a
+ * load whose requests all run to their cap, the model learns the cap.
  *
  * The outputs a history has seen are those of the requests that ended first. While most of what
  * it dispatched is still running — a cold start under a flood, where the first few hundred
@@ -96,10 +95,7 @@ export interface ClassSnapshot extends HistorySnapshot {
   readonly tenants: readonly TenantSnapshot[];
 }
 
-/**
- * Tenants' histories (at any effort, or at one) a snapshot keeps per class: those with the most
- * ended requests (a bounded file).
- */
+/** Tenants' histories (at any effort or at one) a snapshot keeps a class: the most ended. */
 export const SNAPSHOT_TENANTS = 1000;
 
 /** Output lengths as a distribution: the fraction of outputs of at most `tokens`. */
@@ -279,7 +275,7 @@ export class OutputLengthModel {
     const c = this.classes.get(cls);
     if (c !== undefined) {
       const own = this.learned(c, tenant, effort);
-      if (own !== undefined) return fromHistory(own, c.prior, 'tenant', cap);
+      if (own !== undefined) return fromHistory(own.history, c.prior, own.source, cap);
       if (c.all.outputs.size >= this.minSamples) return fromHistory(c.all, c.prior, 'class', cap);
     }
     // Without history the low quantile is unknown: 1 token, the safe end.
@@ -303,18 +299,22 @@ export class OutputLengthModel {
     const c = this.classes.get(cls);
     if (c === undefined) return undefined;
     const own = this.learned(c, tenant, effort);
-    if (own !== undefined) return own.outputs;
+    if (own !== undefined) return own.history.outputs;
     return c.all.outputs.size >= this.minSamples ? c.all.outputs : undefined;
   }
 
   /** The tenant's own history with enough samples: at `effort`'s, else at any effort's. */
-  private learned(c: ClassHistory, tenant: string, effort?: ReasoningEffort): History | undefined {
+  private learned(c: ClassHistory, tenant: string, effort?: ReasoningEffort): Own | undefined {
+    const enough = (h: History | undefined) => h !== undefined && h.outputs.size >= this.minSamples;
     const atEffort = effort === undefined ? undefined : c.byEffort.get(effort)?.get(tenant);
-    if (atEffort !== undefined && atEffort.outputs.size >= this.minSamples) return atEffort;
+    if (enough(atEffort)) return { history: atEffort as History, source: 'tenant_effort' };
     const own = c.byTenant.get(tenant);
-    return own !== undefined && own.outputs.size >= this.minSamples ? own : undefined;
+    return enough(own) ? { history: own as History, source: 'tenant' } : undefined;
   }
 }
+
+/** A tenant's own history, at the request's reasoning effort or at any. */
+type Own = { readonly history: History; readonly source: 'tenant_effort' | 'tenant' };
 
 /** Strings in code-unit order: a snapshot lists its histories the same way every time. */
 const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -338,7 +338,7 @@ function restored(window: number, s: HistorySnapshot): History {
 function fromHistory(
   h: History,
   prior: Required<Prior>,
-  source: 'tenant' | 'class',
+  source: 'tenant_effort' | 'tenant' | 'class',
   cap?: Tokens,
 ): OutputPrediction {
   const w = h.outputs;

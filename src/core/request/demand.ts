@@ -11,7 +11,7 @@ export interface OutputPrediction {
   readonly p50: Tokens;
   readonly p90: Tokens;
   /** Where the prediction came from: the tenant's own history in this class, the class's, or the policy prior. */
-  readonly source: 'tenant' | 'class' | 'prior';
+  readonly source: 'tenant_effort' | 'tenant' | 'class' | 'prior';
   /**
    * Output tokens KV is reserved for: the p90, or more while the p90 is only the prior's
    * (`OutputLengthModel`). Absent: the p90.
