@@ -198,7 +198,7 @@ test("each reasoning effort's output lengths are learned apart: a low effort is 
   const [low, high] = [await planned('low'), await planned('high')];
   assert.deepEqual(
     [low.reasoning_effort, low.demand.output_p50, low.demand.output_source],
-    ['low', 4, 'tenant'],
+    ['low', 4, 'tenant_effort'],
   );
   assert.deepEqual([high.reasoning_effort, high.demand.output_p50], ['high', 60]);
 });
