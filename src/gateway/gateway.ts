@@ -30,7 +30,7 @@ import { isUpstreamError, type ApiKind, type Backend, type StreamEnd } from './b
 import type { TokenSink } from './backend.ts';
 import { BackendFleet } from './backend-fleet.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
-import { RequestCounts } from './request-counts.ts';
+import { RequestCounts, type PromptLearners } from './request-counts.ts';
 import { meteredStream } from './metered-stream.ts';
 import { resultOf, Waiter, whyNot } from './waiter.ts';
 import { observePace, observeQueue, observeShares } from './queue-gauges.ts';
@@ -39,8 +39,6 @@ import type { OpsLog } from './ops-log.ts';
 import { stoppedBy, type StopCause } from './stop.ts';
 import { UNTRACED, type RequestTrace } from './tracing/request-trace.ts';
 import { SpanMemo } from './span-memo.ts';
-import type { LearnedImageTokens } from './url-image-tokens.ts';
-import type { PromptScale } from '../core/estimate/prompt-scale.ts';
 
 export interface GatewayDeps {
   readonly policy: ResolvedPolicy;
@@ -61,9 +59,8 @@ export interface GatewayDeps {
   readonly autoscale?: ScaleExportSettings;
   /** Engines under vLLM's priority scheduling: the priority a class's requests go with. */
   readonly priorityOf?: (cls: SloClassName) => number;
-  readonly urlImages?: LearnedImageTokens;
-  /** What the backends make of an estimated prompt (prompt-scale.ts); none when off. */
-  readonly promptScale?: PromptScale;
+  /** What learns from the backends' counts of prompts (none where off). */
+  readonly learners?: PromptLearners;
 }
 
 export type Admitted =
@@ -100,10 +97,7 @@ export class Gateway {
       maxLoras: deps.spec.maxLoras,
       adapters: deps.spec.adapters,
     });
-    this.counts = new RequestCounts(m, deps.spec.model, {
-      urlImages: deps.urlImages,
-      prompts: deps.promptScale,
-    });
+    this.counts = new RequestCounts(m, deps.spec.model, deps.learners);
     this.slos = new SloExport(deps.policy.slos, deps.clock, m.slo, deps.spec.model);
     this.pipeline = new Pipeline<Waiter>(deps.policy, deps.spec, {
       dispatch: (t) => {
@@ -221,8 +215,7 @@ export class Gateway {
 
   /**
    * `avoid`: the backend a failed earlier attempt of this request used (−1: none); `trace` is
-   * told the decision and the end of the wait; `onQueued`, that the request was admitted to
-   * wait in the queue (or deferred), as soon as it is.
+   * told the decision and the end of the wait; `onQueued`, at once, that it was queued.
    */
   async admit(
     req: LlmRequest,

@@ -194,8 +194,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const outcomes = new TextRing(20_000, 6 * 1024 * 1024, 3_600_000);
   const dashboard = new DashboardFeed(clock, { policy: o.policy.name, model: servedModels[0] });
   const gateway = new Gateway({
-    urlImages: images,
-    promptScale: prompts,
+    learners: { urlImages: images, prompts },
     policy: o.policy,
     spec: fleetSpecFor(o.engine, o.profile, o.servedModelName),
     backends,
