@@ -152,4 +152,4 @@ export {
   usageSoFar,
   type ChunkUsage,
 } from './chunks.ts';
-export { REPLY_SHARE, firstKept, replyRoom, truncationStart } from './truncation.ts';
+export { truncationStart } from './truncation.ts';

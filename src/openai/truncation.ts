@@ -18,7 +18,7 @@ import { asChatRequest, type ResponsesRequest } from './responses-request.ts';
 export const REPLY_SHARE = 1 / 8;
 
 /** Tokens a request truncated to fit must leave for its reply. */
-export function replyRoom(maxOutputTokens: number | null | undefined, context: number): number {
+function replyRoom(maxOutputTokens: number | null | undefined, context: number): number {
   return maxOutputTokens ?? Math.floor(context * REPLY_SHARE);
 }
 
