@@ -265,7 +265,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   // Background responses: with a store shared by replicas, a cancel may reach another one.
   const background = new BackgroundRuns(
     { store, keepResponses: keptTtlMs > 0, metrics, imageTokens: images ?? o.imageTokens },
-    shared === undefined ? undefined : { clock, timers },
+    { clock, timers },
+    shared !== undefined,
   );
   const appDeps = {
     gateway,

@@ -80,13 +80,21 @@ export class ResponseBuilder {
     this.streaming = streaming;
   }
 
-  /** The stream's first events: the response created, and in progress. */
-  opening(): string {
-    const response = this.response('in_progress');
+  /**
+   * The stream's first events: the response created, and in progress — or queued, a background
+   * response waiting its turn (`started` follows when it begins).
+   */
+  opening(status: 'queued' | 'in_progress' = 'in_progress'): string {
+    const response = this.response(status);
     return (
       this.event('response.created', { response }) +
-      this.event('response.in_progress', { response })
+      this.event(status === 'queued' ? 'response.queued' : 'response.in_progress', { response })
     );
+  }
+
+  /** A queued background response begins. */
+  started(): string {
+    return this.event('response.in_progress', { response: this.response('in_progress') });
   }
 
   /** The events one piece of the reply adds. */

@@ -9,8 +9,10 @@
  * same chat template, so admission, routing, metering and every backend see one kind of request.
  * A reasoning effort goes to the chat template, log probabilities asked with `include` are
  * asked as chat asks them, and `prompt_cache_key`, the conversation's id, is the gateway's
- * session. `background` runs the response apart from its request, polled from the store (not
- * streamed); `truncation: "auto"` holds the conversation to the context (truncation.ts). What needs a stored conversation (`conversation`), a built-in tool (web search, file search, MCP) or a part that
+ * session. `background` runs the response apart from its request, polled from the store, or
+ * streamed and taken up again from it; `truncation: "auto"` holds the conversation to the
+ * context (truncation.ts). What needs a stored conversation (`conversation`), a built-in tool
+ * (web search, file search, MCP) or a part that
  * is neither text nor a user's image (image-parts.ts) is a 400 naming the field, never silently
  * dropped. A reasoning item carried back is not rendered, as chat templates drop past turns'
  * thinking.
@@ -204,13 +206,13 @@ export const responsesRequestSchema = z
   )
   .check((ctx) => {
     const r = ctx.value;
-    // A response run apart from its request is answered at once and polled from the store.
-    if (r.background === true && (r.store === false || r.stream === true)) {
+    // A response run apart from its request is polled, or its stream taken up, from the store.
+    if (r.background === true && r.store === false) {
       ctx.issues.push({
         code: 'custom',
         path: ['background'],
         input: r.background,
-        message: `false or absent ${r.store === false ? 'with store false: a background response is polled from the store' : 'with stream true: a background response is polled (GET /v1/responses/{id}), not streamed'}`,
+        message: 'false or absent with store false: a background response is polled from the store',
       });
     }
     const images = tooManyImages(r.input, 'input');

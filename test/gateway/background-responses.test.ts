@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { MODEL, decisionRecord, engines, gateway, metricValue, until } from './gateway-kit.ts';
-import { startEngine, startServe } from './process-kit.ts';
+import { replicasThroughRedis } from './process-kit.ts';
 import { presetPolicy } from '../../src/core/config/presets.ts';
 import { requireRedisServer, startRedis } from './redis-kit.ts';
 
@@ -183,7 +183,6 @@ test('a background request refused at the door is answered as any request, and n
   await kept.text();
   // Asked wrongly: a 400 naming the field.
   const cases: [object, RegExp][] = [
-    [{ stream: true }, /background: expected false or absent with stream true/],
     [{ store: false }, /background: expected false or absent with store false/],
   ];
   for (const [extra, message] of cases) {
@@ -212,35 +211,31 @@ test('a background request refused at the door is answered as any request, and n
 test('two gateways through Redis: a cancel at one stops what the other runs; a drain cut short leaves it failed', async () => {
   requireRedisServer();
   const redis = await startRedis();
-  const engine = await startEngine([]);
-  const args = ['--backend', engine, '--redis', redis.url, '--gateway-replicas', '2'];
-  const [a, b] = [await startServe(args), await startServe([...args, '--drain-timeout', '1'])];
-  const client = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none' });
+  const { a, b, close } = await replicasThroughRedis(redis.url);
   const long = {
     model: MODEL,
     input: 'Write a long essay.',
     background: true,
     max_output_tokens: 6_000,
   };
-  const onA = await client(a.url).responses.create(long);
-  await polled(client(b.url), onA.id, (r) => r.status === 'in_progress');
-  assert.equal((await client(b.url).responses.cancel(onA.id)).status, 'cancelled');
+  const onA = await a.client.responses.create(long);
+  await polled(b.client, onA.id, (r) => r.status === 'in_progress');
+  assert.equal((await b.client.responses.cancel(onA.id)).status, 'cancelled');
   // A reads the mark within its sweep and stops the stream; the mark is never written over.
   await until(
     async () => (await metricValue(a.url, 'goodput_cancels_total', { stage: 'streaming' })) >= 1,
     1_000,
   );
   await new Promise((r) => setTimeout(r, 300));
-  assert.equal((await client(a.url).responses.retrieve(onA.id)).status, 'cancelled');
+  assert.equal((await a.client.responses.retrieve(onA.id)).status, 'cancelled');
   // B drains with a response in flight: cut at its drain time, kept as failed.
-  const onB = await client(b.url).responses.create(long);
-  await polled(client(a.url), onB.id, (r) => r.status === 'in_progress');
+  const onB = await b.client.responses.create(long);
+  await polled(a.client, onB.id, (r) => r.status === 'in_progress');
   b.proc.child.kill('SIGTERM');
   await b.proc.exited;
-  const failed = await client(a.url).responses.retrieve(onB.id);
+  const failed = await a.client.responses.retrieve(onB.id);
   assert.equal(failed.status, 'failed');
   assert.equal(failed.error?.code, 'shutting_down' as never);
-  a.proc.child.kill('SIGTERM');
-  await a.proc.exited;
+  await close();
   await redis.kill();
 });

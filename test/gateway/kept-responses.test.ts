@@ -315,7 +315,11 @@ test('lookups asked wrongly are a 4xx naming what was wrong, counted, and the ga
       400,
       /^after: no item "nope" in this response's input$/,
     ],
-    [at(`${kept.id}?stream=true`), 400, /^stream: not supported/],
+    [
+      at(`${kept.id}?stream=true`),
+      400,
+      /^stream: response .* was not created with background and stream true/,
+    ],
     [at(`${kept.id}/cancel`, { method: 'POST' }), 400, /is not a background response/],
     [at('resp_unknown/cancel', { method: 'POST' }), 404, /no response "resp_unknown" is stored/],
     [at(`${'x'.repeat(4000)}`), 404, /^no response "x{79}… is stored/],

@@ -6,6 +6,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
+import OpenAI from 'openai';
 
 export interface GoodputProcess {
   readonly child: ChildProcessByStdio<null, Readable, Readable>;
@@ -121,4 +122,24 @@ export async function serveRefuses(cases: readonly (readonly [string, string, st
     assert.equal(run.code, 2, run.out);
     assert.match(run.out, new RegExp(`${flag}: expected ${says}, got "${value}"`));
   }
+}
+
+/**
+ * Two `goodput serve` replicas sharing the Redis at `redisUrl`, in front of one `goodput
+ * engine`, as the Responses API's clients reach them (the `openai` client of each). B drains
+ * for at most a second. `close` stops A (B is the test's to stop).
+ */
+export async function replicasThroughRedis(redisUrl: string) {
+  const engine = await startEngine([]);
+  const args = ['--backend', engine, '--redis', redisUrl, '--gateway-replicas', '2'];
+  const [a, b] = [await startServe(args), await startServe([...args, '--drain-timeout', '1'])];
+  const client = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none' });
+  return {
+    a: { ...a, client: client(a.url) },
+    b: { ...b, client: client(b.url) },
+    close: async () => {
+      a.proc.child.kill('SIGTERM');
+      await a.proc.exited;
+    },
+  };
 }

@@ -23,10 +23,10 @@ test('the sweep stops a run whose record is marked cancelled or gone, never one 
     keepResponses: true,
     metrics: { state: new StateMetrics(new Registry()) },
   };
-  const runs = new BackgroundRuns(keeping, { clock, timers: clock });
+  const runs = new BackgroundRuns(keeping, { clock, timers: clock }, true);
   const stops = ['resp_1', 'resp_2', 'resp_3'].map((id) => {
     const stop = new AbortController();
-    runs.add(id, 'acme', stop);
+    runs.add(id, 'acme', stop, false);
     return stop;
   });
   // resp_1 is admitted but its record not saved yet: no record is no mark.

@@ -10,7 +10,9 @@
  *   queue, its upstream failed, the gateway shut down before it ended;
  * - `cancelled` (`POST /v1/responses/{id}/cancel`, or deleted).
  * Its client going away changes nothing: that is what it is for, and a batch request deferred
- * for minutes holds no connection. Until it ends it holds its tenant's pass at the door and
+ * for minutes holds no connection. Asked with `stream: true`, the answer is its stream of events
+ * from `response.created` (queued or in progress) on, which its client may leave and take up
+ * again, on any replica, from any event (response-stream.ts). Until it ends it holds its tenant's pass at the door and
  * counts as in flight, so a drain waits for it. A cancel that reaches another gateway replica
  * marks it cancelled in the store; the replica running it reads the mark every few seconds
  * (`SWEEP_MS`, only where the store is shared) and stops it, and never writes over it.
@@ -31,6 +33,7 @@ import { errorWhole, isWhole, named, whole, type Whole } from './answer.ts';
 import { admitAndServe, type Parsed, type ServeContext, type Served } from './serve-admitted.ts';
 import { loadKept, type KeepingDeps } from './kept-responses.ts';
 import type { KeptResult } from '../state-metrics.ts';
+import { eventsAnswer, follow, RunStream, type EventsOut } from './response-stream.ts';
 
 /** How often a replica reads the marks of the background responses it runs (shared store). */
 export const SWEEP_MS = 2_000;
@@ -46,22 +49,31 @@ interface Run {
   cancelled: boolean;
   /** Its record is in the store: from then on, a record gone means it was deleted. */
   kept: boolean;
+  /** Its events, when it was asked to stream. */
+  readonly stream: RunStream | undefined;
+}
+
+interface Time {
+  readonly clock: Clock;
+  readonly timers: Timers;
 }
 
 /** The background responses this process runs, by response id. */
 export class BackgroundRuns {
   readonly #runs = new Map<string, Run>();
   readonly #keeping: KeepingDeps;
-  readonly #sweep: { readonly clock: Clock; readonly timers: Timers } | undefined;
+  readonly #time: Time;
+  /** The store is shared, so a cancel may reach another replica: its marks are read back. */
+  readonly #shared: boolean;
   #timer: TimerHandle | undefined;
   #closed = false;
   /** Where the last sweep stopped reading: the next goes on from there. */
   #cursor = 0;
 
-  /** `sweep`: the store is shared, so a cancel may reach another replica, and is read back. */
-  constructor(keeping: KeepingDeps, sweep?: { readonly clock: Clock; readonly timers: Timers }) {
+  constructor(keeping: KeepingDeps, time: Time, shared: boolean) {
     this.#keeping = keeping;
-    this.#sweep = sweep;
+    this.#time = time;
+    this.#shared = shared;
     keeping.metrics.state.backgroundRunning(() => this.#runs.size);
   }
 
@@ -75,9 +87,22 @@ export class BackgroundRuns {
     return this.#runs.get(id)?.cancelled === true;
   }
 
-  add(id: string, tenant: string, stop: AbortController): void {
-    this.#runs.set(id, { tenant, stop, cancelled: false, kept: false });
-    if (this.#sweep !== undefined && this.#timer === undefined) this.#arm(this.#sweep);
+  /** Runs `id` here; `streamed`: its events are told and logged as they come. */
+  add(id: string, tenant: string, stop: AbortController, streamed: boolean): RunStream | undefined {
+    const stream = streamed ? new RunStream(this.#keeping, this.#time, tenant, id) : undefined;
+    this.#runs.set(id, { tenant, stop, cancelled: false, kept: false, stream });
+    if (this.#shared && this.#timer === undefined) this.#arm();
+    return stream;
+  }
+
+  /**
+   * Writes the events of `tenant`'s response `id` after `startingAfter` to `out` as they come,
+   * until its stream ends or its client goes: as its run makes them when it runs here.
+   */
+  follow(tenant: string, id: string, startingAfter: number, out: EventsOut): Promise<void> {
+    const run = this.#runs.get(id);
+    const stream = run?.tenant === tenant ? run.stream : undefined;
+    return follow({ ...this.#keeping, ...this.#time }, tenant, id, startingAfter, stream, out);
   }
 
   /** `id`'s record is in the store: the sweep reads its mark from now on. */
@@ -99,11 +124,12 @@ export class BackgroundRuns {
     return true;
   }
 
-  #arm(sweep: { readonly clock: Clock; readonly timers: Timers }): void {
-    this.#timer = sweep.timers.at(sweep.clock.now() + SWEEP_MS, () => {
+  #arm(): void {
+    const { clock, timers } = this.#time;
+    this.#timer = timers.at(clock.now() + SWEEP_MS, () => {
       void this.#sweepOnce().finally(() => {
         this.#timer = undefined;
-        if (this.#runs.size > 0 && !this.#closed) this.#arm(sweep);
+        if (this.#runs.size > 0 && !this.#closed) this.#arm();
       });
     });
   }
@@ -133,7 +159,7 @@ export class BackgroundRuns {
 
 export interface BackgroundContext extends Omit<
   ServeContext,
-  'outgoing' | 'onQueued' | 'onDispatched' | 'createdS' | 'keepResponse'
+  'onQueued' | 'onDispatched' | 'createdS' | 'keepResponse' | 'builder' | 'events'
 > {
   readonly responses: ResponsesRequest;
   /** Keeps a response under its id (kept-responses.ts `keeper`). */
@@ -156,21 +182,23 @@ export async function serveInBackground(
   const runs = deps.background;
   const id = answerId('responses', req.id);
   const createdS = Math.floor(deps.epochMs() / 1000);
+  const streamed = r.responses.stream === true;
   const builder = new ResponseBuilder(
     { id: req.id, createdAt: createdS, model: parsed.model, request: r.responses },
-    false,
+    streamed,
   );
   /**
    * Keeps `response` unless the run was cancelled, or its record ended (marked cancelled
-   * elsewhere) or deleted; one save at a time, in order.
+   * elsewhere) or deleted; one save at a time, in order. False when it is not to be kept.
    */
-  let saving = Promise.resolve();
-  const save = (response: object): Promise<void> =>
+  let saving = Promise.resolve(true);
+  const save = (response: object): Promise<boolean> =>
     (saving = saving.then(async () => {
-      if (runs.cancelled(id)) return;
+      if (runs.cancelled(id)) return false;
       const kept = await loadKept(deps, req.tenant, id).catch(() => null);
-      if (kept === undefined || (kept !== null && ENDED.has(kept.response.status))) return;
+      if (kept === undefined || (kept !== null && ENDED.has(kept.response.status))) return false;
       await r.keepResponse(response);
+      return true;
     }));
   let admitted: (status: 'queued' | 'in_progress') => void = () => {};
   const decided = new Promise<'queued' | 'in_progress'>((ok) => (admitted = ok));
@@ -179,24 +207,48 @@ export async function serveInBackground(
   // The status of the response it ended with (completed, incomplete), once it has.
   let endedAs = 'failed';
   const stop = new AbortController();
-  runs.add(id, req.tenant, stop);
-  const running = admitAndServe(endpoint, stop.signal, parsed, headers, req, deps, {
-    ...r,
-    outgoing: undefined,
-    createdS,
-    onQueued: () => admitted('queued'),
-    onDispatched: () => {
-      if (told) void save(builder.pending('in_progress'));
-      else admitted('in_progress');
+  const stream = runs.add(id, req.tenant, stop, streamed);
+  // A stream opens as admission decides, before any of the reply can come. Its last events go
+  // once the response is kept as it ended, so a client that reads them finds it so.
+  let opened = false;
+  let closing = '';
+  const running = admitAndServe(
+    endpoint,
+    stop.signal,
+    { ...parsed, stream: false },
+    headers,
+    req,
+    deps,
+    {
+      ...r,
+      outgoing: undefined,
+      createdS,
+      builder,
+      events: (sse) => {
+        if (builder.ended === undefined) stream?.emit(sse);
+        else closing += sse;
+      },
+      onQueued: () => {
+        opened = true;
+        stream?.emit(builder.opening('queued'));
+        admitted('queued');
+      },
+      onDispatched: () => {
+        stream?.emit(opened ? builder.started() : builder.opening('in_progress'));
+        opened = true;
+        if (told) void save(builder.pending('in_progress'));
+        else admitted('in_progress');
+      },
+      keepResponse: async (response) => {
+        endedAs = (response as { status?: string }).status ?? endedAs;
+        if (await save(response)) stream?.emit(closing);
+      },
     },
-    keepResponse: (response) => {
-      endedAs = (response as { status?: string }).status ?? endedAs;
-      return save(response);
-    },
-  });
+  );
   const first = await Promise.race([decided, running]);
   if (typeof first !== 'string') {
     // Refused, or ended before admission said more: answered as any request is.
+    await stream?.end();
     runs.delete(id);
     return { served: first, detached: false };
   }
@@ -221,16 +273,20 @@ export async function serveInBackground(
   }
   runs.kept(id);
   r.trace.answered(200, undefined);
-  const answer = named(whole(200, {}, JSON.stringify(pending)), req.id);
-  const replay = r.keep
-    ? { status: 200, body: answer.body, headers: { ...answer.headers } }
-    : undefined;
-  // A retry under its Idempotency-Key is answered as this was, while it runs and after.
-  if (replay !== undefined) await r.pass.answered(replay);
   void running.then(
     (s) => finish(s),
     (e: unknown) => finish(undefined, e),
   );
+  if (stream !== undefined) {
+    // Its client follows it from its first event, and may leave: it runs on all the same.
+    const { answer, out } = eventsAnswer(r.outgoing, { 'x-goodput-request-id': req.id });
+    void runs.follow(req.tenant, id, -1, out);
+    return { served: { response: answer, streaming: false, usedTokens: 0 }, detached: true };
+  }
+  const answer = named(whole(200, {}, JSON.stringify(pending)), req.id);
+  // A retry under its Idempotency-Key is answered as this was, while it runs and after.
+  if (r.keep)
+    await r.pass.answered({ status: 200, body: answer.body, headers: { ...answer.headers } });
   return { served: answered({ ...answer, detached: true }), detached: true };
 
   /** The run's end: kept as it ended, its pass given back, out of flight. */
@@ -242,12 +298,14 @@ export async function serveInBackground(
         runs.delete(id);
         const status = cancelled ? 'cancelled' : 'failed';
         endedAs = status;
-        await saveEnded(
-          builder.unanswered(status, cancelled ? null : errorOf(answer, thrown)),
-          cancelled,
-        );
+        const error = cancelled ? null : errorOf(answer, thrown);
+        // A stream that fails ends with the event that says why; a cancelled one just ends.
+        const failed = error === null || !opened ? '' : builder.fail(error.code, error.message);
+        await saveEnded(builder.unanswered(status, error), cancelled);
+        stream?.emit(failed);
       }
     } finally {
+      await stream?.end();
       runs.ended(endedAs);
       runs.delete(id);
       await r.pass.end(undefined, served?.usedTokens ?? 0);
@@ -257,7 +315,10 @@ export async function serveInBackground(
 
   /** A cancelled response is kept as such whatever its record says; a failed one as `save`. */
   async function saveEnded(response: object, cancelled: boolean): Promise<void> {
-    if (!cancelled) return save(response);
+    if (!cancelled) {
+      await save(response);
+      return;
+    }
     const kept = await loadKept(deps, req.tenant, id).catch(() => null);
     if (kept !== undefined) await r.keepResponse(response);
   }

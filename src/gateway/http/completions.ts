@@ -236,6 +236,7 @@ async function complete(
       if (responses?.background === true && keepResponse !== undefined) {
         const bg = await serveInBackground(kind, parsed, headers, req, deps, {
           ...serving,
+          outgoing,
           responses,
           keepResponse,
         });

@@ -42,6 +42,8 @@ export interface KeptRecord {
   readonly input: InputItem[];
   /** The conversation's session, which its next turns keep. */
   readonly session: string;
+  /** A background response asked to stream: its events are logged, to be followed again. */
+  readonly streamed?: true;
 }
 
 export interface KeepingDeps {
@@ -176,6 +178,7 @@ export function keeper(
       response: response as KeptRecord['response'],
       input: [...(read.history ?? []), ...conversationItems(asked.input, id)],
       session: req.session ?? answerId('responses', id),
+      ...(asked.background === true && asked.stream === true ? { streamed: true } : {}),
     };
     let result: KeptResult;
     try {

@@ -25,17 +25,23 @@ export function responsesForm(
   };
 }
 
-/** The whole response, once the reply has ended. */
+/**
+ * The whole response, once the reply has ended. Nothing is written before the end; a builder
+ * that streams tells its events to `events` as it makes them (a background response's stream).
+ */
 export async function wholeResponses(
   builder: ResponseBuilder,
   relay: TokenRelay,
   done: Promise<StreamEnd>,
   degradeLevel: number | undefined,
+  events: (sse: string) => void = () => {},
 ): Promise<object> {
-  // Nothing is written before the end: a token is "sent" as it is collected.
+  // A token is "sent" as it is collected.
   relay.drainTo((t, sent) => {
-    builder.add(t);
+    events(builder.add(t));
     sent?.(wallClock.now());
   });
-  return builder.finish(await done, degradedMark(degradeLevel)).response;
+  const { events: last, response } = builder.finish(await done, degradedMark(degradeLevel));
+  events(last);
+  return response;
 }

@@ -1,6 +1,8 @@
 /**
  * The Responses API's stored responses, looked up as OpenAI's are (kept-responses.ts keeps
- * them): `GET /v1/responses/{id}` the response as its client got it last, `DELETE` it,
+ * them): `GET /v1/responses/{id}` the response as its client got it last — or, with
+ * `stream=true`, a background response's stream of events after `starting_after` (its events'
+ * sequence numbers), then the rest as it runs (response-stream.ts) — `DELETE` it,
  * `GET /v1/responses/{id}/input_items` the conversation it answered, a page at a time (`limit`
  * 1–100, default 20; `order` desc, the default, or asc; `after` an item's id). A response is
  * its tenant's alone, the tenant its API key (and fairness id) names, as for a completion.
@@ -27,6 +29,7 @@ import { parseClientHeaders, tenantFor } from './client-headers.ts';
 import { webInbound } from './inbound.ts';
 import { deleteKept, loadKept, type KeepingDeps, type KeptRecord } from './kept-responses.ts';
 import type { BackgroundRuns } from './background.ts';
+import { eventsAnswer } from './response-stream.ts';
 
 /** The methods each stored-response path takes, by its pattern: anything else there is a 405. */
 export const KEPT_ROUTES: readonly (readonly [RegExp, string])[] = [
@@ -103,14 +106,29 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
     deps.refused(invalidRequest(message, param), 'invalid_request');
 
   app.get('/v1/responses/:id', async (c) => {
-    if (c.req.query('stream') === 'true') {
+    const stream = c.req.query('stream');
+    if (stream !== undefined && stream !== 'true' && stream !== 'false') {
+      return invalid(`stream: expected true or false, got ${describeValue(stream)}`, 'stream');
+    }
+    const after = startingAfter(c.req.query('starting_after'));
+    if (after instanceof OpenAiError) return deps.refused(after, 'invalid_request');
+    const who = asking(c);
+    if (who instanceof Response) return who;
+    const kept = await reached(who.id, () => loadKept(deps, who.tenant, who.id));
+    if (kept instanceof Response || stream !== 'true') {
+      return kept instanceof Response ? kept : answer(c, kept.response);
+    }
+    if (kept.streamed !== true) {
       return invalid(
-        'stream: not supported: a background response is polled here, not streamed',
+        `stream: response ${describeValue(who.id)} was not created with background and stream true; only such a response can be streamed again (GET it whole)`,
         'stream',
       );
     }
-    const kept = await found(c);
-    return kept instanceof Response ? kept : answer(c, kept.response);
+    const { answer: events, out } = eventsAnswer(undefined, {
+      'x-goodput-request-id': deps.newId(),
+    });
+    void deps.background.follow(who.tenant, who.id, after, out);
+    return events as Response;
   });
   app.delete('/v1/responses/:id', async (c) => {
     const who = asking(c);
@@ -175,6 +193,19 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
     deps.background.cancel(who.tenant, who.id);
     return answer(c, cancelled);
   });
+}
+
+/** The sequence number a stream is taken up after: -1 (from its first event) when not given. */
+function startingAfter(text: string | undefined): number | OpenAiError {
+  if (text === undefined) return -1;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isSafeInteger(n) || n < 0) {
+    return invalidRequest(
+      `starting_after: expected an integer >= 0 (an event's sequence_number), got ${describeValue(text)}`,
+      'starting_after',
+    );
+  }
+  return n;
 }
 
 /** The page `input_items` asks for, or the error naming the parameter that is wrong. */

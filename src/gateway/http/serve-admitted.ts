@@ -77,6 +77,12 @@ export interface ServeContext {
   readonly onDispatched?: () => void;
   /** When it was created (Unix seconds), if not at its first token: its answer's `created`. */
   readonly createdS?: number;
+  /**
+   * Its Responses answer's builder, when one is made apart from it (background.ts), and where
+   * that builder's events go as its reply comes: a background response's stream.
+   */
+  readonly builder?: ResponseBuilder;
+  readonly events?: (sse: string) => void;
 }
 
 /** Retry-After of a request that waited past its class's deadline. */
@@ -184,10 +190,11 @@ export async function admitAndServe(
       const builder =
         asked === undefined
           ? undefined
-          : new ResponseBuilder(
+          : (r.builder ??
+            new ResponseBuilder(
               { id: ticket.req.id, createdAt: head.created, model: head.model, request: asked },
               stream,
-            );
+            ));
       if (stream) {
         const response = streamResponse({
           form:
@@ -224,7 +231,7 @@ export async function admitAndServe(
         res =
           builder === undefined
             ? await wholeResponse(kind, head, relay, done, degraded?.level)
-            : await wholeResponses(builder, relay, done, degraded?.level);
+            : await wholeResponses(builder, relay, done, degraded?.level, r.events);
       } catch (e) {
         spent = streamed();
         const why = stoppedBy(upstream);

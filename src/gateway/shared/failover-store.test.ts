@@ -39,6 +39,14 @@ class SwitchableStore implements SharedStore {
     this.#gate();
     return this.#inner.deleteResponse(tenant, id);
   }
+  async appendEvents(tenant: string, id: string, events: readonly string[]) {
+    this.#gate();
+    return this.#inner.appendEvents(tenant, id, events);
+  }
+  async readEvents(tenant: string, id: string, from: number, max: number) {
+    this.#gate();
+    return this.#inner.readEvents(tenant, id, from, max);
+  }
   async ping() {
     this.#gate();
   }

@@ -83,6 +83,18 @@ export class FailoverStore implements SharedStore {
     return this.#routeOrKnown<boolean>(op, false);
   }
 
+  appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
+    return this.#route((s) => s.appendEvents(tenant, id, events));
+  }
+
+  readEvents(tenant: string, id: string, from: number, max: number): Promise<readonly string[]> {
+    const op = async (s: SharedStore) => {
+      const events = await s.readEvents(tenant, id, from, max);
+      return events.length > 0 ? events : NOT_HERE;
+    };
+    return this.#routeOrKnown<readonly string[]>(op, []);
+  }
+
   async ping(): Promise<void> {
     if (!this.#up && this.#o.policy === 'closed') throw this.#unavailable();
   }

@@ -87,3 +87,26 @@ test('a kept response is kept for its TTL, and the oldest are forgotten to make 
     'over the whole room',
   );
 });
+
+test("a stream's events share the room of kept responses: the oldest, of either, make room", async () => {
+  const clock = new VirtualClock();
+  // Room for 225 characters: a response of 100, and a log of 125.
+  const s = new MemoryStore({ clock, responseTtlMs: 1_000, responseCapacityBytes: 450 });
+  assert.equal(await s.saveResponse('acme', 'a', 'a'.repeat(100)), true);
+  advance(clock, 100);
+  const events = ['1'.repeat(50), '2'.repeat(50), '3'.repeat(25)];
+  await s.appendEvents('acme', 'b', events.slice(0, 2));
+  advance(clock, 200);
+  // The log grows: it is now younger than the response kept before it, which makes room.
+  await s.appendEvents('acme', 'b', events.slice(2));
+  assert.equal(await s.saveResponse('acme', 'c', 'c'.repeat(100)), true);
+  assert.equal(await s.loadResponse('acme', 'a'), undefined, 'the oldest made room');
+  assert.deepEqual(await s.readEvents('acme', 'b', 0, 9), events);
+  // Saving its response again keeps its log; events larger than the room add nothing.
+  assert.equal(await s.saveResponse('acme', 'b', ''), true);
+  assert.deepEqual(await s.readEvents('acme', 'b', 0, 9), events);
+  await s.appendEvents('acme', 'b', ['x'.repeat(200)]);
+  assert.deepEqual(await s.readEvents('acme', 'b', 0, 9), events);
+  advance(clock, 1_300);
+  assert.deepEqual(await s.readEvents('acme', 'b', 0, 9), [], 'past its TTL');
+});

@@ -113,6 +113,19 @@ export class MemoryStore implements SharedStore {
     return this.#responses.delete(tenant, id, this.#clock.now());
   }
 
+  async appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
+    this.#responses.append(tenant, id, events, this.#clock.now());
+  }
+
+  async readEvents(
+    tenant: string,
+    id: string,
+    from: number,
+    max: number,
+  ): Promise<readonly string[]> {
+    return this.#responses.events(tenant, id, from, max, this.#clock.now());
+  }
+
   /** The kept responses not yet past their TTL, oldest first, with their tenant and id. */
   keptResponses(): Iterable<{
     readonly tenant: string;

@@ -206,7 +206,32 @@ export class RedisStore implements SharedStore {
   }
 
   async deleteResponse(tenant: string, id: string): Promise<boolean> {
-    return Number(await this.#client.sendCommand(['DEL', responseKey(tenant, id)])) === 1;
+    const keys = [responseKey(tenant, id), eventsKey(tenant, id)];
+    return Number(await this.#client.sendCommand(['DEL', ...keys])) >= 1;
+  }
+
+  async appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
+    if (events.length === 0) return;
+    const key = eventsKey(tenant, id);
+    const ttl = String(Math.ceil(this.#o.responseTtlMs));
+    // Sent together, answered in one round trip.
+    await Promise.all([
+      this.#client.sendCommand(['RPUSH', key, ...events]),
+      this.#client.sendCommand(['PEXPIRE', key, ttl]),
+    ]);
+  }
+
+  async readEvents(
+    tenant: string,
+    id: string,
+    from: number,
+    max: number,
+  ): Promise<readonly string[]> {
+    // From the end, the range ends at the last event at the latest.
+    const to = from < 0 ? Math.min(from + max - 1, -1) : from + max - 1;
+    const range = [String(from), String(to)];
+    const events = await this.#client.sendCommand(['LRANGE', eventsKey(tenant, id), ...range]);
+    return Array.isArray(events) ? events.map(String) : [];
   }
 
   /** While (re)connecting, waits for the connection up to the connect timeout, then PINGs. */
@@ -275,6 +300,10 @@ function tenantPrefix(tenant: string): string {
 
 function responseKey(tenant: string, id: string): string {
   return `${tenantPrefix(tenant)}:resp:${id}`;
+}
+
+function eventsKey(tenant: string, id: string): string {
+  return `${tenantPrefix(tenant)}:events:${id}`;
 }
 
 function tenantKeys(tenant: string) {

@@ -1,8 +1,9 @@
 /**
- * The Responses API's kept responses in one process: texts by tenant and id, each for at most
- * `ttlMs`, and at most `capacityBytes` of them in all, the oldest forgotten first to make room.
- * A Map keeps them in the order they were kept, so the oldest is its first entry. Time comes
- * from the caller (`nowMs`), as in `BoundedMap`.
+ * The Responses API's kept responses in one process: texts by tenant and id, and the logs of
+ * their streams' events, each for at most `ttlMs` (a log from its last addition), and at most
+ * `capacityBytes` of them in all, the oldest forgotten first to make room. A Map keeps each
+ * kind in the order it was kept (a log moves to its end as it grows), so the oldest is the
+ * first entry of one of them. Time comes from the caller (`nowMs`), as in `BoundedMap`.
  */
 import type { Ms } from '../../core/request/units.ts';
 import { RESPONSE_MAX_BYTES } from './shared-store.ts';
@@ -12,8 +13,15 @@ interface Kept {
   readonly atMs: Ms;
 }
 
+interface Log {
+  readonly events: string[];
+  atMs: Ms;
+  bytes: number;
+}
+
 export class ResponseShelf {
   readonly #kept = new Map<string, Kept>();
+  readonly #logs = new Map<string, Log>();
   readonly #ttlMs: Ms;
   readonly #capacityBytes: number;
   /** Bytes of the texts kept, counted as two per UTF-16 code unit, as the heap holds them. */
@@ -28,14 +36,42 @@ export class ResponseShelf {
   save(tenant: string, id: string, text: string, nowMs: Ms): boolean {
     const size = sizeOf(text);
     if (size > this.#capacityBytes || Buffer.byteLength(text) > RESPONSE_MAX_BYTES) return false;
-    this.delete(tenant, id);
-    while (this.#bytes + size > this.#capacityBytes) {
-      const [oldest, kept] = this.#kept.entries().next().value as [string, Kept];
-      this.#forget(oldest, kept);
-    }
-    this.#kept.set(keyOf(tenant, id), { text, atMs: nowMs });
+    const key = keyOf(tenant, id);
+    const kept = this.#kept.get(key);
+    if (kept !== undefined) this.#forget(key, kept);
+    this.#makeRoom(size);
+    this.#kept.set(key, { text, atMs: nowMs });
     this.#bytes += size;
     return true;
+  }
+
+  /** Adds `events` to `id`'s log; none are added when they would not fit the shelf. */
+  append(tenant: string, id: string, events: readonly string[], nowMs: Ms): void {
+    const size = events.reduce((n, e) => n + sizeOf(e), 0);
+    const key = keyOf(tenant, id);
+    const log = this.#logs.get(key) ?? { events: [], atMs: nowMs, bytes: 0 };
+    if (log.bytes + size > this.#capacityBytes) return;
+    // Out of the order while room is made, so it is not the one forgotten.
+    this.#logs.delete(key);
+    this.#makeRoom(size);
+    for (const e of events) log.events.push(e);
+    log.atMs = nowMs;
+    log.bytes += size;
+    this.#bytes += size;
+    this.#logs.set(key, log);
+  }
+
+  /** Up to `max` events of `id`'s log from index `from` (negative: from its end). */
+  events(tenant: string, id: string, from: number, max: number, nowMs: Ms): readonly string[] {
+    const key = keyOf(tenant, id);
+    const log = this.#logs.get(key);
+    if (log === undefined) return [];
+    if (nowMs - log.atMs > this.#ttlMs) {
+      this.#drop(key, log);
+      return [];
+    }
+    const start = from < 0 ? Math.max(0, log.events.length + from) : from;
+    return log.events.slice(start, start + max);
   }
 
   load(tenant: string, id: string, nowMs: Ms): string | undefined {
@@ -51,6 +87,8 @@ export class ResponseShelf {
 
   delete(tenant: string, id: string, nowMs?: Ms): boolean {
     const key = keyOf(tenant, id);
+    const log = this.#logs.get(key);
+    if (log !== undefined) this.#drop(key, log);
     const kept = this.#kept.get(key);
     if (kept === undefined) return false;
     this.#forget(key, kept);
@@ -85,6 +123,22 @@ export class ResponseShelf {
   #forget(key: string, kept: Kept): void {
     this.#kept.delete(key);
     this.#bytes -= sizeOf(kept.text);
+  }
+
+  #drop(key: string, log: Log): void {
+    this.#logs.delete(key);
+    this.#bytes -= log.bytes;
+  }
+
+  /** Forgets the oldest responses and logs until `size` more bytes fit. */
+  #makeRoom(size: number): void {
+    while (this.#bytes + size > this.#capacityBytes) {
+      const kept = this.#kept.entries().next().value;
+      const log = this.#logs.entries().next().value;
+      if (log === undefined || (kept !== undefined && kept[1].atMs <= log[1].atMs))
+        this.#forget(...(kept as [string, Kept]));
+      else this.#drop(...log);
+    }
   }
 }
 

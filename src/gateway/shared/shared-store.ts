@@ -15,7 +15,8 @@
  *   another request and must learn so rather than wait or get another request's answer. The
  *   same fingerprint gets `in_flight` or `done`; an abandoned key is free for any fingerprint.
  * - A kept response is its tenant's alone: another tenant's load or delete of its id finds none.
- *   One larger than `RESPONSE_MAX_BYTES` is not kept (`saveResponse` says false).
+ *   One larger than `RESPONSE_MAX_BYTES` is not kept (`saveResponse` says false). So is its
+ *   stream's log of events, which goes with it when it is deleted.
  * - A method rejects only when the store cannot be reached; a handle's methods (`release`,
  *   `complete`, `abandon`) never reject and are idempotent, so `finally` blocks can call them.
  */
@@ -79,8 +80,19 @@ export interface SharedStore {
   saveResponse(tenant: string, id: string, text: string): Promise<boolean>;
   /** The text kept under `id` for `tenant`; undefined when none is (never kept, expired, deleted). */
   loadResponse(tenant: string, id: string): Promise<string | undefined>;
-  /** Forgets the response kept under `id`; false when none was. */
+  /** Forgets the response kept under `id`, and its stream's events; false when none was. */
   deleteResponse(tenant: string, id: string): Promise<boolean>;
+  /**
+   * Adds to the log of a background response's stream (http/response-stream.ts): each of
+   * `events` one SSE event's text, its index in the log its `sequence_number`. The log is kept
+   * as long as a kept response, counted from its last addition.
+   */
+  appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void>;
+  /**
+   * Up to `max` events of `id`'s log from index `from` (negative: counted from its end, -1 its
+   * last, as Redis's LRANGE counts); none when it has no more (or no log).
+   */
+  readEvents(tenant: string, id: string, from: number, max: number): Promise<readonly string[]>;
   /** Resolves when the store answers; rejects when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -188,7 +188,8 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
 }
 
 /**
- * The kept responses' rules (`saveResponse`, `loadResponse`, `deleteResponse`), over every store
+ * The kept responses' rules (`saveResponse`, `loadResponse`, `deleteResponse`, the events of
+ * `appendEvents` and `readEvents`), over every store
  * that answers for all of them (a failover store whose primary is down does not: its own tests
  * say what it answers).
  */
@@ -208,6 +209,26 @@ export function responseStoreConformance(name: string, store: () => SharedStore)
     assert.equal(await s.deleteResponse(t, 'resp_1'), true);
     assert.equal(await s.loadResponse(t, 'resp_1'), undefined, 'deleted');
     assert.equal(await s.deleteResponse(t, 'resp_1'), false, 'deleted already');
+  });
+
+  test(`${name}: a stream's events are read back in order, its tenant's alone`, async () => {
+    const s = store();
+    const [t, other] = [fresh(), fresh()];
+    const events = Array.from({ length: 7 }, (_, i) => `event: e\ndata: {"n":${i},"s":"ü"}\n\n`);
+    assert.deepEqual(await s.readEvents(t, 'resp_s', 0, 10), [], 'no log yet');
+    await s.appendEvents(t, 'resp_s', events.slice(0, 3));
+    await s.appendEvents(t, 'resp_s', []);
+    await s.appendEvents(t, 'resp_s', events.slice(3));
+    assert.deepEqual(await s.readEvents(t, 'resp_s', 0, 100), events);
+    assert.deepEqual(await s.readEvents(t, 'resp_s', 2, 3), events.slice(2, 5), 'a page');
+    assert.deepEqual(await s.readEvents(t, 'resp_s', 7, 10), [], 'past its end');
+    assert.deepEqual(await s.readEvents(t, 'resp_s', -1, 1), events.slice(6), 'its last');
+    assert.deepEqual(await s.readEvents(t, 'resp_s', -2, 5), events.slice(5), 'from its end');
+    assert.deepEqual(await s.readEvents(other, 'resp_s', 0, 10), [], "another tenant's");
+    assert.equal(await s.saveResponse(t, 'resp_s', '{"status":"completed"}'), true);
+    assert.deepEqual(await s.readEvents(t, 'resp_s', 6, 10), events.slice(6), 'kept again');
+    assert.equal(await s.deleteResponse(t, 'resp_s'), true);
+    assert.deepEqual(await s.readEvents(t, 'resp_s', 0, 10), [], 'deleted with its response');
   });
 
   test(`${name}: a response larger than RESPONSE_MAX_BYTES is not kept`, async () => {

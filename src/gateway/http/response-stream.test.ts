@@ -1,0 +1,124 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { VirtualClock } from '../../runtime/virtual-clock.ts';
+import { MemoryStore } from '../shared/memory-store.ts';
+import { RESPONSE_MAX_BYTES } from '../shared/shared-store.ts';
+import { StateMetrics } from '../state-metrics.ts';
+import { POLL_MS, RunStream, follow, type EventsOut } from './response-stream.ts';
+
+/** A client that keeps what it is sent. */
+class Client implements EventsOut {
+  readonly events: string[] = [];
+  ended = false;
+  gone = false;
+  readonly leaving = new Promise<void>(() => {});
+  write(text: string): void {
+    this.events.push(text);
+  }
+  end(): void {
+    this.ended = true;
+  }
+}
+
+const event = (n: number, data = '') => `event: response.x\ndata: {"n":${n}${data}}\n\n`;
+
+function setup(store = new MemoryStore({ clock: new VirtualClock() })) {
+  const clock = new VirtualClock();
+  const deps = {
+    store,
+    keepResponses: true,
+    metrics: { state: new StateMetrics(new Registry()) },
+    clock,
+    timers: clock,
+  };
+  return { deps, clock, run: new RunStream(deps, deps, 'acme', 'resp_1') };
+}
+
+/** Lets the store's promises settle, the clock run on by `ms` in polls. */
+async function settle(clock: VirtualClock, ms = 0): Promise<void> {
+  for (let t = 0; t <= ms; t += POLL_MS) {
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    clock.run(clock.now() + POLL_MS);
+  }
+}
+
+test("a run's readers get its events live, a late one its backlog from the log first", async () => {
+  const { deps, clock, run } = setup();
+  const early = new Client();
+  const following = follow(deps, 'acme', 'resp_1', -1, run, early);
+  run.emit(event(0) + event(1));
+  await settle(clock);
+  run.emit(event(2));
+  const late = new Client();
+  const joined = follow(deps, 'acme', 'resp_1', 0, run, late);
+  run.emit(event(3));
+  await run.end();
+  await Promise.all([following, joined]);
+  assert.deepEqual(
+    early.events,
+    [0, 1, 2, 3].map((n) => event(n)),
+  );
+  assert.deepEqual(
+    late.events,
+    [1, 2, 3].map((n) => event(n)),
+    'after sequence number 0',
+  );
+  assert.equal(late.ended, true);
+  // Ended, the log has them all, for a reader anywhere.
+  assert.deepEqual(await deps.store.readEvents('acme', 'resp_1', 0, 10), early.events);
+});
+
+test('events the store refused are written with the next, in order', async () => {
+  const store = new MemoryStore({ clock: new VirtualClock() });
+  let down = true;
+  const appended: number[] = [];
+  const flaky = Object.assign(Object.create(store) as MemoryStore, {
+    appendEvents: async (tenant: string, id: string, events: readonly string[]) => {
+      if (down) throw new Error('unreachable');
+      appended.push(events.length);
+      return store.appendEvents(tenant, id, events);
+    },
+  });
+  const { clock, run } = setup(flaky);
+  run.emit(event(0));
+  run.emit(event(1));
+  await settle(clock);
+  down = false;
+  run.emit(event(2));
+  await run.end();
+  assert.deepEqual(
+    await store.readEvents('acme', 'resp_1', 0, 10),
+    [0, 1, 2].map((n) => event(n)),
+  );
+  assert.deepEqual(appended, [3], 'together, in one write');
+});
+
+test('a log stops at its bound: a reader elsewhere gets what it holds, then an error that says so', async () => {
+  const { deps, clock, run } = setup();
+  const mib = 'x'.repeat(1024 * 1024);
+  const live = new Client();
+  const following = follow(deps, 'acme', 'resp_1', -1, run, live);
+  const half = Math.floor(RESPONSE_MAX_BYTES / mib.length / 2);
+  for (let n = 0; n < half; n++) run.emit(event(n, `,"pad":"${mib}"`));
+  await settle(clock);
+  for (let n = half; n < 3 * half; n++) run.emit(event(n, `,"pad":"${mib}"`));
+  run.emit('event: response.completed\ndata: {}\n\n');
+  await run.end();
+  await following;
+  assert.equal(live.events.length, 3 * half + 1, 'a reader where it runs gets every event');
+  await deps.store.saveResponse(
+    'acme',
+    'resp_1',
+    JSON.stringify({ response: { id: 'resp_1', status: 'completed', output: [] } }),
+  );
+  const elsewhere = new Client();
+  const reading = follow(deps, 'acme', 'resp_1', -1, undefined, elsewhere);
+  await settle(clock, 2_500);
+  await reading;
+  const logged = (await deps.store.readEvents('acme', 'resp_1', 0, 100)).length;
+  assert.ok(logged >= half && logged < 2 * half, `${logged} events of ${half} MiB or more`);
+  assert.deepEqual(elsewhere.events.slice(0, -1), live.events.slice(0, logged));
+  assert.match(elsewhere.events.at(-1) ?? '', /^event: error\ndata: .*"code":"stream_incomplete"/);
+  assert.match(elsewhere.events.at(-1) ?? '', new RegExp(`"sequence_number":${logged}\\}`));
+});
