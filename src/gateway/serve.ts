@@ -262,12 +262,16 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const source = o.policySource ?? { policy: o.policy, doc: {}, file: undefined };
   const reloading = { pipeline: gateway.pipeline, metrics, log, epochMs };
   const policy = new PolicyReloader(source, { ...reloading, onApplied: o.onPolicyApplied });
-  // Background responses: with a store shared by replicas, a cancel may reach another one.
-  const background = new BackgroundRuns(
-    { store, keepResponses: keptTtlMs > 0, metrics, imageTokens: images ?? o.imageTokens },
-    { clock, timers },
-    shared !== undefined,
-  );
+  // Background responses: with a store shared by replicas, a cancel may reach another one, and
+  // one replica finds what another, gone, left running. This process's runs name it so.
+  const keeping = {
+    store,
+    keepResponses: keptTtlMs > 0,
+    metrics,
+    imageTokens: images ?? o.imageTokens,
+    replica: randomId(),
+  };
+  const background = new BackgroundRuns(keeping, { clock, timers }, shared !== undefined);
   const appDeps = {
     gateway,
     policyReload: policy,
@@ -278,8 +282,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     epochMs,
     timers,
     newId: () => randomId(),
-    store,
-    metrics,
+    ...keeping,
     decisions,
     outcomes,
     adminToken: o.adminToken,
@@ -290,8 +293,6 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     shedding: () => shedder.shedding || (intake !== undefined && intake.lateMs > lineMs),
     tracer,
     fillerReplies: o.backendUrls.length === 0,
-    keepResponses: keptTtlMs > 0,
-    imageTokens: images ?? o.imageTokens,
     promptScale: prompts,
     background,
     // vLLM's /tokenize and /detokenize, outside admission, to the server backends in turn.

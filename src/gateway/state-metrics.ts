@@ -17,6 +17,7 @@ export class StateMetrics {
   readonly learnedRestored: Gauge;
   readonly kept: Counter<'op' | 'result'>;
   readonly backgroundEnded: Counter<'status'>;
+  readonly backgroundLost: Counter;
   readonly truncated: Counter;
   readonly truncatedItems: Counter;
   readonly policy: Gauge<'policy' | 'policy_revision'>;
@@ -54,6 +55,11 @@ export class StateMetrics {
       name: 'goodput_background_responses_total',
       help: "The Responses API's background responses this gateway ran that ended, by status: completed, incomplete (at max_output_tokens), failed (expired in the queue, upstream failed, cut by a drain), cancelled.",
       labelNames: ['status'],
+      registers,
+    });
+    this.backgroundLost = new Counter({
+      name: 'goodput_background_responses_lost_total',
+      help: 'Background responses this gateway found queued or in progress on a replica no longer alive (killed, crashed), and kept failed (runner_lost).',
       registers,
     });
     this.truncated = new Counter({

@@ -36,6 +36,39 @@ function counted(events: readonly Event[], from: number): void {
 
 const LONG = { model: MODEL, background: true, stream: true } as const;
 
+const ESSAY = { input: 'Write a long essay.', max_output_tokens: 6_000 };
+
+type Replica = Awaited<ReturnType<typeof replicasThroughRedis>>['a'];
+
+/**
+ * A long background stream started on `runner` and followed on `reader` after its event 3, then
+ * `runner` stopped by `signal`: the reader's events count on, and end with `response.failed`
+ * naming `code`. Resolves with the response's id.
+ */
+async function cutShort(
+  runner: Replica,
+  reader: Replica,
+  signal: NodeJS.Signals,
+  code: string,
+): Promise<string> {
+  const head = await read(
+    await runner.client.responses.create({ ...LONG, ...ESSAY }),
+    (e) => e.sequence_number === 3,
+  );
+  const id = head[0].type === 'response.created' ? head[0].response.id : '';
+  const following = read(
+    await reader.client.responses.retrieve(id, { stream: true, starting_after: 3 }),
+  );
+  runner.proc.child.kill(signal);
+  await runner.proc.exited;
+  const cut = await following;
+  counted(cut, 4);
+  const failed = cut.at(-1);
+  assert.equal(failed?.type, 'response.failed');
+  assert.equal(failed?.type === 'response.failed' && failed.response.error?.code, code as never);
+  return id;
+}
+
 test('a background stream outlives its client, and is taken up again from any event', async () => {
   const front = await gateway(await engines(1));
   const stream = await front.client.responses.create({
@@ -134,23 +167,29 @@ test('two gateways through Redis: a stream run on one is taken up on the other; 
   assert.ok(['response.completed', 'response.incomplete'].includes(rest.at(-1)?.type ?? ''));
   assert.equal(text([...head, ...rest]), (await b.client.responses.retrieve(id)).output_text);
   // A drain cuts what B runs: a reader on A gets its end, `response.failed`.
-  const long = { ...ask, max_output_tokens: 6_000 };
-  const onB = await read(await b.client.responses.create(long), (e) => e.sequence_number === 3);
-  const idB = onB[0].type === 'response.created' ? onB[0].response.id : '';
-  const following = read(
-    await a.client.responses.retrieve(idB, { stream: true, starting_after: 3 }),
-  );
-  b.proc.child.kill('SIGTERM');
-  await b.proc.exited;
-  const cut = await following;
-  counted(cut, 4);
-  const failed = cut.at(-1);
-  assert.equal(failed?.type, 'response.failed');
-  assert.equal(
-    failed?.type === 'response.failed' && failed.response.error?.code,
-    'shutting_down' as never,
-  );
+  const idB = await cutShort(b, a, 'SIGTERM', 'shutting_down');
   assert.equal((await a.client.responses.retrieve(idB)).status, 'failed');
   await close();
+  await redis.kill();
+});
+
+test('two gateways through Redis: what a killed one ran is kept failed, runner_lost, when read on the other', async () => {
+  requireRedisServer();
+  const redis = await startRedis();
+  const { a, b } = await replicasThroughRedis(redis.url);
+  const polled = await a.client.responses.create({ ...LONG, ...ESSAY, stream: false });
+  // Its stream's reader on B gets the end it would have had.
+  const id = await cutShort(a, b, 'SIGKILL', 'runner_lost');
+  // A poll, and a turn after it, find it failed too.
+  const lost = await b.client.responses.retrieve(polled.id);
+  assert.equal(lost.status, 'failed');
+  assert.equal(lost.error?.code, 'runner_lost' as never);
+  await assert.rejects(
+    b.client.responses.create({ model: MODEL, input: 'More.', previous_response_id: id }),
+    (e: unknown) => e instanceof OpenAI.BadRequestError && /failed; continue from/.test(e.message),
+  );
+  assert.ok((await metricValue(b.url, 'goodput_background_responses_lost_total')) >= 2);
+  b.proc.child.kill('SIGTERM');
+  await b.proc.exited;
   await redis.kill();
 });

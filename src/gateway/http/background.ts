@@ -31,7 +31,7 @@ import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
 import { errorWhole, isWhole, named, whole, type Whole } from './answer.ts';
 import { admitAndServe, type Parsed, type ServeContext, type Served } from './serve-admitted.ts';
-import { loadKept, type KeepingDeps } from './kept-responses.ts';
+import { LOST_AFTER_MS, loadKept, type KeepingDeps } from './kept-responses.ts';
 import type { KeptResult } from '../state-metrics.ts';
 import { eventsAnswer, follow, RunStream, type EventsOut } from './response-stream.ts';
 
@@ -89,6 +89,7 @@ export class BackgroundRuns {
 
   /** Runs `id` here; `streamed`: its events are told and logged as they come. */
   add(id: string, tenant: string, stop: AbortController, streamed: boolean): RunStream | undefined {
+    if (this.#shared && this.#runs.size === 0) this.#beat();
     const stream = streamed ? new RunStream(this.#keeping, this.#time, tenant, id) : undefined;
     this.#runs.set(id, { tenant, stop, cancelled: false, kept: false, stream });
     if (this.#shared && this.#timer === undefined) this.#arm();
@@ -134,8 +135,22 @@ export class BackgroundRuns {
     });
   }
 
-  /** Reads the marks of up to `SWEEP_BATCH` runs, and stops those cancelled elsewhere. */
+  /**
+   * Says in the store that this replica is alive, so the records of the responses it runs are
+   * not taken for lost (kept-responses.ts `loadSettled`).
+   */
+  #beat(): void {
+    const replica = this.#keeping.replica;
+    if (replica !== undefined)
+      void this.#keeping.store.beat(replica, LOST_AFTER_MS).catch(() => {});
+  }
+
+  /**
+   * Beats, then reads the marks of up to `SWEEP_BATCH` runs, and stops those cancelled, deleted or
+   * ended elsewhere (taken for lost).
+   */
   async #sweepOnce(): Promise<void> {
+    this.#beat();
     const ids = [...this.#runs.keys()];
     const from = this.#cursor % Math.max(1, ids.length);
     const batch = [...ids.slice(from), ...ids.slice(0, from)].slice(0, SWEEP_BATCH);
@@ -144,9 +159,10 @@ export class BackgroundRuns {
       const run = this.#runs.get(id);
       if (run === undefined || run.cancelled || !run.kept) continue;
       const kept = await loadKept(this.#keeping, run.tenant, id).catch(() => null);
-      // A response deleted or marked cancelled elsewhere runs no further; one the store cannot
-      // read now is read again next time.
+      // A response deleted or marked cancelled elsewhere runs no further, nor one kept as ended
+      // there (taken for lost); one the store cannot read now is read again next time.
       if (kept === undefined || kept?.response.status === 'cancelled') this.cancel(run.tenant, id);
+      else if (kept !== null && ENDED.has(kept.response.status)) run.stop.abort();
     }
   }
 

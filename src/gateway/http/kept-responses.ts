@@ -34,6 +34,11 @@ import { isSharedStoreUnavailable, type SharedStore } from '../shared/shared-sto
 import type { ReadRequest } from './read-request.ts';
 import type { ImageTokens } from '../../openai/image-size.ts';
 
+/** The statuses of a background response that runs. */
+export const RUNNING: ReadonlySet<string> = new Set(['queued', 'in_progress']);
+
+const statusOf = (response: object) => (response as { status?: string }).status ?? '';
+
 /** A kept response, as the store holds its JSON text. */
 export interface KeptRecord {
   /** The response as its client got it last: its `status`, `output`, `usage`, … */
@@ -44,6 +49,8 @@ export interface KeptRecord {
   readonly session: string;
   /** A background response asked to stream: its events are logged, to be followed again. */
   readonly streamed?: true;
+  /** The replica running it, while a background response runs (lost-runs.ts). */
+  readonly runner?: string;
 }
 
 export interface KeepingDeps {
@@ -53,6 +60,8 @@ export interface KeepingDeps {
   readonly metrics: { readonly state: StateMetrics };
   /** The prompt tokens an image takes in the served model (image-size.ts); unknown: refused. */
   readonly imageTokens?: ImageTokens;
+  /** This gateway replica's id, which the records of the background responses it runs name. */
+  readonly replica?: string;
 }
 
 /**
@@ -74,7 +83,7 @@ export async function continued(
   if (previous == null) return read;
   let got: KeptRecord | undefined;
   try {
-    got = await loadKept(deps, tenant, previous);
+    got = await loadSettled(deps, tenant, previous);
   } catch (e) {
     if (!isSharedStoreUnavailable(e)) throw e;
     const retryAfterMs = e.retryAfterMs;
@@ -173,12 +182,14 @@ export function keeper(
   const asked = read.responses;
   if (asked === undefined || asked.store === false || !deps.keepResponses) return undefined;
   const { id, tenant } = req;
+  const runner = deps.replica === undefined ? {} : { runner: deps.replica };
   return async (response) => {
     const record: KeptRecord = {
       response: response as KeptRecord['response'],
       input: [...(read.history ?? []), ...conversationItems(asked.input, id)],
       session: req.session ?? answerId('responses', id),
       ...(asked.background === true && asked.stream === true ? { streamed: true } : {}),
+      ...(asked.background === true && RUNNING.has(statusOf(response)) ? runner : {}),
     };
     let result: KeptResult;
     try {
@@ -193,6 +204,43 @@ export function keeper(
     deps.metrics.state.kept.inc({ op: 'save', result });
     return result;
   };
+}
+
+/** How long a replica's beat holds: five sweeps, so a loop behind for seconds is not gone. */
+export const LOST_AFTER_MS = 10_000;
+
+const LOST = {
+  code: 'runner_lost',
+  message:
+    'the gateway replica running this response stopped before it ended (killed or crashed); send it again',
+};
+
+/**
+ * The response kept under `id` for `tenant`, settled first when it is a background response
+ * whose replica is gone. A replica killed, crashed or cut off with its machine leaves what it
+ * ran `queued` or `in_progress`, and its clients would poll it, or follow its stream, for ever.
+ * So the record of a background response that runs names its runner (`KeptRecord.runner`), and
+ * a replica running any says in the store that it is alive (`beat`) every `SWEEP_MS`
+ * (background.ts), for `LOST_AFTER_MS`. Read where its runner is not alive — by a poll, a
+ * stream's reader, a cancel, the next turn — it is kept `failed` (`runner_lost`) and answered
+ * so, counted in `goodput_background_responses_lost_total`. A drain is no loss: a replica
+ * that drains fails what it cannot finish itself.
+ */
+export async function loadSettled(
+  deps: KeepingDeps,
+  tenant: string,
+  id: string,
+): Promise<KeptRecord | undefined> {
+  const kept = await loadKept(deps, tenant, id);
+  const runner = kept?.runner;
+  if (kept === undefined || runner === undefined || runner === deps.replica) return kept;
+  if (!RUNNING.has(kept.response.status) || (await deps.store.alive(runner))) return kept;
+  const { runner: _, ...record } = kept;
+  const response = { ...kept.response, status: 'failed', error: LOST };
+  const lost: KeptRecord = { ...record, response };
+  await deps.store.saveResponse(tenant, id, JSON.stringify(lost));
+  deps.metrics.state.backgroundLost.inc();
+  return lost;
 }
 
 /**

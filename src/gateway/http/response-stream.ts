@@ -11,8 +11,8 @@
  * `response.failed`). A cancelled one just ends: OpenAI names no event for it. A log stops
  * growing at `RESPONSE_MAX_BYTES`, and a write the store refuses is tried again with the next.
  * A reader elsewhere that finds no more in the log reads the response's record, and ends when
- * the response has: with an `error` event when the log lacks its end, the response whole a
- * GET away.
+ * the response has: when the log lacks its end, with `response.failed` where it failed (its
+ * runner gone), else an `error` event, the response whole a GET away.
  */
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
@@ -22,7 +22,7 @@ import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { RESPONSE_MAX_BYTES } from '../shared/shared-store.ts';
 import type { Answer } from './answer.ts';
-import { loadKept, type KeepingDeps } from './kept-responses.ts';
+import { loadSettled, type KeepingDeps } from './kept-responses.ts';
 
 /** How often a reader elsewhere reads the log of a response that runs on, for more. */
 export const POLL_MS = 100;
@@ -344,13 +344,24 @@ async function followLog(
       // record's read later, finds it. A reader asking past the end finds the log complete.
       const tail = await deps.store.readEvents(tenant, id, -1, 1);
       if (LAST.test(tail[0] ?? '')) return;
-      const status = (await loadKept(deps, tenant, id))?.response.status;
+      const kept = await loadSettled(deps, tenant, id);
+      const status = kept?.response.status;
       if (status === 'cancelled') return;
+      if (ended && status === 'failed') return failedAt(out, at, kept?.response);
       if (ended && status !== 'queued' && status !== 'in_progress') return lacking(out, at);
       ended = status !== 'queued' && status !== 'in_progress';
     }
     await sleep(deps, POLL_MS, out.leaving);
   }
+}
+
+/**
+ * The log of a response that failed ends before its last event: its runner went before it could
+ * write it (lost, kept-responses.ts `loadSettled`). The client gets the event it would have.
+ */
+function failedAt(out: EventsOut, at: number, response: object | undefined): void {
+  const failed = { type: 'response.failed', sequence_number: at, response };
+  out.write(`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`);
 }
 
 /** The log ends before the stream did: the client is told, and where the rest is. */

@@ -27,7 +27,13 @@ import type { GatewayEnv } from './app.ts';
 import { authenticate } from './completions.ts';
 import { parseClientHeaders, tenantFor } from './client-headers.ts';
 import { webInbound } from './inbound.ts';
-import { deleteKept, loadKept, type KeepingDeps, type KeptRecord } from './kept-responses.ts';
+import {
+  deleteKept,
+  loadKept,
+  loadSettled,
+  type KeepingDeps,
+  type KeptRecord,
+} from './kept-responses.ts';
 import type { BackgroundRuns } from './background.ts';
 import { eventsAnswer } from './response-stream.ts';
 
@@ -114,7 +120,7 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
     if (after instanceof OpenAiError) return deps.refused(after, 'invalid_request');
     const who = asking(c);
     if (who instanceof Response) return who;
-    const kept = await reached(who.id, () => loadKept(deps, who.tenant, who.id));
+    const kept = await reached(who.id, () => loadSettled(deps, who.tenant, who.id));
     if (kept instanceof Response || stream !== 'true') {
       return kept instanceof Response ? kept : answer(c, kept.response);
     }
@@ -169,7 +175,7 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
   app.post('/v1/responses/:id/cancel', async (c) => {
     const who = asking(c);
     if (who instanceof Response) return who;
-    const kept = await reached(who.id, () => loadKept(deps, who.tenant, who.id));
+    const kept = await reached(who.id, () => loadSettled(deps, who.tenant, who.id));
     if (kept instanceof Response) return kept;
     const response = kept.response as KeptRecord['response'] & { background?: boolean };
     if (response.background !== true) {

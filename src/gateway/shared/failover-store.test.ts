@@ -47,6 +47,14 @@ class SwitchableStore implements SharedStore {
     this.#gate();
     return this.#inner.readEvents(tenant, id, from, max);
   }
+  async beat(replica: string, ttlMs: number) {
+    this.#gate();
+    return this.#inner.beat(replica, ttlMs);
+  }
+  async alive(replica: string) {
+    this.#gate();
+    return this.#inner.alive(replica);
+  }
   async ping() {
     this.#gate();
   }
@@ -205,4 +213,16 @@ test('closed: while the primary is down, kept responses are unavailable', async 
   await assert.rejects(store.loadResponse('acme', 'r'), isSharedStoreUnavailable);
   await assert.rejects(store.deleteResponse('acme', 'r'), isSharedStoreUnavailable);
   await store.close();
+});
+
+test('while the primary is down no replica is taken for gone: only the primary can say', async () => {
+  for (const policy of ['open', 'closed'] as const) {
+    const { primary, store } = setup(policy);
+    await store.start();
+    assert.equal(await store.alive('replica-a'), false, policy);
+    primary.reachable = false;
+    assert.equal(await store.alive('replica-a'), true, `${policy}, down`);
+    assert.equal(await store.alive('replica-a'), true, `${policy}, marked down`);
+    await store.close();
+  }
 });

@@ -95,6 +95,21 @@ export class FailoverStore implements SharedStore {
     return this.#routeOrKnown<readonly string[]>(op, []);
   }
 
+  beat(replica: string, ttlMs: number): Promise<void> {
+    return this.#route((s) => s.beat(replica, ttlMs));
+  }
+
+  /** Only the primary can say a replica is gone: while it is down, every one is alive. */
+  async alive(replica: string): Promise<boolean> {
+    if (!this.#up) return true;
+    try {
+      return await this.#o.primary.alive(replica);
+    } catch (e) {
+      this.#mark(false, e);
+      return true;
+    }
+  }
+
   async ping(): Promise<void> {
     if (!this.#up && this.#o.policy === 'closed') throw this.#unavailable();
   }

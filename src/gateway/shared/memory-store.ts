@@ -50,6 +50,8 @@ export class MemoryStore implements SharedStore {
   readonly #ledger: TenantLedger;
   readonly #keys: BoundedMap<KeyState>;
   readonly #responses: ResponseShelf;
+  /** Until when each replica that beat is alive: one entry a replica, few in a process. */
+  readonly #beats = new Map<string, number>();
 
   constructor(o: MemoryStoreOptions) {
     this.#clock = o.clock;
@@ -138,6 +140,14 @@ export class MemoryStore implements SharedStore {
   /** The kept responses this process holds: how many, and their bytes. */
   get kept(): { readonly count: number; readonly bytes: number } {
     return { count: this.#responses.size, bytes: this.#responses.bytes };
+  }
+
+  async beat(replica: string, ttlMs: number): Promise<void> {
+    this.#beats.set(replica, this.#clock.now() + ttlMs);
+  }
+
+  async alive(replica: string): Promise<boolean> {
+    return (this.#beats.get(replica) ?? -Infinity) > this.#clock.now();
   }
 
   async ping(): Promise<void> {}

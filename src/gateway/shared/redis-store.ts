@@ -234,6 +234,14 @@ export class RedisStore implements SharedStore {
     return Array.isArray(events) ? events.map(String) : [];
   }
 
+  async beat(replica: string, ttlMs: number): Promise<void> {
+    await this.#client.sendCommand(['SET', replicaKey(replica), '1', 'PX', String(ttlMs)]);
+  }
+
+  async alive(replica: string): Promise<boolean> {
+    return Number(await this.#client.sendCommand(['EXISTS', replicaKey(replica)])) === 1;
+  }
+
   /** While (re)connecting, waits for the connection up to the connect timeout, then PINGs. */
   async ping(): Promise<void> {
     if (!this.#client.isReady) await this.#whenReady(this.#o.connectTimeoutMs);
@@ -300,6 +308,10 @@ function tenantPrefix(tenant: string): string {
 
 function responseKey(tenant: string, id: string): string {
   return `${tenantPrefix(tenant)}:resp:${id}`;
+}
+
+function replicaKey(replica: string): string {
+  return `goodput:replica:${encodeURIComponent(replica)}`;
 }
 
 function eventsKey(tenant: string, id: string): string {

@@ -93,6 +93,10 @@ export interface SharedStore {
    * last, as Redis's LRANGE counts); none when it has no more (or no log).
    */
   readEvents(tenant: string, id: string, from: number, max: number): Promise<readonly string[]>;
+  /** Says gateway replica `replica` is alive for the next `ttlMs` (http/lost-runs.ts). */
+  beat(replica: string, ttlMs: number): Promise<void>;
+  /** Whether `replica`'s last `beat` is still in force. */
+  alive(replica: string): Promise<boolean>;
   /** Resolves when the store answers; rejects when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -189,7 +189,7 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
 
 /**
  * The kept responses' rules (`saveResponse`, `loadResponse`, `deleteResponse`, the events of
- * `appendEvents` and `readEvents`), over every store
+ * `appendEvents` and `readEvents`, the replicas' `beat`), over every store
  * that answers for all of them (a failover store whose primary is down does not: its own tests
  * say what it answers).
  */
@@ -229,6 +229,15 @@ export function responseStoreConformance(name: string, store: () => SharedStore)
     assert.deepEqual(await s.readEvents(t, 'resp_s', 6, 10), events.slice(6), 'kept again');
     assert.equal(await s.deleteResponse(t, 'resp_s'), true);
     assert.deepEqual(await s.readEvents(t, 'resp_s', 0, 10), [], 'deleted with its response');
+  });
+
+  test(`${name}: a replica is alive once it beats, and no other is`, async () => {
+    const s = store();
+    const [replica, other] = [fresh(), fresh()];
+    assert.equal(await s.alive(replica), false, 'not yet');
+    await s.beat(replica, WINDOW);
+    assert.equal(await s.alive(replica), true);
+    assert.equal(await s.alive(other), false);
   });
 
   test(`${name}: a response larger than RESPONSE_MAX_BYTES is not kept`, async () => {
