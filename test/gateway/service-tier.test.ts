@@ -100,18 +100,26 @@ test('in a standing overload, only a body that names a tier is parsed before it 
   // Half name their class in a header: the queue alone may refuse those unread. The rest may
   // be flex requests, served as batch, whose queue stands empty: each body is read, and one
   // that names no tier is refused as its class asked, unparsed; a flex one is served as batch.
-  const kinds = ['named', 'named', 'plain', 'flex'] as const;
+  // An escaped key (`"service\u005ftier"`) names the tier as well as the plain one.
+  const kinds = ['named', 'named', 'plain', 'flex', 'escaped'] as const;
   const send = async (i: number) => {
-    const kind = kinds[i % 4];
-    const res = await postChat(
-      front.url,
-      {
-        messages: [{ role: 'user', content: `wave ${i}` }],
-        ...(kind === 'flex' ? { service_tier: 'flex', max_tokens: 4 } : { max_tokens: 60 }),
-        ignore_eos: true,
+    const kind = kinds[i % kinds.length];
+    const tiered = kind === 'flex' || kind === 'escaped';
+    const fields = {
+      model: MODEL,
+      messages: [{ role: 'user', content: `wave ${i}` }],
+      ...(tiered ? { service_tier: 'flex', max_tokens: 4 } : { max_tokens: 60 }),
+      ignore_eos: true,
+    };
+    const text = JSON.stringify(fields);
+    const res = await fetch(`${front.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(kind === 'named' ? { 'x-goodput-class': 'interactive' } : {}),
       },
-      kind === 'named' ? { 'x-goodput-class': 'interactive' } : {},
-    );
+      body: kind === 'escaped' ? text.replace('"service_tier"', '"service\\u005ftier"') : text,
+    });
     await res.arrayBuffer();
     return { kind, status: res.status, id: idOf(res) };
   };
@@ -120,13 +128,14 @@ test('in a standing overload, only a body that names a tier is parsed before it 
     answers.push(
       ...(await Promise.all(Array.from({ length: 150 }, (_, i) => send(wave * 150 + i)))),
     );
-  const unread = { named: 0, plain: 0, flex: 0 };
+  const unread = { named: 0, plain: 0, flex: 0, escaped: 0 };
   for (const a of answers) {
     const r = await decisionRecord<{ demand: unknown; class: string }>(front.url, a.id, ADMIN);
-    if (a.kind === 'flex') assert.equal(r.class, 'batch');
+    if (a.kind === 'flex' || a.kind === 'escaped') assert.equal(r.class, 'batch', a.kind);
     if (a.status === 503 && r.demand === null) unread[a.kind]++;
   }
   assert.ok(unread.named > 0, 'a standing overload refuses named requests unread');
   assert.ok(unread.plain > 0, 'a body that names no tier is refused unparsed');
   assert.equal(unread.flex, 0, 'a flex request is parsed, and judged as batch');
+  assert.equal(unread.escaped, 0, 'so is one whose key is escaped');
 });

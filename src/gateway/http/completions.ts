@@ -40,7 +40,7 @@ import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe, type Served } from './serve-admitted.ts';
 import { serveInBackground, type BackgroundRuns } from './background.ts';
 import { promptView } from './prompt-view.ts';
-import { classOfTier, unreadClasses } from './service-tier.ts';
+import { classOfTier, mayNameTier, unreadClasses } from './service-tier.ts';
 import { queueVerdict } from './unread-verdict.ts';
 import { readRequest, type ReadRequest } from './read-request.ts';
 import { continued, keeper, truncated } from './kept-responses.ts';
@@ -178,7 +178,7 @@ async function complete(
       const req = unreadRequest(id, deps.nowMs(), tenant, asked, deadlineMs);
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
     }
-    if (untiered !== undefined && !bodyText.includes('"service_tier"')) {
+    if (untiered !== undefined && !mayNameTier(bodyText)) {
       // A body that names no tier is in the class asked for, which the queue rules out.
       const req = unreadRequest(id, deps.nowMs(), tenant, asked, deadlineMs);
       return refusedUnread(inbound, req, untiered, deps);

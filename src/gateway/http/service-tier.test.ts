@@ -3,7 +3,7 @@ import test from 'node:test';
 import { resolvePolicy } from '../../core/config/policy.ts';
 import { OpenAiError, parseChatCompletionRequest } from '../../openai/index.ts';
 import { parseClientHeaders } from './client-headers.ts';
-import { classOfTier, unreadClasses } from './service-tier.ts';
+import { classOfTier, mayNameTier, unreadClasses } from './service-tier.ts';
 
 const policy = (tiers?: object) =>
   resolvePolicy({
@@ -88,4 +88,29 @@ test('service_tier takes OpenAI’s five tiers, and anything else is refused nam
 test('a policy maps tiers to classes it knows, and tiers OpenAI names', () => {
   assert.throws(() => policy({ flex: 'bulk' }), /service_tiers\.flex/);
   assert.throws(() => policy({ turbo: 'batch' }), /service_tiers/);
+});
+
+test('a body may name a tier with its key as written or escaped; text that only looks so does not', () => {
+  const body = (fields: object) => JSON.stringify({ model: 'm', messages: [], ...fields });
+  assert.equal(mayNameTier(body({ service_tier: 'flex' })), true);
+  assert.equal(mayNameTier(body({})), false);
+  const escaped = body({ service_tier: 'flex' }).replace('service_tier', 'service\\u005ftier');
+  assert.equal(JSON.parse(escaped).service_tier, 'flex', 'the same key to a parser');
+  assert.equal(mayNameTier(escaped), true);
+  const every = [...'service_tier'].map(
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  assert.equal(
+    mayNameTier(body({}).replace('"model"', `"${every.join('')}"`)),
+    true,
+    'every letter',
+  );
+  // Escapes elsewhere: in a value, a key of another name, a value that reads service_tier.
+  const python = body({ messages: [{ role: 'user', content: 'café'.repeat(50_000) }] }).replaceAll(
+    'é',
+    '\\u00e9',
+  );
+  assert.equal(mayNameTier(python), false);
+  assert.equal(mayNameTier(body({ 'caf\u00e9_service': 1 }).replace('é', '\\u00e9')), false);
+  assert.equal(mayNameTier(body({ note: 'service\\u005ftier' })), false, 'a value, not a key');
 });

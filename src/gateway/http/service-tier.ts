@@ -8,8 +8,8 @@
  * class is then granted or not as a header's is (the contract gate). Before the body is read a
  * request's class is the headers' alone, so the queue refuses a request unread only when it
  * rules out every class its body could name (`unreadClasses`); one it rules out in the class
- * asked for alone is refused once its body is read, unparsed, when the body's text does not
- * hold `"service_tier"` (unread-verdict.ts).
+ * asked for alone is refused once its body is read, unparsed, when the body's text cannot name
+ * a tier (`mayNameTier`; unread-verdict.ts).
  */
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import {
@@ -71,4 +71,33 @@ export function unreadClasses(
     if (cls !== undefined) classes.add(cls);
   }
   return [...classes];
+}
+
+/** The most characters a key reading `service_tier` takes: each of its 12 letters escaped. */
+const ESCAPED_KEY_CHARS = 72;
+
+/**
+ * Whether a body's text may name a tier: the key as written, or with letters escaped
+ * (`"service\u005ftier"` parses as the same key). Only a body holding an escape is searched
+ * further, key by key — each string a colon follows, read back from it, and decoded only when
+ * short enough and holding an escape — so a long text of escapes (JSON from Python, non-ASCII
+ * as `\uXXXX`) costs a scan of its colons, never a parse.
+ */
+export function mayNameTier(text: string): boolean {
+  if (text.includes('"service_tier"')) return true;
+  if (!text.includes('\\u')) return false;
+  for (let colon = text.indexOf(':'); colon >= 0; colon = text.indexOf(':', colon + 1)) {
+    let end = colon - 1;
+    while (end > 0 && ' \t\n\r'.includes(text[end])) end--;
+    if (text[end] !== '"') continue;
+    const start = text.lastIndexOf('"', end - 1);
+    const key = text.slice(start + 1, end);
+    if (start < 0 || key.length > ESCAPED_KEY_CHARS || !key.includes('\\u')) continue;
+    try {
+      if (JSON.parse(`"${key}"`) === 'service_tier') return true;
+    } catch {
+      // Not a JSON string (a quote escaped within): no such key.
+    }
+  }
+  return false;
 }
