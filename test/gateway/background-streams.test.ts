@@ -152,6 +152,27 @@ test('a background stream cancelled ends with no more events; what cannot stream
   }
 });
 
+test('a background stream retried under its Idempotency-Key is followed from its first event', async () => {
+  const front = await gateway(await engines(1));
+  const post = () =>
+    front.client.responses.create(
+      { ...LONG, input: 'Tell me a long story.', max_output_tokens: 300 },
+      { headers: { 'idempotency-key': 'story-7' } },
+    );
+  // The client loses its stream after three events, then sends the request again.
+  const first = await read(await post(), (e) => e.sequence_number === 2);
+  const { data: stream, response } = await post().withResponse();
+  assert.equal(response.headers.get('x-goodput-replayed'), 'true');
+  const again = await read(stream);
+  counted(again, 0);
+  assert.deepEqual(again.slice(0, 3), first, 'the same stream, from its first event');
+  assert.ok(['response.completed', 'response.incomplete'].includes(again.at(-1)?.type ?? ''));
+  // Ended, a retry is told it whole again; only one response ran.
+  assert.deepEqual(await read(await post()), again);
+  const ran = await metricValue(front.url, 'goodput_background_responses_total');
+  assert.equal(ran, 1);
+});
+
 test('two gateways through Redis: a stream run on one is taken up on the other; a drain ends it failed', async () => {
   requireRedisServer();
   const redis = await startRedis();

@@ -40,6 +40,12 @@ export const SWEEP_MS = 2_000;
 /** The most marks read a sweep: the store is asked at most this many times every `SWEEP_MS`. */
 const SWEEP_BATCH = 64;
 
+/**
+ * The mark of a streamed background response's answer kept for replay: the id of the response
+ * whose stream a retry under its Idempotency-Key follows (completions.ts `replayed`).
+ */
+export const FOLLOWS = 'x-goodput-follows';
+
 /** Statuses a background response has ended in. */
 const ENDED = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
 
@@ -294,8 +300,13 @@ export async function serveInBackground(
     (e: unknown) => finish(undefined, e),
   );
   if (stream !== undefined) {
+    const head = { 'x-goodput-request-id': req.id };
+    // A retry under its Idempotency-Key follows it from its first event too, while it runs and
+    // after, on any replica: it is a client that lost its stream before it learned the id.
+    if (r.keep)
+      await r.pass.answered({ status: 200, body: '', headers: { ...head, [FOLLOWS]: id } });
     // Its client follows it from its first event, and may leave: it runs on all the same.
-    const { answer, out } = eventsAnswer(r.outgoing, { 'x-goodput-request-id': req.id });
+    const { answer, out } = eventsAnswer(r.outgoing, head);
     void runs.follow(req.tenant, id, -1, out);
     return { served: { response: answer, streaming: false, usedTokens: 0 }, detached: true };
   }

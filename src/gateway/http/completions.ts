@@ -12,7 +12,6 @@
  * gateway's drain) until nothing of it remains, and is traced (tracing/) from its arrival to its
  * answer's last byte.
  */
-import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { OUT_OF_REACH } from '../../core/admission/up-front.ts';
 import type { RejectReason, Rejection } from '../../core/request/decision.ts';
@@ -28,7 +27,7 @@ import { upstreamKind, type ApiKind, type Endpoint } from '../backend.ts';
 import type { Gateway } from '../gateway.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { OPEN_DOOR, atTheDoor } from '../shared/door.ts';
-import type { SharedStore, StoredResponse } from '../shared/shared-store.ts';
+import type { SharedStore } from '../shared/shared-store.ts';
 import { isRequestStopped } from '../stop.ts';
 import { askedClass, parseClientHeaders, tenantFor, type ClientHeaders } from './client-headers.ts';
 import type { InFlight } from './in-flight.ts';
@@ -39,6 +38,7 @@ import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe, type Served } from './serve-admitted.ts';
 import { serveInBackground, type BackgroundRuns } from './background.ts';
+import { fingerprint, replayed } from './replay.ts';
 import { promptView } from './prompt-view.ts';
 import { classOfTier, mayNameTier, unreadClasses } from './service-tier.ts';
 import { queueVerdict } from './unread-verdict.ts';
@@ -216,7 +216,7 @@ async function complete(
             fingerprint:
               headers.idempotencyKey === undefined ? undefined : fingerprint(kind, cls, bodyText),
           });
-    if (door.kind === 'replay') return replayed(door.answer);
+    if (door.kind === 'replay') return replayed(door.answer, tenant, deps.background, outgoing);
     if (door.kind === 'refused') return refused(door.rejection, true);
     let served: Served | undefined;
     try {
@@ -374,23 +374,4 @@ function request(
 function clientDeadline(headers: ClientHeaders, nowMs: Ms, deps: CompletionsDeps): Ms | undefined {
   const epochMs = headers.deadlineEpochMs;
   return epochMs === undefined ? undefined : nowMs + (epochMs - deps.epochMs());
-}
-
-/**
- * What binds an Idempotency-Key: the endpoint, the class and the body's bytes (its `stream`
- * included, so an answer is only ever replayed in the mode it was asked in). A client's retry
- * sends the same bytes; anything else is another request.
- */
-function fingerprint(kind: Endpoint, cls: SloClassName, bodyText: string): string {
-  return createHash('sha256').update(`${kind}\n${cls}\n`).update(bodyText).digest('base64url');
-}
-
-/** The stored answer as it was, the original request's id included: its record is the one. */
-function replayed(r: StoredResponse): Whole {
-  return {
-    kind: 'whole',
-    status: r.status,
-    headers: { ...r.headers, 'x-goodput-replayed': 'true' },
-    body: r.body,
-  };
 }
