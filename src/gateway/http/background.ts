@@ -12,8 +12,8 @@
  * Its client going away changes nothing: that is what it is for, and a batch request deferred
  * for minutes holds no connection. Asked with `stream: true`, the answer is its stream of events
  * from `response.created` (queued or in progress) on, which its client may leave and take up
- * again, on any replica, from any event (response-stream.ts). Until it ends it holds its tenant's pass at the door and
- * counts as in flight, so a drain waits for it. A cancel that reaches another gateway replica
+ * again, on any replica, from any event (response-stream.ts). Until it ends it holds its
+ * tenant's pass at the door and counts as in flight, so a drain waits for it. A cancel that reaches another gateway replica
  * marks it cancelled in the store; the replica running it reads the mark every few seconds
  * (`SWEEP_MS`, only where the store is shared) and stops it, and never writes over it.
  */
@@ -24,8 +24,7 @@ import {
   type ResponsesRequest,
 } from '../../openai/index.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
-import type { Clock } from '../../core/ports/clock.ts';
-import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
+import type { TimerHandle } from '../../core/ports/timers.ts';
 import type { Endpoint } from '../backend.ts';
 import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
@@ -33,7 +32,7 @@ import { errorWhole, isWhole, named, whole, type Whole } from './answer.ts';
 import { admitAndServe, type Parsed, type ServeContext, type Served } from './serve-admitted.ts';
 import { LOST_AFTER_MS, loadKept, type KeepingDeps } from './kept-responses.ts';
 import type { KeptResult } from '../state-metrics.ts';
-import { eventsAnswer, follow, RunStream, type EventsOut } from './response-stream.ts';
+import { eventsAnswer, follow, RunStream, type EventsOut, type Time } from './response-stream.ts';
 
 /** How often a replica reads the marks of the background responses it runs (shared store). */
 export const SWEEP_MS = 2_000;
@@ -57,11 +56,6 @@ interface Run {
   kept: boolean;
   /** Its events, when it was asked to stream. */
   readonly stream: RunStream | undefined;
-}
-
-interface Time {
-  readonly clock: Clock;
-  readonly timers: Timers;
 }
 
 /** The background responses this process runs, by response id. */

@@ -122,3 +122,31 @@ test('a log stops at its bound: a reader elsewhere gets what it holds, then an e
   assert.match(elsewhere.events.at(-1) ?? '', /^event: error\ndata: .*"code":"stream_incomplete"/);
   assert.match(elsewhere.events.at(-1) ?? '', new RegExp(`"sequence_number":${logged}\\}`));
 });
+
+test('a store failing mid-read ends the stream with an error that says where the client got to', async () => {
+  const store = new MemoryStore({ clock: new VirtualClock() });
+  await store.appendEvents(
+    'acme',
+    'resp_1',
+    [0, 1, 2].map((n) => event(n)),
+  );
+  let reads = 0;
+  const failing = Object.assign(Object.create(store) as MemoryStore, {
+    readEvents: async (tenant: string, id: string, from: number, max: number) => {
+      if (reads++ > 0) throw new Error('unreachable');
+      return store.readEvents(tenant, id, from, max);
+    },
+  });
+  const { deps, clock } = setup(failing);
+  const client = new Client();
+  const reading = follow(deps, 'acme', 'resp_1', 0, undefined, client);
+  await settle(clock, POLL_MS);
+  await reading;
+  assert.deepEqual(
+    client.events.slice(0, 2),
+    [1, 2].map((n) => event(n)),
+  );
+  assert.match(client.events[2], /^event: error\n.*"code":"service_unavailable"/);
+  assert.match(client.events[2], /"sequence_number":3\}/);
+  assert.equal(client.ended, true);
+});

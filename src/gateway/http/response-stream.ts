@@ -56,7 +56,7 @@ export class RunStream {
   readonly #id: string;
   /** Events made so far: the next one's sequence number. */
   #made = 0;
-  /** Events the log holds: the first `#made - #logged` are still to be written, in `#unlogged`. */
+  /** Events the log holds; those after them, still to be written, are `#unlogged`. */
   #logged = 0;
   #unlogged: string[] = [];
   #bytes = 0;
@@ -261,16 +261,39 @@ class WebOut implements EventsOut {
   }
 }
 
-interface Time {
+export interface Time {
   readonly clock: Clock;
   readonly timers: Timers;
 }
 
 export interface FollowDeps extends KeepingDeps, Time {}
 
+/** A client's connection, and the sequence number of the next event it is to be sent. */
+class Reader {
+  readonly out: EventsOut;
+  at: number;
+
+  constructor(out: EventsOut, at: number) {
+    this.out = out;
+    this.at = at;
+  }
+
+  send(events: readonly string[]): void {
+    for (const e of events) this.out.write(e);
+    this.at += events.length;
+  }
+
+  /** The event that ends a stream short: `code`, why, and where the client got to. */
+  error(code: string, message: string): void {
+    const error = { type: 'error', code, message, param: null, sequence_number: this.at };
+    this.out.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+  }
+}
+
 /**
  * Writes `id`'s events after `startingAfter` to `out`, as they come, until its stream ends or
- * its client goes: from `run` when it runs here, else from its log.
+ * its client goes: from `run` when it runs here, else from its log. The store failing midway
+ * ends it with an `error` event; the client takes it up again from where it got to.
  */
 export async function follow(
   deps: FollowDeps,
@@ -280,11 +303,15 @@ export async function follow(
   run: RunStream | undefined,
   out: EventsOut,
 ): Promise<void> {
+  const reader = new Reader(out, startingAfter + 1);
   try {
-    if (run !== undefined) await followRun(deps, tenant, id, startingAfter + 1, run, out);
-    else await followLog(deps, tenant, id, startingAfter + 1, out);
+    if (run !== undefined) await followRun(deps, tenant, id, run, reader);
+    else await followLog(deps, tenant, id, reader);
   } catch {
-    // The store failed mid-read: the client reads on from the last event it got.
+    reader.error(
+      'service_unavailable',
+      'the store of responses is unreachable now; take the stream up again later (starting_after)',
+    );
   } finally {
     out.end();
   }
@@ -294,22 +321,21 @@ async function followRun(
   deps: FollowDeps,
   tenant: string,
   id: string,
-  from: number,
   run: RunStream,
-  out: EventsOut,
+  reader: Reader,
 ): Promise<void> {
-  const { follower, until, start } = run.follow(from);
+  const { follower, until, start } = run.follow(reader.at);
+  const out = reader.out;
   try {
-    let at = from;
-    while (at < until && !out.gone) {
-      const page = await deps.store.readEvents(tenant, id, at, Math.min(PAGE, until - at));
+    while (reader.at < until && !out.gone) {
+      const want = Math.min(PAGE, until - reader.at);
+      const page = await deps.store.readEvents(tenant, id, reader.at, want);
       if (page.length === 0) break;
-      for (const e of page) out.write(e);
-      at += page.length;
+      reader.send(page);
     }
-    if (at < start) return lacking(out, at);
+    if (reader.at < start) return lacking(reader);
     while (!out.gone) {
-      for (const e of follower.events.splice(0)) out.write(e);
+      reader.send(follower.events.splice(0));
       if (follower.ended) return;
       await Promise.race([new Promise<void>((wake) => (follower.wake = wake)), out.leaving]);
       follower.wake = undefined;
@@ -323,18 +349,15 @@ async function followLog(
   deps: FollowDeps,
   tenant: string,
   id: string,
-  from: number,
-  out: EventsOut,
+  reader: Reader,
 ): Promise<void> {
-  let at = from;
   let last = '';
   let recordReadMs = -Infinity;
   // Whether its record was found ended at the last read.
   let ended = false;
-  while (!out.gone) {
-    const page = await deps.store.readEvents(tenant, id, at, PAGE);
-    for (const e of page) out.write(e);
-    at += page.length;
+  while (!reader.out.gone) {
+    const page = await deps.store.readEvents(tenant, id, reader.at, PAGE);
+    reader.send(page);
     last = page.at(-1) ?? last;
     if (LAST.test(last)) return;
     if (page.length === PAGE) continue;
@@ -347,11 +370,11 @@ async function followLog(
       const kept = await loadSettled(deps, tenant, id);
       const status = kept?.response.status;
       if (status === 'cancelled') return;
-      if (ended && status === 'failed') return failedAt(out, at, kept?.response);
-      if (ended && status !== 'queued' && status !== 'in_progress') return lacking(out, at);
+      if (ended && status === 'failed') return failedAt(reader, kept?.response);
+      if (ended && status !== 'queued' && status !== 'in_progress') return lacking(reader);
       ended = status !== 'queued' && status !== 'in_progress';
     }
-    await sleep(deps, POLL_MS, out.leaving);
+    await sleep(deps, POLL_MS, reader.out.leaving);
   }
 }
 
@@ -359,22 +382,17 @@ async function followLog(
  * The log of a response that failed ends before its last event: its runner went before it could
  * write it (lost, kept-responses.ts `loadSettled`). The client gets the event it would have.
  */
-function failedAt(out: EventsOut, at: number, response: object | undefined): void {
-  const failed = { type: 'response.failed', sequence_number: at, response };
-  out.write(`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`);
+function failedAt(reader: Reader, response: object | undefined): void {
+  const failed = { type: 'response.failed', sequence_number: reader.at, response };
+  reader.send([`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`]);
 }
 
 /** The log ends before the stream did: the client is told, and where the rest is. */
-function lacking(out: EventsOut, at: number): void {
-  const error = {
-    type: 'error',
-    code: 'stream_incomplete',
-    message:
-      'the rest of this stream was not kept (its log reached its bound, or the store failed); GET the response whole',
-    param: null,
-    sequence_number: at,
-  };
-  out.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+function lacking(reader: Reader): void {
+  reader.error(
+    'stream_incomplete',
+    'the rest of this stream was not kept (its log reached its bound, or the store failed); GET the response whole',
+  );
 }
 
 function sleep(deps: FollowDeps, ms: Ms, leaving: Promise<void>): Promise<void> {
