@@ -59,7 +59,9 @@ export class RunStream {
   /** Events the log holds; those after them, still to be written, are `#unlogged`. */
   #logged = 0;
   #unlogged: string[] = [];
+  /** Bytes of the events logged, and of those held to be: the two together are bounded. */
   #bytes = 0;
+  #heldBytes = 0;
   /** The log reached its bound: it grows no more, and keeps no events to write. */
   #capped = false;
   #writing: Promise<void> | undefined;
@@ -83,7 +85,7 @@ export class RunStream {
       if (text === '') continue;
       const event = `${text}\n\n`;
       const seq = this.#made++;
-      if (!this.#capped) this.#unlogged.push(event);
+      if (!this.#capped) this.#hold(event);
       for (const f of this.#followers) {
         if (seq < f.next) continue;
         f.events.push(event);
@@ -155,16 +157,24 @@ export class RunStream {
     });
   }
 
+  /**
+   * Holds `event` to be written, unless the log would pass its bound with it: then the log is
+   * capped, and what it held let go (a store out of reach for long holds no more than that).
+   */
+  #hold(event: string): void {
+    this.#heldBytes += Buffer.byteLength(event);
+    if (this.#bytes + this.#heldBytes > RESPONSE_MAX_BYTES) {
+      this.#capped = true;
+      this.#unlogged = [];
+      this.#heldBytes = 0;
+    } else this.#unlogged.push(event);
+  }
+
   /** False when the store refused a write. */
   async #write(): Promise<boolean> {
     while (this.#unlogged.length > 0 && !this.#capped) {
       const batch = this.#unlogged.slice(0, PAGE);
       const bytes = batch.reduce((n, e) => n + Buffer.byteLength(e), 0);
-      if (this.#bytes + bytes > RESPONSE_MAX_BYTES) {
-        this.#capped = true;
-        this.#unlogged = [];
-        return true;
-      }
       try {
         await this.#keeping.store.appendEvents(this.#tenant, this.#id, batch);
       } catch {
@@ -172,6 +182,7 @@ export class RunStream {
         return false;
       }
       this.#bytes += bytes;
+      this.#heldBytes -= bytes;
       this.#logged += batch.length;
       this.#unlogged.splice(0, batch.length);
     }

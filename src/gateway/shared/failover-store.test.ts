@@ -226,3 +226,18 @@ test('while the primary is down no replica is taken for gone: only the primary c
     await store.close();
   }
 });
+
+test("a stream's events go to the primary alone: while it is down they wait, so its log numbers them right", async () => {
+  const { primary, store, tick } = setup('open');
+  await store.start();
+  await store.appendEvents('acme', 'resp_s', ['e0']);
+  primary.reachable = false;
+  await assert.rejects(store.appendEvents('acme', 'resp_s', ['e1']), isSharedStoreUnavailable);
+  await assert.rejects(store.appendEvents('acme', 'resp_s', ['e1']), isSharedStoreUnavailable);
+  await assert.rejects(store.readEvents('acme', 'resp_s', 1, 10), isSharedStoreUnavailable);
+  primary.reachable = true;
+  await tick();
+  await store.appendEvents('acme', 'resp_s', ['e1']);
+  assert.deepEqual(await store.readEvents('acme', 'resp_s', 0, 10), ['e0', 'e1']);
+  await store.close();
+});

@@ -9,6 +9,7 @@
  * exception to `open`: one kept while the primary was down is found in the fallback, but any
  * other may be in the primary, so its load or delete is refused with `SharedStoreUnavailable`
  * rather than answered "none"; when the primary is back, those kept in the fallback move to it.
+ * A stream's events are the primary's alone (see `appendEvents`).
  */
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
@@ -83,8 +84,18 @@ export class FailoverStore implements SharedStore {
     return this.#routeOrKnown<boolean>(op, false);
   }
 
-  appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
-    return this.#route((s) => s.appendEvents(tenant, id, events));
+  /**
+   * Only to the primary, whatever the policy: a log begun there and gone on in the fallback
+   * would number its events wrong. Its writer holds them until the primary is back.
+   */
+  async appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
+    if (!this.#up) throw this.#unavailable();
+    try {
+      await this.#o.primary.appendEvents(tenant, id, events);
+    } catch (e) {
+      this.#mark(false, e);
+      throw this.#unavailable();
+    }
   }
 
   readEvents(tenant: string, id: string, from: number, max: number): Promise<readonly string[]> {
