@@ -3,7 +3,9 @@
 // about 60 words, a reply's text and a tool call, and the tool's output). Whole: the body read
 // as the gateway reads it (parsed, made into the chat it is). Continued: the new turn's body
 // read, the kept record loaded from the store and the whole chat made. Kept: the record
-// stringified and saved, as every stored response is once it ends. Stores: memory, and a real
+// stringified and saved, as every stored response is once it ends. Polled: the record loaded as
+// a poll of a background response loads it — whole, and its head alone (the response without
+// its conversation, as the gateway reads it). Stores: memory, and a real
 // redis-server when one can be started (or `--redis URL`). Medians of `--rounds`, each timed
 // over `--iterations` calls.
 // Usage: node bench/kept-responses.ts [--rounds 5] [--iterations 200] [--redis URL]
@@ -15,7 +17,13 @@ import { flag } from './bench-args.ts';
 import { turn, words } from './conversation-kit.ts';
 import { readRequest } from '../src/gateway/http/read-request.ts';
 import type { CompletionsDeps } from '../src/gateway/http/completions.ts';
-import { continued, keeper, type KeepingDeps } from '../src/gateway/http/kept-responses.ts';
+import {
+  continued,
+  keeper,
+  loadHead,
+  loadKept,
+  type KeepingDeps,
+} from '../src/gateway/http/kept-responses.ts';
 import { StateMetrics } from '../src/gateway/state-metrics.ts';
 import { MemoryStore } from '../src/gateway/shared/memory-store.ts';
 import type { SharedStore } from '../src/gateway/shared/shared-store.ts';
@@ -24,7 +32,7 @@ import { wallTimers } from '../src/runtime/wall-timers.ts';
 
 const ROUNDS = Number(flag('--rounds') ?? 5);
 const ITERATIONS = Number(flag('--iterations') ?? 200);
-const TURNS = [5, 25, 100];
+const TURNS = [5, 25, 100, 400];
 
 const TOOLS = Array.from({ length: 8 }, (_, i) => ({
   type: 'function',
@@ -94,9 +102,9 @@ console.log(
   `rounds ${ROUNDS} × ${ITERATIONS} calls; ${cpus()[0]?.model ?? 'cpu'}; node ${process.version}`,
 );
 console.log(
-  '| turns | store | whole body | new turn body | record | read whole, µs wall / CPU | read continued | continued ÷ whole, CPU | keep |',
+  '| turns | store | whole body | new turn body | record | read whole, µs wall / CPU | read continued | continued ÷ whole, CPU | keep | poll, record whole | poll, its head | whole ÷ head, CPU |',
 );
-console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 try {
   for (const turns of TURNS) {
     const history = Array.from({ length: turns - 1 }, (_, t) => turn(t)).flat();
@@ -128,11 +136,14 @@ try {
         continued(readRequest('responses', small, readDeps), 'acme', deps),
       );
       const keepUs = await median(() => keep(response));
+      const pollWhole = await median(() => loadKept(deps, 'acme', previousId));
+      const pollHead = await median(() => loadHead(deps, 'acme', previousId));
       const kib = (s: string) => `${(Buffer.byteLength(s) / 1024).toFixed(1)} KiB`;
       console.log(
         `| ${turns} | ${name} | ${kib(whole)} | ${kib(small)} | ${kib(record)} | ` +
           `${us(readWhole)} | ${us(readContinued)} | ` +
-          `${(readContinued.cpu / readWhole.cpu).toFixed(2)}× | ${us(keepUs)} |`,
+          `${(readContinued.cpu / readWhole.cpu).toFixed(2)}× | ${us(keepUs)} | ` +
+          `${us(pollWhole)} | ${us(pollHead)} | ${(pollWhole.cpu / pollHead.cpu).toFixed(1)}× |`,
       );
     }
   }

@@ -30,7 +30,7 @@ import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
 import { errorWhole, isWhole, named, whole, type Whole } from './answer.ts';
 import { admitAndServe, type Parsed, type ServeContext, type Served } from './serve-admitted.ts';
-import { LOST_AFTER_MS, loadKept, type KeepingDeps } from './kept-responses.ts';
+import { LOST_AFTER_MS, loadHead, type KeepingDeps } from './kept-responses.ts';
 import type { KeptResult } from '../state-metrics.ts';
 import { eventsAnswer, follow, RunStream, type EventsOut, type Time } from './response-stream.ts';
 
@@ -158,7 +158,7 @@ export class BackgroundRuns {
     for (const id of batch) {
       const run = this.#runs.get(id);
       if (run === undefined || run.cancelled || !run.kept) continue;
-      const kept = await loadKept(this.#keeping, run.tenant, id).catch(() => null);
+      const kept = await loadHead(this.#keeping, run.tenant, id).catch(() => null);
       // A response deleted or marked cancelled elsewhere runs no further, nor one kept as ended
       // there (taken for lost); one the store cannot read now is read again next time.
       if (kept === undefined || kept?.response.status === 'cancelled') this.cancel(run.tenant, id);
@@ -211,7 +211,7 @@ export async function serveInBackground(
   const save = (response: object): Promise<boolean> =>
     (saving = saving.then(async () => {
       if (runs.cancelled(id)) return false;
-      const kept = await loadKept(deps, req.tenant, id).catch(() => null);
+      const kept = await loadHead(deps, req.tenant, id).catch(() => null);
       if (kept === undefined || (kept !== null && ENDED.has(kept.response.status))) return false;
       await r.keepResponse(response);
       return true;
@@ -340,7 +340,7 @@ export async function serveInBackground(
       await save(response);
       return;
     }
-    const kept = await loadKept(deps, req.tenant, id).catch(() => null);
+    const kept = await loadHead(deps, req.tenant, id).catch(() => null);
     if (kept !== undefined) await r.keepResponse(response);
   }
 }

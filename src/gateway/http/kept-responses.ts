@@ -49,9 +49,12 @@ export interface KeptRecord {
   readonly session: string;
   /** A background response asked to stream: its events are logged, to be followed again. */
   readonly streamed?: true;
-  /** The replica running it, while a background response runs (lost-runs.ts). */
+  /** The replica running it, while a background response runs (`loadSettled`). */
   readonly runner?: string;
 }
+
+/** A kept record but its conversation: what a poll, a cancel's check or a sweep reads. */
+export type KeptHead = Omit<KeptRecord, 'input'>;
 
 export interface KeepingDeps {
   readonly store: SharedStore;
@@ -193,7 +196,7 @@ export function keeper(
     };
     let result: KeptResult;
     try {
-      const text = JSON.stringify(record);
+      const text = keptText(record);
       result = (await deps.store.saveResponse(tenant, record.response.id, text))
         ? 'ok'
         : 'too_large';
@@ -231,16 +234,62 @@ export async function loadSettled(
   tenant: string,
   id: string,
 ): Promise<KeptRecord | undefined> {
-  const kept = await loadKept(deps, tenant, id);
+  return settled(deps, tenant, id, await loadKept(deps, tenant, id));
+}
+
+/** `loadSettled`, its head alone: what a poll needs, without its conversation read. */
+export async function loadSettledHead(
+  deps: KeepingDeps,
+  tenant: string,
+  id: string,
+): Promise<KeptHead | undefined> {
+  return settled(deps, tenant, id, await loadHead(deps, tenant, id));
+}
+
+async function settled<K extends KeptHead>(
+  deps: KeepingDeps,
+  tenant: string,
+  id: string,
+  kept: K | undefined,
+): Promise<K | KeptRecord | undefined> {
   const runner = kept?.runner;
   if (kept === undefined || runner === undefined || runner === deps.replica) return kept;
   if (!RUNNING.has(kept.response.status) || (await deps.store.alive(runner))) return kept;
-  const { runner: _, ...record } = kept;
-  const response = { ...kept.response, status: 'failed', error: LOST };
+  // Lost: kept failed, its conversation with it.
+  const whole = await loadKept(deps, tenant, id);
+  if (whole === undefined) return undefined;
+  const { runner: _, ...record } = whole;
+  const response = { ...whole.response, status: 'failed', error: LOST };
   const lost: KeptRecord = { ...record, response };
-  await deps.store.saveResponse(tenant, id, JSON.stringify(lost));
+  await deps.store.saveResponse(tenant, id, keptText(lost));
   deps.metrics.state.backgroundLost.inc();
   return lost;
+}
+
+/**
+ * A record as the store keeps it: its head first — everything but the conversation, its length
+ * told (`head_chars`) — so that a poll reads the head alone (`loadHead`), however long the
+ * conversation. The whole reads as JSON, the told length an extra field.
+ */
+export function keptText(record: KeptRecord): string {
+  const { input, ...rest } = record;
+  const head = JSON.stringify(rest);
+  return `{"head_chars":${head.length},${head.slice(1, -1)},"input":${JSON.stringify(input)}}`;
+}
+
+const HEAD_CHARS = /^\{"head_chars":(\d+),/;
+
+/** What a poll reads first: most heads whole (a response still running, or a short one). */
+const FIRST_READ_CHARS = 4_096;
+
+/** The head `text` begins with, whole in it; undefined when it tells none (a record kept before). */
+function headIn(text: string): { readonly head?: KeptHead; readonly chars?: number } {
+  const told = HEAD_CHARS.exec(text);
+  if (told === null) return {};
+  const from = told[0].length;
+  const chars = from + Number(told[1]) - 2;
+  if (text.length < chars) return { chars };
+  return { head: JSON.parse(`{${text.slice(from, chars)}}`) as KeptHead, chars };
 }
 
 /**
@@ -253,13 +302,43 @@ export async function loadKept(
   tenant: string,
   id: string,
 ): Promise<KeptRecord | undefined> {
-  const text = await counted(
+  const text = await loadText(deps, tenant, id);
+  return text === undefined ? undefined : (JSON.parse(text) as KeptRecord);
+}
+
+/**
+ * `loadKept`'s head alone: the response, its session and marks, not its conversation — read
+ * from the record's beginning (one read of `FIRST_READ_CHARS`, a second when the head is
+ * longer), so neither the store nor the gateway handles the conversation.
+ */
+export async function loadHead(
+  deps: KeepingDeps,
+  tenant: string,
+  id: string,
+): Promise<KeptHead | undefined> {
+  const read = (chars: number) =>
+    counted(
+      deps,
+      'load',
+      keptId(id) ? deps.store.loadResponsePrefix(tenant, id, chars) : Promise.resolve(undefined),
+      (t) => t !== undefined,
+    );
+  const first = await read(FIRST_READ_CHARS);
+  if (first === undefined) return undefined;
+  const { head, chars } = headIn(first);
+  if (head !== undefined) return head;
+  if (chars === undefined) return loadKept(deps, tenant, id);
+  const again = await read(chars);
+  return again === undefined ? undefined : headIn(again).head;
+}
+
+function loadText(deps: KeepingDeps, tenant: string, id: string): Promise<string | undefined> {
+  return counted(
     deps,
     'load',
     keptId(id) ? deps.store.loadResponse(tenant, id) : Promise.resolve(undefined),
     (t) => t !== undefined,
   );
-  return text === undefined ? undefined : (JSON.parse(text) as KeptRecord);
 }
 
 /** Forgets the response kept under `id` for `tenant`; false when there was none. */

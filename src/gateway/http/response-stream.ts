@@ -22,7 +22,7 @@ import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { RESPONSE_MAX_BYTES } from '../shared/shared-store.ts';
 import type { Answer } from './answer.ts';
-import { loadSettled, type KeepingDeps } from './kept-responses.ts';
+import { loadSettledHead, type KeepingDeps } from './kept-responses.ts';
 
 /** How often a reader elsewhere reads the log of a response that runs on, for more. */
 export const POLL_MS = 100;
@@ -378,7 +378,7 @@ async function followLog(
       // record's read later, finds it. A reader asking past the end finds the log complete.
       const tail = await deps.store.readEvents(tenant, id, -1, 1);
       if (LAST.test(tail[0] ?? '')) return;
-      const kept = await loadSettled(deps, tenant, id);
+      const kept = await loadSettledHead(deps, tenant, id);
       const status = kept?.response.status;
       if (status === 'cancelled') return;
       if (ended && status === 'failed') return failedAt(reader, kept?.response);

@@ -31,6 +31,8 @@ import {
   deleteKept,
   loadKept,
   loadSettled,
+  loadSettledHead,
+  keptText,
   type KeepingDeps,
   type KeptRecord,
 } from './kept-responses.ts';
@@ -120,7 +122,7 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
     if (after instanceof OpenAiError) return deps.refused(after, 'invalid_request');
     const who = asking(c);
     if (who instanceof Response) return who;
-    const kept = await reached(who.id, () => loadSettled(deps, who.tenant, who.id));
+    const kept = await reached(who.id, () => loadSettledHead(deps, who.tenant, who.id));
     if (kept instanceof Response || stream !== 'true') {
       return kept instanceof Response ? kept : answer(c, kept.response);
     }
@@ -189,7 +191,7 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
       return answer(c, response);
     }
     const cancelled = { ...response, status: 'cancelled' };
-    const text = JSON.stringify({ ...kept, response: cancelled });
+    const text = keptText({ ...kept, response: cancelled });
     // Marked first, so the replica that runs it (maybe not this one) stops it and keeps it so.
     const marked = await reached(who.id, async () => {
       await deps.store.saveResponse(who.tenant, who.id, text);

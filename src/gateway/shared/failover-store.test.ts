@@ -35,6 +35,10 @@ class SwitchableStore implements SharedStore {
     this.#gate();
     return this.#inner.loadResponse(tenant, id);
   }
+  async loadResponsePrefix(tenant: string, id: string, chars: number) {
+    this.#gate();
+    return this.#inner.loadResponsePrefix(tenant, id, chars);
+  }
   async deleteResponse(tenant: string, id: string) {
     this.#gate();
     return this.#inner.deleteResponse(tenant, id);

@@ -79,6 +79,12 @@ export class FailoverStore implements SharedStore {
     return this.#routeOrKnown<string | undefined>(op, undefined);
   }
 
+  loadResponsePrefix(tenant: string, id: string, chars: number): Promise<string | undefined> {
+    const op = async (s: SharedStore) =>
+      (await s.loadResponsePrefix(tenant, id, chars)) ?? NOT_HERE;
+    return this.#routeOrKnown<string | undefined>(op, undefined);
+  }
+
   deleteResponse(tenant: string, id: string): Promise<boolean> {
     const op = async (s: SharedStore) => (await s.deleteResponse(tenant, id)) || NOT_HERE;
     return this.#routeOrKnown<boolean>(op, false);

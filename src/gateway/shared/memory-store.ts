@@ -111,6 +111,14 @@ export class MemoryStore implements SharedStore {
     return this.#responses.load(tenant, id, this.#clock.now());
   }
 
+  async loadResponsePrefix(
+    tenant: string,
+    id: string,
+    chars: number,
+  ): Promise<string | undefined> {
+    return this.#responses.load(tenant, id, this.#clock.now())?.slice(0, chars);
+  }
+
   async deleteResponse(tenant: string, id: string): Promise<boolean> {
     return this.#responses.delete(tenant, id, this.#clock.now());
   }

@@ -205,6 +205,18 @@ export class RedisStore implements SharedStore {
     return typeof text === 'string' ? text : undefined;
   }
 
+  /** A character is at most 3 bytes of UTF-8 (one of a pair 2): so many bytes hold them. */
+  async loadResponsePrefix(
+    tenant: string,
+    id: string,
+    chars: number,
+  ): Promise<string | undefined> {
+    const last = String(3 * chars - 1);
+    const text = await this.#client.sendCommand(['GETRANGE', responseKey(tenant, id), '0', last]);
+    // A text kept is never empty: none is no key.
+    return typeof text === 'string' && text !== '' ? text : undefined;
+  }
+
   async deleteResponse(tenant: string, id: string): Promise<boolean> {
     const keys = [responseKey(tenant, id), eventsKey(tenant, id)];
     return Number(await this.#client.sendCommand(['DEL', ...keys])) >= 1;

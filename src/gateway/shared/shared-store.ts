@@ -80,6 +80,12 @@ export interface SharedStore {
   saveResponse(tenant: string, id: string, text: string): Promise<boolean>;
   /** The text kept under `id` for `tenant`; undefined when none is (never kept, expired, deleted). */
   loadResponse(tenant: string, id: string): Promise<string | undefined>;
+  /**
+   * The beginning of that text: at least its first `chars` characters, whole (all of it when
+   * shorter; what follows them may end in a character cut). A record's head, read without the
+   * conversation after it.
+   */
+  loadResponsePrefix(tenant: string, id: string, chars: number): Promise<string | undefined>;
   /** Forgets the response kept under `id`, and its stream's events; false when none was. */
   deleteResponse(tenant: string, id: string): Promise<boolean>;
   /**

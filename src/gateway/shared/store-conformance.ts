@@ -204,6 +204,18 @@ export function responseStoreConformance(name: string, store: () => SharedStore)
     assert.equal(await s.deleteResponse(other, 'resp_1'), false, "another tenant's delete");
     assert.equal(await s.loadResponse(t, 'resp_1'), text, 'still kept');
     assert.equal(await s.loadResponse(t, 'resp_2'), undefined, 'never kept');
+    const prefix = await s.loadResponsePrefix(t, 'resp_1', 12);
+    assert.ok(prefix !== undefined && text.startsWith(prefix.slice(0, 12)) && prefix.length >= 12);
+    assert.equal(text.startsWith(prefix), true, 'a beginning of it');
+    assert.equal(await s.loadResponsePrefix(t, 'resp_1', 10_000), text, 'shorter: all of it');
+    assert.equal(await s.loadResponsePrefix(other, 'resp_1', 10), undefined, "another tenant's");
+    // Characters of 2, 3 and 4 bytes: the first asked for come whole, whatever follows.
+    const wide = `{"t":"${'é✓😀'.repeat(50)}"}`;
+    assert.equal(await s.saveResponse(t, 'resp_wide', wide), true);
+    for (const chars of [1, 7, 8, 9, 40, 41]) {
+      const got = (await s.loadResponsePrefix(t, 'resp_wide', chars)) ?? '';
+      assert.equal(got.slice(0, chars), wide.slice(0, chars), String(chars));
+    }
     assert.equal(await s.saveResponse(t, 'resp_1', '{"again":true}'), true);
     assert.equal(await s.loadResponse(t, 'resp_1'), '{"again":true}', 'kept again, the newer');
     assert.equal(await s.deleteResponse(t, 'resp_1'), true);

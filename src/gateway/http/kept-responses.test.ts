@@ -1,0 +1,48 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { VirtualClock } from '../../runtime/virtual-clock.ts';
+import type { InputItem } from '../../openai/index.ts';
+import { MemoryStore } from '../shared/memory-store.ts';
+import { StateMetrics } from '../state-metrics.ts';
+import { keptText, loadHead, loadKept, type KeptRecord } from './kept-responses.ts';
+
+const deps = () => ({
+  store: new MemoryStore({ clock: new VirtualClock() }),
+  keepResponses: true,
+  metrics: { state: new StateMetrics(new Registry()) },
+});
+
+// A conversation whose text would end a head read by a scan for its end: braces, quotes and a
+// `"input":` of its own.
+const input = [
+  { type: 'message', role: 'user', content: 'a } "input": ] { ü 😀 \\"', id: 'msg_0' },
+] as unknown as InputItem[];
+
+test("a record's head is read alone, and the whole as JSON, with its conversation", async () => {
+  const d = deps();
+  const record: KeptRecord = {
+    response: { id: 'resp_1', status: 'in_progress', output: [] },
+    input,
+    session: 's "1" }',
+    streamed: true,
+    runner: 'replica-a',
+  };
+  const text = keptText(record);
+  assert.match(text, /^\{"head_chars":\d+,"response":/);
+  await d.store.saveResponse('acme', 'resp_1', text);
+  const { input: _, ...head } = record;
+  assert.deepEqual(await loadHead(d, 'acme', 'resp_1'), head);
+  const whole = (await loadKept(d, 'acme', 'resp_1')) as KeptRecord & { head_chars?: number };
+  assert.deepEqual({ ...whole, head_chars: undefined }, { ...record, head_chars: undefined });
+  // A head longer than a first read (a long reply, non-ASCII) is read in a second.
+  const reply = [{ type: 'message', content: 'é😀'.repeat(5_000), id: 'msg_1' }];
+  const long = { ...record, response: { ...record.response, output: reply as InputItem[] } };
+  await d.store.saveResponse('acme', 'resp_3', keptText(long));
+  const { input: __, ...longHead } = long;
+  assert.deepEqual(await loadHead(d, 'acme', 'resp_3'), longHead);
+  // A record kept before heads were told is read whole, either way.
+  await d.store.saveResponse('acme', 'resp_2', JSON.stringify({ ...record, session: 'old' }));
+  assert.equal((await loadHead(d, 'acme', 'resp_2'))?.session, 'old');
+  assert.equal(await loadHead(d, 'acme', 'resp_none'), undefined);
+});
