@@ -111,11 +111,7 @@ export class MemoryStore implements SharedStore {
     return this.#responses.load(tenant, id, this.#clock.now());
   }
 
-  async loadResponsePrefix(
-    tenant: string,
-    id: string,
-    chars: number,
-  ): Promise<string | undefined> {
+  async loadResponsePrefix(tenant: string, id: string, chars: number): Promise<string | undefined> {
     return this.#responses.load(tenant, id, this.#clock.now())?.slice(0, chars);
   }
 

@@ -206,11 +206,7 @@ export class RedisStore implements SharedStore {
   }
 
   /** A character is at most 3 bytes of UTF-8 (one of a pair 2): so many bytes hold them. */
-  async loadResponsePrefix(
-    tenant: string,
-    id: string,
-    chars: number,
-  ): Promise<string | undefined> {
+  async loadResponsePrefix(tenant: string, id: string, chars: number): Promise<string | undefined> {
     const last = String(3 * chars - 1);
     const text = await this.#client.sendCommand(['GETRANGE', responseKey(tenant, id), '0', last]);
     // A text kept is never empty: none is no key.
