@@ -87,9 +87,11 @@ export function mayNameTier(text: string): boolean {
   if (text.includes('"service_tier"')) return true;
   if (!text.includes('\\u')) return false;
   for (let colon = text.indexOf(':'); colon >= 0; colon = text.indexOf(':', colon + 1)) {
+    // Back over JSON's whitespace to the quote that ends a key; anything else ends no key.
     let end = colon - 1;
-    while (end > 0 && ' \t\n\r'.includes(text[end])) end--;
-    if (text[end] !== '"') continue;
+    let c = text.charCodeAt(end);
+    while (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) c = text.charCodeAt(--end);
+    if (c !== 0x22) continue;
     const start = text.lastIndexOf('"', end - 1);
     const key = text.slice(start + 1, end);
     if (start < 0 || key.length > ESCAPED_KEY_CHARS || !key.includes('\\u')) continue;
