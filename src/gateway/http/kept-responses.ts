@@ -303,7 +303,10 @@ export async function loadKept(
   id: string,
 ): Promise<KeptRecord | undefined> {
   const text = await loadText(deps, tenant, id);
-  return text === undefined ? undefined : (JSON.parse(text) as KeptRecord);
+  if (text === undefined) return undefined;
+  // The head's told length is the text's, not the record's: kept again, it is told anew.
+  const { head_chars: _, ...record } = JSON.parse(text) as KeptRecord & { head_chars?: number };
+  return record;
 }
 
 /**
