@@ -94,6 +94,28 @@ test('events the store refused are written with the next, in order', async () =>
   assert.deepEqual(appended, [3], 'together, in one write');
 });
 
+test('events the store refused are written a second later, with no event after them', async () => {
+  const store = new MemoryStore({ clock: new VirtualClock() });
+  let down = true;
+  const flaky = Object.assign(Object.create(store) as MemoryStore, {
+    appendEvents: async (tenant: string, id: string, events: readonly string[]) => {
+      if (down) throw new Error('unreachable');
+      return store.appendEvents(tenant, id, events);
+    },
+  });
+  const { clock, run } = setup(flaky);
+  run.emit(event(0) + event(1));
+  await settle(clock);
+  down = false;
+  assert.deepEqual(await store.readEvents('acme', 'resp_1', 0, 10), [], 'not yet');
+  await settle(clock, 1_000);
+  assert.deepEqual(
+    await store.readEvents('acme', 'resp_1', 0, 10),
+    [0, 1].map((n) => event(n)),
+  );
+  await run.end();
+});
+
 test('a log stops at its bound: a reader elsewhere gets what it holds, then an error that says so', async () => {
   const { deps, clock, run } = setup();
   const mib = 'x'.repeat(1024 * 1024);

@@ -9,7 +9,7 @@
  *
  * A stream ends with its response's last event (`response.completed`, `response.incomplete`,
  * `response.failed`). A cancelled one just ends: OpenAI names no event for it. A log stops
- * growing at `RESPONSE_MAX_BYTES`, and a write the store refuses is tried again with the next.
+ * growing at `RESPONSE_MAX_BYTES`, and a write the store refuses is tried again a second later.
  * A reader elsewhere that finds no more in the log reads the response's record, and ends when
  * the response has: when the log lacks its end, with `response.failed` where it failed (its
  * runner gone), else an `error` event, the response whole a GET away.
@@ -33,6 +33,8 @@ export const POLL_MS = 100;
 export const WRITE_MS = POLL_MS / 2;
 /** How often that reader, finding no more, reads the response's record to learn it has ended. */
 const RECORD_MS = 1_000;
+/** How long a log's writer the store refused waits before it tries again. */
+const RETRY_MS = 1_000;
 /** The most events one write adds to the log, or one read takes from it. */
 const PAGE = 500;
 
@@ -153,7 +155,13 @@ export class RunStream {
     this.#wroteMs = clock.now();
     this.#writing = this.#write().then((ok) => {
       this.#writing = undefined;
-      if (ok && this.#unlogged.length > 0) this.#kick();
+      if (this.#unlogged.length === 0 || this.#ended) return;
+      if (ok) return this.#kick();
+      // The store refused: tried again in a while, or with the next event.
+      this.#next = timers.at(clock.now() + RETRY_MS, () => {
+        this.#next = undefined;
+        this.#kick();
+      });
     });
   }
 
