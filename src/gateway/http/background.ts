@@ -32,7 +32,8 @@ import { errorWhole, isWhole, named, whole, type Whole } from './answer.ts';
 import { admitAndServe, type Parsed, type ServeContext, type Served } from './serve-admitted.ts';
 import { LOST_AFTER_MS, loadHead, type KeepingDeps } from './kept-responses.ts';
 import type { KeptResult } from '../state-metrics.ts';
-import { eventsAnswer, follow, RunStream, type EventsOut, type Time } from './response-stream.ts';
+import { RunStream, type Time } from './response-stream.ts';
+import { eventsAnswer, follow, type EventsOut } from './stream-readers.ts';
 
 /** How often a replica reads the marks of the background responses it runs (shared store). */
 export const SWEEP_MS = 2_000;

@@ -9,7 +9,7 @@ import type { Endpoint } from '../backend.ts';
 import type { StoredResponse } from '../shared/shared-store.ts';
 import type { Answer } from './answer.ts';
 import { FOLLOWS, type BackgroundRuns } from './background.ts';
-import { eventsAnswer } from './response-stream.ts';
+import { eventsAnswer } from './stream-readers.ts';
 
 /**
  * What binds an Idempotency-Key: the endpoint, the class and the body's bytes (its `stream`

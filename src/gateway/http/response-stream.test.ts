@@ -5,7 +5,8 @@ import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import { MemoryStore } from '../shared/memory-store.ts';
 import { RESPONSE_MAX_BYTES } from '../shared/shared-store.ts';
 import { StateMetrics } from '../state-metrics.ts';
-import { POLL_MS, RunStream, follow, type EventsOut } from './response-stream.ts';
+import { POLL_MS, RunStream } from './response-stream.ts';
+import { follow, type EventsOut } from './stream-readers.ts';
 
 /** A client that keeps what it is sent. */
 class Client implements EventsOut {

@@ -2,7 +2,7 @@
  * The Responses API's stored responses, looked up as OpenAI's are (kept-responses.ts keeps
  * them): `GET /v1/responses/{id}` the response as its client got it last — or, with
  * `stream=true`, a background response's stream of events after `starting_after` (its events'
- * sequence numbers), then the rest as it runs (response-stream.ts) — `DELETE` it,
+ * sequence numbers), then the rest as it runs (stream-readers.ts) — `DELETE` it,
  * `GET /v1/responses/{id}/input_items` the conversation it answered, a page at a time (`limit`
  * 1–100, default 20; `order` desc, the default, or asc; `after` an item's id). A response is
  * its tenant's alone, the tenant its API key (and fairness id) names, as for a completion.
@@ -37,7 +37,7 @@ import {
   type KeptRecord,
 } from './kept-responses.ts';
 import type { BackgroundRuns } from './background.ts';
-import { eventsAnswer } from './response-stream.ts';
+import { eventsAnswer } from './stream-readers.ts';
 
 /** The methods each stored-response path takes, by its pattern: anything else there is a 405. */
 export const KEPT_ROUTES: readonly (readonly [RegExp, string])[] = [

@@ -1,0 +1,243 @@
+/**
+ * The readers of a background response's stream (response-stream.ts): its POST's client, and
+ * `GET /v1/responses/{id}?stream=true&starting_after=N` on any replica. A reader where the
+ * response runs follows its run, reading first from the log what it missed; one elsewhere reads
+ * the log every `POLL_MS`. A reader that finds no more in the log reads the response's record,
+ * and ends when the response has: when the log lacks its end, with `response.failed` where it
+ * failed (its runner gone), else an `error` event, the response whole a GET away. The store
+ * failing midway ends it with an `error` event at the sequence number it got to.
+ */
+import type { ServerResponse } from 'node:http';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { SSE_HEADERS } from '../../openai/index.ts';
+import type { Ms } from '../../core/request/units.ts';
+import type { Answer } from './answer.ts';
+import { loadSettledHead, type KeepingDeps } from './kept-responses.ts';
+import { PAGE, POLL_MS, type RunStream, type Time } from './response-stream.ts';
+
+/** How often a reader elsewhere, finding no more, reads the record to learn it has ended. */
+const RECORD_MS = 1_000;
+
+/** The events that end a response's stream. */
+const LAST = /^event: response\.(completed|incomplete|failed)\n/;
+
+/** Where a reader's events go: the client's connection. */
+export interface EventsOut {
+  write(text: string): void;
+  end(): void;
+  /** The client has gone: nothing more is written. */
+  readonly gone: boolean;
+  /** Resolves when the client has gone. */
+  readonly leaving: Promise<void>;
+}
+
+/** The SSE answer a reader writes to: Node's response straight, or a web stream. */
+export function eventsAnswer(
+  outgoing: ServerResponse | undefined,
+  extra: Record<string, string>,
+): { readonly answer: Answer; readonly out: EventsOut } {
+  const headers = { ...SSE_HEADERS, ...extra };
+  if (outgoing !== undefined)
+    return { answer: RESPONSE_ALREADY_SENT, out: new NodeOut(outgoing, headers) };
+  const out = new WebOut();
+  return { answer: new Response(out.body, { status: 200, headers }), out };
+}
+
+/** Events written to Node's response as they come. */
+class NodeOut implements EventsOut {
+  readonly #res: ServerResponse;
+  readonly leaving: Promise<void>;
+
+  constructor(res: ServerResponse, headers: Record<string, string>) {
+    this.#res = res;
+    res.writeHead(200, headers);
+    this.leaving = new Promise((resolve) => res.once('close', () => resolve()));
+  }
+
+  write(text: string): void {
+    if (!this.#res.destroyed) this.#res.write(text);
+  }
+
+  end(): void {
+    this.#res.end();
+  }
+
+  get gone(): boolean {
+    return this.#res.destroyed;
+  }
+}
+
+/** Events enqueued on a web stream, the body of a web Response. */
+class WebOut implements EventsOut {
+  readonly body: ReadableStream<Uint8Array>;
+  readonly leaving: Promise<void>;
+  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  #gone = false;
+  #left: () => void = () => {};
+
+  constructor() {
+    this.leaving = new Promise((resolve) => (this.#left = resolve));
+    this.body = new ReadableStream<Uint8Array>({
+      start: (c) => void (this.#controller = c),
+      cancel: () => this.#leave(),
+    });
+  }
+
+  write(text: string): void {
+    if (!this.#gone) this.#controller.enqueue(Buffer.from(text));
+  }
+
+  end(): void {
+    if (this.#gone) return;
+    this.#controller.close();
+    this.#leave();
+  }
+
+  get gone(): boolean {
+    return this.#gone;
+  }
+
+  #leave(): void {
+    this.#gone = true;
+    this.#left();
+  }
+}
+
+export interface FollowDeps extends KeepingDeps, Time {}
+
+/** A client's connection, and the sequence number of the next event it is to be sent. */
+class Reader {
+  readonly out: EventsOut;
+  at: number;
+
+  constructor(out: EventsOut, at: number) {
+    this.out = out;
+    this.at = at;
+  }
+
+  send(events: readonly string[]): void {
+    for (const e of events) this.out.write(e);
+    this.at += events.length;
+  }
+
+  /** The event that ends a stream short: `code`, why, and where the client got to. */
+  error(code: string, message: string): void {
+    const error = { type: 'error', code, message, param: null, sequence_number: this.at };
+    this.out.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+  }
+}
+
+/**
+ * Writes `id`'s events after `startingAfter` to `out`, as they come, until its stream ends or
+ * its client goes: from `run` when it runs here, else from its log. The store failing midway
+ * ends it with an `error` event; the client takes it up again from where it got to.
+ */
+export async function follow(
+  deps: FollowDeps,
+  tenant: string,
+  id: string,
+  startingAfter: number,
+  run: RunStream | undefined,
+  out: EventsOut,
+): Promise<void> {
+  const reader = new Reader(out, startingAfter + 1);
+  try {
+    if (run !== undefined) await followRun(deps, tenant, id, run, reader);
+    else await followLog(deps, tenant, id, reader);
+  } catch {
+    reader.error(
+      'service_unavailable',
+      'the store of responses is unreachable now; take the stream up again later (starting_after)',
+    );
+  } finally {
+    out.end();
+  }
+}
+
+async function followRun(
+  deps: FollowDeps,
+  tenant: string,
+  id: string,
+  run: RunStream,
+  reader: Reader,
+): Promise<void> {
+  const { follower, until, start } = run.follow(reader.at);
+  const out = reader.out;
+  try {
+    while (reader.at < until && !out.gone) {
+      const want = Math.min(PAGE, until - reader.at);
+      const page = await deps.store.readEvents(tenant, id, reader.at, want);
+      if (page.length === 0) break;
+      reader.send(page);
+    }
+    if (reader.at < start) return lacking(reader);
+    while (!out.gone) {
+      reader.send(follower.events.splice(0));
+      if (follower.ended) return;
+      await Promise.race([new Promise<void>((wake) => (follower.wake = wake)), out.leaving]);
+      follower.wake = undefined;
+    }
+  } finally {
+    run.unfollow(follower);
+  }
+}
+
+async function followLog(
+  deps: FollowDeps,
+  tenant: string,
+  id: string,
+  reader: Reader,
+): Promise<void> {
+  let last = '';
+  let recordReadMs = -Infinity;
+  // Whether its record was found ended at the last read.
+  let ended = false;
+  while (!reader.out.gone) {
+    const page = await deps.store.readEvents(tenant, id, reader.at, PAGE);
+    reader.send(page);
+    last = page.at(-1) ?? last;
+    if (LAST.test(last)) return;
+    if (page.length === PAGE) continue;
+    if (page.length === 0 && deps.clock.now() - recordReadMs >= RECORD_MS) {
+      recordReadMs = deps.clock.now();
+      // Its last event is logged once its record is kept as it ended: one more read, a
+      // record's read later, finds it. A reader asking past the end finds the log complete.
+      const tail = await deps.store.readEvents(tenant, id, -1, 1);
+      if (LAST.test(tail[0] ?? '')) return;
+      const kept = await loadSettledHead(deps, tenant, id);
+      const status = kept?.response.status;
+      if (status === 'cancelled') return;
+      if (ended && status === 'failed') return failedAt(reader, kept?.response);
+      if (ended && status !== 'queued' && status !== 'in_progress') return lacking(reader);
+      ended = status !== 'queued' && status !== 'in_progress';
+    }
+    await sleep(deps, POLL_MS, reader.out.leaving);
+  }
+}
+
+/**
+ * The log of a response that failed ends before its last event: its runner went before it could
+ * write it (lost, kept-responses.ts `loadSettled`). The client gets the event it would have.
+ */
+function failedAt(reader: Reader, response: object | undefined): void {
+  const failed = { type: 'response.failed', sequence_number: reader.at, response };
+  reader.send([`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`]);
+}
+
+/** The log ends before the stream did: the client is told, and where the rest is. */
+function lacking(reader: Reader): void {
+  reader.error(
+    'stream_incomplete',
+    'the rest of this stream was not kept (its log reached its bound, or the store failed); GET the response whole',
+  );
+}
+
+function sleep(deps: FollowDeps, ms: Ms, leaving: Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = deps.timers.at(deps.clock.now() + ms, resolve);
+    void leaving.then(() => {
+      timer.cancel();
+      resolve();
+    });
+  });
+}
