@@ -53,9 +53,8 @@ export class RunStream {
   /** Events the log holds; those after them, still to be written, are `#unlogged`. */
   #logged = 0;
   #unlogged: string[] = [];
-  /** Bytes of the events logged, and of those held to be: the two together are bounded. */
+  /** Bytes of the events held to be logged so far, logged or not: what bounds the log. */
   #bytes = 0;
-  #heldBytes = 0;
   /** The log reached its bound: it grows no more, and keeps no events to write. */
   #capped = false;
   #writing: Promise<void> | undefined;
@@ -162,11 +161,10 @@ export class RunStream {
    * capped, and what it held let go (a store out of reach for long holds no more than that).
    */
   #hold(event: string): void {
-    this.#heldBytes += Buffer.byteLength(event);
-    if (this.#bytes + this.#heldBytes > RESPONSE_MAX_BYTES) {
+    this.#bytes += Buffer.byteLength(event);
+    if (this.#bytes > RESPONSE_MAX_BYTES) {
       this.#capped = true;
       this.#unlogged = [];
-      this.#heldBytes = 0;
     } else this.#unlogged.push(event);
   }
 
@@ -174,15 +172,12 @@ export class RunStream {
   async #write(): Promise<boolean> {
     while (this.#unlogged.length > 0 && !this.#capped) {
       const batch = this.#unlogged.slice(0, PAGE);
-      const bytes = batch.reduce((n, e) => n + Buffer.byteLength(e), 0);
       try {
         await this.#keeping.store.appendEvents(this.#tenant, this.#id, batch);
       } catch {
         // The store out of reach: these go with the next write.
         return false;
       }
-      this.#bytes += bytes;
-      this.#heldBytes -= bytes;
       this.#logged += batch.length;
       this.#unlogged.splice(0, batch.length);
     }
