@@ -71,7 +71,7 @@ export type Admitted =
   | { readonly kind: 'dispatched'; readonly ticket: Ticket<Waiter> };
 
 /** The status a request the gateway stops gets (a stream already answered 200 says it in-stream). */
-const CUT_STATUS = { deadline_exceeded: 504, shutting_down: 503 } as const;
+const CUT_STATUS = { deadline_exceeded: 504, shutting_down: 503, handed_over: 503 } as const;
 /** How long the queue's verdict on unread requests stands (`refusedForQueue`). */
 const QUEUE_VERDICT_MS: Ms = 1;
 
@@ -256,7 +256,8 @@ export class Gateway {
       if (!ticket.queued) return;
       const why = stoppedBy(signal) ?? 'client_closed';
       this.pipeline.withdraw(ticket);
-      this.slos.ended(req, stopped(why, false));
+      // Handed over, it goes on at another replica, where it ends.
+      if (why !== 'handed_over') this.slos.ended(req, stopped(why, false));
       if (why === 'client_closed') this.counts.cancelled(this.counts.labels(req), 'queued');
       else this.pipeline.cut(ticket, why, CUT_STATUS[why], this.deps.clock.now());
       waiter.resolve({ how: 'stopped', why });

@@ -35,7 +35,8 @@ import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { logStoreTransition, openSharedStore } from './shared/open-store.ts';
 import { RESPONSE_TTL_MS } from './shared/shared-store.ts';
-import { BackgroundRuns } from './http/background.ts';
+import { BackgroundRuns } from './http/background-runs.ts';
+import { adopt } from './http/background-handover.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
 import { InFlight } from './http/in-flight.ts';
@@ -328,6 +329,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     await tracer.close();
     throw e;
   }
+  // Listening, it takes the background responses other replicas hand over as they drain.
+  background.adoptWith((order) => adopt(order, appDeps));
   const api = listeners;
   const { port } = api;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
@@ -371,6 +374,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       );
       // Idle keep-alive connections would carry new requests here; busy ones close as they end.
       api.closeIdleConnections();
+      // Background responses still queued go to a replica that serves, if one does.
+      const handed = await background.handOver();
       if (!(await inFlight.drainWithin(timeoutMs, clock, timers))) {
         const over = inFlight.cut();
         log.warn({ cut: over }, `drain time over: ${over} request(s) stopped as shutting_down`);
@@ -378,7 +383,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
       }
       // A second signal may have cut some before the drain time ran out.
       const cut = inFlight.cutCount;
-      log.info({ finished: before - cut, cut }, 'drained');
+      log.info({ finished: before - cut, cut, handed_over: handed }, 'drained');
       await close();
       return { finished: before - cut, cut };
     },

@@ -36,7 +36,8 @@ export function stopped(why: StopCause, dispatched: boolean): Ending {
     case 'deadline_exceeded':
       return { finish: 'expired', reason: 'deadline_exceeded', dispatched };
     case 'shutting_down':
-      return { finish: 'failed', reason: 'shutting_down', dispatched };
+    case 'handed_over':
+      return { finish: 'failed', reason: why, dispatched };
   }
 }
 

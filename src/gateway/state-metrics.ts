@@ -18,6 +18,7 @@ export class StateMetrics {
   readonly kept: Counter<'op' | 'result'>;
   readonly backgroundEnded: Counter<'status'>;
   readonly backgroundLost: Counter;
+  readonly handovers: Counter<'op'>;
   readonly truncated: Counter;
   readonly truncatedItems: Counter;
   readonly policy: Gauge<'policy' | 'policy_revision'>;
@@ -60,6 +61,12 @@ export class StateMetrics {
     this.backgroundLost = new Counter({
       name: 'goodput_background_responses_lost_total',
       help: 'Background responses this gateway found queued or in progress on a replica no longer alive (killed, crashed), and kept failed (runner_lost).',
+      registers,
+    });
+    this.handovers = new Counter({
+      name: 'goodput_background_handovers_total',
+      help: "Background responses still queued at this gateway's drain, handed to the replicas serving (op=handed) or not, the store refusing (not_handed); and those this gateway took from a drained one: run here (adopted), refused by admission here and kept failed (refused), found ended or deleted meanwhile (dropped), or that failed here for a fault and are left to be taken for lost (failed).",
+      labelNames: ['op'],
       registers,
     });
     this.truncated = new Counter({

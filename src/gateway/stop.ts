@@ -10,7 +10,12 @@ export type StopCause =
   /** The client's own deadline (`x-goodput-timeout-ms` / `x-goodput-deadline-ms`) passed. */
   | 'deadline_exceeded'
   /** The gateway is shutting down and its drain time ran out. */
-  | 'shutting_down';
+  | 'shutting_down'
+  /**
+   * A background response still queued when its gateway began to drain, handed to another
+   * replica to run (background-handover.ts): it goes on there, so it has not ended.
+   */
+  | 'handed_over';
 
 export class RequestStopped extends Error {
   readonly kind = 'stopped' as const;

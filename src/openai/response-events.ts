@@ -92,6 +92,14 @@ export class ResponseBuilder {
     );
   }
 
+  /**
+   * The stream goes on from events told before this builder (a background response handed from
+   * a replica that drained to another): its next event is numbered `next`.
+   */
+  resumeAt(next: number): void {
+    this.seq = next;
+  }
+
   /** A queued background response begins. */
   started(): string {
     return this.event('response.in_progress', { response: this.response('in_progress') });

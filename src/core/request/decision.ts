@@ -43,6 +43,8 @@ export const REJECT_REASONS = [
   'service_capacity',
   'no_ready_replica',
   'shutting_down',
+  // a background response still queued at its gateway's drain, run by another replica instead
+  'handed_over',
   // the gateway's own CPU is behind: shed on arrival, before the body is read
   'gateway_overloaded',
 ] as const;

@@ -60,6 +60,7 @@ const REASON_EXCLUSION = {
   service_capacity: null,
   no_ready_replica: null,
   shutting_down: null,
+  handed_over: null,
   gateway_overloaded: null,
 } as const satisfies Record<RejectReason, Exclusion | null>;
 

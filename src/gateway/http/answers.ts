@@ -348,6 +348,7 @@ const STOPPED: Readonly<Record<StopCause, string>> = {
   client_closed: 'the client closed the request',
   deadline_exceeded: "the request's deadline passed mid-stream",
   shutting_down: 'the gateway shut down before the stream ended',
+  handed_over: 'the gateway drained and handed the request to another replica',
 };
 
 type ChunkHead = Head & { readonly includeUsage: boolean };

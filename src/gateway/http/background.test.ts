@@ -4,12 +4,20 @@ import { Registry } from 'prom-client';
 import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import { MemoryStore } from '../shared/memory-store.ts';
 import { StateMetrics } from '../state-metrics.ts';
-import { BackgroundRuns, SWEEP_MS } from './background.ts';
+import { RequestStopped } from '../stop.ts';
+import { BackgroundRuns, SWEEP_MS } from './background-runs.ts';
 
 /** Runs the clock past the next sweep and lets its store reads settle. */
 async function sweep(clock: VirtualClock): Promise<void> {
   clock.run(clock.now() + SWEEP_MS);
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** Replica A's runs over `store`, on `clock`, with metrics of their own. */
+function runsOf(store: MemoryStore, clock: VirtualClock): BackgroundRuns {
+  const state = new StateMetrics(new Registry());
+  const keeping = { store, keepResponses: true, metrics: { state }, replica: 'replica-a' };
+  return new BackgroundRuns(keeping, { clock, timers: clock }, true);
 }
 
 const record = (status: string) =>
@@ -18,13 +26,7 @@ const record = (status: string) =>
 test('the sweep stops a run whose record is marked cancelled, ended or gone, never one not kept yet; its replica beats', async () => {
   const clock = new VirtualClock();
   const store = new MemoryStore({ clock });
-  const keeping = {
-    store,
-    keepResponses: true,
-    metrics: { state: new StateMetrics(new Registry()) },
-    replica: 'replica-a',
-  };
-  const runs = new BackgroundRuns(keeping, { clock, timers: clock }, true);
+  const runs = runsOf(store, clock);
   const ids = ['resp_1', 'resp_2', 'resp_3', 'resp_4'];
   const stops = ids.map((id) => {
     const stop = new AbortController();
@@ -52,5 +54,45 @@ test('the sweep stops a run whose record is marked cancelled, ended or gone, nev
   assert.equal(runs.cancelled('resp_2'), true);
   assert.equal(runs.cancelled('resp_4'), false, 'not cancelled: kept failed');
   assert.equal(runs.cancel('other-tenant', 'resp_3'), false, "not another tenant's to cancel");
+  runs.close();
+});
+
+test('at a drain, runs still queued and kept are stopped to be handed over — only when another replica serves', async () => {
+  const clock = new VirtualClock();
+  const store = new MemoryStore({ clock });
+  const start = () => {
+    const runs = runsOf(store, clock);
+    runs.adoptWith(async () => {});
+    const stops = ['resp_q', 'resp_run', 'resp_new', 'resp_x'].map((id) => {
+      const stop = new AbortController();
+      runs.add(id, 'acme', stop, false);
+      if (id !== 'resp_new') runs.kept(id);
+      if (id !== 'resp_run') runs.waiting(id, true);
+      return stop;
+    });
+    runs.cancel('acme', 'resp_x');
+    return { runs, stops };
+  };
+  // Alone, it hands nothing over: what it runs waits for its drain.
+  const alone = start();
+  assert.equal(await alone.runs.handOver(), 0);
+  assert.deepEqual(
+    alone.stops.map((s) => s.signal.aborted),
+    [false, false, false, true],
+  );
+  assert.deepEqual(await store.serving(), [], 'draining, it serves no more');
+  alone.runs.close();
+  await store.beat('replica-b', 10_000, true);
+  const { runs, stops } = start();
+  assert.equal(await runs.handOver(), 1);
+  // Queued and kept: handed; running, or not kept yet, or cancelled: not.
+  assert.deepEqual(
+    stops.map((s) => s.signal.aborted),
+    [true, false, false, true],
+  );
+  const why: unknown = stops[0].signal.reason;
+  assert.ok(why instanceof RequestStopped && why.why === 'handed_over');
+  assert.equal(runs.handed('resp_q'), true);
+  assert.equal(runs.handed('resp_run'), false);
   runs.close();
 });

@@ -13,9 +13,11 @@
  * for minutes holds no connection. Asked with `stream: true`, the answer is its stream of events
  * from `response.created` (queued or in progress) on, which its client may leave and take up
  * again, on any replica, from any event (response-stream.ts). Until it ends it holds its
- * tenant's pass at the door and counts as in flight, so a drain waits for it. A cancel that reaches another gateway replica
- * marks it cancelled in the store; the replica running it reads the mark every few seconds
- * (`SWEEP_MS`, only where the store is shared) and stops it, and never writes over it.
+ * tenant's pass at the door and counts as in flight, so a drain waits for it — but one still
+ * queued there goes to a replica that serves (background-handover.ts). A cancel that reaches
+ * another gateway replica marks it cancelled in the store; the replica running it reads the
+ * mark every few seconds (`SWEEP_MS`, only where the store is shared) and stops it, and never
+ * writes over it (background-runs.ts).
  */
 import {
   OpenAiError,
@@ -24,155 +26,23 @@ import {
   type ResponsesRequest,
 } from '../../openai/index.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
-import type { TimerHandle } from '../../core/ports/timers.ts';
 import type { Endpoint } from '../backend.ts';
 import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
 import { errorWhole, isWhole, named, whole, type Whole } from './answer.ts';
 import { admitAndServe, type Parsed, type ServeContext, type Served } from './serve-admitted.ts';
-import { LOST_AFTER_MS, loadHead, type KeepingDeps } from './kept-responses.ts';
+import { loadHead } from './kept-responses.ts';
 import type { KeptResult } from '../state-metrics.ts';
-import { RunStream, type Time } from './response-stream.ts';
-import { eventsAnswer, follow, type EventsOut } from './stream-readers.ts';
-
-/** How often a replica reads the marks of the background responses it runs (shared store). */
-export const SWEEP_MS = 2_000;
-/** The most marks read a sweep: the store is asked at most this many times every `SWEEP_MS`. */
-const SWEEP_BATCH = 64;
+import { eventsAnswer } from './stream-readers.ts';
+import { ENDED } from './background-runs.ts';
+import { orderText, type Adoption } from './background-handover.ts';
+import { restated } from './client-headers.ts';
 
 /**
  * The mark of a streamed background response's answer kept for replay: the id of the response
  * whose stream a retry under its Idempotency-Key follows (completions.ts `replayed`).
  */
 export const FOLLOWS = 'x-goodput-follows';
-
-/** Statuses a background response has ended in. */
-const ENDED = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
-
-interface Run {
-  readonly tenant: string;
-  readonly stop: AbortController;
-  cancelled: boolean;
-  /** Its record is in the store: from then on, a record gone means it was deleted. */
-  kept: boolean;
-  /** Its events, when it was asked to stream. */
-  readonly stream: RunStream | undefined;
-}
-
-/** The background responses this process runs, by response id. */
-export class BackgroundRuns {
-  readonly #runs = new Map<string, Run>();
-  readonly #keeping: KeepingDeps;
-  readonly #time: Time;
-  /** The store is shared, so a cancel may reach another replica: its marks are read back. */
-  readonly #shared: boolean;
-  #timer: TimerHandle | undefined;
-  #closed = false;
-  /** Where the last sweep stopped reading: the next goes on from there. */
-  #cursor = 0;
-
-  constructor(keeping: KeepingDeps, time: Time, shared: boolean) {
-    this.#keeping = keeping;
-    this.#time = time;
-    this.#shared = shared;
-    keeping.metrics.state.backgroundRunning(() => this.#runs.size);
-  }
-
-  /** A run's end, counted by the status it ended in. */
-  ended(status: string): void {
-    this.#keeping.metrics.state.backgroundEnded.inc({ status });
-  }
-
-  /** Whether `id` runs here and was cancelled. */
-  cancelled(id: string): boolean {
-    return this.#runs.get(id)?.cancelled === true;
-  }
-
-  /** Runs `id` here; `streamed`: its events are told and logged as they come. */
-  add(id: string, tenant: string, stop: AbortController, streamed: boolean): RunStream | undefined {
-    if (this.#shared && this.#runs.size === 0) this.#beat();
-    const stream = streamed ? new RunStream(this.#keeping, this.#time, tenant, id) : undefined;
-    this.#runs.set(id, { tenant, stop, cancelled: false, kept: false, stream });
-    if (this.#shared && this.#timer === undefined) this.#arm();
-    return stream;
-  }
-
-  /**
-   * Writes the events of `tenant`'s response `id` after `startingAfter` to `out` as they come,
-   * until its stream ends or its client goes: as its run makes them when it runs here.
-   */
-  follow(tenant: string, id: string, startingAfter: number, out: EventsOut): Promise<void> {
-    const run = this.#runs.get(id);
-    const stream = run?.tenant === tenant ? run.stream : undefined;
-    return follow({ ...this.#keeping, ...this.#time }, tenant, id, startingAfter, stream, out);
-  }
-
-  /** `id`'s record is in the store: the sweep reads its mark from now on. */
-  kept(id: string): void {
-    const run = this.#runs.get(id);
-    if (run !== undefined) run.kept = true;
-  }
-
-  delete(id: string): void {
-    this.#runs.delete(id);
-  }
-
-  /** Stops `id` as cancelled, if it runs here for `tenant`; false when it does not. */
-  cancel(tenant: string, id: string): boolean {
-    const run = this.#runs.get(id);
-    if (run === undefined || run.tenant !== tenant) return false;
-    run.cancelled = true;
-    run.stop.abort();
-    return true;
-  }
-
-  #arm(): void {
-    const { clock, timers } = this.#time;
-    this.#timer = timers.at(clock.now() + SWEEP_MS, () => {
-      void this.#sweepOnce().finally(() => {
-        this.#timer = undefined;
-        if (this.#runs.size > 0 && !this.#closed) this.#arm();
-      });
-    });
-  }
-
-  /**
-   * Says in the store that this replica is alive, so the records of the responses it runs are
-   * not taken for lost (kept-responses.ts `loadSettled`).
-   */
-  #beat(): void {
-    const replica = this.#keeping.replica;
-    if (replica !== undefined)
-      void this.#keeping.store.beat(replica, LOST_AFTER_MS).catch(() => {});
-  }
-
-  /**
-   * Beats, then reads the marks of up to `SWEEP_BATCH` runs, and stops those cancelled, deleted or
-   * ended elsewhere (taken for lost).
-   */
-  async #sweepOnce(): Promise<void> {
-    this.#beat();
-    const ids = [...this.#runs.keys()];
-    const from = this.#cursor % Math.max(1, ids.length);
-    const batch = [...ids.slice(from), ...ids.slice(0, from)].slice(0, SWEEP_BATCH);
-    this.#cursor = from + batch.length;
-    for (const id of batch) {
-      const run = this.#runs.get(id);
-      if (run === undefined || run.cancelled || !run.kept) continue;
-      const kept = await loadHead(this.#keeping, run.tenant, id).catch(() => null);
-      // A response deleted or marked cancelled elsewhere runs no further, nor one kept as ended
-      // there (taken for lost); one the store cannot read now is read again next time.
-      if (kept === undefined || kept?.response.status === 'cancelled') this.cancel(run.tenant, id);
-      else if (kept !== null && ENDED.has(kept.response.status)) run.stop.abort();
-    }
-  }
-
-  close(): void {
-    this.#closed = true;
-    this.#timer?.cancel();
-    this.#timer = undefined;
-  }
-}
 
 export interface BackgroundContext extends Omit<
   ServeContext,
@@ -181,6 +51,10 @@ export interface BackgroundContext extends Omit<
   readonly responses: ResponsesRequest;
   /** Keeps a response under its id (kept-responses.ts `keeper`). */
   readonly keepResponse: (response: object) => Promise<KeptResult>;
+  /** The request's body as it came: what another replica reads again, handed it over. */
+  readonly bodyText: string;
+  /** Taken from a replica that drained: how far it got there (background-handover.ts). */
+  readonly adoption?: Adoption;
 }
 
 /**
@@ -198,12 +72,14 @@ export async function serveInBackground(
 ): Promise<{ readonly served: Served; readonly detached: boolean }> {
   const runs = deps.background;
   const id = answerId('responses', req.id);
-  const createdS = Math.floor(deps.epochMs() / 1000);
+  const adoption = r.adoption;
+  const createdS = adoption?.createdS ?? Math.floor(deps.epochMs() / 1000);
   const streamed = r.responses.stream === true;
   const builder = new ResponseBuilder(
     { id: req.id, createdAt: createdS, model: parsed.model, request: r.responses },
     streamed,
   );
+  if (adoption !== undefined) builder.resumeAt(adoption.told);
   /**
    * Keeps `response` unless the run was cancelled, or its record ended (marked cancelled
    * elsewhere) or deleted; one save at a time, in order. False when it is not to be kept.
@@ -224,10 +100,11 @@ export async function serveInBackground(
   // The status of the response it ended with (completed, incomplete), once it has.
   let endedAs = 'failed';
   const stop = new AbortController();
-  const stream = runs.add(id, req.tenant, stop, streamed);
-  // A stream opens as admission decides, before any of the reply can come. Its last events go
-  // once the response is kept as it ended, so a client that reads them finds it so.
-  let opened = false;
+  const stream = runs.add(id, req.tenant, stop, streamed, adoption?.told);
+  // A stream opens as admission decides, before any of the reply can come (taken over, it opened
+  // where it was asked). Its last events go once the response is kept as it ended, so a client
+  // that reads them finds it so.
+  let opened = adoption !== undefined;
   let closing = '';
   const running = admitAndServe(
     endpoint,
@@ -246,11 +123,13 @@ export async function serveInBackground(
         else closing += sse;
       },
       onQueued: () => {
+        if (!opened) stream?.emit(builder.opening('queued'));
         opened = true;
-        stream?.emit(builder.opening('queued'));
+        runs.waiting(id, true);
         admitted('queued');
       },
       onDispatched: () => {
+        runs.waiting(id, false);
         stream?.emit(opened ? builder.started() : builder.opening('in_progress'));
         opened = true;
         if (told) void save(builder.pending('in_progress'));
@@ -271,6 +150,17 @@ export async function serveInBackground(
   }
   told = true;
   const pending = builder.pending(first);
+  if (adoption !== undefined) {
+    // Kept as it runs here now, unless its record ended or went since it was taken.
+    if (await save(pending)) runs.kept(id);
+    else runs.stop(id);
+    void running.then(
+      (s) => finish(s),
+      (e: unknown) => finish(undefined, e),
+    );
+    const answer = named(whole(200, {}, JSON.stringify(pending)), req.id);
+    return { served: answered({ ...answer, detached: true }), detached: true };
+  }
   if ((await r.keepResponse(pending)) !== 'ok') {
     // Not kept, it could never be polled: stopped before it runs, and the client told to retry.
     runs.cancel(req.tenant, id);
@@ -313,6 +203,7 @@ export async function serveInBackground(
 
   /** The run's end: kept as it ended, its pass given back, out of flight. */
   async function finish(served: Served | undefined, thrown?: unknown) {
+    if (runs.handed(id)) return handOff();
     try {
       const answer = served?.response;
       if (answer === undefined || !isWhole(answer) || answer.status !== 200) {
@@ -335,6 +226,33 @@ export async function serveInBackground(
     }
   }
 
+  /**
+   * Stopped while queued, for a replica serving to run it (background-runs.ts `handOver`): its
+   * events logged, its order kept for one to take. The store refusing, it fails as a drain's cut.
+   */
+  async function handOff() {
+    try {
+      await stream?.end(true);
+      const arrivalEpochMs = deps.epochMs() - (deps.nowMs() - req.arrivalMs);
+      const told = stream?.made ?? 0;
+      const { tenant } = req;
+      const order = { tenant, requestId: req.id, createdS, arrivalEpochMs, told };
+      const headersTold = restated(headers);
+      try {
+        await deps.store.handOver(orderText({ ...order, headers: headersTold, body: r.bodyText }));
+        deps.metrics.state.handovers.inc({ op: 'handed' });
+      } catch {
+        deps.metrics.state.handovers.inc({ op: 'not_handed' });
+        runs.ended('failed');
+        await save(builder.unanswered('failed', UNHANDED));
+      }
+    } finally {
+      runs.delete(id);
+      await r.pass.end(undefined, 0);
+      r.ended();
+    }
+  }
+
   /** A cancelled response is kept as such whatever its record says; a failed one as `save`. */
   async function saveEnded(response: object, cancelled: boolean): Promise<void> {
     if (!cancelled) {
@@ -346,8 +264,15 @@ export async function serveInBackground(
   }
 }
 
+/** Why a response the drain could not hand over failed. */
+const UNHANDED = {
+  code: 'shutting_down',
+  message:
+    'the gateway replica holding this response shut down, and could not hand it over; send it again',
+};
+
 /** The error a failed background response records: its answer's, as a client would have had it. */
-function errorOf(
+export function errorOf(
   answer: Served['response'] | undefined,
   thrown: unknown,
 ): { code: string; message: string } {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveTenants } from '../../core/config/tenant-schema.ts';
 import { OpenAiError } from '../../openai/index.ts';
-import { askedClass, parseClientHeaders, tenantFor } from './client-headers.ts';
+import { askedClass, parseClientHeaders, restated, tenantFor } from './client-headers.ts';
 
 const NOW = 1_700_000_000_000;
 const read = (h: Record<string, string>) => parseClientHeaders((n) => h[n] ?? null, NOW);
@@ -139,4 +139,27 @@ test('a request shed unread is counted in the class it asked for under any spell
   assert.equal(askedClass(h({ 'x-gateway-inference-objective': 'batch' })), 'batch');
   assert.equal(askedClass(h({ 'x-goodput-class': 'nonsense' })), undefined);
   assert.equal(askedClass(h({})), undefined);
+});
+
+test('headers restated for another replica read back as they were, but the key and the fairness id', () => {
+  const asked = read({
+    'x-gateway-inference-objective': 'batch',
+    'x-goodput-timeout-ms': '60000',
+    'x-goodput-attempt': '2',
+    'x-goodput-session': 'conv-7',
+    'x-llm-d-router-slo-ttft-ms': '500',
+    'x-slo-tpot-ms': '40',
+    'idempotency-key': 'k-1',
+    'x-gateway-inference-fairness-id': 'acme',
+  });
+  const again = read(restated(asked));
+  const { idempotencyKey, fairness, classHeader, ...rest } = asked;
+  assert.deepEqual(
+    [idempotencyKey, fairness?.id, classHeader],
+    ['k-1', 'acme', 'x-gateway-inference-objective'],
+  );
+  const none = { classHeader: undefined, idempotencyKey: undefined, fairness: undefined };
+  assert.deepEqual({ ...again, ...none }, { ...rest, ...none });
+  assert.equal(again.deadlineEpochMs, NOW + 60_000, 'the deadline as it was, not anew');
+  assert.deepEqual(restated(read({})), {}, 'nothing told, nothing restated');
 });

@@ -178,6 +178,23 @@ export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHe
 }
 
 /**
+ * The headers that tell `h` again to another replica, which reads them as this one did (a
+ * background response handed over at a drain, background-handover.ts): its class, its deadline
+ * (as absolute), attempt, session and targets. Not its Idempotency-Key, whose answer was given
+ * here, nor its fairness id: the tenant goes with it, resolved.
+ */
+export function restated(h: ClientHeaders): Record<string, string> {
+  const told: Record<string, string> = {};
+  if (h.sloClass !== undefined) told['x-goodput-class'] = h.sloClass;
+  if (h.deadlineEpochMs !== undefined) told['x-goodput-deadline-ms'] = String(h.deadlineEpochMs);
+  if (h.attempt !== 1) told['x-goodput-attempt'] = String(h.attempt);
+  if (h.session !== undefined) told['x-session-id'] = h.session;
+  if (h.targets?.ttftMs !== undefined) told['x-slo-ttft-ms'] = String(h.targets.ttftMs);
+  if (h.targets?.tpotMs !== undefined) told['x-slo-tpot-ms'] = String(h.targets.tpotMs);
+  return told;
+}
+
+/**
  * The class a request asks for, read leniently (a request shed before it is read is counted in
  * it): the first of the class headers that names one, else undefined.
  */

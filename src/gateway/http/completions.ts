@@ -37,7 +37,9 @@ import { errorWhole, isWhole, named, type Answer, type Whole } from './answer.ts
 import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe, type Served } from './serve-admitted.ts';
-import { serveInBackground, type BackgroundRuns } from './background.ts';
+import { serveInBackground } from './background.ts';
+import type { BackgroundRuns } from './background-runs.ts';
+import type { Adoption } from './background-handover.ts';
 import { fingerprint, replayed } from './replay.ts';
 import { promptView } from './prompt-view.ts';
 import { classOfTier, mayNameTier, unreadClasses } from './service-tier.ts';
@@ -84,6 +86,12 @@ export interface CompletionsDeps {
   readonly background: BackgroundRuns;
 }
 
+/** A background response taken from a replica that drained (background-handover.ts). */
+interface Taken {
+  readonly requestId: string;
+  readonly adoption: Adoption;
+}
+
 /** The completion endpoints, by path. */
 export const COMPLETION_PATHS: Readonly<Record<string, Endpoint>> = {
   '/v1/chat/completions': 'chat',
@@ -104,13 +112,14 @@ export async function handleCompletion(
   inbound: Inbound,
   deps: CompletionsDeps,
   outgoing?: ServerResponse,
+  taken?: Taken,
 ): Promise<Answer> {
-  const id = deps.newId();
+  const id = taken?.requestId ?? deps.newId();
   deps.metrics.apiRequests.inc({ endpoint: kind });
   const trace = deps.tracer.start(kind, id, inbound.header, deps.nowMs());
   let answer: Answer | undefined;
   try {
-    answer = await complete(kind, inbound, deps, id, trace, outgoing);
+    answer = await complete(kind, inbound, deps, id, trace, outgoing, taken?.adoption);
     return answer;
   } finally {
     const status = answer === undefined ? 500 : isWhole(answer) ? answer.status : 200;
@@ -132,13 +141,15 @@ async function complete(
   id: string,
   trace: RequestTrace,
   outgoing: ServerResponse | undefined,
+  adoption: Adoption | undefined,
 ): Promise<Answer> {
   const live = deps.inFlight.enter();
   let streaming = false;
   const ended = () => live.leave();
   let tenant: string | null = null;
   try {
-    tenant = authenticate(inbound, deps.keys);
+    // Handed over, it was authenticated where it came.
+    tenant = adoption?.tenant ?? authenticate(inbound, deps.keys);
     if (deps.shedding()) return shed(inbound, id, tenant, deps);
     const headers = parseClientHeaders(inbound.header, deps.epochMs());
     tenant = tenantFor(tenant, headers.fairness, deps.keys.required, deps.policy.tenants);
@@ -239,6 +250,8 @@ async function complete(
           outgoing,
           responses,
           keepResponse,
+          bodyText,
+          adoption,
         });
         served = bg.served;
         // Detached, it ends its pass and its stay in flight itself.

@@ -227,7 +227,8 @@ const LOST = {
  * (background.ts), for `LOST_AFTER_MS`. Read where its runner is not alive — by a poll, a
  * stream's reader, a cancel, the next turn — it is kept `failed` (`runner_lost`) and answered
  * so, counted in `goodput_background_responses_lost_total`. A drain is no loss: a replica
- * that drains fails what it cannot finish itself.
+ * that drains hands what is still queued to another (background-handover.ts), and fails what
+ * it cannot finish itself.
  */
 export async function loadSettled(
   deps: KeepingDeps,
@@ -255,15 +256,28 @@ async function settled<K extends KeptHead>(
   const runner = kept?.runner;
   if (kept === undefined || runner === undefined || runner === deps.replica) return kept;
   if (!RUNNING.has(kept.response.status) || (await deps.store.alive(runner))) return kept;
-  // Lost: kept failed, its conversation with it.
+  const lost = await keepFailed(deps, tenant, id, LOST);
+  if (lost !== undefined) deps.metrics.state.backgroundLost.inc();
+  return lost;
+}
+
+/**
+ * The response kept under `id` kept again `failed` with `error`, its conversation with it and no
+ * runner named; undefined when none is kept.
+ */
+export async function keepFailed(
+  deps: KeepingDeps,
+  tenant: string,
+  id: string,
+  error: { readonly code: string; readonly message: string },
+): Promise<KeptRecord | undefined> {
   const whole = await loadKept(deps, tenant, id);
   if (whole === undefined) return undefined;
   const { runner: _, ...record } = whole;
-  const response = { ...whole.response, status: 'failed', error: LOST };
-  const lost: KeptRecord = { ...record, response };
-  await deps.store.saveResponse(tenant, id, keptText(lost));
-  deps.metrics.state.backgroundLost.inc();
-  return lost;
+  const response = { ...whole.response, status: 'failed', error };
+  const failed: KeptRecord = { ...record, response };
+  await deps.store.saveResponse(tenant, id, keptText(failed));
+  return failed;
 }
 
 /**

@@ -42,6 +42,7 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
   service_capacity: 'the service is at capacity',
   no_ready_replica: 'no backend is ready to serve this request now',
   shutting_down: 'this gateway is shutting down; another replica can take the request',
+  handed_over: 'this gateway drained and handed the background response to another replica',
   gateway_overloaded: 'this gateway is overloaded and sheds new requests until it catches up',
 };
 

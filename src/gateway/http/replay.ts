@@ -8,7 +8,8 @@ import type { SloClassName } from '../../core/request/slo-classes.ts';
 import type { Endpoint } from '../backend.ts';
 import type { StoredResponse } from '../shared/shared-store.ts';
 import type { Answer } from './answer.ts';
-import { FOLLOWS, type BackgroundRuns } from './background.ts';
+import { FOLLOWS } from './background.ts';
+import type { BackgroundRuns } from './background-runs.ts';
 import { eventsAnswer } from './stream-readers.ts';
 
 /**

@@ -62,13 +62,26 @@ export class RunStream {
   #wroteMs = -Infinity;
   #next: TimerHandle | undefined;
   #ended = false;
+  #handedOver = false;
   readonly #followers = new Set<Follower>();
 
-  constructor(keeping: KeepingDeps, time: Time, tenant: string, id: string) {
+  /** `from`: the events its log holds already (told by the replica that handed it over). */
+  constructor(keeping: KeepingDeps, time: Time, tenant: string, id: string, from = 0) {
     this.#keeping = keeping;
     this.#time = time;
     this.#tenant = tenant;
     this.#id = id;
+    this.#made = this.#logged = from;
+  }
+
+  /** The events made so far, those told before it included: the next one's sequence number. */
+  get made(): number {
+    return this.#made;
+  }
+
+  /** Whether its run was handed to another replica: its readers follow the log from there. */
+  get handedOver(): boolean {
+    return this.#handedOver;
   }
 
   /** Adds the events `sse` holds (the SSE text a response builder returns). */
@@ -89,9 +102,13 @@ export class RunStream {
     this.#kick();
   }
 
-  /** No more events: its readers end once they have them; settles once the log has them. */
-  async end(): Promise<void> {
+  /**
+   * No more events here: its readers end once they have them — or, `handedOver` to another
+   * replica, go on reading the log; settles once the log has them.
+   */
+  async end(handedOver = false): Promise<void> {
     this.#ended = true;
+    this.#handedOver = handedOver;
     for (const f of this.#followers) {
       f.ended = true;
       f.wake?.();

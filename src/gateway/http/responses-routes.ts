@@ -36,7 +36,7 @@ import {
   type KeepingDeps,
   type KeptRecord,
 } from './kept-responses.ts';
-import type { BackgroundRuns } from './background.ts';
+import type { BackgroundRuns } from './background-runs.ts';
 import { eventsAnswer } from './stream-readers.ts';
 
 /** The methods each stored-response path takes, by its pattern: anything else there is a 405. */

@@ -35,7 +35,7 @@ import {
 import { triedAgain } from '../upstream-attempt.ts';
 import type { Pass } from '../shared/door.ts';
 import type { StoredResponse } from '../shared/shared-store.ts';
-import { RequestStopped, stoppedBy, type StopCause } from '../stop.ts';
+import { RequestStopped, isRequestStopped, stoppedBy, type StopCause } from '../stop.ts';
 import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
 import type { Live } from './in-flight.ts';
@@ -111,7 +111,11 @@ export async function admitAndServe(
   });
   const stop = new AbortController();
   const upstream = stop.signal;
-  const clientGone = () => stop.abort(new RequestStopped('client_closed'));
+  // A background run's stop says why (its client is the gateway itself: handed over, say).
+  const clientGone = () =>
+    stop.abort(
+      isRequestStopped(client.reason) ? client.reason : new RequestStopped('client_closed'),
+    );
   if (client.aborted) clientGone();
   else client.addEventListener('abort', clientGone, { once: true });
   r.live.onCut(() => stop.abort(new RequestStopped('shutting_down')));
@@ -270,6 +274,7 @@ function stopped(why: StopCause): Whole {
     case 'deadline_exceeded':
       return refusal('deadline_exceeded', 504);
     case 'shutting_down':
+    case 'handed_over':
       return refusalOf(SHUTTING_DOWN);
     case 'client_closed':
       // Nobody is there to read it.

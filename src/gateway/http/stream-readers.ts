@@ -173,7 +173,8 @@ async function followRun(
     if (reader.at < start) return lacking(reader);
     while (!out.gone) {
       reader.send(follower.events.splice(0));
-      if (follower.ended) return;
+      // Handed to another replica, it goes on there: the rest is in its log.
+      if (follower.ended) return run.handedOver ? followLog(deps, tenant, id, reader) : undefined;
       await Promise.race([new Promise<void>((wake) => (follower.wake = wake)), out.leaving]);
       follower.wake = undefined;
     }
@@ -220,8 +221,13 @@ async function followLog(
  * write it (lost, kept-responses.ts `loadSettled`). The client gets the event it would have.
  */
 function failedAt(reader: Reader, response: object | undefined): void {
-  const failed = { type: 'response.failed', sequence_number: reader.at, response };
-  reader.send([`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`]);
+  reader.send([failedEvent(reader.at, response)]);
+}
+
+/** The `response.failed` event numbered `seq`, of `response` as it was kept failed. */
+export function failedEvent(seq: number, response: object | undefined): string {
+  const failed = { type: 'response.failed', sequence_number: seq, response };
+  return `event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`;
 }
 
 /** The log ends before the stream did: the client is told, and where the rest is. */

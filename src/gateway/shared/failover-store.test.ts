@@ -51,13 +51,25 @@ class SwitchableStore implements SharedStore {
     this.#gate();
     return this.#inner.readEvents(tenant, id, from, max);
   }
-  async beat(replica: string, ttlMs: number) {
+  async beat(replica: string, ttlMs: number, serving: boolean) {
     this.#gate();
-    return this.#inner.beat(replica, ttlMs);
+    return this.#inner.beat(replica, ttlMs, serving);
   }
   async alive(replica: string) {
     this.#gate();
     return this.#inner.alive(replica);
+  }
+  async serving() {
+    this.#gate();
+    return this.#inner.serving();
+  }
+  async handOver(order: string) {
+    this.#gate();
+    return this.#inner.handOver(order);
+  }
+  async takeHandedOver(max: number) {
+    this.#gate();
+    return this.#inner.takeHandedOver(max);
   }
   async ping() {
     this.#gate();

@@ -112,19 +112,44 @@ export class FailoverStore implements SharedStore {
     return this.#routeOrKnown<readonly string[]>(op, []);
   }
 
-  beat(replica: string, ttlMs: number): Promise<void> {
-    return this.#route((s) => s.beat(replica, ttlMs));
+  beat(replica: string, ttlMs: number, serving: boolean): Promise<void> {
+    return this.#route((s) => s.beat(replica, ttlMs, serving));
+  }
+
+  /** Only the primary knows the other replicas: while it is down, none serves. */
+  async serving(): Promise<readonly string[]> {
+    return this.#primaryOr(() => this.#o.primary.serving(), []);
+  }
+
+  /** Orders are the primary's alone: while it is down, none is handed over or taken. */
+  async handOver(order: string): Promise<void> {
+    if (!this.#up) throw this.#unavailable();
+    try {
+      await this.#o.primary.handOver(order);
+    } catch (e) {
+      this.#mark(false, e);
+      throw this.#unavailable();
+    }
+  }
+
+  takeHandedOver(max: number): Promise<readonly string[]> {
+    return this.#primaryOr(() => this.#o.primary.takeHandedOver(max), []);
+  }
+
+  /** `op` on the primary; `none` while it is down. */
+  async #primaryOr<T>(op: () => Promise<T>, none: T): Promise<T> {
+    if (!this.#up) return none;
+    try {
+      return await op();
+    } catch (e) {
+      this.#mark(false, e);
+      return none;
+    }
   }
 
   /** Only the primary can say a replica is gone: while it is down, every one is alive. */
-  async alive(replica: string): Promise<boolean> {
-    if (!this.#up) return true;
-    try {
-      return await this.#o.primary.alive(replica);
-    } catch (e) {
-      this.#mark(false, e);
-      return true;
-    }
+  alive(replica: string): Promise<boolean> {
+    return this.#primaryOr(() => this.#o.primary.alive(replica), true);
   }
 
   async ping(): Promise<void> {

@@ -148,3 +148,24 @@ else
 end
 return 1
 `);
+
+/**
+ * KEYS: the serving replicas' sorted set. ARGV: replica id, ms its beat holds (0: it no longer
+ * serves). Each member's score is when its beat ends; those ended are let go.
+ */
+export const SERVING_BEAT = script(`${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(ttl))
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+return 1
+`);
+
+/** KEYS: the serving replicas' sorted set. Returns the replicas whose beat holds now. */
+export const SERVING = script(`${NOW}
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
+`);

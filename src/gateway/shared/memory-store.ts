@@ -36,6 +36,9 @@ export interface MemoryStoreOptions {
   readonly responseCapacityBytes?: number;
 }
 
+/** The most orders handed over one process holds. */
+const MAX_ORDERS = 10_000;
+
 /** What kept responses may hold in one process unless told otherwise. */
 export const RESPONSE_CAPACITY_BYTES = 256 * 1024 * 1024;
 
@@ -52,13 +55,19 @@ export class MemoryStore implements SharedStore {
   readonly #responses: ResponseShelf;
   /** Until when each replica that beat is alive: one entry a replica, few in a process. */
   readonly #beats = new Map<string, number>();
+  /** Until when each replica that said it serves does so. */
+  readonly #serving = new Map<string, number>();
+  /** Orders handed over, oldest first, each kept until `untilMs`. */
+  readonly #orders: { readonly order: string; readonly untilMs: number }[] = [];
+  readonly #responseTtlMs: Ms;
 
   constructor(o: MemoryStoreOptions) {
     this.#clock = o.clock;
     this.#ledger = new TenantLedger({ replicas: o.replicas });
     this.#keys = new BoundedMap(o.replayCapacity ?? 10_000, o.replayTtlMs ?? 600_000);
+    this.#responseTtlMs = o.responseTtlMs ?? RESPONSE_TTL_MS;
     this.#responses = new ResponseShelf(
-      o.responseTtlMs ?? RESPONSE_TTL_MS,
+      this.#responseTtlMs,
       o.responseCapacityBytes ?? RESPONSE_CAPACITY_BYTES,
     );
   }
@@ -146,12 +155,34 @@ export class MemoryStore implements SharedStore {
     return { count: this.#responses.size, bytes: this.#responses.bytes };
   }
 
-  async beat(replica: string, ttlMs: number): Promise<void> {
-    this.#beats.set(replica, this.#clock.now() + ttlMs);
+  async beat(replica: string, ttlMs: number, serving: boolean): Promise<void> {
+    const until = this.#clock.now() + ttlMs;
+    this.#beats.set(replica, until);
+    if (serving) this.#serving.set(replica, until);
+    else this.#serving.delete(replica);
   }
 
   async alive(replica: string): Promise<boolean> {
     return (this.#beats.get(replica) ?? -Infinity) > this.#clock.now();
+  }
+
+  async serving(): Promise<readonly string[]> {
+    const now = this.#clock.now();
+    return [...this.#serving].filter(([, until]) => until > now).map(([replica]) => replica);
+  }
+
+  async handOver(order: string): Promise<void> {
+    const now = this.#clock.now();
+    while (this.#orders.length > 0 && this.#orders[0].untilMs <= now) this.#orders.shift();
+    // Full, the oldest goes: its response is taken for lost, as its replica's are.
+    if (this.#orders.length >= MAX_ORDERS) this.#orders.shift();
+    this.#orders.push({ order, untilMs: now + this.#responseTtlMs });
+  }
+
+  async takeHandedOver(max: number): Promise<readonly string[]> {
+    const now = this.#clock.now();
+    const taken = this.#orders.splice(0, max).filter((o) => o.untilMs > now);
+    return taken.map((o) => o.order);
   }
 
   async ping(): Promise<void> {}

@@ -22,6 +22,8 @@ import {
   RENEW_LEASE,
   SETTLE_CLAIM,
   SETTLE_TOKENS,
+  SERVING,
+  SERVING_BEAT,
   type LuaScript,
 } from './lua-scripts.ts';
 import {
@@ -242,12 +244,34 @@ export class RedisStore implements SharedStore {
     return Array.isArray(events) ? events.map(String) : [];
   }
 
-  async beat(replica: string, ttlMs: number): Promise<void> {
-    await this.#client.sendCommand(['SET', replicaKey(replica), '1', 'PX', String(ttlMs)]);
+  async beat(replica: string, ttlMs: number, serving: boolean): Promise<void> {
+    // Sent together, answered in one round trip.
+    await Promise.all([
+      this.#client.sendCommand(['SET', replicaKey(replica), '1', 'PX', String(ttlMs)]),
+      this.#eval(SERVING_BEAT, [SERVING_KEY], [replica, serving ? ttlMs : 0]),
+    ]);
   }
 
   async alive(replica: string): Promise<boolean> {
     return Number(await this.#client.sendCommand(['EXISTS', replicaKey(replica)])) === 1;
+  }
+
+  async serving(): Promise<readonly string[]> {
+    const replicas = await this.#eval(SERVING, [SERVING_KEY], []);
+    return Array.isArray(replicas) ? replicas.map(String) : [];
+  }
+
+  async handOver(order: string): Promise<void> {
+    const ttl = String(Math.ceil(this.#o.responseTtlMs));
+    await Promise.all([
+      this.#client.sendCommand(['RPUSH', ORDERS_KEY, order]),
+      this.#client.sendCommand(['PEXPIRE', ORDERS_KEY, ttl]),
+    ]);
+  }
+
+  async takeHandedOver(max: number): Promise<readonly string[]> {
+    const orders = await this.#client.sendCommand(['LPOP', ORDERS_KEY, String(max)]);
+    return Array.isArray(orders) ? orders.map(String) : [];
   }
 
   /** While (re)connecting, waits for the connection up to the connect timeout, then PINGs. */
@@ -321,6 +345,11 @@ function responseKey(tenant: string, id: string): string {
 function replicaKey(replica: string): string {
   return `goodput:replica:${encodeURIComponent(replica)}`;
 }
+
+/** The replicas that serve, each scored with when its last beat ends (Redis's clock). */
+const SERVING_KEY = 'goodput:{replicas}:serving';
+/** Background responses handed over, oldest first (http/background-handover.ts). */
+const ORDERS_KEY = 'goodput:{replicas}:handovers';
 
 function eventsKey(tenant: string, id: string): string {
   return `${tenantPrefix(tenant)}:events:${id}`;

@@ -99,10 +99,23 @@ export interface SharedStore {
    * last, as Redis's LRANGE counts); none when it has no more (or no log).
    */
   readEvents(tenant: string, id: string, from: number, max: number): Promise<readonly string[]>;
-  /** Says gateway replica `replica` is alive for the next `ttlMs` (http/lost-runs.ts). */
-  beat(replica: string, ttlMs: number): Promise<void>;
+  /**
+   * Says gateway replica `replica` is alive for the next `ttlMs` (http/kept-responses.ts
+   * `loadSettled`), and whether it is `serving`: not draining, so it takes background responses
+   * other replicas hand over (http/background-handover.ts).
+   */
+  beat(replica: string, ttlMs: number, serving: boolean): Promise<void>;
   /** Whether `replica`'s last `beat` is still in force. */
   alive(replica: string): Promise<boolean>;
+  /** The replicas whose last beat, still in force, said they were serving. */
+  serving(): Promise<readonly string[]>;
+  /**
+   * Offers `order` (a background response to run, as text) to the replicas serving; it waits
+   * for one for the store's response TTL.
+   */
+  handOver(order: string): Promise<void>;
+  /** Up to `max` of the orders handed over, oldest first, each to one caller alone. */
+  takeHandedOver(max: number): Promise<readonly string[]>;
   /** Resolves when the store answers; rejects when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -247,9 +247,26 @@ export function responseStoreConformance(name: string, store: () => SharedStore)
     const s = store();
     const [replica, other] = [fresh(), fresh()];
     assert.equal(await s.alive(replica), false, 'not yet');
-    await s.beat(replica, WINDOW);
+    await s.beat(replica, WINDOW, true);
     assert.equal(await s.alive(replica), true);
     assert.equal(await s.alive(other), false);
+    assert.ok((await s.serving()).includes(replica));
+    await s.beat(other, WINDOW, false);
+    assert.equal(await s.alive(other), true, 'alive, though it no longer serves');
+    assert.ok(!(await s.serving()).includes(other));
+    await s.beat(replica, WINDOW, false);
+    assert.ok(!(await s.serving()).includes(replica), 'draining, it serves no more');
+  });
+
+  test(`${name}: orders handed over are taken oldest first, each once`, async () => {
+    const s = store();
+    // What other runs left on a shared server is taken first.
+    while ((await s.takeHandedOver(100)).length > 0);
+    const orders = [fresh(), fresh(), fresh()];
+    for (const o of orders) await s.handOver(o);
+    assert.deepEqual(await s.takeHandedOver(2), orders.slice(0, 2));
+    assert.deepEqual(await s.takeHandedOver(2), orders.slice(2));
+    assert.deepEqual(await s.takeHandedOver(2), [], 'each taken once');
   });
 
   test(`${name}: a response larger than RESPONSE_MAX_BYTES is not kept`, async () => {

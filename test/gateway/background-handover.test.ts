@@ -1,0 +1,164 @@
+// A gateway replica that drains hands the background responses still queued there to a replica
+// that serves, through a real Redis: the other runs each to its end under the same id, its
+// stream numbered on from where it stopped, and its clients poll or follow it there; refused
+// there, each is kept failed with the refusal. Two real `goodput serve` processes in front of
+// one engine with two seats, so most of a burst waits.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { MODEL, metricValue } from './gateway-kit.ts';
+import { startEngine, startServe, until } from './process-kit.ts';
+import { requireRedisServer, startRedis } from './redis-kit.ts';
+
+type Event = OpenAI.Responses.ResponseStreamEvent;
+type Response = OpenAI.Responses.Response;
+
+const SMALL = ['--profile', 'const:step_ms=10', '--max-num-seqs', '2'];
+
+const dir = mkdtempSync(join(tmpdir(), 'goodput-handover-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const ended = (r: Response) => !['queued', 'in_progress'].includes(r.status ?? '');
+
+/**
+ * Replicas A and B through a fresh Redis (B with `bArgs` too); six background responses asked
+ * of A and a seventh streamed, read to its `response.queued` and followed on B from there; then
+ * A drained. Resolves once A has exited, with what B's clients and A's decision log tell.
+ */
+async function drainedWithQueue(bArgs: readonly string[] = []) {
+  requireRedisServer();
+  const redis = await startRedis();
+  const engine = await startEngine(SMALL);
+  const args = ['--backend', engine, '--redis', redis.url, '--gateway-replicas', '2', ...SMALL];
+  const decisions = join(dir, `${Math.random()}.jsonl`);
+  const a = await startServe([...args, '--decisions', decisions]);
+  const b = await startServe([...args, ...bArgs]);
+  const client = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none' });
+  const [onA, onB] = [client(a.url), client(b.url)];
+  const ask = { model: MODEL, background: true, max_output_tokens: 300 } as const;
+  const batch = { headers: { 'x-goodput-class': 'batch' } };
+  // Two take the seats; the rest wait in A's queue.
+  const polled: Response[] = [];
+  for (let i = 0; i < 6; i++)
+    polled.push(await onA.responses.create({ ...ask, input: `Essay ${i}` }, batch));
+  const queued = polled.filter((r) => r.status === 'queued');
+  assert.ok(queued.length >= 3, polled.map((r) => r.status).join(', '));
+  const head: Event[] = [];
+  for await (const e of await onA.responses.create(
+    { ...ask, input: 'Story', stream: true },
+    batch,
+  )) {
+    head.push(e);
+    if (e.type === 'response.queued') break;
+  }
+  assert.deepEqual(
+    head.map((e) => e.type),
+    ['response.created', 'response.queued'],
+  );
+  const streamed = head[0].type === 'response.created' ? head[0].response : undefined;
+  assert.ok(streamed !== undefined);
+  // Followed on B from its second event, before and after A hands it over.
+  const following = (async () => {
+    const events: Event[] = [];
+    const opts = { stream: true, starting_after: 1 } as const;
+    for await (const e of await onB.responses.retrieve(streamed.id, opts)) events.push(e);
+    return events;
+  })();
+
+  a.proc.child.kill('SIGTERM');
+  assert.deepEqual(await a.proc.exited, { code: 0, signal: null });
+  const drained = a.proc.jsonLines().find((l) => l.msg === 'drained');
+  const handed = Number(drained?.handed_over);
+  assert.ok(handed >= queued.length + 1, JSON.stringify(drained));
+  // A's decision log says where each went, under its request id.
+  const records = readFileSync(decisions, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { request_id: string; admission?: Record<string, unknown> });
+  const handedOver = records.filter(
+    (r) => r.admission?.reason === 'handed_over' && r.admission.result === 'abort',
+  );
+  assert.equal(handedOver.length, handed);
+  for (const { id } of [...queued, streamed])
+    assert.ok(
+      handedOver.some((r) => `resp_${r.request_id}` === id),
+      id,
+    );
+
+  /** Each response asked, as B tells it once it has ended. */
+  const endings = async () => {
+    const out: Response[] = [];
+    for (const { id } of [...polled, streamed]) {
+      let last: Response | undefined;
+      const end = async () => ended((last = await onB.responses.retrieve(id)));
+      await until(`${id} ended`, end, 30_000, 50);
+      out.push(last as Response);
+    }
+    return out;
+  };
+  const done = async () => {
+    b.proc.child.kill('SIGTERM');
+    await b.proc.exited;
+    await redis.kill();
+  };
+  return { b, handed, polled, queued, streamed, following, endings, done };
+}
+
+test('a replica that drains hands its queued background responses over: they run to their end on another', async () => {
+  const { b, handed, polled, streamed, following, endings, done } = await drainedWithQueue();
+  // Every one ends on B as it would have on A: none failed, none queued for good.
+  const ends = await endings();
+  for (const [i, r] of ends.entries()) {
+    assert.ok(['completed', 'incomplete'].includes(r.status ?? ''), `${r.id}: ${r.status}`);
+    assert.equal(r.created_at, [...polled, streamed][i].created_at, 'the same response');
+    assert.ok((r.usage?.output_tokens ?? 0) > 0);
+  }
+  const rest = await following;
+  assert.deepEqual(
+    rest.map((e) => e.sequence_number),
+    rest.map((_, i) => 2 + i),
+    'numbered on from where A stopped',
+  );
+  assert.equal(rest[0]?.type, 'response.in_progress');
+  const last = rest.at(-1);
+  assert.ok(last?.type === 'response.completed' || last?.type === 'response.incomplete');
+  assert.equal(last.response.id, streamed.id);
+  const op = (o: string) => metricValue(b.url, 'goodput_background_handovers_total', { op: o });
+  assert.equal(await op('adopted'), handed, 'B ran each A handed over');
+  await done();
+});
+
+test('a response handed over that the replica taking it refuses is kept failed with the refusal', async () => {
+  // B grants the default tenant interactive requests alone: a batch request is a 403 there.
+  const policy = join(dir, 'interactive-only.json');
+  const doc = {
+    name: 'b',
+    policy_revision: 'b@1',
+    admission: { type: 'goodput' },
+    dispatch: { type: 'flow-control' },
+    routing: { type: 'least-request' },
+    tenants: { default: { classes: ['interactive'] } },
+  };
+  writeFileSync(policy, JSON.stringify(doc));
+  const { b, handed, queued, streamed, following, endings, done } = await drainedWithQueue([
+    '--policy',
+    policy,
+  ]);
+  const ends = await endings();
+  for (const r of ends) {
+    if (![...queued, streamed].some((q) => q.id === r.id)) continue;
+    assert.equal(r.status, 'failed', r.id);
+    assert.equal(r.error?.code, 'class_not_granted' as never, r.id);
+  }
+  const rest = await following;
+  assert.deepEqual(
+    rest.map((e) => [e.type, e.sequence_number]),
+    [['response.failed', 2]],
+  );
+  const op = (o: string) => metricValue(b.url, 'goodput_background_handovers_total', { op: o });
+  assert.equal(await op('refused'), handed);
+  await done();
+});
