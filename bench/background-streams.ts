@@ -8,11 +8,8 @@
 // event reached them (p50, p99, max), whether every stream was told the same, byte for byte,
 // and Redis commands per background response. A round of 20 each way warms both replicas first.
 // Usage: node bench/background-streams.ts [--requests 200] [--rate 20] [--output 256]
-import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { createClient } from 'redis';
 import { FLEET_ARGS, flag, intFlag } from './bench-args.ts';
-import { metric, startGoodput } from './live-processes.ts';
+import { metric, startGoodput, startRedisServer } from './live-processes.ts';
 
 const N = intFlag('--requests') ?? 200;
 const OUTPUT = intFlag('--output') ?? 256;
@@ -56,34 +53,7 @@ const quantile = (xs: number[], p: number) => {
 
 const LAST = /^event: response\.(completed|incomplete)\n/;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-if (spawnSync('redis-server', ['--version']).status !== 0) {
-  throw new Error('redis-server: not on PATH (apt-get install redis-server)');
-}
-const port = await freePort();
-const redisServer = spawn(
-  'redis-server',
-  ['--port', String(port), '--save', '', '--appendonly', 'no'],
-  { stdio: 'ignore' },
-);
-const redisUrl = `redis://127.0.0.1:${port}`;
-const redis = createClient({ url: redisUrl });
-for (let i = 0; ; i++) {
-  try {
-    await redis.connect();
-    break;
-  } catch (e) {
-    if (i > 50) throw e;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const { url: redisUrl, client: redis, stop: stopRedis } = await startRedisServer();
 const commands = async () =>
   Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? NaN);
 
@@ -182,6 +152,5 @@ try {
 } finally {
   for (const g of [a, b]) g.child.kill('SIGTERM');
   await Promise.all([a, b].map((g) => new Promise((r) => g.child.once('exit', r))));
-  await redis.quit();
-  redisServer.kill('SIGKILL');
+  await stopRedis();
 }

@@ -110,6 +110,7 @@ export async function adopt(text: string, deps: CompletionsDeps): Promise<void> 
   if (!isWhole(answer) || answer.detached === true) return count('adopted');
   // Refused here: it ends as its client would have been answered, had it come now.
   count('refused');
+  deps.background.ended('failed');
   const failed = await keepFailed(deps, tenant, id, errorOf(answer, undefined));
   if (failed !== undefined && order.told > 0)
     await deps.store.appendEvents(tenant, id, [failedEvent(order.told, failed.response)]);

@@ -276,8 +276,22 @@ export async function keepFailed(
   const { runner: _, ...record } = whole;
   const response = { ...whole.response, status: 'failed', error };
   const failed: KeptRecord = { ...record, response };
-  await deps.store.saveResponse(tenant, id, keptText(failed));
+  await saveKept(deps, tenant, id, failed);
   return failed;
+}
+
+/**
+ * Keeps `record` again under `id` for `tenant` (counted as a save, as `keeper`'s are); false
+ * when it is too large to keep. Rejects with `SharedStoreUnavailable` when the store cannot.
+ */
+export function saveKept(
+  deps: KeepingDeps,
+  tenant: string,
+  id: string,
+  record: KeptRecord,
+): Promise<boolean> {
+  const saved = deps.store.saveResponse(tenant, id, keptText(record));
+  return counted(deps, 'save', saved, (s) => s, 'too_large');
 }
 
 /**
@@ -366,16 +380,20 @@ export function deleteKept(deps: KeepingDeps, tenant: string, id: string): Promi
 
 const keptId = (id: string): boolean => id.length <= MAX_RESPONSE_ID_CHARS;
 
-/** `op`'s answer, counted by result: `ok` when `found`, else `none`; `unavailable` (rejected). */
+/**
+ * `op`'s answer, counted by result: `ok` when `found`, else `missed` (`none`); `unavailable`
+ * (rejected).
+ */
 async function counted<T>(
   deps: KeepingDeps,
-  op: 'load' | 'delete',
+  op: 'load' | 'delete' | 'save',
   answer: Promise<T>,
   found: (got: T) => boolean,
+  missed: 'none' | 'too_large' = 'none',
 ): Promise<T> {
   try {
     const got = await answer;
-    deps.metrics.state.kept.inc({ op, result: found(got) ? 'ok' : 'none' });
+    deps.metrics.state.kept.inc({ op, result: found(got) ? 'ok' : missed });
     return got;
   } catch (e) {
     if (isSharedStoreUnavailable(e)) deps.metrics.state.kept.inc({ op, result: 'unavailable' });

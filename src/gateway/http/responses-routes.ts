@@ -32,7 +32,7 @@ import {
   loadKept,
   loadSettled,
   loadSettledHead,
-  keptText,
+  saveKept,
   type KeepingDeps,
   type KeptRecord,
 } from './kept-responses.ts';
@@ -191,10 +191,9 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
       return answer(c, response);
     }
     const cancelled = { ...response, status: 'cancelled' };
-    const text = keptText({ ...kept, response: cancelled });
     // Marked first, so the replica that runs it (maybe not this one) stops it and keeps it so.
     const marked = await reached(who.id, async () => {
-      await deps.store.saveResponse(who.tenant, who.id, text);
+      await saveKept(deps, who.tenant, who.id, { ...kept, response: cancelled });
       return true;
     });
     if (marked instanceof Response) return marked;
