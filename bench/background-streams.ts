@@ -7,7 +7,8 @@
 // and streams that ran to their end. For B's readers: how much later than A's reader each
 // event reached them (p50, p99, max), whether every stream was told the same, byte for byte,
 // and Redis commands per background response. A round of 20 each way warms both replicas first.
-// Usage: node bench/background-streams.ts [--requests 200] [--rate 20] [--output 256]
+// `--root DIR` runs the replicas of another checkout, to compare two versions side by side.
+// Usage: node bench/background-streams.ts [--requests 200] [--rate 20] [--output 256] [--root DIR]
 import { FLEET_ARGS, flag, intFlag } from './bench-args.ts';
 import { metric, startGoodput, startRedisServer } from './live-processes.ts';
 
@@ -54,11 +55,17 @@ const quantile = (xs: number[], p: number) => {
 const LAST = /^event: response\.(completed|incomplete)\n/;
 
 const { url: redisUrl, client: redis, stop: stopRedis } = await startRedisServer();
-const commands = async () =>
-  Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? NaN);
+/** Redis's calls so far by command (EVALSHA counted once, whatever its script does). */
+const commands = async () => {
+  const calls = new Map<string, number>();
+  for (const m of (await redis.info('commandstats')).matchAll(/cmdstat_(\S+?):calls=(\d+)/g))
+    calls.set(m[1], Number(m[2]));
+  return calls;
+};
 
 const shared = ['serve', '--redis', redisUrl, '--gateway-replicas', '2', ...FLEET_ARGS];
-const [a, b] = [await startGoodput(shared), await startGoodput(shared)];
+const root = flag('--root');
+const [a, b] = [await startGoodput(shared, root), await startGoodput(shared, root)];
 
 const body = (i: number, background: boolean) =>
   JSON.stringify({
@@ -137,7 +144,16 @@ try {
   const fore = await run(false);
   const before = await commands();
   const back = await run(true);
-  const perResponse = ((await commands()) - before) / Math.max(1, back.ran_to_end);
+  const after = await commands();
+  const each = [...after].map(
+    ([c, n]) => [c, (n - (before.get(c) ?? 0)) / back.ran_to_end] as const,
+  );
+  const perResponse = each.reduce((sum, [, n]) => sum + n, 0);
+  const byCommand = each
+    .filter(([, n]) => n >= 0.5)
+    .sort((x, y) => y[1] - x[1])
+    .map(([c, n]) => `${c} ${n.toFixed(1)}`)
+    .join(', ');
   const kept = metric(
     await (await fetch(`${a.url}/metrics`)).text(),
     'goodput_background_responses_total',
@@ -147,7 +163,7 @@ try {
   );
   console.table([fore, back]);
   console.log(
-    `Redis commands per background response: ${perResponse.toFixed(1)}; A counted ${kept} background responses ended`,
+    `Redis commands per background response: ${perResponse.toFixed(1)} (${byCommand}); A counted ${kept} background responses ended`,
   );
 } finally {
   for (const g of [a, b]) g.child.kill('SIGTERM');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import { MemoryStore } from '../shared/memory-store.ts';
-import { RESPONSE_MAX_BYTES } from '../shared/shared-store.ts';
+import { RESPONSE_MAX_BYTES, type Told } from '../shared/shared-store.ts';
 import { StateMetrics } from '../state-metrics.ts';
 import { POLL_MS, RunStream } from './response-stream.ts';
 import { follow, type EventsOut } from './stream-readers.ts';
@@ -171,5 +171,60 @@ test('a store failing mid-read ends the stream with an error that says where the
   );
   assert.match(client.events[2], /^event: error\n.*"code":"service_unavailable"/);
   assert.match(client.events[2], /"sequence_number":3\}/);
+  assert.equal(client.ended, true);
+});
+
+test('a reader elsewhere is told the events as the log takes them, and reads the log for those it missed', async () => {
+  const store = new MemoryStore({ clock: new VirtualClock() });
+  let tell: Told = () => {};
+  let reads = 0;
+  const own: Partial<MemoryStore> = {
+    watchEvents: async (_t: string, _id: string, told: Told) => {
+      tell = told;
+      return () => (tell = () => {});
+    },
+    readEvents: (t: string, id: string, from: number, max: number) => {
+      reads++;
+      return store.readEvents(t, id, from, max);
+    },
+  };
+  // The rest is the store's own, bound to it (its fields are private).
+  const watched = new Proxy(store, {
+    get: (s, name: keyof MemoryStore) =>
+      own[name] ?? (typeof s[name] === 'function' ? s[name].bind(s) : s[name]),
+  });
+  const { deps, clock } = setup(watched);
+  const running = { response: { id: 'resp_1', status: 'in_progress', output: [] }, input: [] };
+  await store.saveResponse('acme', 'resp_1', JSON.stringify({ ...running, session: 's' }));
+  /** Logs events `from`…; told to the watcher unless `lost`. */
+  const logged = async (from: number, to: number, lost = false) => {
+    const events = Array.from({ length: to - from + 1 }, (_, i) => event(from + i));
+    await store.appendEvents('acme', 'resp_1', events);
+    if (!lost) tell(from, events);
+    await settle(clock);
+  };
+  const client = new Client();
+  const reading = follow(deps, 'acme', 'resp_1', -1, undefined, client);
+  await settle(clock);
+  const first = reads;
+  await logged(0, 1);
+  assert.equal(client.events.length, 2);
+  assert.equal(reads, first, 'told, it reads nothing');
+  await logged(2, 3, true);
+  await logged(4, 4);
+  assert.deepEqual(
+    client.events,
+    [0, 1, 2, 3, 4].map((n) => event(n)),
+    'the two it was not told, read from the log, in order',
+  );
+  await logged(5, 5, true);
+  assert.equal(client.events.length, 5, 'untold, not yet');
+  await settle(clock, 1_000);
+  assert.equal(client.events.length, 6, 'read within a second');
+  const last = 'event: response.completed\ndata: {}\n\n';
+  await store.appendEvents('acme', 'resp_1', [last]);
+  tell(6, [last]);
+  await reading;
+  assert.equal(client.events.at(-1), last);
   assert.equal(client.ended, true);
 });

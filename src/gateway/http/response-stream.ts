@@ -5,7 +5,7 @@
  * that come meanwhile go together in the next. So a reader on any replica can take it up
  * from any event: `GET /v1/responses/{id}?stream=true&starting_after=N` answers the events after
  * sequence number N, then the rest as they come. A reader where it runs gets each event as the
- * run makes it; one elsewhere reads the log every `POLL_MS` (stream-readers.ts).
+ * run makes it; one elsewhere is told when the log grows, and reads it then (stream-readers.ts).
  *
  * A stream ends with its response's last event (`response.completed`, `response.incomplete`,
  * `response.failed`). A cancelled one just ends: OpenAI names no event for it. A log stops
@@ -21,13 +21,16 @@ export interface Time {
   readonly timers: Timers;
 }
 
-/** How often a reader elsewhere reads the log of a response that runs on, for more. */
+/**
+ * How often a reader elsewhere reads the log of a response that runs on, for more, where the
+ * store cannot tell it when the log grows.
+ */
 export const POLL_MS = 100;
 /**
- * The least time between two writes of one log: half the readers' poll, so a reader elsewhere
- * waits no longer, and a fast stream's events go a few to a write.
+ * The least time between two writes of one log, each of which tells its readers elsewhere: a
+ * fast stream's events go a few to a write, and to a read.
  */
-export const WRITE_MS = POLL_MS / 2;
+export const WRITE_MS = 50;
 /** How long a log's writer the store refused waits before it tries again. */
 const RETRY_MS = 1_000;
 /** The most events one write adds to the log, or one read takes from it. */

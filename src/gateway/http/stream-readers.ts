@@ -1,8 +1,10 @@
 /**
  * The readers of a background response's stream (response-stream.ts): its POST's client, and
  * `GET /v1/responses/{id}?stream=true&starting_after=N` on any replica. A reader where the
- * response runs follows its run, reading first from the log what it missed; one elsewhere reads
- * the log every `POLL_MS`. A reader that finds no more in the log reads the response's record,
+ * response runs follows its run, reading first from the log what it missed; one elsewhere is
+ * told the events as the log takes them (`watchEvents`: Redis pub/sub), reads the log where
+ * they leave a gap, and once a second untold — every `POLL_MS` where the store cannot tell it. A
+ * reader that finds no more in the log reads the response's record,
  * and ends when the response has: when the log lacks its end, with `response.failed` where it
  * failed (its runner gone), else an `error` event, the response whole a GET away. The store
  * failing midway ends it with an `error` event at the sequence number it got to.
@@ -17,6 +19,8 @@ import { PAGE, POLL_MS, type RunStream, type Time } from './response-stream.ts';
 
 /** How often a reader elsewhere, finding no more, reads the record to learn it has ended. */
 const RECORD_MS = 1_000;
+/** How often a reader elsewhere that is told the events as the log takes them reads it untold. */
+const WATCHED_POLL_MS = 1_000;
 
 /** The events that end a response's stream. */
 const LAST = /^event: response\.(completed|incomplete|failed)\n/;
@@ -189,30 +193,83 @@ async function followLog(
   id: string,
   reader: Reader,
 ): Promise<void> {
+  const growth: Growth = { told: [], wake: () => {} };
+  const unwatch = await deps.store
+    .watchEvents(tenant, id, (from, events) => {
+      growth.told.push({ from, events });
+      growth.wake();
+    })
+    .catch(() => undefined);
+  // Watched, it is told the events as the log takes them, and reads the log once a second.
+  const everyMs = unwatch === undefined ? POLL_MS : WATCHED_POLL_MS;
+  try {
+    await readLog(deps, tenant, id, reader, growth, everyMs);
+  } finally {
+    unwatch?.();
+  }
+}
+
+/** The events a log's watcher was told and has not sent yet; what wakes its reader. */
+interface Growth {
+  readonly told: { readonly from: number; readonly events: readonly string[] }[];
+  wake: () => void;
+}
+
+/**
+ * Sends `id`'s events to `reader` from where it got to, until its stream ends or the client
+ * goes: those it is told as they come (`growth`), reading the log where they leave a gap, and
+ * `everyMs` after the last it was told.
+ */
+async function readLog(
+  deps: FollowDeps,
+  tenant: string,
+  id: string,
+  reader: Reader,
+  growth: Growth,
+  everyMs: Ms,
+): Promise<void> {
   let last = '';
   let recordReadMs = -Infinity;
   // Whether its record was found ended at the last read.
   let ended = false;
+  let read = true;
   while (!reader.out.gone) {
-    const page = await deps.store.readEvents(tenant, id, reader.at, PAGE);
-    reader.send(page);
-    last = page.at(-1) ?? last;
-    if (LAST.test(last)) return;
-    if (page.length === PAGE) continue;
-    if (page.length === 0 && deps.clock.now() - recordReadMs >= RECORD_MS) {
-      recordReadMs = deps.clock.now();
-      // Its last event is logged once its record is kept as it ended: one more read, a
-      // record's read later, finds it. A reader asking past the end finds the log complete.
-      const tail = await deps.store.readEvents(tenant, id, -1, 1);
-      if (LAST.test(tail[0] ?? '')) return;
-      const kept = await loadSettledHead(deps, tenant, id);
-      const status = kept?.response.status;
-      if (status === 'cancelled') return;
-      if (ended && status === 'failed') return failedAt(reader, kept?.response);
-      if (ended && status !== 'queued' && status !== 'in_progress') return lacking(reader);
-      ended = status !== 'queued' && status !== 'in_progress';
+    if (read) {
+      const page = await deps.store.readEvents(tenant, id, reader.at, PAGE);
+      reader.send(page);
+      last = page.at(-1) ?? last;
+      if (LAST.test(last)) return;
+      if (page.length === PAGE) continue;
+      if (page.length === 0 && deps.clock.now() - recordReadMs >= RECORD_MS) {
+        recordReadMs = deps.clock.now();
+        // Its last event is logged once its record is kept as it ended: one more read, a
+        // record's read later, finds it. A reader asking past the end finds the log complete.
+        const tail = await deps.store.readEvents(tenant, id, -1, 1);
+        if (LAST.test(tail[0] ?? '')) return;
+        const kept = await loadSettledHead(deps, tenant, id);
+        const status = kept?.response.status;
+        if (status === 'cancelled') return;
+        if (ended && status === 'failed') return failedAt(reader, kept?.response);
+        if (ended && status !== 'queued' && status !== 'in_progress') return lacking(reader);
+        ended = status !== 'queued' && status !== 'in_progress';
+      }
+      read = false;
     }
-    await sleep(deps, POLL_MS, reader.out.leaving);
+    // What it was told goes on from where the reader got to; a gap (a message lost) is read.
+    for (let next = growth.told.shift(); next !== undefined; next = growth.told.shift()) {
+      if (next.from > reader.at) {
+        read = true;
+        break;
+      }
+      const fresh = next.events.slice(reader.at - next.from);
+      reader.send(fresh);
+      last = fresh.at(-1) ?? last;
+      if (LAST.test(last)) return;
+    }
+    if (read) continue;
+    await sleep(deps, everyMs, reader.out.leaving, (w) => (growth.wake = w));
+    // Untold for that long: the log is read, and the record when the log has no more.
+    read = growth.told.length === 0;
   }
 }
 
@@ -238,12 +295,20 @@ function lacking(reader: Reader): void {
   );
 }
 
-function sleep(deps: FollowDeps, ms: Ms, leaving: Promise<void>): Promise<void> {
+/** Waits `ms`, or until the client leaves or `wakeWith`'s function is called, if sooner. */
+function sleep(
+  deps: FollowDeps,
+  ms: Ms,
+  leaving: Promise<void>,
+  wakeWith: (wake: () => void) => void,
+): Promise<void> {
   return new Promise((resolve) => {
     const timer = deps.timers.at(deps.clock.now() + ms, resolve);
-    void leaving.then(() => {
+    const wake = () => {
       timer.cancel();
       resolve();
-    });
+    };
+    wakeWith(wake);
+    void leaving.then(wake);
   });
 }

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import { FailoverStore, type FailurePolicy } from './failover-store.ts';
 import { MemoryStore } from './memory-store.ts';
-import { isSharedStoreUnavailable, type SharedStore, type TenantAsk } from './shared-store.ts';
+import {
+  isSharedStoreUnavailable,
+  type SharedStore,
+  type TenantAsk,
+  type Told,
+} from './shared-store.ts';
 import { responseStoreConformance, sharedStoreConformance } from './store-conformance.ts';
 
 /** A primary that can be switched off: every call then rejects, as Redis's client does. */
@@ -50,6 +55,10 @@ class SwitchableStore implements SharedStore {
   async readEvents(tenant: string, id: string, from: number, max: number) {
     this.#gate();
     return this.#inner.readEvents(tenant, id, from, max);
+  }
+  async watchEvents(tenant: string, id: string, told: Told) {
+    this.#gate();
+    return this.#inner.watchEvents(tenant, id, told);
   }
   async beat(replica: string, ttlMs: number, serving: boolean) {
     this.#gate();

@@ -21,6 +21,7 @@ import {
   type QuotaVerdict,
   type SharedStore,
   type TenantAsk,
+  type Told,
 } from './shared-store.ts';
 
 export type FailurePolicy = 'open' | 'closed';
@@ -110,6 +111,12 @@ export class FailoverStore implements SharedStore {
       return events.length > 0 ? events : NOT_HERE;
     };
     return this.#routeOrKnown<readonly string[]>(op, []);
+  }
+
+  /** The primary's log alone is watched: while it is down, readers read the fallback's. */
+  async watchEvents(tenant: string, id: string, told: Told): Promise<() => void> {
+    if (!this.#up) throw this.#unavailable();
+    return this.#o.primary.watchEvents(tenant, id, told);
   }
 
   beat(replica: string, ttlMs: number, serving: boolean): Promise<void> {

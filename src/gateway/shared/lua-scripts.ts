@@ -169,3 +169,16 @@ return 1
 export const SERVING = script(`${NOW}
 return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
 `);
+
+/**
+ * KEYS: a stream's event log. ARGV: its TTL ms, then the events to add. Adds them, keeps the
+ * log its TTL from now, and publishes them on the log's key as its channel: the index of the
+ * first, a newline, then the events one after another (each ends with a blank line). Returns
+ * the log's length.
+ */
+export const APPEND_EVENTS = script(`
+local len = redis.call('RPUSH', KEYS[1], unpack(ARGV, 2))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PUBLISH', KEYS[1], (len - #ARGV + 1) .. '\\n' .. table.concat(ARGV, '', 2))
+return len
+`);

@@ -21,6 +21,7 @@ import {
   type SharedStore,
   type StoredResponse,
   type TenantAsk,
+  type Told,
 } from './shared-store.ts';
 
 export interface MemoryStoreOptions {
@@ -55,6 +56,8 @@ export class MemoryStore implements SharedStore {
   readonly #responses: ResponseShelf;
   /** Until when each replica that beat is alive: one entry a replica, few in a process. */
   readonly #beats = new Map<string, number>();
+  /** Who watches each log (`tenant\nid`): one entry a log followed here. */
+  readonly #watchers = new Map<string, Set<Told>>();
   /** Until when each replica that said it serves does so. */
   readonly #serving = new Map<string, number>();
   /** Orders handed over, oldest first, each kept until `untilMs`. */
@@ -129,7 +132,9 @@ export class MemoryStore implements SharedStore {
   }
 
   async appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
-    this.#responses.append(tenant, id, events, this.#clock.now());
+    const from = this.#responses.append(tenant, id, events, this.#clock.now());
+    if (from < 0) return;
+    for (const told of this.#watchers.get(`${tenant}\n${id}`) ?? []) told(from, events);
   }
 
   async readEvents(
@@ -153,6 +158,16 @@ export class MemoryStore implements SharedStore {
   /** The kept responses this process holds: how many, and their bytes. */
   get kept(): { readonly count: number; readonly bytes: number } {
     return { count: this.#responses.size, bytes: this.#responses.bytes };
+  }
+
+  async watchEvents(tenant: string, id: string, told: Told): Promise<() => void> {
+    const key = `${tenant}\n${id}`;
+    const watchers = this.#watchers.get(key) ?? new Set();
+    this.#watchers.set(key, watchers.add(told));
+    return () => {
+      watchers.delete(told);
+      if (watchers.size === 0) this.#watchers.delete(key);
+    };
   }
 
   async beat(replica: string, ttlMs: number, serving: boolean): Promise<void> {

@@ -18,6 +18,7 @@ import { RETRY_BUDGET_CAPACITY, RETRY_FLOOR_PER_S } from '../../core/admission/r
 import { BUSY_RETRY_MS } from '../../core/admission/budget/tenant-ledger.ts';
 import {
   ADMIT,
+  APPEND_EVENTS,
   CLAIM,
   RENEW_LEASE,
   SETTLE_CLAIM,
@@ -26,6 +27,7 @@ import {
   SERVING_BEAT,
   type LuaScript,
 } from './lua-scripts.ts';
+import { LogWatch } from './redis-watch.ts';
 import {
   NO_LEASE,
   REPLAY_MAX_BYTES,
@@ -36,6 +38,7 @@ import {
   type SharedReason,
   type SharedStore,
   type StoredResponse,
+  type Told,
   type TenantAsk,
 } from './shared-store.ts';
 
@@ -84,6 +87,8 @@ const RETRY_KEY_TTL_MS = 60_000;
 
 export class RedisStore implements SharedStore {
   readonly #client: ReturnType<typeof createClient>;
+  /** Word of the stream logs' growth, on a connection of its own (opened at the first watch). */
+  readonly #watch: LogWatch;
   readonly #o: Required<Omit<RedisStoreOptions, 'onError'>>;
   /** Renewals of the leases and claims this process holds, run every third of the lease TTL. */
   readonly #held = new Map<object, () => Promise<unknown>>();
@@ -111,6 +116,8 @@ export class RedisStore implements SharedStore {
     };
     this.#client.on('error', failed);
     this.#client.connect().catch(failed);
+    const { connectTimeoutMs, commandTimeoutMs } = this.#o;
+    this.#watch = new LogWatch(() => gatewayRedisClient(o.url, connectTimeoutMs, commandTimeoutMs));
   }
 
   async admit(ask: TenantAsk): Promise<QuotaVerdict> {
@@ -222,13 +229,9 @@ export class RedisStore implements SharedStore {
 
   async appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
     if (events.length === 0) return;
-    const key = eventsKey(tenant, id);
-    const ttl = String(Math.ceil(this.#o.responseTtlMs));
-    // Sent together, answered in one round trip.
-    await Promise.all([
-      this.#client.sendCommand(['RPUSH', key, ...events]),
-      this.#client.sendCommand(['PEXPIRE', key, ttl]),
-    ]);
+    const ttl = Math.ceil(this.#o.responseTtlMs);
+    // One script: the log grows, keeps its TTL from now, and its watchers are told the events.
+    await this.#eval(APPEND_EVENTS, [eventsKey(tenant, id)], [ttl, ...events]);
   }
 
   async readEvents(
@@ -242,6 +245,10 @@ export class RedisStore implements SharedStore {
     const range = [String(from), String(to)];
     const events = await this.#client.sendCommand(['LRANGE', eventsKey(tenant, id), ...range]);
     return Array.isArray(events) ? events.map(String) : [];
+  }
+
+  watchEvents(tenant: string, id: string, told: Told): Promise<() => void> {
+    return this.#watch.watch(eventsKey(tenant, id), told);
   }
 
   async beat(replica: string, ttlMs: number, serving: boolean): Promise<void> {
@@ -287,6 +294,7 @@ export class RedisStore implements SharedStore {
     this.#closed = true;
     this.#renewTimer?.cancel();
     this.#held.clear();
+    this.#watch.close();
     if (this.#client.isOpen) this.#client.destroy();
   }
 

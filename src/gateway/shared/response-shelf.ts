@@ -45,12 +45,16 @@ export class ResponseShelf {
     return true;
   }
 
-  /** Adds `events` to `id`'s log; none are added when they would not fit the shelf. */
-  append(tenant: string, id: string, events: readonly string[], nowMs: Ms): void {
+  /**
+   * Adds `events` to `id`'s log: the index of the first, or -1 when none is added (they would
+   * not fit the shelf).
+   */
+  append(tenant: string, id: string, events: readonly string[], nowMs: Ms): number {
     const size = events.reduce((n, e) => n + sizeOf(e), 0);
     const key = keyOf(tenant, id);
     const log = this.#logs.get(key) ?? { events: [], atMs: nowMs, bytes: 0 };
-    if (log.bytes + size > this.#capacityBytes) return;
+    if (log.bytes + size > this.#capacityBytes) return -1;
+    const from = log.events.length;
     // Out of the order while room is made, so it is not the one forgotten.
     this.#logs.delete(key);
     this.#makeRoom(size);
@@ -59,6 +63,7 @@ export class ResponseShelf {
     log.bytes += size;
     this.#bytes += size;
     this.#logs.set(key, log);
+    return from;
   }
 
   /** Up to `max` events of `id`'s log from index `from` (negative: from its end). */

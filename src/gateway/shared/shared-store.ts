@@ -63,6 +63,9 @@ export type Claim =
   /** The key is held or done for a request with another fingerprint. */
   | { readonly kind: 'mismatch' };
 
+/** Events added to a stream's log, `from` the index of the first (`SharedStore.watchEvents`). */
+export type Told = (from: number, events: readonly string[]) => void;
+
 export interface SharedStore {
   /** Takes a request's share of its tenant's quotas and retry budget, or says why not. */
   admit(ask: TenantAsk): Promise<QuotaVerdict>;
@@ -99,6 +102,12 @@ export interface SharedStore {
    * last, as Redis's LRANGE counts); none when it has no more (or no log).
    */
   readEvents(tenant: string, id: string, from: number, max: number): Promise<readonly string[]>;
+  /**
+   * Tells `told` the events added to `id`'s log, and the index of the first, from when it
+   * resolves until the function it resolves with is called. Word may be lost (a reconnect): a
+   * watcher reads the log now and then all the same. Rejects when the store cannot watch now.
+   */
+  watchEvents(tenant: string, id: string, told: Told): Promise<() => void>;
   /**
    * Says gateway replica `replica` is alive for the next `ttlMs` (http/kept-responses.ts
    * `loadSettled`), and whether it is `serving`: not draining, so it takes background responses

@@ -243,6 +243,45 @@ export function responseStoreConformance(name: string, store: () => SharedStore)
     assert.deepEqual(await s.readEvents(t, 'resp_s', 0, 10), [], 'deleted with its response');
   });
 
+  // Told over a connection of Redis's own, a watcher's word is awaited, never timed: the
+  // runner's timeout is the guard.
+  test(
+    `${name}: a log's watcher is told what it takes, from which index, until it stops watching`,
+    { timeout: 10_000 },
+    async () => {
+      const s = store();
+      const t = fresh();
+      const told: [number, readonly string[]][] = [];
+      let heard = () => {};
+      const unwatch = await s.watchEvents(t, 'resp_w', (from, events) => {
+        told.push([from, events]);
+        heard();
+      });
+      let otherTold = 0;
+      const other = await s.watchEvents(t, 'resp_other', () => otherTold++);
+      const events = ['event: a\ndata: {"n":1}\n\n', 'event: b\ndata: {}\n\n', 'event: c\n\n'];
+      const both = new Promise<void>((r) => (heard = () => told.length === 2 && r()));
+      await s.appendEvents(t, 'resp_w', events.slice(0, 1));
+      await s.appendEvents(t, 'resp_w', events.slice(1));
+      await both;
+      assert.deepEqual(told, [
+        [0, events.slice(0, 1)],
+        [1, events.slice(1)],
+      ]);
+      unwatch();
+      // A watcher that comes after hears the next: the one gone, told in order before it, did not.
+      let later: (from: number) => void = () => {};
+      const next = new Promise<number>((r) => (later = r));
+      const again = await s.watchEvents(t, 'resp_w', (from) => later(from));
+      await s.appendEvents(t, 'resp_w', ['event: d\n\n']);
+      assert.equal(await next, 3);
+      assert.equal(told.length, 2, 'no more once it stopped');
+      assert.equal(otherTold, 0, "another log's watcher is not told");
+      again();
+      other();
+    },
+  );
+
   test(`${name}: a replica is alive once it beats, and no other is`, async () => {
     const s = store();
     const [replica, other] = [fresh(), fresh()];
