@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { orderText, readOrder, type Order } from './background-handover.ts';
+import { Registry } from 'prom-client';
+import { VirtualClock } from '../../runtime/virtual-clock.ts';
+import { MemoryStore } from '../shared/memory-store.ts';
+import { StateMetrics } from '../state-metrics.ts';
+import { adopt, orderText, readOrder, type Order } from './background-handover.ts';
+import type { CompletionsDeps } from './completions.ts';
 
 const ORDER: Order = {
   tenant: 'acme',
@@ -24,4 +29,18 @@ test('an order reads back as it was kept; anything else is none', () => {
     JSON.stringify({ ...ORDER, headers: null }),
   ])
     assert.equal(readOrder(text), undefined, text);
+});
+
+test('an order taken as its replica begins to drain goes back for another; one unread is dropped', async () => {
+  const store = new MemoryStore({ clock: new VirtualClock() });
+  const state = new StateMetrics(new Registry());
+  const deps = { store, background: { draining: true }, metrics: { state } };
+  await adopt(orderText(ORDER), deps as unknown as CompletionsDeps);
+  assert.deepEqual(await store.takeHandedOver(10), [orderText(ORDER)]);
+  await adopt('{"not":"an order"}', deps as unknown as CompletionsDeps);
+  const dropped = await state.handovers.get();
+  assert.deepEqual(
+    dropped.values.map((v) => [v.labels.op, v.value]),
+    [['dropped', 1]],
+  );
 });

@@ -97,6 +97,8 @@ export async function adopt(text: string, deps: CompletionsDeps): Promise<void> 
   const count = (op: string) => deps.metrics.state.handovers.inc({ op });
   const order = readOrder(text);
   if (order === undefined) return count('dropped');
+  // Taken as this replica began to drain: it goes back, for another.
+  if (deps.background.draining) return deps.store.handOver(text);
   const { tenant } = order;
   const id = answerId('responses', order.requestId);
   const head = await loadHead(deps, tenant, id).catch(() => undefined);

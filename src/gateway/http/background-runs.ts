@@ -81,6 +81,11 @@ export class BackgroundRuns {
     return this.#runs.get(id)?.cancelled === true;
   }
 
+  /** Whether this replica drains: it takes no order more. */
+  get draining(): boolean {
+    return this.#draining;
+  }
+
   /** Whether `id` runs here and was stopped to be handed over. */
   handed(id: string): boolean {
     return this.#runs.get(id)?.handed === true;

@@ -85,6 +85,7 @@ test('at a drain, runs still queued and kept are stopped to be handed over — o
   await store.beat('replica-b', 10_000, true);
   const { runs, stops } = start();
   assert.equal(await runs.handOver(), 1);
+  assert.equal(runs.draining, true, 'it takes no order more');
   // Queued and kept: handed; running, or not kept yet, or cancelled: not.
   assert.deepEqual(
     stops.map((s) => s.signal.aborted),
