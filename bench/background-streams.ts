@@ -3,14 +3,16 @@
 // `--requests` Responses requests (`--output` tokens each) are sent at `--rate` a second to
 // replica A, twice: as foreground streams, then as background streams. Each background stream
 // is also followed from replica B from its first event (`GET /v1/responses/{id}?stream=true`),
-// which reads A's log in Redis. Per way: the client's time to its first text delta (p50, p99),
+// which takes A's log from Redis. Per way: the client's time to its first text delta (p50, p99),
 // and streams that ran to their end. For B's readers: how much later than A's reader each
 // event reached them (p50, p99, max), whether every stream was told the same, byte for byte,
-// and Redis commands per background response. A round of 20 each way warms both replicas first.
+// and Redis commands and the CPU of A, B and Redis per background response. A round of 20 each
+// way warms both replicas first.
 // `--root DIR` runs the replicas of another checkout, to compare two versions side by side.
 // Usage: node bench/background-streams.ts [--requests 200] [--rate 20] [--output 256] [--root DIR]
 import { FLEET_ARGS, flag, intFlag } from './bench-args.ts';
 import { metric, startGoodput, startRedisServer } from './live-processes.ts';
+import { cpuMs } from './proc-cpu.ts';
 
 const N = intFlag('--requests') ?? 200;
 const OUTPUT = intFlag('--output') ?? 256;
@@ -54,7 +56,7 @@ const quantile = (xs: number[], p: number) => {
 
 const LAST = /^event: response\.(completed|incomplete)\n/;
 
-const { url: redisUrl, client: redis, stop: stopRedis } = await startRedisServer();
+const { url: redisUrl, client: redis, stop: stopRedis, pid: redisPid } = await startRedisServer();
 /** Redis's calls so far by command (EVALSHA counted once, whatever its script does). */
 const commands = async () => {
   const calls = new Map<string, number>();
@@ -143,8 +145,11 @@ try {
   await run(true, 20);
   const fore = await run(false);
   const before = await commands();
+  const pids = [a.child.pid, b.child.pid, redisPid] as number[];
+  const cpuBefore = pids.map((p) => cpuMs(p));
   const back = await run(true);
   const after = await commands();
+  const cpu = pids.map((p, i) => ((cpuMs(p) - cpuBefore[i]) / back.ran_to_end).toFixed(2));
   const each = [...after].map(
     ([c, n]) => [c, (n - (before.get(c) ?? 0)) / back.ran_to_end] as const,
   );
@@ -165,6 +170,7 @@ try {
   console.log(
     `Redis commands per background response: ${perResponse.toFixed(1)} (${byCommand}); A counted ${kept} background responses ended`,
   );
+  console.log(`CPU ms per background response: A ${cpu[0]}, B ${cpu[1]}, Redis ${cpu[2]}`);
 } finally {
   for (const g of [a, b]) g.child.kill('SIGTERM');
   await Promise.all([a, b].map((g) => new Promise((r) => g.child.once('exit', r))));

@@ -41,7 +41,7 @@ export function metric(text: string, name: string, labels: Record<string, string
   return sum;
 }
 
-/** A redis-server of its own on a free port, no persistence: its URL, a client, and its stop. */
+/** A redis-server of its own on a free port, no persistence: its URL, a client, its stop, its pid. */
 export async function startRedisServer() {
   if (spawnSync('redis-server', ['--version']).status !== 0) {
     throw new Error('redis-server: not on PATH (apt-get install redis-server)');
@@ -70,5 +70,5 @@ export async function startRedisServer() {
     await client.quit();
     child.kill('SIGKILL');
   };
-  return { url, client, stop };
+  return { url, client, stop, pid: child.pid as number };
 }
