@@ -339,6 +339,8 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     (closing ??= (async () => {
       // Requests that ended in this turn have their answers held for its end (answer.ts).
       await heldAnswersWritten();
+      // Streams' readers say where their clients got to, before their connections close.
+      await background.closeReaders();
       const closed = Promise.all([
         api.close(),
         status && new Promise<void>((resolve) => status?.close(() => resolve())),

@@ -1,7 +1,8 @@
 // A gateway replica that drains hands the background responses still queued there to a replica
 // that serves, through a real Redis: the other runs each to its end under the same id, its
 // stream numbered on from where it stopped, and its clients poll or follow it there; refused
-// there, each is kept failed with the refusal. Two real `goodput serve` processes in front of
+// there, each is kept failed with the refusal. A client following it on the replica that
+// drains is told where it got to, to take it up again elsewhere. Two real `goodput serve` processes in front of
 // one engine with two seats, so most of a burst waits.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,8 +69,31 @@ async function drainedWithQueue(bArgs: readonly string[] = []) {
     return events;
   })();
 
+  // A long one run on B, followed on A, which shuts down: A's reader says where its client got
+  // to, to go on elsewhere.
+  const long = { model: MODEL, background: true, stream: true, max_output_tokens: 2_000 } as const;
+  let longId = '';
+  for await (const e of await onB.responses.create({ ...long, input: 'A long tale' })) {
+    if (e.type === 'response.created') longId = e.response.id;
+    break;
+  }
+  const onAToo = (async () => {
+    const events: Event[] = [];
+    try {
+      const opts = { stream: true, starting_after: 0 } as const;
+      for await (const e of await onA.responses.retrieve(longId, opts)) events.push(e);
+    } catch (e) {
+      return { events, error: e as InstanceType<typeof OpenAI.APIError> };
+    }
+    return { events, error: undefined };
+  })();
   a.proc.child.kill('SIGTERM');
   assert.deepEqual(await a.proc.exited, { code: 0, signal: null });
+  const cut = await onAToo;
+  assert.equal(cut.error?.code, 'shutting_down', String(cut.error));
+  const at = (cut.error?.error as { sequence_number?: number } | undefined)?.sequence_number;
+  assert.equal(at, 1 + cut.events.length, 'the sequence number its client got to');
+  await onB.responses.cancel(longId);
   const drained = a.proc.jsonLines().find((l) => l.msg === 'drained');
   const handed = Number(drained?.handed_over);
   assert.ok(handed >= queued.length + 1, JSON.stringify(drained));

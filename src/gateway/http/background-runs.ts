@@ -54,11 +54,17 @@ export class BackgroundRuns {
   #cursor = 0;
   /** Runs an order another replica handed over (background-handover.ts `adopt`). */
   #adopt: ((order: string) => Promise<void>) | undefined;
+  /** The streams' readers here, each until its client's stream ends. */
+  readonly #readers = new Set<Promise<void>>();
+  /** Resolves when this replica shuts down (`closeReaders`). */
+  readonly #closing: Promise<void>;
+  #close: () => void = () => {};
 
   constructor(keeping: KeepingDeps, time: Time, shared: boolean) {
     this.#keeping = keeping;
     this.#time = time;
     this.#shared = shared;
+    this.#closing = new Promise((resolve) => (this.#close = resolve));
     keeping.metrics.state.backgroundRunning(() => this.#runs.size);
   }
 
@@ -131,7 +137,20 @@ export class BackgroundRuns {
   follow(tenant: string, id: string, startingAfter: number, out: EventsOut): Promise<void> {
     const run = this.#runs.get(id);
     const stream = run?.tenant === tenant ? run.stream : undefined;
-    return follow({ ...this.#keeping, ...this.#time }, tenant, id, startingAfter, stream, out);
+    const deps = { ...this.#keeping, ...this.#time, closing: this.#closing };
+    const reading = follow(deps, tenant, id, startingAfter, stream, out);
+    this.#readers.add(reading);
+    return reading.finally(() => this.#readers.delete(reading));
+  }
+
+  /**
+   * Ends every reader here, each telling its client where it got to (its replica shuts down:
+   * it takes the stream up again on another); settles once they have written it.
+   */
+  async closeReaders(): Promise<void> {
+    this.#closed = true;
+    this.#close();
+    await Promise.all(this.#readers);
   }
 
   delete(id: string): void {

@@ -17,7 +17,7 @@ class Client implements EventsOut {
   write(text: string): void {
     this.events.push(text);
   }
-  end(): void {
+  async end(): Promise<void> {
     this.ended = true;
   }
 }

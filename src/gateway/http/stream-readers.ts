@@ -7,7 +7,8 @@
  * reader that finds no more in the log reads the response's record,
  * and ends when the response has: when the log lacks its end, with `response.failed` where it
  * failed (its runner gone), else an `error` event, the response whole a GET away. The store
- * failing midway ends it with an `error` event at the sequence number it got to.
+ * failing midway, or the replica shutting down, ends it with an `error` event at the sequence
+ * number it got to, so its client takes it up again from there (on another replica).
  */
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
@@ -28,7 +29,8 @@ const LAST = /^event: response\.(completed|incomplete|failed)\n/;
 /** Where a reader's events go: the client's connection. */
 export interface EventsOut {
   write(text: string): void;
-  end(): void;
+  /** Settles once what was written has gone to the client (or it has gone). */
+  end(): Promise<void>;
   /** The client has gone: nothing more is written. */
   readonly gone: boolean;
   /** Resolves when the client has gone. */
@@ -62,8 +64,10 @@ class NodeOut implements EventsOut {
     if (!this.#res.destroyed) this.#res.write(text);
   }
 
-  end(): void {
-    this.#res.end();
+  end(): Promise<void> {
+    const ended = new Promise<void>((resolve) => this.#res.end(() => resolve()));
+    // A connection destroyed never finishes: it has closed.
+    return Promise.race([ended, this.leaving]);
   }
 
   get gone(): boolean {
@@ -91,7 +95,7 @@ class WebOut implements EventsOut {
     if (!this.#gone) this.#controller.enqueue(Buffer.from(text));
   }
 
-  end(): void {
+  async end(): Promise<void> {
     if (this.#gone) return;
     this.#controller.close();
     this.#leave();
@@ -107,7 +111,10 @@ class WebOut implements EventsOut {
   }
 }
 
-export interface FollowDeps extends KeepingDeps, Time {}
+export interface FollowDeps extends KeepingDeps, Time {
+  /** Resolves when the replica shuts down: its readers end, telling their clients so. */
+  readonly closing?: Promise<void>;
+}
 
 /** A client's connection, and the sequence number of the next event it is to be sent. */
 class Reader {
@@ -144,7 +151,8 @@ export async function follow(
   run: RunStream | undefined,
   out: EventsOut,
 ): Promise<void> {
-  const reader = new Reader(out, startingAfter + 1);
+  const closable = new Closable(out, deps.closing);
+  const reader = new Reader(closable, startingAfter + 1);
   try {
     if (run !== undefined) await followRun(deps, tenant, id, run, reader);
     else await followLog(deps, tenant, id, reader);
@@ -154,7 +162,38 @@ export async function follow(
       'the store of responses is unreachable now; take the stream up again later (starting_after)',
     );
   } finally {
-    out.end();
+    // Its replica shutting down, the client is told where it got to, to go on elsewhere.
+    if (closable.closed && !out.gone)
+      reader.error(
+        'shutting_down',
+        'this gateway replica is shutting down; take the stream up again on another (starting_after)',
+      );
+    await out.end();
+  }
+}
+
+/** A client's connection that its replica's shutdown ends too: its readers stop writing. */
+class Closable implements EventsOut {
+  readonly #out: EventsOut;
+  readonly leaving: Promise<void>;
+  closed = false;
+
+  constructor(out: EventsOut, closing: Promise<void> = new Promise(() => {})) {
+    this.#out = out;
+    const closed = closing.then(() => void (this.closed = true));
+    this.leaving = Promise.race([out.leaving, closed]);
+  }
+
+  write(text: string): void {
+    this.#out.write(text);
+  }
+
+  end(): Promise<void> {
+    return this.#out.end();
+  }
+
+  get gone(): boolean {
+    return this.closed || this.#out.gone;
   }
 }
 
