@@ -17,13 +17,8 @@ import { flag } from './bench-args.ts';
 import { turn, words } from './conversation-kit.ts';
 import { readRequest } from '../src/gateway/http/read-request.ts';
 import type { CompletionsDeps } from '../src/gateway/http/completions.ts';
-import {
-  continued,
-  keeper,
-  loadHead,
-  loadKept,
-  type KeepingDeps,
-} from '../src/gateway/http/kept-responses.ts';
+import { continued, keeper } from '../src/gateway/http/kept-responses.ts';
+import { loadHead, loadKept, type KeepingDeps } from '../src/gateway/http/kept-records.ts';
 import { StateMetrics } from '../src/gateway/state-metrics.ts';
 import { MemoryStore } from '../src/gateway/shared/memory-store.ts';
 import type { SharedStore } from '../src/gateway/shared/shared-store.ts';

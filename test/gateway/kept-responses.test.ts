@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { Registry } from 'prom-client';
 import { sha256 } from '../../src/gateway/api-keys.ts';
-import { deleteKept, loadKept } from '../../src/gateway/http/kept-responses.ts';
+import { deleteKept, loadKept } from '../../src/gateway/http/kept-records.ts';
 import type { SharedStore } from '../../src/gateway/shared/shared-store.ts';
 import { StateMetrics } from '../../src/gateway/state-metrics.ts';
 import { MODEL, engines, gateway, metricValue, policyWith, until } from './gateway-kit.ts';

@@ -20,7 +20,7 @@ import { isWhole } from './answer.ts';
 import { errorOf } from './background.ts';
 import { handleCompletion, type CompletionsDeps } from './completions.ts';
 import type { Inbound } from './inbound.ts';
-import { keepFailed, loadHead } from './kept-responses.ts';
+import { keepFailed, loadHead } from './kept-records.ts';
 import { failedEvent } from './stream-readers.ts';
 
 /** What a replica that takes over a background response needs of how it went before. */

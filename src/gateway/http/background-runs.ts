@@ -3,14 +3,14 @@
  * one (a cancel here, or its record marked cancelled, deleted or ended at another replica), and
  * this replica's part among the others that share its store. Every `SWEEP_MS` a replica with a
  * shared store says it is alive (`beat`), so the records of what it runs are not taken for lost
- * (kept-responses.ts `loadSettled`), and whether it serves — not draining — so the others may
+ * (kept-records.ts `loadSettled`), and whether it serves — not draining — so the others may
  * hand it work; it reads the marks of the runs it has, and takes the background responses other
  * replicas handed over as they drained, to run them here (background-handover.ts). At its own
  * drain it hands over those still queued, when another replica serves.
  */
 import type { TimerHandle } from '../../core/ports/timers.ts';
 import { RequestStopped } from '../stop.ts';
-import { LOST_AFTER_MS, loadHead, type KeepingDeps } from './kept-responses.ts';
+import { LOST_AFTER_MS, loadHead, type KeepingDeps } from './kept-records.ts';
 import { RunStream, type Time } from './response-stream.ts';
 import { follow, type EventsOut } from './stream-readers.ts';
 
@@ -209,7 +209,7 @@ export class BackgroundRuns {
 
   /**
    * Says in the store that this replica is alive, so the records of the responses it runs are
-   * not taken for lost (kept-responses.ts `loadSettled`), and whether it serves.
+   * not taken for lost (kept-records.ts `loadSettled`), and whether it serves.
    */
   #beat(): void {
     const replica = this.#keeping.replica;

@@ -31,7 +31,7 @@ import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
 import { errorWhole, isWhole, named, whole, type Whole } from './answer.ts';
 import { admitAndServe, type Parsed, type ServeContext, type Served } from './serve-admitted.ts';
-import { loadHead } from './kept-responses.ts';
+import { loadHead } from './kept-records.ts';
 import type { KeptResult } from '../state-metrics.ts';
 import { eventsAnswer } from './stream-readers.ts';
 import { ENDED } from './background-runs.ts';

@@ -5,7 +5,7 @@ import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import type { InputItem } from '../../openai/index.ts';
 import { MemoryStore } from '../shared/memory-store.ts';
 import { StateMetrics } from '../state-metrics.ts';
-import { keptText, loadHead, loadKept, type KeptRecord } from './kept-responses.ts';
+import { keptText, loadHead, loadKept, type KeptRecord } from './kept-records.ts';
 
 const deps = () => ({
   store: new MemoryStore({ clock: new VirtualClock() }),

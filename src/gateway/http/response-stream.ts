@@ -14,7 +14,7 @@
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import { RESPONSE_MAX_BYTES } from '../shared/shared-store.ts';
-import type { KeepingDeps } from './kept-responses.ts';
+import type { KeepingDeps } from './kept-records.ts';
 
 export interface Time {
   readonly clock: Clock;

@@ -35,7 +35,7 @@ import {
   saveKept,
   type KeepingDeps,
   type KeptRecord,
-} from './kept-responses.ts';
+} from './kept-records.ts';
 import type { BackgroundRuns } from './background-runs.ts';
 import { eventsAnswer } from './stream-readers.ts';
 

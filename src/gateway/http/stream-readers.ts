@@ -15,7 +15,7 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { SSE_HEADERS } from '../../openai/index.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { Answer } from './answer.ts';
-import { loadSettledHead, type KeepingDeps } from './kept-responses.ts';
+import { loadSettledHead, type KeepingDeps } from './kept-records.ts';
 import { PAGE, POLL_MS, type RunStream, type Time } from './response-stream.ts';
 
 /** How often a reader elsewhere, finding no more, reads the record to learn it has ended. */
@@ -314,7 +314,7 @@ async function readLog(
 
 /**
  * The log of a response that failed ends before its last event: its runner went before it could
- * write it (lost, kept-responses.ts `loadSettled`). The client gets the event it would have.
+ * write it (lost, kept-records.ts `loadSettled`). The client gets the event it would have.
  */
 function failedAt(reader: Reader, response: object | undefined): void {
   reader.send([failedEvent(reader.at, response)]);

@@ -77,7 +77,7 @@ export interface SharedStore {
   claim(tenant: string, key: string, fingerprint: string): Promise<Claim>;
   /**
    * Keeps a Responses API response under its id (`resp_…`) for the store's response TTL: the
-   * JSON text of what its conversation's next turn needs (http/kept-responses.ts). False when
+   * JSON text of what its conversation's next turn needs (http/kept-records.ts). False when
    * it is too large to keep.
    */
   saveResponse(tenant: string, id: string, text: string): Promise<boolean>;
@@ -109,7 +109,7 @@ export interface SharedStore {
    */
   watchEvents(tenant: string, id: string, told: Told): Promise<() => void>;
   /**
-   * Says gateway replica `replica` is alive for the next `ttlMs` (http/kept-responses.ts
+   * Says gateway replica `replica` is alive for the next `ttlMs` (http/kept-records.ts
    * `loadSettled`), and whether it is `serving`: not draining, so it takes background responses
    * other replicas hand over (http/background-handover.ts).
    */
