@@ -4,10 +4,11 @@
 // A, then A is sent SIGTERM with `--drain-timeout`. Measured: how long A took to exit, how many
 // it handed over (its `drained` line), and — polled on B until each has ended — how they ended
 // (completed or incomplete, failed by error code) and when the last did, from the SIGTERM.
-// `--root DIR` runs the gateways of another checkout (the engine is this one's), so two
-// versions compare side by side on one machine.
+// `--kill`: A is sent SIGKILL instead, as a crash; what it ran is then found on B once A has
+// been silent 10 s. `--root DIR` runs the gateways of another checkout (the engine is this
+// one's), so two versions compare side by side on one machine.
 // Usage: node bench/handover-drain.ts [--requests 40] [--seats 4] [--output 200]
-//          [--drain-timeout 10] [--root DIR]
+//          [--drain-timeout 10] [--kill] [--root DIR]
 import { flag, intFlag } from './bench-args.ts';
 import { metric, startGoodput, startRedisServer } from './live-processes.ts';
 
@@ -16,6 +17,7 @@ const SEATS = intFlag('--seats') ?? 4;
 const OUTPUT = intFlag('--output') ?? 200;
 const DRAIN_S = Number(flag('--drain-timeout') ?? 10);
 const ROOT = flag('--root');
+const KILL = process.argv.includes('--kill');
 const MODEL = 'llama-3-8b';
 
 const SMALL = ['--profile', 'const:step_ms=10', '--max-num-seqs', String(SEATS)];
@@ -51,7 +53,7 @@ try {
   }
   const queued = asked.filter((r) => r.status === 'queued').length;
   const t0 = performance.now();
-  a.child.kill('SIGTERM');
+  a.child.kill(KILL ? 'SIGKILL' : 'SIGTERM');
   await new Promise((r) => a.child.once('exit', r));
   const exitedS = (performance.now() - t0) / 1000;
   const drained = aOut
@@ -76,20 +78,21 @@ try {
   }
   const tally: Record<string, number> = {};
   for (const end of ends.values()) tally[end] = (tally[end] ?? 0) + 1;
-  const adopted = metric(
-    await (await fetch(`${b.url}/metrics`)).text(),
-    'goodput_background_handovers_total',
-    { op: 'adopted' },
-  );
+  const exposition = await (await fetch(`${b.url}/metrics`)).text();
+  const handovers = (op: string) =>
+    metric(exposition, 'goodput_background_handovers_total', { op });
+  const [adopted, reclaimed] = [handovers('adopted'), handovers('reclaimed')];
   console.log(
     `${asked.length} background responses of ${OUTPUT} tokens asked of A (${queued} queued), ` +
-      `${SEATS} engine seats, A drained with --drain-timeout ${DRAIN_S}` +
+      `${SEATS} engine seats, ` +
+      (KILL ? 'A killed' : `A drained with --drain-timeout ${DRAIN_S}`) +
       (ROOT === undefined ? '' : ` (gateways of ${ROOT})`),
   );
   console.table({
     'A exited after (s)': exitedS.toFixed(1),
     'A handed over': drained?.handed_over ?? '-',
     'B adopted': adopted,
+    'B reclaimed': reclaimed,
     'last ended after (s)': lastS.toFixed(1),
     ...tally,
   });

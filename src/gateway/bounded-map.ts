@@ -47,4 +47,9 @@ export class BoundedMap<V> {
     }
     return e.value;
   }
+
+  /** Forgets `key`; its slot in the ring is let go when the ring comes round to it. */
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
 }

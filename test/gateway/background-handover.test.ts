@@ -24,34 +24,49 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 const ended = (r: Response) => !['queued', 'in_progress'].includes(r.status ?? '');
 
+const ASK = { model: MODEL, background: true, max_output_tokens: 300 } as const;
+const BATCH = { headers: { 'x-goodput-class': 'batch' } };
+
+/**
+ * Replicas A and B (each with its args too) through a fresh Redis, in front of an engine with
+ * two seats, and six background responses asked of A: two run, the rest wait in A's queue.
+ */
+async function queuedOnA(aArgs: readonly string[] = [], bArgs: readonly string[] = []) {
+  requireRedisServer();
+  const redis = await startRedis();
+  const engine = await startEngine(SMALL);
+  const args = ['--backend', engine, '--redis', redis.url, '--gateway-replicas', '2', ...SMALL];
+  const a = await startServe([...args, ...aArgs]);
+  const b = await startServe([...args, ...bArgs]);
+  const client = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none' });
+  const [onA, onB] = [client(a.url), client(b.url)];
+  const asked: Response[] = [];
+  for (let i = 0; i < 6; i++)
+    asked.push(await onA.responses.create({ ...ASK, input: `Essay ${i}` }, BATCH));
+  const queued = asked.filter((r) => r.status === 'queued');
+  assert.ok(queued.length >= 3, asked.map((r) => r.status).join(', '));
+  return { redis, a, b, onA, onB, asked, queued };
+}
+
 /**
  * Replicas A and B through a fresh Redis (B with `bArgs` too); six background responses asked
  * of A and a seventh streamed, read to its `response.queued` and followed on B from there; then
  * A drained. Resolves once A has exited, with what B's clients and A's decision log tell.
  */
 async function drainedWithQueue(bArgs: readonly string[] = []) {
-  requireRedisServer();
-  const redis = await startRedis();
-  const engine = await startEngine(SMALL);
-  const args = ['--backend', engine, '--redis', redis.url, '--gateway-replicas', '2', ...SMALL];
   const decisions = join(dir, `${Math.random()}.jsonl`);
-  const a = await startServe([...args, '--decisions', decisions]);
-  const b = await startServe([...args, ...bArgs]);
-  const client = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none' });
-  const [onA, onB] = [client(a.url), client(b.url)];
-  const ask = { model: MODEL, background: true, max_output_tokens: 300 } as const;
-  const batch = { headers: { 'x-goodput-class': 'batch' } };
-  // Two take the seats; the rest wait in A's queue.
-  const polled: Response[] = [];
-  for (let i = 0; i < 6; i++)
-    polled.push(await onA.responses.create({ ...ask, input: `Essay ${i}` }, batch));
-  const queued = polled.filter((r) => r.status === 'queued');
-  assert.ok(queued.length >= 3, polled.map((r) => r.status).join(', '));
+  const {
+    redis,
+    a,
+    b,
+    onA,
+    onB,
+    asked: polled,
+    queued,
+  } = await queuedOnA(['--decisions', decisions], bArgs);
   const head: Event[] = [];
-  for await (const e of await onA.responses.create(
-    { ...ask, input: 'Story', stream: true },
-    batch,
-  )) {
+  const story = { ...ASK, input: 'Story', stream: true } as const;
+  for await (const e of await onA.responses.create(story, BATCH)) {
     head.push(e);
     if (e.type === 'response.queued') break;
   }
@@ -185,4 +200,29 @@ test('a response handed over that the replica taking it refuses is kept failed w
   const op = (o: string) => metricValue(b.url, 'goodput_background_handovers_total', { op: o });
   assert.equal(await op('refused'), handed);
   await done();
+});
+
+test('a replica killed with background responses queued: the replica that finds it gone hands them over', async () => {
+  const { redis, a, b, onB, asked, queued } = await queuedOnA();
+  // Still queued on A when it dies; what A had upstream then is lost with it.
+  await new Promise((r) => setTimeout(r, 300));
+  const stillQueued = new Set<string>();
+  for (const { id } of queued)
+    if ((await onB.responses.retrieve(id)).status === 'queued') stillQueued.add(id);
+  a.proc.child.kill('SIGKILL');
+  await a.proc.exited;
+  for (const { id } of asked) {
+    let last: Response | undefined;
+    const end = async () => ended((last = await onB.responses.retrieve(id)));
+    await until(`${id} ended`, end, 45_000, 200);
+    if (stillQueued.has(id))
+      assert.ok(['completed', 'incomplete'].includes(last?.status ?? ''), `${id}: ${last?.status}`);
+    else assert.equal(last?.error?.code, 'runner_lost' as never, `${id}: ${last?.status}`);
+  }
+  const op = (o: string) => metricValue(b.url, 'goodput_background_handovers_total', { op: o });
+  assert.equal(await op('reclaimed'), stillQueued.size);
+  assert.equal(await op('adopted'), stillQueued.size);
+  b.proc.child.kill('SIGTERM');
+  await b.proc.exited;
+  await redis.kill();
 });

@@ -12,7 +12,10 @@
  * stopped. Its clients poll, or follow its stream, as before, on any replica. Refused here (a
  * quota spent, no room before its deadline), it is kept failed with the refusal, as its
  * client would have been answered had it come now. One cancelled, deleted or taken for lost
- * before it is taken is dropped. Counted in `goodput_background_handovers_total`.
+ * before it is taken is dropped. A replica killed or crashed hands nothing over, but the order
+ * of each response queued is kept while it waits (background.ts): the replica that finds it
+ * gone hands it over (kept-records.ts `reclaimed`). Counted in
+ * `goodput_background_handovers_total`.
  */
 import type { Ms } from '../../core/request/units.ts';
 import { answerId } from '../../openai/index.ts';

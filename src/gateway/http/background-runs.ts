@@ -87,6 +87,11 @@ export class BackgroundRuns {
     return this.#runs.get(id)?.cancelled === true;
   }
 
+  /** Whether the store is shared with other replicas, which may take a run's order. */
+  get shared(): boolean {
+    return this.#shared;
+  }
+
   /** Whether this replica drains: it takes no order more. */
   get draining(): boolean {
     return this.#draining;

@@ -101,6 +101,24 @@ export async function serveInBackground(
   let endedAs = 'failed';
   const stop = new AbortController();
   const stream = runs.add(id, req.tenant, stop, streamed, adoption?.told);
+  /** The order another replica runs it by, as it stands (background-handover.ts). */
+  const order = () =>
+    orderText({
+      tenant: req.tenant,
+      requestId: req.id,
+      createdS,
+      arrivalEpochMs: deps.epochMs() - (deps.nowMs() - req.arrivalMs),
+      told: stream?.made ?? 0,
+      headers: restated(headers),
+      body: r.bodyText,
+    });
+  // Queued where the store is shared, its order is kept until it leaves the queue: should this
+  // replica go, the one that finds it gone hands it over (kept-records.ts `loadSettled`).
+  let orderKept = false;
+  const dropOrder = () => {
+    if (orderKept) void deps.store.dropOrder(req.tenant, id).catch(() => {});
+    orderKept = false;
+  };
   // A stream opens as admission decides, before any of the reply can come (taken over, it opened
   // where it was asked). Its last events go once the response is kept as it ended, so a client
   // that reads them finds it so.
@@ -126,10 +144,15 @@ export async function serveInBackground(
         if (!opened) stream?.emit(builder.opening('queued'));
         opened = true;
         runs.waiting(id, true);
+        if (runs.shared) {
+          orderKept = true;
+          void deps.store.keepOrder(req.tenant, id, order()).catch(() => {});
+        }
         admitted('queued');
       },
       onDispatched: () => {
         runs.waiting(id, false);
+        dropOrder();
         stream?.emit(opened ? builder.started() : builder.opening('in_progress'));
         opened = true;
         if (told) void save(builder.pending('in_progress'));
@@ -218,6 +241,7 @@ export async function serveInBackground(
         stream?.emit(failed);
       }
     } finally {
+      dropOrder();
       await stream?.end();
       runs.ended(endedAs);
       runs.delete(id);
@@ -232,14 +256,10 @@ export async function serveInBackground(
    */
   async function handOff() {
     try {
+      dropOrder();
       await stream?.end(true);
-      const arrivalEpochMs = deps.epochMs() - (deps.nowMs() - req.arrivalMs);
-      const told = stream?.made ?? 0;
-      const { tenant } = req;
-      const order = { tenant, requestId: req.id, createdS, arrivalEpochMs, told };
-      const headersTold = restated(headers);
       try {
-        await deps.store.handOver(orderText({ ...order, headers: headersTold, body: r.bodyText }));
+        await deps.store.handOver(order());
         deps.metrics.state.handovers.inc({ op: 'handed' });
       } catch {
         deps.metrics.state.handovers.inc({ op: 'not_handed' });

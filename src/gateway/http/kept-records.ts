@@ -57,9 +57,10 @@ const LOST = {
  * a replica running any says in the store that it is alive (`beat`) every `SWEEP_MS`
  * (background.ts), for `LOST_AFTER_MS`. Read where its runner is not alive — by a poll, a
  * stream's reader, a cancel, the next turn — it is kept `failed` (`runner_lost`) and answered
- * so, counted in `goodput_background_responses_lost_total`. A drain is no loss: a replica
- * that drains hands what is still queued to another (background-handover.ts), and fails what
- * it cannot finish itself.
+ * so, counted in `goodput_background_responses_lost_total` — unless it was still queued and
+ * its order is kept: then it is handed to the replicas serving (`reclaimed`). A drain is no
+ * loss: a replica that drains hands what is still queued to another (background-handover.ts),
+ * and fails what it cannot finish itself.
  */
 export async function loadSettled(
   deps: KeepingDeps,
@@ -87,9 +88,38 @@ async function settled<K extends KeptHead>(
   const runner = kept?.runner;
   if (kept === undefined || runner === undefined || runner === deps.replica) return kept;
   if (!RUNNING.has(kept.response.status) || (await deps.store.alive(runner))) return kept;
+  if (kept.response.status === 'queued') {
+    const waiting = await reclaimed(deps, tenant, id);
+    if (waiting !== undefined) return waiting;
+  }
   const lost = await keepFailed(deps, tenant, id, LOST);
   if (lost !== undefined) deps.metrics.state.backgroundLost.inc();
   return lost;
+}
+
+/**
+ * A response still queued on a replica gone, handed to the replicas serving by its order (kept
+ * as it queued, background.ts), as a drain hands one over: kept queued with no runner named,
+ * which nobody takes for lost, until a replica takes it (background-handover.ts). Undefined
+ * when its order is not there to take (taken by another reader, or never kept) or cannot go.
+ */
+async function reclaimed(
+  deps: KeepingDeps,
+  tenant: string,
+  id: string,
+): Promise<KeptRecord | undefined> {
+  const order = await deps.store.takeOrder(tenant, id);
+  const whole = order === undefined ? undefined : await loadKept(deps, tenant, id);
+  if (order === undefined || whole === undefined) return undefined;
+  const { runner: _, ...waiting } = whole;
+  await saveKept(deps, tenant, id, waiting);
+  try {
+    await deps.store.handOver(order);
+  } catch {
+    return undefined;
+  }
+  deps.metrics.state.handovers.inc({ op: 'reclaimed' });
+  return waiting;
 }
 
 /**

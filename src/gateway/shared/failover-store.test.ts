@@ -76,6 +76,18 @@ class SwitchableStore implements SharedStore {
     this.#gate();
     return this.#inner.handOver(order);
   }
+  async keepOrder(tenant: string, id: string, order: string) {
+    this.#gate();
+    return this.#inner.keepOrder(tenant, id, order);
+  }
+  async takeOrder(tenant: string, id: string) {
+    this.#gate();
+    return this.#inner.takeOrder(tenant, id);
+  }
+  async dropOrder(tenant: string, id: string) {
+    this.#gate();
+    return this.#inner.dropOrder(tenant, id);
+  }
   async takeHandedOver(max: number) {
     this.#gate();
     return this.#inner.takeHandedOver(max);

@@ -139,6 +139,19 @@ export class FailoverStore implements SharedStore {
     }
   }
 
+  /** Orders are the primary's alone: while it is down, none is kept. */
+  keepOrder(tenant: string, id: string, order: string): Promise<void> {
+    return this.#primaryOr(() => this.#o.primary.keepOrder(tenant, id, order), undefined);
+  }
+
+  takeOrder(tenant: string, id: string): Promise<string | undefined> {
+    return this.#primaryOr(() => this.#o.primary.takeOrder(tenant, id), undefined);
+  }
+
+  dropOrder(tenant: string, id: string): Promise<void> {
+    return this.#primaryOr(() => this.#o.primary.dropOrder(tenant, id), undefined);
+  }
+
   takeHandedOver(max: number): Promise<readonly string[]> {
     return this.#primaryOr(() => this.#o.primary.takeHandedOver(max), []);
   }

@@ -63,12 +63,15 @@ export class MemoryStore implements SharedStore {
   /** Orders handed over, oldest first, each kept until `untilMs`. */
   readonly #orders: { readonly order: string; readonly untilMs: number }[] = [];
   readonly #responseTtlMs: Ms;
+  /** The orders of background responses queued, by `tenant\nid`, the oldest let go first. */
+  readonly #kept: BoundedMap<string>;
 
   constructor(o: MemoryStoreOptions) {
     this.#clock = o.clock;
     this.#ledger = new TenantLedger({ replicas: o.replicas });
     this.#keys = new BoundedMap(o.replayCapacity ?? 10_000, o.replayTtlMs ?? 600_000);
     this.#responseTtlMs = o.responseTtlMs ?? RESPONSE_TTL_MS;
+    this.#kept = new BoundedMap(MAX_ORDERS, this.#responseTtlMs);
     this.#responses = new ResponseShelf(
       this.#responseTtlMs,
       o.responseCapacityBytes ?? RESPONSE_CAPACITY_BYTES,
@@ -192,6 +195,21 @@ export class MemoryStore implements SharedStore {
     // Full, the oldest goes: its response is taken for lost, as its replica's are.
     if (this.#orders.length >= MAX_ORDERS) this.#orders.shift();
     this.#orders.push({ order, untilMs: now + this.#responseTtlMs });
+  }
+
+  async keepOrder(tenant: string, id: string, order: string): Promise<void> {
+    this.#kept.set(`${tenant}\n${id}`, order, this.#clock.now());
+  }
+
+  async takeOrder(tenant: string, id: string): Promise<string | undefined> {
+    const key = `${tenant}\n${id}`;
+    const order = this.#kept.get(key, this.#clock.now());
+    this.#kept.delete(key);
+    return order;
+  }
+
+  async dropOrder(tenant: string, id: string): Promise<void> {
+    this.#kept.delete(`${tenant}\n${id}`);
   }
 
   async takeHandedOver(max: number): Promise<readonly string[]> {

@@ -276,6 +276,20 @@ export class RedisStore implements SharedStore {
     ]);
   }
 
+  async keepOrder(tenant: string, id: string, order: string): Promise<void> {
+    const ttl = String(Math.ceil(this.#o.responseTtlMs));
+    await this.#client.sendCommand(['SET', orderKey(tenant, id), order, 'PX', ttl]);
+  }
+
+  async takeOrder(tenant: string, id: string): Promise<string | undefined> {
+    const order = await this.#client.sendCommand(['GETDEL', orderKey(tenant, id)]);
+    return order === null || order === undefined ? undefined : String(order);
+  }
+
+  async dropOrder(tenant: string, id: string): Promise<void> {
+    await this.#client.sendCommand(['DEL', orderKey(tenant, id)]);
+  }
+
   async takeHandedOver(max: number): Promise<readonly string[]> {
     const orders = await this.#client.sendCommand(['LPOP', ORDERS_KEY, String(max)]);
     return Array.isArray(orders) ? orders.map(String) : [];
@@ -358,6 +372,10 @@ function replicaKey(replica: string): string {
 const SERVING_KEY = 'goodput:{replicas}:serving';
 /** Background responses handed over, oldest first (http/background-handover.ts). */
 const ORDERS_KEY = 'goodput:{replicas}:handovers';
+
+function orderKey(tenant: string, id: string): string {
+  return `${tenantPrefix(tenant)}:order:${id}`;
+}
 
 function eventsKey(tenant: string, id: string): string {
   return `${tenantPrefix(tenant)}:events:${id}`;

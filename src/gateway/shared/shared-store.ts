@@ -125,6 +125,15 @@ export interface SharedStore {
   handOver(order: string): Promise<void>;
   /** Up to `max` of the orders handed over, oldest first, each to one caller alone. */
   takeHandedOver(max: number): Promise<readonly string[]>;
+  /**
+   * Keeps the order of a background response still queued under its id, for the store's
+   * response TTL: should its replica go, the replica that finds it gone hands it over.
+   */
+  keepOrder(tenant: string, id: string, order: string): Promise<void>;
+  /** Takes the order kept under `id`, one caller alone; undefined when none is. */
+  takeOrder(tenant: string, id: string): Promise<string | undefined>;
+  /** Forgets the order kept under `id`: its response left the queue. */
+  dropOrder(tenant: string, id: string): Promise<void>;
   /** Resolves when the store answers; rejects when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

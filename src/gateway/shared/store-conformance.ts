@@ -297,6 +297,18 @@ export function responseStoreConformance(name: string, store: () => SharedStore)
     assert.ok(!(await s.serving()).includes(replica), 'draining, it serves no more');
   });
 
+  test(`${name}: an order kept under its id is taken once, and not once dropped`, async () => {
+    const s = store();
+    const t = fresh();
+    await s.keepOrder(t, 'resp_o', 'order one');
+    await s.keepOrder(t, 'resp_p', 'order two');
+    assert.equal(await s.takeOrder(fresh(), 'resp_o'), undefined, "another tenant's");
+    assert.equal(await s.takeOrder(t, 'resp_o'), 'order one');
+    assert.equal(await s.takeOrder(t, 'resp_o'), undefined, 'taken once');
+    await s.dropOrder(t, 'resp_p');
+    assert.equal(await s.takeOrder(t, 'resp_p'), undefined, 'dropped');
+  });
+
   test(`${name}: orders handed over are taken oldest first, each once`, async () => {
     const s = store();
     // What other runs left on a shared server is taken first.
