@@ -43,6 +43,9 @@ export interface KeepingDeps {
 /** How long a replica's beat holds: five sweeps, so a loop behind for seconds is not gone. */
 export const LOST_AFTER_MS = 10_000;
 
+/** How long one reader holds the settling of a record (should it die midway, another may). */
+const SETTLE_MS = 5_000;
+
 const LOST = {
   code: 'runner_lost',
   message:
@@ -88,6 +91,8 @@ async function settled<K extends KeptHead>(
   const runner = kept?.runner;
   if (kept === undefined || runner === undefined || runner === deps.replica) return kept;
   if (!RUNNING.has(kept.response.status) || (await deps.store.alive(runner))) return kept;
+  // One reader settles it; the others answer it as it stands, and find it settled next time.
+  if (!(await deps.store.settling(tenant, id, SETTLE_MS))) return kept;
   if (kept.response.status === 'queued') {
     const waiting = await reclaimed(deps, tenant, id);
     if (waiting !== undefined) return waiting;

@@ -5,7 +5,7 @@ import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import type { InputItem } from '../../openai/index.ts';
 import { MemoryStore } from '../shared/memory-store.ts';
 import { StateMetrics } from '../state-metrics.ts';
-import { keptText, loadHead, loadKept, type KeptRecord } from './kept-records.ts';
+import { keptText, loadHead, loadKept, loadSettledHead, type KeptRecord } from './kept-records.ts';
 
 const deps = () => ({
   store: new MemoryStore({ clock: new VirtualClock() }),
@@ -48,4 +48,37 @@ test("a record's head is read alone, and the whole as JSON, with its conversatio
   await d.store.saveResponse('acme', 'resp_2', JSON.stringify({ ...record, session: 'old' }));
   assert.equal((await loadHead(d, 'acme', 'resp_2'))?.session, 'old');
   assert.equal(await loadHead(d, 'acme', 'resp_none'), undefined);
+});
+
+test('a record whose runner is gone is settled by one reader of those reading it at once', async () => {
+  const d = { ...deps(), replica: 'replica-b' };
+  for (const [id, status] of [
+    ['resp_run', 'in_progress'],
+    ['resp_wait', 'queued'],
+  ]) {
+    const record: KeptRecord = {
+      response: { id, status, output: [] },
+      input,
+      session: 's',
+      runner: 'replica-gone',
+    };
+    await d.store.saveResponse('acme', id, keptText(record));
+  }
+  await d.store.keepOrder('acme', 'resp_wait', 'its order');
+  const read = (id: string) => Promise.all([1, 2, 3].map(() => loadSettledHead(d, 'acme', id)));
+  const running = await read('resp_run');
+  assert.deepEqual(running.map((r) => r?.response.status).sort(), [
+    'failed',
+    'in_progress',
+    'in_progress',
+  ]);
+  assert.equal((await d.metrics.state.backgroundLost.get()).values[0].value, 1, 'lost once');
+  const waiting = await read('resp_wait');
+  assert.deepEqual(
+    waiting.map((r) => r?.response.status),
+    ['queued', 'queued', 'queued'],
+  );
+  assert.deepEqual(await d.store.takeHandedOver(10), ['its order'], 'handed over once');
+  const head = await loadHead(d, 'acme', 'resp_wait');
+  assert.equal(head?.runner, undefined, 'kept queued, no runner named: not lost meanwhile');
 });

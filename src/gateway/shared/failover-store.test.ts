@@ -88,6 +88,10 @@ class SwitchableStore implements SharedStore {
     this.#gate();
     return this.#inner.dropOrder(tenant, id);
   }
+  async settling(tenant: string, id: string, ttlMs: number) {
+    this.#gate();
+    return this.#inner.settling(tenant, id, ttlMs);
+  }
   async takeHandedOver(max: number) {
     this.#gate();
     return this.#inner.takeHandedOver(max);

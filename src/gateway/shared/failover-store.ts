@@ -152,6 +152,11 @@ export class FailoverStore implements SharedStore {
     return this.#primaryOr(() => this.#o.primary.dropOrder(tenant, id), undefined);
   }
 
+  /** Only the primary can say who settles: while it is down, none does (none is lost then). */
+  settling(tenant: string, id: string, ttlMs: number): Promise<boolean> {
+    return this.#primaryOr(() => this.#o.primary.settling(tenant, id, ttlMs), false);
+  }
+
   takeHandedOver(max: number): Promise<readonly string[]> {
     return this.#primaryOr(() => this.#o.primary.takeHandedOver(max), []);
   }

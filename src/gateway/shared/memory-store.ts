@@ -65,6 +65,8 @@ export class MemoryStore implements SharedStore {
   readonly #responseTtlMs: Ms;
   /** The orders of background responses queued, by `tenant\nid`, the oldest let go first. */
   readonly #kept: BoundedMap<string>;
+  /** Until when each record being settled is held, by `tenant\nid` (those past, pruned). */
+  readonly #settling = new Map<string, number>();
 
   constructor(o: MemoryStoreOptions) {
     this.#clock = o.clock;
@@ -210,6 +212,16 @@ export class MemoryStore implements SharedStore {
 
   async dropOrder(tenant: string, id: string): Promise<void> {
     this.#kept.delete(`${tenant}\n${id}`);
+  }
+
+  async settling(tenant: string, id: string, ttlMs: number): Promise<boolean> {
+    const key = `${tenant}\n${id}`;
+    const now = this.#clock.now();
+    if ((this.#settling.get(key) ?? -Infinity) > now) return false;
+    if (this.#settling.size >= MAX_ORDERS)
+      for (const [k, until] of this.#settling) if (until <= now) this.#settling.delete(k);
+    this.#settling.set(key, now + ttlMs);
+    return true;
   }
 
   async takeHandedOver(max: number): Promise<readonly string[]> {

@@ -290,6 +290,12 @@ export class RedisStore implements SharedStore {
     await this.#client.sendCommand(['DEL', orderKey(tenant, id)]);
   }
 
+  async settling(tenant: string, id: string, ttlMs: number): Promise<boolean> {
+    const key = `${tenantPrefix(tenant)}:settling:${id}`;
+    const set = ['SET', key, '1', 'NX', 'PX', String(Math.ceil(ttlMs))];
+    return (await this.#client.sendCommand(set)) !== null;
+  }
+
   async takeHandedOver(max: number): Promise<readonly string[]> {
     const orders = await this.#client.sendCommand(['LPOP', ORDERS_KEY, String(max)]);
     return Array.isArray(orders) ? orders.map(String) : [];

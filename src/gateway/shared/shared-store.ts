@@ -134,6 +134,11 @@ export interface SharedStore {
   takeOrder(tenant: string, id: string): Promise<string | undefined>;
   /** Forgets the order kept under `id`: its response left the queue. */
   dropOrder(tenant: string, id: string): Promise<void>;
+  /**
+   * Whether the caller alone is to settle the record of `id`, its runner gone (http/kept-records.ts
+   * `loadSettled`): true for one caller in `ttlMs`, false for the others meanwhile.
+   */
+  settling(tenant: string, id: string, ttlMs: number): Promise<boolean>;
   /** Resolves when the store answers; rejects when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -309,6 +309,15 @@ export function responseStoreConformance(name: string, store: () => SharedStore)
     assert.equal(await s.takeOrder(t, 'resp_p'), undefined, 'dropped');
   });
 
+  test(`${name}: one caller alone settles a record at a time`, async () => {
+    const s = store();
+    const t = fresh();
+    assert.equal(await s.settling(t, 'resp_s', WINDOW), true);
+    assert.equal(await s.settling(t, 'resp_s', WINDOW), false, 'another, meanwhile');
+    assert.equal(await s.settling(t, 'resp_other', WINDOW), true);
+    assert.equal(await s.settling(fresh(), 'resp_s', WINDOW), true, "another tenant's");
+  });
+
   test(`${name}: orders handed over are taken oldest first, each once`, async () => {
     const s = store();
     // What other runs left on a shared server is taken first.
