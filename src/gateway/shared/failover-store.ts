@@ -95,14 +95,8 @@ export class FailoverStore implements SharedStore {
    * Only to the primary, whatever the policy: a log begun there and gone on in the fallback
    * would number its events wrong. Its writer holds them until the primary is back.
    */
-  async appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
-    if (!this.#up) throw this.#unavailable();
-    try {
-      await this.#o.primary.appendEvents(tenant, id, events);
-    } catch (e) {
-      this.#mark(false, e);
-      throw this.#unavailable();
-    }
+  appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
+    return this.#primaryOnly(() => this.#o.primary.appendEvents(tenant, id, events));
   }
 
   readEvents(tenant: string, id: string, from: number, max: number): Promise<readonly string[]> {
@@ -129,14 +123,8 @@ export class FailoverStore implements SharedStore {
   }
 
   /** Orders are the primary's alone: while it is down, none is handed over or taken. */
-  async handOver(order: string): Promise<void> {
-    if (!this.#up) throw this.#unavailable();
-    try {
-      await this.#o.primary.handOver(order);
-    } catch (e) {
-      this.#mark(false, e);
-      throw this.#unavailable();
-    }
+  handOver(order: string): Promise<void> {
+    return this.#primaryOnly(() => this.#o.primary.handOver(order));
   }
 
   /** Orders are the primary's alone: while it is down, none is kept. */
@@ -159,6 +147,17 @@ export class FailoverStore implements SharedStore {
 
   takeHandedOver(max: number): Promise<readonly string[]> {
     return this.#primaryOr(() => this.#o.primary.takeHandedOver(max), []);
+  }
+
+  /** `op` on the primary; `SharedStoreUnavailable` while it is down, whatever the policy. */
+  async #primaryOnly(op: () => Promise<void>): Promise<void> {
+    if (!this.#up) throw this.#unavailable();
+    try {
+      await op();
+    } catch (e) {
+      this.#mark(false, e);
+      throw this.#unavailable();
+    }
   }
 
   /** `op` on the primary; `none` while it is down. */

@@ -12,7 +12,7 @@ import { TenantLedger } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { BoundedMap } from '../bounded-map.ts';
-import { ResponseShelf } from './response-shelf.ts';
+import { ResponseShelf, keyOf } from './response-shelf.ts';
 import {
   REPLAY_MAX_BYTES,
   RESPONSE_TTL_MS,
@@ -56,16 +56,16 @@ export class MemoryStore implements SharedStore {
   readonly #responses: ResponseShelf;
   /** Until when each replica that beat is alive: one entry a replica, few in a process. */
   readonly #beats = new Map<string, number>();
-  /** Who watches each log (`tenant\nid`): one entry a log followed here. */
+  /** Who watches each log (`keyOf`): one entry a log followed here. */
   readonly #watchers = new Map<string, Set<Told>>();
   /** Until when each replica that said it serves does so. */
   readonly #serving = new Map<string, number>();
   /** Orders handed over, oldest first, each kept until `untilMs`. */
   readonly #orders: { readonly order: string; readonly untilMs: number }[] = [];
   readonly #responseTtlMs: Ms;
-  /** The orders of background responses queued, by `tenant\nid`, the oldest let go first. */
+  /** The orders of background responses queued (`keyOf`), the oldest let go first. */
   readonly #kept: BoundedMap<string>;
-  /** Until when each record being settled is held, by `tenant\nid` (those past, pruned). */
+  /** Until when each record being settled is held (`keyOf`; those past, pruned). */
   readonly #settling = new Map<string, number>();
 
   constructor(o: MemoryStoreOptions) {
@@ -139,7 +139,7 @@ export class MemoryStore implements SharedStore {
   async appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
     const from = this.#responses.append(tenant, id, events, this.#clock.now());
     if (from < 0) return;
-    for (const told of this.#watchers.get(`${tenant}\n${id}`) ?? []) told(from, events);
+    for (const told of this.#watchers.get(keyOf(tenant, id)) ?? []) told(from, events);
   }
 
   async readEvents(
@@ -166,7 +166,7 @@ export class MemoryStore implements SharedStore {
   }
 
   async watchEvents(tenant: string, id: string, told: Told): Promise<() => void> {
-    const key = `${tenant}\n${id}`;
+    const key = keyOf(tenant, id);
     const watchers = this.#watchers.get(key) ?? new Set();
     this.#watchers.set(key, watchers.add(told));
     return () => {
@@ -200,22 +200,22 @@ export class MemoryStore implements SharedStore {
   }
 
   async keepOrder(tenant: string, id: string, order: string): Promise<void> {
-    this.#kept.set(`${tenant}\n${id}`, order, this.#clock.now());
+    this.#kept.set(keyOf(tenant, id), order, this.#clock.now());
   }
 
   async takeOrder(tenant: string, id: string): Promise<string | undefined> {
-    const key = `${tenant}\n${id}`;
+    const key = keyOf(tenant, id);
     const order = this.#kept.get(key, this.#clock.now());
     this.#kept.delete(key);
     return order;
   }
 
   async dropOrder(tenant: string, id: string): Promise<void> {
-    this.#kept.delete(`${tenant}\n${id}`);
+    this.#kept.delete(keyOf(tenant, id));
   }
 
   async settling(tenant: string, id: string, ttlMs: number): Promise<boolean> {
-    const key = `${tenant}\n${id}`;
+    const key = keyOf(tenant, id);
     const now = this.#clock.now();
     if ((this.#settling.get(key) ?? -Infinity) > now) return false;
     if (this.#settling.size >= MAX_ORDERS)

@@ -291,8 +291,7 @@ export class RedisStore implements SharedStore {
   }
 
   async settling(tenant: string, id: string, ttlMs: number): Promise<boolean> {
-    const key = `${tenantPrefix(tenant)}:settling:${id}`;
-    const set = ['SET', key, '1', 'NX', 'PX', String(Math.ceil(ttlMs))];
+    const set = ['SET', settlingKey(tenant, id), '1', 'NX', 'PX', String(Math.ceil(ttlMs))];
     return (await this.#client.sendCommand(set)) !== null;
   }
 
@@ -381,6 +380,10 @@ const ORDERS_KEY = 'goodput:{replicas}:handovers';
 
 function orderKey(tenant: string, id: string): string {
   return `${tenantPrefix(tenant)}:order:${id}`;
+}
+
+function settlingKey(tenant: string, id: string): string {
+  return `${tenantPrefix(tenant)}:settling:${id}`;
 }
 
 function eventsKey(tenant: string, id: string): string {

@@ -148,7 +148,8 @@ export class ResponseShelf {
 }
 
 /** A tenant's name cannot reach another's ids: it is encoded, and ends at the first space. */
-function keyOf(tenant: string, id: string): string {
+/** The key of `tenant`'s response `id` (or of what goes with it) in a process's maps. */
+export function keyOf(tenant: string, id: string): string {
   return `${encodeURIComponent(tenant)} ${id}`;
 }
 
