@@ -370,15 +370,14 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     async drain(timeoutMs) {
       metrics.draining.set(1);
       const before = inFlight.size;
-      log.info(
-        { in_flight: before, timeout_ms: timeoutMs },
-        'draining: not ready, refusing new requests',
-      );
+      const told = { in_flight: before, timeout_ms: timeoutMs };
+      log.info(told, 'draining: not ready, refusing new requests');
       // Idle keep-alive connections would carry new requests here; busy ones close as they end.
       api.closeIdleConnections();
+      const drained = inFlight.drainWithin(timeoutMs, clock, timers); // refusing new requests
       // Background responses still queued go to a replica that serves, if one does.
       const handed = await background.handOver();
-      if (!(await inFlight.drainWithin(timeoutMs, clock, timers))) {
+      if (!(await drained)) {
         const over = inFlight.cut();
         log.warn({ cut: over }, `drain time over: ${over} request(s) stopped as shutting_down`);
         await inFlight.drain();

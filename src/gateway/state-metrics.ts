@@ -65,7 +65,7 @@ export class StateMetrics {
     });
     this.handovers = new Counter({
       name: 'goodput_background_handovers_total',
-      help: "Background responses still queued at this gateway's drain, handed to the replicas serving (op=handed) or not, the store refusing (not_handed); and those this gateway took from a drained one: run here (adopted), refused by admission here and kept failed (refused), found ended or deleted meanwhile (dropped), or that failed here for a fault and are left to be taken for lost (failed); and those queued on a replica gone without a drain that this one found, and handed over by the order kept as they queued (reclaimed).",
+      help: "Background responses still queued at this gateway's drain, handed to the replicas serving (op=handed) or not, the store refusing (not_handed: left queued, its order kept, for the replica that finds this one gone to hand over); and those this gateway took from a drained one: run here (adopted), refused by admission here and kept failed (refused), found ended or deleted meanwhile (dropped), or that failed here for a fault and are left to be taken for lost (failed); and those queued on a replica gone without a drain that this one found, and handed over by the order kept as they queued (reclaimed).",
       labelNames: ['op'],
       registers,
     });

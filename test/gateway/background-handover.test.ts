@@ -2,20 +2,23 @@
 // that serves, through a real Redis: the other runs each to its end under the same id, its
 // stream numbered on from where it stopped, and its clients poll or follow it there; refused
 // there, each is kept failed with the refusal. A client following it on the replica that
-// drains is told where it got to, to take it up again elsewhere. Two real `goodput serve` processes in front of
-// one engine with two seats, so most of a burst waits.
+// drains is told where it got to, to take it up again elsewhere. Killed, or its handover refused
+// by Redis, what it held queued is handed over by the replica that finds it gone. Two real
+// `goodput serve` processes in front of one engine with two seats, so most of a burst waits.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import { createClient } from 'redis';
 import { MODEL, metricValue } from './gateway-kit.ts';
 import { startEngine, startServe, until } from './process-kit.ts';
-import { requireRedisServer, startRedis } from './redis-kit.ts';
+import { requireRedisServer, startRedis, type RedisUnderTest } from './redis-kit.ts';
 
 type Event = OpenAI.Responses.ResponseStreamEvent;
 type Response = OpenAI.Responses.Response;
+type Served = Awaited<ReturnType<typeof startServe>>;
 
 const SMALL = ['--profile', 'const:step_ms=10', '--max-num-seqs', '2'];
 
@@ -202,6 +205,16 @@ test('a response handed over that the replica taking it refuses is kept failed w
   await done();
 });
 
+/** B reclaimed and ran `n` responses of a replica gone; then B and Redis are stopped. */
+async function reclaimedOnB(b: Served, redis: RedisUnderTest, n: number) {
+  const op = (o: string) => metricValue(b.url, 'goodput_background_handovers_total', { op: o });
+  assert.equal(await op('reclaimed'), n);
+  assert.equal(await op('adopted'), n);
+  b.proc.child.kill('SIGTERM');
+  await b.proc.exited;
+  await redis.kill();
+}
+
 test('a replica killed with background responses queued: the replica that finds it gone hands them over', async () => {
   const { redis, a, b, onB, asked, queued } = await queuedOnA();
   // Still queued on A when it dies; what A had upstream then is lost with it.
@@ -219,10 +232,34 @@ test('a replica killed with background responses queued: the replica that finds 
       assert.ok(['completed', 'incomplete'].includes(last?.status ?? ''), `${id}: ${last?.status}`);
     else assert.equal(last?.error?.code, 'runner_lost' as never, `${id}: ${last?.status}`);
   }
-  const op = (o: string) => metricValue(b.url, 'goodput_background_handovers_total', { op: o });
-  assert.equal(await op('reclaimed'), stillQueued.size);
-  assert.equal(await op('adopted'), stillQueued.size);
-  b.proc.child.kill('SIGTERM');
-  await b.proc.exited;
-  await redis.kill();
+  await reclaimedOnB(b, redis, stillQueued.size);
+});
+
+test('a drain whose handover Redis refuses leaves them queued: the replica that finds it gone hands them over', async () => {
+  const { redis, a, b, onB, asked } = await queuedOnA();
+  // Redis takes no RPUSH, the handover's write, from A's drain until A has gone.
+  const admin = createClient({ url: redis.url });
+  await admin.connect();
+  await admin.sendCommand(['ACL', 'SETUSER', 'default', '-rpush']);
+  a.proc.child.kill('SIGTERM');
+  assert.deepEqual(await a.proc.exited, { code: 0, signal: null });
+  const drained = a.proc.jsonLines().find((l) => l.msg === 'drained');
+  const stopped = Number(drained?.handed_over);
+  // Those A ran upstream ended there; those it could not hand over wait, queued, not failed.
+  const waiting = new Set<string>();
+  for (const { id } of asked) {
+    const r = await onB.responses.retrieve(id);
+    if (r.status === 'queued') waiting.add(id);
+    else assert.ok(['completed', 'incomplete'].includes(r.status ?? ''), `${id}: ${r.status}`);
+  }
+  assert.ok(stopped >= 3 && waiting.size === stopped, `${stopped} stopped, ${waiting.size} queued`);
+  await admin.sendCommand(['ACL', 'SETUSER', 'default', '+rpush']);
+  await admin.quit();
+  for (const id of waiting) {
+    let last: Response | undefined;
+    const end = async () => ended((last = await onB.responses.retrieve(id)));
+    await until(`${id} ended`, end, 45_000, 200);
+    assert.ok(['completed', 'incomplete'].includes(last?.status ?? ''), `${id}: ${last?.status}`);
+  }
+  await reclaimedOnB(b, redis, waiting.size);
 });

@@ -113,6 +113,8 @@ export async function adopt(text: string, deps: CompletionsDeps): Promise<void> 
     adoption: order,
   });
   if (!isWhole(answer) || answer.detached === true) return count('adopted');
+  // Refused as this replica began to drain: it goes back too.
+  if (deps.background.draining) return deps.store.handOver(text);
   // Refused here: it ends as its client would have been answered, had it come now.
   count('refused');
   deps.background.ended('failed');

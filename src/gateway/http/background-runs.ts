@@ -50,6 +50,8 @@ export class BackgroundRuns {
   #timer: TimerHandle | undefined;
   #closed = false;
   #draining = false;
+  /** Draining, it hands over each run that is queued, or comes to be, to the replicas serving. */
+  #handing = false;
   /** Where the last sweep stopped reading: the next goes on from there. */
   #cursor = 0;
   /** Runs an order another replica handed over (background-handover.ts `adopt`). */
@@ -126,13 +128,17 @@ export class BackgroundRuns {
   /** `id`'s record is in the store: the sweep reads its mark from now on. */
   kept(id: string): void {
     const run = this.#runs.get(id);
-    if (run !== undefined) run.kept = true;
+    if (run === undefined) return;
+    run.kept = true;
+    this.#handIfQueued(run);
   }
 
   /** `id` waits in the queue (`queued`), or has left it. */
   waiting(id: string, queued: boolean): void {
     const run = this.#runs.get(id);
-    if (run !== undefined) run.queued = queued;
+    if (run === undefined) return;
+    run.queued = queued;
+    this.#handIfQueued(run);
   }
 
   /**
@@ -178,8 +184,9 @@ export class BackgroundRuns {
 
   /**
    * The drain begins: this replica serves no more, and stops the runs still queued for another
-   * replica serving to take (each keeps its order in the store as it stops, background.ts). None
-   * is when no other replica serves: they wait here for the drain. Resolves with how many.
+   * replica serving to take (each keeps its order in the store as it stops, background.ts), and
+   * any that comes to be queued later (admitted as the drain began). None is when no other
+   * replica serves: they wait here for the drain. Resolves with how many were queued then.
    */
   async handOver(): Promise<number> {
     this.#draining = true;
@@ -189,14 +196,18 @@ export class BackgroundRuns {
     await store.beat(replica, LOST_AFTER_MS, false).catch(() => {});
     const others = await store.serving().catch(() => []);
     if (!others.some((r) => r !== replica)) return 0;
+    this.#handing = true;
     let handed = 0;
-    for (const run of this.#runs.values()) {
-      if (!run.queued || !run.kept || run.cancelled) continue;
-      run.handed = true;
-      run.stop.abort(new RequestStopped('handed_over'));
-      handed++;
-    }
+    for (const run of this.#runs.values()) if (this.#handIfQueued(run)) handed++;
     return handed;
+  }
+
+  /** Stops `run` for another replica to take, if this one hands over and it waits, kept. */
+  #handIfQueued(run: Run): boolean {
+    if (!this.#handing || !run.queued || !run.kept || run.cancelled || run.handed) return false;
+    run.handed = true;
+    run.stop.abort(new RequestStopped('handed_over'));
+    return true;
   }
 
   #sweepSoon(afterMs: number): void {

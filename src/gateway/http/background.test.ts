@@ -95,5 +95,14 @@ test('at a drain, runs still queued and kept are stopped to be handed over — o
   assert.ok(why instanceof RequestStopped && why.why === 'handed_over');
   assert.equal(runs.handed('resp_q'), true);
   assert.equal(runs.handed('resp_run'), false);
+  // Admitted as the drain began: kept, or queued, only after its scan — handed all the same.
+  runs.kept('resp_new');
+  assert.equal(stops[2].signal.aborted, true, 'kept after the scan');
+  const late = new AbortController();
+  runs.add('resp_late', 'acme', late, false);
+  runs.kept('resp_late');
+  assert.equal(late.signal.aborted, false, 'kept, not queued yet');
+  runs.waiting('resp_late', true);
+  assert.equal(runs.handed('resp_late'), true, 'queued after the scan');
   runs.close();
 });

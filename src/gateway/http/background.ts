@@ -252,19 +252,20 @@ export async function serveInBackground(
 
   /**
    * Stopped while queued, for a replica serving to run it (background-runs.ts `handOver`): its
-   * events logged, its order kept for one to take. The store refusing, it fails as a drain's cut.
+   * events logged, its order put where one takes it, then the order it kept while queued let go
+   * (a crash between leaves both: its taker keeps the record its own). The store refusing, the
+   * response stays queued here, its order kept as it was: once this replica has gone, the
+   * replica that finds it gone hands it over (kept-records.ts `reclaimed`).
    */
   async function handOff() {
     try {
-      dropOrder();
       await stream?.end(true);
       try {
         await deps.store.handOver(order());
         deps.metrics.state.handovers.inc({ op: 'handed' });
+        dropOrder();
       } catch {
         deps.metrics.state.handovers.inc({ op: 'not_handed' });
-        runs.ended('failed');
-        await save(builder.unanswered('failed', UNHANDED));
       }
     } finally {
       runs.delete(id);
@@ -283,13 +284,6 @@ export async function serveInBackground(
     if (kept !== undefined) await r.keepResponse(response);
   }
 }
-
-/** Why a response the drain could not hand over failed. */
-const UNHANDED = {
-  code: 'shutting_down',
-  message:
-    'the gateway replica holding this response shut down, and could not hand it over; send it again',
-};
 
 /** The error a failed background response records: its answer's, as a client would have had it. */
 export function errorOf(
