@@ -289,7 +289,7 @@ export class GatewayMetrics {
   });
   readonly apiRequests = new Counter({
     name: 'goodput_api_requests_total',
-    help: 'Requests to each completion endpoint as they arrive, whatever became of them: chat, completion (text), responses (the Responses API, served as chat).',
+    help: 'Requests to each completion endpoint as they arrive, whatever became of them: chat, completion (text), responses (the Responses API, served as chat). A background response handed over by a replica that drained is counted where it arrived alone.',
     labelNames: ['endpoint'],
     registers: [this.registry],
   });

@@ -170,6 +170,13 @@ test('a replica that drains hands its queued background responses over: they run
   assert.equal(last.response.id, streamed.id);
   const op = (o: string) => metricValue(b.url, 'goodput_background_handovers_total', { op: o });
   assert.equal(await op('adopted'), handed, 'B ran each A handed over');
+  // Counted where they were asked: B was asked one, its long tale.
+  const asked = { endpoint: 'responses' };
+  assert.equal(await metricValue(b.url, 'goodput_api_requests_total', asked), 1);
+  assert.equal(
+    await metricValue(b.url, 'goodput_api_answers_total', { ...asked, status: '200' }),
+    1,
+  );
   await done();
 });
 

@@ -64,6 +64,9 @@ test('run timeline: door outcomes, offered and good rates, tenant shares per sec
   t.decision(record(300, 'reject', { reason: 'deadline' }));
   t.decision(record(900, 'expire', { reason: 'deadline' }, true));
   t.decision(record(1500, 'expire', { reason: 'deadline' }));
+  // Cut by a drain: in the queue, its one record; streaming, its second.
+  t.decision(record(1600, 'abort', { reason: 'shutting_down' }));
+  t.decision(record(1700, 'abort', { reason: 'shutting_down' }, true));
   t.outcome(done('a', 50), 800, true);
   t.outcome(done('b', 400), 1200, false);
   t.outcome(done('b', 60), 1300, true);
@@ -71,11 +74,13 @@ test('run timeline: door outcomes, offered and good rates, tenant shares per sec
   assert.deepEqual(d.t_s, [0, 1]);
   assert.deepEqual(d.outcomes, {
     admit: [2, 0],
+    abort: [0, 1],
     'cut:deadline': [1, 0],
+    'cut:shutting_down': [0, 1],
     'expire:deadline': [0, 1],
     'reject:deadline': [1, 0],
   });
-  assert.deepEqual(d.offered_rps, [3, 1], 'a cut stream was offered once, when admitted');
+  assert.deepEqual(d.offered_rps, [3, 2], 'a cut stream was offered once, when admitted');
   assert.deepEqual(d.good_rps, [1, 1]);
   assert.deepEqual(d.completed_rps, [1, 2]);
   assert.deepEqual(d.tenant_share, { a: [1, 0], b: [0, 1] });

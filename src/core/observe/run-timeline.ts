@@ -12,11 +12,19 @@ import { LogHistogram, type CdfPoint } from './log-histogram.ts';
 import { tpotMs, type RequestOutcome } from './request-outcome.ts';
 
 /**
+ * Whether a decision record is a stream cut short after dispatch — by its deadline (`expire`), or
+ * by a drain that ran out of time (`abort`): its second record, after the one that admitted it.
+ */
+function cutAfterDispatch(r: DecisionRecord): boolean {
+  return (r.admission.result === 'expire' || r.admission.result === 'abort') && r.route !== null;
+}
+
+/**
  * Whether a decision record is a request offered at the door: a stream cut short after dispatch
- * has a second record, and was offered once already, when it was admitted.
+ * was offered once already, when it was admitted.
  */
 export function offeredAtDoor(r: DecisionRecord): boolean {
-  return !(r.admission.result === 'expire' && r.route !== null);
+  return !cutAfterDispatch(r);
 }
 
 interface Bucket {
@@ -73,13 +81,11 @@ export class RunTimeline {
 
   decision(r: DecisionRecord): void {
     const a = r.admission;
-    const cut = a.result === 'expire' && r.route !== null;
-    const key =
-      a.result === 'reject'
-        ? `reject:${a.reason ?? 'unknown'}`
-        : a.result === 'expire'
-          ? `${cut ? 'cut' : 'expire'}:${a.reason ?? 'deadline'}`
-          : a.result;
+    const key = cutAfterDispatch(r)
+      ? `cut:${a.reason ?? 'deadline'}`
+      : a.result === 'reject' || a.result === 'expire'
+        ? `${a.result}:${a.reason ?? (a.result === 'reject' ? 'unknown' : 'deadline')}`
+        : a.result;
     const b = this.tally(r.at_ms, key, offeredAtDoor(r));
     if (a.result === 'admit' || a.result === 'degrade') {
       if (a.predicted_wait_ms !== null) {

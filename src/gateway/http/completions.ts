@@ -115,7 +115,8 @@ export async function handleCompletion(
   taken?: Taken,
 ): Promise<Answer> {
   const id = taken?.requestId ?? deps.newId();
-  deps.metrics.apiRequests.inc({ endpoint: kind });
+  // One handed over came, and was answered, where it was asked.
+  if (taken === undefined) deps.metrics.apiRequests.inc({ endpoint: kind });
   const trace = deps.tracer.start(kind, id, inbound.header, deps.nowMs());
   let answer: Answer | undefined;
   try {
@@ -123,7 +124,8 @@ export async function handleCompletion(
     return answer;
   } finally {
     const status = answer === undefined ? 500 : isWhole(answer) ? answer.status : 200;
-    deps.metrics.apiAnswers.inc({ endpoint: kind, status: String(status) });
+    if (taken === undefined)
+      deps.metrics.apiAnswers.inc({ endpoint: kind, status: String(status) });
     // A stream's trace ends with its last byte (serve-admitted.ts), a background response's
     // with its run (background.ts); every other answer is final.
     if (answer === undefined || (isWhole(answer) && answer.detached !== true)) {
