@@ -44,3 +44,18 @@ test('an order taken as its replica begins to drain goes back for another; one u
     [['dropped', 1]],
   );
 });
+
+test('an order whose record the store cannot read now goes back, to be read again', async () => {
+  class Unreadable extends MemoryStore {
+    override loadResponsePrefix(): Promise<string | undefined> {
+      return Promise.reject(new Error('connection lost'));
+    }
+  }
+  const store = new Unreadable({ clock: new VirtualClock() });
+  const state = new StateMetrics(new Registry());
+  const deps = { store, background: { draining: false }, metrics: { state } };
+  await adopt(orderText(ORDER), deps as unknown as CompletionsDeps);
+  assert.deepEqual(await store.takeHandedOver(10), [orderText(ORDER)]);
+  const ops = await state.handovers.get();
+  assert.deepEqual(ops.values, [], 'neither dropped nor run');
+});

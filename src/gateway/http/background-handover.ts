@@ -104,7 +104,13 @@ export async function adopt(text: string, deps: CompletionsDeps): Promise<void> 
   if (deps.background.draining) return deps.store.handOver(text);
   const { tenant } = order;
   const id = answerId('responses', order.requestId);
-  const head = await loadHead(deps, tenant, id).catch(() => undefined);
+  let head: Awaited<ReturnType<typeof loadHead>>;
+  try {
+    head = await loadHead(deps, tenant, id);
+  } catch {
+    // The store cannot say now: it goes back, to be read again at a later sweep.
+    return deps.store.handOver(text);
+  }
   // Cancelled, deleted or taken for lost since: nothing to run.
   if (head?.response.status !== 'queued') return count('dropped');
   const inbound = new OrderInbound(order, deps.nowMs(), deps.epochMs());

@@ -46,6 +46,13 @@ export const LOST_AFTER_MS = 10_000;
 /** How long one reader holds the settling of a record (should it die midway, another may). */
 const SETTLE_MS = 5_000;
 
+/**
+ * How long a response handed over by the replica that found its runner gone waits for a replica
+ * to take it: the order is taken within a sweep (`SWEEP_MS`) where one serves. Past it — its
+ * taker killed as it took it, say — the response is taken for lost, as its runner was.
+ */
+const TAKE_WITHIN_MS = 30_000;
+
 const LOST = {
   code: 'runner_lost',
   message:
@@ -89,12 +96,18 @@ async function settled<K extends KeptHead>(
   kept: K | undefined,
 ): Promise<K | KeptRecord | undefined> {
   const runner = kept?.runner;
-  if (kept === undefined || runner === undefined || runner === deps.replica) return kept;
-  if (!RUNNING.has(kept.response.status) || (await deps.store.alive(runner))) return kept;
-  // One reader settles it; the others answer it as it stands, and find it settled next time.
-  if (!(await deps.store.settling(tenant, id, SETTLE_MS))) return kept;
-  if (kept.response.status === 'queued') {
-    const waiting = await reclaimed(deps, tenant, id);
+  if (kept === undefined || runner === deps.replica || !RUNNING.has(kept.response.status))
+    return kept;
+  const queued = kept.response.status === 'queued';
+  if (runner === undefined) {
+    // Handed over as its runner was found gone: lost once the one who found it holds it no more.
+    if (!queued || !(await deps.store.settling(tenant, id, SETTLE_MS))) return kept;
+  } else {
+    if (await deps.store.alive(runner)) return kept;
+    // One reader settles it; the others answer it as it stands, and find it settled next time.
+    // One queued is handed over, and held as such until a replica has had time to take it.
+    if (!(await deps.store.settling(tenant, id, queued ? TAKE_WITHIN_MS : SETTLE_MS))) return kept;
+    const waiting = queued ? await reclaimed(deps, tenant, id) : undefined;
     if (waiting !== undefined) return waiting;
   }
   const lost = await keepFailed(deps, tenant, id, LOST);
@@ -104,9 +117,10 @@ async function settled<K extends KeptHead>(
 
 /**
  * A response still queued on a replica gone, handed to the replicas serving by its order (kept
- * as it queued, background.ts), as a drain hands one over: kept queued with no runner named,
- * which nobody takes for lost, until a replica takes it (background-handover.ts). Undefined
- * when its order is not there to take (taken by another reader, or never kept) or cannot go.
+ * as it queued, background.ts), as a drain hands one over: kept queued with no runner named
+ * until a replica takes it (background-handover.ts), which nobody takes for lost for
+ * `TAKE_WITHIN_MS`. Undefined when its order is not there to take (taken by another reader, or
+ * never kept) or cannot go.
  */
 async function reclaimed(
   deps: KeepingDeps,

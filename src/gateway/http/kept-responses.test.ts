@@ -7,8 +7,8 @@ import { MemoryStore } from '../shared/memory-store.ts';
 import { StateMetrics } from '../state-metrics.ts';
 import { keptText, loadHead, loadKept, loadSettledHead, type KeptRecord } from './kept-records.ts';
 
-const deps = () => ({
-  store: new MemoryStore({ clock: new VirtualClock() }),
+const deps = (clock = new VirtualClock()) => ({
+  store: new MemoryStore({ clock }),
   keepResponses: true,
   metrics: { state: new StateMetrics(new Registry()) },
 });
@@ -51,7 +51,8 @@ test("a record's head is read alone, and the whole as JSON, with its conversatio
 });
 
 test('a record whose runner is gone is settled by one reader of those reading it at once', async () => {
-  const d = { ...deps(), replica: 'replica-b' };
+  const clock = new VirtualClock();
+  const d = { ...deps(clock), replica: 'replica-b' };
   for (const [id, status] of [
     ['resp_run', 'in_progress'],
     ['resp_wait', 'queued'],
@@ -81,4 +82,20 @@ test('a record whose runner is gone is settled by one reader of those reading it
   assert.deepEqual(await d.store.takeHandedOver(10), ['its order'], 'handed over once');
   const head = await loadHead(d, 'acme', 'resp_wait');
   assert.equal(head?.runner, undefined, 'kept queued, no runner named: not lost meanwhile');
+  /** The clock moved on to `ms`. */
+  const to = (ms: number) => {
+    clock.at(ms, () => {});
+    clock.run(ms);
+  };
+  to(29_000);
+  assert.equal((await read('resp_wait'))[0]?.response.status, 'queued', 'a replica may take it');
+  // Taken by none in time (its taker killed as it took it): lost, once.
+  to(31_000);
+  assert.deepEqual((await read('resp_wait')).map((r) => r?.response.status).sort(), [
+    'failed',
+    'queued',
+    'queued',
+  ]);
+  assert.equal((await d.metrics.state.backgroundLost.get()).values[0].value, 2);
+  assert.equal((await loadHead(d, 'acme', 'resp_wait'))?.response.status, 'failed');
 });
