@@ -1,7 +1,7 @@
 // The command line as a user meets it: real processes, real files, real exit codes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
@@ -23,15 +23,32 @@ function simulated(...args: string[]) {
   return JSON.parse(readFileSync(out, 'utf8'));
 }
 
-/** Each case — extra arguments, and the flag its error must name — exits 2 naming that flag. */
-function exitsNaming(
+/** `goodput ARGS` in a process of its own, run to its end beside others. */
+function goodputAside(...args: string[]): Promise<ReturnType<typeof goodput>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/goodput.js', ...args]);
+    let [out, err] = ['', ''];
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+/**
+ * Each case — extra arguments, and the flag its error must name — exits 2 naming that flag, with
+ * no stack trace. The cases run at once, each a process of its own.
+ */
+async function exitsNaming(
   base: readonly string[],
   cases: readonly (readonly [readonly string[], RegExp])[],
-): void {
-  for (const [args, named] of cases) {
-    const r = goodput(...base, ...args);
+): Promise<void> {
+  const runs = await Promise.all(cases.map(([args]) => goodputAside(...base, ...args)));
+  for (const [i, [args, named]] of cases.entries()) {
+    const r = runs[i];
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
     assert.match(r.err, named);
+    assert.doesNotMatch(r.err, /\n\s+at /, 'no stack trace');
   }
 }
 
@@ -420,7 +437,7 @@ test('serve: a port in use is a clear error (exit 2), not an unhandled EADDRINUS
   }
 });
 
-test('the scheduling, preemption and tool-call flags reach the engine from the command line; bad ones are refused by name', () => {
+test('the scheduling, preemption and tool-call flags reach the engine from the command line; bad ones are refused by name', async () => {
   const policy = join(dir, 'scored.yaml');
   writeFileSync(
     policy,
@@ -469,7 +486,7 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
   assert.equal(report.fairness.order, 'scored');
   assert.equal(report.fairness.cost.kv_gib_second_weight, 10);
   assert.ok(report.preemption.tool_pauses.keep > 0);
-  exitsNaming(
+  await exitsNaming(
     ['simulate', '--num-requests', '5'],
     [
       [['--tool-calls', '2:soon:10'], /--tool-calls/],
@@ -486,7 +503,7 @@ test('the scheduling, preemption and tool-call flags reach the engine from the c
   );
 });
 
-test('simulate: a prefix-heavy workload with LoRA adapters routed by expected completion; bad values exit 2 naming the flag', () => {
+test('simulate: a prefix-heavy workload with LoRA adapters routed by expected completion; bad values exit 2 naming the flag', async () => {
   const policy = join(dir, 'routing.yaml');
   writeFileSync(
     policy,
@@ -514,7 +531,7 @@ test('simulate: a prefix-heavy workload with LoRA adapters routed by expected co
   assert.ok(report.routing.prefix_hit_rate > 0.3, String(report.routing.prefix_hit_rate));
   assert.equal(report.scenario.adapters, 'zipf:4:1');
   assert.equal(report.completed, 200);
-  exitsNaming(
+  await exitsNaming(
     ['simulate', '--num-requests', '5'],
     [
       [['--prefix', 'lunch:1'], /--prefix/],
@@ -527,8 +544,8 @@ test('simulate: a prefix-heavy workload with LoRA adapters routed by expected co
   );
 });
 
-test('serve: a bad autoscaling flag exits 2 naming it, before anything listens', () => {
-  exitsNaming(
+test('serve: a bad autoscaling flag exits 2 naming it, before anything listens', async () => {
+  await exitsNaming(
     ['serve', '--port', '0'],
     [
       [['--autoscaler', 'nope'], /--autoscaler/],
@@ -546,7 +563,7 @@ test('serve: a bad autoscaling flag exits 2 naming it, before anything listens',
   );
 });
 
-test('serve and engine: a bad port, address, Redis URL or model name exits 2 naming its flag, no stack trace', () => {
+test('serve and engine: a bad port, address, Redis URL or model name exits 2 naming its flag, no stack trace', async () => {
   const cases: [args: string[], named: RegExp][] = [
     [['engine', '--port', '99999'], /--port/],
     [['engine', '--served-model-name', ''], /--served-model-name/],
@@ -556,15 +573,10 @@ test('serve and engine: a bad port, address, Redis URL or model name exits 2 nam
     [['serve', '--port', '0', '--served-model-name', ''], /--served-model-name/],
     [['serve', '--port', '0', '--host', 'nosuchhost.invalid'], /--host: expected an address/],
   ];
-  for (const [args, named] of cases) {
-    const r = goodput(...args);
-    assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
-    assert.match(r.err, named);
-    assert.doesNotMatch(r.err, /\n\s+at /, 'no stack trace');
-  }
+  await exitsNaming([], cases);
 });
 
-test('simulate: autoscaling under a load shape with a group failure, through a real process; bad values exit 2 naming the flag', () => {
+test('simulate: autoscaling under a load shape with a group failure, through a real process; bad values exit 2 naming the flag', async () => {
   const report = simulated(
     '--policy',
     'goodput',
@@ -592,7 +604,7 @@ test('simulate: autoscaling under a load shape with a group failure, through a r
   assert.equal(report.scenario.workload.scenario.name, 'diurnal-burst');
   assert.equal(report.fleet.failures.groups, 1);
   assert.ok(report.autoscale.timeline.length > 0);
-  exitsNaming(
+  await exitsNaming(
     ['simulate', '--num-requests', '5'],
     [
       [['--scenario', 'lunch-rush'], /--scenario/],
@@ -633,7 +645,7 @@ test('an output path that cannot be written fails before the run, naming its fla
   }
 });
 
-test('simulate --prefill-replicas: a disaggregated fleet in the report; a link without a pool, or a bad size, exits 2 naming the flag', () => {
+test('simulate --prefill-replicas: a disaggregated fleet in the report; a link without a pool, or a bad size, exits 2 naming the flag', async () => {
   const report = simulated(
     '--num-requests',
     '200',
@@ -670,7 +682,7 @@ test('simulate --prefill-replicas: a disaggregated fleet in the report; a link w
   ).autoscale;
   assert.equal(auto.prefill.max_replicas, 3);
   assert.ok(auto.prefill.timeline.length > 0);
-  exitsNaming(
+  await exitsNaming(
     ['simulate', '--num-requests', '5'],
     [
       [['--kv-link-gbps', '100'], /--kv-link-gbps/],
@@ -682,7 +694,7 @@ test('simulate --prefill-replicas: a disaggregated fleet in the report; a link w
   );
 });
 
-test('simulate --learned-state starts from what an earlier run learned: a burst after it is not cold', () => {
+test('simulate --learned-state starts from what an earlier run learned: a burst after it is not cold', async () => {
   const state = join(dir, 'learned.json');
   const shape = ['--input', 'fixed:40', '--output', 'sharegpt-sarathi', '--replicas', '2'];
   const common = [...shape, '--classes', 'interactive', '--policy', 'goodput'];
@@ -703,7 +715,7 @@ test('simulate --learned-state starts from what an earlier run learned: a burst 
   assert.equal(cold.estimate.restored, undefined);
   assert.equal(cold.slo.attainment_admitted, 1);
   writeFileSync(join(dir, 'bad-learned.json'), '{"format":"goodput.learned-state","version":1}');
-  exitsNaming(
+  await exitsNaming(
     ['simulate', ...common, '--num-requests', '10'],
     [
       [['--learned-state', join(dir, 'none.json')], /--learned-state: expected a readable file/],
@@ -712,7 +724,7 @@ test('simulate --learned-state starts from what an earlier run learned: a burst 
   );
 });
 
-test('simulate --n: each request asks for several choices of its prompt; a bad count, or a V0 engine, exits 2 naming it', () => {
+test('simulate --n: each request asks for several choices of its prompt; a bad count, or a V0 engine, exits 2 naming it', async () => {
   const shape = [
     '--num-requests',
     '60',
@@ -729,7 +741,7 @@ test('simulate --n: each request asks for several choices of its prompt; a bad c
   // The others find the first's 50 whole blocks of 16 tokens but the last, whose final token
   // each computes again to sample from, as vLLM does.
   assert.equal(report.engine.prefix_hit_tokens, 60 * 2 * 784);
-  exitsNaming(
+  await exitsNaming(
     ['simulate', ...shape],
     [
       [['--n', '0'], /--n: expected an integer/],
