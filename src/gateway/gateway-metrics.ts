@@ -25,7 +25,7 @@ export class GatewayMetrics {
 
   readonly offered = new Counter({
     name: 'goodput_offered_requests_total',
-    help: 'Requests offered to the gateway (every attempt), by class and tenant.',
+    help: 'Requests offered to the gateway (every attempt: a client retry, or a background response a drained replica handed over, counted again where it is tried), by class and tenant.',
     labelNames: ['class', 'tenant', 'model_name'],
     registers: [this.registry],
   });
