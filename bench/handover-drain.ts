@@ -5,10 +5,13 @@
 // it handed over (its `drained` line), and — polled on B until each has ended — how they ended
 // (completed or incomplete, failed by error code) and when the last did, from the SIGTERM.
 // `--kill`: A is sent SIGKILL instead, as a crash; what it ran is then found on B once A has
-// been silent 10 s. `--root DIR` runs the gateways of another checkout (the engine is this
-// one's), so two versions compare side by side on one machine.
+// been silent 10 s. `--refuse-handover`: Redis takes no RPUSH (the handover's write) from the
+// SIGTERM until A has exited, as a Redis that refuses writes at that moment would. `--root DIR`
+// runs the gateways of another checkout (the engine is this one's), so two versions compare
+// side by side on one machine.
 // Usage: node bench/handover-drain.ts [--requests 40] [--seats 4] [--output 200]
-//          [--drain-timeout 10] [--kill] [--root DIR]
+//          [--drain-timeout 10] [--kill | --refuse-handover] [--root DIR]
+import { createClient } from 'redis';
 import { flag, intFlag } from './bench-args.ts';
 import { metric, startGoodput, startRedisServer } from './live-processes.ts';
 
@@ -18,6 +21,7 @@ const OUTPUT = intFlag('--output') ?? 200;
 const DRAIN_S = Number(flag('--drain-timeout') ?? 10);
 const ROOT = flag('--root');
 const KILL = process.argv.includes('--kill');
+const REFUSE = process.argv.includes('--refuse-handover');
 const MODEL = 'llama-3-8b';
 
 const SMALL = ['--profile', 'const:step_ms=10', '--max-num-seqs', String(SEATS)];
@@ -52,10 +56,15 @@ try {
     if (res.status === 200 && r.id !== undefined) asked.push({ id: r.id, status: r.status ?? '' });
   }
   const queued = asked.filter((r) => r.status === 'queued').length;
+  const admin = createClient({ url: redis.url });
+  await admin.connect();
+  if (REFUSE) await admin.sendCommand(['ACL', 'SETUSER', 'default', '-rpush']);
   const t0 = performance.now();
   a.child.kill(KILL ? 'SIGKILL' : 'SIGTERM');
   await new Promise((r) => a.child.once('exit', r));
   const exitedS = (performance.now() - t0) / 1000;
+  if (REFUSE) await admin.sendCommand(['ACL', 'SETUSER', 'default', '+rpush']);
+  await admin.quit();
   const drained = aOut
     .split('\n')
     .map((l) => (l.startsWith('{') ? (JSON.parse(l) as Record<string, unknown>) : {}))
@@ -86,6 +95,7 @@ try {
     `${asked.length} background responses of ${OUTPUT} tokens asked of A (${queued} queued), ` +
       `${SEATS} engine seats, ` +
       (KILL ? 'A killed' : `A drained with --drain-timeout ${DRAIN_S}`) +
+      (REFUSE ? ', Redis refusing the handover' : '') +
       (ROOT === undefined ? '' : ` (gateways of ${ROOT})`),
   );
   console.table({
