@@ -195,9 +195,13 @@ export class Gateway {
     );
   }
 
-  /** A first attempt is demand the autoscaler sees; a prompt unread (null) has no size to add. */
+  /**
+   * A first attempt is demand the autoscaler sees, where it arrived (not where it is handed
+   * over); a prompt unread (null) has no size to add.
+   */
   private demand(req: LlmRequest, inputTokens: number | null): void {
-    if ((req.attempt ?? 1) === 1) this.scaling?.advisor.window.arrived(inputTokens);
+    if ((req.attempt ?? 1) === 1 && req.handedOver !== true)
+      this.scaling?.advisor.window.arrived(inputTokens);
   }
 
   /** A request that could not be read as one (bad body, no key…): counted and recorded. */

@@ -88,6 +88,11 @@ export interface LlmRequest {
   readonly attempt?: number;
   /** The client's Idempotency-Key: attempts sharing one are the same logical request. */
   readonly idempotencyKey?: string;
+  /**
+   * Taken over from a gateway replica that drained or was lost (a background response): it
+   * arrived there, and was counted there as demand.
+   */
+  readonly handedOver?: true;
   /** Prompt tokens the client marked optional (droppable context, degrade level 2). */
   readonly optionalInputTokens?: Tokens;
   /** Tool calls it makes while generating, in output order (agents; simulator workloads). */

@@ -200,7 +200,7 @@ async function complete(
     const read = truncated(await continued(readRequest(kind, bodyText, deps), tenant, deps), deps);
     const { parsed, responses } = read;
     const cls = classOfTier(read.tier, deps.policy, headers, asked);
-    const req = request(
+    const made = request(
       id,
       upstreamKind(kind),
       read,
@@ -210,6 +210,8 @@ async function complete(
       deps,
       inbound.queuedSinceMs,
     );
+    // Taken over, it arrived where it was asked, and was demand there.
+    const req = adoption === undefined ? made : { ...made, handedOver: true as const };
     trace.read(req, parsed.model, headers.targets);
     const refused = (rejection: Rejection, shared: boolean) =>
       named(refusalOf(deps.gateway.refuse(req, rejection, { shared, unread: false })), id);
