@@ -13,13 +13,17 @@ import type { Told } from './shared-store.ts';
 
 type Client = ReturnType<typeof createClient>;
 
+/** A channel's watchers, and the listener it was subscribed with. */
+interface Channel {
+  readonly watchers: Set<Told>;
+  readonly heard: (message: string) => void;
+}
+
 export class LogWatch {
   readonly #open: () => Client;
   #sub: Promise<Client> | undefined;
-  /** Each channel subscribed, and who watches it. */
-  readonly #watchers = new Map<string, Set<Told>>();
-  /** The listener each channel's watchers were subscribed with. */
-  readonly #heard = new WeakMap<Set<Told>, (message: string) => void>();
+  /** Each channel subscribed: who watches it, and the listener it was subscribed with. */
+  readonly #channels = new Map<string, Channel>();
 
   /** `open`: a client of its own, not yet connected (it becomes a subscriber). */
   constructor(open: () => Client) {
@@ -29,38 +33,38 @@ export class LogWatch {
   /** Tells `told` each message to `channel` until the function it resolves with is called. */
   async watch(channel: string, told: Told): Promise<() => void> {
     const sub = await this.#connected();
-    let watchers = this.#watchers.get(channel);
-    if (watchers === undefined) {
-      const all = (watchers = new Set());
-      this.#watchers.set(channel, all);
+    let mine = this.#channels.get(channel);
+    if (mine === undefined) {
+      const watchers = new Set<Told>();
       // Its own listener, let go by itself: the client sends UNSUBSCRIBE once none is left,
       // and a channel watched again meanwhile keeps the new one.
       const heard = (message: string) => {
         const { from, events } = readMessage(message);
-        for (const w of all) w(from, events);
+        for (const w of watchers) w(from, events);
       };
-      this.#heard.set(all, heard);
+      mine = { watchers, heard };
+      this.#channels.set(channel, mine);
       try {
         await sub.subscribe(channel, heard);
       } catch (e) {
-        this.#watchers.delete(channel);
+        this.#channels.delete(channel);
         throw e;
       }
     }
-    const mine = watchers;
-    mine.add(told);
+    const { watchers, heard } = mine;
+    watchers.add(told);
     return () => {
-      mine.delete(told);
-      if (mine.size > 0 || this.#watchers.get(channel) !== mine) return;
-      this.#watchers.delete(channel);
-      void sub.unsubscribe(channel, this.#heard.get(mine)).catch(() => {});
+      watchers.delete(told);
+      if (watchers.size > 0 || this.#channels.get(channel) !== mine) return;
+      this.#channels.delete(channel);
+      void sub.unsubscribe(channel, heard).catch(() => {});
     };
   }
 
   close(): void {
     void this.#sub?.then((s) => s.isOpen && s.destroy()).catch(() => {});
     this.#sub = undefined;
-    this.#watchers.clear();
+    this.#channels.clear();
   }
 
   /** The subscriber, connected; a connection that failed is tried anew at the next watch. */
