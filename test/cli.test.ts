@@ -104,6 +104,19 @@ test('compare runs every policy on the same workload', () => {
   assert.match(r.out, /baseline-vllm\s+least-request/);
 });
 
+test('where its compile cache cannot be kept, goodput runs as it would without', () => {
+  // A temporary directory that is a file: no cache directory can be made under it.
+  const file = join(dir, 'not-a-dir');
+  writeFileSync(file, '');
+  const r = spawnSync(process.execPath, ['bin/goodput.js', '--help'], {
+    encoding: 'utf8',
+    env: { ...process.env, TMPDIR: file, NODE_COMPILE_CACHE: undefined },
+    timeout: 60_000,
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /simulate[\s\S]*compare/);
+});
+
 test('help documents every command and flag', () => {
   assert.match(goodput('--help').out, /simulate[\s\S]*compare/);
   const help = goodput('simulate', '--help').out;
