@@ -67,10 +67,11 @@ const LOST = {
  * a replica running any says in the store that it is alive (`beat`) every `SWEEP_MS`
  * (background.ts), for `LOST_AFTER_MS`. Read where its runner is not alive — by a poll, a
  * stream's reader, a cancel, the next turn — it is kept `failed` (`runner_lost`) and answered
- * so, counted in `goodput_background_responses_lost_total` — unless it was still queued and
- * its order is kept: then it is handed to the replicas serving (`reclaimed`). A drain is no
- * loss: a replica that drains hands what is still queued to another (background-handover.ts),
- * and fails what it cannot finish itself.
+ * so, counted in `goodput_background_responses_lost_total` — unless it was still queued: then
+ * its order, kept as it queued, is handed to the replicas serving (`reclaimed`), and it is given
+ * `TAKE_WITHIN_MS` to be taken. A drain is no loss: a replica that drains hands what is still
+ * queued to another (background-handover.ts) — the record of one handed over still names it,
+ * with no order kept, and waits as long to be taken — and fails what it cannot finish itself.
  */
 export async function loadSettled(
   deps: KeepingDeps,
@@ -107,8 +108,13 @@ async function settled<K extends KeptHead>(
     // One reader settles it; the others answer it as it stands, and find it settled next time.
     // One queued is handed over, and held as such until a replica has had time to take it.
     if (!(await deps.store.settling(tenant, id, queued ? TAKE_WITHIN_MS : SETTLE_MS))) return kept;
-    const waiting = queued ? await reclaimed(deps, tenant, id) : undefined;
-    if (waiting !== undefined) return waiting;
+    if (queued) {
+      // With no order kept, its runner drained and handed it over, most likely: it waits for a
+      // replica to take it as long.
+      const waiting =
+        (await reclaimed(deps, tenant, id)) ?? (await unnamed(deps, tenant, id, runner));
+      if (waiting !== undefined) return waiting;
+    }
   }
   const lost = await keepFailed(deps, tenant, id, LOST);
   if (lost !== undefined) deps.metrics.state.backgroundLost.inc();
@@ -128,16 +134,33 @@ async function reclaimed(
   id: string,
 ): Promise<KeptRecord | undefined> {
   const order = await deps.store.takeOrder(tenant, id);
-  const whole = order === undefined ? undefined : await loadKept(deps, tenant, id);
-  if (order === undefined || whole === undefined) return undefined;
-  const { runner: _, ...waiting } = whole;
-  await saveKept(deps, tenant, id, waiting);
+  const waiting = order === undefined ? undefined : await unnamed(deps, tenant, id);
+  if (order === undefined || waiting === undefined) return undefined;
   try {
     await deps.store.handOver(order);
   } catch {
     return undefined;
   }
   deps.metrics.state.handovers.inc({ op: 'reclaimed' });
+  return waiting;
+}
+
+/**
+ * The response kept under `id`, still queued, kept again with no runner named: waiting for a
+ * replica to take it. Undefined when it is not kept; as it stands when it is no longer queued on
+ * `runner` (where one is named): taken meanwhile by a replica that adopted it, say.
+ */
+async function unnamed(
+  deps: KeepingDeps,
+  tenant: string,
+  id: string,
+  runner?: string,
+): Promise<KeptRecord | undefined> {
+  const whole = await loadKept(deps, tenant, id);
+  if (whole === undefined) return undefined;
+  const { runner: was, ...waiting } = whole;
+  if (runner !== undefined && (was !== runner || whole.response.status !== 'queued')) return whole;
+  await saveKept(deps, tenant, id, waiting);
   return waiting;
 }
 

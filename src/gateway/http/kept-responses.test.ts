@@ -56,6 +56,7 @@ test('a record whose runner is gone is settled by one reader of those reading it
   for (const [id, status] of [
     ['resp_run', 'in_progress'],
     ['resp_wait', 'queued'],
+    ['resp_handed', 'queued'],
   ]) {
     const record: KeptRecord = {
       response: { id, status, output: [] },
@@ -82,20 +83,54 @@ test('a record whose runner is gone is settled by one reader of those reading it
   assert.deepEqual(await d.store.takeHandedOver(10), ['its order'], 'handed over once');
   const head = await loadHead(d, 'acme', 'resp_wait');
   assert.equal(head?.runner, undefined, 'kept queued, no runner named: not lost meanwhile');
+  // Its order not kept, it was handed over as its runner drained: it waits to be taken as long.
+  const handed = await read('resp_handed');
+  assert.deepEqual(
+    handed.map((r) => r?.response.status),
+    ['queued', 'queued', 'queued'],
+  );
+  assert.equal((await loadHead(d, 'acme', 'resp_handed'))?.runner, undefined);
+  assert.equal((await d.metrics.state.backgroundLost.get()).values[0].value, 1, 'not lost yet');
   /** The clock moved on to `ms`. */
   const to = (ms: number) => {
     clock.at(ms, () => {});
     clock.run(ms);
   };
   to(29_000);
-  assert.equal((await read('resp_wait'))[0]?.response.status, 'queued', 'a replica may take it');
+  for (const id of ['resp_wait', 'resp_handed'])
+    assert.equal((await read(id))[0]?.response.status, 'queued', `${id}: a replica may take it`);
   // Taken by none in time (its taker killed as it took it): lost, once.
   to(31_000);
-  assert.deepEqual((await read('resp_wait')).map((r) => r?.response.status).sort(), [
-    'failed',
-    'queued',
-    'queued',
-  ]);
-  assert.equal((await d.metrics.state.backgroundLost.get()).values[0].value, 2);
-  assert.equal((await loadHead(d, 'acme', 'resp_wait'))?.response.status, 'failed');
+  for (const id of ['resp_wait', 'resp_handed']) {
+    assert.deepEqual((await read(id)).map((r) => r?.response.status).sort(), [
+      'failed',
+      'queued',
+      'queued',
+    ]);
+    assert.equal((await loadHead(d, 'acme', id))?.response.status, 'failed');
+  }
+  assert.equal((await d.metrics.state.backgroundLost.get()).values[0].value, 3);
+});
+
+test('a queued record taken by another replica as its runner is found gone is left to it', async () => {
+  const clock = new VirtualClock();
+  const d = { ...deps(clock), replica: 'replica-b' };
+  const record: KeptRecord = {
+    response: { id: 'resp_1', status: 'queued', output: [] },
+    input,
+    session: 's',
+    runner: 'replica-gone',
+  };
+  await d.store.saveResponse('acme', 'resp_1', keptText(record));
+  // Adopted by replica-c between the reader's first read and its settling.
+  const settling = d.store.settling.bind(d.store);
+  d.store.settling = async (tenant, id, ms) => {
+    const adopted = { ...record, runner: 'replica-c' };
+    await d.store.saveResponse(tenant, id, keptText(adopted));
+    return settling(tenant, id, ms);
+  };
+  const read = await loadSettledHead(d, 'acme', 'resp_1');
+  assert.equal(read?.runner, 'replica-c');
+  assert.equal((await loadHead(d, 'acme', 'resp_1'))?.runner, 'replica-c', 'not written over');
+  assert.equal((await d.metrics.state.backgroundLost.get()).values[0]?.value ?? 0, 0);
 });
