@@ -37,6 +37,11 @@ export interface UpstreamCall {
   readonly trace?: TraceHeaders;
   /** Its prompt staged in pieces (`core/routing/staged-prefill.ts`); absent: sent whole. */
   readonly staged?: StagedCall;
+  /**
+   * The tier it was served in, where the client named one (`service_tier`, which no backend is
+   * sent): the chunks forwarded to the client name it, as the gateway's own do.
+   */
+  readonly serviceTier?: string;
 }
 
 /**

@@ -3,6 +3,8 @@
  * attempt is named in its trace (a closed outcome and cause, the upstream's status).
  */
 import type { LlmRequest } from '../core/request/request.ts';
+import type { ServiceTier } from '../core/request/slo-classes.ts';
+import { servedTier } from '../openai/index.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
 import { isUpstreamError, type ApiKind, type UpstreamCall, type UpstreamError } from './backend.ts';
 import type { StopCause } from './stop.ts';
@@ -57,7 +59,15 @@ export function upstreamCall(
   body: Record<string, unknown>,
   signal: AbortSignal,
 ): UpstreamCall {
-  const call = { id: ticket.req.id, kind, body, signal };
+  // The client's tier is the gateway's to read, and its answer's to name: no backend reads it.
+  const { service_tier: tier, ...sent } = body;
+  const call = {
+    id: ticket.req.id,
+    kind,
+    body: sent,
+    signal,
+    ...(tier == null ? {} : { serviceTier: servedTier(tier as ServiceTier) }),
+  };
   const pieceTokens = ticket.entry?.pieceTokens;
   if (pieceTokens === undefined) return call;
   const planned = ticket.req.inputTokens;

@@ -9,7 +9,10 @@ import type { ApiKind, TokenEvent } from './backend.ts';
 
 export interface UpstreamChunk {
   readonly id?: string;
+  readonly created?: number;
   readonly model?: string;
+  /** The tier a server says it served in: the gateway's says it where the client named one. */
+  readonly service_tier?: unknown;
   /** An error event's: vLLM's `ErrorResponse` (`object: "error"`), or OpenAI's `error`. */
   readonly object?: string;
   readonly error?: unknown;
@@ -181,12 +184,21 @@ export function counted(n: unknown): number | undefined {
 /**
  * A chunk forwarded as it is, as the client is to get it: without the `"usage": null` the
  * gateway asks every backend for (to count tokens) when the client asked for no usage, as
- * OpenAI and vLLM leave it out then.
+ * OpenAI and vLLM leave it out then; naming the tier it was served in (`serviceTier`) where the
+ * client named one, as OpenAI's chunks do.
  */
-export function forwardedData(chunk: UpstreamChunk, data: string, withUsage: boolean): string {
-  return withUsage || !Object.hasOwn(chunk, 'usage')
-    ? data
-    : JSON.stringify({ ...chunk, usage: undefined });
+export function forwardedData(
+  chunk: UpstreamChunk,
+  data: string,
+  withUsage: boolean,
+  serviceTier?: string,
+): string {
+  const unasked = !withUsage && Object.hasOwn(chunk, 'usage');
+  if (!unasked && serviceTier === undefined) return data;
+  const { id, object, created, model, service_tier: theirs, ...rest } = chunk;
+  const usage = unasked ? undefined : chunk.usage;
+  const service_tier = serviceTier ?? theirs;
+  return JSON.stringify({ id, object, created, model, service_tier, ...rest, usage });
 }
 
 /** An event's data as the SSE frame it came in. */

@@ -99,7 +99,9 @@ export function relayStream(
       if (choice?.finish_reason) finishReason = choice.finish_reason;
       const t = chunkToken(chunk, call.kind);
       if (t === undefined) continue;
-      const plain = asIs(chunk, forwardable) ? forwardedData(chunk, data, withUsage) : undefined;
+      const plain = asIs(chunk, forwardable)
+        ? forwardedData(chunk, data, withUsage, call.serviceTier)
+        : undefined;
       if (plain !== undefined) shapes.learn(data, t, plain);
       token(plain === undefined ? t : { ...t, sse: frame(plain) });
     }

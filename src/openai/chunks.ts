@@ -20,6 +20,8 @@ export interface ChunkHead {
   readonly includeUsage: boolean;
   /** And for the usage so far on every chunk (vLLM's `continuous_usage_stats`). */
   readonly continuousUsage?: boolean;
+  /** The tier it was served in, when its request named one (`servedTier`): every chunk says. */
+  readonly serviceTier?: string;
 }
 
 /** The usage so far a chunk carries when the client asked it of every chunk (vLLM's). */
@@ -129,6 +131,7 @@ export function chatChunk(
     object: 'chat.completion.chunk' as const,
     created: head.created,
     model: head.model,
+    ...tierOf(head),
     choices: [{ index, delta, logprobs, finish_reason: finishReason }],
     ...(head.includeUsage ? { usage: used } : {}),
   };
@@ -147,6 +150,7 @@ export function textChunk(
     object: 'text_completion' as const,
     created: head.created,
     model: head.model,
+    ...tierOf(head),
     choices: [{ index, text, logprobs, finish_reason: finishReason }],
     ...(head.includeUsage ? { usage: used } : {}),
   };
@@ -158,7 +162,13 @@ export function usageChunk(
   head: ChunkHead,
   usage: Usage,
 ) {
-  return { id: head.id, object, created: head.created, model: head.model, choices: [], usage };
+  const { id, created, model } = head;
+  return { id, object, created, model, ...tierOf(head), choices: [], usage };
+}
+
+/** An answer's `service_tier`, where its request named a tier: nothing where it did not. */
+export function tierOf(head: { readonly serviceTier?: string }): { service_tier?: string } {
+  return head.serviceTier === undefined ? {} : { service_tier: head.serviceTier };
 }
 
 /** One SSE event carrying `payload` as JSON. */

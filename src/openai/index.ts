@@ -44,6 +44,7 @@ export {
   outputLimit,
   fillerAnswerable,
   priorityAllowed,
+  servedTier,
 } from './request-fields.ts';
 export {
   RESPONSE_FORMATS,

@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import { MAX_CHOICES } from '../core/request/request.ts';
-import { SERVICE_TIERS } from '../core/request/slo-classes.ts';
+import { SERVICE_TIERS, type ServiceTier } from '../core/request/slo-classes.ts';
 import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { describeValue, invalidRequest } from './errors.ts';
 import { unsupportedFields } from './unsupported-fields.ts';
@@ -103,6 +103,14 @@ export const promptCacheKey = text('a string of 1 to 255 characters').min(1).max
 export const serviceTier = z
   .enum(SERVICE_TIERS, expect(`one of ${SERVICE_TIERS.join(', ')}`))
   .nullish();
+
+/**
+ * The tier a request that named `tier` was served in, as its answer says (OpenAI's answers
+ * name one when the request did): `auto`'s is the default.
+ */
+export function servedTier(tier: ServiceTier): Exclude<ServiceTier, 'auto'> {
+  return tier === 'auto' ? 'default' : tier;
+}
 
 export const commonFields = {
   model: text('a model name').min(1),

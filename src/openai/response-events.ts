@@ -12,6 +12,7 @@
 import type { ToolCallDelta } from './chunks.ts';
 import type { ResponsesRequest } from './responses-request.ts';
 import { answerId } from './responses.ts';
+import { servedTier } from './request-fields.ts';
 
 /** A reply's piece: one token's worth of thinking, text or tool-call pieces. */
 export interface ReplyPiece {
@@ -176,9 +177,7 @@ export class ResponseBuilder {
       parallel_tool_calls: r.parallel_tool_calls ?? true,
       previous_response_id: r.previous_response_id ?? null,
       reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null },
-      // The tier it was served in: `auto`'s is the default.
-      service_tier:
-        r.service_tier == null || r.service_tier === 'auto' ? 'default' : r.service_tier,
+      service_tier: servedTier(r.service_tier ?? 'auto'),
       temperature: r.temperature ?? null,
       text: { format: r.text?.format ?? { type: 'text' } },
       tool_choice: r.tool_choice ?? 'auto',

@@ -4,6 +4,7 @@
  * total_tokens is prompt + completion, as OpenAI's is.
  */
 import type { ToolCall } from './tool-fields.ts';
+import { tierOf } from './chunks.ts';
 
 /**
  * `stop`: the model ended on its own (or on a stop string); `length`: it hit the output limit;
@@ -53,6 +54,8 @@ export interface ResponseHead {
   /** Unix seconds. */
   readonly created: number;
   readonly model: string;
+  /** The tier it was served in, when its request named one (`servedTier`). */
+  readonly serviceTier?: string;
 }
 
 /** What a chat's reply holds besides its content. */
@@ -90,6 +93,7 @@ export function chatCompletionOf(
     object: 'chat.completion' as const,
     created: head.created,
     model: head.model,
+    ...tierOf(head),
     choices,
     usage: used,
   };
@@ -137,6 +141,7 @@ export function textCompletionOf(
     object: 'text_completion' as const,
     created: head.created,
     model: head.model,
+    ...tierOf(head),
     choices,
     usage: used,
   };

@@ -9,7 +9,15 @@ import {
   payloadTooLarge,
   serverError,
 } from './errors.ts';
-import { chatCompletion, modelList, textCompletion, usage } from './responses.ts';
+import {
+  chatChoice,
+  chatCompletion,
+  chatCompletionOf,
+  modelList,
+  textCompletion,
+  usage,
+} from './responses.ts';
+import { servedTier } from './request-fields.ts';
 
 const head = { id: 'chatcmpl-1', created: 1700000000, model: 'm', includeUsage: false };
 
@@ -38,6 +46,29 @@ test('with include_usage every chunk carries usage null and a last chunk carries
     choices: [],
     usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
   });
+});
+
+test('an answer whose request named a tier names the tier served, after its model, in every chunk', () => {
+  const tiered = { ...head, includeUsage: true, serviceTier: servedTier('auto') };
+  const keys = (o: object) => Object.keys(o).slice(0, 5);
+  const first = ['id', 'object', 'created', 'model', 'service_tier'];
+  for (const chunk of [
+    chatChunk(tiered, { content: 'x' }, null),
+    textChunk(tiered, 'x', 'stop'),
+    usageChunk('chat.completion.chunk', tiered, usage(1, 2)),
+    chatCompletionOf(tiered, [chatChoice(0, 'x', 'stop')], usage(1, 2)),
+  ]) {
+    assert.deepEqual(keys(chunk), first);
+    assert.equal(
+      (chunk as { service_tier?: string }).service_tier,
+      'default',
+      'auto served as default',
+    );
+  }
+  assert.equal(servedTier('flex'), 'flex');
+  // A request that named none: no tier, as vLLM answers.
+  assert.equal('service_tier' in chatChunk(head, {}, null), false);
+  assert.equal('service_tier' in chatCompletionOf(head, [], usage(1, 2)), false);
 });
 
 test('SSE framing: one data line per event, then [DONE]', () => {

@@ -77,6 +77,53 @@ test('the Responses API says the tier that served a response', async () => {
   assert.equal(plain.service_tier, 'default');
 });
 
+test('chat and text completions name the tier that served them, whole and in every chunk', async () => {
+  const front = await gateway(await engines(1), TIERED);
+  const asked = { model: MODEL, messages: MESSAGES, max_tokens: 12, ignore_eos: true } as const;
+  for (const client of [front.client, front.inProcess]) {
+    // Streamed, its token chunks forwarded from the engine as they came, but for the tier.
+    const stream = await client.chat.completions.create({
+      ...asked,
+      stream: true,
+      stream_options: { include_usage: true },
+      service_tier: 'flex',
+    });
+    const tiers = [];
+    for await (const chunk of stream) tiers.push(chunk.service_tier);
+    assert.equal(tiers.length, 15, 'role, 12 tokens, finish, usage');
+    assert.deepEqual(new Set(tiers), new Set(['flex']));
+    const auto = await client.chat.completions.create({ ...asked, service_tier: 'auto' });
+    assert.equal(auto.service_tier, 'default', 'auto is served as the default tier');
+    // Named by no request, no tier is said, as vLLM answers.
+    const plain = await client.chat.completions.create({ ...asked, stream: true });
+    for await (const chunk of plain) assert.equal('service_tier' in chunk, false);
+    assert.equal('service_tier' in (await client.chat.completions.create(asked)), false);
+  }
+  const text = await postCompletion(front.url, { service_tier: 'flex', stream: true });
+  const events = text.split('\n\n').filter((e) => e.startsWith('data: {'));
+  assert.equal(events.length, 13, '12 tokens, then the finish');
+  for (const e of events) assert.equal(JSON.parse(e.slice(6)).service_tier, 'flex', e);
+  const whole = JSON.parse(await postCompletion(front.url, { service_tier: 'flex' }));
+  assert.equal(whole.service_tier, 'flex');
+});
+
+/** A text completion's body, asked of `url` with `fields` and twelve tokens. */
+async function postCompletion(url: string, fields: object): Promise<string> {
+  const res = await fetch(`${url}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL,
+      prompt: 'Hi',
+      max_tokens: 12,
+      ignore_eos: true,
+      ...fields,
+    }),
+  });
+  assert.equal(res.status, 200);
+  return res.text();
+}
+
 test('a tenant not granted the class a tier names is refused by the contract, as a header is', async () => {
   const policy = policyWith({
     service_tiers: { flex: 'batch' },

@@ -74,12 +74,9 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
   } else {
     parsed = parseCompletionRequest(json);
   }
-  if (parsed.service_tier != null) {
-    // The gateway's too: the class it is served in.
-    const { service_tier: asked, ...rest } = parsed;
-    tier = asked;
-    parsed = rest;
-  }
+  // The gateway's too: the class it is served in. It stays in the body, for the answer to name
+  // the tier served; no backend is sent it (upstream-attempt.ts).
+  if (parsed.service_tier != null) tier = parsed.service_tier;
   if (!deps.servedModels.includes(parsed.model)) {
     throw modelNotFound(parsed.model, deps.servedModels);
   }

@@ -20,6 +20,7 @@ import {
   answerId,
   includeUsage,
   continuousUsage,
+  servedTier,
   ResponseBuilder,
   type ResponsesRequest,
   type ChatCompletionRequest,
@@ -188,6 +189,8 @@ export async function admitAndServe(
         id: answerId(endpoint, ticket.req.id),
         created: r.createdS ?? Math.floor(deps.epochMs() / 1000),
         model: parsed.model,
+        // Named where the client named one, as OpenAI's answers are.
+        serviceTier: parsed.service_tier == null ? undefined : servedTier(parsed.service_tier),
       };
       const stream = parsed.stream === true;
       const asked = r.responses;
