@@ -5,6 +5,7 @@ import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import { MemoryStore } from '../shared/memory-store.ts';
 import { StateMetrics } from '../state-metrics.ts';
 import { adopt, orderText, readOrder, type Order } from './background-handover.ts';
+import { keptText } from './kept-records.ts';
 import type { CompletionsDeps } from './completions.ts';
 
 const ORDER: Order = {
@@ -58,4 +59,27 @@ test('an order whose record the store cannot read now goes back, to be read agai
   assert.deepEqual(await store.takeHandedOver(10), [orderText(ORDER)]);
   const ops = await state.handovers.get();
   assert.deepEqual(ops.values, [], 'neither dropped nor run');
+});
+
+test('an order taken as its replica begins to drain while it reads the record goes back, refused by none', async () => {
+  const background = { draining: false };
+  class DrainsAsRead extends MemoryStore {
+    override loadResponsePrefix(tenant: string, id: string, chars: number) {
+      background.draining = true;
+      return super.loadResponsePrefix(tenant, id, chars);
+    }
+  }
+  const store = new DrainsAsRead({ clock: new VirtualClock() });
+  const queued = {
+    response: { id: 'resp_req-1', status: 'queued', output: [] },
+    input: [],
+    session: 's',
+  };
+  await store.saveResponse('acme', 'resp_req-1', keptText(queued));
+  const state = new StateMetrics(new Registry());
+  // Nothing here serves a request: one admitted would throw.
+  const deps = { store, background, metrics: { state } };
+  await adopt(orderText(ORDER), deps as unknown as CompletionsDeps);
+  assert.deepEqual(await store.takeHandedOver(10), [orderText(ORDER)]);
+  assert.deepEqual((await state.handovers.get()).values, [], 'neither refused nor run');
 });

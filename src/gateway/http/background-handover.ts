@@ -113,6 +113,8 @@ export async function adopt(text: string, deps: CompletionsDeps): Promise<void> 
   }
   // Cancelled, deleted or taken for lost since: nothing to run.
   if (head?.response.status !== 'queued') return count('dropped');
+  // This replica began to drain as it read the record: it goes back, refused by none.
+  if (deps.background.draining) return deps.store.handOver(text);
   const inbound = new OrderInbound(order, deps.nowMs(), deps.epochMs());
   const answer = await handleCompletion('responses', inbound, deps, undefined, {
     requestId: order.requestId,
