@@ -97,14 +97,23 @@ const storeUp = (g: GatewayProcess) => metricValue(g.url, 'goodput_shared_store_
 
 test('what gateway A spends of a tenant quota, gateway B refuses: 429 tenant_tokens', async () => {
   assert.equal(await storeUp(a), 1);
+  // Each answer tells the quota as the shared bucket stands (quota-headers.ts).
+  const left = (res: Response) => Number(res.headers.get('x-ratelimit-remaining-tokens'));
+  const told: number[] = [];
   for (let i = 0; i < 2; i++) {
     const res = await ask(a);
     assert.equal(res.status, 200, await res.text());
+    assert.equal(res.headers.get('x-ratelimit-limit-tokens'), '300');
+    told.push(left(res));
   }
+  assert.ok(told[0] < 300 - 100 && told[1] < told[0], told.join(', '));
   const refused = await ask(b);
   assert.equal(refused.status, 429);
   assert.equal(refused.headers.get('x-goodput-reason'), 'tenant_tokens');
   assert.ok(Number(refused.headers.get('retry-after')) >= 1, 'with a Retry-After');
+  // B was told what A left, from Redis: less than the request's charge.
+  assert.ok(left(refused) < 108, String(left(refused)));
+  assert.match(refused.headers.get('x-ratelimit-reset-tokens') ?? '', /^\d+m[\d.]+s$/);
   const body = (await refused.json()) as { error: { code: string } };
   assert.equal(body.error.code, 'tenant_tokens');
 });

@@ -98,6 +98,12 @@ export function heldAnswersWritten(): Promise<void> {
   return new Promise((resolve) => atTurnEnd(resolve));
 }
 
+/** `a` with `headers` added, when it is whole (a stream's head went out with its own). */
+export function told(a: Answer, headers: Readonly<Record<string, string>>): Answer {
+  if (isWhole(a)) Object.assign(a.headers, headers);
+  return a;
+}
+
 /** Every answer names its request, so its decision record can be looked up. */
 export function named(a: Whole, id: string, extra?: Record<string, string>): Whole {
   if (extra !== undefined) Object.assign(a.headers, extra);

@@ -208,7 +208,7 @@ export async function serveInBackground(
     (e: unknown) => finish(undefined, e),
   );
   if (stream !== undefined) {
-    const head = { 'x-goodput-request-id': req.id };
+    const head = { 'x-goodput-request-id': req.id, ...r.quota };
     // A retry under its Idempotency-Key follows it from its first event too, while it runs and
     // after, on any replica: it is a client that lost its stream before it learned the id.
     if (r.keep)

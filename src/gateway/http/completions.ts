@@ -33,7 +33,8 @@ import { askedClass, parseClientHeaders, tenantFor, type ClientHeaders } from '.
 import type { InFlight } from './in-flight.ts';
 import type { Inbound } from './inbound.ts';
 import { UploadOverdue } from './read-body.ts';
-import { errorWhole, isWhole, named, type Answer, type Whole } from './answer.ts';
+import { errorWhole, isWhole, named, told, type Answer, type Whole } from './answer.ts';
+import { quotaHeaders } from './quota-headers.ts';
 import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
 import { admitAndServe, type Served } from './serve-admitted.ts';
@@ -232,7 +233,9 @@ async function complete(
               headers.idempotencyKey === undefined ? undefined : fingerprint(kind, cls, bodyText),
           });
     if (door.kind === 'replay') return replayed(door.answer, tenant, deps.background, outgoing);
-    if (door.kind === 'refused') return refused(door.rejection, true);
+    // Its tenant's token quota as it stands, which every answer tells (quota-headers.ts).
+    const quota = quotaHeaders(door.tokens);
+    if (door.kind === 'refused') return told(refused(door.rejection, true), quota);
     let served: Served | undefined;
     try {
       const serving = {
@@ -246,6 +249,7 @@ async function complete(
         trace,
         responses,
         keepResponse: keeper(read, req, deps),
+        quota,
       };
       const { keepResponse } = serving;
       if (responses?.background === true && keepResponse !== undefined) {
@@ -260,14 +264,14 @@ async function complete(
         served = bg.served;
         // Detached, it ends its pass and its stay in flight itself.
         streaming = bg.detached;
-        return served.response;
+        return told(served.response, quota);
       }
       served = await admitAndServe(kind, inbound.signal, parsed, headers, req, deps, {
         ...serving,
         outgoing,
       });
       streaming = served.streaming;
-      return served.response;
+      return told(served.response, quota);
     } finally {
       // A stream gives its pass back when its body ends; every other answer is final here (a
       // request that threw used what it may have: its charge stands).

@@ -8,6 +8,7 @@ import type { SloClassName } from '../../core/request/slo-classes.ts';
 import type { Endpoint } from '../backend.ts';
 import type { StoredResponse } from '../shared/shared-store.ts';
 import type { Answer } from './answer.ts';
+import { withoutQuota } from './quota-headers.ts';
 import { FOLLOWS } from './background.ts';
 import type { BackgroundRuns } from './background-runs.ts';
 import { eventsAnswer } from './stream-readers.ts';
@@ -33,7 +34,8 @@ export function replayed(
   outgoing: ServerResponse | undefined,
 ): Answer {
   const { [FOLLOWS]: follows, ...kept } = r.headers;
-  const headers = { ...kept, 'x-goodput-replayed': 'true' };
+  // A replay takes nothing of its tenant's quota, which the answer it repeats told as it stood.
+  const headers = { ...withoutQuota(kept), 'x-goodput-replayed': 'true' };
   if (follows !== undefined) {
     const { answer, out } = eventsAnswer(outgoing, headers);
     void background.follow(tenant, follows, -1, out);

@@ -84,6 +84,8 @@ export interface ServeContext {
    */
   readonly builder?: ResponseBuilder;
   readonly events?: (sse: string) => void;
+  /** Its tenant's token quota as it stands, which its answer tells (quota-headers.ts). */
+  readonly quota?: Readonly<Record<string, string>>;
 }
 
 /** Retry-After of a request that waited past its class's deadline. */
@@ -183,7 +185,7 @@ export async function admitAndServe(
       }
       const degraded =
         ticket.decision.outcome === 'admit' ? ticket.decision.degradation : undefined;
-      const extra: Record<string, string> = { 'x-goodput-request-id': id };
+      const extra: Record<string, string> = { 'x-goodput-request-id': id, ...r.quota };
       if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
       const head = {
         id: answerId(endpoint, ticket.req.id),

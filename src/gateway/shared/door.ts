@@ -11,7 +11,7 @@
  * store is unreachable and fails closed, a request that needs shared state (a quota, a key, a
  * retry) gets a 503 `service_capacity`; one that does not goes on without it.
  */
-import { beyondWindow } from '../../core/admission/budget/tenant-ledger.ts';
+import { beyondWindow, type TokenStanding } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Rejection } from '../../core/request/decision.ts';
 import type { TenantPolicy } from '../../core/request/tenant.ts';
 import {
@@ -46,10 +46,11 @@ export interface Pass {
   answered(answer: StoredResponse): Promise<void>;
 }
 
+/** `tokens`: where the tenant's token quota stands, when it has one (its answer tells it). */
 export type Door =
-  | { readonly kind: 'replay'; readonly answer: StoredResponse }
-  | { readonly kind: 'refused'; readonly rejection: Rejection }
-  | { readonly kind: 'enter'; readonly pass: Pass };
+  | { readonly kind: 'replay'; readonly answer: StoredResponse; readonly tokens?: undefined }
+  | { readonly kind: 'refused'; readonly rejection: Rejection; readonly tokens?: TokenStanding }
+  | { readonly kind: 'enter'; readonly pass: Pass; readonly tokens?: TokenStanding };
 
 /** No shared state held: for requests the store had nothing to say about. */
 export const OPEN_DOOR: Door = {
@@ -83,9 +84,10 @@ export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door>
     });
     if (!verdict.ok) {
       await hold?.abandon();
-      return refused(429, verdict.reason, verdict.retryAfterMs);
+      return refused(429, verdict.reason, verdict.retryAfterMs, verdict.tokens);
     }
-    return { kind: 'enter', pass: pass(verdict.lease, hold) };
+    const entered = { kind: 'enter', pass: pass(verdict.lease, hold) } as const;
+    return verdict.tokens === undefined ? entered : { ...entered, tokens: verdict.tokens };
   } catch (e) {
     await hold?.abandon();
     if (!isSharedStoreUnavailable(e)) throw e;
@@ -103,8 +105,12 @@ function refused(
   status: Rejection['status'],
   reason: Rejection['reason'],
   retryAfterMs?: number,
+  tokens?: TokenStanding,
 ): Door {
-  return { kind: 'refused', rejection: { outcome: 'reject', status, reason, retryAfterMs } };
+  const rejection = { outcome: 'reject', status, reason, retryAfterMs } as const;
+  return tokens === undefined
+    ? { kind: 'refused', rejection }
+    : { kind: 'refused', rejection, tokens };
 }
 
 function pass(lease: Lease, claim: ClaimHold | undefined): Pass {

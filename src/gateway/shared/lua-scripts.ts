@@ -28,7 +28,9 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
  * KEYS: token bucket hash, lease sorted set, retry budget hash. ARGV: lease id, tokens needed,
  * token limit (-1: none), window ms, max concurrent (-1: none), lease TTL ms, attempt, retry
  * ratio, retry capacity, retry floor per second, busy Retry-After ms, retry Retry-After cap ms,
- * retry budget TTL ms. Returns {'ok', 1 | 0 (a lease was taken)} or {reason, retry after ms}.
+ * retry budget TTL ms. Returns {'ok', 1 | 0 (a lease was taken), tokens left} or {reason,
+ * retry after ms, tokens left}: the bucket's level after the charge, or as it stood when its
+ * tokens were refused, as text ('' without a token limit, or when refused for another reason).
  */
 export const ADMIT = script(`${NOW}
 local need, limit, window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -47,7 +49,7 @@ if maxc >= 0 then
     return {'tenant_concurrency', math.max(1, math.min(window, tonumber(ARGV[11])))}
   end
 end
-local level, at = 0, now
+local level, at, left = 0, now, ''
 if limit >= 0 then
   local b = redis.call('HMGET', KEYS[1], 'level', 'at')
   local bat = tonumber(b[2]) or now
@@ -56,9 +58,10 @@ if limit >= 0 then
   if level < need - 1e-9 * math.max(1, need) then
     local wait = window
     if need <= limit then wait = (need - level) / (limit / window) end
-    return {'tenant_tokens', math.max(1, math.min(window, math.ceil(wait)))}
+    return {'tenant_tokens', math.max(1, math.min(window, math.ceil(wait))), tostring(level)}
   end
-  redis.call('HSET', KEYS[1], 'level', tostring(level - need), 'at', tostring(at))
+  left = tostring(level - need)
+  redis.call('HSET', KEYS[1], 'level', left, 'at', tostring(at))
   redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
 end
 local delta = ratio
@@ -68,9 +71,9 @@ redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[13]))
 if maxc >= 0 then
   redis.call('ZADD', KEYS[2], now + leaseTtl, ARGV[1])
   redis.call('PEXPIRE', KEYS[2], leaseTtl)
-  return {'ok', 1}
+  return {'ok', 1, left}
 end
-return {'ok', 0}
+return {'ok', 0, left}
 `);
 
 /**

@@ -33,6 +33,7 @@ test('Retry-After is when the bucket will hold the ask, and it does then', async
     ok: false,
     reason: 'tenant_tokens',
     retryAfterMs: 500,
+    tokens: { limit: 100, remaining: 0, resetMs: 1_000 },
   });
   advance(clock, 500);
   assert.equal((await s.admit(ask())).ok, true);

@@ -90,6 +90,7 @@ export class MemoryStore implements SharedStore {
         release: async (usedTokens = ask.tokens) =>
           this.#ledger.release(lease, usedTokens, this.#clock.now()),
       },
+      ...(verdict.tokens === undefined ? {} : { tokens: verdict.tokens }),
     };
   }
 

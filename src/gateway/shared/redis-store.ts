@@ -15,7 +15,7 @@ import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { RETRY_BUDGET_CAPACITY, RETRY_FLOOR_PER_S } from '../../core/admission/retry-budget.ts';
-import { BUSY_RETRY_MS } from '../../core/admission/budget/tenant-ledger.ts';
+import { BUSY_RETRY_MS, tokenStanding } from '../../core/admission/budget/tenant-ledger.ts';
 import {
   ADMIT,
   APPEND_EVENTS,
@@ -141,12 +141,18 @@ export class RedisStore implements SharedStore {
         RETRY_AFTER_CAP_MS,
         RETRY_KEY_TTL_MS,
       ],
-    )) as [string, number];
+    )) as [string, number, string?];
+    const limit = q.tokensPerWindow;
+    const left = reply[2];
+    const tokens =
+      limit === undefined || left === undefined || left === ''
+        ? {}
+        : { tokens: tokenStanding(Number(left), limit, q.windowMs) };
     if (reply[0] !== 'ok') {
-      return { ok: false, reason: reply[0] as SharedReason, retryAfterMs: Number(reply[1]) };
+      const reason = reply[0] as SharedReason;
+      return { ok: false, reason, retryAfterMs: Number(reply[1]), ...tokens };
     }
     const leased = Number(reply[1]) === 1;
-    const limit = q.tokensPerWindow;
     if (!leased && limit === undefined) return { ok: true, lease: NO_LEASE };
     const token = {};
     if (leased) {
@@ -170,7 +176,7 @@ export class RedisStore implements SharedStore {
         // Unreachable: the lease expires on its own within its TTL; the estimate stands.
       }
     };
-    return { ok: true, lease: { release } };
+    return { ok: true, lease: { release }, ...tokens };
   }
 
   async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {

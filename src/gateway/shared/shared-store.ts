@@ -6,7 +6,9 @@
  * keeps (the conformance suite in store-conformance.ts checks them):
  * - `admit` is all or nothing and atomic: a refusal takes nothing, a grant takes the tokens, one
  *   concurrency slot when the tenant has a limit, and one retry when the attempt is a retry;
- *   every refusal carries a Retry-After in [1 ms, the window] (60 s for the retry budget).
+ *   every refusal carries a Retry-After in [1 ms, the window] (60 s for the retry budget). A
+ *   tenant with a token limit is told where its bucket stands: after a grant's charge, or as it
+ *   was when its tokens were refused.
  * - `release(used)` moves the tenant's bucket by (used − estimate) once, never above its limit.
  * - `claim` is atomic: of two concurrent claims on one key exactly one gets `claimed`.
  * - A key is bound to the fingerprint of the request that claimed it, in flight and once done
@@ -20,7 +22,11 @@
  * - A method rejects only when the store cannot be reached; a handle's methods (`release`,
  *   `complete`, `abandon`) never reject and are idempotent, so `finally` blocks can call them.
  */
-import type { TenantAsk, TenantReason } from '../../core/admission/budget/tenant-ledger.ts';
+import type {
+  TenantAsk,
+  TenantReason,
+  TokenStanding,
+} from '../../core/admission/budget/tenant-ledger.ts';
 import type { Ms } from '../../core/request/units.ts';
 
 /** What a request asks of its tenant's quotas: the tenant-accounting port's ask (core). */
@@ -37,9 +43,15 @@ export interface Lease {
   release(usedTokens?: number): Promise<void>;
 }
 
+/** A verdict; `tokens`: the tenant's token quota as it stands, when it has one (its grant's, or its refusal's). */
 export type QuotaVerdict =
-  | { readonly ok: true; readonly lease: Lease }
-  | { readonly ok: false; readonly reason: SharedReason; readonly retryAfterMs: Ms };
+  | { readonly ok: true; readonly lease: Lease; readonly tokens?: TokenStanding }
+  | {
+      readonly ok: false;
+      readonly reason: SharedReason;
+      readonly retryAfterMs: Ms;
+      readonly tokens?: TokenStanding;
+    };
 
 /** A completed non-streaming answer, replayed as it was for a repeated Idempotency-Key. */
 export interface StoredResponse {

@@ -72,6 +72,34 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
     assert.equal((await s.admit(ask(u, q, { tokens: 10 }))).ok, false, 'drawn to what it used');
   });
 
+  test(`${name}: a tenant with a token limit is told where its bucket stands`, async () => {
+    const s = store();
+    const q = { tokensPerWindow: 100 };
+    const t = fresh();
+    const standing = (v: Awaited<ReturnType<SharedStore['admit']>>) =>
+      v.tokens === undefined ? undefined : [v.tokens.limit, v.tokens.remaining];
+    const a = await s.admit(ask(t, q, { tokens: 60 }));
+    assert.deepEqual(standing(a), [100, 40], 'after its charge');
+    // Full again once the 60 drawn refill: 0.6 of the window (less what refilled meanwhile).
+    const reset = a.tokens?.resetMs ?? 0;
+    assert.ok(reset > 0.55 * WINDOW && reset <= 0.6 * WINDOW, String(reset));
+    const no = await s.admit(ask(t, q, { tokens: 60 }));
+    assert.equal(no.ok, false);
+    assert.deepEqual(standing(no), [100, 40], 'as it stood: the refusal took nothing');
+    // In debt (it used more than it was charged): none left, and longer than a window to full.
+    const u = fresh();
+    const b = await s.admit(ask(u, q, { tokens: 10 }));
+    assert.ok(b.ok);
+    await b.lease.release(150);
+    const owed = await s.admit(ask(u, q, { tokens: 10 }));
+    assert.deepEqual(standing(owed), [100, 0]);
+    assert.ok((owed.tokens?.resetMs ?? 0) > WINDOW, String(owed.tokens?.resetMs));
+    // No token limit, or refused for another reason: nothing to tell.
+    const c = await s.admit(ask(fresh(), { maxConcurrentRequests: 1 }));
+    assert.equal(c.tokens, undefined);
+    if (c.ok) await c.lease.release();
+  });
+
   test(`${name}: concurrency slots are leases, freed once by release`, async () => {
     const s = store();
     const t = fresh();

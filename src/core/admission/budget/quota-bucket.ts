@@ -4,7 +4,7 @@
  * bucket, so state is created only when something is charged and an absent bucket reads as full.
  */
 import type { Ms } from '../../request/units.ts';
-import { fullBucket, giveBack, msUntil, take, type TokenBucket } from './token-bucket.ts';
+import { fullBucket, giveBack, msUntil, refill, take, type TokenBucket } from './token-bucket.ts';
 
 /** Wait until the quota's bucket holds `need`; 0 when the tenant has no such limit. */
 export function quotaWaitMs(
@@ -16,6 +16,16 @@ export function quotaWaitMs(
 ): Ms {
   if (limit === undefined) return 0;
   return msUntil(bucket ?? fullBucket(limit, nowMs), need, limit, limit / windowMs, nowMs);
+}
+
+/** The quota's level at `nowMs`: a bucket never charged is full. */
+export function quotaLevel(
+  bucket: TokenBucket | null,
+  limit: number,
+  windowMs: Ms,
+  nowMs: Ms,
+): number {
+  return bucket === null ? limit : refill(bucket, limit, limit / windowMs, nowMs).level;
 }
 
 /** Takes an admitted request's estimate. */

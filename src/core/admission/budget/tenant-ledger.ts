@@ -22,7 +22,7 @@ import {
   newRetryBudget,
   type RetryBudgetState,
 } from '../retry-budget.ts';
-import { quotaCharge, quotaCorrect, quotaWaitMs } from './quota-bucket.ts';
+import { quotaCharge, quotaCorrect, quotaLevel, quotaWaitMs } from './quota-bucket.ts';
 import { boundedRetryMs, type TokenBucket } from './token-bucket.ts';
 
 /** Retry-After for a concurrency slot: it frees up when another request ends, which nothing here can predict. */
@@ -49,9 +49,32 @@ export interface LedgerLease {
   readonly requestId: string;
 }
 
+/**
+ * Where a tenant's token quota stands after a verdict — what OpenAI's rate-limit headers tell a
+ * client (`x-ratelimit-*-tokens`): its tokens a window, those left (after a grant's charge), and
+ * how long until the bucket is full again.
+ */
+export interface TokenStanding {
+  readonly limit: Tokens;
+  readonly remaining: Tokens;
+  readonly resetMs: Ms;
+}
+
+/** The standing of a bucket at `level` (below zero: in debt) of `limit` tokens a window. */
+export function tokenStanding(level: number, limit: Tokens, windowMs: Ms): TokenStanding {
+  const resetMs = Math.max(0, Math.ceil(((limit - level) * windowMs) / limit));
+  return { limit, remaining: Math.max(0, Math.floor(level)), resetMs };
+}
+
+/** A verdict; `tokens`: the quota's standing, when the tenant has a token limit. */
 export type LedgerVerdict =
-  | { readonly ok: true; readonly lease: LedgerLease }
-  | { readonly ok: false; readonly reason: TenantReason; readonly retryAfterMs: Ms };
+  | { readonly ok: true; readonly lease: LedgerLease; readonly tokens?: TokenStanding }
+  | {
+      readonly ok: false;
+      readonly reason: TenantReason;
+      readonly retryAfterMs: Ms;
+      readonly tokens?: TokenStanding;
+    };
 
 interface Held {
   /** Charged to the bucket, or null when the tenant has no token limit. */
@@ -96,7 +119,10 @@ export class TenantLedger {
     const limit = q.tokensPerWindow;
     const wait = quotaWaitMs(s.tokens, ask.tokens, limit, q.windowMs, nowMs);
     if (wait > 0) {
-      return { ok: false, reason: 'tenant_tokens', retryAfterMs: boundedRetryMs(wait, q.windowMs) };
+      const level = quotaLevel(s.tokens, limit as number, q.windowMs, nowMs);
+      const tokens = tokenStanding(level, limit as number, q.windowMs);
+      const retryAfterMs = boundedRetryMs(wait, q.windowMs);
+      return { ok: false, reason: 'tenant_tokens', retryAfterMs, tokens };
     }
     if (limit !== undefined) s.tokens = quotaCharge(s.tokens, ask.tokens, limit, q.windowMs, nowMs);
     chargeRetryBudget(s.retry, ask.attempt, ask.retryBudgetRatio, nowMs);
@@ -108,7 +134,9 @@ export class TenantLedger {
         quotas: q,
       });
     }
-    return { ok: true, lease: { tenant: ask.tenant, requestId: ask.requestId } };
+    const lease = { tenant: ask.tenant, requestId: ask.requestId };
+    if (s.tokens === null || limit === undefined) return { ok: true, lease };
+    return { ok: true, lease, tokens: tokenStanding(s.tokens.level, limit, q.windowMs) };
   }
 
   /**

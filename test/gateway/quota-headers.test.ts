@@ -1,0 +1,96 @@
+// A tenant's token quota told on its answers, as OpenAI's rate-limit headers, read by the
+// `openai` client: each answer, whole or streamed, says the tenant's tokens a window, what is
+// left after its charge and when the quota is whole again; a 429 `tenant_tokens` says what there
+// was; a replay under an Idempotency-Key, which takes nothing, says nothing; a tenant without a
+// token limit is told none.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { MODEL, engines, gateway, policyWith, postChat } from './gateway-kit.ts';
+import { durationText } from '../../src/gateway/http/quota-headers.ts';
+
+const WINDOW_MS = 60_000;
+const LIMIT = 1_000;
+const QUOTA = policyWith({
+  tenants: { '*': { quotas: { window_ms: WINDOW_MS, tokens_per_window: LIMIT } } },
+});
+const MESSAGES = [{ role: 'user' as const, content: 'How much is left?' }];
+
+/** The quota an answer told: its limit, what is left, and the reset in ms (or nothing told). */
+function toldOf(headers: Headers) {
+  const limit = headers.get('x-ratelimit-limit-tokens');
+  if (limit === null) return undefined;
+  const reset = headers.get('x-ratelimit-reset-tokens') ?? '';
+  return {
+    limit: Number(limit),
+    remaining: Number(headers.get('x-ratelimit-remaining-tokens')),
+    resetMs: msOf(reset),
+    reset,
+  };
+}
+
+/** A duration as `durationText` writes it, in ms. */
+function msOf(text: string): number {
+  const m = /^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:([\d.]+)s)?(?:(\d+)ms)?$/.exec(text);
+  assert.ok(m !== null && text !== '', `a duration: ${text}`);
+  const [, h = '0', min = '0', s = '0', ms = '0'] = m;
+  return ((Number(h) * 60 + Number(min)) * 60 + Number(s)) * 1_000 + Number(ms);
+}
+
+test('durations are written as OpenAI writes them', () => {
+  for (const [ms, text] of [
+    [0, '0ms'],
+    [120, '120ms'],
+    [999.2, '1s'],
+    [1_500, '1.5s'],
+    [59_999, '59.999s'],
+    [360_000, '6m0s'],
+    [3_600_000, '1h0m0s'],
+    [3_723_004, '1h2m3.004s'],
+  ] as const) {
+    assert.equal(durationText(ms), text);
+    assert.equal(msOf(text), Math.ceil(ms));
+  }
+});
+
+test("each answer tells its tenant's token quota as it stands; a replay and an unlimited tenant none", async () => {
+  const front = await gateway(await engines(1), QUOTA);
+  const asked = { model: MODEL, messages: MESSAGES, max_tokens: 100, ignore_eos: true };
+  const whole = await front.client.chat.completions.create(asked).withResponse();
+  const first = toldOf(whole.response.headers);
+  assert.ok(first !== undefined, 'told');
+  const charged = whole.data.usage?.prompt_tokens ?? 0;
+  // After its charge: its prompt as estimated and its output cap.
+  assert.equal(first.limit, LIMIT);
+  assert.ok(first.remaining <= LIMIT - 100 && first.remaining >= LIMIT - 100 - 4 * charged);
+  // Whole again once the charge refills: the window's share of what was drawn.
+  const drawn = LIMIT - first.remaining;
+  assert.ok(Math.abs(first.resetMs - (drawn * WINDOW_MS) / LIMIT) <= 120, first.reset);
+
+  const { data: stream, response } = await front.client.chat.completions
+    .create({ ...asked, stream: true })
+    .withResponse();
+  for await (const _ of stream);
+  const streamed = toldOf(response.headers);
+  assert.ok(streamed !== undefined && streamed.remaining < first.remaining, 'a stream too');
+
+  // Too much for what is left: refused, told what there was.
+  const refused = await postChat(front.url, { max_tokens: 900 });
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('x-goodput-reason'), 'tenant_tokens');
+  const there = toldOf(refused.headers);
+  assert.ok(there !== undefined && there.remaining < 900, JSON.stringify(there));
+  assert.ok(there.resetMs > (900 - there.remaining) * (WINDOW_MS / LIMIT) - 120, there.reset);
+
+  // A replay takes nothing, and tells nothing of the quota.
+  const key = { 'idempotency-key': 'quota-replay-1' };
+  const once = await postChat(front.url, { max_tokens: 10 }, key);
+  assert.ok(toldOf(once.headers) !== undefined);
+  await once.text();
+  const again = await postChat(front.url, { max_tokens: 10 }, key);
+  assert.equal(again.headers.get('x-goodput-replayed'), 'true');
+  assert.equal(toldOf(again.headers), undefined);
+
+  const open = await gateway(await engines(1));
+  const plain = await open.client.chat.completions.create(asked).withResponse();
+  assert.equal(toldOf(plain.response.headers), undefined, 'no token limit, nothing told');
+});
