@@ -11,9 +11,11 @@
 import type { TokenStanding } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Ms } from '../../core/request/units.ts';
 
+const NONE: Readonly<Record<string, string>> = Object.freeze({});
+
 /** The headers of `tokens`, a tenant's standing; none without one. */
-export function quotaHeaders(tokens: TokenStanding | undefined): Record<string, string> {
-  if (tokens === undefined) return {};
+export function quotaHeaders(tokens: TokenStanding | undefined): Readonly<Record<string, string>> {
+  if (tokens === undefined) return NONE;
   return {
     'x-ratelimit-limit-tokens': String(tokens.limit),
     'x-ratelimit-remaining-tokens': String(tokens.remaining),
