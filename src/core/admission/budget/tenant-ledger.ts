@@ -118,9 +118,10 @@ export class TenantLedger {
     }
     const limit = q.tokensPerWindow;
     const wait = quotaWaitMs(s.tokens, ask.tokens, limit, q.windowMs, nowMs);
-    if (wait > 0) {
-      const level = quotaLevel(s.tokens, limit as number, q.windowMs, nowMs);
-      const tokens = tokenStanding(level, limit as number, q.windowMs);
+    // A wait means a token limit.
+    if (limit !== undefined && wait > 0) {
+      const level = quotaLevel(s.tokens, limit, q.windowMs, nowMs);
+      const tokens = tokenStanding(level, limit, q.windowMs);
       const retryAfterMs = boundedRetryMs(wait, q.windowMs);
       return { ok: false, reason: 'tenant_tokens', retryAfterMs, tokens };
     }
