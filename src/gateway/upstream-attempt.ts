@@ -59,7 +59,8 @@ export function upstreamCall(
   body: Record<string, unknown>,
   signal: AbortSignal,
 ): UpstreamCall {
-  // The client's tier is the gateway's to read, and its answer's to name: no backend reads it.
+  // The client's tier (one of SERVICE_TIERS: the body was validated at the door) is the
+  // gateway's to read, and its answer's to name: no backend reads it.
   const { service_tier: tier, ...sent } = body;
   const call = {
     id: ticket.req.id,
