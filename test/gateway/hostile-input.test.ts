@@ -73,6 +73,7 @@ function assertRefusal(a: Answer, want: Refusal): void {
   if (want.param !== undefined) assert.equal(body.error.param, want.param);
   assert.equal(a.header('x-goodput-reason'), want.reason);
   assert.ok(a.header('x-goodput-request-id'), 'names its request');
+  assert.equal(a.header('x-request-id'), a.header('x-goodput-request-id'), 'as OpenAI names it');
   if (want.status === 504) assert.equal(a.header('retry-after'), null, 'no retry can succeed');
 }
 
@@ -440,7 +441,9 @@ test('500 garbage requests at once, then a normal request: every one refused cle
   for (const a of answers) {
     const body = JSON.parse(a.body) as { error: { message: string } };
     assert.equal(typeof body.error.message, 'string');
-    if (a.status !== 431) assert.ok(a.header('x-goodput-request-id'));
+    if (a.status === 431) continue;
+    assert.ok(a.header('x-goodput-request-id'));
+    assert.equal(a.header('x-request-id'), a.header('x-goodput-request-id'), 'as OpenAI names it');
   }
   assert.deepEqual(await aftermath(open.url), HEALTHY);
   assert.equal(({} as { polluted?: unknown }).polluted, undefined);

@@ -3,6 +3,7 @@
 // token counts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import OpenAI from 'openai';
 import { MODEL, doorOnlyFleet, engines, gateway, metricValue, until } from './gateway-kit.ts';
 
 /** vLLM's `ignore_eos`: generate exactly max_tokens (not in the OpenAI types). */
@@ -231,4 +232,32 @@ test("a prompt sent again is served from the engine's prefix cache, and its usag
     max_output_tokens: 4,
   });
   assert.equal(response.usage?.input_tokens_details.cached_tokens, cached);
+});
+
+test("the client reads each answer's id as OpenAI's: served or refused, the id its record is found by", async () => {
+  const asked = { model: MODEL, messages: [{ role: 'user' as const, content: 'Hi' }] };
+  for (const [path, client] of paths) {
+    const served = await client.chat.completions.create({ ...asked, max_tokens: 2 }).withResponse();
+    const id = served.response.headers.get('x-goodput-request-id');
+    assert.ok(id !== null && id !== '', path);
+    assert.equal(served.request_id, id, `${path}: request_id`);
+    const plain = await client.chat.completions.create({ ...asked, max_tokens: 2 });
+    assert.ok(plain._request_id, `${path}: _request_id`);
+    const { response } = await client.chat.completions
+      .create({ ...asked, max_tokens: 2, stream: true })
+      .withResponse();
+    assert.equal(
+      response.headers.get('x-request-id'),
+      response.headers.get('x-goodput-request-id'),
+    );
+    await response.body?.cancel();
+    // Refused: the SDK's error carries the id too.
+    const refused = await client.chat.completions.create({ ...asked, max_tokens: -1 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(refused instanceof OpenAI.APIError && refused.status === 400, path);
+    assert.ok(refused.requestID !== null && refused.requestID !== undefined, path);
+    assert.equal(refused.requestID, refused.headers?.get('x-goodput-request-id'));
+  }
 });

@@ -104,9 +104,19 @@ export function told(a: Answer, headers: Readonly<Record<string, string>>): Answ
   return a;
 }
 
+/**
+ * The headers that name an answer's request: Goodput's own, and `x-request-id`, which OpenAI's
+ * SDKs read as the request's id (`_request_id`, `APIError.requestID`), so that a client's logs
+ * hold the id its decision record is found by.
+ */
+export function idHeaders(id: string): { 'x-goodput-request-id': string; 'x-request-id': string } {
+  return { 'x-goodput-request-id': id, 'x-request-id': id };
+}
+
 /** Every answer names its request, so its decision record can be looked up. */
 export function named(a: Whole, id: string, extra?: Record<string, string>): Whole {
   if (extra !== undefined) Object.assign(a.headers, extra);
   a.headers['x-goodput-request-id'] = id;
+  a.headers['x-request-id'] = id;
   return a;
 }

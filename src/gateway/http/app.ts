@@ -27,7 +27,7 @@ import type { TextRing } from '../text-ring.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
 import type { OpsLog } from '../ops-log.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
-import { toResponse } from './answer.ts';
+import { idHeaders, toResponse } from './answer.ts';
 import { ADMIN_ROUTES, adminRoutes } from './admin-routes.ts';
 import type { PolicyReloader } from '../policy-reloader.ts';
 import { webInbound } from './inbound.ts';
@@ -79,7 +79,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     deps.gateway.refuseUnread({ requestId: id, tenant: null, cls: null, reason, status: e.status });
     return errorResponse(e, {
       ...headers,
-      'x-goodput-request-id': id,
+      ...idHeaders(id),
       'x-goodput-reason': reason,
     });
   };
@@ -177,7 +177,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     // A bug: logged under an id the answer carries, so the two can be matched.
     const id = deps.newId();
     deps.log.error({ err: e, request_id: id }, 'unexpected error');
-    return errorResponse(serverError('internal error'), { 'x-goodput-request-id': id });
+    return errorResponse(serverError('internal error'), idHeaders(id));
   });
   return app;
 }

@@ -29,7 +29,7 @@ import type { LlmRequest } from '../../core/request/request.ts';
 import type { Endpoint } from '../backend.ts';
 import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
-import { errorWhole, isWhole, named, whole, type Whole } from './answer.ts';
+import { errorWhole, idHeaders, isWhole, named, whole, type Whole } from './answer.ts';
 import { admitAndServe, type Parsed, type ServeContext, type Served } from './serve-admitted.ts';
 import { loadHead } from './kept-records.ts';
 import type { KeptResult } from '../state-metrics.ts';
@@ -208,7 +208,7 @@ export async function serveInBackground(
     (e: unknown) => finish(undefined, e),
   );
   if (stream !== undefined) {
-    const head = { 'x-goodput-request-id': req.id, ...r.quota };
+    const head = { ...idHeaders(req.id), ...r.quota };
     // A retry under its Idempotency-Key follows it from its first event too, while it runs and
     // after, on any replica: it is a client that lost its stream before it learned the id.
     if (r.keep)

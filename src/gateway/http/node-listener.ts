@@ -12,7 +12,14 @@ import type { Hono } from 'hono';
 import { OpenAiError, serverError } from '../../openai/index.ts';
 import type { OpsLog } from '../ops-log.ts';
 import type { Endpoint } from '../backend.ts';
-import { errorWhole, isWhole, toResponse, writeAtTurnEnd, type Whole } from './answer.ts';
+import {
+  errorWhole,
+  idHeaders,
+  isWhole,
+  toResponse,
+  writeAtTurnEnd,
+  type Whole,
+} from './answer.ts';
 import type { GatewayEnv } from './app.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
 import { continueIfExpected, nodeInbound } from './inbound.ts';
@@ -99,7 +106,7 @@ function unacceptableHead(req: IncomingMessage, deps: CompletionsDeps): Whole | 
 function bugAnswer(e: unknown, deps: CompletionsDeps & { readonly log: OpsLog }): Whole {
   const id = deps.newId();
   deps.log.error({ err: e, request_id: id }, 'unexpected error');
-  return errorWhole(serverError('internal error'), { 'x-goodput-request-id': id });
+  return errorWhole(serverError('internal error'), idHeaders(id));
 }
 
 /** Refused before it could be read as a request: counted, recorded under the id it carries. */
@@ -107,7 +114,7 @@ function refusedUnread(e: OpenAiError, deps: CompletionsDeps): Whole {
   const id = deps.newId();
   const reason = 'invalid_request';
   deps.gateway.refuseUnread({ requestId: id, tenant: null, cls: null, reason, status: e.status });
-  return errorWhole(e, { 'x-goodput-request-id': id, 'x-goodput-reason': reason });
+  return errorWhole(e, { ...idHeaders(id), 'x-goodput-reason': reason });
 }
 
 /**

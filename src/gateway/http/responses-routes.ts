@@ -38,6 +38,7 @@ import {
 } from './kept-records.ts';
 import type { BackgroundRuns } from './background-runs.ts';
 import { eventsAnswer } from './stream-readers.ts';
+import { idHeaders } from './answer.ts';
 
 /** The methods each stored-response path takes, by its pattern: anything else there is a 405. */
 export const KEPT_ROUTES: readonly (readonly [RegExp, string])[] = [
@@ -109,7 +110,7 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
       'not_found',
     );
   const answer = (c: Context<GatewayEnv>, body: unknown) =>
-    c.json(body, 200, { 'x-goodput-request-id': deps.newId() });
+    c.json(body, 200, idHeaders(deps.newId()));
   const invalid = (message: string, param: string) =>
     deps.refused(invalidRequest(message, param), 'invalid_request');
 
@@ -132,9 +133,7 @@ export function responsesRoutes(app: Hono<GatewayEnv>, deps: ResponsesRoutesDeps
         'stream',
       );
     }
-    const { answer: events, out } = eventsAnswer(undefined, {
-      'x-goodput-request-id': deps.newId(),
-    });
+    const { answer: events, out } = eventsAnswer(undefined, idHeaders(deps.newId()));
     void deps.background.follow(who.tenant, who.id, after, out);
     return events as Response;
   });

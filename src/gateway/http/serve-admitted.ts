@@ -44,7 +44,7 @@ import { completionForm, streamResponse, wholeResponse } from './answers.ts';
 import { responsesForm, wholeResponses } from './responses-answer.ts';
 import { SHUTTING_DOWN, refusal, refusalOf } from './refusals.ts';
 import { TokenRelay } from './token-relay.ts';
-import { errorWhole, named, whole, type Answer, type Whole } from './answer.ts';
+import { errorWhole, idHeaders, named, whole, type Answer, type Whole } from './answer.ts';
 import type { RequestTrace } from '../tracing/request-trace.ts';
 import { choicesOf } from '../../core/request/demand.ts';
 
@@ -185,7 +185,7 @@ export async function admitAndServe(
       }
       const degraded =
         ticket.decision.outcome === 'admit' ? ticket.decision.degradation : undefined;
-      const extra: Record<string, string> = { 'x-goodput-request-id': id, ...r.quota };
+      const extra: Record<string, string> = { ...idHeaders(id), ...r.quota };
       if (degraded !== undefined) extra['x-goodput-degraded'] = `level-${degraded.level}`;
       const head = {
         id: answerId(endpoint, ticket.req.id),

@@ -18,6 +18,7 @@ import { readText } from '../bounded-body.ts';
 import type { Backend } from '../backend.ts';
 import { serverBaseUrl } from '../../openai/server-url.ts';
 import type { GatewayEnv } from './app.ts';
+import { idHeaders } from './answer.ts';
 
 export const SERVER_PATHS = ['/tokenize', '/detokenize'] as const;
 
@@ -108,7 +109,7 @@ export function serverRoutes(app: Hono<GatewayEnv>, deps: ServerRoutesDeps): voi
       const id = deps.newId();
       const answer = (status: number, text: string, type = 'application/json') => {
         deps.counted(path, status);
-        return c.body(text, status as 200, { 'content-type': type, 'x-goodput-request-id': id });
+        return c.body(text, status as 200, { 'content-type': type, ...idHeaders(id) });
       };
       let got: ServerAnswer | undefined;
       try {

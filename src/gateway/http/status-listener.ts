@@ -17,6 +17,7 @@ import type { OpsLog } from '../ops-log.ts';
 import type { GatewayEnv } from './app.ts';
 import { listenRefused } from './listeners.ts';
 import type { RefuseUnparsed } from './unparsed.ts';
+import { idHeaders } from './answer.ts';
 
 export const STATUS_PATHS: readonly string[] = ['/healthz', '/readyz', '/health', '/metrics'];
 
@@ -46,7 +47,7 @@ export async function listenStatus(
     req.resume();
     res.writeHead(e.status, {
       'content-type': 'application/json',
-      'x-goodput-request-id': id,
+      ...idHeaders(id),
       'x-goodput-reason': 'not_found',
     });
     res.end(JSON.stringify(e.body()));

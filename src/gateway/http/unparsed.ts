@@ -68,6 +68,7 @@ function answerRaw(
         'content-type: application/json\r\n' +
         `content-length: ${Buffer.byteLength(body)}\r\n` +
         `x-goodput-request-id: ${id}\r\n` +
+        `x-request-id: ${id}\r\n` +
         `x-goodput-reason: ${reason}\r\n` +
         'connection: close\r\n\r\n' +
         body,
