@@ -21,15 +21,15 @@ import type { LlmRequest } from '../../core/request/request.ts';
 import type { SloClassName } from '../../core/request/slo-classes.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { Timers } from '../../core/ports/timers.ts';
-import { OpenAiError, choiceCount, outputLimit, reasoningEffortOf } from '../../openai/index.ts';
+import { OpenAiError } from '../../openai/index.ts';
 import { bearerToken, type ApiKeys } from '../api-keys.ts';
-import { upstreamKind, type ApiKind, type Endpoint } from '../backend.ts';
+import { upstreamKind, type Endpoint } from '../backend.ts';
 import type { Gateway } from '../gateway.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { OPEN_DOOR, atTheDoor } from '../shared/door.ts';
 import type { SharedStore } from '../shared/shared-store.ts';
 import { isRequestStopped } from '../stop.ts';
-import { askedClass, parseClientHeaders, tenantFor, type ClientHeaders } from './client-headers.ts';
+import { askedClass, parseClientHeaders, tenantFor } from './client-headers.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Inbound } from './inbound.ts';
 import { UploadOverdue } from './read-body.ts';
@@ -42,10 +42,10 @@ import { serveInBackground } from './background.ts';
 import type { BackgroundRuns } from './background-runs.ts';
 import type { Adoption } from './background-handover.ts';
 import { fingerprint, replayed } from './replay.ts';
-import { promptView } from './prompt-view.ts';
+import { clientDeadline, policyRequest } from './policy-request.ts';
 import { classOfTier, mayNameTier, unreadClasses } from './service-tier.ts';
 import { queueVerdict } from './unread-verdict.ts';
-import { readRequest, type ReadRequest } from './read-request.ts';
+import { readRequest } from './read-request.ts';
 import { continued, keeper, truncated } from './kept-responses.ts';
 import type { ImageTokens } from '../../openai/image-size.ts';
 import type { PromptScale } from '../../core/estimate/prompt-scale.ts';
@@ -201,7 +201,7 @@ async function complete(
     const read = truncated(await continued(readRequest(kind, bodyText, deps), tenant, deps), deps);
     const { parsed, responses } = read;
     const cls = classOfTier(read.tier, deps.policy, headers, asked);
-    const made = request(
+    const made = policyRequest(
       id,
       upstreamKind(kind),
       read,
@@ -349,50 +349,4 @@ export function authenticate(inbound: Inbound, keys: ApiKeys): string {
     throw new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key');
   }
   return tenant;
-}
-
-/** The request as the policy sees it. */
-function request(
-  id: string,
-  kind: ApiKind,
-  { parsed, cacheKey }: ReadRequest,
-  headers: ClientHeaders,
-  tenant: string,
-  cls: SloClassName,
-  deps: CompletionsDeps,
-  queuedSinceMs: Ms | undefined,
-): LlmRequest {
-  const context = deps.gateway.pipeline.spec.maxModelLen;
-  const prompt = promptView(kind, parsed, context, deps.imageTokens, deps.promptScale);
-  const now = deps.nowMs();
-  return {
-    id,
-    // A client whose connection waited to be read has waited since then.
-    arrivalMs: queuedSinceMs ?? now,
-    inputTokens: prompt.inputTokens,
-    inputTokensAtLeast: prompt.inputTokensAtLeast,
-    ...(prompt.estimate === undefined ? {} : { promptEstimate: prompt.estimate }),
-    outputTokens: 0,
-    maxTokens: outputLimit(parsed)?.tokens,
-    ...(choiceCount(parsed) > 1 ? { choices: choiceCount(parsed) } : {}),
-    tenant,
-    sloClass: cls,
-    stream: parsed.stream === true,
-    model: undefined,
-    // A model that names one of the served LoRA adapters asks for that adapter.
-    adapter: deps.gateway.pipeline.spec.adapters.includes(parsed.model) ? parsed.model : undefined,
-    attempt: headers.attempt,
-    idempotencyKey: headers.idempotencyKey,
-    // An agent's conversation id (its prompt_cache_key) is its session.
-    session: headers.session ?? cacheKey,
-    prefix: prompt.prefix,
-    deadlineMs: clientDeadline(headers, now, deps),
-    reasoningEffort: 'messages' in parsed ? reasoningEffortOf(parsed) : undefined,
-  };
-}
-
-/** The client's deadline on the gateway's clock (its headers give it in Unix ms). */
-function clientDeadline(headers: ClientHeaders, nowMs: Ms, deps: CompletionsDeps): Ms | undefined {
-  const epochMs = headers.deadlineEpochMs;
-  return epochMs === undefined ? undefined : nowMs + (epochMs - deps.epochMs());
 }
