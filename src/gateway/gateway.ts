@@ -229,7 +229,6 @@ export class Gateway {
     onQueued?: () => void,
   ): Promise<Admitted> {
     this.counts.offered(req);
-    if ((req.attempt ?? 1) > 1) this.counts.retried(req);
     this.demand(req, req.inputTokens);
     const waiter = new Waiter();
     const replicas = this.snapshots();

@@ -54,17 +54,16 @@ export class RequestCounts {
     return { class: req.sloClass, model_name: this.model(req) };
   }
 
-  /** Every attempt, whatever becomes of it: the offered denominator. */
+  /**
+   * Every attempt, whatever becomes of it: the offered denominator; and, when it declared itself
+   * a retry, a retry — refused at the door (its retry budget spent, say) as much as admitted.
+   */
   offered(req: LlmRequest): void {
     const m = this.metrics;
     const model = this.model(req);
     m.offered.inc({ class: req.sloClass, tenant: m.tenant(req.tenant), model_name: model });
     m.offeredTokens.inc({ class: req.sloClass, model_name: model }, req.inputTokens);
-  }
-
-  /** An attempt that declared itself a retry. */
-  retried(req: LlmRequest): void {
-    this.metrics.retries.inc(this.labels(req));
+    if ((req.attempt ?? 1) > 1) m.retries.inc(this.labels(req));
   }
 
   /** A refusal, by the pipeline or before it. */
