@@ -43,7 +43,7 @@ export class GatewayMetrics {
   });
   readonly retries = new Counter({
     name: 'goodput_retries_total',
-    help: "Attempts that declared themselves retries (`x-goodput-attempt` > 1, or an SDK's `x-stainless-retry-count` > 0), wherever they were refused or served.",
+    help: 'Attempts that declared themselves retries (`x-goodput-attempt` > 1), wherever they were refused or served.',
     labelNames: ['class', 'model_name'],
     registers: [this.registry],
   });

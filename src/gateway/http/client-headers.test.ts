@@ -163,16 +163,3 @@ test('headers restated for another replica read back as they were, but the key a
   assert.equal(again.deadlineEpochMs, NOW + 60_000, 'the deadline as it was, not anew');
   assert.deepEqual(restated(read({})), {}, 'nothing told, nothing restated');
 });
-
-test("an SDK's retry count makes its request a retry; Goodput's own attempt header comes first", () => {
-  const attempt = (h: Record<string, string>) => read(h).attempt;
-  assert.equal(attempt({}), 1);
-  assert.equal(attempt({ 'x-stainless-retry-count': '0' }), 1, "the SDK's first try");
-  assert.equal(attempt({ 'x-stainless-retry-count': '2' }), 3);
-  assert.equal(attempt({ 'x-stainless-retry-count': '2', 'x-goodput-attempt': '5' }), 5);
-  // Not Goodput's header: a value that is no count leaves a first attempt, refused by nothing.
-  for (const odd of ['', '-1', 'two', '1.5', '99999'])
-    assert.equal(attempt({ 'x-stainless-retry-count': odd }), 1, odd);
-  // Restated for another replica, it stays a retry.
-  assert.equal(read(restated(read({ 'x-stainless-retry-count': '1' }))).attempt, 2);
-});

@@ -2,8 +2,7 @@
  * What a client may tell the gateway beside the OpenAI body, in headers: the class it asks for
  * (`x-goodput-class`; the policy decides whether it is granted), its deadline
  * (`x-goodput-timeout-ms`, relative, or `x-goodput-deadline-ms`, absolute Unix ms — the same on
- * every attempt), its `Idempotency-Key`, the attempt number (`x-goodput-attempt`; else the
- * retries OpenAI's and Anthropic's SDKs count in `x-stainless-retry-count`), and the
+ * every attempt), its `Idempotency-Key`, the attempt number (`x-goodput-attempt`), and the
  * conversation it belongs to (`x-session-id`, or its alias `x-goodput-session`: routing keeps a
  * session near its cached history). The Gateway API Inference Extension's headers, and llm-d's
  * spellings of them, are aliases: its inference objective names the class, its fairness id the
@@ -132,17 +131,6 @@ function given<T>(
   return found;
 }
 
-/**
- * The attempt an SDK's retry count makes a request (its first is 0): the OpenAI and Anthropic
- * SDKs retry a 429 or 5xx on their own, twice by default, and a retry is to draw on its tenant's
- * retry budget whether or not its client speaks Goodput's header. Not Goodput's header, so a
- * value that is no count is let be: the request is a first attempt.
- */
-function sdkAttempt(count: string | null): number {
-  if (count === null || !/^\d{1,4}$/.test(count)) return 1;
-  return Math.min(MAX_ATTEMPT, Number(count) + 1);
-}
-
 /** `header`: a header's value by lowercase name, null when absent. */
 export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHeaders {
   const cls = given(header, CLASS_HEADERS, sloClass);
@@ -153,7 +141,7 @@ export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHe
   const ttftMs = given(header, TTFT_HEADERS, targetMs)?.value;
   const tpotMs = given(header, TPOT_HEADERS, targetMs)?.value;
   const attemptRaw = header('x-goodput-attempt');
-  let attempt = sdkAttempt(header('x-stainless-retry-count'));
+  let attempt = 1;
   if (attemptRaw !== null) {
     const what = `an integer in [1, ${MAX_ATTEMPT}]`;
     attempt = numberIn('x-goodput-attempt', attemptRaw, 1, MAX_ATTEMPT, what);

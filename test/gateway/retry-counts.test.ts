@@ -1,0 +1,29 @@
+// A retry is counted as one wherever it is refused: one turned away at the shared-state door —
+// its tenant's one slot held by a long stream — is in `goodput_retries_total` as much as one
+// admission judged.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { MODEL, engines, gateway, metricValue, policyWith, postChat } from './gateway-kit.ts';
+
+const ONE_AT_A_TIME = policyWith({
+  tenants: { '*': { quotas: { window_ms: 60_000, max_concurrent_requests: 1 } } },
+});
+
+test('a retry refused at the door is counted as a retry', async () => {
+  const front = await gateway(await engines(1), ONE_AT_A_TIME);
+  const holder = await front.client.chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Tell me a long story.' }],
+    max_tokens: 4_000,
+    stream: true,
+  });
+  await holder[Symbol.asyncIterator]().next(); // under way: it holds the slot
+  const retry = await postChat(front.url, { max_tokens: 2 }, { 'x-goodput-attempt': '2' });
+  assert.equal(retry.status, 429);
+  assert.equal(retry.headers.get('x-goodput-reason'), 'tenant_concurrency');
+  assert.equal(await metricValue(front.url, 'goodput_retries_total'), 1);
+  const first = await postChat(front.url, { max_tokens: 2 });
+  assert.equal(first.status, 429);
+  assert.equal(await metricValue(front.url, 'goodput_retries_total'), 1, 'a first attempt is none');
+  holder.controller.abort();
+});
