@@ -59,16 +59,16 @@ export function upstreamCall(
   body: Record<string, unknown>,
   signal: AbortSignal,
 ): UpstreamCall {
+  const id = ticket.req.id;
   // The client's tier (one of SERVICE_TIERS: the body was validated at the door) is the
-  // gateway's to read, and its answer's to name: no backend reads it.
-  const { service_tier: tier, ...sent } = body;
-  const call = {
-    id: ticket.req.id,
-    kind,
-    body: sent,
-    signal,
-    ...(tier == null ? {} : { serviceTier: servedTier(tier as ServiceTier) }),
-  };
+  // gateway's to read, and its answer's to name: no backend reads it. Most bodies name none,
+  // and go as they are.
+  const tier = body.service_tier as ServiceTier | null | undefined;
+  let call: UpstreamCall = { id, kind, body, signal };
+  if (tier != null) {
+    const { service_tier: _, ...sent } = body;
+    call = { id, kind, body: sent, signal, serviceTier: servedTier(tier) };
+  }
   const pieceTokens = ticket.entry?.pieceTokens;
   if (pieceTokens === undefined) return call;
   const planned = ticket.req.inputTokens;
