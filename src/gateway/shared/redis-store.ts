@@ -1,7 +1,7 @@
 /**
  * The shared state in Redis, for several gateway replicas: each update is one Lua script (see
- * lua-scripts.ts), so replicas never interleave inside one. Keys are `goodput:{tenant}:…` (the
- * braces keep a tenant's keys in one Redis Cluster slot) and every key has a TTL. Concurrency
+ * lua-scripts.ts), so replicas never interleave inside one. Keys are `goodput:{tenant}:…` (redis-keys.ts)
+ * and every key has a TTL. Concurrency
  * slots are leases with an expiry in a sorted set, renewed while their request runs, so the
  * slots of a gateway that dies free themselves within one lease TTL. An idempotency key is one
  * string holding its request's fingerprint with its holder or answer (the format is in
@@ -28,6 +28,17 @@ import {
   type LuaScript,
 } from './lua-scripts.ts';
 import { LogWatch } from './redis-watch.ts';
+import {
+  ORDERS_KEY,
+  SERVING_KEY,
+  eventsKey,
+  idemKey,
+  orderKey,
+  replicaKey,
+  responseKey,
+  settlingKey,
+  tenantKeys,
+} from './redis-keys.ts';
 import {
   NO_LEASE,
   REPLAY_MAX_BYTES,
@@ -180,7 +191,7 @@ export class RedisStore implements SharedStore {
   }
 
   async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
-    const redisKey = `${tenantPrefix(tenant)}:idem:${key}`;
+    const redisKey = idemKey(tenant, key);
     const holder = this.#o.newId();
     const reply = (await this.#eval(
       CLAIM,
@@ -364,39 +375,4 @@ export class RedisStore implements SharedStore {
   #schedule(tick: () => void): void {
     this.#renewTimer = this.#o.timers.at(this.#o.clock.now() + this.#o.leaseTtlMs / 3, tick);
   }
-}
-
-/** A tenant's key prefix; its name is encoded so no name can reach another tenant's keys. */
-function tenantPrefix(tenant: string): string {
-  return `goodput:{${encodeURIComponent(tenant)}}`;
-}
-
-function responseKey(tenant: string, id: string): string {
-  return `${tenantPrefix(tenant)}:resp:${id}`;
-}
-
-function replicaKey(replica: string): string {
-  return `goodput:replica:${encodeURIComponent(replica)}`;
-}
-
-/** The replicas that serve, each scored with when its last beat ends (Redis's clock). */
-const SERVING_KEY = 'goodput:{replicas}:serving';
-/** Background responses handed over, oldest first (http/background-handover.ts). */
-const ORDERS_KEY = 'goodput:{replicas}:handovers';
-
-function orderKey(tenant: string, id: string): string {
-  return `${tenantPrefix(tenant)}:order:${id}`;
-}
-
-function settlingKey(tenant: string, id: string): string {
-  return `${tenantPrefix(tenant)}:settling:${id}`;
-}
-
-function eventsKey(tenant: string, id: string): string {
-  return `${tenantPrefix(tenant)}:events:${id}`;
-}
-
-function tenantKeys(tenant: string) {
-  const p = tenantPrefix(tenant);
-  return { tokens: `${p}:tokens`, leases: `${p}:leases`, retry: `${p}:retry` };
 }
