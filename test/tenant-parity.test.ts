@@ -25,15 +25,24 @@ import { wallTimers } from '../src/runtime/wall-timers.ts';
 const spec = { ...ENGINE_DEFAULTS, profile: 'const:step_ms=2' };
 const engine = buildEngineConfig(spec);
 const profile = buildEngineProfile(spec);
-// The tenant of every keyless request: 5,000 tokens an hour (no refill to speak of in a test)
-// and two requests at a time.
-const policy = policyWith({
-  tenants: {
-    default: {
-      quotas: { window_ms: 3_600_000, tokens_per_window: 5_000, max_concurrent_requests: 2 },
+/**
+ * The tenant of every keyless request: 5,000 tokens an hour (no refill to speak of in a test),
+ * two requests at a time, and `more` quotas.
+ */
+const quotaPolicy = (more: Record<string, number> = {}) =>
+  policyWith({
+    tenants: {
+      default: {
+        quotas: {
+          window_ms: 3_600_000,
+          tokens_per_window: 5_000,
+          max_concurrent_requests: 2,
+          ...more,
+        },
+      },
     },
-  },
-});
+  });
+type Policy = ReturnType<typeof quotaPolicy>;
 
 /** Each step: requests sent at once (prompt tokens, max_tokens), then all finish. */
 const STEPS: ReadonlyArray<ReadonlyArray<readonly [prompt: number, maxTokens: number]>> = [
@@ -53,7 +62,7 @@ const STEPS: ReadonlyArray<ReadonlyArray<readonly [prompt: number, maxTokens: nu
 
 type Answer = string; // 'ok' or the refusal reason
 
-async function throughTheSimulator(): Promise<Answer[][]> {
+async function throughTheSimulator(policy: Policy): Promise<Answer[][]> {
   const requests: LlmRequest[] = [];
   STEPS.forEach((step, s) =>
     step.forEach(([inputTokens, maxTokens], i) =>
@@ -90,7 +99,7 @@ async function throughTheSimulator(): Promise<Answer[][]> {
   return STEPS.map((step, s) => step.map((_, i) => answers.get(`s${s}-${i}`) ?? 'none'));
 }
 
-async function throughTheGateway(): Promise<Answer[][]> {
+async function throughTheGateway(policy: Policy): Promise<Answer[][]> {
   const timers = wallTimers(wallClock);
   const rng = new SeededRng(1);
   const g = await startGateway({
@@ -151,8 +160,9 @@ async function throughTheGateway(): Promise<Answer[][]> {
 const asSets = (steps: Answer[][]): Answer[][] => steps.map((answers) => [...answers].sort());
 
 test('the simulator and the gateway answer the same requests the same way under one tenant quota', async () => {
-  const simulated = asSets(await throughTheSimulator());
-  const live = asSets(await throughTheGateway());
+  const policy = quotaPolicy();
+  const simulated = asSets(await throughTheSimulator(policy));
+  const live = asSets(await throughTheGateway(policy));
   assert.deepEqual(live, simulated);
   // And the quota binds where it should: charged once each, settled to what was used.
   assert.deepEqual(simulated, [
@@ -164,5 +174,24 @@ test('the simulator and the gateway answer the same requests the same way under 
     ['ok'], // 4,900
     ['tenant_tokens'], // 900 more would pass 5,000 (100 left)
     ['tenant_tokens'], // 400 > 100
+  ]);
+});
+
+test('the simulator and the gateway answer the same requests the same way under a request quota', async () => {
+  const policy = quotaPolicy({ requests_per_window: 4 });
+  const simulated = asSets(await throughTheSimulator(policy));
+  const live = asSets(await throughTheGateway(policy));
+  assert.deepEqual(live, simulated);
+  // A request refused at the door takes no request; the fifth waits a quarter of an hour, which
+  // is longer than any token wait here, so it names the refusal.
+  assert.deepEqual(simulated, [
+    ['ok'], // 1 of 4
+    ['ok', 'ok', 'tenant_concurrency'], // 3
+    ['ok'], // 4
+    ['tenant_requests'],
+    ['tenant_requests'],
+    ['tenant_requests'],
+    ['tenant_requests'],
+    ['tenant_requests'],
   ]);
 });

@@ -1,8 +1,8 @@
-// A tenant's token quota told on its answers, as OpenAI's rate-limit headers, read by the
-// `openai` client: each answer, whole or streamed, says the tenant's tokens a window, what is
-// left after its charge and when the quota is whole again; a 429 `tenant_tokens` says what there
-// was; a replay under an Idempotency-Key, which takes nothing, says nothing; a tenant without a
-// token limit is told none.
+// A tenant's token and request quotas told on its answers, as OpenAI's rate-limit headers, read
+// by the `openai` client: each answer, whole or streamed, says the tenant's tokens a window, what
+// is left after its charge and when the quota is whole again; a 429 `tenant_tokens` says what
+// there was; a replay under an Idempotency-Key, which takes nothing, says nothing; a tenant
+// without a token limit is told none. Requests a window are told the same way.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { MODEL, engines, gateway, policyWith, postChat } from './gateway-kit.ts';
@@ -16,13 +16,13 @@ const QUOTA = policyWith({
 const MESSAGES = [{ role: 'user' as const, content: 'How much is left?' }];
 
 /** The quota an answer told: its limit, what is left, and the reset in ms (or nothing told). */
-function toldOf(headers: Headers) {
-  const limit = headers.get('x-ratelimit-limit-tokens');
+function toldOf(headers: Headers, unit: 'tokens' | 'requests' = 'tokens') {
+  const limit = headers.get(`x-ratelimit-limit-${unit}`);
   if (limit === null) return undefined;
-  const reset = headers.get('x-ratelimit-reset-tokens') ?? '';
+  const reset = headers.get(`x-ratelimit-reset-${unit}`) ?? '';
   return {
     limit: Number(limit),
-    remaining: Number(headers.get('x-ratelimit-remaining-tokens')),
+    remaining: Number(headers.get(`x-ratelimit-remaining-${unit}`)),
     resetMs: msOf(reset),
     reset,
   };
@@ -93,4 +93,39 @@ test("each answer tells its tenant's token quota as it stands; a replay and an u
   const open = await gateway(await engines(1));
   const plain = await open.client.chat.completions.create(asked).withResponse();
   assert.equal(toldOf(plain.response.headers), undefined, 'no token limit, nothing told');
+});
+
+test("each answer tells its tenant's requests a window; the one past them is refused until one refills", async () => {
+  const policy = policyWith({
+    tenants: { '*': { quotas: { window_ms: WINDOW_MS, requests_per_window: 3 } } },
+  });
+  const front = await gateway(await engines(1), policy);
+  const asked = { model: MODEL, messages: MESSAGES, max_tokens: 5 };
+  const left: number[] = [];
+  const once = await front.client.chat.completions.create(asked).withResponse();
+  const first = toldOf(once.response.headers, 'requests');
+  left.push(first?.remaining ?? -1);
+  // Whole again a third of the window after the one request it took.
+  assert.ok(first !== undefined && Math.abs(first.resetMs - WINDOW_MS / 3) <= 120, first?.reset);
+  assert.equal(toldOf(once.response.headers), undefined, 'no token limit, no token headers');
+  const { data: stream, response } = await front.client.chat.completions
+    .create({ ...asked, stream: true })
+    .withResponse();
+  for await (const _ of stream);
+  left.push(toldOf(response.headers, 'requests')?.remaining ?? -1);
+  const third = await postChat(front.url, { max_tokens: 5 });
+  await third.text();
+  left.push(toldOf(third.headers, 'requests')?.remaining ?? -1);
+  assert.deepEqual(left, [2, 1, 0]);
+
+  const refused = await postChat(front.url, { max_tokens: 5 });
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('x-goodput-reason'), 'tenant_requests');
+  const body = (await refused.json()) as { error: { message: string } };
+  assert.match(body.error.message, /requests for this window are spent/);
+  // Retry-After: when one request has refilled (the first, taken a moment ago, 20 s on).
+  const retryAfter = Number(refused.headers.get('retry-after'));
+  assert.ok(retryAfter >= 19 && retryAfter <= 20, String(retryAfter));
+  const there = toldOf(refused.headers, 'requests');
+  assert.deepEqual([there?.limit, there?.remaining], [3, 0]);
 });

@@ -21,6 +21,7 @@ const tenant = z
       .object({
         window_ms: positive.optional(),
         tokens_per_window: positive.optional(),
+        requests_per_window: count.optional(),
         gpu_ms_per_window: positive.optional(),
         max_concurrent_requests: count.optional(),
         max_concurrent_sessions: count.optional(),
@@ -111,6 +112,7 @@ function toTenant(t: z.infer<typeof tenant>): Omit<TenantPolicy, 'name'> {
     quotas: {
       windowMs: q.window_ms ?? DEFAULT_TENANT.quotas.windowMs,
       tokensPerWindow: q.tokens_per_window,
+      requestsPerWindow: q.requests_per_window,
       gpuMsPerWindow: q.gpu_ms_per_window,
       maxConcurrentRequests: q.max_concurrent_requests,
       maxConcurrentSessions: q.max_concurrent_sessions,

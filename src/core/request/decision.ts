@@ -32,6 +32,7 @@ export const REJECT_REASONS = [
   'deadline_exceeded',
   // budget: the tenant's own limits (429)
   'tenant_tokens',
+  'tenant_requests',
   'tenant_gpu_time',
   'tenant_concurrency',
   'tenant_sessions',

@@ -11,6 +11,8 @@ export interface TenantQuotas {
   readonly windowMs: Ms;
   /** Weighted tokens (input + output) per window. */
   readonly tokensPerWindow?: Tokens;
+  /** Requests admitted per window (OpenAI's RPM, with a window of a minute). */
+  readonly requestsPerWindow?: number;
   /** Predicted GPU milliseconds per window. */
   readonly gpuMsPerWindow?: Ms;
   readonly maxConcurrentRequests?: number;

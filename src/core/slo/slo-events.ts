@@ -50,6 +50,7 @@ const REASON_EXCLUSION = {
   idempotency_key_reused: 'client_error',
   deadline_exceeded: 'client_deadline',
   tenant_tokens: 'tenant_limits',
+  tenant_requests: 'tenant_limits',
   tenant_gpu_time: 'tenant_limits',
   tenant_concurrency: 'tenant_limits',
   tenant_sessions: 'tenant_limits',

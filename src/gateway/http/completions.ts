@@ -233,8 +233,8 @@ async function complete(
               headers.idempotencyKey === undefined ? undefined : fingerprint(kind, cls, bodyText),
           });
     if (door.kind === 'replay') return replayed(door.answer, tenant, deps.background, outgoing);
-    // Its tenant's token quota as it stands, which every answer tells (quota-headers.ts).
-    const quota = quotaHeaders(door.tokens);
+    // Its tenant's quotas as they stand, which every answer tells (quota-headers.ts).
+    const quota = quotaHeaders(door.standing);
     if (door.kind === 'refused') return told(refused(door.rejection, true), quota);
     let served: Served | undefined;
     try {

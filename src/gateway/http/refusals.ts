@@ -32,6 +32,7 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
     'this Idempotency-Key was already used for a different request; use a new key for a new request',
   deadline_exceeded: "the request's deadline has passed, or is too near for any answer",
   tenant_tokens: "the tenant's token budget for this window does not cover this request",
+  tenant_requests: "the tenant's requests for this window are spent",
   tenant_gpu_time: "the tenant's GPU-time budget for this window is spent",
   tenant_concurrency: 'the tenant has too many requests in flight',
   tenant_sessions: 'the tenant has too many sessions in flight',

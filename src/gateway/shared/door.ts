@@ -11,7 +11,7 @@
  * store is unreachable and fails closed, a request that needs shared state (a quota, a key, a
  * retry) gets a 503 `service_capacity`; one that does not goes on without it.
  */
-import { beyondWindow, type TokenStanding } from '../../core/admission/budget/tenant-ledger.ts';
+import { beyondWindow, type Standings } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Rejection } from '../../core/request/decision.ts';
 import type { TenantPolicy } from '../../core/request/tenant.ts';
 import {
@@ -46,11 +46,11 @@ export interface Pass {
   answered(answer: StoredResponse): Promise<void>;
 }
 
-/** `tokens`: where the tenant's token quota stands, when it has one (its answer tells it). */
+/** `standing`: where the tenant's windowed quotas stand, when it has any (its answer tells it). */
 export type Door =
-  | { readonly kind: 'replay'; readonly answer: StoredResponse; readonly tokens?: undefined }
-  | { readonly kind: 'refused'; readonly rejection: Rejection; readonly tokens?: TokenStanding }
-  | { readonly kind: 'enter'; readonly pass: Pass; readonly tokens?: TokenStanding };
+  | { readonly kind: 'replay'; readonly answer: StoredResponse; readonly standing?: undefined }
+  | { readonly kind: 'refused'; readonly rejection: Rejection; readonly standing?: Standings }
+  | { readonly kind: 'enter'; readonly pass: Pass; readonly standing?: Standings };
 
 /** No shared state held: for requests the store had nothing to say about. */
 export const OPEN_DOOR: Door = {
@@ -82,12 +82,13 @@ export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door>
       quotas: q,
       retryBudgetRatio: ask.tenant.retryBudgetRatio,
     });
+    const standing = standingOf(verdict);
     if (!verdict.ok) {
       await hold?.abandon();
-      return refused(429, verdict.reason, verdict.retryAfterMs, verdict.tokens);
+      return refused(429, verdict.reason, verdict.retryAfterMs, standing);
     }
     const entered = { kind: 'enter', pass: pass(verdict.lease, hold) } as const;
-    return verdict.tokens === undefined ? entered : { ...entered, tokens: verdict.tokens };
+    return standing === undefined ? entered : { ...entered, standing };
   } catch (e) {
     await hold?.abandon();
     if (!isSharedStoreUnavailable(e)) throw e;
@@ -95,6 +96,7 @@ export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door>
       ask.idempotencyKey !== undefined ||
       ask.attempt > 1 ||
       q.tokensPerWindow !== undefined ||
+      q.requestsPerWindow !== undefined ||
       q.maxConcurrentRequests !== undefined;
     if (!needed) return OPEN_DOOR;
     return refused(503, 'service_capacity', e.retryAfterMs);
@@ -105,12 +107,18 @@ function refused(
   status: Rejection['status'],
   reason: Rejection['reason'],
   retryAfterMs?: number,
-  tokens?: TokenStanding,
+  standing?: Standings,
 ): Door {
   const rejection = { outcome: 'reject', status, reason, retryAfterMs } as const;
-  return tokens === undefined
+  return standing === undefined
     ? { kind: 'refused', rejection }
-    : { kind: 'refused', rejection, tokens };
+    : { kind: 'refused', rejection, standing };
+}
+
+/** The standings a verdict tells, when the tenant has a windowed quota. */
+function standingOf({ tokens, requests }: Standings): Standings | undefined {
+  if (tokens === undefined) return requests === undefined ? undefined : { requests };
+  return requests === undefined ? { tokens } : { tokens, requests };
 }
 
 function pass(lease: Lease, claim: ClaimHold | undefined): Pass {

@@ -2,7 +2,7 @@
  * The Lua scripts that make every shared-state update atomic in Redis (run with EVALSHA, loaded
  * with EVAL when the server does not know them — after a restart, say). Time is the Redis
  * server's (`TIME`), so replicas whose clocks differ still share one bucket. The arithmetic is
- * the policy core's, transcribed: the quota token bucket (capacity = limit, refill = limit per
+ * the policy core's, transcribed: the quota token buckets (capacity = limit, refill = limit per
  * window; an absent bucket is full) and the retry budget (starts at half its capacity, a first
  * attempt deposits `ratio`, a retry withdraws 1, a floor refill per second). Every key written
  * gets a TTL after which its absence reads the same as its value would have.
@@ -25,17 +25,20 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 `;
 
 /**
- * KEYS: token bucket hash, lease sorted set, retry budget hash. ARGV: lease id, tokens needed,
- * token limit (-1: none), window ms, max concurrent (-1: none), lease TTL ms, attempt, retry
- * ratio, retry capacity, retry floor per second, busy Retry-After ms, retry Retry-After cap ms,
- * retry budget TTL ms. Returns {'ok', 1 | 0 (a lease was taken), tokens left} or {reason,
- * retry after ms, tokens left}: the bucket's level after the charge, or as it stood when its
- * tokens were refused, as text ('' without a token limit, or when refused for another reason).
+ * KEYS: token bucket hash, lease sorted set, retry budget hash, request bucket hash. ARGV: lease
+ * id, tokens needed, token limit (-1: none), window ms, max concurrent (-1: none), lease TTL ms,
+ * attempt, retry ratio, retry capacity, retry floor per second, busy Retry-After ms, retry
+ * Retry-After cap ms, retry budget TTL ms, request limit (-1: none). Returns {'ok', 1 | 0 (a
+ * lease was taken), tokens left, requests left} or {reason, retry after ms, tokens left,
+ * requests left}: each bucket's level after the charge, or as it stood when refused by the
+ * buckets, as text ('' without its limit, or when refused for another reason). Both buckets
+ * refusing, the longer wait names the refusal.
  */
 export const ADMIT = script(`${NOW}
 local need, limit, window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local maxc, leaseTtl, attempt = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local ratio, rcap, floor = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local rpw = tonumber(ARGV[14])
 local r = redis.call('HMGET', KEYS[3], 'level', 'at')
 local rlevel = tonumber(r[1]) or rcap / 2
 rlevel = math.min(rcap, rlevel + math.max(0, now - (tonumber(r[2]) or now)) / 1000 * floor)
@@ -49,21 +52,37 @@ if maxc >= 0 then
     return {'tenant_concurrency', math.max(1, math.min(window, tonumber(ARGV[11])))}
   end
 end
-local level, at, left = 0, now, ''
-if limit >= 0 then
-  local b = redis.call('HMGET', KEYS[1], 'level', 'at')
+-- A bucket of capacity cap at now (an absent one is full), and the wait until it holds n.
+local function bucket(key, cap, n)
+  local b = redis.call('HMGET', key, 'level', 'at')
   local bat = tonumber(b[2]) or now
-  level = math.min(limit, (tonumber(b[1]) or limit) + math.max(0, now - bat) * limit / window)
-  at = math.max(now, bat)
-  if level < need - 1e-9 * math.max(1, need) then
-    local wait = window
-    if need <= limit then wait = (need - level) / (limit / window) end
-    return {'tenant_tokens', math.max(1, math.min(window, math.ceil(wait))), tostring(level)}
+  local level = math.min(cap, (tonumber(b[1]) or cap) + math.max(0, now - bat) * cap / window)
+  local wait = 0
+  if level < n - 1e-9 * math.max(1, n) then
+    wait = window
+    if n <= cap then wait = (n - level) / (cap / window) end
   end
-  left = tostring(level - need)
-  redis.call('HSET', KEYS[1], 'level', left, 'at', tostring(at))
-  redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
+  return level, math.max(now, bat), wait
 end
+local function take(key, level, at, n)
+  redis.call('HSET', key, 'level', tostring(level - n), 'at', tostring(at))
+  redis.call('PEXPIRE', key, math.ceil(window) + 1000)
+  return tostring(level - n)
+end
+local tlevel, tat, twait, qlevel, qat, qwait = 0, now, 0, 0, now, 0
+if limit >= 0 then tlevel, tat, twait = bucket(KEYS[1], limit, need) end
+if rpw >= 0 then qlevel, qat, qwait = bucket(KEYS[4], rpw, 1) end
+if twait > 0 or qwait > 0 then
+  local tleft, qleft, reason = '', '', 'tenant_tokens'
+  if limit >= 0 then tleft = tostring(tlevel) end
+  if rpw >= 0 then qleft = tostring(qlevel) end
+  if qwait > twait then reason = 'tenant_requests' end
+  local wait = math.max(1, math.min(window, math.ceil(math.max(twait, qwait))))
+  return {reason, wait, tleft, qleft}
+end
+local tleft, qleft = '', ''
+if limit >= 0 then tleft = take(KEYS[1], tlevel, tat, need) end
+if rpw >= 0 then qleft = take(KEYS[4], qlevel, qat, 1) end
 local delta = ratio
 if attempt > 1 then delta = -1 end
 redis.call('HSET', KEYS[3], 'level', tostring(math.min(rcap, rlevel + delta)), 'at', tostring(now))
@@ -71,17 +90,17 @@ redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[13]))
 if maxc >= 0 then
   redis.call('ZADD', KEYS[2], now + leaseTtl, ARGV[1])
   redis.call('PEXPIRE', KEYS[2], leaseTtl)
-  return {'ok', 1, left}
+  return {'ok', 1, tleft, qleft}
 end
-return {'ok', 0, left}
+return {'ok', 0, tleft, qleft}
 `);
 
 /**
- * KEYS: token bucket hash. ARGV: used − estimated tokens, token limit, window ms. Settles a
- * finished request's charge: a positive delta is drawn further (no floor: debt), a negative one
- * given back, never above the limit.
+ * KEYS: a quota's bucket hash (tokens or requests). ARGV: used − charged, the quota's limit,
+ * window ms. Settles a finished request's charge: a positive delta is drawn further (no floor:
+ * debt), a negative one given back, never above the limit.
  */
-export const SETTLE_TOKENS = script(`${NOW}
+export const SETTLE_BUCKET = script(`${NOW}
 local delta, limit, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local b = redis.call('HMGET', KEYS[1], 'level', 'at')
 local bat = tonumber(b[2]) or now

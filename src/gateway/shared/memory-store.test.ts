@@ -59,10 +59,21 @@ test('an answer too large to keep is not replayed', async () => {
 });
 
 test('failing open, each replica enforces its share of every limit', async () => {
-  const q = { windowMs: 1_000, tokensPerWindow: 100, maxConcurrentRequests: 5 };
+  const q = {
+    windowMs: 1_000,
+    tokensPerWindow: 100,
+    requestsPerWindow: 9,
+    maxConcurrentRequests: 5,
+  };
   assert.deepEqual(localShare(q, 1), q);
-  assert.deepEqual(localShare(q, 2), { ...q, tokensPerWindow: 50, maxConcurrentRequests: 2 });
+  assert.deepEqual(localShare(q, 2), {
+    ...q,
+    tokensPerWindow: 50,
+    requestsPerWindow: 4.5,
+    maxConcurrentRequests: 2,
+  });
   assert.equal(localShare(q, 10).maxConcurrentRequests, 1, 'never below one slot');
+  assert.equal(localShare(q, 10).requestsPerWindow, 1, 'never below one request');
   const s = new MemoryStore({ clock: new VirtualClock(), replicas: 2 });
   assert.equal((await s.admit(ask({ quotas: q, tokens: 50 }))).ok, true);
   assert.equal((await s.admit(ask({ quotas: q, tokens: 1 }))).ok, false);

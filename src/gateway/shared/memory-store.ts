@@ -83,14 +83,13 @@ export class MemoryStore implements SharedStore {
   async admit(ask: TenantAsk): Promise<QuotaVerdict> {
     const verdict = this.#ledger.admit(ask, this.#clock.now());
     if (!verdict.ok) return verdict;
-    const lease = verdict.lease;
+    const { lease, ...standing } = verdict;
     return {
-      ok: true,
+      ...standing,
       lease: {
         release: async (usedTokens = ask.tokens) =>
           this.#ledger.release(lease, usedTokens, this.#clock.now()),
       },
-      ...(verdict.tokens === undefined ? {} : { tokens: verdict.tokens }),
     };
   }
 

@@ -41,5 +41,10 @@ export function eventsKey(tenant: string, id: string): string {
 
 export function tenantKeys(tenant: string) {
   const p = tenantPrefix(tenant);
-  return { tokens: `${p}:tokens`, leases: `${p}:leases`, retry: `${p}:retry` };
+  return {
+    tokens: `${p}:tokens`,
+    requests: `${p}:requests`,
+    leases: `${p}:leases`,
+    retry: `${p}:retry`,
+  };
 }

@@ -14,19 +14,18 @@ import { createClient } from 'redis';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
-import { RETRY_BUDGET_CAPACITY, RETRY_FLOOR_PER_S } from '../../core/admission/retry-budget.ts';
-import { BUSY_RETRY_MS, tokenStanding } from '../../core/admission/budget/tenant-ledger.ts';
 import {
   ADMIT,
   APPEND_EVENTS,
   CLAIM,
   RENEW_LEASE,
   SETTLE_CLAIM,
-  SETTLE_TOKENS,
+  SETTLE_BUCKET,
   SERVING,
   SERVING_BEAT,
   type LuaScript,
 } from './lua-scripts.ts';
+import { admitCall, admitReply } from './redis-admit.ts';
 import { LogWatch } from './redis-watch.ts';
 import {
   ORDERS_KEY,
@@ -46,7 +45,6 @@ import {
   RESPONSE_TTL_MS,
   type Claim,
   type QuotaVerdict,
-  type SharedReason,
   type SharedStore,
   type StoredResponse,
   type Told,
@@ -93,9 +91,6 @@ export function gatewayRedisClient(
   });
 }
 
-const RETRY_AFTER_CAP_MS = 60_000;
-const RETRY_KEY_TTL_MS = 60_000;
-
 export class RedisStore implements SharedStore {
   readonly #client: ReturnType<typeof createClient>;
   /** Word of the stream logs' growth, on a connection of its own (opened at the first watch). */
@@ -134,37 +129,13 @@ export class RedisStore implements SharedStore {
   async admit(ask: TenantAsk): Promise<QuotaVerdict> {
     const q = ask.quotas;
     const keys = tenantKeys(ask.tenant);
-    const reply = (await this.#eval(
-      ADMIT,
-      [keys.tokens, keys.leases, keys.retry],
-      [
-        ask.requestId,
-        ask.tokens,
-        q.tokensPerWindow ?? -1,
-        q.windowMs,
-        q.maxConcurrentRequests ?? -1,
-        this.#o.leaseTtlMs,
-        ask.attempt,
-        ask.retryBudgetRatio,
-        RETRY_BUDGET_CAPACITY,
-        RETRY_FLOOR_PER_S,
-        BUSY_RETRY_MS,
-        RETRY_AFTER_CAP_MS,
-        RETRY_KEY_TTL_MS,
-      ],
-    )) as [string, number, string?];
+    const call = admitCall(ask, this.#o.leaseTtlMs);
+    const reply = admitReply(await this.#eval(ADMIT, call.keys, call.args), ask);
+    if (!reply.ok) return reply;
+    const { leased, ...granted } = reply;
     const limit = q.tokensPerWindow;
-    const left = reply[2];
-    const tokens =
-      limit === undefined || left === undefined || left === ''
-        ? {}
-        : { tokens: tokenStanding(Number(left), limit, q.windowMs) };
-    if (reply[0] !== 'ok') {
-      const reason = reply[0] as SharedReason;
-      return { ok: false, reason, retryAfterMs: Number(reply[1]), ...tokens };
-    }
-    const leased = Number(reply[1]) === 1;
-    if (!leased && limit === undefined) return { ok: true, lease: NO_LEASE };
+    const rpw = q.requestsPerWindow;
+    if (!leased && limit === undefined && rpw === undefined) return { ok: true, lease: NO_LEASE };
     const token = {};
     if (leased) {
       this.#hold(token, () =>
@@ -181,13 +152,17 @@ export class RedisStore implements SharedStore {
         }
         if (limit !== undefined && usedTokens !== undefined && usedTokens !== ask.tokens) {
           const delta = usedTokens - ask.tokens;
-          await this.#eval(SETTLE_TOKENS, [keys.tokens], [delta, limit, q.windowMs]);
+          await this.#eval(SETTLE_BUCKET, [keys.tokens], [delta, limit, q.windowMs]);
+        }
+        // A request that never ran was not served: its request is given back.
+        if (rpw !== undefined && usedTokens === 0) {
+          await this.#eval(SETTLE_BUCKET, [keys.requests], [-1, rpw, q.windowMs]);
         }
       } catch {
         // Unreachable: the lease expires on its own within its TTL; the estimate stands.
       }
     };
-    return { ok: true, lease: { release }, ...tokens };
+    return { ...granted, lease: { release } };
   }
 
   async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {

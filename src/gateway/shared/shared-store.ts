@@ -5,11 +5,13 @@
  * API's kept responses. In memory for one process, Redis for many; the failover store picks between them. Rules every implementation
  * keeps (the conformance suite in store-conformance.ts checks them):
  * - `admit` is all or nothing and atomic: a refusal takes nothing, a grant takes the tokens, one
- *   concurrency slot when the tenant has a limit, and one retry when the attempt is a retry;
- *   every refusal carries a Retry-After in [1 ms, the window] (60 s for the retry budget). A
- *   tenant with a token limit is told where its bucket stands: after a grant's charge, or as it
- *   was when its tokens were refused.
- * - `release(used)` moves the tenant's bucket by (used − estimate) once, never above its limit.
+ *   request from the request bucket, one concurrency slot when the tenant has a limit, and one
+ *   retry when the attempt is a retry; every refusal carries a Retry-After in [1 ms, the window]
+ *   (60 s for the retry budget), the longer wait when both buckets refuse. A tenant with a token
+ *   or request limit is told where each bucket stands: after a grant's charge, or as it was
+ *   when refused.
+ * - `release(used)` moves the tenant's token bucket by (used − estimate) once, never above its
+ *   limit, and gives the request back when it used nothing (it never ran).
  * - `claim` is atomic: of two concurrent claims on one key exactly one gets `claimed`.
  * - A key is bound to the fingerprint of the request that claimed it, in flight and once done
  *   (as Stripe and the IETF Idempotency-Key draft bind it): a claim with another fingerprint
@@ -23,9 +25,9 @@
  *   `complete`, `abandon`) never reject and are idempotent, so `finally` blocks can call them.
  */
 import type {
+  Standings,
   TenantAsk,
   TenantReason,
-  TokenStanding,
 } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Ms } from '../../core/request/units.ts';
 
@@ -43,15 +45,12 @@ export interface Lease {
   release(usedTokens?: number): Promise<void>;
 }
 
-/** A verdict; `tokens`: the tenant's token quota as it stands, when it has one (its grant's, or its refusal's). */
-export type QuotaVerdict =
-  | { readonly ok: true; readonly lease: Lease; readonly tokens?: TokenStanding }
-  | {
-      readonly ok: false;
-      readonly reason: SharedReason;
-      readonly retryAfterMs: Ms;
-      readonly tokens?: TokenStanding;
-    };
+/** A verdict, with where the tenant's windowed quotas stand (its grant's, or its refusal's). */
+export type QuotaVerdict = Standings &
+  (
+    | { readonly ok: true; readonly lease: Lease }
+    | { readonly ok: false; readonly reason: SharedReason; readonly retryAfterMs: Ms }
+  );
 
 /** A completed non-streaming answer, replayed as it was for a repeated Idempotency-Key. */
 export interface StoredResponse {

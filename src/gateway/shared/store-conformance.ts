@@ -100,6 +100,58 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
     if (c.ok) await c.lease.release();
   });
 
+  test(`${name}: the request bucket grants a window's requests; one that never ran is given back`, async () => {
+    const s = store();
+    const t = fresh();
+    const q = { requestsPerWindow: 3 };
+    const leases = [];
+    for (let i = 0; i < 3; i++) {
+      const v = await s.admit(ask(t, q));
+      assert.ok(v.ok);
+      assert.deepEqual([v.requests?.limit, v.requests?.remaining], [3, 2 - i]);
+      assert.equal(v.tokens, undefined, 'no token limit, nothing told of tokens');
+      leases.push(v.lease);
+    }
+    const no = await s.admit(ask(t, q));
+    assert.equal(no.ok, false);
+    if (no.ok) return;
+    assert.equal(no.reason, 'tenant_requests');
+    // One request refills in a third of the window, less what refilled meanwhile.
+    assert.ok(
+      no.retryAfterMs > WINDOW / 3 - 5_000 && no.retryAfterMs <= WINDOW / 3,
+      String(no.retryAfterMs),
+    );
+    assert.deepEqual([no.requests?.limit, no.requests?.remaining], [3, 0]);
+    await leases[0]?.release(25);
+    assert.equal((await s.admit(ask(t, q))).ok, false, 'one that ran keeps its request');
+    await leases[1]?.release(0);
+    await leases[1]?.release(0);
+    assert.equal((await s.admit(ask(t, q))).ok, true, 'one that never ran gave its request back');
+    assert.equal((await s.admit(ask(t, q))).ok, false, 'given back once');
+    await leases[2]?.release();
+    assert.equal((await s.admit(ask(t, q))).ok, false, 'without a count, the request stands');
+  });
+
+  test(`${name}: both buckets short, the longer wait names the refusal and is its Retry-After`, async () => {
+    const s = store();
+    const q = { tokensPerWindow: 100, requestsPerWindow: 2 };
+    const t = fresh();
+    assert.ok((await s.admit(ask(t, q, { tokens: 10 }))).ok);
+    assert.ok((await s.admit(ask(t, q, { tokens: 10 }))).ok);
+    // Requests spent (half a window to one), tokens short by 1 (a hundredth of a window).
+    const a = await s.admit(ask(t, q, { tokens: 81 }));
+    assert.deepEqual(a.ok ? null : a.reason, 'tenant_requests');
+    assert.ok(!a.ok && a.retryAfterMs > 0.45 * WINDOW && a.retryAfterMs <= 0.5 * WINDOW);
+    assert.deepEqual([a.tokens?.remaining, a.requests?.remaining], [80, 0], 'both told');
+    // Tokens far short (60 more: 0.6 of a window), requests half a window: tokens name it.
+    const u = fresh();
+    assert.ok((await s.admit(ask(u, q, { tokens: 90 }))).ok);
+    assert.ok((await s.admit(ask(u, q, { tokens: 10 }))).ok);
+    const b = await s.admit(ask(u, q, { tokens: 60 }));
+    assert.deepEqual(b.ok ? null : b.reason, 'tenant_tokens');
+    assert.ok(!b.ok && b.retryAfterMs > 0.55 * WINDOW && b.retryAfterMs <= 0.6 * WINDOW);
+  });
+
   test(`${name}: concurrency slots are leases, freed once by release`, async () => {
     const s = store();
     const t = fresh();

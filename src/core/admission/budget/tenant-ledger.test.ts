@@ -1,5 +1,5 @@
-// The tenant ledger: the in-memory rules of the tenant-accounting port (tokens, concurrency,
-// retries), which the simulator uses directly and the gateway's memory store wraps. The
+// The tenant ledger: the in-memory rules of the tenant-accounting port (tokens, requests,
+// concurrency, retries), which the simulator uses directly and the gateway's memory store wraps. The
 // shared-store conformance suite checks the Redis implementation against the same rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -120,20 +120,67 @@ test('a refusal takes nothing: the order of checks never leaves a partial charge
   assert.deepEqual(l.snapshot('t1'), before);
 });
 
-test('counting alone, each of n gateways enforces 1/n of every limit (at least one slot)', () => {
-  const q: TenantQuotas = { windowMs: WINDOW, tokensPerWindow: 1_000, maxConcurrentRequests: 5 };
+test('requests: a window holds so many; the next waits until one refills; one that never ran is given back', () => {
+  const l = new TenantLedger();
+  const q = { requestsPerWindow: 2 };
+  const a = granted(l.admit(ask(q), 0));
+  const b = l.admit(ask(q), 0);
+  assert.deepEqual(b.ok ? b.requests : null, { limit: 2, remaining: 0, resetMs: WINDOW });
+  const no = l.admit(ask(q), 0);
+  assert.deepEqual(refused(no), { reason: 'tenant_requests', retryAfterMs: WINDOW / 2 });
+  assert.deepEqual(no.requests, { limit: 2, remaining: 0, resetMs: WINDOW });
+  granted(l.admit(ask(q), WINDOW / 2));
+  l.release(a, 0, WINDOW / 2);
+  granted(l.admit(ask(q), WINDOW / 2));
+  assert.equal(refused(l.admit(ask(q), WINDOW / 2)).reason, 'tenant_requests', 'given back once');
+});
+
+test('tokens and requests both short: the longer wait names the refusal and is its Retry-After', () => {
+  const l = new TenantLedger();
+  const q = { tokensPerWindow: 1_000, requestsPerWindow: 2 };
+  granted(l.admit(ask(q, { tokens: 500 }), 0));
+  granted(l.admit(ask(q, { tokens: 400 }), 0));
+  // 100 tokens short (6 s) and no request left (30 s): a retry in 6 s would be refused again.
+  assert.deepEqual(refused(l.admit(ask(q, { tokens: 200 }), 0)), {
+    reason: 'tenant_requests',
+    retryAfterMs: 30_000,
+  });
+  // At 30 s a request has refilled, and tokens to 600: 900 is short by 300 (18 s).
+  assert.deepEqual(refused(l.admit(ask(q, { tokens: 900 }), 30_000)), {
+    reason: 'tenant_tokens',
+    retryAfterMs: 18_000,
+  });
+  granted(l.admit(ask(q, { tokens: 900 }), 48_000));
+});
+
+test('counting alone, each of n gateways enforces 1/n of every limit (at least one slot, one request)', () => {
+  const q: TenantQuotas = {
+    windowMs: WINDOW,
+    tokensPerWindow: 1_000,
+    requestsPerWindow: 6,
+    maxConcurrentRequests: 5,
+  };
   assert.deepEqual(localShare(q, 1), q);
-  assert.deepEqual(localShare(q, 2), { ...q, tokensPerWindow: 500, maxConcurrentRequests: 2 });
+  assert.deepEqual(localShare(q, 2), {
+    ...q,
+    tokensPerWindow: 500,
+    requestsPerWindow: 3,
+    maxConcurrentRequests: 2,
+  });
   assert.equal(localShare(q, 10).maxConcurrentRequests, 1);
+  assert.equal(localShare(q, 10).requestsPerWindow, 1);
   const l = new TenantLedger({ replicas: 2 });
   assert.equal(refused(l.admit(ask(q, { tokens: 600 }), 0)).reason, 'tenant_tokens');
+  const r = { requestsPerWindow: 6 };
+  for (let i = 0; i < 3; i++) granted(l.admit(ask(r, { tenant: 't2' }), 0));
+  assert.equal(refused(l.admit(ask(r, { tenant: 't2' }), 0)).reason, 'tenant_requests');
 });
 
 test('a tenant without limits holds nothing to give back', () => {
   const l = new TenantLedger();
   const a = granted(l.admit(ask({}), 0));
   l.release(a, 5_000, 0);
-  assert.deepEqual(l.snapshot('t1'), { tokens: null, slots: 0, retries: 10.2 });
+  assert.deepEqual(l.snapshot('t1'), { tokens: null, requests: null, slots: 0, retries: 10.2 });
 });
 
 test('a request larger than the whole window is refused for good; one that fits is not', () => {

@@ -1,16 +1,18 @@
 /**
- * The tenant-accounting port, in memory: a tenant's token quota, its concurrency slots and its
- * retry budget, taken once per request at the door — before the pipeline — by the gateway and
- * the simulator alike, so what the simulator predicts is what the gateway enforces. The Redis
- * store (src/gateway/shared) implements the same rules atomically in Lua, so several gateways
- * enforce each limit once, globally; the gateway's in-memory store wraps this ledger.
+ * The tenant-accounting port, in memory: a tenant's token and request quotas, its concurrency
+ * slots and its retry budget, taken once per request at the door — before the pipeline — by the
+ * gateway and the simulator alike, so what the simulator predicts is what the gateway enforces.
+ * The Redis store (src/gateway/shared) implements the same rules atomically in Lua, so several
+ * gateways enforce each limit once, globally; the gateway's in-memory store wraps this ledger.
  *
  * Rules: `admit` is all or nothing — a refusal takes nothing; a grant takes the charge from the
- * tenant's token bucket, one slot when the tenant has a concurrency limit, and one retry when
- * the attempt is a retry (a first attempt deposits `retryBudgetRatio` of one). Every refusal is
- * a 429 with a Retry-After in [1 ms, the window] (60 s for the retry budget). `release(used)`
- * frees the slot and settles the bucket by (used − charged) once: a request refused later, or
- * expired before it ran, used nothing and gets its whole charge back. Plain data throughout:
+ * tenant's token bucket, one request from its request bucket, one slot when the tenant has a
+ * concurrency limit, and one retry when the attempt is a retry (a first attempt deposits
+ * `retryBudgetRatio` of one). Every refusal is a 429 with a Retry-After in [1 ms, the window]
+ * (60 s for the retry budget); a request both buckets refuse is told the longer wait, and named
+ * by it, so its retry is not refused by the other. `release(used)` frees the slot and settles
+ * the token bucket by (used − charged) once: a request refused later, or expired before it ran,
+ * used nothing and gets its whole charge back, its request included. Plain data throughout:
  * leases are values, the state is maps of numbers.
  */
 import type { AdmissionDecision } from '../../request/decision.ts';
@@ -41,7 +43,8 @@ export interface TenantAsk {
   readonly retryBudgetRatio: number;
 }
 
-export type TenantReason = 'tenant_tokens' | 'tenant_concurrency' | 'retry_budget';
+export type TenantReason =
+  'tenant_tokens' | 'tenant_requests' | 'tenant_concurrency' | 'retry_budget';
 
 /** What a grant took, to be given back once by `release`. */
 export interface LedgerLease {
@@ -50,41 +53,47 @@ export interface LedgerLease {
 }
 
 /**
- * Where a tenant's token quota stands after a verdict — what OpenAI's rate-limit headers tell a
- * client (`x-ratelimit-*-tokens`): its tokens a window, those left (after a grant's charge), and
- * how long until the bucket is full again.
+ * Where one of a tenant's windowed quotas stands after a verdict — what OpenAI's rate-limit
+ * headers tell a client (`x-ratelimit-*-tokens`, `-requests`): its limit a window, what is left
+ * (after a grant's charge), and how long until the bucket is full again.
  */
-export interface TokenStanding {
-  readonly limit: Tokens;
-  readonly remaining: Tokens;
+export interface QuotaStanding {
+  readonly limit: number;
+  readonly remaining: number;
   readonly resetMs: Ms;
 }
 
-/** The standing of a bucket at `level` (below zero: in debt) of `limit` tokens a window. */
-export function tokenStanding(level: number, limit: Tokens, windowMs: Ms): TokenStanding {
+/** The standing of each quota the tenant has: its tokens and its requests a window. */
+export interface Standings {
+  readonly tokens?: QuotaStanding;
+  readonly requests?: QuotaStanding;
+}
+
+/** The standing of a bucket at `level` (below zero: in debt) of `limit` a window. */
+export function quotaStanding(level: number, limit: number, windowMs: Ms): QuotaStanding {
   const resetMs = Math.max(0, Math.ceil(((limit - level) * windowMs) / limit));
   return { limit, remaining: Math.max(0, Math.floor(level)), resetMs };
 }
 
-/** A verdict; `tokens`: the quota's standing, when the tenant has a token limit. */
-export type LedgerVerdict =
-  | { readonly ok: true; readonly lease: LedgerLease; readonly tokens?: TokenStanding }
-  | {
-      readonly ok: false;
-      readonly reason: TenantReason;
-      readonly retryAfterMs: Ms;
-      readonly tokens?: TokenStanding;
-    };
+/** A verdict, with the standing of the quotas the tenant has. */
+export type LedgerVerdict = Standings &
+  (
+    | { readonly ok: true; readonly lease: LedgerLease }
+    | { readonly ok: false; readonly reason: TenantReason; readonly retryAfterMs: Ms }
+  );
 
 interface Held {
   /** Charged to the bucket, or null when the tenant has no token limit. */
   readonly tokens: Tokens | null;
+  /** One was taken from the request bucket. */
+  readonly request: boolean;
   readonly slot: boolean;
   readonly quotas: TenantQuotas;
 }
 
 interface TenantAccount {
   tokens: TokenBucket | null;
+  requests: TokenBucket | null;
   slots: number;
   readonly retry: RetryBudgetState;
   /** Requests holding a slot or a charge, by request id: bounded by requests in flight. */
@@ -104,7 +113,7 @@ export class TenantLedger {
     const q = localShare(ask.quotas, this.#replicas);
     let s = this.#tenants.get(ask.tenant);
     if (s === undefined) {
-      s = { tokens: null, slots: 0, retry: newRetryBudget(nowMs), held: new Map() };
+      s = { tokens: null, requests: null, slots: 0, retry: newRetryBudget(nowMs), held: new Map() };
       this.#tenants.set(ask.tenant, s);
     }
     const retry = checkRetryBudget(s.retry, ask.attempt, nowMs);
@@ -117,27 +126,29 @@ export class TenantLedger {
       return { ok: false, reason: 'tenant_concurrency', retryAfterMs };
     }
     const limit = q.tokensPerWindow;
-    const wait = quotaWaitMs(s.tokens, ask.tokens, limit, q.windowMs, nowMs);
-    // A wait means a token limit.
-    if (limit !== undefined && wait > 0) {
-      const level = quotaLevel(s.tokens, limit, q.windowMs, nowMs);
-      const tokens = tokenStanding(level, limit, q.windowMs);
-      const retryAfterMs = boundedRetryMs(wait, q.windowMs);
-      return { ok: false, reason: 'tenant_tokens', retryAfterMs, tokens };
+    const rpw = q.requestsPerWindow;
+    const tokenWait = quotaWaitMs(s.tokens, ask.tokens, limit, q.windowMs, nowMs);
+    const requestWait = quotaWaitMs(s.requests, 1, rpw, q.windowMs, nowMs);
+    if (tokenWait > 0 || requestWait > 0) {
+      // The longer wait is the one a retry must sit out: the other is over by then.
+      const reason = requestWait > tokenWait ? 'tenant_requests' : 'tenant_tokens';
+      const retryAfterMs = boundedRetryMs(Math.max(tokenWait, requestWait), q.windowMs);
+      return { ok: false, reason, retryAfterMs, ...standings(s, q, nowMs) };
     }
     if (limit !== undefined) s.tokens = quotaCharge(s.tokens, ask.tokens, limit, q.windowMs, nowMs);
+    if (rpw !== undefined) s.requests = quotaCharge(s.requests, 1, rpw, q.windowMs, nowMs);
     chargeRetryBudget(s.retry, ask.attempt, ask.retryBudgetRatio, nowMs);
     if (max !== undefined) s.slots++;
-    if (max !== undefined || limit !== undefined) {
+    if (max !== undefined || limit !== undefined || rpw !== undefined) {
       s.held.set(ask.requestId, {
         tokens: limit === undefined ? null : ask.tokens,
+        request: rpw !== undefined,
         slot: max !== undefined,
         quotas: q,
       });
     }
     const lease = { tenant: ask.tenant, requestId: ask.requestId };
-    if (s.tokens === null || limit === undefined) return { ok: true, lease };
-    return { ok: true, lease, tokens: tokenStanding(s.tokens.level, limit, q.windowMs) };
+    return { ok: true, lease, ...standings(s, q, nowMs) };
   }
 
   /**
@@ -156,13 +167,27 @@ export class TenantLedger {
       const delta = usedTokens - held.tokens;
       s.tokens = quotaCorrect(s.tokens, delta, q.tokensPerWindow, q.windowMs, nowMs);
     }
+    // A request that never ran was not served: the request it took is given back.
+    if (
+      held.request &&
+      usedTokens === 0 &&
+      s.requests !== null &&
+      q.requestsPerWindow !== undefined
+    ) {
+      s.requests = quotaCorrect(s.requests, -1, q.requestsPerWindow, q.windowMs, nowMs);
+    }
   }
 
   /** A tenant's state as plain numbers (tests, debugging). */
   snapshot(tenant: string) {
     const s = this.#tenants.get(tenant);
     if (s === undefined) return undefined;
-    return { tokens: s.tokens?.level ?? null, slots: s.slots, retries: s.retry.level };
+    return {
+      tokens: s.tokens?.level ?? null,
+      requests: s.requests?.level ?? null,
+      slots: s.slots,
+      retries: s.retry.level,
+    };
   }
 }
 
@@ -172,6 +197,9 @@ export function localShare(q: TenantQuotas, replicas: number): TenantQuotas {
   return {
     ...q,
     tokensPerWindow: q.tokensPerWindow === undefined ? undefined : q.tokensPerWindow / replicas,
+    // A share below one request would refuse every request, however long it waited.
+    requestsPerWindow:
+      q.requestsPerWindow === undefined ? undefined : Math.max(1, q.requestsPerWindow / replicas),
     maxConcurrentRequests:
       q.maxConcurrentRequests === undefined
         ? undefined
@@ -193,4 +221,13 @@ export function beyondWindow(
   const limit = quotas.tokensPerWindow;
   if (limit === undefined || tokens <= limit) return undefined;
   return { outcome: 'reject', status: 429, reason: 'tenant_tokens', final: true };
+}
+
+/** Where each quota `q` limits stands for the account `s` at `nowMs`. */
+function standings(s: TenantAccount, q: TenantQuotas, nowMs: Ms): Standings {
+  const at = (bucket: TokenBucket | null, limit: number) =>
+    quotaStanding(quotaLevel(bucket, limit, q.windowMs, nowMs), limit, q.windowMs);
+  const tokens = q.tokensPerWindow === undefined ? {} : { tokens: at(s.tokens, q.tokensPerWindow) };
+  const rpw = q.requestsPerWindow;
+  return rpw === undefined ? tokens : { ...tokens, requests: at(s.requests, rpw) };
 }
