@@ -30,7 +30,6 @@ import { serverBaseUrl } from '../openai/server-url.ts';
 import { DashboardFeed } from './dashboard-feed.ts';
 import { createGatewayApp, type GatewayEnv } from './http/app.ts';
 import { nodeListener } from './http/node-listener.ts';
-import { heldAnswersWritten } from './http/answer.ts';
 import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { logStoreTransition, openSharedStore } from './shared/open-store.ts';
@@ -53,6 +52,7 @@ import { LearnedPersistence, type LearnedStateStore } from './learned-state-stor
 import { NO_TRACING, type RequestTracer } from './tracing/request-trace.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
 import { fleetSpecFor } from './fleet-spec-for.ts';
+import { shutdownOf } from './serve-shutdown.ts';
 import { PromptScale } from '../core/estimate/prompt-scale.ts';
 
 export interface ServeOptions {
@@ -334,32 +334,23 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const api = listeners;
   const { port } = api;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
-  let closing: Promise<void> | undefined;
-  const close = () =>
-    (closing ??= (async () => {
-      // Requests that ended in this turn have their answers held for its end (answer.ts).
-      await heldAnswersWritten();
-      // Streams' readers say where their clients got to, before their connections close.
-      await background.closeReaders();
-      const closed = Promise.all([
-        api.close(),
-        status && new Promise<void>((resolve) => status?.close(() => resolve())),
-      ]);
-      // Keep-alive clients would hold the server open; their requests are over or abandoned.
-      api.closeAllConnections();
-      status?.closeAllConnections();
-      intake?.close();
-      await closed;
-      shedder.stop();
-      background.close();
-      // Every request has ended: what they taught is in the state saved now.
-      await learned?.stop();
-      await gateway.close();
-      await o.autoscale?.pool?.close();
-      await store.close();
-      // Last: every request has ended, so every span has, and what is batched goes out now.
-      await tracer.close();
-    })());
+  const stop = shutdownOf({
+    api,
+    status,
+    intake,
+    shedder,
+    background,
+    learned,
+    gateway,
+    pool: o.autoscale?.pool,
+    store,
+    tracer,
+    inFlight,
+    metrics,
+    log,
+    clock,
+    timers,
+  });
   return {
     url: `http://${host}:${port}`,
     ...(status === undefined ? {} : { statusUrl: `http://${host}:${portOf(status)}` }),
@@ -367,31 +358,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     gateway,
     policy,
     embedded: o.backendUrls.length === 0,
-    async drain(timeoutMs) {
-      metrics.draining.set(1);
-      const before = inFlight.size;
-      const told = { in_flight: before, timeout_ms: timeoutMs };
-      log.info(told, 'draining: not ready, refusing new requests');
-      // Idle keep-alive connections would carry new requests here; busy ones close as they end.
-      api.closeIdleConnections();
-      const drained = inFlight.drainWithin(timeoutMs, clock, timers); // refusing new requests
-      // Background responses still queued go to a replica that serves, if one does.
-      const handed = await background.handOver();
-      if (!(await drained)) {
-        const over = inFlight.cut();
-        log.warn({ cut: over }, `drain time over: ${over} request(s) stopped as shutting_down`);
-        await inFlight.drain();
-      }
-      // A second signal may have cut some before the drain time ran out.
-      const cut = inFlight.cutCount;
-      log.info({ finished: before - cut, cut, handed_over: handed }, 'drained');
-      await close();
-      return { finished: before - cut, cut };
-    },
-    cutNow() {
-      inFlight.cut();
-    },
-    close,
+    ...stop,
   };
 }
 
