@@ -113,6 +113,7 @@ for (const n of SIZES) {
       pipeline: { retenant: () => {} },
       metrics: new GatewayMetrics([]),
       log: SILENT_OPS_LOG,
+      servedModels: ['llama-3-8b'],
       epochMs: Date.now,
     });
     writeFileSync(path, policyText(n, `prod@${2 * r + 3}`));

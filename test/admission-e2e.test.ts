@@ -392,6 +392,25 @@ test('LoRA adapters: what admission lets in runs within its slots, so admitted m
   }
 });
 
+test("LoRA adapters granted per tenant: another's adapter is refused as a model that does not exist", () => {
+  const granted = ['llama-3-8b', 'lora-0', 'lora-1'];
+  const policy = resolvePolicy({ ...PRESETS.goodput, tenants: { default: { models: granted } } });
+  const { records } = withRecords({ ...LORA_FLEET, numRequests: 300 }, policy);
+  const firsts = records.filter((r) => r.admission.result !== 'expire');
+  const theirs = firsts.filter((r) => !granted.includes(r.adapter ?? 'llama-3-8b'));
+  assert.ok(theirs.length > 50, String(theirs.length));
+  for (const r of theirs) assert.equal(r.admission.reason, 'unknown_model', r.request_id);
+  const ours = firsts.filter((r) => granted.includes(r.adapter ?? 'llama-3-8b'));
+  assert.ok(ours.length > 50 && ours.every((r) => r.admission.reason !== 'unknown_model'));
+  // A name the fleet does not serve is refused before the run, by its path.
+  const typo = resolvePolicy({ ...PRESETS.goodput, tenants: { default: { models: ['lora-9'] } } });
+  assert.throws(() => withRecords({ ...LORA_FLEET, numRequests: 10 }, typo), {
+    name: 'ConfigError',
+    message:
+      /^tenants\.default\.models\[0\]: expected a served model \(llama-3-8b, lora-0, .*lora-7\), got "lora-9"$/,
+  });
+});
+
 test('LoRA adapters loaded on some replicas only: each request is routed among those, and loading them everywhere serves as well as pinning', () => {
   // Each adapter loaded on K of the replicas (round-robin, as replicas started with different
   // --lora-modules). Every dispatch must land on a replica that loads its adapter; with K = 1

@@ -10,7 +10,8 @@
  * Reloads run one at a time, in the order asked.
  */
 import { Worker } from 'node:worker_threads';
-import { TenantDirectory } from '../core/config/tenant-schema.ts';
+import { TenantDirectory, refuseUnservedModels } from '../core/config/tenant-schema.ts';
+import { isConfigError } from '../core/errors.ts';
 import type { TenantPolicy } from '../core/request/tenant.ts';
 import type { LoadedPolicy } from '../sim/policy-source.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
@@ -46,6 +47,8 @@ export interface PolicyReloaderDeps {
   readonly metrics: GatewayMetrics;
   readonly log: OpsLog;
   readonly epochMs: () => number;
+  /** The models the backends serve: a tenant may be granted only these. */
+  readonly servedModels: readonly string[];
   /**
    * A reload that put a new revision in force, as the decision log records it (the records
    * after it were decided under that revision): its outcome, the file, the tenants it lists.
@@ -171,6 +174,12 @@ export class PolicyReloader {
     }
     // Every other section is the running one's, as planned.
     const tenants = new TenantDirectory(read.named, read.fallback);
+    try {
+      refuseUnservedModels(tenants, this.#deps.servedModels, running.file);
+    } catch (e) {
+      if (!isConfigError(e)) throw e;
+      return ended('invalid', `${e.message}; ${was} stays in force`, 'invalid_policy', e.path);
+    }
     const policy = { ...running.policy, revision: read.revision, tenants };
     this.#deps.pipeline.retenant(tenants, policy.revision);
     const { metrics } = this.#deps;

@@ -54,6 +54,7 @@ import type { ImageTokens } from '../openai/image-size.ts';
 import { fleetSpecFor } from './fleet-spec-for.ts';
 import { shutdownOf } from './serve-shutdown.ts';
 import { PromptScale } from '../core/estimate/prompt-scale.ts';
+import { refuseUnservedModels } from '../core/config/tenant-schema.ts';
 
 export interface ServeOptions {
   readonly policy: ResolvedPolicy;
@@ -141,6 +142,9 @@ export interface RunningGateway {
 }
 
 export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
+  // The base model, and the LoRA adapters its backends serve (vLLM lists them as models).
+  const servedModels = [o.servedModelName, ...(o.engine.loraModules ?? [])];
+  refuseUnservedModels(o.policy.tenants, servedModels, o.policySource?.file);
   const clock = wallClock;
   const timers = wallTimers(clock);
   const log = o.log ?? SILENT_OPS_LOG;
@@ -158,8 +162,6 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
               scrapeIntervalMs: o.scrapeIntervalMs,
             }),
         );
-  // The base model, and the LoRA adapters its backends serve (vLLM lists them as models).
-  const servedModels = [o.servedModelName, ...(o.engine.loraModules ?? [])];
   const metrics = new GatewayMetrics(o.policy.tenants.named.keys(), servedModels);
   metrics.state.storeUp.set(1);
   const shared = o.shared;
@@ -262,7 +264,11 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   );
   const source = o.policySource ?? { policy: o.policy, doc: {}, file: undefined };
   const reloading = { pipeline: gateway.pipeline, metrics, log, epochMs };
-  const policy = new PolicyReloader(source, { ...reloading, onApplied: o.onPolicyApplied });
+  const policy = new PolicyReloader(source, {
+    ...reloading,
+    servedModels,
+    onApplied: o.onPolicyApplied,
+  });
   // Background responses: with a store shared by replicas, a cancel may reach another one, and
   // one replica finds what another, gone, left running. This process's runs name it so.
   const keeping = {

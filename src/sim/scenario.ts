@@ -11,6 +11,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { Learned } from '../core/estimate/learned.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
+import { refuseUnservedModels } from '../core/config/tenant-schema.ts';
 import type { Report } from '../core/observe/report.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
@@ -131,6 +132,7 @@ export interface RunHooks {
 export function runScenario(spec: ScenarioSpec, policy: ResolvedPolicy, hooks: RunHooks): Report {
   const rng = new SeededRng(spec.seed);
   const engine = engineConfig(spec);
+  refuseUnservedModels(policy.tenants, [engine.model.name, ...(engine.loraModules ?? [])]);
   const profile = buildEngineProfile(spec);
   const planned = spec.slowdown === undefined ? undefined : plannedProfile(spec);
   // The spec carries the workload options under the workload's own names.

@@ -1,10 +1,12 @@
 // vLLM's /tokenize and /detokenize through `goodput serve`: passed to a ready server backend as
 // they came, its answer (a 400 too) back as it gave it, each counted by path and status and
 // carrying an id; a body that is not JSON refused at the door; the embedded fleet, which has no
-// tokenizer, answers a 404 saying so; with no server ready there is none to ask.
+// tokenizer, answers a 404 saying so; with no server ready there is none to ask. They are behind
+// the API key, and a model the key's tenant may not use is one that does not exist.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MODEL, doorOnlyFleet, gateway, metricValue } from './gateway-kit.ts';
+import { MODEL, doorOnlyFleet, gateway, metricValue, policyWith } from './gateway-kit.ts';
+import { sha256 } from '../../src/gateway/api-keys.ts';
 import { fakeVllm } from './fake-vllm.ts';
 import { serverForwarder } from '../../src/gateway/http/server-routes.ts';
 import type { Backend } from '../../src/gateway/backend.ts';
@@ -43,6 +45,40 @@ test('/tokenize goes to a server backend as it came, and its answer comes back a
     metricValue(front.url, 'goodput_server_requests_total', { path: '/tokenize', status });
   assert.equal(await metric('200'), 1);
   assert.equal(await metric('400'), 1);
+});
+
+test("behind the key, for the key's tenant's models only: the server is not asked otherwise", async () => {
+  const vllm = await fakeVllm();
+  const hex = (k: string) => sha256(k).toString('hex');
+  const policy = policyWith({
+    tenants: {
+      acme: { api_keys_sha256: [hex('sk-acme')], models: [MODEL] },
+      beta: { api_keys_sha256: [hex('sk-beta')] },
+    },
+  });
+  const front = await gateway([vllm], policy, { engine: { loraModules: ['sql-lora'] } });
+  const as = (key: string | undefined, model: string) =>
+    fetch(`${front.url}/tokenize`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+      },
+      body: JSON.stringify({ model, prompt: 'three small words' }),
+    });
+  const sent = vllm.bodies.length;
+  const anonymous = await as(undefined, MODEL);
+  assert.equal(anonymous.status, 401);
+  assert.equal(anonymous.headers.get('x-goodput-reason'), 'unauthenticated');
+  assert.equal((await as('sk-wrong', MODEL)).status, 401);
+  const theirs = await as('sk-acme', 'sql-lora');
+  assert.equal(theirs.status, 404);
+  const { error } = (await theirs.json()) as { error: { message: string; code: string } };
+  assert.equal(error.code, 'model_not_found');
+  assert.match(error.message, /^model: expected one of llama-3-8b, got "sql-lora"/);
+  assert.equal(vllm.bodies.length, sent, 'the server was not asked');
+  assert.equal((await as('sk-acme', MODEL)).status, 200);
+  assert.equal((await as('sk-beta', 'sql-lora')).status, 200, 'a tenant granted every model');
 });
 
 test('the embedded fleet has no tokenizer: a 404 saying so, counted', async () => {

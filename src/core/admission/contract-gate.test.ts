@@ -56,6 +56,24 @@ const contractCases: { name: string; input: GateInput; want: WantVerdict }[] = [
     want: { reason: 'unknown_adapter', status: 404 },
   },
   {
+    name: 'the base model, to a tenant granted only an adapter: a model it cannot see',
+    input: gateInput({ tenant: { ...TENANT, models: ['a1'] }, req: request({ model: 'm' }) }),
+    want: { reason: 'unknown_model', status: 404 },
+  },
+  {
+    name: 'an adapter the tenant is not granted',
+    input: gateInput({ tenant: { ...TENANT, models: ['m'] }, req: request({ adapter: 'a1' }) }),
+    want: { reason: 'unknown_model', status: 404 },
+  },
+  {
+    name: 'an adapter the tenant is granted',
+    input: gateInput({
+      tenant: { ...TENANT, models: ['m', 'a1'] },
+      req: request({ adapter: 'a1' }),
+    }),
+    want: 'pass',
+  },
+  {
     name: 'streaming where not allowed',
     input: gateInput({ tenant: NO_STREAM, req: request({ stream: true }) }),
     want: { reason: 'stream_not_allowed', status: 403 },

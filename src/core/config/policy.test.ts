@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { resolvePolicy } from './policy.ts';
 import { PRESETS, presetPolicy } from './presets.ts';
 import { isConfigError } from '../errors.ts';
-import { lookupTenant } from './tenant-schema.ts';
+import { lookupTenant, refuseUnservedModels } from './tenant-schema.ts';
+import { modelsOf } from '../admission/contract-gate.ts';
 import { DEFAULT_GAP_FEEDBACK } from '../routing/gap-feedback.ts';
 
 const valid = {
@@ -15,6 +16,30 @@ const valid = {
 
 test('every preset validates', () => {
   for (const name of Object.keys(PRESETS)) assert.equal(presetPolicy(name).name, name);
+});
+
+test("tenants: a tenant's models are those it sees; one no backend serves is named", () => {
+  const served = ['base', 'sql-lora', 'chat-lora'];
+  const p = resolvePolicy({
+    ...valid,
+    tenants: { acme: { models: ['chat-lora', 'base'] }, open: {}, '*': { models: ['base'] } },
+  });
+  const t = (name: string) => lookupTenant(p.tenants, name);
+  assert.deepEqual(modelsOf(t('acme'), served), ['base', 'chat-lora'], 'in the order served');
+  assert.equal(modelsOf(t('open'), served), served, 'no list: every one');
+  assert.deepEqual(modelsOf(t('anyone'), served), ['base']);
+  refuseUnservedModels(p.tenants, served);
+  assert.throws(() => refuseUnservedModels(p.tenants, ['base', 'sql-lora']), {
+    message: 'tenants.acme.models[0]: expected a served model (base, sql-lora), got "chat-lora"',
+  });
+  assert.throws(() => refuseUnservedModels(p.tenants, ['other', 'chat-lora'], 'p.yaml'), {
+    message:
+      'p.yaml: tenants.acme.models[1]: expected a served model (other, chat-lora), got "base"',
+  });
+  const star = resolvePolicy({ ...valid, tenants: { '*': { models: ['gone'] } } });
+  assert.throws(() => refuseUnservedModels(star.tenants, served), {
+    message: /^tenants\.\*\.models\[0\]: .*got "gone"$/,
+  });
 });
 
 test('tenants: listed ones are known, others only through "*"', () => {

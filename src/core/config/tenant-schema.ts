@@ -6,6 +6,7 @@
  * looks a tenant up when it needs one and keeps no copy.
  */
 import { z } from 'zod';
+import { ConfigError } from '../errors.ts';
 import { SLO_CLASS_NAMES } from '../request/slo-classes.ts';
 import { DEFAULT_TENANT, type TenantPolicy } from '../request/tenant.ts';
 
@@ -16,6 +17,8 @@ const tenant = z
   .object({
     weight: positive.optional(),
     classes: z.array(z.enum(SLO_CLASS_NAMES)).min(1).optional(),
+    /** Served model names (the base model, LoRA adapters) it may use; absent: all of them. */
+    models: z.array(z.string().min(1)).min(1).optional(),
     stream: z.boolean().optional(),
     quotas: z
       .object({
@@ -108,6 +111,7 @@ function toTenant(t: z.infer<typeof tenant>): Omit<TenantPolicy, 'name'> {
   return {
     weight: t.weight ?? DEFAULT_TENANT.weight,
     classes: t.classes ?? DEFAULT_TENANT.classes,
+    ...(t.models === undefined ? {} : { models: t.models }),
     streamAllowed: t.stream ?? DEFAULT_TENANT.streamAllowed,
     quotas: {
       windowMs: q.window_ms ?? DEFAULT_TENANT.quotas.windowMs,
@@ -144,4 +148,26 @@ export function lookupTenant(dir: TenantDirectory, name: string): TenantPolicy |
   const t = dir.named.get(name);
   if (t !== undefined) return t;
   return dir.fallback === undefined ? undefined : { name, ...dir.fallback };
+}
+
+/**
+ * Refuses tenants that list (`models`) a model not among `served`, naming the first by its
+ * config path: a ConfigError. A gateway refuses such a policy at start and on reload, and the
+ * simulator before it runs, since the name grants nothing and is most likely a typo that would
+ * turn the tenant's requests away.
+ */
+export function refuseUnservedModels(
+  tenants: TenantDirectory,
+  served: readonly string[],
+  file?: string,
+): void {
+  const listed: [string, Omit<TenantPolicy, 'name'> | undefined][] = [...tenants.named];
+  listed.push(['*', tenants.fallback]);
+  for (const [name, t] of listed) {
+    const i = t?.models?.findIndex((m) => !served.includes(m)) ?? -1;
+    const model = t?.models?.[i];
+    if (model === undefined) continue;
+    const expected = `a served model (${served.join(', ')})`;
+    throw new ConfigError(`tenants.${name}.models[${i}]`, expected, model, file);
+  }
 }

@@ -35,6 +35,12 @@ export interface TenantPolicy {
   readonly weight: number;
   /** Classes the tenant may ask for. */
   readonly classes: readonly SloClassName[];
+  /**
+   * The served models it may ask for, by the name clients send (the base model, its LoRA
+   * adapters); undefined: every one. Another tenant's adapter is, to it, a model that does not
+   * exist.
+   */
+  readonly models?: readonly string[];
   readonly streamAllowed: boolean;
   readonly quotas: TenantQuotas;
   readonly rootBudget?: RootBudget;

@@ -25,6 +25,8 @@ import { reportPage } from '../../report/report-page.ts';
 import { withoutEmptyCharts, type ReportDoc } from '../../report/chart-spec.ts';
 import type { TextRing } from '../text-ring.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
+import { modelsOf } from '../../core/admission/contract-gate.ts';
+import { lookupTenant } from '../../core/config/tenant-schema.ts';
 import type { OpsLog } from '../ops-log.ts';
 import { COMPLETION_PATHS, handleCompletion, type CompletionsDeps } from './completions.ts';
 import { idHeaders, toResponse } from './answer.ts';
@@ -90,23 +92,34 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
       toResponse(await handleCompletion(kind, webInbound(c.req.raw), deps, c.env?.outgoing)),
     );
   }
+  /** The tenant of a request's key: `default` when keys are not required, none for a bad key. */
+  const keyTenant = (authorization: string | undefined): string | undefined => {
+    if (!deps.keys.required) return 'default';
+    const key = bearerToken(authorization);
+    return key === undefined ? undefined : deps.keys.tenantOf(key);
+  };
+  const unauthenticated = () =>
+    refused(
+      new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key'),
+      'unauthenticated',
+    );
+  /** The served models a tenant may use: to it, the others do not exist. */
+  const modelsFor = (tenant: string) =>
+    modelsOf(lookupTenant(deps.policy.tenants, tenant), deps.servedModels);
   app.get('/v1/models', (c) => {
-    if (deps.keys.required) {
-      const key = bearerToken(c.req.header('authorization'));
-      if (key === undefined || deps.keys.tenantOf(key) === undefined) {
-        const e = new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key');
-        return refused(e, 'unauthenticated');
-      }
-    }
-    // As vLLM lists them: the base model first, each LoRA adapter with it as its parent.
+    const tenant = keyTenant(c.req.header('authorization'));
+    if (tenant === undefined) return unauthenticated();
+    // As vLLM lists them: the base model first, each LoRA adapter with it as its parent; only
+    // those the tenant may use (OpenAI lists a key's models).
     const [base] = deps.servedModels;
+    const models = modelsFor(tenant);
     return c.json(
       modelList(
-        deps.servedModels.map((id, i) => ({
+        models.map((id) => ({
           id,
           created: 0,
           ownedBy: 'goodput',
-          parent: i === 0 ? null : base,
+          parent: id === base ? null : base,
         })),
       ),
     );
@@ -157,6 +170,9 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     newId: deps.newId,
     counted: (path, status) => deps.metrics.serverRequests.inc({ path, status: String(status) }),
     refused,
+    keyTenant,
+    unauthenticated,
+    modelsFor,
   });
   app.notFound((c) => {
     const path = c.req.path;

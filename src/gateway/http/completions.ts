@@ -14,6 +14,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { OUT_OF_REACH } from '../../core/admission/up-front.ts';
+import { modelsOf } from '../../core/admission/contract-gate.ts';
 import type { RejectReason, Rejection } from '../../core/request/decision.ts';
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
@@ -198,7 +199,11 @@ async function complete(
       return refusedUnread(inbound, req, untiered, deps);
     }
     // A Responses request that follows a stored response is the whole conversation so far.
-    const read = truncated(await continued(readRequest(kind, bodyText, deps), tenant, deps), deps);
+    const models = modelsOf(policyTenant, deps.servedModels);
+    const read = truncated(
+      await continued(readRequest(kind, bodyText, deps, models), tenant, deps),
+      deps,
+    );
     const { parsed, responses } = read;
     const cls = classOfTier(read.tier, deps.policy, headers, asked);
     const made = policyRequest(

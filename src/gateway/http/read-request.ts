@@ -1,7 +1,7 @@
 /**
  * A completion request's body read as the request it goes upstream as: parsed by its endpoint's
  * schema (a Responses request made into the chat completion it is, and kept beside it for its
- * answer's echo), for a model the fleet serves, asking nothing the fleet cannot answer — filler
+ * answer's echo), for a model the fleet serves and its tenant may use, asking nothing the fleet cannot answer — filler
  * text follows no form — and with one prompt.
  */
 import {
@@ -47,9 +47,15 @@ export interface ReadRequest {
 
 /**
  * The body as the request it goes upstream as, the Responses request it was made from, and the
- * conversation it names.
+ * conversation it names. `models`: those its tenant may use, of the served ones; any other is
+ * refused as a model that does not exist, naming only these.
  */
-export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsDeps): ReadRequest {
+export function readRequest(
+  kind: Endpoint,
+  bodyText: string,
+  deps: CompletionsDeps,
+  models: readonly string[] = deps.servedModels,
+): ReadRequest {
   const json = parseJsonText(bodyText);
   let responses: ResponsesRequest | undefined;
   let parsed: Parsed;
@@ -77,9 +83,7 @@ export function readRequest(kind: Endpoint, bodyText: string, deps: CompletionsD
   // The gateway's too: the class it is served in. It stays in the body, for the answer to name
   // the tier served; no backend is sent it (upstream-attempt.ts).
   if (parsed.service_tier != null) tier = parsed.service_tier;
-  if (!deps.servedModels.includes(parsed.model)) {
-    throw modelNotFound(parsed.model, deps.servedModels);
-  }
+  if (!models.includes(parsed.model)) throw modelNotFound(parsed.model, models);
   if (deps.fillerReplies) {
     if (responses !== undefined) fillerAnswerableResponse(responses, 'the simulated fleet');
     fillerAnswerable(parsed, 'the simulated fleet');

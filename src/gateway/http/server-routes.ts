@@ -1,8 +1,10 @@
 /**
  * vLLM's own endpoints that a client of vLLM calls beside the completions: `POST /tokenize` and
  * `POST /detokenize`. They run on a vLLM's API server, not on its GPU, so they take no part in
- * admission: each goes, as it came, to the next ready server backend, and its answer comes back
- * as the server gave it (a 4xx is the request's, as vLLM words it). No server ready is a 503,
+ * admission; but they are behind the API key like every endpoint that reaches a backend, and a
+ * `model` the key's tenant may not use is, to it, one that does not exist (404). Each goes, as
+ * it came, to the next ready server backend, and its answer comes back as the server gave it (a
+ * 4xx is the request's, as vLLM words it). No server ready is a 503,
  * one that fails or goes silent a 502 naming it. The embedded fleet has no tokenizer: there they
  * are a 404 saying so. Every one is counted, by path and status
  * (`goodput_server_requests_total`), and its answer carries an id.
@@ -13,7 +15,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Timers } from '../../core/ports/timers.ts';
 import type { RejectReason } from '../../core/request/decision.ts';
-import { OpenAiError, errorBody, parseJsonText } from '../../openai/index.ts';
+import { OpenAiError, errorBody, modelNotFound, parseJsonText } from '../../openai/index.ts';
 import { readText } from '../bounded-body.ts';
 import type { Backend } from '../backend.ts';
 import { serverBaseUrl } from '../../openai/server-url.ts';
@@ -80,6 +82,12 @@ export interface ServerRoutesDeps {
   readonly counted: (path: string, status: number) => void;
   /** A refusal before it is sent: counted and recorded under a fresh id it carries. */
   readonly refused: (e: OpenAiError, reason: RejectReason) => Response;
+  /** The tenant of an `Authorization` header's key; undefined for a missing or bad key. */
+  readonly keyTenant: (authorization: string | undefined) => string | undefined;
+  /** The 401 of a missing or bad key. */
+  readonly unauthenticated: () => Response;
+  /** The served models a tenant may use. */
+  readonly modelsFor: (tenant: string) => readonly string[];
 }
 
 export function serverRoutes(app: Hono<GatewayEnv>, deps: ServerRoutesDeps): void {
@@ -93,18 +101,27 @@ export function serverRoutes(app: Hono<GatewayEnv>, deps: ServerRoutesDeps): voi
   });
   for (const path of SERVER_PATHS) {
     app.post(path, limited, async (c) => {
+      const tenant = deps.keyTenant(c.req.header('authorization'));
+      if (tenant === undefined) return deps.unauthenticated();
       const forward = deps.forward;
       if (forward === undefined) {
         const why = `POST ${path}: not served by the simulated fleet, which has no tokenizer`;
         return deps.refused(new OpenAiError(404, why, null, 'not_found'), 'not_found');
       }
       const body = await c.req.text();
-      // Refused here if not JSON, as the server would; its fields are the server's to judge.
+      // Refused here if not JSON, as the server would; its fields are the server's to judge,
+      // but for a model the tenant may not use.
+      let json: unknown;
       try {
-        parseJsonText(body);
+        json = parseJsonText(body);
       } catch (e) {
         if (e instanceof OpenAiError) return deps.refused(e, 'invalid_request');
         throw e;
+      }
+      const model = (json as { model?: unknown } | null)?.model;
+      const models = deps.modelsFor(tenant);
+      if (typeof model === 'string' && !models.includes(model)) {
+        return deps.refused(modelNotFound(model, models), 'unknown_model');
       }
       const id = deps.newId();
       const answer = (status: number, text: string, type = 'application/json') => {
