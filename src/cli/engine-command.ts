@@ -38,6 +38,10 @@ export function engineCommand(): Command {
     .option('--port <n>', 'port to listen on (0: any free port)', portNumber('--port'), 8000)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option(
+      '--api-key <keys...>',
+      "keys /v1 requests must send as 'Authorization: Bearer KEY', as vLLM's (default: $VLLM_API_KEY; none: open)",
+    )
+    .option(
       '--served-model-name <name>',
       'name /v1/models lists and requests must use (default: --model)',
       nonEmpty('--served-model-name'),
@@ -102,10 +106,16 @@ export function engineCommand(): Command {
           crashRate: o.crashRate as number,
         },
         onInternalError: (e) => console.error('goodput engine: internal error:', e),
+        apiKeys: apiKeysOf(o.apiKey as string[] | undefined, process.env.VLLM_API_KEY),
       });
       console.log(`goodput engine: serving ${engine.servedModelName} at ${engine.url}/v1`);
       serving.close = () => engine.close();
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+}
+
+/** The keys given, or the environment's one; an empty key is no key. */
+function apiKeysOf(flag: readonly string[] | undefined, env: string | undefined): string[] {
+  return (flag ?? (env === undefined ? [] : [env])).filter((k) => k !== '');
 }

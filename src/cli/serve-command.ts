@@ -51,7 +51,8 @@ import {
   positiveInt,
   positiveNumber,
 } from './parse-flags.ts';
-import { mostImageTokens, type ImageTokens } from '../openai/image-size.ts';
+import type { ImageTokens } from '../openai/image-size.ts';
+import { logStarted } from './serve-started.ts';
 
 const KEYS_HELP = `
 API keys: clients send them as \`Authorization: Bearer <key>\`. A policy file (--policy) lists,
@@ -104,6 +105,10 @@ export function serveCommand(): Command {
     .addOption(imageTokensOption())
     .addOption(maxBodyOption())
     .option('--admin-token <token>', 'token for /admin endpoints (default: $GOODPUT_ADMIN_TOKEN)')
+    .option(
+      '--backend-api-key <key>',
+      "the key the --backend servers require (vLLM's --api-key), sent to them as 'Authorization: Bearer KEY' (default: $GOODPUT_BACKEND_API_KEY)",
+    )
     .option(
       '--decisions <file>',
       'append every decision record here, one JSON line each (pino: the record in its envelope, msg "decision"), and how each dispatched request ended (msg "outcome")',
@@ -251,6 +256,7 @@ export function serveCommand(): Command {
         port: o.port as number,
         statusPort: o.statusPort as number | undefined,
         adminToken: (o.adminToken as string | undefined) ?? process.env.GOODPUT_ADMIN_TOKEN,
+        backendApiKey: backendApiKey(o, urls),
         shared:
           o.redis === undefined
             ? undefined
@@ -283,50 +289,7 @@ export function serveCommand(): Command {
                 intervalMs: (o.learnedStateInterval as number) * 1000,
               },
       });
-      const fleet = running.embedded
-        ? { embedded_replicas: o.replicas as number, model: spec.model, gpu: spec.gpu }
-        : pool !== undefined
-          ? { engine_pool: 'local', slots: urls, model: spec.model, gpu: spec.gpu }
-          : { backends: urls };
-      log.info({ policy: policy.revision, ...fleet }, `policy ${policy.revision}`);
-      if (policy.admission.type === 'goodput') {
-        const { minSamples, priorOutputReserve } = policy.estimate;
-        const which = running.gateway.pipeline.learned.restored === undefined ? 'a' : 'a cold';
-        log.info(
-          { prior_output_reserve: priorOutputReserve, min_samples: minSamples },
-          `until ${which} class's output lengths are learned, its requests reserve KV for up to ` +
-            `${priorOutputReserve} output tokens (estimate.prior_output_reserve; less with max_tokens)`,
-        );
-      }
-      if (
-        imageTokens !== undefined &&
-        imageTokens.rule !== 'fixed' &&
-        imageTokens.urlTokens === mostImageTokens(imageTokens)
-      ) {
-        log.warn(
-          { url_tokens: imageTokens.urlTokens },
-          `images by URL are planned at ${imageTokens.urlTokens} tokens each, the most one can take, until the backends have counted 20 requests holding them (goodput_url_image_planned_tokens); set --image-tokens ${imageTokens.rule}:url_tokens=N to start from what your clients' images take`,
-        );
-      }
-      if ([...policy.tenants.named.values()].every((t) => t.apiKeySha256.length === 0)) {
-        log.warn({}, 'no API keys configured: requests need no key and count as tenant `default`');
-      }
-      if (o.redis !== undefined) {
-        log.info(
-          { failure: o.redisFailure, gateway_replicas: o.gatewayReplicas },
-          `shared state in Redis (fails ${o.redisFailure as string})`,
-        );
-      }
-      log.info(
-        { url: `${running.url}/v1`, model },
-        `OpenAI API at ${running.url}/v1 (model "${model}")`,
-      );
-      if (running.statusUrl !== undefined) {
-        log.info(
-          { status_url: running.statusUrl },
-          `status port at ${running.statusUrl} (/healthz, /readyz, /health, /metrics)`,
-        );
-      }
+      logStarted(log, running, { o, policy, spec, urls, pool, imageTokens, model });
       onSignals(running, (o.drainTimeout as number) * 1000, decisions, log);
     });
 }
@@ -387,4 +350,14 @@ function decisionLogAt(path: string): DecisionLog {
   } catch (e) {
     throw new ConfigError('--decisions', `a file it can append to (${(e as Error).message})`, path);
   }
+}
+
+/** The key for the --backend servers: the flag's, or the environment's; the flag needs servers. */
+function backendApiKey(o: Record<string, unknown>, urls: readonly string[]): string | undefined {
+  const flag = o.backendApiKey as string | undefined;
+  if (flag !== undefined && urls.length === 0) {
+    throw new ConfigError('--backend-api-key', 'a --backend to send it to', 'none');
+  }
+  const key = flag ?? process.env.GOODPUT_BACKEND_API_KEY;
+  return key === '' ? undefined : key;
 }

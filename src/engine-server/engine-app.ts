@@ -26,6 +26,7 @@ import { ENGINE_SERVER_DEFAULTS, type EngineServerSpec, resolveEngine } from './
 import { EngineMetrics } from './engine-metrics.ts';
 import type { LengthSampler } from './request-plan.ts';
 import { SimulatedBackend } from './simulated-backend.ts';
+import { requireApiKey } from './api-key.ts';
 
 export interface EngineServerOptions extends Partial<Omit<EngineServerSpec, 'faults'>> {
   readonly faults?: Partial<EngineServerSpec['faults']>;
@@ -38,6 +39,8 @@ export interface EngineServerOptions extends Partial<Omit<EngineServerSpec, 'fau
   readonly lengths?: LengthSampler;
   /** Told of unexpected errors (bugs), which are answered 500. */
   readonly onInternalError?: (e: unknown) => void;
+  /** vLLM's `--api-key`: the keys `/v1` paths need (api-key.ts); none: open. */
+  readonly apiKeys?: readonly string[];
 }
 
 export interface EngineServer {
@@ -104,6 +107,7 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
     maxSize: spec.maxBodyBytes,
     onError: () => errorResponse(payloadTooLarge(spec.maxBodyBytes)),
   });
+  requireApiKey(app, options.apiKeys ?? []);
   app.get('/health', (c) => (serving ? c.body(null, 200) : c.body(null, 503)));
   app.get('/v1/models', (c) =>
     c.json(

@@ -58,6 +58,8 @@ export class BackendFleet {
   private readonly draining: boolean[];
   /** Whether a backend was logged to send tokens past the output cap (once each). */
   private readonly pastCapTold: boolean[];
+  /** Whether a backend's refusal of the gateway's credentials was logged (once a backend). */
+  private readonly credentialsTold: boolean[];
   private watchTimer: TimerHandle | null = null;
 
   constructor(deps: FleetDeps) {
@@ -73,6 +75,7 @@ export class BackendFleet {
     this.servableSeen = deps.backends.map(() => undefined);
     this.draining = deps.backends.map(() => false);
     this.pastCapTold = deps.backends.map(() => false);
+    this.credentialsTold = deps.backends.map(() => false);
     this.breakers = deps.backends.map((b) => {
       m.breakerState(b.name, 'closed');
       return new CircuitBreaker(deps.clock, {
@@ -199,6 +202,14 @@ export class BackendFleet {
     const breaker = this.breakers[replica];
     if (e.status === 429) breaker.abandon();
     else breaker.record(e.requestAtFault);
+    if ((e.status === 401 || e.status === 403) && !this.credentialsTold[replica]) {
+      this.credentialsTold[replica] = true;
+      const name = this.backends[replica].name;
+      this.deps.log.error(
+        { backend: name, status: e.status },
+        `backend ${name} refused the gateway's credentials (HTTP ${e.status}): give the gateway the key it requires (--backend-api-key, or $GOODPUT_BACKEND_API_KEY)`,
+      );
+    }
   }
 
   /** The request ended without saying anything of the backend's health. */

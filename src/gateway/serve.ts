@@ -75,6 +75,8 @@ export interface ServeOptions {
    */
   readonly statusPort?: number;
   readonly adminToken?: string;
+  /** The key the backends at `backendUrls` require (vLLM's `--api-key`); none: they are open. */
+  readonly backendApiKey?: string;
   /** Each decision record, and its JSON text (as the decision lookup keeps it). */
   readonly onDecision?: (record: DecisionRecord, json: string) => void;
   /** How each dispatched request ended, and its JSON text. */
@@ -160,6 +162,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
               clock,
               timers,
               scrapeIntervalMs: o.scrapeIntervalMs,
+              apiKey: o.backendApiKey,
             }),
         );
   const metrics = new GatewayMetrics(o.policy.tenants.named.keys(), servedModels);
@@ -306,7 +309,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     forward:
       o.backendUrls.length === 0
         ? undefined
-        : serverForwarder(o.backendUrls, backends, { clock, timers }),
+        : serverForwarder(o.backendUrls, backends, { clock, timers, apiKey: o.backendApiKey }),
   };
   const app = createGatewayApp(appDeps);
   warnOnOpenFileLimit(log);

@@ -37,12 +37,16 @@ export interface ServerAnswer {
 /** Sends `body` to `path` of a ready server; undefined when none is ready. */
 export type Forward = (path: string, body: string, id: string) => Promise<ServerAnswer | undefined>;
 
-/** The server backends in turn (`urls[i]` is `backends[i]`'s), the next ready one taking each. */
+/**
+ * The server backends in turn (`urls[i]` is `backends[i]`'s), the next ready one taking each,
+ * with the key they require, if any (the gateway's own, not the client's).
+ */
 export function serverForwarder(
   urls: readonly string[],
   backends: readonly Backend[],
-  at: { readonly clock: Clock; readonly timers: Timers },
+  at: { readonly clock: Clock; readonly timers: Timers; readonly apiKey?: string },
 ): Forward {
+  const auth = at.apiKey === undefined ? {} : { authorization: `Bearer ${at.apiKey}` };
   const agent = new Agent({ keepAlive: true });
   let next = 0;
   return async (path, body, id) => {
@@ -58,6 +62,7 @@ export function serverForwarder(
             'content-type': 'application/json',
             'content-length': String(Buffer.byteLength(body)),
             'x-request-id': id,
+            ...auth,
           },
         });
         req.once('response', resolve);
