@@ -1,6 +1,7 @@
 /**
  * An OpenAI-compatible HTTP upstream (vLLM, SGLang, TGI, llama.cpp server…) over a keep-alive
- * node:http agent — several times cheaper per streamed chunk than fetch, which matters at
+ * node:http (or, for an https URL, node:https) agent — several times cheaper per streamed chunk
+ * than fetch, which matters at
  * thousands of tokens a second. Every call streams (with usage) whatever the client asked for,
  * and carries the gateway's request id as `X-Request-Id` (vLLM names its request after it) and
  * the attempt's W3C trace context (`traceparent`, `tracestate`) when it has one; its answer is
@@ -9,7 +10,8 @@
  * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
  * failed scrape — make the backend not ready: unknown is never read as idle.
  */
-import { Agent, request, type IncomingMessage, type RequestOptions } from 'node:http';
+import type { IncomingMessage, RequestOptions } from 'node:http';
+import { upstreamClient, type UpstreamClient } from './upstream-client.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
@@ -84,11 +86,12 @@ export class HttpBackend implements Backend {
   private modelsStale = false;
   /** The adapters `/v1/models` last listed; undefined until it has answered with a list. */
   private servable: readonly string[] | undefined;
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  private readonly client: UpstreamClient;
 
   constructor(opts: HttpBackendOptions) {
     this.name = opts.name;
     this.opts = opts;
+    this.client = upstreamClient(opts.url, { keepAlive: true, maxSockets: Infinity });
     const url = new URL(opts.url);
     const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
     // An IPv6 address without the brackets a URL writes it in.
@@ -165,7 +168,7 @@ export class HttpBackend implements Backend {
   async close(): Promise<void> {
     this.closed = true;
     this.timer?.cancel();
-    this.agent.destroy();
+    this.client.destroy();
   }
 
   private headers(extra: Record<string, string>): Record<string, string> {
@@ -196,7 +199,7 @@ export class HttpBackend implements Backend {
   /** One request on the keep-alive agent; resolves with the response head. */
   private send(path: string, options: RequestOptions, body?: string): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const req = request(this.opts.url + path, { ...options, agent: this.agent });
+      const req = this.client.request(this.opts.url + path, options);
       req.once('response', resolve);
       req.once('error', reject);
       req.once('timeout', () =>

@@ -9,7 +9,8 @@
  * are a 404 saying so. Every one is counted, by path and status
  * (`goodput_server_requests_total`), and its answer carries an id.
  */
-import { Agent, request, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { upstreamClient } from '../upstream-client.ts';
 import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Clock } from '../../core/ports/clock.ts';
@@ -47,16 +48,15 @@ export function serverForwarder(
   at: { readonly clock: Clock; readonly timers: Timers; readonly apiKey?: string },
 ): Forward {
   const auth = at.apiKey === undefined ? {} : { authorization: `Bearer ${at.apiKey}` };
-  const agent = new Agent({ keepAlive: true });
+  const clients = urls.map((url) => upstreamClient(serverBaseUrl(url), { keepAlive: true }));
   let next = 0;
   return async (path, body, id) => {
     for (let tried = 0; tried < urls.length; tried++) {
       const i = next++ % urls.length;
       if (!backends[i].load().ready) continue;
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
-        const req = request(serverBaseUrl(urls[i]) + path, {
+        const req = clients[i].request(serverBaseUrl(urls[i]) + path, {
           method: 'POST',
-          agent,
           timeout: SERVER_ANSWER_MS,
           headers: {
             'content-type': 'application/json',
