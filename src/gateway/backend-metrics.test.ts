@@ -37,6 +37,29 @@ test('SGLang names and the older vLLM cache gauge are understood', () => {
   assert.equal(loadFromExposition(old, 0)?.kvUsage, 0.9);
 });
 
+test("TGI's and llama.cpp's names are understood: a backend of either is ready", () => {
+  const tgi = [
+    '# TYPE tgi_batch_current_size gauge',
+    'tgi_batch_current_size 3',
+    '# TYPE tgi_queue_size gauge',
+    'tgi_queue_size 2',
+    'tgi_batch_current_max_tokens 4096',
+  ].join('\n');
+  const t = loadFromExposition(tgi, 5);
+  assert.deepEqual([t?.ready, t?.running, t?.waiting, t?.kvUsage], [true, 3, 2, 0]);
+  const llama = [
+    '# HELP llamacpp:requests_processing Number of requests processing.',
+    'llamacpp:requests_processing 1',
+    'llamacpp:requests_deferred 4',
+    'llamacpp:kv_cache_usage_ratio 0.25',
+  ].join('\n');
+  const l = loadFromExposition(llama, 5);
+  assert.deepEqual([l?.ready, l?.running, l?.waiting, l?.kvUsage], [true, 1, 4, 0.25]);
+  // Current llama.cpp builds no longer export the KV ratio: still a load.
+  const current = 'llamacpp:requests_processing 0\nllamacpp:requests_deferred 0\n';
+  assert.equal(loadFromExposition(current, 5)?.ready, true);
+});
+
 test('no running/waiting gauges means no load; junk lines are skipped', () => {
   assert.equal(loadFromExposition('up 1\n', 0), undefined);
   const sums = parseExposition('bad line\nx{a="}"} 2\nx 3 1700000000\ny NaN\n');

@@ -2,8 +2,11 @@
  * Reads a backend's Prometheus exposition into the load the gateway routes and admits on,
  * understanding vLLM's names (`vllm:num_requests_running`, `vllm:num_requests_waiting`,
  * `vllm:kv_cache_usage_perc` or the older `vllm:gpu_cache_usage_perc`, prefix-cache queries and
- * hits, preemptions) and SGLang's (`sglang:num_running_reqs`, `sglang:num_queue_reqs`,
- * `sglang:token_usage`). Values are summed over label sets (one engine may report per model).
+ * hits, preemptions), SGLang's (`sglang:num_running_reqs`, `sglang:num_queue_reqs`,
+ * `sglang:token_usage`), TGI's (`tgi_batch_current_size`, `tgi_queue_size`; it tells no KV
+ * usage) and llama.cpp's (`llamacpp:requests_processing`, `llamacpp:requests_deferred`, and
+ * `llamacpp:kv_cache_usage_ratio` where its build still exports it; `llama-server --metrics`).
+ * Values are summed over label sets (one engine may report per model).
  * The LoRA adapters resident in its GPU slots come from `vllm:lora_requests_info`'s
  * `running_lora_adapters` label, in its latest sample (the value is the time of the reading),
  * and how many one batch may run from its `max_lora`.
@@ -14,9 +17,24 @@ import type { Ms } from '../core/request/units.ts';
 import type { BackendLoad } from './backend.ts';
 
 const NAMES = {
-  running: ['vllm:num_requests_running', 'sglang:num_running_reqs'],
-  waiting: ['vllm:num_requests_waiting', 'sglang:num_queue_reqs'],
-  kvUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'sglang:token_usage'],
+  running: [
+    'vllm:num_requests_running',
+    'sglang:num_running_reqs',
+    'tgi_batch_current_size',
+    'llamacpp:requests_processing',
+  ],
+  waiting: [
+    'vllm:num_requests_waiting',
+    'sglang:num_queue_reqs',
+    'tgi_queue_size',
+    'llamacpp:requests_deferred',
+  ],
+  kvUsage: [
+    'vllm:kv_cache_usage_perc',
+    'vllm:gpu_cache_usage_perc',
+    'sglang:token_usage',
+    'llamacpp:kv_cache_usage_ratio',
+  ],
   prefixQueries: ['vllm:prefix_cache_queries_total', 'vllm:prefix_cache_queries'],
   prefixHits: ['vllm:prefix_cache_hits_total', 'vllm:prefix_cache_hits'],
   preemptions: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],

@@ -234,7 +234,7 @@ export class HttpBackend implements Backend {
       this.lastError = !ok
         ? `HTTP ${res.statusCode}`
         : load === undefined
-          ? 'its /metrics has no running and waiting request counts'
+          ? "its /metrics has no running and waiting request counts (vLLM's, SGLang's, TGI's or llama.cpp's)"
           : undefined;
     } catch (e) {
       // Unreachable: same — the figures age out and the backend stops being ready.
