@@ -1,33 +1,41 @@
 /**
  * `serve`'s autoscaler, from its flags: the decision `/metrics` exports, checked (an autoscaler's
- * limits without one are refused), and the local engine pool that acts on it when asked for.
+ * limits without one are refused), and the pool that acts on it when asked for: local engine
+ * processes, or a Kubernetes object's replicas (serve-kube.ts).
  */
 import { refuseUnusedLimits, resolveScaleFlags } from '../core/autoscale/scale-options.ts';
 import { ConfigError } from '../core/errors.ts';
 import { LocalEnginePool } from '../gateway/local-pool.ts';
 import type { OpsLog } from '../gateway/ops-log.ts';
-import type { ScaleExportSettings } from '../gateway/scale-export.ts';
+import type { ScaleExportSettings, ScalePool } from '../gateway/scale-export.ts';
+import { kubePool, refuseStrayKubeFlags } from './serve-kube.ts';
 import { SeededRng } from '../runtime/seeded-rng.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { loadEnvelope } from '../sim/envelope-file.ts';
 import { formatImageTokens, type ImageTokens } from '../openai/image-size.ts';
 
+/** A pool that acts on the decision, and the backend URL of each of its slots. */
+export type ServingPool = ScalePool & { readonly urls: readonly string[] };
+
 /** How often the gateway's autoscaler decides. */
 const SCALE_TICK_MS = 5_000;
 
 /**
- * The autoscaler the serve flags ask for, checked, and the local engine pool when asked for;
+ * The autoscaler the serve flags ask for, checked, and the pool that acts on it when asked for;
  * `fleet`: the groups serving at start (the minimum's default).
  */
 export async function serveAutoscale(
   o: Record<string, unknown>,
   fleet: number,
   log: OpsLog,
-): Promise<(ScaleExportSettings & { readonly pool?: LocalEnginePool }) | undefined> {
-  const local = o.enginePool === 'local';
+): Promise<(ScaleExportSettings & { readonly pool?: ServingPool }) | undefined> {
+  const kind = o.enginePool as 'none' | 'local' | 'kubernetes';
+  refuseStrayKubeFlags(o, kind);
   if (o.autoscaler === 'none') {
-    if (local) throw new ConfigError('--engine-pool', 'none when --autoscaler is none', 'local');
+    if (kind !== 'none') {
+      throw new ConfigError('--engine-pool', 'none when --autoscaler is none', kind);
+    }
     refuseUnusedLimits(
       {
         minReplicas: o.minReplicas as number | undefined,
@@ -62,7 +70,11 @@ export async function serveAutoscale(
     o.capacityEnvelope === undefined
       ? {}
       : { envelope: loadEnvelope(o.capacityEnvelope as string) };
-  if (!local) return { type: s.type, limits, ...envelope };
+  if (kind === 'none') return { type: s.type, limits, ...envelope };
+  if (kind === 'kubernetes') {
+    const pool = await kubePool(o, s.maxReplicas, log);
+    return { type: s.type, limits, pool, ...envelope };
+  }
   const pool = await LocalEnginePool.open({
     slots: s.maxReplicas,
     command: [process.execPath, ...process.execArgv, process.argv[1], 'engine'],

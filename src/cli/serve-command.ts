@@ -160,10 +160,20 @@ export function serveCommand(): Command {
     )
     .option(
       '--engine-pool <kind>',
-      'who acts on the decision: none (exported only) | local (starts and drains goodput engine processes on this machine, one per group, ready after --ready-time)',
-      oneOf('--engine-pool', ['none', 'local']),
+      'who acts on the decision: none (exported only) | local (starts and drains goodput engine processes on this machine, one per group, ready after --ready-time) | kubernetes (scales the --k8s-scale object, draining the replica it removes)',
+      oneOf('--engine-pool', ['none', 'local', 'kubernetes']),
       'none',
     )
+    .option(
+      '--k8s-scale <path>',
+      'the StatefulSet or LeaderWorkerSet whose replicas --engine-pool kubernetes sets, from the API root: apis/apps/v1/namespaces/NS/statefulsets/NAME',
+    )
+    .option(
+      '--k8s-backend-url <template>',
+      "replica {i}'s OpenAI-compatible URL, e.g. http://vllm-{i}.vllm.NS.svc:8000 (a headless Service's pod names)",
+    )
+    .option('--k8s-api <url>', "the API server (default: the pod's own cluster)")
+    .option('--k8s-token-file <file>', "its bearer token (default: the pod's service account)")
     .option(
       '--otlp-endpoint <url>',
       "send each request's trace to an OpenTelemetry collector over OTLP/HTTP (JSON), e.g. http://collector:4318/v1/traces (no path: /v1/traces); default: none",
@@ -200,12 +210,13 @@ export function serveCommand(): Command {
       const model = (o.servedModelName as string | undefined) ?? spec.model;
       const given = ((o.backend as string[] | undefined) ?? []).map((u) => serverBaseUrl(u));
       const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);
-      const local = o.enginePool === 'local';
-      const serving = given.length > 0 ? given.length : local ? 1 : (o.replicas as number);
+      const pooled = o.enginePool !== 'none';
+      const serving = given.length > 0 ? given.length : pooled ? 1 : (o.replicas as number);
       const autoscale = await serveAutoscale(o, serving, log);
       const pool = autoscale?.pool;
       if (pool !== undefined && given.length > 0) {
-        throw new ConfigError('--engine-pool', 'none with --backend (local runs its own)', 'local');
+        const kind = o.enginePool as string;
+        throw new ConfigError('--engine-pool', 'none with --backend (a pool has its own)', kind);
       }
       const urls = pool?.urls ?? given;
       const imageTokens = o.imageTokens as ImageTokens | undefined;

@@ -25,7 +25,7 @@ export function logStarted(log: OpsLog, running: RunningGateway, started: Starte
   const fleet = running.embedded
     ? { embedded_replicas: o.replicas as number, model: spec.model, gpu: spec.gpu }
     : pool !== undefined
-      ? { engine_pool: 'local', slots: urls, model: spec.model, gpu: spec.gpu }
+      ? { engine_pool: o.enginePool as string, slots: urls, model: spec.model, gpu: spec.gpu }
       : { backends: urls };
   log.info({ policy: policy.revision, ...fleet }, `policy ${policy.revision}`);
   if (policy.admission.type === 'goodput') {

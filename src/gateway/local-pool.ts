@@ -16,9 +16,10 @@ import type { ReadyTime } from '../core/fleet/replica-group.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Rng } from '../core/ports/rng.ts';
-import type { TimerHandle, Timers } from '../core/ports/timers.ts';
+import type { Timers } from '../core/ports/timers.ts';
 import type { OpsLog } from './ops-log.ts';
 import type { PoolFleet, ScalePool } from './scale-export.ts';
+import { watchDrain, type DrainWatch } from './pool-drain.ts';
 
 export type SlotState = 'stopped' | 'starting' | 'ready' | 'draining';
 
@@ -36,16 +37,10 @@ export interface LocalPoolOptions {
   readonly log: OpsLog;
 }
 
-/** How often a drain looks whether its streams have ended. */
-const DRAIN_POLL_MS = 200;
-
 interface Slot {
   state: SlotState;
   child: ChildProcess | null;
-  drainTimer: TimerHandle | null;
-  drainStartMs: number;
-  /** Polls in a row that found no stream: two, so a request placed just before the drain starts. */
-  idlePolls: number;
+  drain: DrainWatch | null;
 }
 
 export class LocalEnginePool implements ScalePool {
@@ -64,13 +59,7 @@ export class LocalEnginePool implements ScalePool {
     this.opts = opts;
     this.ports = ports;
     this.urls = ports.map((p) => `http://127.0.0.1:${p}`);
-    this.slots = ports.map(() => ({
-      state: 'stopped',
-      child: null,
-      drainTimer: null,
-      drainStartMs: 0,
-      idlePolls: 0,
-    }));
+    this.slots = ports.map(() => ({ state: 'stopped', child: null, drain: null }));
   }
 
   /** A pool of `opts.slots` slots, each on a port free now on this machine. */
@@ -124,7 +113,7 @@ export class LocalEnginePool implements ScalePool {
     this.closed = true;
     const exits: Promise<void>[] = [];
     for (const s of this.slots) {
-      s.drainTimer?.cancel();
+      s.drain?.cancel();
       const child = s.child;
       if (child === null || child.exitCode !== null || child.signalCode !== null) continue;
       exits.push(new Promise((done) => child.once('exit', () => done())));
@@ -161,8 +150,8 @@ export class LocalEnginePool implements ScalePool {
     child.once('exit', (code, signal) => {
       if (slot.child !== child) return;
       slot.child = null;
-      slot.drainTimer?.cancel();
-      slot.drainTimer = null;
+      slot.drain?.cancel();
+      slot.drain = null;
       this.fleet?.setDraining(i, false);
       const expected = slot.state === 'stopped';
       if (!expected && !this.closed) {
@@ -178,42 +167,28 @@ export class LocalEnginePool implements ScalePool {
   private drain(i: number): void {
     const slot = this.slots[i];
     this.fleet?.setDraining(i, true);
-    slot.drainStartMs = this.opts.clock.now();
-    slot.idlePolls = 0;
     this.slots[i].state = 'draining';
     this.opts.log.info(
       { slot: i, url: this.urls[i], streams: this.fleet?.inFlightOn(i) ?? 0 },
       `engine pool: draining ${this.urls[i]} (no new requests; its streams finish)`,
     );
-    const poll = () => {
-      slot.drainTimer = null;
+    slot.drain = watchDrain(i, { ...this.opts, fleet: this.fleet }, (tookMs, cut) => {
+      slot.drain = null;
       if (slot.state !== 'draining') return;
-      const streams = this.fleet?.inFlightOn(i) ?? 0;
-      slot.idlePolls = streams === 0 ? slot.idlePolls + 1 : 0;
-      const tookMs = this.opts.clock.now() - slot.drainStartMs;
-      if (slot.idlePolls >= 2 || tookMs >= this.opts.maxDrainMs) {
-        if (streams > 0) this.cut += streams;
-        this.drained++;
-        this.opts.log[streams > 0 ? 'warn' : 'info'](
-          { slot: i, drain_ms: Math.round(tookMs), cut: streams },
-          `engine pool: drained ${this.urls[i]} in ${Math.round(tookMs)} ms; stopping it`,
-        );
-        this.stop(i, 'drained');
-        return;
-      }
-      slot.drainTimer = this.pollLater(poll);
-    };
-    slot.drainTimer = this.pollLater(poll);
-  }
-
-  private pollLater(poll: () => void): TimerHandle {
-    return this.opts.timers.at(this.opts.clock.now() + DRAIN_POLL_MS, poll);
+      this.cut += cut;
+      this.drained++;
+      this.opts.log[cut > 0 ? 'warn' : 'info'](
+        { slot: i, drain_ms: Math.round(tookMs), cut },
+        `engine pool: drained ${this.urls[i]} in ${Math.round(tookMs)} ms; stopping it`,
+      );
+      this.stop(i, 'drained');
+    });
   }
 
   private undrain(i: number): void {
     const slot = this.slots[i];
-    slot.drainTimer?.cancel();
-    slot.drainTimer = null;
+    slot.drain?.cancel();
+    slot.drain = null;
     this.fleet?.setDraining(i, false);
     this.slots[i].state = 'ready';
     this.opts.log.info({ slot: i }, `engine pool: ${this.urls[i]} serves again (drain cancelled)`);

@@ -1,0 +1,77 @@
+// The scale subresource over real HTTP, against a fake API server that answers as the real one:
+// read, set with a merge patch and the bearer token from its file (read again on every call, as
+// kubelet rotates it), and a wrong path or token an error naming the call and the status.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeScale } from '../../src/gateway/kube-api.ts';
+import { runGoodput } from './process-kit.ts';
+import { SCALE_PATH, fakeKube } from './fake-kube.ts';
+import { tempDir } from '../temp-dir.ts';
+
+test('GET and PATCH the scale subresource, with the token its file holds', async () => {
+  const api = await fakeKube('t0k3n', 2);
+  const tokenFile = join(tempDir('kube'), 'token');
+  writeFileSync(tokenFile, 't0k3n\n');
+  const scale = new KubeScale(SCALE_PATH, { apiUrl: `${api.url}/`, tokenFile });
+  assert.equal(scale.url, `${api.url}/${SCALE_PATH}/scale`);
+  assert.deepEqual(await scale.get(), { spec: 2, status: 2 });
+  assert.deepEqual(await scale.set(4), { spec: 4, status: 4 });
+  assert.deepEqual(api.patches, [4]);
+  writeFileSync(tokenFile, 'rotated-away');
+  await assert.rejects(scale.get(), /GET http:\S+\/scale: HTTP 401 .*Unauthorized/);
+  writeFileSync(tokenFile, 't0k3n');
+  const wrong = new KubeScale('apis/apps/v1/namespaces/llm/statefulsets/nope', {
+    apiUrl: api.url,
+    tokenFile,
+  });
+  await assert.rejects(wrong.set(1), /PATCH \S+nope\/scale: HTTP 404 .*NotFound/);
+});
+
+test('outside a pod, the API server must be named', () => {
+  const host = process.env.KUBERNETES_SERVICE_HOST;
+  delete process.env.KUBERNETES_SERVICE_HOST;
+  try {
+    assert.throws(() => new KubeScale(SCALE_PATH), /--k8s-api: expected the API server's URL/);
+  } finally {
+    if (host !== undefined) process.env.KUBERNETES_SERVICE_HOST = host;
+  }
+});
+
+test('serve refuses a kubernetes pool it cannot use at start, naming the flag', async () => {
+  const api = await fakeKube('t0k3n', 1);
+  const tokenFile = join(tempDir('kube'), 'token');
+  writeFileSync(tokenFile, 'wrong');
+  const pool = ['--engine-pool', 'kubernetes', '--k8s-api', api.url];
+  for (const [args, says] of [
+    [
+      [...pool, '--k8s-backend-url', 'http://vllm-{i}:8000'],
+      /--k8s-scale: expected the scalable object/,
+    ],
+    [
+      [...pool, '--k8s-scale', SCALE_PATH, '--k8s-backend-url', 'http://vllm:8000'],
+      /--k8s-backend-url: expected replica \{i\}'s URL/,
+    ],
+    [
+      [
+        ...pool,
+        '--k8s-scale',
+        SCALE_PATH,
+        '--k8s-backend-url',
+        'http://vllm-{i}:8000',
+        '--k8s-token-file',
+        tokenFile,
+      ],
+      /--k8s-scale: expected a scalable object the gateway may read and scale \(GET \S+: HTTP 401/,
+    ],
+    [
+      ['--k8s-scale', SCALE_PATH],
+      /--k8s-scale: expected --engine-pool kubernetes with it, got "none"/,
+    ],
+  ] as const) {
+    const run = await runGoodput(['serve', '--port', '0', ...args]);
+    assert.equal(run.code, 2, run.out);
+    assert.match(run.out, says);
+  }
+});
