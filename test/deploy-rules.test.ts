@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { engines, gateway } from './gateway/gateway-kit.ts';
 
 const RULES = 'deploy/prometheus/goodput-rules.yaml';
@@ -107,4 +107,14 @@ test('promtool accepts the rules, and their unit tests pass', async () => {
   await run('promtool', ['check', 'rules', RULES]);
   const { stdout } = await run('promtool', ['test', 'rules', RULES_TESTS]);
   assert.match(stdout, /SUCCESS/);
+});
+
+test("the Kubernetes actuator's Role grants what it calls: get and patch of the scale subresource", () => {
+  const docs = parseAllDocuments(readFileSync('deploy/kubernetes/rbac.yaml', 'utf8')).map(
+    (d) => d.toJS() as { kind: string; rules?: { resources: string[]; verbs: string[] }[] },
+  );
+  const role = docs.find((d) => d.kind === 'Role');
+  assert.deepEqual(role?.rules?.[0]?.resources, ['statefulsets/scale']);
+  assert.deepEqual(role?.rules?.[0]?.verbs, ['get', 'patch']);
+  assert.ok(['ServiceAccount', 'RoleBinding'].every((k) => docs.some((d) => d.kind === k)));
 });
