@@ -1,9 +1,9 @@
 // Backends that require a key, as vLLM started with --api-key does: `goodput engine --api-key`
 // refuses /v1 without it, and `goodput serve --backend-api-key` (or $GOODPUT_BACKEND_API_KEY)
 // sends it with every request upstream. A gateway without the key is refused by the backend:
-// the client gets the gateway's own 502 or 503, never the backend's 401, and the log says, once, which
-// backend refused the gateway's credentials and what to set. The flag without a --backend to
-// send it to is refused at start.
+// the client gets the gateway's own 502 or 503, never the backend's 401, and the log says,
+// once, which backend refused the gateway's credentials and what to set. The flag without a
+// --backend to send it to is refused at start.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -54,9 +54,13 @@ test('the gateway sends the backends the key they require; without it, a 5xx of 
     assert.ok('status' in refused, 'refused');
     assert.ok([502, 503].includes(refused.status), `${refused.status} ${refused.message}`);
   }
-  const told = keyless.proc
-    .jsonLines()
-    .filter((l) => String(l.msg).includes("refused the gateway's credentials"));
+  const toldLines = () =>
+    keyless.proc
+      .jsonLines()
+      .filter((l) => String(l.msg).includes("refused the gateway's credentials"));
+  // Its stdout reaches this process when the pipe delivers it, not with the answer.
+  await until('the log line', () => toldLines().length > 0, 10_000, 20);
+  const told = toldLines();
   assert.equal(told.length, 1, keyless.proc.output());
   assert.match(
     String(told[0]?.msg),

@@ -1,6 +1,7 @@
 // The tenant ledger: the in-memory rules of the tenant-accounting port (tokens, requests,
-// concurrency, retries), which the simulator uses directly and the gateway's memory store wraps. The
-// shared-store conformance suite checks the Redis implementation against the same rules.
+// concurrency, retries), which the simulator uses directly and the gateway's memory store
+// wraps. The shared-store conformance suite checks the Redis implementation against the same
+// rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TenantQuotas } from '../../request/tenant.ts';
