@@ -218,7 +218,8 @@ export function serveCommand(): Command {
         const kind = o.enginePool as string;
         throw new ConfigError('--engine-pool', 'none with --backend (a pool has its own)', kind);
       }
-      const urls = pool?.urls ?? given;
+      // A pool's URLs as a --backend's are taken: an OpenAI-style base's /v1 is its root.
+      const urls = pool === undefined ? given : pool.urls.map((u) => serverBaseUrl(u));
       const imageTokens = o.imageTokens as ImageTokens | undefined;
       const adapterReplicas = o.adapterReplicas as number | undefined;
       if (adapterReplicas !== undefined && urls.length > 0) {

@@ -56,7 +56,7 @@ test('kubernetes pool: a burst scales the StatefulSet out, then in, each removed
     '--k8s-scale',
     SCALE_PATH,
     '--k8s-backend-url',
-    `http://127.0.0.1{i}:${port}`,
+    `http://127.0.0.1{i}:${port}/v1`,
   ]);
   t.after(() => proc.child.kill('SIGKILL'));
   const ready = () => metricAt(url, 'goodput_engine_pool_engines', 'state="ready"');
