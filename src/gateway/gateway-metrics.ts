@@ -211,13 +211,13 @@ export class GatewayMetrics {
   });
   readonly poolEngines = new Gauge({
     name: 'goodput_engine_pool_engines',
-    help: 'Engines of the local engine pool by state (starting, ready, draining).',
+    help: 'Replicas of the engine pool (local processes or a Kubernetes object) by state (starting, ready, draining).',
     labelNames: ['state'],
     registers: [this.registry],
   });
   readonly poolDrains = new Counter({
     name: 'goodput_engine_pool_drains_total',
-    help: 'Engines the local engine pool drained and stopped (drained), and streams a drain time limit cut (cut).',
+    help: 'Replicas the engine pool drained before removing them (drained), and streams a drain time limit cut (cut).',
     labelNames: ['outcome'],
     registers: [this.registry],
   });
