@@ -16,6 +16,8 @@ import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
 import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
+import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
+import type { ModelListing } from './backend-metrics.ts';
 import type { Backend, StreamEnd, UpstreamError } from './backend.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import type { OpsLog } from './ops-log.ts';
@@ -32,10 +34,13 @@ export interface FleetDeps {
   readonly timers: Timers;
   readonly metrics: GatewayMetrics;
   readonly log: OpsLog;
-  /** The adapters one batch runs, as the gateway plans (`--max-loras`): a backend saying otherwise is logged. */
-  readonly maxLoras?: number;
-  /** The LoRA adapters the gateway serves: with none, which ones a backend loads is not logged. */
-  readonly adapters?: readonly string[];
+  /**
+   * What the gateway plans with, which a backend saying otherwise is logged against: the model
+   * name it serves (`--served-model-name`), its context (`--max-model-len`), the adapters one
+   * batch runs (`--max-loras`), and the LoRA adapters (with none, which ones a backend loads is
+   * not logged).
+   */
+  readonly spec: Pick<FleetSpec, 'model' | 'maxModelLen' | 'maxLoras' | 'adapters'>;
 }
 
 export class BackendFleet {
@@ -55,6 +60,8 @@ export class BackendFleet {
   private readonly servableTold: (string | undefined)[];
   /** …and the list it was read from: a list seen before is not compared again. */
   private readonly servableSeen: (readonly string[] | undefined)[];
+  /** The `/v1/models` listing each backend was last checked against, as a key. */
+  private readonly listingSeen: (string | undefined)[];
   private readonly draining: boolean[];
   /** Whether a backend was logged to send tokens past the output cap (once each). */
   private readonly pastCapTold: boolean[];
@@ -73,6 +80,7 @@ export class BackendFleet {
     this.maxLorasTold = deps.backends.map(() => undefined);
     this.servableTold = deps.backends.map(() => undefined);
     this.servableSeen = deps.backends.map(() => undefined);
+    this.listingSeen = deps.backends.map(() => undefined);
     this.draining = deps.backends.map(() => false);
     this.pastCapTold = deps.backends.map(() => false);
     this.credentialsTold = deps.backends.map(() => false);
@@ -100,6 +108,7 @@ export class BackendFleet {
       if (load.preemptions !== undefined) this.notePreemptions(index, load.preemptions);
       if (load.maxLoras !== undefined) this.noteMaxLoras(index, load.maxLoras);
       if (load.servable !== undefined) this.noteServable(index, load.servable);
+      if (load.listed !== undefined) this.noteListing(index, load.listed);
       if (!load.ready || this.draining[index]) return;
       const breaker = this.breakers[index];
       const state = breaker.state;
@@ -262,7 +271,7 @@ export class BackendFleet {
    * backend could run) or more (they wait in the backend's queue, unpredicted) than it does.
    */
   private noteMaxLoras(index: number, reported: number): void {
-    const planned = this.deps.maxLoras ?? 1;
+    const planned = this.deps.spec.maxLoras ?? 1;
     if (reported === planned || this.maxLorasTold[index] === reported) return;
     this.maxLorasTold[index] = reported;
     const name = this.backends[index].name;
@@ -272,9 +281,37 @@ export class BackendFleet {
     );
   }
 
+  /**
+   * A backend whose `/v1/models` does not list the model the gateway asks it for refuses every
+   * request (a 404 each client would take for its own fault), and one whose context differs
+   * from the gateway's plan is admitted for wrongly: each is logged, once a listing.
+   */
+  private noteListing(index: number, listed: ModelListing): void {
+    // Read again every tenth scrape: the same listing is checked once.
+    const key = `${listed.ids.join('\n')}\n${listed.maxModelLen ?? ''}`;
+    if (this.listingSeen[index] === key) return;
+    this.listingSeen[index] = key;
+    const { model, maxModelLen } = this.deps.spec;
+    const name = this.backends[index].name;
+    if (!listed.ids.includes(model)) {
+      this.deps.log.warn(
+        { backend: name, model, listed: listed.ids },
+        `backend ${name} does not list model "${model}" (it lists ${listed.ids.join(', ') || 'none'}): it will refuse every request; pass --served-model-name with the name it serves`,
+      );
+    }
+    const len = listed.maxModelLen;
+    if (len !== undefined && len !== maxModelLen) {
+      this.deps.log.warn(
+        { backend: name, max_model_len: len, planned_max_model_len: maxModelLen },
+        `backend ${name} serves max_model_len ${len} but the gateway plans with ${maxModelLen}: pass --max-model-len ${len}`,
+      );
+    }
+  }
+
   /** The adapters a backend serves, logged when first known and whenever they change. */
   private noteServable(index: number, servable: readonly string[]): void {
-    if (this.servableSeen[index] === servable || (this.deps.adapters?.length ?? 0) === 0) return;
+    if (this.servableSeen[index] === servable || (this.deps.spec.adapters?.length ?? 0) === 0)
+      return;
     this.servableSeen[index] = servable;
     const listed = servable.join(',');
     if (this.servableTold[index] === listed) return;

@@ -151,3 +151,26 @@ export function adaptersListed(body: unknown): string[] | undefined {
   }
   return speaksOfParents ? out : undefined;
 }
+
+/** What a server's `/v1/models` lists: every model's id, and the base model's context, if said. */
+export interface ModelListing {
+  readonly ids: readonly string[];
+  /** vLLM's `max_model_len` of the first model without a parent (its base model). */
+  readonly maxModelLen?: number;
+}
+
+/** A `/v1/models` answer as a listing; undefined when it is no list. */
+export function modelListing(body: unknown): ModelListing | undefined {
+  const data = (body as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return undefined;
+  const entries = (data as unknown[]).filter(
+    (m): m is { id: string; parent?: unknown; max_model_len?: unknown } =>
+      m !== null && typeof m === 'object' && typeof (m as { id?: unknown }).id === 'string',
+  );
+  const base = entries.find((m) => m.parent === undefined || m.parent === null);
+  const len = base?.max_model_len;
+  const ids = entries.map((m) => m.id);
+  return typeof len === 'number' && Number.isInteger(len) && len > 0
+    ? { ids, maxModelLen: len }
+    : { ids };
+}

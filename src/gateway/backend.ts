@@ -7,6 +7,7 @@
  * settles once — with the stream's end, or an `UpstreamError`; aborting `signal` stops it, frees
  * the request upstream and rejects with the abort's reason.
  */
+import type { ModelListing } from './backend-metrics.ts';
 import type { TtftParts } from '../core/observe/request-outcome.ts';
 import type { Ms, Tokens } from '../core/request/units.ts';
 import type { AnswerApi, ToolCallDelta } from '../openai/index.ts';
@@ -143,6 +144,8 @@ export interface BackendLoad {
    * has listed them; undefined: not known, taken as every adapter the fleet serves.
    */
   readonly servable?: readonly string[];
+  /** What its `/v1/models` last listed, once it has answered with a list. */
+  readonly listed?: ModelListing;
   /** When these figures were taken. */
   readonly atMs: Ms;
   /** Why it is not ready, when it is not (for the log line that says so). */

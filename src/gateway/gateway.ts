@@ -94,8 +94,7 @@ export class Gateway {
     this.fleet = new BackendFleet({
       ...deps,
       breaker: deps.policy.resilience.breaker,
-      maxLoras: deps.spec.maxLoras,
-      adapters: deps.spec.adapters,
+      spec: deps.spec,
     });
     this.counts = new RequestCounts(m, deps.spec.model, deps.learners);
     this.slos = new SloExport(deps.policy.slos, deps.clock, m.slo, deps.spec.model);

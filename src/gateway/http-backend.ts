@@ -15,7 +15,13 @@ import { upstreamClient, type UpstreamClient } from './upstream-client.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
-import { adaptersListed, loadFromExposition, unscrapedLoad } from './backend-metrics.ts';
+import {
+  adaptersListed,
+  loadFromExposition,
+  modelListing,
+  unscrapedLoad,
+  type ModelListing,
+} from './backend-metrics.ts';
 import {
   UpstreamError,
   type Backend,
@@ -86,6 +92,8 @@ export class HttpBackend implements Backend {
   private modelsStale = false;
   /** The adapters `/v1/models` last listed; undefined until it has answered with a list. */
   private servable: readonly string[] | undefined;
+  /** What `/v1/models` last listed; undefined until it has answered with a list. */
+  private listed: ModelListing | undefined;
   private readonly client: UpstreamClient;
 
   constructor(opts: HttpBackendOptions) {
@@ -227,10 +235,14 @@ export class HttpBackend implements Backend {
       const text = await readText(res, SCRAPE_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
       const ok = res.statusCode === 200;
       const load = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
-      this.servable = (await models) ?? this.servable;
+      const told = await models;
+      this.servable = told?.servable ?? this.servable;
+      this.listed = told?.listed ?? this.listed;
       // A scrape that fails leaves the last figures to go stale rather than pretending idle.
-      if (load !== undefined)
-        this.last = this.servable ? { ...load, servable: this.servable } : load;
+      if (load !== undefined) {
+        const known = this.servable ? { ...load, servable: this.servable } : load;
+        this.last = this.listed ? { ...known, listed: this.listed } : known;
+      }
       this.lastError = !ok
         ? `HTTP ${res.statusCode}`
         : load === undefined
@@ -243,15 +255,22 @@ export class HttpBackend implements Backend {
     this.scheduleScrape(this.opts.scrapeIntervalMs ?? 1_000);
   }
 
-  /** The adapters its `/v1/models` lists; undefined when it does not answer with a list. */
-  private async models(): Promise<string[] | undefined> {
+  /**
+   * What its `/v1/models` lists — the adapters among the models (`servable`), and the listing —
+   * or undefined when it does not answer with a list.
+   */
+  private async models(): Promise<
+    { servable: string[] | undefined; listed: ModelListing | undefined } | undefined
+  > {
     try {
       const res = await this.send('/v1/models', {
         headers: this.headers({}),
         timeout: SCRAPE_TIMEOUT_MS,
       });
       const text = await readText(res, SCRAPE_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
-      return res.statusCode === 200 ? adaptersListed(JSON.parse(text)) : undefined;
+      if (res.statusCode !== 200) return undefined;
+      const body: unknown = JSON.parse(text);
+      return { servable: adaptersListed(body), listed: modelListing(body) };
     } catch {
       // Not JSON, or unreachable: what it serves stays as last known.
       return undefined;

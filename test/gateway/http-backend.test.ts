@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpBackend } from '../../src/gateway/http-backend.ts';
-import { adaptersListed } from '../../src/gateway/backend-metrics.ts';
-import { staleVllm } from './gateway-kit.ts';
+import { adaptersListed, modelListing } from '../../src/gateway/backend-metrics.ts';
+import { engines, gateway, staleVllm, until } from './gateway-kit.ts';
+import { memoryOpsLog } from '../../src/gateway/ops-log.ts';
 import { isUpstreamError, type StreamEnd, type TokenEvent } from '../../src/gateway/backend.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
@@ -308,6 +309,52 @@ test("a backend's adapters are its /v1/models entries with a parent, as vLLM lis
   for (const body of [null, {}, { data: 'x' }, 'text', plain]) {
     assert.equal(adaptersListed(body), undefined);
   }
+});
+
+test("a backend's listing: every model's id, and the base model's max_model_len", () => {
+  const vllm = {
+    data: [
+      { id: 'sql-lora', object: 'model', parent: 'meta-llama/Llama-3.1-8B', max_model_len: 1 },
+      { id: 'meta-llama/Llama-3.1-8B', object: 'model', parent: null, max_model_len: 131072 },
+      { object: 'model' },
+    ],
+  };
+  assert.deepEqual(modelListing(vllm), {
+    ids: ['sql-lora', 'meta-llama/Llama-3.1-8B'],
+    maxModelLen: 131072,
+  });
+  // TGI and llama.cpp say no context: the ids alone.
+  assert.deepEqual(modelListing({ data: [{ id: 'tgi' }] }), { ids: ['tgi'] });
+  assert.deepEqual(modelListing({ data: [{ id: 'x', max_model_len: 'big' }] }), { ids: ['x'] });
+  for (const body of [null, {}, { data: 'x' }, 'text']) assert.equal(modelListing(body), undefined);
+});
+
+test('a backend that lists another model name, or another context, is logged once, naming the flag', async () => {
+  const log = memoryOpsLog();
+  const other = await engines(1, { servedModelName: 'meta-llama/Llama-3.1-8B', maxModelLen: 4096 });
+  await gateway(other, 'goodput', { log });
+  const said = (re: RegExp) => log.lines.filter((l) => re.test(l.msg));
+  await until(() => said(/does not list model/).length > 0 && said(/max_model_len/).length > 0);
+  assert.match(
+    said(/does not list model/)[0]?.msg ?? '',
+    /backend backend-0 does not list model "llama-3-8b" \(it lists meta-llama\/Llama-3\.1-8B\): it will refuse every request; pass --served-model-name/,
+  );
+  assert.match(
+    said(/max_model_len/)[0]?.msg ?? '',
+    /serves max_model_len 4096 but the gateway plans with 8192: pass --max-model-len 4096/,
+  );
+  // The listing is read again every tenth scrape (20 ms apart here): told once all the same.
+  await new Promise((r) => setTimeout(r, 600));
+  assert.equal(said(/does not list model/).length, 1);
+  assert.equal(said(/max_model_len/).length, 1);
+  // A backend that serves what the gateway asks for is not logged.
+  const quiet = memoryOpsLog();
+  await gateway(await engines(1), 'goodput', { log: quiet });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(
+    quiet.lines.filter((l) => /does not list model|max_model_len/.test(l.msg)),
+    [],
+  );
 });
 
 test('a 404 from a backend has its /v1/models read again at the next scrape: an adapter it unloaded stops being routed there', async () => {
