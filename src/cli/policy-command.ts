@@ -4,12 +4,15 @@
  * config` does for Prometheus (a preset's name says what the preset runs). A bad file is one line naming the file, the dotted path and the
  * value (exit 2). With `--running FILE`, the file a gateway now runs, it also says what a reload
  * would do (SIGHUP, `POST /admin/policy/reload`): apply the new tenants, change nothing, or be
- * refused — naming the sections only a restart applies (exit 1).
+ * refused — naming the sections only a restart applies (exit 1). With `--served-models`, the
+ * names the gateway serves (its --served-model-name and --lora-modules), a tenant's `models`
+ * naming another is refused as the gateway would refuse it at start (exit 2).
  */
 import { Command } from 'commander';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import { keyCount, planReload } from '../gateway/reload-plan.ts';
 import { readPolicy } from '../sim/policy-source.ts';
+import { refuseUnservedModels } from '../core/config/tenant-schema.ts';
 
 export function policyCommand(): Command {
   return new Command('policy').description('work with policy files').addCommand(
@@ -19,8 +22,16 @@ export function policyCommand(): Command {
       )
       .argument('<file>', 'a YAML or JSON policy file, or a preset name')
       .option('--running <file>', 'the policy file a running gateway was started with')
-      .action((file: string, o: { running?: string }) => {
+      .option(
+        '--served-models <names>',
+        "the model names the gateway serves, comma-separated (its --served-model-name, then its --lora-modules): each tenant's models must be among them",
+      )
+      .action((file: string, o: { running?: string; servedModels?: string }) => {
         const next = readPolicy(file);
+        if (o.servedModels !== undefined) {
+          const served = o.servedModels.split(',').map((m) => m.trim());
+          refuseUnservedModels(next.policy.tenants, served, next.file);
+        }
         console.log(`${next.file === undefined ? `${file} (a preset)` : file}: valid`);
         console.log(describePolicy(next.policy));
         if (o.running === undefined) return;

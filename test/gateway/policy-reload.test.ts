@@ -303,4 +303,16 @@ test('goodput policy check: a valid file is described, a bad one named by path, 
   const next = await runGoodput(['policy', 'check', file.path, '--running', running.path]);
   assert.equal(next.code, 0, next.out);
   assert.match(next.out, /would take its tenants under prod@2/);
+
+  // A tenant's models, against the names the gateway will serve.
+  file.write(policyDoc('prod@3', { acme: { models: ['llama-3-8b', 'sq-lora'] } }));
+  const served = ['--served-models', 'llama-3-8b,sql-lora'];
+  const typo = await runGoodput(['policy', 'check', file.path, ...served]);
+  assert.equal(typo.code, 2, typo.out);
+  assert.match(
+    typo.out,
+    /policy\.yaml: tenants\.acme\.models\[1\]: expected a served model \(llama-3-8b, sql-lora\), got "sq-lora"/,
+  );
+  file.write(policyDoc('prod@3', { acme: { models: ['llama-3-8b', 'sql-lora'] } }));
+  assert.equal((await runGoodput(['policy', 'check', file.path, ...served])).code, 0);
 });
