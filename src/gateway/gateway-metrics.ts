@@ -9,6 +9,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { ArrayHistogram } from './array-histogram.ts';
 import { SloMetrics } from './slo-metrics.ts';
+import { ScaleMetrics } from './scale-metrics.ts';
 import { StateMetrics } from './state-metrics.ts';
 
 /** The labels of a request's latency series. */
@@ -197,42 +198,8 @@ export class GatewayMetrics {
     'Gap between successive streamed tokens, as written to the client.',
   );
   readonly e2e = this.histogram('goodput_e2e_seconds', 'Arrival to last token.');
-  /** The autoscaler's decision, for an external actuator (KEDA, an HPA on external metrics). */
-  readonly desiredReplicas = new Gauge({
-    name: 'goodput_desired_replicas',
-    help: 'Replica groups the autoscaler wants for the pool (ready plus starting).',
-    labelNames: ['pool'],
-    registers: [this.registry],
-  });
-  readonly autoscaleFrozen = new Gauge({
-    name: 'goodput_autoscale_frozen',
-    help: '1 while an operator has frozen the autoscaler (PUT /admin/autoscale): its decisions are not taken.',
-    registers: [this.registry],
-  });
-  readonly poolEngines = new Gauge({
-    name: 'goodput_engine_pool_engines',
-    help: 'Replicas of the engine pool (local processes or a Kubernetes object) by state (starting, ready, draining).',
-    labelNames: ['state'],
-    registers: [this.registry],
-  });
-  readonly poolDrains = new Counter({
-    name: 'goodput_engine_pool_drains_total',
-    help: 'Replicas the engine pool drained before removing them (drained), and streams a drain time limit cut (cut).',
-    labelNames: ['outcome'],
-    registers: [this.registry],
-  });
-  readonly autoscaleSignals = new Gauge({
-    name: 'goodput_autoscale_signal',
-    help: 'The signals behind the last autoscaling decision, by name (rates in requests per second).',
-    labelNames: ['signal'],
-    registers: [this.registry],
-  });
-  readonly autoscaleDecisions = new Counter({
-    name: 'goodput_autoscale_decisions_total',
-    help: 'Autoscaling decisions, by reason.',
-    labelNames: ['reason'],
-    registers: [this.registry],
-  });
+  /** The autoscaler's decision and the pool that acts on it (scale-metrics.ts). */
+  readonly scale = new ScaleMetrics(this.registry);
   readonly backendReady = new Gauge({
     name: 'goodput_backend_ready',
     help: '1 when the backend is ready (fresh metrics, healthy), else 0.',

@@ -125,4 +125,9 @@ test('a drain past its time is cut and counted; a patch that fails is sent again
   pool.apply(1);
   await pass(s.clock, 0);
   assert.deepEqual([s.patches, s.replicas()], [[1], 1]);
+  assert.deepEqual(
+    pool.resizes,
+    { ok: 1, error: 1 },
+    'counted for goodput_engine_pool_resizes_total',
+  );
 });

@@ -45,6 +45,8 @@ export class KubernetesPool implements ScalePool {
   /** Drains finished, and streams a drain's time limit cut. */
   drained = 0;
   cut = 0;
+  /** Replica counts set, and refused by the API server. */
+  readonly resizes = { ok: 0, error: 0 };
   readonly #o: KubePoolOptions;
   readonly #slots: Slot[];
   #fleet: PoolFleet | null = null;
@@ -178,9 +180,11 @@ export class KubernetesPool implements ScalePool {
       if (this.#replicas !== n) return;
       try {
         await this.#o.scale.set(n);
+        this.resizes.ok++;
         if (from !== n)
           this.#o.log.info({ replicas: n, was: from }, `engine pool: replicas ${from} → ${n}`);
       } catch (e) {
+        this.resizes.error++;
         if (this.#replicas === n) this.#unsent = true;
         this.#o.log.warn(
           { replicas: n, err: (e as Error).message },

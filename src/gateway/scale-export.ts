@@ -64,6 +64,8 @@ export interface ScalePool {
   /** Drains finished so far, and streams a drain's time limit cut. */
   readonly drained: number;
   readonly cut: number;
+  /** Replica counts set on a cluster, and those its API refused (the Kubernetes pool's). */
+  readonly resizes?: { readonly ok: number; readonly error: number };
   /** Stops all it started. */
   close(): Promise<void>;
 }
@@ -75,6 +77,8 @@ export class ScaleExport {
   private readonly pool: ScalePool | undefined;
   /** The pool's drain counts at the last tick, for the counter's increments. */
   private drainsSeen = { drained: 0, cut: 0 };
+  /** The pool's resizes at the last tick, likewise. */
+  private resizesSeen = { ok: 0, error: 0 };
   private timer: TimerHandle | null = null;
 
   constructor(settings: ScaleExportSettings, sources: ScaleSources) {
@@ -91,7 +95,7 @@ export class ScaleExport {
 
   set frozen(frozen: boolean) {
     this.advisor.frozen = frozen;
-    this.sources.metrics.autoscaleFrozen.set(frozen ? 1 : 0);
+    this.sources.metrics.scale.autoscaleFrozen.set(frozen ? 1 : 0);
   }
 
   close(): void {
@@ -143,8 +147,8 @@ export class ScaleExport {
       draining: signals.draining,
     });
     const m = s.metrics;
-    m.desiredReplicas.set({ pool: 'default' }, decision.desired);
-    m.autoscaleDecisions.inc({ reason: decision.reason });
+    m.scale.desiredReplicas.set({ pool: 'default' }, decision.desired);
+    m.scale.autoscaleDecisions.inc({ reason: decision.reason });
     const named: Record<string, number> = {
       arrival_rps: signals.arrivalRps,
       good_rps: signals.goodRps,
@@ -154,14 +158,20 @@ export class ScaleExport {
       capacity_rps: signals.model?.rps ?? 0,
       capacity_streams: signals.model?.streams ?? 0,
     };
-    for (const [signal, value] of Object.entries(named)) m.autoscaleSignals.set({ signal }, value);
+    for (const [signal, value] of Object.entries(named))
+      m.scale.autoscaleSignals.set({ signal }, value);
     const pool = this.pool;
     if (pool === undefined) return;
     for (const state of ['starting', 'ready', 'draining'] as const) {
-      m.poolEngines.set({ state }, pool.count(state));
+      m.scale.poolEngines.set({ state }, pool.count(state));
     }
-    m.poolDrains.inc({ outcome: 'drained' }, pool.drained - this.drainsSeen.drained);
-    m.poolDrains.inc({ outcome: 'cut' }, pool.cut - this.drainsSeen.cut);
+    m.scale.poolDrains.inc({ outcome: 'drained' }, pool.drained - this.drainsSeen.drained);
+    m.scale.poolDrains.inc({ outcome: 'cut' }, pool.cut - this.drainsSeen.cut);
     this.drainsSeen = { drained: pool.drained, cut: pool.cut };
+    const resizes = pool.resizes;
+    if (resizes === undefined) return;
+    m.scale.poolResizes.inc({ result: 'ok' }, resizes.ok - this.resizesSeen.ok);
+    m.scale.poolResizes.inc({ result: 'error' }, resizes.error - this.resizesSeen.error);
+    this.resizesSeen = { ...resizes };
   }
 }
