@@ -7,10 +7,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { RedisStore, type RedisStoreOptions } from '../../src/gateway/shared/redis-store.ts';
-import {
-  responseStoreConformance,
-  sharedStoreConformance,
-} from '../../src/gateway/shared/store-conformance.ts';
+import { sharedStoreConformance } from '../../src/gateway/shared/store-conformance.ts';
+import { responseStoreConformance } from '../../src/gateway/shared/response-conformance.ts';
 import type { TenantAsk } from '../../src/gateway/shared/shared-store.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';

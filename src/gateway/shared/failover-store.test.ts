@@ -9,7 +9,8 @@ import {
   type TenantAsk,
   type Told,
 } from './shared-store.ts';
-import { responseStoreConformance, sharedStoreConformance } from './store-conformance.ts';
+import { sharedStoreConformance } from './store-conformance.ts';
+import { responseStoreConformance } from './response-conformance.ts';
 
 /** A primary that can be switched off: every call then rejects, as Redis's client does. */
 class SwitchableStore implements SharedStore {

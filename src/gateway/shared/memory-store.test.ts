@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { VirtualClock } from '../../runtime/virtual-clock.ts';
 import { MemoryStore } from './memory-store.ts';
 import { localShare } from '../../core/admission/budget/tenant-ledger.ts';
-import { responseStoreConformance, sharedStoreConformance } from './store-conformance.ts';
+import { sharedStoreConformance } from './store-conformance.ts';
+import { responseStoreConformance } from './response-conformance.ts';
 import type { TenantAsk } from './shared-store.ts';
 
 sharedStoreConformance('memory', () => new MemoryStore({ clock: new VirtualClock() }));
