@@ -1,9 +1,10 @@
 /**
- * The state several gateway replicas must share, behind one interface: per-tenant quotas (a
- * token bucket and concurrency leases), the per-tenant retry budget, and idempotency claims
+ * The state several gateway replicas must share, behind one interface: per-tenant quotas (token
+ * and request buckets, concurrency leases), the per-tenant retry budget, and idempotency claims
  * bound to their request's fingerprint, with the stored answer for replay, and the Responses
- * API's kept responses. In memory for one process, Redis for many; the failover store picks between them. Rules every implementation
- * keeps (the conformance suite in store-conformance.ts checks them):
+ * API's kept responses. In memory for one process, Redis for many; the failover store picks
+ * between them. Rules every implementation keeps (the conformance suites in
+ * store-conformance.ts and response-conformance.ts check them):
  * - `admit` is all or nothing and atomic: a refusal takes nothing, a grant takes the tokens, one
  *   request from the request bucket, one concurrency slot when the tenant has a limit, and one
  *   retry when the attempt is a retry; every refusal carries a Retry-After in [1 ms, the window]
