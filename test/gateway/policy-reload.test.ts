@@ -7,34 +7,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import OpenAI from 'openai';
-import { stringify } from 'yaml';
 import { readPolicyFile } from '../../src/sim/policy-source.ts';
 import { engines, gateway, metricValue, postChat } from './gateway-kit.ts';
+import { policyDoc, policyFile } from './policy-file.ts';
 import { printedUrl, runGoodput, spawnGoodput, until } from './process-kit.ts';
 
 const ADMIN = 'admin-secret';
 const sha = (key: string) => createHash('sha256').update(key).digest('hex');
-
-/** A policy file in a directory of its own; `write` replaces what it holds. */
-function policyFile(): { path: string; write(doc: Record<string, unknown>): void } {
-  const path = join(mkdtempSync(join(tmpdir(), 'goodput-policy-')), 'policy.yaml');
-  return { path, write: (doc) => writeFileSync(path, stringify(doc)) };
-}
-
-function policyDoc(revision: string, tenants: Record<string, unknown>): Record<string, unknown> {
-  return {
-    name: 'prod',
-    policy_revision: revision,
-    admission: { type: 'goodput' },
-    dispatch: { type: 'flow-control' },
-    routing: { type: 'least-request' },
-    tenants,
-  };
-}
 
 const chatAs = async (url: string, key: string) => {
   const res = await postChat(url, { max_tokens: 3 }, { authorization: `Bearer ${key}` });

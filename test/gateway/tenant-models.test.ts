@@ -6,33 +6,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { stringify } from 'yaml';
 import { readPolicyFile } from '../../src/sim/policy-source.ts';
 import { MODEL, engines, gateway, metricValue, policyWith } from './gateway-kit.ts';
+import { policyDoc, policyFile } from './policy-file.ts';
 
 const ADMIN = 'admin-secret';
 const ADAPTERS = ['sql-lora', 'chat-lora'];
 const lora = { loraModules: ADAPTERS, maxLoras: 2, loraLoadMs: 5 };
 const sha = (key: string) => createHash('sha256').update(key).digest('hex');
 
-function policyDoc(revision: string, acmeModels: string[]): Record<string, unknown> {
-  return {
-    name: 'prod',
-    policy_revision: revision,
-    admission: { type: 'goodput' },
-    dispatch: { type: 'flow-control' },
-    routing: { type: 'least-request' },
-    tenants: {
-      acme: { api_keys_sha256: [sha('sk-acme')], models: acmeModels },
-      beta: { api_keys_sha256: [sha('sk-beta')], models: ['chat-lora'] },
-      gamma: { api_keys_sha256: [sha('sk-gamma')] },
-    },
-  };
-}
+/** The policy at `revision`: acme granted `acmeModels`, beta an adapter, gamma every model. */
+const modelsDoc = (revision: string, acmeModels: string[]) =>
+  policyDoc(revision, {
+    acme: { api_keys_sha256: [sha('sk-acme')], models: acmeModels },
+    beta: { api_keys_sha256: [sha('sk-beta')], models: ['chat-lora'] },
+    gamma: { api_keys_sha256: [sha('sk-gamma')] },
+  });
 
 const ask = (model: string) => ({
   model,
@@ -41,9 +31,9 @@ const ask = (model: string) => ({
 });
 
 test("each tenant sees and uses its own models; another's adapter is a model that does not exist", async () => {
-  const path = join(mkdtempSync(join(tmpdir(), 'goodput-models-')), 'policy.yaml');
-  writeFileSync(path, stringify(policyDoc('prod@1', [MODEL, 'sql-lora'])));
-  const loaded = readPolicyFile(path);
+  const file = policyFile();
+  file.write(modelsDoc('prod@1', [MODEL, 'sql-lora']));
+  const loaded = readPolicyFile(file.path);
   const gw = await gateway(await engines(1, lora), loaded.policy, {
     engine: lora,
     adminToken: ADMIN,
@@ -105,7 +95,7 @@ test("each tenant sees and uses its own models; another's adapter is a model tha
   );
 
   // A reload that grants a model no backend serves is refused by its path; prod@1 stays.
-  writeFileSync(path, stringify(policyDoc('prod@2', ['sql-lora', 'gone-lora'])));
+  file.write(modelsDoc('prod@2', ['sql-lora', 'gone-lora']));
   const reload = await fetch(`${gw.url}/admin/policy/reload`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN}` },
@@ -122,7 +112,7 @@ test("each tenant sees and uses its own models; another's adapter is a model tha
     ['sql-lora', MODEL],
   ]);
   // And one that serves: acme loses the base model at once.
-  writeFileSync(path, stringify(policyDoc('prod@3', ['sql-lora', 'chat-lora'])));
+  file.write(modelsDoc('prod@3', ['sql-lora', 'chat-lora']));
   const applied = await fetch(`${gw.url}/admin/policy/reload`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN}` },
