@@ -60,8 +60,10 @@ export class BackendFleet {
   private readonly servableTold: (string | undefined)[];
   /** …and the list it was read from: a list seen before is not compared again. */
   private readonly servableSeen: (readonly string[] | undefined)[];
-  /** The `/v1/models` listing each backend was last checked against, as a key. */
-  private readonly listingSeen: (string | undefined)[];
+  /** The `/v1/models` listing each backend was last checked against, as a key… */
+  private readonly listingTold: (string | undefined)[];
+  /** …and the listing it was read from. */
+  private readonly listingSeen: (ModelListing | undefined)[];
   private readonly draining: boolean[];
   /** Whether a backend was logged to send tokens past the output cap (once each). */
   private readonly pastCapTold: boolean[];
@@ -80,6 +82,7 @@ export class BackendFleet {
     this.maxLorasTold = deps.backends.map(() => undefined);
     this.servableTold = deps.backends.map(() => undefined);
     this.servableSeen = deps.backends.map(() => undefined);
+    this.listingTold = deps.backends.map(() => undefined);
     this.listingSeen = deps.backends.map(() => undefined);
     this.draining = deps.backends.map(() => false);
     this.pastCapTold = deps.backends.map(() => false);
@@ -287,10 +290,13 @@ export class BackendFleet {
    * from the gateway's plan is admitted for wrongly: each is logged, once a listing.
    */
   private noteListing(index: number, listed: ModelListing): void {
-    // Read again every tenth scrape: the same listing is checked once.
+    // Asked on every admission: a listing seen before is not compared again. It is read again
+    // every tenth scrape, and one that says the same is checked once.
+    if (this.listingSeen[index] === listed) return;
+    this.listingSeen[index] = listed;
     const key = `${listed.ids.join('\n')}\n${listed.maxModelLen ?? ''}`;
-    if (this.listingSeen[index] === key) return;
-    this.listingSeen[index] = key;
+    if (this.listingTold[index] === key) return;
+    this.listingTold[index] = key;
     const { model, maxModelLen } = this.deps.spec;
     const name = this.backends[index].name;
     if (!listed.ids.includes(model)) {

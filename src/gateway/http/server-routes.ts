@@ -48,14 +48,15 @@ export function serverForwarder(
   at: { readonly clock: Clock; readonly timers: Timers; readonly apiKey?: string },
 ): Forward {
   const auth = at.apiKey === undefined ? {} : { authorization: `Bearer ${at.apiKey}` };
-  const clients = urls.map((url) => upstreamClient(serverBaseUrl(url), { keepAlive: true }));
+  const bases = urls.map((url) => serverBaseUrl(url));
+  const clients = bases.map((base) => upstreamClient(base, { keepAlive: true }));
   let next = 0;
   return async (path, body, id) => {
     for (let tried = 0; tried < urls.length; tried++) {
       const i = next++ % urls.length;
       if (!backends[i].load().ready) continue;
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
-        const req = clients[i].request(serverBaseUrl(urls[i]) + path, {
+        const req = clients[i].request(bases[i] + path, {
           method: 'POST',
           timeout: SERVER_ANSWER_MS,
           headers: {
