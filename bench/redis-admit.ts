@@ -3,13 +3,10 @@
 // each shape of tenant quota. `--root DIR` runs another checkout's store and script, to compare
 // two versions on one server; a version that knows no request quota ignores it.
 // Usage: node bench/redis-admit.ts [--admits 20000] [--concurrency 64] [--root DIR]
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient } from 'redis';
 import { REPO_ROOT, flag, intFlag } from './bench-args.ts';
+import { startRedisServer } from './live-processes.ts';
 import { wallClock } from '../src/runtime/wall-clock.ts';
 import { wallTimers } from '../src/runtime/wall-timers.ts';
 import type { TenantQuotas } from '../src/core/request/tenant.ts';
@@ -30,28 +27,8 @@ const SHAPES: Record<string, Omit<TenantQuotas, 'windowMs'>> = {
   },
 };
 
-const port = await new Promise<number>((done) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const { port: p } = s.address() as { port: number };
-    s.close(() => done(p));
-  });
-});
-const server = spawn(
-  'redis-server',
-  ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  { stdio: 'ignore' },
-);
-const url = `redis://127.0.0.1:${port}`;
-const admin = createClient({ url });
-for (let i = 0; ; i++) {
-  try {
-    await admin.connect();
-    break;
-  } catch (e) {
-    if (i > 50) throw e;
-    await sleep(100);
-  }
-}
+const redis = await startRedisServer();
+const { url, client: admin } = redis;
 
 const { RedisStore } = (await import(
   resolve(root, 'src/gateway/shared/redis-store.ts')
@@ -95,7 +72,7 @@ async function run(name: string, quotas: Omit<TenantQuotas, 'windowMs'>, concurr
   return { server: await scriptMicros(), perAdmitUs: (wallMs * 1_000) / ADMITS };
 }
 
-console.log(`checkout: ${root}; ${ADMITS} admits per shape; Redis ${port}`);
+console.log(`checkout: ${root}; ${ADMITS} admits per shape; ${url}`);
 console.log(
   'shape                   script µs  1 at a time: µs/admit+release  ' +
     `${CONCURRENCY} at once: admits/s`,
@@ -114,5 +91,4 @@ for (const [name, quotas] of Object.entries(SHAPES)) {
   );
 }
 await store.close();
-await admin.quit();
-server.kill('SIGKILL');
+await redis.stop();
