@@ -4,7 +4,8 @@
 // loopback address as a pod on its own IP, and removes the highest ordinals first, as the
 // StatefulSet controller does. A burst through the real `openai` client makes the gateway scale
 // out; every stream ends whole; once the burst is over it scales back in, and each engine the
-// kubelet removes had drained first: no stream running on it, none cut.
+// kubelet removes had drained first: no stream running on it, none cut. SIGTERM stops the
+// gateway and leaves the pods as they are.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -79,4 +80,10 @@ test('kubernetes pool: a burst scales the StatefulSet out, then in, each removed
   const lowered = () =>
     proc.jsonLines().some((l) => /^engine pool: replicas \d → 1$/.test(String(l.msg)));
   await until('the gateway logs the replicas lowered', lowered, 10_000, 20);
+
+  // SIGTERM drains the gateway and leaves the pods as they are: they are the cluster's.
+  const patches = [...api.patches];
+  proc.child.kill('SIGTERM');
+  assert.deepEqual(await proc.exited, { code: 0, signal: null });
+  assert.deepEqual([api.patches, api.replicas(), pods.size], [patches, 1, 1]);
 });
