@@ -109,12 +109,22 @@ test('promtool accepts the rules, and their unit tests pass', async () => {
   assert.match(stdout, /SUCCESS/);
 });
 
-test("the Kubernetes actuator's Role grants what it calls: get and patch of the scale subresource", () => {
+test("the Kubernetes actuator's Role grants what it calls: the scale subresource, the Lease", () => {
+  type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
   const docs = parseAllDocuments(readFileSync('deploy/kubernetes/rbac.yaml', 'utf8')).map(
-    (d) => d.toJS() as { kind: string; rules?: { resources: string[]; verbs: string[] }[] },
+    (d) => d.toJS() as { kind: string; rules?: Rule[] },
   );
   const role = docs.find((d) => d.kind === 'Role');
-  assert.deepEqual(role?.rules?.[0]?.resources, ['statefulsets/scale']);
-  assert.deepEqual(role?.rules?.[0]?.verbs, ['get', 'patch']);
+  const granted = (role?.rules ?? []).flatMap((r) =>
+    r.resources.flatMap((res) => r.verbs.map((v) => `${r.apiGroups[0]}/${res}:${v}`)),
+  );
+  // KubeScale's GET and PATCH; KubeLease's GET, POST (create) and PUT (update).
+  assert.deepEqual(granted.sort(), [
+    'apps/statefulsets/scale:get',
+    'apps/statefulsets/scale:patch',
+    'coordination.k8s.io/leases:create',
+    'coordination.k8s.io/leases:get',
+    'coordination.k8s.io/leases:update',
+  ]);
   assert.ok(['ServiceAccount', 'RoleBinding'].every((k) => docs.some((d) => d.kind === k)));
 });

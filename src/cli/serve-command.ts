@@ -175,6 +175,10 @@ export function serveCommand(): Command {
     .option('--k8s-api <url>', "the API server (default: the pod's own cluster)")
     .option('--k8s-token-file <file>', "its bearer token (default: the pod's service account)")
     .option(
+      '--k8s-lease <name>',
+      "for several gateways on one --k8s-scale object: the Lease they elect the one that scales on ([NS/]NAME; NS: the object's namespace); the others follow its drains (default: none, this gateway alone acts)",
+    )
+    .option(
       '--otlp-endpoint <url>',
       "send each request's trace to an OpenTelemetry collector over OTLP/HTTP (JSON), e.g. http://collector:4318/v1/traces (no path: /v1/traces); default: none",
       (value: string) => otlpEndpoint(value),

@@ -176,6 +176,12 @@ export class BackendFleet {
     return this.inFlight[index];
   }
 
+  /** What backend `index` last reported running and waiting, while its figures are fresh. */
+  reportedOn(index: number): { busy: number; atMs: Ms } | undefined {
+    const load = this.backends[index].load();
+    return load.ready ? { busy: load.running + load.waiting, atMs: load.atMs } : undefined;
+  }
+
   /** A request was placed on `replica`: a half-open backend's one probe is now out. */
   dispatched(replica: number): void {
     this.breakers[replica].allows();

@@ -30,6 +30,7 @@ function setup(initial: number, fail = () => false) {
     isReady: (i: number) => ready.has(i),
     setDraining: (i: number, on: boolean) => void (on ? draining.add(i) : draining.delete(i)),
     inFlightOn: (i: number) => streams.get(i) ?? 0,
+    reportedOn: () => undefined,
   };
   return { clock, patches, scale, ready, streams, draining, fleet, replicas: () => replicas };
 }

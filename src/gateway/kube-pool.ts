@@ -10,11 +10,19 @@
  * only when every slot above the new count has drained is `spec.replicas` lowered. Scale-out
  * cancels a drain before it asks for a new replica. The pods are the cluster's: closing the
  * gateway leaves them as they are, and a patch that fails is sent again on the next decision.
+ *
+ * Several gateways may share one object (`election`): one leads, elected on a Lease
+ * (`leader-election.ts`), and acts; the others follow the word it writes there — the replicas
+ * it set, those draining — and route nothing new to a draining replica. A drain then also waits
+ * for the replica itself to report no request (the others' streams), and a gateway that comes
+ * to lead reads the object again and goes on with the drains its word names.
  */
 import type { Ms } from '../core/request/units.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Timers } from '../core/ports/timers.ts';
 import type { Scale } from './kube-api.ts';
+import type { PoolWord } from './kube-lease.ts';
+import { LeaderElection, type ElectionOptions } from './leader-election.ts';
 import type { OpsLog } from './ops-log.ts';
 import type { PoolFleet, ScalePool } from './scale-export.ts';
 import { watchDrain, type DrainWatch } from './pool-drain.ts';
@@ -33,6 +41,11 @@ export interface KubePoolOptions {
   readonly clock: Clock;
   readonly timers: Timers;
   readonly log: OpsLog;
+  /**
+   * Other gateways share the object: the Lease they elect one on, and this gateway's name on it.
+   * This one acts only while it leads.
+   */
+  readonly election?: Pick<ElectionOptions, 'lease' | 'identity' | 'epochMs'>;
 }
 
 interface Slot {
@@ -56,6 +69,13 @@ export class KubernetesPool implements ScalePool {
   #unsent = false;
   #patching: Promise<void> = Promise.resolve();
   #closed = false;
+  #leading: boolean;
+  /** The slots are as the object is: false from taking the lead until it has been read again. */
+  #synced: boolean;
+  #syncing = false;
+  /** The leader's word as last read, while another leads. */
+  #heard: PoolWord | undefined;
+  readonly #election: LeaderElection | undefined;
 
   private constructor(o: KubePoolOptions, replicas: number) {
     this.#o = o;
@@ -63,6 +83,18 @@ export class KubernetesPool implements ScalePool {
       o.backendUrl.replaceAll('{i}', String(i)),
     );
     this.#replicas = replicas;
+    this.#leading = o.election === undefined;
+    this.#synced = this.#leading;
+    this.#election =
+      o.election === undefined
+        ? undefined
+        : new LeaderElection({
+            ...o,
+            ...o.election,
+            word: () => this.word(),
+            onLead: (leading, word) => this.#lead(leading, word),
+            onWord: (word) => this.#follow(word),
+          });
     this.#slots = this.urls.map((_, i) => ({
       state: i < replicas ? 'starting' : 'stopped',
       drain: null,
@@ -83,8 +115,54 @@ export class KubernetesPool implements ScalePool {
     return pool;
   }
 
+  /** The backends; from now on it acts, or (sharing the object) runs for the lead. */
   attach(fleet: PoolFleet): void {
     this.#fleet = fleet;
+    this.#election?.start();
+  }
+
+  get leading(): boolean {
+    return this.#leading;
+  }
+
+  /** What the leader says of the pool: the replicas it set, those draining. */
+  word(): PoolWord {
+    const draining = this.#slots.flatMap((s, i) =>
+      s.state === 'draining' || s.state === 'drained' ? [i] : [],
+    );
+    return { replicas: this.#replicas, draining };
+  }
+
+  /**
+   * This gateway leads from now on, after `word`'s leader (the object read again first), or no
+   * longer does: its drains are the next leader's to finish.
+   */
+  #lead(leading: boolean, word: PoolWord | undefined): void {
+    this.#heard = word;
+    this.#leading = leading;
+    this.#synced = false;
+    if (leading) {
+      this.#sync();
+    } else {
+      for (const s of this.#slots) s.drain?.cancel();
+      this.#follow(word);
+    }
+  }
+
+  /** The leader's word, while another leads: replicas above its count are gone, some drain. */
+  #follow(word: PoolWord | undefined): void {
+    if (this.#leading) return;
+    this.#heard = word;
+    if (word === undefined) return;
+    this.#replicas = Math.min(this.#slots.length, word.replicas);
+    this.#slots.forEach((s, i) => {
+      s.drain = null;
+      const draining = i < this.#replicas && word.draining.includes(i);
+      this.#fleet?.setDraining(i, draining);
+      if (i >= this.#replicas) s.state = 'stopped';
+      else if (draining) s.state = 'draining';
+      else s.state = this.#fleet?.isReady(i) === true ? 'ready' : 'starting';
+    });
   }
 
   count(state: 'starting' | 'ready' | 'draining'): number {
@@ -95,7 +173,8 @@ export class KubernetesPool implements ScalePool {
   }
 
   apply(desired: number): void {
-    if (this.#closed || this.#fleet === null) return;
+    if (this.#closed || this.#fleet === null || !this.#leading) return;
+    if (!this.#synced) return this.#sync();
     this.#notice();
     const serving = (s: Slot) => s.state === 'starting' || s.state === 'ready';
     let current = this.#slots.filter(serving).length;
@@ -129,18 +208,60 @@ export class KubernetesPool implements ScalePool {
     this.#closed = true;
     for (const s of this.#slots) s.drain?.cancel();
     await this.#patching;
+    await this.#election?.close();
   }
 
-  #drain(i: number): void {
+  /**
+   * Taking the lead: the object read again, the slots set from it and from the last leader's
+   * word, and its drains gone on with.
+   */
+  #sync(): void {
+    if (this.#syncing) return;
+    this.#syncing = true;
+    this.#o.scale.get().then(
+      (scale) => {
+        this.#syncing = false;
+        if (!this.#leading || this.#closed) return;
+        this.#replicas = Math.min(this.#slots.length, scale.spec);
+        this.#unsent = scale.spec > this.#slots.length;
+        const draining = this.#heard?.draining ?? [];
+        this.#slots.forEach((s, i) => {
+          s.drain?.cancel();
+          s.drain = null;
+          this.#fleet?.setDraining(i, false);
+          if (i >= this.#replicas) s.state = 'stopped';
+          else s.state = this.#fleet?.isReady(i) === true ? 'ready' : 'starting';
+        });
+        for (const i of draining) if (i < this.#replicas) this.#drain(i, 'going on with');
+        this.#synced = true;
+        this.#o.log.info(
+          { replicas: this.#replicas, draining },
+          `engine pool: leading, with ${this.#replicas} replicas`,
+        );
+        this.#election?.poke();
+      },
+      (e: Error) => {
+        this.#syncing = false;
+        this.#o.log.warn(
+          { err: e.message },
+          `engine pool: reading the object failed (read again at the next decision): ${e.message}`,
+        );
+      },
+    );
+  }
+
+  #drain(i: number, verb = 'draining'): void {
     const slot = this.#slots[i];
     this.#fleet?.setDraining(i, true);
     slot.state = 'draining';
     const url = this.urls[i];
     this.#o.log.info(
       { slot: i, url, streams: this.#fleet?.inFlightOn(i) ?? 0 },
-      `engine pool: draining ${url} (no new requests; its streams finish)`,
+      `engine pool: ${verb} ${url} (no new requests; its streams finish)`,
     );
-    slot.drain = watchDrain(i, { ...this.#o, fleet: this.#fleet }, (tookMs, cut) => {
+    this.#election?.poke();
+    const at = { ...this.#o, fleet: this.#fleet, othersToo: this.#election !== undefined };
+    slot.drain = watchDrain(i, at, (tookMs, cut) => {
       slot.drain = null;
       this.cut += cut;
       this.drained++;
@@ -160,6 +281,7 @@ export class KubernetesPool implements ScalePool {
     this.#fleet?.setDraining(i, false);
     slot.state = this.#fleet?.isReady(i) === true ? 'ready' : 'starting';
     this.#o.log.info({ slot: i }, `engine pool: ${this.urls[i]} serves again (drain cancelled)`);
+    this.#election?.poke();
   }
 
   /** Lowers the replicas past every drained slot at the top. */
@@ -176,8 +298,9 @@ export class KubernetesPool implements ScalePool {
     const from = this.#replicas;
     this.#replicas = n;
     this.#unsent = false;
+    this.#election?.poke();
     this.#patching = this.#patching.then(async () => {
-      if (this.#replicas !== n) return;
+      if (this.#replicas !== n || !this.#leading) return;
       try {
         await this.#o.scale.set(n);
         this.resizes.ok++;

@@ -49,6 +49,8 @@ export class LocalEnginePool implements ScalePool {
   started = 0;
   drained = 0;
   cut = 0;
+  /** Its engines serve this gateway alone: it always acts. */
+  readonly leading = true;
   private readonly opts: LocalPoolOptions;
   private readonly ports: readonly number[];
   private readonly slots: Slot[];

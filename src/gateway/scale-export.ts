@@ -13,8 +13,10 @@ import { AUTOSCALERS } from '../core/autoscale/controllers.ts';
 import type { GroupCapacity } from '../core/autoscale/scale-window.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import type { Clock } from '../core/ports/clock.ts';
+import type { Ms } from '../core/request/units.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
+import type { ScalePeers } from './peer-windows.ts';
 
 export interface ScaleExportSettings {
   readonly type: string;
@@ -23,6 +25,8 @@ export interface ScaleExportSettings {
   readonly pool?: ScalePool;
   /** A measured capacity envelope, in place of the model's rate (`--capacity-envelope`). */
   readonly envelope?: CapacityEnvelope;
+  /** The other gateway replicas of the fleet, whose demand each decision adds (peer-windows.ts). */
+  readonly peers?: ScalePeers;
 }
 
 /** What a tick reads of the gateway. */
@@ -53,6 +57,11 @@ export interface PoolFleet {
   /** Draining: no new request routed to it; those under way go on. */
   setDraining(slot: number, on: boolean): void;
   inFlightOn(slot: number): number;
+  /**
+   * Requests the replica itself last reported running or waiting (every gateway's), and when
+   * the figures were taken; undefined while it has none fresh.
+   */
+  reportedOn(slot: number): { readonly busy: number; readonly atMs: Ms } | undefined;
 }
 
 /** An actuator that starts and drains groups, each a backend of the gateway. */
@@ -66,6 +75,8 @@ export interface ScalePool {
   readonly cut: number;
   /** Replica counts set on a cluster, and those its API refused (the Kubernetes pool's). */
   readonly resizes?: { readonly ok: number; readonly error: number };
+  /** Whether it acts on the decisions: another gateway may lead (a Kubernetes pool's election). */
+  readonly leading: boolean;
   /** Stops all it started. */
   close(): Promise<void>;
 }
@@ -75,6 +86,7 @@ export class ScaleExport {
   readonly advisor: ScaleAdvisor;
   private readonly sources: ScaleSources;
   private readonly pool: ScalePool | undefined;
+  private readonly peers: ScalePeers | undefined;
   /** The pool's drain counts at the last tick, for the counter's increments. */
   private drainsSeen = { drained: 0, cut: 0 };
   /** The pool's resizes at the last tick, likewise. */
@@ -85,6 +97,7 @@ export class ScaleExport {
     this.advisor = new ScaleAdvisor(AUTOSCALERS[settings.type], settings.limits);
     this.sources = sources;
     this.pool = settings.pool;
+    this.peers = settings.peers;
     this.schedule();
   }
 
@@ -123,13 +136,16 @@ export class ScaleExport {
       running += r.running;
       kv += r.kvUsage;
     }
-    const { decision, signals } = this.advisor.decide(
+    // The other replicas' demand: their queues, and (in `decide`) their windows.
+    const others = this.peers?.others() ?? [];
+    const queued = s.queued();
+    const { decision, signals, share } = this.advisor.decide(
       {
         nowMs: s.clock.now(),
         ready: this.pool?.count('ready') ?? replicas.length,
         starting: this.pool?.count('starting') ?? 0,
         draining: this.pool?.count('draining') ?? 0,
-        queued: s.queued(),
+        queued: others.reduce((n, o) => n + o.queued, queued),
         engineWaiting,
         running,
         kvUsage: replicas.length > 0 ? kv / replicas.length : 0,
@@ -138,7 +154,9 @@ export class ScaleExport {
         fresh: s.fresh(),
       },
       (input, output) => s.capacity(input, output),
+      others,
     );
+    this.peers?.post({ ...share, queued });
     this.pool?.apply(decision.desired);
     s.onTick?.({
       desired: decision.desired,
@@ -160,11 +178,13 @@ export class ScaleExport {
     };
     for (const [signal, value] of Object.entries(named))
       m.scale.autoscaleSignals.set({ signal }, value);
+    if (this.peers !== undefined) m.scale.autoscalePeers.set(others.length);
     const pool = this.pool;
     if (pool === undefined) return;
     for (const state of ['starting', 'ready', 'draining'] as const) {
       m.scale.poolEngines.set({ state }, pool.count(state));
     }
+    m.scale.poolLeader.set(pool.leading ? 1 : 0);
     m.scale.poolDrains.inc({ outcome: 'drained' }, pool.drained - this.drainsSeen.drained);
     m.scale.poolDrains.inc({ outcome: 'cut' }, pool.cut - this.drainsSeen.cut);
     this.drainsSeen = { drained: pool.drained, cut: pool.cut };

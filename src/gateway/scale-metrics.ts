@@ -2,7 +2,8 @@
  * The Prometheus metrics of the gateway's autoscaler, on its registry: its decision for an
  * external actuator (KEDA, an HPA on external metrics), the signals behind it and the decisions
  * by reason, an operator's freeze, and the engine pool that acts on it (local processes or a
- * Kubernetes object): its replicas by state, its drains, and the replica counts it set.
+ * Kubernetes object): its replicas by state, its drains, the replica counts it set, and whether
+ * this gateway is the one that acts on it.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 
@@ -11,9 +12,11 @@ export class ScaleMetrics {
   readonly autoscaleFrozen: Gauge;
   readonly autoscaleSignals: Gauge<'signal'>;
   readonly autoscaleDecisions: Counter<'reason'>;
+  readonly autoscalePeers: Gauge;
   readonly poolEngines: Gauge<'state'>;
   readonly poolDrains: Counter<'outcome'>;
   readonly poolResizes: Counter<'result'>;
+  readonly poolLeader: Gauge;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -40,6 +43,11 @@ export class ScaleMetrics {
       labelNames: ['reason'],
       registers,
     });
+    this.autoscalePeers = new Gauge({
+      name: 'goodput_autoscale_peers',
+      help: 'Other gateway replicas whose demand the last autoscaling decision added to its own (their ticks read from the shared store).',
+      registers,
+    });
     this.poolEngines = new Gauge({
       name: 'goodput_engine_pool_engines',
       help: 'Replicas of the engine pool (local processes or a Kubernetes object) by state (starting, ready, draining).',
@@ -56,6 +64,11 @@ export class ScaleMetrics {
       name: 'goodput_engine_pool_resizes_total',
       help: "Replica counts the Kubernetes pool set on its object's scale subresource, by result (ok, or error: sent again at the next decision).",
       labelNames: ['result'],
+      registers,
+    });
+    this.poolLeader = new Gauge({
+      name: 'goodput_engine_pool_leader',
+      help: "1 while this gateway acts on the engine pool: it holds the pool's Lease (--k8s-lease), or shares the pool with no other gateway.",
       registers,
     });
   }

@@ -26,6 +26,7 @@ import { GatewayMetrics } from './gateway-metrics.ts';
 import { HttpBackend } from './http-backend.ts';
 import { callingTools } from './filler-calls.ts';
 import type { ScaleExportSettings } from './scale-export.ts';
+import { PeerWindows } from './peer-windows.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
 import { DashboardFeed } from './dashboard-feed.ts';
 import { createGatewayApp, type GatewayEnv } from './http/app.ts';
@@ -184,6 +185,15 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     },
   });
   metrics.state.keptInMemory(() => memory.kept);
+  // This process among the gateway replicas that share the store.
+  const replica = randomId();
+  const autoscale =
+    o.autoscale === undefined || shared === undefined
+      ? o.autoscale
+      : {
+          ...o.autoscale,
+          peers: new PeerWindows({ store, replica, tickMs: o.autoscale.limits.tickMs, log }),
+        };
   // Under a size rule, what images by URL take is learned from the backends' counts.
   const images =
     o.imageTokens !== undefined && o.imageTokens.rule !== 'fixed'
@@ -224,7 +234,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     ...(o.engine.schedulingPolicy === 'priority'
       ? { priorityOf: (cls: SloClassName) => o.policy.classes[cls].priority }
       : {}),
-    autoscale: o.autoscale,
+    autoscale,
   });
   const learned =
     o.learnedState === undefined
@@ -279,7 +289,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     keepResponses: keptTtlMs > 0,
     metrics,
     imageTokens: images ?? o.imageTokens,
-    replica: randomId(),
+    replica,
   };
   const background = new BackgroundRuns(keeping, { clock, timers }, shared !== undefined);
   const appDeps = {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeScale } from '../../src/gateway/kube-api.ts';
+import { KubeClient } from '../../src/gateway/kube-client.ts';
 import { runGoodput } from './process-kit.ts';
 import { SCALE_PATH, fakeKube } from './fake-kube.ts';
 import { tempDir } from '../temp-dir.ts';
@@ -14,7 +15,7 @@ test('GET and PATCH the scale subresource, with the token its file holds', async
   const api = await fakeKube('t0k3n', 2);
   const tokenFile = join(tempDir('kube'), 'token');
   writeFileSync(tokenFile, 't0k3n\n');
-  const scale = new KubeScale(SCALE_PATH, { apiUrl: `${api.url}/`, tokenFile });
+  const scale = new KubeScale(SCALE_PATH, new KubeClient({ apiUrl: `${api.url}/`, tokenFile }));
   assert.equal(scale.url, `${api.url}/${SCALE_PATH}/scale`);
   assert.deepEqual(await scale.get(), { spec: 2, status: 2 });
   assert.deepEqual(await scale.set(4), { spec: 4, status: 4 });
@@ -22,10 +23,8 @@ test('GET and PATCH the scale subresource, with the token its file holds', async
   writeFileSync(tokenFile, 'rotated-away');
   await assert.rejects(scale.get(), /GET http:\S+\/scale: HTTP 401 .*Unauthorized/);
   writeFileSync(tokenFile, 't0k3n');
-  const wrong = new KubeScale('apis/apps/v1/namespaces/llm/statefulsets/nope', {
-    apiUrl: api.url,
-    tokenFile,
-  });
+  const client = new KubeClient({ apiUrl: api.url, tokenFile });
+  const wrong = new KubeScale('apis/apps/v1/namespaces/llm/statefulsets/nope', client);
   await assert.rejects(wrong.set(1), /PATCH \S+nope\/scale: HTTP 404 .*NotFound/);
 });
 
@@ -33,7 +32,7 @@ test('outside a pod, the API server must be named', () => {
   const host = process.env.KUBERNETES_SERVICE_HOST;
   delete process.env.KUBERNETES_SERVICE_HOST;
   try {
-    assert.throws(() => new KubeScale(SCALE_PATH), /--k8s-api: expected the API server's URL/);
+    assert.throws(() => new KubeClient(), /--k8s-api: expected the API server's URL/);
   } finally {
     if (host !== undefined) process.env.KUBERNETES_SERVICE_HOST = host;
   }

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serveEngine, type ListeningEngineServer } from '../../src/engine-server/serve.ts';
-import { SCALE_PATH, fakeKube } from './fake-kube.ts';
+import { fakeKube, kubePoolFlags } from './fake-kube.ts';
 import { freePort } from './redis-kit.ts';
 import { startServe, until } from './process-kit.ts';
 import { burstEndsWhole, metricAt, poolServeArgs } from './pool-burst.ts';
@@ -48,16 +48,7 @@ test('kubernetes pool: a burst scales the StatefulSet out, then in, each removed
   const api = await fakeKube('sa-token', 1, kubelet);
   const { url, proc } = await startServe([
     ...poolServeArgs(),
-    '--engine-pool',
-    'kubernetes',
-    '--k8s-api',
-    api.url,
-    '--k8s-token-file',
-    TOKEN_FILE,
-    '--k8s-scale',
-    SCALE_PATH,
-    '--k8s-backend-url',
-    `http://127.0.0.1{i}:${port}/v1`,
+    ...kubePoolFlags(api, TOKEN_FILE, port),
   ]);
   t.after(() => proc.child.kill('SIGKILL'));
   const ready = () => metricAt(url, 'goodput_engine_pool_engines', 'state="ready"');

@@ -38,10 +38,14 @@ export async function burstEndsWhole(url: string): Promise<void> {
   assert.ok(whole > 0, JSON.stringify(counts));
 }
 
-/** A gauge or counter's value in the exposition at `url`, for exactly these labels; NaN if none. */
+/**
+ * A gauge or counter's value in the exposition at `url`, for exactly these labels ('': a metric
+ * without any); NaN if none.
+ */
 export async function metricAt(url: string, name: string, labels: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  const series = labels === '' ? `${name} ` : `${name}{${labels}}`;
+  const line = text.split('\n').find((l) => l.startsWith(series));
   return line === undefined ? NaN : Number(line.split(' ').at(-1));
 }
 

@@ -64,6 +64,16 @@ test('every key is namespaced goodput: and has a TTL', async () => {
   if (v.ok) await v.lease.release();
 });
 
+test("a replica's autoscaling tick holds for its TTL on Redis's clock, then is gone", async () => {
+  const s = await open();
+  const [gone, stays] = [randomUUID(), randomUUID()];
+  await s.postWindow(gone, 'tick', 40);
+  await s.postWindow(stays, 'tick', 60_000);
+  await new Promise((r) => setTimeout(r, 80));
+  assert.equal((await s.windows()).has(gone), false);
+  assert.equal((await s.windows()).get(stays), 'tick');
+});
+
 test('a key written before fingerprints (I<holder>, D<answer>) is read as bound to none', async () => {
   const s = await open();
   const raw = createClient({ url: redis.url });

@@ -2,10 +2,12 @@
  * An autoscaler at run time, for any host: it counts what happens between ticks
  * (`ScaleWindow`), and each tick combines that with the host's view of its fleet into the
  * signals, asks the autoscaler, and returns its decision with the signals behind it. The
- * simulator acts on the decision; the gateway exports it for an external actuator.
+ * simulator acts on the decision; the gateway exports it for an external actuator. A host that
+ * shares its fleet with others (gateway replicas) adds their ticks' shares to its own, so each
+ * decides on the fleet's demand, not on the part a load balancer sent it.
  */
 import type { Autoscaler, ScaleDecision, ScaleLimits, ScaleSignals } from './autoscaler.ts';
-import { ScaleWindow, type GroupCapacity } from './scale-window.ts';
+import { ScaleWindow, windowRates, type GroupCapacity, type WindowShare } from './scale-window.ts';
 
 /** What the host measures of its fleet at a tick. */
 export type FleetSignals = Omit<ScaleSignals, 'arrivalRps' | 'goodRps' | 'missedRps' | 'model'>;
@@ -35,13 +37,20 @@ export class ScaleAdvisor {
 
   /**
    * The tick's decision. `capacity` is one group's capacity at SLO for requests of these mean
-   * sizes, as the host's step-time model predicts it.
+   * sizes, as the host's step-time model predicts it; `others` the latest shares of the hosts
+   * this one shares the fleet with. `share` is this host's, for them.
    */
   decide(
     fleet: FleetSignals,
     capacity: (inputTokens: number, outputTokens: number) => GroupCapacity,
-  ): { readonly decision: ScaleDecision; readonly signals: ScaleSignals } {
-    const { arrivalRps, goodRps, missedRps, mix } = this.window.take(this.limits.tickMs);
+    others: readonly WindowShare[] = [],
+  ): {
+    readonly decision: ScaleDecision;
+    readonly signals: ScaleSignals;
+    readonly share: WindowShare;
+  } {
+    const share = this.window.share(this.limits.tickMs);
+    const { arrivalRps, goodRps, missedRps, mix } = windowRates([share, ...others]);
     const signals: ScaleSignals = {
       ...fleet,
       arrivalRps,
@@ -57,7 +66,8 @@ export class ScaleAdvisor {
           }
         : this.limits;
     const decision = this.autoscaler.decide(this.state, signals, limits);
-    if (!this.frozen) return { decision, signals };
-    return { decision: { desired: fleet.ready + fleet.starting, reason: 'frozen' }, signals };
+    if (!this.frozen) return { decision, signals, share };
+    const held = { desired: fleet.ready + fleet.starting, reason: 'frozen' } as const;
+    return { decision: held, signals, share };
   }
 }

@@ -3,7 +3,7 @@
 // which falls as requests grow and never holds more streams than flow control allows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ScaleWindow, groupCapacity } from './scale-window.ts';
+import { ScaleWindow, groupCapacity, windowRates } from './scale-window.ts';
 import { FlowControl } from '../routing/flow-control.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 
@@ -44,6 +44,33 @@ test('the mix moves toward new requests over several ticks, not at once', () => 
   w.completed(1_000, true);
   const m = w.take(5_000).mix;
   assert.ok(m !== null && m.input > 100 && m.input < 1_000, JSON.stringify(m));
+});
+
+test("two hosts' shares add up to the fleet's tick: rates summed, the mix weighted by requests", () => {
+  const a = new ScaleWindow();
+  const b = new ScaleWindow();
+  const fleet = new ScaleWindow();
+  for (const [w, input, output, n] of [
+    [a, 100, 50, 6],
+    [b, 1_000, 400, 2],
+  ] as const) {
+    for (let i = 0; i < n; i++) {
+      w.arrived(input);
+      w.completed(output, i > 0);
+      fleet.arrived(input);
+      fleet.completed(output, i > 0);
+    }
+  }
+  b.refused();
+  fleet.refused();
+  const rates = windowRates([a.share(2_000), b.share(2_000)]);
+  assert.deepEqual(rates, fleet.take(2_000));
+  assert.deepEqual(rates, {
+    arrivalRps: 4,
+    goodRps: 3,
+    missedRps: 1.5,
+    mix: { input: 325, output: 137.5 },
+  });
 });
 
 const spec: FleetSpec = {

@@ -4,7 +4,8 @@
  * the request mix a tick's signals carry. The simulator and the gateway count the same way.
  * The mix's output sizes are those completed (what a control plane sees), never a workload's
  * hidden lengths; it is smoothed over the last half minute or so, and kept through ticks with
- * nothing to show.
+ * nothing to show. Hosts that share one fleet (gateway replicas behind one load balancer) each
+ * count their own part; a tick's `WindowShare`s add up to the fleet's (`windowRates`).
  */
 import type { Ms } from '../request/units.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
@@ -17,6 +18,44 @@ export interface WindowRates {
   readonly missedRps: number;
   /** Mean prompt and output tokens of the recent requests; null before any has completed. */
   readonly mix: { readonly input: number; readonly output: number } | null;
+}
+
+/** One host's tick, in the terms that add up across the hosts of one fleet. */
+export interface WindowShare {
+  readonly arrivalRps: number;
+  readonly goodRps: number;
+  readonly missedRps: number;
+  /** The mix's smoothed sums: requests sized and their prompt tokens… */
+  readonly mixArrivals: number;
+  readonly mixInput: number;
+  /** …and requests completed and their output tokens. */
+  readonly mixCompletions: number;
+  readonly mixOutput: number;
+}
+
+/** The rates and the mix of the fleet whose hosts' ticks these are. */
+export function windowRates(shares: readonly WindowShare[]): WindowRates {
+  let arrivalRps = 0;
+  let goodRps = 0;
+  let missedRps = 0;
+  let arrivals = 0;
+  let input = 0;
+  let completions = 0;
+  let output = 0;
+  for (const s of shares) {
+    arrivalRps += s.arrivalRps;
+    goodRps += s.goodRps;
+    missedRps += s.missedRps;
+    arrivals += s.mixArrivals;
+    input += s.mixInput;
+    completions += s.mixCompletions;
+    output += s.mixOutput;
+  }
+  const mix =
+    arrivals > 0 && completions > 0
+      ? { input: input / arrivals, output: output / completions }
+      : null;
+  return { arrivalRps, goodRps, missedRps, mix };
 }
 
 /** How much of the mix each tick carries on to the next: about the last 30 s at 5 s ticks. */
@@ -61,18 +100,20 @@ export class ScaleWindow {
 
   /** The rates over the `spanMs` since the last take, and the mix; starts the next window. */
   take(spanMs: Ms): WindowRates {
+    return windowRates([this.share(spanMs)]);
+  }
+
+  /** `take`, as a share of the fleet's tick. */
+  share(spanMs: Ms): WindowShare {
     const seconds = spanMs / 1000;
-    const rates = {
+    const share = {
       arrivalRps: this.arrivals / seconds,
       goodRps: this.good / seconds,
       missedRps: this.misses / seconds,
-      mix:
-        this.mixArrivals > 0 && this.mixCompletions > 0
-          ? {
-              input: this.mixInput / this.mixArrivals,
-              output: this.mixOutput / this.mixCompletions,
-            }
-          : null,
+      mixArrivals: this.mixArrivals,
+      mixInput: this.mixInput,
+      mixCompletions: this.mixCompletions,
+      mixOutput: this.mixOutput,
     };
     this.arrivals = 0;
     this.completions = 0;
@@ -82,7 +123,7 @@ export class ScaleWindow {
     this.mixInput *= MIX_KEEP;
     this.mixCompletions *= MIX_KEEP;
     this.mixOutput *= MIX_KEEP;
-    return rates;
+    return share;
   }
 }
 

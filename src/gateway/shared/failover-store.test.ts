@@ -73,6 +73,14 @@ class SwitchableStore implements SharedStore {
     this.#gate();
     return this.#inner.serving();
   }
+  async postWindow(replica: string, text: string, ttlMs: number) {
+    this.#gate();
+    return this.#inner.postWindow(replica, text, ttlMs);
+  }
+  async windows() {
+    this.#gate();
+    return this.#inner.windows();
+  }
   async handOver(order: string) {
     this.#gate();
     return this.#inner.handOver(order);

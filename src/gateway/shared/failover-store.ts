@@ -122,6 +122,15 @@ export class FailoverStore implements SharedStore {
     return this.#primaryOr(() => this.#o.primary.serving(), []);
   }
 
+  /** Ticks are the primary's alone: while it is down, each replica decides on its own. */
+  postWindow(replica: string, text: string, ttlMs: number): Promise<void> {
+    return this.#primaryOnly(() => this.#o.primary.postWindow(replica, text, ttlMs));
+  }
+
+  windows(): Promise<ReadonlyMap<string, string>> {
+    return this.#primaryOr(() => this.#o.primary.windows(), new Map<string, string>());
+  }
+
   /** Orders are the primary's alone: while it is down, none is handed over or taken. */
   handOver(order: string): Promise<void> {
     return this.#primaryOnly(() => this.#o.primary.handOver(order));

@@ -204,3 +204,36 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PUBLISH', KEYS[1], (len - #ARGV + 1) .. '\\n' .. table.concat(ARGV, '', 2))
 return len
 `);
+
+/**
+ * KEYS: the replicas' ticks (a hash, replica → text), and when each ends (a sorted set). ARGV:
+ * replica id, ms it holds, its text. Those ended are let go.
+ */
+export const POST_WINDOW = script(`${NOW}
+local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+if #ended > 0 then
+  redis.call('HDEL', KEYS[1], unpack(ended))
+  redis.call('ZREM', KEYS[2], unpack(ended))
+end
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], math.ceil(ttl))
+redis.call('PEXPIRE', KEYS[2], math.ceil(ttl))
+return 1
+`);
+
+/** KEYS: as POST_WINDOW's. Returns replica, text, replica, text… of the ticks that hold now. */
+export const WINDOWS = script(`${NOW}
+local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')
+if #live == 0 then return {} end
+local texts = redis.call('HMGET', KEYS[1], unpack(live))
+local out = {}
+for i, replica in ipairs(live) do
+  if texts[i] then
+    out[#out + 1] = replica
+    out[#out + 1] = texts[i]
+  end
+end
+return out
+`);

@@ -123,3 +123,13 @@ test("a stream's events share the room of kept responses: the oldest, of either,
   advance(clock, 1_300);
   assert.deepEqual(await s.readEvents('acme', 'b', 0, 9), [], 'past its TTL');
 });
+
+test("a replica's autoscaling tick holds for its TTL, then is gone", async () => {
+  const clock = new VirtualClock();
+  const s = new MemoryStore({ clock });
+  await s.postWindow('a', 'tick a', 10_000);
+  await s.postWindow('b', 'tick b', 20_000);
+  clock.at(15_000, () => {});
+  clock.run(15_000);
+  assert.deepEqual([...(await s.windows())], [['b', 'tick b']]);
+});

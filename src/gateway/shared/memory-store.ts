@@ -56,6 +56,8 @@ export class MemoryStore implements SharedStore {
   readonly #responses: ResponseShelf;
   /** Until when each replica that beat is alive: one entry a replica, few in a process. */
   readonly #beats = new Map<string, number>();
+  /** Each replica's last autoscaling tick, and until when it holds. */
+  readonly #windows = new Map<string, { readonly text: string; readonly untilMs: number }>();
   /** Who watches each log (`keyOf`): one entry a log followed here. */
   readonly #watchers = new Map<string, Set<Told>>();
   /** Until when each replica that said it serves does so. */
@@ -189,6 +191,16 @@ export class MemoryStore implements SharedStore {
   async serving(): Promise<readonly string[]> {
     const now = this.#clock.now();
     return [...this.#serving].filter(([, until]) => until > now).map(([replica]) => replica);
+  }
+
+  async postWindow(replica: string, text: string, ttlMs: number): Promise<void> {
+    this.#windows.set(replica, { text, untilMs: this.#clock.now() + ttlMs });
+  }
+
+  async windows(): Promise<ReadonlyMap<string, string>> {
+    const now = this.#clock.now();
+    for (const [replica, w] of this.#windows) if (w.untilMs <= now) this.#windows.delete(replica);
+    return new Map([...this.#windows].map(([replica, w]) => [replica, w.text]));
   }
 
   async handOver(order: string): Promise<void> {

@@ -24,6 +24,9 @@ export function replicaKey(replica: string): string {
 
 /** The replicas that serve, each scored with when its last beat ends (Redis's clock). */
 export const SERVING_KEY = 'goodput:{replicas}:serving';
+/** Each replica's last autoscaling tick, and when each ends (../peer-windows.ts). */
+export const WINDOWS_KEY = 'goodput:{replicas}:windows';
+export const WINDOWS_UNTIL_KEY = 'goodput:{replicas}:windows:until';
 /** Background responses handed over, oldest first (http/background-handover.ts). */
 export const ORDERS_KEY = 'goodput:{replicas}:handovers';
 

@@ -21,8 +21,10 @@ import {
   RENEW_LEASE,
   SETTLE_CLAIM,
   SETTLE_BUCKET,
+  POST_WINDOW,
   SERVING,
   SERVING_BEAT,
+  WINDOWS,
   type LuaScript,
 } from './lua-scripts.ts';
 import { admitCall, admitReply } from './redis-admit.ts';
@@ -30,6 +32,8 @@ import { LogWatch } from './redis-watch.ts';
 import {
   ORDERS_KEY,
   SERVING_KEY,
+  WINDOWS_KEY,
+  WINDOWS_UNTIL_KEY,
   eventsKey,
   idemKey,
   orderKey,
@@ -258,6 +262,18 @@ export class RedisStore implements SharedStore {
   async serving(): Promise<readonly string[]> {
     const replicas = await this.#eval(SERVING, [SERVING_KEY], []);
     return Array.isArray(replicas) ? replicas.map(String) : [];
+  }
+
+  async postWindow(replica: string, text: string, ttlMs: number): Promise<void> {
+    await this.#eval(POST_WINDOW, [WINDOWS_KEY, WINDOWS_UNTIL_KEY], [replica, ttlMs, text]);
+  }
+
+  async windows(): Promise<ReadonlyMap<string, string>> {
+    const flat = await this.#eval(WINDOWS, [WINDOWS_KEY, WINDOWS_UNTIL_KEY], []);
+    const out = new Map<string, string>();
+    if (!Array.isArray(flat)) return out;
+    for (let i = 0; i + 1 < flat.length; i += 2) out.set(String(flat[i]), String(flat[i + 1]));
+    return out;
   }
 
   async handOver(order: string): Promise<void> {

@@ -117,6 +117,17 @@ export function responseStoreConformance(name: string, store: () => SharedStore)
     assert.ok(!(await s.serving()).includes(replica), 'draining, it serves no more');
   });
 
+  test(`${name}: each replica's autoscaling tick is read back by every replica, the last one posted`, async () => {
+    const s = store();
+    const [replica, other] = [fresh(), fresh()];
+    await s.postWindow(replica, '{"tick":1}', WINDOW);
+    await s.postWindow(other, '{"tick":7}', WINDOW);
+    await s.postWindow(replica, '{"tick":2}', WINDOW);
+    const windows = await s.windows();
+    assert.deepEqual([windows.get(replica), windows.get(other)], ['{"tick":2}', '{"tick":7}']);
+    assert.equal(windows.get(fresh()), undefined, 'none from a replica that posted none');
+  });
+
   test(`${name}: an order kept under its id is taken once, and not once dropped`, async () => {
     const s = store();
     const t = fresh();

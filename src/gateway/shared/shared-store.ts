@@ -131,6 +131,13 @@ export interface SharedStore {
   /** The replicas whose last beat, still in force, said they were serving. */
   serving(): Promise<readonly string[]>;
   /**
+   * Posts replica `replica`'s last autoscaling tick (opaque text: ../peer-windows.ts) for
+   * `ttlMs`, so every replica's autoscaler decides on the demand they all see.
+   */
+  postWindow(replica: string, text: string, ttlMs: number): Promise<void>;
+  /** The ticks posted and still in force, by replica. */
+  windows(): Promise<ReadonlyMap<string, string>>;
+  /**
    * Offers `order` (a background response to run, as text) to the replicas serving; it waits
    * for one for the store's response TTL.
    */
