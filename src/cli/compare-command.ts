@@ -21,7 +21,9 @@ export function compareCommand(): Command {
       )
       .option('--html <file>', 'write a self-contained HTML report with charts here'),
   ).action((flags: Record<string, unknown>) => {
-    const policies = (flags.policies as string).split(',').map((p) => loadPolicy(p.trim()));
+    const policies = (flags.policies as string)
+      .split(',')
+      .map((p) => loadPolicy(p.trim(), '--policies'));
     // One fleet for every policy: their engine sections, if any, must agree.
     const versions = [...new Set(policies.flatMap((p) => p.engine.version ?? []))];
     if (flags.engineVersion === undefined && versions.length > 1) {

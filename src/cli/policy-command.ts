@@ -10,6 +10,7 @@
  */
 import { Command } from 'commander';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
+import { ConfigError } from '../core/errors.ts';
 import { keyCount, planReload } from '../gateway/reload-plan.ts';
 import { readPolicy } from '../sim/policy-source.ts';
 import { refuseUnservedModels } from '../core/config/tenant-schema.ts';
@@ -27,15 +28,14 @@ export function policyCommand(): Command {
         "the model names the gateway serves, comma-separated (its --served-model-name, then its --lora-modules): each tenant's models must be among them",
       )
       .action((file: string, o: { running?: string; servedModels?: string }) => {
-        const next = readPolicy(file);
-        if (o.servedModels !== undefined) {
-          const served = o.servedModels.split(',').map((m) => m.trim());
-          refuseUnservedModels(next.policy.tenants, served, next.file);
-        }
+        // Every input is judged before a line is printed: a bad one is the only line.
+        const served = o.servedModels === undefined ? undefined : servedModels(o.servedModels);
+        const next = readPolicy(file, '<file>');
+        if (served !== undefined) refuseUnservedModels(next.policy.tenants, served, next.file);
+        const running = o.running === undefined ? undefined : readPolicy(o.running, '--running');
         console.log(`${next.file === undefined ? `${file} (a preset)` : file}: valid`);
         console.log(describePolicy(next.policy));
-        if (o.running === undefined) return;
-        const running = readPolicy(o.running);
+        if (o.running === undefined || running === undefined) return;
         if (running.file === undefined) {
           console.log(
             `reload: a gateway running the preset ${o.running} has no file to reload: restart it with --policy ${file}`,
@@ -56,6 +56,15 @@ export function policyCommand(): Command {
         }
       }),
   );
+}
+
+/** `--served-models`' names: at least one, none empty (an empty list would check nothing). */
+function servedModels(list: string): string[] {
+  const names = list.split(',').map((m) => m.trim());
+  if (names.some((m) => m === '')) {
+    throw new ConfigError('--served-models', 'model names, comma-separated, none empty', list);
+  }
+  return names;
 }
 
 /** What a policy runs, in a few lines: its stages, classes and tenants. */

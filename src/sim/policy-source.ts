@@ -1,8 +1,9 @@
 /**
  * Finds a policy by name or path: a preset name, or a YAML/JSON file validated against the
- * policy schema. A file's validation errors are prefixed with the file name.
+ * policy schema. A file's validation errors are prefixed with the file name; a value that is
+ * neither a preset nor a file it can read is refused by the flag that gave it, with the reason.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { isPair, isScalar, parseDocument, visit } from 'yaml';
 import { ConfigError, isConfigError } from '../core/errors.ts';
 import { resolvePolicy, type ResolvedPolicy } from '../core/config/policy.ts';
@@ -15,23 +16,50 @@ export interface LoadedPolicy {
   readonly file: string | undefined;
 }
 
-export function loadPolicy(nameOrPath: string): ResolvedPolicy {
-  return readPolicy(nameOrPath).policy;
+/** The policy `nameOrPath` names, given by `flag` (what an error names it by). */
+export function loadPolicy(nameOrPath: string, flag = '--policy'): ResolvedPolicy {
+  return readPolicy(nameOrPath, flag).policy;
 }
 
-export function readPolicy(nameOrPath: string): LoadedPolicy {
-  if (Object.hasOwn(PRESETS, nameOrPath) || !existsSync(nameOrPath)) {
+/** The preset `nameOrPath` names, else the policy in that file, given by `flag`. */
+export function readPolicy(nameOrPath: string, flag = '--policy'): LoadedPolicy {
+  if (Object.hasOwn(PRESETS, nameOrPath)) {
     const policy = presetPolicy(nameOrPath);
     return { policy, doc: PRESETS[nameOrPath], file: undefined };
   }
-  return readPolicyFile(nameOrPath);
+  let text: string;
+  try {
+    text = readFileSync(nameOrPath, 'utf8');
+  } catch (e) {
+    const presets = Object.keys(PRESETS).join(', ');
+    const expected = `a preset (${presets}) or a readable policy file (${readFailure(e)})`;
+    throw new ConfigError(flag, expected, nameOrPath);
+  }
+  return policyFromText(text, nameOrPath);
 }
 
 /** The policy in the YAML or JSON file at `path`. */
 export function readPolicyFile(path: string): LoadedPolicy {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(path, 'a YAML or JSON policy document', (e as Error).message);
+  }
+  return policyFromText(text, path);
+}
+
+/** Why a file could not be read, as the OS says it, without the call and path node adds. */
+function readFailure(e: unknown): string {
+  const { code, message } = e as NodeJS.ErrnoException;
+  if (code === 'ENOENT') return 'no such file';
+  return message.replace(/, \w+(?: '.*')?$/, '');
+}
+
+function policyFromText(text: string, path: string): LoadedPolicy {
   let doc: unknown;
   try {
-    doc = parsePolicyText(readFileSync(path, 'utf8'));
+    doc = parsePolicyText(text);
   } catch (e) {
     if (isConfigError(e)) throw e.inFile(path);
     throw new ConfigError(path, 'a YAML or JSON policy document', (e as Error).message);

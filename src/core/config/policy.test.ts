@@ -207,14 +207,55 @@ const invalid: Array<[string, unknown, string]> = [
   [
     'unknown class',
     { ...valid, classes: { vip: { ttft_ms: 1 } } },
-    'classes: expected no unknown keys (vip)',
+    'classes: expected a key among interactive, reasoning, batch, best_effort, got "vip"',
   ],
   [
     'missing revision',
     { ...valid, policy_revision: undefined },
     'policy_revision: expected a string, got nothing',
   ],
-  ['unknown key', { ...valid, speed: 'max' }, '(root): expected no unknown keys (speed)'],
+  [
+    'unknown key, named alone',
+    { ...valid, speed: 'max' },
+    '(root): expected a key among name, policy_revision, description, admission, dispatch, queueing, routing, estimate, classes, tenants, resilience, slos, service_tiers, engine, got "speed"',
+  ],
+  [
+    'unknown keys',
+    { ...valid, speed: 'max', admision: {} },
+    '(root): expected keys among name, policy_revision, ',
+  ],
+  [
+    "an unknown key in a stage, among the keys of the stage's type",
+    { ...valid, admission: { type: 'goodput', gate: [] } },
+    'admission: expected a key among type, gates, retry_after, got "gate"',
+  ],
+  [
+    "an unknown key in a gate's params",
+    {
+      ...valid,
+      admission: {
+        type: 'goodput',
+        gates: [{ type: 'budget' }, { type: 'memory', params: { reserve: 1 } }],
+      },
+    },
+    'admission.gates[1].params: expected a key among reserve_ratio, got "reserve"',
+  ],
+  [
+    'an unknown key in a tenant',
+    { ...valid, tenants: { acme: { wieght: 2 } } },
+    'tenants.acme: expected a key among weight, classes, models, ',
+  ],
+  ['an object that is not', { ...valid, admission: 5 }, 'admission: expected an object, got 5'],
+  [
+    'an array that is not',
+    { ...valid, admission: { type: 'goodput', gates: 'all' } },
+    'admission.gates: expected an array, got "all"',
+  ],
+  [
+    'a fraction where an integer goes',
+    { ...valid, estimate: { output_window: 1.5 } },
+    'estimate.output_window: expected an integer, got 1.5',
+  ],
   [
     'minimum shares over 1',
     { ...valid, classes: { batch: { min_share: 0.6 }, reasoning: { min_share: 0.5 } } },
@@ -248,7 +289,7 @@ const invalid: Array<[string, unknown, string]> = [
   [
     'a prior for an unknown class',
     { ...valid, estimate: { by_class: { vip: { prior_output_p50: 10 } } } },
-    'estimate.by_class: expected no unknown keys (vip)',
+    'estimate.by_class: expected a key among interactive, reasoning, batch, best_effort, got "vip"',
   ],
   [
     'an unknown queue order',
@@ -297,7 +338,7 @@ test('flow control stages long prompts unless the policy says not to', () => {
 test('unknown preset names the choices', () => {
   assert.throws(
     () => presetPolicy('fast'),
-    /policy: expected a preset \(baseline-vllm, least-request, goodput\) or a policy file, got "fast"/,
+    / policy: expected a preset \(baseline-vllm, least-request, goodput\), got "fast"$/,
   );
 });
 

@@ -40,11 +40,7 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
 export function presetPolicy(name: string): ResolvedPolicy {
   const preset = Object.hasOwn(PRESETS, name) ? PRESETS[name] : undefined;
   if (preset === undefined) {
-    throw new ConfigError(
-      'policy',
-      `a preset (${Object.keys(PRESETS).join(', ')}) or a policy file`,
-      name,
-    );
+    throw new ConfigError('policy', `a preset (${Object.keys(PRESETS).join(', ')})`, name);
   }
   return resolvePolicy(preset);
 }

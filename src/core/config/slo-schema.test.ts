@@ -88,7 +88,7 @@ const invalid: Array<[string, unknown, string]> = [
   [
     'a threshold on success',
     [{ ...chat, objectives: [{ kind: 'success', threshold_ms: 5, target: 0.9 }] }],
-    'slos[0].objectives[0]: expected no unknown keys (threshold_ms)',
+    'slos[0].objectives[0]: expected a key among kind, name, target, got "threshold_ms"',
   ],
   [
     'two objectives of one kind, unnamed',

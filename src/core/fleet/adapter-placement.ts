@@ -16,7 +16,7 @@ export function adapterPlacement(
   if (adapters.length === 0) {
     throw new ConfigError(
       '--adapter-replicas',
-      'set only with adapters (--adapters or --lora-modules)',
+      'unset without adapters to place (serve: --lora-modules; simulate: --adapters)',
       k,
     );
   }
