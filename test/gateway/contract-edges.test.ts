@@ -228,7 +228,8 @@ test('a context_length refusal gives the prompt tokens, max_tokens and the limit
   assert.equal(res.status, 400);
   assert.equal(res.headers.get('x-goodput-reason'), 'context_length');
   const e = await errorOf(res);
-  assert.equal(e.code, 'context_length');
+  // OpenAI's code and field, as the engines answer; the reason stays the gateway's own.
+  assert.deepEqual([e.code, e.param], ['context_length_exceeded', 'messages']);
   // Its size is an estimate: the gateway refuses on the fewest tokens it can be, and says so.
   assert.equal(
     e.message,
@@ -244,7 +245,7 @@ test("a prompt over the context by the gateway's estimate alone goes to the back
   assert.equal(res.status, 400);
   assert.equal(res.headers.get('x-goodput-reason'), null, 'not refused by the gateway');
   const e = await errorOf(res);
-  assert.notEqual(e.code, 'context_length');
+  assert.equal(e.code, 'context_length_exceeded', "the engine's code, which the gateway's matches");
   assert.match(e.message, /context/);
 });
 
@@ -574,9 +575,15 @@ const head = (lines: string[], body = '') =>
 test('requests that are not HTTP a route can take: named, recorded, counted, in OpenAI’s shape', async () => {
   const invalid = (reason: string) =>
     metricValue(gw.url, 'goodput_invalid_requests_total', { reason });
+  const chats = () => metricValue(gw.url, 'goodput_api_requests_total', { endpoint: 'chat' });
+  const answered = (status: string) =>
+    metricValue(gw.url, 'goodput_api_answers_total', { endpoint: 'chat', status });
   const before = {
     invalid: await invalid('invalid_request'),
     method: await invalid('method_not_allowed'),
+    chats: await chats(),
+    bare: await answered('400'),
+    expect: await answered('417'),
   };
   const cases: [name: string, bytes: string, status: number, reason: string, message: RegExp][] = [
     [
@@ -627,6 +634,11 @@ test('requests that are not HTTP a route can take: named, recorded, counted, in 
   }
   assert.equal(await invalid('invalid_request'), before.invalid + 4);
   assert.equal(await invalid('method_not_allowed'), before.method + 1);
+  // A head refused for the chat endpoint is its request and answer, as a 413 is: the one
+  // without Host and the 417 (the unparsable one names no endpoint).
+  assert.equal(await chats(), before.chats + 2);
+  assert.equal(await answered('400'), before.bare + 1);
+  assert.equal(await answered('417'), before.expect + 1);
   // HTTP/1.0 may leave Host out.
   const [health] = await rawHttp('GET /healthz HTTP/1.0\r\n\r\n');
   assert.equal(health.status, 200);

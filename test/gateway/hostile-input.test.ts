@@ -167,7 +167,8 @@ const cases: Case[] = [
     send: () => post(chat({ messages: [{ role: 'user', content: 'x'.repeat(3_000_000) }] })),
     want: {
       status: 400,
-      code: 'context_length',
+      code: 'context_length_exceeded',
+      param: 'messages',
       // At least 23,438 tokens (3 MB, at most 128 bytes a token) against the model's 8,192.
       message: /^the prompt \(at least 23438 tokens\) exceeds the model's context of 8192 tokens$/,
       reason: 'context_length',

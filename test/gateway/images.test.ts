@@ -247,7 +247,7 @@ test('--image-tokens qwen2-vl: screenshots past the context are refused at the d
   const res = await ask(solidPng(1920, 1080));
   const { error } = (await res.json()) as { error: { message: string; code: string } };
   assert.equal(res.status, 400);
-  assert.equal(error.code, 'context_length');
+  assert.equal(error.code, 'context_length_exceeded');
   assert.match(
     error.message,
     /the prompt \(at least 1077\d tokens\) exceeds the model's context of 8192 tokens/,

@@ -129,3 +129,32 @@ test("each answer tells its tenant's requests a window; the one past them is ref
   const there = toldOf(refused.headers, 'requests');
   assert.deepEqual([there?.limit, there?.remaining], [3, 0]);
 });
+
+test('a request larger than the whole window: a final 429 that tells where the quotas stand, and the sizes', async () => {
+  const policy = policyWith({
+    tenants: {
+      '*': { quotas: { window_ms: WINDOW_MS, tokens_per_window: 300, requests_per_window: 5 } },
+    },
+  });
+  const front = await gateway(await engines(1), policy);
+  const spent = await postChat(front.url, { max_tokens: 10 });
+  await spent.text();
+  const left = toldOf(spent.headers)?.remaining ?? -1;
+
+  const refused = await postChat(front.url, { max_tokens: 1_000 });
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('x-goodput-reason'), 'tenant_tokens');
+  assert.equal(refused.headers.get('x-should-retry'), 'false');
+  assert.equal(refused.headers.get('retry-after'), null);
+  // Where the buckets stand, as on any answer: this refusal took nothing of either.
+  const tokens = toldOf(refused.headers);
+  const requests = toldOf(refused.headers, 'requests');
+  assert.deepEqual([tokens?.limit, requests?.limit, requests?.remaining], [300, 5, 4]);
+  assert.ok(tokens !== undefined && tokens.remaining >= left && tokens.remaining < 300);
+  const body = (await refused.json()) as { error: { message: string; code: string } };
+  assert.equal(body.error.code, 'tenant_tokens');
+  assert.match(
+    body.error.message,
+    /^this request needs 1,0\d\d tokens \(prompt \d+ \+ max_tokens 1000\); the tenant's whole window holds 300 \(tokens_per_window\), so no retry can succeed$/,
+  );
+});

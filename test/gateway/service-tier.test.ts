@@ -138,6 +138,12 @@ test('a tenant not granted the class a tier names is refused by the contract, as
   const header = await postChat(front.url, {}, { 'x-goodput-class': 'batch' });
   assert.equal(header.status, 403);
   assert.equal(header.headers.get('x-goodput-reason'), 'class_not_granted');
+  // It names the class asked for and those granted.
+  const { error } = (await header.json()) as { error: { message: string } };
+  assert.equal(
+    error.message,
+    'this tenant is not granted the class it asked for, "batch" (granted: interactive)',
+  );
 });
 
 test('in a standing overload, only a body that names a tier is parsed before it is refused', async () => {

@@ -128,10 +128,13 @@ test('a request larger than the whole window: a final 429, no Retry-After, nothi
   assert.equal(res.headers.get('x-goodput-reason'), 'tenant_tokens');
   assert.equal(res.headers.get('retry-after'), null, 'no wait makes room for it');
   assert.equal(res.headers.get('x-should-retry'), 'false');
+  // Told where the shared bucket stands, from Redis, as every answer is: it took nothing.
+  assert.equal(res.headers.get('x-ratelimit-limit-tokens'), '300');
+  assert.ok(Number(res.headers.get('x-ratelimit-remaining-tokens')) < 108);
   const body = (await res.json()) as { error: { message: string } };
-  assert.equal(
+  assert.match(
     body.error.message,
-    "the tenant's token budget for this window does not cover this request",
+    /^this request needs \d+ tokens \(prompt \d+ \+ max_tokens 400\); the tenant's whole window holds 300 \(tokens_per_window\), so no retry can succeed$/,
   );
 });
 

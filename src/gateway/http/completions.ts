@@ -3,10 +3,10 @@
  * chat completion it is: openai/responses-request.ts), as a few steps, each of which may end
  * the request with its refusal: authenticate → read and validate the body → read the client's
  * headers (and the tenant a fairness id names, if the key allows it) → the shared-state door
- * (idempotency, tenant quotas and slot, retry budget; see shared/door.ts) → admit and serve
- * (serve-admitted.ts). Every request gets an id at once, carried by
- * every answer (`x-goodput-request-id`), and every refusal — wherever it happens — is counted
- * and has a decision record under that id. What the request took at the door is given back
+ * (idempotency, tenant quotas and slot, retry budget; see shared/door.ts) →
+ * admit and serve (serve-admitted.ts). Every request gets an id at once, carried by every
+ * answer (`x-goodput-request-id`), and every refusal — wherever it happens — is counted and has
+ * a decision record under that id. What the request took at the door is given back
  * when it ends, however it ends; a completed answer is kept for replay under its
  * Idempotency-Key, bound to the request's fingerprint. The request counts as in flight (for the
  * gateway's drain) until nothing of it remains, and is traced (tracing/) from its arrival to its
@@ -38,6 +38,7 @@ import { errorWhole, isWhole, named, told, type Answer, type Whole } from './ans
 import { quotaHeaders } from './quota-headers.ts';
 import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
+import { askedOf, beyondWindowWords, type Words } from './refusal-words.ts';
 import { admitAndServe, type Served } from './serve-admitted.ts';
 import { serveInBackground } from './background.ts';
 import type { BackgroundRuns } from './background-runs.ts';
@@ -219,19 +220,21 @@ async function complete(
     // Taken over, it arrived where it was asked, and was demand there.
     const req = adoption === undefined ? made : { ...made, handedOver: true as const };
     trace.read(req, parsed.model, headers.targets);
-    const refused = (rejection: Rejection, shared: boolean) =>
-      named(refusalOf(deps.gateway.refuse(req, rejection, { shared, unread: false })), id);
+    const refused = (rejection: Rejection, shared: boolean, words?: Words) =>
+      named(refusalOf(deps.gateway.refuse(req, rejection, { shared, unread: false }), words), id);
     if (deps.inFlight.draining) return refused(SHUTTING_DOWN, false);
     if (read.refusal !== undefined) return refused(read.refusal, true);
     trace.admitting(deps.nowMs());
     // An unknown tenant holds no shared state: the pipeline's contract gate turns it away.
+    // Its charge against its tenant's token quota (none for a tenant unknown, turned away later).
+    const charge = policyTenant === undefined ? 0 : deps.gateway.pipeline.tenantCharge(req);
     const door =
       policyTenant === undefined
         ? OPEN_DOOR
         : await atTheDoor(deps.store, {
             tenant: policyTenant,
             requestId: id,
-            tokens: deps.gateway.pipeline.tenantCharge(req),
+            tokens: charge,
             attempt: headers.attempt,
             idempotencyKey: headers.idempotencyKey,
             fingerprint:
@@ -240,7 +243,15 @@ async function complete(
     if (door.kind === 'replay') return replayed(door.answer, tenant, deps.background, outgoing);
     // Its tenant's quotas as they stand, which every answer tells (quota-headers.ts).
     const quota = quotaHeaders(door.standing);
-    if (door.kind === 'refused') return told(refused(door.rejection, true), quota);
+    if (door.kind === 'refused') {
+      const window = policyTenant?.quotas.tokensPerWindow;
+      // A charge no window holds: told what it is, and the window's size.
+      const words =
+        door.rejection.final === true && window !== undefined
+          ? beyondWindowWords(req, charge, window, askedOf(kind, parsed))
+          : undefined;
+      return told(refused(door.rejection, true, words), quota);
+    }
     let served: Served | undefined;
     try {
       const serving = {

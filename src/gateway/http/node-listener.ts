@@ -50,14 +50,16 @@ export function nodeListener(
     // A connection's first request makes room for the next connection waiting to be read.
     const queuedSinceMs = deps.intake?.seen(req.socket);
     const head = req.headers;
+    const kind = req.method === 'POST' ? completionKind(req.url) : undefined;
     if (head.host === undefined || head.expect !== undefined) {
       const refused = unacceptableHead(req, deps);
       if (refused !== undefined) {
+        // Asked of a completion endpoint, it is one of its requests and answers, as a 413 is.
+        if (kind !== undefined) counted(kind, refused, deps);
         writeAtTurnEnd(res, closingIfUnread(req, refused, deps));
         return;
       }
     }
-    const kind = req.method === 'POST' ? completionKind(req.url) : undefined;
     if (kind === undefined) {
       // Hono reads what it needs of a body: a client waiting to send one goes on at once.
       continueIfExpected(req, res);
@@ -100,6 +102,12 @@ function unacceptableHead(req: IncomingMessage, deps: CompletionsDeps): Whole | 
     );
   } else return undefined;
   return refusedUnread(e, deps);
+}
+
+/** A completion endpoint's request and its answer, counted where its handler would count them. */
+function counted(endpoint: Endpoint, answer: Whole, deps: CompletionsDeps): void {
+  deps.metrics.apiRequests.inc({ endpoint });
+  deps.metrics.apiAnswers.inc({ endpoint, status: String(answer.status) });
 }
 
 /** A bug: a 500, logged under an id the answer carries, so the two can be matched. */

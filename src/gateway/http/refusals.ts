@@ -1,18 +1,20 @@
 /**
  * The one place a refusal becomes an HTTP response: OpenAI's error body with a machine-readable
- * `code` (the closed-enum reason), the status chosen where it was decided, `Retry-After` in
+ * `code` (the closed-enum reason, or OpenAI's own name for it: `wireCode`), the status chosen where it was decided, `Retry-After` in
  * whole seconds (rounded up, never 0) for 429 and 503 when a retry can succeed, and
  * `x-goodput-reason`. A refusal no retry can undo — its deadline out of reach (504
  * `deadline_exceeded`: passed, or nearer than admission's margin), or out of reach by the time
  * a Retry-After would send it back (a final 503) — carries no Retry-After but
  * `x-should-retry: false`, which the OpenAI and Anthropic SDKs obey: they would otherwise retry
  * any 5xx or 429. Nothing of the policy's internals beyond the reason and the sizes a client can
- * act on leaves.
+ * act on leaves; where only the request can name them (the class it asked, its prompt's field,
+ * its charge), its words come with the decision (refusal-words.ts).
  */
 import type { RejectReason, Rejection, ContextOverflow } from '../../core/request/decision.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { errorBody } from '../../openai/index.ts';
 import { whole, type Whole } from './answer.ts';
+import { overflowWords, type Words } from './refusal-words.ts';
 
 const MESSAGES: Readonly<Record<RejectReason, string>> = {
   invalid_request: 'the request is not a valid one',
@@ -53,6 +55,7 @@ export function refusal(
   retryAfterMs?: Ms,
   context?: ContextOverflow,
   final?: boolean,
+  words?: Words,
 ): Whole {
   const headers: Record<string, string> = { 'x-goodput-reason': reason };
   // A deadline out of reach is final whoever refused it.
@@ -69,10 +72,13 @@ export function refusal(
     // drain is not a second's wait.
     headers['retry-after-ms'] = String(Math.max(1, Math.round(retryAfterMs)));
   }
+  const told = words ?? (context === undefined ? undefined : overflowWords(context));
   const body =
-    context === undefined
+    told === undefined
       ? bodyOf(reason, status)
-      : JSON.stringify(errorBody(status, overflowMessage(context), null, reason));
+      : JSON.stringify(
+          errorBody(status, told.message, told.param ?? null, wireCode(reason, context)),
+        );
   return whole(status, headers, body);
 }
 
@@ -84,9 +90,20 @@ export const SHUTTING_DOWN: Rejection = {
   retryAfterMs: 1_000,
 };
 
-/** A decision's refusal as the client sees it. */
-export function refusalOf(d: Rejection): Whole {
-  return refusal(d.reason, d.status, d.retryAfterMs, d.context, d.final);
+/** A decision's refusal as the client sees it; `words`: what only its request can say (refusal-words.ts). */
+export function refusalOf(d: Rejection, words?: Words): Whole {
+  return refusal(d.reason, d.status, d.retryAfterMs, d.context, d.final, words);
+}
+
+/**
+ * The body's `code`: the reason, but for a prompt too long, which OpenAI (and vLLM, and
+ * `goodput engine`) call `context_length_exceeded` — and the engine, when it is its KV cache
+ * that cannot hold it, `kv_capacity_exceeded`. The reason (`x-goodput-reason`, the metrics'
+ * label) stays the closed enum's.
+ */
+function wireCode(reason: RejectReason, context: ContextOverflow | undefined): string {
+  if (reason !== 'context_length') return reason;
+  return context?.limit === 'kv_cache' ? 'kv_capacity_exceeded' : 'context_length_exceeded';
 }
 
 /** Bodies of the refusals whose message is fixed, made once: they are the overload's answers. */
@@ -96,23 +113,8 @@ function bodyOf(reason: RejectReason, status: number): string {
   const key = `${status} ${reason}`;
   let body = BODIES.get(key);
   if (body === undefined) {
-    body = JSON.stringify(errorBody(status, MESSAGES[reason], null, reason));
+    body = JSON.stringify(errorBody(status, MESSAGES[reason], null, wireCode(reason, undefined)));
     BODIES.set(key, body);
   }
   return body;
-}
-
-/** The message of a `context_length` refusal: the sizes, so the client knows what to cut. */
-function overflowMessage(c: ContextOverflow): string {
-  const tokens = `${c.promptTokens} token${c.promptTokens === 1 ? '' : 's'}`;
-  const prompt = `the prompt (${c.promptAtLeast ? 'at least ' : ''}${tokens})`;
-  const what =
-    c.outputTokens === undefined
-      ? prompt
-      : `${prompt} and ${c.limit === 'kv_cache' ? 'the output reserved for it' : 'max_tokens'} (${c.outputTokens})`;
-  const limit =
-    c.limit === 'kv_cache'
-      ? `a replica's usable KV cache of ${c.limitTokens} tokens`
-      : `the model's context of ${c.limitTokens} tokens`;
-  return `${what} ${c.outputTokens === undefined ? 'exceeds' : 'exceed'} ${limit}`;
 }

@@ -14,6 +14,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RejectReason, Rejection } from '../../core/request/decision.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
+import { lookupTenant } from '../../core/config/tenant-schema.ts';
 import type { TimerHandle } from '../../core/ports/timers.ts';
 import {
   OpenAiError,
@@ -43,6 +44,7 @@ import type { Live } from './in-flight.ts';
 import { completionForm, streamResponse, wholeResponse } from './answers.ts';
 import { responsesForm, wholeResponses } from './responses-answer.ts';
 import { SHUTTING_DOWN, refusal, refusalOf } from './refusals.ts';
+import { askedOf, wordsFor } from './refusal-words.ts';
 import { TokenRelay } from './token-relay.ts';
 import { errorWhole, idHeaders, named, whole, type Answer, type Whole } from './answer.ts';
 import type { RequestTrace } from '../tracing/request-trace.ts';
@@ -143,7 +145,11 @@ export async function admitAndServe(
       // The first attempt's admission began at the door.
       if (attempt > 0) r.trace.admitting(deps.nowMs());
       const admitted = await deps.gateway.admit(req, upstream, failedOn, r.trace, r.onQueued);
-      if (admitted.kind === 'rejected') return final(named(refusalOf(admitted.decision), id));
+      if (admitted.kind === 'rejected') {
+        const d = admitted.decision;
+        const tenant = lookupTenant(deps.policy.tenants, req.tenant);
+        return final(named(refusalOf(d, wordsFor(d, req, askedOf(endpoint, parsed, tenant))), id));
+      }
       if (admitted.kind === 'expired') {
         return final(named(expired(admitted.reason, req, deps), id));
       }

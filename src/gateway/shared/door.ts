@@ -3,7 +3,8 @@
  * Idempotency-Key (a completed answer to the same request is replayed, one in flight anywhere is
  * a 409 `duplicate`, a key used for a different request is a 422 `idempotency_key_reused`), then
  * take its share of the tenant's quotas and retry budget (a refusal is a 429 with Retry-After;
- * one asking more tokens than the whole window allows is a final 429, without).
+ * one asking more tokens than the whole window allows is a final 429, without, telling where the
+ * tenant's buckets stand all the same).
  * The door only decides: the caller counts and records a refusal like any other. What a request
  * takes is given back by `Pass.end`, which the handler calls when the request ends — however it
  * ends — and awaits before the client sees the end, so a client's next request (on any replica)
@@ -69,11 +70,6 @@ export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door>
       if (claim.kind === 'in_flight') return refused(409, 'duplicate');
       hold = claim.hold;
     }
-    const never = beyondWindow(ask.tokens, q);
-    if (never !== undefined) {
-      await hold?.abandon();
-      return { kind: 'refused', rejection: never };
-    }
     const verdict = await store.admit({
       tenant: ask.tenant.name,
       requestId: ask.requestId,
@@ -83,6 +79,17 @@ export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door>
       retryBudgetRatio: ask.tenant.retryBudgetRatio,
     });
     const standing = standingOf(verdict);
+    // A charge more than the whole window holds is refused for good, whatever else the store
+    // said (it grants no such charge, and a refusal takes nothing); its answer still tells where
+    // the buckets stand, as every answer to a tenant with a windowed quota does.
+    const never = beyondWindow(ask.tokens, q);
+    if (never !== undefined) {
+      if (verdict.ok) await verdict.lease.release(0);
+      await hold?.abandon();
+      return standing === undefined
+        ? { kind: 'refused', rejection: never }
+        : { kind: 'refused', rejection: never, standing };
+    }
     if (!verdict.ok) {
       await hold?.abandon();
       return refused(429, verdict.reason, verdict.retryAfterMs, standing);
