@@ -572,6 +572,15 @@ test('serve: a bad autoscaling flag exits 2 naming it, before anything listens',
       [['--engine-pool', 'local', '--backend', 'http://127.0.0.1:9'], /--engine-pool/],
       [['--autoscaler', 'none', '--min-replicas', '2'], /--min-replicas: expected unset with/],
       [['--autoscaler', 'none', '--capacity-envelope', 'e.json'], /--capacity-envelope/],
+      // Read only by an autoscaler that plans with a group's capacity.
+      [
+        ['--autoscaler', 'hpa-utilization', '--burst-headroom', '3'],
+        /--burst-headroom: expected unset with --autoscaler hpa-utilization \(only an autoscaler that plans with a group's capacity reads it: goodput\), got 3/,
+      ],
+      [
+        ['--autoscaler', 'keda-queue', '--capacity-envelope', 'e.json'],
+        /--capacity-envelope: expected unset with --autoscaler keda-queue/,
+      ],
     ],
   );
 });
@@ -580,11 +589,25 @@ test('serve and engine: a bad port, address, Redis URL or model name exits 2 nam
   const cases: [args: string[], named: RegExp][] = [
     [['engine', '--port', '99999'], /--port/],
     [['engine', '--served-model-name', ''], /--served-model-name/],
+    [
+      ['engine', '--num-scheduler-steps', '4'],
+      /--num-scheduler-steps: expected 1 under vllm-v1 \(multi-step scheduling is vLLM 0\.6's/,
+    ],
     [['engine', '--served-model-name', 'm', '--lora-modules', 'm'], /--lora-modules/],
     [['serve', '--port', '0', '--redis', 'notaurl'], /--redis: expected a Redis URL/],
     [['serve', '--port', '0', '--redis', 'redis://:x@'], /--redis/],
     [['serve', '--port', '0', '--served-model-name', ''], /--served-model-name/],
     [['serve', '--port', '0', '--host', 'nosuchhost.invalid'], /--host: expected an address/],
+    // Flags that mean nothing with the others given: refused, not dropped in silence.
+    [
+      ['serve', '--port', '0', '--gateway-replicas', '5'],
+      /--gateway-replicas: expected unset without --redis .*, got 5/,
+    ],
+    [['serve', '--port', '0', '--redis-failure', 'closed'], /--redis-failure: expected unset/],
+    [
+      ['serve', '--port', '0', '--backend', 'http://127.0.0.1:9', '--replicas', '3'],
+      /--replicas: expected unset with --backend \(it sizes the embedded fleet\), got 3/,
+    ],
   ];
   await exitsNaming([], cases);
 });
@@ -634,6 +657,10 @@ test('simulate: autoscaling under a load shape with a group failure, through a r
       [['--burst-headroom', '2'], /--burst-headroom: expected unset without --autoscaler/],
       [['--capacity-envelope', 'e.json'], /--capacity-envelope: expected unset/],
       [['--scale-freeze', '10-20'], /--scale-freeze: expected unset without --autoscaler/],
+      [
+        ['--autoscaler', 'kpa-like', '--burst-headroom', '2'],
+        /--burst-headroom: expected unset with --autoscaler kpa-like/,
+      ],
     ],
   );
 });

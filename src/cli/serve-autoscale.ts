@@ -55,6 +55,7 @@ export async function serveAutoscale(
       readyTime: o.readyTime as string,
       headroom: o.burstHeadroom as number | undefined,
       scaleInWindowS: o.scaleInWindow as number,
+      capacityEnvelope: o.capacityEnvelope as string | undefined,
     },
     fleet,
   );

@@ -53,6 +53,7 @@ import {
 } from './parse-flags.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
 import { logStarted } from './serve-started.ts';
+import { refuseFleetSize, refuseStrayServeFlags } from './given-flags.ts';
 
 const KEYS_HELP = `
 API keys: clients send them as \`Authorization: Bearer <key>\`. A policy file (--policy) lists,
@@ -195,7 +196,8 @@ export function serveCommand(): Command {
       nonNegativeNumber('--drain-timeout'),
       30,
     )
-    .action(async (o: Record<string, unknown>) => {
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      refuseStrayServeFlags(cmd, o);
       const log = stdoutOpsLog();
       const loaded = readPolicy(o.policy as string);
       const { policy } = loaded;
@@ -215,6 +217,7 @@ export function serveCommand(): Command {
       const given = ((o.backend as string[] | undefined) ?? []).map((u) => serverBaseUrl(u));
       const decisions = o.decisions === undefined ? null : decisionLogAt(o.decisions as string);
       const pooled = o.enginePool !== 'none';
+      if (given.length > 0 || pooled) refuseFleetSize(cmd, o, given.length > 0);
       const serving = given.length > 0 ? given.length : pooled ? 1 : (o.replicas as number);
       const autoscale = await serveAutoscale(o, serving, log);
       const pool = autoscale?.pool;

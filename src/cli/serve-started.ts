@@ -50,6 +50,12 @@ export function logStarted(log: OpsLog, running: RunningGateway, started: Starte
   if ([...policy.tenants.named.values()].every((t) => t.apiKeySha256.length === 0)) {
     log.warn({}, 'no API keys configured: requests need no key and count as tenant `default`');
   }
+  if ((o.adminToken ?? process.env.GOODPUT_ADMIN_TOKEN) === undefined) {
+    log.info(
+      {},
+      'no admin token: /admin (policy reload, autoscaler freeze, decisions) answers 401 and /dashboard is open; set --admin-token or $GOODPUT_ADMIN_TOKEN',
+    );
+  }
   if (o.redis !== undefined) {
     log.info(
       { failure: o.redisFailure, gateway_replicas: o.gatewayReplicas },

@@ -139,6 +139,10 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
       throw new ConfigError(field, 'unset when chunked prefill is off (it limits chunks)', value);
     }
   }
+  if ((spec.schedulerSteps ?? 1) > 1 && !version.multiStep) {
+    const only = `1 under ${version.name} (multi-step scheduling is vLLM 0.6's: --engine-version vllm-0.6)`;
+    throw new ConfigError('schedulerSteps', only, spec.schedulerSteps);
+  }
   return {
     model,
     gpu,

@@ -22,6 +22,8 @@ export interface EngineVersion {
   defaults(gpu: GpuSpec, maxModelLen: number, chunkedPrefill: boolean): VersionDefaults;
   /** Scheduler steps per planned decode round when not given (`--num-scheduler-steps`). */
   readonly schedulerSteps: number;
+  /** Whether it plans several decode steps at once (`--num-scheduler-steps` above 1): 0.6's alone. */
+  readonly multiStep: boolean;
   /** Whether prompt blocks are cached as their KV is allocated (`EngineConfig`), not once computed. */
   readonly prefixCachedOnAllocation: boolean;
   /** 'profile': the fitted profile's own serial CPU term (Vidur's May-2024 measurement). */
@@ -46,6 +48,7 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
         ? { maxNumSeqs: 256, maxBatchedTokens: 2048 }
         : { maxNumSeqs: 1024, maxBatchedTokens: 8192 },
     schedulerSteps: 1,
+    multiStep: false,
     prefixCachedOnAllocation: true,
     host: { fixedMs: 4, perSeqMs: 0.02, overlap: 0.8 },
     sources: [
@@ -64,6 +67,7 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
       maxBatchedTokens: v0Budget(maxModelLen, chunked, 512),
     }),
     schedulerSteps: 1,
+    multiStep: true,
     prefixCachedOnAllocation: false,
     host: { fixedMs: 6, perSeqMs: 0.06, overlap: 0 },
     sources: [
@@ -84,6 +88,7 @@ export const ENGINE_VERSIONS: Readonly<Record<string, EngineVersion>> = {
       maxBatchedTokens: v0Budget(maxModelLen, chunked, 8192),
     }),
     schedulerSteps: 1,
+    multiStep: false,
     prefixCachedOnAllocation: false,
     host: 'profile',
     sources: [

@@ -70,6 +70,8 @@ export class BackendFleet {
   /** Whether a backend's refusal of the gateway's credentials was logged (once a backend). */
   private readonly credentialsTold: boolean[];
   private watchTimer: TimerHandle | null = null;
+  /** Whether a backend is meant to be up: a pool's stopped slot is not (`running`). */
+  private runs: (index: number) => boolean = () => true;
 
   constructor(deps: FleetDeps) {
     this.deps = deps;
@@ -176,6 +178,14 @@ export class BackendFleet {
     return this.inFlight[index];
   }
 
+  /**
+   * Which backends an engine pool runs now: one it stopped, or has not started, is down as
+   * meant, and its readiness is not news (told again once it runs).
+   */
+  running(runs: (index: number) => boolean): void {
+    this.runs = runs;
+  }
+
   /** What backend `index` last reported running and waiting, while its figures are fresh. */
   reportedOn(index: number): { busy: number; atMs: Ms } | undefined {
     const load = this.backends[index].load();
@@ -243,6 +253,13 @@ export class BackendFleet {
 
   private noteReadiness(index: number, ready: boolean, why: string | undefined): void {
     const name = this.backends[index].name;
+    if (!this.runs(index)) {
+      // Down as meant: nothing to say, and its start, when it comes, is told afresh.
+      this.startTold[index] = false;
+      this.wasReady[index] = null;
+      this.deps.metrics.backendReady.set({ backend: name }, 0);
+      return;
+    }
     if (!this.startTold[index] && (ready || why !== undefined)) {
       this.startTold[index] = true;
       // Not ready since start: no alarm (an engine loads its weights for minutes), but its cause

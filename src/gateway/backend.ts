@@ -172,26 +172,35 @@ export class UpstreamError extends Error {
   readonly status: number | undefined;
   readonly beforeFirstToken: boolean;
   readonly body: string | undefined;
+  /**
+   * The backend refused a request it should serve: a 404 for the model the gateway serves, which
+   * its own `/v1/models` does not list (a backend started under another model name).
+   */
+  readonly misconfigured: boolean;
   constructor(
     message: string,
     status: number | undefined,
     beforeFirstToken: boolean,
     body?: string,
+    misconfigured = false,
   ) {
     super(message);
     this.name = 'UpstreamError';
     this.status = status;
     this.beforeFirstToken = beforeFirstToken;
     this.body = body;
+    this.misconfigured = misconfigured;
   }
 
   /**
    * A 4xx that says the request is at fault: the backend refused it, and would refuse it
    * anywhere. Not a 429 (the backend is busy), nor a 401, 403 or 407: those refuse the gateway's
-   * own credentials to the backend, which no client's request can mend.
+   * own credentials to the backend, which no client's request can mend; nor a backend's refusal
+   * of a model it was meant to serve (`misconfigured`): another backend may serve it.
    */
   get requestAtFault(): boolean {
     const s = this.status;
+    if (this.misconfigured) return false;
     return s !== undefined && s >= 400 && s < 500 && !NOT_THE_REQUEST.has(s);
   }
 }

@@ -278,6 +278,34 @@ test('a backend not ready since start: its cause said once, as news of no alarm,
   await gateway.close();
 });
 
+test("a pool's stopped slot is down as meant: nothing said of it until the pool runs it", async () => {
+  const { clock, fleet, gateway, log } = setup(2);
+  let runs = false;
+  gateway['fleet'].running((i) => i === 0 || runs);
+  let ready = false;
+  fleet[1].load = () => ({
+    ready,
+    running: 0,
+    waiting: 0,
+    kvUsage: 0,
+    atMs: clock.now(),
+    why: 'connect ECONNREFUSED 127.0.0.1:2',
+  });
+  gateway.snapshots();
+  clock.run(clock.now() + 3_000);
+  const told = () => log.lines.filter((l) => /^backend b\d is/.test(l.msg)).map((l) => l.msg);
+  assert.deepEqual(told(), ['backend b0 is ready'], 'the stopped slot is not news');
+  runs = true;
+  clock.run(clock.now() + 3_000);
+  ready = true;
+  clock.run(clock.now() + 3_000);
+  assert.deepEqual(told().slice(1), [
+    'backend b1 is not ready yet: connect ECONNREFUSED 127.0.0.1:2',
+    'backend b1 is ready',
+  ]);
+  await gateway.close();
+});
+
 test('a request waiting when the drain runs out is cut: its own outcome, its record, no breaker touched', async () => {
   const { clock, fleet, gateway, send, state, records } = setup(1, {
     dispatch: { type: 'flow-control' },

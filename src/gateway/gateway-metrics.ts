@@ -44,7 +44,7 @@ export class GatewayMetrics {
   });
   readonly retries = new Counter({
     name: 'goodput_retries_total',
-    help: 'Attempts that declared themselves retries (`x-goodput-attempt` > 1), wherever they were refused or served.',
+    help: "Attempts after a request's first, wherever they were refused or served: a client's retry (`x-goodput-attempt` > 1) and the gateway's own on another backend after one failed before the first token.",
     labelNames: ['class', 'model_name'],
     registers: [this.registry],
   });

@@ -141,11 +141,15 @@ export class HttpBackend implements Backend {
       const answer = await readText(res, ERROR_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts).catch(
         () => '',
       );
+      // A 404 for a model its own listing lacks is this backend's, not the request's.
+      const model = String(call.body.model);
+      const unlisted = status === 404 && this.listed?.ids.includes(model) === false;
       throw new UpstreamError(
         `${this.name}: HTTP ${status} ${answer.slice(0, 200)}`,
         status,
         true,
         answer.slice(0, ERROR_BODY_CHARS),
+        unlisted,
       );
     }
     return relayStream(this.name, res, call, onToken);

@@ -37,6 +37,7 @@ async function gateway(c: ReturnType<typeof cluster>, name: string) {
     setDraining: (i: number, on: boolean) => void (on ? draining.add(i) : draining.delete(i)),
     inFlightOn: (i: number) => streams.get(i) ?? 0,
     reportedOn: (i: number) => ({ busy: c.busy.get(i) ?? 0, atMs: c.clock.now() }),
+    running: () => {},
   };
   const log = memoryOpsLog();
   const pool = await KubernetesPool.open({

@@ -31,6 +31,7 @@ function setup(initial: number, fail = () => false) {
     setDraining: (i: number, on: boolean) => void (on ? draining.add(i) : draining.delete(i)),
     inFlightOn: (i: number) => streams.get(i) ?? 0,
     reportedOn: () => undefined,
+    running: () => {},
   };
   return { clock, patches, scale, ready, streams, draining, fleet, replicas: () => replicas };
 }

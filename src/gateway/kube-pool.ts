@@ -118,6 +118,7 @@ export class KubernetesPool implements ScalePool {
   /** The backends; from now on it acts, or (sharing the object) runs for the lead. */
   attach(fleet: PoolFleet): void {
     this.#fleet = fleet;
+    fleet.running((i) => this.#slots[i].state !== 'stopped');
     this.#election?.start();
   }
 

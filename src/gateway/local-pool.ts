@@ -74,6 +74,7 @@ export class LocalEnginePool implements ScalePool {
   /** The gateway's backends, one per slot in order: the pool can act once it has them. */
   attach(fleet: PoolFleet): void {
     this.fleet = fleet;
+    fleet.running((i) => this.slots[i].state !== 'stopped');
   }
 
   /** Slots in `state`, a starting one counted ready once the gateway's scrape finds it so. */

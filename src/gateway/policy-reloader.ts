@@ -6,7 +6,9 @@
  * Requests already admitted keep the terms and the revision they were admitted under. A file
  * that does not validate, or changes what only a restart applies, leaves the running policy in
  * force, and says why: in the answer, the log, and `goodput_policy_last_reload_successful` 0
- * (the file on disk is not what runs), as Prometheus exports its own configuration's reloads.
+ * (the file on disk is not what runs), as Prometheus exports its own configuration's reloads. A
+ * gateway on a preset has no file: a reload is refused (`no_policy_file`), and what runs is
+ * still what it was started with.
  * Reloads run one at a time, in the order asked.
  */
 import { Worker } from 'node:worker_threads';
@@ -115,7 +117,9 @@ export class PolicyReloader {
     const { metrics, log, epochMs } = this.#deps;
     metrics.state.policyReloads.inc({ result: outcome.result });
     const ok = outcome.result === 'applied' || outcome.result === 'unchanged';
-    metrics.state.policyReloadOk.set(ok ? 1 : 0);
+    // A preset has no file that could differ from what runs: asking it to reload is refused,
+    // but what runs is still its source (else a fleet's blanket SIGHUP would page for ever).
+    if (outcome.code !== 'no_policy_file') metrics.state.policyReloadOk.set(ok ? 1 : 0);
     if (ok) metrics.state.policyReloadAt.set(epochMs() / 1000);
     const fields = { ...outcome, file: this.#running.file ?? null };
     if (outcome.result === 'applied') {

@@ -62,6 +62,8 @@ export interface PoolFleet {
    * the figures were taken; undefined while it has none fresh.
    */
   reportedOn(slot: number): { readonly busy: number; readonly atMs: Ms } | undefined;
+  /** Which slots the pool runs now: a slot it stopped (or never started) is down as meant. */
+  running(runs: (slot: number) => boolean): void;
 }
 
 /** An actuator that starts and drains groups, each a backend of the gateway. */

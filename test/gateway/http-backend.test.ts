@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpBackend } from '../../src/gateway/http-backend.ts';
 import { adaptersListed, modelListing } from '../../src/gateway/backend-metrics.ts';
-import { engines, gateway, staleVllm, until } from './gateway-kit.ts';
+import { engines, gateway, postChat, staleVllm, until } from './gateway-kit.ts';
 import { memoryOpsLog } from '../../src/gateway/ops-log.ts';
 import { isUpstreamError, type StreamEnd, type TokenEvent } from '../../src/gateway/backend.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
@@ -329,10 +329,10 @@ test("a backend's listing: every model's id, and the base model's max_model_len"
   for (const body of [null, {}, { data: 'x' }, 'text']) assert.equal(modelListing(body), undefined);
 });
 
-test('a backend that lists another model name, or another context, is logged once, naming the flag', async () => {
+test('a backend that lists another model name, or another context, is logged once, naming the flag; its 404 is its failure', async () => {
   const log = memoryOpsLog();
   const other = await engines(1, { servedModelName: 'meta-llama/Llama-3.1-8B', maxModelLen: 4096 });
-  await gateway(other, 'goodput', { log });
+  const gw = await gateway(other, 'goodput', { log });
   const said = (re: RegExp) => log.lines.filter((l) => re.test(l.msg));
   await until(() => said(/does not list model/).length > 0 && said(/max_model_len/).length > 0);
   assert.match(
@@ -347,6 +347,11 @@ test('a backend that lists another model name, or another context, is logged onc
   await new Promise((r) => setTimeout(r, 600));
   assert.equal(said(/does not list model/).length, 1);
   assert.equal(said(/max_model_len/).length, 1);
+  // Its 404 for the gateway's model is the backend's failure, not the client's: the gateway's own
+  // 502, which names nothing of the backend.
+  const refused = await postChat(gw.url, { max_tokens: 4 });
+  assert.equal(refused.status, 502);
+  assert.doesNotMatch(await refused.text(), /Llama-3\.1/);
   // A backend that serves what the gateway asks for is not logged.
   const quiet = memoryOpsLog();
   await gateway(await engines(1), 'goodput', { log: quiet });

@@ -128,6 +128,14 @@ test('POST /admin/policy/reload: keys rotate, tenants come, weights change — o
   assert.equal((await chatAs(gw.url, 'sk-acme-2')).status, 401, 'a tenant the file dropped');
 });
 
+test('without an admin token configured, /admin says it is off', async () => {
+  const gw = await gateway(await engines(1), 'goodput');
+  const answer = await fetch(`${gw.url}/admin/policy`, { headers: { authorization: 'Bearer x' } });
+  assert.equal(answer.status, 401);
+  const body = (await answer.json()) as { error: { message: string } };
+  assert.match(body.error.message, /the admin API is off: .* without --admin-token/);
+});
+
 test('the admin endpoints need the admin token; a preset has no file to reload', async () => {
   const gw = await gateway(await engines(1), 'goodput', { adminToken: ADMIN });
   const anonymous = await fetch(`${gw.url}/admin/policy/reload`, { method: 'POST' });
@@ -140,6 +148,12 @@ test('the admin endpoints need the admin token; a preset has no file to reload',
   const body = (await preset.json()) as { error: { code: string; message: string } };
   assert.equal(body.error.code, 'no_policy_file');
   assert.match(body.error.message, /the policy is the preset "goodput", not a file/);
+  assert.equal(await metricValue(gw.url, 'goodput_policy_reloads_total', { result: 'refused' }), 1);
+  assert.equal(
+    await metricValue(gw.url, 'goodput_policy_last_reload_successful', {}),
+    1,
+    'what runs is still what it was started with: no alert',
+  );
   const status = (await admin(gw.url, '/admin/policy').then((r) => r.json())) as Record<
     string,
     unknown

@@ -81,6 +81,8 @@ export interface Autoscaler<S = unknown> {
   readonly type: string;
   /** One line: what it models. */
   readonly description: string;
+  /** It plans with a group's capacity and a burst headroom (`--burst-headroom`, `--capacity-envelope`). */
+  readonly readsCapacity?: boolean;
   initState(): S;
   decide(state: S, signals: ScaleSignals, limits: ScaleLimits): ScaleDecision;
 }

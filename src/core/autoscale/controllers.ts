@@ -111,6 +111,7 @@ const goodput: Autoscaler<GoodputState> = {
   type: 'goodput',
   description:
     'forecast arrivals one ready time ahead with headroom and the queue to drain, over a group capacity at SLO corrected online',
+  readsCapacity: true,
   initState: () => ({
     level: 0,
     trend: 0,

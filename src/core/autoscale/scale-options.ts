@@ -17,6 +17,8 @@ export interface ScaleFlags {
   readonly headroom?: number;
   /** Seconds scale-in looks back over; default 300, as Kubernetes' HPA. */
   readonly scaleInWindowS?: number;
+  /** A measured capacity envelope's file, in place of the model's rate. */
+  readonly capacityEnvelope?: string;
 }
 
 /**
@@ -42,6 +44,12 @@ export function resolveScaleFlags(f: ScaleFlags, fleet: number): ScaleOptions {
       '--autoscaler',
       `one of ${Object.keys(AUTOSCALERS).join(', ')}`,
       f.autoscaler,
+    );
+  }
+  if (AUTOSCALERS[f.autoscaler].readsCapacity !== true) {
+    refuseUnusedLimits(
+      { headroom: f.headroom, capacityEnvelope: f.capacityEnvelope },
+      `with --autoscaler ${f.autoscaler} (only an autoscaler that plans with a group's capacity reads it: goodput)`,
     );
   }
   const min = f.minReplicas ?? fleet;
@@ -77,10 +85,7 @@ export function resolveScaleFlags(f: ScaleFlags, fleet: number): ScaleOptions {
  * refused, naming its flag, rather than dropped in silence. `--ready-time` and
  * `--scale-in-window` have defaults, so cannot be told apart from unset; both are checked as read.
  */
-export function refuseUnusedLimits(
-  f: Omit<ScaleFlags, 'autoscaler'> & { readonly capacityEnvelope?: string },
-  without: string,
-): void {
+export function refuseUnusedLimits(f: Omit<ScaleFlags, 'autoscaler'>, without: string): void {
   const limits: [flag: string, value: unknown][] = [
     ['--min-replicas', f.minReplicas],
     ['--max-replicas', f.maxReplicas],

@@ -41,10 +41,19 @@ const ADMIN_BODY_LIMIT_BYTES = 1024;
 
 export function adminRoutes(app: Hono<GatewayEnv>, deps: AdminDeps): void {
   const { refused } = deps;
-  const adminRefused = (authorization: string | undefined) =>
-    deps.adminToken === undefined || !adminTokenMatches(bearerToken(authorization), deps.adminToken)
-      ? refused(deps.adminTokenRequired(), 'unauthenticated')
-      : null;
+  // Without a token configured no one is let in: said so, or the operator hunts for a wrong one.
+  const off = new OpenAiError(
+    401,
+    'the admin API is off: this gateway was started without --admin-token (or $GOODPUT_ADMIN_TOKEN)',
+    null,
+    'invalid_admin_token',
+  );
+  const adminRefused = (authorization: string | undefined) => {
+    if (deps.adminToken === undefined) return refused(off, 'unauthenticated');
+    return adminTokenMatches(bearerToken(authorization), deps.adminToken)
+      ? null
+      : refused(deps.adminTokenRequired(), 'unauthenticated');
+  };
   const admin: MiddlewareHandler<GatewayEnv> = async (c, next) =>
     adminRefused(c.req.header('authorization')) ?? next();
   // An operator's freeze of the autoscaler (an incident, a rollout): decisions are not taken.
