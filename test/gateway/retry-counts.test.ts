@@ -1,8 +1,10 @@
 // A retry is counted as one wherever it is refused: one turned away at the shared-state door —
 // its tenant's one slot held by a long stream — is in `goodput_retries_total` as much as one
-// admission judged.
+// admission judged. The official `openai` client's own retries (its `x-stainless-retry-count`)
+// are retries too, with no header of Goodput's.
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import OpenAI from 'openai';
 import { MODEL, engines, gateway, metricValue, policyWith, postChat } from './gateway-kit.ts';
 
 const ONE_AT_A_TIME = policyWith({
@@ -25,5 +27,26 @@ test('a retry refused at the door is counted as a retry', async () => {
   const first = await postChat(front.url, { max_tokens: 2 });
   assert.equal(first.status, 429);
   assert.equal(await metricValue(front.url, 'goodput_retries_total'), 1, 'a first attempt is none');
+  holder.controller.abort();
+});
+
+test("the openai client's automatic retries are counted as retries", async () => {
+  const front = await gateway(await engines(1), ONE_AT_A_TIME);
+  // vLLM's ignore_eos (not in the OpenAI types): it holds the slot for all its 4,000 tokens.
+  const long = { model: MODEL, messages: [{ role: 'user' as const, content: 'A story.' }] };
+  const holder = await front.client.chat.completions.create({
+    ...long,
+    max_tokens: 4_000,
+    stream: true,
+    ...{ ignore_eos: true },
+  });
+  await holder[Symbol.asyncIterator]().next(); // under way: it holds the slot
+  // Two retries, each after the 429's Retry-After (1 s), then the SDK gives up.
+  const client = new OpenAI({ baseURL: `${front.url}/v1`, apiKey: 'none', maxRetries: 2 });
+  await assert.rejects(
+    client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+    (e: unknown) => (e as { status?: number }).status === 429,
+  );
+  assert.equal(await metricValue(front.url, 'goodput_retries_total'), 2);
   holder.controller.abort();
 });

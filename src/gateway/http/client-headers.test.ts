@@ -65,6 +65,8 @@ test('a bad value under any name is a 400 naming that header and the value', () 
     [{ 'x-goodput-timeout-ms': '0x10' }, 'x-goodput-timeout-ms', /"0x10"/],
     [{ 'x-goodput-attempt': '0b11' }, 'x-goodput-attempt', /"0b11"/],
     [{ 'x-slo-ttft-ms': '1e3' }, 'x-slo-ttft-ms', /"1e3"/],
+    [{ 'x-stainless-retry-count': '-1' }, 'x-stainless-retry-count', /"-1"/],
+    [{ 'x-stainless-retry-count': '1.5' }, 'x-stainless-retry-count', /"1\.5"/],
   ];
   for (const [headers, name, value] of cases) {
     const r = refusal(() => read(headers));
@@ -139,6 +141,17 @@ test('a request shed unread is counted in the class it asked for under any spell
   assert.equal(askedClass(h({ 'x-gateway-inference-objective': 'batch' })), 'batch');
   assert.equal(askedClass(h({ 'x-goodput-class': 'nonsense' })), undefined);
   assert.equal(askedClass(h({})), undefined);
+});
+
+test("the attempt: x-goodput-attempt, else the OpenAI SDKs' retry count plus one", () => {
+  assert.equal(read({}).attempt, 1);
+  assert.equal(read({ 'x-stainless-retry-count': '0' }).attempt, 1, "the SDK's first attempt");
+  assert.equal(read({ 'x-stainless-retry-count': '2' }).attempt, 3, 'its second retry');
+  assert.equal(
+    read({ 'x-goodput-attempt': '2', 'x-stainless-retry-count': '0' }).attempt,
+    2,
+    'the declared attempt wins (a client that retries itself, through an SDK that does not)',
+  );
 });
 
 test('headers restated for another replica read back as they were, but the key and the fairness id', () => {

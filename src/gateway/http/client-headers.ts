@@ -2,7 +2,8 @@
  * What a client may tell the gateway beside the OpenAI body, in headers: the class it asks for
  * (`x-goodput-class`; the policy decides whether it is granted), its deadline
  * (`x-goodput-timeout-ms`, relative, or `x-goodput-deadline-ms`, absolute Unix ms — the same on
- * every attempt), its `Idempotency-Key`, the attempt number (`x-goodput-attempt`), and the
+ * every attempt), its `Idempotency-Key`, the attempt number (`x-goodput-attempt`, else the OpenAI
+ * SDKs' own `x-stainless-retry-count` + 1), and the
  * conversation it belongs to (`x-session-id`, or its alias `x-goodput-session`: routing keeps a
  * session near its cached history). The Gateway API Inference Extension's headers, and llm-d's
  * spellings of them, are aliases: its inference objective names the class, its fairness id the
@@ -131,6 +132,32 @@ function given<T>(
   return found;
 }
 
+/**
+ * The attempt number: `x-goodput-attempt`, else the retries the OpenAI SDKs (and every other
+ * Stainless-made SDK) count in `x-stainless-retry-count` — 0 on a first attempt — plus one, so a
+ * stock client's automatic retries draw on its tenant's retry budget as declared ones do.
+ */
+function attemptOf(header: Header): number {
+  const declared = header('x-goodput-attempt');
+  if (declared !== null) return wholeIn('x-goodput-attempt', declared, 1);
+  const retries = header('x-stainless-retry-count');
+  return retries === null ? 1 : wholeIn('x-stainless-retry-count', retries, 0) + 1;
+}
+
+/** An integer header in [`lo`, `lo` + MAX_ATTEMPT − 1]. */
+function wholeIn(name: string, raw: string, lo: number): number {
+  const what = `an integer in [${lo}, ${lo + MAX_ATTEMPT - 1}]`;
+  const v = numberIn(name, raw, lo, lo + MAX_ATTEMPT - 1, what);
+  if (!Number.isInteger(v)) {
+    throw invalidRequest(
+      `${name}: expected ${what}, got ${describeValue(raw)}`,
+      name,
+      'invalid_value',
+    );
+  }
+  return v;
+}
+
 /** `header`: a header's value by lowercase name, null when absent. */
 export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHeaders {
   const cls = given(header, CLASS_HEADERS, sloClass);
@@ -140,19 +167,7 @@ export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHe
   const fairness = given(header, FAIRNESS_HEADERS, visible);
   const ttftMs = given(header, TTFT_HEADERS, targetMs)?.value;
   const tpotMs = given(header, TPOT_HEADERS, targetMs)?.value;
-  const attemptRaw = header('x-goodput-attempt');
-  let attempt = 1;
-  if (attemptRaw !== null) {
-    const what = `an integer in [1, ${MAX_ATTEMPT}]`;
-    attempt = numberIn('x-goodput-attempt', attemptRaw, 1, MAX_ATTEMPT, what);
-    if (!Number.isInteger(attempt)) {
-      throw invalidRequest(
-        `x-goodput-attempt: expected ${what}, got ${describeValue(attemptRaw)}`,
-        'x-goodput-attempt',
-        'invalid_value',
-      );
-    }
-  }
+  const attempt = attemptOf(header);
   const absolute = header('x-goodput-deadline-ms');
   const relative = header('x-goodput-timeout-ms');
   let deadlineEpochMs: number | undefined;
