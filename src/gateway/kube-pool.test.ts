@@ -33,7 +33,20 @@ function setup(initial: number, fail = () => false) {
     reportedOn: () => undefined,
     running: () => {},
   };
-  return { clock, patches, scale, ready, streams, draining, fleet, replicas: () => replicas };
+  /** Someone else's `kubectl scale`. */
+  const scaleElsewhere = (n: number) => void (replicas = n);
+  const replicasNow = () => replicas;
+  return {
+    clock,
+    patches,
+    scale,
+    ready,
+    streams,
+    draining,
+    fleet,
+    replicas: replicasNow,
+    scaleElsewhere,
+  };
 }
 
 /** The pool of `slots` over `s`'s scale and clock. */
@@ -132,4 +145,40 @@ test('a drain past its time is cut and counted; a patch that fails is sent again
     { ok: 1, error: 1 },
     'counted for goodput_engine_pool_resizes_total',
   );
+});
+
+test('a count set outside the gateway is taken as it is: replicas added are drained before they go', async () => {
+  const s = setup(2);
+  const log = memoryOpsLog();
+  const pool = await open(s, 4, 'http://vllm-{i}:8000', 60_000, log);
+  pool.attach(s.fleet);
+  s.ready.add(0).add(1);
+  pool.apply(2);
+  await pass(s.clock, 0);
+  assert.deepEqual(s.patches, [], 'as it is: nothing to set');
+
+  s.scaleElsewhere(4);
+  s.ready.add(2).add(3);
+  pool.apply(2);
+  await pass(s.clock, 0);
+  assert.ok(log.lines.some((l) => /replicas were set to 4 outside the gateway/.test(l.msg)));
+  assert.equal(pool.count('ready'), 4);
+  s.streams.set(3, 1);
+  pool.apply(2);
+  assert.deepEqual([...s.draining].sort(), [2, 3], 'the two added drain first');
+  await pass(s.clock, 1_000);
+  assert.deepEqual(s.patches, [], 'not lowered while replica 3 streams');
+  s.streams.set(3, 0);
+  await pass(s.clock, 1_000);
+  assert.deepEqual(s.patches, [2]);
+
+  // Someone removes one: no longer counted, and the next decision asks for it again.
+  s.scaleElsewhere(1);
+  s.ready.delete(1);
+  pool.apply(2);
+  await pass(s.clock, 0);
+  assert.equal(pool.count('ready') + pool.count('starting'), 1);
+  pool.apply(2);
+  await pass(s.clock, 0);
+  assert.deepEqual(s.patches, [2, 2]);
 });

@@ -10,6 +10,7 @@
  * only when every slot above the new count has drained is `spec.replicas` lowered. Scale-out
  * cancels a drain before it asks for a new replica. The pods are the cluster's: closing the
  * gateway leaves them as they are, and a patch that fails is sent again on the next decision.
+ * Each decision reads the object too: a count someone else set is taken as it is.
  *
  * Several gateways may share one object (`election`): one leads, elected on a Lease
  * (`leader-election.ts`), and acts; the others follow the word it writes there — the replicas
@@ -73,6 +74,11 @@ export class KubernetesPool implements ScalePool {
   /** The slots are as the object is: false from taking the lead until it has been read again. */
   #synced: boolean;
   #syncing = false;
+  /** A read of the object for a count set elsewhere is under way (`#look`). */
+  #looking = false;
+  /** Counts asked (`#resize`), and of those, how many have been sent or dropped. */
+  #sets = 0;
+  #sent = 0;
   /** The leader's word as last read, while another leads. */
   #heard: PoolWord | undefined;
   readonly #election: LeaderElection | undefined;
@@ -176,6 +182,7 @@ export class KubernetesPool implements ScalePool {
   apply(desired: number): void {
     if (this.#closed || this.#fleet === null || !this.#leading) return;
     if (!this.#synced) return this.#sync();
+    this.#look();
     this.#notice();
     const serving = (s: Slot) => s.state === 'starting' || s.state === 'ready';
     let current = this.#slots.filter(serving).length;
@@ -285,6 +292,43 @@ export class KubernetesPool implements ScalePool {
     this.#election?.poke();
   }
 
+  /**
+   * Reads the object, for a count set outside the gateway (`kubectl scale`, another controller):
+   * taken as it is, so a replica someone added is routed to and drained before it goes, and one
+   * someone removed is no longer waited for. A count read while a patch of the pool's own was
+   * on its way says nothing.
+   */
+  #look(): void {
+    if (this.#looking || this.#sets !== this.#sent) return;
+    this.#looking = true;
+    const sets = this.#sets;
+    this.#o.scale.get().then(
+      (scale) => {
+        this.#looking = false;
+        const spec = Math.min(this.#slots.length, scale.spec);
+        const ours = sets !== this.#sets || this.#unsent;
+        if (!this.#leading || this.#closed || ours || spec === this.#replicas) return;
+        this.#o.log.warn(
+          { replicas: scale.spec, was: this.#replicas },
+          `engine pool: the object's replicas were set to ${scale.spec} outside the gateway (it had set ${this.#replicas}); taken as they are`,
+        );
+        for (let i = spec; i < this.#replicas; i++) {
+          this.#slots[i].drain?.cancel();
+          this.#slots[i].drain = null;
+          this.#slots[i].state = 'stopped';
+          this.#fleet?.setDraining(i, false);
+        }
+        for (let i = this.#replicas; i < spec; i++) this.#slots[i].state = 'starting';
+        this.#replicas = spec;
+        this.#election?.poke();
+      },
+      () => {
+        // A failed read changes nothing: the next decision reads again.
+        this.#looking = false;
+      },
+    );
+  }
+
   /** Lowers the replicas past every drained slot at the top. */
   #shrink(): void {
     let k = this.#replicas;
@@ -300,8 +344,9 @@ export class KubernetesPool implements ScalePool {
     this.#replicas = n;
     this.#unsent = false;
     this.#election?.poke();
+    const set = ++this.#sets;
     this.#patching = this.#patching.then(async () => {
-      if (this.#replicas !== n || !this.#leading) return;
+      if (this.#replicas !== n || !this.#leading) return void (this.#sent = set);
       try {
         await this.#o.scale.set(n);
         this.resizes.ok++;
@@ -315,6 +360,7 @@ export class KubernetesPool implements ScalePool {
           `engine pool: setting replicas to ${n} failed (sent again at the next decision): ${(e as Error).message}`,
         );
       }
+      this.#sent = set;
     });
   }
 
