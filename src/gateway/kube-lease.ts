@@ -5,11 +5,14 @@
  * so of two gateways writing one read the API server takes the first and answers the second 409
  * Conflict. The pool's state rides on it as the annotation `goodput.dev/pool`
  * (`{"replicas":3,"draining":[2]}`), so the gateways that do not lead know which replicas are
- * draining without another object or permission.
+ * draining without another object or permission; and an operator's freeze of the autoscaler as
+ * `goodput.dev/frozen`, so it holds whichever gateway leads.
  */
 import { KubeError, type KubeClient } from './kube-client.ts';
 
 export const POOL_ANNOTATION = 'goodput.dev/pool';
+/** An operator's freeze of the autoscaler, for whichever gateway leads (`"true"`, `"false"`). */
+export const FROZEN_ANNOTATION = 'goodput.dev/frozen';
 
 /** What the leading gateway says of the pool: the replicas it set, and those draining. */
 export interface PoolWord {
@@ -29,6 +32,8 @@ export interface LeaseRecord {
   readonly transitions: number;
   /** The leading gateway's word on the pool; undefined before any said. */
   readonly pool?: PoolWord;
+  /** An operator's freeze, set through any gateway; undefined: none was ever set. */
+  readonly frozen?: boolean;
   /** The version it was read at; a write with a stale one is refused (409). */
   readonly version: string;
 }
@@ -91,7 +96,10 @@ export class KubeLease implements LeaseStore {
         name: this.#name,
         namespace: this.#namespace,
         ...(version === undefined ? {} : { resourceVersion: version }),
-        ...(r.pool === undefined ? {} : { annotations: { [POOL_ANNOTATION]: poolText(r.pool) } }),
+        annotations: {
+          ...(r.pool === undefined ? {} : { [POOL_ANNOTATION]: poolText(r.pool) }),
+          ...(r.frozen === undefined ? {} : { [FROZEN_ANNOTATION]: String(r.frozen) }),
+        },
       },
       spec: {
         holderIdentity: r.holder,
@@ -136,6 +144,8 @@ function recordOf(v: unknown): LeaseRecord {
   const str = (x: unknown) => (typeof x === 'string' ? x : '');
   const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
   const pool = poolOf(o?.metadata?.annotations?.[POOL_ANNOTATION]);
+  const frozenText = o?.metadata?.annotations?.[FROZEN_ANNOTATION];
+  const frozen = frozenText === 'true' ? true : frozenText === 'false' ? false : undefined;
   return {
     holder: str(spec.holderIdentity),
     durationMs: num(spec.leaseDurationSeconds) * 1000,
@@ -143,6 +153,7 @@ function recordOf(v: unknown): LeaseRecord {
     renewTime: str(spec.renewTime),
     transitions: num(spec.leaseTransitions),
     ...(pool === undefined ? {} : { pool }),
+    ...(frozen === undefined ? {} : { frozen }),
     version,
   };
 }

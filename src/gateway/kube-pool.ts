@@ -132,6 +132,15 @@ export class KubernetesPool implements ScalePool {
     return this.#leading;
   }
 
+  /** The operator's freeze, as the Lease holds it; undefined without one. */
+  get frozen(): boolean | undefined {
+    return this.#election?.frozen;
+  }
+
+  freeze(frozen: boolean): void {
+    this.#election?.freeze(frozen);
+  }
+
   /** What the leader says of the pool: the replicas it set, those draining. */
   word(): PoolWord {
     const draining = this.#slots.flatMap((s, i) =>

@@ -142,3 +142,27 @@ test('of three that find the Lease expired, one takes it; a poke writes the word
   await pass(clock, 2_100);
   for (const g of others.filter((x) => x !== leader)) assert.deepEqual(g.heard.at(-1), word);
 });
+
+test("an operator's freeze asked of a follower is written on the Lease: the leader holds it, and the next one", async () => {
+  const clock = new VirtualClock();
+  const api = memoryLease();
+  const a = gateway('a', api.view(), clock);
+  const b = gateway('b', api.view(), clock);
+  a.election.start();
+  await pass(clock, 100);
+  b.election.start();
+  await pass(clock, 3_000);
+  assert.deepEqual([a.election.frozen, b.election.frozen], [false, false]);
+  b.election.freeze(true);
+  assert.equal(b.election.frozen, true, 'at once where it was asked');
+  await pass(clock, 2_100);
+  assert.deepEqual([api.lease()?.frozen, api.lease()?.holder], [true, 'a']);
+  assert.equal(a.election.frozen, true, 'the leader reads it at its next renewal');
+  // The leader goes; the next one is frozen too, until thawed (through the new leader here).
+  await a.election.close();
+  await pass(clock, 2_100);
+  assert.deepEqual([b.election.leading, b.election.frozen], [true, true]);
+  b.election.freeze(false);
+  await pass(clock, 100);
+  assert.equal(api.lease()?.frozen, false);
+});

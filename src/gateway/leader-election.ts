@@ -8,7 +8,9 @@
  * once. Every write carries the version it was read at: of two gateways taking one expired
  * Lease, the API server keeps the first. The leader's word on the pool (the replicas it set,
  * those draining) is written with each renewal and at once when it changes (`poke`); the others
- * are told it at each read. Closing releases the Lease, so another leads within a round.
+ * are told it at each read. An operator's freeze asked of any gateway is written on the Lease
+ * too (`freeze`), so it holds the leader, whoever that is now or later. Closing releases the
+ * Lease, so another leads within a round.
  */
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
@@ -57,6 +59,8 @@ export class LeaderElection {
   #renewedAtMs: Ms = 0;
   /** Why the last round failed, said once until one succeeds. */
   #failing: string | undefined;
+  /** An operator's freeze or thaw asked here, until the Lease holds it. */
+  #wantFrozen: boolean | undefined;
   #timer: TimerHandle | null = null;
   #round: Promise<void> = Promise.resolve();
   #closed = false;
@@ -68,6 +72,20 @@ export class LeaderElection {
 
   get leading(): boolean {
     return this.#leading;
+  }
+
+  /**
+   * The operator's freeze, as the Lease holds it (or as asked here, until it does); undefined
+   * before the Lease was read.
+   */
+  get frozen(): boolean | undefined {
+    return this.#wantFrozen ?? (this.#seen === undefined ? undefined : this.#seen.frozen === true);
+  }
+
+  /** Freezes or thaws the autoscaler of whichever gateway leads: written on the Lease at once. */
+  freeze(frozen: boolean): void {
+    this.#wantFrozen = frozen;
+    this.poke();
   }
 
   /** The first round now, then one every `retryMs`. */
@@ -121,7 +139,9 @@ export class LeaderElection {
       const made = { holder: o.identity, durationMs: this.#durationMs, transitions: 0 };
       const word = this.#leading ? o.word() : undefined;
       const lease = { ...made, acquireTime: stamp, renewTime: stamp, pool: word };
-      this.#lead(await o.lease.create(lease), now);
+      const frozen = this.#wantFrozen;
+      this.#lead(await o.lease.create({ ...lease, frozen }), now);
+      if (this.#wantFrozen === frozen) this.#wantFrozen = undefined;
       return;
     }
     if (this.#seen?.version !== found.version) {
@@ -131,9 +151,17 @@ export class LeaderElection {
     const held = found.holder !== '' && found.holder !== o.identity;
     if (held && now - this.#seenAtMs < found.durationMs) {
       this.#follow(found);
+      const want = this.#wantFrozen;
+      if (want !== undefined && found.frozen !== want) {
+        // Written over the holder's record, which stays as it was: the holder's clock (when it
+        // was last seen to change) is not reset by this gateway's own write.
+        this.#seen = await o.lease.update({ ...found, frozen: want });
+      }
+      if (this.#wantFrozen === want) this.#wantFrozen = undefined;
       return;
     }
     const taking = found.holder !== o.identity;
+    const want = this.#wantFrozen;
     const renewed = await o.lease.update({
       ...found,
       holder: o.identity,
@@ -142,7 +170,9 @@ export class LeaderElection {
       renewTime: stamp,
       transitions: found.transitions + (taking ? 1 : 0),
       pool: this.#leading ? o.word() : found.pool,
+      frozen: want ?? found.frozen,
     });
+    if (this.#wantFrozen === want) this.#wantFrozen = undefined;
     if (taking) {
       const was = found.holder === '' ? 'released' : `held by ${found.holder}, expired`;
       o.log.info({ identity: o.identity, was: found.holder }, `leader election: leading (${was})`);

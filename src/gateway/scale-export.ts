@@ -79,6 +79,13 @@ export interface ScalePool {
   readonly resizes?: { readonly ok: number; readonly error: number };
   /** Whether it acts on the decisions: another gateway may lead (a Kubernetes pool's election). */
   readonly leading: boolean;
+  /**
+   * An operator's freeze as the gateways sharing the pool hold it (whichever leads obeys it);
+   * undefined where the pool is this gateway's alone.
+   */
+  readonly frozen?: boolean;
+  /** Freezes or thaws every gateway sharing the pool. */
+  freeze?(frozen: boolean): void;
   /** Stops all it started. */
   close(): Promise<void>;
 }
@@ -109,6 +116,11 @@ export class ScaleExport {
   }
 
   set frozen(frozen: boolean) {
+    this.hold(frozen);
+    this.pool?.freeze?.(frozen);
+  }
+
+  private hold(frozen: boolean): void {
     this.advisor.frozen = frozen;
     this.sources.metrics.scale.autoscaleFrozen.set(frozen ? 1 : 0);
   }
@@ -129,6 +141,9 @@ export class ScaleExport {
   /** One tick: measure, decide, act (with a pool), export. */
   tick(): void {
     const s = this.sources;
+    // A freeze set through another gateway sharing the pool holds this one too.
+    const shared = this.pool?.frozen;
+    if (shared !== undefined && shared !== this.advisor.frozen) this.hold(shared);
     const replicas = s.snapshots();
     let engineWaiting = 0;
     let running = 0;

@@ -3,7 +3,8 @@
 // The other takes all the requests — the leader decides on the demand it reads from Redis. When
 // the leader drains a replica, the other is told, routes nothing new to it, and the leader lowers
 // the replicas only once that replica has finished the other's streams too: the removed pod ran
-// none, no stream was cut. SIGTERM to the leader releases the Lease and the other leads.
+// none, no stream was cut. An operator's freeze asked of the other holds the leader (the Lease
+// carries it). SIGTERM to the leader releases the Lease and the other leads.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -54,19 +55,22 @@ test('two gateways on one StatefulSet: one scales, the other follows its drain; 
   const a = await startServe(args);
   t.after(() => a.proc.child.kill('SIGKILL'));
   await until('a leads', async () => (await leads(a.url)) === 1, 20_000, 100);
-  // Held until b's streams run on both replicas.
-  const freeze = (frozen: boolean) =>
-    fetch(`${a.url}/admin/autoscale`, {
-      method: 'PUT',
-      headers: { authorization: 'Bearer ops', 'content-type': 'application/json' },
-      body: JSON.stringify({ frozen }),
-    });
-  assert.equal((await freeze(true)).status, 200);
   const b = await startServe(args);
   t.after(() => b.proc.child.kill('SIGKILL'));
   const ready = (url: string) => metricAt(url, 'goodput_engine_pool_engines', 'state="ready"');
   await until('b sees both replicas ready', async () => (await ready(b.url)) === 2, 20_000, 100);
   assert.equal(await leads(b.url), 0);
+  // The autoscaler is held until b's streams run, by a freeze asked of b: the Lease carries it
+  // to a, which leads.
+  const freeze = (frozen: boolean) =>
+    fetch(`${b.url}/admin/autoscale`, {
+      method: 'PUT',
+      headers: { authorization: 'Bearer ops', 'content-type': 'application/json' },
+      body: JSON.stringify({ frozen }),
+    });
+  const frozen = (url: string) => metricAt(url, 'goodput_autoscale_frozen', '');
+  assert.equal((await freeze(true)).status, 200);
+  await until('a frozen through b', async () => (await frozen(a.url)) === 1, 15_000, 100);
 
   const client = new OpenAI({ baseURL: `${b.url}/v1`, apiKey: 'none', maxRetries: 0 });
   // A few short answers first: the request mix the autoscaler sizes capacity by.
