@@ -1,8 +1,8 @@
 // The shared state at the HTTP door, in one gateway (in-memory store): a tenant's concurrency
 // slot is given back however its request ends — answered, streamed to the end, abandoned
 // mid-stream, refused later by the pipeline — a second request while it is held gets 429
-// `tenant_concurrency`, an Idempotency-Key in flight gets 409, retries run out, and a token
-// charge is settled to what the request used.
+// `tenant_concurrency`, an Idempotency-Key in flight gets 409, declared retries run out (the
+// SDKs' own do not), and a token charge is settled to what the request used.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '../../src/gateway/api-keys.ts';
@@ -20,6 +20,7 @@ const gw = await gateway(
         quotas: { max_concurrent_requests: 1 },
       },
       retrier: { api_keys_sha256: [hex('sk-retrier')] },
+      sdk: { api_keys_sha256: [hex('sk-sdk')] },
       // A long window: the bucket refills ~1.4 tokens a second.
       metered: {
         api_keys_sha256: [hex('sk-metered')],
@@ -124,6 +125,19 @@ test('retries draw on the retry budget until it is spent: 429 retry_budget', asy
   assert.equal(last?.status, 429);
   assert.equal(last.headers.get('x-goodput-reason'), 'retry_budget');
   assert.ok(Number(last.headers.get('retry-after')) >= 1);
+});
+
+test("the SDKs' own retries are counted, not charged: they come after the Retry-After they were told", async () => {
+  const before = await metricValue(gw.url, 'goodput_retries_total');
+  for (let i = 0; i < 30; i++) {
+    const sdkRetry = await post(
+      { max_tokens: 1 },
+      { authorization: 'Bearer sk-sdk', 'x-stainless-retry-count': '1' },
+    );
+    await sdkRetry.text();
+    assert.equal(sdkRetry.status, 200, `the ${i + 1}th SDK retry`);
+  }
+  assert.equal(await metricValue(gw.url, 'goodput_retries_total'), before + 30);
 });
 
 test('a token charge is settled to what the request used: what it did not use is spent again', async () => {

@@ -144,12 +144,16 @@ test('a request shed unread is counted in the class it asked for under any spell
 });
 
 test("the attempt: x-goodput-attempt, else the OpenAI SDKs' retry count plus one", () => {
-  assert.equal(read({}).attempt, 1);
-  assert.equal(read({ 'x-stainless-retry-count': '0' }).attempt, 1, "the SDK's first attempt");
-  assert.equal(read({ 'x-stainless-retry-count': '2' }).attempt, 3, 'its second retry');
-  assert.equal(
-    read({ 'x-goodput-attempt': '2', 'x-stainless-retry-count': '0' }).attempt,
-    2,
+  const attempt = (h: Record<string, string>) => {
+    const { attempt: n, sdkRetry } = read(h);
+    return [n, sdkRetry];
+  };
+  assert.deepEqual(attempt({}), [1, false]);
+  assert.deepEqual(attempt({ 'x-stainless-retry-count': '0' }), [1, false], 'its first attempt');
+  assert.deepEqual(attempt({ 'x-stainless-retry-count': '2' }), [3, true], 'its second retry');
+  assert.deepEqual(
+    attempt({ 'x-goodput-attempt': '2', 'x-stainless-retry-count': '0' }),
+    [2, false],
     'the declared attempt wins (a client that retries itself, through an SDK that does not)',
   );
 });

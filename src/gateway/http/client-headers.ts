@@ -28,6 +28,12 @@ export interface ClientHeaders {
   readonly deadlineEpochMs?: number;
   readonly idempotencyKey?: string;
   readonly attempt: number;
+  /**
+   * The attempt is the SDK's count: a retry it makes of itself, after the Retry-After it was
+   * told. Counted as a retry, but not charged to the retry budget, which guards against retries
+   * nobody invited (bench/RESULTS.md: charged, they were refused by the thousand at a burst).
+   */
+  readonly sdkRetry: boolean;
   readonly session?: string;
   /** The tenant a fairness id names, and the header that named it (see `tenantFor`). */
   readonly fairness?: { readonly header: string; readonly id: string };
@@ -135,13 +141,15 @@ function given<T>(
 /**
  * The attempt number: `x-goodput-attempt`, else the retries the OpenAI SDKs (and every other
  * Stainless-made SDK) count in `x-stainless-retry-count` — 0 on a first attempt — plus one, so a
- * stock client's automatic retries draw on its tenant's retry budget as declared ones do.
+ * stock client's automatic retries are counted as retries (`sdkRetry`).
  */
-function attemptOf(header: Header): number {
+function attemptOf(header: Header): { readonly attempt: number; readonly sdkRetry: boolean } {
   const declared = header('x-goodput-attempt');
-  if (declared !== null) return wholeIn('x-goodput-attempt', declared, 1);
+  if (declared !== null)
+    return { attempt: wholeIn('x-goodput-attempt', declared, 1), sdkRetry: false };
   const retries = header('x-stainless-retry-count');
-  return retries === null ? 1 : wholeIn('x-stainless-retry-count', retries, 0) + 1;
+  const attempt = retries === null ? 1 : wholeIn('x-stainless-retry-count', retries, 0) + 1;
+  return { attempt, sdkRetry: attempt > 1 };
 }
 
 /** An integer header in [`lo`, `lo` + MAX_ATTEMPT − 1]. */
@@ -167,7 +175,7 @@ export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHe
   const fairness = given(header, FAIRNESS_HEADERS, visible);
   const ttftMs = given(header, TTFT_HEADERS, targetMs)?.value;
   const tpotMs = given(header, TPOT_HEADERS, targetMs)?.value;
-  const attempt = attemptOf(header);
+  const { attempt, sdkRetry } = attemptOf(header);
   const absolute = header('x-goodput-deadline-ms');
   const relative = header('x-goodput-timeout-ms');
   let deadlineEpochMs: number | undefined;
@@ -186,6 +194,7 @@ export function parseClientHeaders(header: Header, nowEpochMs: number): ClientHe
     deadlineEpochMs,
     idempotencyKey: key ?? undefined,
     attempt,
+    sdkRetry,
     session,
     fairness: fairness === undefined ? undefined : { header: fairness.header, id: fairness.value },
     targets: ttftMs === undefined && tpotMs === undefined ? undefined : { ttftMs, tpotMs },
@@ -202,7 +211,8 @@ export function restated(h: ClientHeaders): Record<string, string> {
   const told: Record<string, string> = {};
   if (h.sloClass !== undefined) told['x-goodput-class'] = h.sloClass;
   if (h.deadlineEpochMs !== undefined) told['x-goodput-deadline-ms'] = String(h.deadlineEpochMs);
-  if (h.attempt !== 1) told['x-goodput-attempt'] = String(h.attempt);
+  if (h.sdkRetry) told['x-stainless-retry-count'] = String(h.attempt - 1);
+  else if (h.attempt !== 1) told['x-goodput-attempt'] = String(h.attempt);
   if (h.session !== undefined) told['x-session-id'] = h.session;
   if (h.targets?.ttftMs !== undefined) told['x-slo-ttft-ms'] = String(h.targets.ttftMs);
   if (h.targets?.tpotMs !== undefined) told['x-slo-tpot-ms'] = String(h.targets.tpotMs);

@@ -235,7 +235,9 @@ async function complete(
             tenant: policyTenant,
             requestId: id,
             tokens: charge,
-            attempt: headers.attempt,
+            // The retry budget charges the retries a client declares, not the SDKs' own, which
+            // come after the Retry-After they were told.
+            attempt: headers.sdkRetry ? 1 : headers.attempt,
             idempotencyKey: headers.idempotencyKey,
             fingerprint:
               headers.idempotencyKey === undefined ? undefined : fingerprint(kind, cls, bodyText),
