@@ -33,15 +33,22 @@ function gateway(
   return { election, heard, leads };
 }
 
+type Gateway = ReturnType<typeof gateway>;
+
+/** `a` leads (it starts first), then `b` follows; both told what happens for `ms`. */
+async function aLeadsB(clock: VirtualClock, a: Gateway, b: Gateway, ms: number): Promise<void> {
+  a.election.start();
+  await pass(clock, 100);
+  b.election.start();
+  await pass(clock, ms);
+}
+
 test('one leads and renews; the other follows, told its word, and never takes a renewed Lease', async () => {
   const clock = new VirtualClock();
   const api = memoryLease();
   const a = gateway('a', api.view(), clock, () => ({ replicas: 3, draining: [2] }));
   const b = gateway('b', api.view(), clock);
-  a.election.start();
-  await pass(clock, 100);
-  b.election.start();
-  await pass(clock, 60_000);
+  await aLeadsB(clock, a, b, 60_000);
   assert.deepEqual([a.election.leading, b.election.leading], [true, false]);
   assert.deepEqual(a.leads, [true]);
   assert.deepEqual(b.leads, []);
@@ -62,10 +69,7 @@ test('a leader cut off steps down before the Lease expires; the other takes it a
     clock,
   );
   const b = gateway('b', api.view(), clock);
-  a.election.start();
-  await pass(clock, 100);
-  b.election.start();
-  await pass(clock, 10_000);
+  await aLeadsB(clock, a, b, 10_000);
   cut = true;
   const cutAt = clock.now();
   let bothAt: number | undefined;
@@ -94,10 +98,7 @@ test("a leader's close releases the Lease: another leads within a round", async 
   const api = memoryLease();
   const a = gateway('a', api.view(), clock);
   const b = gateway('b', api.view(), clock);
-  a.election.start();
-  await pass(clock, 100);
-  b.election.start();
-  await pass(clock, 5_000);
+  await aLeadsB(clock, a, b, 5_000);
   const closed = a.election.close();
   await pass(clock, 100);
   await closed;
@@ -148,10 +149,7 @@ test("an operator's freeze asked of a follower is written on the Lease: the lead
   const api = memoryLease();
   const a = gateway('a', api.view(), clock);
   const b = gateway('b', api.view(), clock);
-  a.election.start();
-  await pass(clock, 100);
-  b.election.start();
-  await pass(clock, 3_000);
+  await aLeadsB(clock, a, b, 3_000);
   assert.deepEqual([a.election.frozen, b.election.frozen], [false, false]);
   b.election.freeze(true);
   assert.equal(b.election.frozen, true, 'at once where it was asked');

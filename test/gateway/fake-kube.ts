@@ -46,11 +46,14 @@ export async function fakeKube(
   token: string,
   initial: number,
   onScale: (replicas: number) => void = () => {},
+  /** Where its close is registered: a test's teardown, or nowhere (a bench closes it). */
+  teardown: (close: () => Promise<void>) => void = onTeardown,
 ): Promise<{
   readonly url: string;
   readonly patches: number[];
   replicas(): number;
   readonly leases: Map<string, StoredLease>;
+  close(): Promise<void>;
 }> {
   let replicas = initial;
   const leases = new Map<string, StoredLease>();
@@ -136,7 +139,9 @@ export async function fakeKube(
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  onTeardown(() => new Promise<void>((r) => server.close(() => r())));
+  const close = () => new Promise<void>((r) => server.close(() => r()));
+  teardown(close);
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, patches, replicas: () => replicas, leases };
+  const url = `http://127.0.0.1:${port}`;
+  return { url, patches, replicas: () => replicas, leases, close };
 }
