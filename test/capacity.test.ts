@@ -56,6 +56,24 @@ test('capacity (simulated): a bracketed search, an envelope the autoscaler loads
     join(dir, 'report.json'),
   ]);
   assert.equal(sim.code, 0, sim.out);
+
+  // Measured on llama-3-8b/h100/tp1: no capacity of a 70B's on four GPUs.
+  const other = await runGoodput([
+    'simulate',
+    '--model',
+    'llama-3-70b',
+    '--tp',
+    '4',
+    '--autoscaler',
+    'goodput',
+    '--capacity-envelope',
+    out,
+  ]);
+  assert.equal(other.code, 2, other.out);
+  assert.match(
+    other.out,
+    /--capacity-envelope: expected an envelope measured on the engine planned with \(llama-3-70b\/h100\/tp4 vllm-v1\), got ".*envelope\.json \(measured on llama-3-8b\/h100\/tp1 vllm-v1\)"/,
+  );
 });
 
 test('capacity (live): probes goodput engine with goodput bench, judged by --goodput', async () => {

@@ -13,6 +13,7 @@ import { SeededRng } from '../runtime/seeded-rng.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { loadEnvelope } from '../sim/envelope-file.ts';
+import type { EnvelopeEngine } from '../core/autoscale/capacity-envelope.ts';
 import { formatImageTokens, type ImageTokens } from '../openai/image-size.ts';
 
 /** A pool that acts on the decision, and the backend URL of each of its slots. */
@@ -29,6 +30,8 @@ export async function serveAutoscale(
   o: Record<string, unknown>,
   fleet: number,
   log: OpsLog,
+  /** The engine the gateway plans with: a capacity envelope must have been measured on it. */
+  engine: EnvelopeEngine,
 ): Promise<(ScaleExportSettings & { readonly pool?: ServingPool }) | undefined> {
   const kind = o.enginePool as 'none' | 'local' | 'kubernetes';
   refuseStrayKubeFlags(o, kind);
@@ -70,7 +73,7 @@ export async function serveAutoscale(
   const envelope =
     o.capacityEnvelope === undefined
       ? {}
-      : { envelope: loadEnvelope(o.capacityEnvelope as string) };
+      : { envelope: loadEnvelope(o.capacityEnvelope as string, engine) };
   if (kind === 'none') return { type: s.type, limits, ...envelope };
   if (kind === 'kubernetes') {
     const pool = await kubePool(o, s.maxReplicas, log);

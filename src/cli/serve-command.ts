@@ -219,7 +219,7 @@ export function serveCommand(): Command {
       const pooled = o.enginePool !== 'none';
       if (given.length > 0 || pooled) refuseFleetSize(cmd, o, given.length > 0);
       const serving = given.length > 0 ? given.length : pooled ? 1 : (o.replicas as number);
-      const autoscale = await serveAutoscale(o, serving, log);
+      const autoscale = await serveAutoscale(o, serving, log, spec);
       const pool = autoscale?.pool;
       if (pool !== undefined && given.length > 0) {
         const kind = o.enginePool as string;

@@ -230,7 +230,7 @@ function autoscaleOptions(spec: ScenarioSpec): AutoscaleOptions | undefined {
   }
   const o = resolveScaleFlags({ ...spec, autoscaler: spec.autoscaler }, spec.replicas);
   const envelope =
-    spec.capacityEnvelope === undefined ? undefined : loadEnvelope(spec.capacityEnvelope);
+    spec.capacityEnvelope === undefined ? undefined : loadEnvelope(spec.capacityEnvelope, spec);
   const freezes = msWindows(spec.scaleFreezes);
   const canaries = msWindows(spec.canaries);
   return {

@@ -23,6 +23,16 @@ const envelopeSchema = z.object({
   mix: z.object({ input_mean: positive, output_mean: positive }),
   groups: z.int().positive(),
   source: z.string(),
+  /** The engine a simulated probe ran; null for a live one (what served it is not known). */
+  engine: z
+    .object({
+      model: z.string(),
+      gpu: z.string(),
+      tp: z.int().positive(),
+      engine_version: z.string().nullable(),
+    })
+    .nullable()
+    .optional(),
 });
 
 export type CapacityEnvelope = z.infer<typeof envelopeSchema>;
@@ -35,6 +45,34 @@ export function parseEnvelope(doc: unknown, file?: string): CapacityEnvelope {
     if (!(e instanceof ConfigError)) throw e;
     throw new ConfigError(e.path, e.expected, e.got, file);
   }
+}
+
+/** The engine a host plans with: the one an envelope must have been measured on. */
+export interface EnvelopeEngine {
+  readonly model: string;
+  readonly gpu: string;
+  readonly tp: number;
+  readonly engineVersion: string;
+}
+
+/**
+ * Where `envelope` was measured on another engine than `engine` (model, GPU, TP or engine
+ * version), the engine it was measured on, as `model/gpu/tpN vVERSION`; undefined where it fits
+ * or does not say (a live probe's).
+ */
+export function otherEngine(
+  envelope: CapacityEnvelope,
+  engine: EnvelopeEngine,
+): string | undefined {
+  const e = envelope.engine;
+  if (e === null || e === undefined) return undefined;
+  const version = e.engine_version ?? engine.engineVersion;
+  const same =
+    e.model === engine.model &&
+    e.gpu === engine.gpu &&
+    e.tp === engine.tp &&
+    version === engine.engineVersion;
+  return same ? undefined : `${e.model}/${e.gpu}/tp${e.tp} ${version}`;
 }
 
 /** The model's capacity, with its rate anchored to the envelope's measurement. */
