@@ -164,3 +164,16 @@ test("an operator's freeze asked of a follower is written on the Lease: the lead
   await pass(clock, 100);
   assert.equal(api.lease()?.frozen, false);
 });
+
+test('a leader closing over a Lease another wrote since (a freeze) still releases it', async () => {
+  const clock = new VirtualClock();
+  const api = memoryLease();
+  const a = gateway('a', api.view(), clock);
+  const b = gateway('b', api.view(), clock);
+  await aLeadsB(clock, a, b, 3_000);
+  b.election.freeze(true);
+  await pass(clock, 50);
+  assert.equal(api.lease()?.frozen, true, "b wrote over a's record");
+  await a.election.close();
+  assert.deepEqual([api.lease()?.holder, api.lease()?.frozen], ['', true]);
+});

@@ -106,12 +106,21 @@ export class LeaderElection {
     this.#closed = true;
     this.#timer?.cancel();
     await this.#round;
-    const seen = this.#seen;
-    if (!this.#leading || seen === undefined) return;
+    if (!this.#leading) return;
     this.#leading = false;
-    const now = microTime(this.#o.epochMs());
-    const released = { ...seen, holder: '', durationMs: 1_000, renewTime: now };
-    await this.#o.lease.update({ ...released, pool: this.#o.word() }).catch(() => {});
+    // The Lease as last seen, else (someone wrote since: a follower's freeze) as read again.
+    let lease = this.#seen;
+    for (let tries = 0; tries < 2 && lease?.holder === this.#o.identity; tries++) {
+      const now = microTime(this.#o.epochMs());
+      const released = { ...lease, holder: '', durationMs: 1_000, renewTime: now };
+      try {
+        await this.#o.lease.update({ ...released, pool: this.#o.word() });
+        return;
+      } catch (e) {
+        if (!(e instanceof LeaseConflict)) return;
+        lease = await this.#o.lease.get().catch(() => undefined);
+      }
+    }
   }
 
   async #step(): Promise<void> {
@@ -122,7 +131,8 @@ export class LeaderElection {
       this.#failing = undefined;
     } catch (e) {
       // Another gateway wrote first: the next read says who leads.
-      if (!(e instanceof LeaseConflict)) this.#failed(e as Error);
+      if (e instanceof LeaseConflict) this.#lapsed();
+      else this.#failed(e as Error);
     }
     if (this.#closed) return;
     this.#timer?.cancel();
@@ -200,8 +210,13 @@ export class LeaderElection {
       o.log.warn({ err: e.message }, `leader election: the Lease: ${e.message}`);
     }
     this.#failing = e.message;
-    const since = o.clock.now() - this.#renewedAtMs;
-    if (this.#leading && since >= (o.renewDeadlineMs ?? RENEW_DEADLINE_MS)) {
+    this.#lapsed();
+  }
+
+  /** A leader that has not renewed for the renew deadline, for whatever cause, stops leading. */
+  #lapsed(): void {
+    const since = this.#o.clock.now() - this.#renewedAtMs;
+    if (this.#leading && since >= (this.#o.renewDeadlineMs ?? RENEW_DEADLINE_MS)) {
       this.#stepDown(`not renewed for ${Math.round(since)} ms`);
     }
   }
