@@ -37,6 +37,26 @@ test('SGLang names and the older vLLM cache gauge are understood', () => {
   assert.equal(loadFromExposition(old, 0)?.kvUsage, 0.9);
 });
 
+test("data-parallel engines: counts summed, KV usage their mean; vLLM 0.8's prefix names", () => {
+  const dp = [
+    'vllm:num_requests_running{engine="0",model_name="m"} 3',
+    'vllm:num_requests_running{engine="1",model_name="m"} 2',
+    'vllm:num_requests_waiting{engine="0",model_name="m"} 1',
+    'vllm:num_requests_waiting{engine="1",model_name="m"} 0',
+    'vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.6',
+    'vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.5',
+    'vllm:gpu_prefix_cache_queries_total{engine="0",model_name="m"} 400',
+    'vllm:gpu_prefix_cache_hits_total{engine="0",model_name="m"} 100',
+    '',
+  ].join('\n');
+  const load = loadFromExposition(dp, 0);
+  assert.deepEqual(
+    [load?.running, load?.waiting, load?.kvUsage, load?.prefixHitRate],
+    [5, 1, 0.55, 0.25],
+    'not 1.1, capped to a full cache',
+  );
+});
+
 test("TGI's and llama.cpp's names are understood: a backend of either is ready", () => {
   const tgi = [
     '# TYPE tgi_batch_current_size gauge',

@@ -6,7 +6,8 @@
  * `sglang:token_usage`), TGI's (`tgi_batch_current_size`, `tgi_queue_size`; it tells no KV
  * usage) and llama.cpp's (`llamacpp:requests_processing`, `llamacpp:requests_deferred`, and
  * `llamacpp:kv_cache_usage_ratio` where its build still exports it; `llama-server --metrics`).
- * Values are summed over label sets (one engine may report per model).
+ * Counts are summed over label sets (one server may report per model, or per data-parallel
+ * engine: vLLM's `engine` label); KV usage, a share, is their mean.
  * The LoRA adapters resident in its GPU slots come from `vllm:lora_requests_info`'s
  * `running_lora_adapters` label, in its latest sample (the value is the time of the reading),
  * and how many one batch may run from its `max_lora`.
@@ -35,14 +36,30 @@ const NAMES = {
     'sglang:token_usage',
     'llamacpp:kv_cache_usage_ratio',
   ],
-  prefixQueries: ['vllm:prefix_cache_queries_total', 'vllm:prefix_cache_queries'],
-  prefixHits: ['vllm:prefix_cache_hits_total', 'vllm:prefix_cache_hits'],
+  // vLLM 0.8's V1 named them gpu_prefix_cache_*; 0.9 and 0.10 export both, later only the new.
+  prefixQueries: [
+    'vllm:prefix_cache_queries_total',
+    'vllm:prefix_cache_queries',
+    'vllm:gpu_prefix_cache_queries_total',
+    'vllm:gpu_prefix_cache_queries',
+  ],
+  prefixHits: [
+    'vllm:prefix_cache_hits_total',
+    'vllm:prefix_cache_hits',
+    'vllm:gpu_prefix_cache_hits_total',
+    'vllm:gpu_prefix_cache_hits',
+  ],
   preemptions: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],
 } as const;
 
 /** Sums of every sample per metric name (labels dropped). */
 export function parseExposition(text: string): Map<string, number> {
-  const sums = new Map<string, number>();
+  return new Map([...readSamples(text)].map(([name, s]) => [name, s.sum]));
+}
+
+/** Per metric name, the sum of its samples and how many there are (its label sets). */
+function readSamples(text: string): Map<string, { sum: number; series: number }> {
+  const sums = new Map<string, { sum: number; series: number }>();
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
@@ -53,7 +70,8 @@ export function parseExposition(text: string): Map<string, number> {
     if (afterLabels < 0) continue;
     const value = Number(line.slice(afterLabels).trim().split(/\s+/)[0]);
     if (!Number.isFinite(value)) continue;
-    sums.set(name, (sums.get(name) ?? 0) + value);
+    const seen = sums.get(name);
+    sums.set(name, { sum: (seen?.sum ?? 0) + value, series: (seen?.series ?? 0) + 1 });
   }
   return sums;
 }
@@ -77,10 +95,15 @@ function labelsEnd(line: string, open: number): number {
   return -1;
 }
 
-function first(sums: Map<string, number>, names: readonly string[]): number | undefined {
+/** The first of `names` exported: its samples' sum, or (`mean`) their mean. */
+function first(
+  samples: Map<string, { sum: number; series: number }>,
+  names: readonly string[],
+  mean = false,
+): number | undefined {
   for (const n of names) {
-    const v = sums.get(n);
-    if (v !== undefined) return v;
+    const v = samples.get(n);
+    if (v !== undefined) return mean ? v.sum / v.series : v.sum;
   }
   return undefined;
 }
@@ -90,7 +113,7 @@ function isCount(n: number | undefined): n is number {
 }
 
 export function loadFromExposition(text: string, atMs: Ms): BackendLoad | undefined {
-  const sums = parseExposition(text);
+  const sums = readSamples(text);
   const running = first(sums, NAMES.running);
   const waiting = first(sums, NAMES.waiting);
   // Counts that are no counts (a broken exporter) are no load either.
@@ -101,7 +124,9 @@ export function loadFromExposition(text: string, atMs: Ms): BackendLoad | undefi
     ready: true,
     running,
     waiting,
-    kvUsage: Math.min(1, Math.max(0, first(sums, NAMES.kvUsage) ?? 0)),
+    // A share, not a count: data-parallel engines (vLLM's `engine` label) are averaged, as
+    // vLLM's own log line averages them, not summed past 1.
+    kvUsage: Math.min(1, Math.max(0, first(sums, NAMES.kvUsage, true) ?? 0)),
     prefixHitRate:
       queries !== undefined && hits !== undefined && queries > 0 ? hits / queries : undefined,
     preemptions: first(sums, NAMES.preemptions),
