@@ -79,7 +79,7 @@ const badInputs: [string, string, unknown, number, RegExp, string | null | undef
     CHAT,
     { model: MODEL, messages: user('hi'), max_completion_tokens: 9000 },
     400,
-    /^max_completion_tokens: expected at most 8184 \(the model's context of 8192 tokens less 8 prompt tokens\), got 9000$/,
+    /^'max_completion_tokens' is too large: 9000\. This model's maximum context length is 8192 tokens and your request has 8 input tokens \(9000 > 8192 - 8\)\.$/,
     'max_completion_tokens',
   ],
   [
@@ -231,7 +231,7 @@ const badInputs: [string, string, unknown, number, RegExp, string | null | undef
     TEXT,
     { model: MODEL, prompt: 'x'.repeat(4 * 9000) },
     400,
-    /^prompt: expected a prompt under the model's context of 8192 tokens, got 9000 tokens \(estimated\)$/,
+    /^This model's maximum context length is 8192 tokens\. However, your request has 9000 input tokens \(estimated\)\. Please reduce the length of the input \(prompt\)\.$/,
     'prompt',
   ],
   [
@@ -239,7 +239,7 @@ const badInputs: [string, string, unknown, number, RegExp, string | null | undef
     TEXT,
     { model: MODEL, prompt: Array.from({ length: 9000 }, () => 1) },
     400,
-    /^prompt: expected a prompt under the model's context of 8192 tokens, got 9000 tokens$/,
+    /^This model's maximum context length is 8192 tokens\. However, your request has 9000 input tokens\. Please reduce the length of the input \(prompt\)\.$/,
     'prompt',
   ],
 ];

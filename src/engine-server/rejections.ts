@@ -25,7 +25,8 @@ export function rejectionError(reason: RejectReason, ctx: RejectionContext): Ope
   switch (reason) {
     case 'prompt_exceeds_max_model_len':
       return invalidRequest(
-        `${promptField}: expected a prompt under the model's context of ${maxModelLen} tokens, got ${promptTokens} tokens${estimated}`,
+        // vLLM's words, which clients match ("maximum context length") to tell an overflow.
+        `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens${estimated}. Please reduce the length of the input (${promptField}).`,
         promptField,
         'context_length_exceeded',
       );
@@ -38,7 +39,7 @@ export function rejectionError(reason: RejectReason, ctx: RejectionContext): Ope
     case 'output_exceeds_max_model_len': {
       const field = ctx.limit?.field ?? 'max_tokens';
       return invalidRequest(
-        `${field}: expected at most ${maxModelLen - promptTokens} (the model's context of ${maxModelLen} tokens less ${promptTokens} prompt tokens), got ${ctx.limit?.tokens ?? 'more'}`,
+        `'${field}' is too large: ${ctx.limit?.tokens ?? 'more'}. This model's maximum context length is ${maxModelLen} tokens and your request has ${promptTokens} input tokens (${ctx.limit?.tokens ?? 'more'} > ${maxModelLen} - ${promptTokens}).`,
         field,
         'context_length_exceeded',
       );

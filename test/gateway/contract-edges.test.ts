@@ -233,7 +233,7 @@ test('a context_length refusal gives the prompt tokens, max_tokens and the limit
   // Its size is an estimate: the gateway refuses on the fewest tokens it can be, and says so.
   assert.equal(
     e.message,
-    `the prompt (at least 1 token) and max_tokens (100000) exceed the model's context of ${CONTEXT} tokens`,
+    `This model's maximum context length is ${CONTEXT} tokens: the prompt (at least 1 token) and max_tokens (100000) exceed it`,
   );
 });
 

@@ -65,7 +65,7 @@ async function refusedAsTheEngineWordsIt(url: string): Promise<void> {
   assert.equal(error.code, 'context_length_exceeded');
   assert.match(
     error.message,
-    /^messages: expected a prompt under the model's context of 8192 tokens, got \d+ tokens \(estimated\)$/,
+    /^This model's maximum context length is 8192 tokens\. However, your request has \d+ input tokens \(estimated\)\. Please reduce the length of the input \(messages\)\.$/,
   );
 }
 

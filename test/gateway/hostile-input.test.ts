@@ -170,7 +170,8 @@ const cases: Case[] = [
       code: 'context_length_exceeded',
       param: 'messages',
       // At least 23,438 tokens (3 MB, at most 128 bytes a token) against the model's 8,192.
-      message: /^the prompt \(at least 23438 tokens\) exceeds the model's context of 8192 tokens$/,
+      message:
+        /^This model's maximum context length is 8192 tokens: the prompt \(at least 23438 tokens\) exceeds it$/,
       reason: 'context_length',
     },
   },

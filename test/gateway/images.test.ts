@@ -250,7 +250,7 @@ test('--image-tokens qwen2-vl: screenshots past the context are refused at the d
   assert.equal(error.code, 'context_length_exceeded');
   assert.match(
     error.message,
-    /the prompt \(at least 1077\d tokens\) exceeds the model's context of 8192 tokens/,
+    /This model's maximum context length is 8192 tokens: the prompt \(at least 1077\d tokens\) exceeds it/,
   );
   assert.ok(res.headers.get('x-goodput-request-id'));
   // By URL their size is unknown: sure to be only the fewest an image takes, so they go on,

@@ -57,17 +57,17 @@ test("a prompt too long: OpenAI's code, the endpoint's prompt field, its own out
     [
       chat,
       'messages',
-      "the prompt (20 tokens) and max_tokens (9000) exceed the model's context of 8192 tokens",
+      "This model's maximum context length is 8192 tokens: the prompt (20 tokens) and max_tokens (9000) exceed it",
     ],
     [
       { endpoint: 'completion', outputField: 'max_tokens' },
       'prompt',
-      "the prompt (20 tokens) and max_tokens (9000) exceed the model's context of 8192 tokens",
+      "This model's maximum context length is 8192 tokens: the prompt (20 tokens) and max_tokens (9000) exceed it",
     ],
     [
       { endpoint: 'responses', outputField: 'max_output_tokens' },
       'input',
-      "the prompt (20 tokens) and max_output_tokens (9000) exceed the model's context of 8192 tokens",
+      "This model's maximum context length is 8192 tokens: the prompt (20 tokens) and max_output_tokens (9000) exceed it",
     ],
   ] as const) {
     const e = bodyOf(tooLong(window), asked);

@@ -71,11 +71,12 @@ export function overflowWords(c: ContextOverflow, asked?: Asked): Words {
     c.limit === 'kv_cache' ? 'the output reserved for it' : (asked?.outputField ?? 'max_tokens');
   const what =
     c.outputTokens === undefined ? prompt : `${prompt} and ${output} (${c.outputTokens})`;
-  const limit =
+  const exceed = c.outputTokens === undefined ? 'exceeds' : 'exceed';
+  // OpenAI's and vLLM's words, which clients match ("maximum context length") to tell an overflow.
+  const message =
     c.limit === 'kv_cache'
-      ? `a replica's usable KV cache of ${c.limitTokens} tokens`
-      : `the model's context of ${c.limitTokens} tokens`;
-  const message = `${what} ${c.outputTokens === undefined ? 'exceeds' : 'exceed'} ${limit}`;
+      ? `${what} ${exceed} a replica's usable KV cache of ${c.limitTokens} tokens`
+      : `This model's maximum context length is ${c.limitTokens} tokens: ${what} ${exceed} it`;
   return { message, param: PROMPT_FIELDS[asked?.endpoint ?? 'chat'] };
 }
 

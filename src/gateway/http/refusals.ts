@@ -26,7 +26,7 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
   class_not_granted: 'this tenant is not granted the requested class',
   unknown_model: 'the model is not served here',
   unknown_adapter: 'the adapter is not served here',
-  context_length: "the prompt and requested output exceed the model's context",
+  context_length: "the prompt and requested output exceed this model's maximum context length",
   output_limit: "max_tokens exceeds the class's output budget",
   stream_not_allowed: 'streaming is not allowed for this tenant',
   duplicate: 'a request with this Idempotency-Key is already in flight',
