@@ -8,11 +8,17 @@ import { CHAT, MODEL, TEXT, expectError, post, testServer, user } from './app-te
 
 const main = testServer();
 
-test('health is 200 while serving and 503 after close; requests after close are 503', async () => {
+test('health (and /ping, by GET or POST) is 200 while serving and 503 after close; requests after close are 503', async () => {
   const s = testServer();
-  assert.equal((await s.app.request('/health')).status, 200);
+  const probes = () =>
+    Promise.all([
+      s.app.request('/health'),
+      s.app.request('/ping'),
+      s.app.request('/ping', { method: 'POST' }),
+    ]).then((rs) => rs.map((r) => r.status));
+  assert.deepEqual(await probes(), [200, 200, 200]);
   s.close();
-  assert.equal((await s.app.request('/health')).status, 503);
+  assert.deepEqual(await probes(), [503, 503, 503]);
   await expectError(await post(s, TEXT, { model: MODEL, prompt: 'hi' }), 503, /shutting down/);
 });
 

@@ -5,7 +5,7 @@
  * `serveEngine` puts it on a socket. Main rule: no input can crash it — every failure is an
  * OpenAI error body with its status, and anything unexpected is a 500 of the same shape.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Timers } from '../core/ports/timers.ts';
@@ -108,7 +108,10 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
     onError: () => errorResponse(payloadTooLarge(spec.maxBodyBytes)),
   });
   requireApiKey(app, options.apiKeys ?? []);
-  app.get('/health', (c) => (serving ? c.body(null, 200) : c.body(null, 503)));
+  const health = (c: Context) => (serving ? c.body(null, 200) : c.body(null, 503));
+  app.get('/health', health);
+  // vLLM's probe for SageMaker, by either method: the same answer as /health.
+  app.on(['GET', 'POST'], '/ping', health);
   app.get('/v1/models', (c) =>
     c.json(
       modelList([
