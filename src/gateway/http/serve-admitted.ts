@@ -293,13 +293,32 @@ function stopped(why: StopCause): Whole {
   }
 }
 
-/** A backend's 4xx: the request was at fault, and the client hears it as the backend said it. */
+/**
+ * A backend's 4xx: the request was at fault, and the client hears it as the backend said it —
+ * in OpenAI's shape, which a body already in it keeps, and into which vLLM's older flat error
+ * (`{"object": "error", "message": …}`) and TGI's (`{"error": "…", "error_type": …}`) are put,
+ * their words kept.
+ */
 function rejectedUpstream(e: UpstreamError): Whole {
   const status = e.status ?? 400;
   const body = e.body ?? '';
   if (isOpenAiErrorBody(body)) return whole(status, {}, body);
-  const message = `the backend refused the request: ${body.slice(0, 200) || `HTTP ${status}`}`;
-  return errorWhole(new OpenAiError(status, message, null, 'upstream_rejected'));
+  const said = backendWords(body);
+  const message =
+    said?.message ?? `the backend refused the request: ${body.slice(0, 200) || `HTTP ${status}`}`;
+  return errorWhole(new OpenAiError(status, message, said?.param ?? null, 'upstream_rejected'));
+}
+
+/** The message (and field) of an error body in another server's shape, when it has one. */
+function backendWords(text: string): { message: string; param: string | null } | undefined {
+  try {
+    const v = JSON.parse(text) as { message?: unknown; error?: unknown; param?: unknown } | null;
+    const message = typeof v?.message === 'string' ? v.message : v?.error;
+    if (typeof message !== 'string' || message === '') return undefined;
+    return { message, param: typeof v?.param === 'string' ? v.param : null };
+  } catch {
+    return undefined;
+  }
 }
 
 function upstreamFailed(message: string): Whole {

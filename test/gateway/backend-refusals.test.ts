@@ -1,0 +1,61 @@
+// A backend's refusal of a request (its 4xx) reaches the client in OpenAI's shape, with the
+// backend's own words: as it is when the backend already speaks OpenAI's shape (vLLM 0.10 and
+// later, llama.cpp), and put into it from vLLM's older flat error and TGI's, which OpenAI's
+// clients would otherwise read as an error without a message.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { MODEL, gateway, onTeardown } from './gateway-kit.ts';
+
+/** A server that is ready, lists the model, and refuses every completion with `body`. */
+async function refusingBackend(body: string): Promise<{ readonly url: string }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    if (req.url === '/metrics') {
+      res.end('vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n');
+    } else if (req.url === '/v1/models') {
+      res.end(JSON.stringify({ data: [{ id: MODEL, object: 'model', parent: null }] }));
+    } else {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(body);
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  onTeardown(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+const CASES = [
+  [
+    'vLLM 0.10+ (OpenAI shape, kept as it is)',
+    '{"error":{"message":"temperature must be non-negative","type":"BadRequestError","param":"temperature","code":400}}',
+    'temperature must be non-negative',
+  ],
+  [
+    "vLLM's older flat error",
+    '{"object":"error","message":"best_of must be 1 when using greedy sampling","type":"BadRequestError","param":null,"code":400}',
+    'best_of must be 1 when using greedy sampling',
+  ],
+  [
+    "TGI's",
+    '{"error":"Input validation error: `top_p` must be > 0.0 and < 1.0","error_type":"validation"}',
+    'Input validation error: `top_p` must be > 0.0 and < 1.0',
+  ],
+] as const;
+
+for (const [server, body, message] of CASES) {
+  test(`a backend's 400 in ${server}: the openai client reads its message`, async () => {
+    const gw = await gateway([await refusingBackend(body)], 'goodput');
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const refused = await client.chat.completions
+      .create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { status?: number; error?: { message?: string } },
+      );
+    assert.equal(refused?.status, 400);
+    assert.equal(refused.error?.message, message);
+  });
+}
