@@ -72,7 +72,11 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
   const origin =
     options.clockOriginUnixMs ?? (options.clock === undefined ? performance.timeOrigin : 0);
   const rng = new SeededRng(spec.seed);
-  const metrics: EngineMetrics = new EngineMetrics(servedModelName, () => backend);
+  const metrics: EngineMetrics = new EngineMetrics(
+    servedModelName,
+    () => backend,
+    config.maxModelLen,
+  );
   const backend: SimulatedBackend = new SimulatedBackend({
     config,
     profile,

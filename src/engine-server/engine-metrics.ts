@@ -1,7 +1,8 @@
 /**
  * The engine server's Prometheus metrics under vLLM's names, so a gateway, autoscaler or
  * dashboard built for vLLM reads the simulator unchanged. Gauges and counters are read from the
- * backend at scrape time; histograms observe each request as it runs (vLLM's buckets). Main
+ * backend at scrape time; histograms observe each request as it runs (vLLM's buckets), and a
+ * finished one's phases (queued, prefill, decode, running) and token counts as it ends. Main
  * rule: a registry of its own (never prom-client's global one), every series labelled with
  * `model_name` (but the info gauges `vllm:cache_config_info` and `vllm:lora_requests_info`,
  * whose labels are the engine's configuration and adapters, as vLLM's are), and label values
@@ -9,7 +10,12 @@
  * own --lora-modules).
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { BackendObserver, EndReason, SimulatedBackend } from './simulated-backend.ts';
+import type {
+  BackendObserver,
+  EndReason,
+  EndedRequest,
+  SimulatedBackend,
+} from './simulated-backend.ts';
 import { resolveCpuBlocks } from '../engine/kv-capacity.ts';
 
 const TTFT_BUCKETS = [
@@ -23,6 +29,17 @@ const E2E_BUCKETS = [
   0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
 ];
 const END_REASONS: readonly EndReason[] = ['stop', 'length', 'abort'];
+
+/** vLLM's `build_1_2_5_buckets`: 1, 2, 5, 10, 20, 50, … up to `max`. */
+function oneTwoFive(max: number): number[] {
+  const out: number[] = [];
+  for (let exp = 1; ; exp *= 10) {
+    for (const m of [1, 2, 5]) {
+      if (m * exp > max) return out;
+      out.push(m * exp);
+    }
+  }
+}
 const CACHE_CONFIG_LABELS = [
   'block_size',
   'num_gpu_blocks',
@@ -37,8 +54,15 @@ export class EngineMetrics implements BackendObserver {
   private readonly ttft: Histogram<'model_name'>;
   private readonly itl: Histogram<'model_name'>[];
   private readonly e2e: Histogram<'model_name'>;
+  /** vLLM's request-level histograms: its phases in seconds, its tokens. */
+  private readonly phases: Record<
+    'queueMs' | 'prefillMs' | 'decodeMs' | 'inferenceMs',
+    Histogram<'model_name'>
+  >;
+  private readonly tokens: Record<'promptTokens' | 'generationTokens', Histogram<'model_name'>>;
 
-  constructor(modelName: string, backend: () => SimulatedBackend) {
+  /** `maxModelLen`: the top of the token histograms' buckets, as vLLM's. */
+  constructor(modelName: string, backend: () => SimulatedBackend, maxModelLen: number) {
     const labels = { model_name: modelName };
     this.labels = labels;
     const registers = [this.registry];
@@ -163,6 +187,23 @@ export class EngineMetrics implements BackendObserver {
       histogram('vllm:time_per_output_token_seconds', 'Time per output token.', ITL_BUCKETS),
     ];
     this.e2e = histogram('vllm:e2e_request_latency_seconds', 'End-to-end latency.', E2E_BUCKETS);
+    const phase = (name: string, what: string) =>
+      histogram(`vllm:request_${name}_time_seconds`, `Time spent in ${what} phase.`, E2E_BUCKETS);
+    this.phases = {
+      queueMs: phase('queue', 'WAITING'),
+      prefillMs: phase('prefill', 'PREFILL'),
+      decodeMs: phase('decode', 'DECODE'),
+      inferenceMs: phase('inference', 'RUNNING'),
+    };
+    const tokenBuckets = oneTwoFive(maxModelLen);
+    this.tokens = {
+      promptTokens: histogram('vllm:request_prompt_tokens', 'Prefill tokens.', tokenBuckets),
+      generationTokens: histogram(
+        'vllm:request_generation_tokens',
+        'Generation tokens.',
+        tokenBuckets,
+      ),
+    };
   }
 
   firstToken(ttftMs: number): void {
@@ -173,8 +214,17 @@ export class EngineMetrics implements BackendObserver {
     for (const h of this.itl) h.observe(this.labels, itlMs / 1000);
   }
 
-  ended(reason: EndReason, e2eMs: number): void {
-    if (reason !== 'abort') this.e2e.observe(this.labels, e2eMs / 1000);
+  /** A finished request's latencies and sizes, as vLLM records them: not an aborted one's. */
+  ended(reason: EndReason, r: EndedRequest): void {
+    if (reason === 'abort') return;
+    this.e2e.observe(this.labels, r.e2eMs / 1000);
+    for (const [field, h] of Object.entries(this.phases)) {
+      const ms = r[field as keyof typeof this.phases];
+      if (ms !== undefined) h.observe(this.labels, ms / 1000);
+    }
+    for (const [field, h] of Object.entries(this.tokens)) {
+      h.observe(this.labels, r[field as keyof typeof this.tokens]);
+    }
   }
 
   /** The exposition text and its content type. */

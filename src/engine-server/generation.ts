@@ -91,6 +91,11 @@ export class Job implements EngineRequest, Generation {
     return this.inputTokens;
   }
 
+  /** Tokens it has emitted so far. */
+  get tokensOut(): number {
+    return this.emitted;
+  }
+
   get active(): boolean {
     return this.live;
   }

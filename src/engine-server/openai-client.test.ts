@@ -189,12 +189,27 @@ test('/metrics after traffic shows vLLM names with nonzero counters and prefix h
     'vllm:inter_token_latency_seconds_count',
     'vllm:time_per_output_token_seconds_count',
     'vllm:e2e_request_latency_seconds_count',
+    'vllm:request_queue_time_seconds_count',
+    'vllm:request_prefill_time_seconds_count',
+    'vllm:request_decode_time_seconds_count',
+    'vllm:request_inference_time_seconds_count',
+    'vllm:request_prompt_tokens_count',
+    'vllm:request_generation_tokens_count',
   ]) {
     assert.ok(value(counter + m) > 0, counter);
   }
-  assert.ok(
-    value(`vllm:request_success_total{model_name="${MODEL}",finished_reason="length"}`) > 0,
+  // A finished request's phases as vLLM splits them: running is prefill then decode, and the
+  // end-to-end time holds queued and running. Token buckets 1, 2, 5, … up to the context.
+  const sum = (h: string) => value(`vllm:request_${h}_sum${m}`);
+  const running = sum('prefill_time_seconds') + sum('decode_time_seconds');
+  assert.ok(Math.abs(running - sum('inference_time_seconds')) < 1e-9);
+  const e2e = value(`vllm:e2e_request_latency_seconds_sum${m}`);
+  assert.ok(sum('queue_time_seconds') + sum('inference_time_seconds') <= e2e + 1e-9);
+  assert.match(
+    text,
+    /^vllm:request_prompt_tokens_bucket\{le="5000",model_name="llama-3-8b"\} \d+$/m,
   );
+  assert.doesNotMatch(text, /vllm:request_prompt_tokens_bucket\{le="10000"/);
   assert.match(text, /# TYPE vllm:num_preemptions_total counter/);
   // The cache's configuration as vLLM's info gauge: block size and GPU blocks in the labels.
   assert.match(

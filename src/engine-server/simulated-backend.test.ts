@@ -19,7 +19,7 @@ function backend(faults: Partial<FaultRates> = {}, natural = 3, maxNumSeqs = 8) 
   const observer: BackendObserver = {
     firstToken: (ms) => seen.push(`ttft ${ms}`),
     tokenGap: (ms) => seen.push(`itl ${ms}`),
-    ended: (reason, ms) => seen.push(`${reason} ${ms}`),
+    ended: (reason, r) => seen.push(`${reason} ${r.e2eMs}`),
   };
   const b = new SimulatedBackend({
     config: testConfig({ maxNumSeqs }),

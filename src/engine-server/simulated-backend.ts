@@ -58,10 +58,25 @@ export type SubmitResult =
 export type EndReason = FillerFinish | 'abort';
 
 /** Request-level timings as they happen, for histograms (vLLM's definitions, in ms). */
+/**
+ * A request's end, in vLLM's request-level terms: queued from arrival until first scheduled,
+ * prefill from then to its first token, decode from there to its last, inference the two; each
+ * undefined where the request never got that far.
+ */
+export interface EndedRequest {
+  readonly e2eMs: Ms;
+  readonly queueMs?: Ms;
+  readonly prefillMs?: Ms;
+  readonly decodeMs?: Ms;
+  readonly inferenceMs?: Ms;
+  readonly promptTokens: number;
+  readonly generationTokens: number;
+}
+
 export interface BackendObserver {
   firstToken(ttftMs: Ms): void;
   tokenGap(itlMs: Ms): void;
-  ended(reason: EndReason, e2eMs: Ms): void;
+  ended(reason: EndReason, request: EndedRequest): void;
 }
 
 export interface BackendCounters {
@@ -196,8 +211,21 @@ export class SimulatedBackend implements JobHost {
 
   private end(job: Job, reason: EndReason, atMs: Ms): void {
     if (!this.live.delete(job)) return;
+    const lastMs = this.lastTokenMs.get(job);
     this.lastTokenMs.delete(job);
     this.counts.ended[reason]++;
-    this.observer?.ended(reason, atMs - job.arrivalMs);
+    const scheduled = job.prefillStartMs;
+    const first = job.firstStep?.endMs;
+    this.observer?.ended(reason, {
+      e2eMs: atMs - job.arrivalMs,
+      ...(scheduled === undefined ? {} : { queueMs: scheduled - job.arrivalMs }),
+      ...(first === undefined || scheduled === undefined ? {} : { prefillMs: first - scheduled }),
+      ...(first === undefined || lastMs === undefined ? {} : { decodeMs: lastMs - first }),
+      ...(scheduled === undefined || lastMs === undefined
+        ? {}
+        : { inferenceMs: lastMs - scheduled }),
+      promptTokens: job.promptTokens,
+      generationTokens: job.tokensOut,
+    });
   }
 }
