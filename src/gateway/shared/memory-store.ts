@@ -96,7 +96,7 @@ export class MemoryStore implements SharedStore {
   }
 
   async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
-    const id = `${tenant}:${key}`;
+    const id = keyOf(tenant, key);
     const now = this.#clock.now();
     const state = this.#keys.get(id, now);
     if (state != null) {

@@ -206,6 +206,12 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
     assert.equal(mine.length, 1, 'one claim wins');
     assert.ok(claims.every((c) => c.kind === 'claimed' || c.kind === 'in_flight'));
     assert.equal((await s.claim(fresh(), 'k-1', 'fp')).kind, 'claimed', 'keys are per tenant');
+    // Whatever the names hold: tenant `T` with key `b:k` is not tenant `T:b` with key `k`.
+    const [outer, inner] = [fresh(), fresh()];
+    const held = await s.claim(`${outer}:${inner}`, 'k', 'fp');
+    assert.equal(held.kind, 'claimed');
+    assert.equal((await s.claim(outer, `${inner}:k`, 'fp')).kind, 'claimed', 'another tenant');
+    if (held.kind === 'claimed') await held.hold.abandon();
     const answer = {
       status: 200,
       body: '{"ok":true}',
