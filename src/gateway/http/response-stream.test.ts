@@ -8,17 +8,29 @@ import { StateMetrics } from '../state-metrics.ts';
 import { POLL_MS, RunStream } from './response-stream.ts';
 import { follow, type EventsOut } from './stream-readers.ts';
 
-/** A client that keeps what it is sent. */
+/** A client that keeps what it is sent; a slow one takes what it was sent only when told. */
 class Client implements EventsOut {
   readonly events: string[] = [];
   ended = false;
   gone = false;
   readonly leaving = new Promise<void>(() => {});
+  readonly slow: boolean;
+  #take: (() => void) | undefined;
+  constructor(slow = false) {
+    this.slow = slow;
+  }
   write(text: string): void {
     this.events.push(text);
   }
   async end(): Promise<void> {
     this.ended = true;
+  }
+  drained(): Promise<void> {
+    return this.slow ? new Promise((resolve) => (this.#take = resolve)) : Promise.resolve();
+  }
+  /** A slow client takes what it was sent. */
+  take(): void {
+    this.#take?.();
   }
 }
 
@@ -227,4 +239,22 @@ test('a reader elsewhere is told the events as the log takes them, and reads the
   await reading;
   assert.equal(client.events.at(-1), last);
   assert.equal(client.ended, true);
+});
+
+test('a reader of a long log is sent a page at a time: the next once the client took the last', async () => {
+  const { deps, clock } = setup();
+  const log = Array.from({ length: 1_200 }, (_, n) => event(n));
+  await deps.store.appendEvents('acme', 'resp_1', log);
+  const slow = new Client(true);
+  const reading = follow(deps, 'acme', 'resp_1', -1, undefined, slow);
+  await settle(clock);
+  assert.equal(slow.events.length, 500, 'one page, until the client takes it');
+  slow.take();
+  await settle(clock);
+  assert.equal(slow.events.length, 1_000);
+  slow.gone = true;
+  slow.take();
+  await settle(clock, 2_000);
+  await reading;
+  assert.equal(slow.events.length, 1_000, 'a client gone is sent no more');
 });

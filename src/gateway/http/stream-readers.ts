@@ -8,7 +8,9 @@
  * and ends when the response has: when the log lacks its end, with `response.failed` where it
  * failed (its runner gone), else an `error` event, the response whole a GET away. The store
  * failing midway, or the replica shutting down, ends it with an `error` event at the sequence
- * number it got to, so its client takes it up again from there (on another replica).
+ * number it got to, so its client takes it up again from there (on another replica). The log is
+ * read a page at a time, the next once the client has taken the last: a client that does not
+ * read holds a page of the gateway's memory, not its whole log.
  */
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
@@ -31,6 +33,11 @@ export interface EventsOut {
   write(text: string): void;
   /** Settles once what was written has gone to the client (or it has gone). */
   end(): Promise<void>;
+  /**
+   * Settles once what was written has left this gateway's buffer for the client — at once when
+   * it has — or the client has gone: a reader that does not read holds one page, not a log.
+   */
+  drained(): Promise<void>;
   /** The client has gone: nothing more is written. */
   readonly gone: boolean;
   /** Resolves when the client has gone. */
@@ -70,6 +77,12 @@ class NodeOut implements EventsOut {
     return Promise.race([ended, this.leaving]);
   }
 
+  drained(): Promise<void> {
+    const res = this.#res;
+    if (res.destroyed || !res.writableNeedDrain) return Promise.resolve();
+    return Promise.race([new Promise<void>((resolve) => res.once('drain', resolve)), this.leaving]);
+  }
+
   get gone(): boolean {
     return this.#res.destroyed;
   }
@@ -82,13 +95,24 @@ class WebOut implements EventsOut {
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #gone = false;
   #left: () => void = () => {};
+  /** A `drained` waiting for the reader to pull. */
+  #pulled: (() => void) | undefined;
 
   constructor() {
     this.leaving = new Promise((resolve) => (this.#left = resolve));
     this.body = new ReadableStream<Uint8Array>({
       start: (c) => void (this.#controller = c),
+      pull: () => {
+        this.#pulled?.();
+        this.#pulled = undefined;
+      },
       cancel: () => this.#leave(),
     });
+  }
+
+  drained(): Promise<void> {
+    if (this.#gone || (this.#controller.desiredSize ?? 1) > 0) return Promise.resolve();
+    return Promise.race([new Promise<void>((resolve) => (this.#pulled = resolve)), this.leaving]);
   }
 
   write(text: string): void {
@@ -129,6 +153,12 @@ class Reader {
   send(events: readonly string[]): void {
     for (const e of events) this.out.write(e);
     this.at += events.length;
+  }
+
+  /** `send`, then wait for the client to take them: the log is read a page at a time. */
+  async sendPaced(events: readonly string[]): Promise<void> {
+    this.send(events);
+    await this.out.drained();
   }
 
   /** The event that ends a stream short: `code`, why, and where the client got to. */
@@ -192,6 +222,10 @@ class Closable implements EventsOut {
     return this.#out.end();
   }
 
+  drained(): Promise<void> {
+    return Promise.race([this.#out.drained(), this.leaving]);
+  }
+
   get gone(): boolean {
     return this.closed || this.#out.gone;
   }
@@ -211,7 +245,7 @@ async function followRun(
       const want = Math.min(PAGE, until - reader.at);
       const page = await deps.store.readEvents(tenant, id, reader.at, want);
       if (page.length === 0) break;
-      reader.send(page);
+      await reader.sendPaced(page);
     }
     if (reader.at < start) return lacking(reader);
     while (!out.gone) {
@@ -275,7 +309,7 @@ async function readLog(
   while (!reader.out.gone) {
     if (read) {
       const page = await deps.store.readEvents(tenant, id, reader.at, PAGE);
-      reader.send(page);
+      await reader.sendPaced(page);
       last = page.at(-1) ?? last;
       if (LAST.test(last)) return;
       if (page.length === PAGE) continue;
