@@ -31,6 +31,8 @@ export async function fakeVllm(
         // A token per word, as a vLLM answers; a prompt of no words is its 400.
         const asked = JSON.parse(Buffer.concat(parts).toString()) as { prompt: string };
         bodies.push(asked);
+        // A server that dies under the request: no answer at all.
+        if (asked.prompt === 'die') return void req.socket.destroy();
         const words = asked.prompt.split(' ').filter((w) => w !== '');
         res.writeHead(words.length === 0 ? 400 : 200, { 'content-type': 'application/json' });
         res.end(

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { MODEL, doorOnlyFleet, gateway, metricValue, policyWith } from './gateway-kit.ts';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { fakeVllm } from './fake-vllm.ts';
+import { memoryOpsLog } from '../../src/gateway/ops-log.ts';
 import { serverForwarder } from '../../src/gateway/http/server-routes.ts';
 import type { Backend } from '../../src/gateway/backend.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
@@ -45,6 +46,18 @@ test('/tokenize goes to a server backend as it came, and its answer comes back a
     metricValue(front.url, 'goodput_server_requests_total', { path: '/tokenize', status });
   assert.equal(await metric('200'), 1);
   assert.equal(await metric('400'), 1);
+});
+
+test("a server that fails under the request: the gateway's 502, which tells the client nothing of it", async () => {
+  const log = memoryOpsLog();
+  const front = await gateway([await fakeVllm()], 'goodput', { log });
+  const res = await post(front.url, '/tokenize', JSON.stringify({ model: MODEL, prompt: 'die' }));
+  assert.equal(res.status, 502);
+  const body = (await res.json()) as { error: { message: string; code: string } };
+  assert.deepEqual(body.error.message, 'POST /tokenize: the server failed before it answered');
+  const id = res.headers.get('x-goodput-request-id') ?? '';
+  const told = log.lines.find((l) => l.msg.includes(id) && /the server failed:/.test(l.msg));
+  assert.ok(told !== undefined, 'the cause is in the log, under the request id');
 });
 
 test("behind the key, for the key's tenant's models only: the server is not asked otherwise", async () => {

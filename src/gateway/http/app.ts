@@ -173,6 +173,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     keyTenant,
     unauthenticated,
     modelsFor,
+    log: deps.log,
   });
   app.notFound((c) => {
     const path = c.req.path;

@@ -19,6 +19,7 @@ import type { RejectReason } from '../../core/request/decision.ts';
 import { OpenAiError, errorBody, modelNotFound, parseJsonText } from '../../openai/index.ts';
 import { readText } from '../bounded-body.ts';
 import type { Backend } from '../backend.ts';
+import type { OpsLog } from '../ops-log.ts';
 import { serverBaseUrl } from '../../openai/server-url.ts';
 import type { GatewayEnv } from './app.ts';
 import { idHeaders } from './answer.ts';
@@ -92,6 +93,8 @@ export interface ServerRoutesDeps {
   readonly keyTenant: (authorization: string | undefined) => string | undefined;
   /** The 401 of a missing or bad key. */
   readonly unauthenticated: () => Response;
+  /** Where a server's failure is told in full: the client is told none of its address. */
+  readonly log: OpsLog;
   /** The served models a tenant may use. */
   readonly modelsFor: (tenant: string) => readonly string[];
 }
@@ -138,7 +141,11 @@ export function serverRoutes(app: Hono<GatewayEnv>, deps: ServerRoutesDeps): voi
       try {
         got = await forward(path, body, id);
       } catch (e) {
-        const why = `POST ${path}: the server failed: ${(e as Error).message}`;
+        deps.log.warn(
+          { path, request_id: id, err: (e as Error).message },
+          `POST ${path} ${id}: the server failed: ${(e as Error).message}`,
+        );
+        const why = `POST ${path}: the server failed before it answered`;
         return answer(502, JSON.stringify(errorBody(502, why, null, 'upstream_error')));
       }
       if (got === undefined) {
