@@ -117,7 +117,7 @@ export function serveCommand(): Command {
     .option('--seed <n>', 'seed of the embedded fleet', nonNegativeInt('--seed'), 0)
     .option(
       '--redis <url>',
-      'share tenant quotas, retry budgets and idempotency keys with other gateways in Redis (redis://host:port)',
+      'share tenant quotas, retry budgets and idempotency keys with other gateways in Redis (redis://host:port; default: $GOODPUT_REDIS_URL, which keeps a password out of the process list)',
       redisUrl('--redis'),
     )
     .option(
@@ -197,6 +197,11 @@ export function serveCommand(): Command {
       30,
     )
     .action(async (o: Record<string, unknown>, cmd: Command) => {
+      // A URL with a password is kept out of the process list (and the pod spec) by the env.
+      const envRedis = process.env.GOODPUT_REDIS_URL;
+      if (o.redis === undefined && envRedis !== undefined && envRedis !== '') {
+        o.redis = redisUrl('$GOODPUT_REDIS_URL')(envRedis);
+      }
       refuseStrayServeFlags(cmd, o);
       const log = stdoutOpsLog();
       const loaded = readPolicy(o.policy as string);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { engines, metricValue, postChat, until } from './gateway-kit.ts';
 import { startRedis } from './redis-kit.ts';
+import { runGoodput, startServe } from './process-kit.ts';
 import { tempDir } from '../temp-dir.ts';
 
 interface GatewayProcess {
@@ -170,5 +171,24 @@ test('Redis returns: both gateways recover on their own', async () => {
   for (const g of [a, b]) {
     assert.equal(g.output().match(/shared state store is up/g)?.length, 1, g.output());
     assert.equal(g.child.exitCode, null);
+  }
+});
+
+test('$GOODPUT_REDIS_URL gives the Redis when --redis does not (a password kept out of ps); a bad one is refused naming it', async () => {
+  process.env.GOODPUT_REDIS_URL = 'notaurl';
+  const bad = await runGoodput(['serve', '--port', '0']).finally(() => {
+    delete process.env.GOODPUT_REDIS_URL;
+  });
+  assert.equal(bad.code, 2, bad.out);
+  assert.match(bad.out, /\$GOODPUT_REDIS_URL: expected a Redis URL/);
+  process.env.GOODPUT_REDIS_URL = redis.url;
+  const { proc } = await startServe([]).finally(() => {
+    delete process.env.GOODPUT_REDIS_URL;
+  });
+  try {
+    const said = () => proc.jsonLines().some((l) => /^shared state in Redis/.test(String(l.msg)));
+    await until(said);
+  } finally {
+    proc.child.kill('SIGKILL');
   }
 });
