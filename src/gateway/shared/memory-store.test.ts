@@ -133,3 +133,18 @@ test("a replica's autoscaling tick holds for its TTL, then is gone", async () =>
   clock.run(15_000);
   assert.deepEqual([...(await s.windows())], [['b', 'tick b']]);
 });
+
+test("a tenant's flood of idempotency keys forgets only its own: another's answer is still replayed", async () => {
+  const s = new MemoryStore({ clock: new VirtualClock(), replayCapacity: 100 });
+  const answer = { status: 200, body: '{"ok":true}', headers: {} };
+  const victim = await s.claim('victim', 'k-1', 'fp');
+  assert.equal(victim.kind, 'claimed');
+  if (victim.kind === 'claimed') await victim.hold.complete(answer);
+  for (let i = 0; i < 1_000; i++) {
+    const c = await s.claim('flooder', `k-${i}`, 'fp');
+    if (c.kind === 'claimed') await c.hold.complete(answer);
+  }
+  assert.deepEqual(await s.claim('victim', 'k-1', 'fp'), { kind: 'done', response: answer });
+  assert.equal((await s.claim('flooder', 'k-999', 'fp')).kind, 'done', 'its newest kept');
+  assert.equal((await s.claim('flooder', 'k-0', 'fp')).kind, 'claimed', 'its oldest let go');
+});

@@ -5,8 +5,9 @@
  * the same with or without Redis, and as the simulator predicts. As a
  * fallback it enforces a conservative share of each quota — the limit divided by the number of
  * replicas — since each replica then counts alone. Memory is bounded: one entry per tenant the
- * policy names, at most `replayCapacity` idempotency keys, and at most `responseCapacityBytes`
- * of kept responses (the oldest forgotten first).
+ * policy names, at most `replayCapacity` idempotency keys a tenant (each tenant's in a ring of
+ * its own, so one tenant's flood of keys forgets only its own), and at most
+ * `responseCapacityBytes` of kept responses (response-shelf.ts).
  */
 import { TenantLedger } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Clock } from '../../core/ports/clock.ts';
@@ -30,6 +31,7 @@ export interface MemoryStoreOptions {
   readonly replicas?: number;
   /** How long a completed answer is replayed. */
   readonly replayTtlMs?: Ms;
+  /** The most idempotency keys a tenant holds (default: 10,000), its oldest let go first. */
   readonly replayCapacity?: number;
   /** How long a kept response is kept. */
   readonly responseTtlMs?: Ms;
@@ -52,7 +54,9 @@ type KeyState = { readonly fingerprint: string; readonly response?: StoredRespon
 export class MemoryStore implements SharedStore {
   readonly #clock: Clock;
   readonly #ledger: TenantLedger;
-  readonly #keys: BoundedMap<KeyState>;
+  /** Each tenant's idempotency keys, in a ring of its own: a tenant's flood wraps only its own. */
+  readonly #keys = new Map<string, BoundedMap<KeyState>>();
+  readonly #replay: { readonly capacity: number; readonly ttlMs: Ms };
   readonly #responses: ResponseShelf;
   /** Until when each replica that beat is alive: one entry a replica, few in a process. */
   readonly #beats = new Map<string, number>();
@@ -73,7 +77,7 @@ export class MemoryStore implements SharedStore {
   constructor(o: MemoryStoreOptions) {
     this.#clock = o.clock;
     this.#ledger = new TenantLedger({ replicas: o.replicas });
-    this.#keys = new BoundedMap(o.replayCapacity ?? 10_000, o.replayTtlMs ?? 600_000);
+    this.#replay = { capacity: o.replayCapacity ?? 10_000, ttlMs: o.replayTtlMs ?? 600_000 };
     this.#responseTtlMs = o.responseTtlMs ?? RESPONSE_TTL_MS;
     this.#kept = new BoundedMap(MAX_ORDERS, this.#responseTtlMs);
     this.#responses = new ResponseShelf(
@@ -95,10 +99,14 @@ export class MemoryStore implements SharedStore {
     };
   }
 
-  async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
-    const id = keyOf(tenant, key);
+  async claim(tenant: string, id: string, fingerprint: string): Promise<Claim> {
+    let keys = this.#keys.get(tenant);
+    if (keys === undefined) {
+      keys = new BoundedMap(this.#replay.capacity, this.#replay.ttlMs);
+      this.#keys.set(tenant, keys);
+    }
     const now = this.#clock.now();
-    const state = this.#keys.get(id, now);
+    const state = keys.get(id, now);
     if (state != null) {
       if (state.fingerprint !== fingerprint) return { kind: 'mismatch' };
       return state.response === undefined
@@ -106,11 +114,10 @@ export class MemoryStore implements SharedStore {
         : { kind: 'done', response: state.response };
     }
     const mine: KeyState = { fingerprint };
-    this.#keys.set(id, mine, now);
+    keys.set(id, mine, now);
     // Only the holder's own entry is ever replaced: an evicted key claimed again is not touched.
     const settle = (next: KeyState) => {
-      if (this.#keys.get(id, this.#clock.now()) === mine)
-        this.#keys.set(id, next, this.#clock.now());
+      if (keys.get(id, this.#clock.now()) === mine) keys.set(id, next, this.#clock.now());
     };
     return {
       kind: 'claimed',
