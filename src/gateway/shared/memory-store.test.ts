@@ -148,3 +148,17 @@ test("a tenant's flood of idempotency keys forgets only its own: another's answe
   assert.equal((await s.claim('flooder', 'k-999', 'fp')).kind, 'done', 'its newest kept');
   assert.equal((await s.claim('flooder', 'k-0', 'fp')).kind, 'claimed', 'its oldest let go');
 });
+
+test('room is made from the tenant that holds the most: a flood of large responses forgets its own', async () => {
+  const clock = new VirtualClock();
+  // Room for 1,000 characters.
+  const s = new MemoryStore({ clock, responseTtlMs: 60_000, responseCapacityBytes: 2_000 });
+  assert.equal(await s.saveResponse('small', 'mine', 'm'.repeat(100)), true);
+  for (let i = 0; i < 20; i++) {
+    advance(clock, 10);
+    assert.equal(await s.saveResponse('flood', `f${i}`, String(i % 10).repeat(300)), true);
+  }
+  assert.equal(await s.loadResponse('small', 'mine'), 'm'.repeat(100), 'the older, smaller kept');
+  assert.equal(await s.loadResponse('flood', 'f0'), undefined, "the flood's oldest went");
+  assert.equal(await s.loadResponse('flood', 'f19'), '9'.repeat(300));
+});

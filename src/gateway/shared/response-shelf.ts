@@ -1,9 +1,11 @@
 /**
  * The Responses API's kept responses in one process: texts by tenant and id, and the logs of
  * their streams' events, each for at most `ttlMs` (a log from its last addition), and at most
- * `capacityBytes` of them in all, the oldest forgotten first to make room. A Map keeps each
- * kind in the order it was kept (a log moves to its end as it grows), so the oldest is the
- * first entry of one of them. Time comes from the caller (`nowMs`), as in `BoundedMap`.
+ * `capacityBytes` of them in all. To make room, the tenant holding the most bytes forgets its
+ * oldest first: one tenant's flood of large responses pushes out its own, not another's. A Map
+ * keeps each kind in the order it was kept (a log moves to its end as it grows), so a tenant's
+ * oldest is the first entry of one of its own two. Time comes from the caller (`nowMs`), as in
+ * `BoundedMap`.
  */
 import type { Ms } from '../../core/request/units.ts';
 import { RESPONSE_MAX_BYTES } from './shared-store.ts';
@@ -19,9 +21,18 @@ interface Log {
   bytes: number;
 }
 
+/** What one tenant holds, in the order it was kept, and its bytes. */
+interface Holding {
+  readonly kept: Map<string, Kept>;
+  readonly logs: Map<string, Log>;
+  bytes: number;
+}
+
 export class ResponseShelf {
   readonly #kept = new Map<string, Kept>();
   readonly #logs = new Map<string, Log>();
+  /** By tenant (its encoded name, as `keyOf` begins). */
+  readonly #holdings = new Map<string, Holding>();
   readonly #ttlMs: Ms;
   readonly #capacityBytes: number;
   /** Bytes of the texts kept, counted as two per UTF-16 code unit, as the heap holds them. */
@@ -40,8 +51,11 @@ export class ResponseShelf {
     const kept = this.#kept.get(key);
     if (kept !== undefined) this.#forget(key, kept);
     this.#makeRoom(size);
-    this.#kept.set(key, { text, atMs: nowMs });
-    this.#bytes += size;
+    const entry = { text, atMs: nowMs };
+    this.#kept.set(key, entry);
+    const holding = this.#holding(key);
+    holding.kept.set(key, entry);
+    this.#count(holding, size);
     return true;
   }
 
@@ -55,14 +69,17 @@ export class ResponseShelf {
     const log = this.#logs.get(key) ?? { events: [], atMs: nowMs, bytes: 0 };
     if (log.bytes + size > this.#capacityBytes) return -1;
     const from = log.events.length;
+    const holding = this.#holding(key);
     // Out of the order while room is made, so it is not the one forgotten.
     this.#logs.delete(key);
+    holding.logs.delete(key);
     this.#makeRoom(size);
     for (const e of events) log.events.push(e);
     log.atMs = nowMs;
     log.bytes += size;
-    this.#bytes += size;
+    this.#count(holding, size);
     this.#logs.set(key, log);
+    holding.logs.set(key, log);
     return from;
   }
 
@@ -127,19 +144,45 @@ export class ResponseShelf {
 
   #forget(key: string, kept: Kept): void {
     this.#kept.delete(key);
-    this.#bytes -= sizeOf(kept.text);
+    const holding = this.#holding(key);
+    holding.kept.delete(key);
+    this.#count(holding, -sizeOf(kept.text));
   }
 
   #drop(key: string, log: Log): void {
     this.#logs.delete(key);
-    this.#bytes -= log.bytes;
+    const holding = this.#holding(key);
+    holding.logs.delete(key);
+    this.#count(holding, -log.bytes);
   }
 
-  /** Forgets the oldest responses and logs until `size` more bytes fit. */
+  /** The holding of the tenant `key` (from `keyOf`) belongs to. */
+  #holding(key: string): Holding {
+    const tenant = key.slice(0, key.indexOf(' '));
+    let holding = this.#holdings.get(tenant);
+    if (holding === undefined) {
+      holding = { kept: new Map(), logs: new Map(), bytes: 0 };
+      this.#holdings.set(tenant, holding);
+    }
+    return holding;
+  }
+
+  #count(holding: Holding, bytes: number): void {
+    holding.bytes += bytes;
+    this.#bytes += bytes;
+  }
+
+  /** Forgets the oldest of the heaviest tenant's responses and logs until `size` more bytes fit. */
   #makeRoom(size: number): void {
     while (this.#bytes + size > this.#capacityBytes) {
-      const kept = this.#kept.entries().next().value;
-      const log = this.#logs.entries().next().value;
+      let heaviest: Holding | undefined;
+      for (const h of this.#holdings.values()) {
+        const any = h.kept.size > 0 || h.logs.size > 0;
+        if (any && (heaviest === undefined || h.bytes > heaviest.bytes)) heaviest = h;
+      }
+      if (heaviest === undefined) return;
+      const kept = heaviest.kept.entries().next().value;
+      const log = heaviest.logs.entries().next().value;
       if (log === undefined || (kept !== undefined && kept[1].atMs <= log[1].atMs))
         this.#forget(...(kept as [string, Kept]));
       else this.#drop(...log);
