@@ -3,8 +3,10 @@
  * the shared controller decides (`../core/autoscale/advisor.ts`), and the decision is exported —
  * `goodput_desired_replicas{pool}`, the signals behind it, the decisions by reason — for KEDA or
  * an HPA on external metrics to act on. Without a pool the gateway starts and stops nothing: the
- * ready groups are its usable backends, none starting or draining. With the local engine pool
- * (`local-pool.ts`) the pool counts its engines and acts on the decision.
+ * ready groups are its usable backends, none starting or draining. With an engine pool (local
+ * processes, `local-pool.ts`; a Kubernetes object, `kube-pool.ts`) the pool counts its groups
+ * and acts on the decision — where gateways share the object, only the one that leads. With
+ * peers (gateways sharing Redis: `peer-windows.ts`) each tick adds the others' demand to its own.
  */
 import { ScaleAdvisor } from '../core/autoscale/advisor.ts';
 import type { CapacityEnvelope } from '../core/autoscale/capacity-envelope.ts';
