@@ -93,3 +93,16 @@ test('an unknown key in a policy file is named, with the keys its map takes, not
     assert.match(r.out, message);
   }
 });
+
+test('an empty policy file (or one of comments alone) is said to be empty', async () => {
+  for (const text of ['', '# nothing yet\n']) {
+    const file = join(dir, `empty-${text.length}.yaml`);
+    writeFileSync(file, text);
+    const r = await runGoodput(['policy', 'check', file]);
+    assert.equal(r.code, 2, r.out);
+    assert.match(
+      r.out,
+      /: expected a policy document \(name, admission, routing, …\), got "an empty file"/,
+    );
+  }
+});

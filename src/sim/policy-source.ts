@@ -64,6 +64,10 @@ function policyFromText(text: string, path: string): LoadedPolicy {
     if (isConfigError(e)) throw e.inFile(path);
     throw new ConfigError(path, 'a YAML or JSON policy document', (e as Error).message);
   }
+  // A file of nothing (or of comments alone) is read as null: say so, not "an object, got null".
+  if (doc === null || doc === undefined) {
+    throw new ConfigError(path, 'a policy document (name, admission, routing, …)', 'an empty file');
+  }
   try {
     const policy = resolvePolicy(doc);
     return { policy, doc: doc as Record<string, unknown>, file: path };
