@@ -210,6 +210,11 @@ const invalid: Array<[string, unknown, string]> = [
     'classes: expected a key among interactive, reasoning, batch, best_effort, got "vip"',
   ],
   [
+    'a value that is neither form an either-or setting takes',
+    { ...valid, dispatch: { type: 'flow-control', params: { pace: 5 } } },
+    'dispatch.params.pace: expected false or an object, got 5',
+  ],
+  [
     'missing revision',
     { ...valid, policy_revision: undefined },
     'policy_revision: expected a string, got nothing',

@@ -43,11 +43,27 @@ function expectation(issue: z.core.$ZodIssue): string {
       return issue.expected === 'int' ? 'an integer' : withArticle(issue.expected);
     case 'invalid_union': {
       const options = (issue as { options?: readonly unknown[] }).options;
-      return options === undefined ? 'a known type' : `one of ${options.map(String).join(', ')}`;
+      if (options !== undefined) return `one of ${options.map(String).join(', ')}`;
+      return unionForms(issue.errors) ?? 'a known type';
     }
     default:
       return issue.message;
   }
+}
+
+/**
+ * What either branch of a union takes, where the value is wrong for each as a whole (`false or
+ * an object`); undefined where a branch took its type and failed within (that error says more).
+ */
+function unionForms(branches: readonly (readonly z.core.$ZodIssue[])[]): string | undefined {
+  const forms: string[] = [];
+  for (const [first] of branches) {
+    if (first === undefined || first.path.length > 0) return undefined;
+    if (first.code !== 'invalid_type' && first.code !== 'invalid_value') return undefined;
+    const form = expectation(first).replace(/^one of /, '');
+    if (!forms.includes(form)) forms.push(form);
+  }
+  return forms.length === 0 ? undefined : forms.join(' or ');
 }
 
 function withArticle(noun: string): string {
