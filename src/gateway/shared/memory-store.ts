@@ -5,14 +5,15 @@
  * the same with or without Redis, and as the simulator predicts. As a
  * fallback it enforces a conservative share of each quota — the limit divided by the number of
  * replicas — since each replica then counts alone. Memory is bounded: one entry per tenant the
- * policy names, at most `replayCapacity` idempotency keys a tenant (each tenant's in a ring of
- * its own, so one tenant's flood of keys forgets only its own), and at most
- * `responseCapacityBytes` of kept responses (response-shelf.ts).
+ * policy names, at most `replayCapacity` idempotency keys and `replayBytes` of their answers a
+ * tenant (each tenant's of its own, so one tenant's flood of keys forgets only its own:
+ * replay-keys.ts), and at most `responseCapacityBytes` of kept responses (response-shelf.ts).
  */
 import { TenantLedger } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { BoundedMap } from '../bounded-map.ts';
+import { REPLAY_BYTES, ReplayKeys, type KeyState } from './replay-keys.ts';
 import { ResponseShelf, keyOf } from './response-shelf.ts';
 import {
   REPLAY_MAX_BYTES,
@@ -20,7 +21,6 @@ import {
   type Claim,
   type QuotaVerdict,
   type SharedStore,
-  type StoredResponse,
   type TenantAsk,
   type Told,
 } from './shared-store.ts';
@@ -33,6 +33,8 @@ export interface MemoryStoreOptions {
   readonly replayTtlMs?: Ms;
   /** The most idempotency keys a tenant holds (default: 10,000), its oldest let go first. */
   readonly replayCapacity?: number;
+  /** The most bytes their answers hold, a tenant (default: 64 MiB), its oldest let go first. */
+  readonly replayBytes?: number;
   /** How long a kept response is kept. */
   readonly responseTtlMs?: Ms;
   /** The most bytes of kept responses held (default: 256 MiB). */
@@ -45,18 +47,12 @@ const MAX_ORDERS = 10_000;
 /** What kept responses may hold in one process unless told otherwise. */
 export const RESPONSE_CAPACITY_BYTES = 256 * 1024 * 1024;
 
-/**
- * An idempotency key in flight (no response yet), done (its answer), or released (null). The
- * entry's identity names its holder; its fingerprint, the request it is bound to.
- */
-type KeyState = { readonly fingerprint: string; readonly response?: StoredResponse } | null;
-
 export class MemoryStore implements SharedStore {
   readonly #clock: Clock;
   readonly #ledger: TenantLedger;
-  /** Each tenant's idempotency keys, in a ring of its own: a tenant's flood wraps only its own. */
-  readonly #keys = new Map<string, BoundedMap<KeyState>>();
-  readonly #replay: { readonly capacity: number; readonly ttlMs: Ms };
+  /** Each tenant's idempotency keys, of its own: a tenant's flood forgets only its own. */
+  readonly #keys = new Map<string, ReplayKeys>();
+  readonly #replay: { readonly capacity: number; readonly ttlMs: Ms; readonly bytes: number };
   readonly #responses: ResponseShelf;
   /** Until when each replica that beat is alive: one entry a replica, few in a process. */
   readonly #beats = new Map<string, number>();
@@ -77,7 +73,11 @@ export class MemoryStore implements SharedStore {
   constructor(o: MemoryStoreOptions) {
     this.#clock = o.clock;
     this.#ledger = new TenantLedger({ replicas: o.replicas });
-    this.#replay = { capacity: o.replayCapacity ?? 10_000, ttlMs: o.replayTtlMs ?? 600_000 };
+    this.#replay = {
+      capacity: o.replayCapacity ?? 10_000,
+      ttlMs: o.replayTtlMs ?? 600_000,
+      bytes: o.replayBytes ?? REPLAY_BYTES,
+    };
     this.#responseTtlMs = o.responseTtlMs ?? RESPONSE_TTL_MS;
     this.#kept = new BoundedMap(MAX_ORDERS, this.#responseTtlMs);
     this.#responses = new ResponseShelf(
@@ -102,7 +102,7 @@ export class MemoryStore implements SharedStore {
   async claim(tenant: string, id: string, fingerprint: string): Promise<Claim> {
     let keys = this.#keys.get(tenant);
     if (keys === undefined) {
-      keys = new BoundedMap(this.#replay.capacity, this.#replay.ttlMs);
+      keys = new ReplayKeys(this.#replay.capacity, this.#replay.ttlMs, this.#replay.bytes);
       this.#keys.set(tenant, keys);
     }
     const now = this.#clock.now();
