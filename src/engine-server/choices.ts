@@ -82,7 +82,8 @@ export type ChoicesEnd =
 export async function followChoices(
   gens: readonly Generation[],
   on: {
-    token(choice: number, text: string): void;
+    /** `last`: the finish the token ends its choice with, when it is the last. */
+    token(choice: number, text: string, last?: FinishEvent['reason']): void;
     finished?(choice: number, ev: FinishEvent): void;
   },
 ): Promise<ChoicesEnd> {
@@ -93,7 +94,7 @@ export async function followChoices(
   const take = (choice: number, ev: GenerationEvent): ChoicesEnd | undefined => {
     if (ev.type === 'token') {
       tokens++;
-      on.token(choice, ev.text);
+      on.token(choice, ev.text, ev.last);
       return undefined;
     }
     if (ev.type === 'crash') return { end: 'crash', tokens };

@@ -17,7 +17,17 @@ import type { FillerFinish, RequestPlan } from './request-plan.ts';
 import type { GenerationRequest } from './simulated-backend.ts';
 
 export type GenerationEvent =
-  | { readonly type: 'token'; readonly index: number; readonly text: string; readonly atMs: Ms }
+  | {
+      readonly type: 'token';
+      readonly index: number;
+      readonly text: string;
+      readonly atMs: Ms;
+      /**
+       * Its sequence's last token: the finish it ends with, which vLLM sends in the same chunk
+       * (the finish event follows all the same, with the counts).
+       */
+      readonly last?: FillerFinish;
+    }
   | {
       readonly type: 'finish';
       readonly reason: FillerFinish;
@@ -126,8 +136,17 @@ export class Job implements EngineRequest, Generation {
     const echo = this.echo;
     this.echo = undefined;
     const text = echo === undefined ? fillerPiece(index) : echo + fillerPiece(index);
-    this.channel.push({ type: 'token', index, text, atMs });
-    if (this.emitted === this.plan.crashAfter) {
+    const crashes = this.emitted === this.plan.crashAfter;
+    const last =
+      this.emitted === this.outputTokens && !crashes ? this.plan.finishReason : undefined;
+    this.channel.push({
+      type: 'token',
+      index,
+      text,
+      atMs,
+      ...(last === undefined ? {} : { last }),
+    });
+    if (crashes) {
       this.channel.push({ type: 'crash', completionTokens: this.emitted, atMs });
       this.stop();
     }

@@ -74,8 +74,11 @@ for (const [path, prompt] of STREAMS) {
       answers.map(async (r) => events(await r.text())),
     );
     assert.deepEqual(onSocket, inProcess);
-    // A role chunk (chat), six tokens, the finish, the usage with its timings, [DONE].
-    assert.equal(onSocket.length, (path === '/v1/chat/completions' ? 1 : 0) + 6 + 3);
+    // A role chunk (chat), six tokens — the last with the finish, as vLLM sends it — the usage
+    // with its timings, [DONE].
+    assert.equal(onSocket.length, (path === '/v1/chat/completions' ? 1 : 0) + 6 + 2);
+    const last = onSocket.at(-3) as { choices: { finish_reason: string | null }[] };
+    assert.equal(last.choices[0].finish_reason, 'length');
     assert.equal(onSocket.at(-1), '[DONE]');
     const { usage, timings } = onSocket.at(-2) as {
       usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };

@@ -1,8 +1,9 @@
 /**
  * A request's generations — one per choice (`n`) — as an OpenAI SSE answer: a role chunk per
  * choice (chat), one chunk per token as the engine emits it, tagged with its choice's index (a
- * piece of a tool call's arguments when one is required: openai/filler-tool-call.ts), a chunk
- * with each choice's finish reason, the usage chunk when asked, then `[DONE]`. Main rule: a
+ * piece of a tool call's arguments when one is required: openai/filler-tool-call.ts), each
+ * choice's last token carrying its finish reason as vLLM's does (a tool call's closing piece in
+ * a finish chunk of its own), the usage chunk when asked, then `[DONE]`. Main rule: a
  * client that goes away cancels every choice in the same tick; an injected crash cuts the
  * connection with no terminating chunk, as a dead server would.
  *
@@ -103,7 +104,8 @@ export function sseResponse(
 interface EventForm {
   /** Chat's role chunks, the Responses API's created events; '' for none. */
   readonly opening: string;
-  token(choice: number, text: string): string;
+  /** `last`: the finish it ends its choice with, when it is the last (vLLM's one chunk). */
+  token(choice: number, text: string, last?: FinishEvent['reason']): string;
   /** A choice's finish: its events, each its own write (the same HTTP chunks, not only bytes). */
   finish(choice: number, ev: FinishEvent): string[];
   /** Once every choice has finished, given their finishes in choice order: the last events. */
@@ -120,7 +122,7 @@ async function writeEvents(
 ): Promise<void> {
   if (form.opening !== '') to.write(form.opening);
   const end = await followChoices(gens, {
-    token: (choice, text) => to.write(form.token(choice, text)),
+    token: (choice, text, last) => to.write(form.token(choice, text, last)),
     finished: (choice, ev) => {
       for (const event of form.finish(choice, ev)) to.write(event);
     },
@@ -160,15 +162,21 @@ function completionEvents(
     );
   };
   const role = { role: 'assistant', content: '' };
+  // Choices whose last token carried their finish, as vLLM sends it: no chunk of its own then.
+  const finishedWithToken = gens.map(() => false);
   return {
     opening: kind === 'chat' ? gens.map((_, i) => chunk(i, role, '', null)).join('') : '',
-    token: (choice, text) => {
+    token: (choice, text, last) => {
       const call = calls?.[choice];
       const delta = call === undefined ? { content: text } : { tool_calls: call.piece(text) };
       if (sent !== null) sent[choice]++;
-      return chunk(choice, delta, text, null);
+      // A tool call's closing piece still goes in a finish chunk of its own.
+      const ends = last !== undefined && call === undefined;
+      if (ends) finishedWithToken[choice] = true;
+      return chunk(choice, delta, text, ends ? last : null);
     },
     finish: (choice, ev) => {
+      if (finishedWithToken[choice]) return [];
       const call = calls?.[choice];
       const closing = call?.finish(ev.reason);
       const reason = call === undefined ? ev.reason : FillerToolCall.finishReason(ev.reason);
