@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { onTeardown } from './gateway-kit.ts';
 
 export const SCALE_PATH = 'apis/apps/v1/namespaces/llm/statefulsets/vllm';
+/** A LeaderWorkerSet's (a group of pods a replica, for a model over several nodes). */
+export const LWS_PATH = 'apis/leaderworkerset.x-k8s.io/v1/namespaces/llm/leaderworkersets/vllm';
 
 /**
  * `serve` flags for a Kubernetes pool on `api`'s StatefulSet, with the token in `tokenFile`,
@@ -48,6 +50,8 @@ export async function fakeKube(
   onScale: (replicas: number) => void = () => {},
   /** Where its close is registered: a test's teardown, or nowhere (a bench closes it). */
   teardown: (close: () => Promise<void>) => void = onTeardown,
+  /** The object whose scale subresource it serves. */
+  scalePath: string = SCALE_PATH,
 ): Promise<{
   readonly url: string;
   readonly patches: number[];
@@ -115,7 +119,7 @@ export async function fakeKube(
         }
         return send(405, status(405, 'MethodNotAllowed', req.method ?? ''));
       }
-      if (req.url !== `/${SCALE_PATH}/scale`) {
+      if (req.url !== `/${scalePath}/scale`) {
         return send(404, status(404, 'NotFound', `the server could not find ${req.url}`));
       }
       if (req.method === 'GET') return send(200, scale());

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { KubeScale } from '../../src/gateway/kube-api.ts';
 import { KubeClient } from '../../src/gateway/kube-client.ts';
 import { runGoodput } from './process-kit.ts';
-import { SCALE_PATH, fakeKube } from './fake-kube.ts';
+import { LWS_PATH, SCALE_PATH, fakeKube } from './fake-kube.ts';
+import { onTeardown } from './gateway-kit.ts';
 import { tempDir } from '../temp-dir.ts';
 
 test('GET and PATCH the scale subresource, with the token its file holds', async () => {
@@ -26,6 +27,16 @@ test('GET and PATCH the scale subresource, with the token its file holds', async
   const client = new KubeClient({ apiUrl: api.url, tokenFile });
   const wrong = new KubeScale('apis/apps/v1/namespaces/llm/statefulsets/nope', client);
   await assert.rejects(wrong.set(1), /PATCH \S+nope\/scale: HTTP 404 .*NotFound/);
+});
+
+test("a LeaderWorkerSet's scale subresource is read and set as a StatefulSet's", async () => {
+  const api = await fakeKube('t0k3n', 2, () => {}, onTeardown, LWS_PATH);
+  const tokenFile = join(tempDir('kube'), 'token');
+  writeFileSync(tokenFile, 't0k3n');
+  const scale = new KubeScale(LWS_PATH, new KubeClient({ apiUrl: api.url, tokenFile }));
+  assert.deepEqual(await scale.get(), { spec: 2, status: 2 });
+  assert.deepEqual(await scale.set(3), { spec: 3, status: 3 });
+  assert.deepEqual(api.patches, [3]);
 });
 
 test('outside a pod, the API server must be named', () => {
