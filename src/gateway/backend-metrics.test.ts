@@ -83,7 +83,7 @@ test("TGI's and llama.cpp's names are understood: a backend of either is ready",
 test('no running/waiting gauges means no load; junk lines are skipped', () => {
   assert.equal(loadFromExposition('up 1\n', 0), undefined);
   const sums = parseExposition('bad line\nx{a="}"} 2\nx 3 1700000000\ny NaN\n');
-  assert.equal(sums.get('x'), 5);
+  assert.equal(sums.get('x')?.sum, 5);
   assert.equal(sums.has('y'), false);
 });
 

@@ -52,13 +52,8 @@ const NAMES = {
   preemptions: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],
 } as const;
 
-/** Sums of every sample per metric name (labels dropped). */
-export function parseExposition(text: string): Map<string, number> {
-  return new Map([...readSamples(text)].map(([name, s]) => [name, s.sum]));
-}
-
-/** Per metric name, the sum of its samples and how many there are (its label sets). */
-function readSamples(text: string): Map<string, { sum: number; series: number }> {
+/** Per metric name (labels dropped), the sum of its samples and how many there are. */
+export function parseExposition(text: string): Map<string, { sum: number; series: number }> {
   const sums = new Map<string, { sum: number; series: number }>();
   for (const raw of text.split('\n')) {
     const line = raw.trim();
@@ -113,7 +108,7 @@ function isCount(n: number | undefined): n is number {
 }
 
 export function loadFromExposition(text: string, atMs: Ms): BackendLoad | undefined {
-  const sums = readSamples(text);
+  const sums = parseExposition(text);
   const running = first(sums, NAMES.running);
   const waiting = first(sums, NAMES.waiting);
   // Counts that are no counts (a broken exporter) are no load either.
