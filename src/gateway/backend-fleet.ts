@@ -69,6 +69,8 @@ export class BackendFleet {
   private readonly pastCapTold: boolean[];
   /** Whether a backend's refusal of the gateway's credentials was logged (once a backend). */
   private readonly credentialsTold: boolean[];
+  /** Whether a backend's pool stopped it, and its gauge was set so (`running`). */
+  private readonly downAsMeant: boolean[];
   private watchTimer: TimerHandle | null = null;
   /** Whether a backend is meant to be up: a pool's stopped slot is not (`running`). */
   private runs: (index: number) => boolean = () => true;
@@ -89,6 +91,7 @@ export class BackendFleet {
     this.draining = deps.backends.map(() => false);
     this.pastCapTold = deps.backends.map(() => false);
     this.credentialsTold = deps.backends.map(() => false);
+    this.downAsMeant = deps.backends.map(() => false);
     this.breakers = deps.backends.map((b) => {
       m.breakerState(b.name, 'closed');
       return new CircuitBreaker(deps.clock, {
@@ -254,12 +257,16 @@ export class BackendFleet {
   private noteReadiness(index: number, ready: boolean, why: string | undefined): void {
     const name = this.backends[index].name;
     if (!this.runs(index)) {
-      // Down as meant: nothing to say, and its start, when it comes, is told afresh.
+      // Down as meant: nothing to say, and its start, when it comes, is told afresh. Looked at
+      // on every admission: the gauge is set once, as it stops.
+      if (this.downAsMeant[index]) return;
+      this.downAsMeant[index] = true;
       this.startTold[index] = false;
       this.wasReady[index] = null;
       this.deps.metrics.backendReady.set({ backend: name }, 0);
       return;
     }
+    this.downAsMeant[index] = false;
     if (!this.startTold[index] && (ready || why !== undefined)) {
       this.startTold[index] = true;
       // Not ready since start: no alarm (an engine loads its weights for minutes), but its cause
