@@ -58,6 +58,8 @@ const STEPS: ReadonlyArray<ReadonlyArray<readonly [prompt: number, maxTokens: nu
   [[100, 300]],
   [[400, 500]],
   [[100, 300]],
+  // Past llama-3-8b's 8,192-token context: no quota could ever serve it.
+  [[100, 9_000]],
 ];
 
 type Answer = string; // 'ok' or the refusal reason
@@ -174,6 +176,7 @@ test('the simulator and the gateway answer the same requests the same way under 
     ['ok'], // 4,900
     ['tenant_tokens'], // 900 more would pass 5,000 (100 left)
     ['tenant_tokens'], // 400 > 100
+    ['context_length'], // a 400 before the spent quota's 429, and charged nothing
   ]);
 });
 
@@ -193,5 +196,6 @@ test('the simulator and the gateway answer the same requests the same way under 
     ['tenant_requests'],
     ['tenant_requests'],
     ['tenant_requests'],
+    ['context_length'],
   ]);
 });

@@ -21,7 +21,7 @@ import { Dispatcher, type DispatchDecision } from './dispatch/dispatcher.ts';
 import { outputCap, tenantCharge } from './estimate/estimator.ts';
 import type { FleetSpec } from './fleet/fleet-spec.ts';
 import { Learned } from './estimate/learned.ts';
-import { decisionRecord, ticketRecord, type DecisionResult } from './observe/decision-record.ts';
+import { refusalRecord, ticketRecord, type DecisionResult } from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
 import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
 import { deadlineOutOfReach, finalRefusal, refusedUpFront } from './admission/up-front.ts';
@@ -220,13 +220,18 @@ export class Pipeline<H> {
   }
 
   /**
-   * What a request is charged against its tenant's token quota at the door (the tenant ledger,
-   * before `offer`): its prompt plus its output cap — or, when it set none, the output its class
-   * and tenant are predicted to reach at p90, as the memory gate reserves. Settled to what it
-   * used when it ends.
+   * A request at the door, before its tenant's quotas are asked (the tenant ledger, before
+   * `offer`): `refusal` when admission would refuse it whatever the load and the quotas (the
+   * request itself is not allowed: a prompt no context holds is a 400, not a 429 to come back
+   * to); else `charge`, what it takes of its tenant's token quota — its prompt plus its output
+   * cap or, with none set, the output its class and tenant reach at p90, as the memory gate
+   * reserves — settled to what it used when it ends.
    */
-  tenantCharge(req: LlmRequest): Tokens {
-    return tenantCharge(req, this.policy.classes[req.sloClass], this.spec, this.learned.outputs);
+  door(req: LlmRequest): { refusal: Rejection } | { refusal?: undefined; charge: Tokens } {
+    const refusal = this.admission.refuseAsked?.(req, this.spec);
+    if (refusal !== undefined) return { refusal };
+    const cls = this.policy.classes[req.sloClass];
+    return { charge: tenantCharge(req, cls, this.spec, this.learned.outputs) };
   }
 
   /** Dispatch what fits now; call whenever capacity may have freed or a deadline passed. */
@@ -255,20 +260,8 @@ export class Pipeline<H> {
     // A refusal for its wait keeps the class's queue-delay control in force.
     if (refused.reason === 'deadline') this.learned.refusedForWait(asked.sloClass, nowMs);
     const decision = this.told(refused, asked, nowMs);
-    this.sink.record?.(
-      decisionRecord({
-        req: asked,
-        cls: this.policy.classes[asked.sloClass],
-        revision: this.revision,
-        atMs: nowMs,
-        decision,
-        demand: decision.assessment?.demand,
-        result: 'reject',
-        route: null,
-        deferred: false,
-      }),
-      asked,
-    );
+    const cls = this.policy.classes[asked.sloClass];
+    this.sink.record?.(refusalRecord(asked, cls, this.revision, nowMs, decision), asked);
     return decision;
   }
 

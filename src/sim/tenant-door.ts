@@ -37,10 +37,15 @@ export class TenantDoor {
     asked: LlmRequest,
     now: Ms,
   ): { outcome: 'reject'; decision: Rejection } | undefined {
+    // A request not allowed at all (an unknown tenant, a prompt no context holds) asks no quota.
+    const at = this.pipeline.door(asked);
+    if (at.refusal !== undefined) {
+      return { outcome: 'reject', decision: this.pipeline.refuse(asked, at.refusal, now) };
+    }
     const tenant = lookupTenant(this.tenants, asked.tenant);
-    // An unknown tenant holds nothing here: the pipeline's contract gate turns it away.
+    // Under a policy without the contract gate, an unknown tenant holds nothing here.
     if (tenant === undefined) return undefined;
-    const tokens = this.pipeline.tenantCharge(asked);
+    const tokens = at.charge;
     const never = beyondWindow(tokens, tenant.quotas);
     if (never !== undefined) {
       return { outcome: 'reject', decision: this.pipeline.refuse(asked, never, now) };

@@ -12,6 +12,7 @@ import type { AdmissionDecision, Rejection } from '../request/decision.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { Demand } from '../request/demand.ts';
 import type { FleetLoad } from '../estimate/fleet-load.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 
 export interface AdmissionContext {
   readonly nowMs: Ms;
@@ -40,6 +41,12 @@ export interface Admission<S = unknown> {
     tenant: string,
     promptTokensAtMost: Tokens,
   ): Rejection | undefined;
+  /**
+   * The refusal `decide` would make of `req` whatever the fleet's load and its tenant's quotas
+   * stand at: the request itself is not allowed. A host gives it before the quotas are asked.
+   * Undefined when only `decide` can tell. Absent: never.
+   */
+  refuseAsked?(req: LlmRequest, spec: FleetSpec): Rejection | undefined;
   decide(state: S, req: LlmRequest, ctx: AdmissionContext): AdmissionDecision;
   /** The pipeline admitted `req` (now, or later from the deferred queue). */
   commit(state: S, req: LlmRequest, decision: AdmissionDecision, ctx: AdmissionContext): void;

@@ -9,6 +9,7 @@
 import { PASS, type GateInput, type GateVerdict } from './gate.ts';
 import { type ContextOverflow, type RejectReason, type RejectStatus } from '../request/decision.ts';
 import type { TenantPolicy } from '../request/tenant.ts';
+import type { FleetSpec } from '../fleet/fleet-spec.ts';
 
 export const CONTRACT_GATE = 'contract';
 
@@ -41,7 +42,12 @@ function overflow(
   };
 }
 
-export function checkContract({ req, tenant, cls, fleet }: GateInput): GateVerdict {
+/** What the contract gate reads: the request, its class and tenant, and what the fleet serves. */
+export type ContractInput = Pick<GateInput, 'req' | 'cls' | 'tenant'> & {
+  readonly fleet: { readonly spec: FleetSpec };
+};
+
+export function checkContract({ req, tenant, cls, fleet }: ContractInput): GateVerdict {
   const spec = fleet.spec;
   if (tenant === undefined) return fail('unknown_tenant', 403);
   if (!tenant.classes.includes(req.sloClass)) return fail('class_not_granted', 403);

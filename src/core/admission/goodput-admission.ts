@@ -93,6 +93,13 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
       const leastWaitMs = ctx.fleet.leastWaitMs(cls.name, tenant, promptTokensAtMost);
       return checkLeastWait(ctx.fleet, cls, leastWaitMs, deadlineParams);
     },
+    refuseAsked(req, spec): Rejection | undefined {
+      if (!on('contract')) return undefined;
+      const cls = policy.classes[req.sloClass];
+      const tenant = lookupTenant(policy.tenants, req.tenant);
+      const v = checkContract({ req, cls, tenant, fleet: { spec } });
+      return v.pass ? undefined : { outcome: 'reject', ...v };
+    },
     decide(state, req, ctx): AdmissionDecision {
       const input = inputFor(req, ctx);
       for (const check of [

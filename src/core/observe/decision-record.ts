@@ -6,7 +6,7 @@
  * a body that could not be read has neither class nor demand, and says so with nulls. Keys are
  * snake_case and stable; numbers are rounded like reports.
  */
-import type { AdmissionDecision, RejectReason } from '../request/decision.ts';
+import type { AdmissionDecision, RejectReason, Rejection } from '../request/decision.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { Ms, Tokens } from '../request/units.ts';
 import type { Ticket } from '../queueing/ticket.ts';
@@ -206,6 +206,29 @@ export function ticketRecord<H>(
     deferred: t.wasDeferred,
     reason,
     status,
+  });
+}
+
+/** The record of a request refused before it held a ticket, whoever turned it away. */
+export function refusalRecord(
+  req: LlmRequest,
+  cls: SloClass,
+  revision: string,
+  atMs: Ms,
+  decision: Rejection,
+): DecisionRecord {
+  const demand = decision.assessment?.demand;
+  const route = null;
+  return decisionRecord({
+    req,
+    cls,
+    revision,
+    atMs,
+    decision,
+    demand,
+    result: 'reject',
+    route,
+    deferred: false,
   });
 }
 

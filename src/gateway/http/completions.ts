@@ -38,7 +38,7 @@ import { errorWhole, isWhole, named, told, type Answer, type Whole } from './ans
 import { quotaHeaders } from './quota-headers.ts';
 import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
 import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
-import { askedOf, beyondWindowWords, type Words } from './refusal-words.ts';
+import { askedOf, beyondWindowWords, wordsFor, type Words } from './refusal-words.ts';
 import { admitAndServe, type Served } from './serve-admitted.ts';
 import { serveInBackground } from './background.ts';
 import type { BackgroundRuns } from './background-runs.ts';
@@ -220,14 +220,21 @@ async function complete(
     // Taken over, it arrived where it was asked, and was demand there.
     const req = adoption === undefined ? made : { ...made, handedOver: true as const };
     trace.read(req, parsed.model, headers.targets);
-    const refused = (rejection: Rejection, shared: boolean, words?: Words) =>
-      named(refusalOf(deps.gateway.refuse(req, rejection, { shared, unread: false }), words), id);
+    const refused = (rejection: Rejection, shared: boolean, words?: Words) => {
+      trace.decided('reject', rejection.reason, deps.nowMs());
+      const told = deps.gateway.refuse(req, rejection, { shared, unread: false });
+      return named(refusalOf(told, words), id);
+    };
     if (deps.inFlight.draining) return refused(SHUTTING_DOWN, false);
     if (read.refusal !== undefined) return refused(read.refusal, true);
     trace.admitting(deps.nowMs());
-    // An unknown tenant holds no shared state: the pipeline's contract gate turns it away.
-    // Its charge against its tenant's token quota (none for a tenant unknown, turned away later).
-    const charge = policyTenant === undefined ? 0 : deps.gateway.pipeline.tenantCharge(req);
+    // A request not allowed at all (an unknown tenant, a prompt no context holds) asks no quota.
+    const entry = deps.gateway.pipeline.door(req);
+    if (entry.refusal !== undefined) {
+      const words = wordsFor(entry.refusal, req, askedOf(kind, parsed, policyTenant));
+      return refused(entry.refusal, false, words);
+    }
+    const { charge } = entry;
     const door =
       policyTenant === undefined
         ? OPEN_DOOR
@@ -250,7 +257,7 @@ async function complete(
       // A charge no window holds: told what it is, and the window's size.
       const words =
         door.rejection.final === true && window !== undefined
-          ? beyondWindowWords(req, charge, window, askedOf(kind, parsed))
+          ? beyondWindowWords(req, charge, window, askedOf(kind, parsed, policyTenant))
           : undefined;
       return told(refused(door.rejection, true, words), quota);
     }
