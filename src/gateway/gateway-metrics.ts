@@ -18,6 +18,8 @@ export type RequestLabel = 'class' | 'model_name';
 const LATENCY_BUCKETS = [
   0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 40, 80,
 ];
+/** A whole request's, on to a batch's hour: a reasoning class's 300 s objective is a bucket. */
+const E2E_BUCKETS = [...LATENCY_BUCKETS, 120, 300, 600, 1_200, 1_800, 3_600];
 
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -197,7 +199,7 @@ export class GatewayMetrics {
     'goodput_itl_seconds',
     'Gap between successive streamed tokens, as written to the client.',
   );
-  readonly e2e = this.histogram('goodput_e2e_seconds', 'Arrival to last token.');
+  readonly e2e = this.histogram('goodput_e2e_seconds', 'Arrival to last token.', E2E_BUCKETS);
   /** The autoscaler's decision and the pool that acts on it (scale-metrics.ts). */
   readonly scale = new ScaleMetrics(this.registry);
   readonly backendReady = new Gauge({
@@ -350,12 +352,16 @@ export class GatewayMetrics {
     return name !== undefined && this.models.has(name) ? name : 'unknown';
   }
 
-  private histogram(name: string, help: string): ArrayHistogram<RequestLabel> {
+  private histogram(
+    name: string,
+    help: string,
+    buckets: readonly number[] = LATENCY_BUCKETS,
+  ): ArrayHistogram<RequestLabel> {
     return new ArrayHistogram({
       name,
       help,
       labelNames: ['class', 'model_name'],
-      buckets: LATENCY_BUCKETS,
+      buckets,
       registry: this.registry,
     });
   }

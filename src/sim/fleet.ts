@@ -229,9 +229,9 @@ export class Fleet {
 
   /**
    * The report's account of the fleet's GPU time up to `untilMs` (ms of replica time): ready and
-   * held — the starting fleet for the whole run when it is not `scaled`, else each group from its
-   * request to its removal — with `outsideMs` of GPUs held outside the pool (a canary's) and the
-   * prefill pool's groups among the held; and the prefill pool's own account.
+   * held — the starting fleet for the whole run when it is not `scaled` and lost no group, else
+   * each group from its request to its removal — with `outsideMs` of GPUs held outside the pool
+   * (a canary's) and the prefill pool's groups among the held; and the prefill pool's own account.
    */
   gpuTime(untilMs: Ms, scaled: boolean, outsideMs: Ms) {
     const pool = this.prefill;
@@ -240,8 +240,10 @@ export class Fleet {
     const heldElsewhereMs = outsideMs + (prefill?.heldMs ?? 0);
     const whole = this.initialReplicas * untilMs;
     const own = this.replicaTime(untilMs);
+    // A fixed fleet that lost a group ran short of it from then on.
+    const fixed = !scaled && this.book.failures === 0;
     return {
-      ...(!scaled
+      ...(fixed
         ? {
             readyReplicaMs: whole,
             ...(heldElsewhereMs > 0 ? { heldReplicaMs: whole + heldElsewhereMs } : {}),

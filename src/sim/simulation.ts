@@ -80,6 +80,9 @@ export function simulate(opts: SimulationOptions): Report {
   const clientRng = opts.rng.fork('client');
   const counters = { timeouts: 0, retries: 0, finished: 0, offered: 0 };
   let arrivalsDone = false;
+  // When the last request ended: the run's length, whatever is still due after it (a group
+  // still starting, an autoscaler's last tick).
+  let endMs: Ms | undefined;
   // Set once the fleet exists (the loop measures it).
   let scaling: FleetScaling | null = null;
   const windows = () => scaling?.windows ?? [];
@@ -89,6 +92,7 @@ export function simulate(opts: SimulationOptions): Report {
       for (const g of tracker.gaps) excludedGaps.push(g);
     const outcome = tracker.outcome(state);
     accumulator.add(outcome);
+    endMs = clock.now();
     if (++counters.finished >= counters.offered && arrivalsDone) events.stop();
     if (opts.onOutcomeRecord !== undefined) {
       const record = tracker.record(outcome, opts.policy.classes[outcome.sloClass], clock.now());
@@ -326,6 +330,9 @@ export function simulate(opts: SimulationOptions): Report {
     }
   };
 
+  // Gaps are kept per request only where a stream may end short of its answer (a client's
+  // timeout, a group's failure): the pooled ITL is of completed requests.
+  const mayCut = opts.client.timeoutMs !== undefined || (opts.failGroupsAtMs?.length ?? 0) > 0;
   const arrivals = opts.requests[Symbol.iterator]();
   const scheduleNextArrival = () => {
     const next = arrivals.next();
@@ -338,8 +345,7 @@ export function simulate(opts: SimulationOptions): Report {
     clock.at(req.arrivalMs, () => {
       for (const w of windows()) w.arrived(req.inputTokens);
       const { priority, objectives } = opts.policy.classes[req.sloClass];
-      const timed = opts.client.timeoutMs !== undefined;
-      sendAttempt(new RequestTracker(req, tokenTimes, timed, priority, objectives));
+      sendAttempt(new RequestTracker(req, tokenTimes, mayCut, priority, objectives));
       scheduleNextArrival();
     });
   };
@@ -384,7 +390,7 @@ export function simulate(opts: SimulationOptions): Report {
 
   return runReport({
     opts,
-    durationMs: clock.now(),
+    durationMs: endMs ?? clock.now(),
     accumulator,
     itl: itl.summarize(excludedGaps),
     fleet,

@@ -195,6 +195,9 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
     assert.ok(v >= 0 && v <= ttft, `${part}: ${v} of ${ttft}`);
   }
   assert.ok(sum('goodput_ttft_first_decode_seconds') > 0);
+  // A whole request's buckets reach a batch class's hour: its objective is one of them.
+  const e2eTop = `goodput_e2e_seconds_bucket{le="3600",${series}}`;
+  assert.ok(text.includes(e2eTop), e2eTop);
   // Counted per token: every gap is a token after a stream's first, and each output token is
   // two weighted tokens of its tenant's service.
   const one = (pattern: RegExp) => Number(text.match(pattern)?.[1]);

@@ -57,6 +57,7 @@ export class OutcomeAccumulator {
   readonly byTenant = new Map<string, GroupCounts>();
   readonly total = emptyGroup();
   offeredInputTokens = 0;
+  /** Output tokens of the requests that completed. */
   outputTokens = 0;
   attempts = 0;
   preemptions = 0;
@@ -79,9 +80,12 @@ export class OutcomeAccumulator {
   add(o: RequestOutcome): void {
     const miss = firstMiss(o, this.classes[o.sloClass].objectives);
     const good = miss === null;
-    const service = o.admitted
-      ? SERVICE_WEIGHTS.input * o.inputTokens + SERVICE_WEIGHTS.output * o.outputTokens
-      : 0;
+    // Served once an engine began its prompt: one admitted that expired or was cancelled in
+    // the queue was served nothing.
+    const service =
+      o.queueMs !== undefined
+        ? SERVICE_WEIGHTS.input * o.inputTokens + SERVICE_WEIGHTS.output * o.outputTokens
+        : 0;
     for (const group of [
       this.total,
       groupOf(this.byClass, o.sloClass),
@@ -106,12 +110,13 @@ export class OutcomeAccumulator {
     if (o.degradeLevel !== undefined) bump(this.degradedByLevel, `level_${o.degradeLevel}`);
     if (o.failReason !== undefined) bump(this.failReasons, o.failReason);
     this.offeredInputTokens += o.inputTokens;
-    this.outputTokens += o.outputTokens;
     this.attempts += o.attempts;
     this.preemptions += o.preemptions;
     this.cachedTokens += o.cachedTokens;
     if (o.state !== 'completed') return;
-    // Latency samples come from successful requests only, as in vLLM's benchmark client.
+    // Output throughput and latency samples come from successful requests only, as in vLLM's
+    // benchmark client: tokens of a stream cancelled or failed are no one's answer.
+    this.outputTokens += o.outputTokens;
     if (o.ttftMs !== undefined) {
       this.ttft.push(o.ttftMs);
       let list = this.ttftByClass.get(o.sloClass);
