@@ -17,7 +17,7 @@ import { MAX_CHOICES } from '../core/request/request.ts';
 import { SERVICE_TIERS, type ServiceTier } from '../core/request/slo-classes.ts';
 import { MAX_TOKEN_ID } from './prompt-tokens.ts';
 import { describeValue, invalidRequest } from './errors.ts';
-import { unsupportedFields } from './unsupported-fields.ts';
+import { neutralOnly, unsupportedFields } from './unsupported-fields.ts';
 import { constraintFields, unconstrainedOnly } from './constraint-fields.ts';
 import { byForm, expect, flag, isText, listOf, text, type Wording } from './validation.ts';
 
@@ -119,7 +119,12 @@ export const commonFields = {
   stream_options: z
     .strictObject(
       // vLLM's usage on every chunk too, with include_usage (continuousUsage).
-      { include_usage: flag(), continuous_usage_stats: flag() },
+      // OpenAI's padding of each chunk against length side channels: not done here.
+      {
+        include_usage: flag(),
+        continuous_usage_stats: flag(),
+        include_obfuscation: neutralOnly([false]),
+      },
       expect('an object'),
     )
     .nullish(),
@@ -137,6 +142,8 @@ export const commonFields = {
   logit_bias: logitBias.nullish(),
   seed: z.int(expect('an integer')).nullish(),
   user: text('a string').nullish(),
+  /** OpenAI's successor to `user`: who the end user is, for the client's own abuse tracing. */
+  safety_identifier: text('a string').nullish(),
   // vLLM's extensions, with vLLM's rules.
   /** Generate exactly the output limit, never stopping at end-of-sequence. */
   ignore_eos: flag(),

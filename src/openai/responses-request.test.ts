@@ -216,7 +216,19 @@ test('a bad field is a 400 naming it, with its value', () => {
     );
   }
   refused({ max_output_tokens: 0 }, /^max_output_tokens: expected an integer in \[1, /);
-  refused({ stream_options: {} }, /^stream_options: unknown field$/);
+  // The Responses API's stream options have no usage switch; its obfuscation is not done here.
+  refused(
+    { stream_options: { include_usage: true } },
+    /^stream_options\.include_usage: unknown field$/,
+  );
+  refused(
+    { stream_options: { include_obfuscation: true } },
+    /^stream_options\.include_obfuscation: not supported by this server \(expected false or absent\)/,
+  );
+  refused(
+    { prompt_cache_retention: '24h' },
+    /^prompt_cache_retention: not supported by this server/,
+  );
 });
 
 test('a long input is refused before it is judged, and bad items are judged to the first', () => {

@@ -150,6 +150,9 @@ export const responsesRequestSchema = z
       temperature: unitNumber(0, 2),
       top_p: unitNumber(0, 1),
       stream: flag(),
+      stream_options: z
+        .strictObject({ include_obfuscation: neutralOnly([false]) }, expect('an object'))
+        .nullish(),
       tools: judgedList(tool, 'an array of function tools').nullish(),
       tool_choice: toolChoice.nullish(),
       parallel_tool_calls: flag(),
@@ -165,6 +168,7 @@ export const responsesRequestSchema = z
       user: text('a string').nullish(),
       safety_identifier: text('a string').nullish(),
       prompt_cache_key: promptCacheKey,
+      prompt_cache_retention: neutralOnly(['in_memory']),
       /** How hard the model thinks: vLLM's chat template switch (`asChatRequest`). */
       reasoning: z
         .strictObject(

@@ -80,6 +80,8 @@ const unsupported: [string, unknown, unknown[], string][] = [
   ['web_search_options', {}, [], 'absent'],
   ['use_beam_search', true, [false], 'false or absent'],
   ['prompt_logprobs', 1, [], 'absent'],
+  ['verbosity', 'low', ['medium'], '"medium" or absent'],
+  ['prompt_cache_retention', '24h', ['in_memory'], '"in_memory" or absent'],
 ];
 
 test("a text completion's echo is a flag, served; chat's is not", () => {
@@ -190,6 +192,16 @@ test('stream_options.continuous_usage_stats (vLLM: usage on every chunk) is a fl
     }
     // As vLLM takes it: only beside include_usage.
     assert.equal(continuousUsage(parse(ask(true, false)) as object), false, kind);
+    // OpenAI's obfuscation padding is not done here: asked off, it passes; asked on, it is named.
+    const padded = (include_obfuscation: boolean) => ({
+      ...base,
+      stream: true,
+      stream_options: { include_obfuscation },
+    });
+    assert.deepEqual((parse(padded(false)) as { stream_options: object }).stream_options, {
+      include_obfuscation: false,
+    });
+    assert.equal(rejection(() => parse(padded(true))).param, 'stream_options.include_obfuscation');
     const err = rejection(() => parse(ask('yes')));
     assert.equal(
       err.message,
@@ -246,6 +258,7 @@ test('the parsed request holds every accepted field and only those, in the schem
     stop: 'x',
     seed: 1,
     user: 'u',
+    safety_identifier: 'user-7f3a',
     ignore_eos: false,
     top_k: 40,
     min_p: 0.1,

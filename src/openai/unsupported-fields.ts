@@ -72,6 +72,10 @@ export const unsupportedFields = {
   // A chat's is served (chat-request.ts); vLLM's text completions take none.
   reasoning_effort: neutralOnly([]),
   web_search_options: neutralOnly([]),
+  // OpenAI's: a reply's length asked in words (the served models take no such switch), and how
+  // long a prompt's cache is kept (a replica's is in its memory, while it fits).
+  verbosity: neutralOnly(['medium']),
+  prompt_cache_retention: neutralOnly(['in_memory']),
 };
 
 /**
