@@ -30,11 +30,11 @@ export function addWorkloadFlags(cmd: Command): Command {
   return cmd
     .option(
       '--trace <file>',
-      'replay a trace: Azure 2023 CSV, Mooncake JSONL, BurstGPT CSV or native JSONL',
+      'replay a trace: Azure 2023 CSV, Mooncake JSONL, BurstGPT CSV, native JSONL, or a decision log (--decisions) of goodput serve or simulate',
     )
     .option(
       '--trace-format <format>',
-      'azure | mooncake | burstgpt | jsonl (default: detected from content)',
+      'azure | mooncake | burstgpt | jsonl | decisions (default: detected from content)',
     )
     .addOption(
       new Option(

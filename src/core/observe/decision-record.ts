@@ -36,6 +36,18 @@ export interface DecisionRecord {
   readonly reasoning_effort?: ReasoningEffort;
   readonly policy_revision: string;
   readonly at_ms: number;
+  /**
+   * What the request asked, as read — enough to replay it (`simulate --trace` takes a decision
+   * log): when it arrived, on at_ms's clock; its prompt's size, as estimated (null: refused
+   * before its body was read); its output limit and its client's deadline after arrival (null:
+   * none). Null when it could not be read as a request at all.
+   */
+  readonly asked: {
+    readonly arrival_ms: number;
+    readonly input_tokens: number | null;
+    readonly max_tokens: number | null;
+    readonly timeout_ms: number | null;
+  } | null;
   readonly slo_ms: {
     readonly ttft: number | null;
     readonly itl_p99: number | null;
@@ -128,6 +140,13 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
     ...(d.req.reasoningEffort === undefined ? {} : { reasoning_effort: d.req.reasoningEffort }),
     policy_revision: d.revision,
     at_ms: r3(d.atMs),
+    asked: {
+      arrival_ms: r3(d.req.arrivalMs),
+      // A request refused unread has no size (its host's LlmRequest says 0).
+      input_tokens: d.req.inputTokens > 0 ? d.req.inputTokens : null,
+      max_tokens: d.req.maxTokens ?? null,
+      timeout_ms: d.req.deadlineMs === undefined ? null : r3(d.req.deadlineMs - d.req.arrivalMs),
+    },
     slo_ms: {
       ttft: o.ttftMs ?? null,
       itl_p99: o.itlP99Ms ?? null,
@@ -250,6 +269,7 @@ export function unreadRecord(u: UnreadRefusal): DecisionRecord {
     class: u.cls,
     policy_revision: u.revision,
     at_ms: r3(u.atMs),
+    asked: null,
     slo_ms: null,
     demand: null,
     admission: {

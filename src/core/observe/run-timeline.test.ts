@@ -16,6 +16,7 @@ function record(
     class: 'interactive',
     policy_revision: 'p@1',
     at_ms: atMs,
+    asked: null,
     slo_ms: null,
     demand: null,
     admission: {

@@ -8,12 +8,13 @@
 export type ArrivalKind = 'poisson' | 'gamma';
 export const ARRIVAL_KINDS: readonly ArrivalKind[] = ['poisson', 'gamma'];
 
-export type TraceFormatName = 'azure' | 'mooncake' | 'burstgpt' | 'native';
+export type TraceFormatName = 'azure' | 'mooncake' | 'burstgpt' | 'native' | 'decisions';
 export const TRACE_FORMAT_NAMES: readonly TraceFormatName[] = [
   'azure',
   'mooncake',
   'burstgpt',
   'native',
+  'decisions',
 ];
 
 /** Other names accepted for `traceFormat`. */

@@ -5,6 +5,7 @@
  */
 import { InputError } from '../../../core/errors.ts';
 import { MAX_REQUEST_TOKENS } from '../../../core/request/units.ts';
+import { isSloClassName, type SloClassName } from '../../../core/request/slo-classes.ts';
 
 export interface LineRef {
   readonly file: string;
@@ -54,4 +55,25 @@ export function timestamp(at: LineRef, field: string, n: number): number {
     fail(at, field, `expected a time from 0 to ${MAX_TRACE_TIME}, got ${n}`);
   }
   return n;
+}
+
+/** A JSON value as a non-empty string. */
+export function jsonText(at: LineRef, field: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') {
+    fail(at, field, `expected a non-empty string, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** A JSON value as an SLO class's name. */
+export function jsonClass(at: LineRef, field: string, value: unknown): SloClassName {
+  const name = jsonText(at, field, value);
+  if (!isSloClassName(name)) {
+    fail(
+      at,
+      field,
+      `unknown class ${JSON.stringify(name)}; expected interactive, reasoning, batch or best_effort`,
+    );
+  }
+  return name;
 }

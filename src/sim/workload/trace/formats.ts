@@ -8,6 +8,7 @@ import { azureFormat } from './azure-format.ts';
 import { burstGptFormat } from './burstgpt-format.ts';
 import { mooncakeFormat } from './mooncake-format.ts';
 import { nativeFormat } from './native-format.ts';
+import { decisionsFormat } from './decisions-format.ts';
 import type { TraceFormat } from './trace-format.ts';
 
 export const TRACE_FORMATS: Readonly<Record<TraceFormatName, TraceFormat>> = {
@@ -15,6 +16,7 @@ export const TRACE_FORMATS: Readonly<Record<TraceFormatName, TraceFormat>> = {
   mooncake: mooncakeFormat,
   burstgpt: burstGptFormat,
   native: nativeFormat,
+  decisions: decisionsFormat,
 };
 
 export function detectTraceFormat(firstLine: string): TraceFormat | undefined {

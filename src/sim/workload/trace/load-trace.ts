@@ -9,7 +9,7 @@ import { ConfigError, InputError } from '../../../core/errors.ts';
 import { WORKLOAD_FLAGS, type TraceFormatName } from '../workload-options.ts';
 import { detectTraceFormat, TRACE_FORMATS } from './formats.ts';
 import { readLines } from './read-lines.ts';
-import { HEADER, isSkipped, type LineParser, type TraceFormat } from './trace-format.ts';
+import { HEADER, PART, isSkipped, type LineParser, type TraceFormat } from './trace-format.ts';
 import { finishTable, TableBuilder, type TraceTable } from './trace-table.ts';
 
 export function loadTrace(file: string, format?: TraceFormatName): TraceTable {
@@ -29,12 +29,16 @@ export function loadTrace(file: string, format?: TraceFormatName): TraceTable {
       parse = chosen.open(file);
     }
     const parsed = parse(line, lineNo);
-    if (parsed === HEADER) continue;
+    if (parsed === HEADER || parsed === PART) continue;
     rowsRead++;
     if (isSkipped(parsed)) skipped[parsed.skip] = (skipped[parsed.skip] ?? 0) + 1;
     else builder.add(parsed);
   }
   if (!chosen) throw new InputError(file, Math.max(lineNo, 1), 'trace', 'the file is empty');
+  for (const row of parse?.end?.(lineNo) ?? []) {
+    rowsRead++;
+    builder.add(row);
+  }
   if (builder.rows === 0) {
     const why =
       rowsRead === 0

@@ -10,8 +10,16 @@
  * Because we own this format it is strict: an unknown key is an error, so a misspelt `"clas"`
  * cannot silently fall back to the default class.
  */
-import { isSloClassName, type SloClassName } from '../../../core/request/slo-classes.ts';
-import { fail, jsonNumber, timestamp, tokens, type LineRef } from './fields.ts';
+import type { SloClassName } from '../../../core/request/slo-classes.ts';
+import {
+  fail,
+  jsonClass,
+  jsonNumber,
+  jsonText,
+  timestamp,
+  tokens,
+  type LineRef,
+} from './fields.ts';
 import { jsonObject, tryJsonObject, type JsonRecord } from './json-line.ts';
 import type { RowExtras, TraceFormat } from './trace-format.ts';
 import { MAX_CHOICES, type ToolCall } from '../../../core/request/request.ts';
@@ -81,19 +89,9 @@ function readExtras(at: LineRef, o: JsonRecord, input: number): RowExtras | unde
   if (o.max_tokens !== undefined) {
     extras.maxTokens = tokens(at, 'max_tokens', jsonNumber(at, 'max_tokens', o.max_tokens));
   }
-  if (o.tenant !== undefined) extras.tenant = text(at, 'tenant', o.tenant);
-  if (o.class !== undefined) {
-    const name = text(at, 'class', o.class);
-    if (!isSloClassName(name)) {
-      fail(
-        at,
-        'class',
-        `unknown class ${JSON.stringify(name)}; expected interactive, reasoning, batch or best_effort`,
-      );
-    }
-    extras.sloClass = name;
-  }
-  if (o.session !== undefined) extras.session = text(at, 'session', o.session);
+  if (o.tenant !== undefined) extras.tenant = jsonText(at, 'tenant', o.tenant);
+  if (o.class !== undefined) extras.sloClass = jsonClass(at, 'class', o.class);
+  if (o.session !== undefined) extras.session = jsonText(at, 'session', o.session);
   if (o.prefix_hashes !== undefined) {
     const block =
       o.prefix_block_tokens === undefined
@@ -143,13 +141,6 @@ function toolCalls(at: LineRef, value: unknown): ToolCall[] {
     last = after;
     return { afterTokens: after, waitMs, resultTokens: result };
   });
-}
-
-function text(at: LineRef, field: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '') {
-    fail(at, field, `expected a non-empty string, got ${JSON.stringify(value)}`);
-  }
-  return value;
 }
 
 function hashList(at: LineRef, value: unknown): string[] {

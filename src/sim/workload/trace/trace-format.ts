@@ -36,10 +36,18 @@ export interface SkippedRow {
 }
 
 export const HEADER = 'header';
-export type ParsedLine = TraceRow | SkippedRow | typeof HEADER;
+/** A line that is part of a row the format gives at the end (`LineParser.end`). */
+export const PART = 'part';
+export type ParsedLine = TraceRow | SkippedRow | typeof HEADER | typeof PART;
 
-/** Parses the non-blank lines of one file, in order; may keep state such as header columns. */
-export type LineParser = (line: string, lineNo: number) => ParsedLine;
+/**
+ * Parses the non-blank lines of one file, in order; may keep state such as header columns.
+ * `end`, when a format has it, gives after the last line the rows its lines were parts of
+ * (a request told in several records); `lineNo` is the file's last line.
+ */
+export type LineParser = ((line: string, lineNo: number) => ParsedLine) & {
+  readonly end?: (lineNo: number) => readonly TraceRow[];
+};
 
 export interface TraceFormat {
   readonly name: TraceFormatName;
