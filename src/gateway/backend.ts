@@ -211,3 +211,22 @@ const NOT_THE_REQUEST = new Set([401, 403, 407, 429]);
 export function isUpstreamError(e: unknown): e is UpstreamError {
   return e instanceof UpstreamError;
 }
+
+/**
+ * A backend's end with its counts held to what a request on this fleet can be: a prompt within
+ * the context, and each choice's reply within it too. A backend's figures are checked, not
+ * trusted: one bogus usage would otherwise charge its tenant's quota for hours and skew the
+ * metrics and the lengths learned.
+ */
+export function boundedEnd(end: StreamEnd, maxModelLen: Tokens): StreamEnd {
+  const outputAtMost = maxModelLen * (end.choices ?? 1);
+  if (end.promptTokens <= maxModelLen && end.completionTokens <= outputAtMost) return end;
+  return {
+    ...end,
+    promptTokens: Math.min(end.promptTokens, maxModelLen),
+    completionTokens: Math.min(end.completionTokens, outputAtMost),
+    ...(end.cachedTokens === undefined
+      ? {}
+      : { cachedTokens: Math.min(end.cachedTokens, maxModelLen) }),
+  };
+}

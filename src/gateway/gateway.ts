@@ -10,7 +10,7 @@
 import { capacityModel } from '../core/autoscale/scale-window.ts';
 import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
 import { ScaleExport, type ScaleExportSettings, type ScaleGroups } from './scale-export.ts';
-import { SloExport, stopped, type Ending } from './slo-export.ts';
+import { SloExport, refused, stopped, type Ending } from './slo-export.ts';
 import type { RejectReason, Rejection } from '../core/request/decision.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
@@ -27,7 +27,7 @@ import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
 import { isUpstreamError, type ApiKind, type Backend, type StreamEnd } from './backend.ts';
-import type { TokenSink } from './backend.ts';
+import { boundedEnd, type TokenSink } from './backend.ts';
 import { BackendFleet } from './backend-fleet.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import { RequestCounts, type PromptLearners } from './request-counts.ts';
@@ -238,7 +238,8 @@ export class Gateway {
     if (offer.outcome === 'reject') {
       trace.decided('reject', offer.decision.reason, this.deps.clock.now());
       this.counts.rejected(offer.decision.reason);
-      this.slos.ended(req, { finish: 'refused', reason: offer.decision.reason, dispatched: false });
+      // A retry refused leaves the request failed by its backend, as its client is told.
+      this.slos.ended(req, refused(offer.decision.reason, avoid >= 0));
       return { kind: 'rejected', decision: offer.decision };
     }
     const ticket = offer.ticket;
@@ -316,7 +317,8 @@ export class Gateway {
     try {
       const priority = this.deps.priorityOf?.(ticket.req.sloClass);
       const call = upstreamCall(ticket, kind, servedBody(body, ticket.req, priority), signal);
-      end = await backend.stream({ ...call, trace: attempt.headers }, sink);
+      const told = await backend.stream({ ...call, trace: attempt.headers }, sink);
+      end = boundedEnd(told, this.deps.spec.maxModelLen);
       attempt.ended(end, clock.now());
       this.counts.streamed(labels, end, ticket.req, body);
       this.fleet.succeeded(replica, end);

@@ -152,7 +152,9 @@ export class HttpBackend implements Backend {
         unlisted,
       );
     }
-    return relayStream(this.name, res, call, onToken);
+    const { clock, timers } = this.opts;
+    const afterMs = this.opts.upstreamIdleMs ?? UPSTREAM_IDLE_MS;
+    return relayStream(this.name, res, call, onToken, { clock, timers, afterMs });
   }
 
   /**
@@ -208,12 +210,33 @@ export class HttpBackend implements Backend {
     );
   }
 
-  /** One request on the keep-alive agent; resolves with the response head. */
-  private send(path: string, options: RequestOptions, body?: string): Promise<IncomingMessage> {
+  /**
+   * One request on the keep-alive agent; resolves with the response head — within `headMs`,
+   * when given, however its bytes trickle (the socket's idle timeout restarts at each).
+   */
+  private send(
+    path: string,
+    options: RequestOptions,
+    body?: string,
+    headMs?: Ms,
+  ): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = this.client.request(this.opts.url + path, options);
-      req.once('response', resolve);
-      req.once('error', reject);
+      const { clock, timers } = this.opts;
+      const late =
+        headMs === undefined
+          ? undefined
+          : timers.at(clock.now() + headMs, () =>
+              req.destroy(new Error(`${path}: no answer within ${headMs} ms`)),
+            );
+      req.once('response', (res) => {
+        late?.cancel();
+        resolve(res);
+      });
+      req.once('error', (e) => {
+        late?.cancel();
+        reject(e);
+      });
       req.once('timeout', () =>
         req.destroy(new Error(`${path}: no byte for ${options.timeout} ms`)),
       );
@@ -232,10 +255,12 @@ export class HttpBackend implements Backend {
     this.modelsStale = false;
     const models = due ? this.models() : undefined;
     try {
-      const res = await this.send('/metrics', {
-        headers: this.headers({}),
-        timeout: SCRAPE_TIMEOUT_MS,
-      });
+      const res = await this.send(
+        '/metrics',
+        { headers: this.headers({}), timeout: SCRAPE_TIMEOUT_MS },
+        undefined,
+        SCRAPE_TIMEOUT_MS,
+      );
       const text = await readText(res, SCRAPE_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
       const ok = res.statusCode === 200;
       const load = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
@@ -267,10 +292,12 @@ export class HttpBackend implements Backend {
     { servable: string[] | undefined; listed: ModelListing | undefined } | undefined
   > {
     try {
-      const res = await this.send('/v1/models', {
-        headers: this.headers({}),
-        timeout: SCRAPE_TIMEOUT_MS,
-      });
+      const res = await this.send(
+        '/v1/models',
+        { headers: this.headers({}), timeout: SCRAPE_TIMEOUT_MS },
+        undefined,
+        SCRAPE_TIMEOUT_MS,
+      );
       const text = await readText(res, SCRAPE_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
       if (res.statusCode !== 200) return undefined;
       const body: unknown = JSON.parse(text);

@@ -10,6 +10,7 @@
 import type { Clock } from '../core/ports/clock.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
+import type { RejectReason } from '../core/request/decision.ts';
 import { GapTally } from '../core/slo/gap-tally.ts';
 import type { FinishedRequest } from '../core/slo/slo-events.ts';
 import { SloTracker } from '../core/slo/slo-tracker.ts';
@@ -39,6 +40,12 @@ export function stopped(why: StopCause, dispatched: boolean): Ending {
     case 'handed_over':
       return { finish: 'failed', reason: why, dispatched };
   }
+}
+
+/** The ending of a request admission refused: a retry after its backend failed, a failure. */
+export function refused(reason: RejectReason, retry: boolean): Ending {
+  if (retry) return { finish: 'failed', dispatched: true };
+  return { finish: 'refused', reason, dispatched: false };
 }
 
 export class SloExport {

@@ -15,6 +15,7 @@
  * chunk as the client is to get it (without the `"usage": null` the gateway asked for and the
  * client did not): its text's bytes between that chunk's own prefix and suffix.
  */
+import { isUtf8 } from 'node:buffer';
 import type { ReasoningField, TokenEvent } from './backend.ts';
 
 export class TokenChunkShape {
@@ -78,6 +79,8 @@ export class TokenChunkShape {
     if (end < head.length || !bytesAt(bytes, head, 0) || !bytesAt(bytes, tail, end)) {
       return undefined;
     }
+    // Bytes that are not UTF-8 are read whole, and their client gets them replaced (U+FFFD).
+    if (!isUtf8(bytes)) return undefined;
     return stringBody(bytes.toString('utf8', head.length, end));
   }
 

@@ -32,9 +32,24 @@ import {
   type UpstreamChunk,
 } from './upstream-chunk.ts';
 import { TURN_WRITES } from './http/turn-writes.ts';
+import type { Clock } from '../core/ports/clock.ts';
+import type { TimerHandle, Timers } from '../core/ports/timers.ts';
+import type { Ms } from '../core/request/units.ts';
 
 /** Thrown by a token past the output cap: the stream ends there, as `length`. */
 const PAST_CAP = new Error('a token past the output cap');
+/** Thrown at `[DONE]`: the stream has ended, whatever its body goes on to send. */
+const AT_DONE = new Error('[DONE]');
+
+/**
+ * How long a stream may go without an event (a token, its usage, its end): SSE comments, which
+ * a server may send to keep a connection open, are not progress.
+ */
+export interface StallWatch {
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly afterMs: Ms;
+}
 
 /** Reads `res`, the 2xx answer of backend `name` to `call`, into `onToken` and the end. */
 export function relayStream(
@@ -42,6 +57,7 @@ export function relayStream(
   res: IncomingMessage,
   call: UpstreamCall,
   onToken: TokenSink,
+  stall?: StallWatch,
 ): Promise<StreamEnd> {
   const forwardable = {
     id: answerId(call.kind, call.id),
@@ -75,11 +91,13 @@ export function relayStream(
     tokens++;
     onToken(t);
   };
+  let lastEventMs = stall?.clock.now() ?? 0;
   const take = (events: string[]) => {
+    if (events.length > 0 && stall !== undefined) lastEventMs = stall.clock.now();
     for (const data of events) {
       if (data === '[DONE]') {
         done = true;
-        continue;
+        throw AT_DONE;
       }
       const known = shapes.read(data);
       if (known !== undefined) {
@@ -87,7 +105,7 @@ export function relayStream(
         continue;
       }
       const chunk = JSON.parse(data) as UpstreamChunk;
-      if (isErrorEvent(chunk)) throw new Error(`it sent an error event: ${data.slice(0, 200)}`);
+      if (isErrorEvent(chunk)) throw errorEvent(name, chunk, data, tokens === 0);
       if (chunk.usage) usage = chunk.usage;
       if (chunk.timings) timings = chunk.timings;
       if (several !== null) {
@@ -114,22 +132,28 @@ export function relayStream(
     // read, which waits alone, without an array.
     let held: Buffer | null = null;
     let more: Buffer[] | null = null;
-    const fail = (e: Error) => {
+    let watch: TimerHandle | undefined;
+    const fail = (e: Error): void => {
       if (settled) return;
       if (e === PAST_CAP) return cutAtCap();
+      if (e === AT_DONE) return ended();
       settled = true;
+      watch?.cancel();
       held = more = null;
       res.destroy();
       reject(
         call.signal.aborted
           ? call.signal.reason
-          : new UpstreamError(`${name}: stream broke: ${e.message}`, undefined, tokens === 0),
+          : e instanceof UpstreamError
+            ? e
+            : new UpstreamError(`${name}: stream broke: ${e.message}`, undefined, tokens === 0),
       );
     };
     // It went past the output cap: the client has its answer, ended as `length`, and the
     // connection is closed, which stops the backend generating (vLLM aborts the request).
     const cutAtCap = () => {
       settled = true;
+      watch?.cancel();
       held = more = null;
       res.destroy();
       resolve({
@@ -148,8 +172,10 @@ export function relayStream(
         // One whole token frame, as vLLM writes each event: forwarded as the very bytes read
         // (less a usage the client did not ask for).
         const known = reader.idle ? shapes.readFrame(bytes) : undefined;
-        if (known !== undefined) token(known);
-        else take(reader.push(decoder.write(bytes)));
+        if (known !== undefined) {
+          if (stall !== undefined) lastEventMs = stall.clock.now();
+          token(known);
+        } else take(reader.push(decoder.write(bytes)));
       } catch (e) {
         fail(e as Error);
       }
@@ -169,7 +195,28 @@ export function relayStream(
         TURN_WRITES.readLater(readPending);
       }
     });
-    // The whole body is read, [DONE] included, so the keep-alive connection is reused.
+    // The stream's end: at [DONE], or when a body without one ends. What the body sends after
+    // [DONE] is not read as the stream's; the body is still read to its end, so the keep-alive
+    // connection is reused.
+    const ended = (): void => {
+      // A body that ends with neither a finish reason nor [DONE] was cut short, or was no
+      // stream at all (an error, or an empty answer, sent with a 200).
+      if (finishReason === undefined && !done) {
+        const type = res.headers['content-type'] ?? 'no content-type';
+        return fail(new Error(`the body (${type}) ended without a finish reason or [DONE]`));
+      }
+      settled = true;
+      watch?.cancel();
+      held = more = null;
+      resolve({
+        finishReason: finishReason ?? 'stop',
+        ...promptUsage(usage),
+        // What it says it generated, but never past the output cap asked of each choice.
+        completionTokens: Math.min(counted(usage?.completion_tokens) ?? tokens, cap * choices),
+        ttftParts: ttftParts(timings),
+        ...chosen,
+      });
+    };
     res.once('end', () => {
       readPending();
       if (settled) return;
@@ -177,25 +224,20 @@ export function relayStream(
         // A last event sent without its blank line still counts.
         take(reader.push(decoder.end()));
         take(reader.end());
-        // A body that ends with neither a finish reason nor [DONE] was cut short, or was no
-        // stream at all (an error, or an empty answer, sent with a 200).
-        if (finishReason === undefined && !done) {
-          const type = res.headers['content-type'] ?? 'no content-type';
-          throw new Error(`the body (${type}) ended without a finish reason or [DONE]`);
-        }
-        settled = true;
-        resolve({
-          finishReason: finishReason ?? 'stop',
-          ...promptUsage(usage),
-          // What it says it generated, but never past the output cap asked of each choice.
-          completionTokens: Math.min(counted(usage?.completion_tokens) ?? tokens, cap * choices),
-          ttftParts: ttftParts(timings),
-          ...chosen,
-        });
+        ended();
       } catch (e) {
         fail(e as Error);
       }
     });
+    if (stall !== undefined) {
+      const { clock, timers, afterMs } = stall;
+      const check = () => {
+        if (settled) return;
+        if (clock.now() - lastEventMs < afterMs) watch = timers.at(lastEventMs + afterMs, check);
+        else fail(new Error(`no event for ${afterMs} ms`));
+      };
+      watch = timers.at(lastEventMs + afterMs, check);
+    }
     // Tokens read before a break still go out, unless the call was given up.
     res.once('error', (e) => {
       if (!call.signal.aborted) readPending();
@@ -207,4 +249,20 @@ export function relayStream(
       fail(new Error('the connection closed before the body ended'));
     });
   });
+}
+
+/**
+ * An error the backend told in the stream, with the status it gives (vLLM's `code`: 400 for a
+ * request it refuses — too long, a bad argument — 500 for its own failure): a request at fault
+ * is the client's to mend, not a backend failing, so it is neither retried elsewhere nor held
+ * against the backend's breaker. Without a status, the stream broke.
+ */
+function errorEvent(name: string, chunk: UpstreamChunk, data: string, before: boolean) {
+  const told = (typeof chunk.error === 'object' && chunk.error !== null ? chunk.error : chunk) as {
+    readonly code?: unknown;
+  };
+  const code = told.code;
+  const status = Number.isInteger(code) && (code as number) >= 400 && (code as number) < 600;
+  const message = `${name}: it sent an error event: ${data.slice(0, 200)}`;
+  return new UpstreamError(message, status ? (code as number) : undefined, before, data);
 }

@@ -120,10 +120,11 @@ test('a failed attempt tried again has its own outcome record: a refused retry i
     adminToken: admin,
   });
   const res = await postChat(gw.url, { messages: [{ role: 'user', content: 'x' }], max_tokens: 3 });
-  await res.text();
-  // The first attempt failed and opened the breaker: the retry found no backend to go to.
-  assert.equal(res.status, 503);
-  assert.equal(res.headers.get('x-goodput-reason'), 'no_ready_replica');
+  // The first attempt failed and opened the breaker: the retry found no backend to go to. The
+  // client hears the failure, to try again when a breaker next probes.
+  assert.equal(res.status, 502);
+  assert.match(await res.clone().text(), /a retry could not be placed \(no_ready_replica\)/);
+  assert.ok(Number(res.headers.get('retry-after')) >= 1);
   const id = res.headers.get('x-goodput-request-id') ?? '';
   const looked = await fetch(`${gw.url}/admin/decisions/${id}`, {
     headers: { authorization: `Bearer ${admin}` },

@@ -145,6 +145,14 @@ export async function admitAndServe(
       // The first attempt's admission began at the door.
       if (attempt > 0) r.trace.admitting(deps.nowMs());
       const admitted = await deps.gateway.admit(req, upstream, failedOn, r.trace, r.onQueued);
+      // A retry after its backend failed that cannot be placed: the failure is the answer, to be
+      // tried again when the refusal says (a client's own deadline passed is still a 504).
+      const placed = admitted.kind === 'rejected' ? admitted.decision : admitted;
+      if (attempt > 0 && 'reason' in placed && placed.reason !== 'deadline_exceeded') {
+        const why = `the upstream failed before the first token, and a retry could not be placed (${placed.reason})`;
+        const after = 'retryAfterMs' in placed ? placed.retryAfterMs : undefined;
+        return final(named(upstreamFailed(why, after), id));
+      }
       if (admitted.kind === 'rejected') {
         const d = admitted.decision;
         const tenant = lookupTenant(deps.policy.tenants, req.tenant);
@@ -321,8 +329,11 @@ function backendWords(text: string): { message: string; param: string | null } |
   }
 }
 
-function upstreamFailed(message: string): Whole {
-  return errorWhole(new OpenAiError(502, message, null, 'upstream_error'), { 'retry-after': '1' });
+function upstreamFailed(message: string, retryAfterMs = 1_000): Whole {
+  const after = String(Math.max(1, Math.ceil(retryAfterMs / 1_000)));
+  return errorWhole(new OpenAiError(502, message, null, 'upstream_error'), {
+    'retry-after': after,
+  });
 }
 
 function isOpenAiErrorBody(text: string): boolean {

@@ -5,7 +5,8 @@
  * `model` the key's tenant may not use is, to it, one that does not exist (404). Each goes, as
  * it came, to the next ready server backend, and its answer comes back as the server gave it (a
  * 4xx is the request's, as vLLM words it). No server ready is a 503,
- * one that fails or goes silent a 502 naming it. The embedded fleet has no tokenizer: there they
+ * one that fails, goes silent or answers a 5xx a 502 naming it (its own words logged). A client
+ * that leaves takes its request to the server with it. The embedded fleet has no tokenizer: there they
  * are a 404 saying so. Every one is counted, by path and status
  * (`goodput_server_requests_total`), and its answer carries an id.
  */
@@ -37,7 +38,12 @@ export interface ServerAnswer {
 }
 
 /** Sends `body` to `path` of a ready server; undefined when none is ready. */
-export type Forward = (path: string, body: string, id: string) => Promise<ServerAnswer | undefined>;
+export type Forward = (
+  path: string,
+  body: string,
+  id: string,
+  signal?: AbortSignal,
+) => Promise<ServerAnswer | undefined>;
 
 /**
  * The server backends in turn (`urls[i]` is `backends[i]`'s), the next ready one taking each,
@@ -52,7 +58,7 @@ export function serverForwarder(
   const bases = urls.map((url) => serverBaseUrl(url));
   const clients = bases.map((base) => upstreamClient(base, { keepAlive: true }));
   let next = 0;
-  return async (path, body, id) => {
+  return async (path, body, id, signal) => {
     for (let tried = 0; tried < urls.length; tried++) {
       const i = next++ % urls.length;
       if (!backends[i].load().ready) continue;
@@ -60,6 +66,7 @@ export function serverForwarder(
         const req = clients[i].request(bases[i] + path, {
           method: 'POST',
           timeout: SERVER_ANSWER_MS,
+          signal,
           headers: {
             'content-type': 'application/json',
             'content-length': String(Buffer.byteLength(body)),
@@ -137,16 +144,23 @@ export function serverRoutes(app: Hono<GatewayEnv>, deps: ServerRoutesDeps): voi
         deps.counted(path, status);
         return c.body(text, status as 200, { 'content-type': type, ...idHeaders(id) });
       };
-      let got: ServerAnswer | undefined;
-      try {
-        got = await forward(path, body, id);
-      } catch (e) {
+      const failed = (err: string) => {
         deps.log.warn(
-          { path, request_id: id, err: (e as Error).message },
-          `POST ${path} ${id}: the server failed: ${(e as Error).message}`,
+          { path, request_id: id, err },
+          `POST ${path} ${id}: the server failed: ${err}`,
         );
         const why = `POST ${path}: the server failed before it answered`;
         return answer(502, JSON.stringify(errorBody(502, why, null, 'upstream_error')));
+      };
+      let got: ServerAnswer | undefined;
+      try {
+        got = await forward(path, body, id, c.req.raw.signal);
+      } catch (e) {
+        return failed((e as Error).message);
+      }
+      // Its own failure, in whatever shape: the client hears the gateway's 502.
+      if (got !== undefined && got.status >= 500) {
+        return failed(`HTTP ${got.status}: ${got.body.slice(0, 200)}`);
       }
       if (got === undefined) {
         const why = `POST ${path}: no server backend is ready`;
