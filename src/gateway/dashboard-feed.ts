@@ -10,7 +10,7 @@ import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import { SERVICE_WEIGHTS } from '../core/observe/outcome-accumulator.ts';
 import type { RequestOutcome } from '../core/observe/request-outcome.ts';
 import { offeredAtDoor, RunTimeline } from '../core/observe/run-timeline.ts';
-import type { CdfPoint } from '../core/observe/log-histogram.ts';
+import { BIN_RATIO, type CdfPoint } from '../core/observe/log-histogram.ts';
 import type { ChartSpec, ReportDoc } from '../report/chart-spec.ts';
 import {
   attainmentChart,
@@ -54,11 +54,14 @@ export class DashboardFeed {
   }
 
   decision(r: DecisionRecord): void {
+    // What could not be read as a request — no key, a path not served, a body not JSON — is
+    // not offered load: `/metrics` counts it apart (`goodput_invalid_requests_total`).
+    if (r.class === null) return;
     this.roll();
     this.timeline.decision(r);
     if (!offeredAtDoor(r)) return;
     const a = r.admission;
-    const c = this.classOf(r.class ?? 'unread');
+    const c = this.classOf(r.class);
     c.offered++;
     if (a.result === 'admit' || a.result === 'degrade') c.admitted++;
     if (a.result === 'reject') this.rejected++;
@@ -67,7 +70,10 @@ export class DashboardFeed {
   completed(o: RequestOutcome, atMs: number, good: boolean): void {
     this.roll();
     this.timeline.outcome(o, atMs, good);
-    if (good) this.classOf(o.sloClass).good++;
+    // Attainment is over the requests offered in this window: one offered before it began was
+    // counted in the last.
+    const offeredMs = atMs - (o.e2eMs ?? 0);
+    if (good && offeredMs >= this.originMs) this.classOf(o.sloClass).good++;
   }
 
   scaleTick(g: ScaleGroups): void {
@@ -81,7 +87,8 @@ export class DashboardFeed {
     this.roll();
     const data = this.timeline.data();
     const now = this.clock.now();
-    const seconds = Math.max(1e-3, (now - this.originMs) / 1000);
+    // A window just begun is no rate's denominator: a second at least.
+    const seconds = Math.max(1, (now - this.originMs) / 1000);
     let offered = 0;
     let admitted = 0;
     let good = 0;
@@ -189,8 +196,17 @@ export class DashboardFeed {
   }
 }
 
-/** The q-quantile's bin edge, ms, from a CDF; a dash before any data. */
+/**
+ * The q-quantile, ms, from a CDF of log-spaced bins: between the edges of the bin it falls in,
+ * at its place in the bin's share, on the log scale the bins are spaced on (a bin's upper edge
+ * read as the quantile ran up to a bin's width, 12%, high). A dash before any data.
+ */
 function quantile(points: readonly CdfPoint[], q: number): string {
-  const p = points.find((x) => x.p >= q);
-  return p === undefined ? '—' : p.ms.toFixed(1);
+  const i = points.findIndex((x) => x.p >= q);
+  if (i < 0) return '—';
+  const hi = points[i];
+  const lo = points[i - 1] ?? { ms: hi.ms / BIN_RATIO, p: 0 };
+  if (hi.p === lo.p) return hi.ms.toFixed(1);
+  const at = (q - lo.p) / (hi.p - lo.p);
+  return (lo.ms * Math.pow(hi.ms / lo.ms, at)).toFixed(1);
 }

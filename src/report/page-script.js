@@ -71,55 +71,71 @@
     }, 0);
   }
 
+  // A section's box, keyed by its title: a live document may gain, lose or reorder sections.
+  function sectionBox(root, title) {
+    const key = 'section-' + encodeURIComponent(title);
+    let box = document.getElementById(key);
+    if (!box) {
+      box = document.createElement('section');
+      box.id = key;
+      const h = document.createElement('h2');
+      h.textContent = title;
+      box.appendChild(h);
+      const grid = document.createElement('div');
+      grid.className = 'grid';
+      box.appendChild(grid);
+    }
+    return box;
+  }
+
+  function figure(spec) {
+    const fig = document.createElement('figure');
+    fig.id = 'chart-' + spec.id;
+    const title = document.createElement('figcaption');
+    title.textContent = spec.title;
+    fig.appendChild(title);
+    const holder = document.createElement('div');
+    holder.className = 'holder';
+    holder.appendChild(document.createElement('canvas'));
+    fig.appendChild(holder);
+    const note = document.createElement('p');
+    note.className = 'note';
+    note.textContent = spec.note || '';
+    note.hidden = !spec.note;
+    fig.appendChild(note);
+    return fig;
+  }
+
+  // Each section and chart in the document's order, under its own heading: a chart that moved
+  // section moves with its canvas, and what the document no longer has goes.
   function draw(doc) {
     const root = document.getElementById('goodput-sections');
     const seen = new Set();
+    const boxes = new Set();
     window.goodputCharts = [];
-    doc.sections.forEach(function (section, si) {
-      let box = document.getElementById('section-' + si);
-      if (!box) {
-        box = document.createElement('section');
-        box.id = 'section-' + si;
-        const h = document.createElement('h2');
-        h.textContent = section.title;
-        box.appendChild(h);
-        const grid = document.createElement('div');
-        grid.className = 'grid';
-        box.appendChild(grid);
-        root.appendChild(box);
-      }
+    doc.sections.forEach(function (section) {
+      if (section.charts.length === 0) return;
+      const box = sectionBox(root, section.title);
+      boxes.add(box);
+      root.appendChild(box);
       const grid = box.querySelector('.grid');
       section.charts.forEach(function (spec) {
         seen.add(spec.id);
         let entry = charts.get(spec.id);
         if (!entry) {
-          const fig = document.createElement('figure');
-          fig.id = 'chart-' + spec.id;
-          const title = document.createElement('figcaption');
-          title.textContent = spec.title;
-          fig.appendChild(title);
-          const holder = document.createElement('div');
-          holder.className = 'holder';
-          const canvas = document.createElement('canvas');
-          holder.appendChild(canvas);
-          fig.appendChild(holder);
-          if (spec.note) {
-            const note = document.createElement('p');
-            note.className = 'note';
-            note.textContent = spec.note;
-            fig.appendChild(note);
-          }
+          const fig = figure(spec);
           grid.appendChild(fig);
-          entry = { chart: new Chart(canvas, config(spec)), canvas: canvas };
+          entry = { chart: new Chart(fig.querySelector('canvas'), config(spec)), fig: fig };
           charts.set(spec.id, entry);
         } else {
+          grid.appendChild(entry.fig);
           const next = config(spec);
           entry.chart.data = next.data;
           entry.chart.update('none');
-          const fig = document.getElementById('chart-' + spec.id);
-          fig.querySelector('figcaption').textContent = spec.title;
-          const note = fig.querySelector('.note');
-          if (note) note.textContent = spec.note || '';
+          entry.fig.querySelector('figcaption').textContent = spec.title;
+          const note = entry.fig.querySelector('.note');
+          note.textContent = spec.note || '';
+          note.hidden = !spec.note;
         }
         window.goodputCharts.push({ id: spec.id, points: count(spec) });
       });
@@ -127,10 +143,12 @@
     charts.forEach(function (entry, id) {
       if (!seen.has(id)) {
         entry.chart.destroy();
-        const fig = document.getElementById('chart-' + id);
-        if (fig) fig.remove();
+        entry.fig.remove();
         charts.delete(id);
       }
+    });
+    Array.from(root.children).forEach(function (box) {
+      if (!boxes.has(box)) box.remove();
     });
   }
 
@@ -162,16 +180,33 @@
   window.goodputReady = true;
   const liveUrl = data.dataset.liveUrl;
   if (liveUrl) {
+    // A refresh that fails says so on the page, with when the figures were last fresh: a page
+    // that only went quiet would pass old figures off as live.
+    let freshAt = new Date();
+    const stale = document.createElement('p');
+    stale.id = 'goodput-stale';
+    stale.hidden = true;
+    document.getElementById('goodput-subtitle').after(stale);
+    const failed = function (why) {
+      stale.hidden = false;
+      stale.textContent =
+        'Not refreshed since ' + freshAt.toLocaleTimeString() + ': ' + why + '. Retrying.';
+    };
     window.setInterval(function () {
       window
         .fetch(liveUrl, { cache: 'no-store' })
         .then(function (r) {
-          return r.ok ? r.json() : null;
+          if (!r.ok) throw new Error('the gateway answered HTTP ' + r.status);
+          return r.json();
         })
         .then(function (doc) {
-          if (doc) window.goodputUpdate(doc);
+          window.goodputUpdate(doc);
+          freshAt = new Date();
+          stale.hidden = true;
         })
-        .catch(function () {});
+        .catch(function (e) {
+          failed(e instanceof TypeError ? 'the gateway is unreachable' : e.message);
+        });
     }, Number(data.dataset.liveEveryMs));
   }
 })();

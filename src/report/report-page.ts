@@ -41,6 +41,7 @@ const STYLE = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1320px;padding:0 16px;color:#1d2430}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde2ea;padding-bottom:4px}
 #goodput-subtitle{color:#5a6472;margin:0 0 16px;white-space:pre-wrap}
+#goodput-stale{background:#fdecea;border:1px solid #f5c2c0;color:#8a1c14;padding:8px 12px;margin:0 0 16px}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{border:1px solid #dde2ea;padding:4px 8px;text-align:right}
 th{background:#f4f6f9}td:first-child,th:first-child{text-align:left}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:16px}

@@ -5,6 +5,8 @@
  * percentiles that a report states come from exact samples elsewhere.
  */
 const PER_DECADE = 20;
+/** Each bin's upper edge over its lower. */
+export const BIN_RATIO = 10 ** (1 / PER_DECADE);
 const LOW_MS = 0.1;
 const DECADES = 8;
 const BINS = PER_DECADE * DECADES;

@@ -31,11 +31,14 @@ interface Bucket {
   /** Requests offered at the door in it. */
   offered: number;
   /** Door outcomes: `admit`, `degrade`, `reject:<reason>`, `expire:<reason>`, `cut:<reason>`, `abort`. */
-  outcomes: Record<string, number>;
+  outcomes: Map<string, number>;
   completed: number;
   good: number;
-  /** Weighted tokens served per tenant (input × w_in + output × w_out, counted at completion). */
-  service: Record<string, number>;
+  /**
+   * Weighted tokens served per tenant (input × w_in + output × w_out, counted at completion). A
+   * map: a tenant may be named anything, `constructor` and `__proto__` too.
+   */
+  service: Map<string, number>;
   waitSum: number;
   waitN: number;
   minSlack: number | null;
@@ -103,7 +106,7 @@ export class RunTimeline {
 
   private tally(atMs: number, key: string, offered: boolean): Bucket {
     const b = this.at(atMs);
-    b.outcomes[key] = (b.outcomes[key] ?? 0) + 1;
+    bump(b.outcomes, key, 1);
     if (offered) b.offered++;
     return b;
   }
@@ -115,7 +118,7 @@ export class RunTimeline {
     b.completed++;
     if (good) b.good++;
     const served = o.inputTokens * this.weights.input + o.outputTokens * this.weights.output;
-    b.service[o.tenant] = (b.service[o.tenant] ?? 0) + served;
+    bump(b.service, o.tenant, served);
     if (o.ttftMs !== undefined) this.ttft.add(o.ttftMs);
     const tpot = tpotMs(o);
     if (tpot !== undefined) this.tpot.add(tpot);
@@ -125,20 +128,20 @@ export class RunTimeline {
     const n = this.buckets.length;
     const s = this.bucketMs / 1000;
     const filled = Array.from({ length: n }, (_, i) => this.buckets[i] ?? empty());
-    const keys = [...new Set(filled.flatMap((b) => Object.keys(b.outcomes)))].sort();
-    const tenants = [...new Set(filled.flatMap((b) => Object.keys(b.service)))].sort();
-    const total = (b: Bucket) => Object.values(b.service).reduce((x, y) => x + y, 0);
+    const keys = [...new Set(filled.flatMap((b) => [...b.outcomes.keys()]))].sort();
+    const tenants = [...new Set(filled.flatMap((b) => [...b.service.keys()]))].sort();
+    const total = (b: Bucket) => [...b.service.values()].reduce((x, y) => x + y, 0);
     return {
       bucket_s: s,
       t_s: filled.map((_, i) => i * s),
-      outcomes: Object.fromEntries(keys.map((k) => [k, filled.map((b) => b.outcomes[k] ?? 0)])),
+      outcomes: Object.fromEntries(keys.map((k) => [k, filled.map((b) => b.outcomes.get(k) ?? 0)])),
       offered_rps: filled.map((b) => b.offered / s),
       completed_rps: filled.map((b) => b.completed / s),
       good_rps: filled.map((b) => b.good / s),
       tenant_share: Object.fromEntries(
         tenants.map((t) => [
           t,
-          filled.map((b) => (total(b) > 0 ? (b.service[t] ?? 0) / total(b) : null)),
+          filled.map((b) => (total(b) > 0 ? (b.service.get(t) ?? 0) / total(b) : null)),
         ]),
       ),
       predicted_wait_ms: filled.map((b) => (b.waitN > 0 ? b.waitSum / b.waitN : null)),
@@ -173,10 +176,10 @@ export class RunTimeline {
 function empty(): Bucket {
   return {
     offered: 0,
-    outcomes: {},
+    outcomes: new Map(),
     completed: 0,
     good: 0,
-    service: {},
+    service: new Map(),
     waitSum: 0,
     waitN: 0,
     minSlack: null,
@@ -184,9 +187,9 @@ function empty(): Bucket {
 }
 
 function merge(a: Bucket, b: Bucket): Bucket {
-  const add = (x: Record<string, number>, y: Record<string, number>) => {
-    const out = { ...x };
-    for (const [k, v] of Object.entries(y)) out[k] = (out[k] ?? 0) + v;
+  const add = (x: Map<string, number>, y: Map<string, number>) => {
+    const out = new Map(x);
+    for (const [k, v] of y) bump(out, k, v);
     return out;
   };
   return {
@@ -204,4 +207,8 @@ function merge(a: Bucket, b: Bucket): Bucket {
           ? a.minSlack
           : Math.min(a.minSlack, b.minSlack),
   };
+}
+
+function bump(m: Map<string, number>, key: string, by: number): void {
+  m.set(key, (m.get(key) ?? 0) + by);
 }
