@@ -13,7 +13,7 @@ import type { CallRecord } from '../loadgen/call-record.ts';
 import { meetsSlo } from '../loadgen/goodput-spec.ts';
 import type { BenchRun, BenchSpec } from '../loadgen/run-bench.ts';
 import { seriesByKey, type ChartSpec, type ReportDoc } from './chart-spec.ts';
-import { cdf, goodputOverTime } from './sim-report.ts';
+import { cdf, goodputOverTime, type Judged } from './sim-report.ts';
 
 /** Output tokens only: what a client is served (it cannot weigh the server's prefill). */
 const CLIENT_WEIGHTS = { input: 0, output: 1 };
@@ -47,7 +47,11 @@ export function benchReportDoc(spec: BenchSpec, run: BenchRun, command: string):
     kind: 'bar',
     x: { title: 'class', categories: classes },
     y: { title: `${judged} fraction`, min: 0, max: 1 },
-    series: (['offered', 'completed'] as const).map((d) => ({
+    // Completed over completed would be 1 everywhere: without an SLO, over offered alone.
+    series: (spec.slo === undefined
+      ? (['offered'] as const)
+      : (['offered', 'completed'] as const)
+    ).map((d) => ({
       label: `${judged} / ${d}`,
       points: classes.map((c, i) => {
         const x = byClass.get(c) as { offered: number; completed: number; good: number };
@@ -80,8 +84,9 @@ export function benchReportDoc(spec: BenchSpec, run: BenchRun, command: string):
           f('request_throughput', 2),
           f('request_goodput', 2),
           f('output_throughput', 0),
-          ...['ttft', 'tpot', 'itl', 'e2el'].map(
-            (x) => `${f(`median_${x}_ms`)} / ${pOrDash(m, x)}`,
+          // Latencies are of completed requests: with none, nothing was measured.
+          ...['ttft', 'tpot', 'itl', 'e2el'].map((x) =>
+            m.completed === 0 ? '—' : `${f(`median_${x}_ms`)} / ${pOrDash(m, x)}`,
           ),
         ],
       ],
@@ -96,7 +101,10 @@ export function benchReportDoc(spec: BenchSpec, run: BenchRun, command: string):
       },
       {
         title: 'Goodput and attainment',
-        charts: [goodputOverTime([{ label: run.model, timeline: data }]), attainment],
+        charts: [
+          goodputOverTime([{ label: run.model, timeline: data }], judgedBy(spec)),
+          attainment,
+        ],
       },
       {
         title: 'Over time',
@@ -148,4 +156,22 @@ function asOutcome(r: CallRecord): RequestOutcome {
     attempts: 1,
     preemptions: 0,
   };
+}
+
+/**
+ * Good as a bench judges it: by `--goodput`'s objectives, which a client measures alone; with
+ * none, every completed request, named so.
+ */
+function judgedBy(spec: BenchSpec): Judged {
+  return spec.slo === undefined
+    ? {
+        name: 'completed',
+        means: 'answered whole (no --goodput objectives given)',
+        title: 'Completed against offered load',
+      }
+    : {
+        name: 'good',
+        means: "completed within --goodput's objectives",
+        title: 'Goodput against offered load',
+      };
 }

@@ -14,7 +14,7 @@ export interface Series {
 export interface ChartSpec {
   readonly id: string;
   readonly title: string;
-  /** `area` stacks its series; `step` draws a CDF. */
+  /** `area` stacks its series; `step` holds each value until the next (a CDF, groups at ticks). */
   readonly kind: 'line' | 'step' | 'area' | 'bar';
   readonly x: {
     readonly title: string;

@@ -49,7 +49,8 @@ export function simReportDoc(runs: readonly SimRun[], command: string): ReportDo
       runs.length === 1
         ? `Goodput simulation — ${first.policy}`
         : `Goodput comparison — ${runs.map((r) => label(r.report)).join(' vs ')}`,
-    subtitle: `${command}\nseed ${first.seed} · ${first.duration_s.toFixed(1)} s simulated · ${first.offered.requests} requests offered`,
+    // Each policy's run lasts as long as its requests take: each is said.
+    subtitle: `${command}\nseed ${first.seed} · ${runs.map((r) => `${r.report.duration_s.toFixed(1)} s`).join(' / ')} simulated · ${first.offered.requests} requests offered`,
     headline: {
       columns: ['policy', ...DOOR_COLUMNS, 'GPU-s per good'],
       rows: runs.map(({ report: r }) => [
@@ -111,8 +112,22 @@ export function cdf(
   };
 }
 
+/** What a chart calls its good requests, what makes one good, and the chart's title. */
+export interface Judged {
+  readonly name: string;
+  readonly means: string;
+  readonly title: string;
+}
+
+const BY_CLASS: Judged = {
+  name: 'good',
+  means: 'completed within every objective of its class',
+  title: 'Goodput against offered load',
+};
+
 export function goodputOverTime(
   runs: readonly { label: string; timeline: TimelineData }[],
+  judged: Judged = BY_CLASS,
 ): ChartSpec {
   const offered: Series = {
     label: 'offered',
@@ -121,18 +136,19 @@ export function goodputOverTime(
   };
   return {
     id: 'goodput-time',
-    title: 'Goodput against offered load',
+    title:
+      judged.name === 'good' ? 'Goodput against offered load' : 'Completed against offered load',
     kind: 'line',
     x: { title: 'time (s)' },
     y: { title: 'requests / s', min: 0 },
     series: [
       offered,
       ...runs.map((r) => ({
-        label: `good · ${r.label}`,
+        label: `${judged.name} · ${r.label}`,
         points: timePoints(r.timeline.t_s, r.timeline.good_rps),
       })),
     ],
-    note: `Buckets of ${runs[0].timeline.bucket_s} s; good = completed within every objective of its class.`,
+    note: `Buckets of ${runs[0].timeline.bucket_s} s; ${judged.name} = ${judged.means}.`,
   };
 }
 
@@ -250,7 +266,8 @@ export function replicasChart(i: number, ticks: readonly ScaleTick[], note: stri
   return {
     id: `replicas-${i}`,
     title: 'Replica groups: desired, starting, ready',
-    kind: 'line',
+    // Groups change at ticks and hold between them.
+    kind: 'step',
     x: { title: 'time (s)' },
     y: { title: 'groups', min: 0 },
     series: (['desired', 'starting', 'ready', 'draining'] as const).map((k) => ({

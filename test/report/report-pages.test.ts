@@ -94,6 +94,8 @@ test('compare --html: one row and one curve per policy', async () => {
   assert.ok(ids.includes('outcomes-0') && ids.includes('outcomes-1'), ids.join(', '));
   const html = readFileSync(file, 'utf8');
   assert.match(html, /"label":"baseline-vllm"[\s\S]*"label":"goodput"/);
+  // Each policy's run lasts as long as its requests took: both are said.
+  assert.match(html, /seed \d+ · [\d.]+ s \/ [\d.]+ s simulated/);
 });
 
 test('bench --html against goodput engine: the client-side charts draw', async () => {
@@ -122,6 +124,15 @@ test('bench --html against goodput engine: the client-side charts draw', async (
   const ids = await checkPage(file, 'bench.png');
   for (const id of CLIENT_CHARTS)
     assert.ok(ids.includes(id), `${id} drawn (drawn: ${ids.join(', ')})`);
+
+  // Without --goodput nothing is judged good: the page draws completed requests, named so.
+  const plain = join(dir, 'bench-plain.html');
+  const p = await runGoodput(['bench', '--url', engine, '--num-requests', '20', '--html', plain]);
+  assert.equal(p.code, 0, p.out);
+  const html = readFileSync(plain, 'utf8');
+  assert.match(html, /"title":"Completed against offered load"/);
+  assert.match(html, /"label":"completed · /);
+  assert.doesNotMatch(html, /"label":"completed \/ completed"/);
 });
 
 test('capacity --html: the search drawn against the offered rate', async () => {
