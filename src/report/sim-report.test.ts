@@ -27,8 +27,9 @@ test('report page: a run where nothing was served shows dashes, not 0.0 ms', () 
   assert.equal(row.admitted, '0');
   assert.equal(row.rejected, '40');
   assert.equal(row['attainment (offered)'], '0.00%');
-  // The report's ratios read 0 over an empty denominator (its checked interface: within [0, 1]).
-  assert.equal(row['attainment (admitted)'], '0.00%');
+  // The report's ratios read 0 over an empty denominator (its checked interface: within [0, 1]);
+  // the page says there was nothing to attain.
+  assert.equal(row['attainment (admitted)'], '—');
   assert.equal(row['TTFT p50 / p99 ms'], '—');
   assert.equal(row['TPOT p50 / p99 ms'], '—');
   assert.equal(row['GPU-s per good'], '—');

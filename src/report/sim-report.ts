@@ -59,7 +59,8 @@ export function simReportDoc(runs: readonly SimRun[], command: string): ReportDo
         String(r.admission.admitted),
         String(r.admission.rejected),
         pct(r.slo.attainment_offered),
-        pct(r.slo.attainment_admitted),
+        // Over none admitted, nothing was attained or missed.
+        r.admission.admitted === 0 ? '—' : pct(r.slo.attainment_admitted),
         r.goodput.requests_per_s.toFixed(3),
         p50p99(r.latency_ms.ttft),
         p50p99(r.latency_ms.tpot),

@@ -105,3 +105,21 @@ test('run timeline: past maxBuckets the width doubles and pairs merge, nothing l
   assert.deepEqual(d.outcomes.admit, [4, 4, 2]);
   assert.deepEqual(d.offered_rps, [1, 1, 0.5]);
 });
+
+test('run timeline: past two dozen tenants, those served most are drawn by name and the rest as one', () => {
+  const t = new RunTimeline({ weights: { input: 1, output: 2 } });
+  // Tenant k is served k requests: t01 least, t30 most.
+  for (let k = 1; k <= 30; k++) {
+    const name = `t${String(k).padStart(2, '0')}`;
+    for (let i = 0; i < k; i++) t.outcome(done(name, 50), 500, true);
+  }
+  const share = t.data().tenant_share;
+  const names = Object.keys(share);
+  assert.equal(names.length, 25);
+  assert.ok(names.includes('t30') && names.includes('t07') && !names.includes('t06'));
+  assert.ok(names.includes('6 other tenants'));
+  // The six least served: 1 + … + 6 of 465 requests.
+  assert.ok(Math.abs((share['6 other tenants'][0] ?? 0) - 21 / 465) < 1e-12);
+  const sum = names.reduce((x, n) => x + (share[n][0] ?? 0), 0);
+  assert.ok(Math.abs(sum - 1) < 1e-12);
+});

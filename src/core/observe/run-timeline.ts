@@ -129,8 +129,9 @@ export class RunTimeline {
     const s = this.bucketMs / 1000;
     const filled = Array.from({ length: n }, (_, i) => this.buckets[i] ?? empty());
     const keys = [...new Set(filled.flatMap((b) => [...b.outcomes.keys()]))].sort();
-    const tenants = [...new Set(filled.flatMap((b) => [...b.service.keys()]))].sort();
+    const { drawn, rest } = mostServed(filled);
     const total = (b: Bucket) => [...b.service.values()].reduce((x, y) => x + y, 0);
+    const restOf = (b: Bucket) => rest.reduce((x, t) => x + (b.service.get(t) ?? 0), 0);
     return {
       bucket_s: s,
       t_s: filled.map((_, i) => i * s),
@@ -138,12 +139,20 @@ export class RunTimeline {
       offered_rps: filled.map((b) => b.offered / s),
       completed_rps: filled.map((b) => b.completed / s),
       good_rps: filled.map((b) => b.good / s),
-      tenant_share: Object.fromEntries(
-        tenants.map((t) => [
+      tenant_share: Object.fromEntries([
+        ...drawn.map((t) => [
           t,
           filled.map((b) => (total(b) > 0 ? (b.service.get(t) ?? 0) / total(b) : null)),
         ]),
-      ),
+        ...(rest.length === 0
+          ? []
+          : [
+              [
+                `${rest.length} other tenants`,
+                filled.map((b) => (total(b) > 0 ? restOf(b) / total(b) : null)),
+              ],
+            ]),
+      ]),
       predicted_wait_ms: filled.map((b) => (b.waitN > 0 ? b.waitSum / b.waitN : null)),
       min_slack_ms: filled.map((b) => b.minSlack),
       ttft_cdf: this.ttft.cdf(),
@@ -171,6 +180,25 @@ export class RunTimeline {
     this.buckets.push(...merged);
     this.bucketMs *= 2;
   }
+}
+
+/** The tenants a chart draws one by one: those served most, up to a legend's worth. */
+const DRAWN_TENANTS = 24;
+
+/**
+ * The tenants served most over the run, by name, and the rest, which a chart draws as one:
+ * hundreds of tenants would fill its legend and leave no room for the plot.
+ */
+function mostServed(buckets: readonly Bucket[]): { drawn: string[]; rest: string[] } {
+  const served = new Map<string, number>();
+  for (const b of buckets) for (const [t, v] of b.service) bump(served, t, v);
+  const byService = [...served].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const names = byService.map(([t]) => t);
+  if (names.length <= DRAWN_TENANTS) return { drawn: names.sort(), rest: [] };
+  return {
+    drawn: names.slice(0, DRAWN_TENANTS).sort(),
+    rest: names.slice(DRAWN_TENANTS),
+  };
 }
 
 function empty(): Bucket {
