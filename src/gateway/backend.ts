@@ -177,12 +177,15 @@ export class UpstreamError extends Error {
    * its own `/v1/models` does not list (a backend started under another model name).
    */
   readonly misconfigured: boolean;
+  /** When the backend said to come back (its Retry-After, a 429's or a 503's). */
+  readonly retryAfterMs: Ms | undefined;
   constructor(
     message: string,
     status: number | undefined,
     beforeFirstToken: boolean,
     body?: string,
     misconfigured = false,
+    retryAfterMs?: Ms,
   ) {
     super(message);
     this.name = 'UpstreamError';
@@ -190,6 +193,7 @@ export class UpstreamError extends Error {
     this.beforeFirstToken = beforeFirstToken;
     this.body = body;
     this.misconfigured = misconfigured;
+    this.retryAfterMs = retryAfterMs;
   }
 
   /**

@@ -150,6 +150,7 @@ export class HttpBackend implements Backend {
         true,
         answer.slice(0, ERROR_BODY_CHARS),
         unlisted,
+        retryAfterMs(res.headers['retry-after']),
       );
     }
     const { clock, timers } = this.opts;
@@ -307,4 +308,13 @@ export class HttpBackend implements Backend {
       return undefined;
     }
   }
+}
+
+/** The most a backend's Retry-After is taken for: a client is told no later than this. */
+const RETRY_AFTER_CAP_MS: Ms = 10 * 60_000;
+
+/** A Retry-After in seconds (the form servers send; a date is not taken), capped. */
+function retryAfterMs(header: string | undefined): Ms | undefined {
+  if (header === undefined || !/^\d{1,9}$/.test(header.trim())) return undefined;
+  return Math.min(Number(header.trim()) * 1_000, RETRY_AFTER_CAP_MS);
 }

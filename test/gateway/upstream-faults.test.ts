@@ -54,6 +54,11 @@ async function scriptedVllm(modes: Record<string, Mode>) {
       };
       const mode = /MODE:(\w+)/.exec(body.messages.at(-1)?.content ?? '')?.[1] ?? 'ok';
       hits.push(mode);
+      // Busy: a 503 with when to come back.
+      if (mode === 'busy') {
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '7' });
+        return void res.end('{"error":{"message":"the engine is loading"}}');
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       modes[mode](res, body, String(req.headers['x-request-id']));
     });
@@ -139,6 +144,15 @@ test('a backend that fails past the first-token budget: its client hears the fai
   // The retry, past interactive's 2 s to a first token, is refused; the answer is the failure.
   assert.equal(failed.status, 502, failed.body);
   assert.match(failed.body, /"code":"upstream_error"/);
+});
+
+test("backends that say when to come back: the client is told their Retry-After, not a second's", async () => {
+  const [a, b] = [await scriptedVllm({ ok }), await scriptedVllm({ ok })];
+  const gw = await gateway([a, b]);
+  const busy = await chat(gw.url, 'busy');
+  assert.equal(busy.status, 502, busy.body);
+  assert.equal(busy.res.headers.get('retry-after'), '7');
+  assert.deepEqual([...a.hits, ...b.hits], ['busy', 'busy'], 'tried on each backend once');
 });
 
 test('[DONE] ends a stream: what a backend sends after it, or its silence, is not the answer', async () => {

@@ -195,7 +195,8 @@ export async function admitAndServe(
           continue;
         }
         if (e.requestAtFault) return final(named(rejectedUpstream(e), id));
-        return final(named(upstreamFailed('the upstream failed before the first token'), id));
+        const failure = 'the upstream failed before the first token';
+        return final(named(upstreamFailed(failure, e.retryAfterMs), id));
       }
       const degraded =
         ticket.decision.outcome === 'admit' ? ticket.decision.degradation : undefined;
