@@ -49,9 +49,11 @@ const served = (e2eMs: number, tenant = 't'): RequestOutcome => ({
   preemptions: 0,
 });
 
-/** The headline's offered, admitted, rejected, attainment over offered and over admitted. */
+/**
+ * The headline's offered, admitted, rejected, failed, attainment over offered and over admitted.
+ */
 function headline(feed: DashboardFeed): string[] {
-  return feed.doc(1).headline.rows[0].slice(0, 5);
+  return feed.doc(1).headline.rows[0].slice(0, 6);
 }
 
 test('what could not be read as a request is not offered load', () => {
@@ -61,11 +63,11 @@ test('what could not be read as a request is not offered load', () => {
     const unread = { requestId: `u${i}`, tenant: null, cls: null, revision: 'p@1', atMs: 5 };
     feed.decision(unreadRecord({ ...unread, reason: 'unauthenticated', status: 401 }));
   }
-  assert.deepEqual(headline(feed), ['0', '0', '0', '—', '—']);
+  assert.deepEqual(headline(feed), ['0', '0', '0', '0', '—', '—']);
   feed.decision(admitted('a', 10));
   clock.ms = 100;
   feed.completed(served(90), 100, true);
-  assert.deepEqual(headline(feed), ['1', '1', '0', '100.00%', '100.00%']);
+  assert.deepEqual(headline(feed), ['1', '1', '0', '0', '100.00%', '100.00%']);
   const outcomes = feed
     .doc(1)
     .sections.flatMap((s) => s.charts)
@@ -86,9 +88,9 @@ test('a request offered before the window rolled is not good in the next: attain
   feed.decision(admitted('b', 60_500));
   clock.ms = 60_600;
   feed.completed(served(100), 60_600, true);
-  assert.deepEqual(headline(feed), ['1', '1', '0', '100.00%', '100.00%']);
+  assert.deepEqual(headline(feed), ['1', '1', '0', '0', '100.00%', '100.00%']);
   // Goodput over a window a tenth of a second old is over a second, not a tenth.
-  assert.equal(feed.doc(1).headline.rows[0][5], '1.00');
+  assert.equal(feed.doc(1).headline.rows[0][6], '1.00');
 });
 
 test("a tenant may be named as an object's own properties are: constructor, __proto__", () => {
@@ -118,7 +120,38 @@ test("the headline's TTFT percentiles are read within their bins, not at a bin's
     feed.decision(admitted(`r${i}`, 1));
     feed.completed({ ...served(500), ttftMs: 100 + i * 0.1 }, 1_000, true);
   }
-  const [p50, p99] = feed.doc(1).headline.rows[0][6].split(' / ').map(Number);
+  const [p50, p99] = feed.doc(1).headline.rows[0][7].split(' / ').map(Number);
   assert.ok(Math.abs(p50 - 150) / 150 < 0.04, `p50 ${p50}`);
   assert.ok(Math.abs(p99 - 199) / 199 < 0.04, `p99 ${p99}`);
+});
+
+test('an attempt admitted and then not served is counted failed: expired in the queue, or its backend failed', () => {
+  clock.ms = 0;
+  const feed = new DashboardFeed(clock, { policy: 'goodput', model: 'm' }, 60_000);
+  const expired = admitted('q', 10);
+  feed.decision({ ...expired, admission: { ...expired.admission, result: 'expire' } });
+  const ended = (state: 'failed' | 'completed', tried?: true) => ({
+    request_id: 'b',
+    tenant: 't',
+    class: 'interactive',
+    at_ms: 20,
+    outcome: {
+      state,
+      output_tokens: 0,
+      ttft_ms: null,
+      predicted_ttft_ms: null,
+      itl_p99_ms: null,
+      max_gap_ms: null,
+      relay_max_ms: null,
+      e2e_ms: null,
+      good: false,
+      missed: 'not_completed' as const,
+      ...(tried ? { tried_again: tried } : {}),
+    },
+  });
+  // Attempts, as /metrics counts them: one tried again elsewhere failed too.
+  feed.ended(ended('failed', true));
+  feed.ended(ended('failed'));
+  feed.ended(ended('completed'));
+  assert.equal(headline(feed)[3], '3');
 });

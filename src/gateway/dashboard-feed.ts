@@ -9,6 +9,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 import { SERVICE_WEIGHTS } from '../core/observe/outcome-accumulator.ts';
 import type { RequestOutcome } from '../core/observe/request-outcome.ts';
+import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import { offeredAtDoor, RunTimeline } from '../core/observe/run-timeline.ts';
 import { BIN_RATIO, type CdfPoint } from '../core/observe/log-histogram.ts';
 import type { ChartSpec, ReportDoc } from '../report/chart-spec.ts';
@@ -41,6 +42,8 @@ export class DashboardFeed {
   private ticks: ScaleTick[] = [];
   private classes = new Map<string, ClassCounts>();
   private rejected = 0;
+  /** Attempts admitted, then not served: expired in the queue, or ended failed. */
+  private failed = 0;
 
   constructor(
     clock: Clock,
@@ -65,6 +68,16 @@ export class DashboardFeed {
     c.offered++;
     if (a.result === 'admit' || a.result === 'degrade') c.admitted++;
     if (a.result === 'reject') this.rejected++;
+    if (a.result === 'expire' || a.result === 'abort') this.failed++;
+  }
+
+  /**
+   * How a dispatched attempt ended. The headline counts attempts, as `/metrics` does: one that
+   * failed failed, whether or not its request was tried again (the retry is offered in turn).
+   */
+  ended(r: OutcomeRecord): void {
+    this.roll();
+    if (r.outcome.state === 'failed') this.failed++;
   }
 
   completed(o: RequestOutcome, atMs: number, good: boolean): void {
@@ -120,6 +133,7 @@ export class DashboardFeed {
             String(offered),
             String(admitted),
             String(this.rejected),
+            String(this.failed),
             pct(good, offered),
             pct(good, admitted),
             (good / seconds).toFixed(2),
@@ -193,6 +207,7 @@ export class DashboardFeed {
     this.ticks = [];
     this.classes = new Map();
     this.rejected = 0;
+    this.failed = 0;
   }
 }
 

@@ -228,6 +228,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     onOutcome: (r) => {
       const json = JSON.stringify(r);
       outcomes.set(r.request_id, json, clock.now());
+      dashboard.ended(r);
       o.onOutcome?.(r, json);
     },
     onScaleTick: (groups) => dashboard.scaleTick(groups),

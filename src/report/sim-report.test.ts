@@ -43,3 +43,14 @@ test('report page: a served run shows its latencies as p50 / p99 in ms', () => {
   assert.match(row['TPOT p50 / p99 ms'], /^\d+\.\d \/ \d+\.\d$/);
   assert.match(row['GPU-s per good'], /^\d+\.\d{3}$/);
 });
+
+test('report page: requests admitted and then not served are counted failed', () => {
+  // The baseline admits everything; the engine refuses prompts past its 256-token context.
+  const row = headline(
+    { input: 'uniform:500:500', output: 'uniform:10:10', maxModelLen: 256 },
+    'baseline-vllm',
+  );
+  assert.equal(row.admitted, '40');
+  assert.equal(row.failed, '40');
+  assert.equal(row['attainment (admitted)'], '0.00%');
+});

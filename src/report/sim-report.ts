@@ -22,6 +22,8 @@ export const DOOR_COLUMNS = [
   'offered',
   'admitted',
   'rejected',
+  // Admitted, then not served: expired in the queue, its stream cut, its backend failed.
+  'failed',
   'attainment (offered)',
   'attainment (admitted)',
   'goodput req/s',
@@ -58,6 +60,7 @@ export function simReportDoc(runs: readonly SimRun[], command: string): ReportDo
         String(r.admission.offered),
         String(r.admission.admitted),
         String(r.admission.rejected),
+        String(r.failed),
         pct(r.slo.attainment_offered),
         // Over none admitted, nothing was attained or missed.
         r.admission.admitted === 0 ? '—' : pct(r.slo.attainment_admitted),
