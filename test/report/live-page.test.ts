@@ -54,7 +54,8 @@ const LAYOUT = `Array.from(document.querySelectorAll('#goodput-sections > sectio
   [s.querySelector('h2').textContent, Array.from(s.querySelectorAll('figure')).map((f) => f.id)])`;
 
 test('a live page redraws sections that come, move and go under their own headings, and says when it is stale', async () => {
-  let served = 0;
+  // The document the data URL serves now: the test moves it on.
+  let current = 0;
   let failing = false;
   const server = createServer((req, res) => {
     if (req.url === '/data') {
@@ -62,9 +63,8 @@ test('a live page redraws sections that come, move and go under their own headin
         res.writeHead(503).end();
         return;
       }
-      served++;
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(JSON.stringify(DOCS[Math.min(served, DOCS.length - 1)]));
+      res.end(JSON.stringify(DOCS[current]));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/html' });
@@ -76,12 +76,14 @@ test('a live page redraws sections that come, move and go under their own headin
   try {
     const { page, errors } = await openPage(browser, url);
     assert.deepEqual(await page.evaluate(LAYOUT), [['Over time', ['chart-replicas']]]);
+    current = 1;
     await page.waitForFunction(`${LAYOUT}.length === 3`, undefined, { timeout: 10_000 });
     assert.deepEqual(await page.evaluate(LAYOUT), [
       ['Latency', ['chart-ttft', 'chart-tpot']],
       ['Goodput', ['chart-goodput']],
       ['Over time', ['chart-replicas']],
     ]);
+    current = 2;
     await page.waitForFunction(`${LAYOUT}.length === 2`, undefined, { timeout: 10_000 });
     assert.deepEqual(await page.evaluate(LAYOUT), [
       ['Latency', ['chart-ttft']],
