@@ -8,6 +8,7 @@
  * naming why, and the gateway goes on (cold, or with the state last saved): what was learned
  * saves capacity at a restart and is never a reason to refuse to start.
  */
+import { answeredWithin } from './shared/answered-within.ts';
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { statSync } from 'node:fs';
@@ -78,8 +79,10 @@ export async function redisLearnedStore(
   timers: Timers,
 ): Promise<LearnedStateStore> {
   const { gatewayRedisClient } = await import('./shared/redis-store.ts');
-  // While disconnected, a save fails at once and is tried again next interval.
-  const client = gatewayRedisClient(url, 1_000, 2_000);
+  // While disconnected, a save fails at once and is tried again next interval; a Redis that
+  // hangs fails it at the command timeout.
+  const client = gatewayRedisClient(url, 1_000, COMMAND_MS);
+  const within = <T>(answer: Promise<T>) => answeredWithin(answer, COMMAND_MS, clock, timers);
   // The failover store reports Redis going down; here a failed load or save says so.
   client.on('error', () => {});
   // The client reconnects for ever; a start waits for it at most this long, then reads or
@@ -95,10 +98,10 @@ export async function redisLearnedStore(
       const late = new Promise<void>((ok) => (wait = timers.at(clock.now() + CONNECT_WAIT_MS, ok)));
       await Promise.race([connected, late]);
       wait?.cancel();
-      return (await client.get(LEARNED_STATE_KEY)) ?? undefined;
+      return (await within(client.get(LEARNED_STATE_KEY))) ?? undefined;
     },
     async save(text) {
-      await client.set(LEARNED_STATE_KEY, text);
+      await within(client.set(LEARNED_STATE_KEY, text));
     },
     async close() {
       // Saves are awaited before this; nothing is pending that a quit would wait for.
@@ -106,6 +109,9 @@ export async function redisLearnedStore(
     },
   };
 }
+
+/** How long a load or save waits for Redis's answer. */
+const COMMAND_MS = 2_000;
 
 /** How long a start waits for Redis before it reads the learned state (or starts cold). */
 const CONNECT_WAIT_MS = 2_000;

@@ -10,6 +10,7 @@ import { RedisStore, type RedisStoreOptions } from '../../src/gateway/shared/red
 import { sharedStoreConformance } from '../../src/gateway/shared/store-conformance.ts';
 import { responseStoreConformance } from '../../src/gateway/shared/response-conformance.ts';
 import type { TenantAsk } from '../../src/gateway/shared/shared-store.ts';
+import { tenantKeys } from '../../src/gateway/shared/redis-keys.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
 import { freePort, startRedis } from './redis-kit.ts';
@@ -74,6 +75,21 @@ test("a replica's autoscaling tick holds for its TTL on Redis's clock, then is g
   assert.equal((await s.windows()).get(stays), 'tick');
 });
 
+test("a tenant's token debt is kept until its bucket is full again, not forgiven after a window", async () => {
+  const s = await open();
+  const quotas = { windowMs: 1_000, tokensPerWindow: 1_000 };
+  const v = await s.admit(ask({ tenant: 'debt', tokens: 500, quotas }));
+  assert.ok(v.ok);
+  // It used ten times its charge: 4,000 in debt, five windows to refill.
+  await v.lease.release(5_000);
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  const ttl = await raw.pTTL(tenantKeys('debt').tokens);
+  raw.destroy();
+  assert.ok(ttl > 4_500 && ttl <= 6_000, `kept ${ttl} ms`);
+  assert.equal((await s.admit(ask({ tenant: 'debt', tokens: 100, quotas }))).ok, false);
+});
+
 test('a key written before fingerprints (I<holder>, D<answer>) is read as bound to none', async () => {
   const s = await open();
   const raw = createClient({ url: redis.url });
@@ -120,4 +136,44 @@ test('no server: calls reject, nothing crashes', async () => {
   await assert.rejects(s.claim('acme', 'k', 'fp'));
   await assert.rejects(s.loadResponse('acme', 'resp_1'));
   await until(() => errors.length > 0);
+});
+
+test('a Redis that hangs is refused at the command timeout, as one that is down', async () => {
+  const s = await open({ commandTimeoutMs: 300 });
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  // Every other client's commands wait, as behind a stopped server or a network dropping packets.
+  await raw.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+  raw.destroy();
+  const started = Date.now();
+  await assert.rejects(s.ping(), /no answer from Redis within 300 ms/);
+  await assert.rejects(s.admit(ask({})), /no answer from Redis within 300 ms/);
+  assert.ok(Date.now() - started < 1_200, `refused in ${Date.now() - started} ms`);
+  // Once it answers again, so does the store.
+  await until(async () => {
+    try {
+      await s.ping();
+      return true;
+    } catch {
+      return false;
+    }
+  }, 1_000);
+});
+
+// Last: it restarts the file's Redis.
+test('after Redis restarts empty, the slot of a request still running is held again at its next renewal', async () => {
+  const s = await open({ leaseTtlMs: 600 });
+  const quotas = { windowMs: 60_000, maxConcurrentRequests: 1 };
+  const held = await s.admit(ask({ tenant: 'restarted', quotas }));
+  assert.ok(held.ok);
+  await redis.kill();
+  await redis.restart();
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  // Renewed every third of its 600 ms TTL: back once the store has reconnected.
+  await until(async () => (await raw.zCard(tenantKeys('restarted').leases)) === 1, 1_000);
+  raw.destroy();
+  const next = await s.admit(ask({ tenant: 'restarted', quotas }));
+  assert.equal(next.ok ? null : next.reason, 'tenant_concurrency');
+  await held.lease.release();
 });

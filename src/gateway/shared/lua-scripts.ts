@@ -64,9 +64,11 @@ local function bucket(key, cap, n)
   end
   return level, math.max(now, bat), wait
 end
-local function take(key, level, at, n)
+-- Kept until it is full again (a bucket in debt longer than a window): absent reads full.
+local function take(key, cap, level, at, n)
   redis.call('HSET', key, 'level', tostring(level - n), 'at', tostring(at))
-  redis.call('PEXPIRE', key, math.ceil(window) + 1000)
+  local full = (at - now) + (cap - (level - n)) * window / cap
+  redis.call('PEXPIRE', key, math.ceil(math.max(full, 0)) + 1000)
   return tostring(level - n)
 end
 local tlevel, tat, twait, qlevel, qat, qwait = 0, now, 0, 0, now, 0
@@ -81,8 +83,8 @@ if twait > 0 or qwait > 0 then
   return {reason, wait, tleft, qleft}
 end
 local tleft, qleft = '', ''
-if limit >= 0 then tleft = take(KEYS[1], tlevel, tat, need) end
-if rpw >= 0 then qleft = take(KEYS[4], qlevel, qat, 1) end
+if limit >= 0 then tleft = take(KEYS[1], limit, tlevel, tat, need) end
+if rpw >= 0 then qleft = take(KEYS[4], rpw, qlevel, qat, 1) end
 local delta = ratio
 if attempt > 1 then delta = -1 end
 redis.call('HSET', KEYS[3], 'level', tostring(math.min(rcap, rlevel + delta)), 'at', tostring(now))
@@ -106,16 +108,23 @@ local b = redis.call('HMGET', KEYS[1], 'level', 'at')
 local bat = tonumber(b[2]) or now
 local level = math.min(limit, (tonumber(b[1]) or limit) + math.max(0, now - bat) * limit / window)
 level = math.min(limit, level - delta)
-redis.call('HSET', KEYS[1], 'level', tostring(level), 'at', tostring(math.max(now, bat)))
-redis.call('PEXPIRE', KEYS[1], math.ceil(window) + 1000)
+local at = math.max(now, bat)
+redis.call('HSET', KEYS[1], 'level', tostring(level), 'at', tostring(at))
+-- Kept until it is full again: a debt longer than a window is not forgiven by the TTL.
+local full = (at - now) + (limit - level) * window / limit
+redis.call('PEXPIRE', KEYS[1], math.ceil(math.max(full, 0)) + 1000)
 return 1
 `);
 
-/** KEYS: lease sorted set. ARGV: lease id, lease TTL ms. Pushes a live lease's expiry out. */
+/**
+ * KEYS: lease sorted set. ARGV: lease id, lease TTL ms. Pushes a live lease's expiry out — or
+ * sets it again where it is gone (a Redis that restarted empty, a renewal late past its TTL):
+ * its request still runs, and holds its slot. A released lease is never renewed (its holder
+ * stops renewing before it releases, on the same connection).
+ */
 export const RENEW_LEASE = script(`${NOW}
-if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1]) == 1 then
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
-end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 return 1
 `);
 
@@ -157,16 +166,19 @@ return {'in_flight'}
 /**
  * KEYS: the idempotency key. ARGV: holder token, action ('complete' | 'abandon' | 'renew'),
  * fingerprint, TTL ms, stored response. Only the holder's own claim is touched; a completed
- * answer stays bound to the fingerprint.
+ * answer stays bound to the fingerprint. A claim that is gone (a Redis that restarted empty) is
+ * held again by its renewal, or answered by its completion, unless another request took the key.
  */
 export const SETTLE_CLAIM = script(`${BOUND}
-if redis.call('GET', KEYS[1]) ~= 'H' .. bound .. ARGV[1] then return 0 end
+local v = redis.call('GET', KEYS[1])
+if v and v ~= 'H' .. bound .. ARGV[1] then return 0 end
+if not v and ARGV[2] == 'abandon' then return 0 end
 if ARGV[2] == 'complete' then
   redis.call('SET', KEYS[1], 'A' .. bound .. ARGV[5], 'PX', tonumber(ARGV[4]))
 elseif ARGV[2] == 'abandon' then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]))
+  redis.call('SET', KEYS[1], 'H' .. bound .. ARGV[1], 'PX', tonumber(ARGV[4]))
 end
 return 1
 `);

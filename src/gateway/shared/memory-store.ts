@@ -16,13 +16,13 @@ import { BoundedMap } from '../bounded-map.ts';
 import { REPLAY_BYTES, ReplayKeys, type KeyState } from './replay-keys.ts';
 import { ResponseShelf, keyOf } from './response-shelf.ts';
 import {
-  REPLAY_MAX_BYTES,
   RESPONSE_TTL_MS,
   type Claim,
   type QuotaVerdict,
   type SharedStore,
   type TenantAsk,
   type Told,
+  replayed,
 } from './shared-store.ts';
 
 export interface MemoryStoreOptions {
@@ -122,8 +122,7 @@ export class MemoryStore implements SharedStore {
     return {
       kind: 'claimed',
       hold: {
-        complete: async (response) =>
-          settle(response.body.length <= REPLAY_MAX_BYTES ? { fingerprint, response } : null),
+        complete: async (response) => settle({ fingerprint, response: replayed(response) }),
         abandon: async () => settle(null),
       },
     };

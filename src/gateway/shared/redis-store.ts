@@ -7,7 +7,8 @@
  * string holding its request's fingerprint with its holder or answer (the format is in
  * lua-scripts.ts, with how keys of the earlier format are read). Main rule: this store
  * never throws on its own account and never takes the process down — connection errors are
- * swallowed (the failover store watches `ping`), commands time out, and a handle's methods
+ * swallowed (the failover store watches `ping`), every command is answered or refused within
+ * the command timeout (`#send`), and a handle's methods
  * swallow their errors (a lease or claim left behind expires).
  */
 import { createClient } from 'redis';
@@ -29,6 +30,7 @@ import {
 } from './lua-scripts.ts';
 import { admitCall, admitReply } from './redis-admit.ts';
 import { LogWatch } from './redis-watch.ts';
+import { answeredWithin } from './answered-within.ts';
 import {
   ORDERS_KEY,
   SERVING_KEY,
@@ -44,7 +46,6 @@ import {
 } from './redis-keys.ts';
 import {
   NO_LEASE,
-  REPLAY_MAX_BYTES,
   RESPONSE_MAX_BYTES,
   RESPONSE_TTL_MS,
   type Claim,
@@ -53,6 +54,7 @@ import {
   type StoredResponse,
   type Told,
   type TenantAsk,
+  replayed,
 } from './shared-store.ts';
 
 export interface RedisStoreOptions {
@@ -152,7 +154,7 @@ export class RedisStore implements SharedStore {
       released = true;
       try {
         if (leased && this.#held.delete(token)) {
-          await this.#client.sendCommand(['ZREM', keys.leases, ask.requestId]);
+          await this.#send(['ZREM', keys.leases, ask.requestId]);
         }
         if (limit !== undefined && usedTokens !== undefined && usedTokens !== ask.tokens) {
           const delta = usedTokens - ask.tokens;
@@ -186,11 +188,10 @@ export class RedisStore implements SharedStore {
     this.#hold(token, () => settle('renew', this.#o.leaseTtlMs));
     const end = async (response: StoredResponse | null) => {
       if (!this.#held.delete(token)) return;
-      const payload = response === null ? '' : JSON.stringify(response);
-      const keep = response !== null && payload.length <= REPLAY_MAX_BYTES;
-      await (keep ? settle('complete', this.#o.replayTtlMs, payload) : settle('abandon', 0)).catch(
-        () => {},
-      );
+      const payload = response === null ? '' : JSON.stringify(replayed(response));
+      const done =
+        response === null ? settle('abandon', 0) : settle('complete', this.#o.replayTtlMs, payload);
+      await done.catch(() => {});
     };
     return {
       kind: 'claimed',
@@ -201,26 +202,26 @@ export class RedisStore implements SharedStore {
   async saveResponse(tenant: string, id: string, text: string): Promise<boolean> {
     if (Buffer.byteLength(text) > RESPONSE_MAX_BYTES) return false;
     const ttl = String(Math.ceil(this.#o.responseTtlMs));
-    await this.#client.sendCommand(['SET', responseKey(tenant, id), text, 'PX', ttl]);
+    await this.#send(['SET', responseKey(tenant, id), text, 'PX', ttl]);
     return true;
   }
 
   async loadResponse(tenant: string, id: string): Promise<string | undefined> {
-    const text = await this.#client.sendCommand(['GET', responseKey(tenant, id)]);
+    const text = await this.#send(['GET', responseKey(tenant, id)]);
     return typeof text === 'string' ? text : undefined;
   }
 
   /** A character is at most 3 bytes of UTF-8 (one of a pair 2): so many bytes hold them. */
   async loadResponsePrefix(tenant: string, id: string, chars: number): Promise<string | undefined> {
     const last = String(3 * chars - 1);
-    const text = await this.#client.sendCommand(['GETRANGE', responseKey(tenant, id), '0', last]);
+    const text = await this.#send(['GETRANGE', responseKey(tenant, id), '0', last]);
     // A text kept is never empty: none is no key.
     return typeof text === 'string' && text !== '' ? text : undefined;
   }
 
   async deleteResponse(tenant: string, id: string): Promise<boolean> {
     const keys = [responseKey(tenant, id), eventsKey(tenant, id)];
-    return Number(await this.#client.sendCommand(['DEL', ...keys])) >= 1;
+    return Number(await this.#send(['DEL', ...keys])) >= 1;
   }
 
   async appendEvents(tenant: string, id: string, events: readonly string[]): Promise<void> {
@@ -239,7 +240,7 @@ export class RedisStore implements SharedStore {
     // From the end, the range ends at the last event at the latest.
     const to = from < 0 ? Math.min(from + max - 1, -1) : from + max - 1;
     const range = [String(from), String(to)];
-    const events = await this.#client.sendCommand(['LRANGE', eventsKey(tenant, id), ...range]);
+    const events = await this.#send(['LRANGE', eventsKey(tenant, id), ...range]);
     return Array.isArray(events) ? events.map(String) : [];
   }
 
@@ -250,13 +251,13 @@ export class RedisStore implements SharedStore {
   async beat(replica: string, ttlMs: number, serving: boolean): Promise<void> {
     // Sent together, answered in one round trip.
     await Promise.all([
-      this.#client.sendCommand(['SET', replicaKey(replica), '1', 'PX', String(ttlMs)]),
+      this.#send(['SET', replicaKey(replica), '1', 'PX', String(ttlMs)]),
       this.#eval(SERVING_BEAT, [SERVING_KEY], [replica, serving ? ttlMs : 0]),
     ]);
   }
 
   async alive(replica: string): Promise<boolean> {
-    return Number(await this.#client.sendCommand(['EXISTS', replicaKey(replica)])) === 1;
+    return Number(await this.#send(['EXISTS', replicaKey(replica)])) === 1;
   }
 
   async serving(): Promise<readonly string[]> {
@@ -279,32 +280,32 @@ export class RedisStore implements SharedStore {
   async handOver(order: string): Promise<void> {
     const ttl = String(Math.ceil(this.#o.responseTtlMs));
     await Promise.all([
-      this.#client.sendCommand(['RPUSH', ORDERS_KEY, order]),
-      this.#client.sendCommand(['PEXPIRE', ORDERS_KEY, ttl]),
+      this.#send(['RPUSH', ORDERS_KEY, order]),
+      this.#send(['PEXPIRE', ORDERS_KEY, ttl]),
     ]);
   }
 
   async keepOrder(tenant: string, id: string, order: string): Promise<void> {
     const ttl = String(Math.ceil(this.#o.responseTtlMs));
-    await this.#client.sendCommand(['SET', orderKey(tenant, id), order, 'PX', ttl]);
+    await this.#send(['SET', orderKey(tenant, id), order, 'PX', ttl]);
   }
 
   async takeOrder(tenant: string, id: string): Promise<string | undefined> {
-    const order = await this.#client.sendCommand(['GETDEL', orderKey(tenant, id)]);
+    const order = await this.#send(['GETDEL', orderKey(tenant, id)]);
     return order === null || order === undefined ? undefined : String(order);
   }
 
   async dropOrder(tenant: string, id: string): Promise<void> {
-    await this.#client.sendCommand(['DEL', orderKey(tenant, id)]);
+    await this.#send(['DEL', orderKey(tenant, id)]);
   }
 
   async settling(tenant: string, id: string, ttlMs: number): Promise<boolean> {
     const set = ['SET', settlingKey(tenant, id), '1', 'NX', 'PX', String(Math.ceil(ttlMs))];
-    return (await this.#client.sendCommand(set)) !== null;
+    return (await this.#send(set)) !== null;
   }
 
   async takeHandedOver(max: number): Promise<readonly string[]> {
-    const orders = await this.#client.sendCommand(['LPOP', ORDERS_KEY, String(max)]);
+    const orders = await this.#send(['LPOP', ORDERS_KEY, String(max)]);
     return Array.isArray(orders) ? orders.map(String) : [];
   }
 
@@ -314,7 +315,7 @@ export class RedisStore implements SharedStore {
     if (!this.#client.isReady) {
       throw new Error(`not connected (${this.#lastError?.message ?? 'connecting'})`);
     }
-    await this.#client.sendCommand(['PING']);
+    await this.#send(['PING']);
   }
 
   async close(): Promise<void> {
@@ -326,6 +327,15 @@ export class RedisStore implements SharedStore {
   }
 
   /** EVALSHA, falling back to EVAL when the server has not seen the script (NOSCRIPT). */
+  /**
+   * One command, answered within the command timeout, or refused (`answeredWithin`). A command
+   * answered late has done its work there: a lease it took expires within its TTL.
+   */
+  #send(args: string[]): Promise<unknown> {
+    const { clock, timers, commandTimeoutMs } = this.#o;
+    return answeredWithin(this.#client.sendCommand(args), commandTimeoutMs, clock, timers);
+  }
+
   async #eval(
     s: LuaScript,
     keys: string[],
@@ -333,10 +343,10 @@ export class RedisStore implements SharedStore {
   ): Promise<unknown> {
     const tail = [String(keys.length), ...keys, ...args.map(String)];
     try {
-      return await this.#client.sendCommand(['EVALSHA', s.sha, ...tail]);
+      return await this.#send(['EVALSHA', s.sha, ...tail]);
     } catch (e) {
       if (!(e instanceof Error && e.message.startsWith('NOSCRIPT'))) throw e;
-      return await this.#client.sendCommand(['EVAL', s.source, ...tail]);
+      return await this.#send(['EVAL', s.source, ...tail]);
     }
   }
 

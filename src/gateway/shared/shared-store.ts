@@ -31,6 +31,7 @@ import type {
   TenantReason,
 } from '../../core/admission/budget/tenant-ledger.ts';
 import type { Ms } from '../../core/request/units.ts';
+import { errorBody } from '../../openai/errors.ts';
 
 /** What a request asks of its tenant's quotas: the tenant-accounting port's ask (core). */
 export type { TenantAsk };
@@ -165,6 +166,23 @@ export interface SharedStore {
 
 /** Responses larger than this are not kept for replay, so one answer cannot fill the store. */
 export const REPLAY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * What is kept for replay of `response`: itself, or — too large to keep — a 409 saying the
+ * request ran and its answer is not kept. Never nothing: a key whose request ran is never free
+ * for it to run again (a stream of 6,000 tokens, 1.4 MB of SSE, had run twice).
+ */
+export function replayed(response: StoredResponse): StoredResponse {
+  if (response.body.length <= REPLAY_MAX_BYTES) return response;
+  const message =
+    `Idempotency-Key: the request with this key ran, and its answer (${response.body.length} ` +
+    `bytes, over the ${REPLAY_MAX_BYTES} kept for replay) is not kept: send another key to ask again`;
+  return {
+    status: 409,
+    body: JSON.stringify(errorBody(409, message, null, 'idempotency_answer_not_kept')),
+    headers: { 'content-type': 'application/json' },
+  };
+}
 
 /**
  * The largest kept response: a conversation at a 128K-token context is about 1 MiB of JSON, and

@@ -269,6 +269,20 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
     if (mine.kind === 'claimed') await mine.hold.abandon();
   });
 
+  test(`${name}: an answer too large to keep: its key says the request ran, never runs it again`, async () => {
+    const s = store();
+    const t = fresh();
+    const c = await s.claim(t, 'big', 'fp');
+    assert.equal(c.kind, 'claimed');
+    if (c.kind !== 'claimed') return;
+    await c.hold.complete({ status: 200, body: 'x'.repeat(2 * 1024 * 1024), headers: {} });
+    const again = await s.claim(t, 'big', 'fp');
+    assert.equal(again.kind, 'done');
+    if (again.kind !== 'done') return;
+    assert.equal(again.response.status, 409);
+    assert.match(again.response.body, /"code":"idempotency_answer_not_kept"/);
+  });
+
   test(`${name}: it answers a ping`, async () => {
     await store().ping();
   });
