@@ -256,9 +256,11 @@ async function complete(
       const window = policyTenant?.quotas.tokensPerWindow;
       // A charge no window holds: told what it is, and the window's size.
       const words =
-        door.rejection.final === true && window !== undefined
-          ? beyondWindowWords(req, charge, window, askedOf(kind, parsed, policyTenant))
-          : undefined;
+        door.message !== undefined
+          ? { message: door.message }
+          : door.rejection.final === true && window !== undefined
+            ? beyondWindowWords(req, charge, window, askedOf(kind, parsed, policyTenant))
+            : undefined;
       return told(refused(door.rejection, true, words), quota);
     }
     let served: Served | undefined;

@@ -50,7 +50,13 @@ export interface Pass {
 /** `standing`: where the tenant's windowed quotas stand, when it has any (its answer tells it). */
 export type Door =
   | { readonly kind: 'replay'; readonly answer: StoredResponse; readonly standing?: undefined }
-  | { readonly kind: 'refused'; readonly rejection: Rejection; readonly standing?: Standings }
+  | {
+      readonly kind: 'refused';
+      readonly rejection: Rejection;
+      readonly standing?: Standings;
+      /** Why, in words, where the reason alone would mislead (the store unreachable). */
+      readonly message?: string;
+    }
   | { readonly kind: 'enter'; readonly pass: Pass; readonly standing?: Standings };
 
 /** No shared state held: for requests the store had nothing to say about. */
@@ -106,9 +112,15 @@ export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door>
       q.requestsPerWindow !== undefined ||
       q.maxConcurrentRequests !== undefined;
     if (!needed) return OPEN_DOOR;
-    return refused(503, 'service_capacity', e.retryAfterMs);
+    const rejection = { outcome: 'reject', status: 503, reason: 'service_capacity' } as const;
+    const retryAfterMs = e.retryAfterMs;
+    return { kind: 'refused', rejection: { ...rejection, retryAfterMs }, message: UNREACHABLE };
   }
 }
+
+const UNREACHABLE =
+  "the gateways' shared state (Redis) is unreachable: a request that needs a tenant quota, an " +
+  'Idempotency-Key or a retry is refused until it answers';
 
 function refused(
   status: Rejection['status'],
