@@ -160,6 +160,21 @@ test('a Redis that hangs is refused at the command timeout, as one that is down'
   }, 1_000);
 });
 
+test('a Redis that answers but takes no writes is down: its health check writes', async () => {
+  const s = await open();
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  await raw.sendCommand(['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
+  await raw.sendCommand(['CONFIG', 'SET', 'maxmemory', '1']);
+  try {
+    await assert.rejects(s.ping(), /OOM/);
+  } finally {
+    await raw.sendCommand(['CONFIG', 'SET', 'maxmemory', '0']);
+    raw.destroy();
+  }
+  await s.ping();
+});
+
 // Last: it restarts the file's Redis.
 test('after Redis restarts empty, the slot of a request still running is held again at its next renewal', async () => {
   const s = await open({ leaseTtlMs: 600 });

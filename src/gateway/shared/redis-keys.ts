@@ -30,6 +30,9 @@ export const WINDOWS_UNTIL_KEY = 'goodput:{replicas}:windows:until';
 /** Background responses handed over, oldest first (http/background-handover.ts). */
 export const ORDERS_KEY = 'goodput:{replicas}:handovers';
 
+/** What the health check writes: a store that answers but takes no writes is down. */
+export const PING_KEY = 'goodput:{replicas}:ping';
+
 export function orderKey(tenant: string, id: string): string {
   return `${tenantPrefix(tenant)}:order:${id}`;
 }

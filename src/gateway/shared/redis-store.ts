@@ -33,6 +33,7 @@ import { LogWatch } from './redis-watch.ts';
 import { answeredWithin } from './answered-within.ts';
 import {
   ORDERS_KEY,
+  PING_KEY,
   SERVING_KEY,
   WINDOWS_KEY,
   WINDOWS_UNTIL_KEY,
@@ -315,7 +316,9 @@ export class RedisStore implements SharedStore {
     if (!this.#client.isReady) {
       throw new Error(`not connected (${this.#lastError?.message ?? 'connecting'})`);
     }
-    await this.#send(['PING']);
+    // A write, not a PING: a Redis that answers but refuses writes (out of memory under
+    // noeviction, a read-only replica) serves no quota, and read up, it would flap.
+    await this.#send(['SET', PING_KEY, '1', 'PX', '10000']);
   }
 
   async close(): Promise<void> {

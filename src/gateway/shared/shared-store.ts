@@ -159,7 +159,7 @@ export interface SharedStore {
    * `loadSettled`): true for one caller in `ttlMs`, false for the others meanwhile.
    */
   settling(tenant: string, id: string, ttlMs: number): Promise<boolean>;
-  /** Resolves when the store answers; rejects when it cannot be reached. */
+  /** Resolves when the store answers and takes writes; rejects when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
