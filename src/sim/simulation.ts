@@ -80,8 +80,7 @@ export function simulate(opts: SimulationOptions): Report {
   const clientRng = opts.rng.fork('client');
   const counters = { timeouts: 0, retries: 0, finished: 0, offered: 0 };
   let arrivalsDone = false;
-  // When the last request ended: the run's length, whatever is still due after it (a group
-  // still starting, an autoscaler's last tick).
+  // When the last request ended: the run's length, whatever is due after it (a group starting).
   let endMs: Ms | undefined;
   // Set once the fleet exists (the loop measures it).
   let scaling: FleetScaling | null = null;
@@ -330,8 +329,7 @@ export function simulate(opts: SimulationOptions): Report {
     }
   };
 
-  // Gaps are kept per request only where a stream may end short of its answer (a client's
-  // timeout, a group's failure): the pooled ITL is of completed requests.
+  // A request's gaps are kept where its stream may end short (a timeout, a group's failure).
   const mayCut = opts.client.timeoutMs !== undefined || (opts.failGroupsAtMs?.length ?? 0) > 0;
   const arrivals = opts.requests[Symbol.iterator]();
   const scheduleNextArrival = () => {
@@ -376,17 +374,10 @@ export function simulate(opts: SimulationOptions): Report {
   }
 
   let sinceProgress = 0;
-  clock.run(
-    Infinity,
-    opts.onProgress === undefined
-      ? undefined
-      : (now) => {
-          if (++sinceProgress === 4096) {
-            sinceProgress = 0;
-            opts.onProgress?.(now, counters.finished);
-          }
-        },
-  );
+  const progress = (now: Ms) => {
+    if (++sinceProgress % 4096 === 0) opts.onProgress?.(now, counters.finished);
+  };
+  clock.run(Infinity, opts.onProgress === undefined ? undefined : progress);
 
   return runReport({
     opts,
