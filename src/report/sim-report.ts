@@ -140,8 +140,7 @@ export function goodputOverTime(
   };
   return {
     id: 'goodput-time',
-    title:
-      judged.name === 'good' ? 'Goodput against offered load' : 'Completed against offered load',
+    title: judged.title,
     kind: 'line',
     x: { title: 'time (s)' },
     y: { title: 'requests / s', min: 0 },

@@ -237,18 +237,8 @@ export function refusalRecord(
   decision: Rejection,
 ): DecisionRecord {
   const demand = decision.assessment?.demand;
-  const route = null;
-  return decisionRecord({
-    req,
-    cls,
-    revision,
-    atMs,
-    decision,
-    demand,
-    result: 'reject',
-    route,
-    deferred: false,
-  });
+  const fields = { req, cls, revision, atMs, decision, demand };
+  return decisionRecord({ ...fields, result: 'reject', route: null, deferred: false });
 }
 
 /** A request turned away before it was one the policy could look at: unreadable, unauthenticated. */

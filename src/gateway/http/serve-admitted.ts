@@ -147,11 +147,15 @@ export async function admitAndServe(
       const admitted = await deps.gateway.admit(req, upstream, failedOn, r.trace, r.onQueued);
       // A retry after its backend failed that cannot be placed: the failure is the answer, to be
       // tried again when the refusal says (a client's own deadline passed is still a 504).
-      const placed = admitted.kind === 'rejected' ? admitted.decision : admitted;
-      if (attempt > 0 && 'reason' in placed && placed.reason !== 'deadline_exceeded') {
-        const why = `the upstream failed before the first token, and a retry could not be placed (${placed.reason})`;
-        const after = 'retryAfterMs' in placed ? placed.retryAfterMs : undefined;
-        return final(named(upstreamFailed(why, after), id));
+      const unplaced =
+        admitted.kind === 'rejected'
+          ? admitted.decision
+          : admitted.kind === 'expired'
+            ? { reason: admitted.reason, retryAfterMs: undefined }
+            : undefined;
+      if (attempt > 0 && unplaced !== undefined && unplaced.reason !== 'deadline_exceeded') {
+        const why = `the upstream failed before the first token, and a retry could not be placed (${unplaced.reason})`;
+        return final(named(upstreamFailed(why, unplaced.retryAfterMs), id));
       }
       if (admitted.kind === 'rejected') {
         const d = admitted.decision;

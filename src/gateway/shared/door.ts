@@ -112,9 +112,7 @@ export async function atTheDoor(store: SharedStore, ask: DoorAsk): Promise<Door>
       q.requestsPerWindow !== undefined ||
       q.maxConcurrentRequests !== undefined;
     if (!needed) return OPEN_DOOR;
-    const rejection = { outcome: 'reject', status: 503, reason: 'service_capacity' } as const;
-    const retryAfterMs = e.retryAfterMs;
-    return { kind: 'refused', rejection: { ...rejection, retryAfterMs }, message: UNREACHABLE };
+    return { ...refused(503, 'service_capacity', e.retryAfterMs), message: UNREACHABLE };
   }
 }
 
@@ -127,7 +125,7 @@ function refused(
   reason: Rejection['reason'],
   retryAfterMs?: number,
   standing?: Standings,
-): Door {
+): Extract<Door, { kind: 'refused' }> {
   const rejection = { outcome: 'reject', status, reason, retryAfterMs } as const;
   return standing === undefined
     ? { kind: 'refused', rejection }
