@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTrace } from '../../src/sim/workload/trace/load-trace.ts';
 import { postChat } from './gateway-kit.ts';
-import { runGoodput, startServe } from './process-kit.ts';
+import { runGoodput, startEngine, startServe } from './process-kit.ts';
 import { tempDir } from '../temp-dir.ts';
 
 test('a decision log written by goodput serve replays in the simulator', async () => {
@@ -75,4 +75,11 @@ test('a decision log written by goodput serve replays in the simulator', async (
   };
   assert.equal(report.offered.requests, 4);
   assert.deepEqual(report.admission.reject_reasons, { context_length: 1 });
+
+  // And live, against another server: the same four requests, the one no context holds refused.
+  const engine = await startEngine(['--seed', '1']);
+  const live = await runGoodput(['bench', '--url', engine, '--trace', log, '--endpoint', 'chat']);
+  assert.equal(live.code, 0, live.out);
+  assert.match(live.out, /Successful requests:\s+3\n/);
+  assert.match(live.out, /Failed requests:\s+1\n/);
 });
