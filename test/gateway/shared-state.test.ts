@@ -7,6 +7,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createClient } from 'redis';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256 } from '../../src/gateway/api-keys.ts';
@@ -192,4 +193,24 @@ test('$GOODPUT_REDIS_URL gives the Redis when --redis does not (a password kept 
   } finally {
     proc.child.kill('SIGKILL');
   }
+});
+
+// Last: it pauses the file's Redis and stops gateway A.
+test('Redis hangs: B answers by its local limits, the store reads down, and A stops on SIGTERM without waiting for it', async () => {
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  const pauseMs = 15_000;
+  const pausedUntil = Date.now() + pauseMs;
+  await raw.sendCommand(['CLIENT', 'PAUSE', String(pauseMs), 'ALL']);
+  raw.destroy();
+  // Answered past the command timeout from B's own half of the quota (which its earlier
+  // requests spent: a 429), not after the pause.
+  const served = await ask(b);
+  assert.ok([200, 429].includes(served.status), `${served.status}: ${await served.text()}`);
+  assert.ok(Date.now() < pausedUntil, 'B answered while Redis still hung');
+  await until(async () => (await storeUp(b)) === 0, 4_000);
+  const exited = new Promise<number | null>((resolve) => a.child.once('exit', resolve));
+  a.child.kill('SIGTERM');
+  assert.equal(await exited, 0, a.output());
+  assert.ok(Date.now() < pausedUntil, 'A stopped while Redis still hung');
 });
