@@ -20,6 +20,7 @@ import { epochMs as wallEpochMs, wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
 import { fullJitterBackoffMs } from '../core/resilience/backoff.ts';
+import { parseRetryAfter } from '../core/resilience/retry-after.ts';
 
 export interface ResilientFetchOptions {
   readonly maxAttempts?: number;
@@ -107,7 +108,7 @@ export function resilientFetch(options: ResilientFetchOptions = {}): typeof fetc
           breaker.record(res.status === 429);
           retryAfterMs =
             parseRetryAfterMs(res.headers.get('retry-after-ms')) ??
-            parseRetryAfter(res.headers.get('retry-after'));
+            parseRetryAfter(res.headers.get('retry-after'), res.headers.get('date'), epochMs());
           await res.body?.cancel();
         } catch (e) {
           if (init?.signal?.aborted || last) throw e;
@@ -132,11 +133,4 @@ export function parseRetryAfterMs(value: string | null): Ms | undefined {
   if (value === null) return undefined;
   const ms = Number(value.trim());
   return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
-}
-
-/** Retry-After as delta-seconds (HTTP date forms are not used by Goodput); undefined if absent. */
-export function parseRetryAfter(value: string | null): Ms | undefined {
-  if (value === null) return undefined;
-  const s = Number(value.trim());
-  return Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
 }

@@ -10,11 +10,12 @@
  * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
  * failed scrape — make the backend not ready: unknown is never read as idle.
  */
-import type { IncomingMessage, RequestOptions } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { upstreamClient, type UpstreamClient } from './upstream-client.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
+import { parseRetryAfter } from '../core/resilience/retry-after.ts';
 import {
   adaptersListed,
   loadFromExposition,
@@ -150,7 +151,7 @@ export class HttpBackend implements Backend {
         true,
         answer.slice(0, ERROR_BODY_CHARS),
         unlisted,
-        retryAfterMs(res.headers['retry-after']),
+        backendRetryAfterMs(res.headers),
       );
     }
     const { clock, timers } = this.opts;
@@ -313,8 +314,8 @@ export class HttpBackend implements Backend {
 /** The most a backend's Retry-After is taken for: a client is told no later than this. */
 const RETRY_AFTER_CAP_MS: Ms = 10 * 60_000;
 
-/** A Retry-After in seconds (the form servers send; a date is not taken), capped. */
-function retryAfterMs(header: string | undefined): Ms | undefined {
-  if (header === undefined || !/^\d{1,9}$/.test(header.trim())) return undefined;
-  return Math.min(Number(header.trim()) * 1_000, RETRY_AFTER_CAP_MS);
+/** A backend's Retry-After, seconds or a date against its own `Date` header, capped. */
+function backendRetryAfterMs(headers: IncomingHttpHeaders): Ms | undefined {
+  const ms = parseRetryAfter(headers['retry-after'], headers.date);
+  return ms === undefined ? undefined : Math.min(ms, RETRY_AFTER_CAP_MS);
 }

@@ -59,6 +59,14 @@ async function scriptedVllm(modes: Record<string, Mode>) {
         res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '7' });
         return void res.end('{"error":{"message":"the engine is loading"}}');
       }
+      // Busy behind a proxy that says when as a date, against its own clock.
+      if (mode === 'busyUntil') {
+        res.writeHead(503, {
+          date: 'Mon, 07 Dec 2026 12:00:00 GMT',
+          'retry-after': 'Mon, 07 Dec 2026 12:00:20 GMT',
+        });
+        return void res.end('{"error":{"message":"the engine is loading"}}');
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       modes[mode](res, body, String(req.headers['x-request-id']));
     });
@@ -153,6 +161,10 @@ test("backends that say when to come back: the client is told their Retry-After,
   assert.equal(busy.status, 502, busy.body);
   assert.equal(busy.res.headers.get('retry-after'), '7');
   assert.deepEqual([...a.hits, ...b.hits], ['busy', 'busy'], 'tried on each backend once');
+  // An HTTP-date is read against the backend's own Date, not this machine's clock.
+  const until = await chat(gw.url, 'busyUntil');
+  assert.equal(until.status, 502, until.body);
+  assert.equal(until.res.headers.get('retry-after'), '20');
 });
 
 test('[DONE] ends a stream: what a backend sends after it, or its silence, is not the answer', async () => {
