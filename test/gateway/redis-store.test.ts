@@ -160,6 +160,32 @@ test('a Redis that hangs is refused at the command timeout, as one that is down'
   }, 1_000);
 });
 
+test('a grant Redis makes after the door gave up on it is given back: no slot, token or request stays taken', async () => {
+  const s = await open({ commandTimeoutMs: 300 });
+  // An hour's window: what a stray charge took would not refill while the test waits.
+  const quotas = {
+    windowMs: 3_600_000,
+    tokensPerWindow: 1_000,
+    requestsPerWindow: 1,
+    maxConcurrentRequests: 1,
+  };
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  await raw.sendCommand(['CLIENT', 'PAUSE', '800', 'ALL']);
+  raw.destroy();
+  const whole = ask({ tenant: 'late', tokens: 1_000, quotas });
+  await assert.rejects(s.admit(whole), /no answer from Redis within 300 ms/);
+  // The paused ADMIT runs once Redis answers again, and takes the whole of every quota; until
+  // it is given back, the same request is refused.
+  await until(async () => {
+    try {
+      return (await s.admit({ ...whole, requestId: randomUUID() })).ok;
+    } catch {
+      return false;
+    }
+  }, 400);
+});
+
 test('a Redis that answers but takes no writes is down: its health check writes', async () => {
   const s = await open();
   const raw = createClient({ url: redis.url });

@@ -137,12 +137,17 @@ export class RedisStore implements SharedStore {
     const q = ask.quotas;
     const keys = tenantKeys(ask.tenant);
     const call = admitCall(ask, this.#o.leaseTtlMs);
-    const reply = admitReply(await this.#eval(ADMIT, call.keys, call.args), ask);
+    // A grant Redis made after the door gave up on it: refused here, so given back there.
+    const late = (answer: unknown) => {
+      const grant = admitReply(answer, ask);
+      if (grant.ok) void this.#giveBack(ask, grant.leased, 0);
+    };
+    const reply = admitReply(await this.#eval(ADMIT, call.keys, call.args, late), ask);
     if (!reply.ok) return reply;
     const { leased, ...granted } = reply;
-    const limit = q.tokensPerWindow;
-    const rpw = q.requestsPerWindow;
-    if (!leased && limit === undefined && rpw === undefined) return { ok: true, lease: NO_LEASE };
+    if (!leased && q.tokensPerWindow === undefined && q.requestsPerWindow === undefined) {
+      return { ok: true, lease: NO_LEASE };
+    }
     const token = {};
     if (leased) {
       this.#hold(token, () =>
@@ -153,23 +158,32 @@ export class RedisStore implements SharedStore {
     const release = async (usedTokens?: number) => {
       if (released) return;
       released = true;
-      try {
-        if (leased && this.#held.delete(token)) {
-          await this.#send(['ZREM', keys.leases, ask.requestId]);
-        }
-        if (limit !== undefined && usedTokens !== undefined && usedTokens !== ask.tokens) {
-          const delta = usedTokens - ask.tokens;
-          await this.#eval(SETTLE_BUCKET, [keys.tokens], [delta, limit, q.windowMs]);
-        }
-        // A request that never ran was not served: its request is given back.
-        if (rpw !== undefined && usedTokens === 0) {
-          await this.#eval(SETTLE_BUCKET, [keys.requests], [-1, rpw, q.windowMs]);
-        }
-      } catch {
-        // Unreachable: the lease expires on its own within its TTL; the estimate stands.
-      }
+      await this.#giveBack(ask, leased && this.#held.delete(token), usedTokens);
     };
     return { ...granted, lease: { release } };
+  }
+
+  /**
+   * What a grant took, settled: its slot (when `leased`), its tokens to `usedTokens` (unknown:
+   * the estimate stands), and its request when it never ran (`usedTokens` 0).
+   */
+  async #giveBack(ask: TenantAsk, leased: boolean, usedTokens?: number): Promise<void> {
+    const q = ask.quotas;
+    const keys = tenantKeys(ask.tenant);
+    try {
+      if (leased) await this.#send(['ZREM', keys.leases, ask.requestId]);
+      const limit = q.tokensPerWindow;
+      if (limit !== undefined && usedTokens !== undefined && usedTokens !== ask.tokens) {
+        const delta = usedTokens - ask.tokens;
+        await this.#eval(SETTLE_BUCKET, [keys.tokens], [delta, limit, q.windowMs]);
+      }
+      const rpw = q.requestsPerWindow;
+      if (rpw !== undefined && usedTokens === 0) {
+        await this.#eval(SETTLE_BUCKET, [keys.requests], [-1, rpw, q.windowMs]);
+      }
+    } catch {
+      // Unreachable: the lease expires on its own within its TTL; the estimate stands.
+    }
   }
 
   async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
@@ -329,27 +343,30 @@ export class RedisStore implements SharedStore {
     if (this.#client.isOpen) this.#client.destroy();
   }
 
-  /** EVALSHA, falling back to EVAL when the server has not seen the script (NOSCRIPT). */
   /**
    * One command, answered within the command timeout, or refused (`answeredWithin`). A command
-   * answered late has done its work there: a lease it took expires within its TTL.
+   * answered late has done its work there: a lease it took expires within its TTL, and what
+   * else it took `late` may give back.
    */
-  #send(args: string[]): Promise<unknown> {
+  #send(args: string[], late?: (answer: unknown) => void): Promise<unknown> {
     const { clock, timers, commandTimeoutMs } = this.#o;
-    return answeredWithin(this.#client.sendCommand(args), commandTimeoutMs, clock, timers);
+    const answer = this.#client.sendCommand(args);
+    return answeredWithin<unknown>(answer, commandTimeoutMs, clock, timers, late);
   }
 
+  /** EVALSHA, falling back to EVAL when the server has not seen the script (NOSCRIPT). */
   async #eval(
     s: LuaScript,
     keys: string[],
     args: ReadonlyArray<string | number>,
+    late?: (answer: unknown) => void,
   ): Promise<unknown> {
     const tail = [String(keys.length), ...keys, ...args.map(String)];
     try {
-      return await this.#send(['EVALSHA', s.sha, ...tail]);
+      return await this.#send(['EVALSHA', s.sha, ...tail], late);
     } catch (e) {
       if (!(e instanceof Error && e.message.startsWith('NOSCRIPT'))) throw e;
-      return await this.#send(['EVAL', s.source, ...tail]);
+      return await this.#send(['EVAL', s.source, ...tail], late);
     }
   }
 
