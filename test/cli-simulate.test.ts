@@ -1,0 +1,276 @@
+// The simulator's and the engine's flags for what a fleet runs — scheduling, prefixes and LoRA,
+// autoscaling, disaggregation, learned state, several choices — through real processes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { dir, exitsNaming, simulated } from './cli-kit.ts';
+
+test('the scheduling, preemption and tool-call flags reach the engine from the command line; bad ones are refused by name', async () => {
+  const policy = join(dir, 'scored.yaml');
+  writeFileSync(
+    policy,
+    'name: scored\npolicy_revision: r1\nadmission: { type: goodput }\ndispatch: { type: flow-control }\n' +
+      'routing: { type: least-request }\n' +
+      'queueing: { order: scored, cost: { kv_gib_second_weight: 10 } }\n' +
+      'tenants: { ops: { lane: admin }, "*": {} }\n',
+  );
+  const report = simulated(
+    '--policy',
+    policy,
+    '--num-requests',
+    '200',
+    '--rate',
+    '20',
+    '--classes',
+    'interactive:0.5,batch:0.5',
+    '--tenants',
+    'zipf:3:1',
+    '--scheduling-policy',
+    'priority',
+    '--ttft-boost-ms',
+    '1000',
+    '--preemption',
+    'auto',
+    '--max-iteration-ms',
+    '60',
+    '--long-prefill-token-threshold',
+    '512',
+    '--tool-calls',
+    '1:200:50',
+    '--tool-kv',
+    'keep',
+    '--preemption-victims',
+    'slack',
+    '--decode-token-budget',
+    '64',
+  );
+  const s = report.scenario;
+  assert.deepEqual(
+    [s.schedulingPolicy, s.ttftBoostMs, s.preemption, s.maxIterationMs, s.toolKv, s.toolCalls],
+    ['priority', 1000, 'auto', 60, 'keep', '1:200:50'],
+  );
+  assert.deepEqual([s.preemptionVictims, s.decodeTokenBudget], ['slack', 64]);
+  assert.equal(typeof report.engine.decodes_deferred, 'number');
+  assert.equal(report.fairness.order, 'scored');
+  assert.equal(report.fairness.cost.kv_gib_second_weight, 10);
+  assert.ok(report.preemption.tool_pauses.keep > 0);
+  await exitsNaming(
+    ['simulate', '--num-requests', '5'],
+    [
+      [['--tool-calls', '2:soon:10'], /--tool-calls/],
+      [['--tool-kv', 'hold'], /--tool-kv/],
+      [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
+      [
+        ['--ttft-boost-ms', '100'],
+        /--ttft-boost-ms: expected unset unless the scheduling policy is priority/,
+      ],
+      [['--max-iteration-ms', '-5'], /--max-iteration-ms/],
+      [['--preemption-victims', 'oldest'], /--preemption-victims/],
+      [['--decode-token-budget', '0'], /--decode-token-budget/],
+    ],
+  );
+});
+
+test('simulate: a prefix-heavy workload with LoRA adapters routed by expected completion; bad values exit 2 naming the flag', async () => {
+  const policy = join(dir, 'routing.yaml');
+  writeFileSync(
+    policy,
+    'name: routing\npolicy_revision: r1\nadmission: { type: admit-all }\nrouting: { type: expected-completion, prefix: { mode: precise }, session: { mode: soft } }\n',
+  );
+  const report = simulated(
+    '--policy',
+    policy,
+    '--replicas',
+    '2',
+    '--num-requests',
+    '200',
+    '--rate',
+    '10',
+    '--model',
+    'llama-3.1-8b',
+    '--prefix',
+    'mix',
+    '--adapters',
+    'zipf:4:1',
+    '--max-loras',
+    '2',
+  );
+  assert.equal(report.routing.type, 'expected-completion');
+  assert.ok(report.routing.prefix_hit_rate > 0.3, String(report.routing.prefix_hit_rate));
+  assert.equal(report.scenario.adapters, 'zipf:4:1');
+  assert.equal(report.completed, 200);
+  await exitsNaming(
+    ['simulate', '--num-requests', '5'],
+    [
+      [['--prefix', 'lunch:1'], /--prefix/],
+      [['--adapters', 'zipf:0:1'], /--adapters/],
+      [['--lora-modules', 'bad name!'], /--lora-modules/],
+      [['--lora-modules', 'sql', 'sql=/loras/sql'], /--lora-modules: expected each name once/],
+      [['--lora-modules', 'llama-3-8b'], /--lora-modules: expected names other than/],
+      [['--max-loras', '0'], /--max-loras/],
+    ],
+  );
+});
+
+test('simulate: autoscaling under a load shape with a group failure, through a real process; bad values exit 2 naming the flag', async () => {
+  const report = simulated(
+    '--policy',
+    'goodput',
+    '--autoscaler',
+    'goodput',
+    '--min-replicas',
+    '2',
+    '--max-replicas',
+    '6',
+    '--ready-time',
+    '30-60',
+    '--scenario',
+    'diurnal-burst',
+    '--fail-group',
+    '40',
+    '--rate',
+    '20',
+    '--num-requests',
+    '3000',
+    '--input',
+    'sharegpt-vllm',
+    '--output',
+    'sharegpt-vllm',
+  );
+  assert.equal(report.scenario.workload.scenario.name, 'diurnal-burst');
+  assert.equal(report.fleet.failures.groups, 1);
+  assert.ok(report.autoscale.timeline.length > 0);
+  await exitsNaming(
+    ['simulate', '--num-requests', '5'],
+    [
+      [['--scenario', 'lunch-rush'], /--scenario/],
+      [['--autoscaler', 'magic'], /--autoscaler/],
+      [['--autoscaler', 'goodput', '--ready-time', '2-1'], /--ready-time/],
+      [['--fail-group', '-3'], /--fail-group/],
+      [
+        ['--autoscaler', 'goodput', '--scale-freeze', '90-30'],
+        /--scale-freeze: expected seconds FROM-TO/,
+      ],
+      // An autoscaler's limits without one: refused, not dropped in silence.
+      [['--min-replicas', '3'], /--min-replicas: expected unset without --autoscaler/],
+      [['--max-replicas', '8'], /--max-replicas: expected unset without --autoscaler/],
+      [['--burst-headroom', '2'], /--burst-headroom: expected unset without --autoscaler/],
+      [['--capacity-envelope', 'e.json'], /--capacity-envelope: expected unset/],
+      [['--scale-freeze', '10-20'], /--scale-freeze: expected unset without --autoscaler/],
+      [
+        ['--autoscaler', 'kpa-like', '--burst-headroom', '2'],
+        /--burst-headroom: expected unset with --autoscaler kpa-like/,
+      ],
+    ],
+  );
+});
+
+test('simulate --prefill-replicas: a disaggregated fleet in the report; a link without a pool, or a bad size, exits 2 naming the flag', async () => {
+  const report = simulated(
+    '--num-requests',
+    '200',
+    '--rate',
+    '10',
+    '--replicas',
+    '2',
+    '--prefill-replicas',
+    '1',
+    '--kv-link-gbps',
+    '100',
+  );
+  assert.equal(report.scenario.prefillReplicas, 1);
+  assert.equal(report.fleet.prefill.replicas, 1);
+  assert.equal(report.fleet.prefill.kv_transfers, report.completed);
+  // A range under an autoscaler: the prefill pool has a loop of its own.
+  const auto = simulated(
+    '--num-requests',
+    '400',
+    '--rate',
+    '20',
+    '--input',
+    'uniform:1500:3000',
+    '--autoscaler',
+    'goodput',
+    '--min-replicas',
+    '1',
+    '--max-replicas',
+    '3',
+    '--ready-time',
+    '5-10',
+    '--prefill-replicas',
+    '1-3',
+  ).autoscale;
+  assert.equal(auto.prefill.max_replicas, 3);
+  assert.ok(auto.prefill.timeline.length > 0);
+  await exitsNaming(
+    ['simulate', '--num-requests', '5'],
+    [
+      [['--kv-link-gbps', '100'], /--kv-link-gbps/],
+      [['--prefill-replicas', '0'], /--prefill-replicas/],
+      [['--prefill-replicas', '1', '--kv-link-gbps', 'fast'], /--kv-link-gbps/],
+      [['--prefill-replicas', '1-4'], /--prefill-replicas.*--autoscaler/],
+      [['--prefill-replicas', '4-1'], /--prefill-replicas/],
+    ],
+  );
+});
+
+test('simulate --learned-state starts from what an earlier run learned: a burst after it is not cold', async () => {
+  const state = join(dir, 'learned.json');
+  const shape = ['--input', 'fixed:40', '--output', 'sharegpt-sarathi', '--replicas', '2'];
+  const common = [...shape, '--classes', 'interactive', '--policy', 'goodput'];
+  const teach = ['--rate', '20', '--num-requests', '300', '--seed', '7'];
+  simulated(...common, ...teach, '--save-learned-state', state);
+  assert.match(readFileSync(state, 'utf8'), /^\{"format":"goodput.learned-state"/);
+  const burst = ['--arrival', 'gamma', '--burstiness', '0.2', '--rate', '1130'];
+  const flood = [...common, ...burst, '--num-requests', '1500', '--seed', '1'];
+  const cold = simulated(...flood);
+  const warm = simulated(...flood, '--learned-state', state);
+  // Cold, each request reserves KV for 4,096 tokens of output; warm, for the learned p90.
+  assert.ok(
+    warm.admission.admitted > 1.5 * cold.admission.admitted,
+    `${warm.admission.admitted} vs ${cold.admission.admitted}`,
+  );
+  assert.equal(warm.slo.attainment_admitted, 1);
+  assert.deepEqual(warm.estimate.restored.classes, { interactive: 256 });
+  assert.equal(cold.estimate.restored, undefined);
+  assert.equal(cold.slo.attainment_admitted, 1);
+  writeFileSync(join(dir, 'bad-learned.json'), '{"format":"goodput.learned-state","version":1}');
+  await exitsNaming(
+    ['simulate', ...common, '--num-requests', '10'],
+    [
+      [['--learned-state', join(dir, 'none.json')], /--learned-state: expected a readable file/],
+      [['--learned-state', join(dir, 'bad-learned.json')], /bad-learned\.json: saved_at: expected/],
+    ],
+  );
+});
+
+test('simulate --n: each request asks for several choices of its prompt; a bad count, or a V0 engine, exits 2 naming it', async () => {
+  const shape = [
+    '--num-requests',
+    '60',
+    '--rate',
+    '2',
+    '--input',
+    'fixed:800',
+    '--output',
+    'fixed:40',
+  ];
+  const report = simulated(...shape, '--n', '3');
+  assert.equal(report.scenario.workload.choices, 3);
+  assert.equal(report.completed, 60);
+  // The others find the first's 50 whole blocks of 16 tokens but the last, whose final token
+  // each computes again to sample from, as vLLM does.
+  assert.equal(report.engine.prefix_hit_tokens, 60 * 2 * 784);
+  await exitsNaming(
+    ['simulate', ...shape],
+    [
+      [['--n', '0'], /--n: expected an integer/],
+      [['--n', '129'], /--n: expected an integer from 1 to 128/],
+      [
+        ['--n', '2', '--engine-version', 'vllm-0.6'],
+        /--n: expected 1 under --engine-version vllm-0.6/,
+      ],
+    ],
+  );
+});
