@@ -288,6 +288,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
   const keeping = {
     store,
     keepResponses: keptTtlMs > 0,
+    keptTtlMs,
     metrics,
     imageTokens: images ?? o.imageTokens,
     replica,

@@ -99,6 +99,31 @@ test('flex requests in the background, more than the fleet seats, are queued at 
   }
 });
 
+test('background responses that wait in the queue longer than the response TTL are kept to their end', async () => {
+  // One seat, 40 ms a token: the third of three waits 2.4 s, past a TTL of 1 s.
+  const slow = { profile: 'const:step_ms=40', maxNumSeqs: 1 };
+  const front = await gateway(await engines(1, slow), 'goodput', {
+    engine: slow,
+    keptResponses: { ttlMs: 1_000 },
+  });
+  const created = await Promise.all(
+    [0, 1, 2].map((i) =>
+      front.client.responses.create(
+        { model: MODEL, input: `Report ${i}.`, background: true, max_output_tokens: 30 },
+        { headers: { 'x-goodput-class': 'batch' } },
+      ),
+    ),
+  );
+  assert.ok(created.some((c) => c.status === 'queued'));
+  for (const c of created) {
+    const done = await polled(front.client, c.id, ended);
+    assert.equal(done.status, 'incomplete', c.id);
+    assert.equal(done.usage?.output_tokens, 30);
+  }
+  const ran = { status: 'incomplete' };
+  assert.equal(await metricValue(front.url, 'goodput_background_responses_total', ran), 3);
+});
+
 test('a background response cancelled while it runs stops upstream and is kept cancelled', async () => {
   const front = await gateway(await engines(1), 'goodput', { adminToken: ADMIN });
   const created = await front.client.responses.create({
@@ -228,6 +253,19 @@ test('two gateways through Redis: a cancel at one stops what the other runs; a d
   );
   await new Promise((r) => setTimeout(r, 300));
   assert.equal((await a.client.responses.retrieve(onA.id)).status, 'cancelled');
+  // One that ends at A before A reads the mark is counted as its record ended: cancelled.
+  const short = await a.client.responses.create({ ...long, max_output_tokens: 120 });
+  await polled(b.client, short.id, (r) => r.status === 'in_progress');
+  assert.equal((await b.client.responses.cancel(short.id)).status, 'cancelled');
+  await until(async () => (await metricValue(a.url, 'goodput_background_responses_running')) === 0);
+  const endedAt = (status: string) =>
+    metricValue(a.url, 'goodput_background_responses_total', { status });
+  assert.deepEqual(
+    [await endedAt('cancelled'), await endedAt('incomplete')],
+    [2, 0],
+    'counted as the client was told',
+  );
+  assert.equal((await a.client.responses.retrieve(short.id)).status, 'cancelled');
   // B drains with a response in flight: cut at its drain time, kept as failed.
   const onB = await b.client.responses.create(long);
   await polled(a.client, onB.id, (r) => r.status === 'in_progress');

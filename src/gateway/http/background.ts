@@ -26,6 +26,7 @@ import {
   type ResponsesRequest,
 } from '../../openai/index.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
+import type { TimerHandle } from '../../core/ports/timers.ts';
 import type { Endpoint } from '../backend.ts';
 import type { ClientHeaders } from './client-headers.ts';
 import type { CompletionsDeps } from './completions.ts';
@@ -80,25 +81,42 @@ export async function serveInBackground(
     streamed,
   );
   if (adoption !== undefined) builder.resumeAt(adoption.told);
+  // The status of the response it ended with (completed, incomplete), once it has.
+  let endedAs = 'failed';
   /**
    * Keeps `response` unless the run was cancelled, or its record ended (marked cancelled
-   * elsewhere) or deleted; one save at a time, in order. False when it is not to be kept.
+   * elsewhere) or deleted; one save at a time, in order. False when it is not to be kept: the
+   * run then ends as its record did, a deleted one as cancelled.
    */
   let saving = Promise.resolve(true);
   const save = (response: object): Promise<boolean> =>
     (saving = saving.then(async () => {
-      if (runs.cancelled(id)) return false;
-      const kept = await loadHead(deps, req.tenant, id).catch(() => null);
-      if (kept === undefined || (kept !== null && ENDED.has(kept.response.status))) return false;
-      await r.keepResponse(response);
-      return true;
+      const kept = runs.cancelled(id)
+        ? undefined
+        : await loadHead(deps, req.tenant, id).catch(() => null);
+      const ended = kept === undefined || (kept !== null && ENDED.has(kept.response.status));
+      if (ended) endedAs = kept?.response.status ?? 'cancelled';
+      else await r.keepResponse(response);
+      return !ended;
     }));
+  // Where it stands while it runs, as its record says.
+  let standing: 'queued' | 'in_progress' = 'queued';
+  /**
+   * The store keeps a record a TTL from its last save: one that waits or runs longer is saved
+   * again, as it stands, every half TTL until it ends, so it is never lost before its end.
+   */
+  let alive: TimerHandle | undefined;
+  const keepAlive = () => {
+    const every = (deps.keptTtlMs ?? Infinity) / 2;
+    if (!Number.isFinite(every)) return;
+    alive = deps.timers.at(deps.nowMs() + every, () => {
+      void save(builder.pending(standing)).then((kept) => kept && keepAlive());
+    });
+  };
   let admitted: (status: 'queued' | 'in_progress') => void = () => {};
   const decided = new Promise<'queued' | 'in_progress'>((ok) => (admitted = ok));
   // Whether the client has been told it is queued: a dispatch after is kept, not told.
   let told = false;
-  // The status of the response it ended with (completed, incomplete), once it has.
-  let endedAs = 'failed';
   const stop = new AbortController();
   const stream = runs.add(id, req.tenant, stop, streamed, adoption?.told);
   /** The order another replica runs it by, as it stands (background-handover.ts). */
@@ -151,6 +169,7 @@ export async function serveInBackground(
         admitted('queued');
       },
       onDispatched: () => {
+        standing = 'in_progress';
         runs.waiting(id, false);
         dropOrder();
         stream?.emit(opened ? builder.started() : builder.opening('in_progress'));
@@ -159,8 +178,9 @@ export async function serveInBackground(
         else admitted('in_progress');
       },
       keepResponse: async (response) => {
+        if (!(await save(response))) return;
         endedAs = (response as { status?: string }).status ?? endedAs;
-        if (await save(response)) stream?.emit(closing);
+        stream?.emit(closing);
       },
     },
   );
@@ -175,8 +195,10 @@ export async function serveInBackground(
   const pending = builder.pending(first);
   if (adoption !== undefined) {
     // Kept as it runs here now, unless its record ended or went since it was taken.
-    if (await save(pending)) runs.kept(id);
-    else runs.stop(id);
+    if (await save(pending)) {
+      runs.kept(id);
+      keepAlive();
+    } else runs.stop(id);
     void running.then(
       (s) => finish(s),
       (e: unknown) => finish(undefined, e),
@@ -202,6 +224,7 @@ export async function serveInBackground(
     return { served: answered({ ...refused, detached: true }), detached: true };
   }
   runs.kept(id);
+  keepAlive();
   r.trace.answered(200, undefined);
   void running.then(
     (s) => finish(s),
@@ -226,6 +249,7 @@ export async function serveInBackground(
 
   /** The run's end: kept as it ended, its pass given back, out of flight. */
   async function finish(served: Served | undefined, thrown?: unknown) {
+    alive?.cancel();
     if (runs.handed(id)) return handOff();
     try {
       const answer = served?.response;

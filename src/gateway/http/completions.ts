@@ -78,6 +78,8 @@ export interface CompletionsDeps {
   readonly fillerReplies: boolean;
   /** Whether Responses API responses are kept for their next turn (kept-responses.ts). */
   readonly keepResponses: boolean;
+  /** How long the store keeps a response from its last save; unset: not known here. */
+  readonly keptTtlMs?: Ms;
   /**
    * The prompt tokens an image takes in the served model (`--image-tokens`, image-size.ts);
    * unknown: an image is refused by name (openai/image-parts.ts).
