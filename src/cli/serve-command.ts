@@ -346,12 +346,18 @@ function onSignals(
     }
     draining = true;
     log.info({ signal, drain_timeout_ms: drainMs }, 'shutting down');
+    // Whatever fails on the way out, the decision log is closed and the exit says so.
+    let code = 0;
     void running
       .drain(drainMs)
+      .catch((e: unknown) => {
+        code = 1;
+        log.error({ err: e }, 'shutdown failed');
+      })
       .then(() => decisions?.close())
       .then(() => {
-        log.info({}, 'stopped');
-        process.exit(0);
+        log.info({ exit_code: code }, 'stopped');
+        process.exit(code);
       });
   };
   process.on('SIGINT', stop);

@@ -360,6 +360,29 @@ test('goodput serve: --otlp-endpoint is checked at start; spans are flushed on S
   assert.equal(root.service, 'edge-gateway');
 });
 
+test('goodput serve: a collector that never answers costs its spans at SIGTERM, not a clean exit', async () => {
+  // It takes the export and never answers: the last flush times out.
+  const silent = createServer(() => {});
+  const silentUrl = await listen(silent);
+  after(() => closeAll(silent));
+  const { url, proc } = await startServe([
+    '--backend',
+    e0.url,
+    '--profile',
+    'const:step_ms=2',
+    '--otlp-endpoint',
+    silentUrl,
+  ]);
+  await within('the gateway ready', async () => (await fetch(`${url}/readyz`)).status === 200);
+  const res = await postChat(url, { max_tokens: 2 });
+  assert.equal(res.status, 200);
+  await res.text();
+  proc.child.kill('SIGTERM');
+  assert.deepEqual(await proc.exited, { code: 0, signal: null }, proc.output());
+  assert.match(proc.output(), /trace export at shutdown failed: spans dropped/);
+  assert.match(proc.output(), /"msg":"stopped"/);
+});
+
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

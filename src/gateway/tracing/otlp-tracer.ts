@@ -72,7 +72,15 @@ export function otlpTracer(o: OtlpTracerOptions): RequestTracer {
     start: (kind, requestId, header, atMs) =>
       new OtelRequestTrace(tracer, time, kind, requestId, header, atMs),
     flush: () => provider.forceFlush(),
-    close: () => provider.shutdown(),
+    // A collector that does not answer the last export costs its spans, never the shutdown.
+    close: () =>
+      provider.shutdown().catch((e: unknown) => {
+        const cause = e instanceof Error ? e.message : String(e);
+        o.log.warn(
+          { endpoint: o.endpoint, cause },
+          'trace export at shutdown failed: spans dropped',
+        );
+      }),
   };
 }
 
