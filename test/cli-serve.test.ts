@@ -68,7 +68,7 @@ test('serve says at start when the open-file limit would drop a flood of connect
   }
 });
 
-test('serve: a port in use is a clear error (exit 2), not an unhandled EADDRINUSE', async () => {
+test('serve and engine: a port in use is a clear error (exit 2), not an unhandled EADDRINUSE', async () => {
   const busy = createServer();
   await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
   const { port } = busy.address() as AddressInfo;
@@ -83,6 +83,9 @@ test('serve: a port in use is a clear error (exit 2), not an unhandled EADDRINUS
       .filter((l) => l !== '')) {
       assert.doesNotThrow(() => JSON.parse(line), line);
     }
+    const engine = goodput('engine', '--port', String(port));
+    assert.equal(engine.code, 2, engine.err);
+    assert.equal(engine.err.trim(), `goodput: --port: expected a free port, got ${port}`);
   } finally {
     busy.close();
   }
@@ -129,6 +132,10 @@ test('serve and engine: a bad port, address, Redis URL or model name exits 2 nam
     [['serve', '--port', '0', '--redis', 'redis://:x@'], /--redis/],
     [['serve', '--port', '0', '--served-model-name', ''], /--served-model-name/],
     [['serve', '--port', '0', '--host', 'nosuchhost.invalid'], /--host: expected an address/],
+    [['engine', '--port', '0', '--host', 'nosuchhost.invalid'], /--host: expected an address/],
+    // An empty address would be every interface: said, not taken.
+    [['serve', '--port', '0', '--host', ''], /--host: expected an address to listen on/],
+    [['engine', '--port', '0', '--host', ' '], /--host: expected an address to listen on/],
     // Flags that mean nothing with the others given: refused, not dropped in silence.
     [
       ['serve', '--port', '0', '--gateway-replicas', '5'],

@@ -16,7 +16,14 @@ import {
   mebibytes,
 } from './engine-flags.ts';
 import { serveEngine } from '../engine-server/serve.ts';
-import { nonEmpty, nonNegativeInt, nonNegativeNumber, portNumber } from './parse-flags.ts';
+import { listenRefused } from '../gateway/http/listeners.ts';
+import {
+  listenHost,
+  nonEmpty,
+  nonNegativeInt,
+  nonNegativeNumber,
+  portNumber,
+} from './parse-flags.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
@@ -36,7 +43,7 @@ export function engineCommand(): Command {
       'serve a simulated vLLM-compatible engine (OpenAI API, vLLM metrics) on the wall clock',
     )
     .option('--port <n>', 'port to listen on (0: any free port)', portNumber('--port'), 8000)
-    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--host <host>', 'address to bind', listenHost('--host'), '127.0.0.1')
     .option(
       '--api-key <keys...>',
       "keys /v1 requests must send as 'Authorization: Bearer KEY', as vLLM's (default: $VLLM_API_KEY; none: open)",
@@ -107,6 +114,9 @@ export function engineCommand(): Command {
         },
         onInternalError: (e) => console.error('goodput engine: internal error:', e),
         apiKeys: apiKeysOf(o.apiKey as string[] | undefined, process.env.VLLM_API_KEY),
+      }).catch((e: NodeJS.ErrnoException) => {
+        // A port taken or an address not this machine's is the flag's fault, said as such.
+        throw e.code === undefined ? e : listenRefused(e, o.host as string, o.port as number);
       });
       console.log(`goodput engine: serving ${engine.servedModelName} at ${engine.url}/v1`);
       serving.close = () => engine.close();

@@ -102,6 +102,16 @@ export function nonEmpty(flag: string) {
   };
 }
 
+/** An address to listen on: given, never empty (which Node takes for every interface). */
+export function listenHost(flag: string) {
+  return (value: string): string => {
+    if (value.trim() === '') {
+      throw new ConfigError(flag, 'an address to listen on (0.0.0.0 for every interface)', value);
+    }
+    return value;
+  };
+}
+
 /** A window of seconds `FROM-TO`, FROM < TO, both ≥ 0: `--scale-freeze 1800-2400`. */
 export function secondsWindow(flag: string, value: string): { fromS: number; toS: number } {
   const m = /^\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*$/.exec(value);

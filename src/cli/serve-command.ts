@@ -42,6 +42,7 @@ import {
   mebibytes,
 } from './engine-flags.ts';
 import {
+  listenHost,
   nonEmpty,
   nonNegativeInt,
   nonNegativeNumber,
@@ -68,7 +69,7 @@ export function serveCommand(): Command {
     .description('run the gateway: OpenAI-compatible API in front of a fleet, under a policy')
     .addHelpText('after', KEYS_HELP)
     .option('--port <n>', 'port to listen on (0: any free port)', portNumber('--port'), 8080)
-    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--host <host>', 'address to bind', listenHost('--host'), '127.0.0.1')
     .option(
       '--status-port <n>',
       "a second port answering only /healthz, /readyz, /health and /metrics, read at once however many connections wait on --port's (point probes and scrapes at it); default: none",
