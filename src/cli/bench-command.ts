@@ -100,12 +100,22 @@ export function benchCommand(): Command {
       'wall',
     );
     const started = wallClock.now();
+    const stop = interruptible();
     const run = await runBench(spec, {
       clock: wallClock,
       timers: wallTimers(),
       onEnd: (ended) => bar.update(wallClock.now() - started, ended),
-    });
+      stop: stop.signal,
+    }).finally(() => stop.release());
     bar.done();
+    if (stop.signal.aborted) {
+      // The result of what was sent is still told, and the exit says it was cut short.
+      const cut = run.records.filter((r) => r.reason === 'interrupted').length;
+      console.log(
+        `interrupted: ${run.offered} requests sent, ${cut} of them cut short (failed: interrupted)`,
+      );
+      process.exitCode = 130;
+    }
     const rate = workload.trace === undefined ? workload.rate * workload.rateScale : null;
     console.log(
       benchTable(run.metrics, {
@@ -126,6 +136,28 @@ export function benchCommand(): Command {
     if (flags.html !== undefined)
       writeHtmlReport(flags.html as string, benchReportDoc(spec, run, commandLine()));
   });
+}
+
+/**
+ * Ctrl-C or SIGTERM ends the run early, with its result: nothing more is sent and what is
+ * running is cut. A second signal leaves at once.
+ */
+function interruptible() {
+  const stop = new AbortController();
+  const onSignal = () => {
+    if (stop.signal.aborted) process.exit(130);
+    process.stderr.write('\ninterrupted: ending the run (again to leave at once)\n');
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: stop.signal,
+    release: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }
 
 function collectTenantKey(value: string, prev: Map<string, string> | undefined) {

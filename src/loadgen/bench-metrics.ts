@@ -16,7 +16,7 @@ export interface BenchMetricsInput {
   readonly records: readonly CallRecord[];
   readonly startMs: number;
   readonly endMs: number;
-  /** Requests the run offered (records may be fewer only if the run was cut short). */
+  /** Requests the run offered: sent (an interrupted run sends fewer than its workload has). */
   readonly offered: number;
   readonly slo?: GoodputSlo;
   /** Percentiles to report, e.g. [99] (vLLM's `--metric-percentiles`, default 99). */

@@ -10,8 +10,15 @@ function request(id: string, arrivalMs: number): LlmRequest {
 }
 
 /** Runs the loop on a virtual clock, each call answering `latencyMs` after it is sent. */
-async function drive(arrivals: number[], latencyMs: number, maxConcurrency?: number) {
+async function drive(
+  arrivals: number[],
+  latencyMs: number,
+  maxConcurrency?: number,
+  stopAtMs?: number,
+) {
   const clock = new VirtualClock();
+  const stop = new AbortController();
+  if (stopAtMs !== undefined) clock.at(stopAtMs, () => stop.abort());
   const reqs = arrivals.map((t, i) => request(`r${i + 1}`, t));
   const send = (req: LlmRequest, dueMs: number) =>
     new Promise<CallRecord>((resolve) => {
@@ -33,7 +40,7 @@ async function drive(arrivals: number[], latencyMs: number, maxConcurrency?: num
       );
     });
   let settled = false;
-  const run = runOpenLoop(reqs, send, { clock, timers: clock, maxConcurrency });
+  const run = runOpenLoop(reqs, send, { clock, timers: clock, maxConcurrency, stop: stop.signal });
   void run.then(() => (settled = true));
   // Promise callbacks run between virtual milliseconds, as they would between real events.
   for (let t = 0; !settled && t < 100_000; t++) {
@@ -69,4 +76,16 @@ test('open loop: everything at time 0 (rate inf) is sent in one wake-up', async 
   const run = await drive(new Array<number>(500).fill(0), 50);
   assert.equal(run.records.length, 500);
   assert.ok(run.records.every((r) => r.sentMs === 0 && r.endMs === 50));
+});
+
+test('open loop: stopped, nothing more is sent, held requests included; it ends with what was sent', async () => {
+  const run = await drive([0, 100, 100, 200, 300], 300, 2, 150);
+  assert.deepEqual(
+    run.records.map((r) => [r.id, r.sentMs]),
+    [
+      ['r1', 0],
+      ['r2', 100],
+    ],
+  );
+  assert.equal(run.endMs, 400);
 });

@@ -5,9 +5,10 @@
  * the cap is reached waits its turn in arrival order, and its send lag shows it. The pump wakes
  * at each arrival and sends everything due, so a burst of thousands in one instant costs one
  * wake-up, and a generator that falls behind still sends in order and says by how much.
+ * Stopped, it sends nothing more and ends once what it sent has ended.
  */
 import type { Clock } from '../core/ports/clock.ts';
-import type { Timers } from '../core/ports/timers.ts';
+import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { CallRecord } from './call-record.ts';
 
@@ -18,6 +19,8 @@ export interface OpenLoopOptions {
   readonly maxConcurrency?: number;
   /** Called after each request ends, with how many have. */
   readonly onEnd?: (ended: number, record: CallRecord) => void;
+  /** Aborted: nothing more is sent, held requests included. */
+  readonly stop?: AbortSignal;
 }
 
 export interface OpenLoopRun {
@@ -42,8 +45,15 @@ export function runOpenLoop(
   const source = requests[Symbol.iterator]();
   let next = source.next();
   let inFlight = 0;
+  let wake: TimerHandle | undefined;
 
   return new Promise((resolve) => {
+    const stopped = () => {
+      wake?.cancel();
+      next = { done: true, value: undefined };
+      held.length = 0;
+      settleIfDone();
+    };
     const settleIfDone = () => {
       if (next.done && inFlight === 0 && held.length === 0)
         resolve({ records, startMs, endMs: clock.now() });
@@ -66,9 +76,11 @@ export function runOpenLoop(
         else held.push(next.value);
         next = source.next();
       }
-      if (!next.done) timers.at(startMs + next.value.arrivalMs, pump);
+      if (!next.done) wake = timers.at(startMs + next.value.arrivalMs, pump);
       else settleIfDone();
     };
+    if (opts.stop?.aborted) return stopped();
+    opts.stop?.addEventListener('abort', stopped, { once: true });
     pump();
   });
 }

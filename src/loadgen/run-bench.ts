@@ -53,6 +53,8 @@ export interface BenchHooks {
   readonly clock: Clock;
   readonly timers: Timers;
   readonly onEnd?: (ended: number, record: CallRecord) => void;
+  /** Interrupts the run: nothing more is sent, and calls still running end `interrupted`. */
+  readonly stop?: AbortSignal;
 }
 
 export async function runBench(spec: BenchSpec, hooks: BenchHooks): Promise<BenchRun> {
@@ -62,7 +64,8 @@ export async function runBench(spec: BenchSpec, hooks: BenchHooks): Promise<Benc
   const model = spec.model ?? (await servedModel(spec.baseUrl, spec.apiKey));
   const prompts = rng.fork('prompts');
   const shape = { ...spec, model };
-  const ctx = { baseUrl: spec.baseUrl, clock: hooks.clock, timeoutMs: spec.timeoutMs };
+  const { clock, timers, stop } = hooks;
+  const ctx = { baseUrl: spec.baseUrl, clock, timers, timeoutMs: spec.timeoutMs, stop };
   let offered = 0;
   const run = await runOpenLoop(
     workload.requests,
@@ -77,12 +80,7 @@ export async function runBench(spec: BenchSpec, hooks: BenchHooks): Promise<Benc
       };
       return streamCall(ctx, who, benchCall(req, shape, prompts));
     },
-    {
-      clock: hooks.clock,
-      timers: hooks.timers,
-      maxConcurrency: spec.maxConcurrency,
-      onEnd: hooks.onEnd,
-    },
+    { clock, timers, maxConcurrency: spec.maxConcurrency, onEnd: hooks.onEnd, stop },
   );
   const metrics = benchMetrics({ ...run, offered, slo: spec.slo, percentiles: spec.percentiles });
   return { model, workload, ...run, offered, metrics };

@@ -5,12 +5,14 @@
  * thinking or call-arguments delta, or a call announced; its end is `response.completed` or
  * `response.incomplete`, whose response carries the usage. It never throws: a refused
  * connection, an HTTP error, an error event in the stream (`response.failed` too), a stream cut
- * before its end or the client's own timeout each end as a failed record with a status and a
+ * before its end, the client's own timeout (from the send to the answer's end, however the
+ * server trickles it) or the run interrupted each end as a failed record with a status and a
  * reason, so a run against a broken server still reports.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { Clock } from '../core/ports/clock.ts';
+import type { Timers } from '../core/ports/timers.ts';
 import { SseReader } from '../openai/sse-reader.ts';
 import type { BenchCall } from './bench-call.ts';
 import type { CallRecord } from './call-record.ts';
@@ -18,7 +20,11 @@ import type { CallRecord } from './call-record.ts';
 export interface StreamCallContext {
   readonly baseUrl: string;
   readonly clock: Clock;
+  readonly timers: Timers;
+  /** From the send to the answer's end. */
   readonly timeoutMs: number;
+  /** The run interrupted: a call still running ends there. */
+  readonly stop?: AbortSignal;
 }
 
 export type CallIdentity = Pick<CallRecord, 'id' | 'tenant' | 'sloClass' | 'dueMs'> & {
@@ -53,6 +59,8 @@ export function streamCall(
     ) => {
       if (settled) return;
       settled = true;
+      late.cancel();
+      ctx.stop?.removeEventListener('abort', interrupted);
       resolve({
         ...who,
         sentMs,
@@ -71,18 +79,24 @@ export function streamCall(
       method: 'POST',
       agent: secure ? agents.https : agents.http,
       headers: { ...call.headers, 'content-length': Buffer.byteLength(call.body) },
-      timeout: ctx.timeoutMs,
     });
-    req.on('timeout', () => {
+    let status = 0;
+    // Past the timeout, a call ends however much of its answer came.
+    const late = ctx.timers.at(sentMs + ctx.timeoutMs, () => {
       finish({
         ok: false,
-        status: 0,
+        status,
         reason: 'client_timeout',
-        error: `no answer within ${ctx.timeoutMs} ms`,
+        error: `no complete answer within ${ctx.timeoutMs} ms`,
       });
       req.destroy();
     });
-    let status = 0;
+    const interrupted = () => {
+      finish({ ok: false, status, reason: 'interrupted', error: 'the run was interrupted' });
+      req.destroy();
+    };
+    if (ctx.stop?.aborted) interrupted();
+    else ctx.stop?.addEventListener('abort', interrupted, { once: true });
     req.on('error', (e: NodeJS.ErrnoException) =>
       status === 0
         ? finish({ ok: false, status, reason: e.code ?? 'transport', error: e.message })

@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { estimateChatTokens, parseChatCompletionRequest } from '../../src/openai/index.ts';
 import { streamCall } from '../../src/loadgen/stream-call.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
+import { wallTimers } from '../../src/runtime/wall-timers.ts';
 import { MODEL, engines, gateway } from './gateway-kit.ts';
 import { startServe } from './process-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
@@ -79,7 +80,7 @@ test("a vLLM's tool calls reach the client streamed and whole, forwarded as they
 test("goodput bench's client times an agent's first token at its first call", async () => {
   const vllm = await fakeVllm(PIECES, false, 'tool_calls');
   const record = await streamCall(
-    { baseUrl: vllm.url, clock: wallClock, timeoutMs: 5_000 },
+    { baseUrl: vllm.url, clock: wallClock, timers: wallTimers(), timeoutMs: 5_000 },
     { id: 'r1', tenant: 'default', sloClass: 'interactive', dueMs: 0, promptTokens: 40 },
     {
       path: '/v1/chat/completions',

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { generationRequest } from '../../src/gateway/embedded-backend.ts';
 import { streamCall } from '../../src/loadgen/stream-call.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
+import { wallTimers } from '../../src/runtime/wall-timers.ts';
 import { MODEL, decisionRecord, doorOnlyFleet, engines, gateway } from './gateway-kit.ts';
 import { fakeVllm } from './fake-vllm.ts';
 import { describeValue } from '../../src/openai/index.ts';
@@ -304,7 +305,7 @@ test("goodput bench's client times a reasoning model's first token at its first 
     stream: true,
   });
   const record = await streamCall(
-    { baseUrl: vllm.url, clock: wallClock, timeoutMs: 5_000 },
+    { baseUrl: vllm.url, clock: wallClock, timers: wallTimers(), timeoutMs: 5_000 },
     { id: 'r1', tenant: 'default', sloClass: 'interactive', dueMs: 0, promptTokens: 4 },
     { path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body },
   );
