@@ -50,12 +50,18 @@ export function isInputError(e: unknown): e is InputError {
   return e instanceof InputError;
 }
 
+/** The most of a value a message repeats: enough to know it by, never a whole file. */
+const SHOWN_CHARS = 200;
+
 export function formatValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
   if (value === undefined) return 'nothing';
+  let text: string;
   try {
-    return JSON.stringify(value) ?? String(value);
+    text = JSON.stringify(value) ?? String(value);
   } catch {
-    return String(value);
+    text = String(value);
   }
+  return text.length > SHOWN_CHARS
+    ? `${text.slice(0, SHOWN_CHARS)}… (${text.length} characters)`
+    : text;
 }
