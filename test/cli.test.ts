@@ -324,7 +324,7 @@ test('goodput --version prints the package version', () => {
   assert.equal(r.out.trim(), pkg.version);
 });
 
-test('an output path that cannot be written fails before the run, naming its flag', () => {
+test('an output path that cannot be written fails before the run, or when it fails, naming its flag', () => {
   for (const args of [
     ['simulate', '--num-requests', '5', '--out', '/nonexistent/report.json'],
     ['simulate', '--num-requests', '5', '--html', dir],
@@ -332,6 +332,8 @@ test('an output path that cannot be written fails before the run, naming its fla
     ['compare', '--policies', 'goodput', '--num-requests', '5', '--html', '/nonexistent/a.html'],
     ['capacity', '--out', '/nonexistent/envelope.json'],
     ['bench', '--url', 'http://127.0.0.1:9', '--json', '/nonexistent/result.json'],
+    // A file that takes no writes once the run is going (EIO), as a disk that fills midway.
+    ['simulate', '--num-requests', '20', '--decisions', '/proc/version'],
   ]) {
     const r = goodput(...args);
     const flag = args.at(-2) as string;

@@ -4,7 +4,15 @@
  * benchmark whose result then has nowhere to go — and written whole after, a failure there
  * (a full disk) a ConfigError naming the flag too, never a stack trace.
  */
-import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  openSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../core/errors.ts';
 
@@ -33,10 +41,49 @@ export function writeOutput(flag: string, file: string, text: string): void {
   try {
     writeFileSync(file, text);
   } catch (e) {
-    throw new ConfigError(
-      flag,
-      EXPECTED,
-      `${file} (${(e as NodeJS.ErrnoException).code ?? 'unwritable'})`,
-    );
+    throw unwritable(flag, file, e);
   }
+}
+
+/** Bytes a line file holds before it writes them. */
+const LINE_BUFFER = 64 * 1024;
+
+/**
+ * A file written a line at a time as a run goes (`--decisions`), in writes of 64 KiB: one that
+ * fails midway (a full disk) is a ConfigError naming the flag, as at the end.
+ */
+export function lineFile(flag: string, file: string) {
+  let fd: number;
+  try {
+    fd = openSync(file, 'w');
+  } catch (e) {
+    throw unwritable(flag, file, e);
+  }
+  let held = '';
+  const flush = () => {
+    try {
+      writeSync(fd, held);
+    } catch (e) {
+      throw unwritable(flag, file, e);
+    }
+    held = '';
+  };
+  return {
+    write(line: string): void {
+      held += `${line}\n`;
+      if (held.length >= LINE_BUFFER) flush();
+    },
+    close(): void {
+      flush();
+      closeSync(fd);
+    },
+  };
+}
+
+function unwritable(flag: string, file: string, e: unknown): ConfigError {
+  return new ConfigError(
+    flag,
+    EXPECTED,
+    `${file} (${(e as NodeJS.ErrnoException).code ?? 'unwritable'})`,
+  );
 }

@@ -3,7 +3,7 @@
  * `--learned-state` starts the pipeline from what a gateway or an earlier run learned, as a
  * restarted gateway does; `--save-learned-state` keeps what this run learned.
  */
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
 import { ConfigError } from '../core/errors.ts';
@@ -19,7 +19,7 @@ import { loadPolicy } from '../sim/policy-source.ts';
 import { addScenarioFlags, scenarioFromFlags } from './sim-flags.ts';
 import { progressBar } from './progress-bar.ts';
 import { summaryTable } from './summary-table.ts';
-import { checkOutputs, writeOutput } from './output-file.ts';
+import { checkOutputs, lineFile, writeOutput } from './output-file.ts';
 import { commandLine, withTimeline, writeHtmlReport } from './html-report.ts';
 import { simReportDoc } from '../report/sim-report.ts';
 
@@ -63,11 +63,9 @@ export function simulateCommand(): Command {
       spec.trace === undefined ? spec.numRequests : undefined,
     );
     const decisions =
-      flags.decisions === undefined ? null : openSync(flags.decisions as string, 'w');
+      flags.decisions === undefined ? null : lineFile('--decisions', flags.decisions as string);
     const write =
-      decisions === null
-        ? undefined
-        : (record: unknown) => writeSync(decisions, `${JSON.stringify(record)}\n`);
+      decisions === null ? undefined : (record: unknown) => decisions.write(JSON.stringify(record));
     const hooks = {
       wallClock,
       onProgress: bar.update,
@@ -80,7 +78,7 @@ export function simulateCommand(): Command {
     };
     const html = flags.html === undefined ? null : withTimeline(hooks);
     const report = runScenario(spec, policy, html?.hooks ?? hooks);
-    if (decisions !== null) closeSync(decisions);
+    decisions?.close();
     bar.done();
     console.log(summaryTable([report]));
     if (flags.out !== undefined) {
