@@ -213,8 +213,11 @@ export function engineSpecFromFlags(
   });
 }
 
-/** The flag each EngineSpec field comes from, for errors that the flags' combination makes. */
-const FLAG_OF: Readonly<Partial<Record<keyof EngineSpec, string>>> = {
+/**
+ * The flag each EngineSpec field comes from: for errors that the flags' combination makes, and
+ * to give an engine process the spec the gateway plans with (`engineSpecArgs`).
+ */
+const FLAG_OF = {
   model: '--model',
   gpu: '--gpu',
   tp: '--tp',
@@ -229,7 +232,39 @@ const FLAG_OF: Readonly<Partial<Record<keyof EngineSpec, string>>> = {
   maxIterationMs: '--max-iteration-ms',
   schedulingPolicy: '--scheduling-policy',
   ttftBoostMs: '--ttft-boost-ms',
-};
+  preemptionVictims: '--preemption-victims',
+  decodeTokenBudget: '--decode-token-budget',
+  toolKv: '--tool-kv',
+  toolKeepMs: '--tool-keep-ms',
+  preemption: '--preemption',
+  prefixCaching: '--prefix-caching',
+  kvBlocks: '--kv-blocks',
+  loraModules: '--lora-modules',
+  maxLoras: '--max-loras',
+  loraLoadMs: '--lora-load-ms',
+  gpuMemoryUtilization: '--gpu-memory-utilization',
+  slowdown: '--slowdown',
+} as const satisfies Partial<Record<keyof EngineSpec, string>>;
+
+/**
+ * The flags that give `goodput engine` the engine `spec` describes (what-if terms no flag
+ * sets left out): `engineSpecFromFlags` of them is `spec`.
+ */
+export function engineSpecArgs(spec: EngineSpec): string[] {
+  const args: string[] = [];
+  for (const [field, flag] of Object.entries(FLAG_OF)) {
+    const value = spec[field as keyof typeof FLAG_OF];
+    if (value === undefined) continue;
+    if (typeof value === 'boolean') {
+      // Each boolean's flag says on; its --no- form, off. Prefix caching is on by default.
+      if (field === 'prefixCaching') args.push(...(value ? [] : ['--no-prefix-caching']));
+      else args.push(value ? flag : flag.replace(/^--/, '--no-'));
+    } else if (Array.isArray(value)) {
+      for (const item of value as readonly string[]) args.push(flag, item);
+    } else args.push(flag, String(value));
+  }
+  return args;
+}
 
 /**
  * The spec, once the engine it describes can be built: a value each flag accepts alone may not
@@ -245,7 +280,7 @@ function checked(spec: EngineSpec): EngineSpec {
     const flag =
       e.path === 'profile' && spec.profile === undefined
         ? '--model/--gpu/--tp'
-        : FLAG_OF[e.path as keyof EngineSpec];
+        : (FLAG_OF as Partial<Record<string, string>>)[e.path];
     throw flag === undefined ? e : new ConfigError(flag, e.expected, e.got);
   }
   return spec;

@@ -13,7 +13,8 @@ import { SeededRng } from '../runtime/seeded-rng.ts';
 import { wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
 import { loadEnvelope } from '../sim/envelope-file.ts';
-import type { EnvelopeEngine } from '../core/autoscale/capacity-envelope.ts';
+import type { EngineSpec } from '../engine/engine-spec.ts';
+import { engineSpecArgs } from './engine-flags.ts';
 import { formatImageTokens, type ImageTokens } from '../openai/image-size.ts';
 
 /** A pool that acts on the decision, and the backend URL of each of its slots. */
@@ -30,8 +31,11 @@ export async function serveAutoscale(
   o: Record<string, unknown>,
   fleet: number,
   log: OpsLog,
-  /** The engine the gateway plans with: a capacity envelope must have been measured on it. */
-  engine: EnvelopeEngine,
+  /**
+   * The engine the gateway plans with: a capacity envelope must have been measured on it, and
+   * a local pool's engines run it.
+   */
+  engine: EngineSpec,
 ): Promise<(ScaleExportSettings & { readonly pool?: ServingPool }) | undefined> {
   const kind = o.enginePool as 'none' | 'local' | 'kubernetes';
   refuseStrayKubeFlags(o, kind);
@@ -82,7 +86,7 @@ export async function serveAutoscale(
   const pool = await LocalEnginePool.open({
     slots: s.maxReplicas,
     command: [process.execPath, ...process.execArgv, process.argv[1], 'engine'],
-    engineArgs: poolEngineArgs(o),
+    engineArgs: poolEngineArgs(o, engine),
     readyTime: s.readyTime,
     rng: new SeededRng(o.seed as number).fork('engine-pool'),
     maxDrainMs: (o.drainTimeout as number) * 1000,
@@ -93,29 +97,16 @@ export async function serveAutoscale(
   return { type: s.type, limits, pool, ...envelope };
 }
 
-/** The engine flags the pool's engines share with what the gateway was told they run. */
-function poolEngineArgs(o: Record<string, unknown>): string[] {
-  const args: string[] = [];
-  const pass: [string, string][] = [
-    ['model', '--model'],
-    ['gpu', '--gpu'],
-    ['tp', '--tp'],
-    ['engineVersion', '--engine-version'],
-    ['maxModelLen', '--max-model-len'],
-    ['maxNumSeqs', '--max-num-seqs'],
-    ['maxNumBatchedTokens', '--max-num-batched-tokens'],
-    ['maxBatchedTokens', '--max-num-batched-tokens'],
-    ['servedModelName', '--served-model-name'],
-    ['imageTokens', '--image-tokens'],
-    ['maxBodyMib', '--max-body-mib'],
-  ];
-  for (const [key, flag] of pass) {
-    const value = o[key];
-    if (value === undefined) continue;
-    args.push(
-      flag,
-      key === 'imageTokens' ? formatImageTokens(value as ImageTokens) : String(value),
-    );
+/**
+ * The pool's engines run what the gateway plans with: its engine spec whole (the policy's
+ * engine version included), the model name it serves, its image tokens and body limit.
+ */
+function poolEngineArgs(o: Record<string, unknown>, engine: EngineSpec): string[] {
+  const args = engineSpecArgs(engine);
+  if (o.servedModelName !== undefined) args.push('--served-model-name', String(o.servedModelName));
+  if (o.imageTokens !== undefined) {
+    args.push('--image-tokens', formatImageTokens(o.imageTokens as ImageTokens));
   }
+  args.push('--max-body-mib', String(o.maxBodyMib));
   return args;
 }

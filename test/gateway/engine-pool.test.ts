@@ -58,7 +58,7 @@ test('local engine pool: a burst scales out, every stream ends whole, then it dr
   await until('no engine process left', () => started.every((pid) => !alive(pid)), 10_000, 100);
 });
 
-test('local engine pool: a gateway killed outright takes its engines with it', async () => {
+test('local engine pool: its engines run the engine flags the gateway was given; a gateway killed outright takes them with it', async () => {
   const { url, proc } = await startServe([
     '--engine-pool',
     'local',
@@ -68,9 +68,20 @@ test('local engine pool: a gateway killed outright takes its engines with it', a
     '2',
     '--ready-time',
     '1-2',
+    '--lora-modules',
+    'sql-lora',
+    '--max-num-seqs',
+    '8',
   ]);
   const ready = () => metricAt(url, 'goodput_engine_pool_engines', 'state="ready"');
   await until('both engines ready', async () => (await ready()) === 2, 60_000, 200);
+  // The adapter the gateway plans with is one its engines serve.
+  const adapted = await fetch(`${url}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sql-lora', prompt: 'SELECT', max_tokens: 2 }),
+  });
+  assert.equal(adapted.status, 200, await adapted.text());
   const started = proc
     .jsonLines()
     .filter((l) => String(l.msg).startsWith('engine pool: starting an engine'))
