@@ -6,6 +6,9 @@
  * there; an engine is started with its ready time as a start-up delay (drawn per start, as the
  * simulator draws it), and it counts as ready when the gateway's scrape of it succeeds.
  *
+ * An engine not ready well past its ready time (twice it, and 30 s more: hung loading, say) is
+ * given up on — killed, logged — so the next decision starts another.
+ *
  * Scale-in is the drain protocol: the slot is taken out of routing, its streams run to their
  * end (at most `maxDrainMs`; any cut then is logged and counted), and only then is its engine
  * stopped. Scale-out prefers cancelling a drain to starting a cold engine.
@@ -41,7 +44,12 @@ interface Slot {
   state: SlotState;
   child: ChildProcess | null;
   drain: DrainWatch | null;
+  /** Starting: when it is given up on unless ready. */
+  readyByMs: Ms;
 }
+
+/** What an engine is given past twice its ready time to be ready: its process's own start. */
+const START_GRACE_MS: Ms = 30_000;
 
 export class LocalEnginePool implements ScalePool {
   readonly urls: readonly string[];
@@ -61,7 +69,7 @@ export class LocalEnginePool implements ScalePool {
     this.opts = opts;
     this.ports = ports;
     this.urls = ports.map((p) => `http://127.0.0.1:${p}`);
-    this.slots = ports.map(() => ({ state: 'stopped', child: null, drain: null }));
+    this.slots = ports.map(() => ({ state: 'stopped', child: null, drain: null, readyByMs: 0 }));
   }
 
   /** A pool of `opts.slots` slots, each on a port free now on this machine. */
@@ -144,6 +152,7 @@ export class LocalEnginePool implements ScalePool {
     child.channel?.unref();
     const slot = this.slots[i];
     slot.child = child;
+    slot.readyByMs = this.opts.clock.now() + 2 * readyS * 1000 + START_GRACE_MS;
     this.started++;
     this.slots[i].state = 'starting';
     this.opts.log.info(
@@ -221,12 +230,22 @@ export class LocalEnginePool implements ScalePool {
     return best;
   }
 
-  /** Starting engines the gateway now scrapes as ready are ready. */
+  /** Starting engines the gateway now scrapes as ready are ready; those past their time, given up. */
   private notice(): void {
+    const now = this.opts.clock.now();
     this.slots.forEach((s, i) => {
-      if (s.state === 'starting' && this.fleet?.isReady(i)) {
-        this.slots[i].state = 'ready';
+      if (s.state !== 'starting') return;
+      if (this.fleet?.isReady(i)) {
+        s.state = 'ready';
         this.opts.log.info({ slot: i }, `engine pool: ${this.urls[i]} is ready`);
+      } else if (now > s.readyByMs) {
+        s.state = 'stopped';
+        this.opts.log.warn(
+          { slot: i, engine_pid: s.child?.pid },
+          `engine pool: the engine on ${this.urls[i]} is not ready in time; killing it, to start another`,
+        );
+        // A hung process may not take a SIGTERM (a stopped one cannot): it is not serving anyone.
+        s.child?.kill('SIGKILL');
       }
     });
   }
