@@ -7,7 +7,7 @@
  * door, or unreadable), so every request is counted and has a decision record. Readiness and
  * breakers are the fleet's (backend-fleet.ts); the HTTP layer only translates.
  */
-import { capacityModel } from '../core/autoscale/scale-window.ts';
+import { capacityModel, missedForCapacity } from '../core/autoscale/scale-window.ts';
 import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
 import { ScaleExport, type ScaleExportSettings, type ScaleGroups } from './scale-export.ts';
 import { SloExport, refused, stopped, type Ending } from './slo-export.ts';
@@ -109,8 +109,7 @@ export class Gateway {
       },
       record: (r, asked) => {
         this.counts.decided(r, asked);
-        const result = r.admission.result;
-        if (result === 'reject' || result === 'expire') this.scaling?.advisor.window.refused();
+        if (missedForCapacity(r)) this.scaling?.advisor.window.refused();
         deps.onDecision?.(r);
       },
     });

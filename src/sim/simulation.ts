@@ -4,6 +4,7 @@
  * outcome folds into the report. Deterministic: same seed and inputs, same report (apart from
  * its `sim` block of wall-clock figures).
  */
+import { missedForCapacity } from '../core/autoscale/scale-window.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
 import type { Rng } from '../core/ports/rng.ts';
@@ -210,8 +211,7 @@ export function simulate(opts: SimulationOptions): Report {
       finish(t, 'failed');
     },
     record: (r) => {
-      const result = r.admission.result;
-      if (result === 'reject' || result === 'expire') for (const w of windows()) w.refused();
+      if (missedForCapacity(r)) for (const w of windows()) w.refused();
       opts.onDecision?.(r);
     },
   });

@@ -87,6 +87,31 @@ test('goodput: scale-in waits out the window, one group at a time, and never on 
   assert.equal(after.reason, 'scale_in');
 });
 
+test('goodput: at the floor, a quiet fleet holds: no scale-in said where none is made', () => {
+  const a = AUTOSCALERS.goodput;
+  const st = a.initState();
+  const quiet = (t: number) =>
+    a.decide(st, signals({ nowMs: t, ready: 1, arrivalRps: 0.1, goodRps: 0.1 }), limits);
+  quiet(0);
+  const after = quiet(340_000);
+  assert.deepEqual(after, { desired: 1, reason: 'floor' });
+});
+
+test('goodput: before anything has completed to size a group by, a fleet refusing its load still grows', () => {
+  const a = AUTOSCALERS.goodput;
+  const cold = { model: undefined, goodRps: 0, ready: 1 };
+  // Quiet, it holds; refusing a tenth of its arrivals, a group more a tick.
+  assert.deepEqual(a.decide(a.initState(), signals({ ...cold, arrivalRps: 2 }), limits), {
+    desired: 1,
+    reason: 'hold',
+  });
+  const st = a.initState();
+  const refusing = signals({ ...cold, arrivalRps: 2, missedRps: 0.2 });
+  assert.deepEqual(a.decide(st, refusing, limits), { desired: 2, reason: 'queue' });
+  const queued = signals({ ...cold, ready: 2, arrivalRps: 2, queued: 9 });
+  assert.deepEqual(a.decide(st, queued, limits), { desired: 3, reason: 'queue' });
+});
+
 test('goodput: sized for the headroom over the forecast', () => {
   const a = AUTOSCALERS.goodput;
   const at = (headroom: number) =>

@@ -57,7 +57,9 @@ function stabilized(
       reason: floor > wanted ? 'stabilizing' : reason,
     };
   }
-  return { desired: clampDesired(current - 1, limits), reason: 'scale_in' };
+  // At the floor already, nothing is scaled in: said so, not counted as a scale-in.
+  const desired = clampDesired(current - 1, limits);
+  return { desired, reason: desired < current ? 'scale_in' : 'floor' };
 }
 
 const newWindow = (): Window => ({ at: [], value: [] });
@@ -132,9 +134,6 @@ const goodput: Autoscaler<GoodputState> = {
     }
     const current = s.ready + s.starting;
     const model = s.model;
-    if (model === undefined || model.rps <= 0) {
-      return stabilized(st.window, s, current, 'hold', limits, 4);
-    }
     // Overloaded: work waits beyond a couple of requests a group while the fleet falls behind
     // its arrivals, or more than a few in a hundred miss their SLO (refused or late) — what it
     // serves within SLO then is what it can, at this load and its burstiness. The model sees a
@@ -142,7 +141,14 @@ const goodput: Autoscaler<GoodputState> = {
     // and more groups are what absorbs them.
     const behind = s.queued + s.engineWaiting > 2 * s.ready && s.goodRps < 0.95 * s.arrivalRps;
     const missing = s.missedRps > MISSED_SHARE * s.arrivalRps;
-    if (s.ready > 0 && (behind || missing)) {
+    const overloaded = s.ready > 0 && (behind || missing);
+    if (model === undefined || model.rps <= 0) {
+      // Nothing has completed yet to size a group by (a cold start under long replies): a fleet
+      // overloaded all the same gets a group more a tick until the model can say how many.
+      const wanted = overloaded ? current + 1 : current;
+      return stabilized(st.window, s, wanted, overloaded ? 'queue' : 'hold', limits, 4);
+    }
+    if (overloaded) {
       const seen = Math.max(CORRECTION_MIN, s.goodRps / s.ready / model.rps);
       st.correction = st.learned ? st.correction + LEARN_RATE * (seen - st.correction) : seen;
       st.learned = true;

@@ -3,7 +3,8 @@
 // which falls as requests grow and never holds more streams than flow control allows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ScaleWindow, groupCapacity, windowRates } from './scale-window.ts';
+import { ScaleWindow, groupCapacity, missedForCapacity, windowRates } from './scale-window.ts';
+import type { RejectReason } from '../request/decision.ts';
 import { FlowControl } from '../routing/flow-control.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 
@@ -113,4 +114,16 @@ test('group capacity at a measured pace: replicas twice as slow hold fewer strea
   assert.ok(slow.rps < profiled.rps / 2, JSON.stringify({ profiled, slow }));
   // Each of its steps at twice the profile's, within the same gap budget.
   assert.ok(2 * flow.decodeStepMs(slow.streams, slow.streams * 550) <= 0.9 * 80);
+});
+
+test("a miss the fleet's size answers for: a capacity refusal or an expiry, not a tenant's own limit", () => {
+  const said = (result: string, reason: RejectReason | null) =>
+    missedForCapacity({ admission: { result, reason } });
+  assert.equal(said('reject', 'deadline'), true);
+  assert.equal(said('reject', 'kv_capacity'), true);
+  assert.equal(said('expire', 'deadline'), true);
+  assert.equal(said('reject', 'tenant_tokens'), false);
+  assert.equal(said('reject', 'context_length'), false);
+  assert.equal(said('reject', 'shutting_down'), false);
+  assert.equal(said('admit', null), false);
 });

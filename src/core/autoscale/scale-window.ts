@@ -8,6 +8,7 @@
  * count their own part; a tick's `WindowShare`s add up to the fleet's (`windowRates`).
  */
 import type { Ms } from '../request/units.ts';
+import { CAPACITY_REASONS, type RejectReason } from '../request/decision.ts';
 import type { SloClass, SloClassName } from '../request/slo-classes.ts';
 import type { FlowControl } from '../routing/flow-control.ts';
 
@@ -56,6 +57,18 @@ export function windowRates(shares: readonly WindowShare[]): WindowRates {
       ? { input: input / arrivals, output: output / completions }
       : null;
   return { arrivalRps, goodRps, missedRps, mix };
+}
+
+/**
+ * Whether a decision is a miss the fleet's size answers for: a refusal for capacity, or an
+ * expiry in the queue. A tenant's own limits, or a request its contract refuses, are not.
+ */
+export function missedForCapacity(r: {
+  readonly admission: { readonly result: string; readonly reason: RejectReason | null };
+}): boolean {
+  const a = r.admission;
+  if (a.result === 'expire') return true;
+  return a.result === 'reject' && a.reason !== null && CAPACITY_REASONS.has(a.reason);
 }
 
 /** How much of the mix each tick carries on to the next: about the last 30 s at 5 s ticks. */

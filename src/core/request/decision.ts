@@ -50,6 +50,15 @@ export const REJECT_REASONS = [
   'gateway_overloaded',
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
+
+/** Refusals for want of capacity, which more replicas would have served. */
+export const CAPACITY_REASONS: ReadonlySet<RejectReason> = new Set<RejectReason>([
+  'kv_capacity',
+  'deadline',
+  'service_capacity',
+  'no_ready_replica',
+  'gateway_overloaded',
+]);
 export type RejectStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 422 | 429 | 503 | 504;
 
 /** Degrade ladder levels, in the order they are tried. */
