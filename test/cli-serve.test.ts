@@ -131,6 +131,8 @@ test('serve and engine: a bad port, address, Redis URL or model name exits 2 nam
     [['serve', '--port', '0', '--redis', 'notaurl'], /--redis: expected a Redis URL/],
     [['serve', '--port', '0', '--redis', 'redis://:x@'], /--redis/],
     [['serve', '--port', '0', '--served-model-name', ''], /--served-model-name/],
+    [['serve', '--port', '0', '--learned-state', ''], /--learned-state: expected a file, or redis/],
+    [['serve', '--port', '0', '--max-replicas', '20000'], /--max-replicas: expected an integer in/],
     [['serve', '--port', '0', '--host', 'nosuchhost.invalid'], /--host: expected an address/],
     [['engine', '--port', '0', '--host', 'nosuchhost.invalid'], /--host: expected an address/],
     // An empty address would be every interface: said, not taken.

@@ -192,6 +192,11 @@ const bad: Array<[string, string[], RegExp]> = [
     /^goodput: --max-num-batched-tokens: expected ≥ the max model length \(8192\) when chunked prefill is off, got 100$/m,
   ],
   ['bad length spec', ['simulate', '--input', 'uniform:9:1'], /--input/],
+  [
+    'a fleet no memory holds',
+    ['simulate', '--replicas', '1000000'],
+    /--replicas: expected an integer in \[1, 10000\], got "1000000"/,
+  ],
 ];
 
 for (const [name, args, message] of bad) {

@@ -96,8 +96,13 @@ export function redisUrl(flag: string) {
 }
 
 export function nonEmpty(flag: string) {
+  return nonEmptyAs(flag, 'a non-empty name');
+}
+
+/** A value that must not be empty, `expected` saying what it is. */
+export function nonEmptyAs(flag: string, expected: string) {
   return (value: string): string => {
-    if (value.trim() === '') throw new ConfigError(flag, 'a non-empty name', value);
+    if (value.trim() === '') throw new ConfigError(flag, expected, value);
     return value;
   };
 }
@@ -122,14 +127,34 @@ export function secondsWindow(flag: string, value: string): { fromS: number; toS
   return { fromS, toS };
 }
 
+/**
+ * The most replicas (or groups) a fleet may be given: far past any one pool's, and within what
+ * a simulated or embedded fleet of them holds in memory (about 14 KB each).
+ */
+export const MAX_REPLICAS = 10_000;
+
+/** A count of replicas, 1 to `MAX_REPLICAS`. */
+export function replicaCount(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || n < 1 || n > MAX_REPLICAS)
+      throw new ConfigError(flag, `an integer in [1, ${MAX_REPLICAS}]`, value);
+    return n;
+  };
+}
+
 /** `N` or `MIN-MAX`: a count of replica groups, or the range autoscaling keeps it in. */
 export function groupRange(flag: string) {
   return (value: string): { min: number; max: number } => {
     const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(value);
     const min = m === null ? NaN : Number(m[1]);
     const max = m === null ? NaN : Number(m[2] ?? m[1]);
-    if (!(min >= 1 && max >= min && Number.isSafeInteger(max)))
-      throw new ConfigError(flag, 'N or MIN-MAX groups, 1 ≤ MIN ≤ MAX, e.g. 2 or 1-8', value);
+    if (!(min >= 1 && max >= min && max <= MAX_REPLICAS))
+      throw new ConfigError(
+        flag,
+        `N or MIN-MAX groups, 1 ≤ MIN ≤ MAX ≤ ${MAX_REPLICAS}, e.g. 2 or 1-8`,
+        value,
+      );
     return { min, max };
   };
 }

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { DEFAULT_HEADROOM } from '../core/autoscale/scale-options.ts';
 import { ConfigError } from '../core/errors.ts';
 import { parseReadyTime } from '../core/fleet/replica-group.ts';
-import { nonNegativeNumber, positiveInt, positiveNumber } from './parse-flags.ts';
+import { nonNegativeNumber, positiveNumber, replicaCount } from './parse-flags.ts';
 
 /** `minDefault`: what the minimum defaults to, in the command's own terms. */
 export function addScaleLimitFlags(cmd: Command, minDefault: string): Command {
@@ -14,12 +14,12 @@ export function addScaleLimitFlags(cmd: Command, minDefault: string): Command {
     .option(
       '--min-replicas <n>',
       `autoscaling: the fewest groups (default: ${minDefault})`,
-      positiveInt('--min-replicas'),
+      replicaCount('--min-replicas'),
     )
     .option(
       '--max-replicas <n>',
       'autoscaling: the most groups (default 4 × the minimum)',
-      positiveInt('--max-replicas'),
+      replicaCount('--max-replicas'),
     )
     .option(
       '--ready-time <s>',

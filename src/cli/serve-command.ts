@@ -51,6 +51,8 @@ import {
   redisUrl,
   positiveInt,
   positiveNumber,
+  replicaCount,
+  nonEmptyAs,
 } from './parse-flags.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
 import { logStarted } from './serve-started.ts';
@@ -85,7 +87,7 @@ export function serveCommand(): Command {
       'an OpenAI-compatible upstream base URL, http(s)://host:port[/v1] (repeatable); none: an embedded simulated fleet',
       (value: string, prev: string[] = []) => [...prev, value],
     )
-    .option('--replicas <n>', 'embedded fleet size', positiveInt('--replicas'), 2)
+    .option('--replicas <n>', 'embedded fleet size', replicaCount('--replicas'), 2)
     .option(
       '--adapter-replicas <k>',
       "embedded fleet: each of --lora-modules loaded on K of the replicas (round-robin), as replicas started with different --lora-modules (a --backend's own /v1/models says which it loads)",
@@ -148,6 +150,7 @@ export function serveCommand(): Command {
     .option(
       '--learned-state <file|redis>',
       'keep what the gateway learns (output lengths, prompt scale, what images by URL take) across restarts, in this file or (redis) in the --redis server, shared by every replica: restored at start, saved every --learned-state-interval and at shutdown; default: none, every start is cold',
+      nonEmptyAs('--learned-state', 'a file, or redis'),
     )
     .option(
       '--learned-state-interval <seconds>',
@@ -193,7 +196,7 @@ export function serveCommand(): Command {
     )
     .option(
       '--drain-timeout <seconds>',
-      'on SIGTERM, how long requests in flight may run on before they are cut',
+      'on SIGTERM, how long requests in flight may run on before they are cut; with an --engine-pool, also how long a scale-in drain waits for its streams',
       nonNegativeNumber('--drain-timeout'),
       30,
     )

@@ -14,6 +14,7 @@ import {
   repeated,
   secondsWindow,
   groupRange,
+  replicaCount,
 } from './parse-flags.ts';
 import { addWorkloadFlags, workloadFromFlags } from './workload-flags.ts';
 import { DEFAULT_KV_LINK } from '../engine/kv-transfer.ts';
@@ -37,7 +38,7 @@ export function addScenarioFlags(cmd: Command): Command {
       'each LoRA adapter is loaded on K of the replicas (placed round-robin), as replicas started with different --lora-modules; requests for it are routed and admitted over those K (default: every replica serves every adapter)',
       positiveInt('--adapter-replicas'),
     )
-    .option('--replicas <n>', 'replicas in the fleet', positiveInt('--replicas'), D.replicas)
+    .option('--replicas <n>', 'replicas in the fleet', replicaCount('--replicas'), D.replicas)
     .option(
       '--prefill-replicas <n>',
       "disaggregated serving: a pool of N prefill replicas computes each prompt, whose KV then crosses --kv-link-gbps to the request's replica (--replicas: the decode pool), as vLLM's disaggregated prefill, llm-d's P/D and Dynamo run it; MIN-MAX with --autoscaler scales the pool on its own signals",
