@@ -11,6 +11,7 @@
  * still what it was started with.
  * Reloads run one at a time, in the order asked.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { TenantDirectory, refuseUnservedModels } from '../core/config/tenant-schema.ts';
 import { isConfigError } from '../core/errors.ts';
@@ -78,6 +79,11 @@ export type PolicyReadReply =
 
 export class PolicyReloader {
   #running: LoadedPolicy;
+  /**
+   * The tenants each revision this process has had in force held: a revision put in force
+   * again must hold them still (decision records name it; its two meanings could not be told apart).
+   */
+  readonly #revisions = new Map<string, Tenants>();
   #last: ReloadOutcome | null = null;
   /** The reload running now, if any: the next one starts after it. */
   #turn: Promise<unknown> = Promise.resolve();
@@ -85,6 +91,7 @@ export class PolicyReloader {
 
   constructor(running: LoadedPolicy, deps: PolicyReloaderDeps) {
     this.#running = running;
+    this.#revisions.set(running.policy.revision, tenantsOf(running.policy.tenants));
     this.#deps = deps;
     // As at every reload: the policy in force, and that the file (if any) was taken.
     deps.metrics.state.policyReloadOk.set(1);
@@ -184,6 +191,15 @@ export class PolicyReloader {
       if (!isConfigError(e)) throw e;
       return ended('invalid', `${e.message}; ${was} stays in force`, 'invalid_policy', e.path);
     }
+    const before = this.#revisions.get(read.revision);
+    if (before !== undefined && !isDeepStrictEqual(before, tenantsOf(tenants))) {
+      const message =
+        `${running.file}: policy_revision ${JSON.stringify(read.revision)} was in force before ` +
+        `with other tenants: decision records name the revision they were decided under, so ` +
+        `give the change a new one; ${was} stays in force`;
+      return ended('refused', message, 'revision_reused', 'policy_revision');
+    }
+    this.#revisions.set(read.revision, tenantsOf(tenants));
     const policy = { ...running.policy, revision: read.revision, tenants };
     this.#deps.pipeline.retenant(tenants, policy.revision);
     const { metrics } = this.#deps;
@@ -196,6 +212,13 @@ export class PolicyReloader {
       : 'the same tenants';
     return ended('applied', `${was} → ${policy.revision} (${what})`);
   }
+}
+
+type Tenants = Pick<TenantDirectory, 'named' | 'fallback'>;
+
+/** What a directory holds now (the pipeline's own is replaced in place at each reload). */
+function tenantsOf(t: TenantDirectory): Tenants {
+  return { named: t.named, fallback: t.fallback };
 }
 
 /** The file read and planned on a thread of its own (policy-read-worker.ts). */

@@ -21,7 +21,8 @@ export interface PolicyDocument {
 const RELOADABLE = ['tenants', 'policy_revision', 'description'] as const;
 
 /** Why a reload was refused: a restart applies it, or the file needs another revision. */
-export type RefusalCode = 'restart_required' | 'revision_unchanged' | 'keys_removed';
+export type RefusalCode =
+  'restart_required' | 'revision_unchanged' | 'revision_reused' | 'keys_removed';
 
 export type ReloadPlan =
   | { readonly kind: 'unchanged' }

@@ -126,6 +126,16 @@ test('POST /admin/policy/reload: keys rotate, tenants come, weights change — o
     ['prod@3', file.path, ['beta'], 1],
   );
   assert.equal((await chatAs(gw.url, 'sk-acme-2')).status, 401, 'a tenant the file dropped');
+
+  // A revision in force before may come back only as it was: another meaning is refused.
+  file.write(policyDoc('prod@1', { beta: { api_keys_sha256: [sha('sk-beta')] } }));
+  const reused = await admin(gw.url, '/admin/policy/reload', 'POST');
+  assert.equal(reused.status, 409);
+  const again = (await reused.json()) as { error: { param: string; code: string } };
+  assert.deepEqual([again.error.code, again.error.param], ['revision_reused', 'policy_revision']);
+  file.write(policyDoc('prod@1', { acme: { weight: 1, api_keys_sha256: [sha('sk-acme-1')] } }));
+  assert.equal((await admin(gw.url, '/admin/policy/reload', 'POST')).status, 200, 'rolled back');
+  assert.equal((await chatAs(gw.url, 'sk-acme-1')).status, 200);
 });
 
 test('without an admin token configured, /admin says it is off', async () => {
