@@ -107,11 +107,11 @@ const badInputs: [string, string, unknown, number, RegExp, string | null | undef
     'n',
   ],
   [
-    'temperature out of range',
+    'temperature out of range (vLLM takes any ≥ 0)',
     TEXT,
-    { model: MODEL, prompt: 'hi', temperature: 3 },
+    { model: MODEL, prompt: 'hi', temperature: -0.5 },
     400,
-    /^temperature: expected a number in \[0, 2\], got 3$/,
+    /^temperature: expected a number ≥ 0, got -0.5$/,
     'temperature',
   ],
   [

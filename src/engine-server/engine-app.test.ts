@@ -112,6 +112,21 @@ test('min_tokens: no reply shorter, whatever the model would have said', async (
   }
 });
 
+test("a text completion that names no max_tokens gets 16, as vLLM's and OpenAI's; null asks for no limit", async () => {
+  const tokens = async (extra: object) => {
+    const res = await post(main, TEXT, { model: MODEL, prompt: 'hi', ignore_eos: true, ...extra });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as {
+      usage: { completion_tokens: number };
+      choices: { finish_reason: string }[];
+    };
+    return [body.usage.completion_tokens, body.choices[0].finish_reason];
+  };
+  assert.deepEqual(await tokens({}), [16, 'length']);
+  const [unbounded] = await tokens({ max_tokens: null });
+  assert.ok((unbounded as number) > 16, `${unbounded} tokens`);
+});
+
 test('a bad configuration fails at creation, naming the option', () => {
   assert.throws(
     () => createEngineServer({ model: 'gpt-2' }),

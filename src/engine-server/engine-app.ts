@@ -76,6 +76,7 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
     servedModelName,
     () => backend,
     config.maxModelLen,
+    origin,
   );
   const backend: SimulatedBackend = new SimulatedBackend({
     config,

@@ -61,8 +61,16 @@ export class EngineMetrics implements BackendObserver {
   >;
   private readonly tokens: Record<'promptTokens' | 'generationTokens', Histogram<'model_name'>>;
 
-  /** `maxModelLen`: the top of the token histograms' buckets, as vLLM's. */
-  constructor(modelName: string, backend: () => SimulatedBackend, maxModelLen: number) {
+  /**
+   * `maxModelLen`: the top of the token histograms' buckets, as vLLM's; `originUnixMs`: Unix
+   * time at the backend clock's 0, for the readings vLLM stamps with the time.
+   */
+  constructor(
+    modelName: string,
+    backend: () => SimulatedBackend,
+    maxModelLen: number,
+    originUnixMs: number,
+  ) {
     const labels = { model_name: modelName };
     this.labels = labels;
     const registers = [this.registry];
@@ -115,7 +123,7 @@ export class EngineMetrics implements BackendObserver {
     );
     counter('vllm:num_preemptions_total', 'Cumulative preemptions.', (b) => b.stats().preemptions);
     // vLLM's LoRA info gauge: the adapters in GPU slots and those waited for, comma-separated
-    // (names from the engine's own --lora-modules), its value the time of the reading.
+    // (names from the engine's own --lora-modules), its value the Unix time of the reading.
     new Gauge({
       name: 'vllm:lora_requests_info',
       help: 'Running stats on lora requests.',
@@ -131,7 +139,7 @@ export class EngineMetrics implements BackendObserver {
             waiting_lora_adapters: info.waiting.join(','),
             max_lora: String(info.maxLoras),
           },
-          backend().clock.now() / 1000,
+          (originUnixMs + backend().clock.now()) / 1000,
         );
       },
     });

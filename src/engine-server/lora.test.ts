@@ -14,10 +14,13 @@ test('a request naming an adapter is served with it, under its name', async () =
   assert.equal(res.status, 200);
   assert.equal(((await res.json()) as { model: string }).model, 'sql-lora');
   const metrics = await (await s.app.request('/metrics')).text();
-  assert.match(
-    metrics,
-    /^vllm:lora_requests_info\{running_lora_adapters="sql-lora",waiting_lora_adapters="",max_lora="1"\} \d+(\.\d+)?$/m,
-  );
+  const info =
+    /^vllm:lora_requests_info\{running_lora_adapters="sql-lora",waiting_lora_adapters="",max_lora="1"\} (\d+(?:\.\d+)?(?:e\+\d+)?)$/m.exec(
+      metrics,
+    );
+  assert.ok(info, metrics);
+  // Its value is the Unix time of the reading, as vLLM's (time.time()).
+  assert.ok(Math.abs(Number(info[1]) - Date.now() / 1000) < 60, info[1]);
 });
 
 test('/v1/models lists the base model and each adapter with its parent', async () => {

@@ -128,7 +128,8 @@ export const commonFields = {
       expect('an object'),
     )
     .nullish(),
-  temperature: unitNumber(0, 2),
+  // vLLM's bound, not OpenAI's 2: a server behind takes any temperature ≥ 0.
+  temperature: z.number(expect('a number ≥ 0')).min(0).nullish(),
   top_p: unitNumber(0, 1),
   presence_penalty: unitNumber(-2, 2),
   frequency_penalty: unitNumber(-2, 2),
@@ -226,13 +227,24 @@ interface OutputLimitFields {
   readonly max_completion_tokens?: number | null;
 }
 
-/** The output limit a request set, and under which field name (for error messages); none: undefined. */
+/** The output limit of a text completion that names none. */
+export const COMPLETION_MAX_TOKENS = 16;
+
+/**
+ * The output limit a request set, or a text completion's default, and under which field name
+ * (for error messages); none: undefined.
+ */
 export function outputLimit(
-  req: OutputLimitFields,
+  req: OutputLimitFields & { readonly prompt?: unknown },
 ): { readonly tokens: number; readonly field: string } | undefined {
   if (req.max_completion_tokens != null)
     return { tokens: req.max_completion_tokens, field: 'max_completion_tokens' };
   if (req.max_tokens != null) return { tokens: req.max_tokens, field: 'max_tokens' };
+  // A text completion (it has a prompt) that names no limit gets OpenAI's and vLLM's 16; an
+  // explicit null is none, the rest of the context, as in vLLM.
+  if (req.prompt !== undefined && req.max_tokens === undefined) {
+    return { tokens: COMPLETION_MAX_TOKENS, field: 'max_tokens' };
+  }
   return undefined;
 }
 

@@ -82,6 +82,13 @@ const unsupported: [string, unknown, unknown[], string][] = [
   ['prompt_logprobs', 1, [], 'absent'],
   ['verbosity', 'low', ['medium'], '"medium" or absent'],
   ['prompt_cache_retention', '24h', ['in_memory'], '"in_memory" or absent'],
+  ['kv_transfer_params', { do_remote_decode: true }, [], 'absent'],
+  ['return_tokens_as_token_ids', true, [false], 'false or absent'],
+  ['return_token_ids', true, [false], 'false or absent'],
+  ['chat_template', '{{ messages }}', [], 'absent'],
+  ['mm_processor_kwargs', { fps: 2 }, [{}], '{} or absent'],
+  ['documents', [{ title: 'a', text: 'b' }], [], 'absent'],
+  ['vllm_xargs', { plugin: 1 }, [{}], '{} or absent'],
 ];
 
 test("a text completion's echo is a flag, served; chat's is not", () => {

@@ -76,6 +76,16 @@ export const unsupportedFields = {
   // long a prompt's cache is kept (a replica's is in its memory, while it fits).
   verbosity: neutralOnly(['medium']),
   prompt_cache_retention: neutralOnly(['in_memory']),
+  // vLLM's own, at what its clients send by default: disaggregated prefill's hand-over (a
+  // proxy's), answers as token ids, a template or processor's own arguments, RAG documents and
+  // a plugin's extra arguments.
+  kv_transfer_params: neutralOnly([]),
+  return_tokens_as_token_ids: neutralOnly([false]),
+  return_token_ids: neutralOnly([false]),
+  chat_template: neutralOnly([]),
+  mm_processor_kwargs: neutralOnly([{}]),
+  documents: neutralOnly([]),
+  vllm_xargs: neutralOnly([{}]),
 };
 
 /**
