@@ -127,6 +127,17 @@ test("a text completion that names no max_tokens gets 16, as vLLM's and OpenAI's
   assert.ok((unbounded as number) > 16, `${unbounded} tokens`);
 });
 
+test('/tokenize and /detokenize say the engine has no tokenizer: a 404 naming why', async () => {
+  for (const path of ['/tokenize', '/detokenize']) {
+    const res = await post(main, path, { model: MODEL, prompt: 'hi' });
+    await expectError(
+      res,
+      404,
+      new RegExp(`POST ${path}: not served by goodput engine, which has no tokenizer`),
+    );
+  }
+});
+
 test('a bad configuration fails at creation, naming the option', () => {
   assert.throws(
     () => createEngineServer({ model: 'gpt-2' }),

@@ -15,6 +15,7 @@ import { wallTimers } from '../runtime/wall-timers.ts';
 import { lengthTable } from '../sim/workload/sharegpt-lengths.ts';
 import {
   errorResponse,
+  OpenAiError,
   isOpenAiError,
   payloadTooLarge,
   routeNotFound,
@@ -147,6 +148,19 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
   app.post('/v1/chat/completions', limit, (c) => chatRoute(c, deps));
   app.post('/v1/completions', limit, (c) => completionRoute(c, deps));
   app.post('/v1/responses', limit, (c) => responsesRoute(c, deps));
+  // vLLM's tokenizer endpoints: a simulated engine has no tokenizer, and says so.
+  for (const path of ['/tokenize', '/detokenize']) {
+    app.post(path, () =>
+      errorResponse(
+        new OpenAiError(
+          404,
+          `POST ${path}: not served by goodput engine, which has no tokenizer`,
+          null,
+          'not_found',
+        ),
+      ),
+    );
+  }
   app.notFound((c) => errorResponse(routeNotFound(c.req.method, c.req.path)));
   app.onError((e) => {
     if (isOpenAiError(e)) return errorResponse(e);
