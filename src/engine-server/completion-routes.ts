@@ -52,6 +52,7 @@ import type { SimulatedBackend } from './simulated-backend.ts';
 import { type CompletionKind, replyEnd, replyPiece, sseResponse } from './sse-body.ts';
 import { followChoices, submitChoices } from './choices.ts';
 import type { ImageTokens } from '../openai/image-size.ts';
+import { stopStrings } from './stop-strings.ts';
 
 /** Who refuses what it cannot answer, as its refusals say. */
 const ENGINE = 'the simulated engine';
@@ -77,6 +78,9 @@ interface Prepared {
   readonly continuousUsage: boolean;
   readonly ignoreEos: boolean;
   readonly minTokens: number | undefined;
+  /** vLLM's stop strings, and `include_stop_str_in_output`. */
+  readonly stops: readonly string[];
+  readonly keepStop: boolean;
   readonly priority: number | undefined;
   readonly limit: ReturnType<typeof outputLimit>;
   /** Choices to sample (`n`). */
@@ -145,6 +149,8 @@ function runChat(
     continuousUsage: continuousUsage(req),
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,
+    stops: stopStrings(req.stop),
+    keepStop: req.include_stop_str_in_output === true,
     priority: req.priority ?? undefined,
     limit: outputLimit(req),
     choices: choiceCount(req),
@@ -176,6 +182,8 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     continuousUsage: continuousUsage(req),
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,
+    stops: stopStrings(req.stop),
+    keepStop: req.include_stop_str_in_output === true,
     priority: req.priority ?? undefined,
     limit: outputLimit(req),
     choices: choiceCount(req),
@@ -205,6 +213,8 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
       maxTokens: p.limit?.tokens,
       ignoreEos: p.ignoreEos,
       minTokens: p.minTokens,
+      stops: p.stops,
+      keepStop: p.keepStop,
       prefix: p.prefix(blockSize),
       adapter,
       priority: p.priority,

@@ -127,6 +127,33 @@ test("a text completion that names no max_tokens gets 16, as vLLM's and OpenAI's
   assert.ok((unbounded as number) > 16, `${unbounded} tokens`);
 });
 
+test('a stop string ends the reply where it begins, finish stop, whole or streamed', async () => {
+  const ask = { model: MODEL, prompt: 'hi', max_tokens: 40, ignore_eos: true, stop: ['model'] };
+  const whole = await post(main, TEXT, ask);
+  const body = (await whole.json()) as {
+    choices: { text: string; finish_reason: string }[];
+    usage: { completion_tokens: number };
+  };
+  assert.deepEqual(
+    [body.choices[0].text, body.choices[0].finish_reason, body.usage.completion_tokens],
+    ['the quick ', 'stop', 3],
+  );
+  const streamed = await post(main, TEXT, {
+    ...ask,
+    stream: true,
+    include_stop_str_in_output: true,
+  });
+  const chunks = (await streamed.text())
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: {'))
+    .map(
+      (e) =>
+        JSON.parse(e.slice(6)) as { choices: { text: string; finish_reason: string | null }[] },
+    );
+  assert.equal(chunks.map((c) => c.choices[0]?.text ?? '').join(''), 'the quick model');
+  assert.equal(chunks.at(-1)?.choices[0].finish_reason, 'stop');
+});
+
 test('/tokenize and /detokenize say the engine has no tokenizer: a 404 naming why', async () => {
   for (const path of ['/tokenize', '/detokenize']) {
     const res = await post(main, path, { model: MODEL, prompt: 'hi' });

@@ -13,6 +13,7 @@ import type { Ms } from '../core/request/units.ts';
 import type { EngineRequest, FailReason } from '../engine/engine-types.ts';
 import { EventChannel } from './event-channel.ts';
 import { fillerPiece } from './filler-text.ts';
+import { keptPiece } from './stop-strings.ts';
 import type { FillerFinish, RequestPlan } from './request-plan.ts';
 import type { GenerationRequest } from './simulated-backend.ts';
 
@@ -75,6 +76,8 @@ export class Job implements EngineRequest, Generation {
   private readonly host: JobHost;
   private readonly channel = new EventChannel<GenerationEvent>();
   private emitted = 0;
+  /** Characters of filler its tokens have carried so far (a stop string's cut is counted in them). */
+  private chars = 0;
   private live = true;
   /** Cancelled or dropped: nothing more is delivered, a pending stall ends at once. */
   private halted = false;
@@ -135,7 +138,9 @@ export class Job implements EngineRequest, Generation {
     this.host.tokenAt(this, index, atMs);
     const echo = this.echo;
     this.echo = undefined;
-    const text = echo === undefined ? fillerPiece(index) : echo + fillerPiece(index);
+    const piece = keptPiece(index, this.chars, this.plan.cut);
+    this.chars += fillerPiece(index).length;
+    const text = echo === undefined ? piece : echo + piece;
     const crashes = this.emitted === this.plan.crashAfter;
     const last =
       this.emitted === this.outputTokens && !crashes ? this.plan.finishReason : undefined;

@@ -5,6 +5,7 @@
  * length, three fault draws — so a seed gives the same lengths with faults on or off.
  */
 import type { Rng } from '../core/ports/rng.ts';
+import { stopCut, type StopCut } from './stop-strings.ts';
 
 export interface FaultRates {
   /** Fraction of requests answered 500 before any token. */
@@ -26,6 +27,9 @@ export interface PlanInput {
   readonly ignoreEos: boolean;
   /** No end of sequence before this many tokens (vLLM's min_tokens). */
   readonly minTokens?: number;
+  /** vLLM's `stop` strings (none empty), and whether the one met stays in the text. */
+  readonly stops?: readonly string[];
+  readonly keepStop?: boolean;
   readonly maxModelLen: number;
 }
 
@@ -43,6 +47,8 @@ export interface RequestPlan {
   readonly stallMs: number;
   /** Tokens delivered before the connection is cut, or null. */
   readonly crashAfter: number | null;
+  /** Where a stop string ends the reply's text, when one does (stop-strings.ts). */
+  readonly cut?: StopCut;
 }
 
 /** A natural (end-of-sequence) output length from a uniform draw in [0, 1). */
@@ -70,11 +76,17 @@ export class RequestPlanner {
     const room = Math.max(1, input.maxModelLen - input.promptTokens);
     const limit = Math.min(input.maxTokens ?? room, room);
     const eos = Math.max(natural, input.minTokens ?? 0);
-    const stops = !input.ignoreEos && eos <= limit;
-    const outputTokens = Math.max(1, stops ? eos : limit);
+    const ends = !input.ignoreEos && eos <= limit;
+    const planned = Math.max(1, ends ? eos : limit);
+    const cut = stopCut(input.stops ?? [], planned, {
+      minTokens: input.minTokens,
+      keep: input.keepStop,
+    });
+    const outputTokens = cut?.tokens ?? planned;
     return {
       outputTokens,
-      finishReason: stops ? 'stop' : 'length',
+      finishReason: ends || cut !== undefined ? 'stop' : 'length',
+      ...(cut === undefined ? {} : { cut }),
       fail,
       stallBefore: stall ? Math.floor(outputTokens / 2) : null,
       stallMs: stall ? this.rates.stallMs : 0,

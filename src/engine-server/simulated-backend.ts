@@ -28,6 +28,9 @@ export interface GenerationRequest {
   readonly ignoreEos: boolean;
   /** vLLM's min_tokens: no end of sequence before this many. */
   readonly minTokens?: number;
+  /** vLLM's stop strings, and whether the one met stays in the text. */
+  readonly stops?: readonly string[];
+  readonly keepStop?: boolean;
   readonly prefix?: PrefixBlocks;
   /** The LoRA adapter asked for (one of the engine's `loraModules`); the base model when absent. */
   readonly adapter?: string;

@@ -4,6 +4,7 @@
  * upstream would: the request body in, tokens out as the engine model emits them on the wall
  * clock, aborts freeing the request at once.
  */
+import { stopStrings } from '../engine-server/stop-strings.ts';
 import type { EngineConfig } from '../engine/engine-types.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { Ms } from '../core/request/units.ts';
@@ -222,6 +223,8 @@ function describe(
     maxTokens: outputLimit(req)?.tokens,
     ignoreEos: req.ignore_eos === true,
     minTokens: req.min_tokens ?? undefined,
+    stops: stopStrings(req.stop),
+    keepStop: req.include_stop_str_in_output === true,
     // Judged at the gateway's door (read-request.ts), which refuses what filler cannot echo.
     echo:
       call.kind === 'chat'
