@@ -41,6 +41,11 @@ export interface FleetDeps {
    * not logged).
    */
   readonly spec: Pick<FleetSpec, 'model' | 'maxModelLen' | 'maxLoras' | 'adapters'>;
+  /**
+   * A backend that served went down (not ready, or stopped by its pool): what routing remembers
+   * of it — its prefix cache, its sessions — is gone, as a restarted server's cache is.
+   */
+  readonly onDown?: (index: number) => void;
 }
 
 export class BackendFleet {
@@ -261,6 +266,7 @@ export class BackendFleet {
       // on every admission: the gauge is set once, as it stops.
       if (this.downAsMeant[index]) return;
       this.downAsMeant[index] = true;
+      if (this.wasReady[index] === true) this.deps.onDown?.(index);
       this.startTold[index] = false;
       this.wasReady[index] = null;
       this.deps.metrics.backendReady.set({ backend: name }, 0);
@@ -285,7 +291,10 @@ export class BackendFleet {
     // A backend not ready yet at start is not news; one that goes down, or comes up, is.
     if (first && !ready) return;
     if (ready) this.deps.log.info({ backend: name }, `backend ${name} is ready`);
-    else this.deps.log.warn({ backend: name, cause: why }, `backend ${name} is not ready`);
+    else {
+      this.deps.log.warn({ backend: name, cause: why }, `backend ${name} is not ready`);
+      this.deps.onDown?.(index);
+    }
   }
 
   /** Backends report a running total; the counter follows it (a restart starts it again). */

@@ -95,6 +95,7 @@ export class Gateway {
       ...deps,
       breaker: deps.policy.resilience.breaker,
       spec: deps.spec,
+      onDown: (i) => this.pipeline.replicaGone(i),
     });
     this.counts = new RequestCounts(m, deps.spec.model, deps.learners);
     this.slos = new SloExport(deps.policy.slos, deps.clock, m.slo, deps.spec.model);

@@ -7,8 +7,9 @@
  * the attempt's W3C trace context (`traceparent`, `tracestate`) when it has one; its answer is
  * read by `upstream-relay.ts`. A staged prompt's leading pieces go first, one request each, not
  * streamed (`staged-pieces.ts`).
- * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` — or a
- * failed scrape — make the backend not ready: unknown is never read as idle.
+ * Its Prometheus metrics are scraped on an interval; figures older than `staleAfterMs` make
+ * the backend not ready — at once when a scrape finds nothing listening: unknown is never
+ * read as idle.
  */
 import type { IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { upstreamClient, type UpstreamClient } from './upstream-client.ts';
@@ -82,6 +83,8 @@ export class HttpBackend implements Backend {
   private last: BackendLoad;
   /** Why the last scrape failed; undefined after one succeeded. */
   private lastError: string | undefined = 'never scraped';
+  /** Its last scrape found nothing listening: not ready now, not once its figures age out. */
+  private refused = false;
   private timer: TimerHandle | null = null;
   private closed = false;
   /** Scrapes so far: every MODELS_EVERY_SCRAPES-th also reads the adapters served. */
@@ -110,6 +113,7 @@ export class HttpBackend implements Backend {
   }
 
   load(): BackendLoad {
+    if (this.refused) return { ...this.last, ready: false, why: `${this.lastError}` };
     const age = this.opts.clock.now() - this.last.atMs;
     if (age <= (this.opts.staleAfterMs ?? 5_000)) return this.last;
     const why = `no fresh metrics from ${this.opts.url}/metrics for ${Math.round(age)} ms (${this.lastError ?? 'the last scrape succeeded; none has since'})`;
@@ -274,14 +278,17 @@ export class HttpBackend implements Backend {
         const known = this.servable ? { ...load, servable: this.servable } : load;
         this.last = this.listed ? { ...known, listed: this.listed } : known;
       }
+      this.refused = false;
       this.lastError = !ok
         ? `HTTP ${res.statusCode}`
         : load === undefined
           ? "its /metrics has no running and waiting request counts (vLLM's, SGLang's, TGI's or llama.cpp's)"
           : undefined;
     } catch (e) {
-      // Unreachable: same — the figures age out and the backend stops being ready.
+      // Unreachable: the figures age out and the backend stops being ready — at once where
+      // nothing listens on its port (a server killed or restarting), whose figures are void.
       this.lastError = (e as Error).message;
+      this.refused = (e as NodeJS.ErrnoException).code === 'ECONNREFUSED';
     }
     this.scheduleScrape(this.opts.scrapeIntervalMs ?? 1_000);
   }

@@ -114,6 +114,8 @@ export interface DecisionRecordInput {
   readonly result: DecisionResult;
   readonly route: {
     readonly replica: number;
+    /** The prompt's tokens the replica's prefix cache was expected to hold, as it was routed. */
+    readonly hitTokens: Tokens;
     readonly queuedMs: Ms;
     readonly pieceTokens?: Tokens;
   } | null;
@@ -188,7 +190,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
         ? null
         : {
             replica: d.route.replica,
-            prefix_hit_tokens: 0,
+            prefix_hit_tokens: d.route.hitTokens,
             queued_ms: r3(d.route.queuedMs),
             staged_piece_tokens: d.route.pieceTokens ?? null,
           },
@@ -218,6 +220,7 @@ export function ticketRecord<H>(
         ? null
         : {
             replica: t.replica,
+            hitTokens: t.hitTokens,
             queuedMs: t.dispatchedMs - t.offeredMs,
             pieceTokens: t.entry?.pieceTokens,
           },
