@@ -64,7 +64,7 @@ function request(k: number): RouteRequest {
 
 function setup(type: string) {
   const strategy = dispatchStrategy(
-    resolveDispatch({ type: 'flow-control' }, DEFAULT_SHED_GAP_RATIO),
+    resolveDispatch({ type: 'flow-control' }, DEFAULT_SHED_GAP_RATIO, 'goodput'),
     spec,
   );
   const router = new Router(ROUTERS[type], {

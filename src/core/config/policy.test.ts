@@ -55,6 +55,20 @@ test('tenants: listed ones are known, others only through "*"', () => {
   assert.ok(lookupTenant(resolvePolicy(valid).tenants, 'anyone') !== undefined);
 });
 
+test("a policy that names no dispatch: flow control under Goodput's admission, immediate under admit-all", () => {
+  const base = { name: 'p', policy_revision: 'p@1', routing: { type: 'least-request' } };
+  const goodput = resolvePolicy({ ...base, admission: { type: 'goodput' } });
+  assert.equal(goodput.dispatch.type, 'flow-control');
+  const baseline = resolvePolicy({ ...base, admission: { type: 'admit-all' } });
+  assert.equal(baseline.dispatch.type, 'immediate');
+  const asked = resolvePolicy({
+    ...base,
+    admission: { type: 'goodput' },
+    dispatch: { type: 'immediate' },
+  });
+  assert.equal(asked.dispatch.type, 'immediate');
+});
+
 test('gate parameters and ladders resolve with their defaults', () => {
   const p = resolvePolicy({
     ...valid,

@@ -109,11 +109,12 @@ export function resolvePolicy(input: unknown): ResolvedPolicy {
   const file = parseOrThrow(policySchema, input);
   const classes = resolveClasses(file.classes);
   const resilience = resolveResilience(file.resilience);
+  const admission = resolveAdmission(file.admission);
   return {
     name: file.name,
     revision: file.policy_revision,
-    admission: resolveAdmission(file.admission),
-    dispatch: resolveDispatch(file.dispatch, resilience.shedGapRatio),
+    admission,
+    dispatch: resolveDispatch(file.dispatch, resilience.shedGapRatio, admission.type),
     queueing: resolveQueueing(file.queueing),
     routing: resolveRouting(file.routing),
     estimate: resolveEstimate(file.estimate),

@@ -14,6 +14,7 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
     policy_revision: 'baseline-vllm@1',
     description: 'No admission control; dispatch at once; round-robin; the engine queues FIFO.',
     admission: { type: 'admit-all' },
+    dispatch: { type: 'immediate' },
     routing: { type: 'round-robin' },
   },
   'least-request': {
@@ -22,6 +23,7 @@ export const PRESETS: Readonly<Record<string, PolicyFile>> = {
     description:
       'No admission control; dispatch at once to the replica with the fewest requests in flight.',
     admission: { type: 'admit-all' },
+    dispatch: { type: 'immediate' },
     routing: { type: 'least-request' },
   },
   goodput: {

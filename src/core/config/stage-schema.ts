@@ -237,22 +237,31 @@ export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionC
 /** Flow control's margin on every step's gap budget for the step time's own variance. */
 export const DEFAULT_ITL_MARGIN_RATIO = 0.1;
 
-/** `relayGapRatio`: the share of a gap the host's relay may add (`resilience.shed_gap_ratio`). */
+/**
+ * `relayGapRatio`: the share of a gap the host's relay may add (`resilience.shed_gap_ratio`).
+ * A policy that names no dispatch gets flow control under Goodput's admission, as
+ * `examples/policy.yaml` shows — tenant weights, class contracts and priority order nothing
+ * where every request is handed to a replica at once — and `immediate` under `admit-all`, the
+ * baselines', whose engines queue what they are sent.
+ */
 export function resolveDispatch(
   d: z.infer<typeof dispatchSchema> | undefined,
   relayGapRatio: number,
+  admission: AdmissionConfig['type'],
 ): DispatchConfig {
-  if (d === undefined || d.type === 'immediate') return { type: 'immediate' };
+  const type = d?.type ?? (admission === 'admit-all' ? 'immediate' : 'flow-control');
+  if (type === 'immediate') return { type: 'immediate' };
+  const p = d?.type === 'flow-control' ? d.params : undefined;
   return {
     type: 'flow-control',
-    itlMarginRatio: d.params?.itl_margin_ratio ?? DEFAULT_ITL_MARGIN_RATIO,
+    itlMarginRatio: p?.itl_margin_ratio ?? DEFAULT_ITL_MARGIN_RATIO,
     relayGapRatio,
-    kvReserveRatio: d.params?.kv_reserve_ratio ?? 0.05,
-    lookahead: d.params?.lookahead ?? 16,
-    stallRisk: d.params?.stall_risk ?? 0.5,
-    pace: resolvePace(d.params?.pace),
-    gapFeedback: resolveGapFeedback(d.params?.gap_feedback),
-    stagedPrefill: d.params?.staged_prefill ?? true,
+    kvReserveRatio: p?.kv_reserve_ratio ?? 0.05,
+    lookahead: p?.lookahead ?? 16,
+    stallRisk: p?.stall_risk ?? 0.5,
+    pace: resolvePace(p?.pace),
+    gapFeedback: resolveGapFeedback(p?.gap_feedback),
+    stagedPrefill: p?.staged_prefill ?? true,
   };
 }
 
