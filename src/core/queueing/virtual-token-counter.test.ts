@@ -44,6 +44,21 @@ test('a tenant backlogged again is lifted to the smallest backlogged counter: id
   assert.equal(v.counter('a'), 1_000);
 });
 
+test("one counter across priority bands: a tenant still waiting in one band is not idled when another band's queue of it empties", () => {
+  const v = counters();
+  v.backlog('x'); // x waits in band 0 …
+  v.backlog('x'); // … and in band 1
+  v.backlog('y');
+  v.chargeOutput('y', 5_000); // y: 10,000
+  v.idle('x'); // x's band-1 request is dispatched; its band-0 one still waits
+  assert.equal(v.floor(), 0, 'x is still backlogged, at 0');
+  v.backlog('x'); // x queues in band 1 again: not a return from idling
+  assert.equal(v.counter('x'), 0, 'no lift for a tenant that never stopped waiting');
+  v.idle('x');
+  v.idle('x');
+  assert.equal(v.floor(), 10_000, 'both its queues empty: idle');
+});
+
 test('with nothing backlogged, a returning tenant is lifted to the counter of the tenant served last', () => {
   const v = counters();
   v.backlog('a');

@@ -44,6 +44,11 @@ interface TenantCounter {
   service: number;
   weight: number;
   backlogged: boolean;
+  /**
+   * The queues it has work waiting in: one counter serves every priority band's queue, so the
+   * tenant is idle only once all of them have emptied.
+   */
+  queues: number;
 }
 
 export class VirtualTokenCounters {
@@ -86,19 +91,22 @@ export class VirtualTokenCounters {
     return min;
   }
 
-  /** The tenant now has work waiting; lifted to the floor if it had none. */
+  /** The tenant now has work waiting in one more queue; lifted to the floor if it had none. */
   backlog(tenant: string): void {
     const c = this.of(tenant);
+    c.queues++;
     if (c.backlogged) return;
     c.counter = Math.max(c.counter, this.floor());
     c.backlogged = true;
     this.backloggedCount++;
   }
 
-  /** The tenant has nothing waiting any more. */
+  /** One of the tenant's queues has emptied: it is idle once none has work. */
   idle(tenant: string): void {
     const c = this.tenants.get(tenant);
     if (c === undefined || !c.backlogged) return;
+    c.queues = Math.max(0, c.queues - 1);
+    if (c.queues > 0) return;
     c.backlogged = false;
     this.backloggedCount--;
   }
@@ -152,7 +160,7 @@ export class VirtualTokenCounters {
   private of(tenant: string): TenantCounter {
     let c = this.tenants.get(tenant);
     if (c === undefined) {
-      c = { counter: 0, service: 0, weight: this.weightOf(tenant), backlogged: false };
+      c = { counter: 0, service: 0, weight: this.weightOf(tenant), backlogged: false, queues: 0 };
       this.tenants.set(tenant, c);
     }
     return c;
