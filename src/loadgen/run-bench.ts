@@ -61,7 +61,9 @@ export async function runBench(spec: BenchSpec, hooks: BenchHooks): Promise<Benc
   const rng = new SeededRng(spec.seed);
   const workload = buildWorkload(spec.workload, rng.fork('workload'));
   if (spec.endpoint === 'responses') refuseChoices(workload);
-  const model = spec.model ?? (await servedModel(spec.baseUrl, spec.apiKey));
+  // A gateway with keys lists its models to any of them: a run with tenants' keys alone asks with one.
+  const listKey = spec.apiKey ?? spec.tenantKeys?.values().next().value;
+  const model = spec.model ?? (await servedModel(spec.baseUrl, listKey));
   const prompts = rng.fork('prompts');
   const shape = { ...spec, model };
   const { clock, timers, stop } = hooks;
