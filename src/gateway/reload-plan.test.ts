@@ -65,7 +65,14 @@ test('a change to any other section is refused by name: only a restart applies i
   assert.equal(plan.kind, 'refused');
   if (plan.kind !== 'refused') return;
   assert.equal(plan.code, 'restart_required');
-  assert.deepEqual([...plan.sections].sort(), ['admission', 'classes', 'routing', 'slos']);
+  // Dispatch too, though the file names none: admit-all's default is immediate.
+  assert.deepEqual([...plan.sections].sort(), [
+    'admission',
+    'classes',
+    'dispatch',
+    'routing',
+    'slos',
+  ]);
   assert.match(plan.message, /reloads only tenants, policy_revision, description; restart/);
 });
 
