@@ -31,8 +31,9 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
  * Retry-After cap ms, retry budget TTL ms, request limit (-1: none). Returns {'ok', 1 | 0 (a
  * lease was taken), tokens left, requests left} or {reason, retry after ms, tokens left,
  * requests left}: each bucket's level after the charge, or as it stood when refused by the
- * buckets, as text ('' without its limit, or when refused for another reason). Both buckets
- * refusing, the longer wait names the refusal.
+ * buckets or for want of a slot, as text ('' without its limit, or when refused by the retry
+ * budget). Both buckets refusing, the longer wait names the refusal; no slot free names it
+ * whatever the buckets say, its wait the longest of a moment's and theirs.
  */
 export const ADMIT = script(`${NOW}
 local need, limit, window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -46,11 +47,10 @@ if attempt > 1 and rlevel < 1 then
   local wait = math.ceil((1 - rlevel) / floor * 1000)
   return {'retry_budget', math.min(tonumber(ARGV[12]), math.max(1, wait))}
 end
+local busy = false
 if maxc >= 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  if redis.call('ZCARD', KEYS[2]) >= maxc then
-    return {'tenant_concurrency', math.max(1, math.min(window, tonumber(ARGV[11])))}
-  end
+  busy = redis.call('ZCARD', KEYS[2]) >= maxc
 end
 -- A bucket of capacity cap at now (an absent one is full), and the wait until it holds n.
 local function bucket(key, cap, n)
@@ -74,12 +74,14 @@ end
 local tlevel, tat, twait, qlevel, qat, qwait = 0, now, 0, 0, now, 0
 if limit >= 0 then tlevel, tat, twait = bucket(KEYS[1], limit, need) end
 if rpw >= 0 then qlevel, qat, qwait = bucket(KEYS[4], rpw, 1) end
-if twait > 0 or qwait > 0 then
-  local tleft, qleft, reason = '', '', 'tenant_tokens'
+if busy or twait > 0 or qwait > 0 then
+  local tleft, qleft, reason, least = '', '', 'tenant_tokens', 0
   if limit >= 0 then tleft = tostring(tlevel) end
   if rpw >= 0 then qleft = tostring(qlevel) end
   if qwait > twait then reason = 'tenant_requests' end
-  local wait = math.max(1, math.min(window, math.ceil(math.max(twait, qwait))))
+  -- No slot free: a slot frees within a moment, a spent quota not before it refills.
+  if busy then reason, least = 'tenant_concurrency', tonumber(ARGV[11]) end
+  local wait = math.max(1, math.min(window, math.ceil(math.max(least, twait, qwait))))
   return {reason, wait, tleft, qleft}
 end
 local tleft, qleft = '', ''

@@ -153,6 +153,20 @@ export function sharedStoreConformance(name: string, store: () => SharedStore): 
     assert.ok(!b.ok && b.retryAfterMs > 0.55 * WINDOW && b.retryAfterMs <= 0.6 * WINDOW);
   });
 
+  test(`${name}: no slot free and the window's tokens spent: told both, waiting out the longer`, async () => {
+    const s = store();
+    const t = fresh();
+    const q = { maxConcurrentRequests: 1, tokensPerWindow: 100 };
+    const a = await s.admit(ask(t, q, { tokens: 90 }));
+    assert.ok(a.ok);
+    const b = await s.admit(ask(t, q, { tokens: 60 }));
+    assert.deepEqual(b.ok ? null : b.reason, 'tenant_concurrency');
+    // The slot frees in a moment; the 50 tokens it lacks take half a window.
+    assert.ok(!b.ok && b.retryAfterMs > 0.45 * WINDOW && b.retryAfterMs <= 0.5 * WINDOW);
+    assert.ok(b.tokens !== undefined && b.tokens.remaining <= 10, 'its bucket told');
+    await a.lease.release();
+  });
+
   test(`${name}: concurrency slots are leases, freed once by release`, async () => {
     const s = store();
     const t = fresh();

@@ -121,14 +121,16 @@ export class TenantLedger {
       return { ok: false, reason: 'retry_budget', retryAfterMs: retry.retryAfterMs ?? 1 };
     }
     const max = q.maxConcurrentRequests;
-    if (max !== undefined && s.slots >= max) {
-      const retryAfterMs = boundedRetryMs(BUSY_RETRY_MS, q.windowMs);
-      return { ok: false, reason: 'tenant_concurrency', retryAfterMs };
-    }
     const limit = q.tokensPerWindow;
     const rpw = q.requestsPerWindow;
     const tokenWait = quotaWaitMs(s.tokens, ask.tokens, limit, q.windowMs, nowMs);
     const requestWait = quotaWaitMs(s.requests, 1, rpw, q.windowMs, nowMs);
+    if (max !== undefined && s.slots >= max) {
+      // A slot frees within a moment; a window's quota spent as well, not before it refills.
+      const wait = Math.max(BUSY_RETRY_MS, tokenWait, requestWait);
+      const retryAfterMs = boundedRetryMs(wait, q.windowMs);
+      return { ok: false, reason: 'tenant_concurrency', retryAfterMs, ...standings(s, q, nowMs) };
+    }
     if (tokenWait > 0 || requestWait > 0) {
       // The longer wait is the one a retry must sit out: the other is over by then.
       const reason = requestWait > tokenWait ? 'tenant_requests' : 'tenant_tokens';
