@@ -235,6 +235,26 @@ test('simulate --learned-state starts from what an earlier run learned: a burst 
   assert.deepEqual(warm.estimate.restored.classes, { interactive: 256 });
   assert.equal(cold.estimate.restored, undefined);
   assert.equal(cold.slo.attainment_admitted, 1);
+  // What a gateway learned beside the output lengths, which the simulator does not learn, is
+  // saved again as it was given.
+  const gateway = { ...JSON.parse(readFileSync(state, 'utf8')), url_image_tokens: [1296.5] };
+  gateway.prompt_scale = {
+    latin: { pairs: 812, weight: 350.1, u: 1.9, r: 271.3, uu: 0.02, ur: 1.6 },
+  };
+  const given = join(dir, 'gateway-learned.json');
+  writeFileSync(given, JSON.stringify(gateway));
+  const again = join(dir, 'again.json');
+  simulated(
+    ...common,
+    '--num-requests',
+    '20',
+    '--learned-state',
+    given,
+    '--save-learned-state',
+    again,
+  );
+  const kept = JSON.parse(readFileSync(again, 'utf8')) as Record<string, unknown>;
+  assert.deepEqual([kept.url_image_tokens, kept.prompt_scale], [[1296.5], gateway.prompt_scale]);
   writeFileSync(join(dir, 'bad-learned.json'), '{"format":"goodput.learned-state","version":1}');
   await exitsNaming(
     ['simulate', ...common, '--num-requests', '10'],

@@ -3,7 +3,7 @@
  * `--learned-state` starts the pipeline from what a gateway or an earlier run learned, as a
  * restarted gateway does; `--save-learned-state` keeps what this run learned.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { Command } from 'commander';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
 import { ConfigError } from '../core/errors.ts';
@@ -87,7 +87,13 @@ export function simulateCommand(): Command {
     }
     if (flags.saveLearnedState !== undefined && learned !== undefined) {
       const to = flags.saveLearnedState as string;
-      writeOutput('--save-learned-state', to, learnedStateText(learned, epochMs()));
+      // What the simulator does not learn (a prompt's scale, what images by URL took) is kept
+      // as it was restored: the file is a gateway's to start from too.
+      const beside = {
+        urlImageTokens: restored?.urlImageTokens,
+        promptScale: restored?.promptScale,
+      };
+      writeOutput('--save-learned-state', to, learnedStateText(learned, epochMs(), beside));
     }
     if (html !== null)
       writeHtmlReport(
@@ -101,6 +107,8 @@ export function simulateCommand(): Command {
 function readLearnedState(file: string): LearnedState {
   let text: string;
   try {
+    // A FIFO or a device would hang the read.
+    if (!statSync(file).isFile()) throw new Error('not a regular file');
     text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new ConfigError('--learned-state', `a readable file (${(e as Error).message})`, file);

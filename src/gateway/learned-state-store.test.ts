@@ -4,10 +4,18 @@ import { presetPolicy } from '../core/config/presets.ts';
 import { Learned } from '../core/estimate/learned.ts';
 import { learnedStateText } from '../core/estimate/learned-state.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
-import { LearnedPersistence, type LearnedStateStore } from './learned-state-store.ts';
+import {
+  LearnedPersistence,
+  fileLearnedStore,
+  type LearnedStateStore,
+} from './learned-state-store.ts';
 import { memoryOpsLog } from './ops-log.ts';
 import { LearnedImageTokens } from './url-image-tokens.ts';
 import { parseImageTokens } from '../openai/image-size.ts';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const INTERVAL_MS = 60_000;
 
@@ -16,11 +24,14 @@ class HeldStore implements LearnedStateStore {
   readonly where = 'memory';
   readonly saved: string[] = [];
   failing = false;
+  /** Its reads fail (Redis down, a read error). */
+  unreadable = false;
   hold = false;
   stored: string | undefined;
   private readonly waiting: (() => void)[] = [];
 
   async load(): Promise<string | undefined> {
+    if (this.unreadable) throw new Error('no answer from Redis within 2000 ms');
     return this.stored;
   }
 
@@ -130,6 +141,34 @@ test('a start restores what was saved, or starts cold saying why', async () => {
   assert.equal(bad.learned.restored, undefined);
 });
 
+test('a state it could not read at start is not saved over: read again each interval, then kept up', async () => {
+  const store = new HeldStore();
+  const taught = new Learned(presetPolicy('goodput'));
+  for (let i = 0; i < 30; i++) taught.outputs.observe('interactive', 'acme', 100 + i);
+  const good = learnedStateText(taught, Date.parse('2026-12-04T11:59:00Z'));
+  store.stored = good;
+  store.unreadable = true;
+  const { p, clock, log, learned } = persistence(store);
+  await p.restore();
+  assert.match(log.lines[0].msg, /could not be read: starting cold, and saving nothing over it/);
+  p.start();
+  await runTo(clock, 2 * INTERVAL_MS);
+  assert.deepEqual(store.saved, [], 'nothing saved over what it could not read');
+  assert.equal(log.lines.length, 1, 'said once');
+  store.unreadable = false;
+  await runTo(clock, 3 * INTERVAL_MS);
+  assert.equal(learned.outputs.predict('interactive', 'acme').source, 'tenant', 'read at last');
+  assert.equal(store.saved.length, 1, 'and saved from then on');
+  await p.stop();
+  // A stop while it is still unread saves nothing either.
+  const down = new HeldStore();
+  down.unreadable = true;
+  const early = persistence(down);
+  await early.p.restore();
+  await early.p.stop();
+  assert.deepEqual(down.saved, []);
+});
+
 test('what images by URL took is saved beside the output lengths: a restart plans from it', async () => {
   const rule = parseImageTokens('qwen2-vl');
   if (rule.rule !== 'qwen2-vl') throw new Error('a size rule');
@@ -151,4 +190,18 @@ test('what images by URL took is saved beside the output lengths: a restart plan
   const few = new LearnedImageTokens(rule);
   few.restore([900, 910]);
   assert.equal(few.urlTokens, 16_386);
+});
+
+test('a learned-state path that is a FIFO is refused at start: its read would hang', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'goodput-fifo-'));
+  try {
+    const fifo = join(dir, 'state.json');
+    execFileSync('mkfifo', [fifo]);
+    assert.throws(
+      () => fileLearnedStore(fifo, '--learned-state'),
+      /--learned-state: expected a regular file/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

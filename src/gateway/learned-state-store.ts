@@ -48,6 +48,9 @@ export function fileLearnedStore(path: string, flag: string): LearnedStateStore 
   const isDir = (p: string) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   if (!isDir(dir)) throw new ConfigError(flag, `a file in a directory that exists (${dir})`, path);
   if (isDir(path)) throw new ConfigError(flag, 'a file, not a directory', path);
+  // A FIFO or a device would hang the read, or take a save that never lands.
+  const there = statSync(path, { throwIfNoEntry: false });
+  if (there !== undefined && !there.isFile()) throw new ConfigError(flag, 'a regular file', path);
   return {
     where: path,
     async load() {
@@ -162,6 +165,11 @@ export class LearnedPersistence {
   private saving: Promise<void> = Promise.resolve();
   /** Whether the last save failed: a failure is logged once, and so is the recovery. */
   private failing = false;
+  /**
+   * The store could not be read at start (Redis down, a read error): what it holds may be good,
+   * so nothing is saved over it until it has been read — tried again each interval.
+   */
+  private unread = false;
 
   constructor(store: LearnedStateStore, learned: Learned, o: PersistenceOptions) {
     this.store = store;
@@ -176,12 +184,16 @@ export class LearnedPersistence {
     try {
       text = await this.store.load();
     } catch (e) {
-      this.o.log.warn(
-        { learned_state: where, cause: (e as Error).message },
-        `learned state at ${where} could not be read: starting cold`,
-      );
+      if (!this.unread) {
+        this.o.log.warn(
+          { learned_state: where, cause: (e as Error).message },
+          `learned state at ${where} could not be read: starting cold, and saving nothing over it until it is read`,
+        );
+      }
+      this.unread = true;
       return;
     }
+    this.unread = false;
     if (text === undefined) {
       this.o.log.info({ learned_state: where }, `no learned state at ${where} yet: starting cold`);
       return;
@@ -218,7 +230,8 @@ export class LearnedPersistence {
       // A stop while the interval's save ran: no more intervals.
       if (this.stopped) return;
       this.timer = this.o.timers.at(this.o.clock.now() + this.o.intervalMs, () => {
-        void this.save().then(next);
+        const read = this.unread ? this.restore() : Promise.resolve();
+        void read.then(() => (this.unread ? undefined : this.save())).then(next);
       });
     };
     next();
@@ -229,7 +242,7 @@ export class LearnedPersistence {
     this.stopped = true;
     this.timer?.cancel();
     this.timer = null;
-    await this.save();
+    if (!this.unread) await this.save();
     await this.store.close();
   }
 
