@@ -34,7 +34,12 @@ export class InputError extends Error {
   readonly line: number;
   readonly field: string;
   constructor(file: string, line: number, field: string, problem: string) {
-    super(`${file}:${line}: ${field}: ${problem}`);
+    // The value a problem quotes is cut as a ConfigError's is: a line may be megabytes long.
+    const said =
+      problem.length > 2 * SHOWN_CHARS
+        ? `${problem.slice(0, 2 * SHOWN_CHARS)}… (${problem.length} characters)`
+        : problem;
+    super(`${file}:${line}: ${field}: ${said}`);
     this.name = 'InputError';
     this.file = file;
     this.line = line;

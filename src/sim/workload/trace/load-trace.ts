@@ -20,7 +20,7 @@ export function loadTrace(file: string, format?: TraceFormatName): TraceTable {
   let parse: LineParser | undefined;
   let lineNo = 0;
   let rowsRead = 0;
-  for (const line of readLines(file)) {
+  for (const line of readLines(file, WORKLOAD_FLAGS.trace)) {
     lineNo++;
     if (line.trim() === '') continue;
     if (!parse) {

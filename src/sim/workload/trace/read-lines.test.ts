@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readLines } from './read-lines.ts';
+import { MAX_LINE_CHARS, readLines } from './read-lines.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-lines-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,4 +43,20 @@ test('a line of many chunks comes out whole, its CRLF split across chunks', () =
   const b = 'b'.repeat(3 << 20);
   const path = file('long.txt', `${a}\r\n${b}\nc`);
   assert.deepEqual([...readLines(path)], [a, b, 'c']);
+});
+
+test('a line longer than any trace row is named, by its number, before it fills memory', () => {
+  const path = file('endless.txt', `ok\n${'z'.repeat(MAX_LINE_CHARS + 10)}`);
+  assert.throws(
+    () => [...readLines(path)],
+    /endless\.txt:2: line: longer than 16777216 characters/,
+  );
+});
+
+test('a file the system will not read is a ConfigError naming the flag and the cause', () => {
+  // Linux refuses a plain read of a process's memory: EIO.
+  assert.throws(
+    () => [...readLines('/proc/self/mem', '--trace')],
+    /--trace: expected a file this process can read \(EIO\), got "\/proc\/self\/mem"/,
+  );
 });
