@@ -294,3 +294,23 @@ test('simulate --n: each request asks for several choices of its prompt; a bad c
     ],
   );
 });
+
+test('simulate: a sparse trace under an autoscaler keeps a bounded timeline; one replayed over more than a year exits 2', async () => {
+  const month = join(dir, 'month.jsonl');
+  const row = (t: number) => JSON.stringify({ t_ms: t, input_tokens: 100, output_tokens: 10 });
+  writeFileSync(month, `${row(0)}\n${row(30 * 86_400_000)}\n`);
+  const scaled = ['--autoscaler', 'goodput', '--min-replicas', '1', '--max-replicas', '4'];
+  // 30 days of 5 s ticks are 518,400: the timeline keeps at most 100,000.
+  const report = simulated('--trace', month, ...scaled);
+  assert.equal(report.completed, 2);
+  assert.ok(report.autoscale.timeline.length <= 100_000, String(report.autoscale.timeline.length));
+  const ages = join(dir, 'ages.jsonl');
+  writeFileSync(ages, `${row(0)}\n${row(1e13)}\n`);
+  await exitsNaming(
+    ['simulate', ...scaled],
+    [
+      [['--trace', ages], /--trace: expected a window replayed over at most 366 days/],
+      [['--trace', month, '--rate-scale', '0.01'], /this one takes 3\.00e\+3 days/],
+    ],
+  );
+});

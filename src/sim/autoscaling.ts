@@ -130,6 +130,7 @@ export class AutoscaleLoop {
       good_rps: round3(signals.goodRps),
       reason: decision.reason,
     });
+    if (this.timeline.length > MAX_TIMELINE_SAMPLES) thin(this.timeline);
     if (!this.host.done()) this.clock.at(now + this.options.tickMs, () => this.tick());
   }
 
@@ -231,6 +232,19 @@ export class AutoscaleLoop {
 }
 
 /** Changes of scaling direction within `windowS` seconds of the previous change the other way. */
+/** The most ticks a run's timeline keeps: past it (weeks of simulated time), every other. */
+const MAX_TIMELINE_SAMPLES = 100_000;
+
+/** Halves `timeline` in place, keeping every tick the desired count changed at. */
+function thin(timeline: TimelineSample[]): void {
+  let kept = 0;
+  for (let i = 0; i < timeline.length; i++) {
+    const changed = i > 0 && timeline[i].desired !== timeline[i - 1].desired;
+    if (i % 2 === 0 || changed) timeline[kept++] = timeline[i];
+  }
+  timeline.length = kept;
+}
+
 function reversals(timeline: readonly TimelineSample[], windowS: number): number {
   let n = 0;
   let lastDir = 0;

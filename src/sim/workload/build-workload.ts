@@ -175,6 +175,16 @@ function buildTrace(opts: WorkloadOptions, file: string, rng: Rng, c: Common): W
     opts.durationS === undefined ? undefined : positive(opts.durationS, 'durationS', false);
   const table = loadTrace(file, format);
   const window = selectWindow(table.tMs, startS, durationS);
+  // A window replayed over more than a year (a sparse trace, or --rate-scale near 0) would
+  // simulate its idle time tick by tick.
+  const replayDays = (table.tMs[window.to - 1] - window.startMs) / c.rateScale / 86_400_000;
+  if (!(replayDays <= MAX_REPLAY_DAYS)) {
+    throw new ConfigError(
+      F.trace,
+      `a window replayed over at most ${MAX_REPLAY_DAYS} days (--start, --duration and --rate-scale choose it); this one takes ${replayDays.toPrecision(3)} days`,
+      file,
+    );
+  }
   const arrivalsMs = retimedArrivals(opts, table.tMs, window, c.rateScale, rng);
   let inputTokens = 0;
   let outputTokens = 0;
@@ -223,6 +233,9 @@ function buildTrace(opts: WorkloadOptions, file: string, rng: Rng, c: Common): W
  * (times the rate scale), ending when the scaled window ends — the same load, burstier or
  * smoother. Undefined when the trace keeps its recorded times.
  */
+/** The longest a trace's window may take to replay. */
+const MAX_REPLAY_DAYS = 366;
+
 function retimedArrivals(
   opts: WorkloadOptions,
   tMs: Float64Array,
