@@ -261,6 +261,11 @@ test('simulate --learned-state starts from what an earlier run learned: a burst 
     [
       [['--learned-state', join(dir, 'none.json')], /--learned-state: expected a readable file/],
       [['--learned-state', join(dir, 'bad-learned.json')], /bad-learned\.json: saved_at: expected/],
+      // Learned serving llama-3-8b: another model's run does not start from it.
+      [
+        ['--learned-state', state, '--model', 'llama-3.1-8b'],
+        /learned\.json: model: expected llama-3\.1-8b, the model this run serves, got "llama-3-8b"/,
+      ],
     ],
   );
 });

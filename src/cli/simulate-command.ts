@@ -55,7 +55,9 @@ export function simulateCommand(): Command {
       ['--save-learned-state', flags.saveLearnedState],
     );
     const restored =
-      flags.learnedState === undefined ? undefined : readLearnedState(flags.learnedState as string);
+      flags.learnedState === undefined
+        ? undefined
+        : readLearnedState(flags.learnedState as string, spec.model);
     let learned: Learned | undefined;
     const bar = progressBar(
       process.stderr,
@@ -90,6 +92,7 @@ export function simulateCommand(): Command {
       // What the simulator does not learn (a prompt's scale, what images by URL took) is kept
       // as it was restored: the file is a gateway's to start from too.
       const beside = {
+        model: spec.model,
         urlImageTokens: restored?.urlImageTokens,
         promptScale: restored?.promptScale,
       };
@@ -104,7 +107,7 @@ export function simulateCommand(): Command {
 }
 
 /** The learned state in `file`; one it cannot read is a ConfigError naming the file and field. */
-function readLearnedState(file: string): LearnedState {
+function readLearnedState(file: string, model: string): LearnedState {
   let text: string;
   try {
     // A FIFO or a device would hang the read.
@@ -113,9 +116,15 @@ function readLearnedState(file: string): LearnedState {
   } catch (e) {
     throw new ConfigError('--learned-state', `a readable file (${(e as Error).message})`, file);
   }
+  let state: LearnedState;
   try {
-    return parseLearnedState(text);
+    state = parseLearnedState(text);
   } catch (e) {
     throw e instanceof ConfigError ? e.inFile(file) : e;
   }
+  // Its lengths and prompt scale are another model's.
+  if (state.model !== undefined && state.model !== model) {
+    throw new ConfigError('model', `${model}, the model this run serves`, state.model, file);
+  }
+  return state;
 }

@@ -62,6 +62,7 @@ function persistence(
   store: LearnedStateStore,
   learned = new Learned(presetPolicy('goodput')),
   urlImages?: LearnedImageTokens,
+  model?: string,
 ) {
   const clock = new VirtualClock();
   const log = memoryOpsLog();
@@ -73,6 +74,7 @@ function persistence(
     epochMs: () => Date.parse('2026-12-04T12:00:00Z') + clock.now(),
     log,
     urlImages,
+    model,
     onSave: (ok) => results.push(ok),
   });
   return { p, clock, log, results, learned };
@@ -167,6 +169,30 @@ test('a state it could not read at start is not saved over: read again each inte
   await early.p.restore();
   await early.p.stop();
   assert.deepEqual(down.saved, []);
+});
+
+test("a state learned serving another model is not taken up: its lengths are that model's", async () => {
+  const store = new HeldStore();
+  const taught = new Learned(presetPolicy('goodput'));
+  for (let i = 0; i < 30; i++) taught.outputs.observe('interactive', 'acme', 100 + i);
+  store.stored = learnedStateText(taught, Date.parse('2026-12-04T11:59:00Z'), {
+    model: 'llama-3-70b',
+  });
+  const other = persistence(store, undefined, undefined, 'llama-3-8b');
+  await other.p.restore();
+  assert.match(
+    other.log.lines[0].msg,
+    /was learned serving llama-3-70b, not llama-3-8b: starting cold/,
+  );
+  assert.equal(other.learned.outputs.predict('interactive', 'acme').source, 'prior');
+  const same = persistence(store, undefined, undefined, 'llama-3-70b');
+  await same.p.restore();
+  assert.equal(same.learned.outputs.predict('interactive', 'acme').source, 'tenant');
+  // What it saves names the model it serves.
+  same.p.start();
+  await runTo(same.clock, INTERVAL_MS);
+  assert.match(store.saved[0], /"saved_at":"[^"]+","model":"llama-3-70b","output_lengths"/);
+  await same.p.stop();
 });
 
 test('what images by URL took is saved beside the output lengths: a restart plans from it', async () => {

@@ -150,6 +150,8 @@ export interface PersistenceOptions {
   readonly urlImages?: Pick<LearnedImageTokens, 'samples' | 'restore'>;
   /** The scale of its prompts, when the gateway learns it. */
   readonly promptScale?: Pick<PromptScale, 'sums' | 'restore'>;
+  /** The model it serves: a state learned serving another is not taken up. */
+  readonly model?: string;
   /** Each save's result, and whether the start restored a state (metrics). */
   readonly onSave?: (ok: boolean) => void;
   readonly onRestored?: () => void;
@@ -200,6 +202,13 @@ export class LearnedPersistence {
     }
     try {
       const state = parseLearnedState(text);
+      if (state.model !== undefined && this.o.model !== undefined && state.model !== this.o.model) {
+        this.o.log.warn(
+          { learned_state: where, learned_serving: state.model, serving: this.o.model },
+          `learned state at ${where} was learned serving ${state.model}, not ${this.o.model}: starting cold; the next save replaces it`,
+        );
+        return;
+      }
       const summary = restoreLearned(this.learned, state);
       this.o.urlImages?.restore(state.urlImageTokens);
       this.o.promptScale?.restore(state.promptScale);
@@ -253,6 +262,7 @@ export class LearnedPersistence {
   private async text(): Promise<string> {
     const parts: string[] = [];
     const beside = {
+      model: this.o.model,
       urlImageTokens: this.o.urlImages?.samples(),
       promptScale: this.o.promptScale?.sums(),
     };

@@ -248,6 +248,7 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
           log,
           urlImages: images,
           promptScale: prompts,
+          model: o.engine.model.name,
           onSave: (ok) => metrics.state.learnedSaves.inc({ result: ok ? 'ok' : 'error' }),
           onRestored: () => metrics.state.learnedRestored.set(1),
         });

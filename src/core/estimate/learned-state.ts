@@ -38,6 +38,8 @@ export const LEARNED_STATE_FORMAT = 'goodput.learned-state';
 export interface LearnedState {
   /** When it was saved (Unix epoch ms). */
   readonly savedAtMs: Ms;
+  /** The model it was learned serving; absent in a state saved before it was recorded. */
+  readonly model?: string;
   readonly outputLengths: readonly ClassSnapshot[];
   /** What images by URL took, oldest first (`url-image-tokens.ts`); empty when none learned. */
   readonly urlImageTokens: readonly number[];
@@ -47,6 +49,8 @@ export interface LearnedState {
 
 /** What a gateway learned beside its pipeline's output lengths. */
 export interface LearnedBeside {
+  /** The model the state is learned serving: its lengths and prompt scale are that model's. */
+  readonly model?: string;
   /** What images by URL took, oldest first. */
   readonly urlImageTokens?: readonly number[];
   readonly promptScale?: PromptScaleSums;
@@ -112,6 +116,7 @@ const stateSchema = z.strictObject({
   format: z.literal(LEARNED_STATE_FORMAT),
   version: z.literal(1),
   saved_at: z.iso.datetime({ offset: true }),
+  model: z.string().min(1).optional(),
   output_lengths: z
     .array(
       z
@@ -165,7 +170,8 @@ export function* learnedStateSlices(
   beside: LearnedBeside = {},
 ): Generator<string> {
   const savedAt = new Date(nowEpochMs).toISOString();
-  yield `{"format":"${LEARNED_STATE_FORMAT}","version":1,"saved_at":"${savedAt}","output_lengths":[`;
+  const model = beside.model === undefined ? '' : `"model":${JSON.stringify(beside.model)},`;
+  yield `{"format":"${LEARNED_STATE_FORMAT}","version":1,"saved_at":"${savedAt}",${model}"output_lengths":[`;
   let classes = 0;
   for (const { cls, outputs, capped, ended, tenants } of learned.outputs.snapshotLazily()) {
     const head = JSON.stringify({ class: cls, outputs, capped, ended });
@@ -196,6 +202,7 @@ export function parseLearnedState(text: string): LearnedState {
   const s = parseOrThrow(stateSchema, json);
   return {
     savedAtMs: Date.parse(s.saved_at),
+    ...(s.model === undefined ? {} : { model: s.model }),
     outputLengths: s.output_lengths.map(({ class: cls, outputs, capped, ended, tenants }) => ({
       cls,
       outputs,
