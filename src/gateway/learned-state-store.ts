@@ -239,8 +239,9 @@ export class LearnedPersistence {
       // A stop while the interval's save ran: no more intervals.
       if (this.stopped) return;
       this.timer = this.o.timers.at(this.o.clock.now() + this.o.intervalMs, () => {
+        // Unread still, the interval's save is not made, and counted as failed: it is not kept.
         const read = this.unread ? this.restore() : Promise.resolve();
-        void read.then(() => (this.unread ? undefined : this.save())).then(next);
+        void read.then(() => (this.unread ? this.o.onSave?.(false) : this.save())).then(next);
       });
     };
     next();
