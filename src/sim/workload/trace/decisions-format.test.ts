@@ -155,3 +155,18 @@ test('what cannot be replayed is an InputError naming the file, line and field',
     );
   });
 });
+
+test("a gateway's log that two runs appended to replays each run where it happened, not both from 0", () => {
+  // Each run's arrival_ms is on its own process's clock; `time` (Unix ms) is when it decided.
+  const run = (id: string, arrivalMs: number, atMs: number, time: number) => [
+    decision(id, { arrival_ms: arrivalMs, input_tokens: 5 }, { at_ms: atMs, time }),
+    outcome(id, 'completed', 3),
+  ];
+  const t = load('appended.jsonl', [
+    ...run('a', 400, 500, 1_796_000_000_000),
+    ...run('b', 900, 950, 1_796_000_000_500),
+    // The gateway restarted 10 s later: its clock starts again near 0.
+    ...run('c', 50, 100, 1_796_000_010_000),
+  ]);
+  assert.deepEqual([...t.tMs], [0, 550, 9_950 + 100]);
+});

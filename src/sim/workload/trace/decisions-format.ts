@@ -2,7 +2,8 @@
  * A decision log read as a trace (`--decisions FILE`, the gateway's or the simulator's): the
  * traffic a fleet was offered, replayed under another policy or fleet (`simulate --trace`), or
  * live against another server (`bench --trace`). One request per id, told by its first
- * decision record (`asked`): it arrives at `arrival_ms`, `input_tokens` long, with its tenant,
+ * decision record (`asked`): it arrives at `arrival_ms` (a gateway's line, on the calendar: its
+ * `time` less the wait from arrival to decision), `input_tokens` long, with its tenant,
  * class, `max_tokens`, client deadline (`timeout_ms`) and choices.
  *
  * How long its reply is, the log knows only of a request served to its end (an outcome record
@@ -82,7 +83,15 @@ function asked(at: LineRef, o: JsonRecord): Asked {
   }
   if (typeof a !== 'object' || a === null) fail(at, 'asked', 'expected an object');
   const r = a as JsonRecord;
-  const tMs = timestamp(at, 'asked.arrival_ms', jsonNumber(at, 'asked.arrival_ms', r.arrival_ms));
+  const arrivalMs = jsonNumber(at, 'asked.arrival_ms', r.arrival_ms);
+  // A gateway's arrival_ms is on its own process's clock; the line's `time` (Unix ms, when it
+  // was decided) puts it on the calendar, so a log that several runs appended to replays each
+  // run where it happened, not all of them from 0 at once. A simulated log has no `time`.
+  const epoch =
+    typeof o.time === 'number' && typeof o.at_ms === 'number'
+      ? o.time - (o.at_ms - arrivalMs)
+      : undefined;
+  const tMs = timestamp(at, 'asked.arrival_ms', epoch ?? arrivalMs);
   const field = 'asked.input_tokens';
   const inputTokens =
     r.input_tokens === null ? undefined : tokens(at, field, jsonNumber(at, field, r.input_tokens));
