@@ -33,6 +33,7 @@ import {
   outputLimit,
   fillerAnswerable,
   priorityAllowed,
+  withServedModel,
 } from '../openai/request-fields.ts';
 import {
   answerId,
@@ -110,7 +111,7 @@ async function jsonBody(c: Context): Promise<unknown> {
 }
 
 export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> {
-  const req = parseChatCompletionRequest(await jsonBody(c));
+  const req = parseChatCompletionRequest(withServedModel(await jsonBody(c), deps.servedModelName));
   imagesSizable(req.messages, deps.imageTokens, 'messages', ENGINE);
   return runChat(c, deps, req);
 }
@@ -164,7 +165,7 @@ function runChat(
 }
 
 export async function completionRoute(c: Context, deps: RouteDeps): Promise<Response> {
-  const req = parseCompletionRequest(await jsonBody(c));
+  const req = parseCompletionRequest(withServedModel(await jsonBody(c), deps.servedModelName));
   fillerAnswerable(req, 'the simulated engine');
   const prompts = promptList(req);
   if (prompts.length !== 1) {

@@ -154,6 +154,15 @@ test('a stop string ends the reply where it begins, finish stop, whole or stream
   assert.equal(chunks.at(-1)?.choices[0].finish_reason, 'stop');
 });
 
+test("a request that names no model is served the engine's, as vLLM's server serves it; null is refused", async () => {
+  const chat = await post(main, CHAT, { messages: user('hi'), max_tokens: 2 });
+  assert.equal(chat.status, 200);
+  assert.equal(((await chat.json()) as { model: string }).model, MODEL);
+  const text = await post(main, TEXT, { prompt: 'hi', max_tokens: 2 });
+  assert.equal(((await text.json()) as { model: string }).model, MODEL);
+  await expectError(await post(main, TEXT, { model: null, prompt: 'hi' }), 400, /^model: /);
+});
+
 test('/tokenize and /detokenize say the engine has no tokenizer: a 404 naming why', async () => {
   for (const path of ['/tokenize', '/detokenize']) {
     const res = await post(main, path, { model: MODEL, prompt: 'hi' });

@@ -45,6 +45,7 @@ export {
   fillerAnswerable,
   priorityAllowed,
   servedTier,
+  withServedModel,
 } from './request-fields.ts';
 export {
   RESPONSE_FORMATS,

@@ -227,6 +227,15 @@ interface OutputLimitFields {
   readonly max_completion_tokens?: number | null;
 }
 
+/**
+ * A chat or text completion's body with the served model where it names none: vLLM's server
+ * (0.7 on) serves its model to such a request. `model: null` is kept, and refused by name.
+ */
+export function withServedModel(body: unknown, served: string): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  return Object.hasOwn(body, 'model') ? body : { model: served, ...body };
+}
+
 /** The output limit of a text completion that names none. */
 export const COMPLETION_MAX_TOKENS = 16;
 

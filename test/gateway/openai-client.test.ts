@@ -264,3 +264,13 @@ test("the client reads each answer's id as OpenAI's: served or refused, the id i
     assert.equal(refused.requestID, refused.headers?.get('x-goodput-request-id'));
   }
 });
+
+test('a request that names no model is served the served one, as vLLM serves it: the backend is asked for it by name', async () => {
+  const res = await fetch(`${gw.url}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: 'hi', max_tokens: 2 }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.equal(((await res.json()) as { model: string }).model, MODEL);
+});

@@ -18,6 +18,7 @@ import {
   asChatRequest,
   parseResponsesRequest,
   fillerAnswerableResponse,
+  withServedModel,
   type CompletionRequest,
   type InputItem,
   type ResponsesRequest,
@@ -68,7 +69,7 @@ export function readRequest(
     cacheKey = responses.prompt_cache_key ?? undefined;
     tier = responses.service_tier ?? undefined;
   } else if (kind === 'chat') {
-    const chat = parseChatCompletionRequest(json);
+    const chat = parseChatCompletionRequest(withServedModel(json, deps.servedModels[0]));
     imagesSizable(chat.messages, deps.imageTokens, 'messages', 'this gateway');
     parsed = chat;
     if (chat.prompt_cache_key != null) {
@@ -78,7 +79,7 @@ export function readRequest(
       parsed = rest;
     }
   } else {
-    parsed = parseCompletionRequest(json);
+    parsed = parseCompletionRequest(withServedModel(json, deps.servedModels[0]));
   }
   // The gateway's too: the class it is served in. It stays in the body, for the answer to name
   // the tier served; no backend is sent it (upstream-attempt.ts).
