@@ -5,7 +5,14 @@
 // prompt, and SIGTERM lets a stream in flight finish before the process exits 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServe } from './process-kit.ts';
+import { startServe, until } from './process-kit.ts';
+
+/** `goodput serve ARGS`, once it says it is ready: its fleet's thread has reported its engines. */
+async function readyServe(args: string[]) {
+  const gw = await startServe(args);
+  await until('the fleet ready', async () => (await fetch(`${gw.url}/readyz`)).status === 200);
+  return gw;
+}
 
 const body = (maxTokens: number) =>
   JSON.stringify({
@@ -70,7 +77,7 @@ async function refusedAsTheEngineWordsIt(url: string): Promise<void> {
 }
 
 test('--fleet-thread: streams, a cancel, and a drain on SIGTERM', async () => {
-  const gw = await startServe(['--fleet-thread', '--replicas', '2']);
+  const gw = await readyServe(['--fleet-thread', '--replicas', '2']);
   const served = await Promise.all([stream(gw.url, 20), stream(gw.url, 20), stream(gw.url, 20)]);
   for (const s of served) {
     assert.equal(s.status, 200);
@@ -130,7 +137,7 @@ async function echoesThePrompt(url: string): Promise<void> {
 }
 
 test('with one replica on its thread, a prompt sent again says what its prefix cache served, and echo is served', async () => {
-  const gw = await startServe(['--fleet-thread', '--replicas', '1']);
+  const gw = await readyServe(['--fleet-thread', '--replicas', '1']);
   await servedFromCacheAgain(gw.url);
   await echoesThePrompt(gw.url);
   gw.proc.child.kill('SIGTERM');
@@ -138,7 +145,7 @@ test('with one replica on its thread, a prompt sent again says what its prefix c
 });
 
 test('without a fleet thread, an engine refuses in its own words too, and says what it cached', async () => {
-  const gw = await startServe(['--no-fleet-thread', '--replicas', '1']);
+  const gw = await readyServe(['--no-fleet-thread', '--replicas', '1']);
   await refusedAsTheEngineWordsIt(gw.url);
   await servedFromCacheAgain(gw.url);
   await echoesThePrompt(gw.url);
