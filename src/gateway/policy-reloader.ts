@@ -87,6 +87,8 @@ export class PolicyReloader {
   #last: ReloadOutcome | null = null;
   /** The reload running now, if any: the next one starts after it. */
   #turn: Promise<unknown> = Promise.resolve();
+  /** The reload asked for that has not started: later asks are answered with its outcome. */
+  #waiting: Promise<ReloadOutcome> | null = null;
   readonly #deps: PolicyReloaderDeps;
 
   constructor(running: LoadedPolicy, deps: PolicyReloaderDeps) {
@@ -112,9 +114,21 @@ export class PolicyReloader {
     };
   }
 
-  /** Reads the policy file again and applies what a running gateway may take from it. */
+  /**
+   * Reads the policy file again and applies what a running gateway may take from it. Reloads run
+   * one at a time; those asked for while one waits for its turn are that one — it reads the file
+   * after all of them were asked — so a burst (a sidecar's retries, a fleet's SIGHUP) reads it
+   * once or twice, not once each.
+   */
   reload(trigger: ReloadTrigger): Promise<ReloadOutcome> {
-    const outcome = this.#turn.then(() => this.#attempt(trigger)).then((o) => this.#ended(o));
+    if (this.#waiting !== null) return this.#waiting;
+    const outcome = this.#turn
+      .then(() => {
+        this.#waiting = null;
+        return this.#attempt(trigger);
+      })
+      .then((o) => this.#ended(o));
+    this.#waiting = outcome;
     this.#turn = outcome.catch(() => {});
     return outcome;
   }
