@@ -237,7 +237,7 @@ const FLAG_OF = {
   toolKv: '--tool-kv',
   toolKeepMs: '--tool-keep-ms',
   preemption: '--preemption',
-  prefixCaching: '--prefix-caching',
+  prefixCaching: '--no-prefix-caching',
   kvBlocks: '--kv-blocks',
   loraModules: '--lora-modules',
   maxLoras: '--max-loras',
@@ -256,8 +256,9 @@ export function engineSpecArgs(spec: EngineSpec): string[] {
     const value = spec[field as keyof typeof FLAG_OF];
     if (value === undefined) continue;
     if (typeof value === 'boolean') {
-      // Each boolean's flag says on; its --no- form, off. Prefix caching is on by default.
-      if (field === 'prefixCaching') args.push(...(value ? [] : ['--no-prefix-caching']));
+      // A flag says on and its --no- form off; one that is only a --no- form (on by default)
+      // is given when off.
+      if (flag.startsWith('--no-')) args.push(...(value ? [] : [flag]));
       else args.push(value ? flag : flag.replace(/^--/, '--no-'));
     } else if (Array.isArray(value)) {
       for (const item of value as readonly string[]) args.push(flag, item);

@@ -138,8 +138,9 @@ export class Job implements EngineRequest, Generation {
     this.host.tokenAt(this, index, atMs);
     const echo = this.echo;
     this.echo = undefined;
-    const piece = keptPiece(index, this.chars, this.plan.cut);
-    this.chars += fillerPiece(index).length;
+    const filler = fillerPiece(index);
+    const piece = keptPiece(filler, this.chars, this.plan.cut);
+    this.chars += filler.length;
     const text = echo === undefined ? piece : echo + piece;
     const crashes = this.emitted === this.plan.crashAfter;
     const last =

@@ -8,7 +8,7 @@ const text = (cut: ReturnType<typeof stopCut>, tokens: number) => {
   let chars = 0;
   let out = '';
   for (let i = 0; i < tokens; i++) {
-    out += keptPiece(i, chars, cut);
+    out += keptPiece(fillerPiece(i), chars, cut);
     chars += fillerPiece(i).length;
   }
   return out;

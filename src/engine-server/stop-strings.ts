@@ -57,9 +57,8 @@ export function stopCut(
   return undefined;
 }
 
-/** Token `index`'s piece as the reply keeps it: `charsBefore` is where the piece starts. */
-export function keptPiece(index: number, charsBefore: number, cut: StopCut | undefined): string {
-  const piece = fillerPiece(index);
+/** A token's filler `piece` as the reply keeps it: `charsBefore` is where the piece starts. */
+export function keptPiece(piece: string, charsBefore: number, cut: StopCut | undefined): string {
   if (cut === undefined) return piece;
   return piece.slice(0, Math.max(0, cut.chars - charsBefore));
 }

@@ -336,22 +336,8 @@ test('goodput serve: --otlp-endpoint is checked at start; spans are flushed on S
     assert.match(r.stderr, /^goodput: --otlp-endpoint: expected /);
     assert.ok(r.stderr.includes(JSON.stringify(bad)), r.stderr);
   }
-  const { url, proc } = await startServe([
-    '--backend',
-    e0.url,
-    '--profile',
-    'const:step_ms=2',
-    // No path: the collector's root, to which the traces path is added.
-    '--otlp-endpoint',
-    collectorUrl,
-    '--otlp-service-name',
-    'edge-gateway',
-  ]);
-  await within('the gateway ready', async () => (await fetch(`${url}/readyz`)).status === 200);
-  const res = await postChat(url, { max_tokens: 2 });
-  assert.equal(res.status, 200);
-  await res.text();
-  const id = res.headers.get('x-goodput-request-id');
+  // No path: the collector's root, to which the traces path is added.
+  const { proc, id } = await servedOnce(collectorUrl, '--otlp-service-name', 'edge-gateway');
   // Batched for 5 s: only the shutdown sends it this soon.
   proc.child.kill('SIGTERM');
   assert.deepEqual(await proc.exited, { code: 0, signal: null });
@@ -365,23 +351,25 @@ test('goodput serve: a collector that never answers costs its spans at SIGTERM, 
   const silent = createServer(() => {});
   const silentUrl = await listen(silent);
   after(() => closeAll(silent));
-  const { url, proc } = await startServe([
-    '--backend',
-    e0.url,
-    '--profile',
-    'const:step_ms=2',
-    '--otlp-endpoint',
-    silentUrl,
-  ]);
-  await within('the gateway ready', async () => (await fetch(`${url}/readyz`)).status === 200);
-  const res = await postChat(url, { max_tokens: 2 });
-  assert.equal(res.status, 200);
-  await res.text();
+  const { proc } = await servedOnce(silentUrl);
   proc.child.kill('SIGTERM');
   assert.deepEqual(await proc.exited, { code: 0, signal: null }, proc.output());
   assert.match(proc.output(), /trace export at shutdown failed: spans dropped/);
   assert.match(proc.output(), /"msg":"stopped"/);
 });
+
+/** `goodput serve` tracing to `endpoint`, once ready, having served one chat: its id. */
+async function servedOnce(endpoint: string, ...extra: string[]) {
+  const { url, proc } = await startServe([
+    ...['--backend', e0.url, '--profile', 'const:step_ms=2', '--otlp-endpoint', endpoint],
+    ...extra,
+  ]);
+  await within('the gateway ready', async () => (await fetch(`${url}/readyz`)).status === 200);
+  const res = await postChat(url, { max_tokens: 2 });
+  assert.equal(res.status, 200);
+  await res.text();
+  return { proc, id: res.headers.get('x-goodput-request-id') };
+}
 
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
