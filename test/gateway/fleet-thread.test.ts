@@ -131,7 +131,9 @@ async function echoesThePrompt(url: string): Promise<void> {
     }),
   });
   type Whole = { choices: { text: string }[]; usage: { completion_tokens: number } };
-  const { choices, usage } = (await res.json()) as Whole;
+  const raw = await res.text();
+  assert.equal(res.status, 200, raw);
+  const { choices, usage } = JSON.parse(raw) as Whole;
   assert.ok(choices[0].text.startsWith(prompt) && choices[0].text.length > prompt.length);
   assert.equal(usage.completion_tokens, 3);
 }

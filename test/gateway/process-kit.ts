@@ -4,9 +4,13 @@
 // small intervals and generous ceilings, and a failure quotes the process's output.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import OpenAI from 'openai';
+import { PRESETS } from '../../src/core/config/presets.ts';
 
 export interface GoodputProcess {
   readonly child: ChildProcessByStdio<null, Readable, Readable>;
@@ -97,14 +101,38 @@ export async function startEngine(args: readonly string[]): Promise<string> {
   return await printedUrl(p, /serving \S+ at (http\S+?)\/v1/);
 }
 
-/** `goodput serve` on a free port; resolves once it listens, with its root URL (no `/v1`). */
+/**
+ * `goodput serve` on a free port; resolves once it listens, with its root URL (no `/v1`). With
+ * no `--policy` in `args`, under `goodputWithoutShedding()`: a test names the policy it tests.
+ */
 export async function startServe(
   args: readonly string[],
 ): Promise<{ readonly url: string; readonly proc: GoodputProcess }> {
-  const proc = spawnGoodput(['serve', '--port', '0', ...args]);
+  const policy = args.includes('--policy') ? [] : ['--policy', goodputWithoutShedding()];
+  const proc = spawnGoodput(['serve', '--port', '0', ...policy, ...args]);
   const url = await printedUrl(proc, /OpenAI API at (http[^\s"]+?)\/v1/);
   return { url, proc };
 }
+
+/**
+ * A policy file: the `goodput` preset with its lag shedder off. Two test files share two cores,
+ * so a gateway's event loop can run 50 ms late for want of CPU alone and shed (503
+ * `gateway_overloaded`, as it should): a suite that tests something else runs this policy, as
+ * the in-process gateways of `gateway-kit.ts` run with `shedLagMs: 0`. One file per test file.
+ */
+export function goodputWithoutShedding(): string {
+  if (noShedFile !== undefined) return noShedFile;
+  const file = join(mkdtempSync(join(tmpdir(), 'goodput-policy-')), 'goodput-no-shed.json');
+  const policy = {
+    ...PRESETS.goodput,
+    name: 'goodput-no-shed',
+    policy_revision: 'goodput-no-shed@1',
+    resilience: { shed_lag_ms: 0 },
+  };
+  writeFileSync(file, JSON.stringify(policy));
+  return (noShedFile = file);
+}
+let noShedFile: string | undefined;
 
 /** Runs `goodput ARGS` to its end; resolves with its exit code and everything it printed. */
 export function runGoodput(args: readonly string[]): Promise<{ code: number | null; out: string }> {
