@@ -16,8 +16,7 @@ import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ms } from '../core/request/units.ts';
 import { CircuitBreaker } from '../core/resilience/circuit-breaker.ts';
 import type { ReplicaSnapshot } from '../core/fleet/replica-snapshot.ts';
-import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
-import type { ModelListing } from './backend-metrics.ts';
+import { PlanNotes, type PlannedSpec } from './plan-notes.ts';
 import type { Backend, StreamEnd, UpstreamError } from './backend.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import type { OpsLog } from './ops-log.ts';
@@ -34,13 +33,8 @@ export interface FleetDeps {
   readonly timers: Timers;
   readonly metrics: GatewayMetrics;
   readonly log: OpsLog;
-  /**
-   * What the gateway plans with, which a backend saying otherwise is logged against: the model
-   * name it serves (`--served-model-name`), its context (`--max-model-len`), the adapters one
-   * batch runs (`--max-loras`), and the LoRA adapters (with none, which ones a backend loads is
-   * not logged).
-   */
-  readonly spec: Pick<FleetSpec, 'model' | 'maxModelLen' | 'maxLoras' | 'adapters'>;
+  /** What the gateway plans with, which a backend saying otherwise is logged against. */
+  readonly spec: PlannedSpec;
   /**
    * A backend that served went down (not ready, or stopped by its pool): what routing remembers
    * of it — its prefix cache, its sessions — is gone, as a restarted server's cache is.
@@ -59,16 +53,8 @@ export class BackendFleet {
   /** Whether a backend's start is over: it was ready once, or why it is not yet was said. */
   private readonly startTold: boolean[];
   private readonly preemptionsSeen: number[];
-  /** The `max_loras` each backend last reported that differs from the gateway's (logged once each). */
-  private readonly maxLorasTold: (number | undefined)[];
-  /** The adapters each backend was last logged to serve (the list as one string)… */
-  private readonly servableTold: (string | undefined)[];
-  /** …and the list it was read from: a list seen before is not compared again. */
-  private readonly servableSeen: (readonly string[] | undefined)[];
-  /** The `/v1/models` listing each backend was last checked against, as a key… */
-  private readonly listingTold: (string | undefined)[];
-  /** …and the listing it was read from. */
-  private readonly listingSeen: (ModelListing | undefined)[];
+  /** What each backend reports against the gateway's plan, logged once each. */
+  private readonly notes: PlanNotes;
   private readonly draining: boolean[];
   /** Whether a backend was logged to send tokens past the output cap (once each). */
   private readonly pastCapTold: boolean[];
@@ -88,11 +74,11 @@ export class BackendFleet {
     this.wasReady = deps.backends.map(() => null);
     this.startTold = deps.backends.map(() => false);
     this.preemptionsSeen = deps.backends.map(() => 0);
-    this.maxLorasTold = deps.backends.map(() => undefined);
-    this.servableTold = deps.backends.map(() => undefined);
-    this.servableSeen = deps.backends.map(() => undefined);
-    this.listingTold = deps.backends.map(() => undefined);
-    this.listingSeen = deps.backends.map(() => undefined);
+    this.notes = new PlanNotes(
+      deps.spec,
+      deps.log,
+      deps.backends.map((b) => b.name),
+    );
     this.draining = deps.backends.map(() => false);
     this.pastCapTold = deps.backends.map(() => false);
     this.credentialsTold = deps.backends.map(() => false);
@@ -119,9 +105,8 @@ export class BackendFleet {
       const load = b.load();
       this.noteReadiness(index, load.ready, load.why);
       if (load.preemptions !== undefined) this.notePreemptions(index, load.preemptions);
-      if (load.maxLoras !== undefined) this.noteMaxLoras(index, load.maxLoras);
-      if (load.servable !== undefined) this.noteServable(index, load.servable);
-      if (load.listed !== undefined) this.noteListing(index, load.listed);
+      if (load.servable !== undefined) this.notes.servable(index, load.servable);
+      if (load.listed !== undefined) this.notes.listing(index, load.listed);
       if (!load.ready || this.draining[index]) return;
       const breaker = this.breakers[index];
       const state = breaker.state;
@@ -132,6 +117,7 @@ export class BackendFleet {
         running: load.running,
         waiting: load.waiting,
         kvUsage: load.kvUsage,
+        ...(load.kvCapacityTokens === undefined ? {} : { kvCapacityTokens: load.kvCapacityTokens }),
         ...(load.loras === undefined ? {} : { loras: load.loras }),
         // Routing sends a request for an adapter only where it is served (`servable` filter).
         ...(load.servable === undefined ? {} : { servable: load.servable }),
@@ -142,18 +128,24 @@ export class BackendFleet {
   }
 
   /**
-   * The backends' gauges, and what `snapshots` notes (readiness, preemptions, adapters): at a
-   * scrape and on the watch's tick, not per request — a gauge is only read at a scrape.
+   * The backends' gauges, what they report against the plan (`max_loras`, KV), and what
+   * `snapshots` notes (readiness, preemptions, adapters): at a scrape and on the watch's tick,
+   * not per request — a gauge is only read at a scrape.
    */
   observe(): void {
     const m = this.deps.metrics;
-    for (const b of this.backends) {
+    this.backends.forEach((b, index) => {
       const load = b.load();
       m.backendKv.set({ backend: b.name }, load.kvUsage);
+      if (load.maxLoras !== undefined) this.notes.maxLoras(index, load.maxLoras);
+      if (load.kvCapacityTokens !== undefined) {
+        m.backendKvCapacity.set({ backend: b.name }, load.kvCapacityTokens);
+        this.notes.kvCapacity(index, load.kvCapacityTokens);
+      }
       if (load.prefixHitRate !== undefined) {
         m.backendPrefixHit.set({ backend: b.name }, load.prefixHitRate);
       }
-    }
+    });
     this.snapshots();
   }
 
@@ -305,65 +297,6 @@ export class BackendFleet {
     if (added > 0) {
       this.deps.metrics.backendPreemptions.inc({ backend: this.backends[index].name }, added);
     }
-  }
-
-  /**
-   * A backend whose batches run another number of adapters than the gateway plans with: flow
-   * control keeps each batch within the gateway's `max_loras`, so fewer (it holds requests a
-   * backend could run) or more (they wait in the backend's queue, unpredicted) than it does.
-   */
-  private noteMaxLoras(index: number, reported: number): void {
-    const planned = this.deps.spec.maxLoras ?? 1;
-    if (reported === planned || this.maxLorasTold[index] === reported) return;
-    this.maxLorasTold[index] = reported;
-    const name = this.backends[index].name;
-    this.deps.log.warn(
-      { backend: name, max_loras: reported, planned_max_loras: planned },
-      `backend ${name} runs max_loras ${reported} but the gateway plans with ${planned}: pass --max-loras ${reported}`,
-    );
-  }
-
-  /**
-   * A backend whose `/v1/models` does not list the model the gateway asks it for refuses every
-   * request (a 404 each client would take for its own fault), and one whose context differs
-   * from the gateway's plan is admitted for wrongly: each is logged, once a listing.
-   */
-  private noteListing(index: number, listed: ModelListing): void {
-    // Asked on every admission: a listing seen before is not compared again. It is read again
-    // every tenth scrape, and one that says the same is checked once.
-    if (this.listingSeen[index] === listed) return;
-    this.listingSeen[index] = listed;
-    const key = `${listed.ids.join('\n')}\n${listed.maxModelLen ?? ''}`;
-    if (this.listingTold[index] === key) return;
-    this.listingTold[index] = key;
-    const { model, maxModelLen } = this.deps.spec;
-    const name = this.backends[index].name;
-    if (!listed.ids.includes(model)) {
-      this.deps.log.warn(
-        { backend: name, model, listed: listed.ids },
-        `backend ${name} does not list model "${model}" (it lists ${listed.ids.join(', ') || 'none'}): it will refuse every request; pass --served-model-name with the name it serves`,
-      );
-    }
-    const len = listed.maxModelLen;
-    if (len !== undefined && len !== maxModelLen) {
-      this.deps.log.warn(
-        { backend: name, max_model_len: len, planned_max_model_len: maxModelLen },
-        `backend ${name} serves max_model_len ${len} but the gateway plans with ${maxModelLen}: pass --max-model-len ${len}`,
-      );
-    }
-  }
-
-  /** The adapters a backend serves, logged when first known and whenever they change. */
-  private noteServable(index: number, servable: readonly string[]): void {
-    if (this.servableSeen[index] === servable || (this.deps.spec.adapters?.length ?? 0) === 0)
-      return;
-    this.servableSeen[index] = servable;
-    const listed = servable.join(',');
-    if (this.servableTold[index] === listed) return;
-    this.servableTold[index] = listed;
-    const name = this.backends[index].name;
-    const what = servable.length === 0 ? 'no LoRA adapter' : `LoRA adapters ${servable.join(', ')}`;
-    this.deps.log.info({ backend: name, adapters: servable }, `backend ${name} serves ${what}`);
   }
 
   private watch(): void {

@@ -57,6 +57,25 @@ test("data-parallel engines: counts summed, KV usage their mean; vLLM 0.8's pref
   );
 });
 
+test("the KV cache a backend holds: vLLM's cache_config_info blocks, SGLang's token count", () => {
+  const busy = 'vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n';
+  const info = (engine: number, blocks: string) =>
+    `vllm:cache_config_info{block_size="16",cache_dtype="auto",enable_prefix_caching="True",engine="${engine}",gpu_memory_utilization="0.9",num_cpu_blocks="None",num_gpu_blocks="${blocks}",swap_space_bytes="4294967296"} 1.0\n`;
+  const kv = (text: string) => loadFromExposition(text, 0)?.kvCapacityTokens;
+  assert.equal(kv(busy + info(0, '27065')), 27_065 * 16);
+  assert.equal(
+    kv(busy + info(0, '1000') + info(1, '1000')),
+    32_000,
+    'data-parallel engines: summed',
+  );
+  assert.equal(kv(busy + info(0, 'None')), undefined, 'not yet sized');
+  assert.equal(kv(busy + info(0, '1000') + info(1, 'None')), undefined, 'one not yet sized');
+  assert.equal(kv(busy), undefined, 'said nowhere');
+  const sglang = 'sglang:num_running_reqs 2\nsglang:num_queue_reqs 1\n';
+  assert.equal(kv(`${sglang}sglang:max_total_num_tokens{model_name="m"} 161721.0\n`), 161_721);
+  assert.equal(kv(`${sglang}sglang:max_total_num_tokens{model_name="m"} -1\n`), undefined);
+});
+
 test("TGI's and llama.cpp's names are understood: a backend of either is ready", () => {
   const tgi = [
     '# TYPE tgi_batch_current_size gauge',

@@ -11,6 +11,10 @@
  * The LoRA adapters resident in its GPU slots come from `vllm:lora_requests_info`'s
  * `running_lora_adapters` label, in its latest sample (the value is the time of the reading),
  * and how many one batch may run from its `max_lora`.
+ * The KV cache it holds, in tokens: vLLM's `vllm:cache_config_info` (`num_gpu_blocks` ×
+ * `block_size` in its labels, summed over data-parallel engines) or SGLang's
+ * `sglang:max_total_num_tokens` — the figure its own scheduler admits against, which the
+ * gateway's estimate from the engine flags only approaches.
  * A scrape missing the running and waiting gauges, or with counts below 0, is not a load at all:
  * undefined. Beside it, `adaptersListed` reads the adapters its `/v1/models` lists.
  */
@@ -125,9 +129,34 @@ export function loadFromExposition(text: string, atMs: Ms): BackendLoad | undefi
     prefixHitRate:
       queries !== undefined && hits !== undefined && queries > 0 ? hits / queries : undefined,
     preemptions: first(sums, NAMES.preemptions),
+    ...kvCapacityField(text, sums),
     ...loraField(text),
     atMs,
   };
+}
+
+/**
+ * `{ kvCapacityTokens }`: the tokens its KV cache holds, where it says, else nothing. vLLM says
+ * it in the labels of an info gauge: blocks (`num_gpu_blocks`, "None" before its cache is
+ * sized) of `block_size` tokens each.
+ */
+function kvCapacityField(
+  text: string,
+  sums: Map<string, { sum: number; series: number }>,
+): { kvCapacityTokens?: number } {
+  let tokens = 0;
+  for (const m of text.matchAll(/^vllm:cache_config_info\{([^}]*)\}/gm)) {
+    const blocks = Number(/(?:^|,)num_gpu_blocks="([^"]*)"/.exec(m[1])?.[1]);
+    const size = Number(/(?:^|,)block_size="([^"]*)"/.exec(m[1])?.[1]);
+    if (!isWhole(blocks) || !isWhole(size)) return {};
+    tokens += blocks * size;
+  }
+  if (tokens === 0) tokens = sums.get('sglang:max_total_num_tokens')?.sum ?? 0;
+  return isWhole(tokens) ? { kvCapacityTokens: tokens } : {};
+}
+
+function isWhole(n: number): boolean {
+  return Number.isSafeInteger(n) && n > 0;
 }
 
 /**

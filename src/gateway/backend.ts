@@ -133,6 +133,8 @@ export interface BackendLoad {
   readonly waiting: number;
   /** KV cache usage in [0, 1]. */
   readonly kvUsage: number;
+  /** The tokens its KV cache holds, when it says (`backend-metrics.ts`). */
+  readonly kvCapacityTokens?: Tokens;
   readonly prefixHitRate?: number;
   readonly preemptions?: number;
   /** LoRA adapters resident in its GPU slots (vLLM's `lora_requests_info`), when it says. */

@@ -214,6 +214,12 @@ export class GatewayMetrics {
     labelNames: ['backend'],
     registers: [this.registry],
   });
+  readonly backendKvCapacity = new Gauge({
+    name: 'goodput_backend_kv_capacity_tokens',
+    help: 'Tokens the backend reports its KV cache holds (vLLM: num_gpu_blocks x block_size).',
+    labelNames: ['backend'],
+    registers: [this.registry],
+  });
   readonly backendPrefixHit = new Gauge({
     name: 'goodput_backend_prefix_hit_ratio',
     help: 'Prefix-cache hit rate reported by the backend.',

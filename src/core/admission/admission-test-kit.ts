@@ -31,6 +31,7 @@ export function fleet(o: Partial<FleetLoad> & { wait?: QueueAhead } = {}): Fleet
     spec: SPEC,
     readyReplicas: 2,
     maxFreeKvTokens: 100_000,
+    largestKvTokens: SPEC.replicaKvTokens,
     decodeBatch: 10,
     decodeContextTokens: 1_000,
     decodeStepMs: 10,

@@ -87,6 +87,19 @@ const memoryCases: {
   },
 ];
 
+test('memory: a request too large for the spec fits the largest replica, as it reports its cache', () => {
+  const input = (largestKvTokens: number, maxFreeKvTokens: number) =>
+    gateInput({
+      demand: demand({ kvTokens: 150_000 }),
+      fleet: fleet({ largestKvTokens, maxFreeKvTokens }),
+    });
+  assert.equal(checkMemory(input(100_000, 100_000), MEMORY).pass, false);
+  assert.deepEqual(checkMemory(input(400_000, 200_000), MEMORY), { pass: true });
+  // Its reserve is the largest replica's: 40,000 of 400,000.
+  const short = checkMemory(input(400_000, 189_999), MEMORY);
+  assert.ok(!short.pass && short.reason === 'kv_capacity' && short.status === 503);
+});
+
 for (const c of memoryCases) {
   test(`memory: ${c.name}`, () => {
     const input = gateInput({

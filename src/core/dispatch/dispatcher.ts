@@ -188,7 +188,7 @@ export class Dispatcher<H> {
     const c = candidateOf(r, r.demand.prefixHitTokens);
     for (const x of replicas) {
       this.ledger.resize(x.index + 1);
-      if (this.flow.holds(this.ledger.replicas[x.index], c, x.kvUsage)) return true;
+      if (this.flow.holds(this.ledger.replicas[x.index], c, x)) return true;
     }
     return false;
   }

@@ -88,7 +88,7 @@ function flowControl(
       flow.isLongPrompt(promptTokens, itlSloMs, seqs, flow.stagesAnywhere(accounts)),
     placed(account, r, replica, hitTokens, nowMs) {
       // A prompt placed slow marks the stall it puts next to the replica's streams.
-      const f = flow.fit(account, candidateOf(r, hitTokens), replica.kvUsage, nowMs);
+      const f = flow.fit(account, candidateOf(r, hitTokens), replica, nowMs);
       if (f.kind === 'slow') flow.chargeSlow(account, f, nowMs);
     },
   };

@@ -47,6 +47,8 @@ export interface FleetLoad {
   readonly readyReplicas: number;
   /** Largest KV (tokens) any ready replica has left after its in-flight reservations. */
   readonly maxFreeKvTokens: Tokens;
+  /** The largest KV cache (tokens) of a ready replica; with none ready, the spec's. */
+  readonly largestKvTokens: Tokens;
   /** Decoding streams per ready replica, and their mean context, averaged over the fleet. */
   readonly decodeBatch: number;
   readonly decodeContextTokens: Tokens;

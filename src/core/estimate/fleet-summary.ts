@@ -9,7 +9,7 @@
  * waits requests of its size had. The rules and their reasons: ../admission/README.md.
  */
 import { type SloClassName, DEFAULT_SLO_CLASSES, type SloClass } from '../request/slo-classes.ts';
-import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import { largestKv, mostFreeKv, type ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import type { FleetLoad, QueueAhead, WaitAsk } from './fleet-load.ts';
 import type { Ms, Tokens } from '../request/units.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
@@ -118,14 +118,11 @@ class FleetSummary implements FleetLoad {
   }
 
   get maxFreeKvTokens(): Tokens {
-    if (this.#maxFree !== undefined) return this.#maxFree;
-    let maxFree = 0;
-    const kv = this.spec.replicaKvTokens;
-    for (const r of this.#replicas) {
-      const a = this.#ledger.replicas[r.index];
-      maxFree = Math.max(maxFree, kv - Math.max(a.reservedKvTokens, r.kvUsage * kv));
-    }
-    return (this.#maxFree = maxFree);
+    return (this.#maxFree ??= mostFreeKv(this.#replicas, this.#ledger, this.spec));
+  }
+
+  get largestKvTokens(): Tokens {
+    return largestKv(this.#replicas, this.spec);
   }
 
   get decodeStepMs(): Ms {

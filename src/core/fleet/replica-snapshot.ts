@@ -1,3 +1,7 @@
+import type { Tokens } from '../request/units.ts';
+import type { FleetSpec } from './fleet-spec.ts';
+import type { ReplicaLedger } from './replica-ledger.ts';
+
 /** What routing may know of a replica at decision time: the control plane's own counts plus the engine's reported load. */
 export interface ReplicaSnapshot {
   readonly index: number;
@@ -7,6 +11,11 @@ export interface ReplicaSnapshot {
   readonly waiting: number;
   /** KV blocks in use / total, in [0, 1]. */
   readonly kvUsage: number;
+  /**
+   * The tokens its KV cache holds, as its engine reports it (vLLM's `cache_config_info`);
+   * undefined: the fleet's `replicaKvTokens`, every replica alike (the simulator's fleet).
+   */
+  readonly kvCapacityTokens?: Tokens;
   /**
    * LoRA adapters resident in its GPU slots (vLLM's `lora_requests_info` running adapters);
    * undefined when it reports none or serves none.
@@ -26,6 +35,53 @@ export interface ReplicaSnapshot {
    * pool — pending prompt tokens over (prefill replicas × a step's token budget).
    */
   readonly prefillBacklogSteps?: number;
+}
+
+/** What a replica reports of its KV cache: its usage, and its capacity where it says. */
+export type ReplicaKv = Pick<ReplicaSnapshot, 'kvUsage' | 'kvCapacityTokens'>;
+
+/** The tokens `r`'s KV cache holds: its own report, else the fleet's. */
+export function kvCapacityOf(
+  r: Pick<ReplicaSnapshot, 'kvCapacityTokens'>,
+  spec: Pick<FleetSpec, 'replicaKvTokens'>,
+): Tokens {
+  return r.kvCapacityTokens ?? spec.replicaKvTokens;
+}
+
+/**
+ * The KV `r` holds, in tokens: the larger of what this control plane reserved there and what
+ * the engine reports in use (a share of its capacity).
+ */
+export function kvUsedOf(
+  r: ReplicaKv,
+  reservedTokens: Tokens,
+  spec: Pick<FleetSpec, 'replicaKvTokens'>,
+): Tokens {
+  return Math.max(reservedTokens, r.kvUsage * kvCapacityOf(r, spec));
+}
+
+/** The KV (tokens) the replica with the most left has free after what is reserved or in use there. */
+export function mostFreeKv(
+  replicas: readonly ReplicaSnapshot[],
+  ledger: ReplicaLedger,
+  spec: Pick<FleetSpec, 'replicaKvTokens'>,
+): Tokens {
+  let most = 0;
+  for (const r of replicas) {
+    const used = kvUsedOf(r, ledger.replicas[r.index].reservedKvTokens, spec);
+    most = Math.max(most, kvCapacityOf(r, spec) - used);
+  }
+  return most;
+}
+
+/** The largest KV cache (tokens) among `replicas`; with none, the spec's. */
+export function largestKv(
+  replicas: readonly ReplicaSnapshot[],
+  spec: Pick<FleetSpec, 'replicaKvTokens'>,
+): Tokens {
+  let largest = 0;
+  for (const r of replicas) largest = Math.max(largest, kvCapacityOf(r, spec));
+  return largest > 0 ? largest : spec.replicaKvTokens;
 }
 
 /** Whether `r` serves `adapter`; a request for the base model (no adapter) goes anywhere. */

@@ -42,7 +42,7 @@ const flowFit: Filter = {
     for (const x of replicas) {
       ctx.ledger.resize(x.index + 1);
       const c = candidateOf(r, ctx.hits[x.index]);
-      const kind = ctx.flow.fit(ctx.ledger.replicas[x.index], c, x.kvUsage, ctx.nowMs).kind;
+      const kind = ctx.flow.fit(ctx.ledger.replicas[x.index], c, x, ctx.nowMs).kind;
       if (kind === 'fast') {
         // The first fast one clears the slow ones kept so far: only fast ones from here on.
         if (!fast) out.length = 0;
@@ -108,7 +108,7 @@ const flowFitAny: Filter = {
       const kind = ctx.flow.fit(
         ctx.ledger.replicas[x.index],
         candidateOf(r, hit),
-        x.kvUsage,
+        x,
         ctx.nowMs,
       ).kind;
       if (kind === 'no') continue;

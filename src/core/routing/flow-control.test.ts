@@ -8,7 +8,7 @@ import { DEFAULT_GAP_FEEDBACK } from './gap-feedback.ts';
 import { DEFAULT_STEP_PACE } from './step-pace.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { ReplicaLedger } from '../fleet/replica-ledger.ts';
-import { ledgerEntry } from './routing-test-kit.ts';
+import { IDLE_KV, ledgerEntry } from './routing-test-kit.ts';
 
 /** A decode step of 10 ms plus 1 ms per sequence; context costs nothing. */
 const spec: FleetSpec = {
@@ -76,15 +76,28 @@ test('a batch holds max_loras distinct adapters: a third waits until one of them
       ['chat', 1],
     ],
   );
-  assert.equal(two.holds(a, c('sql'), 0), true, 'its adapter already runs there');
-  assert.equal(two.holds(a, c(), 0), true, 'the base model takes no slot');
-  assert.equal(two.holds(a, c('code'), 0), false, 'both slots taken');
-  assert.equal(two.fit(a, c('code'), 0, 0).kind, 'no');
-  assert.equal(flow({ maxLoras: 3 }).holds(a, c('code'), 0), true, 'a third slot');
+  assert.equal(two.holds(a, c('sql'), IDLE_KV), true, 'its adapter already runs there');
+  assert.equal(two.holds(a, c(), IDLE_KV), true, 'the base model takes no slot');
+  assert.equal(two.holds(a, c('code'), IDLE_KV), false, 'both slots taken');
+  assert.equal(two.fit(a, c('code'), IDLE_KV, 0).kind, 'no');
+  assert.equal(flow({ maxLoras: 3 }).holds(a, c('code'), IDLE_KV), true, 'a third slot');
   ledger.remove(sql[0]);
-  assert.equal(two.holds(a, c('code'), 0), false, 'sql still runs there');
+  assert.equal(two.holds(a, c('code'), IDLE_KV), false, 'sql still runs there');
   ledger.remove(sql[1]);
-  assert.equal(two.holds(a, c('code'), 0), true, 'sql has left: its slot is free');
+  assert.equal(two.holds(a, c('code'), IDLE_KV), true, 'sql has left: its slot is free');
+});
+
+test("a replica that says how much KV it holds is held to its own cache, not the fleet's", () => {
+  const a = new ReplicaLedger(1).replicas[0];
+  const c = { promptTokens: 100, kvTokens: 50_000, itlSloMs: 80 };
+  const f = flow({ replicaKvTokens: 100_000 });
+  assert.equal(f.holds(a, c, IDLE_KV), true, "within 90% of the spec's 100,000 tokens");
+  const small = { kvUsage: 0, kvCapacityTokens: 50_000 };
+  assert.equal(f.holds(a, c, small), false, 'past 90% of its own 50,000');
+  assert.equal(f.fit(a, c, small, 0).kind, 'no');
+  const big = { kvUsage: 0.5, kvCapacityTokens: 400_000 };
+  assert.equal(f.holds(a, c, big), true, '200,000 in use of 400,000: 160,000 left to its reserve');
+  assert.equal(f.holds(a, c, { ...big, kvUsage: 0.8 }), false, '320,000 in use: 40,000 left');
 });
 
 const params = { itlMarginRatio: 0.1, relayGapRatio: 0.15, kvReserveRatio: 0.1, stallRisk: 0.5 };
@@ -134,14 +147,14 @@ test('flow control: a request admitted before a cut is placed under the share it
   const a = ledger.replicas[0];
   const c = { promptTokens: 100, kvTokens: 200, itlSloMs: 80 };
   // 10 + 46 streams = 56 ms: within 0.75 × 80 = 60.
-  assert.equal(flow.holds(a, c, 0), true);
+  assert.equal(flow.holds(a, c, IDLE_KV), true);
   flow.delivered(ledgerEntry(), 70, 1_000);
   // Cut to 0.675 × 80 = 54 ms: a request admitted now waits for streams to end …
-  assert.equal(flow.holds(a, c, 0), false);
-  assert.equal(flow.fit(a, c, 0, 1_000).kind, 'no');
+  assert.equal(flow.holds(a, c, IDLE_KV), false);
+  assert.equal(flow.fit(a, c, IDLE_KV, 1_000).kind, 'no');
   // … one admitted before the cut, under 0.75, goes now, as its admission promised.
-  assert.equal(flow.holds(a, { ...c, gapShare: 0.75 }, 0), true);
-  assert.equal(flow.fit(a, { ...c, gapShare: 0.75 }, 0, 1_000).kind, 'fast');
+  assert.equal(flow.holds(a, { ...c, gapShare: 0.75 }, IDLE_KV), true);
+  assert.equal(flow.fit(a, { ...c, gapShare: 0.75 }, IDLE_KV, 1_000).kind, 'fast');
 });
 
 test('a replica whose engine holds 8 steps of queued prompts takes no more until they start', () => {
@@ -153,14 +166,18 @@ test('a replica whose engine holds 8 steps of queued prompts takes no more until
   const queued = Array.from({ length: 9 }, () => ledgerEntry({ promptTokens: 1_000 }));
   for (const e of queued.slice(0, 8)) ledger.add(e);
   assert.equal(a.pendingPrefillTokens, 8_000);
-  assert.equal(small.fit(a, c, 0, 0).kind, 'fast', '8,000 tokens queued: under 8 steps of 1,024');
+  assert.equal(
+    small.fit(a, c, IDLE_KV, 0).kind,
+    'fast',
+    '8,000 tokens queued: under 8 steps of 1,024',
+  );
   ledger.add(queued[8]);
-  assert.equal(small.fit(a, c, 0, 0).kind, 'no', '9,000 queued: past 8 steps');
+  assert.equal(small.fit(a, c, IDLE_KV, 0).kind, 'no', '9,000 queued: past 8 steps');
   // The first of them starts decoding: its prompt has left the queue.
   ledger.firstToken(queued[0], 0);
-  assert.equal(small.fit(a, c, 0, 0).kind, 'fast');
+  assert.equal(small.fit(a, c, IDLE_KV, 0).kind, 'fast');
   // With 8,192-token steps the same queue is one step.
-  assert.equal(flow().fit(a, c, 0, 0).kind, 'fast');
+  assert.equal(flow().fit(a, c, IDLE_KV, 0).kind, 'fast');
 });
 
 test("vLLM's long_prefill_token_threshold: a long prompt's chunks are that size beside the streams", () => {
@@ -174,8 +191,8 @@ test("vLLM's long_prefill_token_threshold: a long prompt's chunks are that size 
   ledger.firstToken(streaming, 0);
   const c = { promptTokens: 4_000, kvTokens: 4_200, itlSloMs: 80 };
   // Whole, the prompt's one step is 10 + 1 + 200 ms; cut, its first is 10 + 1 + 51.2.
-  assert.notEqual(whole.fit(a, c, 0, 0).kind, 'fast');
-  assert.deepEqual(cut.fit(a, c, 0, 0), { kind: 'fast', stepMs: 62.2 });
+  assert.notEqual(whole.fit(a, c, IDLE_KV, 0).kind, 'fast');
+  assert.deepEqual(cut.fit(a, c, IDLE_KV, 0), { kind: 'fast', stepMs: 62.2 });
   // Alone: four steps of 1,024, 1,024, 1,024 and 928 tokens; the heaviest is a whole chunk.
   assert.equal(whole.prefillMs(4_000), 210);
   assert.ok(Math.abs(cut.prefillMs(4_000) - (40 + 4_000 / 20)) < 1e-9);
@@ -222,15 +239,15 @@ test('staged prefill: a long prompt goes in pieces that fit a step beside the st
   ledger.firstToken(stream, 0);
   // Beside the stream its first piece fits the step; whole, the prompt is a stall.
   const c = { promptTokens: 4_000, kvTokens: 4_200, itlSloMs: 80 };
-  assert.deepEqual(staged.fit(a, c, 0, 0), { kind: 'fast', stepMs: 10 + 1 + 512 / 20 });
-  assert.notEqual(hostless.fit(a, c, 0, 0).kind, 'fast');
+  assert.deepEqual(staged.fit(a, c, IDLE_KV, 0), { kind: 'fast', stepMs: 10 + 1 + 512 / 20 });
+  assert.notEqual(hostless.fit(a, c, IDLE_KV, 0).kind, 'fast');
   // A prompt with no gap objective of its own is staged for the stream it joins.
-  assert.deepEqual(staged.fit(a, { ...c, itlSloMs: Infinity }, 0, 0).kind, 'fast');
+  assert.deepEqual(staged.fit(a, { ...c, itlSloMs: Infinity }, IDLE_KV, 0).kind, 'fast');
   // Placed, only its piece is what the next step may take of it.
   ledger.add(ledgerEntry({ promptTokens: 4_000, pieceTokens: 512 }));
   assert.equal(a.pendingPrefillTokens, 4_000);
   assert.equal(a.pendingStagedTokens, 3_488);
-  assert.deepEqual(staged.fit(a, { ...c, promptTokens: 200 }, 0, 0), {
+  assert.deepEqual(staged.fit(a, { ...c, promptTokens: 200 }, IDLE_KV, 0), {
     kind: 'fast',
     stepMs: 10 + 1 + (512 + 200) / 20,
   });

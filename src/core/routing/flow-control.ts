@@ -16,6 +16,7 @@
 import type { Ms, Tokens } from '../request/units.ts';
 import type { StepShape } from '../ports/step-time.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
+import { kvCapacityOf, kvUsedOf, type ReplicaKv } from '../fleet/replica-snapshot.ts';
 import { PrefillTimes } from './prefill-times.ts';
 import { StallVerdicts } from './stall-verdicts.ts';
 import { LONG_PROMPT_SHARE, StagedPieces } from './staged-prefill.ts';
@@ -163,7 +164,7 @@ export class FlowControl {
    * decodes: a sequence slot, KV, and a steady decode step within every objective. Without it
    * the request waits for running ones to end, not just for a step to pass.
    */
-  holds(a: ReplicaAccount, c: Candidate, reportedKvUsage: number): boolean {
+  holds(a: ReplicaAccount, c: Candidate, kv: ReplicaKv): boolean {
     const spec = this.spec;
     // Seats for each of its choices; an empty replica seats one request however many it asks
     // for (vLLM queues the choices past its max_num_seqs).
@@ -172,9 +173,8 @@ export class FlowControl {
     // A batch runs at most max_loras distinct adapters (vLLM's rule): with every slot held by
     // another adapter's requests, this one would wait in the engine until one of them ends.
     if (c.adapter !== undefined && !hasAdapterSlot(a, c.adapter, spec.maxLoras ?? 1)) return false;
-    const kvLimit = spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
-    const used = Math.max(a.reservedKvTokens, reportedKvUsage * spec.replicaKvTokens);
-    if (used + c.kvTokens > kvLimit) return false;
+    const kvLimit = kvCapacityOf(kv, spec) * (1 - this.params.kvReserveRatio);
+    if (kvUsedOf(kv, a.reservedKvTokens, spec) + c.kvTokens > kvLimit) return false;
     // Once this request decodes, every step must still suit its own objective. An idle replica
     // takes one request whatever its pace: it would otherwise never be timed again.
     const pace = a.entries.length === 0 ? 1 : a.pace;
@@ -192,10 +192,10 @@ export class FlowControl {
     );
   }
 
-  /** `reportedKvUsage` is the replica's own KV usage in [0, 1] when known; the ledger is the floor. */
-  fit(a: ReplicaAccount, c: Candidate, reportedKvUsage: number, nowMs: Ms): Fit {
+  /** `kv` is what the replica reports of its KV cache; the ledger's reservations are the floor. */
+  fit(a: ReplicaAccount, c: Candidate, kv: ReplicaKv, nowMs: Ms): Fit {
     const spec = this.spec;
-    if (!this.holds(a, c, reportedKvUsage)) return NO;
+    if (!this.holds(a, c, kv)) return NO;
     // Its first token would wait for the engine's queue of prompts, which no prediction counts.
     if (a.pendingPrefillTokens >= PREFILL_BACKLOG_STEPS * spec.maxBatchedTokens) return NO;
     const own = Math.min(

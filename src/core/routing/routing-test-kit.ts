@@ -99,6 +99,9 @@ export function occupy(fleet: RouteFleet, index: number, promptTokens = 200): vo
   fleet.replicas[index] = { ...x, inFlight: x.inFlight + 1, running: x.running + 1 };
 }
 
+/** A replica that reports its KV cache empty and says nothing of its size. */
+export const IDLE_KV = { kvUsage: 0 } as const;
+
 /** A request's ledger entry as the dispatcher makes it: a stream of 80 ms objective on replica 0. */
 export const ledgerEntry = (o: Partial<LedgerEntry> = {}): LedgerEntry => ({
   replica: 0,

@@ -5,7 +5,7 @@
  * warm cache and queue wait added by a busy replica are weighed against each other directly.
  */
 import type { ReplicaAccount } from '../fleet/replica-ledger.ts';
-import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
+import { kvCapacityOf, kvUsedOf, type ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import { stallRisk } from './gap-tolerance.ts';
 import type { RouteContext, RouteRequest, Scorer } from './route.ts';
 import { choicesOf } from '../request/demand.ts';
@@ -39,9 +39,8 @@ const kvPressure: Scorer = {
   name: 'kv-pressure',
   unit: 'ratio',
   score(r, x, ctx) {
-    const cap = ctx.spec.replicaKvTokens;
-    const used = Math.max(accountOf(x, ctx).reservedKvTokens, x.kvUsage * cap);
-    return (used + r.demand.kvTokens) / cap;
+    const used = kvUsedOf(x, accountOf(x, ctx).reservedKvTokens, ctx.spec);
+    return (used + r.demand.kvTokens) / kvCapacityOf(x, ctx.spec);
   },
 };
 

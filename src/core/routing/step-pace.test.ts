@@ -6,6 +6,7 @@ import { FlowControl, type Candidate } from './flow-control.ts';
 import { DEFAULT_STEP_PACE, StepPace } from './step-pace.ts';
 import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
+import { IDLE_KV } from './routing-test-kit.ts';
 
 /** A step of 10 ms plus 1 ms per decoding sequence: 30 ms at 20 streams. */
 const spec: FleetSpec = {
@@ -143,15 +144,15 @@ test('pace: at most one sample per replica every every_ms, however many streams'
 test('pace: a slow replica holds fewer streams, an idle one still takes one', () => {
   const slow = replica(40);
   // By the profile 40 + 1 streams step in 51 ms, within the 72 ms budget.
-  assert.equal(flow.holds(slow.account, candidate, 0), true);
+  assert.equal(flow.holds(slow.account, candidate, IDLE_KV), true);
   run(slow, 2_000, 1.5);
   // At 1.5× they step in 76.5 ms: over the budget, so the 41st waits.
-  assert.equal(flow.holds(slow.account, candidate, 0), false);
-  assert.equal(flow.fit(slow.account, candidate, 0, 0).kind, 'no');
+  assert.equal(flow.holds(slow.account, candidate, IDLE_KV), false);
+  assert.equal(flow.fit(slow.account, candidate, IDLE_KV, 0).kind, 'no');
 
   const idle = new ReplicaLedger(1).replicas[0];
   idle.pace = 20;
-  assert.equal(flow.holds(idle, candidate, 0), true, 'else it is never timed again');
+  assert.equal(flow.holds(idle, candidate, IDLE_KV), true, 'else it is never timed again');
 });
 
 test('pace: a replica back at its profile returns to 1 as its window turns over', () => {
