@@ -11,7 +11,7 @@ import { capacityModel, missedForCapacity } from '../core/autoscale/scale-window
 import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
 import { ScaleExport, type ScaleExportSettings, type ScaleGroups } from './scale-export.ts';
 import { SloExport, refused, stopped, type Ending } from './slo-export.ts';
-import type { RejectReason, Rejection } from '../core/request/decision.ts';
+import { CAPACITY_REASONS, type RejectReason, type Rejection } from '../core/request/decision.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import { unreadRecord, type DecisionRecord } from '../core/observe/decision-record.ts';
@@ -94,7 +94,6 @@ export class Gateway {
     this.fleet = new BackendFleet({
       ...deps,
       breaker: deps.policy.resilience.breaker,
-      spec: deps.spec,
       onDown: (i) => this.pipeline.replicaGone(i),
     });
     this.counts = new RequestCounts(m, deps.spec.model, deps.learners);
@@ -203,7 +202,7 @@ export class Gateway {
       this.scaling?.advisor.window.arrived(inputTokens);
   }
 
-  /** A request that could not be read as one (bad body, no key…): counted and recorded. */
+  /** Refused unread (bad body, no key…; no server ready): recorded; invalid but for capacity. */
   refuseUnread(u: {
     readonly requestId: string;
     readonly tenant: string | null;
@@ -211,7 +210,7 @@ export class Gateway {
     readonly reason: RejectReason;
     readonly status: number;
   }): void {
-    this.counts.unread(u.reason);
+    if (!CAPACITY_REASONS.has(u.reason)) this.counts.unread(u.reason);
     const atMs = this.deps.clock.now();
     this.deps.onDecision?.(unreadRecord({ ...u, revision: this.pipeline.revision, atMs }));
   }

@@ -10,14 +10,19 @@ import { MODEL, onTeardown } from './gateway-kit.ts';
  * as `finish` says; its chunks named as the gateway names the request (`chatcmpl-` and its
  * X-Request-Id) or, `foreign`, not; `bodies`: the request bodies it was sent. A text completion
  * streams the same, each delta's `content` as its chunk's `text`. `promptTokens`: what its
- * usage counts of a request's prompt (9, unless told).
+ * usage counts of a request's prompt (9, unless told). `/tokenize` of the prompt `die` drops
+ * the connection, of `slow` answers after 2 s. `stop` closes it, connections and all.
  */
 export async function fakeVllm(
   deltas: readonly object[] = [{ content: '{"a":' }, { content: ' 1}' }],
   foreign = false,
   finish = 'stop',
   promptTokens: (body: Record<string, unknown>) => number = () => 9,
-): Promise<{ readonly url: string; readonly bodies: unknown[] }> {
+): Promise<{
+  readonly url: string;
+  readonly bodies: unknown[];
+  readonly stop: () => Promise<void>;
+}> {
   const bodies: unknown[] = [];
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
@@ -33,6 +38,9 @@ export async function fakeVllm(
         bodies.push(asked);
         // A server that dies under the request: no answer at all.
         if (asked.prompt === 'die') return void req.socket.destroy();
+        if (asked.prompt === 'slow') {
+          return void setTimeout(() => res.end('{"count":1,"tokens":[1]}'), 2_000).unref();
+        }
         const words = asked.prompt.split(' ').filter((w) => w !== '');
         res.writeHead(words.length === 0 ? 400 : 200, { 'content-type': 'application/json' });
         res.end(
@@ -76,6 +84,11 @@ export async function fakeVllm(
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  onTeardown(() => new Promise<void>((r) => server.close(() => r())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies };
+  const stop = () =>
+    new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeAllConnections();
+    });
+  onTeardown(() => (server.listening ? stop() : Promise.resolve()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, stop };
 }

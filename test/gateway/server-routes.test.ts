@@ -5,7 +5,16 @@
 // the API key, and a model the key's tenant may not use is one that does not exist.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MODEL, doorOnlyFleet, gateway, metricValue, policyWith } from './gateway-kit.ts';
+import { connect } from 'node:net';
+import {
+  MODEL,
+  decisionRecord,
+  doorOnlyFleet,
+  gateway,
+  metricValue,
+  policyWith,
+  until,
+} from './gateway-kit.ts';
 import { sha256 } from '../../src/gateway/api-keys.ts';
 import { fakeVllm } from './fake-vllm.ts';
 import { memoryOpsLog } from '../../src/gateway/ops-log.ts';
@@ -45,7 +54,7 @@ test('/tokenize goes to a server backend as it came, and its answer comes back a
   const metric = (status: string) =>
     metricValue(front.url, 'goodput_server_requests_total', { path: '/tokenize', status });
   assert.equal(await metric('200'), 1);
-  assert.equal(await metric('400'), 1);
+  assert.equal(await metric('400'), 2, "the server's 400 and the gateway's");
 });
 
 test("a server that fails under the request: the gateway's 502, which tells the client nothing of it", async () => {
@@ -127,4 +136,93 @@ test('with no server ready there is none to ask', async () => {
     timers: wallTimers(wallClock),
   });
   await assert.rejects(refusing('/tokenize', '{}', 'r2'), /ECONNREFUSED/);
+});
+
+test("a body is read as a completion's is: bounded, declared JSON, unencoded, UTF-8 — or refused, the server not asked", async () => {
+  const vllm = await fakeVllm();
+  const front = await gateway([vllm]);
+  const send = (body: string | Uint8Array, headers: Record<string, string> = {}) =>
+    fetch(`${front.url}/tokenize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
+  const cases: [string, Promise<Response>, number, RegExp][] = [
+    [
+      'not UTF-8',
+      send(Buffer.from('{"model":"llama-3-8b","prompt":"a\xff\xfeb"}', 'latin1')),
+      400,
+      /UTF-8/,
+    ],
+    ['gzip', send('{}', { 'content-encoding': 'gzip' }), 415, /gzip/],
+    ['text', send('{}', { 'content-type': 'text/plain' }), 415, /text\/plain/],
+    ['too large', send(`{"prompt":"${'a'.repeat(5 * 1024 * 1024)}"}`), 413, /at most/],
+  ];
+  for (const [what, answer, status, says] of cases) {
+    const res = await answer;
+    const { error } = (await res.json()) as { error: { message: string; code: string | null } };
+    assert.equal(res.status, status, `${what}: ${error.message}`);
+    assert.match(error.message, says, what);
+    assert.ok(res.headers.get('x-goodput-request-id'), what);
+  }
+  assert.equal(vllm.bodies.length, 0, 'the server was asked nothing');
+  const counted = (status: string) =>
+    metricValue(front.url, 'goodput_server_requests_total', { path: '/tokenize', status });
+  assert.deepEqual([await counted('400'), await counted('415'), await counted('413')], [1, 2, 1]);
+});
+
+test('a client that leaves, mid-upload or while the server works, is a 499: no failure, no fault', async () => {
+  const log = memoryOpsLog();
+  const front = await gateway([await fakeVllm()], 'goodput', { log });
+  const counted = (path: string, status: string) =>
+    metricValue(front.url, 'goodput_server_requests_total', { path, status });
+  // 9 bytes of the 100 it declared, then gone.
+  const { port } = new URL(front.url);
+  const socket = connect(Number(port), '127.0.0.1');
+  socket.write(
+    'POST /detokenize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      'Content-Length: 100\r\n\r\n{"model":',
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  socket.destroy();
+  await until(async () => (await counted('/detokenize', '499')) === 1);
+  // Gone while the server takes its time: not the server's failure.
+  const leave = new AbortController();
+  const asked = fetch(`${front.url}/tokenize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, prompt: 'slow' }),
+    signal: leave.signal,
+  }).catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 200));
+  leave.abort();
+  await asked;
+  await until(async () => (await counted('/tokenize', '499')) === 1);
+  assert.equal(await counted('/tokenize', '502'), 0);
+  assert.deepEqual(
+    log.lines.filter((l) => l.level !== 'info').map((l) => l.msg),
+    [],
+    'neither a fault nor a server failure logged',
+  );
+});
+
+test('with its server gone, a 503 recorded under its id, and counted as no invalid request', async () => {
+  const vllm = await fakeVllm();
+  const front = await gateway([vllm], 'goodput', { adminToken: 'adm' });
+  await vllm.stop();
+  await until(async () => (await fetch(`${front.url}/readyz`)).status === 503);
+  const res = await post(front.url, '/tokenize', JSON.stringify({ model: MODEL, prompt: 'a b' }));
+  assert.equal(res.status, 503);
+  const id = res.headers.get('x-goodput-request-id') ?? '';
+  type Decision = { admission: { reason: string; status: number } };
+  const { admission } = await decisionRecord<Decision>(front.url, id, 'adm');
+  assert.deepEqual([admission.reason, admission.status], ['no_ready_replica', 503]);
+  assert.equal(await metricValue(front.url, 'goodput_invalid_requests_total'), 0);
+  assert.equal(
+    await metricValue(front.url, 'goodput_server_requests_total', {
+      path: '/tokenize',
+      status: '503',
+    }),
+    1,
+  );
 });

@@ -76,8 +76,12 @@ const DASHBOARD_REFRESH_MS = 2000;
 export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   /** A refusal outside the completion routes: counted, recorded under a fresh id it carries. */
-  const refused = (e: OpenAiError, reason: RejectReason, headers: Record<string, string> = {}) => {
-    const id = deps.newId();
+  const refused = (
+    e: OpenAiError,
+    reason: RejectReason,
+    headers: Record<string, string> = {},
+    id = deps.newId(),
+  ) => {
     deps.gateway.refuseUnread({ requestId: id, tenant: null, cls: null, reason, status: e.status });
     return errorResponse(e, {
       ...headers,
@@ -98,10 +102,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     const key = bearerToken(authorization);
     return key === undefined ? undefined : deps.keys.tenantOf(key);
   };
-  const unauthenticated = () =>
+  const unauthenticated = (id?: string) =>
     refused(
       new OpenAiError(401, 'missing or invalid API key', null, 'invalid_api_key'),
       'unauthenticated',
+      {},
+      id,
     );
   /** The served models a tenant may use: to it, the others do not exist. */
   const modelsFor = (tenant: string) =>
@@ -169,7 +175,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
     bodyLimitBytes: deps.bodyLimitBytes,
     newId: deps.newId,
     counted: (path, status) => deps.metrics.serverRequests.inc({ path, status: String(status) }),
-    refused,
+    refused: (e, reason, id) => refused(e, reason, {}, id),
     keyTenant,
     unauthenticated,
     modelsFor,

@@ -15,7 +15,7 @@
 import type { ServerResponse } from 'node:http';
 import { OUT_OF_REACH } from '../../core/admission/up-front.ts';
 import { modelsOf } from '../../core/admission/contract-gate.ts';
-import type { RejectReason, Rejection } from '../../core/request/decision.ts';
+import type { Rejection } from '../../core/request/decision.ts';
 import type { ResolvedPolicy } from '../../core/config/policy.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
@@ -37,7 +37,7 @@ import { UploadOverdue } from './read-body.ts';
 import { errorWhole, isWhole, named, told, type Answer, type Whole } from './answer.ts';
 import { quotaHeaders } from './quota-headers.ts';
 import type { RequestTrace, RequestTracer } from '../tracing/request-trace.ts';
-import { SHUTTING_DOWN, refusalOf } from './refusals.ts';
+import { SHUTTING_DOWN, refusalOf, unreadReason } from './refusals.ts';
 import { askedOf, beyondWindowWords, wordsFor, type Words } from './refusal-words.ts';
 import { admitAndServe, type Served } from './serve-admitted.ts';
 import { serveInBackground } from './background.ts';
@@ -102,13 +102,6 @@ export const COMPLETION_PATHS: Readonly<Record<string, Endpoint>> = {
   '/v1/chat/completions': 'chat',
   '/v1/completions': 'completion',
   '/v1/responses': 'responses',
-};
-
-/** Why a request that could not be read as one was refused, from its OpenAI error's status. */
-const UNREAD_REASONS: Readonly<Record<number, RejectReason>> = {
-  401: 'unauthenticated',
-  404: 'unknown_model',
-  413: 'payload_too_large',
 };
 
 /** `outgoing`: Node's response, when Node serves the request; a stream is written to it directly. */
@@ -313,7 +306,7 @@ async function complete(
       return named(errorWhole(new OpenAiError(499, 'client closed the request')), id);
     }
     if (!(e instanceof OpenAiError)) throw e;
-    const reason = UNREAD_REASONS[e.status] ?? 'invalid_request';
+    const reason = unreadReason(e.status);
     deps.gateway.refuseUnread({ requestId: id, tenant, cls: null, reason, status: e.status });
     return named(errorWhole(e, { 'x-goodput-reason': reason }), id);
   } finally {

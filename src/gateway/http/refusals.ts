@@ -16,6 +16,17 @@ import { errorBody } from '../../openai/index.ts';
 import { whole, type Whole } from './answer.ts';
 import { overflowWords, type Words } from './refusal-words.ts';
 
+/** Why a request that could not be read as one was refused, from its OpenAI error's status. */
+export function unreadReason(status: number): RejectReason {
+  return status === 401
+    ? 'unauthenticated'
+    : status === 404
+      ? 'unknown_model'
+      : status === 413
+        ? 'payload_too_large'
+        : 'invalid_request';
+}
+
 const MESSAGES: Readonly<Record<RejectReason, string>> = {
   invalid_request: 'the request is not a valid one',
   unauthenticated: 'missing or invalid API key',
