@@ -27,6 +27,7 @@ import {
   flag,
   isObject,
   isText,
+  jsonObject,
   judgedList,
   parseWith,
   refuseLongList,
@@ -133,7 +134,7 @@ export const chatCompletionRequestSchema = z
       /** The reply continues the last message (an assistant's prefill) instead of starting one. */
       continue_final_message: flag(),
       /** Passed to the chat template (`{"enable_thinking": false}`). */
-      chat_template_kwargs: z.record(z.string(), z.unknown(), expect('an object')).nullish(),
+      chat_template_kwargs: jsonObject('an object').nullish(),
       /**
        * How much a reasoning model thinks, as vLLM takes it: passed to the chat template, which
        * a model that does not reason ignores (as the simulated engines' do).

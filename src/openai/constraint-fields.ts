@@ -8,10 +8,10 @@
  */
 import { z } from 'zod';
 import { describeValue, invalidRequest } from './errors.ts';
-import { byForm, expect, flag, isObject, isText, listOf, text } from './validation.ts';
+import { byForm, expect, flag, isObject, isText, jsonObject, listOf, text } from './validation.ts';
 
 const SCHEMA = 'a JSON schema (an object)';
-const schemaObject = z.record(z.string(), z.unknown(), expect(SCHEMA));
+const schemaObject = jsonObject(SCHEMA);
 
 /** OpenAI's JSON schema format, as vLLM takes it: a name, and the schema the reply follows. */
 const jsonSchemaFormat = z.strictObject(

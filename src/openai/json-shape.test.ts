@@ -79,6 +79,26 @@ test('a duplicate key is a 400 naming the object and the key, compared by decode
   }
 });
 
+test('a lone surrogate anywhere, free-form objects and keys too, is a 400 naming where it is', () => {
+  const schema = (description: string) =>
+    `{"model":"m","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","description":"${description}"}}}]}`;
+  const cases: [string, string][] = [
+    [schema('a\\ud800b'), 'tools[0].function.parameters.description'],
+    [schema('\\udc00'), 'tools[0].function.parameters.description'],
+    ['{"chat_template_kwargs":{"\\ud800":"v"}}', 'chat_template_kwargs.\ud800'],
+    ['{"metadata":{"k":["x","\\uDBFF"]}}', 'metadata.k[1]'],
+  ];
+  for (const [body, at] of cases) {
+    const err = rejection(() => parseJsonText(body));
+    assert.equal(err.status, 400);
+    assert.equal(err.message, `${at}: expected well-formed Unicode text, got a lone surrogate`);
+    assert.equal(err.param, at);
+  }
+  // A pair is one character; an escaped backslash before `ud800` is no escape.
+  assert.ok(parseJsonText(schema('\\ud83d\\ude00')));
+  assert.ok(parseJsonText(schema('\\\\ud800')));
+});
+
 test('text that is not JSON is left to JSON.parse to name', () => {
   for (const body of ['{"a":', '{"a":"unterminated', ']]]', '{"a\\x":1,"a\\x":2}']) {
     assert.doesNotThrow(() => checkJsonShape(body), body);

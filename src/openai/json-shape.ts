@@ -1,14 +1,18 @@
 /**
- * A linear scan of a request body's JSON text, before `JSON.parse`, for two shapes JSON.parse
+ * A linear scan of a request body's JSON text, before `JSON.parse`, for three shapes JSON.parse
  * accepts but a request must not have:
  *
  * - nesting deeper than `MAX_JSON_DEPTH`: a 10 KB body of 5,000 nested arrays parses, then
  *   overflows the stack of whatever walks it recursively (JSON.stringify, an error message);
  * - a duplicate key: JSON.parse keeps the last one silently, another parser upstream may keep
  *   the first, and the two would then serve different requests. Keys compare by their decoded
- *   value, so `"a"` and `"\u0061"` are the same key.
+ *   value, so `"a"` and `"\u0061"` are the same key;
+ * - a lone surrogate (`"\ud800"`), in any key or string however deep — free-form objects such
+ *   as a tool's JSON schema or `chat_template_kwargs` too: it has no UTF-8 form, so an upstream
+ *   would read another string, or fail on it after the gateway admitted the request. Only a
+ *   body with an escape in the surrogate range (one regex test) has its strings looked at.
  *
- * Main rule: the scan refuses only those two. Text that is not JSON is left to JSON.parse to
+ * Main rule: the scan refuses only those three. Text that is not JSON is left to JSON.parse to
  * name, so where the text stops making sense (an unterminated string, a stray closer) the scan
  * just stops. It reads characters with `charCodeAt`, jumps over string contents with `indexOf`
  * and allocates only per key, so a 4 MB body scans in milliseconds.
@@ -25,6 +29,9 @@ export const MAX_JSON_DEPTH = 32;
 
 /** Longest path an error shows; past it the path is cut with `…`. */
 const PATH_CHARS = 100;
+
+/** An escape in the surrogate range, U+D800–U+DFFF: paired or not, the string is decoded. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -80,6 +87,7 @@ export function checkJsonShape(text: string): void {
 
 function scan(text: string, f: Frames): void {
   const { isObject, awaitingKey, index } = f;
+  const surrogates = SURROGATE_ESCAPE.test(text);
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -88,6 +96,14 @@ function scan(text: string, f: Frames): void {
       const close = closingQuote(text, i);
       if (close < 0) return;
       if (depth > 0 && awaitingKey[depth] === 1 && !addKey(text, f, depth, i, close)) return;
+      if (surrogates && holdsLoneSurrogate(text, i, close)) {
+        const at = pathTo(text, f, depth);
+        throw invalidRequest(
+          `${at === '' ? 'body' : at}: expected well-formed Unicode text, got a lone surrogate`,
+          at,
+          'invalid_value',
+        );
+      }
       i = close;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (depth === MAX_JSON_DEPTH) {
@@ -153,6 +169,16 @@ function closingQuote(text: string, open: number): number {
     q = text.indexOf('"', q + 1);
   }
   return -1;
+}
+
+/** Whether the string between the quotes at `open` and `close` decodes to a lone surrogate. */
+function holdsLoneSurrogate(text: string, open: number, close: number): boolean {
+  if (!SURROGATE_ESCAPE.test(text.slice(open + 1, close))) return false;
+  try {
+    return !(JSON.parse(text.slice(open, close + 1)) as string).isWellFormed();
+  } catch {
+    return false;
+  }
 }
 
 /** A key's decoded value; JSON.parse only when it holds an escape. Undefined: not valid JSON. */

@@ -231,6 +231,65 @@ test('a bad field is a 400 naming it, with its value', () => {
   );
 });
 
+test("metadata within OpenAI's limits: 16 pairs, keys of 64 characters, values of 512", () => {
+  const pairs = (n: number) =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v']));
+  assert.equal(
+    Object.keys(
+      parseResponsesRequest({ model: 'm', input: 'x', metadata: pairs(16) }).metadata ?? {},
+    ).length,
+    16,
+  );
+  refused(
+    { metadata: pairs(200_000) },
+    /^metadata: expected at most 16 key-value pairs, got 200000$/,
+  );
+  refused(
+    { metadata: { ['k'.repeat(65)]: 'v' } },
+    /^metadata: expected keys of at most 64 characters, got "k{65}" \(65\)$/,
+  );
+  refused(
+    { metadata: { k: 'v'.repeat(513) } },
+    /^metadata\.k: expected a string of at most 512 characters/,
+  );
+  refused(
+    { metadata: { k: 1 } },
+    /^metadata\.k: expected a string of at most 512 characters, got 1$/,
+  );
+  refused({ metadata: ['v'] }, /^metadata: expected an object of strings/);
+});
+
+test('a __proto__ key in a free-form object is refused by name, not dropped on the way upstream', () => {
+  const proto = JSON.parse('{"__proto__":{"enable_thinking":false},"x":1}') as Record<
+    string,
+    unknown
+  >;
+  refused(
+    { metadata: JSON.parse('{"__proto__":"x","a":"b"}') as object },
+    /^metadata\.__proto__: expected a key other than __proto__/,
+  );
+  refused(
+    { tools: [{ type: 'function', name: 'f', parameters: proto }] },
+    /^tools\[0\]\.parameters\.__proto__: expected a key other than __proto__/,
+  );
+  assert.throws(
+    () =>
+      parseChatCompletionRequest({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+        chat_template_kwargs: proto,
+      }),
+    /^OpenAiError: chat_template_kwargs\.__proto__: expected a key other than __proto__ \(it would be lost on the way upstream\)$/,
+  );
+  // Deeper in, it is an own key like any other, and goes as it came.
+  const deep = { type: 'object', properties: proto };
+  const built = chat({ input: 'x', tools: [{ type: 'function', name: 'f', parameters: deep }] });
+  assert.match(
+    JSON.stringify(built),
+    /"properties":\{"__proto__":\{"enable_thinking":false\},"x":1\}/,
+  );
+});
+
 test('a long input is refused before it is judged, and bad items are judged to the first', () => {
   const many = Array.from({ length: MAX_INPUT_ITEMS + 1 }, () => ({ role: 'user', content: 'x' }));
   refused({ input: many }, new RegExp(`^input: expected at most ${MAX_INPUT_ITEMS} items, got`));

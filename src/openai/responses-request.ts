@@ -30,11 +30,13 @@ import {
   unitNumber,
 } from './request-fields.ts';
 import { neutralOnly } from './unsupported-fields.ts';
+import { metadata } from './metadata-field.ts';
 import {
   byForm,
   expect,
   flag,
   isObject,
+  jsonObject,
   judgedList,
   listOf,
   parseWith,
@@ -55,7 +57,7 @@ const functionTool = z.strictObject({
   type: z.literal('function'),
   name: text('a non-empty string').min(1),
   description: text('a string').nullish(),
-  parameters: z.record(z.string(), z.unknown(), expect('a JSON schema (an object)')).nullish(),
+  parameters: jsonObject('a JSON schema (an object)').nullish(),
   strict: flag(),
 });
 const TOOL = 'a function tool ({"type": "function", "name": …, "parameters": {…}})';
@@ -87,7 +89,7 @@ const format = z
       type: z.enum(FORMATS, expect(`one of ${FORMATS.join(', ')}`)),
       name: text('a non-empty string').min(1).nullish(),
       description: text('a string').nullish(),
-      schema: z.record(z.string(), z.unknown(), expect('a JSON schema (an object)')).nullish(),
+      schema: jsonObject('a JSON schema (an object)').nullish(),
       strict: flag(),
     },
     expect('an object ({"type": "json_schema", "name": …, "schema": {…}}, …)'),
@@ -164,7 +166,7 @@ export const responsesRequestSchema = z
         .nullish(),
       /** Keep the response for its next turn and for lookup (absent: kept, as OpenAI's are). */
       store: flag(),
-      metadata: z.record(z.string(), text('a string'), expect('an object of strings')).nullish(),
+      metadata: metadata.nullish(),
       user: text('a string').nullish(),
       safety_identifier: text('a string').nullish(),
       prompt_cache_key: promptCacheKey,

@@ -7,13 +7,13 @@
  * (filler-tool-call.ts).
  */
 import { z } from 'zod';
-import { byForm, expect, flag, isObject, judgedList, text } from './validation.ts';
+import { byForm, expect, flag, isObject, jsonObject, judgedList, text } from './validation.ts';
 
 const functionDefinition = z.strictObject(
   {
     name: text('a non-empty string').min(1),
     description: text('a string').nullish(),
-    parameters: z.record(z.string(), z.unknown(), expect('a JSON schema (an object)')).nullish(),
+    parameters: jsonObject('a JSON schema (an object)').nullish(),
     strict: flag(),
   },
   expect('an object ({"name": …, "parameters": {…}})'),

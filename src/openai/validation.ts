@@ -43,6 +43,35 @@ export function text(expectation: string) {
   });
 }
 
+/** Whether `v` is an object with an own `__proto__` key, as JSON.parse makes from `"__proto__"`. */
+export const hasProtoKey = (v: unknown): boolean =>
+  typeof v === 'object' && v !== null && Object.hasOwn(v, '__proto__');
+
+/** The issue of a `__proto__` key in a free-form object, at its path. */
+export function protoKeyIssue(input: unknown): z.core.$ZodRawIssue {
+  return {
+    code: 'custom',
+    path: ['__proto__'],
+    input,
+    message: 'a key other than __proto__ (it would be lost on the way upstream)',
+    params: { got: null } satisfies Wording,
+  };
+}
+
+/**
+ * A free-form JSON object (a JSON schema, a chat template's arguments), passed on as sent. Its
+ * own `__proto__` key is refused by name: a record drops it, and what went upstream would then
+ * not be what the client sent.
+ */
+export function jsonObject(expectation: string) {
+  return z
+    .unknown()
+    .check((ctx) => {
+      if (hasProtoKey(ctx.value)) ctx.issues.push(protoKeyIssue(ctx.value));
+    })
+    .pipe(z.record(z.string(), z.unknown(), expect(expectation)));
+}
+
 /** A boolean field, null or absent as absent. */
 export const flag = () => z.boolean(expect('a boolean')).nullish();
 
