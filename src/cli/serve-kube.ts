@@ -56,10 +56,11 @@ export async function kubePool(
     );
   }
   serverBaseUrl(template.replaceAll('{i}', '0'), '--k8s-backend-url');
-  const client = new KubeClient({
-    apiUrl: o.k8sApi as string | undefined,
-    tokenFile: o.k8sTokenFile as string | undefined,
-  });
+  const timers = wallTimers(wallClock);
+  const client = new KubeClient(
+    { apiUrl: o.k8sApi as string | undefined, tokenFile: o.k8sTokenFile as string | undefined },
+    { clock: wallClock, timers },
+  );
   const lease = o.k8sLease === undefined ? undefined : leaseOf(o.k8sLease as string, path, client);
   if (lease !== undefined) {
     await lease.get().catch((e: Error) => {
@@ -74,7 +75,7 @@ export async function kubePool(
       scale: new KubeScale(path, client),
       maxDrainMs: (o.drainTimeout as number) * 1000,
       clock: wallClock,
-      timers: wallTimers(wallClock),
+      timers,
       log,
       // In a pod its hostname is the pod's name; the suffix tells a restarted process apart.
       ...(lease === undefined

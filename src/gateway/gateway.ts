@@ -9,7 +9,8 @@
  */
 import { capacityModel, missedForCapacity } from '../core/autoscale/scale-window.ts';
 import { withEnvelope } from '../core/autoscale/capacity-envelope.ts';
-import { ScaleExport, type ScaleExportSettings, type ScaleGroups } from './scale-export.ts';
+import { ScaleExport, startPool } from './scale-export.ts';
+import type { ScaleExportSettings, ScaleGroups } from './scale-export.ts';
 import { SloExport, refused, stopped, type Ending } from './slo-export.ts';
 import { CAPACITY_REASONS, type RejectReason, type Rejection } from '../core/request/decision.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
@@ -136,10 +137,7 @@ export class Gateway {
             ),
           });
     const pool = deps.autoscale?.pool;
-    if (pool !== undefined) {
-      pool.attach(this.fleet);
-      pool.apply(deps.autoscale?.limits.minReplicas ?? 1);
-    }
+    if (pool !== undefined) startPool(pool, this.fleet, deps.autoscale?.limits.minReplicas ?? 1);
   }
 
   /** Refreshes the gauges a scrape reads (queue, shares, backends). */

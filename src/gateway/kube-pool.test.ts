@@ -5,53 +5,14 @@
 // scale-out takes back a drain first; a patch that fails is sent again at the next decision.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { VirtualClock } from '../runtime/virtual-clock.ts';
+import type { VirtualClock } from '../runtime/virtual-clock.ts';
 import { KubernetesPool } from './kube-pool.ts';
+import { kubeCluster } from './kube-pool-test-kit.ts';
 import { memoryOpsLog } from './ops-log.ts';
-import type { Scale } from './kube-api.ts';
-
-function setup(initial: number, fail = () => false) {
-  const clock = new VirtualClock();
-  const patches: number[] = [];
-  let replicas = initial;
-  const scale = {
-    get: async (): Promise<Scale> => ({ spec: replicas, status: replicas }),
-    set: async (n: number): Promise<Scale> => {
-      if (fail()) throw new Error('HTTP 503 the API server is away');
-      patches.push(n);
-      replicas = n;
-      return { spec: n, status: replicas };
-    },
-  };
-  const ready = new Set<number>();
-  const streams = new Map<number, number>();
-  const draining = new Set<number>();
-  const fleet = {
-    isReady: (i: number) => ready.has(i),
-    setDraining: (i: number, on: boolean) => void (on ? draining.add(i) : draining.delete(i)),
-    inFlightOn: (i: number) => streams.get(i) ?? 0,
-    reportedOn: () => undefined,
-    running: () => {},
-  };
-  /** Someone else's `kubectl scale`. */
-  const scaleElsewhere = (n: number) => void (replicas = n);
-  const replicasNow = () => replicas;
-  return {
-    clock,
-    patches,
-    scale,
-    ready,
-    streams,
-    draining,
-    fleet,
-    replicas: replicasNow,
-    scaleElsewhere,
-  };
-}
 
 /** The pool of `slots` over `s`'s scale and clock. */
 function open(
-  s: ReturnType<typeof setup>,
+  s: ReturnType<typeof kubeCluster>,
   slots: number,
   backendUrl: string,
   maxDrainMs: number,
@@ -70,7 +31,7 @@ async function pass(clock: VirtualClock, ms: number): Promise<void> {
 }
 
 test('out above the highest, in from the highest once drained; the drained replica is the one removed', async () => {
-  const s = setup(1);
+  const s = kubeCluster(1);
   const log = memoryOpsLog();
   const pool = await open(s, 4, 'http://vllm-{i}.vllm.llm.svc:8000', 60_000, log);
   assert.deepEqual(
@@ -109,7 +70,7 @@ test('out above the highest, in from the highest once drained; the drained repli
 });
 
 test('a scale-out takes back a drain before it asks for a replica', async () => {
-  const s = setup(2);
+  const s = kubeCluster(2);
   const pool = await open(s, 3, 'http://10.0.0.{i}:8000', 60_000);
   pool.attach(s.fleet);
   s.ready.add(0).add(1);
@@ -124,8 +85,8 @@ test('a scale-out takes back a drain before it asks for a replica', async () => 
 });
 
 test('a drain past its time is cut and counted; a patch that fails is sent again', async () => {
-  let failing = true;
-  const s = setup(2, () => failing);
+  const s = kubeCluster(2);
+  s.refusePatches(new Error('HTTP 503 the API server is away'));
   const log = memoryOpsLog();
   const pool = await open(s, 2, 'http://vllm-{i}:8000', 2_000, log);
   pool.attach(s.fleet);
@@ -136,7 +97,7 @@ test('a drain past its time is cut and counted; a patch that fails is sent again
   assert.equal(pool.cut, 4, 'cut at the drain time');
   assert.equal(s.replicas(), 2, 'the patch failed');
   assert.ok(log.lines.some((l) => /setting replicas to 1 failed/.test(l.msg)));
-  failing = false;
+  s.refusePatches(undefined);
   pool.apply(1);
   await pass(s.clock, 0);
   assert.deepEqual([s.patches, s.replicas()], [[1], 1]);
@@ -148,7 +109,7 @@ test('a drain past its time is cut and counted; a patch that fails is sent again
 });
 
 test('a count set outside the gateway is taken as it is: replicas added are drained before they go', async () => {
-  const s = setup(2);
+  const s = kubeCluster(2);
   const log = memoryOpsLog();
   const pool = await open(s, 4, 'http://vllm-{i}:8000', 60_000, log);
   pool.attach(s.fleet);

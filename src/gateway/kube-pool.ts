@@ -23,6 +23,7 @@ import type { Clock } from '../core/ports/clock.ts';
 import type { Timers } from '../core/ports/timers.ts';
 import type { Scale } from './kube-api.ts';
 import type { PoolWord } from './kube-lease.ts';
+import { ScalePatches } from './kube-patches.ts';
 import { LeaderElection, type ElectionOptions } from './leader-election.ts';
 import type { OpsLog } from './ops-log.ts';
 import type { PoolFleet, ScalePool } from './scale-export.ts';
@@ -59,16 +60,13 @@ export class KubernetesPool implements ScalePool {
   /** Drains finished, and streams a drain's time limit cut. */
   drained = 0;
   cut = 0;
-  /** Replica counts set, and refused by the API server. */
-  readonly resizes = { ok: 0, error: 0 };
   readonly #o: KubePoolOptions;
   readonly #slots: Slot[];
   #fleet: PoolFleet | null = null;
   /** `spec.replicas` as the pool last set it (or found it). */
   #replicas: number;
-  /** The last patch failed (or the object has more than the slots): sent at the next decision. */
-  #unsent = false;
-  #patching: Promise<void> = Promise.resolve();
+  /** The patches of `spec.replicas`; one failed (or too many replicas found) is `unsent`. */
+  readonly #patches: ScalePatches;
   #closed = false;
   #leading: boolean;
   /** The slots are as the object is: false from taking the lead until it has been read again. */
@@ -76,15 +74,13 @@ export class KubernetesPool implements ScalePool {
   #syncing = false;
   /** A read of the object for a count set elsewhere is under way (`#look`). */
   #looking = false;
-  /** Counts asked (`#resize`), and of those, how many have been sent or dropped. */
-  #sets = 0;
-  #sent = 0;
   /** The leader's word as last read, while another leads. */
   #heard: PoolWord | undefined;
   readonly #election: LeaderElection | undefined;
 
   private constructor(o: KubePoolOptions, replicas: number) {
     this.#o = o;
+    this.#patches = new ScalePatches(o);
     this.urls = Array.from({ length: o.slots }, (_, i) =>
       o.backendUrl.replaceAll('{i}', String(i)),
     );
@@ -111,13 +107,7 @@ export class KubernetesPool implements ScalePool {
   static async open(o: KubePoolOptions): Promise<KubernetesPool> {
     const scale = await o.scale.get();
     const pool = new KubernetesPool(o, Math.min(o.slots, scale.spec));
-    if (scale.spec > o.slots) {
-      o.log.warn(
-        { replicas: scale.spec, max_replicas: o.slots },
-        `engine pool: the object has ${scale.spec} replicas, more than --max-replicas; the next decision lowers them`,
-      );
-      pool.#unsent = true;
-    }
+    if (scale.spec > o.slots) pool.#overMax(scale.spec);
     return pool;
   }
 
@@ -130,6 +120,16 @@ export class KubernetesPool implements ScalePool {
 
   get leading(): boolean {
     return this.#leading;
+  }
+
+  /** Replica counts set, and refused by the API server. */
+  get resizes(): { readonly ok: number; readonly error: number } {
+    return this.#patches.counts;
+  }
+
+  /** It leads, and (sharing the object) renewed the Lease in time: paused past it, it does not. */
+  get #acts(): boolean {
+    return this.#leading && this.#election?.current !== false;
   }
 
   /** The operator's freeze, as the Lease holds it; undefined without one. */
@@ -189,7 +189,7 @@ export class KubernetesPool implements ScalePool {
   }
 
   apply(desired: number): void {
-    if (this.#closed || this.#fleet === null || !this.#leading) return;
+    if (this.#closed || this.#fleet === null || !this.#acts) return;
     if (!this.#synced) return this.#sync();
     this.#look();
     this.#notice();
@@ -218,13 +218,13 @@ export class KubernetesPool implements ScalePool {
       current--;
     }
     this.#shrink();
-    if (this.#unsent) this.#resize(this.#replicas);
+    if (this.#patches.unsent) this.#resize(this.#replicas);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     for (const s of this.#slots) s.drain?.cancel();
-    await this.#patching;
+    await this.#patches.flushed();
     await this.#election?.close();
   }
 
@@ -240,7 +240,7 @@ export class KubernetesPool implements ScalePool {
         this.#syncing = false;
         if (!this.#leading || this.#closed) return;
         this.#replicas = Math.min(this.#slots.length, scale.spec);
-        this.#unsent = scale.spec > this.#slots.length;
+        this.#patches.unsent = scale.spec > this.#slots.length;
         const draining = this.#heard?.draining ?? [];
         this.#slots.forEach((s, i) => {
           s.drain?.cancel();
@@ -308,15 +308,17 @@ export class KubernetesPool implements ScalePool {
    * on its way says nothing.
    */
   #look(): void {
-    if (this.#looking || this.#sets !== this.#sent) return;
+    if (this.#looking || !this.#patches.settled) return;
     this.#looking = true;
-    const sets = this.#sets;
+    const asked = this.#patches.asked;
     this.#o.scale.get().then(
       (scale) => {
         this.#looking = false;
         const spec = Math.min(this.#slots.length, scale.spec);
-        const ours = sets !== this.#sets || this.#unsent;
-        if (!this.#leading || this.#closed || ours || spec === this.#replicas) return;
+        const ours = asked !== this.#patches.asked || this.#patches.unsent;
+        if (!this.#leading || this.#closed || ours) return;
+        if (scale.spec > this.#slots.length) this.#overMax(scale.spec);
+        if (spec === this.#replicas) return;
         this.#o.log.warn(
           { replicas: scale.spec, was: this.#replicas },
           `engine pool: the object's replicas were set to ${scale.spec} outside the gateway (it had set ${this.#replicas}); taken as they are`,
@@ -338,6 +340,15 @@ export class KubernetesPool implements ScalePool {
     );
   }
 
+  /** The object has more replicas than the slots (set so elsewhere): lowered at the next decision. */
+  #overMax(replicas: number): void {
+    this.#o.log.warn(
+      { replicas, max_replicas: this.#slots.length },
+      `engine pool: the object has ${replicas} replicas, more than --max-replicas; the next decision lowers them`,
+    );
+    this.#patches.unsent = true;
+  }
+
   /** Lowers the replicas past every drained slot at the top. */
   #shrink(): void {
     let k = this.#replicas;
@@ -351,34 +362,23 @@ export class KubernetesPool implements ScalePool {
   #resize(n: number): void {
     const from = this.#replicas;
     this.#replicas = n;
-    this.#unsent = false;
     this.#election?.poke();
-    const set = ++this.#sets;
-    this.#patching = this.#patching.then(async () => {
-      if (this.#replicas !== n || !this.#leading) return void (this.#sent = set);
-      try {
-        await this.#o.scale.set(n);
-        this.resizes.ok++;
-        if (from !== n)
-          this.#o.log.info({ replicas: n, was: from }, `engine pool: replicas ${from} → ${n}`);
-      } catch (e) {
-        this.resizes.error++;
-        if (this.#replicas === n) this.#unsent = true;
-        this.#o.log.warn(
-          { replicas: n, err: (e as Error).message },
-          `engine pool: setting replicas to ${n} failed (sent again at the next decision): ${(e as Error).message}`,
-        );
-      }
-      this.#sent = set;
-    });
+    this.#patches.send(n, from, () => this.#replicas === n && this.#acts);
   }
 
-  /** Starting replicas the gateway now scrapes as ready are ready. */
+  /**
+   * Starting replicas the gateway now scrapes as ready are ready; a ready one it no longer does
+   * (its pod gone, restarting, failing its scrape) is starting again: no capacity until it is back.
+   */
   #notice(): void {
     this.#slots.forEach((s, i) => {
-      if (s.state === 'starting' && this.#fleet?.isReady(i) === true) {
+      const ready = this.#fleet?.isReady(i) === true;
+      if (s.state === 'starting' && ready) {
         s.state = 'ready';
         this.#o.log.info({ slot: i }, `engine pool: ${this.urls[i]} is ready`);
+      } else if (s.state === 'ready' && !ready) {
+        s.state = 'starting';
+        this.#o.log.warn({ slot: i }, `engine pool: ${this.urls[i]} is no longer ready`);
       }
     });
   }

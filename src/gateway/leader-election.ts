@@ -22,6 +22,7 @@ import {
   type LeaseStore,
   type PoolWord,
 } from './kube-lease.ts';
+import { KubeError } from './kube-client.ts';
 import type { OpsLog } from './ops-log.ts';
 
 /** client-go's defaults (`LeaseDuration`, `RenewDeadline`, `RetryPeriod`). */
@@ -62,6 +63,8 @@ export class LeaderElection {
   /** An operator's freeze or thaw asked here, until the Lease holds it. */
   #wantFrozen: boolean | undefined;
   #timer: TimerHandle | null = null;
+  /** Until when the API server asked not to be called (its Retry-After). */
+  #quietUntilMs: Ms = 0;
   #round: Promise<void> = Promise.resolve();
   #closed = false;
 
@@ -72,6 +75,16 @@ export class LeaderElection {
 
   get leading(): boolean {
     return this.#leading;
+  }
+
+  /**
+   * Whether it may act now: it leads, and renewed within the renew deadline by its own clock. A
+   * process paused past that (SIGSTOP, a long collection) believes it leads until its next round
+   * says otherwise, and by then another may hold the Lease.
+   */
+  get current(): boolean {
+    const deadline = this.#o.renewDeadlineMs ?? RENEW_DEADLINE_MS;
+    return this.#leading && this.#o.clock.now() - this.#renewedAtMs < deadline;
   }
 
   /**
@@ -98,6 +111,10 @@ export class LeaderElection {
     if (this.#closed) return;
     this.#timer?.cancel();
     this.#timer = null;
+    if (this.#o.clock.now() < this.#quietUntilMs) {
+      this.#timer = this.#o.timers.at(this.#quietUntilMs, () => this.poke());
+      return;
+    }
     this.#round = this.#round.then(() => this.#step());
   }
 
@@ -125,6 +142,7 @@ export class LeaderElection {
 
   async #step(): Promise<void> {
     if (this.#closed) return;
+    let backOffMs = 0;
     try {
       await this.#tryLead();
       if (this.#failing !== undefined) this.#o.log.info({}, 'leader election: the Lease answers');
@@ -133,10 +151,14 @@ export class LeaderElection {
       // Another gateway wrote first: the next read says who leads.
       if (e instanceof LeaseConflict) this.#lapsed();
       else this.#failed(e as Error);
+      // An API server that said when to come back (a 429 of its priority and fairness) is not
+      // asked before.
+      if (e instanceof KubeError) backOffMs = e.retryAfterMs ?? 0;
     }
     if (this.#closed) return;
     this.#timer?.cancel();
-    const next = this.#o.clock.now() + (this.#o.retryMs ?? RETRY_MS);
+    this.#quietUntilMs = this.#o.clock.now() + backOffMs;
+    const next = this.#o.clock.now() + Math.max(this.#o.retryMs ?? RETRY_MS, backOffMs);
     this.#timer = this.#o.timers.at(next, () => this.poke());
   }
 

@@ -92,6 +92,16 @@ export interface ScalePool {
   close(): Promise<void>;
 }
 
+/**
+ * `pool` acts on `fleet` from now on, with at least `minReplicas` serving at once. Never fewer
+ * than it serves: a gateway that starts (a restart, one more in a rolling update) beside replicas
+ * already streaming leaves a scale-in to its autoscaler — its window, one group at a time.
+ */
+export function startPool(pool: ScalePool, fleet: PoolFleet, minReplicas: number): void {
+  pool.attach(fleet);
+  pool.apply(Math.max(minReplicas, pool.count('starting') + pool.count('ready')));
+}
+
 export class ScaleExport {
   /** The controller, and what it counts between ticks (the gateway feeds `window`). */
   readonly advisor: ScaleAdvisor;
