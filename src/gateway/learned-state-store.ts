@@ -81,7 +81,7 @@ export async function redisLearnedStore(
   clock: Clock,
   timers: Timers,
 ): Promise<LearnedStateStore> {
-  const { gatewayRedisClient } = await import('./shared/redis-store.ts');
+  const { gatewayRedisClient } = await import('./shared/redis-client.ts');
   // While disconnected, a save fails at once and is tried again next interval; a Redis that
   // hangs fails it at the command timeout.
   const client = gatewayRedisClient(url, 1_000, COMMAND_MS);

@@ -12,6 +12,8 @@ export interface RedisUnderTest {
   kill(): Promise<void>;
   /** Starts a fresh, empty server on the same port. */
   restart(): Promise<void>;
+  /** Sends the server `signal`: SIGSTOP stalls it whole (connections, reads and all), SIGCONT resumes it. */
+  signal(signal: NodeJS.Signals): void;
 }
 
 export function requireRedisServer(): void {
@@ -76,5 +78,6 @@ export async function startRedis(): Promise<RedisUnderTest> {
   };
   await start();
   after(kill);
-  return { port, url: `redis://127.0.0.1:${port}`, kill, restart: start };
+  const signal = (sig: NodeJS.Signals) => void (child as ChildProcess | null)?.kill(sig);
+  return { port, url: `redis://127.0.0.1:${port}`, kill, restart: start, signal };
 }

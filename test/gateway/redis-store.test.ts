@@ -186,6 +186,51 @@ test('a grant Redis makes after the door gave up on it is given back: no slot, t
   }, 400);
 });
 
+/** Every client's commands wait `ms` behind a pause, as behind a stopped Redis. */
+async function pauseRedis(ms: number): Promise<void> {
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  await raw.sendCommand(['CLIENT', 'PAUSE', String(ms), 'ALL']);
+  raw.destroy();
+}
+
+test('a claim Redis makes after the door gave up on it is let go: a retry is not told it is in flight', async () => {
+  const s = await open({ commandTimeoutMs: 300 });
+  const key = randomUUID();
+  // The script loaded first: a paused EVALSHA of an unknown script would do nothing late.
+  const warm = await s.claim('acme', randomUUID(), 'f0');
+  if (warm.kind === 'claimed') await warm.hold.abandon();
+  await pauseRedis(800);
+  await assert.rejects(s.claim('acme', key, 'f1'), /no answer from Redis within 300 ms/);
+  // The paused CLAIM runs once Redis answers again; nobody holds it, so it is let go.
+  await until(async () => {
+    try {
+      const retry = await s.claim('acme', key, 'f1');
+      if (retry.kind === 'claimed') await retry.hold.abandon();
+      return retry.kind === 'claimed';
+    } catch {
+      return false;
+    }
+  }, 400);
+});
+
+test('a store closing while a grant is still to be given back waits a moment for it', async () => {
+  const s = await open({ commandTimeoutMs: 200 });
+  const quotas = { windowMs: 3_600_000, maxConcurrentRequests: 1 };
+  const warm = await s.admit(ask({ tenant: 'warm', quotas }));
+  if (warm.ok) await warm.lease.release();
+  // A Redis stopped whole: the ADMIT sits unread on its socket, and runs when it resumes, even
+  // if the connection was closed meanwhile.
+  redis.signal('SIGSTOP');
+  await assert.rejects(s.admit(ask({ tenant: 'closing', quotas })), /within 200 ms/);
+  setTimeout(() => redis.signal('SIGCONT'), 300);
+  await s.close();
+  const other = await open();
+  const verdict = await other.admit(ask({ tenant: 'closing', quotas }));
+  assert.equal(verdict.ok, true, 'the grant made as Redis resumed was given back');
+  if (verdict.ok) await verdict.lease.release();
+});
+
 test('a Redis that answers but takes no writes is down: its health check writes', async () => {
   const s = await open();
   const raw = createClient({ url: redis.url });

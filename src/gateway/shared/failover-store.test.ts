@@ -188,6 +188,26 @@ test('open: a dead primary fails over once, to local limits, and recovers by pin
   await store.close();
 });
 
+test('open: a key answered, or in flight, in the fallback is not run again through the primary once it is back', async () => {
+  const { primary, store, tick } = setup('open');
+  await store.start();
+  primary.reachable = false;
+  const answered = await store.claim('acme', 'k1', 'f');
+  const running = await store.claim('acme', 'k2', 'f');
+  assert.ok(answered.kind === 'claimed' && running.kind === 'claimed', 'by the fallback');
+  const response = { status: 200, headers: {}, body: '{"id":"chatcmpl-1"}' };
+  await answered.hold.complete(response);
+  primary.reachable = true;
+  await tick();
+  assert.equal(store.up, true);
+  const again = await store.claim('acme', 'k1', 'f');
+  assert.equal(again.kind, 'done', 'its answer, replayed');
+  assert.equal((await store.claim('acme', 'k2', 'f')).kind, 'in_flight');
+  assert.equal((await store.claim('acme', 'k1', 'other')).kind, 'mismatch');
+  assert.equal((await store.claim('acme', 'k3', 'f')).kind, 'claimed', 'a new key: the primary');
+  await store.close();
+});
+
 test('closed: while the primary is down, calls reject as unavailable with a Retry-After', async () => {
   const { primary, store, changes, tick } = setup('closed');
   primary.reachable = false;

@@ -67,8 +67,15 @@ export class FailoverStore implements SharedStore {
     return this.#route((s) => s.admit(ask));
   }
 
-  claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
-    return this.#route((s) => s.claim(tenant, key, fingerprint));
+  /**
+   * A key the fallback took while the primary was down is the fallback's still: its answer is
+   * replayed, and one in flight there is in flight, rather than run again through the primary.
+   */
+  async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
+    return (
+      this.#o.fallback.held(tenant, key, fingerprint) ??
+      this.#route((s) => s.claim(tenant, key, fingerprint))
+    );
   }
 
   saveResponse(tenant: string, id: string, text: string): Promise<boolean> {

@@ -99,20 +99,28 @@ export class MemoryStore implements SharedStore {
     };
   }
 
+  /**
+   * What this store holds of key `id`, without claiming it: its answer, in flight, or bound to
+   * another request; undefined when it holds nothing of it.
+   */
+  held(tenant: string, id: string, fingerprint: string): Claim | undefined {
+    const state = this.#keys.get(tenant)?.get(id, this.#clock.now());
+    if (state == null) return undefined;
+    if (state.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    return state.response === undefined
+      ? { kind: 'in_flight' }
+      : { kind: 'done', response: state.response };
+  }
+
   async claim(tenant: string, id: string, fingerprint: string): Promise<Claim> {
+    const held = this.held(tenant, id, fingerprint);
+    if (held !== undefined) return held;
     let keys = this.#keys.get(tenant);
     if (keys === undefined) {
       keys = new ReplayKeys(this.#replay.capacity, this.#replay.ttlMs, this.#replay.bytes);
       this.#keys.set(tenant, keys);
     }
     const now = this.#clock.now();
-    const state = keys.get(id, now);
-    if (state != null) {
-      if (state.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      return state.response === undefined
-        ? { kind: 'in_flight' }
-        : { kind: 'done', response: state.response };
-    }
     const mine: KeyState = { fingerprint };
     keys.set(id, mine, now);
     // Only the holder's own entry is ever replaced: an evicted key claimed again is not touched.

@@ -11,7 +11,7 @@
  * the command timeout (`#send`), and a handle's methods
  * swallow their errors (a lease or claim left behind expires).
  */
-import { createClient } from 'redis';
+import type { createClient } from 'redis';
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
@@ -30,7 +30,8 @@ import {
 } from './lua-scripts.ts';
 import { admitCall, admitReply } from './redis-admit.ts';
 import { LogWatch } from './redis-watch.ts';
-import { answeredWithin } from './answered-within.ts';
+import { LateAnswers, answeredWithin } from './answered-within.ts';
+import { gatewayRedisClient } from './redis-client.ts';
 import {
   ORDERS_KEY,
   PING_KEY,
@@ -77,26 +78,8 @@ export interface RedisStoreOptions {
   readonly onError?: (e: Error) => void;
 }
 
-/**
- * A Redis client as the gateway keeps one: while disconnected, commands fail at once instead of
- * queueing behind the reconnect, and it never gives up reconnecting (the server may come back
- * at any time). Not yet connected.
- */
-export function gatewayRedisClient(
-  url: string,
-  connectTimeoutMs: Ms,
-  commandTimeoutMs: Ms,
-): ReturnType<typeof createClient> {
-  return createClient({
-    url,
-    disableOfflineQueue: true,
-    commandOptions: { timeout: commandTimeoutMs },
-    socket: {
-      connectTimeout: connectTimeoutMs,
-      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 1_000),
-    },
-  });
-}
+/** How long a closing store waits for the work of answers that came late. */
+const LATE_GRACE_MS: Ms = 1_000;
 
 export class RedisStore implements SharedStore {
   readonly #client: ReturnType<typeof createClient>;
@@ -109,6 +92,8 @@ export class RedisStore implements SharedStore {
   #closed = false;
   /** Why the connection last failed: named when a ping finds it down. */
   #lastError: Error | null = null;
+  /** Commands answered late, and what their answers set off: a close waits a moment for them. */
+  readonly #late = new LateAnswers();
 
   constructor(o: RedisStoreOptions) {
     this.#o = {
@@ -140,7 +125,7 @@ export class RedisStore implements SharedStore {
     // A grant Redis made after the door gave up on it: refused here, so given back there.
     const late = (answer: unknown) => {
       const grant = admitReply(answer, ask);
-      if (grant.ok) void this.#giveBack(ask, grant.leased, 0);
+      return grant.ok ? this.#giveBack(ask, grant.leased, 0) : undefined;
     };
     const reply = admitReply(await this.#eval(ADMIT, call.keys, call.args, late), ask);
     if (!reply.ok) return reply;
@@ -189,17 +174,18 @@ export class RedisStore implements SharedStore {
   async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
     const redisKey = idemKey(tenant, key);
     const holder = this.#o.newId();
-    const reply = (await this.#eval(
-      CLAIM,
-      [redisKey],
-      [holder, this.#o.leaseTtlMs, fingerprint],
-    )) as string[];
+    const settle = (action: string, ttlMs: Ms, payload = '') =>
+      this.#eval(SETTLE_CLAIM, [redisKey], [holder, action, fingerprint, ttlMs, payload]);
+    // A claim Redis made after the door gave up on it: nobody holds it, so it is let go, or
+    // the key would say `in flight` to every retry until it expired.
+    const late = (answer: unknown) =>
+      (answer as string[] | null)?.[0] === 'claimed' ? settle('abandon', 0) : undefined;
+    const args = [holder, this.#o.leaseTtlMs, fingerprint];
+    const reply = (await this.#eval(CLAIM, [redisKey], args, late)) as string[];
     if (reply[0] === 'done')
       return { kind: 'done', response: JSON.parse(reply[1]) as StoredResponse };
     if (reply[0] === 'in_flight' || reply[0] === 'mismatch') return { kind: reply[0] };
     const token = {};
-    const settle = (action: string, ttlMs: Ms, payload = '') =>
-      this.#eval(SETTLE_CLAIM, [redisKey], [holder, action, fingerprint, ttlMs, payload]);
     this.#hold(token, () => settle('renew', this.#o.leaseTtlMs));
     const end = async (response: StoredResponse | null) => {
       if (!this.#held.delete(token)) return;
@@ -335,11 +321,16 @@ export class RedisStore implements SharedStore {
     await this.#send(['SET', PING_KEY, '1', 'PX', '10000']);
   }
 
+  /**
+   * Stops renewing; what late answers set off (a grant given back) is given `LATE_GRACE_MS`
+   * to finish — a Redis stalled longer keeps it until its TTL — then the connection is cut.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     this.#renewTimer?.cancel();
     this.#held.clear();
     this.#watch.close();
+    await this.#late.settled(LATE_GRACE_MS, this.#o.clock, this.#o.timers);
     if (this.#client.isOpen) this.#client.destroy();
   }
 
@@ -348,10 +339,13 @@ export class RedisStore implements SharedStore {
    * answered late has done its work there: a lease it took expires within its TTL, and what
    * else it took `late` may give back.
    */
-  #send(args: string[], late?: (answer: unknown) => void): Promise<unknown> {
+  #send(args: string[], late?: (answer: unknown) => unknown): Promise<unknown> {
     const { clock, timers, commandTimeoutMs } = this.#o;
     const answer = this.#client.sendCommand(args);
-    return answeredWithin<unknown>(answer, commandTimeoutMs, clock, timers, late);
+    if (late === undefined) return answeredWithin(answer, commandTimeoutMs, clock, timers);
+    this.#late.follow(answer);
+    const undo = this.#late.undoing(late);
+    return answeredWithin<unknown>(answer, commandTimeoutMs, clock, timers, undo);
   }
 
   /** EVALSHA, falling back to EVAL when the server has not seen the script (NOSCRIPT). */
@@ -359,7 +353,7 @@ export class RedisStore implements SharedStore {
     s: LuaScript,
     keys: string[],
     args: ReadonlyArray<string | number>,
-    late?: (answer: unknown) => void,
+    late?: (answer: unknown) => unknown,
   ): Promise<unknown> {
     const tail = [String(keys.length), ...keys, ...args.map(String)];
     try {
