@@ -322,12 +322,18 @@ export class Pipeline<H> {
     return this.dispatcher.waiting.count();
   }
 
-  /** The client gave up on a ticket that is still waiting. */
-  withdraw(t: Ticket<H>): void {
+  /**
+   * A ticket still waiting is withdrawn. Given `nowMs`, its client gave up on it, and that is
+   * its record (`abort`, `client_closed`): it had none, admission's being written at dispatch.
+   */
+  withdraw(t: Ticket<H>, nowMs?: Ms): void {
     this.dispatcher.withdraw(t);
     if (t.state === 'queued') this.settle(t, 0);
     this.forget(t);
     t.state = 'ended';
+    if (nowMs === undefined) return;
+    this.nowMs = nowMs;
+    this.record(t, 'abort', 'client_closed');
   }
 
   firstToken(t: Ticket<H>, ttftMs: Ms): void {

@@ -68,7 +68,10 @@ export class DashboardFeed {
     c.offered++;
     if (a.result === 'admit' || a.result === 'degrade') c.admitted++;
     if (a.result === 'reject') this.rejected++;
-    if (a.result === 'expire' || a.result === 'abort') this.failed++;
+    // A client that went away while it waited failed nobody.
+    if (a.result === 'expire' || (a.result === 'abort' && a.reason !== 'client_closed')) {
+      this.failed++;
+    }
   }
 
   /**

@@ -255,7 +255,7 @@ export class Gateway {
       // Dispatched already: the stream sees the abort and ends the ticket itself.
       if (!ticket.queued) return;
       const why = stoppedBy(signal) ?? 'client_closed';
-      this.pipeline.withdraw(ticket);
+      this.pipeline.withdraw(ticket, why === 'client_closed' ? this.deps.clock.now() : undefined);
       // Handed over, it goes on at another replica, where it ends.
       if (why !== 'handed_over') this.slos.ended(req, stopped(why, false));
       if (why === 'client_closed') this.counts.cancelled(this.counts.labels(req), 'queued');

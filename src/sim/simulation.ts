@@ -261,7 +261,7 @@ export function simulate(opts: SimulationOptions): Report {
     tracker.expiry?.cancel();
     tracker.expiry = null;
     if (ticket !== null && ticket.state !== 'dispatched') {
-      pipeline.withdraw(ticket);
+      pipeline.withdraw(ticket, clock.now());
       door.settle(tracker, 0);
     } else {
       fleet.cancel(tracker);

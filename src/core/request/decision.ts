@@ -48,6 +48,8 @@ export const REJECT_REASONS = [
   'handed_over',
   // the gateway's own CPU is behind: shed on arrival, before the body is read
   'gateway_overloaded',
+  // not a refusal: the client went away while its request waited (its record, never an answer)
+  'client_closed',
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 

@@ -63,6 +63,7 @@ const REASON_EXCLUSION = {
   shutting_down: null,
   handed_over: null,
   gateway_overloaded: null,
+  client_closed: 'client_closed_before_dispatch',
 } as const satisfies Record<RejectReason, Exclusion | null>;
 
 /** The exclusion that applies to `r`, if any of `exclusions` does. */

@@ -58,6 +58,7 @@ const MESSAGES: Readonly<Record<RejectReason, string>> = {
   shutting_down: 'this gateway is shutting down; another replica can take the request',
   handed_over: 'this gateway drained and handed the background response to another replica',
   gateway_overloaded: 'this gateway is overloaded and sheds new requests until it catches up',
+  client_closed: 'the client closed the request',
 };
 
 export function refusal(
