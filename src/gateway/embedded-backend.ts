@@ -152,7 +152,7 @@ export function generationRequest(
   engine: Pick<EngineConfig, 'blockSize' | 'loraModules' | 'maxModelLen'>,
   imageTokens?: ImageTokens,
 ): GenerationRequest {
-  const { promptTokens, prefix, maxTokens, ignoreEos, minTokens, echo } = describe(
+  const { promptTokens, prefix, maxTokens, ignoreEos, minTokens, stops, keepStop, echo } = describe(
     call,
     engine,
     imageTokens,
@@ -166,6 +166,7 @@ export function generationRequest(
     maxTokens,
     ignoreEos,
     minTokens,
+    ...(stops.length === 0 ? {} : { stops, keepStop }),
     prefix,
     ...(adapter === undefined ? {} : { adapter }),
     // The class's band, which the gateway sets under priority scheduling.

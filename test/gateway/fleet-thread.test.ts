@@ -2,7 +2,8 @@
 // process — streams complete with every token, a client that goes away frees its request in the
 // engine, a prompt past the engine's context is refused in the engine's words, a prompt sent
 // again says what the engine's prefix cache served, a text completion's echo starts with its
-// prompt, and SIGTERM lets a stream in flight finish before the process exits 0.
+// prompt, a `stop` string ends the reply, and SIGTERM lets a stream in flight finish before the
+// process exits 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServe, until } from './process-kit.ts';
@@ -46,7 +47,12 @@ async function metric(url: string, name: string): Promise<number> {
 }
 
 /** A whole chat of one user message: its status and its JSON body. */
-async function askWhole<T>(url: string, content: string, maxTokens: number) {
+async function askWhole<T>(
+  url: string,
+  content: string,
+  maxTokens: number,
+  more: Record<string, unknown> = {},
+) {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -54,6 +60,7 @@ async function askWhole<T>(url: string, content: string, maxTokens: number) {
       model: 'llama-3-8b',
       messages: [{ role: 'user', content }],
       max_tokens: maxTokens,
+      ...more,
     }),
   });
   return { status: res.status, json: (await res.json()) as T };
@@ -138,10 +145,20 @@ async function echoesThePrompt(url: string): Promise<void> {
   assert.equal(usage.completion_tokens, 3);
 }
 
+/** A chat's `stop` string: the reply ends where it begins, finish `stop`, as vLLM's does. */
+async function stopsAtItsString(url: string): Promise<void> {
+  type Whole = { choices: { message: { content: string }; finish_reason: string }[] };
+  const { status, json } = await askWhole<Whole>(url, 'go on', 20, { stop: ['model'] });
+  assert.equal(status, 200);
+  const [choice] = json.choices;
+  assert.deepEqual([choice.message.content, choice.finish_reason], ['the quick ', 'stop']);
+}
+
 test('with one replica on its thread, a prompt sent again says what its prefix cache served, and echo is served', async () => {
   const gw = await readyServe(['--fleet-thread', '--replicas', '1']);
   await servedFromCacheAgain(gw.url);
   await echoesThePrompt(gw.url);
+  await stopsAtItsString(gw.url);
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
 });
@@ -151,6 +168,7 @@ test('without a fleet thread, an engine refuses in its own words too, and says w
   await refusedAsTheEngineWordsIt(gw.url);
   await servedFromCacheAgain(gw.url);
   await echoesThePrompt(gw.url);
+  await stopsAtItsString(gw.url);
   gw.proc.child.kill('SIGTERM');
   assert.deepEqual(await gw.proc.exited, { code: 0, signal: null }, gw.proc.output());
 });

@@ -209,6 +209,23 @@ test('/v1/models lists the served model; /metrics speaks goodput_ names', async 
   assert.ok(service >= 2 * gaps, `service ${service}, gaps ${gaps}`);
 });
 
+test('models.retrieve: the served model, its answer carrying an id; another name is a 404 naming it', async () => {
+  const { data: listed, response } = await gw.client.models.list().withResponse();
+  assert.ok(response.headers.get('x-request-id'), 'the list carries an id');
+  const model = await gw.client.models.retrieve(MODEL);
+  assert.deepEqual(model, listed.data[0]);
+  assert.equal(model.object, 'model');
+  const missing = await gw.client.models.retrieve('no-such-model').catch((e: unknown) => e);
+  assert.ok(missing instanceof OpenAI.NotFoundError, String(missing));
+  assert.equal(missing.code, 'model_not_found');
+  assert.ok(missing.requestID, 'the refusal carries an id');
+  const odd = await fetch(`${gw.url}/v1/models/%E0%A4%A`);
+  assert.equal(odd.status, 404, 'a name that does not decode is no model either, not a 500');
+  const posted = await fetch(`${gw.url}/v1/models/${MODEL}`, { method: 'POST' });
+  assert.equal(posted.status, 405);
+  assert.equal(posted.headers.get('allow'), 'GET, HEAD');
+});
+
 test("a prompt sent again is served from the engine's prefix cache, and its usage says so", async () => {
   const one = await gateway([backends[0]]);
   const content = 'Summarise the incident report for the on-call engineer. '.repeat(40);

@@ -17,6 +17,7 @@ import {
   OpenAiError,
   errorResponse,
   modelList,
+  modelNotFound,
   routeNotFound,
   serverError,
 } from '../../openai/index.ts';
@@ -70,6 +71,18 @@ const ROUTES: Readonly<Record<string, string>> = {
   '/detokenize': 'POST',
 };
 
+/** `GET /v1/models/{model}`, a model's name holding slashes or not. */
+const MODEL_ROUTE: readonly [RegExp, string] = [/^\/v1\/models\/.+$/, 'GET, HEAD'];
+
+/** A path's part as it names something: percent-decoded, or as sent where that fails. */
+function decodedSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 /** How often the dashboard page asks for new data. */
 const DASHBOARD_REFRESH_MS = 2000;
 
@@ -112,23 +125,28 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   /** The served models a tenant may use: to it, the others do not exist. */
   const modelsFor = (tenant: string) =>
     modelsOf(lookupTenant(deps.policy.tenants, tenant), deps.servedModels);
+  /** As vLLM lists them: the base model first, each LoRA adapter with it as its parent. */
+  const modelCards = (tenant: string) => {
+    const [base] = deps.servedModels;
+    const parent = (id: string) => (id === base ? null : base);
+    const ids = modelsFor(tenant);
+    return modelList(ids.map((id) => ({ id, created: 0, ownedBy: 'goodput', parent: parent(id) })));
+  };
+  // Only the models the key's tenant may use (OpenAI lists a key's models).
   app.get('/v1/models', (c) => {
     const tenant = keyTenant(c.req.header('authorization'));
     if (tenant === undefined) return unauthenticated();
-    // As vLLM lists them: the base model first, each LoRA adapter with it as its parent; only
-    // those the tenant may use (OpenAI lists a key's models).
-    const [base] = deps.servedModels;
-    const models = modelsFor(tenant);
-    return c.json(
-      modelList(
-        models.map((id) => ({
-          id,
-          created: 0,
-          ownedBy: 'goodput',
-          parent: id === base ? null : base,
-        })),
-      ),
-    );
+    return c.json(modelCards(tenant), 200, idHeaders(deps.newId()));
+  });
+  // One of them (`client.models.retrieve`); a served model's name may hold slashes.
+  app.get('/v1/models/*', (c) => {
+    const id = deps.newId();
+    const tenant = keyTenant(c.req.header('authorization'));
+    if (tenant === undefined) return unauthenticated(id);
+    const model = decodedSegment(c.req.path.slice('/v1/models/'.length));
+    const card = modelCards(tenant).data.find((m) => m.id === model);
+    if (card !== undefined) return c.json(card, 200, idHeaders(id));
+    return refused(modelNotFound(model, modelsFor(tenant)), 'unknown_model', {}, id);
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   const readiness = (c: Context<GatewayEnv>) => {
@@ -183,7 +201,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono<GatewayEnv> {
   });
   app.notFound((c) => {
     const path = c.req.path;
-    const allowed = ROUTES[path] ?? KEPT_ROUTES.find(([pattern]) => pattern.test(path))?.[1];
+    const allowed =
+      ROUTES[path] ?? [...KEPT_ROUTES, MODEL_ROUTE].find(([pattern]) => pattern.test(path))?.[1];
     if (allowed === undefined) {
       return refused(routeNotFound(c.req.method, c.req.path), 'not_found');
     }
