@@ -2,7 +2,7 @@
 // autoscaling, disaggregation, learned state, several choices — through real processes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dir, exitsNaming, simulated } from './cli-kit.ts';
 
@@ -318,4 +318,43 @@ test('simulate: a sparse trace under an autoscaler keeps a bounded timeline; one
       [['--trace', month, '--rate-scale', '0.01'], /this one takes 3\.00e\+3 days/],
     ],
   );
+});
+
+test("simulate's outputs never overwrite its inputs or each other; a run refused leaves the files there as they were", async () => {
+  const trace = join(dir, 'mine.csv');
+  writeFileSync(trace, readFileSync('test/fixtures/traces/azure-conv-200.csv'));
+  const log = join(dir, 'kept-decisions.jsonl');
+  writeFileSync(log, '{"kept":true}\n');
+  const same = join(dir, 'same.out');
+  await exitsNaming(
+    ['simulate'],
+    [
+      [
+        ['--trace', trace, '--decisions', trace],
+        /--decisions: expected a file no other flag names \(--trace names it\)/,
+      ],
+      [
+        ['--trace', trace, '--out', trace],
+        /--out: expected a file no other flag names \(--trace names it\)/,
+      ],
+      [
+        ['--num-requests', '5', '--out', same, '--html', same],
+        /--html: expected a file no other flag names \(--out names it\)/,
+      ],
+      // The parser's own complaints are usage errors too.
+      [['--no-such-flag', '1'], /unknown option '--no-such-flag'/],
+      // Refused after its outputs were checked: the decision log already there stays.
+      [['--trace', trace, '--prefix', 'mix', '--decisions', log], /--prefix/],
+    ],
+  );
+  assert.deepEqual(readFileSync(trace), readFileSync('test/fixtures/traces/azure-conv-200.csv'));
+  assert.equal(readFileSync(log, 'utf8'), '{"kept":true}\n');
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.endsWith('.partial')),
+    [],
+    'what the refused run began is gone',
+  );
+  // A run that succeeds replaces it, whole.
+  simulated('--num-requests', '5', '--decisions', log);
+  assert.ok(readFileSync(log, 'utf8').split('\n').length > 5);
 });

@@ -75,7 +75,7 @@ export function benchCommand(): Command {
       .option('--html <file>', 'write a self-contained HTML report with charts here'),
   ).action(async (flags: Record<string, unknown>, cmd: Command) => {
     const workload = workloadFromFlags(flags);
-    checkOutputs(['--json', flags.json], ['--html', flags.html]);
+    checkOutputs(flags, ['--json', flags.json], ['--html', flags.html]);
     const spec: BenchSpec = {
       baseUrl: serverBaseUrl(flags.url as string, '--url'),
       apiKey: (flags.apiKey as string | undefined) ?? process.env.OPENAI_API_KEY,

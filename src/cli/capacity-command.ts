@@ -59,7 +59,7 @@ export function capacityCommand(): Command {
   ).action(async (flags: Record<string, unknown>, cmd: Command) => {
     const fromCli = (name: string) => cmd.getOptionValueSource(name) === 'cli';
     const spec = scenarioFromFlags(flags);
-    checkOutputs(['--out', flags.out], ['--html', flags.html]);
+    checkOutputs(flags, ['--out', flags.out], ['--html', flags.html]);
     if (spec.trace !== undefined)
       throw new ConfigError(
         '--trace',

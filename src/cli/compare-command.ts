@@ -34,7 +34,7 @@ export function compareCommand(): Command {
       );
     }
     const spec = scenarioFromFlags(flags, versions[0]);
-    checkOutputs(['--out', flags.out], ['--html', flags.html]);
+    checkOutputs(flags, ['--out', flags.out], ['--html', flags.html]);
     const runs = policies.map((policy) => {
       const bar = progressBar(
         process.stderr,

@@ -1,6 +1,7 @@
 /**
  * The `goodput` command line. Errors of Goodput's own kinds (bad config, bad input) print one
- * clear line and exit 2; anything else is a bug and keeps its stack trace.
+ * clear line and exit 2, as the parser's own usage errors do; anything else is a bug and keeps
+ * its stack trace.
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
@@ -36,7 +37,9 @@ for (const cmd of program.commands) {
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
-  if (e instanceof CommanderError) process.exit(e.exitCode);
+  // Help and the version asked for exit 0; every other complaint of the parser (an unknown flag,
+  // a choice not offered, a missing argument) is a usage error, as ours are.
+  if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);
   if (isConfigError(e) || isInputError(e)) {
     console.error(`goodput: ${e.message}`);
     process.exit(2);

@@ -49,6 +49,7 @@ export function simulateCommand(): Command {
     const policy = loadPolicy(flags.policy as string);
     const spec = scenarioFromFlags(flags, policy.engine.version);
     checkOutputs(
+      flags,
       ['--out', flags.out],
       ['--html', flags.html],
       ['--decisions', flags.decisions],
@@ -79,7 +80,13 @@ export function simulateCommand(): Command {
       },
     };
     const html = flags.html === undefined ? null : withTimeline(hooks);
-    const report = runScenario(spec, policy, html?.hooks ?? hooks);
+    let report: ReturnType<typeof runScenario>;
+    try {
+      report = runScenario(spec, policy, html?.hooks ?? hooks);
+    } catch (e) {
+      decisions?.discard();
+      throw e;
+    }
     decisions?.close();
     bar.done();
     console.log(summaryTable([report]));
