@@ -322,3 +322,28 @@ test('a completed answer is replayed for its Idempotency-Key, not executed twice
   assert.equal(again.headers.get('x-goodput-replayed'), 'true');
   assert.equal(await again.text(), body);
 });
+
+test("a reply that ignores EOS is planned at its whole max_tokens: past its client's deadline on an idle fleet, a final refusal", async () => {
+  // 3,000 tokens at 2 ms a step is 6 s: a 3 s deadline cannot be met however long one waits.
+  const body = {
+    model: MODEL,
+    messages: [{ role: 'user', content: 'count' }],
+    max_tokens: 3_000,
+    ignore_eos: true,
+  };
+  const res = await post(body, { 'x-goodput-timeout-ms': '3000' });
+  const { error } = (await res.json()) as { error: { code: string } };
+  assert.equal(res.status, 503);
+  assert.equal(error.code, 'deadline');
+  assert.equal(res.headers.get('x-should-retry'), 'false', 'no retry can succeed');
+  assert.equal(res.headers.get('retry-after'), null);
+  assert.equal(res.headers.get('x-goodput-reason'), 'deadline', 'refused at the door, not cut');
+  // Without ignore_eos the same cap is a ceiling, not a length: admitted.
+  const natural = await post(
+    { ...body, ignore_eos: false, max_tokens: 30 },
+    {
+      'x-goodput-timeout-ms': '3000',
+    },
+  );
+  assert.equal(natural.status, 200, await natural.text());
+});

@@ -212,6 +212,7 @@ for (const c of deadlineCases) {
       slackMs: c.slackMs,
       e2eSlackMs: c.e2eSlackMs,
       yieldWaitMs: null,
+      byClient: false,
     });
     assert.deepEqual(checkDeadline(view, DEADLINE), expectedVerdict(c.want), c.name);
   });
@@ -238,6 +239,7 @@ test('deadline: the verdict is the sign of each slack present; Retry-After from 
       slackMs,
       e2eSlackMs,
       yieldWaitMs: null,
+      byClient: false,
     };
     const want: WantVerdict = pass
       ? 'pass'
@@ -261,6 +263,7 @@ test('deadline: a refusal says to come back when the queue has drained to within
     queueTargetMs: null,
     e2eSlackMs: null,
     yieldWaitMs: null,
+    byClient: false,
   };
   const rows: Array<[budget: number | null, retryAfterMs: number]> = [
     [null, 3_000], // no budget known yet: the whole queue must drain
@@ -380,6 +383,7 @@ test('deadline: the queue-delay target yields to priority while lower work waits
     queueTargetMs: 1_500,
     e2eSlackMs: null,
     yieldWaitMs: lowerWaiting ? budget : null,
+    byClient: false,
   });
   const budget = 9_800;
   // Over the target with nothing below it waiting: refused, as under sustained overload.
@@ -429,4 +433,29 @@ test('checkLeastWait: refuses only a floor past a target in force, unless the cl
   assert.equal(checkLeastWait(lowerWaits, reasoning, 1_500, DEADLINE), undefined);
   assert.equal(checkLeastWait(lowerWaits, reasoning, 1_501, DEADLINE)?.reason, 'deadline');
   assert.equal(checkLeastWait(lowerWaits, cls, 1_000, DEADLINE)?.reason, 'deadline');
+});
+
+test("deadline: its client's own deadline missed with nothing ahead is final; a wait or a class's objective is not", () => {
+  const view = (waitMs: number, byClient: boolean): DeadlineView => ({
+    demand: demand(),
+    slackMs: 500,
+    predictedTtftMs: waitMs + 100,
+    waitMs,
+    modelledWaitMs: waitMs,
+    queueTargetMs: null,
+    e2eSlackMs: -20_000,
+    yieldWaitMs: null,
+    byClient,
+  });
+  const params = { ...DEADLINE, retryAfterMinMs: 500, retryAfterMaxMs: 30_000 };
+  assert.deepEqual(checkDeadline(view(0, true), params), {
+    pass: false,
+    reason: 'deadline',
+    status: 503,
+    final: true,
+  });
+  const waiting = checkDeadline(view(2_000, true), params);
+  assert.ok(!waiting.pass && waiting.final === undefined && waiting.retryAfterMs === 2_000);
+  const classBound = checkDeadline(view(0, false), params);
+  assert.ok(!classBound.pass && classBound.final === undefined && classBound.retryAfterMs === 500);
 });

@@ -37,6 +37,8 @@ export interface DeadlineView extends Assessment {
    * sure wait, less the margin, which is what guards against estimation error.
    */
   readonly yieldWaitMs: Ms | null;
+  /** The completion deadline is the client's own: a moment a retry only comes nearer to. */
+  readonly byClient: boolean;
 }
 
 export function assessDeadline(input: GateInput, p: DeadlineGateParams): DeadlineView {
@@ -74,6 +76,7 @@ export function assessDeadline(input: GateInput, p: DeadlineGateParams): Deadlin
     queueTargetMs,
     e2eSlackMs,
     yieldWaitMs,
+    byClient: client,
   };
 }
 
@@ -101,6 +104,11 @@ export function checkDeadline(
   const yields = view.yieldWaitMs !== null && view.waitMs <= view.yieldWaitMs;
   const withinTarget = target === null || view.waitMs <= target || yields;
   if ((view.slackMs ?? 0) >= 0 && (view.e2eSlackMs ?? 0) >= 0 && withinTarget) return PASS;
+  // Its client's deadline missed with nothing ahead of it: it is its own work that does not
+  // fit, and a retry only comes nearer to the deadline. No Retry-After.
+  if (view.byClient && (view.e2eSlackMs ?? 0) < 0 && view.waitMs <= 0) {
+    return { pass: false, reason: 'deadline', status: 503, final: true };
+  }
   const limitMs = target ?? queueBudgetMs;
   const drainMs = limitMs === null ? view.waitMs : view.waitMs - limitMs;
   return {

@@ -35,6 +35,8 @@ export type GateVerdict =
       readonly retryAfterMs?: Ms;
       /** The sizes behind a `context_length` refusal, so the client can see what to cut. */
       readonly context?: ContextOverflow;
+      /** No retry can succeed (`Rejection.final`): no Retry-After. */
+      readonly final?: true;
     };
 
 export const PASS: GateVerdict = { pass: true };

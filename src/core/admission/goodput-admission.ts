@@ -119,8 +119,10 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
       if (first.verdict.pass) return { outcome: 'admit', assessment: assessment(first.view) };
       for (const step of input.cls.degrade) {
         const tried = tryRung(step, input, ctx, capacity, inputFor);
+        if (tried === 'reject' || (tried === 'defer' && isFinal(first.verdict))) {
+          return rejection(first.verdict, assessment(first.view));
+        }
         if (tried === 'defer') return deferral(req, input.cls, first.verdict, first.view);
-        if (tried === 'reject') return rejection(first.verdict, assessment(first.view));
         if (tried !== undefined) {
           return {
             outcome: 'admit',
@@ -130,7 +132,7 @@ export function goodputAdmission(policy: ResolvedPolicy): Admission<GoodputAdmis
         }
       }
       const overload = input.cls.overload;
-      if (overload === 'defer' || overload === 'leftover-only') {
+      if ((overload === 'defer' || overload === 'leftover-only') && !isFinal(first.verdict)) {
         return deferral(req, input.cls, first.verdict, first.view);
       }
       return rejection(first.verdict, assessment(first.view));
@@ -215,6 +217,9 @@ function deferral(
     assessment: assessment(view),
   };
 }
+
+/** A refusal no wait can undo: deferring it would only hold it until it expired. */
+const isFinal = (v: GateVerdict) => !v.pass && v.final === true;
 
 function rejection(verdict: GateVerdict, assessment: Assessment): AdmissionDecision {
   if (verdict.pass) throw new Error('rejection of a passing verdict');

@@ -8,7 +8,12 @@
 import type { LlmRequest } from '../request/request.ts';
 import type { SloClass } from '../request/slo-classes.ts';
 import type { Ms, Tokens } from '../request/units.ts';
-import { choicesOf, reservedKvTokens, type Demand } from '../request/demand.ts';
+import {
+  choicesOf,
+  reservedKvTokens,
+  type Demand,
+  type OutputPrediction,
+} from '../request/demand.ts';
 import type { FleetLoad } from './fleet-load.ts';
 import { seqChunkTokens, type FleetSpec } from '../fleet/fleet-spec.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
@@ -32,6 +37,18 @@ export function outputCap(req: LlmRequest, cls: SloClass, maxModelLen: Tokens): 
   );
 }
 
+/**
+ * `o`, no length of it under what `req` must generate (its `minTokens`, within `cap`): a reply
+ * that ignores EOS runs to its cap, however short its class's replies are.
+ */
+function atLeast(o: OutputPrediction, req: LlmRequest, cap: Tokens): OutputPrediction {
+  const floor = Math.min(cap, req.minTokens ?? 0);
+  if (floor <= o.p10) return o;
+  const up = (x: Tokens) => Math.max(x, floor);
+  const reserve = o.reserve === undefined ? {} : { reserve: up(o.reserve) };
+  return { ...o, p10: floor, p50: up(o.p50), p90: up(o.p90), ...reserve };
+}
+
 export function estimateDemand(
   req: LlmRequest,
   cls: SloClass,
@@ -42,7 +59,7 @@ export function estimateDemand(
 ): Demand {
   const spec = fleet.spec;
   const cap = outputCap(req, cls, spec.maxModelLen);
-  const output = outputs.predict(cls.name, req.tenant, cap, req.reasoningEffort);
+  const output = atLeast(outputs.predict(cls.name, req.tenant, cap, req.reasoningEffort), req, cap);
   const uncached = req.inputTokens - expectedHitTokens;
   const itl = cls.objectives.itlP99Ms ?? Infinity;
   const prefillMs = prefillTime(uncached, itl, fleet.stepMs, choicesOf(req));
@@ -78,13 +95,9 @@ export function tenantCharge(
   spec: FleetSpec,
   outputs: OutputLengthModel,
 ): Tokens {
+  const cap = outputCap(req, cls, spec.maxModelLen);
   const output =
     req.maxTokens ??
-    outputs.predict(
-      cls.name,
-      req.tenant,
-      outputCap(req, cls, spec.maxModelLen),
-      req.reasoningEffort,
-    ).p90;
+    atLeast(outputs.predict(cls.name, req.tenant, cap, req.reasoningEffort), req, cap).p90;
   return req.inputTokens + choicesOf(req) * output;
 }

@@ -64,6 +64,11 @@ export interface LlmRequest {
   /** The client's cap on output tokens, when it set one (each choice's). */
   readonly maxTokens?: Tokens;
   /**
+   * Tokens it generates at the least, whatever its model would stop at: vLLM's `min_tokens`, or
+   * under `ignore_eos` its whole cap (`Infinity` without one: the context left).
+   */
+  readonly minTokens?: Tokens;
+  /**
    * Choices sampled from the one prompt (OpenAI's `n`): as many sequences, each its own output,
    * sharing the prompt's KV through the prefix cache (vLLM V1). Absent: 1.
    */

@@ -36,6 +36,7 @@ export function policyRequest(
     ...(prompt.estimate === undefined ? {} : { promptEstimate: prompt.estimate }),
     outputTokens: 0,
     maxTokens: outputLimit(parsed)?.tokens,
+    ...minTokensOf(parsed),
     ...(choiceCount(parsed) > 1 ? { choices: choiceCount(parsed) } : {}),
     tenant,
     sloClass: cls,
@@ -51,6 +52,13 @@ export function policyRequest(
     deadlineMs: clientDeadline(headers, now, deps),
     reasoningEffort: 'messages' in parsed ? reasoningEffortOf(parsed) : undefined,
   };
+}
+
+/** What it generates at the least: vLLM's `min_tokens`, or its whole cap under `ignore_eos`. */
+function minTokensOf(parsed: ReadRequest['parsed']): { minTokens?: number } {
+  if (parsed.ignore_eos === true) return { minTokens: outputLimit(parsed)?.tokens ?? Infinity };
+  const min = parsed.min_tokens;
+  return typeof min === 'number' && min > 0 ? { minTokens: min } : {};
 }
 
 /** The client's deadline on the gateway's clock (its headers give it in Unix ms). */
