@@ -132,3 +132,24 @@ test('capacity and --capacity-envelope: bad input exits 2 naming the flag or the
     assert.match(r.out, message);
   }
 });
+
+test('capacity whose every probe held: said to be a lower bound, not the capacity', async () => {
+  const out = join(dir, 'unbracketed.json');
+  const r = await runGoodput([
+    'capacity',
+    '--input',
+    'fixed:200',
+    '--output',
+    'fixed:100',
+    '--probe-seconds',
+    '10',
+    '--max-probes',
+    '2',
+    '--out',
+    out,
+  ]);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /every probe held the target: 2 req\/s per group is a lower bound/);
+  const doc = JSON.parse(readFileSync(out, 'utf8')) as { failed_at_rps: number | null };
+  assert.equal(doc.failed_at_rps, null);
+});

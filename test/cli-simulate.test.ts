@@ -358,3 +358,22 @@ test("simulate's outputs never overwrite its inputs or each other; a run refused
   simulated('--num-requests', '5', '--decisions', log);
   assert.ok(readFileSync(log, 'utf8').split('\n').length > 5);
 });
+
+test('values that would overflow a run to no end are refused by their flag; --arrival poisson re-times a trace', async () => {
+  await exitsNaming(
+    ['simulate', '--num-requests', '5'],
+    [
+      [['--profile', 'const:step_ms=1e400'], /--profile: expected step_ms=<a number ≥ 0>/],
+      [['--slowdown', '1e308'], /--slowdown: expected a number > 0 and ≤ 1,000/],
+      [['--tool-calls', '64:1e308:0'], /--tool-calls: expected .*WAIT_MS > 0 and ≤ 86,400,000/],
+    ],
+  );
+  await exitsNaming(
+    ['capacity', '--input', 'fixed:200', '--output', 'fixed:100'],
+    [[['--rate', 'inf'], /--rate: expected a number > 0 \(the first probe/]],
+  );
+  const trace = 'test/fixtures/traces/azure-conv-200.csv';
+  const poisson = simulated('--trace', trace, '--arrival', 'poisson');
+  assert.deepEqual(poisson.scenario.workload.retimed, { arrival: 'gamma', burstiness: 1 });
+  assert.equal(simulated('--trace', trace).scenario.workload.retimed, null);
+});

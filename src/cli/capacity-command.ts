@@ -112,6 +112,14 @@ export function capacityCommand(): Command {
     }
     const target = flags.target as number;
     const firstRate = fromCli('rate') ? (flags.rate as number) : 1;
+    // Everything at once is no rate to double or halve from.
+    if (!Number.isFinite(firstRate)) {
+      throw new ConfigError(
+        '--rate',
+        'a number > 0 (the first probe: capacity searches from it)',
+        'inf',
+      );
+    }
     const search = await searchCapacity(
       async (rate) => {
         const p = await probe(rate);
@@ -165,6 +173,11 @@ export function capacityCommand(): Command {
     };
     console.log(capacityTable(envelope));
     if (search.ratePerGroup === 0) console.log('\nno rate held the target: capacity 0 at this SLO');
+    else if (search.failedAt === null) {
+      console.log(
+        `\nevery probe held the target: ${search.ratePerGroup} req/s per group is a lower bound, not the capacity (raise --max-probes or --rate); the envelope says so (failed_at_rps: null)`,
+      );
+    }
     if (flags.out !== undefined) {
       writeOutput('--out', flags.out as string, `${JSON.stringify(envelope, null, 2)}\n`);
       console.log(

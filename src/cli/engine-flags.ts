@@ -13,7 +13,14 @@ import {
 } from '../engine/engine-spec.ts';
 import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS } from '../engine/engine-versions.ts';
 import { GPUS, MODELS } from '../engine/hardware.ts';
-import { fraction, nonNegativeNumber, oneOf, positiveInt, positiveNumber } from './parse-flags.ts';
+import {
+  fraction,
+  nonNegativeNumber,
+  oneOf,
+  positiveAtMost,
+  positiveInt,
+  positiveNumber,
+} from './parse-flags.ts';
 import { parseImageTokens } from '../openai/image-size.ts';
 
 /**
@@ -163,7 +170,7 @@ export function addEngineFlags(cmd: Command): Command {
     .option(
       '--slowdown <f>',
       'replicas take f times the step time of their timing profile, which the control plane is not told (a slower clock or a busy host: a mis-profiled fleet; default 1)',
-      positiveNumber('--slowdown'),
+      positiveAtMost('--slowdown', 1_000),
     )
     .option(
       '--gpu-memory-utilization <f>',

@@ -13,6 +13,17 @@ export function positiveNumber(flag: string) {
   };
 }
 
+/** A number > 0 and at most `max`: past it, what it multiplies overflows or never ends. */
+export function positiveAtMost(flag: string, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !(n > 0 && n <= max)) {
+      throw new ConfigError(flag, `a number > 0 and ≤ ${max.toLocaleString('en-US')}`, value);
+    }
+    return n;
+  };
+}
+
 /** A rate: a number > 0, or `inf` (vLLM's spelling) for everything at once. */
 export function positiveRate(flag: string) {
   const finite = positiveNumber(flag);

@@ -39,7 +39,7 @@ export function addWorkloadFlags(cmd: Command): Command {
     .addOption(
       new Option(
         '--arrival <process>',
-        'synthetic arrivals (default: poisson, or gamma when --burstiness is not 1); gamma with --trace re-times the trace at its own mean rate',
+        'synthetic arrivals (default: poisson, or gamma when --burstiness is not 1); either, given with --trace, re-times the trace at its own mean rate',
       ).choices(['poisson', 'gamma']),
     )
     .addOption(
@@ -119,9 +119,12 @@ export function workloadFromFlags(o: Record<string, unknown>): FlaggedWorkload {
   return {
     trace: o.trace as string | undefined,
     traceFormat: o.traceFormat as string | undefined,
+    // A trace re-timed by a Poisson process asked for by name: a Gamma one of shape 1.
     arrival:
-      (o.arrival as WorkloadOptions['arrival'] | undefined) ??
-      (o.burstiness === 1 ? 'poisson' : 'gamma'),
+      o.trace !== undefined && o.arrival === 'poisson'
+        ? 'gamma'
+        : ((o.arrival as WorkloadOptions['arrival'] | undefined) ??
+          (o.burstiness === 1 ? 'poisson' : 'gamma')),
     rate: o.rate as number,
     burstiness: o.burstiness as number,
     numRequests: o.numRequests as number,

@@ -57,7 +57,9 @@ export function parseConstProfile(spec: string): ConstProfile {
       throw new ConfigError('profile', `a key among ${KEYS.join(', ')}`, part);
     }
     if (values.has(key as Key)) throw new ConfigError('profile', `${key} given once`, part);
-    if (!NUMBER.test(text)) throw new ConfigError('profile', `${key}=<a number ≥ 0>`, part);
+    // 1e400 reads as Infinity: a step no run could end.
+    if (!NUMBER.test(text) || !Number.isFinite(Number(text)))
+      throw new ConfigError('profile', `${key}=<a number ≥ 0>`, part);
     values.set(key as Key, Number(text));
   }
   const step = values.get('step_ms');

@@ -15,7 +15,10 @@ export interface ToolCallSpec {
   readonly resultTokens: number;
 }
 
-const EXPECTED = '`N:WAIT_MS:RESULT_TOKENS` (N an integer 1–64, WAIT_MS > 0, RESULT_TOKENS ≥ 0)';
+/** The longest mean tool wait taken: a day. Past it, a run's clock overflows to no end. */
+const MAX_WAIT_MS = 86_400_000;
+const EXPECTED =
+  '`N:WAIT_MS:RESULT_TOKENS` (N an integer 1–64, WAIT_MS > 0 and ≤ 86,400,000, RESULT_TOKENS ≥ 0)';
 
 export function parseToolCallSpec(text: string, option = '--tool-calls'): ToolCallSpec {
   const parts = text.trim().split(':');
@@ -23,7 +26,7 @@ export function parseToolCallSpec(text: string, option = '--tool-calls'): ToolCa
   if (
     parts.length !== 3 ||
     !(Number.isInteger(count) && count >= 1 && count <= 64) ||
-    !(meanWaitMs > 0 && Number.isFinite(meanWaitMs)) ||
+    !(meanWaitMs > 0 && meanWaitMs <= MAX_WAIT_MS) ||
     !(Number.isInteger(resultTokens) && resultTokens >= 0)
   ) {
     throw new ConfigError(option, EXPECTED, text);
