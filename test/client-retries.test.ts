@@ -96,3 +96,30 @@ test("a refusal no retry can undo (its Retry-After past the client's deadline): 
     /bad\.jsonl:1: timeout_ms: expected milliseconds above 0, got 0/,
   );
 });
+
+test("a request still running at its client's deadline is cut there, failed, as the gateway cuts it: never good", () => {
+  const dir = tempDir('cut');
+  const file = join(dir, 'late.jsonl');
+  // 10 tokens of 30 ms decode steps (a slowdown the control plane is not told of) after a 300 ms
+  // prefill: done at about 600 ms, past its 350 ms deadline.
+  const row = { t_ms: 0, input_tokens: 100, output_tokens: 10, max_tokens: 10, timeout_ms: 350 };
+  writeFileSync(file, `${JSON.stringify(row)}\n`);
+  for (const policy of ['baseline-vllm', 'goodput']) {
+    const r = run(
+      {
+        trace: file,
+        profile: 'const:prefill_ms_per_token=1,decode_step_ms=10',
+        slowdown: 3,
+      },
+      policy,
+    );
+    assert.equal(r.completed, 0, policy);
+    assert.equal(r.slo.attainment_offered, 0, policy);
+  }
+  // Within its deadline it is served, and good.
+  writeFileSync(file, `${JSON.stringify({ ...row, timeout_ms: 5_000 })}\n`);
+  assert.equal(
+    run({ trace: file, profile: 'const:prefill_ms_per_token=1,decode_step_ms=10' }).completed,
+    1,
+  );
+});

@@ -61,6 +61,8 @@ export class RequestTracker extends TokenStream implements EngineRequest {
   timeout: { cancel(): void } | null = null;
   /** Timer that drops the attempt if it is still waiting at its deadline. */
   expiry: { cancel(): void } | null = null;
+  /** Timer that cuts the attempt, once dispatched, at its client's deadline. */
+  cut: { cancel(): void } | null = null;
   /** The control plane's ticket of the current attempt. */
   ticket: Ticket<RequestTracker> | null = null;
   /** What the current attempt holds of its tenant's quotas, until it ends. */

@@ -7,18 +7,12 @@
 import { missedForCapacity } from '../core/autoscale/scale-window.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { Ms } from '../core/request/units.ts';
-import type { Rng } from '../core/ports/rng.ts';
-import type { Clock } from '../core/ports/clock.ts';
-import type { ResolvedPolicy } from '../core/config/policy.ts';
-import type { FinalState, RequestOutcome } from '../core/observe/request-outcome.ts';
+import type { FinalState } from '../core/observe/request-outcome.ts';
 import { Pipeline } from '../core/pipeline.ts';
-import type { Learned } from '../core/estimate/learned.ts';
 import { PUMP_EVERY_MS, followsTokens } from '../core/pipeline-host.ts';
 import { TenantDoor } from './tenant-door.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
-import type { DecisionRecord } from '../core/observe/decision-record.ts';
-import type { OutcomeRecord } from '../core/observe/outcome-record.ts';
 import type { Rejection } from '../core/request/decision.ts';
 import { kvBytesPerToken } from '../engine/hardware.ts';
 import { OutcomeAccumulator } from '../core/observe/outcome-accumulator.ts';
@@ -26,50 +20,18 @@ import { RunLengthSamples } from '../core/observe/run-length-samples.ts';
 import { TokenClock } from './token-clock.ts';
 import type { Report } from '../core/observe/report.ts';
 import { runReport } from './run-report.ts';
-import type { EngineConfig } from '../engine/engine-types.ts';
-import type { TimingProfile } from '../engine/timing/profile.ts';
 import { VirtualClock } from '../runtime/virtual-clock.ts';
-import { Fleet, prefillHandover, type PrefillSpec } from './fleet.ts';
-import { CapacityEvents, type CapacityEventOptions } from './capacity-events.ts';
+import { Fleet, prefillHandover } from './fleet.ts';
+import { CapacityEvents } from './capacity-events.ts';
+import type { SimulationOptions } from './simulation-options.ts';
 import { SpreadSampler } from './spread-sampler.ts';
-import type { AutoscaleOptions } from './autoscaling.ts';
 import { FleetScaling } from './fleet-scaling.ts';
 import { isGood } from '../core/observe/slo-judge.ts';
 import { RequestTracker } from './request-tracker.ts';
 import { trackerListener } from './tracker-listener.ts';
-import { retryDelayMs, type ClientBehaviour } from './client-behaviour.ts';
+import { retryDelayMs } from './client-behaviour.ts';
 
-export interface SimulationOptions extends CapacityEventOptions {
-  readonly seed: number;
-  readonly rng: Rng;
-  readonly policy: ResolvedPolicy;
-  readonly requests: Iterable<LlmRequest>;
-  readonly replicas: number;
-  readonly engine: EngineConfig;
-  readonly profile: TimingProfile;
-  /** The step time the control plane plans with, where the replicas run slower than it knows. */
-  readonly plannedProfile?: TimingProfile;
-  readonly client: ClientBehaviour;
-  readonly scenario: Record<string, unknown>;
-  /** Wall clock for the report's `sim` block only; never used by the model. */
-  readonly wallClock: Clock;
-  /** Called every few thousand events with simulated time and requests finished. */
-  readonly onProgress?: (simMs: Ms, finished: number) => void;
-  /** Receives every decision record (admission and route of each attempt). */
-  readonly onDecision?: (record: DecisionRecord) => void;
-  /** Receives every request's outcome when it ends, with the time and whether it was good. */
-  readonly onOutcome?: (outcome: RequestOutcome, atMs: Ms, good: boolean) => void;
-  /** How each request dispatched on its last attempt ended, against its prediction. */
-  readonly onOutcomeRecord?: (record: OutcomeRecord) => void;
-  /** Autoscaling: the fleet starts at `replicas` groups and the autoscaler resizes it. */
-  readonly autoscale?: AutoscaleOptions;
-  /** Disaggregated serving: a prefill pool in front of the `replicas`, which decode. */
-  readonly prefill?: PrefillSpec;
-  /** The LoRA adapters each replica serves, when not every one serves every adapter. */
-  readonly servableOf?: (replica: number) => readonly string[];
-  /** Given what the pipeline learns before the first request: to restore it, or read it after. */
-  readonly withLearned?: (learned: Learned) => void;
-}
+export type { SimulationOptions };
 
 export function simulate(opts: SimulationOptions): Report {
   const wallStart = opts.wallClock.now();
@@ -110,6 +72,8 @@ export function simulate(opts: SimulationOptions): Report {
   const endAttempt = (t: RequestTracker, completed: boolean) => {
     t.timeout?.cancel();
     t.timeout = null;
+    t.cut?.cancel();
+    t.cut = null;
     fleet.release(t.replica);
     const outputTokens = t.outputStreamed;
     if (t.ticket !== null)
@@ -195,6 +159,8 @@ export function simulate(opts: SimulationOptions): Report {
       t.expiry = null;
       t.dispatched(ticket);
       fleet.dispatch(t);
+      const deadline = t.req.deadlineMs;
+      if (deadline !== undefined) t.cut = clock.at(deadline, () => cutAtDeadline(t));
     },
     expire(ticket: Ticket<RequestTracker>) {
       const t = ticket.handle;
@@ -253,8 +219,33 @@ export function simulate(opts: SimulationOptions): Report {
     clock.at(clock.now() + delay, () => sendAttempt(tracker));
   };
 
+  /**
+   * A dispatched attempt still running at its client's deadline ends there, failed, as the
+   * gateway cuts it (504, or an error event mid-stream): what it streamed is the client's no
+   * more, and no retry can make the deadline.
+   */
+  const cutAtDeadline = (t: RequestTracker) => {
+    t.cut = null;
+    t.timeout?.cancel();
+    t.timeout = null;
+    const ticket = t.ticket;
+    t.ticket = null;
+    fleet.cancel(t);
+    const now = clock.now();
+    if (ticket !== null) {
+      pipeline.cut(ticket, 'deadline_exceeded', 504, now);
+      pipeline.end(ticket, t.outputStreamed, false, now, t.choiceTokens());
+    }
+    door.settle(t, t.req.inputTokens + t.outputStreamed);
+    t.failReason = 'deadline_expired';
+    finish(t, 'failed');
+    pump();
+  };
+
   const onTimeout = (tracker: RequestTracker) => {
     tracker.timeout = null;
+    tracker.cut?.cancel();
+    tracker.cut = null;
     counters.timeouts++;
     const ticket = tracker.ticket;
     tracker.ticket = null;
