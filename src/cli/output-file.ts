@@ -63,11 +63,12 @@ export function checkOutputs(
   for (const [flag, file] of outputs) {
     checkOutput(flag, file);
     if (file === undefined) continue;
-    const other = named.get(sameFile(String(file)));
+    const same = sameFile(String(file));
+    const other = named.get(same);
     if (other !== undefined) {
       throw new ConfigError(flag, `a file no other flag names (${other} names it)`, String(file));
     }
-    named.set(sameFile(String(file)), flag);
+    named.set(same, flag);
   }
 }
 

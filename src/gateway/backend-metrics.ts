@@ -146,13 +146,18 @@ function kvCapacityField(
 ): { kvCapacityTokens?: number } {
   let tokens = 0;
   for (const m of text.matchAll(/^vllm:cache_config_info\{([^}]*)\}/gm)) {
-    const blocks = Number(/(?:^|,)num_gpu_blocks="([^"]*)"/.exec(m[1])?.[1]);
-    const size = Number(/(?:^|,)block_size="([^"]*)"/.exec(m[1])?.[1]);
+    const blocks = Number(labelOf(m[1], 'num_gpu_blocks'));
+    const size = Number(labelOf(m[1], 'block_size'));
     if (!isWhole(blocks) || !isWhole(size)) return {};
     tokens += blocks * size;
   }
   if (tokens === 0) tokens = sums.get('sglang:max_total_num_tokens')?.sum ?? 0;
   return isWhole(tokens) ? { kvCapacityTokens: tokens } : {};
+}
+
+/** The value of label `name` in a sample's label set (the text between its braces). */
+function labelOf(labels: string, name: string): string | undefined {
+  return new RegExp(`(?:^|,)${name}="([^"]*)"`).exec(labels)?.[1];
 }
 
 function isWhole(n: number): boolean {
@@ -174,8 +179,8 @@ function loraField(text: string): { loras?: readonly string[]; maxLoras?: number
     }
   }
   if (labels === undefined) return {};
-  const running = /running_lora_adapters="([^"]*)"/.exec(labels)?.[1] ?? '';
-  const max = Number(/max_lora="([^"]*)"/.exec(labels)?.[1]);
+  const running = labelOf(labels, 'running_lora_adapters') ?? '';
+  const max = Number(labelOf(labels, 'max_lora'));
   return {
     loras: running === '' ? [] : running.split(','),
     ...(Number.isInteger(max) && max >= 1 ? { maxLoras: max } : {}),

@@ -9,9 +9,9 @@ import { z } from 'zod';
 import { describeValue } from './errors.ts';
 import { expect, hasProtoKey, isObject, protoKeyIssue, text, type Wording } from './validation.ts';
 
-export const METADATA_PAIRS = 16;
-export const METADATA_KEY_CHARS = 64;
-export const METADATA_VALUE_CHARS = 512;
+const METADATA_PAIRS = 16;
+const METADATA_KEY_CHARS = 64;
+const METADATA_VALUE_CHARS = 512;
 
 const VALUE = `a string of at most ${METADATA_VALUE_CHARS} characters`;
 

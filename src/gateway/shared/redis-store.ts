@@ -342,10 +342,11 @@ export class RedisStore implements SharedStore {
   #send(args: string[], late?: (answer: unknown) => unknown): Promise<unknown> {
     const { clock, timers, commandTimeoutMs } = this.#o;
     const answer = this.#client.sendCommand(args);
-    if (late === undefined) return answeredWithin(answer, commandTimeoutMs, clock, timers);
-    this.#late.follow(answer);
-    const undo = this.#late.undoing(late);
-    return answeredWithin<unknown>(answer, commandTimeoutMs, clock, timers, undo);
+    const refused =
+      late === undefined
+        ? undefined
+        : (coming: Promise<unknown>) => this.#late.follow(coming, late);
+    return answeredWithin<unknown>(answer, commandTimeoutMs, clock, timers, refused);
   }
 
   /** EVALSHA, falling back to EVAL when the server has not seen the script (NOSCRIPT). */
