@@ -82,6 +82,7 @@ export {
   fillerAnswerableResponse,
   statelessOnly,
 } from './responses-request.ts';
+export { responsesParam } from './responses-param.ts';
 export {
   type ReplyEnd,
   type ReplyPiece,

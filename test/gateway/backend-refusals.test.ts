@@ -59,3 +59,43 @@ for (const [server, body, message] of CASES) {
     assert.equal(refused.error?.message, message);
   });
 }
+
+// vLLM answers a chat request's field in chat's words; a Responses request became that chat
+// request at the gateway, and its client is told the field it sent, in the backend's words.
+const RESPONSES_CASES = [
+  [
+    'OpenAI shape',
+    '{"error":{"message":"\'max_tokens\' is too large: 9000.","type":"BadRequestError","param":"max_tokens","code":400}}',
+    'max_output_tokens',
+    "'max_tokens' is too large: 9000.",
+  ],
+  [
+    "vLLM's older flat error",
+    '{"object":"error","message":"Invalid JSON schema","type":"BadRequestError","param":"response_format.json_schema.schema","code":400}',
+    'text.format.schema',
+    'Invalid JSON schema',
+  ],
+  [
+    'OpenAI shape, a field of the same name',
+    '{"error":{"message":"temperature must be non-negative","type":"BadRequestError","param":"temperature","code":400}}',
+    'temperature',
+    'temperature must be non-negative',
+  ],
+] as const;
+
+for (const [server, body, param, message] of RESPONSES_CASES) {
+  test(`a backend's 400 of a Responses request in ${server}: the field is the one the client sent`, async () => {
+    const gw = await gateway([await refusingBackend(body)], 'goodput');
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const refused = await client.responses
+      .create({ model: MODEL, input: 'hi', max_output_tokens: 16, store: false })
+      .then(
+        () => undefined,
+        (e: unknown) =>
+          e as { status?: number; param?: string | null; error?: { message?: string } },
+      );
+    assert.equal(refused?.status, 400);
+    assert.equal(refused.param, param);
+    assert.equal(refused.error?.message, message);
+  });
+}

@@ -23,6 +23,7 @@ import {
   continuousUsage,
   servedTier,
   ResponseBuilder,
+  responsesParam,
   type ResponsesRequest,
   type ChatCompletionRequest,
   type CompletionRequest,
@@ -198,7 +199,7 @@ export async function admitAndServe(
           failedOn = ticket.replica;
           continue;
         }
-        if (e.requestAtFault) return final(named(rejectedUpstream(e), id));
+        if (e.requestAtFault) return final(named(rejectedUpstream(e, endpoint), id));
         const failure = 'the upstream failed before the first token';
         return final(named(upstreamFailed(failure, e.retryAfterMs), id));
       }
@@ -310,16 +311,26 @@ function stopped(why: StopCause): Whole {
  * A backend's 4xx: the request was at fault, and the client hears it as the backend said it —
  * in OpenAI's shape, which a body already in it keeps, and into which vLLM's older flat error
  * (`{"object": "error", "message": …}`) and TGI's (`{"error": "…", "error_type": …}`) are put,
- * their words kept.
+ * their words kept. A Responses request's field is named as the client sent it, not as the chat
+ * request it became (`responsesParam`).
  */
-function rejectedUpstream(e: UpstreamError): Whole {
+function rejectedUpstream(e: UpstreamError, endpoint: Endpoint): Whole {
   const status = e.status ?? 400;
   const body = e.body ?? '';
-  if (isOpenAiErrorBody(body)) return whole(status, {}, body);
+  const own = (param: string | null) =>
+    param !== null && endpoint === 'responses' ? responsesParam(param) : param;
+  const openAi = openAiError(body);
+  if (openAi !== undefined) {
+    const param = own(typeof openAi.param === 'string' ? openAi.param : null);
+    if (param === openAi.param || param === null) return whole(status, {}, body);
+    return whole(status, {}, JSON.stringify({ error: { ...openAi, param } }));
+  }
   const said = backendWords(body);
   const message =
     said?.message ?? `the backend refused the request: ${body.slice(0, 200) || `HTTP ${status}`}`;
-  return errorWhole(new OpenAiError(status, message, said?.param ?? null, 'upstream_rejected'));
+  return errorWhole(
+    new OpenAiError(status, message, own(said?.param ?? null), 'upstream_rejected'),
+  );
 }
 
 /** The message (and field) of an error body in another server's shape, when it has one. */
@@ -341,11 +352,14 @@ function upstreamFailed(message: string, retryAfterMs = 1_000): Whole {
   });
 }
 
-function isOpenAiErrorBody(text: string): boolean {
+/** The `error` object of a body in OpenAI's shape; undefined for any other. */
+function openAiError(text: string): Record<string, unknown> | undefined {
   try {
     const v = JSON.parse(text) as { error?: unknown };
-    return typeof v === 'object' && v !== null && typeof v.error === 'object' && v.error !== null;
+    return typeof v === 'object' && v !== null && typeof v.error === 'object' && v.error !== null
+      ? (v.error as Record<string, unknown>)
+      : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
