@@ -90,10 +90,10 @@ export class PlanNotes {
   }
 
   /**
-   * A backend's KV cache of another size than the engine flags give: routing and admission
-   * weigh that backend by its own (`ReplicaSnapshot.kvCapacityTokens`), but the fleet-wide
-   * estimates (queue waits, the batch a replica holds) go on from the flags. Logged once a size;
-   * past a tenth off, as a warning naming the flag that would plan with it.
+   * A backend's KV cache of another size than the engine flags give: routing, admission and the
+   * queue-wait model weigh that backend by its own (`ReplicaSnapshot.kvCapacityTokens`), but
+   * the replicas the autoscaler plans and the prefix index's eviction go on from the flags.
+   * Logged once a size; past a tenth off, as a warning naming the flag that would plan with it.
    */
   kvCapacity(index: number, tokens: Tokens): void {
     const planned = this.spec.replicaKvTokens;

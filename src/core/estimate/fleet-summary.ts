@@ -22,6 +22,7 @@ import type { FlowControl } from '../routing/flow-control.ts';
 import type { RouteRequest } from '../routing/route.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
 import { longTurn, type LongHolds, type LongTurn } from './long-turns.ts';
+import { heldAtPace, holdAlike, kvSlotsShort } from './replica-holds.ts';
 
 /** A long prompt's turn is predicted within about this factor (the lengths of the streams it
  * waits on, and the work beside them, vary): its sure wait is that much longer. */
@@ -199,12 +200,17 @@ class FleetSummary implements FleetLoad {
     if (ahead === 0 && placement.wouldFit(probe(), replicas, nowMs)) {
       return { requests: 0, waitMs: 0 };
     }
-    // How many requests like this one a replica holds under flow control (asked at most once),
-    // each of its choices a stream of its own.
-    let steadyBatch: number | undefined;
-    const streams = () =>
-      flow.steadyBatch(itl ?? Infinity, promptTokens + outputTokens / 2, kvTokens / seqs);
-    const steady = () => (steadyBatch ??= Math.max(1, Math.floor(streams() / seqs)));
+    // How many requests like this one the replicas hold under flow control, each within its own
+    // KV cache (asked at most once), each of its choices a stream of its own.
+    let heldAlike: number | undefined;
+    const steady = () =>
+      (heldAlike ??= holdAlike(
+        flow,
+        replicas,
+        itl ?? Infinity,
+        promptTokens + outputTokens / 2,
+        ask,
+      ));
     // Before any rate is measured (a cold start, a burst in one instant): one dispatch per
     // replica per step at best, and no faster than requests end once the replicas hold all that
     // flow control lets them (Little). A rate measured before an idle stretch is only a ceiling.
@@ -296,26 +302,30 @@ class FleetSummary implements FleetLoad {
     return ms;
   }
 
-  /** Dispatches per ms before any rate is measured, for requests like this one (of `seqs`). */
-  #standInRate(promptTokens: Tokens, outputTokens: Tokens, full: number, seqs: number): number {
+  /**
+   * Dispatches per ms before any rate is measured, for requests like this one (of `seqs`), of
+   * which the replicas hold `held` at once.
+   */
+  #standInRate(promptTokens: Tokens, outputTokens: Tokens, held: number, seqs: number): number {
     const n = this.#n;
     const prefill = this.#flow.prefillMs(Math.max(1, promptTokens));
     const context = promptTokens + outputTokens / 2;
+    const full = held / n;
     const fullStepMs = this.#flow.decodeStepMs(full * seqs, full * seqs * context);
     return Math.min(
       n / (prefill + this.decodeStepMs),
-      (n * full) / (prefill + outputTokens * fullStepMs),
+      held / (prefill + outputTokens * fullStepMs),
     );
   }
 
   /**
    * How many running requests must end before a new one (`ask`) behind `ahead` others fits, in
    * the sizes of the requests running: the gap budget limits the streams of the running mix's
-   * mean context a step carries (#heldAtPace) — each choice a stream, those ahead one each, the
+   * mean context a step carries (`heldAtPace`) — each choice a stream, those ahead one each, the
    * streams beyond it ended as the running mix's requests hold them — and KV the sum of
    * reservations (those ahead at the mix's mean). Sizing the batch like the new request would
    * make a large prompt wait for a batch of large prompts. KV is counted per replica too
-   * (#kvSlotsShort): summed, the free KV of two replicas may hold a request neither can. With
+   * (`kvSlotsShort`): summed, the free KV of two replicas may hold a request neither can. With
    * nothing running: the steady batch of requests like it. The streams are counted beside a
    * prompt's `chunk`: a long prompt's own goes in a slow step of its own, so it is 0 for one.
    */
@@ -328,69 +338,33 @@ class FleetSummary implements FleetLoad {
   ): number {
     const { promptTokens, kvTokens, outputTokens = 1, seqs = 1 } = ask;
     const ledger = this.#ledger;
-    const n = this.#n;
     const held = ledger.inFlight;
-    if (held === 0) return ahead + 1 - n * steady();
+    if (held === 0) return ahead + 1 - steady();
     let reserved = 0;
     let streams = 0;
+    let kvLimit = 0;
     for (const r of this.#replicas) {
       const a = ledger.replicas[r.index];
       reserved += a.reservedKvTokens;
       streams += a.seqs;
+      kvLimit += this.#flow.kvLimitOf(r);
     }
     const mixKv = Math.max(1, reserved / held);
     const mixContext =
       ledger.decoding > 0
         ? ledger.decodeContextTokens / ledger.decoding
         : promptTokens + outputTokens / 2;
-    const atPace = this.#heldAtPace(itl ?? Infinity, mixContext, chunk);
+    const atPace = heldAtPace(
+      this.#flow,
+      ledger,
+      this.#replicas,
+      itl ?? Infinity,
+      mixContext,
+      chunk,
+    );
     const bySeqs = (streams + ahead + seqs - atPace) / Math.max(1, streams / held);
-    const byKv = (reserved + ahead * mixKv + kvTokens - n * this.#flow.kvLimitTokens) / mixKv;
-    return Math.max(bySeqs, byKv, this.#kvSlotsShort(ahead, kvTokens, mixKv));
-  }
-
-  /**
-   * The streams of `context` the replicas hold beside a new prompt's `chunk`, each at its measured
-   * pace (an idle one at the profile's), as `FlowControl.holds` and `fit` place them. Counted at
-   * the profile's pace and without the chunk, a slow fleet was promised places it lacked.
-   */
-  #heldAtPace(itlSloMs: Ms, context: Tokens, chunk: Tokens): number {
-    let held = 0;
-    let lastPace = NaN;
-    let atPace = 0;
-    for (const r of this.#replicas) {
-      const a = this.#ledger.replicas[r.index];
-      const pace = a.entries.length === 0 ? 1 : a.pace;
-      if (pace !== lastPace) {
-        lastPace = pace;
-        atPace = this.#flow.steadyBatch(itlSloMs, context, 1, chunk, pace);
-      }
-      held += atPace;
-    }
-    return held;
-  }
-
-  /**
-   * KV replica by replica: how many places short the replicas are of `ahead` requests of the
-   * running mix's mean reservation and then this one (`kvTokens`), each on one replica; ≤ 0
-   * when they hold them all. A burst that filled every replica to within less than one request
-   * leaves free KV that, summed, holds several; the request behind the next one would wait
-   * for running ones to end, seconds, while the sum promised it the next dispatch.
-   */
-  #kvSlotsShort(ahead: number, kvTokens: Tokens, mixKv: Tokens): number {
-    const limit = this.#flow.kvLimitTokens;
-    let slots = 0;
-    // The fewest places this one takes from those ahead, on the replica it costs least.
-    let leastTaken = Infinity;
-    for (const r of this.#replicas) {
-      const free = Math.max(0, limit - this.#ledger.replicas[r.index].reservedKvTokens);
-      const here = Math.floor(free / mixKv);
-      slots += here;
-      if (free >= kvTokens) {
-        leastTaken = Math.min(leastTaken, here - Math.floor((free - kvTokens) / mixKv));
-      }
-    }
-    // No replica holds it: something must end first, besides what those ahead need.
-    return leastTaken === Infinity ? 1 + Math.max(0, ahead - slots) : ahead - slots + leastTaken;
+    const byKv = (reserved + ahead * mixKv + kvTokens - kvLimit) / mixKv;
+    const short = kvSlotsShort(this.#flow, ledger, this.#replicas, ahead, kvTokens, mixKv);
+    return Math.max(bySeqs, byKv, short);
   }
 }

@@ -173,8 +173,7 @@ export class FlowControl {
     // A batch runs at most max_loras distinct adapters (vLLM's rule): with every slot held by
     // another adapter's requests, this one would wait in the engine until one of them ends.
     if (c.adapter !== undefined && !hasAdapterSlot(a, c.adapter, spec.maxLoras ?? 1)) return false;
-    const kvLimit = kvCapacityOf(kv, spec) * (1 - this.params.kvReserveRatio);
-    if (kvUsedOf(kv, a.reservedKvTokens, spec) + c.kvTokens > kvLimit) return false;
+    if (kvUsedOf(kv, a.reservedKvTokens, spec) + c.kvTokens > this.kvLimitOf(kv)) return false;
     // Once this request decodes, every step must still suit its own objective. An idle replica
     // takes one request whatever its pace: it would otherwise never be timed again.
     const pace = a.entries.length === 0 ? 1 : a.pace;
@@ -236,9 +235,9 @@ export class FlowControl {
     return this.params.stallRisk;
   }
 
-  /** KV tokens a replica may reserve: its capacity less the reserve kept free. */
-  get kvLimitTokens(): Tokens {
-    return this.spec.replicaKvTokens * (1 - this.params.kvReserveRatio);
+  /** KV tokens replica `kv` may reserve: its capacity (`kvCapacityOf`) less the reserve kept free. */
+  kvLimitOf(kv: Pick<ReplicaKv, 'kvCapacityTokens'> = {}): Tokens {
+    return kvCapacityOf(kv, this.spec) * (1 - this.params.kvReserveRatio);
   }
 
   /**
@@ -246,7 +245,8 @@ export class FlowControl {
    * slots, its KV (each `kvTokens`), and a steady decode step (each stream at
    * `contextTokens`) within the ITL objective's budget — a step that also carries the first
    * chunk of a `promptTokens` prompt, when one is given, since new prompts keep arriving beside
-   * the streams. At least 1. Every step at `pace` times the profile's (`step-pace.ts`).
+   * the streams. At least 1. Every step at `pace` times the profile's (`step-pace.ts`), on a
+   * replica whose KV cache is `kv`'s (by default the fleet's).
    */
   steadyBatch(
     itlSloMs: Ms,
@@ -254,10 +254,10 @@ export class FlowControl {
     kvTokens: Tokens,
     promptTokens = 0,
     pace = 1,
+    kv: Pick<ReplicaKv, 'kvCapacityTokens'> = {},
   ): number {
-    const spec = this.spec;
-    const kvLimit = this.kvLimitTokens;
-    let hi = Math.max(1, Math.min(spec.maxNumSeqs, Math.floor(kvLimit / Math.max(1, kvTokens))));
+    const byKv = Math.floor(this.kvLimitOf(kv) / Math.max(1, kvTokens));
+    let hi = Math.max(1, Math.min(this.spec.maxNumSeqs, byKv));
     const budget = itlSloMs * this.gapShare;
     const chunk = Math.min(promptTokens, this.seqChunk);
     const step = (seqs: number) => pace * this.mixedStepMs(seqs, seqs * contextTokens, chunk);
