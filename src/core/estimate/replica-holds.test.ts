@@ -3,23 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlowControl } from '../routing/flow-control.ts';
-import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { ReplicaLedger } from '../fleet/replica-ledger.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
-import { ledgerEntry } from '../routing/routing-test-kit.ts';
+import { ledgerEntry, stepSpec } from '../routing/routing-test-kit.ts';
 import { heldAtPace, holdAlike, kvSlotsShort } from './replica-holds.ts';
 
 /** A decode step of 10 ms plus 1 ms per sequence; 1M KV tokens a replica unless it says. */
-const spec: FleetSpec = {
-  model: 'm',
-  adapters: [],
-  maxModelLen: 8_192,
-  maxBatchedTokens: 8_192,
-  maxNumSeqs: 256,
-  kvBytesPerToken: 1_000,
-  replicaKvTokens: 1_000_000,
-  stepTime: { stepMs: (s) => 10 + s.decodeSeqs + s.prefillSeqs },
-};
+const spec = stepSpec((s) => 10 + s.decodeSeqs + s.prefillSeqs);
 const flow = new FlowControl(spec, {
   itlMarginRatio: 0.1,
   relayGapRatio: 0,

@@ -8,19 +8,10 @@ import { DEFAULT_GAP_FEEDBACK } from './gap-feedback.ts';
 import { DEFAULT_STEP_PACE } from './step-pace.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
 import { ReplicaLedger } from '../fleet/replica-ledger.ts';
-import { IDLE_KV, ledgerEntry } from './routing-test-kit.ts';
+import { IDLE_KV, ledgerEntry, stepSpec } from './routing-test-kit.ts';
 
 /** A decode step of 10 ms plus 1 ms per sequence; context costs nothing. */
-const spec: FleetSpec = {
-  model: 'm',
-  adapters: [],
-  maxModelLen: 8_192,
-  maxBatchedTokens: 8_192,
-  maxNumSeqs: 256,
-  kvBytesPerToken: 1_000,
-  replicaKvTokens: 1_000_000,
-  stepTime: { stepMs: (s) => 10 + s.decodeSeqs + s.prefillSeqs },
-};
+const spec = stepSpec((s) => 10 + s.decodeSeqs + s.prefillSeqs);
 const PARAMS = { itlMarginRatio: 0.1, relayGapRatio: 0, kvReserveRatio: 0.1, stallRisk: 0.5 };
 const flow = (o: Partial<FleetSpec> = {}) => new FlowControl({ ...spec, ...o }, PARAMS);
 /** 10 ms a step, 1 ms a stream, a twentieth of a ms a prompt token: prompts cost their size. */

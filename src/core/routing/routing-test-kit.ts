@@ -5,6 +5,7 @@
  */
 import { SPEC } from '../admission/admission-test-kit.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
+import type { StepShape } from '../ports/step-time.ts';
 import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
 import type { ReplicaSnapshot } from '../fleet/replica-snapshot.ts';
 import { DEFAULT_SLO_CLASSES } from '../request/slo-classes.ts';
@@ -120,4 +121,19 @@ export const ledgerEntry = (o: Partial<LedgerEntry> = {}): LedgerEntry => ({
   spanFromToken: 0,
   spanProfileMs: 0,
   ...o,
+});
+
+/** A fleet of 256 slots a replica, `replicaKvTokens` each, whose steps take `stepMs` of their shape. */
+export const stepSpec = (
+  stepMs: (s: StepShape) => number,
+  replicaKvTokens = 1_000_000,
+): FleetSpec => ({
+  model: 'm',
+  adapters: [],
+  maxModelLen: 8_192,
+  maxBatchedTokens: 8_192,
+  maxNumSeqs: 256,
+  kvBytesPerToken: 1_000,
+  replicaKvTokens,
+  stepTime: { stepMs },
 });

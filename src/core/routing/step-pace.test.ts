@@ -6,19 +6,10 @@ import { FlowControl, type Candidate } from './flow-control.ts';
 import { DEFAULT_STEP_PACE, StepPace } from './step-pace.ts';
 import { ReplicaLedger, type LedgerEntry } from '../fleet/replica-ledger.ts';
 import type { FleetSpec } from '../fleet/fleet-spec.ts';
-import { IDLE_KV } from './routing-test-kit.ts';
+import { IDLE_KV, stepSpec } from './routing-test-kit.ts';
 
 /** A step of 10 ms plus 1 ms per decoding sequence: 30 ms at 20 streams. */
-const spec: FleetSpec = {
-  model: 'm',
-  adapters: [],
-  maxModelLen: 8_192,
-  maxBatchedTokens: 8_192,
-  maxNumSeqs: 256,
-  kvBytesPerToken: 1_000,
-  replicaKvTokens: 10_000_000,
-  stepTime: { stepMs: (s) => 10 + s.decodeSeqs },
-};
+const spec = stepSpec((s) => 10 + s.decodeSeqs, 10_000_000);
 const flow = new FlowControl(spec, {
   itlMarginRatio: 0.1,
   relayGapRatio: 0,
