@@ -52,4 +52,11 @@ export class BoundedMap<V> {
   delete(key: string): void {
     this.entries.delete(key);
   }
+
+  /** The entries within their TTL at `nowMs`, oldest first. */
+  *live(nowMs: Ms): IterableIterator<[string, V]> {
+    for (const [key, e] of this.entries) {
+      if (nowMs - e.atMs <= this.ttlMs) yield [key, e.value];
+    }
+  }
 }

@@ -87,13 +87,19 @@ async function startGatewayProcess(failure: 'open' | 'closed'): Promise<GatewayP
 
 const [a, b] = await Promise.all([startGatewayProcess('closed'), startGatewayProcess('open')]);
 
-function ask(g: GatewayProcess): Promise<Response> {
+function ask(g: GatewayProcess, idempotencyKey?: string): Promise<Response> {
   return postChat(
     g.url,
     { max_tokens: 100, ignore_eos: true },
-    { authorization: 'Bearer sk-acme' },
+    {
+      authorization: 'Bearer sk-acme',
+      ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
+    },
   );
 }
+
+/** The answer B served while Redis was down, under an Idempotency-Key. */
+let servedInOutage: string | undefined;
 
 const storeUp = (g: GatewayProcess) => metricValue(g.url, 'goodput_shared_store_up');
 
@@ -143,9 +149,9 @@ test('a request larger than the whole window: a final 429, no Retry-After, nothi
 test('Redis dies: open serves under local limits, closed answers 503; both stay up', async () => {
   await redis.kill();
   await until(async () => (await storeUp(a)) === 0 && (await storeUp(b)) === 0, 4_000);
-  const served = await ask(b);
+  const served = await ask(b, 'outage-1');
   assert.equal(served.status, 200, 'failing open, B serves from its own half of the quota');
-  await served.text();
+  servedInOutage = await served.text();
   const closed = await ask(a);
   assert.equal(closed.status, 503);
   assert.equal(closed.headers.get('x-goodput-reason'), 'service_capacity');
@@ -161,9 +167,17 @@ test('Redis dies: open serves under local limits, closed answers 503; both stay 
   assert.match(a.output(), /failing closed/);
 });
 
-test('Redis returns: both gateways recover on their own', async () => {
+test('Redis returns: both gateways recover on their own, and a key B took while it was down is replayed by A', async () => {
   await redis.restart();
   await until(async () => (await storeUp(a)) === 1 && (await storeUp(b)) === 1, 4_000);
+  // B moves what its fallback took to Redis as it comes back.
+  const raw = createClient({ url: redis.url });
+  await raw.connect();
+  await until(async () => (await raw.keys('*:idem:outage-1')).length === 1, 4_000);
+  raw.destroy();
+  const replay = await ask(a, 'outage-1');
+  assert.equal(replay.status, 200);
+  assert.equal(await replay.text(), servedInOutage, 'the answer B served, not a second run');
   const res = await ask(b);
   assert.equal(res.status, 200, 'the restarted Redis holds a fresh quota');
   await res.text();

@@ -208,6 +208,45 @@ test('open: a key answered, or in flight, in the fallback is not run again throu
   await store.close();
 });
 
+test('open: keys the fallback took move to the primary once it is back, where other gateways find them', async () => {
+  const { primary, store, tick } = setup('open');
+  await store.start();
+  primary.reachable = false;
+  const claimed = async (key: string) => {
+    const c = await store.claim('acme', key, 'f');
+    assert.ok(c.kind === 'claimed', `${key}: by the fallback`);
+    return c.hold;
+  };
+  const response = { status: 200, headers: {}, body: '{"id":"chatcmpl-1"}' };
+  await (await claimed('answered')).complete(response);
+  const running = await claimed('running');
+  await (await claimed('let-go')).abandon();
+  const cut = await claimed('cut');
+  primary.reachable = true;
+  await tick();
+  await settle();
+  // Another gateway asks the primary itself.
+  const elsewhere = (key: string) => primary.claim('acme', key, 'f');
+  const replay = await elsewhere('answered');
+  assert.equal(replay.kind, 'done', 'its answer is replayed on every gateway');
+  assert.equal(replay.kind === 'done' && replay.response.body, response.body);
+  assert.equal((await elsewhere('running')).kind, 'in_flight', 'in flight on every gateway');
+  assert.equal((await primary.claim('acme', 'running', 'other')).kind, 'mismatch');
+  await running.complete({ ...response, body: '{"id":"chatcmpl-2"}' });
+  const ended = await elsewhere('running');
+  assert.equal(
+    ended.kind === 'done' && ended.response.body,
+    '{"id":"chatcmpl-2"}',
+    'settled there',
+  );
+  await cut.abandon();
+  const again = await elsewhere('cut');
+  assert.equal(again.kind, 'claimed', 'a key its request let go is free on every gateway');
+  const free = await elsewhere('let-go');
+  assert.equal(free.kind, 'claimed', 'one let go before the primary was back was never moved');
+  await store.close();
+});
+
 test('closed: while the primary is down, calls reject as unavailable with a Retry-After', async () => {
   const { primary, store, changes, tick } = setup('closed');
   primary.reachable = false;

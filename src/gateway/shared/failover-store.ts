@@ -9,15 +9,21 @@
  * exception to `open`: one kept while the primary was down is found in the fallback, but any
  * other may be in the primary, so its load or delete is refused with `SharedStoreUnavailable`
  * rather than answered "none"; when the primary is back, those kept in the fallback move to it.
+ * So do the idempotency keys the fallback took: an answered one is kept in the primary for
+ * replay, one in flight is claimed there and settled there when its request ends, so a retry
+ * that reaches another gateway replays it instead of running it again. A key the primary
+ * already holds (another gateway's, taken before the outage) stays as the primary has it.
  * A stream's events are the primary's alone (see `appendEvents`).
  */
 import type { Clock } from '../../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
 import type { MemoryStore } from './memory-store.ts';
+import { keyOf } from './response-shelf.ts';
 import {
   SharedStoreUnavailable,
   type Claim,
+  type ClaimHold,
   type QuotaVerdict,
   type SharedStore,
   type TenantAsk,
@@ -47,6 +53,8 @@ export class FailoverStore implements SharedStore {
   #up = true;
   #timer: TimerHandle | null = null;
   #closed = false;
+  /** The primary's claims on keys still in flight in the fallback, by `keyOf`. */
+  readonly #rehomedKeys = new Map<string, ClaimHold>();
 
   constructor(o: FailoverOptions) {
     this.#o = o;
@@ -72,10 +80,37 @@ export class FailoverStore implements SharedStore {
    * replayed, and one in flight there is in flight, rather than run again through the primary.
    */
   async claim(tenant: string, key: string, fingerprint: string): Promise<Claim> {
+    const { fallback } = this.#o;
     return (
-      this.#o.fallback.held(tenant, key, fingerprint) ??
-      this.#route((s) => s.claim(tenant, key, fingerprint))
+      fallback.held(tenant, key, fingerprint) ??
+      this.#route(async (s) => {
+        const claim = await s.claim(tenant, key, fingerprint);
+        return s === fallback ? this.#mirrored(keyOf(tenant, key), claim) : claim;
+      })
     );
+  }
+
+  /**
+   * A claim the fallback granted, whose end is told to the primary too once the key has moved
+   * there (`#rehome`): its answer kept for replay, or the key let go.
+   */
+  #mirrored(at: string, claim: Claim): Claim {
+    if (claim.kind !== 'claimed') return claim;
+    const settle = async (end: (h: ClaimHold) => Promise<void>) => {
+      await end(claim.hold);
+      const moved = this.#rehomedKeys.get(at);
+      if (moved === undefined) return;
+      this.#rehomedKeys.delete(at);
+      // Unreachable again: the primary's claim lapses with its TTL.
+      await end(moved).catch((e: unknown) => this.#mark(false, e));
+    };
+    return {
+      kind: 'claimed',
+      hold: {
+        complete: (response) => settle((h) => h.complete(response)),
+        abandon: () => settle((h) => h.abandon()),
+      },
+    };
   }
 
   saveResponse(tenant: string, id: string, text: string): Promise<boolean> {
@@ -268,19 +303,28 @@ export class FailoverStore implements SharedStore {
   }
 
   /**
-   * The responses kept in the fallback while the primary was down, moved to the primary now it
-   * is back, so every replica finds them again (each kept a whole TTL from now). One the primary
-   * cannot take stays where it is, and is still found here.
+   * What the fallback took while the primary was down, moved to the primary now it is back, so
+   * every replica finds it again: the responses it kept (each kept a whole TTL from now; one the
+   * primary cannot take stays where it is, and is still found here), and its idempotency keys.
    */
   async #rehome(): Promise<void> {
     const { primary, fallback } = this.#o;
-    for (const { tenant, id, text } of fallback.keptResponses()) {
-      try {
+    try {
+      for (const { tenant, id, text } of fallback.keptResponses()) {
         if (await primary.saveResponse(tenant, id, text)) await fallback.deleteResponse(tenant, id);
-      } catch (e) {
-        this.#mark(false, e);
-        return;
       }
+      for (const { tenant, id, fingerprint, response } of fallback.heldKeys()) {
+        const claim = await primary.claim(tenant, id, fingerprint);
+        if (claim.kind !== 'claimed') continue;
+        // Its request may have ended while the primary answered.
+        const now = fallback.held(tenant, id, fingerprint);
+        const answer = now?.kind === 'done' ? now.response : response;
+        if (answer !== undefined) await claim.hold.complete(answer);
+        else if (now?.kind === 'in_flight') this.#rehomedKeys.set(keyOf(tenant, id), claim.hold);
+        else await claim.hold.abandon();
+      }
+    } catch (e) {
+      this.#mark(false, e);
     }
   }
 }

@@ -20,10 +20,19 @@ import {
   type Claim,
   type QuotaVerdict,
   type SharedStore,
+  type StoredResponse,
   type TenantAsk,
   type Told,
   replayed,
 } from './shared-store.ts';
+
+/** An idempotency key this store holds: in flight, or answered with `response`. */
+export interface HeldKey {
+  readonly tenant: string;
+  readonly id: string;
+  readonly fingerprint: string;
+  readonly response?: StoredResponse;
+}
 
 export interface MemoryStoreOptions {
   readonly clock: Clock;
@@ -165,6 +174,18 @@ export class MemoryStore implements SharedStore {
     max: number,
   ): Promise<readonly string[]> {
     return this.#responses.events(tenant, id, from, max, this.#clock.now());
+  }
+
+  /** The idempotency keys held, in flight or answered (`response`), with their tenant. */
+  heldKeys(): readonly HeldKey[] {
+    const now = this.#clock.now();
+    const held: HeldKey[] = [];
+    for (const [tenant, keys] of this.#keys) {
+      for (const [id, { fingerprint, response }] of keys.held(now)) {
+        held.push({ tenant, id, fingerprint, ...(response === undefined ? {} : { response }) });
+      }
+    }
+    return held;
   }
 
   /** The kept responses not yet past their TTL, oldest first, with their tenant and id. */

@@ -52,4 +52,9 @@ export class ReplayKeys {
       this.#head = 0;
     }
   }
+
+  /** The keys held at `nowMs`, in flight or answered, oldest first. */
+  *held(nowMs: Ms): IterableIterator<[string, NonNullable<KeyState>]> {
+    for (const [id, state] of this.#keys.live(nowMs)) if (state !== null) yield [id, state];
+  }
 }
