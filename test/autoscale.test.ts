@@ -3,7 +3,10 @@
 // and the same seed gives the same timeline.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { run } from './helpers.ts';
+import { tempDir } from './temp-dir.ts';
 
 const spec = {
   rate: 60,
@@ -87,6 +90,22 @@ test('a failure due after the workload has ended never happens: the run ends wit
     streams_resumed: 0,
     recomputed_tokens: 0,
   });
+});
+
+test('nor when the last request ends in its own arrival (refused at the door)', () => {
+  const file = join(tempDir('late-failure'), 'refused-last.jsonl');
+  const rows = Array.from({ length: 10 }, (_, i) => ({
+    t_ms: i * 100,
+    input_tokens: 500,
+    output_tokens: 50,
+  }));
+  // Past llama-3-8b's 8K context: refused as it arrives, the last to end.
+  rows.push({ t_ms: 5_000, input_tokens: 100_000, output_tokens: 50 });
+  writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const r = run({ trace: file, replicas: 2, failGroupAtS: [100], prefixResetAtS: [200] });
+  assert.equal(r.duration_s, 5, 'not stretched to the failure');
+  assert.equal(r.fleet.failures?.groups, 0);
+  assert.equal(r.fleet.prefix_resets?.resets, 0);
 });
 
 test('an operator freeze: inside its window no decision is taken, outside the controller scales', () => {

@@ -116,6 +116,13 @@ test("a request still running at its client's deadline is cut there, failed, as 
     assert.equal(r.completed, 0, policy);
     assert.equal(r.slo.attainment_offered, 0, policy);
   }
+  // Cut mid-stream, about 25 tokens in: the gaps it streamed are no completed request's, and
+  // none is in the pooled ITL.
+  const long = { ...row, output_tokens: 100, max_tokens: 100 };
+  writeFileSync(file, `${JSON.stringify(long)}\n`);
+  const cut = run({ trace: file, profile: 'const:prefill_ms_per_token=1,decode_step_ms=10' });
+  assert.equal(cut.completed, 0);
+  assert.equal(cut.latency_ms.itl.count, 0);
   // Within its deadline it is served, and good.
   writeFileSync(file, `${JSON.stringify({ ...row, timeout_ms: 5_000 })}\n`);
   assert.equal(

@@ -61,6 +61,24 @@ test('throughput and the pooled token gaps count completed requests only', () =>
   assert.equal((r.latency_ms.itl as { count: number }).count, gaps);
 });
 
+test('a failed group: only the requests admission took again count as moved; the rest as lost', () => {
+  // One replica: once it fails there is nowhere to go, and every request it held is refused.
+  const alone = runSeeing({ rate: 10, numRequests: 200, replicas: 1, failGroupAtS: [5] }).report;
+  const lost = alone.fail_reasons.replica_lost ?? 0;
+  assert.ok(lost > 0, 'streams were under way');
+  assert.deepEqual(alone.fleet.failures, {
+    groups: 1,
+    failovers: 0,
+    streams_resumed: 0,
+    recomputed_tokens: 0,
+    streams_lost: lost,
+  });
+  // Two: the other takes them.
+  const two = runSeeing({ rate: 6, numRequests: 400, replicas: 2, failGroupAtS: [20] }).report;
+  assert.ok((two.fleet.failures?.streams_resumed ?? 0) > 0);
+  assert.ok((two.fleet.failures?.recomputed_tokens ?? 0) > 0);
+});
+
 test('a fixed fleet that lost a group reports the ready replicas it had, not the ones it started with', () => {
   const { report: r } = runSeeing({ rate: 6, numRequests: 400, replicas: 2, failGroupAtS: [20] });
   const ready = r.fleet.replicas_ready_mean;

@@ -28,8 +28,8 @@ export interface CapacityEventOptions {
 export interface FailureHost {
   /** End the attempt the failed group held (with what it had streamed). */
   endAttempt(t: RequestTracker): void;
-  /** Offer it again: through admission, to another replica. */
-  resend(t: RequestTracker): void;
+  /** Offer it again: through admission, to another replica; false when that refused it. */
+  resend(t: RequestTracker): boolean;
   /** End it failed: its streams were under way and cannot go on elsewhere. */
   lost(t: RequestTracker): void;
   pump(): void;
@@ -58,15 +58,18 @@ export class CapacityEvents {
           if (index < 0) return;
           for (const t of fleet.fail(index)) {
             host.endAttempt(t);
+            // Counted as moved only where admission took it: one refused there is its client's
+            // refusal (a request not yet streaming) or a stream lost.
             if (t.firstTokenMs === undefined) {
-              this.failures.failovers++;
-              host.resend(t);
+              if (host.resend(t)) this.failures.failovers++;
             } else if (t.resume()) {
               // A stream under way resumes elsewhere: the rest is asked for as a new request
               // whose prompt is the original and the tokens streamed so far (recomputed there).
-              this.failures.resumed++;
-              this.failures.recomputedTokens += t.req.inputTokens + t.streamed;
-              host.resend(t);
+              const recomputed = t.req.inputTokens + t.streamed;
+              if (host.resend(t)) {
+                this.failures.resumed++;
+                this.failures.recomputedTokens += recomputed;
+              } else this.failures.lost++;
             } else {
               // Several choices under way stopped at different tokens: no one rest to ask for.
               this.failures.lost++;

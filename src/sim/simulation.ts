@@ -287,7 +287,8 @@ export function simulate(opts: SimulationOptions): Report {
       : ({ outcome: 'reject', decision: pipeline.refuse(asked, refusal, now) } as const);
   };
 
-  const sendAttempt = (tracker: RequestTracker) => {
+  /** Offers `tracker`'s next attempt; false when admission refused it. */
+  const sendAttempt = (tracker: RequestTracker): boolean => {
     sampleSpread();
     tracker.nextAttempt();
     const now = clock.now();
@@ -300,13 +301,16 @@ export function simulate(opts: SimulationOptions): Report {
     if (offer.outcome === 'reject') {
       door.settle(tracker, 0);
       // The rest of a stream whose replica failed found no room: the stream ends failed.
-      if (tracker.resumedAfter > 0) return replicaLost(tracker);
-      tracker.admitted = false;
-      tracker.rejectReason = offer.decision.reason;
-      return retryOrEnd(tracker, 'rejected', offer.decision);
+      if (tracker.resumedAfter > 0) replicaLost(tracker);
+      else {
+        tracker.admitted = false;
+        tracker.rejectReason = offer.decision.reason;
+        retryOrEnd(tracker, 'rejected', offer.decision);
+      }
+      return false;
     }
     const ticket = offer.ticket;
-    if (ticket.state === 'ended') return;
+    if (ticket.state === 'ended') return true;
     if (ticket.state !== 'dispatched') {
       keepPumping();
       tracker.ticket = ticket;
@@ -318,9 +322,11 @@ export function simulate(opts: SimulationOptions): Report {
     if (opts.client.timeoutMs !== undefined && tracker.timeout === null) {
       tracker.timeout = clock.at(now + opts.client.timeoutMs, () => onTimeout(tracker));
     }
+    return true;
   };
 
-  // A request's gaps are kept where its stream may end short (a timeout, a group's failure).
+  // A request's gaps are kept where its stream may end short (a timeout, a group's failure,
+  // its own deadline): a stream cut short is no completed request's, and its gaps leave the pool.
   const mayCut = opts.client.timeoutMs !== undefined || (opts.failGroupsAtMs?.length ?? 0) > 0;
   const arrivals = opts.requests[Symbol.iterator]();
   const scheduleNextArrival = () => {
@@ -334,8 +340,11 @@ export function simulate(opts: SimulationOptions): Report {
     clock.at(req.arrivalMs, () => {
       for (const w of windows()) w.arrived(req.inputTokens);
       const { priority, objectives } = opts.policy.classes[req.sloClass];
-      sendAttempt(new RequestTracker(req, tokenTimes, mayCut, priority, objectives));
+      const keepGaps = mayCut || req.deadlineMs !== undefined;
+      sendAttempt(new RequestTracker(req, tokenTimes, keepGaps, priority, objectives));
       scheduleNextArrival();
+      // The last one ended in its own arrival (refused, failed at once): nothing more is due.
+      if (arrivalsDone && counters.finished >= counters.offered) events.stop();
     });
   };
   scheduleNextArrival();

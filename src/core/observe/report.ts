@@ -31,12 +31,15 @@ export interface ReportContext {
     /** Group failures, when the run injects them: requests moved elsewhere, streams cut. */
     readonly failures?: {
       readonly groups: number;
-      /** Requests not yet streaming, moved to another replica. */
+      /** Requests not yet streaming, taken by admission again for another replica. */
       readonly failovers: number;
       /** Streams under way, resumed on another replica (prompt and streamed tokens recomputed). */
       readonly streams_resumed: number;
       readonly recomputed_tokens: number;
-      /** Requests of several choices under way, ended: no one rest of them to ask for. */
+      /**
+       * Streams under way, ended failed: several choices (no one rest of them to ask for), or a
+       * rest admission refused.
+       */
       readonly streams_lost?: number;
     };
     /** Canaries, when the run has them: windows, and the group-seconds their GPUs were held. */
