@@ -366,6 +366,12 @@ test('values that would overflow a run to no end are refused by their flag; --ar
       [['--profile', 'const:step_ms=1e400'], /--profile: expected step_ms=<a number ≥ 0>/],
       [['--slowdown', '1e308'], /--slowdown: expected a number > 0 and ≤ 1,000/],
       [['--tool-calls', '64:1e308:0'], /--tool-calls: expected .*WAIT_MS > 0 and ≤ 86,400,000/],
+      // So small that the run's clock outgrows its steps: every gap 0, every request good.
+      [['--rate', '1e-300'], /--rate: expected a number ≥ 0.000001, or inf, got "1e-300"/],
+      [
+        ['--prefill-replicas', '1', '--kv-link-gbps', '1e-300'],
+        /--kv-link-gbps: expected a number ≥ 0.001, got "1e-300"/,
+      ],
     ],
   );
   await exitsNaming(

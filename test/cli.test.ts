@@ -146,9 +146,13 @@ const bad: Array<[string, string[], RegExp]> = [
   [
     'bad number',
     ['simulate', '--rate', 'fast'],
-    /--rate: expected a number > 0, or inf, got "fast"/,
+    /--rate: expected a number ≥ 0.000001, or inf, got "fast"/,
   ],
-  ['zero rate', ['simulate', '--rate', '0'], /--rate: expected a number > 0, or inf, got "0"/],
+  [
+    'zero rate',
+    ['simulate', '--rate', '0'],
+    /--rate: expected a number ≥ 0.000001, or inf, got "0"/,
+  ],
   [
     'unknown profile',
     ['simulate', '--profile', 'llama-9/tpu'],

@@ -24,15 +24,31 @@ export function positiveAtMost(flag: string, max: number) {
   };
 }
 
-/** A rate: a number > 0, or `inf` (vLLM's spelling) for everything at once. */
+/**
+ * A finite number of at least `min` (> 0): below it, a run's clock grows past where a step's
+ * milliseconds still add to it.
+ */
+export function numberAtLeast(flag: string, min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !(n >= min && Number.isFinite(n)))
+      throw new ConfigError(flag, `a number ≥ ${min}`, value);
+    return n;
+  };
+}
+
+/** The least rate, requests/s (one a fortnight): a run of 1,000 then spans 32 years. */
+export const MIN_RATE = 0.000001;
+
+/** A rate: a number of at least `MIN_RATE`, or `inf` (vLLM's spelling) for everything at once. */
 export function positiveRate(flag: string) {
-  const finite = positiveNumber(flag);
+  const finite = numberAtLeast(flag, MIN_RATE);
   return (value: string): number => {
     if (value === 'inf' || value === 'Infinity') return Infinity;
     try {
       return finite(value);
     } catch {
-      throw new ConfigError(flag, 'a number > 0, or inf', value);
+      throw new ConfigError(flag, `a number ≥ ${MIN_RATE}, or inf`, value);
     }
   };
 }

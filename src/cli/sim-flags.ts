@@ -10,6 +10,7 @@ import { RETRY_MODES, type RetryMode } from '../sim/client-behaviour.ts';
 import {
   nonNegativeNumber,
   positiveInt,
+  numberAtLeast,
   positiveNumber,
   repeated,
   secondsWindow,
@@ -17,7 +18,7 @@ import {
   replicaCount,
 } from './parse-flags.ts';
 import { addWorkloadFlags, workloadFromFlags } from './workload-flags.ts';
-import { DEFAULT_KV_LINK } from '../engine/kv-transfer.ts';
+import { DEFAULT_KV_LINK, MIN_KV_LINK_GBPS } from '../engine/kv-transfer.ts';
 
 export function addScenarioFlags(cmd: Command): Command {
   return addWorkloadFlags(addScaleLimitFlags(addEngineFlags(cmd), '--replicas'))
@@ -47,7 +48,7 @@ export function addScenarioFlags(cmd: Command): Command {
     .option(
       '--kv-link-gbps <gbps>',
       `with --prefill-replicas: the link a prompt's KV crosses, gigabits per second per GPU (default ${DEFAULT_KV_LINK.gbps}: one RDMA NIC per GPU), plus ${DEFAULT_KV_LINK.setupMs} ms a transfer`,
-      positiveNumber('--kv-link-gbps'),
+      numberAtLeast('--kv-link-gbps', MIN_KV_LINK_GBPS),
     )
     .option(
       '--autoscaler <type>',

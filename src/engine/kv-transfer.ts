@@ -22,9 +22,16 @@ export interface KvLink {
  */
 export const DEFAULT_KV_LINK: KvLink = { gbps: 400, setupMs: 2 };
 
+/** The slowest link, Gb/s (1 Mb/s): a model's whole KV cache then crosses in hours, not years. */
+export const MIN_KV_LINK_GBPS = 0.001;
+
 export function checkKvLink(link: KvLink): KvLink {
-  if (!(link.gbps > 0 && Number.isFinite(link.gbps))) {
-    throw new ConfigError('kvLink.gbps', 'a positive number of gigabits per second', link.gbps);
+  if (!(link.gbps >= MIN_KV_LINK_GBPS && Number.isFinite(link.gbps))) {
+    throw new ConfigError(
+      'kvLink.gbps',
+      `a number of gigabits per second ≥ ${MIN_KV_LINK_GBPS}`,
+      link.gbps,
+    );
   }
   if (!(link.setupMs >= 0 && Number.isFinite(link.setupMs))) {
     throw new ConfigError('kvLink.setupMs', 'a non-negative number of ms', link.setupMs);
