@@ -197,6 +197,17 @@ const bad: Array<[string, string[], RegExp]> = [
   ],
   ['bad length spec', ['simulate', '--input', 'uniform:9:1'], /--input/],
   [
+    // vLLM will not start one either: requests would be refused by the length they sampled.
+    'a KV cache that holds no sequence of the context',
+    ['engine', '--gpu-memory-utilization', '0.215'],
+    /^goodput: --gpu-memory-utilization: expected a KV cache of at least one sequence of the max model length, 8192 tokens \(this one holds 528: a larger cache, or a max model length ≤ 528\), got 0.215$/m,
+  ],
+  [
+    'a KV cache of too few blocks for the context',
+    ['simulate', '--kv-blocks', '10'],
+    /^goodput: --kv-blocks: expected .* 8192 tokens \(this one holds 160: .*\), got 10$/m,
+  ],
+  [
     'a fleet no memory holds',
     ['simulate', '--replicas', '1000000'],
     /--replicas: expected an integer in \[1, 10000\], got "1000000"/,

@@ -34,7 +34,8 @@ function randomSpec(rng: SeededRng): { spec: Partial<ScenarioSpec>; policy: stri
     output: pick(rng, ['uniform:1:300', 'sharegpt-vllm', 'fixed:64']),
     engineVersion: pick(rng, ['vllm-v1', 'vllm-0.6', 'vllm-0.4']),
     preemption: pick(rng, ['recompute', 'swap', 'auto'] as const),
-    ...maybe(0.5, { kvBlocks: pick(rng, [400, 1_000, 3_000]) }),
+    // With its context within the cache, as vLLM requires to start.
+    ...maybe(0.5, { kvBlocks: pick(rng, [400, 1_000, 3_000]), maxModelLen: 6_400 }),
     ...maybe(0.3, { maxNumSeqs: pick(rng, [4, 16, 64]) }),
     ...(priority
       ? { schedulingPolicy: 'priority' as const, ...maybe(0.5, { ttftBoostMs: 200 }) }

@@ -2,12 +2,15 @@
  * A request's choices (`n`), as vLLM V1 serves them: one generation per choice, each its own
  * request in the engine with the same prompt — the prefix cache has the first compute it and the
  * rest find it (`prefixCachedOnAllocation`) — and their events read as one stream, each tagged
- * with its choice. Main rule: all or none; a choice the engine refuses withdraws those already
- * submitted, and a reader that stops early cancels every choice still running.
+ * with its choice. Main rules: all or none; a choice the engine refuses withdraws those already
+ * submitted, and a reader that stops early cancels every choice still running. The request's
+ * injected faults are drawn once and carried by its first choice: a failure refuses it before
+ * any choice runs, a crash cuts its stream, a stall pauses its first choice.
  */
 import { EventChannel } from './event-channel.ts';
 import type { Generation, GenerationEvent } from './generation.ts';
 import type { GenerationRequest, SimulatedBackend, SubmitResult } from './simulated-backend.ts';
+import { SPARED } from './request-plan.ts';
 
 interface ChoiceEvent {
   readonly choice: number;
@@ -30,8 +33,9 @@ export function submitChoices(
   if (n > 1 && backend.config.prefixCachedOnAllocation !== true)
     return { ok: false, reason: 'choices_unsupported' };
   const generations: Generation[] = [];
+  const faults = backend.drawFaults();
   for (let i = 0; i < n; i++) {
-    const r = backend.submit(req);
+    const r = backend.submit(req, i === 0 ? faults : SPARED);
     if (!r.ok) {
       for (const g of generations) g.cancel();
       return r;

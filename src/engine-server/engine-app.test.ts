@@ -184,3 +184,20 @@ test('a bad configuration fails at creation, naming the option', () => {
     /faults\.crashRate: expected a number in \[0, 1\], got 1.5/,
   );
 });
+
+test('a request of n choices draws its faults once: --fail-rate is a share of requests, and no choice is aborted for it', async () => {
+  const failing = testServer({ faults: { failRate: 0.5 } });
+  let failed = 0;
+  const requests = 200;
+  for (let i = 0; i < requests; i++) {
+    const body = { model: MODEL, prompt: 'hi', max_tokens: 2, n: 4 };
+    const res = await post(failing, TEXT, body);
+    await res.text();
+    if (res.status === 500) failed++;
+    else assert.equal(res.status, 200);
+  }
+  // A share of about 0.5, far from the 1 − 0.5⁴ ≈ 0.94 of a draw per choice.
+  assert.ok(failed > 70 && failed < 130, `${failed} of ${requests} failed`);
+  const metrics = await (await failing.app.request('/metrics')).text();
+  assert.match(metrics, /vllm:request_success_total\{[^}]*finished_reason="abort"[^}]*\} 0\n/);
+});

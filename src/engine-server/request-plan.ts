@@ -1,8 +1,10 @@
 /**
  * Decides, when a request arrives, what the simulated model will do with it: how many tokens it
- * generates and why it stops, and which injected fault (if any) hits it. Main rule: every
- * request draws the same number of values from each seeded stream whatever the settings — one
- * length, three fault draws — so a seed gives the same lengths with faults on or off.
+ * generates and why it stops, and which injected fault (if any) hits it. Main rules: every
+ * request draws the same number of values from each seeded stream whatever the settings — a
+ * length for each choice, three fault draws — so a seed gives the same lengths with faults on or
+ * off; and a request's faults are drawn once, however many choices it has (`drawFaults`), so a
+ * rate is a share of requests, as `--help` says.
  */
 import type { Rng } from '../core/ports/rng.ts';
 import { stopCut, type StopCut } from './stop-strings.ts';
@@ -18,6 +20,16 @@ export interface FaultRates {
 }
 
 export const NO_FAULTS: FaultRates = { failRate: 0, stallRate: 0, stallMs: 0, crashRate: 0 };
+
+/** Which injected faults hit one request. */
+export interface DrawnFaults {
+  readonly fail: boolean;
+  readonly stall: boolean;
+  readonly crash: boolean;
+}
+
+/** None: a request's further choices, its faults carried by its first. */
+export const SPARED: DrawnFaults = { fail: false, stall: false, crash: false };
 
 export interface PlanInput {
   readonly promptTokens: number;
@@ -67,11 +79,17 @@ export class RequestPlanner {
     this.sample = sample;
   }
 
-  plan(input: PlanInput): RequestPlan {
-    const natural = this.sample(this.lengths.next());
+  /** One request's faults, drawn at its rates. */
+  drawFaults(): DrawnFaults {
     const fail = this.faults.next() < this.rates.failRate;
     const stall = this.faults.next() < this.rates.stallRate && this.rates.stallMs > 0;
     const crash = this.faults.next() < this.rates.crashRate;
+    return { fail, stall, crash };
+  }
+
+  plan(input: PlanInput, faults: DrawnFaults = this.drawFaults()): RequestPlan {
+    const natural = this.sample(this.lengths.next());
+    const { fail, stall, crash } = faults;
 
     const room = Math.max(1, input.maxModelLen - input.promptTokens);
     const limit = Math.min(input.maxTokens ?? room, room);

@@ -16,6 +16,7 @@ import { ReplicaDriver } from '../engine/replica-driver.ts';
 import type { TimingProfile } from '../engine/timing/profile.ts';
 import { type Generation, Job, type JobHost } from './generation.ts';
 import {
+  type DrawnFaults,
   type FaultRates,
   type FillerFinish,
   type LengthSampler,
@@ -145,8 +146,14 @@ export class SimulatedBackend implements JobHost {
     return this.config.maxModelLen;
   }
 
-  submit(req: GenerationRequest): SubmitResult {
-    const plan = this.planner.plan({ ...req, maxModelLen: this.maxModelLen });
+  /** One request's injected faults: a request of several choices draws them once (choices.ts). */
+  drawFaults(): DrawnFaults {
+    return this.planner.drawFaults();
+  }
+
+  /** Accepts `req` (one choice), hit by `faults` (by default, its own draw), or says why not. */
+  submit(req: GenerationRequest, faults: DrawnFaults = this.drawFaults()): SubmitResult {
+    const plan = this.planner.plan({ ...req, maxModelLen: this.maxModelLen }, faults);
     if (this.closed) return { ok: false, reason: 'shutting_down' };
     const room = this.maxModelLen - req.promptTokens;
     if (req.maxTokens !== undefined && room > 0 && req.maxTokens > room)

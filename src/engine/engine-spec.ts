@@ -8,6 +8,7 @@ import { ConfigError } from '../core/errors.ts';
 import type { EngineConfig, PreemptionMode, ToolKvMode } from './engine-types.ts';
 import { DEFAULT_ENGINE_VERSION, ENGINE_VERSIONS, type EngineVersion } from './engine-versions.ts';
 import { GPUS, MODELS, type GpuSpec, type ModelSpec } from './hardware.ts';
+import { resolveGpuBlocks } from './kv-capacity.ts';
 import { HostTimedProfile, type HostOverhead } from './timing/host-overhead.ts';
 import { FittedProfile } from './timing/fitted-profile.ts';
 import { resolveProfile } from './timing/profile-registry.ts';
@@ -143,7 +144,7 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
     const only = `1 under ${version.name} (multi-step scheduling is vLLM 0.6's: --engine-version vllm-0.6)`;
     throw new ConfigError('schedulerSteps', only, spec.schedulerSteps);
   }
-  return {
+  const config: EngineConfig = {
     model,
     gpu,
     tp: spec.tp,
@@ -176,6 +177,25 @@ export function buildEngineConfig(spec: EngineSpec): EngineConfig {
           loraLoadMs: spec.loraLoadMs ?? DEFAULT_LORA_LOAD_MS,
         }),
   };
+  holdsOneSequence(config);
+  return config;
+}
+
+/**
+ * vLLM refuses to start an engine whose KV cache cannot hold one sequence of its max model
+ * length ("To serve at least one request with the model's max seq len …"): a replica that
+ * started would refuse requests by the length it happened to sample. So does this one, naming
+ * what to change and the context the cache does hold.
+ */
+function holdsOneSequence(config: EngineConfig): void {
+  const tokens = resolveGpuBlocks(config) * config.blockSize;
+  if (tokens >= config.maxModelLen) return;
+  const given = config.numGpuBlocks;
+  throw new ConfigError(
+    given === undefined ? 'gpuMemoryUtilization' : 'kvBlocks',
+    `a KV cache of at least one sequence of the max model length, ${config.maxModelLen} tokens (this one holds ${tokens}: a larger cache, or a max model length ≤ ${tokens})`,
+    given ?? config.gpuMemoryUtilization,
+  );
 }
 
 /**

@@ -26,27 +26,29 @@ test('a prompt past the KV the flags plan is served where a backend reports room
   const [a] = await engines(1, { ...long, servedModelName: MODEL, kvBlocks: 2_100 });
   const [b] = await engines(1, { ...long, servedModelName: MODEL, kvBlocks: 8_000 });
   const log = memoryOpsLog();
-  // The flags plan 1,300 blocks of 16 tokens: 20,800 tokens a replica.
-  const gw = await gateway([a, b], 'goodput', { engine: { ...long, kvBlocks: 1_300 }, log });
+  // The flags plan 2,048 blocks of 16 tokens: one sequence of the context, 32,768 tokens a
+  // replica, of which admission keeps 5% free: 31,130 usable.
+  const gw = await gateway([a, b], 'goodput', { engine: { ...long, kvBlocks: 2_048 }, log });
   const capacity = (i: number) =>
     metric(gw.url, 'goodput_backend_kv_capacity_tokens', `backend="backend-${i}"`);
   await until(async () => (await capacity(0)) > 0 && (await capacity(1)) > 0);
   assert.deepEqual([await capacity(0), await capacity(1)], [33_600, 128_000]);
   const warned = log.lines.filter((l) => l.level === 'warn').map((l) => l.fields);
   assert.deepEqual(warned, [
-    { backend: 'backend-0', kv_capacity_tokens: 33_600, planned_kv_tokens: 20_800 },
-    { backend: 'backend-1', kv_capacity_tokens: 128_000, planned_kv_tokens: 20_800 },
+    { backend: 'backend-1', kv_capacity_tokens: 128_000, planned_kv_tokens: 32_768 },
   ]);
-  assert.match(log.lines[0].msg, /pass its num_gpu_blocks as --kv-blocks/);
-  // About 24,000 tokens: past what the plan calls a replica's, within what each one holds.
+  assert.match(log.lines.find((l) => l.level === 'warn')?.msg ?? '', /as --kv-blocks/);
+  assert.match(log.lines[0].msg, /holds 33600 KV tokens where the engine flags plan 32768/);
+  // About 32,000 tokens: past what the plan leaves usable, within the context and what the
+  // second backend holds.
   const res = await postChat(gw.url, {
-    messages: [{ role: 'user', content: promptOf(3_500) }],
+    messages: [{ role: 'user', content: promptOf(4_640) }],
     max_tokens: 8,
   });
   const body = await res.text();
   assert.equal(res.status, 200, body);
   const { usage } = JSON.parse(body) as { usage: { prompt_tokens: number } };
-  assert.ok(usage.prompt_tokens > 20_800, `prompt_tokens ${usage.prompt_tokens}`);
+  assert.ok(usage.prompt_tokens > 31_130, `prompt_tokens ${usage.prompt_tokens}`);
 });
 
 test('a backend whose cache is smaller than planned is given no more than it holds', async () => {
