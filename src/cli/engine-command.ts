@@ -81,18 +81,28 @@ export function engineCommand(): Command {
       rate('--crash-rate'),
       0,
     )
+    .option(
+      '--shutdown-timeout <s>',
+      "vLLM's: on SIGTERM, refuse new requests (503) and let those running end for at most this many seconds before cutting them; 0: cut them at once",
+      nonNegativeNumber('--shutdown-timeout'),
+      0,
+    )
     .action(async (o: Record<string, unknown>) => {
       /** The server, once it listens: what a stop closes first. */
-      const serving: { close?: () => Promise<void> } = {};
+      const serving: { close?: (drainMs: number) => Promise<void> } = {};
       let stopping = false;
-      const stop = () => {
+      const stop = (drainMs: number) => {
         if (stopping) return;
         stopping = true;
         if (serving.close === undefined) process.exit(0);
-        else void serving.close().then(() => process.exit(0));
+        else void serving.close(drainMs).then(() => process.exit(0));
       };
-      // The channel a parent opened closes when the parent exits, even on SIGKILL.
-      if (process.channel !== undefined) process.once('disconnect', stop);
+      const drainMs = (o.shutdownTimeout as number) * 1000;
+      // Its parent gone, nobody waits for the answers: cut at once.
+      if (process.channel !== undefined) process.once('disconnect', () => stop(0));
+      // Before the start-up delay too: a stop while loading weights just exits.
+      process.once('SIGINT', () => stop(drainMs));
+      process.once('SIGTERM', () => stop(drainMs));
       const startupMs = (o.startupDelay as number) * 1000;
       if (startupMs > 0) {
         console.log(`goodput engine: starting up, listening in ${startupMs / 1000} s`);
@@ -119,9 +129,7 @@ export function engineCommand(): Command {
         throw e.code === undefined ? e : listenRefused(e, o.host as string, o.port as number);
       });
       console.log(`goodput engine: serving ${engine.servedModelName} at ${engine.url}/v1`);
-      serving.close = () => engine.close();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      serving.close = (ms) => engine.close(ms);
     });
 }
 

@@ -49,6 +49,11 @@ export interface EngineServer {
   readonly backend: SimulatedBackend;
   readonly metrics: EngineMetrics;
   readonly servedModelName: string;
+  /**
+   * Begins a drain: `/health` answers 503 and new requests get 503 `shutting_down`, while those
+   * accepted run to their end (`backend.whenIdle()`).
+   */
+  drain(): void;
   /** Stops the engine; open streams end broken, later requests get 503. */
   close(): void;
 }
@@ -175,6 +180,10 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
     backend,
     metrics,
     servedModelName,
+    drain() {
+      serving = false;
+      backend.drain();
+    },
     close() {
       serving = false;
       backend.close();

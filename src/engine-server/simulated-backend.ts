@@ -115,6 +115,10 @@ export class SimulatedBackend implements JobHost {
   };
   private nextId = 0;
   private closed = false;
+  /** Draining: no request is accepted, those accepted run on (`drain`). */
+  private draining = false;
+  /** Told once no accepted request is left (`whenIdle`). */
+  private idle: (() => void)[] = [];
 
   constructor(opts: SimulatedBackendOptions) {
     this.clock = opts.clock;
@@ -154,7 +158,7 @@ export class SimulatedBackend implements JobHost {
   /** Accepts `req` (one choice), hit by `faults` (by default, its own draw), or says why not. */
   submit(req: GenerationRequest, faults: DrawnFaults = this.drawFaults()): SubmitResult {
     const plan = this.planner.plan({ ...req, maxModelLen: this.maxModelLen }, faults);
-    if (this.closed) return { ok: false, reason: 'shutting_down' };
+    if (this.closed || this.draining) return { ok: false, reason: 'shutting_down' };
     const room = this.maxModelLen - req.promptTokens;
     if (req.maxTokens !== undefined && room > 0 && req.maxTokens > room)
       return { ok: false, reason: 'output_exceeds_max_model_len' };
@@ -187,6 +191,17 @@ export class SimulatedBackend implements JobHost {
     return this.live.size;
   }
 
+  /** Accepts no more requests (each refused `shutting_down`); those accepted run to their end. */
+  drain(): void {
+    this.draining = true;
+  }
+
+  /** Resolves once no accepted request is left: at once when none is. */
+  whenIdle(): Promise<void> {
+    if (this.live.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
   /** Stops the engine; streams still open end without a finish. */
   close(): void {
     if (this.closed) return;
@@ -195,6 +210,11 @@ export class SimulatedBackend implements JobHost {
     for (const job of this.live) job.drop();
     this.live.clear();
     this.lastTokenMs.clear();
+    this.toldIdle();
+  }
+
+  private toldIdle(): void {
+    if (this.live.size === 0) for (const told of this.idle.splice(0)) told();
   }
 
   // JobHost: called by jobs as the engine drives them.
@@ -221,6 +241,7 @@ export class SimulatedBackend implements JobHost {
 
   private end(job: Job, reason: EndReason, atMs: Ms): void {
     if (!this.live.delete(job)) return;
+    this.toldIdle();
     const lastMs = this.lastTokenMs.get(job);
     this.lastTokenMs.delete(job);
     this.counts.ended[reason]++;
