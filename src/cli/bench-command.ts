@@ -10,7 +10,7 @@ import { ConfigError } from '../core/errors.ts';
 import { BENCH_ENDPOINTS, type BenchEndpoint } from '../loadgen/bench-call.ts';
 import { benchResult } from '../loadgen/bench-result.ts';
 import { parseGoodputSpec } from '../loadgen/goodput-spec.ts';
-import { runBench, type BenchSpec } from '../loadgen/run-bench.ts';
+import { BenchInterrupted, runBench, type BenchSpec } from '../loadgen/run-bench.ts';
 import { serverBaseUrl } from '../openai/server-url.ts';
 import { epochMs, wallClock } from '../runtime/wall-clock.ts';
 import { wallTimers } from '../runtime/wall-timers.ts';
@@ -29,7 +29,11 @@ export function benchCommand(): Command {
         'an open-loop benchmark of a live OpenAI-compatible server, with vllm bench serve semantics',
       )
       .requiredOption('--url <url>', 'the server: http(s)://host:port (a trailing /v1 is accepted)')
-      .option('--api-key <key>', 'bearer key for every request (default: $OPENAI_API_KEY)')
+      .option(
+        '--api-key <key>',
+        'bearer key for every request (default: $OPENAI_API_KEY)',
+        bearerKey('--api-key'),
+      )
       .option(
         '--tenant-key <tenant=key>',
         'the key a workload tenant sends (repeatable): the server knows tenants by key',
@@ -78,7 +82,7 @@ export function benchCommand(): Command {
     checkOutputs(flags, ['--json', flags.json], ['--html', flags.html]);
     const spec: BenchSpec = {
       baseUrl: serverBaseUrl(flags.url as string, '--url'),
-      apiKey: (flags.apiKey as string | undefined) ?? process.env.OPENAI_API_KEY,
+      apiKey: (flags.apiKey as string | undefined) ?? envKey(process.env.OPENAI_API_KEY),
       tenantKeys: flags.tenantKey as Map<string, string> | undefined,
       model: flags.model as string | undefined,
       endpoint: flags.endpoint as BenchEndpoint,
@@ -106,7 +110,16 @@ export function benchCommand(): Command {
       timers: wallTimers(),
       onEnd: (ended) => bar.update(wallClock.now() - started, ended),
       stop: stop.signal,
-    }).finally(() => stop.release());
+    })
+      .catch((e: unknown) => {
+        if (!(e instanceof BenchInterrupted)) throw e;
+        bar.done();
+        console.error(e.message);
+        process.exitCode = 130;
+        return undefined;
+      })
+      .finally(() => stop.release());
+    if (run === undefined) return;
     bar.done();
     if (stop.signal.aborted) {
       // The result of what was sent is still told, and the exit says it was cut short.
@@ -160,6 +173,29 @@ function interruptible() {
   };
 }
 
+/** What a bearer key may hold: printable ASCII, no space (an HTTP header carries it). */
+const BEARER_KEY = /^[\x21-\x7e]+$/;
+
+function bearerKey(flag: string) {
+  return (value: string): string => {
+    if (BEARER_KEY.test(value)) return value;
+    // The key itself is not repeated: a secret has no place in an error.
+    const chars = [...value];
+    const at = chars.findIndex((c) => !BEARER_KEY.test(c));
+    const code = chars[at]?.codePointAt(0) ?? 0;
+    const what =
+      value === ''
+        ? 'an empty key'
+        : `U+${code.toString(16).toUpperCase().padStart(4, '0')} at character ${at + 1}`;
+    throw new ConfigError(flag, 'a key of printable ASCII without spaces', what);
+  };
+}
+
+/** `$OPENAI_API_KEY`, where set and not empty: held to a flag's rule, named as itself. */
+function envKey(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : bearerKey('$OPENAI_API_KEY')(value);
+}
+
 function collectTenantKey(value: string, prev: Map<string, string> | undefined) {
   const at = value.indexOf('=');
   if (at <= 0 || at === value.length - 1)
@@ -167,7 +203,7 @@ function collectTenantKey(value: string, prev: Map<string, string> | undefined) 
   const tenant = value.slice(0, at);
   const map = new Map(prev);
   if (map.has(tenant)) throw new ConfigError('--tenant-key', `one key for tenant ${tenant}`, value);
-  return map.set(tenant, value.slice(at + 1));
+  return map.set(tenant, bearerKey('--tenant-key')(value.slice(at + 1)));
 }
 
 function percentileList(value: string): number[] {

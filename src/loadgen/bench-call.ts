@@ -76,7 +76,7 @@ export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): Benc
   const key = shape.tenantKeys?.get(req.tenant) ?? shape.apiKey;
   if (key !== undefined) headers.authorization = `Bearer ${key}`;
   if (shape.sendClass) headers['x-goodput-class'] = req.sloClass;
-  if (req.session !== undefined) headers['x-session-id'] = req.session;
+  if (req.session !== undefined) headers['x-session-id'] = sessionHeader(req.session);
   // A client deadline (a trace's `timeout_ms`) goes as the gateway's relative header: the call
   // is sent when the request arrives.
   if (req.deadlineMs !== undefined) {
@@ -90,6 +90,14 @@ export function benchCall(req: LlmRequest, shape: CallShape, prompts: Rng): Benc
     headers,
     ...(several.n === undefined ? {} : { choices: several.n }),
   };
+}
+
+/**
+ * A session as a header carries it: as it is when it is printable ASCII, else percent-encoded
+ * (a trace's session may be any text; a header value may not), the same text always the same id.
+ */
+export function sessionHeader(session: string): string {
+  return /^[\x20-\x7e]*$/.test(session) ? session : encodeURIComponent(session);
 }
 
 function tokenIds(n: number, rng: Rng): number[] {

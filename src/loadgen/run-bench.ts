@@ -63,10 +63,10 @@ export async function runBench(spec: BenchSpec, hooks: BenchHooks): Promise<Benc
   if (spec.endpoint === 'responses') refuseChoices(workload);
   // A gateway with keys lists its models to any of them: a run with tenants' keys alone asks with one.
   const listKey = spec.apiKey ?? spec.tenantKeys?.values().next().value;
-  const model = spec.model ?? (await servedModel(spec.baseUrl, listKey));
+  const { clock, timers, stop } = hooks;
+  const model = spec.model ?? (await servedModel(spec.baseUrl, listKey, { clock, timers, stop }));
   const prompts = rng.fork('prompts');
   const shape = { ...spec, model };
-  const { clock, timers, stop } = hooks;
   const ctx = { baseUrl: spec.baseUrl, clock, timers, timeoutMs: spec.timeoutMs, stop };
   let offered = 0;
   const run = await runOpenLoop(
@@ -101,8 +101,29 @@ function refuseChoices(workload: Workload): void {
     );
 }
 
-/** The first model `GET /v1/models` lists; a server that cannot answer it is a ConfigError on `--url`. */
-export async function servedModel(baseUrl: string, apiKey?: string): Promise<string> {
+/** The run was interrupted before it sent anything: there is no result to tell. */
+export class BenchInterrupted extends Error {
+  constructor(when: string) {
+    super(`interrupted ${when}: nothing was sent`);
+    this.name = 'BenchInterrupted';
+  }
+}
+
+/** How long `GET /v1/models` has for its whole answer, however the server trickles it. */
+const MODELS_DEADLINE_MS = 10_000;
+/** The most of its answer read: a list of models is kilobytes. */
+const MODELS_MAX_CHARS = 4 * 1024 * 1024;
+
+/**
+ * The first model `GET /v1/models` lists; a server that cannot answer it — within
+ * `MODELS_DEADLINE_MS` for the whole answer, whole, as JSON — is a ConfigError on `--url`. The
+ * run interrupted meanwhile ends it at once.
+ */
+export async function servedModel(
+  baseUrl: string,
+  apiKey: string | undefined,
+  hooks: Pick<BenchHooks, 'clock' | 'timers' | 'stop'>,
+): Promise<string> {
   const url = new URL(`${baseUrl}/v1/models`);
   const why = (detail: string) =>
     new ConfigError(
@@ -113,27 +134,52 @@ export async function servedModel(baseUrl: string, apiKey?: string): Promise<str
   const body = await new Promise<string>((resolve, reject) => {
     const req = (url.protocol === 'https:' ? https : http).get(
       url,
-      {
-        headers: apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` },
-        timeout: 10_000,
-      },
+      { headers: apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` } },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
-        res.on('data', (s: string) => (text += s));
+        res.on('data', (s: string) => {
+          text += s;
+          if (text.length > MODELS_MAX_CHARS)
+            fail(`GET /v1/models answered past ${MODELS_MAX_CHARS} characters`);
+        });
         res.on('end', () =>
           res.statusCode === 200
-            ? resolve(text)
-            : reject(why(`GET /v1/models answered ${res.statusCode}`)),
+            ? settle(() => resolve(text))
+            : fail(`GET /v1/models answered ${res.statusCode}`),
         );
+        // Cut before its end: no 'end' comes.
+        res.on('close', () => {
+          if (!res.complete) fail('GET /v1/models: the answer was cut before its end');
+        });
       },
     );
-    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
-    req.on('error', (e: NodeJS.ErrnoException) => reject(why(e.code ?? e.message)));
+    let settled = false;
+    const deadline = hooks.timers.at(hooks.clock.now() + MODELS_DEADLINE_MS, () =>
+      fail(`GET /v1/models: no whole answer within ${MODELS_DEADLINE_MS / 1000} s`),
+    );
+    const interrupted = () => {
+      settle(() => reject(new BenchInterrupted('before the server listed its models')));
+      req.destroy();
+    };
+    function settle(then: () => void) {
+      if (settled) return;
+      settled = true;
+      deadline.cancel();
+      hooks.stop?.removeEventListener('abort', interrupted);
+      then();
+    }
+    function fail(detail: string) {
+      settle(() => reject(why(detail)));
+      req.destroy();
+    }
+    if (hooks.stop?.aborted) interrupted();
+    else hooks.stop?.addEventListener('abort', interrupted, { once: true });
+    req.on('error', (e: NodeJS.ErrnoException) => fail(e.code ?? e.message));
   });
   let id: unknown;
   try {
-    id = (JSON.parse(body) as { data?: { id?: unknown }[] }).data?.[0]?.id;
+    id = (JSON.parse(body) as { data?: { id?: unknown }[] } | null)?.data?.[0]?.id;
   } catch {
     throw why('GET /v1/models did not answer JSON');
   }

@@ -7,7 +7,9 @@
  * connection, an HTTP error, an error event in the stream (`response.failed` too), a stream cut
  * before its end, the client's own timeout (from the send to the answer's end, however the
  * server trickles it) or the run interrupted each end as a failed record with a status and a
- * reason, so a run against a broken server still reports.
+ * reason, so a run against a broken server still reports — as does one whose stream is not
+ * what a server of the API sends (an event not a JSON object, one past the reader's limit,
+ * counts that are not counts: `bad_stream`) or whose call cannot be sent at all (`bad_request`).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -75,11 +77,18 @@ export function streamCall(
       });
     };
 
-    const req = (secure ? https : http).request(url, {
-      method: 'POST',
-      agent: secure ? agents.https : agents.http,
-      headers: { ...call.headers, 'content-length': Buffer.byteLength(call.body) },
-    });
+    let req: http.ClientRequest;
+    try {
+      req = (secure ? https : http).request(url, {
+        method: 'POST',
+        agent: secure ? agents.https : agents.http,
+        headers: { ...call.headers, 'content-length': Buffer.byteLength(call.body) },
+      });
+    } catch (e) {
+      // A header no HTTP request can carry: nothing was sent.
+      const error = e instanceof Error ? e.message : String(e);
+      return resolve({ ...who, sentMs, endMs: sentMs, tokenTimesMs, ...noAnswer(error) });
+    }
     let status = 0;
     // Past the timeout, a call ends however much of its answer came.
     const late = ctx.timers.at(sentMs + ctx.timeoutMs, () => {
@@ -137,9 +146,10 @@ export function streamCall(
           try {
             event = JSON.parse(p) as StreamEvent;
           } catch {
-            finish({ ok: false, status, reason: 'bad_stream', error: `not JSON: ${p}` });
-            res.destroy();
-            return;
+            return badStream(`not JSON: ${p}`);
+          }
+          if (typeof event !== 'object' || event === null || Array.isArray(event)) {
+            return badStream(`not a JSON object: ${p}`);
           }
           const e = failureOf(event);
           if (e !== undefined) {
@@ -156,27 +166,37 @@ export function streamCall(
             event.type === 'response.function_call_arguments.delta' && event.item_id === announced;
           if (carriesToken(event) && !samePiece) {
             tokenTimesMs.push(now);
-            tokenChoices?.push(event.choices?.[0]?.index ?? 0);
+            const index = firstChoice(event)?.index;
+            tokenChoices?.push(typeof index === 'number' ? index : 0);
           }
           announced =
             event.type === 'response.output_item.added' && event.item?.type === 'function_call'
               ? event.item.id
               : undefined;
           if (event.usage)
-            usage = {
-              prompt: event.usage.prompt_tokens,
-              completion: event.usage.completion_tokens,
-            };
+            usage = counted(event.usage.prompt_tokens, event.usage.completion_tokens);
           if (event.type === 'response.completed' || event.type === 'response.incomplete') {
             done = true;
             const used = event.response?.usage;
-            if (used) usage = { prompt: used.input_tokens, completion: used.output_tokens };
+            if (used) usage = counted(used.input_tokens, used.output_tokens);
           }
         }
       };
-      res.on('data', (s: string) => take(sse.push(s)));
+      const badStream = (error: string) => {
+        finish({ ok: false, status, reason: 'bad_stream', error });
+        res.destroy();
+      };
+      // Whatever the server sent, its call ends as its record: the run goes on.
+      const read = (pieces: () => string[]) => {
+        try {
+          take(pieces());
+        } catch (e) {
+          badStream(e instanceof Error ? e.message : String(e));
+        }
+      };
+      res.on('data', (s: string) => read(() => sse.push(s)));
       res.on('end', () => {
-        take(sse.end());
+        read(() => sse.end());
         if (done) finish({ ok: true, status });
         else
           finish({
@@ -195,6 +215,17 @@ export function streamCall(
   });
 }
 
+interface StreamChoice {
+  readonly index?: number;
+  readonly text?: string;
+  readonly delta?: {
+    readonly content?: string | null;
+    readonly reasoning?: string | null;
+    readonly reasoning_content?: string | null;
+    readonly tool_calls?: readonly unknown[] | null;
+  } | null;
+}
+
 interface Failure {
   readonly message?: string;
   readonly type?: string;
@@ -206,6 +237,33 @@ function failureOf(event: StreamEvent): Failure | undefined {
   if (event.type === 'response.failed') return event.response?.error ?? {};
   if (event.type === 'error') return { message: event.message, code: event.code };
   return event.error ?? undefined;
+}
+
+/** A record of a call that could not be sent: `error` says why. */
+function noAnswer(error: string): Pick<CallRecord, 'ok' | 'status' | 'outputTokens'> & {
+  reason: string;
+  error: string;
+} {
+  return {
+    ok: false,
+    status: 0,
+    outputTokens: 0,
+    reason: 'bad_request',
+    error: error.slice(0, MAX_MESSAGE),
+  };
+}
+
+/** A usage's token counts where they are counts (whole, ≥ 0); a server's other values, none. */
+function counted(prompt: unknown, completion: unknown): { prompt?: number; completion?: number } {
+  const count = (v: unknown) =>
+    Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : undefined;
+  return { prompt: count(prompt), completion: count(completion) };
+}
+
+/** A chunk's first choice, where its `choices` is a list of objects. */
+function firstChoice(event: StreamEvent): StreamChoice | undefined {
+  const c: unknown = Array.isArray(event.choices) ? event.choices[0] : undefined;
+  return typeof c === 'object' && c !== null ? (c as StreamChoice) : undefined;
 }
 
 interface StreamEvent {
@@ -221,16 +279,7 @@ interface StreamEvent {
     readonly usage?: { input_tokens?: number; output_tokens?: number } | null;
     readonly error?: Failure | null;
   };
-  readonly choices?: readonly {
-    index?: number;
-    text?: string;
-    delta?: {
-      content?: string | null;
-      reasoning?: string | null;
-      reasoning_content?: string | null;
-      tool_calls?: readonly unknown[] | null;
-    };
-  }[];
+  readonly choices?: readonly StreamChoice[];
   readonly usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
   readonly error?: Failure;
 }
@@ -243,11 +292,14 @@ interface StreamEvent {
  */
 function carriesToken(event: StreamEvent): boolean {
   if (event.type !== undefined) return RESPONSE_TOKENS.has(event.type) ? isToken(event) : false;
-  const c = event.choices?.[0];
+  const c = firstChoice(event);
   if (c === undefined) return false;
-  const d = c.delta;
+  const d = typeof c.delta === 'object' ? c.delta : undefined;
   const text = c.text ?? (d?.content || d?.reasoning || d?.reasoning_content);
-  return (typeof text === 'string' && text.length > 0) || (d?.tool_calls?.length ?? 0) > 0;
+  const calls = d?.tool_calls;
+  return (
+    (typeof text === 'string' && text.length > 0) || (Array.isArray(calls) && calls.length > 0)
+  );
 }
 
 /**

@@ -8,7 +8,7 @@
 import { RunTimeline } from '../core/observe/run-timeline.ts';
 import type { RequestOutcome } from '../core/observe/request-outcome.ts';
 import type { SloClassName } from '../core/request/slo-classes.ts';
-import { latencyOf } from '../loadgen/bench-metrics.ts';
+import { latencyOf, percentileKey } from '../loadgen/bench-metrics.ts';
 import type { CallRecord } from '../loadgen/call-record.ts';
 import { meetsSlo } from '../loadgen/goodput-spec.ts';
 import type { BenchRun, BenchSpec } from '../loadgen/run-bench.ts';
@@ -62,6 +62,9 @@ export function benchReportDoc(spec: BenchSpec, run: BenchRun, command: string):
       }),
     })),
   };
+  // The tail the run asked for: its highest percentile (vLLM's --metric-percentiles, default 99).
+  const tail = spec.percentiles.length === 0 ? 99 : Math.max(...spec.percentiles);
+  const tailName = percentileKey(tail);
   return {
     title: `Goodput bench — ${run.model} at ${spec.baseUrl}`,
     subtitle: `${command}\nseed ${spec.seed} · ${run.offered} requests offered · ${f('duration', 1)} s`,
@@ -72,10 +75,10 @@ export function benchReportDoc(spec: BenchSpec, run: BenchRun, command: string):
         'req/s',
         'goodput req/s',
         'output tok/s',
-        'TTFT median / p99 ms',
-        'TPOT median / p99 ms',
-        'ITL median / p99 ms',
-        'E2EL median / p99 ms',
+        `TTFT median / ${tailName} ms`,
+        `TPOT median / ${tailName} ms`,
+        `ITL median / ${tailName} ms`,
+        `E2EL median / ${tailName} ms`,
       ],
       rows: [
         [
@@ -86,7 +89,7 @@ export function benchReportDoc(spec: BenchSpec, run: BenchRun, command: string):
           f('output_throughput', 0),
           // Latencies are of completed requests: with none, nothing was measured.
           ...['ttft', 'tpot', 'itl', 'e2el'].map((x) =>
-            m.completed === 0 ? '—' : `${f(`median_${x}_ms`)} / ${pOrDash(m, x)}`,
+            m.completed === 0 ? '—' : `${f(`median_${x}_ms`)} / ${pOrDash(m, tailName, x)}`,
           ),
         ],
       ],
@@ -131,8 +134,8 @@ export function benchReportDoc(spec: BenchSpec, run: BenchRun, command: string):
   };
 }
 
-function pOrDash(m: Record<string, number | null>, name: string): string {
-  const v = m[`p99_${name}_ms`];
+function pOrDash(m: Record<string, number | null>, tail: string, name: string): string {
+  const v = m[`${tail}_${name}_ms`];
   return typeof v === 'number' ? v.toFixed(1) : '—';
 }
 

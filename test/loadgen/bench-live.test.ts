@@ -286,6 +286,12 @@ test('goodput bench CLI: bad flags exit 2 naming the flag and value', async () =
     [['--url', 'ftp://x'], /--url: expected an http\(s\) URL/],
     [['--url', engine, '--goodput', 'ttft:soon'], /--goodput: expected .*"ttft:soon"/],
     [['--url', engine, '--tenant-key', 'acme'], /--tenant-key: expected TENANT=KEY/],
+    // A key no header can carry; the key itself is not repeated.
+    [
+      ['--url', engine, '--api-key', 'sk-☃'],
+      /--api-key: expected a key of printable ASCII without spaces, got "U\+2603 at character 4"/,
+    ],
+    [['--url', engine, '--tenant-key', 'acme=sk one'], /--tenant-key: .*"U\+0020 at character 3"/],
     [['--url', engine, '--metric-percentiles', '0,99'], /--metric-percentiles: expected/],
     [['--url', engine, '--max-concurrency', '0'], /--max-concurrency: expected an integer ≥ 1/],
     [['--url', engine, '--n', '129'], /--n: expected an integer from 1 to 128, got "?129/],
