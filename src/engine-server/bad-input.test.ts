@@ -254,7 +254,7 @@ test('every problem of a request is named, the first one as param', async () => 
   const err = await expectError(
     await post(main, CHAT, { model: MODEL, messages: [{ role: 'robot' }], top_p: 2 }),
     400,
-    /top_p: expected a number in \[0, 1\], got 2; messages\[0\]\.role: expected one of/,
+    /top_p: expected a number in \(0, 1\], got 2; messages\[0\]\.role: expected one of/,
   );
   assert.equal(err.type, 'invalid_request_error');
 });

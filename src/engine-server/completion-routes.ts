@@ -98,6 +98,8 @@ interface Prepared {
   readonly responses?: ResponsesRequest;
   /** A text completion's `echo`: the prompt its reply starts with. */
   readonly echo?: string;
+  /** vLLM's `request_id`: what names the request where no X-Request-Id header does. */
+  readonly requestId?: string;
 }
 
 /**
@@ -156,6 +158,7 @@ function runChat(
     limit: outputLimit(req),
     choices: choiceCount(req),
     promptField: 'messages',
+    requestId: req.request_id ?? undefined,
     prefix: (blockTokens) => size.hashes(size.tokens, blockTokens),
     promptTokens: size.tokens,
     promptTokensExact: false,
@@ -189,6 +192,7 @@ export async function completionRoute(c: Context, deps: RouteDeps): Promise<Resp
     limit: outputLimit(req),
     choices: choiceCount(req),
     promptField: 'prompt',
+    requestId: req.request_id ?? undefined,
     prefix: (blockTokens) => size.hashes(size.tokens, blockTokens),
     promptTokens: size.tokens,
     promptTokensExact: typeof prompts[0] !== 'string',
@@ -243,7 +247,7 @@ async function run(c: Context, deps: RouteDeps, kind: CompletionKind, p: Prepare
   if (signal.aborted) cancel();
   else signal.addEventListener('abort', cancel, { once: true });
 
-  const requestId = deps.nextId(c.req.header('x-request-id'));
+  const requestId = deps.nextId(c.req.header('x-request-id') ?? p.requestId);
   const head: ChunkHead = {
     id: answerId(kind === 'text' ? 'completion' : kind, requestId),
     created: deps.unixSeconds(),

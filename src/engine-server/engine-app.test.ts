@@ -201,3 +201,27 @@ test('a request of n choices draws its faults once: --fail-rate is a share of re
   const metrics = await (await failing.app.request('/metrics')).text();
   assert.match(metrics, /vllm:request_success_total\{[^}]*finished_reason="abort"[^}]*\} 0\n/);
 });
+
+test("vLLM's request_id in the body names the request where no X-Request-Id header does", async () => {
+  const s = testServer();
+  const named = await post(s, CHAT, {
+    model: MODEL,
+    messages: user('hi'),
+    max_tokens: 1,
+    request_id: 'job-7',
+  });
+  assert.equal(((await named.json()) as { id: string }).id, 'chatcmpl-job-7');
+  const text = await post(
+    s,
+    TEXT,
+    { model: MODEL, prompt: 'hi', max_tokens: 1, request_id: 'job-8' },
+    {
+      headers: { 'content-type': 'application/json', 'x-request-id': 'header-8' },
+    },
+  );
+  assert.equal(
+    ((await text.json()) as { id: string }).id,
+    'cmpl-header-8',
+    'the header first, as vLLM',
+  );
+});

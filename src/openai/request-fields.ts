@@ -43,6 +43,9 @@ export const unitNumber = (lo: number, hi: number) =>
     .max(hi)
     .nullish();
 
+/** Nucleus sampling's mass: above 0 (vLLM and SGLang refuse 0, which keeps no token) to 1. */
+export const topP = () => z.number(expect('a number in (0, 1]')).gt(0).max(1).nullish();
+
 const TOKEN_ID = `a token id (an integer in [0, ${MAX_TOKEN_ID}])`;
 const tokenId = z.int(expect(TOKEN_ID)).min(0).max(MAX_TOKEN_ID);
 export const isTokenId = (v: unknown): v is number =>
@@ -130,7 +133,7 @@ export const commonFields = {
     .nullish(),
   // vLLM's bound, not OpenAI's 2: a server behind takes any temperature ≥ 0.
   temperature: z.number(expect('a number ≥ 0')).min(0).nullish(),
-  top_p: unitNumber(0, 1),
+  top_p: topP(),
   presence_penalty: unitNumber(-2, 2),
   frequency_penalty: unitNumber(-2, 2),
   /** Choices sampled from the one prompt (parallel sampling). */
@@ -143,6 +146,8 @@ export const commonFields = {
   logit_bias: logitBias.nullish(),
   seed: z.int(expect('an integer')).nullish(),
   user: text('a string').nullish(),
+  // vLLM's: the id the engine names the request by, where no X-Request-Id header gives one.
+  request_id: text('a string').nullish(),
   /** OpenAI's successor to `user`: who the end user is, for the client's own abuse tracing. */
   safety_identifier: text('a string').nullish(),
   // vLLM's extensions, with vLLM's rules.

@@ -191,6 +191,11 @@ test('errors name the nested field, what it must be and the value', () => {
       { model: 'm', messages: [{ role: 'user', content: 'x' }], repetition_penalty: 0 },
       'repetition_penalty: expected a number > 0, got 0',
     ],
+    // vLLM's and SGLang's bound: a mass of 0 keeps no token.
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], top_p: 0 },
+      'top_p: expected a number in (0, 1], got 0',
+    ],
     [
       { model: 'm', messages: [{ role: 'user', content: 'x' }], min_tokens: -1 },
       'min_tokens: expected an integer ≥ 0, got -1',

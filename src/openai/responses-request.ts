@@ -27,6 +27,7 @@ import {
   maxTokens,
   promptCacheKey,
   serviceTier,
+  topP,
   unitNumber,
 } from './request-fields.ts';
 import { neutralOnly } from './unsupported-fields.ts';
@@ -150,7 +151,7 @@ export const responsesRequestSchema = z
       instructions: text('a string').nullish(),
       max_output_tokens: maxTokens,
       temperature: unitNumber(0, 2),
-      top_p: unitNumber(0, 1),
+      top_p: topP(),
       stream: flag(),
       stream_options: z
         .strictObject({ include_obfuscation: neutralOnly([false]) }, expect('an object'))
@@ -168,6 +169,7 @@ export const responsesRequestSchema = z
       store: flag(),
       metadata: metadata.nullish(),
       user: text('a string').nullish(),
+      request_id: text('a string').nullish(),
       safety_identifier: text('a string').nullish(),
       prompt_cache_key: promptCacheKey,
       prompt_cache_retention: neutralOnly(['in_memory']),
@@ -338,6 +340,7 @@ export function asChatRequest(r: ResponsesRequest): ChatCompletionRequest {
     top_p: r.top_p,
     stream: r.stream,
     user: r.user,
+    request_id: r.request_id,
     top_k: r.top_k,
     repetition_penalty: r.repetition_penalty,
     seed: r.seed,
