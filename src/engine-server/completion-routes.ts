@@ -119,7 +119,7 @@ export async function chatRoute(c: Context, deps: RouteDeps): Promise<Response> 
 }
 
 export async function responsesRoute(c: Context, deps: RouteDeps): Promise<Response> {
-  const responses = parseResponsesRequest(await jsonBody(c));
+  const responses = parseResponsesRequest(withServedModel(await jsonBody(c), deps.servedModelName));
   imagesSizable(responses.input, deps.imageTokens, 'input', ENGINE);
   fillerAnswerableResponse(responses, 'the simulated engine');
   statelessOnly(responses, 'the simulated engine');

@@ -175,6 +175,9 @@ test('the simulated fleet serves the Responses API end to end: text cut at its l
   assert.deepEqual(cut.incomplete_details, { reason: 'max_output_tokens' });
   assert.equal(cut.usage?.output_tokens, 4);
   assert.equal(cut.output_text.split(' ').length, 4, cut.output_text);
+  // No model named: the one served, as vLLM and as the gateway's chat and completions take it.
+  const unnamed = await client.responses.create({ input: 'Hi', max_output_tokens: 2 } as never);
+  assert.equal((unnamed as { model: string }).model, MODEL);
 
   const stream = client.responses.stream({
     model: MODEL,

@@ -63,7 +63,7 @@ export function readRequest(
   let cacheKey: string | undefined;
   let tier: ServiceTier | undefined;
   if (kind === 'responses') {
-    responses = parseResponsesRequest(json);
+    responses = parseResponsesRequest(withServedModel(json, deps.servedModels[0]));
     imagesSizable(responses.input, deps.imageTokens, 'input', 'this gateway');
     parsed = asChatRequest(responses);
     cacheKey = responses.prompt_cache_key ?? undefined;
