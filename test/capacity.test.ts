@@ -153,3 +153,19 @@ test('capacity whose every probe held: said to be a lower bound, not the capacit
   const doc = JSON.parse(readFileSync(out, 'utf8')) as { failed_at_rps: number | null };
   assert.equal(doc.failed_at_rps, null);
 });
+
+test('capacity where no probe served a request: its latencies are none, a dash, not 0 ms', async () => {
+  const out = join(dir, 'none-served.json');
+  // Every prompt is past the 8K context: refused, or failed, never served.
+  const r = await runGoodput([
+    'capacity',
+    ...['--input', 'fixed:10000', '--output', 'fixed:10', '--max-probes', '2', '--out', out],
+  ]);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /no rate held the target: capacity 0/);
+  assert.match(r.out, /—\s+—\n/);
+  const doc = JSON.parse(readFileSync(out, 'utf8')) as {
+    probes: { ttft_p99_ms: number | null; tpot_p99_ms: number | null }[];
+  };
+  for (const p of doc.probes) assert.deepEqual([p.ttft_p99_ms, p.tpot_p99_ms], [null, null]);
+});

@@ -197,6 +197,12 @@ const bad: Array<[string, string[], RegExp]> = [
   ],
   ['bad length spec', ['simulate', '--input', 'uniform:9:1'], /--input/],
   [
+    // Each run is told by its name: two of one name would be read as one.
+    'two policies of one name to compare',
+    ['compare', '--policies', 'goodput,least-request,goodput'],
+    /^goodput: --policies: expected policies of distinct names \(each run is told by its name; goodput and goodput share one\), got "goodput"$/m,
+  ],
+  [
     // vLLM will not start one either: requests would be refused by the length they sampled.
     'a KV cache that holds no sequence of the context',
     ['engine', '--gpu-memory-utilization', '0.215'],

@@ -39,8 +39,9 @@ export function simulatedProbe(
         attainment_admitted: r.slo.attainment_admitted,
         goodput_rps_per_group: r.goodput.requests_per_s / spec.replicas,
         rejected: r.admission.rejected,
-        ttft_p99_ms: r.latency_ms.ttft.p99,
-        tpot_p99_ms: r.latency_ms.tpot.p99,
+        // Of requests served: with none, none (not 0 ms).
+        ttft_p99_ms: r.latency_ms.ttft.count === 0 ? null : r.latency_ms.ttft.p99,
+        tpot_p99_ms: r.latency_ms.tpot.count === 0 ? null : r.latency_ms.tpot.p99,
       },
     };
   };
@@ -66,8 +67,8 @@ export function liveProbe(
         attainment_completed: m.attainment_completed,
         goodput_rps_per_group: (m.request_goodput ?? 0) / groups,
         failed: m.failed,
-        ttft_p99_ms: m.p99_ttft_ms,
-        tpot_p99_ms: m.p99_tpot_ms,
+        ttft_p99_ms: m.completed === 0 ? null : m.p99_ttft_ms,
+        tpot_p99_ms: m.completed === 0 ? null : m.p99_tpot_ms,
       },
     };
   };

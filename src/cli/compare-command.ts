@@ -21,9 +21,18 @@ export function compareCommand(): Command {
       )
       .option('--html <file>', 'write a self-contained HTML report with charts here'),
   ).action((flags: Record<string, unknown>) => {
-    const policies = (flags.policies as string)
-      .split(',')
-      .map((p) => loadPolicy(p.trim(), '--policies'));
+    const sources = (flags.policies as string).split(',').map((p) => p.trim());
+    const policies = sources.map((p) => loadPolicy(p, '--policies'));
+    // Each run is told by its policy's name, in the table and on the page.
+    const named = new Map<string, string>();
+    policies.forEach(({ name }, i) => {
+      const first = named.get(name);
+      if (first !== undefined) {
+        const why = `policies of distinct names (each run is told by its name; ${first} and ${sources[i]} share one)`;
+        throw new ConfigError('--policies', why, name);
+      }
+      named.set(name, sources[i]);
+    });
     // One fleet for every policy: their engine sections, if any, must agree.
     const versions = [...new Set(policies.flatMap((p) => p.engine.version ?? []))];
     if (flags.engineVersion === undefined && versions.length > 1) {

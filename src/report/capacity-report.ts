@@ -20,7 +20,13 @@ export function probeTable(e: Envelope): HeadlineTable {
   const probes = probesByRate(e);
   const columns = Object.keys(probes[0] ?? {});
   const cell = (v: unknown) =>
-    typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : String(v);
+    typeof v === 'number'
+      ? Number.isInteger(v)
+        ? String(v)
+        : v.toFixed(3)
+      : v === null || v === undefined
+        ? '—'
+        : String(v);
   return { columns, rows: probes.map((p) => columns.map((c) => cell(p[c]))) };
 }
 

@@ -5,16 +5,20 @@ import { loadPolicy } from '../sim/policy-source.ts';
 import { withTimeline } from '../cli/html-report.ts';
 import { DOOR_COLUMNS, simReportDoc } from './sim-report.ts';
 
-/** The page's headline row for one simulated run of `spec` under `policy`. */
-function headline(spec: Partial<ScenarioSpec>, policy: string): Record<string, string> {
+/** The page of one simulated run of `spec` under `policy`. */
+function page(spec: Partial<ScenarioSpec>, policy: string) {
   const { hooks, timeline } = withTimeline({ wallClock: { now: () => 0 } });
   const report = runScenario(
     { ...SCENARIO_DEFAULTS, seed: 1, numRequests: 40, rate: 10, ...spec },
     loadPolicy(policy),
     hooks,
   );
-  const doc = simReportDoc([{ report, timeline: timeline.data() }], 'goodput simulate');
-  const { columns, rows } = doc.headline;
+  return simReportDoc([{ report, timeline: timeline.data() }], 'goodput simulate');
+}
+
+/** The page's headline row for one simulated run of `spec` under `policy`. */
+function headline(spec: Partial<ScenarioSpec>, policy: string): Record<string, string> {
+  const { columns, rows } = page(spec, policy).headline;
   assert.deepEqual(columns, ['policy', ...DOOR_COLUMNS, 'GPU-s per good']);
   assert.equal(rows.length, 1);
   return Object.fromEntries(columns.map((c, i) => [c, rows[0][i]]));
@@ -33,6 +37,12 @@ test('report page: a run where nothing was served shows dashes, not 0.0 ms', () 
   assert.equal(row['TTFT p50 / p99 ms'], '—');
   assert.equal(row['TPOT p50 / p99 ms'], '—');
   assert.equal(row['GPU-s per good'], '—');
+  // Nor does its chart draw a bar of 0 over none admitted.
+  const chart = page({ input: 'uniform:9000:9000', output: 'uniform:10:10' }, 'goodput')
+    .sections.flatMap((s) => s.charts)
+    .find((c) => c.id === 'attainment-class');
+  const bars = Object.fromEntries((chart?.series ?? []).map((s) => [s.label, s.points[0][1]]));
+  assert.deepEqual(bars, { 'goodput · offered': 0, 'goodput · admitted': null });
 });
 
 test('report page: a served run shows its latencies as p50 / p99 in ms', () => {

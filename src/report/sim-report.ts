@@ -156,13 +156,21 @@ export function goodputOverTime(
 }
 
 function attainmentByClass(reports: readonly Report[]): ChartSpec {
-  type ByClass = Record<string, { attainment_offered: number; attainment_admitted: number }>;
+  type ByClass = Record<
+    string,
+    { admitted: number; attainment_offered: number; attainment_admitted: number }
+  >;
   const classes = [...new Set(reports.flatMap((r) => Object.keys(r.slo.by_class)))].sort();
   return attainmentChart(
     classes,
     reports.map((r) => ({
       label: r.policy,
-      at: (c, d) => (r.slo.by_class as ByClass)[c]?.[`attainment_${d}`] ?? null,
+      at: (c, d) => {
+        const cls = (r.slo.by_class as ByClass)[c];
+        // Over none admitted, nothing was attained or missed: no bar, as the headline's dash.
+        if (cls === undefined || (d === 'admitted' && cls.admitted === 0)) return null;
+        return cls[`attainment_${d}`];
+      },
     })),
   );
 }
