@@ -35,7 +35,8 @@ test('local engine pool: a burst scales out, every stream ends whole, then it dr
   });
   await burstEndsWhole(url);
 
-  await until('scaled out to more than one engine', () => most > 1, 20_000, 200);
+  // Another engine is another Node process to load: as long as the first may take.
+  await until('scaled out to more than one engine', () => most > 1, 60_000, 200);
   // Drained, not just one engine ready: an engine leaves the ready count when its drain begins,
   // and is counted drained only once its streams have ended (on a busy machine, seconds later).
   const drained = () => metricAt(url, 'goodput_engine_pool_drains_total', 'outcome="drained"');
