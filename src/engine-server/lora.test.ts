@@ -8,19 +8,42 @@ import { CHAT, MODEL, expectError, post, testServer, user } from './app-test-kit
 const server = () =>
   testServer({ loraModules: ['sql-lora', 'chat-lora'], maxLoras: 1, loraLoadMs: 5 });
 
-test('a request naming an adapter is served with it, under its name', async () => {
+/** The labels and value of `vllm:lora_requests_info` on `s`'s /metrics. */
+async function loraInfo(s: ReturnType<typeof server>) {
+  const metrics = await (await s.app.request('/metrics')).text();
+  const m =
+    /^vllm:lora_requests_info\{running_lora_adapters="([^"]*)",waiting_lora_adapters="([^"]*)",max_lora="(\d+)"\} (\S+)$/m.exec(
+      metrics,
+    );
+  assert.ok(m, metrics);
+  return { running: m[1], waiting: m[2], maxLora: m[3], value: Number(m[4]) };
+}
+
+test('a request naming an adapter is served with it, under its name; the gauge names it while it runs', async () => {
   const s = server();
+  const streamed = await post(s, CHAT, {
+    model: 'sql-lora',
+    messages: user('SELECT?'),
+    max_tokens: 40,
+    ignore_eos: true,
+    stream: true,
+  });
+  const reader = streamed.body!.getReader();
+  // Past the role chunk, to the first token: the request is running.
+  const text = new TextDecoder();
+  while (!/"content":"[^"]/.test(text.decode((await reader.read()).value)));
+  // As vLLM's: the adapters of running requests.
+  const running = await loraInfo(s);
+  assert.deepEqual([running.running, running.waiting, running.maxLora], ['sql-lora', '', '1']);
+  // Its value is the Unix time of the reading, as vLLM's (time.time()).
+  assert.ok(Math.abs(running.value - Date.now() / 1000) < 60, String(running.value));
+  while (!(await reader.read()).done);
   const res = await post(s, CHAT, { model: 'sql-lora', messages: user('SELECT?'), max_tokens: 3 });
   assert.equal(res.status, 200);
   assert.equal(((await res.json()) as { model: string }).model, 'sql-lora');
-  const metrics = await (await s.app.request('/metrics')).text();
-  const info =
-    /^vllm:lora_requests_info\{running_lora_adapters="sql-lora",waiting_lora_adapters="",max_lora="1"\} (\d+(?:\.\d+)?(?:e\+\d+)?)$/m.exec(
-      metrics,
-    );
-  assert.ok(info, metrics);
-  // Its value is the Unix time of the reading, as vLLM's (time.time()).
-  assert.ok(Math.abs(Number(info[1]) - Date.now() / 1000) < 60, info[1]);
+  // None running: none named, though the adapter is still in its slot.
+  assert.equal((await loraInfo(s)).running, '');
+  assert.deepEqual(s.backend.load().loras, ['sql-lora']);
 });
 
 test('/v1/models lists the base model and each adapter with its parent', async () => {

@@ -367,17 +367,23 @@ export class ReplicaCore<R extends EngineRequest> {
   }
 
   /**
-   * vLLM's `lora_requests_info`: the adapters in GPU slots (running), those waiting requests ask
-   * for, and the slot count; null when no adapter is served.
+   * vLLM's `lora_requests_info`: the adapters running requests use, those waiting requests ask
+   * for, and the slot count; null when no adapter is served. vLLM counts them by request: an
+   * adapter still in a GPU slot with no request running on it is not in the label
+   * (`load().loras` is what the slots hold).
    */
   loraInfo(): { running: string[]; waiting: string[]; maxLoras: number } | null {
     const lora = this.scheduler.lora;
     if (lora === null) return null;
+    const running = new Set<string>();
     const waiting = new Set<string>();
     for (const s of this.byId.values()) {
-      if (s.state === SeqState.Waiting && s.req.adapter !== undefined) waiting.add(s.req.adapter);
+      const adapter = s.req.adapter;
+      if (adapter === undefined) continue;
+      if (s.state === SeqState.Running) running.add(adapter);
+      else if (s.state === SeqState.Waiting) waiting.add(adapter);
     }
-    return { running: [...lora.residentAdapters], waiting: [...waiting], maxLoras: lora.maxLoras };
+    return { running: [...running], waiting: [...waiting], maxLoras: lora.maxLoras };
   }
 
   stats(): EngineStats {

@@ -12,6 +12,7 @@
  * read as idle.
  */
 import type { IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
+import { LoraResidency } from './lora-residency.ts';
 import { upstreamClient, type UpstreamClient } from './upstream-client.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
@@ -98,6 +99,8 @@ export class HttpBackend implements Backend {
   private servable: readonly string[] | undefined;
   /** What `/v1/models` last listed; undefined until it has answered with a list. */
   private listed: ModelListing | undefined;
+  /** The adapters its slots hold, as far as its gauges have told. */
+  private readonly residency = new LoraResidency();
   private readonly client: UpstreamClient;
 
   constructor(opts: HttpBackendOptions) {
@@ -269,7 +272,15 @@ export class HttpBackend implements Backend {
       );
       const text = await readText(res, SCRAPE_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
       const ok = res.statusCode === 200;
-      const load = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
+      const scraped = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
+      // vLLM names the adapters of running requests: those it still holds are remembered.
+      const load =
+        scraped?.loras === undefined
+          ? scraped
+          : {
+              ...scraped,
+              loras: this.residency.seen(scraped.loras, scraped.maxLoras ?? scraped.loras.length),
+            };
       const told = await models;
       this.servable = told?.servable ?? this.servable;
       this.listed = told?.listed ?? this.listed;

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { engines, gateway, metricValue, policyWith, staleVllm, until } from './gateway-kit.ts';
 import { memoryOpsLog } from '../../src/gateway/ops-log.ts';
+import type { ListeningEngineServer } from '../../src/engine-server/serve.ts';
 
 const ADAPTERS = ['sql-lora', 'chat-lora'];
 const lora = { loraModules: ADAPTERS, maxLoras: 1, loraLoadMs: 20 };
@@ -21,14 +22,12 @@ async function fleet(routing: string) {
   return { backends, gw };
 }
 
-/** Each engine's resident adapters, from its own lora_requests_info. */
-async function resident(urls: string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (const url of urls) {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    out.push(/running_lora_adapters="([^"]*)"/.exec(text)?.[1] ?? '');
-  }
-  return out;
+/**
+ * Each engine's resident adapters, from its slots themselves: its lora_requests_info names, as
+ * vLLM's does, only the adapters of running requests.
+ */
+function resident(backends: readonly ListeningEngineServer[]): string[] {
+  return backends.map((b) => b.backend.load().loras?.join(',') ?? '');
 }
 
 test('a model naming an adapter is served with it; /v1/models lists it; an unknown one is a 404', async () => {
@@ -61,8 +60,7 @@ test('a model naming an adapter is served with it; /v1/models lists it; an unkno
 /** Sends adapters in pairs (a, a, b, b, …) one at a time; counts changes of residency. */
 async function residencyChanges(routing: string): Promise<number> {
   const { backends, gw } = await fleet(routing);
-  const urls = backends.map((b) => b.url);
-  let last = await resident(urls);
+  let last = resident(backends);
   let changes = 0;
   for (let k = 0; k < 16; k++) {
     await gw.client.chat.completions.create({
@@ -70,7 +68,7 @@ async function residencyChanges(routing: string): Promise<number> {
       messages: [{ role: 'user', content: `question ${k}` }],
       max_tokens: 2,
     });
-    const now = await resident(urls);
+    const now = resident(backends);
     changes += now.filter((a, i) => a !== last[i]).length;
     last = now;
     // The gateway scrapes the engines' residency before the next request is placed.

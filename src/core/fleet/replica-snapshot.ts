@@ -17,8 +17,9 @@ export interface ReplicaSnapshot {
    */
   readonly kvCapacityTokens?: Tokens;
   /**
-   * LoRA adapters resident in its GPU slots (vLLM's `lora_requests_info` running adapters);
-   * undefined when it reports none or serves none.
+   * LoRA adapters resident in its GPU slots: a vLLM's as its `lora_requests_info` running
+   * adapters have shown them (`gateway/lora-residency.ts`); undefined when it reports none or
+   * serves none.
    */
   readonly loras?: readonly string[];
   /** LoRA adapters it serves at all; undefined: every adapter the fleet serves. */
