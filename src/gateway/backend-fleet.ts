@@ -20,6 +20,8 @@ import { PlanNotes, type PlannedSpec } from './plan-notes.ts';
 import type { Backend, StreamEnd, UpstreamError } from './backend.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 import type { OpsLog } from './ops-log.ts';
+import type { Ticket } from '../core/queueing/ticket.ts';
+import { silentLimitMs } from './upstream-attempt.ts';
 
 /** How often readiness is looked at for up/down lines when no request looks. */
 const WATCH_EVERY_MS = 1_000;
@@ -243,6 +245,18 @@ export class BackendFleet {
   /** The request ended without saying anything of the backend's health. */
   abandoned(replica: number): void {
     this.breakers[replica].abandon();
+  }
+
+  /**
+   * A request its client or deadline stopped: nothing said of the backend's health, unless no
+   * token had come long past when one should have (`silentLimitMs`) — a failure then, as a
+   * stream gone quiet is: a backend that accepts requests and never answers is taken out by its
+   * breaker, not fed every request whose client gives up first.
+   */
+  stopped(replica: number, ticket: Ticket<unknown>, firstTokenMs: Ms | undefined): void {
+    const silentMs = firstTokenMs === undefined ? this.deps.clock.now() - ticket.dispatchedMs : 0;
+    if (silentMs >= silentLimitMs(ticket)) this.breakers[replica].record(false);
+    else this.breakers[replica].abandon();
   }
 
   async close(): Promise<void> {

@@ -201,8 +201,11 @@ export class UpstreamError extends Error {
   /**
    * A 4xx that says the request is at fault: the backend refused it, and would refuse it
    * anywhere. Not a 429 (the backend is busy), nor a 401, 403 or 407: those refuse the gateway's
-   * own credentials to the backend, which no client's request can mend; nor a backend's refusal
-   * of a model it was meant to serve (`misconfigured`): another backend may serve it.
+   * own credentials to the backend, which no client's request can mend; nor what only a backend
+   * can be at fault for, the request's model and path being the gateway's, checked at its door —
+   * a 404 or 405 (a path or model it does not serve), a 408 (its own timeout), a 421 (not the
+   * server it should be), a 499 (it closed on the gateway); nor a backend's refusal of a model it
+   * was meant to serve (`misconfigured`): another backend may serve it.
    */
   get requestAtFault(): boolean {
     const s = this.status;
@@ -212,7 +215,7 @@ export class UpstreamError extends Error {
 }
 
 /** A backend's 4xx answers that are not the request's fault. */
-const NOT_THE_REQUEST = new Set([401, 403, 407, 429]);
+const NOT_THE_REQUEST = new Set([401, 403, 404, 405, 407, 408, 421, 429, 499]);
 
 export function isUpstreamError(e: unknown): e is UpstreamError {
   return e instanceof UpstreamError;

@@ -22,6 +22,7 @@ import { GatewayMetrics } from './gateway-metrics.ts';
 import { memoryOpsLog } from './ops-log.ts';
 import { fleetSpecFor } from './fleet-spec-for.ts';
 import { RequestStopped } from './stop.ts';
+import { SILENT_UNPREDICTED_MS } from './upstream-attempt.ts';
 import type { DecisionRecord } from '../core/observe/decision-record.ts';
 
 type Mode = 'ok' | 'down' | 'http-500' | 'http-400' | 'bug' | 'hang' | 'http-401' | 'past-cap';
@@ -222,6 +223,22 @@ test('only the backend’s own failures count: a gateway bug, a 4xx, a client go
   assert.equal(gateway.snapshots().length, 1, 'still in the fleet');
   const text = await metrics.registry.metrics();
   assert.doesNotMatch(text, /breaker_transitions_total\{[^}]*\} [1-9]/);
+});
+
+test('a backend silent long past when a token should have come: the attempts stopped there count against it', async () => {
+  const { clock, fleet, send, state, gateway } = setup(1);
+  fleet[0].mode = 'hang';
+  // Without a prediction (admit-all assesses nothing), 30 s of silence is the backend's.
+  for (const why of ['deadline_exceeded', 'client_closed'] as const) {
+    const stop = new AbortController();
+    const pending = send(stop.signal);
+    await new Promise((r) => setImmediate(r));
+    clock.run(clock.now() + SILENT_UNPREDICTED_MS);
+    stop.abort(new RequestStopped(why));
+    assert.equal((await pending).kind, 'failed');
+  }
+  assert.equal(await state('b0'), 'open', 'two silences: its breaker opens');
+  assert.equal(gateway.snapshots().length, 0, 'the silent backend leaves the fleet');
 });
 
 /** What the log told of backend b0's readiness (its breaker's lines aside). */

@@ -325,7 +325,7 @@ export class Gateway {
       attempt.failed(...attemptFailure(e, why), clock.now());
       if (why !== undefined) {
         ending = stopped(why, true);
-        this.fleet.abandoned(replica);
+        this.fleet.stopped(replica, ticket, meter.firstTokenMs);
         if (why === 'client_closed') this.counts.cancelled(labels, 'streaming');
         else this.pipeline.cut(ticket, why, CUT_STATUS[why], clock.now());
       } else if (isUpstreamError(e)) {

@@ -2,6 +2,7 @@
  * One upstream attempt's edges: the body as admission decided to serve it, and how a failed
  * attempt is named in its trace (a closed outcome and cause, the upstream's status).
  */
+import type { Ms } from '../core/request/units.ts';
 import type { LlmRequest } from '../core/request/request.ts';
 import type { ServiceTier } from '../core/request/slo-classes.ts';
 import { servedTier } from '../openai/index.ts';
@@ -82,4 +83,22 @@ export function upstreamCall(
     promptTokens: estimated,
   };
   return { ...call, staged };
+}
+
+/** How long a backend may send nothing before a stopped attempt counts against it, at least. */
+export const SILENT_MIN_MS: Ms = 1_000;
+/** Without a prediction to go by (a policy that assesses nothing): a generous fixed limit. */
+export const SILENT_UNPREDICTED_MS: Ms = 30_000;
+
+/**
+ * How long after its dispatch an attempt may go without a token before its silence is its
+ * backend's fault: ten times the time to first token predicted once it was dispatched (the
+ * prediction less its queue wait), at least `SILENT_MIN_MS` — a long prompt's prefill included,
+ * and a backend busier than planned for not taken out on the first wait.
+ */
+export function silentLimitMs(ticket: Ticket<unknown>): Ms {
+  const decision = ticket.decision;
+  const a = decision.outcome === 'admit' ? decision.assessment : undefined;
+  if (a === undefined) return SILENT_UNPREDICTED_MS;
+  return Math.max(SILENT_MIN_MS, 10 * Math.max(0, a.predictedTtftMs - a.waitMs));
 }

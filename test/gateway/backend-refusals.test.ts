@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
-import { MODEL, gateway, onTeardown } from './gateway-kit.ts';
+import { MODEL, engines, gateway, onTeardown } from './gateway-kit.ts';
 
 /** A server that is ready, lists the model, and refuses every completion with `body`. */
-async function refusingBackend(body: string): Promise<{ readonly url: string }> {
+async function refusingBackend(body: string, status = 400): Promise<{ readonly url: string }> {
   const server = createServer((req, res) => {
     req.resume();
     if (req.url === '/metrics') {
@@ -18,7 +18,7 @@ async function refusingBackend(body: string): Promise<{ readonly url: string }> 
     } else if (req.url === '/v1/models') {
       res.end(JSON.stringify({ data: [{ id: MODEL, object: 'model', parent: null }] }));
     } else {
-      res.writeHead(400, { 'content-type': 'application/json' });
+      res.writeHead(status, { 'content-type': 'application/json' });
       res.end(body);
     }
   });
@@ -97,5 +97,33 @@ for (const [server, body, param, message] of RESPONSES_CASES) {
     assert.equal(refused?.status, 400);
     assert.equal(refused.param, param);
     assert.equal(refused.error?.message, message);
+  });
+}
+
+// A 4xx only a backend can be at fault for — its path or model (the gateway checked the
+// client's), its own timeout, a misdirected request, its closing on the gateway — is no
+// client's: tried on another backend before the first token, else a 502, and its breaker told.
+for (const status of [404, 405, 408, 421, 499]) {
+  test(`a backend's ${status} is its own fault: served by another backend, or a 502`, async () => {
+    const refusing = await refusingBackend('<html><body>no</body></html>', status);
+    const [healthy] = await engines(1);
+    const both = await gateway([refusing, healthy], 'goodput');
+    const client = new OpenAI({ baseURL: `${both.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    for (let i = 0; i < 4; i++) {
+      const r = await client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: `hi ${i}` }],
+        max_tokens: 2,
+      });
+      assert.equal(r.choices.length, 1);
+    }
+    const alone = await gateway([await refusingBackend('{}', status)], 'goodput');
+    const res = await fetch(`${alone.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    assert.equal(res.status, 502);
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'upstream_error');
   });
 }
