@@ -230,6 +230,10 @@ export class BackendFleet {
    */
   failed(replica: number, e: UpstreamError): void {
     const breaker = this.breakers[replica];
+    if (!e.requestAtFault) {
+      const stage = e.beforeFirstToken ? 'before_first_token' : 'streaming';
+      this.deps.metrics.upstreamFailures.inc({ backend: this.backends[replica].name, stage });
+    }
     if (e.status === 429) breaker.abandon();
     else breaker.record(e.requestAtFault);
     if ((e.status === 401 || e.status === 403) && !this.credentialsTold[replica]) {
@@ -255,8 +259,12 @@ export class BackendFleet {
    */
   stopped(replica: number, ticket: Ticket<unknown>, firstTokenMs: Ms | undefined): void {
     const silentMs = firstTokenMs === undefined ? this.deps.clock.now() - ticket.dispatchedMs : 0;
-    if (silentMs >= silentLimitMs(ticket)) this.breakers[replica].record(false);
-    else this.breakers[replica].abandon();
+    if (silentMs < silentLimitMs(ticket)) return this.breakers[replica].abandon();
+    this.breakers[replica].record(false);
+    this.deps.metrics.upstreamFailures.inc({
+      backend: this.backends[replica].name,
+      stage: 'silent',
+    });
   }
 
   async close(): Promise<void> {

@@ -226,7 +226,7 @@ test('only the backend’s own failures count: a gateway bug, a 4xx, a client go
 });
 
 test('a backend silent long past when a token should have come: the attempts stopped there count against it', async () => {
-  const { clock, fleet, send, state, gateway } = setup(1);
+  const { clock, fleet, send, state, gateway, metrics } = setup(1);
   fleet[0].mode = 'hang';
   // Without a prediction (admit-all assesses nothing), 30 s of silence is the backend's.
   for (const why of ['deadline_exceeded', 'client_closed'] as const) {
@@ -239,6 +239,8 @@ test('a backend silent long past when a token should have come: the attempts sto
   }
   assert.equal(await state('b0'), 'open', 'two silences: its breaker opens');
   assert.equal(gateway.snapshots().length, 0, 'the silent backend leaves the fleet');
+  const text = await metrics.registry.metrics();
+  assert.match(text, /goodput_upstream_failures_total\{backend="b0",stage="silent"\} 2/);
 });
 
 /** What the log told of backend b0's readiness (its breaker's lines aside). */

@@ -55,6 +55,12 @@ export class GatewayMetrics {
     help: 'Attempts refused because the same idempotency key was in flight.',
     registers: [this.registry],
   });
+  readonly upstreamFailures = new Counter({
+    name: 'goodput_upstream_failures_total',
+    help: "Attempts a backend failed, by backend and when: before_first_token (tried on another where it can be, else a 502), streaming (the stream cut with an error event), silent (no token long past its prediction, stopped by its client or deadline). A backend's refusal that is the request's fault is not one.",
+    labelNames: ['backend', 'stage'],
+    registers: [this.registry],
+  });
   readonly cancels = new Counter({
     name: 'goodput_cancels_total',
     help: 'Requests the client abandoned (closed the connection, stopped reading), by where they were: upload, queued, streaming.',
@@ -270,7 +276,7 @@ export class GatewayMetrics {
   });
   readonly apiAnswers = new Counter({
     name: 'goodput_api_answers_total',
-    help: "Answers of each completion endpoint, by the HTTP status the client got (a stream's 200 whatever ended it; the SSE error event that cut one counts under its reason elsewhere).",
+    help: "Answers of each completion endpoint, by the HTTP status the client got (a stream's 200 whatever ended it; the SSE error event that cut one counts under its cause: goodput_upstream_failures_total, goodput_cancels_total, or a deadline's refusal).",
     labelNames: ['endpoint', 'status'],
     registers: [this.registry],
   });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
-import { MODEL, engines, gateway, onTeardown } from './gateway-kit.ts';
+import { MODEL, engines, gateway, metricValue, onTeardown } from './gateway-kit.ts';
 
 /** A server that is ready, lists the model, and refuses every completion with `body`. */
 async function refusingBackend(body: string, status = 400): Promise<{ readonly url: string }> {
@@ -125,5 +125,8 @@ for (const status of [404, 405, 408, 421, 499]) {
     });
     assert.equal(res.status, 502);
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'upstream_error');
+    // Counted as the backend's failure, where an operator looks for one.
+    const failures = { backend: 'backend-0', stage: 'before_first_token' };
+    assert.ok((await metricValue(alone.url, 'goodput_upstream_failures_total', failures)) >= 1);
   });
 }
