@@ -6,6 +6,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runGoodput } from './gateway/process-kit.ts';
 import { tempDir } from './temp-dir.ts';
+import { loadPolicy } from '../src/sim/policy-source.ts';
+import { resolvePolicy } from '../src/core/config/policy.ts';
 
 const dir = tempDir('policy-flags');
 const missing = join(dir, 'nonexist.yaml');
@@ -105,4 +107,17 @@ test('an empty policy file (or one of comments alone) is said to be empty', asyn
       /: expected a policy document \(name, admission, routing, …\), got "an empty file"/,
     );
   }
+});
+
+test("the example policy's classes are the defaults it says they are", () => {
+  const example = loadPolicy('examples/policy.yaml');
+  const minimal = resolvePolicy({
+    name: 'm',
+    policy_revision: 'm@1',
+    admission: { type: 'goodput' },
+    routing: { type: 'expected-completion' },
+  });
+  // As the file says them: a key left unset and one absent are alike.
+  const said = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
+  assert.deepEqual(said(example.classes), said(minimal.classes));
 });
