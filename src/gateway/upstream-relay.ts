@@ -65,6 +65,8 @@ export function relayStream(
   };
   const reader = new SseReader();
   let tokens = 0;
+  /** Events before [DONE]: a stream of none is no answer, whatever its status said. */
+  let chunks = 0;
   let finishReason: string | undefined;
   let done = false;
   let usage: UpstreamChunk['usage'];
@@ -99,6 +101,7 @@ export function relayStream(
         done = true;
         throw AT_DONE;
       }
+      chunks++;
       const known = shapes.read(data);
       if (known !== undefined) {
         token(known);
@@ -205,6 +208,8 @@ export function relayStream(
         const type = res.headers['content-type'] ?? 'no content-type';
         return fail(new Error(`the body (${type}) ended without a finish reason or [DONE]`));
       }
+      // vLLM's every stream has a chunk (the role, the finish) before [DONE].
+      if (chunks === 0) return fail(new Error('the stream was [DONE] alone: no chunk, no answer'));
       settled = true;
       watch?.cancel();
       held = more = null;

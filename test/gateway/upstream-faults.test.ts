@@ -188,6 +188,16 @@ test('[DONE] ends a stream: what a backend sends after it, or its silence, is no
   assert.equal(answer.choices[0].message.content, 'a');
 });
 
+test('a stream of [DONE] alone is no answer: the backend failed, not an empty completion', async () => {
+  const modes = { empty: ((res) => res.end('data: [DONE]\n\n')) as Mode };
+  const gw = await gateway([await scriptedVllm(modes)]);
+  for (const stream of [false, true]) {
+    const empty = await chat(gw.url, 'empty', { stream });
+    assert.equal(empty.status, 502, empty.body);
+    assert.match(empty.body, /upstream_error/);
+  }
+});
+
 test('a token that is not UTF-8 reaches a streaming client replaced, never as raw bytes', async () => {
   // Named as the gateway names the request: its token chunks go on the fast path, as bytes.
   const badUtf8: Mode = (res, _, id) => {
