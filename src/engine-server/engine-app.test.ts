@@ -225,3 +225,18 @@ test("vLLM's request_id in the body names the request where no X-Request-Id head
     'the header first, as vLLM',
   );
 });
+
+test('a path served, asked with another method, is a 405 naming those it takes; an unknown path a 404', async () => {
+  const s = testServer();
+  const wrong = await s.app.request(CHAT, { method: 'GET' });
+  assert.equal(wrong.status, 405);
+  assert.equal(wrong.headers.get('allow'), 'POST');
+  await expectError(
+    wrong,
+    405,
+    /^GET \/v1\/chat\/completions: method not allowed \(allowed: POST\)$/,
+  );
+  const models = await s.app.request('/v1/models', { method: 'POST' });
+  assert.equal(models.headers.get('allow'), 'GET, HEAD');
+  await expectError(await s.app.request('/v1/nope'), 404, /no such route/);
+});

@@ -58,6 +58,19 @@ export interface EngineServer {
   close(): void;
 }
 
+/** The methods each path served takes: another there is a 405 naming them, not a 404. */
+const ROUTES: Readonly<Record<string, string>> = {
+  '/v1/chat/completions': 'POST',
+  '/v1/completions': 'POST',
+  '/v1/responses': 'POST',
+  '/tokenize': 'POST',
+  '/detokenize': 'POST',
+  '/v1/models': 'GET, HEAD',
+  '/health': 'GET, HEAD',
+  '/ping': 'GET, HEAD, POST',
+  '/metrics': 'GET, HEAD',
+};
+
 /** A caller's request id the engine names its response after; anything else gets a fresh one. */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -166,7 +179,12 @@ export function createEngineServer(options: EngineServerOptions = {}): EngineSer
       ),
     );
   }
-  app.notFound((c) => errorResponse(routeNotFound(c.req.method, c.req.path)));
+  app.notFound((c) => {
+    const allowed = ROUTES[c.req.path];
+    if (allowed === undefined) return errorResponse(routeNotFound(c.req.method, c.req.path));
+    const why = `${c.req.method} ${c.req.path}: method not allowed (allowed: ${allowed})`;
+    return errorResponse(new OpenAiError(405, why, null, 'method_not_allowed'), { allow: allowed });
+  });
   app.onError((e) => {
     if (isOpenAiError(e)) return errorResponse(e);
     options.onInternalError?.(e);
