@@ -14,7 +14,7 @@
  * refusals, pino's own serialisation and its destination's string mode cost more than the rest of
  * a refusal (bench/RESULTS.md, "The decision log under a flood").
  */
-import { openSync } from 'node:fs';
+import { fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import sonicBoom from 'sonic-boom';
 
@@ -49,16 +49,19 @@ const COMMA = 0x2c;
 
 /**
  * Opens `path` for appending (a restart keeps the earlier lines), here and now: a path that
- * cannot be written throws at start, not mid-run. `epochMs`: Unix milliseconds now, each line's
- * `time`.
+ * cannot be written throws at start, not mid-run. A file whose last line was cut (a disk that
+ * filled, a copy taken mid-write) has that line ended first, so the next record starts a line of
+ * its own. `epochMs`: Unix milliseconds now, each line's `time`.
  */
 export function openDecisionLog(
   path: string,
   onError: (e: Error) => void,
   epochMs: () => number,
 ): DecisionLog {
+  const fd = openSync(path, 'a+');
+  if (endsCut(fd)) writeSync(fd, '\n');
   const destination = new SonicBoom({
-    fd: openSync(path, 'a'),
+    fd,
     sync: false,
     contentMode: 'buffer',
     minLength: 32 * 1024,
@@ -113,4 +116,13 @@ export function openDecisionLog(
         destination.end();
       }),
   };
+}
+
+/** Whether the file open at `fd` ends part-way through a line: not empty, no line break last. */
+function endsCut(fd: number): boolean {
+  const size = fstatSync(fd).size;
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
 }

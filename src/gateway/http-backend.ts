@@ -161,9 +161,20 @@ export class HttpBackend implements Backend {
         backendRetryAfterMs(res.headers),
       );
     }
+    this.ran(String(call.body.model));
     const { clock, timers } = this.opts;
     const afterMs = this.opts.upstreamIdleMs ?? UPSTREAM_IDLE_MS;
     return relayStream(this.name, res, call, onToken, { clock, timers, afterMs });
+  }
+
+  /**
+   * It answers a request for `model`: an adapter it serves is in one of its slots now, whether or
+   * not a scrape finds its request running (a short one may end between two).
+   */
+  private ran(model: string): void {
+    const last = this.last;
+    if (last.loras === undefined || this.servable?.includes(model) !== true) return;
+    this.last = { ...last, loras: this.residency.seen([model], last.maxLoras ?? 1) };
   }
 
   /**

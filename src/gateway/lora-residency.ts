@@ -3,8 +3,9 @@
  * reports adapters by request (`vllm:lora_requests_info`'s `running_lora_adapters`: those its
  * running requests use), so an adapter whose requests have all ended leaves the label while it
  * stays loaded until a new adapter evicts it, the least recently used first. Main rule: what was
- * seen running is remembered, most recent last, at most `max_lora` of them — the slots' own
- * order — so routing still finds an adapter where it was last loaded.
+ * seen running — in a scrape, or answering one of the gateway's own requests — is remembered,
+ * most recent last, at most `max_lora` of them (the slots' own order), so routing still finds
+ * an adapter where it was last loaded.
  */
 export class LoraResidency {
   #held: readonly string[] = [];

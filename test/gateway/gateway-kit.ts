@@ -50,12 +50,13 @@ export interface GatewayUnderTest extends RunningGateway {
 
 /**
  * A vLLM whose `/v1/models` lists `listed()` as adapters of `base`, and whose every completion
- * is a 404: an adapter unloaded since it was listed. `hits`: the paths asked, in order. Closed
- * at teardown.
+ * is a 404: an adapter unloaded since it was listed (or another `status`: a 400 refuses the
+ * request itself). `hits`: the paths asked, in order. Closed at teardown.
  */
 export async function staleVllm(
   base: string,
   listed: () => readonly string[],
+  status = 404,
 ): Promise<{ readonly url: string; readonly hits: string[] }> {
   const hits: string[] = [];
   const server = createServer((req, res) => {
@@ -67,8 +68,9 @@ export async function staleVllm(
       const cards = listed().map((id) => ({ id, object: 'model', parent: base }));
       res.end(JSON.stringify({ data: [{ id: base, object: 'model', parent: null }, ...cards] }));
     } else {
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end('{"error":{"message":"The model does not exist.","code":404}}');
+      res.writeHead(status, { 'content-type': 'application/json' });
+      const message = status === 404 ? 'The model does not exist.' : 'Bad request.';
+      res.end(JSON.stringify({ error: { message, code: status } }));
     }
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

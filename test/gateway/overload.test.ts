@@ -144,10 +144,11 @@ test('a failed attempt tried again has its own outcome record: a refused retry i
 
 test("an attempt its backend refuses (a 4xx, the request's fault) has an outcome record: rejected", async () => {
   const admin = 'refused-admin';
-  const gw = await gateway([await staleVllm(MODEL, () => [])], 'goodput', { adminToken: admin });
+  const refusing = await staleVllm(MODEL, () => [], 400);
+  const gw = await gateway([refusing], 'goodput', { adminToken: admin });
   const res = await postChat(gw.url, { messages: [{ role: 'user', content: 'x' }], max_tokens: 3 });
   await res.text();
-  assert.equal(res.status, 404, 'the backend said it');
+  assert.equal(res.status, 400, 'the backend said it');
   const id = res.headers.get('x-goodput-request-id') ?? '';
   const looked = await fetch(`${gw.url}/admin/decisions/${id}`, {
     headers: { authorization: `Bearer ${admin}` },

@@ -14,7 +14,9 @@
  * null) takes its prompt's size from the same request as its reply. A log with no completed
  * request cannot say how long any reply is, and is refused. A record of a request that could
  * not be read as one (`asked: null`) is skipped as `unread`; a policy reload's line is passed
- * over.
+ * over. A last line that is not JSON was cut as it was written (a gateway killed mid-write, a
+ * copy of a log being written): skipped as `cut_last_line`; such a line anywhere else fails the
+ * load, at its place.
  */
 import { InputError } from '../../../core/errors.ts';
 import { MAX_CHOICES } from '../../../core/request/request.ts';
@@ -32,8 +34,23 @@ import {
 import { jsonObject, tryJsonObject, type JsonRecord } from './json-line.ts';
 import { PART, type RowExtras, type TraceFormat, type TraceRow } from './trace-format.ts';
 
+/**
+ * One gateway process's lines, its clock (`arrival_ms`, `at_ms`) put on the calendar: the least
+ * `time − at_ms` of its lines, since each line's `time` is stamped as it is written, a few ms
+ * after its decision, and varies by that much from line to line; arrivals on the process's own
+ * clock keep their order and spacing exactly.
+ */
+interface Run {
+  offsetMs: number;
+}
+
+/** A line whose calendar and clock disagree by more than this with its run's began another. */
+const NEW_RUN_MS = 1_000;
+
 interface Asked {
-  readonly tMs: Ms;
+  /** On its run's clock, or a simulated log's own. */
+  readonly arrivalMs: Ms;
+  readonly run?: Run;
   /** Undefined: refused before its body was read. */
   readonly inputTokens?: Tokens;
   readonly tenant: string;
@@ -56,9 +73,28 @@ export const decisionsFormat: TraceFormat = {
   },
   open(file) {
     const requests = new Map<string, Asked>();
+    let run: Run | undefined;
+    /** The run `o` was written in: the last, or a new one where its clock jumped. */
+    const runOf = (o: JsonRecord): Run | undefined => {
+      if (typeof o.time !== 'number' || typeof o.at_ms !== 'number') return undefined;
+      const offsetMs = o.time - o.at_ms;
+      if (run === undefined || Math.abs(offsetMs - run.offsetMs) > NEW_RUN_MS) run = { offsetMs };
+      else run.offsetMs = Math.min(run.offsetMs, offsetMs);
+      return run;
+    };
+    /** A line that was not JSON: the log's last, cut, unless another follows it. */
+    let cut: InputError | undefined;
     const parse = (line: string, lineNo: number) => {
       const at = { file, line: lineNo };
-      const o = jsonObject(at, line);
+      if (cut !== undefined) throw cut;
+      let o: JsonRecord;
+      try {
+        o = jsonObject(at, line);
+      } catch (e) {
+        if (!(e instanceof InputError) || parsesAsJson(line)) throw e;
+        cut = e;
+        return { skip: 'cut_last_line' };
+      }
       if (o.msg === 'policy_reload') return PART;
       const id = jsonText(at, 'request_id', o.request_id);
       if (isOutcome(o)) {
@@ -69,29 +105,28 @@ export const decisionsFormat: TraceFormat = {
       // A later attempt, or the record of a stream cut: the request is told by its first.
       if (requests.has(id)) return PART;
       if (o.asked === null) return { skip: 'unread' };
-      requests.set(id, asked(at, o));
+      requests.set(id, asked(at, o, runOf(o)));
       return PART;
     };
     return Object.assign(parse, { end: (lineNo: number) => rows(file, lineNo, requests) });
   },
 };
 
-function asked(at: LineRef, o: JsonRecord): Asked {
+function asked(at: LineRef, o: JsonRecord, run: Run | undefined): Asked {
   const a = o.asked;
   if (a === undefined) {
     fail(at, 'asked', 'missing field: a log written before records said what a request asked');
   }
   if (typeof a !== 'object' || a === null) fail(at, 'asked', 'expected an object');
   const r = a as JsonRecord;
-  const arrivalMs = jsonNumber(at, 'asked.arrival_ms', r.arrival_ms);
-  // A gateway's arrival_ms is on its own process's clock; the line's `time` (Unix ms, when it
-  // was decided) puts it on the calendar, so a log that several runs appended to replays each
-  // run where it happened, not all of them from 0 at once. A simulated log has no `time`.
-  const epoch =
-    typeof o.time === 'number' && typeof o.at_ms === 'number'
-      ? o.time - (o.at_ms - arrivalMs)
-      : undefined;
-  const tMs = timestamp(at, 'asked.arrival_ms', epoch ?? arrivalMs);
+  // A gateway's arrival_ms is on its own process's clock; its run's offset (`Run`) puts it on the
+  // calendar, so a log that several runs appended to replays each run where it happened, not
+  // all of them from 0 at once. A simulated log has no `time`.
+  const arrivalMs = timestamp(
+    at,
+    'asked.arrival_ms',
+    jsonNumber(at, 'asked.arrival_ms', r.arrival_ms),
+  );
   const field = 'asked.input_tokens';
   const inputTokens =
     r.input_tokens === null ? undefined : tokens(at, field, jsonNumber(at, field, r.input_tokens));
@@ -106,7 +141,8 @@ function asked(at: LineRef, o: JsonRecord): Asked {
   }
   const maxField = 'asked.max_tokens';
   return {
-    tMs,
+    arrivalMs,
+    ...(run === undefined ? {} : { run }),
     ...(inputTokens === undefined ? {} : { inputTokens }),
     tenant: jsonText(at, 'tenant', o.tenant),
     sloClass: jsonClass(at, 'class', o.class),
@@ -165,7 +201,8 @@ function rows(file: string, lineNo: number, requests: ReadonlyMap<string, Asked>
     const inputTokens = r.inputTokens ?? (like.inputTokens as Tokens);
     const own = r.outputTokens ?? (like.outputTokens as Tokens);
     const outputTokens = r.maxTokens === undefined ? own : Math.min(own, r.maxTokens);
-    return { tMs: r.tMs, inputTokens, outputTokens, extras: extrasOf(r) };
+    const tMs = (r.run?.offsetMs ?? 0) + r.arrivalMs;
+    return { tMs, inputTokens, outputTokens, extras: extrasOf(r) };
   });
 }
 
@@ -177,4 +214,14 @@ function extrasOf(r: Asked): RowExtras {
     ...(r.timeoutMs === undefined ? {} : { timeoutMs: r.timeoutMs }),
     ...(r.choices === undefined ? {} : { choices: r.choices }),
   };
+}
+
+/** Whether `line` is whole JSON (of any kind): one that is not was cut, or never was JSON. */
+function parsesAsJson(line: string): boolean {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
 }
