@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { epochMs } from '../runtime/wall-clock.ts';
@@ -78,4 +78,15 @@ test('a write that fails (a full disk) is told once; later records are dropped, 
   await log.close();
   assert.equal(errors.length, 1);
   assert.match(errors[0].message, /ENOSPC/);
+});
+
+test('a log whose last line was cut: the next record starts a line of its own', async () => {
+  const file = join(tempDir('dlog'), 'decisions.jsonl');
+  writeFileSync(file, '{"level":30,"time":1,"request_id":"cut');
+  const log = openDecisionLog(file, (e) => assert.fail(e), epochMs);
+  log.write(record('next'));
+  await log.close();
+  const lines = readFileSync(file, 'utf8').split('\n');
+  assert.equal(lines[0], '{"level":30,"time":1,"request_id":"cut');
+  assert.equal((JSON.parse(lines[1]) as { request_id: string }).request_id, 'next');
 });
