@@ -56,3 +56,15 @@ test('replayed under another policy, every request is offered; those never serve
   assert.equal(baseline.admission.rejected, 0, 'the baseline admits all');
   assert.equal(baseline.completed, first.offered.requests);
 });
+
+test("a log of a client's retries replays its requests once each: the replay's client retries them", () => {
+  for (const retryMode of ['naive', 'disciplined'] as const) {
+    const log = join(dir, `retries-${retryMode}.jsonl`);
+    const client = { maxAttempts: 3, retryMode, clientTimeoutMs: 4_000 };
+    const first = simulate({ ...overload, numRequests: 400, ...client }, 'goodput', log);
+    assert.ok(first.client.retries > 100, `${retryMode}: retried`);
+    const again = simulate({ trace: log, replicas: 1, ...client }, 'goodput');
+    assert.equal(again.offered.requests, first.offered.requests, retryMode);
+    assert.equal(again.offered.input_tokens, first.offered.input_tokens, retryMode);
+  }
+});

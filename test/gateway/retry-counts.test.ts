@@ -50,3 +50,24 @@ test("the openai client's automatic retries are counted as retries", async () =>
   assert.equal(await metricValue(front.url, 'goodput_retries_total'), 2);
   holder.controller.abort();
 });
+
+test('a retry refused before its body is read is counted too, and its record says its attempt', async () => {
+  const admin = 'retry-admin';
+  const front = await gateway(await engines(1), 'goodput', { adminToken: admin });
+  // A deadline no request can make: refused from its headers, its body never read.
+  const retry = await postChat(
+    front.url,
+    { max_tokens: 2 },
+    { 'x-goodput-timeout-ms': '1', 'x-stainless-retry-count': '2' },
+  );
+  await retry.text();
+  assert.equal(retry.headers.get('x-goodput-reason'), 'deadline_exceeded');
+  assert.equal(await metricValue(front.url, 'goodput_retries_total'), 1);
+  const id = retry.headers.get('x-goodput-request-id') ?? '';
+  const looked = await fetch(`${front.url}/admin/decisions/${id}`, {
+    headers: { authorization: `Bearer ${admin}` },
+  });
+  const record = (await looked.json()) as { attempt?: number; asked: { input_tokens: null } };
+  assert.equal(record.attempt, 3);
+  assert.equal(record.asked.input_tokens, null, 'unread');
+});

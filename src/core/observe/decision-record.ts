@@ -32,6 +32,11 @@ export interface DecisionRecord {
   readonly adapter?: string;
   /** The choices it asked for (`n`), when more than one. */
   readonly choices?: number;
+  /**
+   * Its attempt, when a retry (`x-goodput-attempt`, the SDKs' `x-stainless-retry-count`, the
+   * simulated client's): a replay offers its first attempt, and its client retries on its own.
+   */
+  readonly attempt?: number;
   /** The reasoning effort it asked for, when one: its output lengths are learned at it. */
   readonly reasoning_effort?: ReasoningEffort;
   readonly policy_revision: string;
@@ -139,6 +144,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
     class: d.req.sloClass,
     ...(d.req.adapter === undefined ? {} : { adapter: d.req.adapter }),
     ...(d.req.choices === undefined ? {} : { choices: d.req.choices }),
+    ...((d.req.attempt ?? 1) > 1 ? { attempt: d.req.attempt } : {}),
     ...(d.req.reasoningEffort === undefined ? {} : { reasoning_effort: d.req.reasoningEffort }),
     policy_revision: d.revision,
     at_ms: r3(d.atMs),

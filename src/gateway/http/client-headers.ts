@@ -152,6 +152,18 @@ function attemptOf(header: Header): { readonly attempt: number; readonly sdkRetr
   return { attempt, sdkRetry: attempt > 1 };
 }
 
+/**
+ * The attempt a request declares, read alone and leniently: a shed request's, whose headers are
+ * judged no further (a bad value counts it a first attempt).
+ */
+export function declaredAttempt(header: Header): number {
+  try {
+    return attemptOf(header).attempt;
+  } catch {
+    return 1;
+  }
+}
+
 /** An integer header in [`lo`, `lo` + MAX_ATTEMPT − 1]. */
 function wholeIn(name: string, raw: string, lo: number): number {
   const what = `an integer in [${lo}, ${lo + MAX_ATTEMPT - 1}]`;

@@ -30,7 +30,7 @@ import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { OPEN_DOOR, atTheDoor } from '../shared/door.ts';
 import type { SharedStore } from '../shared/shared-store.ts';
 import { isRequestStopped } from '../stop.ts';
-import { askedClass, parseClientHeaders, tenantFor } from './client-headers.ts';
+import { askedClass, declaredAttempt, parseClientHeaders, tenantFor } from './client-headers.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Inbound } from './inbound.ts';
 import { UploadOverdue } from './read-body.ts';
@@ -171,7 +171,7 @@ async function complete(
       untiered = queue.untiered;
       const refusal = deps.gateway.pipeline.refusedUnread(deadlineMs, nowMs) ?? queue.refusal;
       if (refusal !== undefined) {
-        const req = unreadRequest(id, nowMs, tenant, asked, deadlineMs);
+        const req = unreadRequest(id, nowMs, tenant, asked, deadlineMs, headers.attempt);
         return refusedUnread(inbound, req, refusal, deps);
       }
     }
@@ -186,12 +186,12 @@ async function complete(
     } catch (e) {
       if (!(e instanceof UploadOverdue)) throw e;
       // Answered at the deadline, not whenever the slow upload ends.
-      const req = unreadRequest(id, deps.nowMs(), tenant, asked, deadlineMs);
+      const req = unreadRequest(id, deps.nowMs(), tenant, asked, deadlineMs, headers.attempt);
       return refusedUnread(inbound, req, OUT_OF_REACH, deps);
     }
     if (untiered !== undefined && !mayNameTier(bodyText)) {
       // A body that names no tier is in the class asked for, which the queue rules out.
-      const req = unreadRequest(id, deps.nowMs(), tenant, asked, deadlineMs);
+      const req = unreadRequest(id, deps.nowMs(), tenant, asked, deadlineMs, headers.attempt);
       return refusedUnread(inbound, req, untiered, deps);
     }
     // A Responses request that follows a stored response is the whole conversation so far.
@@ -323,7 +323,15 @@ function shed(inbound: Inbound, id: string, tenant: string, deps: CompletionsDep
     askedClass(inbound.header) ??
     lookupTenant(deps.policy.tenants, tenant)?.defaultClass ??
     'interactive';
-  return refusedUnread(inbound, unreadRequest(id, deps.nowMs(), tenant, cls), SHED, deps);
+  const req = unreadRequest(
+    id,
+    deps.nowMs(),
+    tenant,
+    cls,
+    undefined,
+    declaredAttempt(inbound.header),
+  );
+  return refusedUnread(inbound, req, SHED, deps);
 }
 
 /**
@@ -344,15 +352,17 @@ function refusedUnread(
   );
 }
 
-/** A request as its headers alone tell it: no prompt read. */
+/** A request as its headers alone tell it: no prompt read; a retry counted as one. */
 function unreadRequest(
   id: string,
   arrivalMs: Ms,
   tenant: string,
   sloClass: SloClassName,
   deadlineMs?: Ms,
+  attempt = 1,
 ): LlmRequest {
-  return { id, arrivalMs, inputTokens: 0, outputTokens: 0, tenant, sloClass, deadlineMs };
+  const req = { id, arrivalMs, inputTokens: 0, outputTokens: 0, tenant, sloClass, deadlineMs };
+  return attempt > 1 ? { ...req, attempt } : req;
 }
 
 const SHED: Rejection = {

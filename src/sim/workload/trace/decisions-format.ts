@@ -13,7 +13,9 @@
  * same clients asked of the same fleet. One refused before its body was read (`input_tokens`
  * null) takes its prompt's size from the same request as its reply. A log with no completed
  * request cannot say how long any reply is, and is refused. A record of a request that could
- * not be read as one (`asked: null`) is skipped as `unread`; a policy reload's line is passed
+ * not be read as one (`asked: null`) is skipped as `unread`, and a retry under an id of its own
+ * (its record's `attempt`, a simulated naive client's `id#N`) as `retry`: the replay's client
+ * retries as it is told to. A policy reload's line is passed
  * over. A last line that is not JSON was cut as it was written (a gateway killed mid-write, a
  * copy of a log being written): skipped as `cut_last_line`; such a line anywhere else fails the
  * load, at its place.
@@ -102,8 +104,14 @@ export const decisionsFormat: TraceFormat = {
         return PART;
       }
       if (!isDecision(o)) fail(at, 'admission', 'expected a decision or an outcome record');
-      // A later attempt, or the record of a stream cut: the request is told by its first.
+      // A later attempt, or the record of a stream cut: the request is told by its first. A
+      // retry under an id of its own (a gateway's attempt, a naive client's) is its client's:
+      // the replay's client retries as it is told to.
       if (requests.has(id)) return PART;
+      if (typeof o.attempt === 'number' && o.attempt > 1) return { skip: 'retry' };
+      // The simulator names a naive client's retry after its request: `r000002#2`.
+      const first = /^(.+)#\d+$/.exec(id)?.[1];
+      if (first !== undefined && requests.has(first)) return { skip: 'retry' };
       if (o.asked === null) return { skip: 'unread' };
       requests.set(id, asked(at, o, runOf(o)));
       return PART;
