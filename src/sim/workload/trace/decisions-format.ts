@@ -15,10 +15,9 @@
  * request cannot say how long any reply is, and is refused. A record of a request that could
  * not be read as one (`asked: null`) is skipped as `unread`, and a retry under an id of its own
  * (its record's `attempt`, a simulated naive client's `id#N`) as `retry`: the replay's client
- * retries as it is told to. A policy reload's line is passed
- * over. A last line that is not JSON was cut as it was written (a gateway killed mid-write, a
- * copy of a log being written): skipped as `cut_last_line`; such a line anywhere else fails the
- * load, at its place.
+ * retries as it is told to. A policy reload's line is passed over. A last line that is not
+ * JSON was cut as it was written (a gateway killed mid-write, a copy of a log being written):
+ * skipped as `cut_last_line`; such a line anywhere else fails the load, at its place.
  */
 import { InputError } from '../../../core/errors.ts';
 import { MAX_CHOICES } from '../../../core/request/request.ts';
