@@ -66,3 +66,32 @@ test('outcome records add up to the report: one per dispatched request, judged a
   assert.deepEqual(misses, reported, 'the misses by objective, as the report counts them');
   assert.ok(Object.keys(misses).length > 0, 'the run has misses to count');
 });
+
+test('an admitted request that expired in the queue: its record holds the Retry-After its client is told', () => {
+  const expired: DecisionRecord[] = [];
+  runScenario(
+    {
+      ...SCENARIO_DEFAULTS,
+      seed: 3,
+      rate: 200,
+      numRequests: 3_000,
+      replicas: 1,
+      classes: 'interactive:3,batch:1,reasoning:1',
+      arrival: 'gamma',
+      burstiness: 0.1,
+    },
+    loadPolicy('goodput'),
+    {
+      wallClock: { now: () => 0 },
+      onDecision: (r) => {
+        if (r.admission.result === 'expire') expired.push(r);
+      },
+    },
+  );
+  assert.ok(expired.length > 0, 'a burst deep enough that some admitted requests expire');
+  for (const r of expired) {
+    // Its class's deadline: come back in a second, as the gateway answers it (503, Retry-After 1).
+    assert.equal(r.admission.reason, 'deadline');
+    assert.equal(r.admission.retry_after_ms, 1_000);
+  }
+});

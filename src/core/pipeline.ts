@@ -23,7 +23,7 @@ import type { FleetSpec } from './fleet/fleet-spec.ts';
 import { Learned } from './estimate/learned.ts';
 import { refusalRecord, ticketRecord, type DecisionResult } from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
-import { admittedExpiry, expiryReason } from './queueing/ticket-expiry.ts';
+import { admittedExpiry, expiredRefusal, expiryReason } from './queueing/ticket-expiry.ts';
 import { deadlineOutOfReach, finalRefusal, refusedUpFront } from './admission/up-front.ts';
 import type { LlmRequest } from './request/request.ts';
 import type { SloClassName } from './request/slo-classes.ts';
@@ -297,14 +297,13 @@ export class Pipeline<H> {
     this.forget(t);
     t.state = 'ended';
     const reason = expiryReason(t, this.nowMs);
-    this.record(t, 'expire', reason);
+    // As its client is told: soon, unless its own deadline will not wait (the host answers it).
+    const told = this.told(expiredRefusal(reason), t.asked, this.nowMs);
+    this.record(t, 'expire', reason, told.retryAfterMs);
     this.sink.expire(t, reason);
   }
 
-  /**
-   * A replica's engine cached (`stored`) or evicted (`removed`) a prefix block — vLLM's KV
-   * events, which a host that has them reports for the router's precise prefix index.
-   */
+  /** A replica's engine cached or evicted a prefix block (vLLM's KV events): for routing. */
   kvEvent(replica: number, kind: 'stored' | 'removed', hash: string): void {
     this.dispatcher.kvEvent(replica, kind, hash);
   }
@@ -393,7 +392,8 @@ export class Pipeline<H> {
     return this.decisions.at(replicas);
   }
 
-  private record(t: Ticket<H>, result: DecisionResult, reason?: RejectReason): void {
-    this.sink.record?.(ticketRecord(t, t.revision, this.nowMs, result, reason), t.asked);
+  private record(t: Ticket<H>, result: DecisionResult, reason?: RejectReason, after?: Ms): void {
+    const r = ticketRecord(t, t.revision, this.nowMs, result, reason, undefined, after);
+    this.sink.record?.(r, t.asked);
   }
 }

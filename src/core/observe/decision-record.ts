@@ -131,6 +131,8 @@ export interface DecisionRecordInput {
   readonly reason?: RejectReason;
   /** The status its client got, where the decision itself names none (a cut stream's). */
   readonly status?: number;
+  /** The Retry-After its client was told, where the decision itself tells none (an expiry's). */
+  readonly retryAfterMs?: Ms;
 }
 
 export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
@@ -181,7 +183,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
       deferred: d.deferred,
       reason: d.reason ?? (a.outcome === 'admit' ? null : a.reason),
       status: d.status ?? (a.outcome === 'reject' ? a.status : null),
-      retry_after_ms: a.outcome === 'reject' ? (a.retryAfterMs ?? null) : null,
+      retry_after_ms: d.retryAfterMs ?? (a.outcome === 'reject' ? (a.retryAfterMs ?? null) : null),
       slack_ms: nullable(a.assessment?.slackMs),
       predicted_ttft_ms: nullable(a.assessment?.predictedTtftMs),
       predicted_wait_ms: nullable(a.assessment?.waitMs ?? queue?.leastWaitMs),
@@ -212,6 +214,7 @@ export function ticketRecord<H>(
   result: DecisionResult,
   reason?: RejectReason,
   status?: number,
+  retryAfterMs?: Ms,
 ): DecisionRecord {
   return decisionRecord({
     req: t.asked,
@@ -234,6 +237,7 @@ export function ticketRecord<H>(
     deferred: t.wasDeferred,
     reason,
     status,
+    retryAfterMs,
   });
 }
 

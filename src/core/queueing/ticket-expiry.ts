@@ -4,7 +4,7 @@
  * until its deferral horizon; and nothing waits past its client's own deadline. The reason an
  * expiry is recorded with names the deadline that ran out.
  */
-import type { RejectReason } from '../request/decision.ts';
+import type { RejectReason, Rejection } from '../request/decision.ts';
 import type { Ms } from '../request/units.ts';
 import type { Ticket } from './ticket.ts';
 
@@ -26,4 +26,15 @@ export function expiryReason<H>(t: Ticket<H>, nowMs: Ms): RejectReason {
   const clientDeadline = t.asked.deadlineMs;
   if (clientDeadline !== undefined && nowMs >= clientDeadline) return 'deadline_exceeded';
   return t.decision.outcome === 'defer' ? t.decision.reason : 'deadline';
+}
+
+/**
+ * What a request that waited past a deadline is told: its client's, 504 and no retry; its
+ * class's, 503 and come back in a second (`Pipeline.told` makes it final when its client's
+ * deadline will not wait that long).
+ */
+export function expiredRefusal(reason: RejectReason): Rejection {
+  if (reason === 'deadline_exceeded')
+    return { outcome: 'reject', status: 504, reason, final: true };
+  return { outcome: 'reject', status: 503, reason, retryAfterMs: 1_000 };
 }

@@ -12,9 +12,10 @@
  * stream ends with an SSE error event naming what ended it.
  */
 import type { ServerResponse } from 'node:http';
-import type { RejectReason, Rejection } from '../../core/request/decision.ts';
+import type { RejectReason } from '../../core/request/decision.ts';
 import type { LlmRequest } from '../../core/request/request.ts';
 import { lookupTenant } from '../../core/config/tenant-schema.ts';
+import { expiredRefusal } from '../../core/queueing/ticket-expiry.ts';
 import type { TimerHandle } from '../../core/ports/timers.ts';
 import {
   OpenAiError,
@@ -90,9 +91,6 @@ export interface ServeContext {
   /** Its tenant's token quota as it stands, which its answer tells (quota-headers.ts). */
   readonly quota?: Readonly<Record<string, string>>;
 }
-
-/** Retry-After of a request that waited past its class's deadline. */
-const SOON_MS = 1_000;
 
 export async function admitAndServe(
   endpoint: Endpoint,
@@ -289,8 +287,7 @@ export async function admitAndServe(
  */
 function expired(reason: RejectReason, req: LlmRequest, deps: CompletionsDeps): Whole {
   if (reason === 'deadline_exceeded') return refusal(reason, 504);
-  const soon: Rejection = { outcome: 'reject', status: 503, reason, retryAfterMs: SOON_MS };
-  return refusalOf(deps.gateway.pipeline.told(soon, req, deps.nowMs()));
+  return refusalOf(deps.gateway.pipeline.told(expiredRefusal(reason), req, deps.nowMs()));
 }
 
 /** The answer to a request the gateway stopped before its end. */
