@@ -3,7 +3,7 @@
 // requests offered, on /metrics and the dashboard alike, and it counts as no failure.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { engines, gateway, metricValue, postChat, until } from './gateway-kit.ts';
+import { MODEL, engines, gateway, metricValue, postChat, until } from './gateway-kit.ts';
 
 test('a request cancelled while queued has its record: offered = decisions at the door', async () => {
   const backends = await engines(1, { maxNumSeqs: 1, profile: 'const:step_ms=20' });
@@ -34,4 +34,24 @@ test('a request cancelled while queued has its record: offered = decisions at th
   const doc = (await (await fetch(`${gw.url}/dashboard/data`)).json()) as Doc;
   const [offered, admitted, rejected, failed] = doc.headline.rows[0];
   assert.deepEqual([offered, admitted, rejected, failed], ['2', '1', '0', '0']);
+});
+
+test('a client gone before any answer is counted as answered 499, not as the answer it never got', async () => {
+  const gw = await gateway(await engines(1));
+  const left = new AbortController();
+  left.abort();
+  // Refused from its headers (a deadline no request can make), its client already gone.
+  const res = await gw.app.request(
+    new Request('http://gateway/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goodput-timeout-ms': '1' },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }),
+      signal: left.signal,
+    }),
+  );
+  assert.equal(res.status, 504, 'what it would have been told');
+  const answered = (status: string) =>
+    metricValue(gw.url, 'goodput_api_answers_total', { endpoint: 'chat', status });
+  assert.equal(await answered('499'), 1);
+  assert.equal(await answered('504'), 0);
 });

@@ -74,6 +74,7 @@ class OrderInbound implements Inbound {
   readonly #order: Order;
   /** Never aborted: its clients read it from the store. */
   readonly signal = new AbortController().signal;
+  readonly gone = false;
   readonly queuedSinceMs: Ms;
 
   constructor(order: Order, nowMs: Ms, epochMs: number) {

@@ -121,7 +121,9 @@ export async function handleCompletion(
     answer = await complete(kind, inbound, deps, id, trace, outgoing, taken?.adoption);
     return answer;
   } finally {
-    const status = answer === undefined ? 500 : isWhole(answer) ? answer.status : 200;
+    // The status its client got: none, where it left before any answer (nginx's 499).
+    const status =
+      answer === undefined ? 500 : inbound.gone ? 499 : isWhole(answer) ? answer.status : 200;
     if (taken === undefined)
       deps.metrics.apiAnswers.inc({ endpoint: kind, status: String(status) });
     // A stream's trace ends with its last byte (serve-admitted.ts), a background response's

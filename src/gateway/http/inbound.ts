@@ -19,6 +19,8 @@ export interface Inbound {
   body(limitBytes: number, giveUp?: GiveUp): Promise<string>;
   /** Aborted (with the client gone) when the client goes away; made on first use. */
   readonly signal: AbortSignal;
+  /** Whether its client has gone away already: asked without making the signal. */
+  readonly gone: boolean;
   /** The body will not be read: let it go by. */
   discard(): void;
   /**
@@ -62,6 +64,10 @@ class WebInbound implements Inbound {
 
   get signal(): AbortSignal {
     return this.#raw.signal;
+  }
+
+  get gone(): boolean {
+    return this.#raw.signal.aborted;
   }
 
   discard(): void {
@@ -109,6 +115,10 @@ class NodeInbound implements Inbound {
       else res.once('close', () => res.writableFinished || g.abort());
     }
     return this.#gone.signal;
+  }
+
+  get gone(): boolean {
+    return this.#gone?.signal.aborted ?? (this.#res.destroyed && !this.#res.writableFinished);
   }
 
   discard(): void {
