@@ -9,7 +9,7 @@ import { loadTrace } from './load-trace.ts';
 import { tempDir } from '../../../../test/temp-dir.ts';
 
 /** A gateway's decision line: decided `waitMs` after `arrivalMs`, written `lateMs` after that. */
-const line = (id: string, arrivalMs: number, lateMs: number, waitMs = 2) =>
+const line = (id: string, arrivalMs: number, lateMs: number, waitMs = 2, degradedTo?: number) =>
   JSON.stringify({
     level: 30,
     time: 1_796_000_000_000 + arrivalMs + waitMs + lateMs,
@@ -17,12 +17,15 @@ const line = (id: string, arrivalMs: number, lateMs: number, waitMs = 2) =>
     at_ms: arrivalMs + waitMs,
     tenant: 'acme',
     class: 'interactive',
-    asked: { arrival_ms: arrivalMs, input_tokens: 100, max_tokens: 10 },
-    admission: { result: 'admit' },
+    asked: { arrival_ms: arrivalMs, input_tokens: 100, max_tokens: 20 },
+    admission:
+      degradedTo === undefined
+        ? { result: 'admit' }
+        : { result: 'degrade', degrade_level: 1, degraded_max_tokens: degradedTo },
     msg: 'decision',
   });
-const outcome = (id: string) =>
-  JSON.stringify({ request_id: id, outcome: { state: 'completed', output_tokens: 10 } });
+const outcome = (id: string, outputTokens = 10) =>
+  JSON.stringify({ request_id: id, outcome: { state: 'completed', output_tokens: outputTokens } });
 
 function logOf(...lines: string[]): string {
   const file = join(tempDir('decisions-format'), 'decisions.jsonl');
@@ -58,4 +61,11 @@ test("arrivals keep the gateway clock's spacing, not each line's write time", ()
     at.map((ms) => ms - at[0]),
     [0, 1, 10],
   );
+});
+
+test('a reply cut at the cap a degraded admission set is not its length: it borrows one', () => {
+  const t = loadTrace(
+    logOf(line('a', 1_000, 0), outcome('a', 17), line('b', 1_100, 0, 2, 5), outcome('b', 5)),
+  );
+  assert.deepEqual(Array.from(t.outputTokens), [17, 17]);
 });

@@ -59,6 +59,8 @@ interface Asked {
   readonly maxTokens?: Tokens;
   readonly timeoutMs?: Ms;
   readonly choices?: number;
+  /** The output cap a degraded admission served it under: a reply that reached it was cut. */
+  readonly degradedCap?: Tokens;
   /** Each choice's reply, once an outcome says it completed. */
   outputTokens?: Tokens;
 }
@@ -147,7 +149,10 @@ function asked(at: LineRef, o: JsonRecord, run: Run | undefined): Asked {
     fail(at, 'asked.timeout_ms', `expected milliseconds above 0, got ${timeoutMs}`);
   }
   const maxField = 'asked.max_tokens';
+  const admission = o.admission as JsonRecord | null;
+  const cap = typeof admission === 'object' ? admission?.degraded_max_tokens : undefined;
   return {
+    ...(typeof cap === 'number' ? { degradedCap: cap } : {}),
     arrivalMs,
     ...(run === undefined ? {} : { run }),
     ...(inputTokens === undefined ? {} : { inputTokens }),
@@ -168,7 +173,10 @@ function completed(at: LineRef, value: unknown, req: Asked | undefined): void {
   if (req === undefined || outcome.state !== 'completed') return;
   const field = 'outcome.output_tokens';
   const total = tokens(at, field, jsonNumber(at, field, outcome.output_tokens), 0);
-  req.outputTokens = Math.max(1, Math.round(total / (req.choices ?? 1)));
+  const each = Math.max(1, Math.round(total / (req.choices ?? 1)));
+  // Cut at the cap a degraded admission set: its own length is unknown, as a refused one's.
+  if (req.degradedCap !== undefined && each >= req.degradedCap) return;
+  req.outputTokens = each;
 }
 
 /**
