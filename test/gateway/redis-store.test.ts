@@ -104,14 +104,15 @@ test('a key written before fingerprints (I<holder>, D<answer>) is read as bound 
 });
 
 test("a dead gateway's concurrency slot frees itself when its lease expires", async () => {
-  const dying = await open({ leaseTtlMs: 30 });
+  // Long enough to outlast the close on a busy machine (30 ms did not), short enough to wait out.
+  const dying = await open({ leaseTtlMs: 1_500 });
   const q = { windowMs: 60_000, maxConcurrentRequests: 1 };
   assert.equal((await dying.admit(ask({ tenant: 'lease', quotas: q }))).ok, true);
   await dying.close(); // gone without releasing, as a crashed process would be
   const other = await open();
   const refused = await other.admit(ask({ tenant: 'lease', quotas: q }));
   assert.equal(refused.ok, false, 'held until it expires');
-  await until(async () => (await other.admit(ask({ tenant: 'lease', quotas: q }))).ok);
+  await until(async () => (await other.admit(ask({ tenant: 'lease', quotas: q }))).ok, 2_000);
 });
 
 test('scripts the server forgot are loaded again', async () => {
