@@ -137,7 +137,10 @@ export interface BackendLoad {
   readonly kvCapacityTokens?: Tokens;
   readonly prefixHitRate?: number;
   readonly preemptions?: number;
-  /** LoRA adapters resident in its GPU slots (vLLM's `lora_requests_info`), when it says. */
+  /**
+   * LoRA adapters resident in its GPU slots, when it says: a vLLM's as its `lora_requests_info`
+   * has shown them running, remembered (`lora-residency.ts`).
+   */
   readonly loras?: readonly string[];
   /** Distinct adapters one batch may run (vLLM's `max_loras`, its `lora_requests_info`), when it says. */
   readonly maxLoras?: number;
