@@ -371,3 +371,29 @@ test('an output path that cannot be written fails before the run, or when it fai
     assert.doesNotMatch(r.err, /\n\s+at /, 'no stack trace');
   }
 });
+
+test('simulate --trace says which rows of a decision log it passed over, and why', () => {
+  const line = (id: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      request_id: id,
+      tenant: 'acme',
+      class: 'interactive',
+      at_ms: 1,
+      asked: { arrival_ms: 0, input_tokens: 100, max_tokens: 10 },
+      admission: { result: 'admit' },
+      ...extra,
+    });
+  const done = JSON.stringify({
+    request_id: 'a',
+    outcome: { state: 'completed', output_tokens: 8 },
+  });
+  const log = join(dir, 'skipping.jsonl');
+  // A retry under an id of its own, then a last line cut as it was written.
+  writeFileSync(
+    log,
+    [line('a'), done, line('b', { attempt: 2 }), line('c').slice(0, 40)].join('\n'),
+  );
+  const r = goodput('simulate', '--trace', log);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /^trace: 2 rows skipped \(retry: 1, cut_last_line: 1\)$/m);
+});

@@ -90,6 +90,8 @@ export function simulateCommand(): Command {
     decisions?.close();
     bar.done();
     console.log(summaryTable([report]));
+    const skipped = skippedRows(report.scenario);
+    if (skipped !== undefined) console.log(`\ntrace: ${skipped}`);
     if (flags.out !== undefined) {
       writeOutput('--out', flags.out as string, `${JSON.stringify(report, null, 2)}\n`);
       console.log(`\nreport written to ${flags.out as string}`);
@@ -134,4 +136,17 @@ function readLearnedState(file: string, model: string): LearnedState {
     throw new ConfigError('model', `${model}, the model this run serves`, state.model, file);
   }
   return state;
+}
+
+/**
+ * The trace rows a run passed over, by reason (a decision log's retries and unread requests, a
+ * cut last line, a BurstGPT failure…): said where an operator reads the run, not only in its
+ * JSON. Undefined when none was.
+ */
+function skippedRows(scenario: Readonly<Record<string, unknown>>): string | undefined {
+  const workload = scenario.workload as { rowsSkipped?: Record<string, number> } | undefined;
+  const by = Object.entries(workload?.rowsSkipped ?? {});
+  if (by.length === 0) return undefined;
+  const total = by.reduce((n, [, k]) => n + k, 0);
+  return `${total} rows skipped (${by.map(([why, n]) => `${why}: ${n}`).join(', ')})`;
 }
