@@ -50,10 +50,11 @@ export async function metricAt(url: string, name: string, labels: string): Promi
 }
 
 /**
- * `serve` flags for a pool test: the goodput preset without its gap guard (the engines the pool
- * starts share the gateway's two cores, and their start-up makes its loop late, so the guard
- * would shed the burst meant to make the pool scale out; engines on machines of their own take
- * no CPU from it), one to three groups, and a short scale-in window.
+ * `serve` flags for a pool test: the goodput preset without its gap guard or its lag shedding
+ * (the engines the pool starts share the gateway's two cores, and their start-up — and another
+ * test file beside it — makes its loop late, so either would shed the burst meant to make the
+ * pool scale out; engines on machines of their own take no CPU from it), one to three groups,
+ * and a short scale-in window.
  */
 export function poolServeArgs(): string[] {
   const policy = join(tempDir('pool'), 'policy.yaml');
@@ -65,7 +66,7 @@ export function poolServeArgs(): string[] {
       'admission: { type: goodput }',
       'dispatch: { type: flow-control }',
       'routing: { type: expected-completion }',
-      'resilience: { shed_gap_ratio: 0 }',
+      'resilience: { shed_gap_ratio: 0, shed_lag_ms: 0 }',
       '',
     ].join('\n'),
   );

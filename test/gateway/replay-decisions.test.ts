@@ -21,10 +21,15 @@ test('a decision log written by goodput serve replays in the simulator', async (
     [12, '30000'],
     [5, undefined],
   ] as const) {
+    // The third belongs to a conversation: its session replays with it.
     const res = await postChat(
       gw.url,
       { max_tokens: maxTokens },
-      deadline === undefined ? {} : { 'x-goodput-timeout-ms': deadline },
+      deadline === undefined
+        ? maxTokens === 5
+          ? { 'x-session-id': 'chat-7' }
+          : {}
+        : { 'x-goodput-timeout-ms': deadline },
     );
     assert.equal(res.status, 200);
     const body = (await res.json()) as { usage: { completion_tokens: number } };
@@ -57,6 +62,10 @@ test('a decision log written by goodput serve replays in the simulator', async (
   assert.deepEqual(
     t.extras?.map((e) => e?.maxTokens),
     [8, 12, 5, 1_000_000],
+  );
+  assert.deepEqual(
+    t.extras?.map((e) => e?.session),
+    [undefined, undefined, 'chat-7', undefined],
   );
   // The deadline counts from the headers, the arrival from the body read after them.
   const timeouts = t.extras?.map((e) => e?.timeoutMs);

@@ -37,6 +37,8 @@ export interface DecisionRecord {
    * simulated client's): a replay offers its first attempt, and its client retries on its own.
    */
   readonly attempt?: number;
+  /** The conversation it belongs to (`x-session-id`), when it named one: replays keep it. */
+  readonly session?: string;
   /** The reasoning effort it asked for, when one: its output lengths are learned at it. */
   readonly reasoning_effort?: ReasoningEffort;
   readonly policy_revision: string;
@@ -147,6 +149,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
     ...(d.req.adapter === undefined ? {} : { adapter: d.req.adapter }),
     ...(d.req.choices === undefined ? {} : { choices: d.req.choices }),
     ...((d.req.attempt ?? 1) > 1 ? { attempt: d.req.attempt } : {}),
+    ...(d.req.session === undefined ? {} : { session: d.req.session }),
     ...(d.req.reasoningEffort === undefined ? {} : { reasoning_effort: d.req.reasoningEffort }),
     policy_revision: d.revision,
     at_ms: r3(d.atMs),

@@ -69,3 +69,12 @@ test('a reply cut at the cap a degraded admission set is not its length: it borr
   );
   assert.deepEqual(Array.from(t.outputTokens), [17, 17]);
 });
+
+test('a request of a session replays in it: routing keeps its conversation together', () => {
+  const withSession = JSON.stringify({ ...JSON.parse(line('b', 1_100, 0)), session: 'chat-7' });
+  const t = loadTrace(logOf(line('a', 1_000, 0), outcome('a'), withSession, outcome('b')));
+  assert.deepEqual(
+    t.extras?.map((e) => e?.session),
+    [undefined, 'chat-7'],
+  );
+});

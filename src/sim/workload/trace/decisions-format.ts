@@ -4,7 +4,7 @@
  * live against another server (`bench --trace`). One request per id, told by its first
  * decision record (`asked`): it arrives at `arrival_ms` (a gateway's line, on the calendar: its
  * `time` less the wait from arrival to decision), `input_tokens` long, with its tenant,
- * class, `max_tokens`, client deadline (`timeout_ms`) and choices.
+ * class, `max_tokens`, client deadline (`timeout_ms`), choices and session.
  *
  * How long its reply is, the log knows only of a request served to its end (an outcome record
  * `completed`; of several choices, each their mean). The rest — refused, expired, cut, failed —
@@ -59,6 +59,7 @@ interface Asked {
   readonly maxTokens?: Tokens;
   readonly timeoutMs?: Ms;
   readonly choices?: number;
+  readonly session?: string;
   /** The output cap a degraded admission served it under: a reply that reached it was cut. */
   readonly degradedCap?: Tokens;
   /** Each choice's reply, once an outcome says it completed. */
@@ -153,6 +154,7 @@ function asked(at: LineRef, o: JsonRecord, run: Run | undefined): Asked {
   const cap = typeof admission === 'object' ? admission?.degraded_max_tokens : undefined;
   return {
     ...(typeof cap === 'number' ? { degradedCap: cap } : {}),
+    ...(o.session === undefined ? {} : { session: jsonText(at, 'session', o.session) }),
     arrivalMs,
     ...(run === undefined ? {} : { run }),
     ...(inputTokens === undefined ? {} : { inputTokens }),
@@ -228,6 +230,7 @@ function extrasOf(r: Asked): RowExtras {
     ...(r.maxTokens === undefined ? {} : { maxTokens: r.maxTokens }),
     ...(r.timeoutMs === undefined ? {} : { timeoutMs: r.timeoutMs }),
     ...(r.choices === undefined ? {} : { choices: r.choices }),
+    ...(r.session === undefined ? {} : { session: r.session }),
   };
 }
 
