@@ -186,17 +186,18 @@ export function streamCall(
         finish({ ok: false, status, reason: 'bad_stream', error });
         res.destroy();
       };
-      // Whatever the server sent, its call ends as its record: the run goes on.
-      const read = (pieces: () => string[]) => {
+      // Whatever the server sent, its call ends as its record: the run goes on. `text`: a piece
+      // of the body; undefined: its end.
+      const read = (text?: string) => {
         try {
-          take(pieces());
+          take(text === undefined ? sse.end() : sse.push(text));
         } catch (e) {
           badStream(e instanceof Error ? e.message : String(e));
         }
       };
-      res.on('data', (s: string) => read(() => sse.push(s)));
+      res.on('data', read);
       res.on('end', () => {
-        read(() => sse.end());
+        read();
         if (done) finish({ ok: true, status });
         else
           finish({
