@@ -96,3 +96,25 @@ test('goodput bench interrupted: the result of what was sent, written, and exit 
   assert.match(bench.output(), /interrupted: \d+ requests sent, \d+ of them cut short/);
   assert.match(bench.output(), /Serving Benchmark Result/);
 });
+
+test('goodput bench interrupted while the server trickles its model list: exit 130 at once, nothing sent', async () => {
+  let asked = 0;
+  const trickling = createServer((req, res) => {
+    asked++;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const tick = setInterval(() => res.write(' '), 100);
+    res.on('close', () => clearInterval(tick));
+  });
+  await new Promise<void>((r) => trickling.listen(0, '127.0.0.1', r));
+  after(() => {
+    trickling.closeAllConnections();
+    trickling.close();
+  });
+  const at = `http://127.0.0.1:${(trickling.address() as { port: number }).port}`;
+  const bench = spawnGoodput(['bench', '--url', at, '--num-requests', '5']);
+  await until(() => asked > 0, 5_000);
+  await new Promise((r) => setTimeout(r, 300));
+  bench.child.kill('SIGINT');
+  assert.deepEqual(await bench.exited, { code: 130, signal: null }, bench.output());
+  assert.match(bench.output(), /interrupted before the server listed its models: nothing was sent/);
+});
