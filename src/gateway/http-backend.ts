@@ -174,7 +174,9 @@ export class HttpBackend implements Backend {
   private ran(model: string): void {
     const last = this.last;
     if (last.loras === undefined || this.servable?.includes(model) !== true) return;
-    this.last = { ...last, loras: this.residency.seen([model], last.maxLoras ?? 1) };
+    const loras = this.residency.seen([model], last.maxLoras ?? 1);
+    // Already its most recent: nothing to copy.
+    if (loras !== last.loras) this.last = { ...last, loras };
   }
 
   /**
