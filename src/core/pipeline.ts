@@ -25,6 +25,7 @@ import { refusalRecord, ticketRecord, type DecisionResult } from './observe/deci
 import type { Ticket } from './queueing/ticket.ts';
 import { admittedExpiry, expiredRefusal, expiryReason } from './queueing/ticket-expiry.ts';
 import { deadlineOutOfReach, finalRefusal, refusedUpFront } from './admission/up-front.ts';
+import { keepTurn, type TurnStanding } from './queueing/kept-turns.ts';
 import type { LlmRequest } from './request/request.ts';
 import type { SloClassName } from './request/slo-classes.ts';
 import type { Ms, Tokens } from './request/units.ts';
@@ -145,9 +146,11 @@ export class Pipeline<H> {
   ): Offer<H> {
     // A request for a LoRA adapter is decided over the replicas that serve it (none ready: none).
     const serving = servingOnly(replicas, asked.adapter);
-    const ctx = this.context(nowMs, serving);
-    const cls = this.policy.classes[asked.sloClass];
     const key = asked.idempotencyKey;
+    // A retry whose kept turn has come waits behind no turn (queueing/kept-turns.ts).
+    const turn = key === undefined ? undefined : this.learned.turns?.standing(key, nowMs);
+    const ctx = this.context(nowMs, serving, turn?.due === true);
+    const cls = this.policy.classes[asked.sloClass];
     const decision: AdmissionDecision =
       refusedUpFront(asked, {
         nowMs,
@@ -157,8 +160,9 @@ export class Pipeline<H> {
         readyInMs: host.readyInMs,
       }) ?? this.admission.decide(this.admissionState, asked, ctx);
     if (decision.outcome === 'reject') {
-      return { outcome: 'reject', decision: this.refuse(asked, decision, nowMs) };
+      return { outcome: 'reject', decision: this.refuse(asked, decision, nowMs, turn) };
     }
+    if (turn !== undefined && key !== undefined) this.learned.turns?.claim(key);
     const avoid = host.avoid ?? -1;
     const ticket = offerTicket<H>(this.tickets, asked, handle, cls, decision, nowMs, avoid, ctx);
     if (key !== undefined) this.inFlightKeys.set(key, ticket);
@@ -191,12 +195,9 @@ export class Pipeline<H> {
   }
 
   /**
-   * The refusal `offer` would make, from the queue alone, of any request of class `cls` from
-   * `tenant` that prefills at most `promptTokensAtMost` tokens, whatever else it asks (the
-   * admission policy's `refuseUnread`): a host may give it before it reads the request's body,
-   * and refuse with `refuse`. Under a flood that is most refusals, at the cost of a refusal from
-   * the headers. Undefined when only `offer` can tell. `replicas`: the ready replicas, asked for
-   * only when the queue may rule the request out.
+   * The refusal `offer` would make, from the queue alone, of any request of `cls` from `tenant`
+   * prefilling at most `promptTokensAtMost` tokens (`Admission.refuseUnread`): a host may give
+   * it unread, with `refuse`. `replicas`: the ready ones, asked for only when it may refuse.
    */
   refusedForQueue(
     cls: SloClassName,
@@ -220,12 +221,9 @@ export class Pipeline<H> {
   }
 
   /**
-   * A request at the door, before its tenant's quotas are asked (the tenant ledger, before
-   * `offer`): `refusal` when admission would refuse it whatever the load and the quotas (the
-   * request itself is not allowed: a prompt no context holds is a 400, not a 429 to come back
-   * to); else `charge`, what it takes of its tenant's token quota — its prompt plus its output
-   * cap or, with none set, the output its class and tenant reach at p90, as the memory gate
-   * reserves — settled to what it used when it ends.
+   * A request at the door, before its tenant's quotas: `refusal` when it is not allowed at all
+   * (a prompt no context holds is a 400, not a 429); else `charge`, its prompt plus its output
+   * cap (or its p90 output, as the memory gate reserves), settled to what it used when it ends.
    */
   door(req: LlmRequest): { refusal: Rejection } | { refusal?: undefined; charge: Tokens } {
     const refusal = this.admission.refuseAsked?.(req, this.spec);
@@ -256,11 +254,12 @@ export class Pipeline<H> {
    * request has its decision record whoever turned it away. Returns the refusal as its client
    * is to be told it: final, without a Retry-After, when no retry can meet its deadline.
    */
-  refuse(asked: LlmRequest, refused: Rejection, nowMs: Ms): Rejection {
+  refuse(asked: LlmRequest, refused: Rejection, nowMs: Ms, turn?: TurnStanding): Rejection {
     // A refusal for its wait keeps the class's queue-delay control in force.
     if (refused.reason === 'deadline') this.learned.refusedForWait(asked.sloClass, nowMs);
-    const decision = this.told(refused, asked, nowMs);
     const cls = this.policy.classes[asked.sloClass];
+    const told = this.told(refused, asked, nowMs);
+    const decision = keepTurn(this.learned.turns, told, asked, cls?.priority ?? 0, nowMs, turn);
     this.sink.record?.(refusalRecord(asked, cls, this.revision, nowMs, decision), asked);
     return decision;
   }
@@ -386,10 +385,10 @@ export class Pipeline<H> {
     return this.dispatcher.hasWaiting();
   }
 
-  /** The admission context for a decision at `nowMs` over `replicas` (`DecisionContext`). */
-  private context(nowMs: Ms, replicas: readonly ReplicaSnapshot[]): AdmissionContext {
+  /** The admission context at `nowMs` over `replicas` (`DecisionContext.at`). */
+  private context(nowMs: Ms, replicas: readonly ReplicaSnapshot[], turn = false): AdmissionContext {
     this.nowMs = nowMs;
-    return this.decisions.at(replicas);
+    return this.decisions.at(replicas, turn);
   }
 
   private record(t: Ticket<H>, result: DecisionResult, reason?: RejectReason, after?: Ms): void {

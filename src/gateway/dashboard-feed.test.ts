@@ -23,6 +23,7 @@ function admitted(id: string, atMs: number, tenant = 't'): DecisionRecord {
       reason: null,
       status: null,
       retry_after_ms: null,
+      kept_turn: false,
       slack_ms: null,
       predicted_ttft_ms: null,
       predicted_wait_ms: null,

@@ -128,11 +128,14 @@ export class RequestTracker extends TokenStream implements EngineRequest {
    * number, one idempotency key and the original absolute deadline, so the server knows a retry
    * when it sees one. A naive client's retry is, to the server, a new request arriving now.
    */
-  offered(disciplined: boolean, nowMs: Ms): LlmRequest {
+  offered(disciplined: boolean, nowMs: Ms, retries = false): LlmRequest {
     this.attemptOfferedMs = nowMs;
     // A first attempt is the request as it is: no copy on the path every request takes (a
-    // simulated first attempt cannot meet an earlier one of itself, so it needs no key).
-    if (this.attempts === 1) return this.req;
+    // simulated first attempt cannot meet an earlier one of itself). A disciplined client that
+    // retries sends its key from the first, so a turn kept for it is found by its retry.
+    if (this.attempts === 1) {
+      return disciplined && retries ? { ...this.req, idempotencyKey: this.req.id } : this.req;
+    }
     const done = this.resumedAfter;
     if (done > 0) {
       // The control plane sends the rest as a new request: the prompt and what was streamed.

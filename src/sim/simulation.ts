@@ -292,7 +292,8 @@ export function simulate(opts: SimulationOptions): Report {
     sampleSpread();
     tracker.nextAttempt();
     const now = clock.now();
-    const asked = tracker.offered(opts.client.retryMode === 'disciplined', now);
+    const { retryMode, maxAttempts } = opts.client;
+    const asked = tracker.offered(retryMode === 'disciplined', now, maxAttempts > 1);
     const unread = refusedUnread(asked, now);
     const offer =
       unread ??

@@ -5,6 +5,7 @@
  * that never ran). A refusal here is recorded through the pipeline like its own, so every
  * request has a decision record whoever turned it away.
  */
+import { turnHasCome } from '../core/queueing/kept-turns.ts';
 import { TenantLedger, beyondWindow } from '../core/admission/budget/tenant-ledger.ts';
 import type { ResolvedPolicy } from '../core/config/policy.ts';
 import { lookupTenant } from '../core/config/tenant-schema.ts';
@@ -55,7 +56,10 @@ export class TenantDoor {
         tenant: tenant.name,
         requestId: asked.id,
         tokens,
-        attempt: asked.attempt ?? 1,
+        // A retry that comes for its kept turn was invited: the retry budget does not charge it.
+        attempt: turnHasCome(this.pipeline.learned.turns, asked.idempotencyKey, now)
+          ? 1
+          : (asked.attempt ?? 1),
         quotas: tenant.quotas,
         retryBudgetRatio: tenant.retryBudgetRatio,
       },

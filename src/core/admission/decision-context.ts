@@ -33,6 +33,7 @@ export class DecisionContext implements AdmissionContext {
   private readonly clock: Clock;
   private replicas: readonly ReplicaSnapshot[] = [];
   private load: FleetLoad | undefined;
+  private turnHolder = false;
   private readonly prefill = (tokens: Tokens, itlSloMs: Ms, stepMs: Ms, seqs: number) => {
     const { flow, ledger } = this.placement;
     return flow.servedPrefillMs(
@@ -58,10 +59,14 @@ export class DecisionContext implements AdmissionContext {
     this.clock = clock;
   }
 
-  /** Starts a decision over `replicas`: what the last one summarised is dropped. */
-  at(replicas: readonly ReplicaSnapshot[]): AdmissionContext {
+  /**
+   * Starts a decision over `replicas`: what the last one summarised is dropped. `turnHolder`: it
+   * is of a retry whose kept turn has come, which no turn is counted ahead of (../queueing/kept-turns.ts).
+   */
+  at(replicas: readonly ReplicaSnapshot[], turnHolder = false): AdmissionContext {
     this.replicas = replicas;
     this.load = undefined;
+    this.turnHolder = turnHolder;
     return this;
   }
 
@@ -90,7 +95,7 @@ export class DecisionContext implements AdmissionContext {
       this.placement,
       this.replicas,
       this.clock.now(),
-      this.learned.forSummary,
+      this.turnHolder ? this.learned.forTurnHolder : this.learned.forSummary,
     ));
   }
 }

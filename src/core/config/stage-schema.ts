@@ -53,7 +53,11 @@ export const admissionSchema = z.discriminatedUnion('type', [
         })
         .optional(),
       retry_after: z
-        .object({ min_ms: ms.optional(), max_ms: ms.optional() })
+        .object({
+          min_ms: ms.optional(),
+          max_ms: ms.optional(),
+          keep_turns: z.boolean().optional(),
+        })
         .strict()
         .refine((r) => (r.min_ms ?? 0) <= (r.max_ms ?? Infinity), { message: 'min_ms ≤ max_ms' })
         .optional(),
@@ -164,6 +168,11 @@ export type AdmissionConfig =
       readonly refuseUnread: boolean;
       readonly retryAfterMinMs: number;
       readonly retryAfterMaxMs: number;
+      /**
+       * A request refused for its wait that carries an Idempotency-Key keeps its turn: its
+       * Retry-After is when a retry will be admitted (../queueing/kept-turns.ts).
+       */
+      readonly keepTurns: boolean;
     };
 
 export type DispatchConfig =
@@ -231,6 +240,7 @@ export function resolveAdmission(a: z.infer<typeof admissionSchema>): AdmissionC
     refuseUnread: deadline?.refuse_unread ?? true,
     retryAfterMinMs: a.retry_after?.min_ms ?? 500,
     retryAfterMaxMs: a.retry_after?.max_ms ?? 60_000,
+    keepTurns: a.retry_after?.keep_turns ?? true,
   };
 }
 

@@ -23,6 +23,7 @@ import type { RouteRequest } from '../routing/route.ts';
 import type { OutputLengthModel } from './output-length-model.ts';
 import { longTurn, type LongHolds, type LongTurn } from './long-turns.ts';
 import { heldAtPace, holdAlike, kvSlotsShort } from './replica-holds.ts';
+import type { TurnsView } from '../queueing/kept-turns.ts';
 
 /** A long prompt's turn is predicted within about this factor (the lengths of the streams it
  * waits on, and the work beside them, vary): its sure wait is that much longer. */
@@ -36,6 +37,8 @@ export interface SummaryLearners {
   readonly queueDelay?: QueueDelayControl;
   /** Each class's output lengths: how soon a long prompt's streams can spare the next stall. */
   readonly outputs?: Pick<OutputLengthModel, 'distribution'>;
+  /** Turns kept by requests refused for their wait: each waits ahead of a new request. */
+  readonly turns?: TurnsView;
 }
 
 /** What the summary asks of placement (the dispatcher answers it). */
@@ -178,6 +181,9 @@ class FleetSummary implements FleetLoad {
     const isLong = itl !== undefined && placement.isLongPrompt(promptTokens, itl, seqs);
     const ahead = queue.ahead(c.priority, isLong, tenant);
     if (replicas.length === 0) return { requests: ahead, waitMs: Infinity };
+    // The retries whose turns were kept before it go first (../queueing/kept-turns.ts): each
+    // counts as one more request ahead. A long prompt waits apart from them.
+    const turns = isLong ? 0 : (this.#learners.turns?.ahead(c.priority, nowMs) ?? 0);
     // A request like this one, as routing would weigh it (no prefix hit assumed).
     const probe = (): RouteRequest => ({
       req: {
@@ -197,6 +203,9 @@ class FleetSummary implements FleetLoad {
       },
       cls: c,
     });
+    // Room now and nothing queued: it starts, whatever turns are kept. Turns hold back what
+    // would queue, never a replica's room that would otherwise idle until a retry came (the
+    // turns' times are predictions, and their clients may not come).
     if (ahead === 0 && placement.wouldFit(probe(), replicas, nowMs)) {
       return { requests: 0, waitMs: 0 };
     }
@@ -242,7 +251,9 @@ class FleetSummary implements FleetLoad {
       // A tenant with work queued in a fair band goes at the pace the fair order gives it:
       // tenants arriving later with less service pass it.
       const pace = tenant === undefined ? undefined : queue.tenantPaceMs(c.priority, tenant);
-      modelledWaitMs = Math.max((ahead + 1) / perMs, queued, pace ?? 0);
+      // And after the retries whose turns were kept before it, each one more dispatch.
+      modelledWaitMs =
+        Math.max((ahead + 1) / perMs, queued, pace ?? 0) + (turns > 0 ? turns / perMs : 0);
     }
     // Requests beyond what the replicas can hold at once go no sooner than enough running ones
     // end — after a burst filled them, together, not at the rate the fill went: all of those

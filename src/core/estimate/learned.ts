@@ -2,7 +2,8 @@
  * What the control plane learns from what happens to the requests it admitted, and where each
  * lesson comes from: output lengths (natural ends), how good the door's predictions were, each
  * class's queue budget (first tokens after dispatch), the wait calibration (tickets leaving the
- * queue) and the queue-delay control (refusals for a wait). The pipeline reports the events;
+ * queue), the queue-delay control (refusals for a wait) and the turns refused requests keep
+ * (how many of their clients come back). The pipeline reports the events;
  * the fleet summary reads the models. One per pipeline, configured by its policy.
  */
 import type { ResolvedPolicy } from '../config/policy.ts';
@@ -17,6 +18,7 @@ import { PredictionErrors } from './prediction-errors.ts';
 import { QueueBudgets } from './queue-budget.ts';
 import { DEFAULT_WAIT_CALIBRATION, WaitCalibration } from './wait-calibration.ts';
 import { choicesOf } from '../request/demand.ts';
+import { KeptTurns } from '../queueing/kept-turns.ts';
 
 export class Learned {
   readonly outputs: OutputLengthModel;
@@ -24,8 +26,12 @@ export class Learned {
   readonly queueBudgets: QueueBudgets;
   readonly waitCalibration: WaitCalibration;
   readonly queueDelay: QueueDelayControl | undefined;
+  /** The turns requests refused for their wait keep (`retry_after.keep_turns`). */
+  readonly turns: KeptTurns | undefined;
   /** What the fleet summary reads of them (fixed for the pipeline's life). */
   readonly forSummary: SummaryLearners;
+  /** The same, for a retry whose turn has come: no turn is counted ahead of it. */
+  readonly forTurnHolder: SummaryLearners;
   /** The saved state these were restored from (learned-state.ts); undefined: a cold start. */
   restored: RestoredSummary | undefined = undefined;
 
@@ -47,13 +53,16 @@ export class Learned {
       a.type === 'goodput'
         ? new QueueDelayControl({ targetRatio: a.queueTargetRatio, intervalMs: a.queueIntervalMs })
         : undefined;
-    this.forSummary = {
+    this.turns = a.type === 'goodput' && a.keepTurns ? new KeptTurns(a.retryAfterMaxMs) : undefined;
+    const models = {
       classes: policy.classes,
       budgets: this.queueBudgets,
       calibration: this.waitCalibration,
       queueDelay: this.queueDelay,
       outputs: this.outputs,
     };
+    this.forSummary = { ...models, turns: this.turns };
+    this.forTurnHolder = models;
   }
 
   /**

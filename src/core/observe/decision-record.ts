@@ -83,6 +83,8 @@ export interface DecisionRecord {
     readonly reason: RejectReason | null;
     readonly status: number | null;
     readonly retry_after_ms: number | null;
+    /** The refused request keeps its turn at retry_after_ms (queueing/kept-turns.ts). */
+    readonly kept_turn: boolean;
     readonly slack_ms: number | null;
     readonly predicted_ttft_ms: number | null;
     /**
@@ -187,6 +189,7 @@ export function decisionRecord(d: DecisionRecordInput): DecisionRecord {
       reason: d.reason ?? (a.outcome === 'admit' ? null : a.reason),
       status: d.status ?? (a.outcome === 'reject' ? a.status : null),
       retry_after_ms: d.retryAfterMs ?? (a.outcome === 'reject' ? (a.retryAfterMs ?? null) : null),
+      kept_turn: a.outcome === 'reject' && a.keptTurn === true,
       slack_ms: nullable(a.assessment?.slackMs),
       predicted_ttft_ms: nullable(a.assessment?.predictedTtftMs),
       predicted_wait_ms: nullable(a.assessment?.waitMs ?? queue?.leastWaitMs),
@@ -284,6 +287,7 @@ export function unreadRecord(u: UnreadRefusal): DecisionRecord {
       reason: u.reason,
       status: u.status,
       retry_after_ms: null,
+      kept_turn: false,
       slack_ms: null,
       predicted_ttft_ms: null,
       predicted_wait_ms: null,

@@ -25,6 +25,7 @@ function record(
       reason: null,
       status: null,
       retry_after_ms: null,
+      kept_turn: false,
       slack_ms: null,
       predicted_ttft_ms: null,
       predicted_wait_ms: null,

@@ -114,6 +114,8 @@ export type AdmissionDecision =
        * hosts tell clients not to retry (`x-should-retry: false`).
        */
       readonly final?: true;
+      /** The request keeps its turn at its Retry-After (../queueing/kept-turns.ts). */
+      readonly keptTurn?: true;
       /** Present for `context_length`: the sizes that did not fit. */
       readonly context?: ContextOverflow;
       readonly assessment?: Assessment;
