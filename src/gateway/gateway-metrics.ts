@@ -11,6 +11,7 @@ import { ArrayHistogram } from './array-histogram.ts';
 import { SloMetrics } from './slo-metrics.ts';
 import { ScaleMetrics } from './scale-metrics.ts';
 import { StateMetrics } from './state-metrics.ts';
+import { TurnMetrics } from './turn-metrics.ts';
 
 /** The labels of a request's latency series. */
 export type RequestLabel = 'class' | 'model_name';
@@ -303,6 +304,7 @@ export class GatewayMetrics {
   readonly slo = new SloMetrics(this.registry);
   /** The shared store's, the learned state's and the kept responses'. */
   readonly state = new StateMetrics(this.registry);
+  readonly turns = new TurnMetrics(this.registry);
 
   /** `models`: the names clients may ask for (the served model and its adapters). */
   constructor(tenants: Iterable<string>, models: Iterable<string> = []) {

@@ -51,6 +51,7 @@ import { readRequest } from './read-request.ts';
 import { continued, keeper, truncated } from './kept-responses.ts';
 import type { ImageTokens } from '../../openai/image-size.ts';
 import type { PromptScale } from '../../core/estimate/prompt-scale.ts';
+import { turnHasCome } from '../../core/queueing/kept-turns.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -226,7 +227,8 @@ async function complete(
     if (read.refusal !== undefined) return refused(read.refusal, true);
     trace.admitting(deps.nowMs());
     // A request not allowed at all (an unknown tenant, a prompt no context holds) asks no quota.
-    const entry = deps.gateway.pipeline.door(req);
+    const pipeline = deps.gateway.pipeline;
+    const entry = pipeline.door(req);
     if (entry.refusal !== undefined) {
       const words = wordsFor(entry.refusal, req, askedOf(kind, parsed, policyTenant));
       return refused(entry.refusal, false, words);
@@ -240,8 +242,12 @@ async function complete(
             requestId: id,
             tokens: charge,
             // The retry budget charges the retries a client declares, not the SDKs' own, which
-            // come after the Retry-After they were told.
-            attempt: headers.sdkRetry ? 1 : headers.attempt,
+            // come after the Retry-After they were told, nor one that comes for its kept turn.
+            attempt:
+              headers.sdkRetry ||
+              turnHasCome(pipeline.learned.turns, headers.idempotencyKey, deps.nowMs())
+                ? 1
+                : headers.attempt,
             idempotencyKey: headers.idempotencyKey,
             fingerprint:
               headers.idempotencyKey === undefined ? undefined : fingerprint(kind, cls, bodyText),

@@ -104,7 +104,10 @@ export const SHUTTING_DOWN: Rejection = {
 
 /** A decision's refusal as the client sees it; `words`: what only its request can say (refusal-words.ts). */
 export function refusalOf(d: Rejection, words?: Words): Whole {
-  return refusal(d.reason, d.status, d.retryAfterMs, d.context, d.final, words);
+  const answer = refusal(d.reason, d.status, d.retryAfterMs, d.context, d.final, words);
+  // Its turn is kept: a retry with its Idempotency-Key at Retry-After is expected, and admitted.
+  if (d.keptTurn === true) answer.headers['x-goodput-turn'] = 'kept';
+  return answer;
 }
 
 /**
