@@ -58,19 +58,19 @@ test('a retry is due from 100 ms before its turn until its grace ends, early bef
 
 test('turns count at the share of clients that came back: claims keep it, lapses lower it', () => {
   const turns = new KeptTurns(MAX_MS);
-  assert.equal(turns.showRate, 1, 'every client is expected back until one is not');
+  assert.equal(turns.returnRatio, 1, 'every client is expected back until one is not');
   for (let i = 0; i < 32; i++) turns.keep(`gone${i}`, 0, 0, 500);
   assert.equal(turns.ahead(0, 0), 32);
   // All run out unclaimed: no room is kept for clients that never come back.
   assert.equal(turns.ahead(0, 500 + GRACE_MS), 0);
   assert.equal(turns.lapsed, 32);
-  const low = turns.showRate;
+  const low = turns.returnRatio;
   assert.ok(low < 0.15, `show rate ${low} after 32 no-shows`);
   turns.keep('x', 0, 10_000, 500);
   assert.ok(Math.abs(turns.ahead(0, 10_000) - low) < 1e-12, 'one turn, weighted');
   turns.claim('x');
   assert.equal(turns.claimed, 1);
-  assert.ok(turns.showRate > low);
+  assert.ok(turns.returnRatio > low);
   assert.equal(turns.size, 0);
   // A claimed turn is not counted as run out when its grace passes.
   assert.equal(turns.ahead(0, 20_000), 0);
@@ -127,6 +127,7 @@ test('keepTurn: a retry early for its turn is told the time left, and keeps it',
   assert.deepEqual(standing, { due: false, inMs: 2_000 });
   const told = keepTurn(turns, refusal(700), asked('k'), 0, 1_000, standing);
   assert.equal(told.retryAfterMs, 2_000);
+  assert.equal(told.keptTurn, true, 'its turn is still kept, and it is told so');
   assert.deepEqual(turns.standing('k', 3_000), { due: true });
 });
 

@@ -9,11 +9,11 @@
  * them: a waiting room whose clients wait at home, not on an open connection.
  *
  * A client that does not come back leaves its room empty. Turns are counted at the share of
- * clients that did come back (`showRate`, a moving average over turns claimed and turns that ran
- * out; 1 until a turn ends), so a fleet whose clients never retry keeps no room for them. A retry
- * comes back *due* from 100 ms before its turn to `GRACE_MS` after; its turn is not counted ahead
- * of it, and it is judged like any request (the queue-delay target, the slack at the sure wait),
- * so a turn never admits what admission would not. One that comes early is judged as a new
+ * clients that did come back (`returnRatio`, a moving average over turns claimed and turns that
+ * ran out; 1 until a turn ends), so a fleet whose clients never retry keeps no room for them. A retry
+ * comes back *due* from 100 ms before its turn to `GRACE_MS` after; no turn is counted ahead of
+ * it, and it is judged like any request (the queue-delay target, the slack at the sure wait), so
+ * a turn never admits what admission would not. One that comes early is judged as a new
  * request and, refused, told the time left to its turn.
  *
  * Deterministic: time comes with each call, and the turns are ordered by when they run out.
@@ -28,7 +28,7 @@ export const GRACE_MS: Ms = 2_000;
 /** How early a retry may come for its turn: the rounding of Retry-After and clocks. */
 const EARLY_MS: Ms = 100;
 /** Weight of each turn's end (claimed or run out) in the share of clients that come back. */
-const SHOW_WEIGHT = 1 / 16;
+const RETURN_WEIGHT = 1 / 16;
 /** The most turns kept at once; beyond, a refusal keeps none (its Retry-After as the queue says). */
 const MAX_TURNS = 100_000;
 
@@ -59,7 +59,7 @@ export class KeptTurns implements TurnsView {
   /** Turns kept per band priority. */
   readonly #perBand = new Map<number, number>();
   #seq = 0;
-  #showRate = 1;
+  #returnRatio = 1;
   /** Turns kept, claimed by their retry, and run out unclaimed, since the start. */
   keptTotal = 0;
   claimed = 0;
@@ -70,8 +70,8 @@ export class KeptTurns implements TurnsView {
   }
 
   /** The share of clients that came back for their turn (a moving average). */
-  get showRate(): number {
-    return this.#showRate;
+  get returnRatio(): number {
+    return this.#returnRatio;
   }
 
   /** Turns kept now. */
@@ -83,7 +83,7 @@ export class KeptTurns implements TurnsView {
     this.#lapse(nowMs);
     let n = 0;
     for (const [band, count] of this.#perBand) if (band <= priority) n += count;
-    return n * this.#showRate;
+    return n * this.#returnRatio;
   }
 
   /** Where the retry with `key` stands at `nowMs`; undefined when it holds no turn. */
@@ -117,7 +117,7 @@ export class KeptTurns implements TurnsView {
   claim(key: string): void {
     if (!this.#drop(key)) return;
     this.claimed++;
-    this.#showRate += SHOW_WEIGHT * (1 - this.#showRate);
+    this.#returnRatio += RETURN_WEIGHT * (1 - this.#returnRatio);
   }
 
   /** The retry with `key` was refused for good: its turn is dropped, its client not counted. */
@@ -132,7 +132,7 @@ export class KeptTurns implements TurnsView {
       if (this.#turns.get(top.key) === top) {
         this.#drop(top.key);
         this.lapsed++;
-        this.#showRate -= SHOW_WEIGHT * this.#showRate;
+        this.#returnRatio -= RETURN_WEIGHT * this.#returnRatio;
       }
       top = this.#byEnd.peek();
     }
@@ -175,7 +175,7 @@ export function keepTurn(
     return told;
   }
   if (standing?.due === false) {
-    return { ...told, retryAfterMs: Math.ceil(standing.inMs / 100) * 100 };
+    return { ...told, retryAfterMs: Math.ceil(standing.inMs / 100) * 100, keptTurn: true };
   }
   const kept = (told.assessment?.slackMs ?? 0) >= 0 && turns.keep(key, priority, nowMs, after);
   return kept ? { ...told, keptTurn: true } : told;
