@@ -71,6 +71,12 @@ test('simulated overload: retries at a kept turn are admitted, without one they 
     atTurn > 2 * competing,
     `admitted at a kept turn ${kept.keptAdmitted}/${kept.kept}, without ${without.otherAdmitted}/${without.other}`,
   );
+  // The report counts the same turns: every retry at its kept turn claimed it.
+  const turns = (kept.report.client as { kept_turns?: { kept: number; claimed: number } })
+    .kept_turns;
+  assert.equal(turns?.claimed, kept.kept);
+  assert.ok((turns?.kept ?? 0) >= kept.kept);
+  assert.equal((without.report.client as { kept_turns?: unknown }).kept_turns, undefined);
   // The promise to what was admitted holds either way.
   assert.equal(kept.report.admission.expired_after_admission, 0);
   assert.ok(kept.report.slo.attainment_admitted >= 0.99, `${kept.report.slo.attainment_admitted}`);

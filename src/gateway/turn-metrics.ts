@@ -45,7 +45,7 @@ export class TurnMetrics {
       name: 'goodput_kept_turn_return_ratio',
       help: 'Share of clients that came back for their kept turn (a moving average): what each kept turn counts for in the queue ahead of a new request.',
       registers,
-      collect: () => shows.set(turns()?.showRate ?? 0),
+      collect: () => shows.set(turns()?.returnRatio ?? 0),
     });
   }
 }

@@ -5,6 +5,7 @@
  * rule: a section a run did not use (autoscaling, a decode budget) is left out, so the reports
  * of runs without it stay byte-identical.
  */
+import type { KeptTurns } from '../core/queueing/kept-turns.ts';
 import type { Pipeline } from '../core/pipeline.ts';
 import type { OutcomeAccumulator } from '../core/observe/outcome-accumulator.ts';
 import { buildReport, type Report } from '../core/observe/report.ts';
@@ -75,7 +76,7 @@ export function runReport(run: RunParts): Report {
         classes: opts.policy.classes,
       },
     },
-    client: run.client,
+    client: { ...run.client, keptTurns: keptTurns(pipeline.learned.turns) },
     estimate: {
       ...pipeline.learned.errors.summary(),
       wait_calibration: pipeline.learned.waitCalibration.summary(),
@@ -89,4 +90,10 @@ export function runReport(run: RunParts): Report {
     ),
     sim: run.sim,
   });
+}
+
+/** The turns kept for refused requests and how they ended; undefined when none was kept. */
+function keptTurns(t: KeptTurns | undefined) {
+  if (t === undefined || t.keptTotal === 0) return undefined;
+  return { kept: t.keptTotal, claimed: t.claimed, lapsed: t.lapsed };
 }

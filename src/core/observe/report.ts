@@ -87,7 +87,16 @@ export interface ReportContext {
   };
   /** Time-average requests in the fleet (Little's L, measured independently of latencies). */
   readonly meanInSystem: number;
-  readonly client: { readonly timeouts: number; readonly retries: number };
+  readonly client: {
+    readonly timeouts: number;
+    readonly retries: number;
+    /** Turns kept for refused requests, and how they ended (present when any was kept). */
+    readonly keptTurns?: {
+      readonly kept: number;
+      readonly claimed: number;
+      readonly lapsed: number;
+    };
+  };
   /** How good the demand estimator's predictions were. */
   readonly estimate: unknown;
   /** Each class's queue budget at the end of the run (classes with a TTFT objective). */
@@ -216,6 +225,7 @@ export function buildReport(acc: OutcomeAccumulator, ctx: ReportContext) {
       retries: ctx.client.retries,
       timeouts: ctx.client.timeouts,
       retry_amplification: ratio(acc.attempts, total.offered),
+      ...(ctx.client.keptTurns === undefined ? {} : { kept_turns: ctx.client.keptTurns }),
     },
     engine: {
       steps: ctx.engine.steps,
