@@ -181,9 +181,9 @@ class FleetSummary implements FleetLoad {
     const isLong = itl !== undefined && placement.isLongPrompt(promptTokens, itl, seqs);
     const ahead = queue.ahead(c.priority, isLong, tenant);
     if (replicas.length === 0) return { requests: ahead, waitMs: Infinity };
-    // The retries whose turns were kept before it go first (../queueing/kept-turns.ts): each
-    // counts as one more request ahead. A long prompt waits apart from them.
-    const turns = isLong ? 0 : (this.#learners.turns?.ahead(c.priority, nowMs) ?? 0);
+    // The retries whose turns were kept before it go first (../queueing/kept-turns.ts), in the
+    // band's order: each counts as one more request ahead. A long prompt waits apart from them.
+    const turns = isLong ? 0 : (this.#learners.turns?.ahead(c.priority, nowMs, tenant, queue) ?? 0);
     // A request like this one, as routing would weigh it (no prefix hit assumed).
     const probe = (): RouteRequest => ({
       req: {

@@ -160,6 +160,12 @@ export class WaitingBands<H> implements QueueView {
       : undefined;
   }
 
+  before(priority: number, other: string, tenant: string): boolean {
+    if (other === tenant) return true;
+    const b = this.bands.find((x) => x.priority === priority);
+    return !(b?.queue instanceof FairQueue) || b.queue.before(other, tenant);
+  }
+
   /**
    * When the longest-waiting request in bands served before or with `priority` was offered,
    * long prompts aside (they wait for a replica of their own and others pass them), looking

@@ -262,6 +262,19 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
     return (q.queue.live + 1) * q.gapMs;
   }
 
+  /** Whether a new member of `other` goes before a new one of `tenant` in the fair order. */
+  before(other: string, tenant: string): boolean {
+    return this.startOf(other) <= this.startOf(tenant);
+  }
+
+  /** Where a new member of `tenant` starts in the fair order: its counter, or the floor if idle. */
+  private startOf(tenant: string): number {
+    const counter = this.vtc.counter(tenant);
+    return (this.tenants.get(tenant)?.queue.live ?? 0) > 0
+      ? counter
+      : Math.max(counter, this.vtc.floor());
+  }
+
   /** The oldest member of `tenant` still queued, if any. */
   headOf(tenant: string): T | undefined {
     return this.tenants.get(tenant)?.queue.peek();

@@ -35,16 +35,39 @@ const asked = (key?: string): LlmRequest => ({
 
 test('a turn counts ahead of new requests of its band and lower, not higher', () => {
   const turns = new KeptTurns(MAX_MS);
-  assert.ok(turns.keep('a', 1, 0, 1_000));
-  assert.ok(turns.keep('b', 0, 0, 1_000));
+  assert.ok(turns.keep('a', 1, 'default', 0, 1_000));
+  assert.ok(turns.keep('b', 0, 'default', 0, 1_000));
   assert.equal(turns.ahead(0, 10), 1, 'priority 0 waits behind the turn of its own band only');
   assert.equal(turns.ahead(1, 10), 2);
   assert.equal(turns.ahead(2, 10), 2);
 });
 
+test("in its own band a request waits behind the turns its band's order puts before it", () => {
+  const turns = new KeptTurns(MAX_MS);
+  turns.keep('heavy-1', 0, 'heavy', 0, 1_000);
+  turns.keep('heavy-2', 0, 'heavy', 0, 1_000);
+  turns.keep('light-1', 0, 'light', 0, 1_000);
+  turns.keep('above', 0, 'heavy', 0, 1_000);
+  turns.keep('other-band', 1, 'heavy', 0, 1_000);
+  // A fair band: the heavy tenant has had more service, so its turns do not go first.
+  const fair = {
+    before: (_band: number, other: string, tenant: string) =>
+      other !== 'heavy' || tenant === 'heavy',
+  };
+  assert.equal(
+    turns.ahead(0, 10, 'light', fair),
+    1,
+    'a light tenant waits behind its own turn only',
+  );
+  assert.equal(turns.ahead(0, 10, 'heavy', fair), 4, 'the heavy one behind every turn');
+  // In a lower band every turn of the band above comes first, whoever kept it.
+  assert.equal(turns.ahead(1, 10, 'light', fair), 4);
+  assert.equal(turns.ahead(0, 10), 4, 'without an order, every turn of the band');
+});
+
 test('a retry is due from 100 ms before its turn until its grace ends, early before', () => {
   const turns = new KeptTurns(MAX_MS);
-  turns.keep('k', 0, 1_000, 2_000);
+  turns.keep('k', 0, 'default', 1_000, 2_000);
   assert.deepEqual(turns.standing('k', 1_000), { due: false, inMs: 2_000 });
   assert.deepEqual(turns.standing('k', 2_899), { due: false, inMs: 101 });
   assert.deepEqual(turns.standing('k', 2_900), { due: true });
@@ -59,14 +82,14 @@ test('a retry is due from 100 ms before its turn until its grace ends, early bef
 test('turns count at the share of clients that came back: claims keep it, lapses lower it', () => {
   const turns = new KeptTurns(MAX_MS);
   assert.equal(turns.returnRatio, 1, 'every client is expected back until one is not');
-  for (let i = 0; i < 32; i++) turns.keep(`gone${i}`, 0, 0, 500);
+  for (let i = 0; i < 32; i++) turns.keep(`gone${i}`, 0, 'default', 0, 500);
   assert.equal(turns.ahead(0, 0), 32);
   // All run out unclaimed: no room is kept for clients that never come back.
   assert.equal(turns.ahead(0, 500 + GRACE_MS), 0);
   assert.equal(turns.lapsed, 32);
   const low = turns.returnRatio;
   assert.ok(low < 0.15, `show rate ${low} after 32 no-shows`);
-  turns.keep('x', 0, 10_000, 500);
+  turns.keep('x', 0, 'default', 10_000, 500);
   assert.ok(Math.abs(turns.ahead(0, 10_000) - low) < 1e-12, 'one turn, weighted');
   turns.claim('x');
   assert.equal(turns.claimed, 1);
@@ -79,8 +102,8 @@ test('turns count at the share of clients that came back: claims keep it, lapses
 
 test('keeping a turn again replaces the old one; the count never double-counts', () => {
   const turns = new KeptTurns(MAX_MS);
-  turns.keep('k', 0, 0, 1_000);
-  turns.keep('k', 0, 1_000, 1_000);
+  turns.keep('k', 0, 'default', 0, 1_000);
+  turns.keep('k', 0, 'default', 1_000, 1_000);
   assert.equal(turns.size, 1);
   assert.equal(turns.ahead(0, 1_000), 1);
   assert.deepEqual(turns.standing('k', 1_950), { due: true });
@@ -91,7 +114,7 @@ test('keeping a turn again replaces the old one; the count never double-counts',
 
 test('no turn is kept at or past the longest Retry-After: the queue is past what can be told', () => {
   const turns = new KeptTurns(MAX_MS);
-  assert.equal(turns.keep('k', 0, 0, MAX_MS), false);
+  assert.equal(turns.keep('k', 0, 'default', 0, MAX_MS), false);
   assert.equal(turns.size, 0);
 });
 

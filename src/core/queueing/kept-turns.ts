@@ -22,6 +22,7 @@ import type { Rejection } from '../request/decision.ts';
 import type { LlmRequest } from '../request/request.ts';
 import type { Ms } from '../request/units.ts';
 import { BinaryHeap } from '../stats/binary-heap.ts';
+import type { QueueView } from './queue-view.ts';
 
 /** How late after its turn a retry still claims it (a client's backoff jitter, a slow network). */
 export const GRACE_MS: Ms = 2_000;
@@ -35,6 +36,7 @@ const MAX_TURNS = 100_000;
 interface Turn {
   readonly key: string;
   readonly priority: number;
+  readonly tenant: string;
   readonly dueMs: Ms;
   readonly endsMs: Ms;
   readonly seq: number;
@@ -45,8 +47,13 @@ export type TurnStanding = { readonly due: true } | { readonly due: false; reado
 
 /** What the wait model reads: the turns a new request waits behind. */
 export interface TurnsView {
-  /** Turns kept in the bands of `priority` and above, weighted by the share that come back. */
-  ahead(priority: number, nowMs: Ms): number;
+  /**
+   * The turns a new request of `tenant` in the band of `priority` waits behind, weighted by the
+   * share of clients that come back: those of the bands above, and in its own those the band's
+   * order (`order.before`) puts before it — in a fair band, those of tenants that have had no
+   * more weighted service. Without `tenant` or `order`: every turn of its band.
+   */
+  ahead(priority: number, nowMs: Ms, tenant?: string, order?: Pick<QueueView, 'before'>): number;
 }
 
 export class KeptTurns implements TurnsView {
@@ -56,8 +63,8 @@ export class KeptTurns implements TurnsView {
   readonly #byEnd = new BinaryHeap<Turn>(
     (a, b) => a.endsMs < b.endsMs || (a.endsMs === b.endsMs && a.seq < b.seq),
   );
-  /** Turns kept per band priority. */
-  readonly #perBand = new Map<number, number>();
+  /** Turns kept per band priority, per tenant. */
+  readonly #perBand = new Map<number, Map<string, number>>();
   #seq = 0;
   #returnRatio = 1;
   /** Turns kept, claimed by their retry, and run out unclaimed, since the start. */
@@ -79,10 +86,14 @@ export class KeptTurns implements TurnsView {
     return this.#turns.size;
   }
 
-  ahead(priority: number, nowMs: Ms): number {
+  ahead(priority: number, nowMs: Ms, tenant?: string, order?: Pick<QueueView, 'before'>): number {
     this.#lapse(nowMs);
     let n = 0;
-    for (const [band, count] of this.#perBand) if (band <= priority) n += count;
+    for (const [band, tenants] of this.#perBand) {
+      if (band > priority) continue;
+      const all = band < priority || tenant === undefined || order === undefined;
+      for (const [t, count] of tenants) if (all || order.before(band, t, tenant)) n += count;
+    }
     return n * this.#returnRatio;
   }
 
@@ -96,19 +107,21 @@ export class KeptTurns implements TurnsView {
   }
 
   /**
-   * The request with `key` was refused at `nowMs` and told to come back in `retryAfterMs`: it
-   * keeps a turn then, in the band of `priority` (replacing any it held). False when none is
-   * kept: the wait is past what a Retry-After tells, or too many are kept.
+   * The request with `key` of `tenant` was refused at `nowMs` and told to come back in
+   * `retryAfterMs`: it keeps a turn then, in the band of `priority` (replacing any it held).
+   * False when none is kept: the wait is past what a Retry-After tells, or too many are kept.
    */
-  keep(key: string, priority: number, nowMs: Ms, retryAfterMs: Ms): boolean {
+  keep(key: string, priority: number, tenant: string, nowMs: Ms, retryAfterMs: Ms): boolean {
     this.#lapse(nowMs);
     this.#drop(key);
     if (retryAfterMs >= this.#maxRetryAfterMs || this.#turns.size >= MAX_TURNS) return false;
     const dueMs = nowMs + retryAfterMs;
-    const turn = { key, priority, dueMs, endsMs: dueMs + GRACE_MS, seq: this.#seq++ };
+    const turn = { key, priority, tenant, dueMs, endsMs: dueMs + GRACE_MS, seq: this.#seq++ };
     this.#turns.set(key, turn);
     this.#byEnd.push(turn);
-    this.#perBand.set(priority, (this.#perBand.get(priority) ?? 0) + 1);
+    let band = this.#perBand.get(priority);
+    if (band === undefined) this.#perBand.set(priority, (band = new Map()));
+    band.set(tenant, (band.get(tenant) ?? 0) + 1);
     this.keptTotal++;
     return true;
   }
@@ -142,9 +155,11 @@ export class KeptTurns implements TurnsView {
     const turn = this.#turns.get(key);
     if (turn === undefined) return false;
     this.#turns.delete(key);
-    const left = (this.#perBand.get(turn.priority) ?? 1) - 1;
-    if (left === 0) this.#perBand.delete(turn.priority);
-    else this.#perBand.set(turn.priority, left);
+    const band = this.#perBand.get(turn.priority);
+    const left = (band?.get(turn.tenant) ?? 1) - 1;
+    if (left > 0) band?.set(turn.tenant, left);
+    else band?.delete(turn.tenant);
+    if (band?.size === 0) this.#perBand.delete(turn.priority);
     // Its heap entry stays until it runs out, skipped then as no longer the key's turn.
     return true;
   }
@@ -177,7 +192,8 @@ export function keepTurn(
   if (standing?.due === false) {
     return { ...told, retryAfterMs: Math.ceil(standing.inMs / 100) * 100, keptTurn: true };
   }
-  const kept = (told.assessment?.slackMs ?? 0) >= 0 && turns.keep(key, priority, nowMs, after);
+  const kept =
+    (told.assessment?.slackMs ?? 0) >= 0 && turns.keep(key, priority, asked.tenant, nowMs, after);
   return kept ? { ...told, keptTurn: true } : told;
 }
 

@@ -21,6 +21,11 @@ export interface QueueView {
   tenantPaceMs(priority: number, tenant: string): Ms | undefined;
   /** Whether work of lower priority than `priority` waits, in a band or deferred. */
   lowerWaiting(priority: number): boolean;
+  /**
+   * Whether, in the band of `priority`, a new request of `other` goes before a new one of
+   * `tenant`: in a fair band only when `other` has had no more weighted service; else always.
+   */
+  before(priority: number, other: string, tenant: string): boolean;
   /** Dispatches per ms while work was left waiting. */
   readonly rate: RateView;
 }
