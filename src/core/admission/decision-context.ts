@@ -61,7 +61,8 @@ export class DecisionContext implements AdmissionContext {
 
   /**
    * Starts a decision over `replicas`: what the last one summarised is dropped. `turnHolder`: it
-   * is of a retry whose kept turn has come, which no turn is counted ahead of (../queueing/kept-turns.ts).
+   * is of a retry whose kept turn has come, which no turn is counted ahead of
+   * (../queueing/kept-turns.ts).
    */
   at(replicas: readonly ReplicaSnapshot[], turnHolder = false): AdmissionContext {
     this.replicas = replicas;

@@ -215,12 +215,8 @@ export class FairQueue<T extends FairMember> implements WaitQueue<T> {
    */
   ahead(tenant: string): number {
     const own = this.tenants.get(tenant);
-    const ownQueued = own?.queue.live ?? 0;
-    const start =
-      (ownQueued > 0
-        ? this.vtc.counter(tenant)
-        : Math.max(this.vtc.counter(tenant), this.vtc.floor())) + (own?.cost ?? 0);
-    let n = ownQueued;
+    const start = this.startOf(tenant) + (own?.cost ?? 0);
+    let n = own?.queue.live ?? 0;
     for (const q of this.backlogged) {
       if (q === own) continue;
       const gap = start - this.vtc.counter(q.tenant);

@@ -10,10 +10,10 @@
  *
  * A client that does not come back leaves its room empty. Turns are counted at the share of
  * clients that did come back (`returnRatio`, a moving average over turns claimed and turns that
- * ran out; 1 until a turn ends), so a fleet whose clients never retry keeps no room for them. A retry
- * comes back *due* from 100 ms before its turn to `GRACE_MS` after; no turn is counted ahead of
- * it, and it is judged like any request (the queue-delay target, the slack at the sure wait), so
- * a turn never admits what admission would not. One that comes early is judged as a new
+ * ran out; 1 until a turn ends), so a fleet whose clients never retry keeps no room for them. A
+ * retry comes back *due* from 100 ms before its turn to `GRACE_MS` after; no turn is counted
+ * ahead of it, and it is judged like any request (the queue-delay target, the slack at the sure
+ * wait), so a turn never admits what admission would not. One that comes early is judged as a new
  * request and, refused, told the time left to its turn.
  *
  * Deterministic: time comes with each call, and the turns are ordered by when they run out.
@@ -30,7 +30,7 @@ export const GRACE_MS: Ms = 2_000;
 const EARLY_MS: Ms = 100;
 /** Weight of each turn's end (claimed or run out) in the share of clients that come back. */
 const RETURN_WEIGHT = 1 / 16;
-/** The most turns kept at once; beyond, a refusal keeps none (its Retry-After as the queue says). */
+/** The most turns kept at once; beyond, a refusal keeps none (its Retry-After is the queue's). */
 const MAX_TURNS = 100_000;
 
 interface Turn {
