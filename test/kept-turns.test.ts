@@ -29,7 +29,14 @@ function retries(keepTurns: boolean) {
     admission: { type: 'goodput', retry_after: { keep_turns: keepTurns } },
   });
   const last = new Map<string, boolean>();
-  const tally = { kept: 0, keptAdmitted: 0, other: 0, otherAdmitted: 0 };
+  const tally = {
+    kept: 0,
+    keptAdmitted: 0,
+    keptBudget: 0,
+    other: 0,
+    otherAdmitted: 0,
+    otherBudget: 0,
+  };
   const report = runScenario(spec, policy, {
     wallClock: { now: () => 0 },
     onDecision: (d: DecisionRecord) => {
@@ -38,12 +45,15 @@ function retries(keepTurns: boolean) {
       const before = last.get(d.request_id);
       if (before !== undefined) {
         const admitted = a.result === 'admit' || a.result === 'degrade' ? 1 : 0;
+        const budget = a.reason === 'retry_budget' ? 1 : 0;
         if (before) {
           tally.kept++;
           tally.keptAdmitted += admitted;
+          tally.keptBudget += budget;
         } else {
           tally.other++;
           tally.otherAdmitted += admitted;
+          tally.otherBudget += budget;
         }
         last.delete(d.request_id);
       }
@@ -71,6 +81,10 @@ test('simulated overload: retries at a kept turn are admitted, without one they 
     atTurn > 2 * competing,
     `admitted at a kept turn ${kept.keptAdmitted}/${kept.kept}, without ${without.otherAdmitted}/${without.other}`,
   );
+  // A retry at its kept turn was invited: the tenant's retry budget, which refuses others, lets
+  // it by.
+  assert.ok(without.otherBudget > 0, 'the retry budget refuses retries that hold no turn');
+  assert.equal(kept.keptBudget, 0, 'no retry at a kept turn is refused for the retry budget');
   // The report counts the same turns: every retry at its kept turn claimed it.
   const turns = (kept.report.client as { kept_turns?: { kept: number; claimed: number } })
     .kept_turns;

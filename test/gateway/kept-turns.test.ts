@@ -13,6 +13,7 @@ import {
   postChat,
   decisionRecord,
 } from './gateway-kit.ts';
+import { sha256 } from '../../src/gateway/api-keys.ts';
 
 const slow = { profile: 'const:step_ms=10', maxNumSeqs: 4 };
 const ADMIN = 'admin-secret';
@@ -23,21 +24,38 @@ interface Run {
     readonly id: string;
     readonly kept: boolean;
     readonly retry: number;
+    /** The retry's refusal reason (`x-goodput-reason`), when it was refused. */
+    readonly retryReason: string | null;
     /** The retry was refused again, and told its (new) turn is kept. */
     readonly keptAgain: boolean;
   }[];
   readonly gw: Awaited<ReturnType<typeof gateway>>;
 }
 
+/** A tenant that earns no retries: only the budget's floor, 1 a second, lets retries by. */
+const NO_RETRIES = 'sk-no-retries';
+
 /**
  * Three times what two slow engines serve, for 5 s, of requests without a key; meanwhile 40
- * keyed clients, one every 100 ms, each retrying once, exactly when its refusal says.
+ * keyed clients, one every 100 ms, each retrying once, exactly when its refusal says. With
+ * `noRetries`, every request is of a tenant whose retry budget earns nothing.
  */
-async function overload(keepTurns: boolean): Promise<Run> {
+async function overload(keepTurns: boolean, noRetries = false): Promise<Run> {
   const backends = await engines(2, slow);
   const policy = policyWith({
     admission: { type: 'goodput', retry_after: { keep_turns: keepTurns } },
+    ...(noRetries
+      ? {
+          tenants: {
+            frugal: {
+              api_keys_sha256: [sha256(NO_RETRIES).toString('hex')],
+              retry_budget_ratio: 0,
+            },
+          },
+        }
+      : {}),
   });
+  const auth: Record<string, string> = noRetries ? { authorization: `Bearer ${NO_RETRIES}` } : {};
   const gw = await gateway(backends, policy, { engine: slow, adminToken: ADMIN });
   const body = { max_tokens: 60, ignore_eos: true, stream: true };
   let flooding = true;
@@ -45,8 +63,8 @@ async function overload(keepTurns: boolean): Promise<Run> {
     const sent: Promise<unknown>[] = [];
     while (flooding) {
       sent.push(
-        postChat(gw.url, { ...body, messages: [{ role: 'user', content: 'fresh' }] }).then((r) =>
-          r.arrayBuffer(),
+        postChat(gw.url, { ...body, messages: [{ role: 'user', content: 'fresh' }] }, auth).then(
+          (r) => r.arrayBuffer(),
         ),
       );
       await sleep(25);
@@ -59,19 +77,21 @@ async function overload(keepTurns: boolean): Promise<Run> {
     await sleep(i * 100);
     const key = `turn-${keepTurns}-${i}`;
     const fields = { ...body, messages: [{ role: 'user', content: `keyed ${i}` }] };
-    const first = await postChat(gw.url, fields, { 'idempotency-key': key });
+    const first = await postChat(gw.url, fields, { ...auth, 'idempotency-key': key });
     await first.arrayBuffer();
     if (first.status !== 503) return;
     const id = first.headers.get('x-request-id') ?? '';
     const kept = first.headers.get('x-goodput-turn') === 'kept';
     await sleep(Number(first.headers.get('retry-after-ms')));
     const retry = await postChat(gw.url, fields, {
+      ...auth,
       'idempotency-key': key,
       'x-goodput-attempt': '2',
     });
     await retry.arrayBuffer();
     const keptAgain = retry.headers.get('x-goodput-turn') === 'kept';
-    refused.push({ id, kept, retry: retry.status, keptAgain });
+    const retryReason = retry.headers.get('x-goodput-reason');
+    refused.push({ id, kept, retry: retry.status, retryReason, keptAgain });
   };
   await Promise.all(Array.from({ length: 40 }, (_, i) => client(i)));
   flooding = false;
@@ -113,4 +133,26 @@ test('under a standing overload, a keyed request told its turn is kept is admitt
   }>(kept.gw.url, told[0].id, ADMIN);
   assert.equal(record.admission.kept_turn, true);
   assert.ok(record.admission.retry_after_ms > 0);
+});
+
+test("a retry at its kept turn was invited: its tenant's retry budget lets it by", async () => {
+  const run = await overload(true, true);
+  const atTurn = run.refused.filter((r) => r.kept);
+  assert.ok(atTurn.length >= 5, `keyed requests refused with their turn kept: ${atTurn.length}`);
+  const charged = atTurn.filter((r) => r.retryReason === 'retry_budget');
+  assert.deepEqual(charged, [], 'no retry at a kept turn is refused for the retry budget');
+  // The budget is there for retries nobody invited: 30 declared ones spend it.
+  let last: Response | undefined;
+  for (let i = 0; i < 30 && last?.status !== 429; i++) {
+    last = await postChat(
+      run.gw.url,
+      { max_tokens: 1 },
+      {
+        authorization: `Bearer ${NO_RETRIES}`,
+        'x-goodput-attempt': '2',
+      },
+    );
+    await last.arrayBuffer();
+  }
+  assert.equal(last?.headers.get('x-goodput-reason'), 'retry_budget');
 });
