@@ -7,6 +7,7 @@
 import type { Rejection, RejectReason } from './request/decision.ts';
 import type { DecisionRecord } from './observe/decision-record.ts';
 import type { Ticket } from './queueing/ticket.ts';
+import type { TurnStanding } from './queueing/kept-turns.ts';
 import type { LlmRequest } from './request/request.ts';
 import type { Ms } from './request/units.ts';
 import type { ResolvedPolicy } from './config/policy.ts';
@@ -33,6 +34,8 @@ export interface OfferContext {
   readonly avoid?: number;
   /** With no replica ready: when one may be again (a breaker's next probe, a replica starting). */
   readonly readyInMs?: Ms;
+  /** Where a retry stands at a turn another host kept for it (kept-turns.ts), taken if due. */
+  readonly turn?: TurnStanding;
 }
 
 /**

@@ -148,7 +148,8 @@ export class Pipeline<H> {
     const serving = servingOnly(replicas, asked.adapter);
     const key = asked.idempotencyKey;
     // A retry whose kept turn has come waits behind no turn (queueing/kept-turns.ts).
-    const turn = key === undefined ? undefined : this.learned.turns?.standing(key, nowMs);
+    const turn =
+      key === undefined ? undefined : (this.learned.turns?.standing(key, nowMs) ?? host.turn);
     const ctx = this.context(nowMs, serving, turn?.due === true);
     const cls = this.policy.classes[asked.sloClass];
     const decision: AdmissionDecision =

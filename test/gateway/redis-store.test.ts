@@ -9,6 +9,7 @@ import { createClient } from 'redis';
 import { RedisStore, type RedisStoreOptions } from '../../src/gateway/shared/redis-store.ts';
 import { sharedStoreConformance } from '../../src/gateway/shared/store-conformance.ts';
 import { responseStoreConformance } from '../../src/gateway/shared/response-conformance.ts';
+import { turnStoreConformance } from '../../src/gateway/shared/turn-conformance.ts';
 import type { TenantAsk } from '../../src/gateway/shared/shared-store.ts';
 import { tenantKeys } from '../../src/gateway/shared/redis-keys.ts';
 import { wallClock } from '../../src/runtime/wall-clock.ts';
@@ -35,6 +36,7 @@ async function open(extra: Partial<RedisStoreOptions> = {}): Promise<RedisStore>
 const shared = await open();
 sharedStoreConformance('redis', () => shared);
 responseStoreConformance('redis', () => shared);
+turnStoreConformance('redis', () => shared);
 
 const ask = (over: Partial<TenantAsk>): TenantAsk => ({
   tenant: 'acme',

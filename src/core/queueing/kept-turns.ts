@@ -27,7 +27,7 @@ import type { QueueView } from './queue-view.ts';
 /** How late after its turn a retry still claims it (a client's backoff jitter, a slow network). */
 export const GRACE_MS: Ms = 2_000;
 /** How early a retry may come for its turn: the rounding of Retry-After and clocks. */
-const EARLY_MS: Ms = 100;
+export const EARLY_MS: Ms = 100;
 /** Weight of each turn's end (claimed or run out) in the share of clients that come back. */
 const RETURN_WEIGHT = 1 / 16;
 /** The most turns kept at once; beyond, a refusal keeps none (its Retry-After is the queue's). */

@@ -8,9 +8,11 @@ import {
   type SharedStore,
   type TenantAsk,
   type Told,
+  type TurnEnd,
 } from './shared-store.ts';
 import { sharedStoreConformance } from './store-conformance.ts';
 import { responseStoreConformance } from './response-conformance.ts';
+import { turnStoreConformance } from './turn-conformance.ts';
 
 /** A primary that can be switched off: every call then rejects, as Redis's client does. */
 class SwitchableStore implements SharedStore {
@@ -60,6 +62,22 @@ class SwitchableStore implements SharedStore {
   async watchEvents(tenant: string, id: string, told: Told) {
     this.#gate();
     return this.#inner.watchEvents(tenant, id, told);
+  }
+  async keepTurn(tenant: string, key: string, inMs: number, graceMs: number) {
+    this.#gate();
+    return this.#inner.keepTurn(tenant, key, inMs, graceMs);
+  }
+  async takeTurn(tenant: string, key: string, earlyMs: number, by: string) {
+    this.#gate();
+    return this.#inner.takeTurn(tenant, key, earlyMs, by);
+  }
+  async endTurn(tenant: string, key: string, outcome: TurnEnd['outcome'], by: string) {
+    this.#gate();
+    return this.#inner.endTurn(tenant, key, outcome, by);
+  }
+  async watchTurns(told: (end: TurnEnd) => void) {
+    this.#gate();
+    return this.#inner.watchTurns(told);
   }
   async beat(replica: string, ttlMs: number, serving: boolean) {
     this.#gate();
@@ -133,6 +151,7 @@ function overMemory(primaryUp: boolean): FailoverStore {
 sharedStoreConformance('failover, primary up', () => overMemory(true));
 sharedStoreConformance('failover, primary down', () => overMemory(false));
 responseStoreConformance('failover, primary up', () => overMemory(true));
+turnStoreConformance('failover, primary up', () => overMemory(true));
 
 const settle = () => new Promise((r) => setImmediate(r));
 

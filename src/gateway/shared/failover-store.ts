@@ -28,6 +28,7 @@ import {
   type SharedStore,
   type TenantAsk,
   type Told,
+  type TurnEnd,
 } from './shared-store.ts';
 
 export type FailurePolicy = 'open' | 'closed';
@@ -194,6 +195,28 @@ export class FailoverStore implements SharedStore {
   /** Only the primary can say who settles: while it is down, none does (none is lost then). */
   settling(tenant: string, id: string, ttlMs: number): Promise<boolean> {
     return this.#primaryOr(() => this.#o.primary.settling(tenant, id, ttlMs), false);
+  }
+
+  /**
+   * Turns are the primary's alone: while it is down none is kept there or found, and a retry is
+   * judged where it lands as a new request (the replica that kept its turn counts it till then).
+   */
+  keepTurn(tenant: string, key: string, inMs: Ms, graceMs: Ms): Promise<void> {
+    return this.#primaryOr(() => this.#o.primary.keepTurn(tenant, key, inMs, graceMs), undefined);
+  }
+
+  takeTurn(tenant: string, key: string, earlyMs: Ms, by: string) {
+    return this.#primaryOr(() => this.#o.primary.takeTurn(tenant, key, earlyMs, by), undefined);
+  }
+
+  endTurn(tenant: string, key: string, outcome: TurnEnd['outcome'], by: string): Promise<void> {
+    return this.#primaryOr(() => this.#o.primary.endTurn(tenant, key, outcome, by), undefined);
+  }
+
+  /** The primary's ends alone are told: while it is down, the watch is refused. */
+  async watchTurns(told: (end: TurnEnd) => void): Promise<() => void> {
+    if (!this.#up) throw this.#unavailable();
+    return this.#o.primary.watchTurns(told);
   }
 
   takeHandedOver(max: number): Promise<readonly string[]> {

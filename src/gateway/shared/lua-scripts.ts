@@ -251,3 +251,34 @@ for i, replica in ipairs(live) do
 end
 return out
 `);
+
+/**
+ * KEYS: a kept turn. ARGV: ms until it is due, ms it is held after. Keeps it (replacing any the
+ * key held) as when it is due on Redis's clock, until it is no longer held.
+ */
+export const KEEP_TURN = script(`${NOW}
+local inMs, grace = tonumber(ARGV[1]), tonumber(ARGV[2])
+redis.call('SET', KEYS[1], math.floor(now + inMs), 'PX', math.ceil(inMs + grace))
+return 1
+`);
+
+/**
+ * KEYS: a kept turn. ARGV: how early it may be taken (ms), the channel turns' ends are told on,
+ * the message that tells this one's. Returns nil when none is kept; 0 when it is due, taken
+ * (deleted) and its end told; else the ms until it is due.
+ */
+export const TAKE_TURN = script(`${NOW}
+local due = redis.call('GET', KEYS[1])
+if not due then return false end
+local left = tonumber(due) - now
+if left > tonumber(ARGV[1]) then return math.ceil(left) end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 0
+`);
+
+/** KEYS: a kept turn. ARGV: the channel, the message. Ends it, told only when it was kept. */
+export const END_TURN = script(`
+if redis.call('DEL', KEYS[1]) == 1 then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
+return 1
+`);

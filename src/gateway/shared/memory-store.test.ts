@@ -5,10 +5,12 @@ import { MemoryStore } from './memory-store.ts';
 import { localShare } from '../../core/admission/budget/tenant-ledger.ts';
 import { sharedStoreConformance } from './store-conformance.ts';
 import { responseStoreConformance } from './response-conformance.ts';
+import { turnStoreConformance } from './turn-conformance.ts';
 import type { TenantAsk } from './shared-store.ts';
 
 sharedStoreConformance('memory', () => new MemoryStore({ clock: new VirtualClock() }));
 responseStoreConformance('memory', () => new MemoryStore({ clock: new VirtualClock() }));
+turnStoreConformance('memory', () => new MemoryStore({ clock: new VirtualClock() }));
 
 /** Moves the virtual clock to `t` (it moves only by running events). */
 function advance(clock: VirtualClock, t: number): void {

@@ -23,8 +23,10 @@ import {
   type StoredResponse,
   type TenantAsk,
   type Told,
+  type TurnEnd,
   replayed,
 } from './shared-store.ts';
+import type { TurnStanding } from '../../core/queueing/kept-turns.ts';
 
 /** An idempotency key this store holds: in flight, or answered with `response`. */
 export interface HeldKey {
@@ -52,6 +54,8 @@ export interface MemoryStoreOptions {
 
 /** The most orders handed over one process holds. */
 const MAX_ORDERS = 10_000;
+/** The most kept turns one process holds, as the core's own count keeps at most. */
+const MAX_TURNS = 100_000;
 
 /** What kept responses may hold in one process unless told otherwise. */
 export const RESPONSE_CAPACITY_BYTES = 256 * 1024 * 1024;
@@ -78,6 +82,10 @@ export class MemoryStore implements SharedStore {
   readonly #kept: BoundedMap<string>;
   /** Until when each record being settled is held (`keyOf`; those past, pruned). */
   readonly #settling = new Map<string, number>();
+  /** Kept turns (`keyOf`): when each is due, and until when it is held. */
+  readonly #turns = new Map<string, { readonly dueMs: Ms; readonly endsMs: Ms }>();
+  /** Who is told each turn's end. */
+  readonly #turnWatchers = new Set<(end: TurnEnd) => void>();
 
   constructor(o: MemoryStoreOptions) {
     this.#clock = o.clock;
@@ -269,6 +277,42 @@ export class MemoryStore implements SharedStore {
       for (const [k, until] of this.#settling) if (until <= now) this.#settling.delete(k);
     this.#settling.set(key, now + ttlMs);
     return true;
+  }
+
+  async keepTurn(tenant: string, key: string, inMs: Ms, graceMs: Ms): Promise<void> {
+    const now = this.#clock.now();
+    if (this.#turns.size >= MAX_TURNS)
+      for (const [k, t] of this.#turns) if (t.endsMs <= now) this.#turns.delete(k);
+    // Full: none is kept here; the replica that kept it still counts it until it runs out.
+    if (this.#turns.size >= MAX_TURNS) return;
+    this.#turns.set(keyOf(tenant, key), { dueMs: now + inMs, endsMs: now + inMs + graceMs });
+  }
+
+  async takeTurn(
+    tenant: string,
+    key: string,
+    earlyMs: Ms,
+    by: string,
+  ): Promise<TurnStanding | undefined> {
+    const k = keyOf(tenant, key);
+    const turn = this.#turns.get(k);
+    const now = this.#clock.now();
+    if (turn === undefined || turn.endsMs <= now) return void this.#turns.delete(k);
+    const inMs = turn.dueMs - now;
+    if (inMs > earlyMs) return { due: false, inMs: Math.ceil(inMs) };
+    this.#turns.delete(k);
+    for (const told of this.#turnWatchers) told({ by, outcome: 'claimed', tenant, key });
+    return { due: true };
+  }
+
+  async endTurn(tenant: string, key: string, outcome: TurnEnd['outcome'], by: string) {
+    if (!this.#turns.delete(keyOf(tenant, key))) return;
+    for (const told of this.#turnWatchers) told({ by, outcome, tenant, key });
+  }
+
+  async watchTurns(told: (end: TurnEnd) => void): Promise<() => void> {
+    this.#turnWatchers.add(told);
+    return () => void this.#turnWatchers.delete(told);
   }
 
   async takeHandedOver(max: number): Promise<readonly string[]> {

@@ -41,6 +41,14 @@ export function settlingKey(tenant: string, id: string): string {
   return `${tenantPrefix(tenant)}:settling:${id}`;
 }
 
+/** The turn kept for the retry with an Idempotency-Key (core/queueing/kept-turns.ts). */
+export function turnKey(tenant: string, key: string): string {
+  return `${tenantPrefix(tenant)}:turn:${key}`;
+}
+
+/** The channel each kept turn's end is told on, to the replica that counts it. */
+export const TURNS_CHANNEL = 'goodput:{replicas}:turns';
+
 export function eventsKey(tenant: string, id: string): string {
   return `${tenantPrefix(tenant)}:events:${id}`;
 }

@@ -13,7 +13,7 @@
  */
 import type { createClient } from 'redis';
 import type { Clock } from '../../core/ports/clock.ts';
-import type { TimerHandle, Timers } from '../../core/ports/timers.ts';
+import type { Timers } from '../../core/ports/timers.ts';
 import type { Ms } from '../../core/request/units.ts';
 import {
   ADMIT,
@@ -29,7 +29,9 @@ import {
   type LuaScript,
 } from './lua-scripts.ts';
 import { admitCall, admitReply } from './redis-admit.ts';
-import { LogWatch } from './redis-watch.ts';
+import { LogWatch, toldEvents } from './redis-watch.ts';
+import { Renewals } from './renewals.ts';
+import { RedisTurns } from './redis-turns.ts';
 import { LateAnswers, answeredWithin } from './answered-within.ts';
 import { gatewayRedisClient } from './redis-client.ts';
 import {
@@ -56,6 +58,7 @@ import {
   type StoredResponse,
   type Told,
   type TenantAsk,
+  type TurnEnd,
   replayed,
 } from './shared-store.ts';
 
@@ -86,10 +89,10 @@ export class RedisStore implements SharedStore {
   /** Word of the stream logs' growth, on a connection of its own (opened at the first watch). */
   readonly #watch: LogWatch;
   readonly #o: Required<Omit<RedisStoreOptions, 'onError'>>;
-  /** Renewals of the leases and claims this process holds, run every third of the lease TTL. */
-  readonly #held = new Map<object, () => Promise<unknown>>();
-  #renewTimer: TimerHandle | null = null;
-  #closed = false;
+  /** The leases and claims this process holds, renewed every third of the lease TTL. */
+  readonly #renewals: Renewals;
+  /** Kept turns, whose ends are told on the watch's connection. */
+  readonly #turns: RedisTurns;
   /** Why the connection last failed: named when a ping finds it down. */
   #lastError: Error | null = null;
   /** Commands answered late, and what their answers set off: a close waits a moment for them. */
@@ -107,6 +110,7 @@ export class RedisStore implements SharedStore {
       replayTtlMs: o.replayTtlMs ?? 600_000,
       responseTtlMs: o.responseTtlMs ?? RESPONSE_TTL_MS,
     };
+    this.#renewals = new Renewals(o.clock, o.timers, this.#o.leaseTtlMs);
     this.#client = gatewayRedisClient(o.url, this.#o.connectTimeoutMs, this.#o.commandTimeoutMs);
     const failed = (e: Error) => {
       this.#lastError = e;
@@ -116,6 +120,7 @@ export class RedisStore implements SharedStore {
     this.#client.connect().catch(failed);
     const { connectTimeoutMs, commandTimeoutMs } = this.#o;
     this.#watch = new LogWatch(() => gatewayRedisClient(o.url, connectTimeoutMs, commandTimeoutMs));
+    this.#turns = new RedisTurns((s, keys, args) => this.#eval(s, keys, args), this.#watch);
   }
 
   async admit(ask: TenantAsk): Promise<QuotaVerdict> {
@@ -135,7 +140,7 @@ export class RedisStore implements SharedStore {
     }
     const token = {};
     if (leased) {
-      this.#hold(token, () =>
+      this.#renewals.hold(token, () =>
         this.#eval(RENEW_LEASE, [keys.leases], [ask.requestId, this.#o.leaseTtlMs]),
       );
     }
@@ -143,7 +148,7 @@ export class RedisStore implements SharedStore {
     const release = async (usedTokens?: number) => {
       if (released) return;
       released = true;
-      await this.#giveBack(ask, leased && this.#held.delete(token), usedTokens);
+      await this.#giveBack(ask, leased && this.#renewals.letGo(token), usedTokens);
     };
     return { ...granted, lease: { release } };
   }
@@ -186,9 +191,9 @@ export class RedisStore implements SharedStore {
       return { kind: 'done', response: JSON.parse(reply[1]) as StoredResponse };
     if (reply[0] === 'in_flight' || reply[0] === 'mismatch') return { kind: reply[0] };
     const token = {};
-    this.#hold(token, () => settle('renew', this.#o.leaseTtlMs));
+    this.#renewals.hold(token, () => settle('renew', this.#o.leaseTtlMs));
     const end = async (response: StoredResponse | null) => {
-      if (!this.#held.delete(token)) return;
+      if (!this.#renewals.letGo(token)) return;
       const payload = response === null ? '' : JSON.stringify(replayed(response));
       const done =
         response === null ? settle('abandon', 0) : settle('complete', this.#o.replayTtlMs, payload);
@@ -246,7 +251,7 @@ export class RedisStore implements SharedStore {
   }
 
   watchEvents(tenant: string, id: string, told: Told): Promise<() => void> {
-    return this.#watch.watch(eventsKey(tenant, id), told);
+    return this.#watch.watch(eventsKey(tenant, id), toldEvents(told));
   }
 
   async beat(replica: string, ttlMs: number, serving: boolean): Promise<void> {
@@ -310,6 +315,22 @@ export class RedisStore implements SharedStore {
     return Array.isArray(orders) ? orders.map(String) : [];
   }
 
+  keepTurn(tenant: string, key: string, inMs: Ms, graceMs: Ms): Promise<void> {
+    return this.#turns.keep(tenant, key, inMs, graceMs);
+  }
+
+  takeTurn(tenant: string, key: string, earlyMs: Ms, by: string) {
+    return this.#turns.take(tenant, key, earlyMs, by);
+  }
+
+  endTurn(tenant: string, key: string, outcome: TurnEnd['outcome'], by: string) {
+    return this.#turns.end(tenant, key, outcome, by);
+  }
+
+  watchTurns(told: (end: TurnEnd) => void): Promise<() => void> {
+    return this.#turns.watch(told);
+  }
+
   /** While (re)connecting, waits for the connection up to the connect timeout, then PINGs. */
   async ping(): Promise<void> {
     if (!this.#client.isReady) await this.#whenReady(this.#o.connectTimeoutMs);
@@ -326,9 +347,7 @@ export class RedisStore implements SharedStore {
    * to finish — a Redis stalled longer keeps it until its TTL — then the connection is cut.
    */
   async close(): Promise<void> {
-    this.#closed = true;
-    this.#renewTimer?.cancel();
-    this.#held.clear();
+    this.#renewals.close();
     this.#watch.close();
     await this.#late.settled(LATE_GRACE_MS, this.#o.clock, this.#o.timers);
     if (this.#client.isOpen) this.#client.destroy();
@@ -375,20 +394,5 @@ export class RedisStore implements SharedStore {
       const timer = this.#o.timers.at(this.#o.clock.now() + ms, done);
       this.#client.once('ready', done);
     });
-  }
-
-  #hold(token: object, renew: () => Promise<unknown>): void {
-    this.#held.set(token, renew);
-    if (this.#renewTimer !== null || this.#closed) return;
-    const tick = () => {
-      this.#renewTimer = null;
-      for (const renewal of this.#held.values()) renewal().catch(() => {});
-      if (this.#held.size > 0 && !this.#closed) this.#schedule(tick);
-    };
-    this.#schedule(tick);
-  }
-
-  #schedule(tick: () => void): void {
-    this.#renewTimer = this.#o.timers.at(this.#o.clock.now() + this.#o.leaseTtlMs / 3, tick);
   }
 }

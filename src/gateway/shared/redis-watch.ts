@@ -1,22 +1,24 @@
 /**
- * The events added to the log of a background response's stream, by Redis pub/sub: a replica
- * whose clients follow a stream that runs on another is told them as the log takes them (the
- * store's `APPEND_EVENTS` publishes them), instead of reading the log ten times a second. One
- * subscriber connection a process, opened at the first watch; a channel a log, subscribed
- * while a reader here watches it. Pub/sub keeps nothing across a reconnect, so a watcher still
- * reads the log now and then (http/stream-readers.ts). Like the store, it never throws on its
- * own account: a watch that cannot subscribe rejects, and its reader reads the log as often as
- * without one.
+ * What the store's scripts publish, by Redis pub/sub: the events added to the log of a
+ * background response's stream (`APPEND_EVENTS`), so a replica whose clients follow a stream
+ * that runs on another is told them as the log takes them instead of reading the log ten times
+ * a second; and the ends of kept turns (`TAKE_TURN`, `END_TURN`), so the replica that kept one
+ * stops counting it. One subscriber connection a process, opened at the first watch; a channel
+ * subscribed while anyone here watches it. Pub/sub keeps nothing across a reconnect, so a
+ * watcher of a log still reads the log now and then (http/stream-readers.ts), and a turn whose
+ * end went unheard runs out. Like the store, it never throws on its own account: a watch that
+ * cannot subscribe rejects.
  */
 import type { createClient } from 'redis';
 import type { Told } from './shared-store.ts';
 
 type Client = ReturnType<typeof createClient>;
+type Heard = (message: string) => void;
 
 /** A channel's watchers, and the listener it was subscribed with. */
 interface Channel {
-  readonly watchers: Set<Told>;
-  readonly heard: (message: string) => void;
+  readonly watchers: Set<Heard>;
+  readonly heard: Heard;
 }
 
 export class LogWatch {
@@ -31,16 +33,15 @@ export class LogWatch {
   }
 
   /** Tells `told` each message to `channel` until the function it resolves with is called. */
-  async watch(channel: string, told: Told): Promise<() => void> {
+  async watch(channel: string, told: Heard): Promise<() => void> {
     const sub = await this.#connected();
     let mine = this.#channels.get(channel);
     if (mine === undefined) {
-      const watchers = new Set<Told>();
+      const watchers = new Set<Heard>();
       // Its own listener, let go by itself: the client sends UNSUBSCRIBE once none is left,
       // and a channel watched again meanwhile keeps the new one.
       const heard = (message: string) => {
-        const { from, events } = readMessage(message);
-        for (const w of watchers) w(from, events);
+        for (const w of watchers) w(message);
       };
       mine = { watchers, heard };
       this.#channels.set(channel, mine);
@@ -84,6 +85,14 @@ export class LogWatch {
     })();
     return this.#sub;
   }
+}
+
+/** Tells `told` the events of a message `APPEND_EVENTS` published. */
+export function toldEvents(told: Told): Heard {
+  return (message) => {
+    const { from, events } = readMessage(message);
+    told(from, events);
+  };
 }
 
 /** A message `APPEND_EVENTS` published: the index of the first event, a newline, the events. */

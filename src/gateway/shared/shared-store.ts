@@ -22,6 +22,7 @@
  * - A kept response is its tenant's alone: another tenant's load or delete of its id finds none.
  *   One larger than `RESPONSE_MAX_BYTES` is not kept (`saveResponse` says false). So is its
  *   stream's log of events, which goes with it when it is deleted.
+ * - `takeTurn` is atomic: of two concurrent takes of a due turn exactly one gets it.
  * - A method rejects only when the store cannot be reached; a handle's methods (`release`,
  *   `complete`, `abandon`) never reject and are idempotent, so `finally` blocks can call them.
  */
@@ -30,6 +31,7 @@ import type {
   TenantAsk,
   TenantReason,
 } from '../../core/admission/budget/tenant-ledger.ts';
+import type { TurnStanding } from '../../core/queueing/kept-turns.ts';
 import type { Ms } from '../../core/request/units.ts';
 import { errorBody } from '../../openai/errors.ts';
 
@@ -78,6 +80,16 @@ export type Claim =
 
 /** Events added to a stream's log, `from` the index of the first (`SharedStore.watchEvents`). */
 export type Told = (from: number, events: readonly string[]) => void;
+
+/** A kept turn's end, as the replica that ended it tells the others (`SharedStore.watchTurns`). */
+export interface TurnEnd {
+  /** The replica that ended it, which has settled its own count. */
+  readonly by: string;
+  /** `claimed`: its client came back; `dropped`: its retry was refused for good. */
+  readonly outcome: 'claimed' | 'dropped';
+  readonly tenant: string;
+  readonly key: string;
+}
 
 export interface SharedStore {
   /** Takes a request's share of its tenant's quotas and retry budget, or says why not. */
@@ -159,9 +171,42 @@ export interface SharedStore {
    * `loadSettled`): true for one caller in `ttlMs`, false for the others meanwhile.
    */
   settling(tenant: string, id: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Keeps the turn (core/queueing/kept-turns.ts) of `tenant`'s request with Idempotency-Key
+   * `key` for its retry on any replica: due `inMs` from now, held `graceMs` after that. It
+   * replaces any turn the key held.
+   */
+  keepTurn(tenant: string, key: string, inMs: Ms, graceMs: Ms): Promise<void>;
+  /**
+   * Where the retry with `key` stands at the turn kept for it: none (undefined); due, from
+   * `earlyMs` before — then taken, by one caller alone, and its end told to the watchers as
+   * claimed `by` it; or due in `inMs`.
+   */
+  takeTurn(tenant: string, key: string, earlyMs: Ms, by: string): Promise<TurnStanding | undefined>;
+  /** Ends the turn of `key`, told to the watchers as `outcome` `by` it; none kept: nothing. */
+  endTurn(tenant: string, key: string, outcome: TurnEnd['outcome'], by: string): Promise<void>;
+  /** Tells `told` each turn ended, on any replica, until the function it resolves with is called. */
+  watchTurns(told: (end: TurnEnd) => void): Promise<() => void>;
   /** Resolves when the store answers and takes writes; rejects when it cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A turn's end as its channel carries it (JSON: a key may hold any character). */
+export function turnEndMessage(end: TurnEnd): string {
+  return JSON.stringify([end.by, end.outcome, end.tenant, end.key]);
+}
+
+/** A turn's end read from its message; undefined when it is not one. */
+export function turnEnd(message: string): TurnEnd | undefined {
+  try {
+    const [by, outcome, tenant, key] = JSON.parse(message) as unknown[];
+    if (typeof by !== 'string' || typeof tenant !== 'string' || typeof key !== 'string') return;
+    if (outcome !== 'claimed' && outcome !== 'dropped') return;
+    return { by, outcome, tenant, key };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Responses larger than this are not kept for replay, so one answer cannot fill the store. */
