@@ -17,7 +17,7 @@ import type { ResolvedPolicy } from '../core/config/policy.ts';
 import type { FleetSpec } from '../core/fleet/fleet-spec.ts';
 import { unreadRecord, type DecisionRecord } from '../core/observe/decision-record.ts';
 import { Pipeline } from '../core/pipeline.ts';
-import { PUMP_EVERY_MS } from '../core/pipeline-host.ts';
+import { PUMP_EVERY_MS, type OfferContext } from '../core/pipeline-host.ts';
 import type { Clock } from '../core/ports/clock.ts';
 import type { TimerHandle, Timers } from '../core/ports/timers.ts';
 import type { Ticket } from '../core/queueing/ticket.ts';
@@ -70,6 +70,9 @@ export type Admitted =
   | { readonly kind: 'expired'; readonly reason: RejectReason }
   | { readonly kind: 'stopped'; readonly why: StopCause }
   | { readonly kind: 'dispatched'; readonly ticket: Ticket<Waiter> };
+
+/** What `admit` knows of a request beyond itself. */
+type AdmitAt = OfferContext & { readonly trace?: RequestTrace; readonly onQueued?: () => void };
 
 /** The status a request the gateway stops gets (a stream already answered 200 says it in-stream). */
 const CUT_STATUS = { deadline_exceeded: 504, shutting_down: 503, handed_over: 503 } as const;
@@ -215,16 +218,12 @@ export class Gateway {
   }
 
   /**
-   * `avoid`: the backend a failed earlier attempt of this request used (−1: none); `trace` is
-   * told the decision and the end of the wait; `onQueued`, at once, that it was queued.
+   * `avoid`: the backend a failed earlier attempt of this request used; `turn`: where it stands
+   * at a turn another replica kept for it; `trace` is told the decision and the end of the wait;
+   * `onQueued`, at once, that it was queued.
    */
-  async admit(
-    req: LlmRequest,
-    signal: AbortSignal,
-    avoid = -1,
-    trace: RequestTrace = UNTRACED,
-    onQueued?: () => void,
-  ): Promise<Admitted> {
+  async admit(req: LlmRequest, signal: AbortSignal, at: AdmitAt = {}): Promise<Admitted> {
+    const { avoid = -1, turn, trace = UNTRACED, onQueued } = at;
     this.counts.offered(req);
     this.demand(req, req.inputTokens);
     const waiter = new Waiter();
@@ -232,6 +231,7 @@ export class Gateway {
     const offer = this.pipeline.offer(req, waiter, this.deps.clock.now(), replicas, {
       avoid,
       readyInMs: replicas.length === 0 ? this.fleet.readyInMs() : undefined,
+      turn,
     });
     if (offer.outcome === 'reject') {
       trace.decided('reject', offer.decision.reason, this.deps.clock.now());

@@ -35,6 +35,7 @@ import type { Hono } from 'hono';
 import type { FailurePolicy } from './shared/failover-store.ts';
 import { logStoreTransition, openSharedStore } from './shared/open-store.ts';
 import { RESPONSE_TTL_MS } from './shared/shared-store.ts';
+import { SharedTurns } from './shared-turns.ts';
 import { BackgroundRuns } from './http/background-runs.ts';
 import { adopt } from './http/background-handover.ts';
 import type { Ms } from '../core/request/units.ts';
@@ -318,6 +319,12 @@ export async function startGateway(o: ServeOptions): Promise<RunningGateway> {
     fillerReplies: o.backendUrls.length === 0,
     promptScale: prompts,
     background,
+    // Turns kept for retries: with a shared store, found on any replica.
+    turns: new SharedTurns(
+      shared === undefined ? undefined : store,
+      replica,
+      () => gateway.pipeline.learned.turns,
+    ),
     // vLLM's /tokenize and /detokenize, outside admission, to the server backends in turn.
     forward:
       o.backendUrls.length === 0

@@ -102,6 +102,8 @@ export async function gateway(
     policySource?: LoadedPolicy;
     /** Where what it learned is kept across restarts (default: nowhere, every start cold). */
     learnedState?: ServeOptions['learnedState'];
+    /** State shared with other gateways (default: in memory, this gateway's alone). */
+    shared?: ServeOptions['shared'];
   } = {},
 ): Promise<GatewayUnderTest> {
   const spec = { ...ENGINE_DEFAULTS, profile: PROFILE, ...extra.engine };
@@ -125,6 +127,7 @@ export async function gateway(
     keptResponses: extra.keptResponses,
     imageTokens: extra.imageTokens,
     learnedState: extra.learnedState,
+    shared: extra.shared,
   });
   onTeardown(() => g.close());
   await until(async () => (await fetch(`${g.url}/readyz`)).status === 200);

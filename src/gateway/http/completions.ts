@@ -29,6 +29,7 @@ import type { Gateway } from '../gateway.ts';
 import type { GatewayMetrics } from '../gateway-metrics.ts';
 import { OPEN_DOOR, atTheDoor } from '../shared/door.ts';
 import type { SharedStore } from '../shared/shared-store.ts';
+import type { SharedTurns } from '../shared-turns.ts';
 import { isRequestStopped } from '../stop.ts';
 import { askedClass, declaredAttempt, parseClientHeaders, tenantFor } from './client-headers.ts';
 import type { InFlight } from './in-flight.ts';
@@ -51,7 +52,6 @@ import { readRequest } from './read-request.ts';
 import { continued, keeper, truncated } from './kept-responses.ts';
 import type { ImageTokens } from '../../openai/image-size.ts';
 import type { PromptScale } from '../../core/estimate/prompt-scale.ts';
-import { turnHasCome } from '../../core/queueing/kept-turns.ts';
 
 export interface CompletionsDeps {
   readonly gateway: Gateway;
@@ -90,6 +90,8 @@ export interface CompletionsDeps {
   readonly promptScale?: PromptScale;
   /** The Responses API's background responses this process runs (background.ts). */
   readonly background: BackgroundRuns;
+  /** Turns kept for retries, here and on the other replicas (shared-turns.ts). */
+  readonly turns: SharedTurns;
 }
 
 /** A background response taken from a replica that drained (background-handover.ts). */
@@ -234,6 +236,8 @@ async function complete(
       return refused(entry.refusal, false, words);
     }
     const { charge } = entry;
+    // Where a retry stands at a turn kept for it, here or by another replica.
+    const turn = await deps.turns.lookup(req, deps.nowMs());
     const door =
       policyTenant === undefined
         ? OPEN_DOOR
@@ -243,11 +247,7 @@ async function complete(
             tokens: charge,
             // The retry budget charges the retries a client declares, not the SDKs' own, which
             // come after the Retry-After they were told, nor one that comes for its kept turn.
-            attempt:
-              headers.sdkRetry ||
-              turnHasCome(pipeline.learned.turns, headers.idempotencyKey, deps.nowMs())
-                ? 1
-                : headers.attempt,
+            attempt: headers.sdkRetry || turn?.standing.due === true ? 1 : headers.attempt,
             idempotencyKey: headers.idempotencyKey,
             fingerprint:
               headers.idempotencyKey === undefined ? undefined : fingerprint(kind, cls, bodyText),
@@ -264,6 +264,7 @@ async function complete(
           : door.rejection.final === true && window !== undefined
             ? beyondWindowWords(req, charge, window, askedOf(kind, parsed, policyTenant))
             : undefined;
+      deps.turns.decided(req, turn, door.rejection);
       return told(refused(door.rejection, true, words), quota);
     }
     let served: Served | undefined;
@@ -280,6 +281,7 @@ async function complete(
         responses,
         keepResponse: keeper(read, req, deps),
         quota,
+        turn,
       };
       const { keepResponse } = serving;
       if (responses?.background === true && keepResponse !== undefined) {

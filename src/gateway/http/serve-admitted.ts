@@ -51,6 +51,7 @@ import { TokenRelay } from './token-relay.ts';
 import { errorWhole, idHeaders, named, whole, type Answer, type Whole } from './answer.ts';
 import type { RequestTrace } from '../tracing/request-trace.ts';
 import { choicesOf } from '../../core/request/demand.ts';
+import type { TurnLookup } from '../shared-turns.ts';
 
 export type Parsed = ChatCompletionRequest | CompletionRequest;
 
@@ -90,6 +91,8 @@ export interface ServeContext {
   readonly events?: (sse: string) => void;
   /** Its tenant's token quota as it stands, which its answer tells (quota-headers.ts). */
   readonly quota?: Readonly<Record<string, string>>;
+  /** Where it stands at a turn kept for it (shared-turns.ts). */
+  readonly turn?: TurnLookup;
 }
 
 export async function admitAndServe(
@@ -143,7 +146,17 @@ export async function admitAndServe(
       const req = attempt === 0 ? base : { ...base, attempt: headers.attempt + attempt };
       // The first attempt's admission began at the door.
       if (attempt > 0) r.trace.admitting(deps.nowMs());
-      const admitted = await deps.gateway.admit(req, upstream, failedOn, r.trace, r.onQueued);
+      // Its turn, if it holds one, is for its first attempt.
+      const turn = attempt === 0 ? r.turn : undefined;
+      const admitted = await deps.gateway.admit(req, upstream, {
+        avoid: failedOn,
+        turn: turn?.here === false ? turn.standing : undefined,
+        trace: r.trace,
+        onQueued: r.onQueued,
+      });
+      if (attempt === 0) {
+        deps.turns.decided(req, turn, admitted.kind === 'rejected' ? admitted.decision : undefined);
+      }
       // A retry after its backend failed that cannot be placed: the failure is the answer, to be
       // tried again when the refusal says (a client's own deadline passed is still a 504).
       const unplaced =

@@ -1,0 +1,103 @@
+// Kept turns across two gateways on the same engines, behind a "load balancer" that sends every
+// retry to the other gateway: the worst case for a turn kept where it was told. With a shared
+// Redis the retry finds its turn there and is admitted as its holder, and the gateway that kept
+// the turn hears it claimed; with each gateway's state its own, the retry is judged as a new
+// request and the turn it left runs out. Real HTTP, real engines, a real redis-server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { engines, gateway, metricValue, policyWith, postChat, until } from './gateway-kit.ts';
+import { startRedis } from './redis-kit.ts';
+
+const slow = { profile: 'const:step_ms=10', maxNumSeqs: 4 };
+const redis = await startRedis();
+
+interface Keyed {
+  /** The gateway its first attempt went to (0 or 1). */
+  readonly first: number;
+  readonly kept: boolean;
+  readonly retry: number;
+  readonly keptAgain: boolean;
+}
+
+/**
+ * Three times what two slow engines serve, for 5 s, of requests without a key, spread over both
+ * gateways; meanwhile 40 keyed clients, their first attempts alternating between the gateways,
+ * each retrying once at the other, exactly when its refusal says.
+ */
+async function overload(shared: boolean, tag: string) {
+  const backends = await engines(2, slow);
+  const policy = policyWith({ admission: { type: 'goodput' } });
+  const store = shared ? { redisUrl: redis.url, failure: 'open' as const, replicas: 2 } : undefined;
+  const gws = [
+    await gateway(backends, policy, { engine: slow, shared: store }),
+    await gateway(backends, policy, { engine: slow, shared: store }),
+  ];
+  const body = { max_tokens: 60, ignore_eos: true, stream: true };
+  let flooding = true;
+  const flood = (async () => {
+    const sent: Promise<unknown>[] = [];
+    for (let i = 0; flooding; i++) {
+      const fields = { ...body, messages: [{ role: 'user', content: 'fresh' }] };
+      sent.push(postChat(gws[i % 2].url, fields).then((r) => r.arrayBuffer()));
+      await sleep(25);
+    }
+    await Promise.all(sent);
+  })();
+  await sleep(1_000);
+  const keyed: Keyed[] = [];
+  const client = async (i: number) => {
+    await sleep(i * 100);
+    const key = `shared-turn-${tag}-${i}`;
+    const fields = { ...body, messages: [{ role: 'user', content: `keyed ${i}` }] };
+    const first = await postChat(gws[i % 2].url, fields, { 'idempotency-key': key });
+    await first.arrayBuffer();
+    if (first.status !== 503) return;
+    const kept = first.headers.get('x-goodput-turn') === 'kept';
+    await sleep(Number(first.headers.get('retry-after-ms')));
+    const retry = await postChat(gws[(i + 1) % 2].url, fields, {
+      'idempotency-key': key,
+      'x-goodput-attempt': '2',
+    });
+    await retry.arrayBuffer();
+    const keptAgain = retry.headers.get('x-goodput-turn') === 'kept';
+    keyed.push({ first: i % 2, kept, retry: retry.status, keptAgain });
+  };
+  await Promise.all(Array.from({ length: 40 }, (_, i) => client(i)));
+  flooding = false;
+  await flood;
+  return { keyed, gws };
+}
+
+test('a retry that lands on another gateway finds the turn kept for it through Redis', async (t) => {
+  const shared = await overload(true, 'redis');
+  const alone = await overload(false, 'alone');
+  const told = (run: { keyed: Keyed[] }) => run.keyed.filter((k) => k.kept);
+  const admitted = (run: { keyed: Keyed[] }) => told(run).filter((k) => k.retry === 200).length;
+  for (const run of [shared, alone]) {
+    assert.ok(told(run).length >= 5, `refused with their turn kept: ${told(run).length}`);
+  }
+  const [a, b] = [shared, alone].map((run) => `${admitted(run)}/${told(run).length}`);
+  t.diagnostic(`retries at the other gateway admitted: ${a} sharing turns, ${b} not`);
+  const share = (run: { keyed: Keyed[] }) => admitted(run) / told(run).length;
+  assert.ok(share(shared) > share(alone), `admitted: ${a} sharing turns, ${b} not`);
+  // Each gateway counts the turns it kept, the first attempts' and the retries' kept again.
+  // Shared, every first attempt's turn was claimed — taken at the other gateway, and told
+  // through Redis; each alone, none was (they run out at the next decision after their grace).
+  for (const [run, claimed] of [
+    [shared, true],
+    [alone, false],
+  ] as const) {
+    for (const g of [0, 1]) {
+      const url = run.gws[g].url;
+      const keptThere = run.keyed.filter((k) => k.kept && k.first === g).length;
+      const againThere = run.keyed.filter((k) => k.keptAgain && k.first !== g).length;
+      assert.equal(await metricValue(url, 'goodput_kept_turns_total'), keptThere + againThere);
+      const ended = () =>
+        metricValue(url, 'goodput_kept_turns_ended_total', { outcome: 'claimed' });
+      // Pub/sub's word comes in its own time: awaited, not timed.
+      if (claimed) await until(async () => (await ended()) === keptThere);
+      else assert.equal(await ended(), 0);
+    }
+  }
+});
