@@ -17,60 +17,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { flag } from './bench-args.ts';
-import { metric, startGoodput } from './live-processes.ts';
+import { startGoodput } from './live-processes.ts';
 import { runWrk } from './wrk-run.ts';
+import { send, tally } from './kept-turns-kit.ts';
 
 const CONNECTIONS = Number(flag('--connections') ?? 200);
 const MAX_NUM_SEQS = flag('--max-num-seqs') ?? '16';
 const DURATION_S = Number(flag('--duration') ?? 20);
 const CLIENTS = Number(flag('--clients') ?? 150);
 const EVERY_MS = Number(flag('--every-ms') ?? 80);
-const TTFT_MS = 2_000;
-
-const body = JSON.stringify({
-  model: 'llama-3-8b',
-  messages: [
-    { role: 'system', content: 'You are a senior support engineer for a cloud storage product.' },
-    { role: 'user', content: 'Our nightly backup job started failing three days ago. Why?' },
-  ],
-  stream: true,
-  max_tokens: 256,
-});
-
-interface Attempt {
-  readonly status: number;
-  readonly kept: boolean;
-  readonly retryAfterMs: number;
-  /** A 200's time to first token from its send, as this client timed it. */
-  readonly ttftMs?: number;
-}
-
-async function send(url: string, key: string, attempt: number): Promise<Attempt> {
-  const sent = performance.now();
-  const res = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'idempotency-key': key,
-      'x-goodput-attempt': String(attempt),
-    },
-    body,
-  });
-  let ttftMs: number | undefined;
-  for await (const chunk of res.body ?? []) {
-    const text = Buffer.from(chunk as Uint8Array).toString();
-    if (ttftMs === undefined && res.status === 200 && text.includes('"content"')) {
-      ttftMs = performance.now() - sent;
-    }
-  }
-  return {
-    status: res.status,
-    kept: res.headers.get('x-goodput-turn') === 'kept',
-    retryAfterMs: Number(res.headers.get('retry-after-ms') ?? NaN),
-    ttftMs,
-  };
-}
-
 async function run(keepTurns: boolean) {
   const dir = mkdtempSync(join(tmpdir(), 'kept-turns-'));
   const policy = join(dir, 'policy.json');
@@ -111,26 +66,7 @@ async function run(keepTurns: boolean) {
     );
     await flood;
     const after = await (await fetch(`${url}/metrics`)).text();
-    const grew = (name: string, labels: Record<string, string> = {}) =>
-      metric(after, name, labels) - metric(before, name, labels);
-    const retried = results.filter((r) => r.retry !== undefined);
-    const atTurn = retried.filter((r) => r.first.kept);
-    const noTurn = retried.filter((r) => !r.first.kept);
-    const admitted = (rs: typeof retried) => rs.filter((r) => r.retry?.status === 200);
-    const late = admitted(retried).filter((r) => (r.retry?.ttftMs ?? Infinity) > TTFT_MS);
-    const share = (n: number, of: number) =>
-      of === 0 ? '–' : `${n}/${of} (${((100 * n) / of).toFixed(1)}%)`;
-    return {
-      keepTurns,
-      refused: retried.length,
-      atTurn: share(admitted(atTurn).length, atTurn.length),
-      noTurn: share(admitted(noTurn).length, noTurn.length),
-      late: late.length,
-      goodPerS: grew('goodput_good_requests_total') / DURATION_S,
-      admittedExpired: grew('goodput_admission_decisions_total', { outcome: 'expire' }),
-      kept: grew('goodput_kept_turns_total'),
-      claimed: grew('goodput_kept_turns_ended_total', { outcome: 'claimed' }),
-    };
+    return { keepTurns, ...tally(results, [before], [after], DURATION_S) };
   } finally {
     child.kill('SIGTERM');
     await new Promise((ok) => child.once('exit', ok));
