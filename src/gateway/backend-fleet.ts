@@ -118,6 +118,7 @@ export class BackendFleet {
         inFlight: this.inFlight[index],
         running: load.running,
         waiting: load.waiting,
+        ...(load.others === undefined ? {} : { others: load.others }),
         kvUsage: load.kvUsage,
         ...(load.kvCapacityTokens === undefined ? {} : { kvCapacityTokens: load.kvCapacityTokens }),
         ...(load.loras === undefined ? {} : { loras: load.loras }),
@@ -139,6 +140,7 @@ export class BackendFleet {
     this.backends.forEach((b, index) => {
       const load = b.load();
       m.backendKv.set({ backend: b.name }, load.kvUsage);
+      if (load.others !== undefined) m.backendOthers.set({ backend: b.name }, load.others);
       if (load.maxLoras !== undefined) this.notes.maxLoras(index, load.maxLoras);
       if (load.kvCapacityTokens !== undefined) {
         m.backendKvCapacity.set({ backend: b.name }, load.kvCapacityTokens);

@@ -131,6 +131,11 @@ export interface BackendLoad {
   readonly ready: boolean;
   readonly running: number;
   readonly waiting: number;
+  /**
+   * Of those, the requests this gateway did not send: another gateway's sharing the backend, or
+   * a client's of its own. Only where the figures are the server's own gauges.
+   */
+  readonly others?: number;
   /** KV cache usage in [0, 1]. */
   readonly kvUsage: number;
   /** The tokens its KV cache holds, when it says (`backend-metrics.ts`). */

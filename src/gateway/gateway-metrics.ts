@@ -221,6 +221,12 @@ export class GatewayMetrics {
     labelNames: ['backend'],
     registers: [this.registry],
   });
+  readonly backendOthers = new Gauge({
+    name: 'goodput_backend_others_requests',
+    help: 'Requests running or waiting at the backend that this gateway did not send (another gateway replica, a client of its own), as its last scrape counted: each holds one of its max_num_seqs seats, which flow control leaves to them.',
+    labelNames: ['backend'],
+    registers: [this.registry],
+  });
   readonly backendKvCapacity = new Gauge({
     name: 'goodput_backend_kv_capacity_tokens',
     help: 'Tokens the backend reports its KV cache holds (vLLM: num_gpu_blocks x block_size).',

@@ -95,6 +95,8 @@ export class HttpBackend implements Backend {
    * model, perhaps an adapter unloaded since it was last listed.
    */
   private modelsStale = false;
+  /** This gateway's requests open at the backend now, staged pieces included. */
+  private open = 0;
   /** The adapters `/v1/models` last listed; undefined until it has answered with a list. */
   private servable: readonly string[] | undefined;
   /** What `/v1/models` last listed; undefined until it has answered with a list. */
@@ -124,6 +126,15 @@ export class HttpBackend implements Backend {
   }
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
+    this.open++;
+    try {
+      return await this.streamed(call, onToken);
+    } finally {
+      this.open--;
+    }
+  }
+
+  private async streamed(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
     const path = call.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions';
     if (call.staged !== undefined) await this.stagePieces(path, call, call.staged);
     // The body was validated (bounded depth, known fields): serialising it cannot fail, and it
@@ -276,6 +287,9 @@ export class HttpBackend implements Backend {
     const due = this.scrapes++ % MODELS_EVERY_SCRAPES === 0 || this.modelsStale;
     this.modelsStale = false;
     const models = due ? this.models() : undefined;
+    // Its gauges count every client's requests: this gateway's are those open here as they
+    // were read — while the scrape was under way, the more of the two counts.
+    const openAtSend = this.open;
     try {
       const res = await this.send(
         '/metrics',
@@ -285,7 +299,12 @@ export class HttpBackend implements Backend {
       );
       const text = await readText(res, SCRAPE_BODY_BYTES, SCRAPE_TIMEOUT_MS, this.opts);
       const ok = res.statusCode === 200;
-      const scraped = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
+      const read = ok ? loadFromExposition(text, this.opts.clock.now()) : undefined;
+      const mine = Math.max(openAtSend, this.open);
+      const scraped =
+        read === undefined
+          ? undefined
+          : { ...read, others: Math.max(0, read.running + read.waiting - mine) };
       // vLLM names the adapters of running requests: those it still holds are remembered.
       const load =
         scraped?.loras === undefined

@@ -9,6 +9,12 @@ export interface ReplicaSnapshot {
   readonly inFlight: number;
   readonly running: number;
   readonly waiting: number;
+  /**
+   * Requests running or waiting there that this control plane did not send — another gateway
+   * replica's, a client's of its own — as the replica's last report counted them; each holds
+   * one of its `max_num_seqs` seats. Undefined: none (the simulator's fleet, the embedded one).
+   */
+  readonly others?: number;
   /** KV blocks in use / total, in [0, 1]. */
   readonly kvUsage: number;
   /**
@@ -38,8 +44,11 @@ export interface ReplicaSnapshot {
   readonly prefillBacklogSteps?: number;
 }
 
-/** What a replica reports of its KV cache: its usage, and its capacity where it says. */
-export type ReplicaKv = Pick<ReplicaSnapshot, 'kvUsage' | 'kvCapacityTokens'>;
+/**
+ * What a replica reports beyond this control plane's own ledger: its KV cache's usage, its
+ * capacity where it says, and the requests there of others.
+ */
+export type ReplicaKv = Pick<ReplicaSnapshot, 'kvUsage' | 'kvCapacityTokens' | 'others'>;
 
 /** The tokens `r`'s KV cache holds: its own report, else the fleet's. */
 export function kvCapacityOf(

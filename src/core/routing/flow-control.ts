@@ -1,7 +1,8 @@
 /**
  * Dispatch under flow control: may this replica take this request now, and at what cost to the
  * streams already running there? A replica takes a request when its reserved KV (prompt +
- * predicted p90 output of everything in flight) leaves room, its sequence limit allows, and the
+ * predicted p90 output of everything in flight) leaves room, its sequence limit allows (less the
+ * seats others' requests hold there: another gateway's, by its last report), and the
  * next step — its decodes plus all pending prefill plus this prompt — is predicted to finish
  * within the tightest ITL objective of its streams (less a margin). A prompt too long for that
  * ("slow") may still go, alone (or with long prompts placed at the same instant, sharing its
@@ -20,12 +21,8 @@ import { kvCapacityOf, kvUsedOf, type ReplicaKv } from '../fleet/replica-snapsho
 import { PrefillTimes } from './prefill-times.ts';
 import { StallVerdicts } from './stall-verdicts.ts';
 import { LONG_PROMPT_SHARE, StagedPieces } from './staged-prefill.ts';
-import {
-  hasAdapterSlot,
-  tightestItl,
-  type LedgerEntry,
-  type ReplicaAccount,
-} from '../fleet/replica-ledger.ts';
+import { hasAdapterSlot, tightestItl } from '../fleet/replica-ledger.ts';
+import type { LedgerEntry, ReplicaAccount } from '../fleet/replica-ledger.ts';
 import type { RouteRequest } from './route.ts';
 import { GapFeedback, type GapFeedbackParams } from './gap-feedback.ts';
 import type { StepPaceParams } from './step-pace.ts';
@@ -169,7 +166,9 @@ export class FlowControl {
     // Seats for each of its choices; an empty replica seats one request however many it asks
     // for (vLLM queues the choices past its max_num_seqs).
     const seqs = c.seqs ?? 1;
-    if (a.seqs > 0 && a.seqs + seqs > spec.maxNumSeqs) return false;
+    // The seats others' requests hold there (another gateway's) are not this plan's to give.
+    const seated = a.seqs + (kv.others ?? 0);
+    if (seated > 0 && seated + seqs > spec.maxNumSeqs) return false;
     // A batch runs at most max_loras distinct adapters (vLLM's rule): with every slot held by
     // another adapter's requests, this one would wait in the engine until one of them ends.
     if (c.adapter !== undefined && !hasAdapterSlot(a, c.adapter, spec.maxLoras ?? 1)) return false;
