@@ -1,5 +1,5 @@
-// What the live benches of kept turns share: a keyed client's streaming request, timed to its
-// first token, and how its answer says whether its turn is kept; and a run's tally.
+// What the live benches of kept turns share: a client's streaming request, keyed or not, timed to
+// its first token, and how its answer says whether its turn is kept; and a run's tally.
 import { metric } from './live-processes.ts';
 
 export const TTFT_MS = 2_000;
@@ -24,13 +24,15 @@ export interface Attempt {
   readonly ttftMs?: number;
 }
 
-export async function send(url: string, key: string, attempt: number): Promise<Attempt> {
+/** The streaming request, with `key` (none: sent without one) as its `attempt`-th. */
+export async function send(url: string, key: string | undefined, attempt = 1): Promise<Attempt> {
   const sent = performance.now();
+  const keyed = key === undefined ? {} : { 'idempotency-key': key };
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'idempotency-key': key,
+      ...keyed,
       'x-goodput-attempt': String(attempt),
     },
     body,
