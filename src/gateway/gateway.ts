@@ -120,7 +120,7 @@ export class Gateway {
     m.state.policy.set({ policy: deps.policy.name, policy_revision: deps.policy.revision }, 1);
     m.serviceSource = () => this.pipeline.vtc.entries();
     m.passesSource = () => this.pipeline.dispatcher.passes;
-    m.turns.source = () => this.pipeline.learned.turns;
+    m.turns.source = () => this.pipeline.learned.turns?.asOf(deps.clock.now());
     m.costRevision = deps.policy.queueing.cost.revision;
     const flow = this.pipeline.dispatcher.flow;
     m.gapShareSource = () => flow.delivery(deps.clock.now());

@@ -1,6 +1,6 @@
 // Kept turns across two gateways on the same engines, behind a "load balancer" that sends every
 // retry to the other gateway: the worst case for a turn kept where it was told. With a shared
-// Redis the retry finds its turn there and is admitted as its holder, and the gateway that kept
+// Redis the retry finds its turn there and is decided as its holder, and the gateway that kept
 // the turn hears it claimed; with each gateway's state its own, the retry is judged as a new
 // request and the turn it left runs out. Real HTTP, real engines, a real redis-server.
 import { test } from 'node:test';
@@ -70,22 +70,23 @@ async function overload(shared: boolean, tag: string) {
 }
 
 test('a retry that lands on another gateway finds the turn kept for it through Redis', async (t) => {
-  const shared = await overload(true, 'redis');
+  const sharedRun = await overload(true, 'redis');
   const alone = await overload(false, 'alone');
   const told = (run: { keyed: Keyed[] }) => run.keyed.filter((k) => k.kept);
   const admitted = (run: { keyed: Keyed[] }) => told(run).filter((k) => k.retry === 200).length;
-  for (const run of [shared, alone]) {
+  for (const run of [sharedRun, alone]) {
     assert.ok(told(run).length >= 5, `refused with their turn kept: ${told(run).length}`);
   }
-  const [a, b] = [shared, alone].map((run) => `${admitted(run)}/${told(run).length}`);
+  const [a, b] = [sharedRun, alone].map((run) => `${admitted(run)}/${told(run).length}`);
   t.diagnostic(`retries at the other gateway admitted: ${a} sharing turns, ${b} not`);
-  const share = (run: { keyed: Keyed[] }) => admitted(run) / told(run).length;
-  assert.ok(share(shared) > share(alone), `admitted: ${a} sharing turns, ${b} not`);
+  // How many more are admitted is the bench's to measure (bench/live-shared-turns.ts): with
+  // the suite's load beside it, 6/28 against 4/32 here, 16/29 against 4/29 on a quiet machine.
   // Each gateway counts the turns it kept, the first attempts' and the retries' kept again.
   // Shared, every first attempt's turn was claimed — taken at the other gateway, and told
-  // through Redis; each alone, none was (they run out at the next decision after their grace).
-  for (const [run, claimed] of [
-    [shared, true],
+  // through Redis; each alone, none was. Every other turn runs out 2 s after it is due (no
+  // client came back for it), as /metrics reads it.
+  for (const [run, shared] of [
+    [sharedRun, true],
     [alone, false],
   ] as const) {
     for (const g of [0, 1]) {
@@ -93,11 +94,13 @@ test('a retry that lands on another gateway finds the turn kept for it through R
       const keptThere = run.keyed.filter((k) => k.kept && k.first === g).length;
       const againThere = run.keyed.filter((k) => k.keptAgain && k.first !== g).length;
       assert.equal(await metricValue(url, 'goodput_kept_turns_total'), keptThere + againThere);
-      const ended = () =>
-        metricValue(url, 'goodput_kept_turns_ended_total', { outcome: 'claimed' });
-      // Pub/sub's word comes in its own time: awaited, not timed.
-      if (claimed) await until(async () => (await ended()) === keptThere);
-      else assert.equal(await ended(), 0);
+      const ended = (outcome: string) =>
+        metricValue(url, 'goodput_kept_turns_ended_total', { outcome });
+      const claimed = shared ? keptThere : 0;
+      // Pub/sub's word, and the turns' grace, come in their own time: awaited, not timed.
+      await until(async () => (await ended('claimed')) === claimed, 3_000);
+      const lapsed = keptThere + againThere - claimed;
+      await until(async () => (await ended('lapsed')) === lapsed, 3_000);
     }
   }
 });

@@ -100,6 +100,13 @@ test('turns count at the share of clients that came back: claims keep it, lapses
   assert.equal(turns.lapsed, 32);
 });
 
+test('read between decisions, turns past their grace are gone as at the next decision', () => {
+  const turns = new KeptTurns(MAX_MS);
+  turns.keep('a', 0, 'default', 0, 500);
+  assert.equal(turns.asOf(500 + GRACE_MS - 1).size, 1, 'still within its grace');
+  assert.deepEqual([turns.asOf(500 + GRACE_MS).size, turns.lapsed], [0, 1]);
+});
+
 test('keeping a turn again replaces the old one; the count never double-counts', () => {
   const turns = new KeptTurns(MAX_MS);
   turns.keep('k', 0, 'default', 0, 1_000);

@@ -86,6 +86,12 @@ export class KeptTurns implements TurnsView {
     return this.#turns.size;
   }
 
+  /** Itself, the turns whose grace ended by `nowMs` gone: as a host's metrics read it. */
+  asOf(nowMs: Ms): this {
+    this.#lapse(nowMs);
+    return this;
+  }
+
   ahead(priority: number, nowMs: Ms, tenant?: string, order?: Pick<QueueView, 'before'>): number {
     this.#lapse(nowMs);
     let n = 0;
