@@ -32,8 +32,8 @@ export class SharedTurns {
   /** This replica, as it names itself in the ends it tells. */
   readonly #replica: string;
   readonly #turns: () => KeptTurns | undefined;
-  #watched: Promise<(() => void) | undefined> | undefined;
-  #closed = false;
+  /** Hearing the ends of turns, once asked to (undefined again after a watch that failed). */
+  #watched: Promise<unknown> | undefined;
 
   constructor(store: SharedStore | undefined, replica: string, turns: () => KeptTurns | undefined) {
     this.#store = store;
@@ -82,22 +82,18 @@ export class SharedTurns {
     void store.endTurn(req.tenant, key, outcome, this.#replica).catch(() => {});
   }
 
-  /** Stops hearing the ends of turns. */
-  close(): void {
-    this.#closed = true;
-    void this.#watched?.then((unwatch) => unwatch?.());
-  }
-
-  /** Hears the ends other replicas tell of the turns kept here; tried again after a failure. */
+  /**
+   * Hears the ends other replicas tell of the turns kept here, for as long as the store is open
+   * (its close ends the watch); tried again after a failure.
+   */
   #watch(): void {
     const store = this.#store;
-    if (store === undefined || this.#watched !== undefined || this.#closed) return;
+    if (store === undefined || this.#watched !== undefined) return;
     this.#watched = store
       .watchTurns((end) => this.#heard(end))
-      .then(
-        (unwatch) => (this.#closed ? void unwatch() : unwatch),
-        () => void (this.#watched = undefined),
-      );
+      .catch(() => {
+        this.#watched = undefined;
+      });
   }
 
   #heard(end: TurnEnd): void {

@@ -26,6 +26,8 @@ export class LogWatch {
   #sub: Promise<Client> | undefined;
   /** Each channel subscribed: who watches it, and the listener it was subscribed with. */
   readonly #channels = new Map<string, Channel>();
+  /** Closed with its store: no subscriber is opened again. */
+  #closed = false;
 
   /** `open`: a client of its own, not yet connected (it becomes a subscriber). */
   constructor(open: () => Client) {
@@ -34,6 +36,7 @@ export class LogWatch {
 
   /** Tells `told` each message to `channel` until the function it resolves with is called. */
   async watch(channel: string, told: Heard): Promise<() => void> {
+    if (this.#closed) throw new Error('the store is closed');
     const sub = await this.#connected();
     let mine = this.#channels.get(channel);
     if (mine === undefined) {
@@ -63,6 +66,7 @@ export class LogWatch {
   }
 
   close(): void {
+    this.#closed = true;
     void this.#sub?.then((s) => s.isOpen && s.destroy()).catch(() => {});
     this.#sub = undefined;
     this.#channels.clear();
