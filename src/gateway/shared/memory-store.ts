@@ -297,7 +297,10 @@ export class MemoryStore implements SharedStore {
     const k = keyOf(tenant, key);
     const turn = this.#turns.get(k);
     const now = this.#clock.now();
-    if (turn === undefined || turn.endsMs <= now) return void this.#turns.delete(k);
+    if (turn === undefined || turn.endsMs <= now) {
+      this.#turns.delete(k);
+      return undefined;
+    }
     const inMs = turn.dueMs - now;
     if (inMs > earlyMs) return { due: false, inMs: Math.ceil(inMs) };
     this.#turns.delete(k);
