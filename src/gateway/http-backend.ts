@@ -95,7 +95,7 @@ export class HttpBackend implements Backend {
    * model, perhaps an adapter unloaded since it was last listed.
    */
   private modelsStale = false;
-  /** This gateway's requests open at the backend now, staged pieces included. */
+  /** This gateway's requests open at the backend now, a seat a choice, staged pieces included. */
   private open = 0;
   /** The adapters `/v1/models` last listed; undefined until it has answered with a list. */
   private servable: readonly string[] | undefined;
@@ -126,11 +126,14 @@ export class HttpBackend implements Backend {
   }
 
   async stream(call: UpstreamCall, onToken: TokenSink): Promise<StreamEnd> {
-    this.open++;
+    // vLLM runs (and counts) each of a request's `n` choices as a request of its own.
+    const n = call.body.n;
+    const seats = typeof n === 'number' && Number.isInteger(n) && n > 1 ? n : 1;
+    this.open += seats;
     try {
       return await this.streamed(call, onToken);
     } finally {
-      this.open--;
+      this.open -= seats;
     }
   }
 

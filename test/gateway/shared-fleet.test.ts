@@ -13,7 +13,7 @@ import { wallClock } from '../../src/runtime/wall-clock.ts';
 import { wallTimers } from '../../src/runtime/wall-timers.ts';
 import { engines, gateway, metricValue, policyWith, postChat, until } from './gateway-kit.ts';
 
-test("a backend's gauges less this gateway's open requests are others'", async () => {
+test("a backend's gauges less this gateway's open requests, a seat a choice, are others'", async () => {
   let release = () => {};
   const held = new Promise<void>((r) => (release = r));
   const server = createServer(async (req, res) => {
@@ -48,9 +48,11 @@ test("a backend's gauges less this gateway's open requests are others'", async (
     signal: new AbortController().signal,
   };
   const streaming = backend.stream(call, () => {});
-  await until(() => backend.load().others === 6);
+  // Its choices are requests of their own to vLLM: 3 seats.
+  const three = backend.stream({ ...call, id: 'r2', body: { ...call.body, n: 3 } }, () => {});
+  await until(() => backend.load().others === 3);
   release();
-  await streaming;
+  await Promise.all([streaming, three]);
   await until(() => backend.load().others === 7);
 });
 
