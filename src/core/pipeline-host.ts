@@ -34,7 +34,10 @@ export interface OfferContext {
   readonly avoid?: number;
   /** With no replica ready: when one may be again (a breaker's next probe, a replica starting). */
   readonly readyInMs?: Ms;
-  /** Where a retry stands at a turn another host kept for it (kept-turns.ts), taken if due. */
+  /**
+   * Where a retry stands at its kept turn (kept-turns.ts) as its host found it: here, or kept by
+   * another host and taken if due. The pipeline's own turns, read at the offer, come first.
+   */
   readonly turn?: TurnStanding;
 }
 

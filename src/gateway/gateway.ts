@@ -219,8 +219,8 @@ export class Gateway {
 
   /**
    * `avoid`: the backend a failed earlier attempt of this request used; `turn`: where it stands
-   * at a turn another replica kept for it; `trace` is told the decision and the end of the wait;
-   * `onQueued`, at once, that it was queued.
+   * at its kept turn, here or on another replica; `trace` is told the decision and the end of
+   * the wait; `onQueued`, at once, that it was queued.
    */
   async admit(req: LlmRequest, signal: AbortSignal, at: AdmitAt = {}): Promise<Admitted> {
     const { avoid = -1, turn, trace = UNTRACED, onQueued } = at;

@@ -150,7 +150,7 @@ export async function admitAndServe(
       const turn = attempt === 0 ? r.turn : undefined;
       const admitted = await deps.gateway.admit(req, upstream, {
         avoid: failedOn,
-        turn: turn?.here === false ? turn.standing : undefined,
+        turn: turn?.standing,
         trace: r.trace,
         onQueued: r.onQueued,
       });

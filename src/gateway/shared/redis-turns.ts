@@ -10,7 +10,7 @@ import type { Ms } from '../../core/request/units.ts';
 import { END_TURN, KEEP_TURN, TAKE_TURN, type LuaScript } from './lua-scripts.ts';
 import { TURNS_CHANNEL, turnKey } from './redis-keys.ts';
 import type { LogWatch } from './redis-watch.ts';
-import { turnEnd, turnEndMessage, type TurnEnd } from './shared-store.ts';
+import type { TurnEnd } from './shared-store.ts';
 
 /** Runs a script (EVALSHA, EVAL when Redis has not seen it), answered within the timeout. */
 type Run = (s: LuaScript, keys: string[], args: ReadonlyArray<string | number>) => Promise<unknown>;
@@ -50,5 +50,22 @@ export class RedisTurns {
       const end = turnEnd(message);
       if (end !== undefined) told(end);
     });
+  }
+}
+
+/** A turn's end as its channel carries it (JSON: a key may hold any character). */
+function turnEndMessage(end: TurnEnd): string {
+  return JSON.stringify([end.by, end.outcome, end.tenant, end.key]);
+}
+
+/** A turn's end read from its message; undefined when it is not one. */
+function turnEnd(message: string): TurnEnd | undefined {
+  try {
+    const [by, outcome, tenant, key] = JSON.parse(message) as unknown[];
+    if (typeof by !== 'string' || typeof tenant !== 'string' || typeof key !== 'string') return;
+    if (outcome !== 'claimed' && outcome !== 'dropped') return;
+    return { by, outcome, tenant, key };
+  } catch {
+    return undefined;
   }
 }

@@ -192,23 +192,6 @@ export interface SharedStore {
   close(): Promise<void>;
 }
 
-/** A turn's end as its channel carries it (JSON: a key may hold any character). */
-export function turnEndMessage(end: TurnEnd): string {
-  return JSON.stringify([end.by, end.outcome, end.tenant, end.key]);
-}
-
-/** A turn's end read from its message; undefined when it is not one. */
-export function turnEnd(message: string): TurnEnd | undefined {
-  try {
-    const [by, outcome, tenant, key] = JSON.parse(message) as unknown[];
-    if (typeof by !== 'string' || typeof tenant !== 'string' || typeof key !== 'string') return;
-    if (outcome !== 'claimed' && outcome !== 'dropped') return;
-    return { by, outcome, tenant, key };
-  } catch {
-    return undefined;
-  }
-}
-
 /** Responses larger than this are not kept for replay, so one answer cannot fill the store. */
 export const REPLAY_MAX_BYTES = 1024 * 1024;
 
