@@ -6,7 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from 'redis';
 import { engines, gateway, metricValue, policyWith, postChat, until } from './gateway-kit.ts';
+import { startServe } from './process-kit.ts';
 import { startRedis } from './redis-kit.ts';
 
 const slow = { profile: 'const:step_ms=10', maxNumSeqs: 4 };
@@ -102,5 +104,28 @@ test('a retry that lands on another gateway finds the turn kept for it through R
       const lapsed = keptThere + againThere - claimed;
       await until(async () => (await ended('lapsed')) === lapsed, 3_000);
     }
+  }
+});
+
+test("a gateway process hearing turns' ends stops on SIGTERM, its subscription gone", async () => {
+  const { url, proc } = await startServe([
+    ...['--redis', redis.url, '--gateway-replicas', '2', '--profile', 'const:step_ms=2'],
+  ]);
+  const subscribers = createClient({ url: redis.url });
+  await subscribers.connect();
+  try {
+    const heard = async () => {
+      const reply = await subscribers.sendCommand(['PUBSUB', 'NUMSUB', 'goodput:{replicas}:turns']);
+      return Array.isArray(reply) ? Number(reply[1]) : NaN;
+    };
+    // A keyed request looks for its turn in Redis, and the gateway starts hearing turns' ends.
+    const res = await postChat(url, { max_tokens: 4 }, { 'idempotency-key': 'process-turn' });
+    assert.equal(res.status, 200, await res.text());
+    await until(async () => (await heard()) === 1);
+    proc.child.kill('SIGTERM');
+    assert.deepEqual(await proc.exited, { code: 0, signal: null });
+    await until(async () => (await heard()) === 0);
+  } finally {
+    await subscribers.quit();
   }
 });
